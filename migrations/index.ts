@@ -1,0 +1,9 @@
+import type { Migration } from '@mikro-orm/migrations';
+import { Migration20261122020501 } from './Migration20261122020501.js';
+
+type MigrationClass = new (...args: any[]) => Migration;
+
+/** Every migration, in order. A new migration file is added here by `npm run migration:create`. */
+export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
+  { name: 'Migration20261122020501', class: Migration20261122020501 },
+];

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { ApolloServer } from '@apollo/server';
+import {
+  ApolloServerPluginLandingPageLocalDefault,
+  ApolloServerPluginLandingPageProductionDefault,
+} from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginDisableSuggestions } from '@apollo/server/plugin/disableSuggestions';
+import { expressMiddleware } from '@as-integrations/express5';
+import { RequestContext } from '@mikro-orm/core';
+import cors from 'cors';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from './db/orm.js';
+import { AppError } from './common/errors.js';
+import { PACKAGE_VERSION } from './common/package-info.js';
+import { toAppError } from './common/error-mapping.js';
+import type { GraphQLContext } from './graphql/context.js';
+import { formatError } from './graphql/errors.js';
+import { gatewayPlugin } from './graphql/plugin.js';
+import { buildGatewaySchema } from './graphql/schema.js';
+import { buildOpenApi } from './rest/openapi.js';
+import { Presenter } from './rest/present.js';
+import { problemHandler, sendProblem } from './rest/problem.js';
+import { mountRoutes, type RouteDefinition } from './rest/routes.js';
+import { authRoutes } from './modules/auth/auth.rest.js';
+import { createServices, type Services } from './services.js';
+
+export const REST_ROUTES: RouteDefinition[] = [...authRoutes];
+
+export interface Gateway {
+  app: Express;
+  services: Services;
+  /** False once shutdown has begun, so /readyz takes the replica out of rotation first. */
+  setReady(ready: boolean): void;
+  stop(): Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+function requestId(req: Request, res: Response, next: NextFunction): void {
+  const given = req.get('x-request-id');
+  const id = given && REQUEST_ID.test(given) ? given : randomUUID();
+  res.locals.requestId = id;
+  res.setHeader('x-request-id', id);
+  next();
+}
+
+/** Builds the Express app: request id and log, request context, /api, /graphql, health. */
+export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
+  const services = createServices(database.em, config);
+  const schema = await buildGatewaySchema();
+  const presenter = new Presenter(schema);
+  const openApi = buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION);
+  const development = config.nodeEnv !== 'production';
+  let ready = true;
+
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema,
+    formatError,
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    stopOnTerminationSignals: false,
+    plugins: [
+      gatewayPlugin(),
+      development
+        ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
+        : ApolloServerPluginLandingPageProductionDefault({ footer: false }),
+      ...(development ? [] : [ApolloServerPluginDisableSuggestions()]),
+    ],
+  });
+  await apollo.start();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (_req, res) => String((res as Response).locals.requestId),
+      customProps: (_req, res) => ({ requestId: (res as Response).locals.requestId }),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const reachable = ready && (await database.isReachable());
+    res.status(reachable ? 200 : 503).json({ status: reachable ? 'ready' : 'unavailable', database: database.kind });
+  });
+
+  app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
+
+  const api = express.Router();
+  api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
+  api.get('/openapi.json', (_req, res) => {
+    res.json(openApi);
+  });
+  mountRoutes(api, REST_ROUTES, services, presenter);
+  api.use((req, res) => {
+    sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`), String(res.locals.requestId));
+  });
+  api.use(problemHandler(logger));
+  app.use('/api', api);
+
+  app.use(
+    '/graphql',
+    cors({ origin: true, allowedHeaders: ['content-type', 'x-api-key', 'authorization', 'apollo-require-preflight', 'x-apollo-operation-name'], maxAge: 600 }),
+    express.json({ limit: config.bodyLimitBytes }),
+    expressMiddleware(apollo, {
+      context: async ({ req, res }): Promise<GraphQLContext> => {
+        const base = { services, requestId: String(res.locals.requestId), logger, actor: null, authError: null };
+        try {
+          const actor = await services.auth.authenticate({ apiKey: req.get('x-api-key'), authorization: req.get('authorization') });
+          return { ...base, actor };
+        } catch (error) {
+          return { ...base, authError: toAppError(error) };
+        }
+      },
+    }),
+  );
+  app.use('/graphql', problemHandler(logger));
+  app.use((req, res) => {
+    sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.path}`), String(res.locals.requestId));
+  });
+  app.use(problemHandler(logger));
+
+  return {
+    app,
+    services,
+    setReady(value) {
+      ready = value;
+    },
+    async stop() {
+      await apollo.stop();
+    },
+  };
+}

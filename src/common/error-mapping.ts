@@ -1,0 +1,37 @@
+import {
+  ConnectionException,
+  NotFoundError,
+  UniqueConstraintViolationException,
+  ForeignKeyConstraintViolationException,
+} from '@mikro-orm/core';
+import { AppError } from './errors.js';
+
+/**
+ * Turns anything thrown below a door into an AppError: ORM "not found" → NOT_FOUND,
+ * unique clashes → CONFLICT, a lost database → UNAVAILABLE. Unknown errors stay
+ * INTERNAL_SERVER_ERROR and keep their cause for the log.
+ */
+export function toAppError(error: unknown): AppError & { cause?: unknown } {
+  if (error instanceof AppError) return error;
+  if (error instanceof NotFoundError) return AppError.notFound('Record');
+  if (error instanceof UniqueConstraintViolationException) {
+    return new AppError('CONFLICT', 'A record with the same unique value already exists');
+  }
+  if (error instanceof ForeignKeyConstraintViolationException) {
+    return new AppError('CONFLICT', 'The record is still referenced by other records');
+  }
+  if (error instanceof ConnectionException || isConnectionFailure(error)) {
+    return Object.assign(new AppError('UNAVAILABLE', 'The database is unreachable; try again shortly'), { cause: error });
+  }
+  return Object.assign(new AppError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred'), { cause: error });
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001']);
+
+function isConnectionFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect/i.test(message);
+}

@@ -1,0 +1,19 @@
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from '../config.js';
+
+/** Paths that may carry a secret; pino replaces their values before anything is written. */
+export const REDACTED_PATHS = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'secret',
+  '*.secret',
+  'apiKey',
+  '*.apiKey',
+  'accessToken',
+  '*.accessToken',
+];
+
+export function createLogger(level: LogLevel): Logger {
+  return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+}

@@ -1,0 +1,114 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { resolve, join } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  jwtSecret: string;
+  jwtIssuer: string;
+  jwtAudience: string;
+  jwtTtlSeconds: number;
+  bootstrapApiKey?: string;
+  logLevel: LogLevel;
+  nodeEnv: string;
+  migrateOnStart: boolean;
+  bodyLimitBytes: number;
+  providers: {
+    openaiApiKey?: string;
+    anthropicApiKey?: string;
+    openaiCompatibleBaseUrl?: string;
+    openaiCompatibleApiKey?: string;
+  };
+}
+
+/** A bad environment value: main.ts prints its message as one line and exits. */
+export class ConfigError extends Error {}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (${protocols.join(' or ')}), got an unparseable value`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+/** The JWT secret is kept under DATA_DIR when not given, so tokens survive restarts. */
+function jwtSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
+  const given = env.JWT_SECRET;
+  if (given !== undefined && given !== '') {
+    if (given.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters long');
+    return given;
+  }
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+/** Parses the environment once. Throws ConfigError naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = resolve(env.DATA_DIR || './.data');
+  const logLevel = (env.LOG_LEVEL || 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  }
+  const bootstrapApiKey = env.BOOTSTRAP_API_KEY || undefined;
+  if (bootstrapApiKey !== undefined && !/^[A-Za-z0-9_-]{32,200}$/.test(bootstrapApiKey)) {
+    throw new ConfigError('BOOTSTRAP_API_KEY must be 32 to 200 characters of letters, digits, "_" or "-"');
+  }
+  return {
+    port: integer(env, 'PORT', 4000, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir,
+    jwtSecret: jwtSecret(env, dataDir),
+    jwtIssuer: env.JWT_ISSUER || 'telephony-agent-gateway',
+    jwtAudience: env.JWT_AUDIENCE || 'telephony-agent-gateway',
+    jwtTtlSeconds: integer(env, 'JWT_TTL_SECONDS', 3600, 60, 7 * 24 * 3600),
+    bootstrapApiKey,
+    logLevel,
+    nodeEnv: env.NODE_ENV || 'development',
+    migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    providers: {
+      openaiApiKey: env.OPENAI_API_KEY || undefined,
+      anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,
+      openaiCompatibleBaseUrl: url(env, 'OPENAI_COMPATIBLE_BASE_URL', ['http:', 'https:']),
+      openaiCompatibleApiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { MikroORM } from '@mikro-orm/core';
+import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
+import { MikroORM as PgliteORM } from '@mikro-orm/pglite';
+import { Migrator } from '@mikro-orm/migrations';
+import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MIGRATIONS } from '../../migrations/index.js';
+import { ENTITIES } from './entities.js';
+
+export type DatabaseKind = 'pglite' | 'postgresql';
+
+export interface DatabaseOptions {
+  /** postgres:// URL; when absent the embedded PGlite database is used. */
+  databaseUrl?: string;
+  /** Where the embedded database lives; `memory://` keeps it in memory (tests). */
+  dataDir: string;
+  migrate: boolean;
+  logger?: Logger;
+  /** A PGlite instance to use instead of opening one (tests load a migrated template). */
+  pglite?: unknown;
+}
+
+export interface Database {
+  orm: MikroORM;
+  kind: DatabaseKind;
+  em: EntityManager;
+  isReachable(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Raised when another process holds the embedded database. */
+export class DatabaseInUseError extends Error {}
+
+function sharedOptions(options: DatabaseOptions) {
+  return {
+    entities: ENTITIES,
+    metadataProvider: ReflectMetadataProvider,
+    extensions: [Migrator],
+    discovery: { warnWhenNoEntities: false },
+    migrations: {
+      migrationsList: MIGRATIONS,
+      tableName: 'mikro_orm_migrations',
+      snapshot: false,
+      snapshotOnMigrate: false,
+      silent: true,
+      transactional: true,
+      allOrNothing: true,
+    },
+    debug: false,
+    logger: (message: string) => options.logger?.debug({ orm: true }, message),
+  };
+}
+
+/** PGlite on disk can be held by one process only; a pid file tells the others. */
+function claimDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, 'pglite.pid');
+  if (existsSync(lock)) {
+    const pid = Number(readFileSync(lock, 'utf8'));
+    if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) {
+      throw new DatabaseInUseError(
+        `the embedded database in ${dir} is in use by process ${pid}; stop that process first (or set DATABASE_URL to use PostgreSQL)`,
+      );
+    }
+  }
+  writeFileSync(lock, String(process.pid));
+  return () => rmSync(lock, { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite, and applies pending migrations. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  let orm: MikroORM;
+  let release = () => {};
+  let kind: DatabaseKind;
+  if (options.databaseUrl) {
+    kind = 'postgresql';
+    orm = (await PostgresORM.init({
+      ...sharedOptions(options),
+      clientUrl: options.databaseUrl,
+      pool: { min: 0, max: 10 },
+    })) as unknown as MikroORM;
+  } else {
+    kind = 'pglite';
+    const inMemory = options.pglite !== undefined || options.dataDir.startsWith('memory:');
+    const dbPath = join(options.dataDir, 'pglite');
+    if (!inMemory) release = claimDataDir(options.dataDir);
+    try {
+      orm = (await PgliteORM.init({
+        ...sharedOptions(options),
+        ...(inMemory ? {} : { dbName: dbPath }),
+        ...(options.pglite ? { driverOptions: { pglite: options.pglite } } : {}),
+      })) as unknown as MikroORM;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+  try {
+    if (options.migrate) await orm.migrator.up();
+  } catch (error) {
+    await orm.close(true);
+    release();
+    throw error;
+  }
+  const em = orm.em as unknown as EntityManager;
+  return {
+    orm,
+    kind,
+    em,
+    async isReachable() {
+      try {
+        await em.fork().getConnection().execute('select 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await orm.close(true);
+      release();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import type { Logger } from 'pino';
+import type { Actor } from '../common/actor.js';
+import { AppError } from '../common/errors.js';
+import type { Services } from '../services.js';
+
+export interface GraphQLContext {
+  actor: Actor | null;
+  /** Credentials that were sent but did not authenticate; reported before the operation runs. */
+  authError: AppError | null;
+  services: Services;
+  requestId: string;
+  logger: Logger;
+}
+
+/** The caller of an operation; the plugin has already refused unauthenticated operations. */
+export function actorOf(context: GraphQLContext): Actor {
+  if (!context.actor) throw new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer');
+  return context.actor;
+}

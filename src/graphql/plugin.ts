@@ -1,0 +1,52 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError, Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { AppError } from '../common/errors.js';
+import { toAppError } from '../common/error-mapping.js';
+import type { GraphQLContext } from './context.js';
+import { toGraphQLError } from './errors.js';
+
+/** An operation that reads only the schema (Sandbox's introspection) needs no credentials. */
+function isIntrospectionOnly(selectionSet: SelectionSetNode): boolean {
+  return selectionSet.selections.every(
+    (selection) =>
+      (selection.kind === Kind.FIELD && selection.name.value.startsWith('__')) ||
+      (selection.kind === Kind.INLINE_FRAGMENT && isIntrospectionOnly(selection.selectionSet)),
+  );
+}
+
+/**
+ * Refuses every operation without a principal before any resolver runs, so no resolver can
+ * forget to; logs unexpected errors with the request id and puts that id on every error.
+ */
+export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ contextValue, operation }) {
+          if (contextValue.authError) throw toGraphQLError(contextValue.authError);
+          if (!contextValue.actor && !isIntrospectionOnly((operation as OperationDefinitionNode).selectionSet)) {
+            throw toGraphQLError(
+              new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer'),
+            );
+          }
+        },
+        async didEncounterErrors({ contextValue, errors }) {
+          for (const error of errors) {
+            if (!error.originalError || error.originalError instanceof GraphQLError) continue;
+            const mapped = toAppError(error.originalError);
+            if (mapped.status >= 500) {
+              contextValue.logger.error({ err: error.originalError, requestId: contextValue.requestId }, 'GraphQL operation failed');
+            }
+          }
+        },
+        async willSendResponse({ contextValue, response }) {
+          if (response.body.kind === 'single' && response.body.singleResult.errors) {
+            for (const error of response.body.singleResult.errors) {
+              Object.assign(error, { extensions: { ...error.extensions, requestId: contextValue.requestId } });
+            }
+          }
+        },
+      };
+    },
+  };
+}

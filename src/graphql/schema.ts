@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { buildSchema, type NonEmptyArray } from 'type-graphql';
+import { validateInstance } from '../common/validation.js';
+import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
+
+export const RESOLVERS: NonEmptyArray<Function> = [ApiKeyResolver];
+
+/** Inputs and argument classes are validated by the same function the REST door uses. */
+async function validateFn(value: unknown): Promise<void> {
+  const values = Array.isArray(value) ? value : [value];
+  for (const item of values) {
+    if (item !== null && typeof item === 'object' && !(item instanceof Date)) await validateInstance(item);
+  }
+}
+
+let built: Promise<GraphQLSchema> | undefined;
+
+/** The schema, built once per process (TypeGraphQL metadata is global). */
+export function buildGatewaySchema(): Promise<GraphQLSchema> {
+  built ??= buildSchema({ resolvers: RESOLVERS, validateFn, emitSchemaFile: false });
+  return built;
+}
+
+/** The SDL checked in at schema/schema.graphql. */
+export async function printGatewaySchema(): Promise<string> {
+  return printSchema(lexicographicSortSchema(await buildGatewaySchema())) + '\n';
+}

@@ -1,0 +1,56 @@
+import './node-version.js';
+import 'reflect-metadata';
+import type { Server } from 'node:http';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './common/logger.js';
+import { DatabaseInUseError, openDatabase } from './db/orm.js';
+import { createGateway } from './app.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function start(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    migrate: config.migrateOnStart,
+    logger,
+  });
+  const gateway = await createGateway(config, database, logger);
+  await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line));
+
+  const server: Server = gateway.app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const where = database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
+  logger.info({ port: config.port, database: database.kind }, `listening on http://localhost:${config.port} (${where})`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing requests in flight');
+    gateway.setReady(false);
+    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearTimeout(force);
+    await gateway.stop();
+    await database.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+start().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof DatabaseInUseError) {
+    console.error(`Cannot start: ${error.message}`);
+  } else {
+    console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import { isUuid } from '../../db/base.entity.js';
+import { ApiKey } from './api-key.entity.js';
+import { hashKey } from './secrets.js';
+import type { TokenService } from './token.service.js';
+import type { CurrentUser } from './auth.types.js';
+import { User } from './user.entity.js';
+
+export interface Credentials {
+  apiKey?: string;
+  authorization?: string;
+}
+
+/** How often a key's lastUsedAt is written at most; a write per request would cost more than it tells. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Turns request credentials into an Actor, and answers who the caller is. */
+export class AuthService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly tokens: TokenService,
+  ) {}
+
+  /**
+   * The caller behind the credentials, or null when none were sent. A key that is unknown,
+   * inactive or expired, and a token that is invalid or whose key was revoked: UNAUTHENTICATED.
+   */
+  async authenticate(credentials: Credentials): Promise<Actor | null> {
+    if (credentials.apiKey !== undefined) {
+      const key = await this.em.findOne(ApiKey, { keyHash: hashKey(credentials.apiKey) }, { populate: ['user'] });
+      if (!key || !key.isUsable()) throw new AppError('UNAUTHENTICATED', 'The API key is unknown, inactive or expired');
+      await this.touch(key);
+      return this.actorOf(key, 'api-key');
+    }
+    if (credentials.authorization !== undefined) {
+      const match = /^Bearer\s+(\S+)$/i.exec(credentials.authorization);
+      if (!match?.[1]) throw new AppError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>"');
+      const claims = this.tokens.verify(match[1]);
+      const key = isUuid(claims.akid)
+        ? await this.em.findOne(ApiKey, { id: claims.akid, organization: claims.org, user: claims.sub }, { populate: ['user'] })
+        : null;
+      if (!key || !key.isUsable()) throw new AppError('UNAUTHENTICATED', 'The key this token was issued from is no longer valid');
+      return this.actorOf(key, 'token');
+    }
+    return null;
+  }
+
+  async me(actor: Actor): Promise<CurrentUser> {
+    const user = await this.em.findOne(
+      User,
+      { id: actor.userId, organization: actor.organizationId },
+      { populate: ['organization'] },
+    );
+    if (!user) throw AppError.notFound('User');
+    return {
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      organizationId: user.organization.id,
+      organization: { id: user.organization.id, name: user.organization.name },
+    };
+  }
+
+  private actorOf(key: ApiKey, via: Actor['via']): Actor {
+    return {
+      userId: key.user.id,
+      organizationId: key.organization.id,
+      roles: [key.user.role],
+      via,
+      apiKeyId: key.id,
+    };
+  }
+
+  private async touch(key: ApiKey): Promise<void> {
+    const now = new Date();
+    if (key.lastUsedAt && now.getTime() - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    await this.em.nativeUpdate(ApiKey, { id: key.id }, { lastUsedAt: now });
+  }
+}

@@ -1,0 +1,166 @@
+import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import {
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+} from 'graphql';
+import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
+import type { JsonSchema, RouteDefinition } from './routes.js';
+
+const SCALARS: Record<string, JsonSchema> = {
+  ID: { type: 'string' },
+  String: { type: 'string' },
+  Boolean: { type: 'boolean' },
+  Int: { type: 'integer' },
+  Float: { type: 'number' },
+  DateTimeISO: { type: 'string', format: 'date-time' },
+  JSONObject: { type: 'object', additionalProperties: true },
+};
+
+/** JSON schema of a GraphQL output type; object types become components, collected in `pending`. */
+function outputSchema(type: GraphQLOutputType, pending: Set<string>): { schema: JsonSchema; required: boolean } {
+  if (isNonNullType(type)) return { schema: outputSchema(type.ofType, pending).schema, required: true };
+  if (isListType(type)) return { schema: { type: 'array', items: outputSchema(type.ofType, pending).schema }, required: false };
+  if (isScalarType(type)) return { schema: SCALARS[type.name] ?? {}, required: false };
+  if (isEnumType(type)) return { schema: { type: 'string', enum: type.getValues().map((value) => value.value) }, required: false };
+  pending.add(type.name);
+  return { schema: { $ref: `#/components/schemas/${type.name}` }, required: false };
+}
+
+function objectTypeSchema(schema: GraphQLSchema, name: string, pending: Set<string>): JsonSchema {
+  const type = schema.getType(name);
+  if (!type || !isObjectType(type)) throw new Error(`OpenAPI: no GraphQL object type ${name}`);
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const field of Object.values(type.getFields())) {
+    if (field.args.length > 0) continue;
+    const { schema: fieldSchema, required: isRequired } = outputSchema(field.type, pending);
+    properties[field.name] = isRequired
+      ? { ...fieldSchema, ...(field.description ? { description: field.description } : {}) }
+      : { anyOf: [fieldSchema, { type: 'null' }], ...(field.description ? { description: field.description } : {}) };
+    if (isRequired) required.push(field.name);
+  }
+  return { type: 'object', ...(type.description ? { description: type.description } : {}), properties, required };
+}
+
+function collectRefs(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) value.forEach((item) => collectRefs(item, into));
+  else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string') into.add(inner.replace('#/components/schemas/', ''));
+      else collectRefs(inner, into);
+    }
+  }
+}
+
+const PROBLEM: JsonSchema = {
+  type: 'object',
+  description: 'RFC 9457 problem details',
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+    requestId: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+    },
+  },
+  required: ['type', 'title', 'status', 'detail', 'code', 'requestId'],
+};
+
+function problemResponse(status: number): JsonSchema {
+  const title = Object.entries(ERROR_STATUS).find(([, value]) => value === status)?.[0];
+  return {
+    description: title ? ERROR_TITLE[title as keyof typeof ERROR_TITLE] : 'Error',
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+  };
+}
+
+/** The OpenAPI 3.1 document of the REST door, built from the route declarations and the type classes. */
+export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, version: string): JsonSchema {
+  const inputSchemas = validationMetadatasToSchemas({
+    refPointerPrefix: '#/components/schemas/',
+    // Dates are sent as ISO 8601 strings; a relative bound (a function) has no JSON form.
+    additionalConverters: {
+      isDate: { type: 'string', format: 'date-time' },
+      minDate: (meta) => (typeof meta.constraints[0] === 'function' ? { description: 'must be in the future' } : {}),
+    },
+  }) as Record<string, JsonSchema>;
+  const components: Record<string, JsonSchema> = { Problem: PROBLEM };
+  const pending = new Set<string>();
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+
+  for (const route of routes) {
+    const parameters: JsonSchema[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    if (route.query) {
+      const querySchema = inputSchemas[route.query.name] ?? { properties: {} };
+      for (const [name, property] of Object.entries((querySchema.properties ?? {}) as Record<string, JsonSchema>)) {
+        parameters.push({ name, in: 'query', required: false, schema: property });
+      }
+    }
+    const responses: Record<string, JsonSchema> = {};
+    const status = route.status ?? 200;
+    if (status === 204 || !route.response) responses[String(status)] = { description: 'Done' };
+    else {
+      collectRefs(route.response, pending);
+      responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: route.response } } };
+    }
+    for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), 500]) {
+      responses[String(errorStatus)] = problemResponse(errorStatus);
+    }
+    if (route.body) {
+      const name = route.body.name;
+      components[name] = inputSchemas[name] ?? { type: 'object' };
+      collectRefs(components[name], pending);
+    }
+    paths[`/api${route.path}`] ??= {};
+    paths[`/api${route.path}`]![route.method] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      tags: [route.tag],
+      security: [{ apiKey: [] }, { bearer: [] }],
+      ...(parameters.length ? { parameters } : {}),
+      ...(route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } }
+        : {}),
+      responses,
+    };
+  }
+
+  while (pending.size > 0) {
+    const [name] = pending;
+    pending.delete(name!);
+    if (components[name!]) continue;
+    components[name!] = inputSchemas[name!] ?? objectTypeSchema(schema, name!, pending);
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Telephony agent gateway',
+      version,
+      description: 'REST door of the gateway. Every route needs x-api-key or Authorization: Bearer. Errors are RFC 9457 problem details.',
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import type { ErrorRequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import { AppError, ERROR_TITLE } from '../common/errors.js';
+import { toAppError } from '../common/error-mapping.js';
+
+/** Writes an RFC 9457 problem+json body; every REST error goes out through here. */
+export function sendProblem(res: Response, error: AppError, requestId: string): void {
+  const body = {
+    type: `https://docs.telephony-agent-gateway.dev/errors/${error.code.toLowerCase().replaceAll('_', '-')}`,
+    title: ERROR_TITLE[error.code],
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    requestId,
+    ...(error.errors ? { errors: error.errors } : {}),
+  };
+  if (error.code === 'UNAVAILABLE') res.setHeader('Retry-After', '5');
+  res.status(error.status).type('application/problem+json').send(JSON.stringify(body));
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+/** Maps body-parser failures, AppErrors and ORM errors to problems; logs what was unexpected. */
+export function problemHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const requestId = String(res.locals.requestId ?? '');
+    const parserType = (error as BodyParserError)?.type;
+    let appError: AppError;
+    if (parserType === 'entity.parse.failed') {
+      appError = AppError.badInput([{ field: 'body', message: 'The body is not valid JSON' }]);
+    } else if (parserType === 'entity.too.large') {
+      appError = new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than the configured limit');
+    } else if (parserType?.startsWith('encoding.') || parserType === 'charset.unsupported') {
+      appError = new AppError('BAD_USER_INPUT', 'The body encoding is not supported');
+    } else {
+      appError = toAppError(error);
+    }
+    if (appError.status >= 500) {
+      logger.error({ err: (appError as { cause?: unknown }).cause ?? error, requestId, method: req.method, url: req.originalUrl }, 'request failed');
+    }
+    if (res.headersSent) return;
+    sendProblem(res, appError, requestId);
+  };
+}

@@ -1,0 +1,91 @@
+import type { Request, Response, Router } from 'express';
+import type { Actor } from '../common/actor.js';
+import { AppError } from '../common/errors.js';
+import { parseInput } from '../common/validation.js';
+import type { Services } from '../services.js';
+import type { Presenter } from './present.js';
+
+export type JsonSchema = Record<string, unknown>;
+type Constructor<T = object> = new () => T;
+
+export interface RouteContext<B, Q> {
+  actor: Actor;
+  body: B;
+  query: Q;
+  params: Record<string, string>;
+  services: Services;
+  presenter: Presenter;
+  req: Request;
+  res: Response;
+}
+
+/** One REST route: what Express serves and what the OpenAPI document says, from one declaration. */
+export interface RouteDefinition<B = any, Q = any> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI style, relative to /api: `/auth/api-keys/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  body?: Constructor<B>;
+  query?: Constructor<Q>;
+  /** Success status; 204 answers no body. */
+  status?: number;
+  /** Success body: a JSON schema that may `$ref` GraphQL object types by name. */
+  response?: JsonSchema;
+  /** Error statuses this route can answer besides 400/401/500. */
+  errors?: number[];
+  handler(context: RouteContext<B, Q>): Promise<unknown>;
+}
+
+export function defineRoute<B = undefined, Q = undefined>(route: RouteDefinition<B, Q>): RouteDefinition<B, Q> {
+  return route;
+}
+
+/** `$ref` to a GraphQL object type; the OpenAPI builder turns it into a component schema. */
+export function ref(typeName: string): JsonSchema {
+  return { $ref: `#/components/schemas/${typeName}` };
+}
+
+export function arrayOf(items: JsonSchema): JsonSchema {
+  return { type: 'array', items };
+}
+
+export function objectOf(properties: Record<string, JsonSchema>): JsonSchema {
+  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+}
+
+function credentialsOf(req: Request) {
+  return { apiKey: req.get('x-api-key'), authorization: req.get('authorization') };
+}
+
+/** Mounts the routes on an Express router: authenticate, validate with the input classes, call, answer. */
+export function mountRoutes(router: Router, routes: RouteDefinition[], services: Services, presenter: Presenter): void {
+  for (const route of routes) {
+    const expressPath = route.path.replace(/\{(\w+)\}/g, ':$1');
+    router[route.method](expressPath, async (req: Request, res: Response) => {
+      const actor = await services.auth.authenticate(credentialsOf(req));
+      if (!actor) {
+        throw new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer');
+      }
+      const body = route.body ? await parseInput(route.body, req.body) : undefined;
+      const query = route.query ? await parseInput(route.query, req.query, 'query') : undefined;
+      if (!route.query && Object.keys(req.query).length > 0) {
+        throw AppError.badInput(Object.keys(req.query).map((name) => ({ field: name, message: `unknown query parameter ${name}` })));
+      }
+      const result = await route.handler({
+        actor,
+        body,
+        query,
+        params: req.params as Record<string, string>,
+        services,
+        presenter,
+        req,
+        res,
+      });
+      const status = route.status ?? 200;
+      if (status === 204) res.status(204).end();
+      else res.status(status).json(result);
+    });
+  }
+}
