@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { openDatabase, type Database } from '../../src/db/orm.js';
+
+/** PostgreSQL when TEST_DATABASE_URL is set (CI's throwaway cluster), PGlite otherwise. */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+
+function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase {
+  database: Database;
+  /** The URL of this file's own PostgreSQL database; undefined on PGlite. */
+  url?: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database for one test file, built by the real migrations. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (TEST_DATABASE_URL) {
+    const name = `gateway_test_${randomUUID().replaceAll('-', '')}`;
+    await admin((client) => client.query(`create database ${name}`));
+    const url = withDatabase(TEST_DATABASE_URL, name);
+    const database = await openDatabase({ databaseUrl: url, dataDir: 'memory://', migrate: true });
+    return {
+      database,
+      url,
+      async drop() {
+        await database.close();
+        await admin((client) => client.query(`drop database if exists ${name} with (force)`));
+      },
+    };
+  }
+  const pglite = await PGlite.create();
+  const database = await openDatabase({ dataDir: 'memory://', migrate: true, pglite });
+  return {
+    database,
+    async drop() {
+      await database.close();
+      await pglite.close();
+    },
+  };
+}
