@@ -1,0 +1,182 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
+
+// The real entry points, as an operator runs them: the CLI, the server, a restart, SIGTERM.
+const ROOT = new URL('../../', import.meta.url).pathname;
+const RUN_TS = ['--import', '@swc-node/register/esm-register'];
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(script: string, args: string[], env: Record<string, string>): Promise<Exit> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...RUN_TS, script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output, exited };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become ready: ${output}`);
+}
+
+async function stop(server: Server): Promise<number | null> {
+  server.child.kill('SIGTERM');
+  return server.exited;
+}
+
+async function me(url: string, key: string) {
+  const res = await fetch(`${url}/api/users/me`, { headers: { 'x-api-key': key } });
+  return { status: res.status, body: (await res.json()) as { organizationId: string; organization: { name: string } } };
+}
+
+let dataDir: string;
+let env: Record<string, string>;
+let databaseName: string | undefined;
+
+async function freshEnvironment(): Promise<void> {
+  dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
+  env = { DATA_DIR: dataDir, JWT_SECRET: '' };
+  if (TEST_DATABASE_URL) {
+    databaseName = `gateway_process_${randomUUID().replaceAll('-', '')}`;
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`create database ${databaseName}`);
+    await admin.end();
+    const url = new URL(TEST_DATABASE_URL);
+    url.pathname = `/${databaseName}`;
+    env.DATABASE_URL = url.toString();
+  }
+}
+
+async function dropEnvironment(): Promise<void> {
+  rmSync(dataDir, { recursive: true, force: true });
+  if (TEST_DATABASE_URL && databaseName) {
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`drop database if exists ${databaseName} with (force)`);
+    await admin.end();
+  }
+}
+
+beforeEach(freshEnvironment);
+afterEach(dropEnvironment);
+
+it('org:create provisions an organization whose key the server accepts, and nothing is lost on restart', async () => {
+  const created = await run('src/cli.ts', ['org:create', '--name', 'Acme', '--email', 'admin@acme.test'], env);
+  expect(created.code).toBe(0);
+  const provisioned = JSON.parse(created.stdout.trim()) as { organizationId: string; userId: string; apiKey: string };
+  expect(Object.keys(provisioned).sort()).toEqual(['apiKey', 'organizationId', 'userId']);
+
+  let server = await startServer(env);
+  const first = await me(server.url, provisioned.apiKey);
+  expect(first.status).toBe(200);
+  expect(first.body.organization.name).toBe('Acme');
+  const keyRes = await fetch(`${server.url}/api/auth/api-keys`, {
+    method: 'POST',
+    headers: { 'x-api-key': provisioned.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'kept', prefix: 'kept_' }),
+  });
+  const { secret } = (await keyRes.json()) as { secret: string };
+  const token = ((await (await fetch(`${server.url}/api/auth/token`, { method: 'POST', headers: { 'x-api-key': secret } })).json()) as { accessToken: string }).accessToken;
+
+  if (!TEST_DATABASE_URL) {
+    const busy = await run('src/cli.ts', ['org:create', '--name', 'Busy', '--email', 'b@busy.test'], env);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toMatch(/in use by process \d+; stop that process first/);
+    expect(busy.stderr).not.toMatch(/\n\s+at /);
+  }
+
+  expect(await stop(server)).toBe(0);
+  server = await startServer(env);
+  expect((await me(server.url, secret)).status).toBe(200);
+  const withToken = await fetch(`${server.url}/api/users/me`, { headers: { authorization: `Bearer ${token}` } });
+  expect(withToken.status).toBe(200);
+  expect(await stop(server)).toBe(0);
+});
+
+it('the first start on an empty database creates the Default organization and prints its key once', async () => {
+  let server = await startServer(env);
+  const key = /API key \(shown only this once\): (\S+)/.exec(server.output())?.[1];
+  expect(key).toBeDefined();
+  expect((await me(server.url, key!)).body.organization.name).toBe('Default');
+  expect(await stop(server)).toBe(0);
+  server = await startServer(env);
+  expect(server.output()).not.toContain('shown only this once');
+  expect(await stop(server)).toBe(0);
+});
+
+it('BOOTSTRAP_API_KEY is registered as the first key, so scripts can know it', async () => {
+  const bootstrap = 'bootstrap_' + 'k'.repeat(32);
+  const server = await startServer({ ...env, BOOTSTRAP_API_KEY: bootstrap });
+  expect(server.output()).not.toContain(bootstrap);
+  expect((await me(server.url, bootstrap)).status).toBe(200);
+  expect(await stop(server)).toBe(0);
+});
+
+it.each([
+  ['PORT', 'abc', /PORT must be an integer/],
+  ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
+  ['DATABASE_URL', 'mysql://x', /DATABASE_URL must start with postgres/],
+  ['JWT_SECRET', 'short', /JWT_SECRET must be at least 32 characters/],
+])('a bad %s stops the start with one clear line', async (name, value, message) => {
+  const result = await run('src/main.ts', [], { ...env, [name]: value });
+  expect(result.code).toBe(1);
+  expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  expect(result.stderr).toMatch(message);
+});
+
+it('the CLI explains its usage instead of failing obscurely', async () => {
+  const result = await run('src/cli.ts', ['org:create', '--name', 'NoEmail'], env);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain('--email is required');
+  expect(result.stderr).toContain('Usage: npm run cli');
+});
