@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../config.js';
 
 /** Paths that may carry a secret; pino replaces their values before anything is written. */
@@ -14,6 +14,7 @@ export const REDACTED_PATHS = [
   '*.accessToken',
 ];
 
-export function createLogger(level: LogLevel): Logger {
-  return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }

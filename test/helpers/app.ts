@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type { DestinationStream } from 'pino';
 import { RequestContext } from '@mikro-orm/core';
 import { createGateway, type Gateway } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -33,14 +34,14 @@ export interface TestApp {
 let counter = 0;
 
 /** Boots the real gateway on an ephemeral port over a fresh, migrated database. */
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, logTo?: DestinationStream): Promise<TestApp> {
   const db = await createTestDatabase();
   const config: Config = {
     ...loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: '/tmp/gateway-test-unused', LOG_LEVEL: 'silent' }),
     nodeEnv: 'test',
     ...overrides,
   };
-  const gateway = await createGateway(config, db.database, createLogger(config.logLevel));
+  const gateway = await createGateway(config, db.database, createLogger(config.logLevel, logTo));
   const server: Server = await new Promise((resolve) => {
     const listening = gateway.app.listen(0, '127.0.0.1', () => resolve(listening));
   });
