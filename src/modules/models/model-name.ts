@@ -1,0 +1,43 @@
+import { AppError } from '../../common/errors.js';
+
+export const MODEL_PROVIDERS = ['builtin', 'openai', 'anthropic', 'openai-compatible'] as const;
+export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
+
+export const BUILTIN_MODELS = ['echo', 'extractive'] as const;
+export type BuiltinModel = (typeof BUILTIN_MODELS)[number];
+
+export interface ModelName {
+  provider: ModelProvider;
+  /** Everything after the first "/", e.g. "llama3.1:8b" or "org/model". */
+  name: string;
+}
+
+const FIELD = 'modelConfig.model';
+const MAX_LENGTH = 200;
+
+function invalid(message: string): AppError {
+  return AppError.badInput([{ field: FIELD, message }]);
+}
+
+/**
+ * Splits '<provider>/<model_name>' at the first slash. Throws BAD_USER_INPUT naming
+ * modelConfig.model for a malformed string, an unknown provider or an unknown builtin model.
+ */
+export function parseModelName(model: unknown): ModelName {
+  if (typeof model !== 'string' || model.length > MAX_LENGTH || /[\s\p{Cc}]/u.test(model)) {
+    throw invalid(`modelConfig.model must be "<provider>/<model_name>" without spaces, e.g. "builtin/echo"`);
+  }
+  const slash = model.indexOf('/');
+  const provider = slash > 0 ? model.slice(0, slash) : '';
+  const name = slash > 0 ? model.slice(slash + 1) : '';
+  if (provider === '' || name === '') {
+    throw invalid(`modelConfig.model must be "<provider>/<model_name>", e.g. "builtin/echo", got "${model}"`);
+  }
+  if (!(MODEL_PROVIDERS as readonly string[]).includes(provider)) {
+    throw invalid(`Unknown model provider "${provider}": use one of ${MODEL_PROVIDERS.join(', ')}`);
+  }
+  if (provider === 'builtin' && !(BUILTIN_MODELS as readonly string[]).includes(name)) {
+    throw invalid(`Unknown builtin model "${name}": use builtin/echo or builtin/extractive`);
+  }
+  return { provider: provider as ModelProvider, name };
+}

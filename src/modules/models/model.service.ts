@@ -1,0 +1,68 @@
+import { generateText, type ModelMessage } from 'ai';
+import { AppError } from '../../common/errors.js';
+import type { Config } from '../../config.js';
+import { generateBuiltin } from './builtin.model.js';
+import { parseModelName, type BuiltinModel } from './model-name.js';
+import { parseModelSettings } from './model-settings.js';
+import type { GenerateRequest, GenerateResult } from './model.types.js';
+import { languageModel, providerFailure } from './sdk.provider.js';
+
+export interface ModelServiceOptions {
+  /** Upper bound of one provider call, retries included. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** Answers agent messages: the offline builtin provider, or a real one through the Vercel AI SDK. */
+export class ModelService {
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly config: Config['providers'],
+    options: ModelServiceOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** For validation at agent creation: throws the same BAD_USER_INPUT as generate would. */
+  assertModelName(model: string): void {
+    parseModelName(model);
+  }
+
+  /**
+   * Throws AppError('BAD_USER_INPUT') for a model string that is not <provider>/<model_name>, an
+   * unknown provider or bad settings, AppError('UNAVAILABLE') when the provider is not configured
+   * or fails/unreachable.
+   */
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const { provider, name } = parseModelName(request.model);
+    const settings = parseModelSettings(request.settings);
+    if (provider === 'builtin') return generateBuiltin(name as BuiltinModel, request.model, request);
+
+    const model = languageModel(this.config, provider, name);
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    try {
+      const result = await generateText({
+        model,
+        instructions: request.system || undefined,
+        messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
+        allowSystemInMessages: true,
+        ...settings,
+        providerOptions: (request.providerOptions ?? undefined) as Parameters<typeof generateText>[0]['providerOptions'],
+        // A caller is waiting on the line: fail fast (the SDK's backoff starts at 2s) rather than retry.
+        maxRetries: 0,
+        abortSignal: signal,
+      });
+      const inputTokens = result.usage.inputTokens ?? 0;
+      const outputTokens = result.usage.outputTokens ?? 0;
+      return {
+        text: result.text,
+        usage: { inputTokens, outputTokens, totalTokens: result.usage.totalTokens ?? inputTokens + outputTokens, model: request.model },
+      };
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw providerFailure(provider, name, error, signal.aborted, this.timeoutMs);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface GenerateRequest {
+  /** '<provider>/<model_name>' */
+  model: string;
+  /** Instructions + policy + passages, already assembled. */
+  system?: string;
+  /** Memory + new user message, oldest first. */
+  messages: ChatMessage[];
+  /** modelConfig.modelSettings (temperature, maxTokens, topP...). */
+  settings?: Record<string, unknown> | null;
+  /** modelConfig.providerOptions, passed through. */
+  providerOptions?: Record<string, unknown> | null;
+  /** Retrieved passages (builtin/extractive uses them). */
+  passages?: { content: string; score: number; title?: string }[];
+}
+
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  model: string;
+}
+
+export interface GenerateResult {
+  text: string;
+  usage: ModelUsage;
+}

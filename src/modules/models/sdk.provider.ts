@@ -1,0 +1,86 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { APICallError, RetryError, type LanguageModel } from 'ai';
+import { AppError } from '../../common/errors.js';
+import type { Config } from '../../config.js';
+import type { ModelProvider } from './model-name.js';
+
+export type SdkProvider = Exclude<ModelProvider, 'builtin'>;
+
+function notConfigured(provider: SdkProvider, variable: string): AppError {
+  return new AppError('UNAVAILABLE', `Model provider "${provider}" is not configured: set ${variable}`);
+}
+
+/** The SDK model for a provider, or UNAVAILABLE naming the variable to set. */
+export function languageModel(config: Config['providers'], provider: SdkProvider, name: string): LanguageModel {
+  switch (provider) {
+    case 'openai':
+      if (!config.openaiApiKey) throw notConfigured(provider, 'OPENAI_API_KEY');
+      return createOpenAI({ apiKey: config.openaiApiKey })(name);
+    case 'anthropic':
+      if (!config.anthropicApiKey) throw notConfigured(provider, 'ANTHROPIC_API_KEY');
+      return createAnthropic({ apiKey: config.anthropicApiKey })(name);
+    case 'openai-compatible':
+      if (!config.openaiCompatibleBaseUrl) throw notConfigured(provider, 'OPENAI_COMPATIBLE_BASE_URL');
+      return createOpenAICompatible({
+        // providerOptions.openaiCompatible is the SDK's key; its unknown keys go into the request body
+        name: 'openaiCompatible',
+        baseURL: config.openaiCompatibleBaseUrl,
+        apiKey: config.openaiCompatibleApiKey,
+        includeUsage: true,
+      })(name);
+  }
+}
+
+/** The innermost error of the SDK's retry wrapper and fetch's cause chain. */
+function networkCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function errorName(error: unknown): string {
+  const name = (error as { name?: unknown } | null)?.name;
+  return typeof name === 'string' ? name : 'unknown error';
+}
+
+/**
+ * fetch's "fetch failed" TypeError: the SDK wraps it in APICallError, but only when it comes from
+ * the same realm (under jest's VM modules it does not), so it is recognised by shape too.
+ */
+function isNetworkFailure(error: unknown): boolean {
+  if (APICallError.isInstance(error)) return error.statusCode === undefined;
+  return networkCode(error) !== undefined || (errorName(error) === 'TypeError' && (error as Error).message === 'fetch failed');
+}
+
+function reason(error: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `did not answer within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)}s` : `${timeoutMs}ms`}`;
+  if (isNetworkFailure(error)) {
+    const code = networkCode(error);
+    return `is unreachable${code ? ` (${code})` : ''}`;
+  }
+  if (APICallError.isInstance(error) && error.statusCode !== undefined) {
+    const status = error.statusCode;
+    if (status === 401 || status === 403) return `rejected the configured credentials (HTTP ${status})`;
+    if (status === 429) return 'is rate limiting requests (HTTP 429)';
+    return `answered HTTP ${status}`;
+  }
+  return `failed (${errorName(error)})`;
+}
+
+/**
+ * UNAVAILABLE naming the provider and the kind of failure. Neither the provider's message nor
+ * the SDK error travel on: they can echo the prompt (the agent's hidden policy) or a masked key.
+ * The attached cause is a one-line summary for the 5xx log.
+ */
+export function providerFailure(provider: SdkProvider, model: string, error: unknown, timedOut: boolean, timeoutMs: number): AppError {
+  const inner = RetryError.isInstance(error) ? error.lastError : error;
+  const message = `Model provider "${provider}" ${reason(inner, timedOut, timeoutMs)} for model "${model}"`;
+  const status = APICallError.isInstance(inner) ? ` status=${inner.statusCode ?? 'none'}` : '';
+  const code = networkCode(inner) ? ` code=${networkCode(inner)}` : '';
+  return Object.assign(new AppError('UNAVAILABLE', message), { cause: new Error(`${errorName(inner)}${status}${code}`) });
+}
