@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { TokenService } from './modules/auth/token.service.js';
+import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { ModelService } from './modules/models/model.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 
@@ -19,6 +20,7 @@ export function createServices(em: EntityManager, config: Config) {
     auth: new AuthService(em, tokens),
     provisioning: new ProvisioningService(em, apiKeys),
     models: new ModelService(config.providers),
+    knowledge: new KnowledgeService(em),
   };
 }
 

@@ -1,7 +1,10 @@
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
+import { KnowledgeBase } from '../modules/knowledge/knowledge-base.entity.js';
+import { KnowledgeChunk } from '../modules/knowledge/knowledge-chunk.entity.js';
+import { KnowledgeDocument } from '../modules/knowledge/knowledge-document.entity.js';
 import { Organization } from '../modules/organizations/organization.entity.js';
 import { Team, TeamMembership } from '../modules/organizations/team.entity.js';
 
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
-export const ENTITIES = [Organization, User, Team, TeamMembership, ApiKey];
+export const ENTITIES = [Organization, User, Team, TeamMembership, ApiKey, KnowledgeBase, KnowledgeDocument, KnowledgeChunk];

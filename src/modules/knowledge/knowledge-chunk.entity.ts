@@ -1,0 +1,30 @@
+import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { BaseEntity } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { KnowledgeBase } from './knowledge-base.entity.js';
+import { KnowledgeDocument } from './knowledge-document.entity.js';
+
+/**
+ * A passage of a document, the unit of retrieval. The migration adds a GIN index on
+ * to_tsvector('english', content), which the retrieval query uses.
+ */
+@Entity({ tableName: 'knowledge_chunks' })
+export class KnowledgeChunk extends BaseEntity {
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  @Index()
+  organization!: Organization;
+
+  @ManyToOne(() => KnowledgeBase, { deleteRule: 'cascade' })
+  @Index()
+  knowledgeBase!: KnowledgeBase;
+
+  @ManyToOne(() => KnowledgeDocument, { deleteRule: 'cascade' })
+  @Index()
+  document!: KnowledgeDocument;
+
+  @Property({ type: 'integer' })
+  ordinal!: number;
+
+  @Property({ type: 'text' })
+  content!: string;
+}

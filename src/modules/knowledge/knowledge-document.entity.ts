@@ -1,0 +1,66 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { BaseEntity } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { KnowledgeBase } from './knowledge-base.entity.js';
+
+export const DOCUMENT_CONTENT_TYPES = ['text/plain', 'text/markdown'] as const;
+export type DocumentContentType = (typeof DOCUMENT_CONTENT_TYPES)[number];
+
+export enum KnowledgeDocumentStatus {
+  processing = 'processing',
+  ready = 'ready',
+  failed = 'failed',
+}
+registerEnumType(KnowledgeDocumentStatus, {
+  name: 'KnowledgeDocumentStatus',
+  description: 'processing while it is chunked, then ready, or failed with an error',
+});
+
+/** A document of a knowledge base; its text is cut into chunks for retrieval. */
+@ObjectType({ description: 'A document of a knowledge base' })
+@Entity({ tableName: 'knowledge_documents' })
+export class KnowledgeDocument extends BaseEntity {
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  @Index()
+  organization!: Organization;
+
+  @ManyToOne(() => KnowledgeBase, { deleteRule: 'cascade' })
+  @Index()
+  knowledgeBase!: KnowledgeBase;
+
+  @Field()
+  @Property({ length: 255 })
+  title!: string;
+
+  @Field(() => String, { description: 'text/plain or text/markdown' })
+  @Property({ type: 'string', length: 32 })
+  contentType!: DocumentContentType;
+
+  /** Lazy: lists leave the text out; the document read loads it. */
+  @Field({ description: 'The full text' })
+  @Property({ type: 'text', lazy: true })
+  content!: string;
+
+  @Field(() => Int, { description: 'Size of the content in UTF-8 bytes' })
+  @Property({ type: 'integer' })
+  sizeBytes!: number;
+
+  @Field(() => KnowledgeDocumentStatus)
+  @Property({ type: 'string', length: 16 })
+  status: KnowledgeDocumentStatus & Opt = KnowledgeDocumentStatus.processing;
+
+  @Field(() => String, { nullable: true, description: 'Why processing failed' })
+  @Property({ type: 'text', nullable: true })
+  error: (string & Opt) | null = null;
+
+  @Field(() => Int)
+  @Property({ type: 'integer', default: 0 })
+  chunkCount: number & Opt = 0;
+
+  @Field(() => ID)
+  get knowledgeBaseId(): string & Opt {
+    return this.knowledgeBase.id;
+  }
+}

@@ -1,0 +1,76 @@
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { actorOf, type GraphQLContext } from '../../graphql/context.js';
+import { DeletionResult } from '../auth/auth.types.js';
+import { KnowledgeBase } from './knowledge-base.entity.js';
+import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
+import { AddDocumentInput, CreateKnowledgeBaseInput, SearchKnowledgeBaseArgs } from './knowledge.inputs.js';
+import { KnowledgePassage } from './knowledge.types.js';
+
+/** Whether a selection asks for a field, looking through fragments. */
+function selects(selectionSet: SelectionSetNode | undefined, name: string, info: GraphQLResolveInfo): boolean {
+  return (selectionSet?.selections ?? []).some((selection) => {
+    if (selection.kind === Kind.FIELD) return selection.name.value === name;
+    if (selection.kind === Kind.INLINE_FRAGMENT) return selects(selection.selectionSet, name, info);
+    return selects(info.fragments[selection.name.value]?.selectionSet, name, info);
+  });
+}
+
+@Resolver(() => KnowledgeBase)
+export class KnowledgeResolver {
+  @Query(() => [KnowledgeBase], { description: "The organization's knowledge bases, newest first" })
+  knowledgeBases(@Ctx() context: GraphQLContext): Promise<KnowledgeBase[]> {
+    return context.services.knowledge.listBases(actorOf(context));
+  }
+
+  @Query(() => KnowledgeBase)
+  knowledgeBase(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<KnowledgeBase> {
+    return context.services.knowledge.getBase(actorOf(context), id);
+  }
+
+  @Query(() => KnowledgeDocument, { description: 'A document with its full text' })
+  document(
+    @Arg('knowledgeBaseId', () => ID) knowledgeBaseId: string,
+    @Arg('documentId', () => ID) documentId: string,
+    @Ctx() context: GraphQLContext,
+  ): Promise<KnowledgeDocument> {
+    return context.services.knowledge.getDocument(actorOf(context), knowledgeBaseId, documentId);
+  }
+
+  @Query(() => [KnowledgePassage], { description: 'The passages an agent would retrieve for a query, best first' })
+  searchKnowledgeBase(@Args() args: SearchKnowledgeBaseArgs, @Ctx() context: GraphQLContext): Promise<KnowledgePassage[]> {
+    const { id, query, topK, similarityThreshold } = args;
+    return context.services.knowledge.search(actorOf(context), id, query, { topK, similarityThreshold });
+  }
+
+  @Mutation(() => KnowledgeBase)
+  createKnowledgeBase(@Arg('input') input: CreateKnowledgeBaseInput, @Ctx() context: GraphQLContext): Promise<KnowledgeBase> {
+    return context.services.knowledge.createBase(actorOf(context), input);
+  }
+
+  @Mutation(() => KnowledgeDocument, { description: 'Adds a document and chunks it for retrieval' })
+  addDocument(
+    @Arg('knowledgeBaseId', () => ID) knowledgeBaseId: string,
+    @Arg('input') input: AddDocumentInput,
+    @Ctx() context: GraphQLContext,
+  ): Promise<KnowledgeDocument> {
+    return context.services.knowledge.addDocument(actorOf(context), knowledgeBaseId, input);
+  }
+
+  @Mutation(() => DeletionResult, { description: 'Deletes a knowledge base with its documents and chunks' })
+  deleteKnowledgeBase(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<DeletionResult> {
+    return context.services.knowledge.deleteBase(actorOf(context), id);
+  }
+
+  /** One query per base; the text is loaded only when the query selects it. */
+  @FieldResolver(() => [KnowledgeDocument], { description: 'Documents of the base, newest first' })
+  documents(
+    @Root() base: KnowledgeBase,
+    @Arg('status', () => KnowledgeDocumentStatus, { nullable: true }) status: KnowledgeDocumentStatus | null,
+    @Ctx() context: GraphQLContext,
+    @Info() info: GraphQLResolveInfo,
+  ): Promise<KnowledgeDocument[]> {
+    const withContent = info.fieldNodes.some((node) => selects(node.selectionSet, 'content', info));
+    return context.services.knowledge.documentsOf(actorOf(context), base.id, { status, withContent });
+  }
+}

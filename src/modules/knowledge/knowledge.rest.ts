@@ -1,0 +1,120 @@
+import { arrayOf, defineRoute, objectOf, ref, type JsonSchema } from '../../rest/routes.js';
+import { AddDocumentInput, CreateKnowledgeBaseInput } from './knowledge.inputs.js';
+
+const TAG = 'Knowledge Bases';
+
+/** A document in a list: every field of KnowledgeDocument but its text. */
+const DOCUMENT_SUMMARY: JsonSchema = {
+  type: 'object',
+  description: 'A KnowledgeDocument without its content',
+  properties: {
+    id: { type: 'string' },
+    knowledgeBaseId: { type: 'string' },
+    title: { type: 'string' },
+    contentType: { type: 'string' },
+    status: { type: 'string', enum: ['processing', 'ready', 'failed'] },
+    error: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+    sizeBytes: { type: 'integer' },
+    chunkCount: { type: 'integer' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+  required: ['id', 'knowledgeBaseId', 'title', 'contentType', 'status', 'sizeBytes', 'chunkCount', 'createdAt', 'updatedAt'],
+};
+
+/** Knowledge bases and their documents; interface endpoints 11 and 12 among them. */
+export const knowledgeRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/knowledge-bases',
+    operationId: 'createKnowledgeBase',
+    summary: 'Create a knowledge base',
+    tag: TAG,
+    body: CreateKnowledgeBaseInput,
+    status: 201,
+    response: ref('KnowledgeBase'),
+    async handler({ actor, body, services, presenter }) {
+      return presenter.present('KnowledgeBase', await services.knowledge.createBase(actor, body));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/knowledge-bases',
+    operationId: 'listKnowledgeBases',
+    summary: "List the organization's knowledge bases, newest first",
+    tag: TAG,
+    response: objectOf({ data: arrayOf(ref('KnowledgeBase')) }),
+    async handler({ actor, services, presenter }) {
+      const bases = await services.knowledge.listBases(actor);
+      return { data: bases.map((base) => presenter.present('KnowledgeBase', base)) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/knowledge-bases/{id}',
+    operationId: 'getKnowledgeBase',
+    summary: 'Read a knowledge base',
+    tag: TAG,
+    response: ref('KnowledgeBase'),
+    errors: [404],
+    async handler({ actor, params, services, presenter }) {
+      return presenter.present('KnowledgeBase', await services.knowledge.getBase(actor, params.id!));
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/knowledge-bases/{id}',
+    operationId: 'deleteKnowledgeBase',
+    summary: 'Delete a knowledge base with all its documents and chunks',
+    tag: TAG,
+    status: 204,
+    errors: [404],
+    async handler({ actor, params, services }) {
+      await services.knowledge.deleteBase(actor, params.id!);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/knowledge-bases/{kbId}/documents',
+    operationId: 'addDocument',
+    summary: 'Add a document; it is chunked for retrieval before the answer',
+    tag: TAG,
+    body: AddDocumentInput,
+    status: 201,
+    response: ref('KnowledgeDocument'),
+    errors: [404, 413],
+    async handler({ actor, params, body, services, presenter }) {
+      return presenter.present('KnowledgeDocument', await services.knowledge.addDocument(actor, params.kbId!, body));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/knowledge-bases/{kbId}/documents',
+    operationId: 'listDocuments',
+    summary: "List a knowledge base's documents, newest first, without their content",
+    tag: TAG,
+    response: objectOf({ data: arrayOf(DOCUMENT_SUMMARY) }),
+    errors: [404],
+    async handler({ actor, params, services, presenter }) {
+      const documents = await services.knowledge.listDocuments(actor, params.kbId!);
+      return {
+        data: documents.map((document) => {
+          const { content: _content, ...summary } = presenter.present('KnowledgeDocument', document) as Record<string, unknown>;
+          return summary;
+        }),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/knowledge-bases/{kbId}/documents/{docId}',
+    operationId: 'getDocument',
+    summary: 'Read a document with its content',
+    tag: TAG,
+    response: ref('KnowledgeDocument'),
+    errors: [404],
+    async handler({ actor, params, services, presenter }) {
+      return presenter.present('KnowledgeDocument', await services.knowledge.getDocument(actor, params.kbId!, params.docId!));
+    },
+  }),
+];

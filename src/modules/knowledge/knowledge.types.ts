@@ -1,0 +1,20 @@
+import { Field, Float, ID, ObjectType } from 'type-graphql';
+import type { Passage } from './knowledge.service.js';
+
+@ObjectType({ description: 'A passage of a document found by a knowledge base search' })
+export class KnowledgePassage implements Passage {
+  @Field(() => ID)
+  chunkId!: string;
+
+  @Field(() => ID)
+  documentId!: string;
+
+  @Field({ description: 'Title of the document the passage comes from' })
+  title!: string;
+
+  @Field()
+  content!: string;
+
+  @Field(() => Float, { description: 'Full-text relevance from 0 to 1' })
+  score!: number;
+}
