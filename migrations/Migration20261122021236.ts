@@ -26,7 +26,7 @@ export class Migration20261122021236 extends Migration {
     this.addSql(`alter table "knowledge_chunks" add constraint "knowledge_chunks_knowledge_base_id_foreign" foreign key ("knowledge_base_id") references "knowledge_bases" ("id") on delete cascade;`);
     this.addSql(`alter table "knowledge_chunks" add constraint "knowledge_chunks_document_id_foreign" foreign key ("document_id") references "knowledge_documents" ("id") on delete cascade;`);
 
-    // Added by hand (the generator cannot express it): full-text retrieval matches this expression.
+    // The expression index KnowledgeChunk declares; the retrieval query's to_tsvector matches it.
     this.addSql(`create index "knowledge_chunks_content_fts_index" on "knowledge_chunks" using gin (to_tsvector('english', "content"));`);
   }
 
