@@ -6,7 +6,7 @@ const config: CodegenConfig = {
   documents: ['test/graphql/**/*.graphql'],
   generates: {
     'test/generated/graphql.ts': {
-      plugins: ['typescript', 'typescript-operations', 'typed-document-node'],
+      plugins: ['typescript-operations', 'typed-document-node'],
       config: {
         scalars: { DateTimeISO: 'string', JSONObject: 'Record<string, unknown>' },
         enumsAsTypes: true,

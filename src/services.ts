@@ -1,5 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
+import { AgentService } from './modules/agents/agent.service.js';
+import { ConversationService } from './modules/agents/conversation.service.js';
+import { EchoModel, NoKnowledge } from './modules/agents/stand-ins.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { TokenService } from './modules/auth/token.service.js';
@@ -12,11 +15,15 @@ import { ProvisioningService } from './modules/organizations/provisioning.servic
 export function createServices(em: EntityManager, config: Config) {
   const tokens = new TokenService(config);
   const apiKeys = new ApiKeyService(em);
+  const agentPorts = { model: new EchoModel(), knowledge: new NoKnowledge() }; // TEMPORARY stand-ins: at merge pass the real ModelService / KnowledgeService
   return {
     tokens,
     apiKeys,
     auth: new AuthService(em, tokens),
     provisioning: new ProvisioningService(em, apiKeys),
+    agentPorts,
+    agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
+    conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
   };
 }
 

@@ -71,12 +71,12 @@ export class Agent extends BaseEntity {
   deletedAt: (Date & Opt) | null = null;
 
   @Field(() => ID)
-  get organizationId(): string {
+  get organizationId(): string & Opt {
     return this.organization.id;
   }
 
   @Field(() => Boolean, { description: 'Whether a policy is set; the policy itself is never shown' })
-  get hasPolicy(): boolean {
+  get hasPolicy(): boolean & Opt {
     return Boolean(this.policy);
   }
 }

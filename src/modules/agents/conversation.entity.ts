@@ -39,12 +39,12 @@ export class Conversation extends BaseEntity {
   messageCount: number & Opt = 0;
 
   @Field(() => ID)
-  get agentId(): string {
+  get agentId(): string & Opt {
     return this.agent.id;
   }
 
   @Field(() => ID)
-  get organizationId(): string {
+  get organizationId(): string & Opt {
     return this.organization.id;
   }
 }

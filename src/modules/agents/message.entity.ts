@@ -40,7 +40,7 @@ export class Message extends BaseEntity {
   model: (string & Opt) | null = null;
 
   @Field(() => ID)
-  get conversationId(): string {
+  get conversationId(): string & Opt {
     return this.conversation.id;
   }
 }
