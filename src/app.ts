@@ -18,17 +18,20 @@ import { PACKAGE_VERSION } from './common/package-info.js';
 import { toAppError } from './common/error-mapping.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { formatError } from './graphql/errors.js';
+import { createLoaders } from './graphql/loaders.js';
 import { gatewayPlugin } from './graphql/plugin.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildOpenApi } from './rest/openapi.js';
 import { Presenter } from './rest/present.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
 import { mountRoutes, type RouteDefinition } from './rest/routes.js';
+import { agentRoutes } from './modules/agents/agents.rest.js';
+import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
 import { createServices, type Services } from './services.js';
 
-export const REST_ROUTES: RouteDefinition[] = [...authRoutes, ...knowledgeRoutes];
+export const REST_ROUTES: RouteDefinition[] = [...authRoutes, ...agentRoutes, ...conversationRoutes, ...knowledgeRoutes];
 
 export interface Gateway {
   app: Express;
@@ -117,7 +120,7 @@ export async function createGateway(config: Config, database: Database, logger: 
         const base = { services, requestId: String(res.locals.requestId), logger, actor: null, authError: null };
         try {
           const actor = await services.auth.authenticate({ apiKey: req.get('x-api-key'), authorization: req.get('authorization') });
-          return { ...base, actor };
+          return { ...base, actor, loaders: actor ? createLoaders(services, actor) : undefined };
         } catch (error) {
           return { ...base, authError: toAppError(error) };
         }

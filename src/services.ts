@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
+import { AgentService } from './modules/agents/agent.service.js';
+import { ConversationService } from './modules/agents/conversation.service.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { TokenService } from './modules/auth/token.service.js';
@@ -14,13 +16,20 @@ import { ProvisioningService } from './modules/organizations/provisioning.servic
 export function createServices(em: EntityManager, config: Config) {
   const tokens = new TokenService(config);
   const apiKeys = new ApiKeyService(em);
+  const models = new ModelService(config.providers);
+  const knowledge = new KnowledgeService(em);
+  // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
+  const agentPorts = { model: models, knowledge };
   return {
     tokens,
     apiKeys,
     auth: new AuthService(em, tokens),
     provisioning: new ProvisioningService(em, apiKeys),
-    models: new ModelService(config.providers),
-    knowledge: new KnowledgeService(em),
+    models,
+    knowledge,
+    agentPorts,
+    agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
+    conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
   };
 }
 

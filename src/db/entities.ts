@@ -1,3 +1,6 @@
+import { Agent } from '../modules/agents/agent.entity.js';
+import { Conversation } from '../modules/agents/conversation.entity.js';
+import { Message } from '../modules/agents/message.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
 import { KnowledgeBase } from '../modules/knowledge/knowledge-base.entity.js';
@@ -7,4 +10,16 @@ import { Organization } from '../modules/organizations/organization.entity.js';
 import { Team, TeamMembership } from '../modules/organizations/team.entity.js';
 
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
-export const ENTITIES = [Organization, User, Team, TeamMembership, ApiKey, KnowledgeBase, KnowledgeDocument, KnowledgeChunk];
+export const ENTITIES = [
+  Organization,
+  User,
+  Team,
+  TeamMembership,
+  ApiKey,
+  Agent,
+  Conversation,
+  Message,
+  KnowledgeBase,
+  KnowledgeDocument,
+  KnowledgeChunk,
+];

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Actor } from '../common/actor.js';
 import { AppError } from '../common/errors.js';
 import type { Services } from '../services.js';
+import { createLoaders, type GraphQLLoaders } from './loaders.js';
 
 export interface GraphQLContext {
   actor: Actor | null;
@@ -10,10 +11,18 @@ export interface GraphQLContext {
   services: Services;
   requestId: string;
   logger: Logger;
+  /** Per-request DataLoaders, built with the context once the caller is known. */
+  loaders?: GraphQLLoaders;
 }
 
 /** The caller of an operation; the plugin has already refused unauthenticated operations. */
 export function actorOf(context: GraphQLContext): Actor {
   if (!context.actor) throw new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer');
   return context.actor;
+}
+
+/** The request's DataLoaders (built on first use when the context was made without them). */
+export function loadersOf(context: GraphQLContext): GraphQLLoaders {
+  context.loaders ??= createLoaders(context.services, actorOf(context));
+  return context.loaders;
 }

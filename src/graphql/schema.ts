@@ -2,10 +2,12 @@ import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { validateInstance } from '../common/validation.js';
+import { AgentResolver } from '../modules/agents/agent.resolver.js';
+import { ConversationResolver } from '../modules/agents/conversation.resolver.js';
 import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
 import { KnowledgeResolver } from '../modules/knowledge/knowledge.resolver.js';
 
-export const RESOLVERS: NonEmptyArray<Function> = [ApiKeyResolver, KnowledgeResolver];
+export const RESOLVERS: NonEmptyArray<Function> = [ApiKeyResolver, AgentResolver, ConversationResolver, KnowledgeResolver];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */
 async function validateFn(value: unknown): Promise<void> {

@@ -1,3 +1,4 @@
+import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import {
   isEnumType,
@@ -87,6 +88,8 @@ function problemResponse(status: number): JsonSchema {
 export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, version: string): JsonSchema {
   const inputSchemas = validationMetadatasToSchemas({
     refPointerPrefix: '#/components/schemas/',
+    // @Type(() => X) names the class of a nested input (nullable and array properties reflect as Object/Array).
+    classTransformerMetadataStorage: defaultMetadataStorage,
     // Dates are sent as ISO 8601 strings; a relative bound (a function) has no JSON form.
     additionalConverters: {
       isDate: { type: 'string', format: 'date-time' },

@@ -1,0 +1,95 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { IsBoolean, IsEnum, IsInt, IsNumber, IsObject, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min } from 'class-validator';
+import { Field, Float, ID, InputType, Int } from 'type-graphql';
+import { OptionalNonNull } from '../../common/validation.js';
+import { PipelineMode, StsProvider } from './agent.enums.js';
+
+@InputType()
+export class ModelConfigInput {
+  @Field({ description: '<provider>/<model_name>, e.g. builtin/echo or openai/gpt-4o-mini' })
+  @Length(1, 200)
+  @IsString()
+  model!: string;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'temperature, maxTokens, topP, ...' })
+  @IsOptional()
+  @IsObject()
+  modelSettings?: Record<string, unknown> | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Passed through to the provider' })
+  @IsOptional()
+  @IsObject()
+  providerOptions?: Record<string, unknown> | null;
+}
+
+@InputType()
+export class VoiceConfigInput {
+  @Field(() => PipelineMode)
+  @IsEnum(PipelineMode)
+  pipelineMode!: PipelineMode;
+
+  @Field({ nullable: true })
+  @OptionalNonNull()
+  @Length(1, 200)
+  @IsString()
+  voiceId?: string;
+
+  @Field(() => StsProvider, { nullable: true })
+  @OptionalNonNull()
+  @IsEnum(StsProvider)
+  stsProvider?: StsProvider;
+}
+
+@InputType()
+export class MemoryConfigInput {
+  @Field()
+  @IsBoolean()
+  enabled!: boolean;
+
+  @Field(() => Int, { nullable: true, description: '0 to 100 earlier messages the model sees; 10 when unset' })
+  @OptionalNonNull()
+  @Max(100)
+  @Min(0)
+  @IsInt()
+  lastMessages?: number;
+
+  @Field({ nullable: true })
+  @OptionalNonNull()
+  @IsBoolean()
+  semanticRecall?: boolean;
+}
+
+@InputType()
+export class KnowledgeBaseConfigInput {
+  @Field(() => ID, { description: 'A knowledge base of the same organization' })
+  @IsUUID()
+  @IsString()
+  knowledgeBaseId!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Passages to retrieve, 1 to 20; default 3' })
+  @OptionalNonNull()
+  @Max(20)
+  @Min(1)
+  @IsInt()
+  topK?: number;
+
+  @Field(() => Float, { nullable: true, description: 'Minimum similarity, 0 to 1; default 0' })
+  @OptionalNonNull()
+  @Max(1)
+  @Min(0)
+  @IsNumber()
+  similarityThreshold?: number;
+}
+
+@InputType()
+export class ResolutionCriterionInput {
+  @Field({ description: '1 to 100 characters' })
+  @Length(1, 100)
+  @IsString()
+  label!: string;
+
+  @Field({ description: 'At most 1000 characters' })
+  @MaxLength(1000)
+  @IsString()
+  description!: string;
+}

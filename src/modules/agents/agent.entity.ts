@@ -1,0 +1,82 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { BaseEntity } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { AgentStatus } from './agent.enums.js';
+import { MemoryConfig, ModelConfig, ResolutionCriterion, VoiceConfig, type KnowledgeBaseConfig } from './agent.types.js';
+
+/** A configurable assistant. Its `policy` reaches the model only: it is no GraphQL field, so no door shows it. */
+@ObjectType({ description: 'An AI agent; its policy is never shown' })
+@Entity({ tableName: 'agents' })
+export class Agent extends BaseEntity {
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  @Index()
+  organization!: Organization;
+
+  @Field()
+  @Property({ length: 128 })
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  description: (string & Opt) | null = null;
+
+  @Field({ description: 'The system prompt' })
+  @Property({ type: 'text' })
+  instructions!: string;
+
+  @Property({ type: 'text', nullable: true })
+  policy: (string & Opt) | null = null;
+
+  @Field(() => AgentStatus)
+  @Enum({ items: () => AgentStatus, default: AgentStatus.draft })
+  status: AgentStatus & Opt = AgentStatus.draft;
+
+  @Field(() => Int, { description: 'Starts at 1; every update adds one' })
+  @Property({ type: 'integer', default: 1 })
+  version: number & Opt = 1;
+
+  @Field(() => ModelConfig)
+  @Property({ type: 'json' })
+  modelConfig!: ModelConfig;
+
+  @Field(() => VoiceConfig, { nullable: true })
+  @Property({ type: 'json', nullable: true })
+  voiceConfig: (VoiceConfig & Opt) | null = null;
+
+  @Field(() => MemoryConfig, { nullable: true })
+  @Property({ type: 'json', nullable: true })
+  memoryConfig: (MemoryConfig & Opt) | null = null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  @Property({ type: 'json', nullable: true })
+  metadata: (Record<string, unknown> & Opt) | null = null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: '{knowledgeBaseId, topK, similarityThreshold}' })
+  @Property({ type: 'json', nullable: true })
+  knowledgeBaseConfig: (KnowledgeBaseConfig & Opt) | null = null;
+
+  @Field(() => [ResolutionCriterion])
+  @Property({ type: 'json' })
+  resolutionCriteria: ResolutionCriterion[] & Opt = [];
+
+  @Field(() => ID, { nullable: true, description: 'The user who created the agent' })
+  @Property({ type: 'uuid', nullable: true })
+  createdBy: (string & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true, description: 'Set when the agent is deleted (archived); the record is kept' })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  deletedAt: (Date & Opt) | null = null;
+
+  @Field(() => ID)
+  get organizationId(): string & Opt {
+    return this.organization.id;
+  }
+
+  @Field(() => Boolean, { description: 'Whether a policy is set; the policy itself is never shown' })
+  get hasPolicy(): boolean & Opt {
+    return Boolean(this.policy);
+  }
+}

@@ -1,0 +1,44 @@
+import DataLoader from 'dataloader';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import type { Page } from '../../common/pagination.js';
+import type { ConversationListArgs } from './agent.args.js';
+import type { Agent } from './agent.entity.js';
+import type { Conversation } from './conversation.entity.js';
+import type { ConversationService } from './conversation.service.js';
+import type { Message } from './message.entity.js';
+
+/** Per-request batches for the relations of Agent and Conversation: a fixed number of statements per nested field. */
+export class AgentLoaders {
+  /** One loader per distinct argument set, since a page depends on page, limit, sort and filters. */
+  private readonly pages = new Map<string, DataLoader<string, Page<Conversation>>>();
+  readonly messages: DataLoader<string, Message[]>;
+  readonly agents: DataLoader<string, Agent>;
+
+  constructor(
+    private readonly conversations: ConversationService,
+    private readonly actor: Actor,
+  ) {
+    this.messages = new DataLoader(async (ids) => {
+      const byConversation = await conversations.messagesFor(actor, ids);
+      return ids.map((id) => byConversation.get(id) ?? []);
+    });
+    this.agents = new DataLoader<string, Agent>(async (ids) => {
+      const byId = await conversations.agentsFor(actor, ids);
+      return ids.map((id) => byId.get(id) ?? AppError.notFound('Agent'));
+    });
+  }
+
+  conversationPage(agentId: string, args: ConversationListArgs): Promise<Page<Conversation>> {
+    const key = JSON.stringify([args.page, args.limit, args.search, args.sortBy, args.sortOrder, args.status]);
+    let loader = this.pages.get(key);
+    if (!loader) {
+      loader = new DataLoader(async (ids) => {
+        const pages = await this.conversations.pagesFor(this.actor, ids, args);
+        return ids.map((id) => pages.get(id)!);
+      });
+      this.pages.set(key, loader);
+    }
+    return loader.load(agentId);
+  }
+}

@@ -1,0 +1,57 @@
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { Page } from '../../common/pagination.js';
+import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
+import { AgentListArgs, ConversationListArgs, MessageArgs } from './agent.args.js';
+import { Agent } from './agent.entity.js';
+import { CreateAgentInput } from './agent.inputs.js';
+import { AgentPage, ConversationPage } from './agent.pages.js';
+import { MessageReply } from './agent.types.js';
+import type { Conversation } from './conversation.entity.js';
+import { UpdateAgentInput } from './update-agent.inputs.js';
+
+@Resolver(() => Agent)
+export class AgentResolver {
+  @Query(() => Agent)
+  agent(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Agent> {
+    return context.services.agents.get(actorOf(context), id);
+  }
+
+  @Query(() => AgentPage, { description: 'Archived agents are left out unless status is archived' })
+  agents(@Args() args: AgentListArgs, @Ctx() context: GraphQLContext): Promise<Page<Agent>> {
+    return context.services.agents.list(actorOf(context), args);
+  }
+
+  @Mutation(() => Agent, { description: 'Creates a draft at version 1' })
+  createAgent(@Arg('input') input: CreateAgentInput, @Ctx() context: GraphQLContext): Promise<Agent> {
+    return context.services.agents.create(actorOf(context), input);
+  }
+
+  @Mutation(() => Agent, { description: 'Changes the fields that are sent; adds one to the version' })
+  updateAgent(
+    @Arg('id', () => ID) id: string,
+    @Arg('input') input: UpdateAgentInput,
+    @Ctx() context: GraphQLContext,
+  ): Promise<Agent> {
+    return context.services.agents.update(actorOf(context), id, input);
+  }
+
+  @Mutation(() => Agent, { description: 'draft → active; any other state is a CONFLICT' })
+  activateAgent(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Agent> {
+    return context.services.agents.activate(actorOf(context), id);
+  }
+
+  @Mutation(() => Agent, { description: 'Soft delete: the agent is archived and keeps its record' })
+  deleteAgent(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Agent> {
+    return context.services.agents.delete(actorOf(context), id);
+  }
+
+  @Mutation(() => MessageReply, { description: 'One message to the agent; nothing is stored' })
+  testAgent(@Arg('id', () => ID) id: string, @Args() { message }: MessageArgs, @Ctx() context: GraphQLContext): Promise<MessageReply> {
+    return context.services.agents.test(actorOf(context), id, message);
+  }
+
+  @FieldResolver(() => ConversationPage, { description: 'Paged like GET /api/agents/{id}/conversations; batched across agents' })
+  conversations(@Root() agent: Agent, @Args() args: ConversationListArgs, @Ctx() context: GraphQLContext): Promise<Page<Conversation>> {
+    return loadersOf(context).agents.conversationPage(agent.id, args);
+  }
+}

@@ -1,0 +1,168 @@
+import type { FilterQuery, QueryOrderMap } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { isUuid } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
+import type { AgentListArgs } from './agent.args.js';
+import { Agent } from './agent.entity.js';
+import { AgentStatus } from './agent.enums.js';
+import type { CreateAgentInput } from './agent.inputs.js';
+import type { KnowledgePort, ModelPort } from './agent.ports.js';
+import { AgentResponder } from './agent.responder.js';
+import type { KnowledgeBaseConfig, MemoryConfig, MessageReply, ModelConfig, ResolutionCriterion, VoiceConfig } from './agent.types.js';
+import type { UpdateAgentInput } from './update-agent.inputs.js';
+
+const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
+
+/** An agent of the actor's organization, archived ones included; 404 otherwise. */
+export async function findAgent(em: EntityManager, actor: Actor, id: string): Promise<Agent> {
+  const agent = isUuid(id) ? await em.findOne(Agent, { id, organization: actor.organizationId }) : null;
+  if (!agent) throw AppError.notFound('Agent');
+  return agent;
+}
+
+/** Agents of the actor's organization: CRUD, activation, soft delete and a one-off test message. */
+export class AgentService {
+  private readonly responder: AgentResponder;
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly model: ModelPort,
+    private readonly knowledge: KnowledgePort,
+  ) {
+    this.responder = new AgentResponder(model, knowledge);
+  }
+
+  /** Creates a draft at version 1, owned by the actor's organization and user. */
+  async create(actor: Actor, input: CreateAgentInput): Promise<Agent> {
+    this.checkModel(input.modelConfig.model);
+    if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
+    const agent = this.em.create(Agent, {
+      organization: this.em.getReference(Organization, actor.organizationId),
+      name: input.name,
+      description: input.description ?? null,
+      instructions: input.instructions,
+      policy: input.policy ?? null,
+      modelConfig: toModelConfig(input.modelConfig),
+      voiceConfig: toVoiceConfig(input.voiceConfig),
+      memoryConfig: toMemoryConfig(input.memoryConfig),
+      metadata: input.metadata ?? null,
+      knowledgeBaseConfig: toKnowledgeBaseConfig(input.knowledgeBaseConfig),
+      resolutionCriteria: toCriteria(input.resolutionCriteria),
+      createdBy: actor.userId,
+    });
+    await this.em.flush();
+    return agent;
+  }
+
+  /** A page of agents; archived ones only when status=archived asks for them. */
+  async list(actor: Actor, args: AgentListArgs): Promise<Page<Agent>> {
+    const field = sortField(args.sortBy, AGENT_SORT);
+    const where: FilterQuery<Agent> = {
+      organization: actor.organizationId,
+      status: args.status ?? { $ne: AgentStatus.archived },
+    };
+    if (args.search) {
+      const pattern = containsPattern(args.search);
+      Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
+    }
+    const [data, total] = await this.em.findAndCount(Agent, where, {
+      orderBy: { [field]: args.sortOrder, id: 'asc' } as QueryOrderMap<Agent>,
+      limit: args.limit,
+      offset: (args.page - 1) * args.limit,
+    });
+    return { data, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  async get(actor: Actor, id: string): Promise<Agent> {
+    return findAgent(this.em, actor, id);
+  }
+
+  /** Changes the fields that are sent and adds one to the version; an archived agent is 409. */
+  async update(actor: Actor, id: string, input: UpdateAgentInput): Promise<Agent> {
+    const agent = await findAgent(this.em, actor, id);
+    if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be changed');
+    if (input.modelConfig) this.checkModel(input.modelConfig.model);
+    if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
+    if (input.name !== undefined) agent.name = input.name;
+    if (input.description !== undefined) agent.description = input.description;
+    if (input.instructions !== undefined) agent.instructions = input.instructions;
+    if (input.policy !== undefined) agent.policy = input.policy;
+    if (input.modelConfig !== undefined) agent.modelConfig = toModelConfig(input.modelConfig);
+    if (input.voiceConfig !== undefined) agent.voiceConfig = toVoiceConfig(input.voiceConfig);
+    if (input.memoryConfig !== undefined) agent.memoryConfig = toMemoryConfig(input.memoryConfig);
+    if (input.metadata !== undefined) agent.metadata = input.metadata;
+    if (input.knowledgeBaseConfig !== undefined) agent.knowledgeBaseConfig = toKnowledgeBaseConfig(input.knowledgeBaseConfig);
+    if (input.resolutionCriteria !== undefined) agent.resolutionCriteria = toCriteria(input.resolutionCriteria);
+    agent.version += 1;
+    agent.updatedAt = new Date();
+    await this.em.flush();
+    return agent;
+  }
+
+  /** draft → active; from active or archived the move is invalid (409). */
+  async activate(actor: Actor, id: string): Promise<Agent> {
+    const agent = await findAgent(this.em, actor, id);
+    if (agent.status !== AgentStatus.draft) {
+      throw new AppError('CONFLICT', `An agent that is ${agent.status} cannot be activated; only a draft can`);
+    }
+    agent.status = AgentStatus.active;
+    await this.em.flush();
+    return agent;
+  }
+
+  /** Soft delete: the row stays, archived with a deletedAt. Deleting again answers the same agent. */
+  async delete(actor: Actor, id: string): Promise<Agent> {
+    const agent = await findAgent(this.em, actor, id);
+    if (agent.status !== AgentStatus.archived || !agent.deletedAt) {
+      agent.status = AgentStatus.archived;
+      agent.deletedAt ??= new Date();
+      await this.em.flush();
+    }
+    return agent;
+  }
+
+  /** One message to the agent, nothing stored; an archived agent is 409. */
+  async test(actor: Actor, id: string, message: string): Promise<MessageReply> {
+    const agent = await findAgent(this.em, actor, id);
+    if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be tested');
+    return this.responder.reply(agent, [], message);
+  }
+
+  /** The model registry decides the name; its error is reported on modelConfig.model on both doors. */
+  private checkModel(model: string): void {
+    try {
+      this.model.assertModelName(model);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'BAD_USER_INPUT' && !error.errors?.length) {
+        throw AppError.badInput([{ field: 'modelConfig.model', message: error.message }]);
+      }
+      throw error;
+    }
+  }
+}
+
+function toModelConfig(input: ModelConfigInput): ModelConfig {
+  return { model: input.model, modelSettings: input.modelSettings ?? null, providerOptions: input.providerOptions ?? null };
+}
+
+function toVoiceConfig(input: VoiceConfigInput | null | undefined): VoiceConfig | null {
+  return input ? { pipelineMode: input.pipelineMode, voiceId: input.voiceId ?? null, stsProvider: input.stsProvider ?? null } : null;
+}
+
+function toMemoryConfig(input: MemoryConfigInput | null | undefined): MemoryConfig | null {
+  return input ? { enabled: input.enabled, lastMessages: input.lastMessages ?? null, semanticRecall: input.semanticRecall ?? null } : null;
+}
+
+function toKnowledgeBaseConfig(input: KnowledgeBaseConfigInput | null | undefined): KnowledgeBaseConfig | null {
+  return input
+    ? { knowledgeBaseId: input.knowledgeBaseId, topK: input.topK ?? 3, similarityThreshold: input.similarityThreshold ?? 0 }
+    : null;
+}
+
+function toCriteria(input: ResolutionCriterionInput[] | undefined): ResolutionCriterion[] {
+  return (input ?? []).map((criterion) => ({ label: criterion.label, description: criterion.description }));
+}

@@ -1,0 +1,84 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { PipelineMode, StsProvider } from './agent.enums.js';
+
+@ObjectType({ description: 'The language model of an agent' })
+export class ModelConfig {
+  @Field({ description: '<provider>/<model_name>' })
+  model!: string;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'temperature, maxTokens, topP, ...' })
+  modelSettings?: Record<string, unknown> | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  providerOptions?: Record<string, unknown> | null;
+}
+
+@ObjectType()
+export class VoiceConfig {
+  @Field(() => PipelineMode)
+  pipelineMode!: PipelineMode;
+
+  @Field(() => String, { nullable: true })
+  voiceId?: string | null;
+
+  @Field(() => StsProvider, { nullable: true })
+  stsProvider?: StsProvider | null;
+}
+
+@ObjectType()
+export class MemoryConfig {
+  @Field(() => Boolean)
+  enabled!: boolean;
+
+  @Field(() => Int, { nullable: true, description: 'How many earlier messages the model sees; 10 when unset' })
+  lastMessages?: number | null;
+
+  @Field(() => Boolean, { nullable: true })
+  semanticRecall?: boolean | null;
+}
+
+/** Stored shape of knowledgeBaseConfig, defaults applied. */
+export interface KnowledgeBaseConfig {
+  knowledgeBaseId: string;
+  topK: number;
+  similarityThreshold: number;
+}
+
+@ObjectType({ description: 'A rule used to evaluate how a conversation ended' })
+export class ResolutionCriterion {
+  @Field()
+  label!: string;
+
+  @Field()
+  description!: string;
+}
+
+@ObjectType({ description: 'Whether an ended conversation met one resolution criterion' })
+export class CriterionOutcome {
+  @Field()
+  label!: string;
+
+  @Field(() => Boolean)
+  met!: boolean;
+
+  @Field()
+  explanation!: string;
+}
+
+@ObjectType({ description: 'Tokens a model reply cost' })
+export class Usage {
+  @Field(() => Int) inputTokens!: number;
+  @Field(() => Int) outputTokens!: number;
+  @Field(() => Int) totalTokens!: number;
+  @Field() model!: string;
+}
+
+@ObjectType({ description: 'The answer to a test message or a conversation message' })
+export class MessageReply {
+  @Field()
+  response!: string;
+
+  @Field(() => Usage)
+  usage!: Usage;
+}

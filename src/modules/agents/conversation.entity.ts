@@ -1,0 +1,50 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { BaseEntity } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { Agent } from './agent.entity.js';
+import { ConversationStatus } from './agent.enums.js';
+import { CriterionOutcome } from './agent.types.js';
+
+@ObjectType({ description: 'A conversation with an agent' })
+@Entity({ tableName: 'conversations' })
+@Index({ properties: ['agent', 'createdAt'] })
+export class Conversation extends BaseEntity {
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  @Index()
+  organization!: Organization;
+
+  @ManyToOne(() => Agent, { deleteRule: 'cascade' })
+  agent!: Agent;
+
+  @Field(() => ConversationStatus)
+  @Enum({ items: () => ConversationStatus, default: ConversationStatus.pending })
+  status: ConversationStatus & Opt = ConversationStatus.pending;
+
+  @Field(() => String, { nullable: true })
+  @Property({ length: 255, nullable: true })
+  title: (string & Opt) | null = null;
+
+  @Field(() => [CriterionOutcome], { nullable: true, description: 'Set when the conversation ends' })
+  @Property({ type: 'json', nullable: true })
+  outcome: (CriterionOutcome[] & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  endedAt: (Date & Opt) | null = null;
+
+  @Field(() => Int)
+  @Property({ type: 'integer', default: 0 })
+  messageCount: number & Opt = 0;
+
+  @Field(() => ID)
+  get agentId(): string & Opt {
+    return this.agent.id;
+  }
+
+  @Field(() => ID)
+  get organizationId(): string & Opt {
+    return this.organization.id;
+  }
+}

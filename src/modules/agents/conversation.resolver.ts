@@ -1,0 +1,55 @@
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { Page } from '../../common/pagination.js';
+import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
+import { ConversationListArgs, MessageArgs } from './agent.args.js';
+import { Agent } from './agent.entity.js';
+import { ConversationPage } from './agent.pages.js';
+import { MessageReply } from './agent.types.js';
+import { Conversation } from './conversation.entity.js';
+import { Message } from './message.entity.js';
+
+@Resolver(() => Conversation)
+export class ConversationResolver {
+  @Query(() => ConversationPage)
+  conversations(
+    @Arg('agentId', () => ID) agentId: string,
+    @Args() args: ConversationListArgs,
+    @Ctx() context: GraphQLContext,
+  ): Promise<Page<Conversation>> {
+    return context.services.conversations.list(actorOf(context), agentId, args);
+  }
+
+  @Query(() => Conversation)
+  conversation(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Conversation> {
+    return context.services.conversations.get(actorOf(context), id);
+  }
+
+  @Mutation(() => Conversation, { description: 'A new pending conversation with an agent' })
+  startConversation(@Arg('agentId', () => ID) agentId: string, @Ctx() context: GraphQLContext): Promise<Conversation> {
+    return context.services.conversations.start(actorOf(context), agentId);
+  }
+
+  @Mutation(() => MessageReply, { description: 'Stores the message and the reply, in order' })
+  sendMessage(
+    @Arg('conversationId', () => ID) conversationId: string,
+    @Args() { message }: MessageArgs,
+    @Ctx() context: GraphQLContext,
+  ): Promise<MessageReply> {
+    return context.services.conversations.sendMessage(actorOf(context), conversationId, message);
+  }
+
+  @Mutation(() => Conversation, { description: 'Ends the conversation and evaluates its resolution criteria' })
+  endConversation(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Conversation> {
+    return context.services.conversations.end(actorOf(context), id);
+  }
+
+  @FieldResolver(() => [Message], { description: 'In order; batched across conversations' })
+  messages(@Root() conversation: Conversation, @Ctx() context: GraphQLContext): Promise<Message[]> {
+    return loadersOf(context).agents.messages.load(conversation.id);
+  }
+
+  @FieldResolver(() => Agent)
+  agent(@Root() conversation: Conversation, @Ctx() context: GraphQLContext): Promise<Agent> {
+    return loadersOf(context).agents.agents.load(conversation.agent.id);
+  }
+}

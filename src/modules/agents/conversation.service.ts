@@ -1,0 +1,181 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { isUuid } from '../../db/base.entity.js';
+import type { ConversationListArgs } from './agent.args.js';
+import { Agent } from './agent.entity.js';
+import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
+import type { ChatMessage, KnowledgePort, ModelPort } from './agent.ports.js';
+import { AgentResponder } from './agent.responder.js';
+import { findAgent } from './agent.service.js';
+import type { CriterionOutcome, MessageReply } from './agent.types.js';
+import { Conversation } from './conversation.entity.js';
+import { Message } from './message.entity.js';
+import { criterionPrompt, isMet, memoryWindow, redactPolicy } from './prompt.js';
+
+const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at', status: 'status' } as const;
+const SORT_FIELDS = Object.keys(SORT_COLUMNS) as (keyof typeof SORT_COLUMNS)[];
+const CLOSED = new Set([ConversationStatus.ended, ConversationStatus.failed, ConversationStatus.archived]);
+
+/** Conversations of an agent and their messages; a message is answered by the agent's model. */
+export class ConversationService {
+  private readonly responder: AgentResponder;
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly model: ModelPort,
+    knowledge: KnowledgePort,
+  ) {
+    this.responder = new AgentResponder(model, knowledge);
+  }
+
+  /** A new pending conversation; an archived agent takes none (409). */
+  async start(actor: Actor, agentId: string): Promise<Conversation> {
+    const agent = await findAgent(this.em, actor, agentId);
+    if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot start conversations');
+    const conversation = this.em.create(Conversation, { organization: agent.organization, agent });
+    await this.em.flush();
+    return conversation;
+  }
+
+  /** A page of an agent's conversations (404 for an unknown agent). */
+  async list(actor: Actor, agentId: string, args: ConversationListArgs): Promise<Page<Conversation>> {
+    const agent = await findAgent(this.em, actor, agentId);
+    const pages = await this.pagesFor(actor, [agent.id], args);
+    return pages.get(agent.id)!;
+  }
+
+  /**
+   * One page per agent in two statements, whatever the number of agents: the rows ranked by
+   * row_number() within each agent, and the totals grouped by agent.
+   */
+  async pagesFor(actor: Actor, agentIds: readonly string[], args: ConversationListArgs): Promise<Map<string, Page<Conversation>>> {
+    const column = SORT_COLUMNS[sortField(args.sortBy, SORT_FIELDS)];
+    const direction = args.sortOrder === 'asc' ? 'asc' : 'desc';
+    const ids = agentIds.filter(isUuid);
+    const pages = new Map(agentIds.map((id) => [id, { data: [] as Conversation[], meta: pageMeta(args.page, args.limit, 0) }]));
+    if (ids.length === 0) return pages;
+    const filters = ['organization_id = ?', `agent_id in (${ids.map(() => '?').join(', ')})`];
+    const params: unknown[] = [actor.organizationId, ...ids];
+    if (args.status) {
+      filters.push('status = ?');
+      params.push(args.status);
+    }
+    if (args.search) {
+      filters.push('title ilike ?');
+      params.push(containsPattern(args.search));
+    }
+    const where = filters.join(' and ');
+    const offset = (args.page - 1) * args.limit;
+    const connection = this.em.getConnection();
+    const rows = await connection.execute<Record<string, unknown>[]>(
+      `select * from (select *, row_number() over (partition by agent_id order by ${column} ${direction}, id asc) as position ` +
+        `from conversations where ${where}) ranked where position > ? and position <= ? order by agent_id, position`,
+      [...params, offset, offset + args.limit] as never[],
+    );
+    const totals = await connection.execute<{ agent_id: string; total: number }[]>(
+      `select agent_id, count(*)::int as total from conversations where ${where} group by agent_id`,
+      params as never[],
+    );
+    for (const { agent_id: agentId, total } of totals) pages.get(agentId)!.meta = pageMeta(args.page, args.limit, Number(total));
+    for (const row of rows) {
+      const { position: _position, ...columns } = row;
+      pages.get(String(row.agent_id))!.data.push(this.em.map(Conversation, columns));
+    }
+    return pages;
+  }
+
+  /** A conversation of the actor's organization, with its agent loaded. */
+  async get(actor: Actor, id: string): Promise<Conversation> {
+    const conversation = isUuid(id)
+      ? await this.em.findOne(Conversation, { id, organization: actor.organizationId }, { populate: ['agent'] })
+      : null;
+    if (!conversation) throw AppError.notFound('Conversation');
+    return conversation;
+  }
+
+  /** Messages of several conversations in one statement, each list in order. */
+  async messagesFor(actor: Actor, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
+    const messages = await this.em.find(
+      Message,
+      { organization: actor.organizationId, conversation: { $in: conversationIds.filter(isUuid) } },
+      { orderBy: { conversation: 'asc', sequence: 'asc' } },
+    );
+    const byConversation = new Map(conversationIds.map((id) => [id, [] as Message[]]));
+    for (const message of messages) byConversation.get(message.conversation.id)?.push(message);
+    return byConversation;
+  }
+
+  /** Agents by id in one statement (for Conversation.agent). */
+  async agentsFor(actor: Actor, agentIds: readonly string[]): Promise<Map<string, Agent>> {
+    const agents = await this.em.find(Agent, { organization: actor.organizationId, id: { $in: agentIds.filter(isUuid) } });
+    return new Map(agents.map((agent) => [agent.id, agent]));
+  }
+
+  async messages(actor: Actor, conversation: Conversation): Promise<Message[]> {
+    return (await this.messagesFor(actor, [conversation.id])).get(conversation.id)!;
+  }
+
+  /**
+   * Stores the user message (its own flush), asks the model with the agent's memory and passages,
+   * then stores the reply. When the model fails the user message stays and the error propagates.
+   */
+  async sendMessage(actor: Actor, conversationId: string, message: string): Promise<MessageReply> {
+    const conversation = await this.get(actor, conversationId);
+    const agent = conversation.agent;
+    if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
+    if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is ${conversation.status}`);
+    const window = memoryWindow(agent.memoryConfig);
+    const earlier =
+      window > 0
+        ? await this.em.find(Message, { conversation }, { orderBy: { sequence: 'desc' }, limit: window })
+        : [];
+    const history: ChatMessage[] = earlier.reverse().map((item) => ({ role: item.role, content: item.content }));
+
+    this.addMessage(conversation, MessageRole.user, message);
+    conversation.status = ConversationStatus.active;
+    await this.em.flush();
+
+    const reply = await this.responder.reply(agent, history, message);
+    this.addMessage(conversation, MessageRole.assistant, reply.response, reply.usage);
+    await this.em.flush();
+    return reply;
+  }
+
+  /** Ends a conversation and records, per resolution criterion, whether the model judges it met. */
+  async end(actor: Actor, id: string): Promise<Conversation> {
+    const conversation = await this.get(actor, id);
+    if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is already ${conversation.status}`);
+    const agent = conversation.agent;
+    const transcript: ChatMessage[] = (await this.messages(actor, conversation)).map((item) => ({ role: item.role, content: item.content }));
+    const outcome: CriterionOutcome[] = [];
+    for (const criterion of agent.resolutionCriteria) {
+      const result = await this.model.generate({
+        model: agent.modelConfig.model,
+        ...criterionPrompt(criterion, transcript),
+        settings: agent.modelConfig.modelSettings ?? null,
+        providerOptions: agent.modelConfig.providerOptions ?? null,
+      });
+      outcome.push({ label: criterion.label, met: isMet(result.text), explanation: redactPolicy(result.text, agent.policy) });
+    }
+    conversation.status = ConversationStatus.ended;
+    conversation.endedAt = new Date();
+    conversation.outcome = outcome;
+    await this.em.flush();
+    return conversation;
+  }
+
+  private addMessage(conversation: Conversation, role: MessageRole, content: string, usage: Message['usage'] = null): void {
+    conversation.messageCount += 1;
+    this.em.create(Message, {
+      organization: conversation.organization,
+      conversation,
+      sequence: conversation.messageCount,
+      role,
+      content,
+      usage,
+      model: usage?.model ?? null,
+    });
+  }
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { CreateAgentDocument } from '../generated/graphql.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { agentInput, graphqlCode, graphqlFields, restFields } from './fixtures.js';
+
+let app: TestApp;
+let acme: TestOrganization;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await app.organization('Acme');
+});
+afterAll(() => app.close());
+
+const text = (length: number) => 'x'.repeat(length);
+const criteria = (count: number) => Array.from({ length: count }, (_, index) => ({ label: `c${index}`, description: 'met when' }));
+
+/** Sends the same body to both doors: both accept it, or both refuse it naming the same fields. */
+async function bothDoors(input: Record<string, unknown>, fields: string[] | 'ok') {
+  const rest = await acme.rest.post('/api/agents', input);
+  const graphql = await acme.graphql.run(CreateAgentDocument, { input: input as never });
+  if (fields === 'ok') {
+    expect(rest.status).toBe(201);
+    expect(graphql.errors).toBeUndefined();
+    expect(graphql.data?.createAgent.status).toBe('draft');
+    return;
+  }
+  expect(restFields(rest)).toEqual(fields);
+  expect(graphqlFields(graphql)).toEqual(fields);
+}
+
+describe('limits of CreateAgentInput, at their edges, the same on both doors', () => {
+  it.each([
+    ['name of 128', { name: text(128) }, 'ok'],
+    ['name of 129', { name: text(129) }, ['name']],
+    ['empty name', { name: '' }, ['name']],
+    ['description of 2000', { description: text(2000) }, 'ok'],
+    ['description of 2001', { description: text(2001) }, ['description']],
+    ['instructions of 10000', { instructions: text(10000) }, 'ok'],
+    ['instructions of 10001', { instructions: text(10001) }, ['instructions']],
+    ['policy of 10000', { policy: text(10000) }, 'ok'],
+    ['policy of 10001', { policy: text(10001) }, ['policy']],
+    ['5 resolution criteria', { resolutionCriteria: criteria(5) }, 'ok'],
+    ['6 resolution criteria', { resolutionCriteria: criteria(6) }, ['resolutionCriteria']],
+    ['criterion label of 101', { resolutionCriteria: [{ label: text(101), description: '' }] }, ['resolutionCriteria.0.label']],
+    ['criterion description of 1001', { resolutionCriteria: [{ label: 'ok', description: text(1001) }] }, ['resolutionCriteria.0.description']],
+    ['model without provider', { modelConfig: { model: 'gpt4' } }, ['modelConfig.model']],
+    ['unknown pipelineMode', { voiceConfig: { pipelineMode: 'loud' } }, ['voiceConfig.pipelineMode']],
+    ['known pipelineMode and stsProvider', { voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'v1' } }, 'ok'],
+    ['unknown stsProvider', { voiceConfig: { pipelineMode: 'sts', stsProvider: 'acme' } }, ['voiceConfig.stsProvider']],
+    ['lastMessages of 100', { memoryConfig: { enabled: true, lastMessages: 100 } }, 'ok'],
+    ['lastMessages of 101', { memoryConfig: { enabled: true, lastMessages: 101 } }, ['memoryConfig.lastMessages']],
+    ['metadata that is not an object', { metadata: 'x' }, ['metadata']],
+    ['knowledgeBaseId that is not a UUID', { knowledgeBaseConfig: { knowledgeBaseId: 'kb-1' } }, ['knowledgeBaseConfig.knowledgeBaseId']],
+    ['topK of 21', { knowledgeBaseConfig: { knowledgeBaseId: randomUUID(), topK: 21 } }, ['knowledgeBaseConfig.topK']],
+  ] as const)('%s', async (_name, overrides, fields) => {
+    await bothDoors(agentInput(overrides), fields as string[] | 'ok');
+  });
+
+  it('requires modelConfig on REST (GraphQL declares it non-null)', async () => {
+    const { modelConfig: _modelConfig, ...input } = agentInput();
+    expect(restFields(await acme.rest.post('/api/agents', input))).toEqual(['modelConfig']);
+  });
+
+  it('answers 404 for a knowledge base the organization does not have, on both doors', async () => {
+    const input = agentInput({ knowledgeBaseConfig: { knowledgeBaseId: randomUUID() } });
+    const rest = await acme.rest.post('/api/agents', input);
+    expect(rest.status).toBe(404);
+    expect(rest.body.code).toBe('NOT_FOUND');
+    expect(graphqlCode(await acme.graphql.run(CreateAgentDocument, { input: input as never }))).toBe('NOT_FOUND');
+  });
+
+  it('stores nothing for a refused body', async () => {
+    await acme.rest.post('/api/agents', agentInput({ name: 'refused', policy: text(10001) }));
+    expect(await app.sql('select id from agents where name = ?', ['refused'])).toHaveLength(0);
+  });
+});
