@@ -1,4 +1,5 @@
 import type { Migration } from '@mikro-orm/migrations';
+import { Migration20261122021744 } from './Migration20261122021744.js';
 import { Migration20261122020501 } from './Migration20261122020501.js';
 
 type MigrationClass = new (...args: any[]) => Migration;
@@ -6,4 +7,5 @@ type MigrationClass = new (...args: any[]) => Migration;
 /** Every migration, in order. A new migration file is added here by `npm run migration:create`. */
 export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122020501', class: Migration20261122020501 },
+  { name: 'Migration20261122021744', class: Migration20261122021744 },
 ];

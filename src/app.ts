@@ -25,9 +25,10 @@ import { Presenter } from './rest/present.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
 import { mountRoutes, type RouteDefinition } from './rest/routes.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
+import { contactRoutes } from './modules/contacts/contacts.rest.js';
 import { createServices, type Services } from './services.js';
 
-export const REST_ROUTES: RouteDefinition[] = [...authRoutes];
+export const REST_ROUTES: RouteDefinition[] = [...authRoutes, ...contactRoutes];
 
 export interface Gateway {
   app: Express;

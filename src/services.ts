@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { AudienceService } from './modules/contacts/audience.service.js';
+import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 
@@ -17,6 +19,8 @@ export function createServices(em: EntityManager, config: Config) {
     apiKeys,
     auth: new AuthService(em, tokens),
     provisioning: new ProvisioningService(em, apiKeys),
+    contacts: new ContactService(em),
+    audiences: new AudienceService(em),
   };
 }
 

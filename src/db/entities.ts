@@ -1,7 +1,9 @@
+import { Audience, AudienceMember } from '../modules/contacts/audience.entity.js';
+import { Contact } from '../modules/contacts/contact.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
 import { Organization } from '../modules/organizations/organization.entity.js';
 import { Team, TeamMembership } from '../modules/organizations/team.entity.js';
 
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
-export const ENTITIES = [Organization, User, Team, TeamMembership, ApiKey];
+export const ENTITIES = [Organization, User, Team, TeamMembership, ApiKey, Contact, Audience, AudienceMember];

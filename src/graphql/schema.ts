@@ -3,8 +3,10 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { validateInstance } from '../common/validation.js';
 import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
+import { AudienceResolver } from '../modules/contacts/audience.resolver.js';
+import { ContactResolver } from '../modules/contacts/contact.resolver.js';
 
-export const RESOLVERS: NonEmptyArray<Function> = [ApiKeyResolver];
+export const RESOLVERS: NonEmptyArray<Function> = [ApiKeyResolver, AudienceResolver, ContactResolver];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */
 async function validateFn(value: unknown): Promise<void> {
