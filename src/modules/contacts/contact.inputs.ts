@@ -11,6 +11,7 @@ import {
   Matches,
   ValidateNested,
 } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
@@ -18,6 +19,9 @@ import { IsTimeZone } from './time-zone.js';
 
 export const E164 = /^\+[1-9]\d{6,14}$/;
 const PHONE_MESSAGE = 'phone must be an E.164 number such as +14155550100';
+// The OpenAPI generator cannot read a custom validator or the element class of a nested array.
+const TIME_ZONE_SCHEMA = () => ({ type: 'string' as const, description: 'IANA time zone, for example Europe/Paris' });
+const CONTACT_LIST_SCHEMA = { items: { $ref: '#/components/schemas/CreateContactInput' } };
 
 @InputType({ description: 'A new contact' })
 export class CreateContactInput {
@@ -33,6 +37,7 @@ export class CreateContactInput {
   phone!: string;
 
   @Field(() => String, { nullable: true, description: 'IANA time zone, for example Europe/Paris' })
+  @JSONSchema(TIME_ZONE_SCHEMA)
   @IsOptional()
   @IsTimeZone()
   @IsString()
@@ -64,6 +69,7 @@ export class UpdateContactInput {
   phone?: string;
 
   @Field(() => String, { nullable: true, description: 'null removes the time zone' })
+  @JSONSchema(TIME_ZONE_SCHEMA)
   @IsOptional()
   @IsTimeZone()
   @IsString()
@@ -83,6 +89,7 @@ export class UpdateContactInput {
 @InputType({ description: 'Contacts written all together or not at all' })
 export class ImportContactsInput {
   @Field(() => [CreateContactInput], { description: '1 to 10000 contacts' })
+  @JSONSchema(CONTACT_LIST_SCHEMA)
   @ValidateNested({ each: true })
   @Type(() => CreateContactInput)
   @ArrayMaxSize(10_000)
