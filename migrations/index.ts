@@ -1,6 +1,7 @@
 import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122021236 } from './Migration20261122021236.js';
 import { Migration20261122021323 } from './Migration20261122021323.js';
+import { Migration20261122021744 } from './Migration20261122021744.js';
 import { Migration20261122020501 } from './Migration20261122020501.js';
 
 type MigrationClass = new (...args: any[]) => Migration;
@@ -10,4 +11,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122020501', class: Migration20261122020501 },
   { name: 'Migration20261122021236', class: Migration20261122021236 },
   { name: 'Migration20261122021323', class: Migration20261122021323 },
+  { name: 'Migration20261122021744', class: Migration20261122021744 },
 ];

@@ -29,9 +29,16 @@ import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
+import { contactRoutes } from './modules/contacts/contacts.rest.js';
 import { createServices, type Services } from './services.js';
 
-export const REST_ROUTES: RouteDefinition[] = [...authRoutes, ...agentRoutes, ...conversationRoutes, ...knowledgeRoutes];
+export const REST_ROUTES: RouteDefinition[] = [
+  ...authRoutes,
+  ...agentRoutes,
+  ...conversationRoutes,
+  ...knowledgeRoutes,
+  ...contactRoutes,
+];
 
 export interface Gateway {
   app: Express;

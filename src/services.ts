@@ -4,6 +4,8 @@ import { AgentService } from './modules/agents/agent.service.js';
 import { ConversationService } from './modules/agents/conversation.service.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { AudienceService } from './modules/contacts/audience.service.js';
+import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { ModelService } from './modules/models/model.service.js';
@@ -30,6 +32,8 @@ export function createServices(em: EntityManager, config: Config) {
     agentPorts,
     agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
     conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
+    contacts: new ContactService(em),
+    audiences: new AudienceService(em),
   };
 }
 

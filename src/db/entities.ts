@@ -1,6 +1,8 @@
 import { Agent } from '../modules/agents/agent.entity.js';
 import { Conversation } from '../modules/agents/conversation.entity.js';
 import { Message } from '../modules/agents/message.entity.js';
+import { Audience, AudienceMember } from '../modules/contacts/audience.entity.js';
+import { Contact } from '../modules/contacts/contact.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
 import { KnowledgeBase } from '../modules/knowledge/knowledge-base.entity.js';
@@ -22,4 +24,7 @@ export const ENTITIES = [
   KnowledgeBase,
   KnowledgeDocument,
   KnowledgeChunk,
+  Contact,
+  Audience,
+  AudienceMember,
 ];

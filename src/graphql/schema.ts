@@ -6,8 +6,17 @@ import { AgentResolver } from '../modules/agents/agent.resolver.js';
 import { ConversationResolver } from '../modules/agents/conversation.resolver.js';
 import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
 import { KnowledgeResolver } from '../modules/knowledge/knowledge.resolver.js';
+import { AudienceResolver } from '../modules/contacts/audience.resolver.js';
+import { ContactResolver } from '../modules/contacts/contact.resolver.js';
 
-export const RESOLVERS: NonEmptyArray<Function> = [ApiKeyResolver, AgentResolver, ConversationResolver, KnowledgeResolver];
+export const RESOLVERS: NonEmptyArray<Function> = [
+  ApiKeyResolver,
+  AgentResolver,
+  ConversationResolver,
+  KnowledgeResolver,
+  AudienceResolver,
+  ContactResolver,
+];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */
 async function validateFn(value: unknown): Promise<void> {

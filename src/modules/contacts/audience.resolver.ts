@@ -1,0 +1,84 @@
+import DataLoader from 'dataloader';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { PageArgs, type Page } from '../../common/pagination.js';
+import { parseInput } from '../../common/validation.js';
+import { DeletionResult } from '../auth/auth.types.js';
+import { actorOf, type GraphQLContext } from '../../graphql/context.js';
+import { Audience } from './audience.entity.js';
+import { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
+import type { Contact } from './contact.entity.js';
+import { AudiencePage, ContactPage } from './contacts.types.js';
+
+/** One member loader per request and page arguments, so `audiences { data { contacts } }` costs two statements. */
+const memberLoaders = new WeakMap<GraphQLContext, Map<string, DataLoader<string, Page<Contact>>>>();
+
+function memberLoader(context: GraphQLContext, args: PageArgs): DataLoader<string, Page<Contact>> {
+  const loaders = memberLoaders.get(context) ?? new Map<string, DataLoader<string, Page<Contact>>>();
+  memberLoaders.set(context, loaders);
+  const key = JSON.stringify([args.page, args.limit, args.search, args.sortBy, args.sortOrder]);
+  let loader = loaders.get(key);
+  if (!loader) {
+    loader = new DataLoader((ids) => context.services.audiences.membersOf(actorOf(context), ids, args));
+    loaders.set(key, loader);
+  }
+  return loader;
+}
+
+@Resolver(() => Audience)
+export class AudienceResolver {
+  @Query(() => AudiencePage, { description: 'A page of audiences; search matches name or description' })
+  audiences(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<Audience>> {
+    return context.services.audiences.list(actorOf(context), args);
+  }
+
+  @Query(() => Audience)
+  audience(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Audience> {
+    return context.services.audiences.get(actorOf(context), id);
+  }
+
+  @FieldResolver(() => ContactPage, { description: 'A page of the members' })
+  contacts(@Root() audience: Audience, @Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<Contact>> {
+    return memberLoader(context, args).load(audience.id);
+  }
+
+  @Mutation(() => Audience)
+  createAudience(@Arg('input') input: CreateAudienceInput, @Ctx() context: GraphQLContext): Promise<Audience> {
+    return context.services.audiences.create(actorOf(context), input);
+  }
+
+  @Mutation(() => Audience, { description: 'Changes only the fields that are sent' })
+  updateAudience(
+    @Arg('id', () => ID) id: string,
+    @Arg('input') input: UpdateAudienceInput,
+    @Ctx() context: GraphQLContext,
+  ): Promise<Audience> {
+    return context.services.audiences.update(actorOf(context), id, input);
+  }
+
+  @Mutation(() => DeletionResult, { description: 'Deletes the audience and its memberships (not the contacts)' })
+  async deleteAudience(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<DeletionResult> {
+    await context.services.audiences.delete(actorOf(context), id);
+    return { id, message: `Audience ${id} deleted` };
+  }
+
+  @Mutation(() => Audience, { description: 'Adds contacts of the organization; members already in stay once' })
+  async addAudienceMembers(
+    @Arg('id', () => ID) id: string,
+    @Arg('contactIds', () => [ID]) contactIds: string[],
+    @Ctx() context: GraphQLContext,
+  ): Promise<Audience> {
+    // The REST body class validates the list, so both doors apply the same limits.
+    const input = await parseInput(AudienceMembersInput, { contactIds });
+    return context.services.audiences.addMembers(actorOf(context), id, input);
+  }
+
+  @Mutation(() => Audience)
+  async removeAudienceMembers(
+    @Arg('id', () => ID) id: string,
+    @Arg('contactIds', () => [ID]) contactIds: string[],
+    @Ctx() context: GraphQLContext,
+  ): Promise<Audience> {
+    const input = await parseInput(AudienceMembersInput, { contactIds });
+    return context.services.audiences.removeMembers(actorOf(context), id, input);
+  }
+}

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { isUuid } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { Audience, AudienceMember } from './audience.entity.js';
+import type { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
+import { CONTACT_SORT_FIELDS } from './contact.service.js';
+import { Contact } from './contact.entity.js';
+
+export const AUDIENCE_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'contactCount'] as const;
+const CONTACT_COLUMNS: Record<(typeof CONTACT_SORT_FIELDS)[number], string> = {
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  name: 'name',
+  phone: 'phone',
+};
+
+/** Audiences of the caller's organization and their members. */
+export class AudienceService {
+  constructor(private readonly em: EntityManager) {}
+
+  /** A page of audiences; `search` matches name or description; contactCount is counted in the same query. */
+  async list(actor: Actor, args: PageArgs): Promise<Page<Audience>> {
+    const field = sortField(args.sortBy, AUDIENCE_SORT_FIELDS);
+    const pattern = args.search ? containsPattern(args.search) : undefined;
+    const [data, total] = await this.em.findAndCount(
+      Audience,
+      {
+        organization: actor.organizationId,
+        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+      },
+      {
+        orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }],
+        limit: args.limit,
+        offset: (args.page - 1) * args.limit,
+        refresh: true,
+      },
+    );
+    return { data, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  /** The audience with a fresh contactCount. */
+  async get(actor: Actor, id: string): Promise<Audience> {
+    const audience = isUuid(id)
+      ? await this.em.findOne(Audience, { id, organization: actor.organizationId }, { refresh: true })
+      : null;
+    if (!audience) throw AppError.notFound('Audience');
+    return audience;
+  }
+
+  async create(actor: Actor, input: CreateAudienceInput): Promise<Audience> {
+    const audience = this.em.create(Audience, {
+      organization: this.em.getReference(Organization, actor.organizationId),
+      name: input.name,
+      description: input.description ?? null,
+    });
+    await this.em.flush();
+    return audience;
+  }
+
+  /** Changes only the fields that were sent; `updatedAt` moves. */
+  async update(actor: Actor, id: string, input: UpdateAudienceInput): Promise<Audience> {
+    const audience = await this.get(actor, id);
+    if (input.name !== undefined) audience.name = input.name;
+    if (input.description !== undefined) audience.description = input.description;
+    audience.updatedAt = new Date();
+    await this.em.flush();
+    return audience;
+  }
+
+  /** Deletes the audience and its memberships; the contacts stay. */
+  async delete(actor: Actor, id: string): Promise<void> {
+    const audience = await this.get(actor, id);
+    await this.em.remove(audience).flush();
+  }
+
+  /** Adds contacts (already members are left as they are). Any id not of the organization → 404, nothing added. */
+  async addMembers(actor: Actor, id: string, input: AudienceMembersInput): Promise<Audience> {
+    const audience = await this.get(actor, id);
+    const contactIds = await this.ownContactIds(actor, input.contactIds);
+    const now = new Date();
+    await this.em.transactional(async (em) => {
+      // Rows are written by the query builder, which applies no entity defaults: id and timestamps here.
+      await em
+        .createQueryBuilder(AudienceMember)
+        .insert(
+          contactIds.map((contactId) => ({
+            id: randomUUID(),
+            createdAt: now,
+            updatedAt: now,
+            organization: actor.organizationId,
+            audience: audience.id,
+            contact: contactId,
+          })),
+        )
+        .onConflict(['audience', 'contact'])
+        .ignore()
+        .execute();
+      await em.nativeUpdate(Audience, { id: audience.id }, { updatedAt: new Date() });
+    });
+    return this.get(actor, id);
+  }
+
+  /** Removes contacts from the audience; ids of the organization that are not members are ignored. */
+  async removeMembers(actor: Actor, id: string, input: AudienceMembersInput): Promise<Audience> {
+    const audience = await this.get(actor, id);
+    const contactIds = await this.ownContactIds(actor, input.contactIds);
+    await this.em.transactional(async (em) => {
+      await em.nativeDelete(AudienceMember, { audience: audience.id, contact: { $in: contactIds } });
+      await em.nativeUpdate(Audience, { id: audience.id }, { updatedAt: new Date() });
+    });
+    return this.get(actor, id);
+  }
+
+  /**
+   * One page of members for each audience, in two statements whatever the number of audiences
+   * (a window function pages every audience at once); audiences must already be the caller's.
+   */
+  async membersOf(actor: Actor, audienceIds: readonly string[], args: PageArgs): Promise<Page<Contact>[]> {
+    const column = CONTACT_COLUMNS[sortField(args.sortBy, CONTACT_SORT_FIELDS)];
+    const order = args.sortOrder === 'asc' ? 'asc' : 'desc';
+    const ids = audienceIds.map(() => '?').join(', ');
+    const search = args.search ? 'and (c.name ilike ? or c.phone ilike ?)' : '';
+    const params: unknown[] = [actor.organizationId, ...audienceIds];
+    if (args.search) params.push(containsPattern(args.search), containsPattern(args.search));
+    const from = `from audience_members m join contacts c on c.id = m.contact_id
+      where m.organization_id = ? and m.audience_id in (${ids}) ${search}`;
+    const connection = this.em.getConnection();
+    const offset = (args.page - 1) * args.limit;
+    const rows = await connection.execute<Record<string, unknown>[]>(
+      `select * from (select c.*, m.audience_id as member_of,
+         row_number() over (partition by m.audience_id order by c.${column} ${order}, c.id asc) as position ${from}) ranked
+       where position > ? and position <= ? order by member_of, position`,
+      [...params, offset, offset + args.limit] as never[],
+    );
+    const counts = await connection.execute<{ audience_id: string; total: number }[]>(
+      `select m.audience_id, count(*)::int as total ${from} group by m.audience_id`,
+      params as never[],
+    );
+    const pages = new Map(audienceIds.map((audienceId) => [audienceId, [] as Contact[]]));
+    for (const { member_of: audienceId, position: _position, ...row } of rows) {
+      pages.get(String(audienceId))?.push(this.em.map(Contact, row));
+    }
+    const totals = new Map(counts.map((count) => [count.audience_id, Number(count.total)]));
+    return audienceIds.map((audienceId) => ({
+      data: pages.get(audienceId) ?? [],
+      meta: pageMeta(args.page, args.limit, totals.get(audienceId) ?? 0),
+    }));
+  }
+
+  /** The distinct ids, all of contacts of the organization; otherwise 404 without saying which exist. */
+  private async ownContactIds(actor: Actor, contactIds: string[]): Promise<string[]> {
+    const unique = [...new Set(contactIds.map((contactId) => contactId.toLowerCase()))];
+    const found = await this.em.count(Contact, { id: { $in: unique }, organization: actor.organizationId });
+    if (found !== unique.length) throw AppError.notFound('Contact');
+    return unique;
+  }
+}

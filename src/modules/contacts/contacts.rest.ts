@@ -1,0 +1,173 @@
+import { PageArgs } from '../../common/pagination.js';
+import { defineRoute, objectOf, ref } from '../../rest/routes.js';
+import { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
+import { CreateContactInput, ImportContactsInput, UpdateContactInput } from './contact.inputs.js';
+
+/** Endpoint 10 of the interface (the audience list) and the Audiences/Contacts operations around it. */
+export const contactRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/audience',
+    operationId: 'listAudiences',
+    summary: 'A page of audiences: {data, meta}; search matches name or description',
+    tag: 'Audiences',
+    query: PageArgs,
+    response: ref('AudiencePage'),
+    async handler({ actor, query, services, presenter }) {
+      return presenter.present('AudiencePage', await services.audiences.list(actor, query));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/audience',
+    operationId: 'createAudience',
+    summary: 'Create an audience',
+    tag: 'Audiences',
+    body: CreateAudienceInput,
+    status: 201,
+    response: ref('Audience'),
+    async handler({ actor, body, services, presenter }) {
+      return presenter.present('Audience', await services.audiences.create(actor, body));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/audience/{id}',
+    operationId: 'getAudience',
+    summary: 'Read an audience',
+    tag: 'Audiences',
+    response: ref('Audience'),
+    errors: [404],
+    async handler({ actor, params, services, presenter }) {
+      return presenter.present('Audience', await services.audiences.get(actor, params.id!));
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/audience/{id}',
+    operationId: 'updateAudience',
+    summary: 'Change the fields that are sent; the others keep their values',
+    tag: 'Audiences',
+    body: UpdateAudienceInput,
+    response: ref('Audience'),
+    errors: [404],
+    async handler({ actor, params, body, services, presenter }) {
+      return presenter.present('Audience', await services.audiences.update(actor, params.id!, body));
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/audience/{id}',
+    operationId: 'deleteAudience',
+    summary: 'Delete an audience and its memberships (the contacts stay)',
+    tag: 'Audiences',
+    status: 204,
+    errors: [404],
+    async handler({ actor, params, services }) {
+      await services.audiences.delete(actor, params.id!);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/audience/{id}/members',
+    operationId: 'addAudienceMembers',
+    summary: 'Add contacts of the organization to an audience; answers the audience',
+    tag: 'Audiences',
+    body: AudienceMembersInput,
+    response: ref('Audience'),
+    errors: [404],
+    async handler({ actor, params, body, services, presenter }) {
+      return presenter.present('Audience', await services.audiences.addMembers(actor, params.id!, body));
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/audience/{id}/members',
+    operationId: 'removeAudienceMembers',
+    summary: 'Remove contacts from an audience; answers the audience',
+    tag: 'Audiences',
+    body: AudienceMembersInput,
+    response: ref('Audience'),
+    errors: [404],
+    async handler({ actor, params, body, services, presenter }) {
+      return presenter.present('Audience', await services.audiences.removeMembers(actor, params.id!, body));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/contacts',
+    operationId: 'createContact',
+    summary: 'Create a contact; a phone already in the organization → 409',
+    tag: 'Contacts',
+    body: CreateContactInput,
+    status: 201,
+    response: ref('Contact'),
+    errors: [409],
+    async handler({ actor, body, services, presenter }) {
+      return presenter.present('Contact', await services.contacts.create(actor, body));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/contacts',
+    operationId: 'listContacts',
+    summary: 'A page of contacts: {data, meta}; search matches name or phone',
+    tag: 'Contacts',
+    query: PageArgs,
+    response: ref('ContactPage'),
+    async handler({ actor, query, services, presenter }) {
+      return presenter.present('ContactPage', await services.contacts.list(actor, query));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/contacts/import',
+    operationId: 'importContacts',
+    summary: 'Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written',
+    tag: 'Contacts',
+    body: ImportContactsInput,
+    status: 201,
+    response: objectOf({ imported: { type: 'integer' } }),
+    errors: [409, 413],
+    async handler({ actor, body, services, presenter }) {
+      return presenter.present('ImportContactsResult', await services.contacts.import(actor, body));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/contacts/{id}',
+    operationId: 'getContact',
+    summary: 'Read a contact',
+    tag: 'Contacts',
+    response: ref('Contact'),
+    errors: [404],
+    async handler({ actor, params, services, presenter }) {
+      return presenter.present('Contact', await services.contacts.get(actor, params.id!));
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/contacts/{id}',
+    operationId: 'updateContact',
+    summary: 'Change the fields that are sent; the others keep their values',
+    tag: 'Contacts',
+    body: UpdateContactInput,
+    response: ref('Contact'),
+    errors: [404, 409],
+    async handler({ actor, params, body, services, presenter }) {
+      return presenter.present('Contact', await services.contacts.update(actor, params.id!, body));
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/contacts/{id}',
+    operationId: 'deleteContact',
+    summary: 'Delete a contact and its audience memberships',
+    tag: 'Contacts',
+    status: 204,
+    errors: [404],
+    async handler({ actor, params, services }) {
+      await services.contacts.delete(actor, params.id!);
+    },
+  }),
+];
