@@ -11,6 +11,12 @@ import { KnowledgeDocument } from '../modules/knowledge/knowledge-document.entit
 import { Organization } from '../modules/organizations/organization.entity.js';
 import { Team, TeamMembership } from '../modules/organizations/team.entity.js';
 
+import { CallFlow } from '../modules/programs/call-flow.entity.js';
+import { ContactTrigger } from '../modules/programs/contact-trigger.entity.js';
+import { Execution } from '../modules/programs/execution.entity.js';
+import { ExecutionContact } from '../modules/programs/execution-contact.entity.js';
+import { Program } from '../modules/programs/program.entity.js';
+
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
 export const ENTITIES = [
   Organization,
@@ -27,4 +33,9 @@ export const ENTITIES = [
   Contact,
   Audience,
   AudienceMember,
+  CallFlow,
+  Program,
+  Execution,
+  ExecutionContact,
+  ContactTrigger,
 ];

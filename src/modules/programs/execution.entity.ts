@@ -1,0 +1,81 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { BaseEntity } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { ExecutionStatus } from './program.enums.js';
+import { Program } from './program.entity.js';
+import { AutoPauseRule } from './program.types.js';
+
+/**
+ * One run of a program. The four counters always add up to totalContacts: they move in the
+ * same transaction as the execution_contacts rows they count.
+ */
+@ObjectType({ description: 'A run of a program over its contacts' })
+@Entity({ tableName: 'executions' })
+@Index({ properties: ['program', 'createdAt'] })
+export class Execution extends BaseEntity {
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  @Index()
+  organization!: Organization;
+
+  @Field(() => ID)
+  get organizationId(): string & Opt {
+    return this.organization.id;
+  }
+
+  @ManyToOne(() => Program, { deleteRule: 'cascade' })
+  program!: Program;
+
+  @Field(() => ID)
+  get programId(): string & Opt {
+    return this.program.id;
+  }
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  audienceId: (string & Opt) | null = null;
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  flowId: (string & Opt) | null = null;
+
+  @Field(() => ExecutionStatus)
+  @Enum({ items: () => ExecutionStatus, default: ExecutionStatus.scheduled })
+  @Index()
+  status: ExecutionStatus & Opt = ExecutionStatus.scheduled;
+
+  @Field(() => Int) @Property({ type: 'integer', default: 0 }) totalContacts: number & Opt = 0;
+  @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsCompleted: number & Opt = 0;
+  @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsFailed: number & Opt = 0;
+  @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsPending: number & Opt = 0;
+  @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsInProgress: number & Opt = 0;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  scheduledStartAt: (Date & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  scheduledStopAt: (Date & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  actualStartAt: (Date & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  actualEndAt: (Date & Opt) | null = null;
+
+  @Field(() => [AutoPauseRule])
+  @Property({ type: 'json' })
+  autoPauseRules: AutoPauseRule[] & Opt = [];
+
+  /** Contacts that reached each node since the count last started (a resume with resetOnResume restarts it). */
+  @Property({ type: 'json' })
+  nodeCounts: Record<string, number> & Opt = {};
+
+  @Field(() => Int, { description: 'Credits this execution has spent on calls' })
+  @Property({ type: 'integer', default: 0 })
+  creditsSpent: number & Opt = 0;
+}

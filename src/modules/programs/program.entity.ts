@@ -1,0 +1,78 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { BaseEntity } from '../../db/base.entity.js';
+import { Agent } from '../agents/agent.entity.js';
+import { Audience } from '../contacts/audience.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { CallFlow } from './call-flow.entity.js';
+import { ProgramKind, ProgramStatus } from './program.enums.js';
+import { AutoPauseRule, CallingWindow, LiveTrigger, RetryPolicy } from './program.types.js';
+
+/** A call campaign's configuration: who is called, through which flow, when, and how often. */
+@ObjectType({ description: 'A calling program: a campaign over an audience, or a live program driven by dates' })
+@Entity({ tableName: 'programs' })
+export class Program extends BaseEntity {
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  @Index()
+  organization!: Organization;
+
+  @Field(() => ID)
+  get organizationId(): string & Opt {
+    return this.organization.id;
+  }
+
+  @Field()
+  @Property({ length: 255 })
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  description: (string & Opt) | null = null;
+
+  @Field(() => ProgramKind)
+  @Enum({ items: () => ProgramKind })
+  kind!: ProgramKind;
+
+  @Field(() => ProgramStatus)
+  @Enum({ items: () => ProgramStatus, default: ProgramStatus.draft })
+  status: ProgramStatus & Opt = ProgramStatus.draft;
+
+  @ManyToOne(() => CallFlow, { nullable: true, deleteRule: 'set null' })
+  flow: (CallFlow & Opt) | null = null;
+
+  /** A program without a flow speaks through this one agent. */
+  @ManyToOne(() => Agent, { nullable: true, deleteRule: 'set null' })
+  agent: (Agent & Opt) | null = null;
+
+  @ManyToOne(() => Audience, { nullable: true, deleteRule: 'set null' })
+  audience: (Audience & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  scheduledStartAt: (Date & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  scheduledStopAt: (Date & Opt) | null = null;
+
+  @Field(() => CallingWindow, { nullable: true })
+  @Property({ type: 'json', nullable: true })
+  callingWindow: (CallingWindow & Opt) | null = null;
+
+  @Field(() => Int)
+  @Property({ type: 'integer', default: 1 })
+  maxConcurrentCalls: number & Opt = 1;
+
+  @Field(() => RetryPolicy)
+  @Property({ type: 'json' })
+  retryPolicy: RetryPolicy & Opt = { maxAttempts: 1, retryDelayMinutes: 0 };
+
+  @Field(() => [AutoPauseRule])
+  @Property({ type: 'json' })
+  autoPauseRules: AutoPauseRule[] & Opt = [];
+
+  @Field(() => LiveTrigger, { nullable: true, description: 'Set for live programs' })
+  @Property({ type: 'json', nullable: true })
+  liveTrigger: (LiveTrigger & Opt) | null = null;
+}

@@ -1,0 +1,58 @@
+import { Field, InputType, Int, ObjectType } from 'type-graphql';
+
+/** When calls may be placed, in each contact's own time zone (UTC when it has none). */
+@ObjectType('CallingWindow')
+@InputType('CallingWindowInput')
+export class CallingWindow {
+  @Field({ description: 'HH:MM, 24-hour clock' })
+  startTime!: string;
+
+  @Field({ description: 'HH:MM, after startTime' })
+  endTime!: string;
+
+  @Field(() => [Int], { description: 'ISO weekdays, 1 = Monday … 7 = Sunday' })
+  daysOfWeek!: number[];
+}
+
+@ObjectType('RetryPolicy')
+@InputType('RetryPolicyInput')
+export class RetryPolicy {
+  @Field(() => Int, { description: 'Calls per contact at most, 1 to 10' })
+  maxAttempts!: number;
+
+  @Field(() => Int, { description: 'Wait between attempts, 0 to 10080 minutes' })
+  retryDelayMinutes!: number;
+}
+
+@ObjectType('AutoPauseRule')
+@InputType('AutoPauseRuleInput')
+export class AutoPauseRule {
+  @Field({ description: 'Identifier of a flow node' })
+  nodeId!: string;
+
+  @Field(() => Int, { description: 'Pause when this many contacts have reached the node; at least 1' })
+  threshold!: number;
+
+  @Field({ description: 'A resume starts the count again' })
+  resetOnResume!: boolean;
+}
+
+/** A live program calls a contact when this date comes round. */
+@ObjectType('LiveTrigger')
+@InputType('LiveTriggerInput')
+export class LiveTrigger {
+  @Field({ description: 'Name of the date attribute (YYYY-MM-DD or ISO date-time)' })
+  attribute!: string;
+
+  @Field({ description: '"contact" (contact.attributes) or "entity" (a business entity of the contact)' })
+  source!: 'contact' | 'entity';
+
+  @Field(() => String, { nullable: true, description: 'For source "entity": the entity type, e.g. "appointment"' })
+  entityType?: string | null;
+
+  @Field(() => Int, { description: 'Days relative to the date: -1 is the day before' })
+  offsetDays!: number;
+
+  @Field({ description: 'HH:MM in the contact’s time zone' })
+  timeOfDay!: string;
+}
