@@ -1,41 +1,12 @@
 import type { Actor } from '../../common/actor.js';
+import type { Passage } from '../knowledge/knowledge.service.js';
+import type { GenerateRequest, GenerateResult } from '../models/model.types.js';
 
-// Copies of the shared interfaces of the models and knowledge modules (see the briefing), so this
-// module depends only on these ports; ModelService and KnowledgeService satisfy them structurally.
+export type { ChatMessage, GenerateRequest, GenerateResult, ModelUsage } from '../models/model.types.js';
+export type { Passage } from '../knowledge/knowledge.service.js';
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
-
-export interface GenerateRequest {
-  model: string;
-  system?: string;
-  messages: ChatMessage[];
-  settings?: Record<string, unknown> | null;
-  providerOptions?: Record<string, unknown> | null;
-  passages?: { content: string; score: number; title?: string }[];
-}
-
-export interface ModelUsage {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  model: string;
-}
-
-export interface GenerateResult {
-  text: string;
-  usage: ModelUsage;
-}
-
-export interface Passage {
-  chunkId: string;
-  documentId: string;
-  title: string;
-  content: string;
-  score: number;
-}
+// What the agents module needs from the models and knowledge modules: ModelService and
+// KnowledgeService satisfy these, and tests can wrap them to observe the prompt.
 
 export interface ModelPort {
   /** BAD_USER_INPUT for a bad model name, UNAVAILABLE when the provider cannot answer. */
