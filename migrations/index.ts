@@ -1,4 +1,5 @@
 import type { Migration } from '@mikro-orm/migrations';
+import { Migration20261122022934 } from './Migration20261122022934.js';
 import { Migration20261122021236 } from './Migration20261122021236.js';
 import { Migration20261122021323 } from './Migration20261122021323.js';
 import { Migration20261122021744 } from './Migration20261122021744.js';
@@ -12,4 +13,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122021236', class: Migration20261122021236 },
   { name: 'Migration20261122021323', class: Migration20261122021323 },
   { name: 'Migration20261122021744', class: Migration20261122021744 },
+  { name: 'Migration20261122022934', class: Migration20261122022934 },
 ];
