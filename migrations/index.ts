@@ -1,5 +1,6 @@
 import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122022801 } from './Migration20261122022801.js';
+import { Migration20261122022934 } from './Migration20261122022934.js';
 import { Migration20261122021236 } from './Migration20261122021236.js';
 import { Migration20261122021323 } from './Migration20261122021323.js';
 import { Migration20261122021744 } from './Migration20261122021744.js';
@@ -14,4 +15,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122021323', class: Migration20261122021323 },
   { name: 'Migration20261122021744', class: Migration20261122021744 },
   { name: 'Migration20261122022801', class: Migration20261122022801 },
+  { name: 'Migration20261122022934', class: Migration20261122022934 },
 ];

@@ -29,7 +29,10 @@ import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
+import { businessEntityRoutes } from './modules/contacts/business-entities.rest.js';
 import { contactRoutes } from './modules/contacts/contacts.rest.js';
+import { organizationRoutes } from './modules/organizations/organizations.rest.js';
+import { teamRoutes } from './modules/organizations/teams.rest.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -38,6 +41,9 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...conversationRoutes,
   ...knowledgeRoutes,
   ...contactRoutes,
+  ...businessEntityRoutes,
+  ...organizationRoutes,
+  ...teamRoutes,
 ];
 
 export interface Gateway {

@@ -4,8 +4,7 @@ import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './common/logger.js';
-import { DatabaseInUseError, openDatabase } from './db/orm.js';
-import { createServices } from './services.js';
+import { DatabaseInUseError } from './db/errors.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -33,6 +32,8 @@ async function orgCreate(args: string[]): Promise<void> {
   if (!email || !EMAIL.test(email) || email.length > 320) throw new UsageError('--email is required and must be an email address');
 
   const config = loadConfig();
+  const { openDatabase } = await import('./db/orm.js');
+  const { createServices } = await import('./services.js');
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

@@ -3,14 +3,16 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './common/logger.js';
-import { DatabaseInUseError, openDatabase } from './db/orm.js';
-import { createGateway } from './app.js';
+import { DatabaseInUseError } from './db/errors.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function start(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Loaded after the configuration is known good, so a bad value fails at once.
+  const { openDatabase } = await import('./db/orm.js');
+  const { createGateway } = await import('./app.js');
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

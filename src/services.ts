@@ -9,6 +9,9 @@ import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { ModelService } from './modules/models/model.service.js';
+import { BusinessEntityService } from './modules/contacts/business-entity.service.js';
+import { OrganizationService } from './modules/organizations/organization.service.js';
+import { TeamService } from './modules/organizations/team.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 
 /**
@@ -34,6 +37,9 @@ export function createServices(em: EntityManager, config: Config) {
     conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
     contacts: new ContactService(em),
     audiences: new AudienceService(em),
+    organizations: new OrganizationService(em),
+    teams: new TeamService(em),
+    businessEntities: new BusinessEntityService(em),
   };
 }
 

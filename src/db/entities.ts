@@ -1,6 +1,7 @@
 import { Agent } from '../modules/agents/agent.entity.js';
 import { Conversation } from '../modules/agents/conversation.entity.js';
 import { Message } from '../modules/agents/message.entity.js';
+import { BusinessEntity } from '../modules/contacts/business-entity.entity.js';
 import { Audience, AudienceMember } from '../modules/contacts/audience.entity.js';
 import { Contact } from '../modules/contacts/contact.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
@@ -38,4 +39,5 @@ export const ENTITIES = [
   Execution,
   ExecutionContact,
   ContactTrigger,
+  BusinessEntity,
 ];

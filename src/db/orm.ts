@@ -9,6 +9,7 @@ import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { ENTITIES } from './entities.js';
+import { DatabaseInUseError } from './errors.js';
 
 export type DatabaseKind = 'pglite' | 'postgresql';
 
@@ -31,8 +32,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Raised when another process holds the embedded database. */
-export class DatabaseInUseError extends Error {}
+export { DatabaseInUseError } from './errors.js';
 
 function sharedOptions(options: DatabaseOptions) {
   return {

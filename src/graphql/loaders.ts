@@ -1,10 +1,16 @@
 import type { Actor } from '../common/actor.js';
 import { AgentLoaders } from '../modules/agents/agent.loaders.js';
+import { ContactLoaders } from '../modules/contacts/business-entity.loaders.js';
+import { TeamLoaders } from '../modules/organizations/team.loaders.js';
 import type { Services } from '../services.js';
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
 export function createLoaders(services: Services, actor: Actor) {
-  return { agents: new AgentLoaders(services.conversations, actor) };
+  return {
+    agents: new AgentLoaders(services.conversations, actor),
+    teams: new TeamLoaders(services.teams, actor),
+    contacts: new ContactLoaders(services.businessEntities, actor),
+  };
 }
 
 export type GraphQLLoaders = ReturnType<typeof createLoaders>;

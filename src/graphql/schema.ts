@@ -7,6 +7,9 @@ import { ConversationResolver } from '../modules/agents/conversation.resolver.js
 import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
 import { KnowledgeResolver } from '../modules/knowledge/knowledge.resolver.js';
 import { AudienceResolver } from '../modules/contacts/audience.resolver.js';
+import { BusinessEntityResolver, ContactEntitiesResolver } from '../modules/contacts/business-entity.resolver.js';
+import { OrganizationResolver } from '../modules/organizations/organization.resolver.js';
+import { TeamResolver } from '../modules/organizations/team.resolver.js';
 import { ContactResolver } from '../modules/contacts/contact.resolver.js';
 
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -16,6 +19,10 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   KnowledgeResolver,
   AudienceResolver,
   ContactResolver,
+  OrganizationResolver,
+  TeamResolver,
+  BusinessEntityResolver,
+  ContactEntitiesResolver,
 ];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -55,7 +56,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
     try {
       if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output, exited };
@@ -106,6 +107,8 @@ async function dropEnvironment(): Promise<void> {
     await admin.end();
   }
 }
+
+jest.setTimeout(120_000);
 
 beforeEach(freshEnvironment);
 afterEach(dropEnvironment);

@@ -1,6 +1,7 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { createPageType } from '../../common/pagination.js';
 import { Audience } from './audience.entity.js';
+import { BusinessEntity } from './business-entity.entity.js';
 import { Contact } from './contact.entity.js';
 
 export const ContactPage = createPageType(Contact, 'ContactPage');
@@ -11,3 +12,5 @@ export class ImportContactsResult {
   @Field(() => Int)
   imported!: number;
 }
+
+export const BusinessEntityPage = createPageType(BusinessEntity, 'BusinessEntityPage');

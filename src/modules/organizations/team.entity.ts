@@ -1,16 +1,23 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
-import { Field, ObjectType } from 'type-graphql';
+import { Field, ID, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from './organization.entity.js';
 import { User } from '../auth/user.entity.js';
 
-@ObjectType()
+/** A named group of users; names are unique within an organization. */
+@ObjectType({ description: 'A named group of users of the organization' })
 @Entity({ tableName: 'teams' })
+@Unique({ properties: ['organization', 'name'] })
 export class Team extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
   @Index()
   organization!: Organization;
+
+  @Field(() => ID)
+  get organizationId(): string & Opt {
+    return this.organization.id;
+  }
 
   @Field()
   @Property({ length: 255 })

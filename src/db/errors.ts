@@ -1,0 +1,2 @@
+/** Raised when another process holds the embedded database. */
+export class DatabaseInUseError extends Error {}

@@ -1,0 +1,17 @@
+import { Field, ObjectType, registerEnumType } from 'type-graphql';
+import { User } from '../auth/user.entity.js';
+
+export enum TeamRole {
+  lead = 'lead',
+  member = 'member',
+}
+registerEnumType(TeamRole, { name: 'TeamRole', description: 'What a user is in a team' });
+
+@ObjectType({ description: 'A user of the organization in a team' })
+export class TeamMember {
+  @Field(() => User)
+  user!: User;
+
+  @Field(() => TeamRole)
+  role!: TeamRole;
+}

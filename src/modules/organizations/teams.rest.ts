@@ -1,0 +1,107 @@
+import type { Actor } from '../../common/actor.js';
+import { arrayOf, defineRoute, ref } from '../../rest/routes.js';
+import type { Presenter } from '../../rest/present.js';
+import type { Services } from '../../services.js';
+import type { Team } from './team.entity.js';
+import { AddTeamMemberInput, CreateTeamInput, UpdateTeamInput } from './team.inputs.js';
+
+/** Teams as GraphQL shows them, members included (loaded for all the teams at once). */
+async function presentTeams(services: Services, presenter: Presenter, actor: Actor, teams: Team[]) {
+  const members = await services.teams.membersOf(actor, teams.map((team) => team.id));
+  return teams.map((team) => ({
+    ...(presenter.present('Team', team) as Record<string, unknown>),
+    members: (members.get(team.id) ?? []).map((member) => presenter.present('TeamMember', member)),
+  }));
+}
+
+/** Teams; reading is open to the organization, changes are for owners and admins (403 otherwise). */
+export const teamRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/teams',
+    operationId: 'listTeams',
+    summary: 'Every team of the organization with its members, by name',
+    tag: 'Teams',
+    response: arrayOf(ref('Team')),
+    async handler({ actor, services, presenter }) {
+      return presentTeams(services, presenter, actor, await services.teams.list(actor));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/teams',
+    operationId: 'createTeam',
+    summary: 'Create a team; a name already in the organization → 409',
+    tag: 'Teams',
+    body: CreateTeamInput,
+    status: 201,
+    response: ref('Team'),
+    errors: [403, 409],
+    async handler({ actor, body, services, presenter }) {
+      return (await presentTeams(services, presenter, actor, [await services.teams.create(actor, body)]))[0];
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/teams/{id}',
+    operationId: 'getTeam',
+    summary: 'Read a team with its members',
+    tag: 'Teams',
+    response: ref('Team'),
+    errors: [404],
+    async handler({ actor, params, services, presenter }) {
+      return (await presentTeams(services, presenter, actor, [await services.teams.get(actor, params.id!)]))[0];
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/teams/{id}',
+    operationId: 'updateTeam',
+    summary: 'Change the fields that are sent; the others keep their values',
+    tag: 'Teams',
+    body: UpdateTeamInput,
+    response: ref('Team'),
+    errors: [403, 404, 409],
+    async handler({ actor, params, body, services, presenter }) {
+      return (await presentTeams(services, presenter, actor, [await services.teams.update(actor, params.id!, body)]))[0];
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/teams/{id}',
+    operationId: 'deleteTeam',
+    summary: 'Delete a team and its memberships (the users stay)',
+    tag: 'Teams',
+    status: 204,
+    errors: [403, 404],
+    async handler({ actor, params, services }) {
+      await services.teams.delete(actor, params.id!);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/teams/{id}/members',
+    operationId: 'addTeamMember',
+    summary: 'Add a user of the organization to the team (or change their role); answers the team',
+    tag: 'Teams',
+    body: AddTeamMemberInput,
+    response: ref('Team'),
+    errors: [403, 404],
+    async handler({ actor, params, body, services, presenter }) {
+      return (await presentTeams(services, presenter, actor, [await services.teams.addMember(actor, params.id!, body)]))[0];
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/teams/{id}/members/{userId}',
+    operationId: 'removeTeamMember',
+    summary: 'Remove a user from the team; answers the team',
+    tag: 'Teams',
+    response: ref('Team'),
+    errors: [403, 404],
+    async handler({ actor, params, services, presenter }) {
+      const team = await services.teams.removeMember(actor, params.id!, params.userId!);
+      return (await presentTeams(services, presenter, actor, [team]))[0];
+    },
+  }),
+];
