@@ -30,6 +30,9 @@ import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
 import { contactRoutes } from './modules/contacts/contacts.rest.js';
+import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
+import { executionRoutes } from './modules/programs/executions.rest.js';
+import { programRoutes } from './modules/programs/programs.rest.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -38,6 +41,9 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...conversationRoutes,
   ...knowledgeRoutes,
   ...contactRoutes,
+  ...callFlowRoutes,
+  ...programRoutes,
+  ...executionRoutes,
 ];
 
 export interface Gateway {

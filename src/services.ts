@@ -9,6 +9,9 @@ import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { ModelService } from './modules/models/model.service.js';
+import { CallFlowService } from './modules/programs/call-flow.service.js';
+import { ExecutionService } from './modules/programs/execution.service.js';
+import { ProgramService } from './modules/programs/program.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 
 /**
@@ -34,6 +37,9 @@ export function createServices(em: EntityManager, config: Config) {
     conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
     contacts: new ContactService(em),
     audiences: new AudienceService(em),
+    callFlows: new CallFlowService(em),
+    programs: new ProgramService(em),
+    executions: new ExecutionService(em),
   };
 }
 

@@ -8,6 +8,9 @@ import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
 import { KnowledgeResolver } from '../modules/knowledge/knowledge.resolver.js';
 import { AudienceResolver } from '../modules/contacts/audience.resolver.js';
 import { ContactResolver } from '../modules/contacts/contact.resolver.js';
+import { CallFlowResolver } from '../modules/programs/call-flow.resolver.js';
+import { ExecutionResolver } from '../modules/programs/execution.resolver.js';
+import { ProgramResolver } from '../modules/programs/program.resolver.js';
 
 export const RESOLVERS: NonEmptyArray<Function> = [
   ApiKeyResolver,
@@ -16,6 +19,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   KnowledgeResolver,
   AudienceResolver,
   ContactResolver,
+  CallFlowResolver,
+  ProgramResolver,
+  ExecutionResolver,
 ];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */
