@@ -9,7 +9,8 @@ import { ProgramAutoPauseRuleInput, ProgramCallingWindowInput, ProgramLiveTrigge
 // Rules across fields (flowId xor agentId, stop after start, liveTrigger iff live, nodeIds of the flow) are in ProgramService.
 
 /** The settings a program is made of; create requires kind, name and audienceId, update sends any of them. */
-class ProgramSettingsInput {
+@InputType({ description: 'The settings of a program; CreateProgramInput and UpdateProgramInput add to them' })
+export class ProgramSettingsInput {
   @Field(() => String, { nullable: true, description: 'At most 2000 characters' })
   @IsOptional()
   @MaxLength(2000)
