@@ -33,6 +33,9 @@ import { businessEntityRoutes } from './modules/contacts/business-entities.rest.
 import { contactRoutes } from './modules/contacts/contacts.rest.js';
 import { organizationRoutes } from './modules/organizations/organizations.rest.js';
 import { teamRoutes } from './modules/organizations/teams.rest.js';
+import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
+import { executionRoutes } from './modules/programs/executions.rest.js';
+import { programRoutes } from './modules/programs/programs.rest.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -44,6 +47,9 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...businessEntityRoutes,
   ...organizationRoutes,
   ...teamRoutes,
+  ...callFlowRoutes,
+  ...programRoutes,
+  ...executionRoutes,
 ];
 
 export interface Gateway {

@@ -12,6 +12,9 @@ import { ModelService } from './modules/models/model.service.js';
 import { BusinessEntityService } from './modules/contacts/business-entity.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { TeamService } from './modules/organizations/team.service.js';
+import { CallFlowService } from './modules/programs/call-flow.service.js';
+import { ExecutionService } from './modules/programs/execution.service.js';
+import { ProgramService } from './modules/programs/program.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 
 /**
@@ -40,6 +43,9 @@ export function createServices(em: EntityManager, config: Config) {
     organizations: new OrganizationService(em),
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em),
+    callFlows: new CallFlowService(em),
+    programs: new ProgramService(em),
+    executions: new ExecutionService(em),
   };
 }
 

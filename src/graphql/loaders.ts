@@ -2,6 +2,7 @@ import type { Actor } from '../common/actor.js';
 import { AgentLoaders } from '../modules/agents/agent.loaders.js';
 import { ContactLoaders } from '../modules/contacts/business-entity.loaders.js';
 import { TeamLoaders } from '../modules/organizations/team.loaders.js';
+import { ProgramLoaders } from '../modules/programs/programs.loaders.js';
 import type { Services } from '../services.js';
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
@@ -10,6 +11,7 @@ export function createLoaders(services: Services, actor: Actor) {
     agents: new AgentLoaders(services.conversations, actor),
     teams: new TeamLoaders(services.teams, actor),
     contacts: new ContactLoaders(services.businessEntities, actor),
+    programs: new ProgramLoaders(services, actor),
   };
 }
 

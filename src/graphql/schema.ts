@@ -11,6 +11,9 @@ import { BusinessEntityResolver, ContactEntitiesResolver } from '../modules/cont
 import { OrganizationResolver } from '../modules/organizations/organization.resolver.js';
 import { TeamResolver } from '../modules/organizations/team.resolver.js';
 import { ContactResolver } from '../modules/contacts/contact.resolver.js';
+import { CallFlowResolver } from '../modules/programs/call-flow.resolver.js';
+import { ExecutionResolver } from '../modules/programs/execution.resolver.js';
+import { ProgramResolver } from '../modules/programs/program.resolver.js';
 
 export const RESOLVERS: NonEmptyArray<Function> = [
   ApiKeyResolver,
@@ -23,6 +26,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   TeamResolver,
   BusinessEntityResolver,
   ContactEntitiesResolver,
+  CallFlowResolver,
+  ProgramResolver,
+  ExecutionResolver,
 ];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */

@@ -1,0 +1,128 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsEnum,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import { Field, ID, InputType } from 'type-graphql';
+import { OptionalNonNull } from '../../common/validation.js';
+import { FlowNodeType } from './program.enums.js';
+
+// Shapes are checked here; rules across nodes (unique ids, one start, edges) in CallFlowService.
+
+@InputType({ description: 'A node of a call flow' })
+export class CallFlowNodeInput {
+  @Field({ description: 'Unique within the flow; 1 to 64 characters' })
+  @Length(1, 64)
+  @IsString()
+  id!: string;
+
+  @Field(() => FlowNodeType)
+  @IsEnum(FlowNodeType)
+  type!: FlowNodeType;
+
+  @Field(() => ID, { nullable: true, description: 'An agent of the organization' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  agentId?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'At most 255 characters' })
+  @IsOptional()
+  @MaxLength(255)
+  @IsString()
+  label?: string | null;
+}
+
+@InputType({ description: 'An edge between two nodes of a call flow' })
+export class CallFlowEdgeInput {
+  @Field({ description: 'Node id' })
+  @Length(1, 64)
+  @IsString()
+  from!: string;
+
+  @Field({ description: 'Node id' })
+  @Length(1, 64)
+  @IsString()
+  to!: string;
+
+  @Field(() => String, { nullable: true, description: 'An outcome label, e.g. "answered"' })
+  @IsOptional()
+  @MaxLength(64)
+  @IsString()
+  condition?: string | null;
+}
+
+@InputType({ description: 'A new call flow: 1 to 200 nodes, exactly one of type start' })
+export class CreateCallFlowInput {
+  @Field({ description: '1 to 255 characters' })
+  @Length(1, 255)
+  @IsString()
+  name!: string;
+
+  @Field(() => String, { nullable: true, description: 'At most 2000 characters' })
+  @IsOptional()
+  @MaxLength(2000)
+  @IsString()
+  description?: string | null;
+
+  @Field(() => [CallFlowNodeInput])
+  @ValidateNested({ each: true })
+  @Type(() => CallFlowNodeInput)
+  @IsObject({ each: true })
+  @ArrayMaxSize(200)
+  @ArrayMinSize(1)
+  @IsArray()
+  nodes!: CallFlowNodeInput[];
+
+  @Field(() => [CallFlowEdgeInput], { nullable: true, description: 'At most 1000; default none' })
+  @OptionalNonNull()
+  @ValidateNested({ each: true })
+  @Type(() => CallFlowEdgeInput)
+  @IsObject({ each: true })
+  @ArrayMaxSize(1000)
+  @IsArray()
+  edges?: CallFlowEdgeInput[];
+}
+
+@InputType({ description: 'Changes the fields that are sent; nodes and edges are checked together' })
+export class UpdateCallFlowInput {
+  @Field({ nullable: true })
+  @OptionalNonNull()
+  @Length(1, 255)
+  @IsString()
+  name?: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @MaxLength(2000)
+  @IsString()
+  description?: string | null;
+
+  @Field(() => [CallFlowNodeInput], { nullable: true })
+  @OptionalNonNull()
+  @ValidateNested({ each: true })
+  @Type(() => CallFlowNodeInput)
+  @IsObject({ each: true })
+  @ArrayMaxSize(200)
+  @ArrayMinSize(1)
+  @IsArray()
+  nodes?: CallFlowNodeInput[];
+
+  @Field(() => [CallFlowEdgeInput], { nullable: true })
+  @OptionalNonNull()
+  @ValidateNested({ each: true })
+  @Type(() => CallFlowEdgeInput)
+  @IsObject({ each: true })
+  @ArrayMaxSize(1000)
+  @IsArray()
+  edges?: CallFlowEdgeInput[];
+}

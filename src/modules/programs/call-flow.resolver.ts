@@ -1,0 +1,34 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { actorOf, type GraphQLContext } from '../../graphql/context.js';
+import { DeletionResult } from '../auth/auth.types.js';
+import { CallFlow } from './call-flow.entity.js';
+import { CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
+
+@Resolver(() => CallFlow)
+export class CallFlowResolver {
+  @Query(() => [CallFlow], { description: 'The organization’s call flows, newest first' })
+  callFlows(@Ctx() context: GraphQLContext): Promise<CallFlow[]> {
+    return context.services.callFlows.list(actorOf(context));
+  }
+
+  @Query(() => CallFlow)
+  callFlow(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<CallFlow> {
+    return context.services.callFlows.get(actorOf(context), id);
+  }
+
+  @Mutation(() => CallFlow, { description: 'Nodes: 1 to 200, ids unique, exactly one start; edges between existing nodes' })
+  createCallFlow(@Arg('input') input: CreateCallFlowInput, @Ctx() context: GraphQLContext): Promise<CallFlow> {
+    return context.services.callFlows.create(actorOf(context), input);
+  }
+
+  @Mutation(() => CallFlow, { description: 'Changes the fields that are sent' })
+  updateCallFlow(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateCallFlowInput, @Ctx() context: GraphQLContext): Promise<CallFlow> {
+    return context.services.callFlows.update(actorOf(context), id, input);
+  }
+
+  @Mutation(() => DeletionResult, { description: 'Programs that used the flow keep their record, without a flow' })
+  async deleteCallFlow(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<DeletionResult> {
+    await context.services.callFlows.delete(actorOf(context), id);
+    return { id, message: `Call flow ${id} deleted` };
+  }
+}

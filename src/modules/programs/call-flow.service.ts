@@ -1,0 +1,93 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError, type FieldError } from '../../common/errors.js';
+import { isUuid } from '../../db/base.entity.js';
+import { Agent } from '../agents/agent.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { CallFlow } from './call-flow.entity.js';
+import type { CallFlowEdgeInput, CallFlowNodeInput, CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
+import type { FlowEdge, FlowNode } from './call-flow.types.js';
+import { FlowNodeType } from './program.enums.js';
+
+/** The rules across nodes and edges that a single field's validator cannot see; errors name the field. */
+export function flowGraphErrors(nodes: CallFlowNodeInput[], edges: CallFlowEdgeInput[]): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  nodes.forEach((node, index) => {
+    if (seen.has(node.id)) errors.push({ field: `nodes.${index}.id`, message: `node id ${node.id} is used twice` });
+    seen.add(node.id);
+  });
+  const starts = nodes.filter((node) => node.type === FlowNodeType.start).length;
+  if (starts !== 1) errors.push({ field: 'nodes', message: `a flow needs exactly one start node; it has ${starts}` });
+  edges.forEach((edge, index) => {
+    if (!seen.has(edge.from)) errors.push({ field: `edges.${index}.from`, message: `no node ${edge.from}` });
+    if (!seen.has(edge.to)) errors.push({ field: `edges.${index}.to`, message: `no node ${edge.to}` });
+  });
+  return errors;
+}
+
+/** Call flows of the caller's organization. */
+export class CallFlowService {
+  constructor(private readonly em: EntityManager) {}
+
+  async list(actor: Actor): Promise<CallFlow[]> {
+    return this.em.find(CallFlow, { organization: actor.organizationId }, { orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
+  }
+
+  async get(actor: Actor, id: string): Promise<CallFlow> {
+    const flow = isUuid(id) ? await this.em.findOne(CallFlow, { id, organization: actor.organizationId }) : null;
+    if (!flow) throw AppError.notFound('Call flow');
+    return flow;
+  }
+
+  /** The flows with these ids, of the caller's organization, in one statement. */
+  async flowsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, CallFlow>> {
+    const flows = await this.em.find(CallFlow, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } });
+    return new Map(flows.map((flow) => [flow.id, flow]));
+  }
+
+  async create(actor: Actor, input: CreateCallFlowInput): Promise<CallFlow> {
+    const graph = await this.checkGraph(actor, input.nodes, input.edges ?? []);
+    const flow = this.em.create(CallFlow, {
+      organization: this.em.getReference(Organization, actor.organizationId),
+      name: input.name,
+      description: input.description ?? null,
+      ...graph,
+    });
+    await this.em.flush();
+    return flow;
+  }
+
+  /** Changes the fields that are sent; nodes and edges are checked together, whichever was sent. */
+  async update(actor: Actor, id: string, input: UpdateCallFlowInput): Promise<CallFlow> {
+    const flow = await this.get(actor, id);
+    if (input.nodes !== undefined || input.edges !== undefined) {
+      Object.assign(flow, await this.checkGraph(actor, input.nodes ?? flow.nodes, input.edges ?? flow.edges));
+    }
+    if (input.name !== undefined) flow.name = input.name;
+    if (input.description !== undefined) flow.description = input.description;
+    flow.updatedAt = new Date();
+    await this.em.flush();
+    return flow;
+  }
+
+  /** Programs that used the flow keep their record with no flow (the foreign key sets null). */
+  async delete(actor: Actor, id: string): Promise<void> {
+    const flow = await this.get(actor, id);
+    await this.em.remove(flow).flush();
+  }
+
+  private async checkGraph(actor: Actor, nodes: CallFlowNodeInput[], edges: CallFlowEdgeInput[]): Promise<{ nodes: FlowNode[]; edges: FlowEdge[] }> {
+    const errors = flowGraphErrors(nodes, edges);
+    if (errors.length > 0) throw AppError.badInput(errors);
+    const agentIds = [...new Set(nodes.flatMap((node) => (node.agentId ? [node.agentId.toLowerCase()] : [])))];
+    if (agentIds.length > 0) {
+      const found = await this.em.count(Agent, { id: { $in: agentIds }, organization: actor.organizationId });
+      if (found !== agentIds.length) throw AppError.notFound('Agent');
+    }
+    return {
+      nodes: nodes.map((node) => ({ id: node.id, type: node.type, agentId: node.agentId?.toLowerCase() ?? null, label: node.label ?? null })),
+      edges: edges.map((edge) => ({ from: edge.from, to: edge.to, condition: edge.condition ?? null })),
+    };
+  }
+}

@@ -1,0 +1,134 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import { isUuid } from '../../db/base.entity.js';
+import { Audience } from '../contacts/audience.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { assertControl, type ControlAction } from './execution-state.js';
+import { Execution } from './execution.entity.js';
+import { Program } from './program.entity.js';
+import { ExecutionStatus, ProgramKind, ProgramStatus } from './program.enums.js';
+import type { StartExecutionInput } from './program.inputs.js';
+
+/** The audience's contacts that may be called, copied into the work queue in one statement. */
+const SNAPSHOT_SQL = `insert into execution_contacts
+  (id, created_at, updated_at, organization_id, execution_id, contact_id, phone, time_zone, status, attempts, reached_node_ids)
+  select gen_random_uuid(), now(), now(), m.organization_id, ?, c.id, c.phone, c.time_zone, 'pending', 0, '[]'::jsonb
+  from audience_members m join contacts c on c.id = m.contact_id
+  where m.audience_id = ? and m.organization_id = ? and c.opted_out = false`;
+
+/** Executions of programs of the caller's organization: start, read, control. */
+export class ExecutionService {
+  constructor(private readonly em: EntityManager) {}
+
+  /** Endpoint 9: the program's executions, newest first. */
+  async listForProgram(actor: Actor, programId: string): Promise<Execution[]> {
+    const program = isUuid(programId) ? await this.em.findOne(Program, { id: programId, organization: actor.organizationId }) : null;
+    if (!program) throw AppError.notFound('Program');
+    return (await this.forPrograms(actor, [program.id])).get(program.id) ?? [];
+  }
+
+  /** The executions of each program, newest first, in one statement whatever the number of programs. */
+  async forPrograms(actor: Actor, programIds: readonly string[]): Promise<Map<string, Execution[]>> {
+    const executions = await this.em.find(
+      Execution,
+      { organization: actor.organizationId, program: { $in: programIds.filter(isUuid) } },
+      { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
+    );
+    const byProgram = new Map<string, Execution[]>();
+    for (const execution of executions) {
+      const list = byProgram.get(execution.program.id) ?? [];
+      list.push(execution);
+      byProgram.set(execution.program.id, list);
+    }
+    return byProgram;
+  }
+
+  async get(actor: Actor, id: string): Promise<Execution> {
+    const execution = isUuid(id) ? await this.em.findOne(Execution, { id, organization: actor.organizationId }) : null;
+    if (!execution) throw AppError.notFound('Execution');
+    return execution;
+  }
+
+  /** Programs by id, of the caller's organization, in one statement (Execution.program). */
+  async programsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Program>> {
+    const programs = await this.em.find(Program, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } });
+    return new Map(programs.map((program) => [program.id, program]));
+  }
+
+  /** Audiences by id, of the caller's organization, with contactCount, in one statement. */
+  async audiencesFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Audience>> {
+    const audiences = await this.em.find(Audience, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } }, { refresh: true });
+    return new Map(audiences.map((audience) => [audience.id, audience]));
+  }
+
+  /**
+   * A new `scheduled` execution of an active campaign program: the audience's members that have
+   * not opted out are copied into the work queue, and totalContacts is fixed at that count.
+   */
+  async start(actor: Actor, programId: string, input: StartExecutionInput = {}): Promise<Execution> {
+    const id = await this.em.transactional(async (em) => {
+      const program = isUuid(programId)
+        ? await em.findOne(Program, { id: programId, organization: actor.organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true })
+        : null;
+      if (!program) throw AppError.notFound('Program');
+      if (program.kind !== ProgramKind.campaign) throw new AppError('CONFLICT', 'A live program runs from its triggers; only a campaign starts executions');
+      if (program.status !== ProgramStatus.active) throw new AppError('CONFLICT', `Only an active program can start an execution; this one is ${program.status}`);
+      if (!program.audience) throw new AppError('CONFLICT', 'The program has no audience (it was deleted)');
+      const execution = em.create(Execution, {
+        organization: em.getReference(Organization, actor.organizationId),
+        program,
+        audienceId: program.audience.id,
+        flowId: program.flow?.id ?? null,
+        autoPauseRules: program.autoPauseRules.map((rule) => ({ ...rule })),
+        scheduledStartAt: input.scheduledStartAt ?? program.scheduledStartAt,
+        scheduledStopAt: program.scheduledStopAt,
+      });
+      await em.flush();
+      const result = await em.execute(SNAPSHOT_SQL, [execution.id, program.audience.id, actor.organizationId], 'run');
+      const count = Number((result as { affectedRows?: number }).affectedRows ?? 0);
+      execution.totalContacts = count;
+      execution.contactsPending = count;
+      await em.flush();
+      return execution.id;
+    });
+    return this.fresh(actor, id);
+  }
+
+  /**
+   * A move a user asks for. The execution row is locked for the transaction, so the runner and a
+   * user never move it at once. stop/cancel leave pending contacts pending (never dialed again);
+   * resume restarts the node counts of rules with resetOnResume.
+   */
+  async control(actor: Actor, id: string, action: ControlAction): Promise<Execution> {
+    if (!isUuid(id)) throw AppError.notFound('Execution');
+    await this.em.transactional(async (em) => {
+      const execution = await em.findOne(
+        Execution,
+        { id, organization: actor.organizationId },
+        { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+      );
+      if (!execution) throw AppError.notFound('Execution');
+      const to = assertControl(action, execution.status);
+      const now = new Date();
+      execution.status = to;
+      if (action === 'start') execution.actualStartAt = now;
+      if (to === ExecutionStatus.stopped || to === ExecutionStatus.cancelled) execution.actualEndAt = now;
+      if (action === 'resume') {
+        const counts = { ...execution.nodeCounts };
+        for (const rule of execution.autoPauseRules) if (rule.resetOnResume) counts[rule.nodeId] = 0;
+        execution.nodeCounts = counts;
+      }
+      execution.updatedAt = now;
+      await em.flush();
+    });
+    return this.fresh(actor, id);
+  }
+
+  private async fresh(actor: Actor, id: string): Promise<Execution> {
+    const execution = await this.em.findOne(Execution, { id, organization: actor.organizationId }, { refresh: true });
+    if (!execution) throw AppError.notFound('Execution');
+    return execution;
+  }
+}

@@ -1,0 +1,68 @@
+import { defineRoute, type RouteDefinition } from '../../rest/routes.js';
+import type { ControlAction } from './execution-state.js';
+import { StartExecutionInput } from './program.inputs.js';
+import { EXECUTION_JSON_SCHEMA, executionJson } from './programs.types.js';
+
+const CONTROLS: [ControlAction, string][] = [
+  ['start', 'scheduled → running'],
+  ['pause', 'running → paused'],
+  ['resume', 'any paused state → running'],
+  ['stop', 'running or paused → stopped; pending contacts are never dialed'],
+  ['cancel', 'scheduled → cancelled'],
+];
+
+/** Endpoint 9 and the execution operations around it; executions show exactly the interface's fields. */
+export const executionRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'get',
+    path: '/programs/{id}/executions',
+    operationId: 'listProgramExecutions',
+    summary: 'The program’s executions, newest first: a JSON array',
+    tag: 'Executions',
+    response: { type: 'array', items: EXECUTION_JSON_SCHEMA },
+    errors: [404],
+    async handler({ actor, params, services }) {
+      return (await services.executions.listForProgram(actor, params.id!)).map(executionJson);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/programs/{id}/executions',
+    operationId: 'startProgramExecution',
+    summary: 'A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise',
+    tag: 'Executions',
+    body: StartExecutionInput,
+    status: 201,
+    response: EXECUTION_JSON_SCHEMA,
+    errors: [404, 409],
+    async handler({ actor, params, body, services }) {
+      return executionJson(await services.executions.start(actor, params.id!, body));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/executions/{id}',
+    operationId: 'getExecution',
+    summary: 'Read an execution',
+    tag: 'Executions',
+    response: EXECUTION_JSON_SCHEMA,
+    errors: [404],
+    async handler({ actor, params, services }) {
+      return executionJson(await services.executions.get(actor, params.id!));
+    },
+  }),
+  ...CONTROLS.map(([action, summary]) =>
+    defineRoute({
+      method: 'post',
+      path: `/executions/{id}/${action}`,
+      operationId: `${action}Execution`,
+      summary: `${summary}; a move the state machine forbids is 409`,
+      tag: 'Executions',
+      response: EXECUTION_JSON_SCHEMA,
+      errors: [404, 409],
+      async handler({ actor, params, services }) {
+        return executionJson(await services.executions.control(actor, params.id!, action));
+      },
+    }),
+  ),
+];

@@ -1,0 +1,126 @@
+import { Transform, Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsDate, IsEnum, IsInt, IsObject, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { Field, ID, InputType, Int } from 'type-graphql';
+import { toDate } from '../../common/dates.js';
+import { OptionalNonNull } from '../../common/validation.js';
+import { ProgramKind } from './program.enums.js';
+import { ProgramAutoPauseRuleInput, ProgramCallingWindowInput, ProgramLiveTriggerInput, ProgramRetryPolicyInput } from './program-settings.inputs.js';
+
+// Rules across fields (flowId xor agentId, stop after start, liveTrigger iff live, nodeIds of the flow) are in ProgramService.
+
+/** The settings a program is made of; create requires kind, name and audienceId, update sends any of them. */
+@InputType({ description: 'The settings of a program; CreateProgramInput and UpdateProgramInput add to them' })
+export class ProgramSettingsInput {
+  @Field(() => String, { nullable: true, description: 'At most 2000 characters' })
+  @IsOptional()
+  @MaxLength(2000)
+  @IsString()
+  description?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'A call flow of the organization; exactly one of flowId and agentId' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  flowId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'An agent of the organization, for a program without a flow' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  agentId?: string | null;
+
+  @Field(() => Date, { nullable: true })
+  @IsOptional()
+  @Transform(toDate)
+  @IsDate({ message: 'scheduledStartAt must be an ISO 8601 date-time' })
+  scheduledStartAt?: Date | null;
+
+  @Field(() => Date, { nullable: true, description: 'After scheduledStartAt' })
+  @IsOptional()
+  @Transform(toDate)
+  @IsDate({ message: 'scheduledStopAt must be an ISO 8601 date-time' })
+  scheduledStopAt?: Date | null;
+
+  @Field(() => ProgramCallingWindowInput, { nullable: true, description: 'Any time when absent' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProgramCallingWindowInput)
+  @IsObject()
+  callingWindow?: ProgramCallingWindowInput | null;
+
+  @Field(() => Int, { nullable: true, description: '1 to 100; default 1' })
+  @OptionalNonNull()
+  @Max(100)
+  @Min(1)
+  @IsInt()
+  maxConcurrentCalls?: number;
+
+  @Field(() => ProgramRetryPolicyInput, { nullable: true, description: 'Default: one attempt' })
+  @OptionalNonNull()
+  @ValidateNested()
+  @Type(() => ProgramRetryPolicyInput)
+  @IsObject()
+  retryPolicy?: ProgramRetryPolicyInput;
+
+  @Field(() => [ProgramAutoPauseRuleInput], { nullable: true, description: 'At most 20' })
+  @OptionalNonNull()
+  @ValidateNested({ each: true })
+  @Type(() => ProgramAutoPauseRuleInput)
+  @IsObject({ each: true })
+  @ArrayMaxSize(20)
+  @IsArray()
+  autoPauseRules?: ProgramAutoPauseRuleInput[];
+
+  @Field(() => ProgramLiveTriggerInput, { nullable: true, description: 'Required for live programs only' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProgramLiveTriggerInput)
+  @IsObject()
+  liveTrigger?: ProgramLiveTriggerInput | null;
+}
+
+@InputType({ description: 'A new program; it starts as a draft' })
+export class CreateProgramInput extends ProgramSettingsInput {
+  @Field({ description: '1 to 255 characters' })
+  @Length(1, 255)
+  @IsString()
+  name!: string;
+
+  @Field(() => ProgramKind)
+  @IsEnum(ProgramKind)
+  kind!: ProgramKind;
+
+  @Field(() => ID, { description: 'An audience of the organization' })
+  @IsUUID()
+  @IsString()
+  audienceId!: string;
+}
+
+@InputType({ description: 'Changes the fields that are sent; the result is checked as a whole' })
+export class UpdateProgramInput extends ProgramSettingsInput {
+  @Field({ nullable: true })
+  @OptionalNonNull()
+  @Length(1, 255)
+  @IsString()
+  name?: string;
+
+  @Field(() => ProgramKind, { nullable: true })
+  @OptionalNonNull()
+  @IsEnum(ProgramKind)
+  kind?: ProgramKind;
+
+  @Field(() => ID, { nullable: true })
+  @OptionalNonNull()
+  @IsUUID()
+  @IsString()
+  audienceId?: string;
+}
+
+@InputType({ description: 'Optional settings of a new execution' })
+export class StartExecutionInput {
+  @Field(() => Date, { nullable: true, description: 'Default: the program’s scheduledStartAt' })
+  @IsOptional()
+  @Transform(toDate)
+  @IsDate({ message: 'scheduledStartAt must be an ISO 8601 date-time' })
+  scheduledStartAt?: Date | null;
+}

@@ -1,0 +1,168 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError, type FieldError } from '../../common/errors.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { isUuid } from '../../db/base.entity.js';
+import { Agent } from '../agents/agent.entity.js';
+import { Audience } from '../contacts/audience.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { CallFlow } from './call-flow.entity.js';
+import { FINAL_STATES } from './execution-state.js';
+import { Execution } from './execution.entity.js';
+import { Program } from './program.entity.js';
+import { ProgramKind, ProgramStatus } from './program.enums.js';
+import type { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
+
+export const PROGRAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'status', 'kind'] as const;
+
+/** A program's settings after an update is applied, before they are checked and written. */
+type Settings = Omit<CreateProgramInput, 'flowId' | 'agentId' | 'audienceId'> & {
+  flowId: string | null;
+  agentId: string | null;
+  audienceId: string | null;
+};
+
+const minutes = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
+
+/** The rules across fields; each error names the field a user would fix. */
+/** `flowNodeIds` is null for a program without a flow, undefined when the flow is not known (a 404 follows). */
+export function programRuleErrors(settings: Settings, flowNodeIds: string[] | null | undefined): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!settings.flowId === !settings.agentId) {
+    errors.push({ field: 'flowId', message: 'a program needs exactly one of flowId and agentId' });
+  }
+  if (settings.scheduledStartAt && settings.scheduledStopAt && settings.scheduledStopAt <= settings.scheduledStartAt) {
+    errors.push({ field: 'scheduledStopAt', message: 'scheduledStopAt must be after scheduledStartAt' });
+  }
+  const window = settings.callingWindow;
+  if (window && minutes(window.endTime) <= minutes(window.startTime)) {
+    errors.push({ field: 'callingWindow.endTime', message: 'callingWindow.endTime must be after callingWindow.startTime' });
+  }
+  (settings.autoPauseRules ?? []).forEach((rule, index) => {
+    if (flowNodeIds === undefined) return;
+    if (flowNodeIds === null) errors.push({ field: `autoPauseRules.${index}.nodeId`, message: 'auto-pause rules need a program with a flow' });
+    else if (!flowNodeIds.includes(rule.nodeId)) {
+      errors.push({ field: `autoPauseRules.${index}.nodeId`, message: `the flow has no node ${rule.nodeId}` });
+    }
+  });
+  const live = settings.kind === ProgramKind.live;
+  if (live && !settings.liveTrigger) errors.push({ field: 'liveTrigger', message: 'a live program needs liveTrigger' });
+  if (!live && settings.liveTrigger) errors.push({ field: 'liveTrigger', message: 'only a live program takes liveTrigger' });
+  if (settings.liveTrigger?.source === 'entity' && !settings.liveTrigger.entityType) {
+    errors.push({ field: 'liveTrigger.entityType', message: 'liveTrigger.entityType is required for source entity' });
+  }
+  return errors;
+}
+
+/** Programs of the caller's organization. */
+export class ProgramService {
+  constructor(private readonly em: EntityManager) {}
+
+  /** A page of programs; `search` matches name or description. */
+  async list(actor: Actor, args: PageArgs): Promise<Page<Program>> {
+    const field = sortField(args.sortBy, PROGRAM_SORT_FIELDS);
+    const pattern = args.search ? containsPattern(args.search) : undefined;
+    const [data, total] = await this.em.findAndCount(
+      Program,
+      {
+        organization: actor.organizationId,
+        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+      },
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+    );
+    return { data, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  async get(actor: Actor, id: string): Promise<Program> {
+    const program = isUuid(id) ? await this.em.findOne(Program, { id, organization: actor.organizationId }) : null;
+    if (!program) throw AppError.notFound('Program');
+    return program;
+  }
+
+  /** Loads flow, agent and audience of the programs (the REST door shows them inline). */
+  async populate(programs: Program[]): Promise<void> {
+    if (programs.length > 0) await this.em.populate(programs, ['flow', 'agent', 'audience'], { refresh: true });
+  }
+
+  async create(actor: Actor, input: CreateProgramInput): Promise<Program> {
+    const settings: Settings = { ...input, flowId: input.flowId ?? null, agentId: input.agentId ?? null, audienceId: input.audienceId };
+    const program = this.em.create(Program, {
+      organization: this.em.getReference(Organization, actor.organizationId),
+      name: input.name,
+      kind: input.kind,
+    });
+    await this.apply(actor, program, settings);
+    await this.em.flush();
+    return program;
+  }
+
+  /** Changes the fields that are sent; the merged program is checked by the same rules as a new one. */
+  async update(actor: Actor, id: string, input: UpdateProgramInput): Promise<Program> {
+    const program = await this.get(actor, id);
+    const pick = <T>(sent: T | undefined, current: T): T => (sent === undefined ? current : sent);
+    const settings: Settings = {
+      name: pick(input.name, program.name),
+      kind: pick(input.kind, program.kind),
+      description: pick(input.description, program.description),
+      flowId: pick(input.flowId, program.flow?.id ?? null),
+      agentId: pick(input.agentId, program.agent?.id ?? null),
+      audienceId: pick(input.audienceId, program.audience?.id ?? null),
+      scheduledStartAt: pick(input.scheduledStartAt, program.scheduledStartAt),
+      scheduledStopAt: pick(input.scheduledStopAt, program.scheduledStopAt),
+      callingWindow: pick(input.callingWindow, program.callingWindow),
+      maxConcurrentCalls: pick(input.maxConcurrentCalls, program.maxConcurrentCalls),
+      retryPolicy: pick(input.retryPolicy, program.retryPolicy),
+      autoPauseRules: pick(input.autoPauseRules, program.autoPauseRules),
+      liveTrigger: pick(input.liveTrigger, program.liveTrigger),
+    };
+    program.name = settings.name;
+    program.kind = settings.kind;
+    await this.apply(actor, program, settings);
+    program.updatedAt = new Date();
+    await this.em.flush();
+    return program;
+  }
+
+  /** draft → active; any other state is a CONFLICT. */
+  async activate(actor: Actor, id: string): Promise<Program> {
+    const program = await this.get(actor, id);
+    if (program.status !== ProgramStatus.draft) throw new AppError('CONFLICT', `Only a draft program can be activated; this one is ${program.status}`);
+    program.status = ProgramStatus.active;
+    program.updatedAt = new Date();
+    await this.em.flush();
+    return program;
+  }
+
+  /** Deletes the program with its executions; refused (409) while one of them is not finished. */
+  async delete(actor: Actor, id: string): Promise<void> {
+    const program = await this.get(actor, id);
+    const unfinished = await this.em.count(Execution, { program: program.id, status: { $nin: [...FINAL_STATES] } });
+    if (unfinished > 0) throw new AppError('CONFLICT', 'The program has an execution that is not finished; stop or cancel it first');
+    await this.em.remove(program).flush();
+  }
+
+  /** Checks the settings (400 first, then 404 for records not of the organization) and writes them on the program. */
+  private async apply(actor: Actor, program: Program, settings: Settings): Promise<void> {
+    const organization = actor.organizationId;
+    const flow = settings.flowId && isUuid(settings.flowId) ? await this.em.findOne(CallFlow, { id: settings.flowId, organization }) : null;
+    const errors = programRuleErrors(settings, settings.flowId ? flow?.nodes.map((node) => node.id) : null);
+    if (!settings.audienceId) errors.push({ field: 'audienceId', message: 'audienceId is required' });
+    if (errors.length > 0) throw AppError.badInput(errors);
+    if (settings.flowId && !flow) throw AppError.notFound('Call flow');
+    const agent = settings.agentId ? await this.em.findOne(Agent, { id: settings.agentId, organization }) : null;
+    if (settings.agentId && !agent) throw AppError.notFound('Agent');
+    const audience = await this.em.findOne(Audience, { id: settings.audienceId!, organization });
+    if (!audience) throw AppError.notFound('Audience');
+    program.description = settings.description ?? null;
+    program.flow = flow;
+    program.agent = agent;
+    program.audience = audience;
+    program.scheduledStartAt = settings.scheduledStartAt ?? null;
+    program.scheduledStopAt = settings.scheduledStopAt ?? null;
+    program.callingWindow = settings.callingWindow ? { ...settings.callingWindow } : null;
+    program.maxConcurrentCalls = settings.maxConcurrentCalls ?? 1;
+    program.retryPolicy = settings.retryPolicy ? { ...settings.retryPolicy } : { maxAttempts: 1, retryDelayMinutes: 0 };
+    program.autoPauseRules = (settings.autoPauseRules ?? []).map((rule) => ({ ...rule }));
+    program.liveTrigger = settings.liveTrigger ? { ...settings.liveTrigger, entityType: settings.liveTrigger.entityType ?? null } : null;
+  }
+}
