@@ -30,6 +30,7 @@ import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
 import { contactRoutes } from './modules/contacts/contacts.rest.js';
+import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -38,6 +39,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...conversationRoutes,
   ...knowledgeRoutes,
   ...contactRoutes,
+  ...triggerRoutes,
 ];
 
 export interface Gateway {

@@ -10,6 +10,7 @@ import { TokenService } from './modules/auth/token.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { ModelService } from './modules/models/model.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
+import { TriggerService } from './modules/programs/triggers/trigger.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -22,6 +23,7 @@ export function createServices(em: EntityManager, config: Config) {
   const knowledge = new KnowledgeService(em);
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
   const agentPorts = { model: models, knowledge };
+  const triggers = new TriggerService(em);
   return {
     tokens,
     apiKeys,
@@ -32,8 +34,9 @@ export function createServices(em: EntityManager, config: Config) {
     agentPorts,
     agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
     conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
-    contacts: new ContactService(em),
-    audiences: new AudienceService(em),
+    contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
+    audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),
+    triggers,
   };
 }
 

@@ -1,10 +1,11 @@
 import type { Actor } from '../common/actor.js';
 import { AgentLoaders } from '../modules/agents/agent.loaders.js';
+import { TriggerLoaders } from '../modules/programs/triggers/trigger.loaders.js';
 import type { Services } from '../services.js';
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
 export function createLoaders(services: Services, actor: Actor) {
-  return { agents: new AgentLoaders(services.conversations, actor) };
+  return { agents: new AgentLoaders(services.conversations, actor), triggers: new TriggerLoaders(services.triggers, actor) };
 }
 
 export type GraphQLLoaders = ReturnType<typeof createLoaders>;

@@ -8,6 +8,7 @@ import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
 import { KnowledgeResolver } from '../modules/knowledge/knowledge.resolver.js';
 import { AudienceResolver } from '../modules/contacts/audience.resolver.js';
 import { ContactResolver } from '../modules/contacts/contact.resolver.js';
+import { ProgramTriggersResolver, TriggerResolver } from '../modules/programs/triggers/trigger.resolver.js';
 
 export const RESOLVERS: NonEmptyArray<Function> = [
   ApiKeyResolver,
@@ -16,6 +17,8 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   KnowledgeResolver,
   AudienceResolver,
   ContactResolver,
+  TriggerResolver,
+  ProgramTriggersResolver,
 ];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */
