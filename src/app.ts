@@ -36,6 +36,7 @@ import { teamRoutes } from './modules/organizations/teams.rest.js';
 import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
 import { executionRoutes } from './modules/programs/executions.rest.js';
 import { programRoutes } from './modules/programs/programs.rest.js';
+import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -50,6 +51,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...callFlowRoutes,
   ...programRoutes,
   ...executionRoutes,
+  ...triggerRoutes,
 ];
 
 export interface Gateway {

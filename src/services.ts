@@ -16,6 +16,7 @@ import { CallFlowService } from './modules/programs/call-flow.service.js';
 import { ExecutionService } from './modules/programs/execution.service.js';
 import { ProgramService } from './modules/programs/program.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
+import { TriggerService } from './modules/programs/triggers/trigger.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -28,6 +29,7 @@ export function createServices(em: EntityManager, config: Config) {
   const knowledge = new KnowledgeService(em);
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
   const agentPorts = { model: models, knowledge };
+  const triggers = new TriggerService(em);
   return {
     tokens,
     apiKeys,
@@ -38,14 +40,15 @@ export function createServices(em: EntityManager, config: Config) {
     agentPorts,
     agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
     conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
-    contacts: new ContactService(em),
-    audiences: new AudienceService(em),
+    contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
+    audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),
     organizations: new OrganizationService(em),
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em),
     callFlows: new CallFlowService(em),
-    programs: new ProgramService(em),
+    programs: new ProgramService(em, (programId) => triggers.syncProgram(em, programId)),
     executions: new ExecutionService(em),
+    triggers,
   };
 }
 

@@ -14,6 +14,7 @@ import { ContactResolver } from '../modules/contacts/contact.resolver.js';
 import { CallFlowResolver } from '../modules/programs/call-flow.resolver.js';
 import { ExecutionResolver } from '../modules/programs/execution.resolver.js';
 import { ProgramResolver } from '../modules/programs/program.resolver.js';
+import { ProgramTriggersResolver, TriggerResolver } from '../modules/programs/triggers/trigger.resolver.js';
 
 export const RESOLVERS: NonEmptyArray<Function> = [
   ApiKeyResolver,
@@ -29,6 +30,8 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   CallFlowResolver,
   ProgramResolver,
   ExecutionResolver,
+  TriggerResolver,
+  ProgramTriggersResolver,
 ];
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */

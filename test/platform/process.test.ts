@@ -8,9 +8,11 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 
-// The real entry points, as an operator runs them: the CLI, the server, a restart, SIGTERM.
+// The real entry points, as an operator runs them (the build `npm start` runs; pretest builds it):
+// the CLI, the server, a restart, SIGTERM.
 const ROOT = new URL('../../', import.meta.url).pathname;
-const RUN_TS = ['--import', '@swc-node/register/esm-register'];
+const CLI = 'dist/src/cli.js';
+const MAIN = 'dist/src/main.js';
 
 interface Exit {
   code: number | null;
@@ -20,7 +22,7 @@ interface Exit {
 
 function run(script: string, args: string[], env: Record<string, string>): Promise<Exit> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...RUN_TS, script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -47,7 +49,7 @@ interface Server {
 
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts'], {
+  const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
   });
@@ -114,7 +116,7 @@ beforeEach(freshEnvironment);
 afterEach(dropEnvironment);
 
 it('org:create provisions an organization whose key the server accepts, and nothing is lost on restart', async () => {
-  const created = await run('src/cli.ts', ['org:create', '--name', 'Acme', '--email', 'admin@acme.test'], env);
+  const created = await run(CLI, ['org:create', '--name', 'Acme', '--email', 'admin@acme.test'], env);
   expect(created.code).toBe(0);
   const provisioned = JSON.parse(created.stdout.trim()) as { organizationId: string; userId: string; apiKey: string };
   expect(Object.keys(provisioned).sort()).toEqual(['apiKey', 'organizationId', 'userId']);
@@ -132,7 +134,7 @@ it('org:create provisions an organization whose key the server accepts, and noth
   const token = ((await (await fetch(`${server.url}/api/auth/token`, { method: 'POST', headers: { 'x-api-key': secret } })).json()) as { accessToken: string }).accessToken;
 
   if (!TEST_DATABASE_URL) {
-    const busy = await run('src/cli.ts', ['org:create', '--name', 'Busy', '--email', 'b@busy.test'], env);
+    const busy = await run(CLI, ['org:create', '--name', 'Busy', '--email', 'b@busy.test'], env);
     expect(busy.code).toBe(1);
     expect(busy.stderr).toMatch(/in use by process \d+; stop that process first/);
     expect(busy.stderr).not.toMatch(/\n\s+at /);
@@ -171,14 +173,14 @@ it.each([
   ['DATABASE_URL', 'mysql://x', /DATABASE_URL must start with postgres/],
   ['JWT_SECRET', 'short', /JWT_SECRET must be at least 32 characters/],
 ])('a bad %s stops the start with one clear line', async (name, value, message) => {
-  const result = await run('src/main.ts', [], { ...env, [name]: value });
+  const result = await run(MAIN, [], { ...env, [name]: value });
   expect(result.code).toBe(1);
   expect(result.stderr.trim().split('\n')).toHaveLength(1);
   expect(result.stderr).toMatch(message);
 });
 
 it('the CLI explains its usage instead of failing obscurely', async () => {
-  const result = await run('src/cli.ts', ['org:create', '--name', 'NoEmail'], env);
+  const result = await run(CLI, ['org:create', '--name', 'NoEmail'], env);
   expect(result.code).toBe(1);
   expect(result.stderr).toContain('--email is required');
   expect(result.stderr).toContain('Usage: npm run cli');

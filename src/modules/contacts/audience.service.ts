@@ -18,9 +18,15 @@ const CONTACT_COLUMNS: Record<(typeof CONTACT_SORT_FIELDS)[number], string> = {
   phone: 'phone',
 };
 
+/** Told after an audience's members change or it is deleted, once committed (live programs' triggers follow). */
+export type AudienceChangedHook = (organizationId: string, audienceId: string) => Promise<void>;
+
 /** Audiences of the caller's organization and their members. */
 export class AudienceService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly onMembersChanged?: AudienceChangedHook,
+  ) {}
 
   /** A page of audiences; `search` matches name or description; contactCount is counted in the same query. */
   async list(actor: Actor, args: PageArgs): Promise<Page<Audience>> {
@@ -75,6 +81,7 @@ export class AudienceService {
   async delete(actor: Actor, id: string): Promise<void> {
     const audience = await this.get(actor, id);
     await this.em.remove(audience).flush();
+    await this.onMembersChanged?.(actor.organizationId, id);
   }
 
   /** Adds contacts (already members are left as they are). Any id not of the organization → 404, nothing added. */
@@ -101,6 +108,7 @@ export class AudienceService {
         .execute();
       await em.nativeUpdate(Audience, { id: audience.id }, { updatedAt: new Date() });
     });
+    await this.onMembersChanged?.(actor.organizationId, audience.id);
     return this.get(actor, id);
   }
 
@@ -112,6 +120,7 @@ export class AudienceService {
       await em.nativeDelete(AudienceMember, { audience: audience.id, contact: { $in: contactIds } });
       await em.nativeUpdate(Audience, { id: audience.id }, { updatedAt: new Date() });
     });
+    await this.onMembersChanged?.(actor.organizationId, audience.id);
     return this.get(actor, id);
   }
 

@@ -12,9 +12,15 @@ export const CONTACT_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'phone'] a
 /** Rows per INSERT statement: 8 columns each stays well under PostgreSQL's 65535 bind parameters. */
 const INSERT_CHUNK = 2000;
 
+/** Told after a contact's change is committed (live programs' triggers follow contacts). */
+export type ContactChangedHook = (organizationId: string, contactId: string) => Promise<void>;
+
 /** Contacts of the caller's organization. */
 export class ContactService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly onContactChanged?: ContactChangedHook,
+  ) {}
 
   /** A page of contacts; `search` matches name or phone, case-insensitively. */
   async list(actor: Actor, args: PageArgs): Promise<Page<Contact>> {
@@ -41,6 +47,7 @@ export class ContactService {
   async create(actor: Actor, input: CreateContactInput): Promise<Contact> {
     const contact = this.em.create(Contact, { ...this.row(actor, input) });
     await this.em.flush();
+    await this.onContactChanged?.(actor.organizationId, contact.id);
     return contact;
   }
 
@@ -54,6 +61,7 @@ export class ContactService {
     if (input.optedOut !== undefined) contact.optedOut = input.optedOut;
     contact.updatedAt = new Date();
     await this.em.flush();
+    await this.onContactChanged?.(actor.organizationId, contact.id);
     return contact;
   }
 
@@ -61,6 +69,7 @@ export class ContactService {
   async delete(actor: Actor, id: string): Promise<void> {
     const contact = await this.get(actor, id);
     await this.em.remove(contact).flush();
+    await this.onContactChanged?.(actor.organizationId, id);
   }
 
   /**

@@ -56,7 +56,11 @@ export function programRuleErrors(settings: Settings, flowNodeIds: string[] | nu
 
 /** Programs of the caller's organization. */
 export class ProgramService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Called after a program is activated or changed, so a live program's triggers follow it. */
+    private readonly onProgramChanged?: (programId: string) => Promise<unknown>,
+  ) {}
 
   /** A page of programs; `search` matches name or description. */
   async list(actor: Actor, args: PageArgs): Promise<Page<Program>> {
@@ -120,6 +124,7 @@ export class ProgramService {
     await this.apply(actor, program, settings);
     program.updatedAt = new Date();
     await this.em.flush();
+    if (program.status === ProgramStatus.active) await this.onProgramChanged?.(program.id);
     return program;
   }
 
@@ -130,6 +135,7 @@ export class ProgramService {
     program.status = ProgramStatus.active;
     program.updatedAt = new Date();
     await this.em.flush();
+    await this.onProgramChanged?.(program.id);
     return program;
   }
 

@@ -1,0 +1,101 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../../common/actor.js';
+import { AppError } from '../../../common/errors.js';
+import { isUuid } from '../../../db/base.entity.js';
+import { ContactTrigger } from '../contact-trigger.entity.js';
+import { Program } from '../program.entity.js';
+import { ProgramKind, ProgramStatus, TriggerStatus } from '../program.enums.js';
+import { fireDueTriggers, type FireResult } from './trigger-fire.js';
+import { syncTriggers } from './trigger-sync.js';
+import type { TriggerSync } from './trigger.types.js';
+
+export type { FireResult } from './trigger-fire.js';
+
+/** Business entities as a date source need the entities module; until then, only contact attributes. */
+function assertSupported(program: Program): void {
+  if (program.liveTrigger?.source === 'entity') throw new AppError('BAD_USER_INPUT', 'entity sources are not supported yet');
+}
+
+/** Live programs' contact triggers: kept in line with audiences and contacts, fired by the runner. */
+export class TriggerService {
+  constructor(private readonly em: EntityManager) {}
+
+  /** Endpoint 8: a program's triggers by triggerAt; [] for a campaign program; another organization's program → 404. */
+  async list(actor: Actor, programId: string, status?: TriggerStatus | null): Promise<ContactTrigger[]> {
+    const program = await this.findProgram(actor, programId);
+    return (await this.triggersFor(actor, [program.id], status)).get(program.id)!;
+  }
+
+  /** Triggers of many programs of the caller in one statement (the Program.triggers loader). */
+  async triggersFor(actor: Actor, programIds: readonly string[], status?: TriggerStatus | null): Promise<Map<string, ContactTrigger[]>> {
+    const byProgram = new Map(programIds.map((id) => [id, [] as ContactTrigger[]]));
+    const ids = programIds.filter(isUuid);
+    if (ids.length === 0) return byProgram;
+    const triggers = await this.em.find(
+      ContactTrigger,
+      { organization: actor.organizationId, program: { id: { $in: ids }, kind: ProgramKind.live }, ...(status ? { status } : {}) },
+      { orderBy: { triggerAt: 'asc', id: 'asc' } },
+    );
+    for (const trigger of triggers) byProgram.get(trigger.program.id)?.push(trigger);
+    return byProgram;
+  }
+
+  /** The operator's resync (REST POST /api/programs/{id}/triggers/sync, GraphQL syncProgramTriggers). */
+  async sync(actor: Actor, programId: string): Promise<TriggerSync> {
+    const program = await this.findProgram(actor, programId);
+    return this.syncProgram(this.em, program.id);
+  }
+
+  /**
+   * Makes a program's triggers match its audience now: one per (contact, date value), pending
+   * ones cancelled for contacts that left, opted out, were removed or changed the value. A program
+   * that is not live and active keeps no pending trigger. Call it when a program is activated or
+   * its trigger or audience changes. Entity sources → BAD_USER_INPUT (not supported yet).
+   */
+  async syncProgram(em: EntityManager, programId: string, now = new Date()): Promise<TriggerSync> {
+    return em.transactional(async (tx) => {
+      const program = await tx.findOneOrFail(Program, { id: programId });
+      assertSupported(program);
+      const counts = await syncTriggers(tx, program, now);
+      const pending = await tx.count(ContactTrigger, { program: program.id, status: TriggerStatus.pending });
+      return { programId: program.id, ...counts, pending, program };
+    });
+  }
+
+  /** After a contact is created, updated, opted out or deleted: its triggers in every live program of the organization. */
+  async syncContact(em: EntityManager, organizationId: string, contactId: string, now = new Date()): Promise<void> {
+    await em.transactional(async (tx) => {
+      for (const program of await this.programsToSync(tx, organizationId)) await syncTriggers(tx, program, now, contactId);
+    });
+  }
+
+  /** After an audience's members change or it is deleted: every live program over it (or left with none). */
+  async syncAudience(em: EntityManager, organizationId: string, audienceId: string, now = new Date()): Promise<void> {
+    await em.transactional(async (tx) => {
+      for (const program of await this.programsToSync(tx, organizationId)) {
+        if (!program.audience || program.audience.id === audienceId) await syncTriggers(tx, program, now);
+      }
+    });
+  }
+
+  /**
+   * The runner's tick: claims up to 500 due pending triggers (SKIP LOCKED: replicas never share
+   * one), marks them triggered at `now` and queues their contacts into each program's live
+   * execution, counters and rows in one transaction. Call again while it reports a full batch.
+   */
+  async fireDue(now: Date = new Date()): Promise<FireResult> {
+    return fireDueTriggers(this.em.fork(), now);
+  }
+
+  /** Live programs with contact-attribute triggers, plus those with pending triggers left to cancel. */
+  private async programsToSync(em: EntityManager, organizationId: string): Promise<Program[]> {
+    const programs = await em.find(Program, { organization: organizationId, kind: ProgramKind.live }, { orderBy: { id: 'asc' } });
+    return programs.filter((program) => program.liveTrigger?.source !== 'entity' || program.status !== ProgramStatus.active);
+  }
+
+  private async findProgram(actor: Actor, programId: string): Promise<Program> {
+    const program = isUuid(programId) ? await this.em.findOne(Program, { id: programId, organization: actor.organizationId }) : null;
+    if (!program) throw AppError.notFound('Program');
+    return program;
+  }
+}

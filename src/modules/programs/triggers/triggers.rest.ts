@@ -1,0 +1,60 @@
+import type { Presenter } from '../../../rest/present.js';
+import { arrayOf, defineRoute, ref, type JsonSchema } from '../../../rest/routes.js';
+import type { ContactTrigger } from '../contact-trigger.entity.js';
+import { TriggerListArgs } from './trigger.args.js';
+import { TRIGGER_FIELDS } from './trigger.types.js';
+
+const TAG = 'Programs';
+const NULLABLE = new Set<string>(['contactName', 'triggeredAt']);
+
+/** The interface's trigger object: exactly its fields (the GraphQL type also has updatedAt). */
+const TRIGGER_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: Object.fromEntries(
+    TRIGGER_FIELDS.map((field) => {
+      const base: JsonSchema = field === 'status'
+        ? { type: 'string', enum: ['pending', 'triggered', 'cancelled'] }
+        : { type: 'string', ...(field.endsWith('At') ? { format: 'date-time' } : {}) };
+      return [field, NULLABLE.has(field) ? { anyOf: [base, { type: 'null' }] } : base];
+    }),
+  ),
+  required: [...TRIGGER_FIELDS],
+  additionalProperties: false,
+};
+
+function presentTrigger(presenter: Presenter, trigger: ContactTrigger): Record<string, unknown> {
+  const shown = presenter.present('ContactTrigger', trigger) as Record<string, unknown>;
+  return Object.fromEntries(TRIGGER_FIELDS.map((field) => [field, shown[field] ?? null]));
+}
+
+/** Endpoint 8, and the operator's resync. */
+export const triggerRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/programs/{id}/triggers',
+    operationId: 'listProgramTriggers',
+    summary: "A live program's contact triggers by triggerAt; [] for a campaign program",
+    tag: TAG,
+    query: TriggerListArgs,
+    response: arrayOf(TRIGGER_SCHEMA),
+    errors: [404],
+    async handler({ actor, params, query, services, presenter }) {
+      const triggers = await services.triggers.list(actor, params.id!, query.status);
+      return triggers.map((trigger) => presentTrigger(presenter, trigger));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/programs/{id}/triggers/sync',
+    operationId: 'syncProgramTriggers',
+    summary: "Brings a live program's triggers in line with its audience and contacts now",
+    tag: TAG,
+    response: ref('TriggerSync'),
+    errors: [404],
+    async handler({ actor, params, services, presenter }) {
+      const result = await services.triggers.sync(actor, params.id!);
+      await services.programs.populate([result.program]);
+      return presenter.present('TriggerSync', result);
+    },
+  }),
+];
