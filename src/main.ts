@@ -5,6 +5,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './common/logger.js';
 import { DatabaseInUseError, openDatabase } from './db/orm.js';
 import { createGateway } from './app.js';
+import { CampaignRunner } from './modules/programs/runner/campaign-runner.js';
+import { SimulatedDialer } from './modules/programs/runner/simulated-dialer.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -28,11 +30,23 @@ async function start(): Promise<void> {
   const where = database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
   logger.info({ port: config.port, database: database.kind }, `listening on http://localhost:${config.port} (${where})`);
 
+  const runner = config.runner.enabled
+    ? new CampaignRunner({
+        em: database.em,
+        dialer: new SimulatedDialer({ seed: config.runner.dialerSeed, speedMs: config.runner.dialerSpeedMs }),
+        logger,
+        intervalMs: config.runner.intervalMs,
+        leaseMs: config.runner.leaseMs,
+      })
+    : null;
+  runner?.start();
+
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing requests in flight');
+    await runner?.stop();
     gateway.setReady(false);
     const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
