@@ -2,13 +2,17 @@ import { ExecutionStatus } from '../../src/modules/programs/program.enums.js';
 import { isFinalOutcome, type CallOutcome } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createCampaign, creditBalance, expectConsistent, readExecution, RecordingDialer, testRunner, waitFor, type ExecutionRow } from './fixtures.js';
+import { createCampaign, creditBalance, expectConsistent, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor, type ExecutionRow } from './fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(() => app.close());
+afterEach(() => {
+  expect(runnerErrors()).toEqual([]);
+  runnerLogs.length = 0;
+});
 
 /** What the seeded dialer will make of one contact: its outcomes, attempt by attempt. */
 function expectedCalls(dialer: SimulatedDialer, phone: string, maxAttempts: number): CallOutcome[] {
@@ -154,6 +158,33 @@ it('a window that no local time matches dials nobody', async () => {
   await app.sql(`update executions set status = 'stopped' where id = ?`, [campaign.executionId]);
 });
 
+it('never calls a contact who opted out after the start: the row fails with no call and no credit', async () => {
+  const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0 }));
+  const campaign = await createCampaign(app, { contacts: 6 });
+  const optedOut = campaign.phones.slice(0, 2);
+  await app.sql(`update contacts set opted_out = true where phone in (?, ?)`, optedOut);
+  const runner = testRunner(app, { dialer });
+  const end = await waitFor(
+    async () => {
+      await runner.tick();
+      await runner.idle();
+      return readExecution(app, campaign.executionId);
+    },
+    (row) => row.status === ExecutionStatus.completed,
+    expectConsistent,
+  );
+  expect(dialer.calls.map((call) => call.phone).sort()).toEqual(campaign.phones.slice(2).sort());
+  expect(end.creditsSpent).toBe(4);
+  const rows = await app.sql<{ status: string; attempts: number }>(
+    `select status, attempts from execution_contacts where execution_id = ? and last_outcome = 'opted_out'`,
+    [campaign.executionId],
+  );
+  expect(rows).toEqual([
+    { status: 'failed', attempts: 0 },
+    { status: 'failed', attempts: 0 },
+  ]);
+});
+
 it('starts scheduled executions at their start time and stops them at their stop time', async () => {
   let now = new Date('2026-06-01T08:00:00Z');
   const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0 }));
@@ -201,4 +232,6 @@ it('runs the onTick hooks each tick; a failing hook is logged and the others sti
   await runner.tick();
   await runner.tick();
   expect(seen).toEqual([now, now]);
+  expect(runnerErrors()).toEqual(['campaign runner: tick hook failed', 'campaign runner: tick hook failed']);
+  runnerLogs.length = 0;
 });

@@ -177,8 +177,17 @@ export class RecordingDialer implements Dialer {
   }
 }
 
+/** What the test runners logged at warn level and above (pino levels: 40 warn, 50 error). */
+export const runnerLogs: { level: number; msg: string; step?: string }[] = [];
+const logSink = { write: (line: string) => void runnerLogs.push(JSON.parse(line)) };
+
+/** Logged errors, so a test sees a failure the runner swallowed to keep running. */
+export function runnerErrors(): string[] {
+  return runnerLogs.filter((entry) => entry.level >= 50).map((entry) => entry.msg);
+}
+
 export function testRunner(app: TestApp, options: Partial<CampaignRunnerOptions> & Pick<CampaignRunnerOptions, 'dialer'>): CampaignRunner {
-  return new CampaignRunner({ em: app.db.database.em, logger: createLogger('silent'), intervalMs: 5, ...options });
+  return new CampaignRunner({ em: app.db.database.em, logger: createLogger('warn', logSink), intervalMs: 5, ...options });
 }
 
 /** Polls until `done` holds, calling `each` on every sample. */

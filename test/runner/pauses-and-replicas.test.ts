@@ -1,15 +1,20 @@
+import { openDatabase } from '../../src/db/orm.js';
 import { ExecutionStatus } from '../../src/modules/programs/program.enums.js';
 import { countsAfterResume } from '../../src/modules/programs/runner/auto-pause.js';
 import type { CallRequest, CallResult, Dialer } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createCampaign, creditBalance, expectConsistent, readExecution, RecordingDialer, testRunner, waitFor } from './fixtures.js';
+import { createCampaign, creditBalance, expectConsistent, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor } from './fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(() => app.close());
+afterEach(() => {
+  expect(runnerErrors()).toEqual([]);
+  runnerLogs.length = 0;
+});
 
 const ALWAYS_ANSWERED = { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 };
 
@@ -118,8 +123,10 @@ describe('two runners on one database', () => {
     const dialerOne = new RecordingDialer(carrier);
     const dialerTwo = new RecordingDialer(carrier);
     const campaign = await createCampaign(app, { contacts: 60, maxConcurrentCalls: 6 });
+    // On PostgreSQL the second runner has its own ORM and connection pool, as a second replica would.
+    const replica = app.db.url ? await openDatabase({ databaseUrl: app.db.url, dataDir: 'memory://', migrate: false }) : null;
     const one = testRunner(app, { dialer: dialerOne, intervalMs: 2 });
-    const two = testRunner(app, { dialer: dialerTwo, intervalMs: 2 });
+    const two = testRunner(app, { dialer: dialerTwo, intervalMs: 2, ...(replica ? { em: replica.em } : {}) });
     one.start();
     two.start();
     const end = await waitFor(
@@ -131,6 +138,7 @@ describe('two runners on one database', () => {
       },
     );
     await Promise.all([one.stop(), two.stop()]);
+    await replica?.close();
     // Both took part, and between them every contact was dialed exactly once.
     expect(dialerOne.calls.length).toBeGreaterThan(0);
     expect(dialerTwo.calls.length).toBeGreaterThan(0);
@@ -158,9 +166,12 @@ class HangingDialer implements Dialer {
 
 describe('a runner killed mid-call', () => {
   it('leaves the contact to another runner once its lease expires; the late result is dropped and nothing counts twice', async () => {
+    // Pinned clocks: the lease runs out because the survivor's clock says so, not because the test slept.
+    let now = new Date('2026-07-01T10:00:00Z');
+    const clock = () => now;
     const campaign = await createCampaign(app, { contacts: 2, maxConcurrentCalls: 2 });
     const hanging = new HangingDialer();
-    const dead = testRunner(app, { dialer: hanging, leaseMs: 300 });
+    const dead = testRunner(app, { dialer: hanging, leaseMs: 60_000, clock });
     await dead.tick();
     expect(hanging.calls).toHaveLength(2);
     await dead.stop(0); // the process is gone: no more ticks, no lease renewals
@@ -169,11 +180,12 @@ describe('a runner killed mid-call', () => {
     expect(row.contactsInProgress).toBe(2);
 
     const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0, weights: ALWAYS_ANSWERED }));
-    const survivor = testRunner(app, { dialer, leaseMs: 300 });
+    const survivor = testRunner(app, { dialer, leaseMs: 60_000, clock });
+    now = new Date(now.getTime() + 59_000);
     await survivor.tick(); // leases still held: nothing to take
     expect(dialer.calls).toHaveLength(0);
 
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    now = new Date(now.getTime() + 2_000);
     await survivor.tick();
     await survivor.idle();
     expect(dialer.calls.map((call) => call.executionContactId).sort()).toEqual(hanging.calls.map((call) => call.executionContactId).sort());
@@ -193,20 +205,42 @@ describe('a runner killed mid-call', () => {
   });
 
   it('a result that comes back after the lease was taken back, before anyone re-dials, is dropped too', async () => {
+    let now = new Date('2026-07-02T10:00:00Z');
+    const clock = () => now;
     const campaign = await createCampaign(app, { contacts: 1 });
     const hanging = new HangingDialer();
-    const slow = testRunner(app, { dialer: hanging, leaseMs: 200 });
+    const slow = testRunner(app, { dialer: hanging, leaseMs: 60_000, clock });
     await slow.tick();
     await slow.stop(0);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    now = new Date(now.getTime() + 61_000);
     // Another runner takes the lease back but has no credits to dial with.
     await app.sql('update organizations set credit_balance = 0 where id = ?', [campaign.org.organizationId]);
-    const other = testRunner(app, { dialer: new SimulatedDialer({ speedMs: 0 }), leaseMs: 200 });
+    const other = testRunner(app, { dialer: new SimulatedDialer({ speedMs: 0 }), leaseMs: 60_000, clock });
     await other.tick();
     hanging.finishAll({ outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 40 });
     await slow.idle();
     const row = await readExecution(app, campaign.executionId);
     expectConsistent(row);
     expect(row).toMatchObject({ status: ExecutionStatus.paused_no_credits, contactsPending: 1, contactsCompleted: 0, nodeCounts: {} });
+  });
+});
+
+describe('a pause while calls are in flight', () => {
+  it('records the calls that were under way and claims nothing new', async () => {
+    const campaign = await createCampaign(app, { contacts: 5, maxConcurrentCalls: 2 });
+    const hanging = new HangingDialer();
+    const runner = testRunner(app, { dialer: hanging });
+    await runner.tick();
+    expect(hanging.calls).toHaveLength(2);
+    await app.sql(`update executions set status = 'paused' where id = ?`, [campaign.executionId]);
+    hanging.finishAll({ outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 30 });
+    await runner.idle();
+    await runner.tick();
+    await runner.idle();
+    expect(hanging.calls).toHaveLength(2);
+    const row = await readExecution(app, campaign.executionId);
+    expectConsistent(row);
+    expect(row).toMatchObject({ status: ExecutionStatus.paused, contactsCompleted: 2, contactsPending: 3, contactsInProgress: 0 });
+    expect(row.nodeCounts).toEqual({ start: 2, greet: 2 });
   });
 });
