@@ -75,7 +75,9 @@ export class SimulatedDialer implements Dialer {
     if (this.speedMs > 0) await sleep(this.speedMs);
     const outcome = this.outcomeOf(call.phone, call.attempt);
     const reachedNodeIds = walkFlow(call.flow, outcome);
-    const durationSeconds = outcome === 'answered' ? 30 + Math.floor(draw(this.seed, call.phone, -call.attempt) * 270) : outcome === 'voicemail' ? 20 : 0;
+    // Answered calls last 30 s to 5 min, seeded like the outcome; a voicemail 20 s; the rest never connect.
+    const talk = 30 + Math.floor(draw(this.seed, call.phone, -call.attempt) * 270);
+    const durationSeconds = outcome === 'answered' ? talk : outcome === 'voicemail' ? 20 : 0;
     return { outcome, reachedNodeIds, durationSeconds };
   }
 }

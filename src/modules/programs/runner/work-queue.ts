@@ -91,18 +91,26 @@ export async function claimCalls(
     if (!state || state.status !== ExecutionStatus.running) return [];
     if (state.contacts_pending === 0 && state.contacts_in_progress === 0) {
       assertMove(state.status, ExecutionStatus.completed);
-      await query(tx, `update executions set status = 'completed', actual_end_at = ?::timestamptz, updated_at = ?::timestamptz where id = ?`, [at(now), at(now), execution.id]);
+      await query(
+        tx,
+        `update executions set status = 'completed', actual_end_at = ?::timestamptz, updated_at = ?::timestamptz where id = ?`,
+        [at(now), at(now), execution.id],
+      );
       return [];
     }
     const slots = execution.maxConcurrentCalls - state.contacts_in_progress;
     if (slots <= 0 || state.contacts_pending === 0) return [];
 
     const due = `ec.execution_id = ? and ec.status = 'pending' and (ec.next_attempt_at is null or ec.next_attempt_at <= ?::timestamptz)`;
+    // The window is checked once per time zone, so a page of rows outside it never blocks the queue.
     const zones = await query<{ time_zone: string | null }>(tx, `select distinct ec.time_zone from execution_contacts ec where ${due}`, [execution.id, at(now)]);
     const open = zones.map((row) => row.time_zone).filter((zone) => isWithinWindow(now, zone, execution.callingWindow));
     if (open.length === 0) return [];
     const named = open.filter((zone): zone is string => zone !== null);
-    const zoneClauses = [...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []), ...(open.includes(null) ? ['ec.time_zone is null'] : [])];
+    const zoneClauses = [
+      ...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []),
+      ...(open.includes(null) ? ['ec.time_zone is null'] : []),
+    ];
     const candidates = await query<CandidateRow>(
       tx,
       `select ec.id, ec.phone, ec.time_zone, ec.attempts, coalesce(c.opted_out, false) as opted_out
@@ -118,14 +126,19 @@ export async function claimCalls(
     if (optedOut.length) {
       await query(
         tx,
-        `update execution_contacts set status = 'failed', last_outcome = 'opted_out', completed_at = ?::timestamptz, updated_at = ?::timestamptz where id in (${placeholders(optedOut)})`,
+        `update execution_contacts set status = 'failed', last_outcome = 'opted_out', completed_at = ?::timestamptz, updated_at = ?::timestamptz
+          where id in (${placeholders(optedOut)})`,
         [at(now), at(now), ...optedOut],
       );
     }
     const callable = candidates.filter((row) => !row.opted_out);
     const paid: CandidateRow[] = [];
     for (const row of callable) {
-      const spent = await query(tx, 'update organizations set credit_balance = credit_balance - 1 where id = ? and credit_balance >= 1 returning id', [execution.organizationId]);
+      const spent = await query(
+        tx,
+        'update organizations set credit_balance = credit_balance - 1 where id = ? and credit_balance >= 1 returning id',
+        [execution.organizationId],
+      );
       if (spent.length === 0) break;
       paid.push(row);
     }
@@ -136,7 +149,9 @@ export async function claimCalls(
     if (ids.length) {
       await query(
         tx,
-        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ?::timestamptz, attempts = attempts + 1, updated_at = ?::timestamptz where id in (${placeholders(ids)})`,
+        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ?::timestamptz, attempts = attempts + 1,
+                updated_at = ?::timestamptz
+          where id in (${placeholders(ids)})`,
         [token, at(new Date(now.getTime() + options.leaseMs)), at(now), ...ids],
       );
     }
