@@ -52,7 +52,9 @@ export class CampaignRunner {
   private claims = 0;
 
   constructor(private readonly options: CampaignRunnerOptions) {
-    this.id = options.id ?? `${hostname().slice(0, 32)}-${process.pid}-${randomBytes(4).toString('hex')}`;
+    this.id = options.id ?? `${hostname().slice(0, 24)}-${process.pid}-${randomBytes(4).toString('hex')}`;
+    // claimed_by holds `<id>#<claim number>` in 64 characters.
+    if (this.id.length > 48) throw new Error('A campaign runner id is at most 48 characters');
     this.intervalMs = options.intervalMs ?? 1000;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
