@@ -18,6 +18,14 @@ export interface Config {
   nodeEnv: string;
   migrateOnStart: boolean;
   bodyLimitBytes: number;
+  /** The campaign runner and its simulated dialer. */
+  runner: {
+    enabled: boolean;
+    intervalMs: number;
+    leaseMs: number;
+    dialerSpeedMs: number;
+    dialerSeed: string;
+  };
   providers: {
     openaiApiKey?: string;
     anthropicApiKey?: string;
@@ -79,6 +87,14 @@ function jwtSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
   return secret;
 }
 
+/** Seeds the simulated dialer's outcomes: the same seed replays the same campaign. */
+function dialerSeed(env: NodeJS.ProcessEnv): string {
+  const raw = env.DIALER_SEED;
+  if (raw === undefined || raw === '') return 'gateway';
+  if (raw.length > 200) throw new ConfigError(`DIALER_SEED must be at most 200 characters, got ${raw.length}`);
+  return raw;
+}
+
 /** Parses the environment once. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.DATA_DIR || './.data');
@@ -104,6 +120,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: env.NODE_ENV || 'development',
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    runner: {
+      enabled: boolean(env, 'RUNNER_ENABLED', true),
+      intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),
+      leaseMs: integer(env, 'RUNNER_LEASE_MS', 60_000, 1000, 24 * 3_600_000),
+      dialerSpeedMs: integer(env, 'DIALER_SPEED_MS', 200, 0, 600_000),
+      dialerSeed: dialerSeed(env),
+    },
     providers: {
       openaiApiKey: env.OPENAI_API_KEY || undefined,
       anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,

@@ -13,6 +13,9 @@ async function start(): Promise<void> {
   // Loaded after the configuration is known good, so a bad value fails at once.
   const { openDatabase } = await import('./db/orm.js');
   const { createGateway } = await import('./app.js');
+  const { CampaignRunner } = await import('./modules/programs/runner/campaign-runner.js');
+  const { SimulatedDialer } = await import('./modules/programs/runner/simulated-dialer.js');
+  const { FIRE_BATCH } = await import('./modules/programs/triggers/trigger-fire.js');
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -30,12 +33,31 @@ async function start(): Promise<void> {
   const where = database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
   logger.info({ port: config.port, database: database.kind }, `listening on http://localhost:${config.port} (${where})`);
 
+  const runner = config.runner.enabled
+    ? new CampaignRunner({
+        em: database.em,
+        dialer: new SimulatedDialer({ seed: config.runner.dialerSeed, speedMs: config.runner.dialerSpeedMs }),
+        logger,
+        intervalMs: config.runner.intervalMs,
+        leaseMs: config.runner.leaseMs,
+      })
+    : null;
+  // Live programs: each tick fires the triggers that are due, a batch at a time.
+  runner?.onTick.push(async (now) => {
+    for (;;) {
+      const { triggered, cancelled } = await gateway.services.triggers.fireDue(now);
+      if (triggered + cancelled < FIRE_BATCH) break;
+    }
+  });
+  runner?.start();
+
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing requests in flight');
     gateway.setReady(false);
+    await runner?.stop();
     const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(force);

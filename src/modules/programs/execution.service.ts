@@ -1,3 +1,4 @@
+import { countsAfterResume } from './runner/auto-pause.js';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
@@ -115,11 +116,7 @@ export class ExecutionService {
       execution.status = to;
       if (action === 'start') execution.actualStartAt = now;
       if (to === ExecutionStatus.stopped || to === ExecutionStatus.cancelled) execution.actualEndAt = now;
-      if (action === 'resume') {
-        const counts = { ...execution.nodeCounts };
-        for (const rule of execution.autoPauseRules) if (rule.resetOnResume) counts[rule.nodeId] = 0;
-        execution.nodeCounts = counts;
-      }
+      if (action === 'resume') execution.nodeCounts = countsAfterResume(execution.autoPauseRules, execution.nodeCounts);
       execution.updatedAt = now;
       await em.flush();
     });

@@ -1,0 +1,15 @@
+import 'reflect-metadata';
+import { PGlite } from '@electric-sql/pglite';
+const { openDatabase } = await import('/work/main/dist/src/db/orm.js');
+let t = Date.now();
+const pglite = await PGlite.create();
+console.log('create', Date.now() - t); t = Date.now();
+const db = await openDatabase({ dataDir: 'memory://', migrate: true, pglite });
+console.log('migrate', Date.now() - t); t = Date.now();
+const dump = await pglite.dumpDataDir('none');
+console.log('dump', Date.now() - t, dump.size); t = Date.now();
+const p2 = await PGlite.create({ loadDataDir: dump });
+console.log('load', Date.now() - t); t = Date.now();
+const db2 = await openDatabase({ dataDir: 'memory://', migrate: true, pglite: p2 });
+console.log('open+check', Date.now() - t);
+await db.close(); await db2.close();

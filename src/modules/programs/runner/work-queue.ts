@@ -1,0 +1,170 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FlowEdge, FlowNode } from '../call-flow.types.js';
+import { assertMove } from '../execution-state.js';
+import { ExecutionStatus } from '../program.enums.js';
+import type { CallingWindow, RetryPolicy } from '../program.types.js';
+import { isWithinWindow } from './calling-window.js';
+import { at, placeholders, query } from './sql.js';
+
+/** A running execution and the program settings the runner needs to advance it. */
+export interface RunnableExecution {
+  id: string;
+  organizationId: string;
+  maxConcurrentCalls: number;
+  callingWindow: CallingWindow | null;
+  retryPolicy: RetryPolicy;
+  agentId: string | null;
+  flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
+}
+
+/** A row this runner holds: `token` is written to claimed_by and must still be there to record the call. */
+export interface ClaimedCall {
+  executionContactId: string;
+  token: string;
+  execution: RunnableExecution;
+  phone: string;
+  timeZone: string | null;
+  attempt: number;
+}
+
+interface ExecutionRow {
+  id: string;
+  organization_id: string;
+  max_concurrent_calls: number;
+  calling_window: CallingWindow | null;
+  retry_policy: RetryPolicy;
+  agent_id: string | null;
+  flow_nodes: FlowNode[] | null;
+  flow_edges: FlowEdge[] | null;
+}
+
+/** Running executions with a free call slot, with their program's settings (the flow the execution started with, else the program's). */
+export async function listRunnable(em: EntityManager): Promise<RunnableExecution[]> {
+  const rows = await query<ExecutionRow>(
+    em,
+    `select e.id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id,
+            f.nodes as flow_nodes, f.edges as flow_edges
+       from executions e
+       join programs p on p.id = e.program_id
+       left join call_flows f on f.id = coalesce(e.flow_id, p.flow_id)
+      where e.status = 'running' and e.contacts_in_progress < greatest(p.max_concurrent_calls, 1)
+      order by e.id`,
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    organizationId: row.organization_id,
+    maxConcurrentCalls: Math.max(1, row.max_concurrent_calls),
+    callingWindow: row.calling_window,
+    retryPolicy: row.retry_policy,
+    agentId: row.agent_id,
+    flow: row.flow_nodes ? { nodes: row.flow_nodes, edges: row.flow_edges ?? [] } : null,
+  }));
+}
+
+interface CandidateRow {
+  id: string;
+  phone: string;
+  time_zone: string | null;
+  attempts: number;
+  opted_out: boolean;
+}
+
+/**
+ * Claims due pending rows of one execution inside the calling window, up to its free slots, and
+ * spends one credit per call, all in one transaction with the counters. The execution row is
+ * locked first, so two runners cannot both fill the same slots; rows another transaction holds
+ * are skipped. When the credits run out, the rows not paid for stay pending and the execution
+ * moves to paused_no_credits. Contacts that opted out since the start fail without a call.
+ */
+export async function claimCalls(
+  em: EntityManager,
+  execution: RunnableExecution,
+  options: { now: Date; token: string; leaseMs: number },
+): Promise<ClaimedCall[]> {
+  const { now, token } = options;
+  return em.transactional(async (tx) => {
+    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
+      tx,
+      'select status, contacts_pending, contacts_in_progress from executions where id = ? for update',
+      [execution.id],
+    );
+    if (!state || state.status !== ExecutionStatus.running) return [];
+    if (state.contacts_pending === 0 && state.contacts_in_progress === 0) {
+      assertMove(state.status, ExecutionStatus.completed);
+      await query(
+        tx,
+        `update executions set status = 'completed', actual_end_at = ?::timestamptz, updated_at = ?::timestamptz where id = ?`,
+        [at(now), at(now), execution.id],
+      );
+      return [];
+    }
+    const slots = execution.maxConcurrentCalls - state.contacts_in_progress;
+    if (slots <= 0 || state.contacts_pending === 0) return [];
+
+    const due = `ec.execution_id = ? and ec.status = 'pending' and (ec.next_attempt_at is null or ec.next_attempt_at <= ?::timestamptz)`;
+    // The window is checked once per time zone, so a page of rows outside it never blocks the queue.
+    const zones = await query<{ time_zone: string | null }>(tx, `select distinct ec.time_zone from execution_contacts ec where ${due}`, [execution.id, at(now)]);
+    const open = zones.map((row) => row.time_zone).filter((zone) => isWithinWindow(now, zone, execution.callingWindow));
+    if (open.length === 0) return [];
+    const named = open.filter((zone): zone is string => zone !== null);
+    const zoneClauses = [
+      ...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []),
+      ...(open.includes(null) ? ['ec.time_zone is null'] : []),
+    ];
+    const candidates = await query<CandidateRow>(
+      tx,
+      `select ec.id, ec.phone, ec.time_zone, ec.attempts, coalesce(c.opted_out, false) as opted_out
+         from execution_contacts ec left join contacts c on c.id = ec.contact_id
+        where ${due} and (${zoneClauses.join(' or ')})
+        order by ec.next_attempt_at nulls first, ec.created_at, ec.id
+        limit ?
+        for update of ec skip locked`,
+      [execution.id, at(now), ...named, slots],
+    );
+
+    const optedOut = candidates.filter((row) => row.opted_out).map((row) => row.id);
+    if (optedOut.length) {
+      await query(
+        tx,
+        `update execution_contacts set status = 'failed', last_outcome = 'opted_out', completed_at = ?::timestamptz, updated_at = ?::timestamptz
+          where id in (${placeholders(optedOut)})`,
+        [at(now), at(now), ...optedOut],
+      );
+    }
+    const callable = candidates.filter((row) => !row.opted_out);
+    const paid: CandidateRow[] = [];
+    for (const row of callable) {
+      const spent = await query(
+        tx,
+        'update organizations set credit_balance = credit_balance - 1 where id = ? and credit_balance >= 1 returning id',
+        [execution.organizationId],
+      );
+      if (spent.length === 0) break;
+      paid.push(row);
+    }
+    const outOfCredits = paid.length < callable.length;
+    if (outOfCredits) assertMove(state.status, ExecutionStatus.paused_no_credits);
+
+    const ids = paid.map((row) => row.id);
+    if (ids.length) {
+      await query(
+        tx,
+        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ?::timestamptz, attempts = attempts + 1,
+                updated_at = ?::timestamptz
+          where id in (${placeholders(ids)})`,
+        [token, at(new Date(now.getTime() + options.leaseMs)), at(now), ...ids],
+      );
+    }
+    const moved = ids.length + optedOut.length;
+    if (moved > 0 || outOfCredits) {
+      await query(
+        tx,
+        `update executions set contacts_pending = contacts_pending - ?, contacts_in_progress = contacts_in_progress + ?,
+                contacts_failed = contacts_failed + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz
+          where id = ?`,
+        [moved, ids.length, optedOut.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id],
+      );
+    }
+    return paid.map((row) => ({ executionContactId: row.id, token, execution, phone: row.phone, timeZone: row.time_zone, attempt: row.attempts + 1 }));
+  });
+}

@@ -1,0 +1,203 @@
+import { randomInt } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createLogger } from '../../src/common/logger.js';
+import { Audience, AudienceMember } from '../../src/modules/contacts/audience.entity.js';
+import { Contact } from '../../src/modules/contacts/contact.entity.js';
+import { Organization } from '../../src/modules/organizations/organization.entity.js';
+import { CallFlow } from '../../src/modules/programs/call-flow.entity.js';
+import type { FlowEdge, FlowNode } from '../../src/modules/programs/call-flow.types.js';
+import { ExecutionContact } from '../../src/modules/programs/execution-contact.entity.js';
+import { Execution } from '../../src/modules/programs/execution.entity.js';
+import { Program } from '../../src/modules/programs/program.entity.js';
+import { ExecutionStatus, FlowNodeType, ProgramKind, ProgramStatus } from '../../src/modules/programs/program.enums.js';
+import type { AutoPauseRule, CallingWindow, RetryPolicy } from '../../src/modules/programs/program.types.js';
+import { CampaignRunner, type CampaignRunnerOptions } from '../../src/modules/programs/runner/campaign-runner.js';
+import type { CallRequest, CallResult, Dialer } from '../../src/modules/programs/runner/dialer.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+
+/** start → greet → offer → end when answered; start → vm → end on voicemail; start alone otherwise. */
+export const FLOW: { nodes: FlowNode[]; edges: FlowEdge[] } = {
+  nodes: [
+    { id: 'start', type: FlowNodeType.start },
+    { id: 'greet', type: FlowNodeType.say },
+    { id: 'offer', type: FlowNodeType.ask },
+    { id: 'vm', type: FlowNodeType.voicemail },
+    { id: 'end', type: FlowNodeType.end },
+  ],
+  edges: [
+    { from: 'start', to: 'greet', condition: 'answered' },
+    { from: 'start', to: 'vm', condition: 'voicemail' },
+    { from: 'greet', to: 'offer' },
+    { from: 'offer', to: 'end' },
+    { from: 'vm', to: 'end' },
+  ],
+};
+
+export interface CampaignOptions {
+  org?: TestOrganization;
+  contacts?: number;
+  /** Cycled over the contacts; null is a contact with no zone. */
+  timeZones?: (string | null)[];
+  credits?: number;
+  callingWindow?: CallingWindow | null;
+  maxConcurrentCalls?: number;
+  retryPolicy?: RetryPolicy;
+  autoPauseRules?: AutoPauseRule[];
+  status?: ExecutionStatus;
+  scheduledStartAt?: Date | null;
+  scheduledStopAt?: Date | null;
+}
+
+export interface Campaign {
+  org: TestOrganization;
+  programId: string;
+  executionId: string;
+  phones: string[];
+}
+
+/**
+ * Inserts what the programs helper's "start execution" leaves behind: contacts in an audience,
+ * a flow, a program and an execution with one pending execution_contacts row per contact and
+ * totalContacts = contactsPending = rows.
+ */
+export async function createCampaign(app: TestApp, options: CampaignOptions = {}): Promise<Campaign> {
+  const org = options.org ?? (await app.organization());
+  const em = app.db.database.em.fork() as EntityManager;
+  const organization = em.getReference(Organization, org.organizationId);
+  await em.nativeUpdate(Organization, { id: org.organizationId }, { creditBalance: options.credits ?? 1_000_000 });
+
+  const count = options.contacts ?? 10;
+  const zones = options.timeZones ?? [null];
+  const base = randomInt(1_000_000, 9_000_000 - count);
+  const contacts = Array.from({ length: count }, (_, i) =>
+    em.create(Contact, { organization, name: `Person ${i}`, phone: `+1555${base + i}`, timeZone: zones[i % zones.length] }),
+  );
+  const audience = em.create(Audience, { organization, name: 'Everyone' });
+  for (const contact of contacts) em.create(AudienceMember, { organization, audience, contact });
+  const flow = em.create(CallFlow, { organization, name: 'Sales', nodes: FLOW.nodes, edges: FLOW.edges });
+  const autoPauseRules = options.autoPauseRules ?? [];
+  const program = em.create(Program, {
+    organization,
+    name: 'Spring campaign',
+    kind: ProgramKind.campaign,
+    status: ProgramStatus.active,
+    flow,
+    audience,
+    callingWindow: options.callingWindow ?? null,
+    maxConcurrentCalls: options.maxConcurrentCalls ?? 5,
+    retryPolicy: options.retryPolicy ?? { maxAttempts: 1, retryDelayMinutes: 0 },
+    autoPauseRules,
+  });
+  const status = options.status ?? ExecutionStatus.running;
+  const execution = em.create(Execution, {
+    organization,
+    program,
+    audienceId: audience.id,
+    flowId: flow.id,
+    status,
+    totalContacts: count,
+    contactsPending: count,
+    autoPauseRules,
+    scheduledStartAt: options.scheduledStartAt ?? null,
+    scheduledStopAt: options.scheduledStopAt ?? null,
+    actualStartAt: status === ExecutionStatus.running ? new Date() : null,
+  });
+  for (const contact of contacts) {
+    em.create(ExecutionContact, { organization, execution, contact, phone: contact.phone, timeZone: contact.timeZone });
+  }
+  await em.flush();
+  return { org, programId: program.id, executionId: execution.id, phones: contacts.map((contact) => contact.phone) };
+}
+
+export interface ExecutionRow {
+  status: ExecutionStatus;
+  totalContacts: number;
+  contactsCompleted: number;
+  contactsFailed: number;
+  contactsPending: number;
+  contactsInProgress: number;
+  creditsSpent: number;
+  nodeCounts: Record<string, number>;
+  actualEndAt: Date | null;
+  /** execution_contacts rows per status, read in the same statement as the counters. */
+  rows: Record<'pending' | 'in_progress' | 'completed' | 'failed', number>;
+}
+
+/** The execution's counters and its rows per status, in one statement so they are one snapshot. */
+export async function readExecution(app: TestApp, executionId: string): Promise<ExecutionRow> {
+  const [row] = await app.sql<Record<string, any>>(
+    `select e.*, (select coalesce(json_object_agg(s.status, s.n), '{}'::json) from
+              (select status, count(*)::int as n from execution_contacts where execution_id = e.id group by status) s) as row_counts
+       from executions e where e.id = ?`,
+    [executionId],
+  );
+  const rows = typeof row.row_counts === 'string' ? JSON.parse(row.row_counts) : row.row_counts;
+  return {
+    status: row.status,
+    totalContacts: row.total_contacts,
+    contactsCompleted: row.contacts_completed,
+    contactsFailed: row.contacts_failed,
+    contactsPending: row.contacts_pending,
+    contactsInProgress: row.contacts_in_progress,
+    creditsSpent: row.credits_spent,
+    nodeCounts: row.node_counts,
+    actualEndAt: row.actual_end_at,
+    rows: { pending: 0, in_progress: 0, completed: 0, failed: 0, ...rows },
+  };
+}
+
+/** The invariant everyone keeps, and the counters true to the rows. */
+export function expectConsistent(row: ExecutionRow): void {
+  expect(row.contactsCompleted + row.contactsFailed + row.contactsPending + row.contactsInProgress).toBe(row.totalContacts);
+  expect(row.rows).toEqual({
+    pending: row.contactsPending,
+    in_progress: row.contactsInProgress,
+    completed: row.contactsCompleted,
+    failed: row.contactsFailed,
+  });
+}
+
+export async function creditBalance(app: TestApp, organizationId: string): Promise<number> {
+  const [row] = await app.sql<{ credit_balance: number }>('select credit_balance from organizations where id = ?', [organizationId]);
+  return row.credit_balance;
+}
+
+/** Wraps a dialer and keeps every call it was asked to place. */
+export class RecordingDialer implements Dialer {
+  readonly calls: CallRequest[] = [];
+  constructor(private readonly inner: Dialer) {}
+
+  async placeCall(call: CallRequest): Promise<CallResult> {
+    this.calls.push(call);
+    return this.inner.placeCall(call);
+  }
+
+  get executionContactIds(): string[] {
+    return this.calls.map((call) => call.executionContactId);
+  }
+}
+
+/** What the test runners logged at warn level and above (pino levels: 40 warn, 50 error). */
+export const runnerLogs: { level: number; msg: string; step?: string }[] = [];
+const logSink = { write: (line: string) => void runnerLogs.push(JSON.parse(line)) };
+
+/** Logged errors, so a test sees a failure the runner swallowed to keep running. */
+export function runnerErrors(): string[] {
+  return runnerLogs.filter((entry) => entry.level >= 50).map((entry) => entry.msg);
+}
+
+export function testRunner(app: TestApp, options: Partial<CampaignRunnerOptions> & Pick<CampaignRunnerOptions, 'dialer'>): CampaignRunner {
+  return new CampaignRunner({ em: app.db.database.em, logger: createLogger('warn', logSink), intervalMs: 5, ...options });
+}
+
+/** Polls until `done` holds, calling `each` on every sample. */
+export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, each?: (value: T) => void, timeoutMs = 10_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    each?.(value);
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`timed out; last value ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
