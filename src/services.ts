@@ -44,7 +44,7 @@ export function createServices(em: EntityManager, config: Config) {
     audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),
     organizations: new OrganizationService(em),
     teams: new TeamService(em),
-    businessEntities: new BusinessEntityService(em),
+    businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),
     programs: new ProgramService(em, (programId) => triggers.syncProgram(em, programId)),
     executions: new ExecutionService(em),

@@ -115,17 +115,4 @@ describe('syncProgram', () => {
     await app.sql(`update programs set status = 'archived' where id = ?`, [active]);
     expect(await syncProgram(app, active)).toMatchObject({ created: 0, cancelled: 1, pending: 0 });
   });
-
-  it('refuses entity sources with a clear 400 (business entities are not in this branch)', async () => {
-    const audienceId = await createAudience(acme, []);
-    const programId = await insertProgram(app, acme, {
-      audienceId,
-      liveTrigger: { attribute: 'startsAt', source: 'entity', entityType: 'appointment', offsetDays: 0, timeOfDay: '08:00' },
-    });
-    await expect(syncProgram(app, programId)).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: 'entity sources are not supported yet' });
-    const res = await acme.rest.post(`/api/programs/${programId}/triggers/sync`);
-    expect([res.status, res.body.code, res.body.detail]).toEqual([400, 'BAD_USER_INPUT', 'entity sources are not supported yet']);
-    // Contact changes still go through: entity programs are skipped by the hooks.
-    expect((await acme.rest.post('/api/contacts', { phone: '+14155559999', attributes: { birthday: '2030-01-01' } })).status).toBe(201);
-  });
 });

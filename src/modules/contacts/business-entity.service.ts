@@ -7,12 +7,17 @@ import { Organization } from '../organizations/organization.entity.js';
 import { BusinessEntity } from './business-entity.entity.js';
 import type { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessEntityInput } from './business-entity.inputs.js';
 import { Contact } from './contact.entity.js';
+import type { ContactChangedHook } from './contact.service.js';
 
 export const BUSINESS_ENTITY_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'type'] as const;
 
 /** Business records ("entities") of the contacts of the caller's organization. */
 export class BusinessEntityService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Told, per affected contact, after a record's change is committed (entity-sourced live triggers follow records). */
+    private readonly onEntityChanged?: ContactChangedHook,
+  ) {}
 
   /** A page of records; `search` matches name or type; a contactId not of the organization → 404. */
   async list(actor: Actor, args: BusinessEntityListArgs): Promise<Page<BusinessEntity>> {
@@ -47,24 +52,31 @@ export class BusinessEntityService {
       attributes: input.attributes ?? {},
     });
     await this.em.flush();
+    await this.onEntityChanged?.(actor.organizationId, entity.contact.id);
     return entity;
   }
 
   /** Changes only the fields that were sent; `updatedAt` moves. */
   async update(actor: Actor, id: string, input: UpdateBusinessEntityInput): Promise<BusinessEntity> {
     const entity = await this.get(actor, id);
+    const previousContactId = entity.contact.id;
     if (input.contactId !== undefined) entity.contact = await this.contact(actor, input.contactId);
     if (input.type !== undefined) entity.type = input.type;
     if (input.name !== undefined) entity.name = input.name;
     if (input.attributes !== undefined) entity.attributes = input.attributes;
     entity.updatedAt = new Date();
     await this.em.flush();
+    await this.onEntityChanged?.(actor.organizationId, entity.contact.id);
+    // Moved to another contact: the one it left loses the record's dates.
+    if (previousContactId !== entity.contact.id) await this.onEntityChanged?.(actor.organizationId, previousContactId);
     return entity;
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
     const entity = await this.get(actor, id);
+    const contactId = entity.contact.id;
     await this.em.remove(entity).flush();
+    await this.onEntityChanged?.(actor.organizationId, contactId);
   }
 
   /** The records of each contact (of one type, if given), oldest first, in one statement; the contacts must already be the caller's. */

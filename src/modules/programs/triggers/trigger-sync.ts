@@ -29,13 +29,27 @@ const MAX_VALUE = 64;
 /** Rows per INSERT: 12 columns each stays well under PostgreSQL's 65535 bind parameters. */
 const INSERT_CHUNK = 2000;
 
+/**
+ * The date values of the audience's callable contacts, one row per value: the contact's attribute,
+ * or (source "entity") that attribute of each of its business entities of the trigger's type, all
+ * in one statement whatever the number of contacts. A contact without a value yields no row.
+ */
 async function candidatesOf(em: EntityManager, program: Program, contactId?: string): Promise<Candidate[]> {
   if (!isLiveActive(program)) return [];
-  const params: unknown[] = [program.liveTrigger!.attribute, program.audience!.id, program.organization.id];
+  const trigger = program.liveTrigger!;
+  const entity = trigger.source === 'entity';
+  const params: unknown[] = entity
+    ? [trigger.attribute, trigger.entityType ?? '', program.audience!.id, program.organization.id]
+    : [trigger.attribute, program.audience!.id, program.organization.id];
   if (contactId) params.push(contactId);
-  return em.execute<Candidate[]>(
-    `select c.id as contact_id, c.phone, c.name, c.time_zone, c.attributes ->> ? as value
+  const source = entity
+    ? `e.attributes ->> ? as value
        from audience_members m join contacts c on c.id = m.contact_id
+       join business_entities e on e.contact_id = c.id and e.organization_id = c.organization_id and e.type = ?`
+    : `c.attributes ->> ? as value
+       from audience_members m join contacts c on c.id = m.contact_id`;
+  return em.execute<Candidate[]>(
+    `select c.id as contact_id, c.phone, c.name, c.time_zone, ${source}
       where m.audience_id = ? and c.organization_id = ? and c.opted_out = false ${contactId ? 'and c.id = ?' : ''}`,
     params,
   );
@@ -44,7 +58,7 @@ async function candidatesOf(em: EntityManager, program: Program, contactId?: str
 /**
  * Brings a program's triggers in line with its audience (or with one contact of it): one trigger
  * per (contact, date value); a pending trigger whose contact left, opted out, was removed or whose
- * value changed is cancelled; a new value gets a pending trigger unless its time is already past.
+ * value changed (for entity sources: its entity was deleted, moved, retyped or redated) is cancelled; a new value gets a pending trigger unless its time is already past.
  * Cancellations and time changes apply only while a trigger is still pending, so a trigger that
  * fireDue claimed concurrently stays triggered. A cancelled or triggered trigger is never revived.
  */

@@ -4,17 +4,12 @@ import { AppError } from '../../../common/errors.js';
 import { isUuid } from '../../../db/base.entity.js';
 import { ContactTrigger } from '../contact-trigger.entity.js';
 import { Program } from '../program.entity.js';
-import { ProgramKind, ProgramStatus, TriggerStatus } from '../program.enums.js';
+import { ProgramKind, TriggerStatus } from '../program.enums.js';
 import { fireDueTriggers, type FireResult } from './trigger-fire.js';
 import { syncTriggers } from './trigger-sync.js';
 import type { TriggerSync } from './trigger.types.js';
 
 export type { FireResult } from './trigger-fire.js';
-
-/** Business entities as a date source need the entities module; until then, only contact attributes. */
-function assertSupported(program: Program): void {
-  if (program.liveTrigger?.source === 'entity') throw new AppError('BAD_USER_INPUT', 'entity sources are not supported yet');
-}
 
 /** Live programs' contact triggers: kept in line with audiences and contacts, fired by the runner. */
 export class TriggerService {
@@ -50,19 +45,18 @@ export class TriggerService {
    * Makes a program's triggers match its audience now: one per (contact, date value), pending
    * ones cancelled for contacts that left, opted out, were removed or changed the value. A program
    * that is not live and active keeps no pending trigger. Call it when a program is activated or
-   * its trigger or audience changes. Entity sources → BAD_USER_INPUT (not supported yet).
+   * its trigger or audience changes.
    */
   async syncProgram(em: EntityManager, programId: string, now = new Date()): Promise<TriggerSync> {
     return em.transactional(async (tx) => {
       const program = await tx.findOneOrFail(Program, { id: programId });
-      assertSupported(program);
       const counts = await syncTriggers(tx, program, now);
       const pending = await tx.count(ContactTrigger, { program: program.id, status: TriggerStatus.pending });
       return { programId: program.id, ...counts, pending, program };
     });
   }
 
-  /** After a contact is created, updated, opted out or deleted: its triggers in every live program of the organization. */
+  /** After a contact, or one of its business entities, is created, updated, opted out or deleted: its triggers in every live program of the organization. */
   async syncContact(em: EntityManager, organizationId: string, contactId: string, now = new Date()): Promise<void> {
     await em.transactional(async (tx) => {
       for (const program of await this.programsToSync(tx, organizationId)) await syncTriggers(tx, program, now, contactId);
@@ -87,10 +81,9 @@ export class TriggerService {
     return fireDueTriggers(this.em.fork(), now);
   }
 
-  /** Live programs with contact-attribute triggers, plus those with pending triggers left to cancel. */
-  private async programsToSync(em: EntityManager, organizationId: string): Promise<Program[]> {
-    const programs = await em.find(Program, { organization: organizationId, kind: ProgramKind.live }, { orderBy: { id: 'asc' } });
-    return programs.filter((program) => program.liveTrigger?.source !== 'entity' || program.status !== ProgramStatus.active);
+  /** The organization's live programs (inactive ones too: their pending triggers are cancelled), in id order. */
+  private programsToSync(em: EntityManager, organizationId: string): Promise<Program[]> {
+    return em.find(Program, { organization: organizationId, kind: ProgramKind.live }, { orderBy: { id: 'asc' } });
   }
 
   private async findProgram(actor: Actor, programId: string): Promise<Program> {
