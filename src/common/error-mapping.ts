@@ -1,5 +1,6 @@
 import {
   ConnectionException,
+  DriverException,
   NotFoundError,
   UniqueConstraintViolationException,
   ForeignKeyConstraintViolationException,
@@ -20,11 +21,17 @@ export function toAppError(error: unknown): AppError & { cause?: unknown } {
   if (error instanceof ForeignKeyConstraintViolationException) {
     return new AppError('CONFLICT', 'The record is still referenced by other records');
   }
+  if (error instanceof DriverException && error.code && UNSTORABLE_VALUE_CODES.has(error.code)) {
+    return new AppError('BAD_USER_INPUT', 'A value in the request cannot be stored (out of range or not valid text)');
+  }
   if (error instanceof ConnectionException || isConnectionFailure(error)) {
     return Object.assign(new AppError('UNAVAILABLE', 'The database is unreachable; try again shortly'), { cause: error });
   }
   return Object.assign(new AppError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred'), { cause: error });
 }
+
+/** SQLSTATEs for a value the database refuses: a backstop behind validation, never a 500. */
+const UNSTORABLE_VALUE_CODES = new Set(['22P05', '22021', '22P02', '22003', '22007', '22008', '54000']);
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001']);
 

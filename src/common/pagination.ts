@@ -4,6 +4,9 @@ import { ArgsType, Field, Int, ObjectType, registerEnumType, type ClassType } fr
 import { AppError } from './errors.js';
 import { OptionalNonNull } from './validation.js';
 
+/** Far beyond any real list; it keeps offsets inside what both doors and the database can count. */
+export const MAX_PAGE = 1_000_000;
+
 export enum SortOrder {
   asc = 'asc',
   desc = 'desc',
@@ -16,8 +19,9 @@ registerEnumType(SortOrder, { name: 'SortOrder' });
  */
 @ArgsType()
 export class PageArgs {
-  @Field(() => Int, { defaultValue: 1, description: 'From 1' })
+  @Field(() => Int, { defaultValue: 1, description: 'From 1 to 1000000' })
   @OptionalNonNull()
+  @Max(MAX_PAGE)
   @Min(1)
   @IsInt()
   @Type(() => Number)

@@ -1,4 +1,4 @@
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, Kind, type ASTNode, type GraphQLFormattedError } from 'graphql';
 import { ArgumentValidationError } from 'type-graphql';
 import { AppError, type FieldError } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
@@ -20,10 +20,36 @@ function variableFieldError(message: string): FieldError[] | undefined {
   return [{ field, message: (match.length === 4 ? match[3]! : match[2]!).trim() }];
 }
 
+/**
+ * GraphQL's own messages for a literal of the wrong type, an unknown enum value or field, or a
+ * missing required value. REST answers these as 400 BAD_USER_INPUT (CONTRACT.md §5), so GraphQL does too.
+ */
+const VALUE_ERROR = /cannot represent|Expected value of type|does not exist in ".*" enum|of required type ".*" was not provided|is not defined by type|is required, but it was not provided/;
+
+/** The argument or input field a literal error is about: named in the message, or written just before the value. */
+function literalField(error: GraphQLError): string | undefined {
+  const named = /(?:Field|Argument) "(?:\w+\.)?(\w+)"/.exec(error.message)?.[1];
+  if (named) return named;
+  const node = error.nodes?.[0] as ASTNode | undefined;
+  if (node?.kind === Kind.OBJECT_FIELD || node?.kind === Kind.ARGUMENT) return node.name.value;
+  const before = node?.loc ? node.loc.source.body.slice(0, node.loc.start) : '';
+  return /(\w+)\s*:\s*$/.exec(before)?.[1];
+}
+
 /** Shapes every GraphQL error: the AppError code in extensions.code, field errors in extensions.errors. */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
-  const original = error instanceof GraphQLError ? error.originalError : error;
+  let original = error instanceof GraphQLError ? error.originalError : error;
+  // Apollo wraps GraphQL's own validation errors; the wrapped error is the one with the AST nodes.
+  const own = original instanceof GraphQLError ? original : error instanceof GraphQLError && !original ? error : undefined;
+  if (original instanceof GraphQLError) original = undefined;
   const code = formatted.extensions?.code;
+  if (own && code === 'GRAPHQL_VALIDATION_FAILED' && VALUE_ERROR.test(own.message)) {
+    const field = literalField(own);
+    return {
+      ...formatted,
+      extensions: { code: 'BAD_USER_INPUT', ...(field ? { errors: [{ field, message: formatted.message }] } : {}) },
+    };
+  }
   if (!original || (typeof code === 'string' && GRAPHQL_CODES.has(code) && !(original instanceof AppError))) {
     const errors = code === 'BAD_USER_INPUT' ? variableFieldError(formatted.message) : undefined;
     return { ...formatted, extensions: { code: code ?? 'GRAPHQL_VALIDATION_FAILED', ...(errors ? { errors } : {}) } };

@@ -35,6 +35,8 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       appError = new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than the configured limit');
     } else if (parserType?.startsWith('encoding.') || parserType === 'charset.unsupported') {
       appError = new AppError('BAD_USER_INPUT', 'The body encoding is not supported');
+    } else if (error instanceof URIError) {
+      appError = new AppError('BAD_USER_INPUT', 'The request path is not validly percent-encoded');
     } else {
       appError = toAppError(error);
     }
