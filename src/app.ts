@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import {
   ApolloServerPluginLandingPageLocalDefault,
   ApolloServerPluginLandingPageProductionDefault,
 } from '@apollo/server/plugin/landingPage/default';
-import { ApolloServerPluginDisableSuggestions } from '@apollo/server/plugin/disableSuggestions';
 import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { RequestContext } from '@mikro-orm/core';
 import cors from 'cors';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -81,18 +81,30 @@ export async function createGateway(config: Config, database: Database, logger: 
   const development = config.nodeEnv !== 'production';
   let ready = true;
 
+  // Depth, cost, alias and token limits; field suggestions only in development; no batching.
+  const limits = config.graphql;
+  const armor = new ApolloArmor({
+    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
+    costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+    maxAliases: { n: limits.maxAliases },
+    maxTokens: { n: limits.maxTokens },
+    maxDirectives: { n: 20 },
+    blockFieldSuggestion: { enabled: !development },
+  }).protect();
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     formatError,
-    introspection: true,
+    introspection: limits.introspection,
     includeStacktraceInErrorResponses: false,
+    allowBatchedHttpRequests: false,
     stopOnTerminationSignals: false,
+    validationRules: armor.validationRules,
     plugins: [
+      ...(armor.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
       gatewayPlugin(),
       development
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageProductionDefault({ footer: false }),
-      ...(development ? [] : [ApolloServerPluginDisableSuggestions()]),
     ],
   });
   await apollo.start();

@@ -18,6 +18,7 @@ export interface Config {
   nodeEnv: string;
   migrateOnStart: boolean;
   bodyLimitBytes: number;
+  graphql: { introspection: boolean; maxDepth: number; maxCost: number; maxAliases: number; maxTokens: number };
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -120,6 +121,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: env.NODE_ENV || 'development',
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    graphql: {
+      introspection: boolean(env, 'GRAPHQL_INTROSPECTION', (env.NODE_ENV || 'development') !== 'production'),
+      maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 2, 100),
+      maxCost: integer(env, 'GRAPHQL_MAX_COST', 5000, 100, 1_000_000),
+      maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 1, 1000),
+      maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
+    },
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

@@ -1,3 +1,4 @@
+import { getIntrospectionQuery } from 'graphql';
 import { gql } from 'graphql-request';
 import { createLogger } from '../../src/common/logger.js';
 import { CreateAgentDocument } from '../generated/graphql.js';
@@ -89,4 +90,30 @@ it('a logged database error carries neither its statement nor its values', () =>
   logger.error({ err: error }, 'request failed');
   expect(lines.join('')).toContain('insert failed');
   expect(lines.join('')).not.toContain('POLICY-SECRET');
+});
+
+describe('GraphQL limits', () => {
+  it('a query deeper than the limit, or with too many aliases, is refused before it runs', async () => {
+    const deep = await rawGraphql(
+      '{ agents { data { conversations { data { agent { conversations { data { agent { conversations { data { agent { id } } } } } } } } } } } }',
+    );
+    expect(deep.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(JSON.stringify(deep)).toMatch(/depth/i);
+    const aliases = Array.from({ length: 20 }, (_, i) => `a${i}: me { id }`).join(' ');
+    const many = await rawGraphql(`{ ${aliases} }`);
+    expect(many.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    const fine = await rawGraphql('{ agents(limit: 5) { data { id conversations(limit: 5) { data { id agent { name } } } } } }');
+    expect(fine.errors).toBeUndefined();
+  });
+
+  it('Sandbox introspection (a deep query) is not counted against the depth limit', async () => {
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: getIntrospectionQuery() }),
+    });
+    const body = (await res.json()) as { data?: { __schema: unknown }; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.__schema).toBeDefined();
+  });
 });
