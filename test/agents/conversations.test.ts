@@ -89,6 +89,29 @@ describe('a conversation', () => {
     expect(conversation.messageCount).toBe(1);
   });
 
+  it('numbers overlapping messages to one conversation apart and stores every reply', async () => {
+    const conversationId = await start(acme, await agentFor(acme));
+    const release = model.holdNext();
+    const asked = model.requests.length;
+    const first = acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'first, slow' });
+    while (model.requests.length === asked) await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'second, fast' });
+    release();
+    const slow = await first;
+    expect([slow.status, second.status]).toEqual([200, 200]);
+
+    const stored = await app.sql<{ sequence: number; role: string; content: string }>(
+      'select sequence, role, content from messages where conversation_id = ? order by sequence',
+      [conversationId],
+    );
+    expect(stored.map((message) => message.sequence)).toEqual([1, 2, 3, 4]);
+    expect(stored.filter((message) => message.role === 'user').map((message) => message.content).sort()).toEqual(['first, slow', 'second, fast']);
+    expect(stored.filter((message) => message.role === 'assistant').map((message) => message.content).sort()).toEqual(
+      [slow.body.response, second.body.response].sort(),
+    );
+    expect((await acme.rest.get(`/api/conversations/${conversationId}`)).body.messageCount).toBe(4);
+  });
+
   it('takes messages of 1 to 10000 characters on both doors', async () => {
     const conversationId = await start(acme, await agentFor(acme));
     expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'm'.repeat(10000) })).status).toBe(200);

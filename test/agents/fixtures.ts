@@ -16,6 +16,8 @@ export interface ModelProbe {
   requests: GenerateRequest[];
   /** The next generate call throws this error instead of answering. */
   failNext(error: AppError): void;
+  /** The next generate call waits until the returned function is called. */
+  holdNext(): () => void;
 }
 
 /**
@@ -27,8 +29,14 @@ export function probeModel(app: TestApp): ModelProbe {
   const original = model.generate.bind(model);
   const requests: GenerateRequest[] = [];
   let failure: AppError | null = null;
+  let hold: Promise<void> | null = null;
   model.generate = async (request) => {
     requests.push(request);
+    if (hold) {
+      const held = hold;
+      hold = null;
+      await held;
+    }
     if (failure) {
       const error = failure;
       failure = null;
@@ -36,7 +44,12 @@ export function probeModel(app: TestApp): ModelProbe {
     }
     return original(request);
   };
-  return { requests, failNext: (error) => (failure = error) };
+  const holdNext = () => {
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
+    return release;
+  };
+  return { requests, failNext: (error) => (failure = error), holdNext };
 }
 
 /** The field names of a REST 400 and of a GraphQL BAD_USER_INPUT, which must be the same. */

@@ -4,6 +4,7 @@ import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import type { ConversationListArgs } from './agent.args.js';
+import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
 import type { ChatMessage, KnowledgePort, ModelPort } from './agent.ports.js';
@@ -133,13 +134,9 @@ export class ConversationService {
         : [];
     const history: ChatMessage[] = earlier.reverse().map((item) => ({ role: item.role, content: item.content }));
 
-    this.addMessage(conversation, MessageRole.user, message);
-    conversation.status = ConversationStatus.active;
-    await this.em.flush();
-
+    await this.storeMessage(conversation, MessageRole.user, message);
     const reply = await this.responder.reply(agent, history, message);
-    this.addMessage(conversation, MessageRole.assistant, reply.response, reply.usage);
-    await this.em.flush();
+    await this.storeMessage(conversation, MessageRole.assistant, reply.response, reply.usage);
     return reply;
   }
 
@@ -166,16 +163,27 @@ export class ConversationService {
     return conversation;
   }
 
-  private addMessage(conversation: Conversation, role: MessageRole, content: string, usage: Message['usage'] = null): void {
-    conversation.messageCount += 1;
-    this.em.create(Message, {
-      organization: conversation.organization,
-      conversation,
-      sequence: conversation.messageCount,
-      role,
-      content,
-      usage,
-      model: usage?.model ?? null,
+  /**
+   * Takes the next sequence number from the row, in the transaction of the insert: overlapping
+   * messages to one conversation each get their own (a count read before the model call would not).
+   * A user message makes a pending conversation active.
+   */
+  private async storeMessage(conversation: Conversation, role: MessageRole, content: string, usage: Message['usage'] = null): Promise<void> {
+    const activate = role === MessageRole.user ? `, status = case when status = 'pending' then 'active' else status end` : '';
+    await this.em.transactional(async (tx) => {
+      const [row] = await tx.execute<{ message_count: number }[]>(
+        `update conversations set message_count = message_count + 1, updated_at = now()${activate} where id = ? returning message_count`,
+        [conversation.id],
+      );
+      tx.create(Message, {
+        organization: tx.getReference(Organization, conversation.organization.id),
+        conversation: tx.getReference(Conversation, conversation.id),
+        sequence: Number(row!.message_count),
+        role,
+        content,
+        usage,
+        model: usage?.model ?? null,
+      });
     });
   }
 }
