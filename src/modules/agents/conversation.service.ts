@@ -127,6 +127,7 @@ export class ConversationService {
     const agent = conversation.agent;
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
     if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is ${conversation.status}`);
+    this.model.assertModelConfig(agent.modelConfig);
     const window = memoryWindow(agent.memoryConfig);
     const earlier =
       window > 0
