@@ -249,6 +249,30 @@ describe('conversation lists', () => {
     expect(restFields(await acme.rest.get(`/api/agents/${agentId}/conversations?status=closed`))).toEqual(['status']);
   });
 
+  it('search matches the title a conversation was started with, case-insensitive, on both doors', async () => {
+    const agentId = await agentFor(acme);
+    const billing = await acme.rest.post(`/api/agents/${agentId}/conversations`, { title: 'Billing question' });
+    expect([billing.status, billing.body.title]).toEqual([201, 'Billing question']);
+    const { startConversation: delivery } = await acme.graphql.ok(StartConversationDocument, { agentId, title: 'Delivery DELAY' });
+    expect(delivery.title).toBe('Delivery DELAY');
+    const untitled = await start(acme, agentId);
+    expect((await acme.rest.get(`/api/conversations/${untitled}`)).body.title).toBeNull();
+
+    const rest = await acme.rest.get(`/api/agents/${agentId}/conversations?search=BILLING`);
+    expect(rest.body.data.map((conversation: { id: string }) => conversation.id)).toEqual([billing.body.id]);
+    expect(rest.body.meta.total).toBe(1);
+    const { conversations } = await acme.graphql.ok(ConversationsDocument, { agentId, search: 'delay' });
+    expect(conversations.data.map((conversation) => conversation.id)).toEqual([delivery.id]);
+    const { conversations: both } = await acme.graphql.ok(ConversationsDocument, { agentId, search: 'E', sortOrder: 'asc' });
+    expect(both.data.map((conversation) => conversation.id)).toEqual([billing.body.id, delivery.id]);
+
+    for (const title of ['', 't'.repeat(256), 7]) {
+      expect(restFields(await acme.rest.post(`/api/agents/${agentId}/conversations`, { title }))).toEqual(['title']);
+      if (typeof title === 'string') expect(graphqlFields(await acme.graphql.run(StartConversationDocument, { agentId, title }))).toEqual(['title']);
+    }
+    expect((await acme.rest.post(`/api/agents/${agentId}/conversations`, { title: 't'.repeat(255) })).status).toBe(201);
+  });
+
   it('Agent.conversations gives each agent its own page, with messages, in one request', async () => {
     const org = await app.organization('Nested');
     const first = await agentFor(org, { name: 'A first' });

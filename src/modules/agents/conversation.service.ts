@@ -3,7 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import type { ConversationListArgs } from './agent.args.js';
+import type { ConversationListArgs, StartConversationArgs } from './agent.args.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
@@ -31,11 +31,11 @@ export class ConversationService {
     this.responder = new AgentResponder(model, knowledge);
   }
 
-  /** A new pending conversation; an archived agent takes none (409). */
-  async start(actor: Actor, agentId: string): Promise<Conversation> {
+  /** A new pending conversation, with an optional title; an archived agent takes none (409). */
+  async start(actor: Actor, agentId: string, args: StartConversationArgs = {}): Promise<Conversation> {
     const agent = await findAgent(this.em, actor, agentId);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot start conversations');
-    const conversation = this.em.create(Conversation, { organization: agent.organization, agent });
+    const conversation = this.em.create(Conversation, { organization: agent.organization, agent, title: args.title ?? null });
     await this.em.flush();
     return conversation;
   }
