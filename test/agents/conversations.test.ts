@@ -199,6 +199,19 @@ describe('ending and states', () => {
     expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'hi' })).status).toBe(409);
   });
 
+  it('a conversation of an archived agent cannot be ended (409 on both doors), and the model is not asked', async () => {
+    const agentId = await agentFor(acme, { resolutionCriteria: [{ label: 'resolved', description: 'the question is answered' }] });
+    const conversationId = await start(acme, agentId);
+    await send(conversationId, 'hello');
+    expect((await acme.rest.delete(`/api/agents/${agentId}`)).status).toBe(200);
+    const asked = model.requests.length;
+    const res = await acme.rest.post(`/api/conversations/${conversationId}/end`);
+    expect([res.status, res.body.code]).toEqual([409, 'CONFLICT']);
+    expect(graphqlCode(await acme.graphql.run(EndConversationDocument, { id: conversationId }))).toBe('CONFLICT');
+    expect(model.requests.length).toBe(asked);
+    expect((await acme.rest.get(`/api/conversations/${conversationId}`)).body).toMatchObject({ status: 'active', endedAt: null, outcome: null });
+  });
+
   it('another organization gets 404 for the agent and the conversation on both doors', async () => {
     const agentId = await agentFor(acme);
     const conversationId = await start(acme, agentId);

@@ -141,11 +141,15 @@ export class ConversationService {
     return reply;
   }
 
-  /** Ends a conversation and records, per resolution criterion, whether the model judges it met. */
+  /**
+   * Ends a conversation and records, per resolution criterion, whether the model judges it met.
+   * Judging talks to the agent, so an archived agent's conversation is 409, as for a message.
+   */
   async end(actor: Actor, id: string): Promise<Conversation> {
     const conversation = await this.get(actor, id);
-    if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is already ${conversation.status}`);
     const agent = conversation.agent;
+    if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
+    if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is already ${conversation.status}`);
     const transcript: ChatMessage[] = (await this.messages(actor, conversation)).map((item) => ({ role: item.role, content: item.content }));
     const outcome: CriterionOutcome[] = [];
     for (const criterion of agent.resolutionCriteria) {
