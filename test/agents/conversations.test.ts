@@ -172,16 +172,21 @@ describe('ending and states', () => {
       { label: 'polite', description: 'the agent was polite' },
     ];
     const conversationId = await start(acme, await agentFor(acme, { resolutionCriteria: criteria }));
-    await send(conversationId, 'help me');
+    await send(conversationId, 'help me with my invoice');
+    const asked = model.requests.length;
+    model.answerNext('Yes, the invoice question was answered.', 'No, the agent was curt.');
     const { endConversation } = await acme.graphql.ok(EndConversationDocument, { id: conversationId });
     expect(endConversation.status).toBe('ended');
     expect(Date.parse(endConversation.endedAt!)).not.toBeNaN();
-    expect(endConversation.outcome!.map((outcome) => outcome.label)).toEqual(['resolved', 'polite']);
-    for (const outcome of endConversation.outcome!) {
-      expect(typeof outcome.met).toBe('boolean');
-      expect(outcome.met).toBe(/^\s*yes\b/i.test(outcome.explanation));
-    }
-    expect(model.requests.at(-1)!.system).toContain('the agent was polite');
+    expect(endConversation.outcome).toEqual([
+      { label: 'resolved', met: true, explanation: 'Yes, the invoice question was answered.' },
+      { label: 'polite', met: false, explanation: 'No, the agent was curt.' },
+    ]);
+    const judged = model.requests.slice(asked);
+    expect(judged).toHaveLength(2);
+    expect(judged[0]!.system).toContain('the question is answered');
+    expect(judged[1]!.system).toContain('the agent was polite');
+    for (const request of judged) expect(request.messages.map((message) => message.content).join('\n')).toContain('help me with my invoice');
 
     const res = await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'again' });
     expect([res.status, res.body.code]).toEqual([409, 'CONFLICT']);

@@ -16,6 +16,8 @@ export interface ModelProbe {
   requests: GenerateRequest[];
   /** The next generate call throws this error instead of answering. */
   failNext(error: AppError): void;
+  /** The next generate calls answer these texts, in order, instead of the model. */
+  answerNext(...texts: string[]): void;
   /** The next generate call waits until the returned function is called. */
   holdNext(): () => void;
 }
@@ -30,6 +32,7 @@ export function probeModel(app: TestApp): ModelProbe {
   const requests: GenerateRequest[] = [];
   let failure: AppError | null = null;
   let hold: Promise<void> | null = null;
+  const answers: string[] = [];
   model.generate = async (request) => {
     requests.push(request);
     if (hold) {
@@ -42,6 +45,8 @@ export function probeModel(app: TestApp): ModelProbe {
       failure = null;
       throw error;
     }
+    const answer = answers.shift();
+    if (answer !== undefined) return { text: answer, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, model: request.model } };
     return original(request);
   };
   const holdNext = () => {
@@ -49,7 +54,7 @@ export function probeModel(app: TestApp): ModelProbe {
     hold = new Promise((resolve) => (release = resolve));
     return release;
   };
-  return { requests, failNext: (error) => (failure = error), holdNext };
+  return { requests, failNext: (error) => (failure = error), answerNext: (...texts) => answers.push(...texts), holdNext };
 }
 
 /** The field names of a REST 400 and of a GraphQL BAD_USER_INPUT, which must be the same. */
