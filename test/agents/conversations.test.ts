@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../src/common/errors.js';
 import {
   AgentsWithConversationsDocument,
+  type AgentsWithConversationsQuery,
   ConversationDocument,
   ConversationsDocument,
   EndConversationDocument,
@@ -9,6 +10,7 @@ import {
   StartConversationDocument,
 } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { recordStatements } from '../helpers/users.js';
 import { agentInput, graphqlCode, graphqlFields, POLICY, probeModel, restFields, type ModelProbe } from './fixtures.js';
 
 let app: TestApp;
@@ -314,6 +316,31 @@ describe('conversation lists', () => {
     const onlyActive = await org.graphql.ok(AgentsWithConversationsDocument, { status: 'active' });
     expect(onlyActive.agents.data.map((agent) => agent.conversations.meta.total)).toEqual([0, 1, 0]);
   });
+
+  it('Agent.conversations costs the same number of SQL statements for 2 and 20 agents', async () => {
+    const countFor = async (agents: number): Promise<number> => {
+      const org = await app.organization(`Org with ${agents} agents`);
+      for (let index = 0; index < agents; index += 1) {
+        const conversationId = await start(org, await agentFor(org, { name: `Agent ${String(index).padStart(2, '0')}` }));
+        expect((await org.rest.post(`/api/conversations/${conversationId}/messages`, { message: `hello ${index}` })).status).toBe(200);
+      }
+      let listed: AgentsWithConversationsQuery['agents']['data'] = [];
+      const statements = await recordStatements(app, async () => {
+        listed = (await org.graphql.ok(AgentsWithConversationsDocument, { limit: 100 })).agents.data;
+      });
+      expect(listed).toHaveLength(agents);
+      listed.forEach((agent, index) => {
+        expect(agent.conversations.meta.total).toBe(1);
+        expect(agent.conversations.data[0]!.messages.map((message) => message.sequence)).toEqual([1, 2]);
+        expect(agent.conversations.data[0]!.messages[0]!.content).toBe(`hello ${index}`);
+      });
+      return statements.length;
+    };
+    const two = await countFor(2);
+    const twenty = await countFor(20);
+    expect(two).toBeGreaterThan(0);
+    expect(twenty).toBe(two);
+  }, 120_000);
 });
 
 describe('the policy in conversations', () => {
