@@ -1,6 +1,7 @@
 import type { Actor } from '../common/actor.js';
 import { AgentLoaders } from '../modules/agents/agent.loaders.js';
 import { ContactLoaders } from '../modules/contacts/business-entity.loaders.js';
+import { KnowledgeLoaders } from '../modules/knowledge/knowledge.loaders.js';
 import { TeamLoaders } from '../modules/organizations/team.loaders.js';
 import { ProgramLoaders } from '../modules/programs/programs.loaders.js';
 import { TriggerLoaders } from '../modules/programs/triggers/trigger.loaders.js';
@@ -14,6 +15,7 @@ export function createLoaders(services: Services, actor: Actor) {
     contacts: new ContactLoaders(services.businessEntities, actor),
     programs: new ProgramLoaders(services, actor),
     triggers: new TriggerLoaders(services.triggers, actor),
+    knowledge: new KnowledgeLoaders(services.knowledge, actor),
   };
 }
 

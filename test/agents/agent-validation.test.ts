@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CreateAgentDocument } from '../generated/graphql.js';
+import { CreateAgentDocument, SendMessageDocument, TestAgentDocument, UpdateAgentDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { agentInput, graphqlCode, graphqlFields, restFields } from './fixtures.js';
 
@@ -14,6 +14,9 @@ afterAll(() => app.close());
 
 const text = (length: number) => 'x'.repeat(length);
 const criteria = (count: number) => Array.from({ length: count }, (_, index) => ({ label: `c${index}`, description: 'met when' }));
+
+const BAD_SETTINGS = { temperature: 'hot', bogus: 1 };
+const SETTINGS_FIELDS = ['modelConfig.modelSettings.temperature', 'modelConfig.modelSettings.bogus'];
 
 /** Sends the same body to both doors: both accept it, or both refuse it naming the same fields. */
 async function bothDoors(input: Record<string, unknown>, fields: string[] | 'ok') {
@@ -45,6 +48,8 @@ describe('limits of CreateAgentInput, at their edges, the same on both doors', (
     ['criterion label of 101', { resolutionCriteria: [{ label: text(101), description: '' }] }, ['resolutionCriteria.0.label']],
     ['criterion description of 1001', { resolutionCriteria: [{ label: 'ok', description: text(1001) }] }, ['resolutionCriteria.0.description']],
     ['model without provider', { modelConfig: { model: 'gpt4' } }, ['modelConfig.model']],
+    ['known modelSettings', { modelConfig: { model: 'builtin/echo', modelSettings: { temperature: 0.5, maxTokens: 100 } } }, 'ok'],
+    ['bad and unknown modelSettings', { modelConfig: { model: 'builtin/echo', modelSettings: BAD_SETTINGS } }, SETTINGS_FIELDS],
     ['unknown pipelineMode', { voiceConfig: { pipelineMode: 'loud' } }, ['voiceConfig.pipelineMode']],
     ['known pipelineMode and stsProvider', { voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'v1' } }, 'ok'],
     ['unknown stsProvider', { voiceConfig: { pipelineMode: 'sts', stsProvider: 'acme' } }, ['voiceConfig.stsProvider']],
@@ -73,5 +78,29 @@ describe('limits of CreateAgentInput, at their edges, the same on both doors', (
   it('stores nothing for a refused body', async () => {
     await acme.rest.post('/api/agents', agentInput({ name: 'refused', policy: text(10001) }));
     expect(await app.sql('select id from agents where name = ?', ['refused'])).toHaveLength(0);
+  });
+});
+
+describe('modelSettings', () => {
+  it('are refused by an update on both doors, and the agent stays as it was', async () => {
+    const agentId = (await acme.rest.post('/api/agents', agentInput())).body.id;
+    const modelConfig = { model: 'builtin/echo', modelSettings: BAD_SETTINGS };
+    expect(restFields(await acme.rest.put(`/api/agents/${agentId}`, { modelConfig }))).toEqual(SETTINGS_FIELDS);
+    expect(graphqlFields(await acme.graphql.run(UpdateAgentDocument, { id: agentId, input: { modelConfig } as never }))).toEqual(SETTINGS_FIELDS);
+    expect((await acme.rest.get(`/api/agents/${agentId}`)).body).toMatchObject({ version: 1, modelConfig: { modelSettings: null } });
+  });
+
+  it('stored bad (from before this check) are refused before a message or a test stores or asks anything', async () => {
+    const agentId = (await acme.rest.post('/api/agents', agentInput())).body.id;
+    const conversationId = (await acme.rest.post(`/api/agents/${agentId}/conversations`)).body.id;
+    await app.sql('update agents set model_config = ? where id = ?', [JSON.stringify({ model: 'builtin/echo', modelSettings: BAD_SETTINGS }), agentId]);
+    // jsonb keeps its own key order, so the stored settings' fields are compared as a set
+    const sorted = (fields: string[]) => [...fields].sort();
+    expect(sorted(restFields(await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'hi' })))).toEqual(sorted(SETTINGS_FIELDS));
+    expect(sorted(graphqlFields(await acme.graphql.run(SendMessageDocument, { conversationId, message: 'hi' })))).toEqual(sorted(SETTINGS_FIELDS));
+    expect(sorted(restFields(await acme.rest.post(`/api/agents/${agentId}/test`, { message: 'hi' })))).toEqual(sorted(SETTINGS_FIELDS));
+    expect(sorted(graphqlFields(await acme.graphql.run(TestAgentDocument, { id: agentId, message: 'hi' })))).toEqual(sorted(SETTINGS_FIELDS));
+    expect(await app.sql('select id from messages where conversation_id = ?', [conversationId])).toHaveLength(0);
+    expect((await acme.rest.get(`/api/conversations/${conversationId}`)).body).toMatchObject({ status: 'pending', messageCount: 0 });
   });
 });

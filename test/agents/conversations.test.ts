@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../src/common/errors.js';
 import {
   AgentsWithConversationsDocument,
+  type AgentsWithConversationsQuery,
   ConversationDocument,
   ConversationsDocument,
   EndConversationDocument,
@@ -9,6 +10,7 @@ import {
   StartConversationDocument,
 } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { recordStatements } from '../helpers/users.js';
 import { agentInput, graphqlCode, graphqlFields, POLICY, probeModel, restFields, type ModelProbe } from './fixtures.js';
 
 let app: TestApp;
@@ -89,6 +91,29 @@ describe('a conversation', () => {
     expect(conversation.messageCount).toBe(1);
   });
 
+  it('numbers overlapping messages to one conversation apart and stores every reply', async () => {
+    const conversationId = await start(acme, await agentFor(acme));
+    const release = model.holdNext();
+    const asked = model.requests.length;
+    const first = acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'first, slow' });
+    while (model.requests.length === asked) await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'second, fast' });
+    release();
+    const slow = await first;
+    expect([slow.status, second.status]).toEqual([200, 200]);
+
+    const stored = await app.sql<{ sequence: number; role: string; content: string }>(
+      'select sequence, role, content from messages where conversation_id = ? order by sequence',
+      [conversationId],
+    );
+    expect(stored.map((message) => message.sequence)).toEqual([1, 2, 3, 4]);
+    expect(stored.filter((message) => message.role === 'user').map((message) => message.content).sort()).toEqual(['first, slow', 'second, fast']);
+    expect(stored.filter((message) => message.role === 'assistant').map((message) => message.content).sort()).toEqual(
+      [slow.body.response, second.body.response].sort(),
+    );
+    expect((await acme.rest.get(`/api/conversations/${conversationId}`)).body.messageCount).toBe(4);
+  });
+
   it('takes messages of 1 to 10000 characters on both doors', async () => {
     const conversationId = await start(acme, await agentFor(acme));
     expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'm'.repeat(10000) })).status).toBe(200);
@@ -149,16 +174,21 @@ describe('ending and states', () => {
       { label: 'polite', description: 'the agent was polite' },
     ];
     const conversationId = await start(acme, await agentFor(acme, { resolutionCriteria: criteria }));
-    await send(conversationId, 'help me');
+    await send(conversationId, 'help me with my invoice');
+    const asked = model.requests.length;
+    model.answerNext('Yes, the invoice question was answered.', 'No, the agent was curt.');
     const { endConversation } = await acme.graphql.ok(EndConversationDocument, { id: conversationId });
     expect(endConversation.status).toBe('ended');
     expect(Date.parse(endConversation.endedAt!)).not.toBeNaN();
-    expect(endConversation.outcome!.map((outcome) => outcome.label)).toEqual(['resolved', 'polite']);
-    for (const outcome of endConversation.outcome!) {
-      expect(typeof outcome.met).toBe('boolean');
-      expect(outcome.met).toBe(/^\s*yes\b/i.test(outcome.explanation));
-    }
-    expect(model.requests.at(-1)!.system).toContain('the agent was polite');
+    expect(endConversation.outcome).toEqual([
+      { label: 'resolved', met: true, explanation: 'Yes, the invoice question was answered.' },
+      { label: 'polite', met: false, explanation: 'No, the agent was curt.' },
+    ]);
+    const judged = model.requests.slice(asked);
+    expect(judged).toHaveLength(2);
+    expect(judged[0]!.system).toContain('the question is answered');
+    expect(judged[1]!.system).toContain('the agent was polite');
+    for (const request of judged) expect(request.messages.map((message) => message.content).join('\n')).toContain('help me with my invoice');
 
     const res = await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'again' });
     expect([res.status, res.body.code]).toEqual([409, 'CONFLICT']);
@@ -174,6 +204,19 @@ describe('ending and states', () => {
     expect((await acme.rest.post(`/api/agents/${agentId}/conversations`)).status).toBe(409);
     expect(graphqlCode(await acme.graphql.run(StartConversationDocument, { agentId }))).toBe('CONFLICT');
     expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'hi' })).status).toBe(409);
+  });
+
+  it('a conversation of an archived agent cannot be ended (409 on both doors), and the model is not asked', async () => {
+    const agentId = await agentFor(acme, { resolutionCriteria: [{ label: 'resolved', description: 'the question is answered' }] });
+    const conversationId = await start(acme, agentId);
+    await send(conversationId, 'hello');
+    expect((await acme.rest.delete(`/api/agents/${agentId}`)).status).toBe(200);
+    const asked = model.requests.length;
+    const res = await acme.rest.post(`/api/conversations/${conversationId}/end`);
+    expect([res.status, res.body.code]).toEqual([409, 'CONFLICT']);
+    expect(graphqlCode(await acme.graphql.run(EndConversationDocument, { id: conversationId }))).toBe('CONFLICT');
+    expect(model.requests.length).toBe(asked);
+    expect((await acme.rest.get(`/api/conversations/${conversationId}`)).body).toMatchObject({ status: 'active', endedAt: null, outcome: null });
   });
 
   it('another organization gets 404 for the agent and the conversation on both doors', async () => {
@@ -226,6 +269,30 @@ describe('conversation lists', () => {
     expect(restFields(await acme.rest.get(`/api/agents/${agentId}/conversations?status=closed`))).toEqual(['status']);
   });
 
+  it('search matches the title a conversation was started with, case-insensitive, on both doors', async () => {
+    const agentId = await agentFor(acme);
+    const billing = await acme.rest.post(`/api/agents/${agentId}/conversations`, { title: 'Billing question' });
+    expect([billing.status, billing.body.title]).toEqual([201, 'Billing question']);
+    const { startConversation: delivery } = await acme.graphql.ok(StartConversationDocument, { agentId, title: 'Delivery DELAY' });
+    expect(delivery.title).toBe('Delivery DELAY');
+    const untitled = await start(acme, agentId);
+    expect((await acme.rest.get(`/api/conversations/${untitled}`)).body.title).toBeNull();
+
+    const rest = await acme.rest.get(`/api/agents/${agentId}/conversations?search=BILLING`);
+    expect(rest.body.data.map((conversation: { id: string }) => conversation.id)).toEqual([billing.body.id]);
+    expect(rest.body.meta.total).toBe(1);
+    const { conversations } = await acme.graphql.ok(ConversationsDocument, { agentId, search: 'delay' });
+    expect(conversations.data.map((conversation) => conversation.id)).toEqual([delivery.id]);
+    const { conversations: both } = await acme.graphql.ok(ConversationsDocument, { agentId, search: 'E', sortOrder: 'asc' });
+    expect(both.data.map((conversation) => conversation.id)).toEqual([billing.body.id, delivery.id]);
+
+    for (const title of ['', 't'.repeat(256), 7]) {
+      expect(restFields(await acme.rest.post(`/api/agents/${agentId}/conversations`, { title }))).toEqual(['title']);
+      if (typeof title === 'string') expect(graphqlFields(await acme.graphql.run(StartConversationDocument, { agentId, title }))).toEqual(['title']);
+    }
+    expect((await acme.rest.post(`/api/agents/${agentId}/conversations`, { title: 't'.repeat(255) })).status).toBe(201);
+  });
+
   it('Agent.conversations gives each agent its own page, with messages, in one request', async () => {
     const org = await app.organization('Nested');
     const first = await agentFor(org, { name: 'A first' });
@@ -249,6 +316,31 @@ describe('conversation lists', () => {
     const onlyActive = await org.graphql.ok(AgentsWithConversationsDocument, { status: 'active' });
     expect(onlyActive.agents.data.map((agent) => agent.conversations.meta.total)).toEqual([0, 1, 0]);
   });
+
+  it('Agent.conversations costs the same number of SQL statements for 2 and 20 agents', async () => {
+    const countFor = async (agents: number): Promise<number> => {
+      const org = await app.organization(`Org with ${agents} agents`);
+      for (let index = 0; index < agents; index += 1) {
+        const conversationId = await start(org, await agentFor(org, { name: `Agent ${String(index).padStart(2, '0')}` }));
+        expect((await org.rest.post(`/api/conversations/${conversationId}/messages`, { message: `hello ${index}` })).status).toBe(200);
+      }
+      let listed: AgentsWithConversationsQuery['agents']['data'] = [];
+      const statements = await recordStatements(app, async () => {
+        listed = (await org.graphql.ok(AgentsWithConversationsDocument, { limit: 100 })).agents.data;
+      });
+      expect(listed).toHaveLength(agents);
+      listed.forEach((agent, index) => {
+        expect(agent.conversations.meta.total).toBe(1);
+        expect(agent.conversations.data[0]!.messages.map((message) => message.sequence)).toEqual([1, 2]);
+        expect(agent.conversations.data[0]!.messages[0]!.content).toBe(`hello ${index}`);
+      });
+      return statements.length;
+    };
+    const two = await countFor(2);
+    const twenty = await countFor(20);
+    expect(two).toBeGreaterThan(0);
+    expect(twenty).toBe(two);
+  }, 120_000);
 });
 
 describe('the policy in conversations', () => {

@@ -16,6 +16,10 @@ export interface ModelProbe {
   requests: GenerateRequest[];
   /** The next generate call throws this error instead of answering. */
   failNext(error: AppError): void;
+  /** The next generate calls answer these texts, in order, instead of the model. */
+  answerNext(...texts: string[]): void;
+  /** The next generate call waits until the returned function is called. */
+  holdNext(): () => void;
 }
 
 /**
@@ -27,16 +31,30 @@ export function probeModel(app: TestApp): ModelProbe {
   const original = model.generate.bind(model);
   const requests: GenerateRequest[] = [];
   let failure: AppError | null = null;
+  let hold: Promise<void> | null = null;
+  const answers: string[] = [];
   model.generate = async (request) => {
     requests.push(request);
+    if (hold) {
+      const held = hold;
+      hold = null;
+      await held;
+    }
     if (failure) {
       const error = failure;
       failure = null;
       throw error;
     }
+    const answer = answers.shift();
+    if (answer !== undefined) return { text: answer, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, model: request.model } };
     return original(request);
   };
-  return { requests, failNext: (error) => (failure = error) };
+  const holdNext = () => {
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
+    return release;
+  };
+  return { requests, failNext: (error) => (failure = error), answerNext: (...texts) => answers.push(...texts), holdNext };
 }
 
 /** The field names of a REST 400 and of a GraphQL BAD_USER_INPUT, which must be the same. */

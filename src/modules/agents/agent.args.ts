@@ -20,6 +20,16 @@ export class ConversationListArgs extends PageArgs {
   status?: ConversationStatus | null;
 }
 
+/** A new conversation: the REST body and the GraphQL `title` argument. Search matches the title. */
+@ArgsType()
+export class StartConversationArgs {
+  @Field(() => String, { nullable: true, description: '1 to 255 characters; what conversation search matches' })
+  @IsOptional()
+  @Length(1, 255)
+  @IsString()
+  title?: string | null;
+}
+
 /** A test message or a conversation message: the REST body and the GraphQL `message` argument. */
 @ArgsType()
 export class MessageArgs {

@@ -1,7 +1,9 @@
 import type { Actor } from '../../common/actor.js';
 import type { Passage } from '../knowledge/knowledge.service.js';
+import type { ModelConfigCheck } from '../models/model.service.js';
 import type { GenerateRequest, GenerateResult } from '../models/model.types.js';
 
+export type { ModelConfigCheck } from '../models/model.service.js';
 export type { ChatMessage, GenerateRequest, GenerateResult, ModelUsage } from '../models/model.types.js';
 export type { Passage } from '../knowledge/knowledge.service.js';
 
@@ -11,7 +13,8 @@ export type { Passage } from '../knowledge/knowledge.service.js';
 export interface ModelPort {
   /** BAD_USER_INPUT for a bad model name, UNAVAILABLE when the provider cannot answer. */
   generate(request: GenerateRequest): Promise<GenerateResult>;
-  assertModelName(model: string): void;
+  /** The BAD_USER_INPUT generate would throw for this model name and settings, before anything is stored. */
+  assertModelConfig(modelConfig: ModelConfigCheck): void;
 }
 
 export interface KnowledgePort {

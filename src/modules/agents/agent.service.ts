@@ -10,7 +10,7 @@ import type { AgentListArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus } from './agent.enums.js';
 import type { CreateAgentInput } from './agent.inputs.js';
-import type { KnowledgePort, ModelPort } from './agent.ports.js';
+import type { KnowledgePort, ModelConfigCheck, ModelPort } from './agent.ports.js';
 import { AgentResponder } from './agent.responder.js';
 import type { KnowledgeBaseConfig, MemoryConfig, MessageReply, ModelConfig, ResolutionCriterion, VoiceConfig } from './agent.types.js';
 import type { UpdateAgentInput } from './update-agent.inputs.js';
@@ -38,7 +38,7 @@ export class AgentService {
 
   /** Creates a draft at version 1, owned by the actor's organization and user. */
   async create(actor: Actor, input: CreateAgentInput): Promise<Agent> {
-    this.checkModel(input.modelConfig.model);
+    this.checkModel(input.modelConfig);
     if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
     const agent = this.em.create(Agent, {
       organization: this.em.getReference(Organization, actor.organizationId),
@@ -85,7 +85,7 @@ export class AgentService {
   async update(actor: Actor, id: string, input: UpdateAgentInput): Promise<Agent> {
     const agent = await findAgent(this.em, actor, id);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be changed');
-    if (input.modelConfig) this.checkModel(input.modelConfig.model);
+    if (input.modelConfig) this.checkModel(input.modelConfig);
     if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
     if (input.name !== undefined) agent.name = input.name;
     if (input.description !== undefined) agent.description = input.description;
@@ -129,13 +129,14 @@ export class AgentService {
   async test(actor: Actor, id: string, message: string): Promise<MessageReply> {
     const agent = await findAgent(this.em, actor, id);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be tested');
+    this.checkModel(agent.modelConfig);
     return this.responder.reply(agent, [], message);
   }
 
-  /** The model registry decides the name; its error is reported on modelConfig.model on both doors. */
-  private checkModel(model: string): void {
+  /** The model registry decides the name and the settings; a bare error is reported on modelConfig.model on both doors. */
+  private checkModel(modelConfig: ModelConfigCheck): void {
     try {
-      this.model.assertModelName(model);
+      this.model.assertModelConfig(modelConfig);
     } catch (error) {
       if (error instanceof AppError && error.code === 'BAD_USER_INPUT' && !error.errors?.length) {
         throw AppError.badInput([{ field: 'modelConfig.model', message: error.message }]);

@@ -1,7 +1,7 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
-import { ConversationListArgs, MessageArgs } from './agent.args.js';
+import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
 import { ConversationPage } from './agent.pages.js';
 import { MessageReply } from './agent.types.js';
@@ -25,8 +25,12 @@ export class ConversationResolver {
   }
 
   @Mutation(() => Conversation, { description: 'A new pending conversation with an agent' })
-  startConversation(@Arg('agentId', () => ID) agentId: string, @Ctx() context: GraphQLContext): Promise<Conversation> {
-    return context.services.conversations.start(actorOf(context), agentId);
+  startConversation(
+    @Arg('agentId', () => ID) agentId: string,
+    @Args() args: StartConversationArgs,
+    @Ctx() context: GraphQLContext,
+  ): Promise<Conversation> {
+    return context.services.conversations.start(actorOf(context), agentId, args);
   }
 
   @Mutation(() => MessageReply, { description: 'Stores the message and the reply, in order' })

@@ -3,7 +3,8 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import type { ConversationListArgs } from './agent.args.js';
+import type { ConversationListArgs, StartConversationArgs } from './agent.args.js';
+import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
 import type { ChatMessage, KnowledgePort, ModelPort } from './agent.ports.js';
@@ -30,11 +31,11 @@ export class ConversationService {
     this.responder = new AgentResponder(model, knowledge);
   }
 
-  /** A new pending conversation; an archived agent takes none (409). */
-  async start(actor: Actor, agentId: string): Promise<Conversation> {
+  /** A new pending conversation, with an optional title; an archived agent takes none (409). */
+  async start(actor: Actor, agentId: string, args: StartConversationArgs = {}): Promise<Conversation> {
     const agent = await findAgent(this.em, actor, agentId);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot start conversations');
-    const conversation = this.em.create(Conversation, { organization: agent.organization, agent });
+    const conversation = this.em.create(Conversation, { organization: agent.organization, agent, title: args.title ?? null });
     await this.em.flush();
     return conversation;
   }
@@ -126,6 +127,7 @@ export class ConversationService {
     const agent = conversation.agent;
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
     if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is ${conversation.status}`);
+    this.model.assertModelConfig(agent.modelConfig);
     const window = memoryWindow(agent.memoryConfig);
     const earlier =
       window > 0
@@ -133,21 +135,21 @@ export class ConversationService {
         : [];
     const history: ChatMessage[] = earlier.reverse().map((item) => ({ role: item.role, content: item.content }));
 
-    this.addMessage(conversation, MessageRole.user, message);
-    conversation.status = ConversationStatus.active;
-    await this.em.flush();
-
+    await this.storeMessage(conversation, MessageRole.user, message);
     const reply = await this.responder.reply(agent, history, message);
-    this.addMessage(conversation, MessageRole.assistant, reply.response, reply.usage);
-    await this.em.flush();
+    await this.storeMessage(conversation, MessageRole.assistant, reply.response, reply.usage);
     return reply;
   }
 
-  /** Ends a conversation and records, per resolution criterion, whether the model judges it met. */
+  /**
+   * Ends a conversation and records, per resolution criterion, whether the model judges it met.
+   * Judging talks to the agent, so an archived agent's conversation is 409, as for a message.
+   */
   async end(actor: Actor, id: string): Promise<Conversation> {
     const conversation = await this.get(actor, id);
-    if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is already ${conversation.status}`);
     const agent = conversation.agent;
+    if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
+    if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is already ${conversation.status}`);
     const transcript: ChatMessage[] = (await this.messages(actor, conversation)).map((item) => ({ role: item.role, content: item.content }));
     const outcome: CriterionOutcome[] = [];
     for (const criterion of agent.resolutionCriteria) {
@@ -166,16 +168,27 @@ export class ConversationService {
     return conversation;
   }
 
-  private addMessage(conversation: Conversation, role: MessageRole, content: string, usage: Message['usage'] = null): void {
-    conversation.messageCount += 1;
-    this.em.create(Message, {
-      organization: conversation.organization,
-      conversation,
-      sequence: conversation.messageCount,
-      role,
-      content,
-      usage,
-      model: usage?.model ?? null,
+  /**
+   * Takes the next sequence number from the row, in the transaction of the insert: overlapping
+   * messages to one conversation each get their own (a count read before the model call would not).
+   * A user message makes a pending conversation active.
+   */
+  private async storeMessage(conversation: Conversation, role: MessageRole, content: string, usage: Message['usage'] = null): Promise<void> {
+    const activate = role === MessageRole.user ? `, status = case when status = 'pending' then 'active' else status end` : '';
+    await this.em.transactional(async (tx) => {
+      const [row] = await tx.execute<{ message_count: number }[]>(
+        `update conversations set message_count = message_count + 1, updated_at = now()${activate} where id = ? returning message_count`,
+        [conversation.id],
+      );
+      tx.create(Message, {
+        organization: tx.getReference(Organization, conversation.organization.id),
+        conversation: tx.getReference(Conversation, conversation.id),
+        sequence: Number(row!.message_count),
+        role,
+        content,
+        usage,
+        model: usage?.model ?? null,
+      });
     });
   }
 }

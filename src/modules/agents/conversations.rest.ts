@@ -3,7 +3,7 @@ import type { Presenter } from '../../rest/present.js';
 import { defineRoute, ref } from '../../rest/routes.js';
 import type { Services } from '../../services.js';
 import type { Actor } from '../../common/actor.js';
-import { ConversationListArgs, MessageArgs } from './agent.args.js';
+import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
 import type { Conversation } from './conversation.entity.js';
 
 const TAG = 'Agents';
@@ -43,13 +43,14 @@ export const conversationRoutes = [
     method: 'post',
     path: '/agents/{agentId}/conversations',
     operationId: 'startConversation',
-    summary: 'Start a conversation (pending until its first message)',
+    summary: 'Start a conversation (pending until its first message), with an optional title',
     tag: TAG,
     status: 201,
+    body: StartConversationArgs,
     response: ref('Conversation'),
     errors: [404, 409],
-    async handler({ actor, params, services, presenter }) {
-      const conversation = await services.conversations.start(actor, params.agentId!);
+    async handler({ actor, params, body, services, presenter }) {
+      const conversation = await services.conversations.start(actor, params.agentId!, body);
       return (await present(services, presenter, actor, [conversation]))[0];
     },
   }),

@@ -1,6 +1,6 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { actorOf, type GraphQLContext } from '../../graphql/context.js';
+import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
@@ -62,7 +62,7 @@ export class KnowledgeResolver {
     return context.services.knowledge.deleteBase(actorOf(context), id);
   }
 
-  /** One query per base; the text is loaded only when the query selects it. */
+  /** Batched across bases; the text is loaded only when the query selects it. */
   @FieldResolver(() => [KnowledgeDocument], { description: 'Documents of the base, newest first' })
   documents(
     @Root() base: KnowledgeBase,
@@ -71,6 +71,6 @@ export class KnowledgeResolver {
     @Info() info: GraphQLResolveInfo,
   ): Promise<KnowledgeDocument[]> {
     const withContent = info.fieldNodes.some((node) => selects(node.selectionSet, 'content', info));
-    return context.services.knowledge.documentsOf(actorOf(context), base.id, { status, withContent });
+    return loadersOf(context).knowledge.documentsOf(base.id, status ?? null, withContent);
   }
 }

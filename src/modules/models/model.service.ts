@@ -12,6 +12,12 @@ export interface ModelServiceOptions {
   timeoutMs?: number;
 }
 
+/** What assertModelConfig checks of an agent's modelConfig. */
+export interface ModelConfigCheck {
+  model: string;
+  modelSettings?: Record<string, unknown> | null;
+}
+
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Answers agent messages: the offline builtin provider, or a real one through the Vercel AI SDK. */
@@ -28,6 +34,12 @@ export class ModelService {
   /** For validation at agent creation: throws the same BAD_USER_INPUT as generate would. */
   assertModelName(model: string): void {
     parseModelName(model);
+  }
+
+  /** For validation at agent creation and update, and before a message is stored: generate's BAD_USER_INPUT, fields included. */
+  assertModelConfig(modelConfig: ModelConfigCheck): void {
+    parseModelName(modelConfig.model);
+    parseModelSettings(modelConfig.modelSettings);
   }
 
   /**
