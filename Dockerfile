@@ -3,11 +3,11 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY schema ./schema
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
+RUN npx tsc -p src/tsconfig.build.json && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=4000 DATA_DIR=/data

@@ -21,5 +21,5 @@ function newest(dir) {
 const marker = 'dist/.tsbuildinfo';
 const sources = Math.max(newest('src'), newest('migrations'), statSync('tsconfig.json').mtimeMs);
 if (!existsSync(marker) || statSync(marker).mtimeMs < sources) {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'src/tsconfig.build.json'], { stdio: 'inherit' });
 }
