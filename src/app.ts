@@ -37,6 +37,7 @@ import { executionRoutes } from './modules/programs/executions.rest.js';
 import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { authenticateRequest, principalOf } from './platform/principal.js';
+import { GatewayMetrics } from './platform/metrics.js';
 import { FixedWindowLimiter, rateLimit } from './platform/rate-limit.js';
 import { createServices, type Services } from './services.js';
 
@@ -92,9 +93,14 @@ export async function createGateway(config: Config, database: Database, logger: 
     maxDirectives: { n: 20 },
     blockFieldSuggestion: { enabled: !development },
   }).protect();
+  const metrics = config.metricsEnabled ? new GatewayMetrics(database) : null;
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
-    formatError,
+    formatError(formatted, error) {
+      const shaped = formatError(formatted, error);
+      metrics?.countError(String(shaped.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
+      return shaped;
+    },
     introspection: limits.introspection,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
@@ -131,6 +137,12 @@ export async function createGateway(config: Config, database: Database, logger: 
     res.status(reachable ? 200 : 503).json({ status: reachable ? 'ready' : 'unavailable', database: database.kind });
   });
 
+  // No credentials needed; METRICS_ENABLED=false leaves it out (404).
+  if (metrics) {
+    app.get('/metrics', metrics.handler());
+    app.use(['/api', '/graphql'], metrics.observe());
+  }
+
   app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
 
   // One authentication per request, then the per-key limit; /healthz, /readyz and the OpenAPI document are exempt.
@@ -162,7 +174,17 @@ export async function createGateway(config: Config, database: Database, logger: 
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => {
         const { actor, authError } = principalOf(res);
-        return { services, requestId: String(res.locals.requestId), logger, actor, authError, loaders: actor ? createLoaders(services, actor) : undefined };
+        return {
+          services,
+          requestId: String(res.locals.requestId),
+          logger,
+          actor,
+          authError,
+          loaders: actor ? createLoaders(services, actor) : undefined,
+          onOperation: (name) => {
+            res.locals.graphqlOperation = name ?? 'anonymous';
+          },
+        };
       },
     }),
   );

@@ -21,6 +21,7 @@ async function start(): Promise<void> {
     dataDir: config.dataDir,
     migrate: config.migrateOnStart,
     logger,
+    pool: { max: config.db.poolMax, acquireTimeoutMs: config.db.poolAcquireTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs },
   });
   const gateway = await createGateway(config, database, logger);
   await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line));

@@ -75,5 +75,6 @@ export function toGraphQLError(error: AppError): GraphQLError {
 /** Answers a GraphQL request refused before it reached Apollo (rate limit, timeout), in GraphQL's response shape. */
 export function sendGraphQLError(res: Response, error: AppError, requestId: string): void {
   if (error.code === 'UNAVAILABLE') res.setHeader('Retry-After', '5');
+  res.locals.errorCode = error.code; // counted by /metrics
   res.status(error.status).json({ errors: [{ message: error.message, extensions: { code: error.code, requestId } }] });
 }

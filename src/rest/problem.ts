@@ -15,6 +15,7 @@ export function sendProblem(res: Response, error: AppError, requestId: string): 
     ...(error.errors ? { errors: error.errors } : {}),
   };
   if (error.code === 'UNAVAILABLE') res.setHeader('Retry-After', '5');
+  res.locals.errorCode = error.code; // counted by /metrics
   res.status(error.status).type('application/problem+json').send(JSON.stringify(body));
 }
 
