@@ -27,6 +27,9 @@ async function start(): Promise<void> {
   await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line));
 
   const server: Server = gateway.app.listen(config.port, config.host);
+  // Node cuts a request that takes longer than this to arrive; the app answers 503 past it.
+  server.requestTimeout = config.requestTimeoutMs;
+  server.headersTimeout = Math.min(60_000, config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

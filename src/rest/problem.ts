@@ -41,6 +41,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     } else {
       appError = toAppError(error);
     }
+    if (res.locals.timedOut) return; // already answered 503; the late handler's failure is expected
     if (appError.status >= 500) {
       logger.error({ err: (appError as { cause?: unknown }).cause ?? error, requestId, method: req.method, url: req.originalUrl }, 'request failed');
     }
