@@ -15,9 +15,8 @@ import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
 import { AppError } from './common/errors.js';
 import { PACKAGE_VERSION } from './common/package-info.js';
-import { toAppError } from './common/error-mapping.js';
 import type { GraphQLContext } from './graphql/context.js';
-import { formatError } from './graphql/errors.js';
+import { formatError, sendGraphQLError } from './graphql/errors.js';
 import { createLoaders } from './graphql/loaders.js';
 import { gatewayPlugin } from './graphql/plugin.js';
 import { buildGatewaySchema } from './graphql/schema.js';
@@ -37,6 +36,10 @@ import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
 import { executionRoutes } from './modules/programs/executions.rest.js';
 import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
+import { authenticateRequest, principalOf } from './platform/principal.js';
+import { GatewayMetrics } from './platform/metrics.js';
+import { FixedWindowLimiter, rateLimit } from './platform/rate-limit.js';
+import { requestTimeout } from './platform/request-timeout.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -91,9 +94,14 @@ export async function createGateway(config: Config, database: Database, logger: 
     maxDirectives: { n: 20 },
     blockFieldSuggestion: { enabled: !development },
   }).protect();
+  const metrics = config.metricsEnabled ? new GatewayMetrics(database) : null;
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
-    formatError,
+    formatError(formatted, error) {
+      const shaped = formatError(formatted, error);
+      metrics?.countError(String(shaped.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
+      return shaped;
+    },
     introspection: limits.introspection,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
@@ -130,13 +138,29 @@ export async function createGateway(config: Config, database: Database, logger: 
     res.status(reachable ? 200 : 503).json({ status: reachable ? 'ready' : 'unavailable', database: database.kind });
   });
 
-  app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
+  // No credentials needed; METRICS_ENABLED=false leaves it out (404).
+  if (metrics) {
+    app.get('/metrics', metrics.handler());
+    app.use(['/api', '/graphql'], metrics.observe());
+  }
 
+  app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
+  app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
+  app.use('/graphql', requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
+
+  // One authentication per request, then the per-key limit; /healthz, /readyz and the OpenAPI document are exempt.
+  const limiter = new FixedWindowLimiter();
+  const limit = (reject: (res: Response, error: AppError) => void) =>
+    rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();
-  api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
   api.get('/openapi.json', (_req, res) => {
     res.json(openApi);
   });
+  api.use(
+    authenticateRequest(services),
+    limit((res, error) => sendProblem(res, error, String(res.locals.requestId))),
+  );
+  api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
   mountRoutes(api, REST_ROUTES, services, presenter);
   api.use((req, res) => {
     sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`), String(res.locals.requestId));
@@ -146,17 +170,24 @@ export async function createGateway(config: Config, database: Database, logger: 
 
   app.use(
     '/graphql',
-    cors({ origin: true, allowedHeaders: ['content-type', 'x-api-key', 'authorization', 'apollo-require-preflight', 'x-apollo-operation-name'], maxAge: 600 }),
+    cors({ origin: true, allowedHeaders: ['content-type', 'x-api-key', 'authorization', 'apollo-require-preflight', 'x-apollo-operation-name'], maxAge: 600, exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'] }),
+    authenticateRequest(services),
+    limit((res, error) => sendGraphQLError(res, error, String(res.locals.requestId))),
     express.json({ limit: config.bodyLimitBytes }),
     expressMiddleware(apollo, {
-      context: async ({ req, res }): Promise<GraphQLContext> => {
-        const base = { services, requestId: String(res.locals.requestId), logger, actor: null, authError: null };
-        try {
-          const actor = await services.auth.authenticate({ apiKey: req.get('x-api-key'), authorization: req.get('authorization') });
-          return { ...base, actor, loaders: actor ? createLoaders(services, actor) : undefined };
-        } catch (error) {
-          return { ...base, authError: toAppError(error) };
-        }
+      context: async ({ res }): Promise<GraphQLContext> => {
+        const { actor, authError } = principalOf(res);
+        return {
+          services,
+          requestId: String(res.locals.requestId),
+          logger,
+          actor,
+          authError,
+          loaders: actor ? createLoaders(services, actor) : undefined,
+          onOperation: (name) => {
+            res.locals.graphqlOperation = name ?? 'anonymous';
+          },
+        };
       },
     }),
   );

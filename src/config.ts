@@ -19,6 +19,13 @@ export interface Config {
   migrateOnStart: boolean;
   bodyLimitBytes: number;
   graphql: { introspection: boolean; maxDepth: number; maxCost: number; maxAliases: number; maxTokens: number };
+  /** Requests per minute per API key, and per client IP without credentials; 0 = off. */
+  rateLimit: { perMinute: number; anonymousPerMinute: number };
+  /** A request not answered within this many ms answers 503. */
+  requestTimeoutMs: number;
+  /** PostgreSQL only: statement timeout, pool size and how long a request waits for a connection. */
+  db: { statementTimeoutMs: number; poolMax: number; poolAcquireTimeoutMs: number };
+  metricsEnabled: boolean;
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -128,6 +135,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 1, 1000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
     },
+    rateLimit: {
+      perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+      anonymousPerMinute: integer(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 60, 0, 1_000_000),
+    },
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
+    db: {
+      statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000),
+      poolMax: integer(env, 'DB_POOL_MAX', 10, 1, 1000),
+      poolAcquireTimeoutMs: integer(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 5000, 1, 600_000),
+    },
+    metricsEnabled: boolean(env, 'METRICS_ENABLED', true),
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

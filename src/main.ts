@@ -21,11 +21,15 @@ async function start(): Promise<void> {
     dataDir: config.dataDir,
     migrate: config.migrateOnStart,
     logger,
+    pool: { max: config.db.poolMax, acquireTimeoutMs: config.db.poolAcquireTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs },
   });
   const gateway = await createGateway(config, database, logger);
   await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line));
 
   const server: Server = gateway.app.listen(config.port, config.host);
+  // Node cuts a request that takes longer than this to arrive; the app answers 503 past it.
+  server.requestTimeout = config.requestTimeoutMs;
+  server.headersTimeout = Math.min(60_000, config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -33,7 +33,8 @@ export function toAppError(error: unknown): AppError & { cause?: unknown } {
 /** SQLSTATEs for a value the database refuses: a backstop behind validation, never a 500. */
 const UNSTORABLE_VALUE_CODES = new Set(['22P05', '22021', '22P02', '22003', '22007', '22008', '54000']);
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001']);
+// 57014: cancelled by statement_timeout — an overloaded database, worth retrying like a lost one.
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001', '57014']);
 
 function isConnectionFailure(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;

@@ -20,6 +20,8 @@ export interface DatabaseOptions {
   dataDir: string;
   migrate: boolean;
   logger?: Logger;
+  /** PostgreSQL only: pool size, wait for a connection and statement timeout (0 = none). */
+  pool?: { max: number; acquireTimeoutMs: number; statementTimeoutMs: number };
   /** A PGlite instance to use instead of opening one (tests load a migrated template). */
   pglite?: unknown;
 }
@@ -29,10 +31,19 @@ export interface Database {
   kind: DatabaseKind;
   em: EntityManager;
   isReachable(): Promise<boolean>;
+  /** Connections of the PostgreSQL pool; undefined on PGlite, which has one connection and no pool. */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
 
 export { DatabaseInUseError } from './errors.js';
+
+/** What metrics read from pg's Pool. */
+interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
 
 function sharedOptions(options: DatabaseOptions) {
   return {
@@ -84,12 +95,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let orm: MikroORM;
   let release = () => {};
   let kind: DatabaseKind;
+  let pool: PoolCounts | undefined;
   if (options.databaseUrl) {
     kind = 'postgresql';
     orm = (await PostgresORM.init({
       ...sharedOptions(options),
       clientUrl: options.databaseUrl,
-      pool: { min: 0, max: 10 },
+      pool: { min: 0, max: options.pool?.max ?? 10 },
+      // Handed to pg's Pool: a per-connection statement timeout, and a bounded wait for a free
+      // connection so an exhausted pool answers 503 fast instead of queueing without end.
+      driverOptions: {
+        ...(options.pool?.statementTimeoutMs ? { statement_timeout: options.pool.statementTimeoutMs } : {}),
+        connectionTimeoutMillis: options.pool?.acquireTimeoutMs ?? 5000,
+        onPoolCreated: (created: PoolCounts) => {
+          pool = created;
+        },
+      },
     })) as unknown as MikroORM;
   } else {
     kind = 'pglite';
@@ -126,6 +147,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       } catch {
         return false;
       }
+    },
+    poolStats() {
+      return pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : undefined;
     },
     async close() {
       await orm.close(true);

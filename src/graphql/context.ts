@@ -11,6 +11,8 @@ export interface GraphQLContext {
   services: Services;
   requestId: string;
   logger: Logger;
+  /** Tells the request's metrics which operation ran. */
+  onOperation?(name: string | null | undefined): void;
   /** Per-request DataLoaders, built with the context once the caller is known. */
   loaders?: GraphQLLoaders;
 }

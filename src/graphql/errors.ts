@@ -1,4 +1,5 @@
 import { GraphQLError, Kind, type ASTNode, type GraphQLFormattedError } from 'graphql';
+import type { Response } from 'express';
 import { ArgumentValidationError } from 'type-graphql';
 import { AppError, type FieldError } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
@@ -69,4 +70,11 @@ export function toGraphQLError(error: AppError): GraphQLError {
     originalError: error,
     extensions: { code: error.code, http: { status: error.status } },
   });
+}
+
+/** Answers a GraphQL request refused before it reached Apollo (rate limit, timeout), in GraphQL's response shape. */
+export function sendGraphQLError(res: Response, error: AppError, requestId: string): void {
+  if (error.code === 'UNAVAILABLE') res.setHeader('Retry-After', '5');
+  res.locals.errorCode = error.code; // counted by /metrics
+  res.status(error.status).json({ errors: [{ message: error.message, extensions: { code: error.code, requestId } }] });
 }

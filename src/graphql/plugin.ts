@@ -22,7 +22,8 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ contextValue, operation }) {
+        async didResolveOperation({ contextValue, operation, operationName }) {
+          contextValue.onOperation?.(operationName);
           if (contextValue.authError) throw toGraphQLError(contextValue.authError);
           if (!contextValue.actor && !isIntrospectionOnly((operation as OperationDefinitionNode).selectionSet)) {
             throw toGraphQLError(

@@ -15,6 +15,7 @@ export function sendProblem(res: Response, error: AppError, requestId: string): 
     ...(error.errors ? { errors: error.errors } : {}),
   };
   if (error.code === 'UNAVAILABLE') res.setHeader('Retry-After', '5');
+  res.locals.errorCode = error.code; // counted by /metrics
   res.status(error.status).type('application/problem+json').send(JSON.stringify(body));
 }
 
@@ -40,6 +41,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     } else {
       appError = toAppError(error);
     }
+    if (res.locals.timedOut) return; // already answered 503; the late handler's failure is expected
     if (appError.status >= 500) {
       logger.error({ err: (appError as { cause?: unknown }).cause ?? error, requestId, method: req.method, url: req.originalUrl }, 'request failed');
     }

@@ -2,6 +2,7 @@ import type { Request, Response, Router } from 'express';
 import type { Actor } from '../common/actor.js';
 import { AppError } from '../common/errors.js';
 import { parseInput } from '../common/validation.js';
+import { principalOf } from '../platform/principal.js';
 import type { Services } from '../services.js';
 import type { Presenter } from './present.js';
 
@@ -55,16 +56,14 @@ export function objectOf(properties: Record<string, JsonSchema>): JsonSchema {
   return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
 }
 
-function credentialsOf(req: Request) {
-  return { apiKey: req.get('x-api-key'), authorization: req.get('authorization') };
-}
-
 /** Mounts the routes on an Express router: authenticate, validate with the input classes, call, answer. */
 export function mountRoutes(router: Router, routes: RouteDefinition[], services: Services, presenter: Presenter): void {
   for (const route of routes) {
     const expressPath = route.path.replace(/\{(\w+)\}/g, ':$1');
     router[route.method](expressPath, async (req: Request, res: Response) => {
-      const actor = await services.auth.authenticate(credentialsOf(req));
+      // authenticateRequest (src/platform/principal.ts) ran once before the rate limit.
+      const { actor, authError } = principalOf(res);
+      if (authError) throw authError;
       if (!actor) {
         throw new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer');
       }

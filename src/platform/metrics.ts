@@ -1,0 +1,93 @@
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Database } from '../db/orm.js';
+
+/** Work the runner still has to dial: pending contacts of running executions. */
+export const QUEUE_DEPTH_SQL = `select count(*)::int as depth from execution_contacts ec
+  join executions e on e.id = ec.execution_id
+  where ec.status = 'pending' and e.status = 'running'`;
+
+/** Prometheus metrics of one gateway; a registry per app, so several apps in one process do not clash. */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'door' | 'route' | 'method' | 'status'>;
+  private readonly duration: Histogram<'door' | 'route' | 'method'>;
+  private readonly errors: Counter<'code'>;
+
+  constructor(database: Database) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'Requests answered, by door, route pattern or GraphQL operation, method and status',
+      labelNames: ['door', 'route', 'method', 'status'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer a request, by door, route pattern or GraphQL operation, and method',
+      labelNames: ['door', 'route', 'method'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.errors = new Counter({ name: 'errors_total', help: 'Errors answered, by error code', labelNames: ['code'], registers });
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'PostgreSQL pool connections by state (absent on the embedded PGlite, which has no pool)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const pool = database.poolStats();
+        if (!pool) return;
+        this.set({ state: 'total' }, pool.total);
+        this.set({ state: 'idle' }, pool.idle);
+        this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    new Gauge({
+      name: 'runner_queue_depth',
+      help: 'Pending contacts of running executions, counted at scrape time',
+      registers,
+      async collect() {
+        try {
+          const [row] = await database.em.fork().getConnection().execute<{ depth: number }[]>(QUEUE_DEPTH_SQL);
+          this.set(Number(row?.depth ?? 0));
+        } catch {
+          // The database is away: keep the last value; /readyz says so.
+        }
+      },
+    });
+  }
+
+  countError(code: string): void {
+    this.errors.inc({ code });
+  }
+
+  /** Observes every request of the doors it is mounted on once it is answered. */
+  observe() {
+    return (req: Request, res: Response, next: NextFunction): void => {
+      const started = process.hrtime.bigint();
+      res.once('finish', () => {
+        const graphql = req.originalUrl.startsWith('/graphql');
+        // The route pattern (never the raw URL, which would make a series per id).
+        const route = graphql
+          ? String(res.locals.graphqlOperation ?? 'anonymous')
+          : req.route
+            ? `/api${String(req.route.path)}`
+            : 'unmatched';
+        const labels = { door: graphql ? 'graphql' : 'rest', route, method: req.method };
+        this.requests.inc({ ...labels, status: String(res.statusCode) });
+        this.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        if (typeof res.locals.errorCode === 'string') this.countError(res.locals.errorCode);
+      });
+      next();
+    };
+  }
+
+  /** GET /metrics in the Prometheus text format. */
+  handler() {
+    return async (_req: Request, res: Response): Promise<void> => {
+      res.type(this.registry.contentType).send(await this.registry.metrics());
+    };
+  }
+}
