@@ -113,6 +113,6 @@ it.each(mutations.map((field) => [field.name, field] as const))('%s: no internal
       }
       expect(await rowCounts(app)).toEqual(before);
     }),
-    runs(15),
+    runs(12),
   );
 });

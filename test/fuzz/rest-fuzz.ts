@@ -11,7 +11,7 @@ const MALFORMED_JSON = ['{', '{"a":', 'nul', '[1,]', '{"a":1}{"b":2}', '\u0000',
  * Hostile requests at each route of `select(REST_ROUTES)`: the answer is never a 5xx, every error is
  * problem+json, and a 4xx wrote no row. One app per file; the routes are split over files so jest runs them in parallel.
  */
-export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinition[], numRuns = 15): void {
+export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinition[], numRuns = 12): void {
   let app: TestApp;
   let fuzzer: TestOrganization;
   let own: Seeded;
