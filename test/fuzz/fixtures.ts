@@ -1,0 +1,112 @@
+import { getMetadataStorage } from 'class-validator';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+
+/** Real records of one organization, by the resource a path or argument names. */
+export interface Seeded {
+  agent: string;
+  conversation: string;
+  knowledgeBase: string;
+  document: string;
+  contact: string;
+  audience: string;
+  businessEntity: string;
+  callFlow: string;
+  program: string;
+  execution: string;
+  apiKey: string;
+  team: string;
+  user: string;
+}
+
+export type Resource = keyof Seeded;
+
+let serial = 0;
+
+async function created(org: TestOrganization, path: string, body?: unknown): Promise<string> {
+  const res = await org.rest.post(path, body);
+  if (res.status !== 201) throw new Error(`seeding POST ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.id;
+}
+
+/** One of each record through the REST door: the ids the fuzzers aim at. */
+export async function seed(org: TestOrganization): Promise<Seeded> {
+  const n = ++serial;
+  const knowledgeBase = await created(org, '/api/knowledge-bases', { name: `KB ${n}` });
+  const document = await created(org, `/api/knowledge-bases/${knowledgeBase}/documents`, { title: 'Hours', content: 'We open at nine.' });
+  const agent = await created(org, '/api/agents', {
+    name: `Agent ${n}`,
+    instructions: 'Be brief.',
+    modelConfig: { model: 'builtin/echo' },
+    knowledgeBaseConfig: { knowledgeBaseId: knowledgeBase },
+  });
+  const conversation = await created(org, `/api/agents/${agent}/conversations`);
+  const contact = await created(org, '/api/contacts', { name: `Person ${n}`, phone: `+1415555${String(1000 + n).padStart(4, '0')}` });
+  const audience = await created(org, '/api/audience', { name: `Audience ${n}` });
+  const members = await org.rest.post(`/api/audience/${audience}/members`, { contactIds: [contact] });
+  if (members.status !== 200) throw new Error(`seeding members answered ${members.status}`);
+  const businessEntity = await created(org, '/api/entities', { contactId: contact, type: 'order', name: `Order ${n}` });
+  const callFlow = await created(org, '/api/call-flows', {
+    name: `Flow ${n}`,
+    nodes: [
+      { id: 'start', type: 'start', agentId: agent },
+      { id: 'done', type: 'end' },
+    ],
+    edges: [{ from: 'start', to: 'done' }],
+  });
+  const program = await created(org, '/api/programs', { name: `Program ${n}`, kind: 'campaign', flowId: callFlow, audienceId: audience });
+  const activated = await org.rest.post(`/api/programs/${program}/activate`);
+  if (activated.status !== 200) throw new Error(`seeding activate answered ${activated.status}`);
+  const execution = await created(org, `/api/programs/${program}/executions`);
+  const apiKey = await created(org, '/api/auth/api-keys', { name: `Key ${n}`, prefix: 'fz_' });
+  const team = await created(org, '/api/teams', { name: `Team ${n}` });
+  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId };
+}
+
+const SEGMENT_RESOURCE: Record<string, Resource> = {
+  agents: 'agent',
+  conversations: 'conversation',
+  'api-keys': 'apiKey',
+  entities: 'businessEntity',
+  audience: 'audience',
+  contacts: 'contact',
+  'knowledge-bases': 'knowledgeBase',
+  teams: 'team',
+  'call-flows': 'callFlow',
+  programs: 'program',
+  executions: 'execution',
+};
+
+const PARAM_RESOURCE: Record<string, Resource> = { agentId: 'agent', kbId: 'knowledgeBase', docId: 'document', userId: 'user' };
+
+/** The resource a path parameter names: by its own name, or for `{id}` by the segment before it. */
+export function resourceOfParam(path: string, param: string): Resource {
+  if (PARAM_RESOURCE[param]) return PARAM_RESOURCE[param];
+  const segments = path.split('/');
+  const segment = segments[segments.indexOf(`{${param}}`) - 1];
+  const resource = SEGMENT_RESOURCE[segment];
+  if (!resource) throw new Error(`no resource known for {${param}} in ${path}: add it to the fuzz fixtures`);
+  return resource;
+}
+
+export const paramsOf = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+
+/** The property names class-validator knows on an input class (its whitelist). */
+export function fieldsOfClass(type: (new () => object) | undefined): string[] {
+  if (!type) return [];
+  const metadata = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
+  return [...new Set(metadata.map((entry) => entry.propertyName))];
+}
+
+let tables: string[] | undefined;
+
+/** Rows per table of the app's schema: equal before and after a request means it wrote no row. */
+export async function rowCounts(app: TestApp): Promise<Record<string, number>> {
+  tables ??= (
+    await app.sql<{ name: string }>(
+      `select table_name as name from information_schema.tables
+       where table_schema = current_schema() and table_type = 'BASE TABLE' and table_name not like 'mikro_orm%' order by 1`,
+    )
+  ).map((row) => row.name);
+  const [row] = await app.sql<Record<string, string>>(`select ${tables.map((table) => `(select count(*) from "${table}") as "${table}"`).join(', ')}`);
+  return Object.fromEntries(Object.entries(row).map(([table, count]) => [table, Number(count)]));
+}
