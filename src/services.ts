@@ -7,6 +7,7 @@ import { AuthService } from './modules/auth/auth.service.js';
 import { AudienceService } from './modules/contacts/audience.service.js';
 import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
+import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { ModelService } from './modules/models/model.service.js';
 import { BusinessEntityService } from './modules/contacts/business-entity.service.js';
@@ -49,6 +50,7 @@ export function createServices(em: EntityManager, config: Config) {
     programs: new ProgramService(em, (programId) => triggers.syncProgram(em, programId)),
     executions: new ExecutionService(em),
     triggers,
+    idempotency: new IdempotencyService(em),
   };
 }
 

@@ -6,6 +6,7 @@ import { Audience, AudienceMember } from '../modules/contacts/audience.entity.js
 import { Contact } from '../modules/contacts/contact.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
+import { IdempotencyKey } from '../modules/idempotency/idempotency-key.entity.js';
 import { KnowledgeBase } from '../modules/knowledge/knowledge-base.entity.js';
 import { KnowledgeChunk } from '../modules/knowledge/knowledge-chunk.entity.js';
 import { KnowledgeDocument } from '../modules/knowledge/knowledge-document.entity.js';
@@ -40,4 +41,5 @@ export const ENTITIES = [
   ExecutionContact,
   ContactTrigger,
   BusinessEntity,
+  IdempotencyKey,
 ];

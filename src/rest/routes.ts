@@ -3,6 +3,7 @@ import type { Actor } from '../common/actor.js';
 import { AppError } from '../common/errors.js';
 import { parseInput } from '../common/validation.js';
 import { principalOf } from '../platform/principal.js';
+import { parseIdempotencyKey } from '../modules/idempotency/idempotency.service.js';
 import type { Services } from '../services.js';
 import type { Presenter } from './present.js';
 
@@ -36,6 +37,8 @@ export interface RouteDefinition<B = any, Q = any> {
   response?: JsonSchema;
   /** Error statuses this route can answer besides 400/401/500. */
   errors?: number[];
+  /** A create that honours the Idempotency-Key header: a repeat replays the first answer. */
+  idempotent?: boolean;
   handler(context: RouteContext<B, Q>): Promise<unknown>;
 }
 
@@ -72,19 +75,23 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], services:
       if (!route.query && Object.keys(req.query).length > 0) {
         throw AppError.badInput(Object.keys(req.query).map((name) => ({ field: name, message: `unknown query parameter ${name}` })));
       }
-      const result = await route.handler({
-        actor,
-        body,
-        query,
-        params: req.params as Record<string, string>,
-        services,
-        presenter,
-        req,
-        res,
-      });
+      const key = route.idempotent ? parseIdempotencyKey(req.get('idempotency-key')) : undefined;
       const status = route.status ?? 200;
-      if (status === 204) res.status(204).end();
-      else res.status(status).json(result);
+      const call = () =>
+        route.handler({ actor, body, query, params: req.params as Record<string, string>, services, presenter, req, res });
+      if (key === undefined) {
+        send(res, status, await call());
+        return;
+      }
+      const request = { method: req.method, path: `${req.baseUrl}${req.path}`, key, body: req.body as unknown };
+      const answer = await services.idempotency.run(actor, request, async () => ({ status, body: await call() }));
+      if (answer.replayed) res.setHeader('Idempotent-Replayed', 'true');
+      send(res, answer.status, answer.body);
     });
   }
+}
+
+function send(res: Response, status: number, body: unknown): void {
+  if (status === 204) res.status(204).end();
+  else res.status(status).json(body);
 }

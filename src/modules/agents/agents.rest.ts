@@ -17,6 +17,7 @@ export const agentRoutes = [
     status: 201,
     response: ref('Agent'),
     errors: [404],
+    idempotent: true,
     async handler({ actor, body, services, presenter }) {
       return presenter.present('Agent', await services.agents.create(actor, body));
     },

@@ -49,6 +49,7 @@ export const conversationRoutes = [
     body: StartConversationArgs,
     response: ref('Conversation'),
     errors: [404, 409],
+    idempotent: true,
     async handler({ actor, params, body, services, presenter }) {
       const conversation = await services.conversations.start(actor, params.agentId!, body);
       return (await present(services, presenter, actor, [conversation]))[0];

@@ -25,6 +25,7 @@ export const authRoutes = [
     body: CreateApiKeyInput,
     status: 201,
     response: ref('CreatedApiKey'),
+    idempotent: true,
     async handler({ actor, body, services, presenter }) {
       return presenter.present('CreatedApiKey', await services.apiKeys.create(actor, body));
     },

@@ -35,6 +35,7 @@ export const executionRoutes: RouteDefinition[] = [
     status: 201,
     response: EXECUTION_JSON_SCHEMA,
     errors: [404, 409],
+    idempotent: true,
     async handler({ actor, params, body, services }) {
       return executionJson(await services.executions.start(actor, params.id!, body));
     },
