@@ -4,6 +4,7 @@ import { assertMove } from '../execution-state.js';
 import { ExecutionStatus } from '../program.enums.js';
 import type { CallingWindow, RetryPolicy } from '../program.types.js';
 import { isWithinWindow } from './calling-window.js';
+import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, placeholders, query } from './sql.js';
 
 /** A running execution and the program settings the runner needs to advance it. */
@@ -80,7 +81,8 @@ interface CandidateRow {
 export async function claimCalls(
   em: EntityManager,
   execution: RunnableExecution,
-  options: { now: Date; token: string; leaseMs: number },
+  /** `leaseClock`: the time leases are measured from; null for the database clock (see leases.ts). */
+  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null },
 ): Promise<ClaimedCall[]> {
   const { now, token } = options;
   return em.transactional(async (tx) => {
@@ -153,10 +155,10 @@ export async function claimCalls(
     if (ids.length) {
       await query(
         tx,
-        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ?::timestamptz, attempts = attempts + 1,
-                updated_at = ?::timestamptz
+        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ${LEASE_NOW} + ? * interval '1 millisecond',
+                attempts = attempts + 1, updated_at = ?::timestamptz
           where id in (${placeholders(ids)})`,
-        [token, at(new Date(now.getTime() + options.leaseMs)), at(now), ...ids],
+        [token, leaseNow(options.leaseClock ?? null), options.leaseMs, at(now), ...ids],
       );
     }
     const moved = ids.length + gone.length;
