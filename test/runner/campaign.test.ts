@@ -75,8 +75,8 @@ it('runs a campaign to completed; the counters add up at every observed moment',
       expect(row.reached_node_ids).toEqual(['start', 'greet', 'offer', 'end']);
     }
   }
-  // Every call passed the start node; only answered ones greeted.
-  expect(end.nodeCounts.start).toBe(dialer.calls.length);
+  // Nodes count contacts: each contact that connected once passed the start node; only answered ones greeted.
+  expect(end.nodeCounts.start).toBe(end.contactsCompleted);
   expect(end.nodeCounts.greet).toBe(answered);
   // Each call carried the flow and its attempt number.
   expect(dialer.calls.every((call) => call.flow?.nodes.length === 5)).toBe(true);

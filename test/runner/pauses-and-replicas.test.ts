@@ -105,6 +105,28 @@ describe('auto-pause thresholds', () => {
     expect(row.nodeCounts.greet).toBe(3);
   });
 
+  it('counts contacts, not calls: a retried contact counts a node once, however many of its calls reach it', async () => {
+    // A carrier that reports the start node on unanswered attempts too; the third attempt answers.
+    const dialer: Dialer = {
+      placeCall: async (call: CallRequest): Promise<CallResult> =>
+        call.attempt < 3
+          ? { outcome: 'no_answer', reachedNodeIds: ['start'], durationSeconds: 0 }
+          : { outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 30 },
+    };
+    const campaign = await createCampaign(app, {
+      contacts: 1,
+      retryPolicy: { maxAttempts: 3, retryDelayMinutes: 0 },
+      autoPauseRules: [{ nodeId: 'start', threshold: 2, resetOnResume: false }],
+    });
+    const row = await runUntil(testRunner(app, { dialer }), campaign.executionId, ExecutionStatus.completed);
+    expect(row).toMatchObject({ contactsCompleted: 1, nodeCounts: { start: 1, greet: 1 } });
+    const [contact] = await app.sql<{ attempts: number; reached_node_ids: string[] }>(
+      'select attempts, reached_node_ids from execution_contacts where execution_id = ?',
+      [campaign.executionId],
+    );
+    expect(contact).toEqual({ attempts: 3, reached_node_ids: ['start', 'greet'] });
+  });
+
   it('a rule on a node no call reaches never pauses', async () => {
     const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0, weights: ALWAYS_ANSWERED }));
     const campaign = await createCampaign(app, {

@@ -51,7 +51,7 @@ export class ExecutionContact extends BaseEntity {
   @Property({ type: 'string', length: 64, nullable: true })
   lastOutcome: (string & Opt) | null = null;
 
-  /** Node ids the last call reached, in order. */
+  /** Node ids the contact's calls in this execution reached, all attempts together, in first-reached order. */
   @Property({ type: 'json' })
   reachedNodeIds: string[] & Opt = [];
 

@@ -28,9 +28,9 @@ export type RecordResult = 'recorded' | 'dropped';
  */
 export async function recordCall(em: EntityManager, call: ClaimedCall, result: CallResult, now: Date): Promise<RecordResult> {
   return em.transactional(async (tx) => {
-    const [row] = await query<{ status: ExecutionContactStatus }>(
+    const [row] = await query<{ status: ExecutionContactStatus; reached_node_ids: string[] | null }>(
       tx,
-      `select status from execution_contacts where id = ? and claimed_by = ? and status in ('in_progress', 'pending') for update`,
+      `select status, reached_node_ids from execution_contacts where id = ? and claimed_by = ? and status in ('in_progress', 'pending') for update`,
       [call.executionContactId, call.token],
     );
     if (!row) return 'dropped';
@@ -44,25 +44,29 @@ export async function recordCall(em: EntityManager, call: ClaimedCall, result: C
     // The claim's attempt: recovery took it back from a row that went pending, and this call made it.
     const retry = !isFinalOutcome(result.outcome) && call.attempt < maxAttempts;
     const next = isFinalOutcome(result.outcome) ? ExecutionContactStatus.completed : retry ? ExecutionContactStatus.pending : ExecutionContactStatus.failed;
+    // Auto-pause counts contacts: a node counts once per contact, the first time any of its calls reaches it.
+    const before = row.reached_node_ids ?? [];
+    const firstReached = [...new Set(result.reachedNodeIds)].filter((nodeId) => !before.includes(nodeId));
+    const reached = [...before, ...firstReached];
     const nextAttemptAt = retry ? new Date(now.getTime() + retryDelayMinutes * 60_000) : null;
     await query(
       tx,
       `update execution_contacts set status = ?, attempts = ?, last_outcome = ?, reached_node_ids = ?::jsonb, claimed_by = null, lease_until = null,
               next_attempt_at = ?::timestamptz, completed_at = ?::timestamptz, updated_at = ?::timestamptz
         where id = ?`,
-      [next, call.attempt, result.outcome, JSON.stringify(result.reachedNodeIds), nextAttemptAt && at(nextAttemptAt), retry ? null : at(now), at(now), call.executionContactId],
+      [next, call.attempt, result.outcome, JSON.stringify(reached), nextAttemptAt && at(nextAttemptAt), retry ? null : at(now), at(now), call.executionContactId],
     );
 
     // The row leaves whichever count it was in.
     const wasPending = row.status === ExecutionContactStatus.pending;
     const pending = execution.contacts_pending - (wasPending ? 1 : 0) + (retry ? 1 : 0);
     const inProgress = execution.contacts_in_progress - (wasPending ? 0 : 1);
-    const nodeCounts = addReached(execution.node_counts ?? {}, result.reachedNodeIds);
+    const nodeCounts = addReached(execution.node_counts ?? {}, firstReached);
     let status = execution.status;
     // Nothing left to call: completed, even when this last call also tripped a rule.
     if (status === ExecutionStatus.running && pending === 0 && inProgress === 0) {
       status = ExecutionStatus.completed;
-    } else if (status === ExecutionStatus.running && trippedRule(execution.auto_pause_rules ?? [], nodeCounts, result.reachedNodeIds)) {
+    } else if (status === ExecutionStatus.running && trippedRule(execution.auto_pause_rules ?? [], nodeCounts, firstReached)) {
       status = ExecutionStatus.paused_threshold;
     }
     if (status !== execution.status) assertMove(execution.status, status);

@@ -63,7 +63,7 @@ async function enqueue(em: EntityManager, execution: Execution, contacts: Contac
         claimedBy: null,
         leaseUntil: null,
         lastOutcome: null,
-        reachedNodeIds: [],
+        // reachedNodeIds stay: auto-pause counts a node once per contact of the execution.
         completedAt: null,
         phone: contact.phone,
         timeZone: contact.timeZone,
