@@ -1,4 +1,5 @@
 import type { Migration } from '@mikro-orm/migrations';
+import { Migration20261122034801 } from './Migration20261122034801.js';
 import { Migration20261122022801 } from './Migration20261122022801.js';
 import { Migration20261122022934 } from './Migration20261122022934.js';
 import { Migration20261122021236 } from './Migration20261122021236.js';
@@ -16,4 +17,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122021744', class: Migration20261122021744 },
   { name: 'Migration20261122022801', class: Migration20261122022801 },
   { name: 'Migration20261122022934', class: Migration20261122022934 },
+  { name: 'Migration20261122034801', class: Migration20261122034801 },
 ];

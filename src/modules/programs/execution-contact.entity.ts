@@ -55,6 +55,10 @@ export class ExecutionContact extends BaseEntity {
   @Property({ type: 'json' })
   reachedNodeIds: string[] & Opt = [];
 
+  /** A live trigger fired for a new date while this row was still being worked: call the contact again once it is recorded. */
+  @Property({ type: 'boolean', default: false })
+  requeue: boolean & Opt = false;
+
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   completedAt: (Date & Opt) | null = null;
 }

@@ -28,9 +28,9 @@ export type RecordResult = 'recorded' | 'dropped';
  */
 export async function recordCall(em: EntityManager, call: ClaimedCall, result: CallResult, now: Date): Promise<RecordResult> {
   return em.transactional(async (tx) => {
-    const [row] = await query<{ status: ExecutionContactStatus; reached_node_ids: string[] | null }>(
+    const [row] = await query<{ status: ExecutionContactStatus; reached_node_ids: string[] | null; requeue: boolean }>(
       tx,
-      `select status, reached_node_ids from execution_contacts where id = ? and claimed_by = ? and status in ('in_progress', 'pending') for update`,
+      `select status, reached_node_ids, requeue from execution_contacts where id = ? and claimed_by = ? and status in ('in_progress', 'pending') for update`,
       [call.executionContactId, call.token],
     );
     if (!row) return 'dropped';
@@ -43,23 +43,31 @@ export async function recordCall(em: EntityManager, call: ClaimedCall, result: C
     const { maxAttempts, retryDelayMinutes } = call.execution.retryPolicy;
     // The claim's attempt: recovery took it back from a row that went pending, and this call made it.
     const retry = !isFinalOutcome(result.outcome) && call.attempt < maxAttempts;
-    const next = isFinalOutcome(result.outcome) ? ExecutionContactStatus.completed : retry ? ExecutionContactStatus.pending : ExecutionContactStatus.failed;
+    // A live trigger fired for a new date meanwhile: the row is queued again, its attempts starting over.
+    const requeue = row.requeue;
+    const next = requeue
+      ? ExecutionContactStatus.pending
+      : isFinalOutcome(result.outcome)
+        ? ExecutionContactStatus.completed
+        : retry
+          ? ExecutionContactStatus.pending
+          : ExecutionContactStatus.failed;
     // Auto-pause counts contacts: a node counts once per contact, the first time any of its calls reaches it.
     const before = row.reached_node_ids ?? [];
     const firstReached = [...new Set(result.reachedNodeIds)].filter((nodeId) => !before.includes(nodeId));
     const reached = [...before, ...firstReached];
-    const nextAttemptAt = retry ? new Date(now.getTime() + retryDelayMinutes * 60_000) : null;
+    const nextAttemptAt = retry && !requeue ? new Date(now.getTime() + retryDelayMinutes * 60_000) : null;
     await query(
       tx,
-      `update execution_contacts set status = ?, attempts = ?, last_outcome = ?, reached_node_ids = ?::jsonb, claimed_by = null, lease_until = null,
+      `update execution_contacts set status = ?, attempts = ?, requeue = false, last_outcome = ?, reached_node_ids = ?::jsonb, claimed_by = null, lease_until = null,
               next_attempt_at = ?::timestamptz, completed_at = ?::timestamptz, updated_at = ?::timestamptz
         where id = ?`,
-      [next, call.attempt, result.outcome, JSON.stringify(reached), nextAttemptAt && at(nextAttemptAt), retry ? null : at(now), at(now), call.executionContactId],
+      [next, requeue ? 0 : call.attempt, result.outcome, JSON.stringify(reached), nextAttemptAt && at(nextAttemptAt), next === ExecutionContactStatus.pending ? null : at(now), at(now), call.executionContactId],
     );
 
     // The row leaves whichever count it was in.
     const wasPending = row.status === ExecutionContactStatus.pending;
-    const pending = execution.contacts_pending - (wasPending ? 1 : 0) + (retry ? 1 : 0);
+    const pending = execution.contacts_pending - (wasPending ? 1 : 0) + (next === ExecutionContactStatus.pending ? 1 : 0);
     const inProgress = execution.contacts_in_progress - (wasPending ? 0 : 1);
     const nodeCounts = addReached(execution.node_counts ?? {}, firstReached);
     let status = execution.status;

@@ -132,7 +132,7 @@ export async function claimCalls(
       if (failing.length === 0) continue;
       await query(
         tx,
-        `update execution_contacts set status = 'failed', last_outcome = ?, completed_at = ?::timestamptz, updated_at = ?::timestamptz
+        `update execution_contacts set status = 'failed', last_outcome = ?, requeue = false, completed_at = ?::timestamptz, updated_at = ?::timestamptz
           where id in (${placeholders(failing)})`,
         [reason, at(now), at(now), ...failing],
       );
