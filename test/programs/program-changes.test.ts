@@ -61,3 +61,25 @@ describe('a program change and its trigger sync', () => {
     expect(await triggerStatuses(id)).toEqual(['pending']);
   });
 });
+
+describe('a program that is not a draft', () => {
+  it('cannot change its kind (409 on both doors); a draft can, and sending the same kind is no change', async () => {
+    const audienceId = await createAudience(acme, [await createContact(acme)]);
+    const flowId = await createFlow(acme);
+    const created = await acme.rest.post('/api/programs', { name: 'Spring', kind: 'campaign', flowId, audienceId });
+    const id = created.body.id;
+    const toLive = { kind: 'live', liveTrigger: live };
+    // A draft may still become live and back.
+    expect((await acme.rest.put(`/api/programs/${id}`, toLive)).body.kind).toBe('live');
+    expect((await acme.rest.put(`/api/programs/${id}`, { kind: 'campaign', liveTrigger: null })).body.kind).toBe('campaign');
+    expect((await acme.rest.post(`/api/programs/${id}/activate`)).status).toBe(200);
+
+    const rest = await acme.rest.put(`/api/programs/${id}`, toLive);
+    expect([rest.status, rest.body.code]).toEqual([409, 'CONFLICT']);
+    const graphql = await acme.graphql.run(UpdateProgramDocument, { id, input: toLive as never });
+    expect(graphql.errors?.[0]?.extensions.code).toBe('CONFLICT');
+    expect((await app.sql<{ kind: string }>('select kind from programs where id = ?', [id]))[0]!.kind).toBe('campaign');
+    const same = await acme.rest.put(`/api/programs/${id}`, { kind: 'campaign', name: 'Spring 2' });
+    expect([same.status, same.body.name]).toEqual([200, 'Spring 2']);
+  });
+});

@@ -107,6 +107,10 @@ export class ProgramService {
 
   private async updateIn(em: EntityManager, actor: Actor, id: string, input: UpdateProgramInput): Promise<Program> {
     const program = await this.get(actor, id, em);
+    // A live program's open execution is found by program: a kind changed after activation would mix a campaign's queue with triggers.
+    if (input.kind !== undefined && input.kind !== program.kind && program.status !== ProgramStatus.draft) {
+      throw new AppError('CONFLICT', `Only a draft program can change its kind; this one is ${program.status}`);
+    }
     const pick = <T>(sent: T | undefined, current: T): T => (sent === undefined ? current : sent);
     const settings: Settings = {
       name: pick(input.name, program.name),
