@@ -1,5 +1,6 @@
 import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122034010 } from './Migration20261122034010.js';
+import { Migration20261122034801 } from './Migration20261122034801.js';
 import { Migration20261122022801 } from './Migration20261122022801.js';
 import { Migration20261122022934 } from './Migration20261122022934.js';
 import { Migration20261122021236 } from './Migration20261122021236.js';
@@ -18,4 +19,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122022801', class: Migration20261122022801 },
   { name: 'Migration20261122022934', class: Migration20261122022934 },
   { name: 'Migration20261122034010', class: Migration20261122034010 },
+  { name: 'Migration20261122034801', class: Migration20261122034801 },
 ];

@@ -47,7 +47,7 @@ export function createServices(em: EntityManager, config: Config) {
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),
-    programs: new ProgramService(em, (programId) => triggers.syncProgram(em, programId)),
+    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId)),
     executions: new ExecutionService(em),
     triggers,
     idempotency: new IdempotencyService(em),

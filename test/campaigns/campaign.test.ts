@@ -57,7 +57,8 @@ it('runs a campaign built through the doors to completed, the counters adding up
   const started = await org.rest.post(`/api/executions/${id}/start`);
   expect([started.status, started.body.status]).toEqual([200, 'running']);
 
-  const { runner, dialer } = buildRunner(app, { seed: 'e2e-campaign', speedMs: 5 });
+  // Calls long enough that a read right after a tick sees them in progress (5 ms calls often ended first: flaky).
+  const { runner, dialer } = buildRunner(app, { seed: 'e2e-campaign', speedMs: 50 });
   const seen: Counters[] = [];
   const end = await tickUntil(runner, () => readExecution(org, programId, id), (execution) => execution.status === 'completed', (execution) => {
     expect(execution.totalContacts).toBe(12);

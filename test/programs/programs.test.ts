@@ -63,6 +63,8 @@ describe('program input rules, the same on both doors', () => {
     ['an entity trigger without entityType', { kind: 'live', liveTrigger: { ...live, source: 'entity' } }, ['liveTrigger.entityType']],
     ['an offset over a year', { kind: 'live', liveTrigger: { ...live, offsetDays: 366 } }, ['liveTrigger.offsetDays']],
     ['a trigger attribute too long', { kind: 'live', liveTrigger: { ...live, attribute: 'a'.repeat(65) } }, ['liveTrigger.attribute']],
+    ['a window end past 24:00', { callingWindow: { startTime: '09:00', endTime: '24:01', daysOfWeek: [1] } }, ['callingWindow.endTime']],
+    ['a window start of 24:00', { callingWindow: { startTime: '24:00', endTime: '24:00', daysOfWeek: [1] } }, ['callingWindow.startTime']],
     ['a bad trigger source', { kind: 'live', liveTrigger: { ...live, source: 'team' } }, ['liveTrigger.source']],
   ])('rejects %s', async (_name, change, fields) => {
     await rejectsOnBothDoors({ ...base(), ...change }, fields);
@@ -79,6 +81,12 @@ describe('program input rules, the same on both doors', () => {
     expect(res.status).toBe(201);
     const liveProgram = await acme.rest.post('/api/programs', { ...base(), kind: 'live', liveTrigger: { ...live, source: 'entity', entityType: 'appointment', offsetDays: -365 } });
     expect(liveProgram.status).toBe(201);
+    // All day: 24:00 ends the window at midnight, on both doors.
+    const allDay = { startTime: '00:00', endTime: '24:00', daysOfWeek: [1, 2, 3, 4, 5, 6, 7] };
+    const restAllDay = await acme.rest.post('/api/programs', { ...base(), callingWindow: allDay });
+    expect([restAllDay.status, restAllDay.body.callingWindow]).toEqual([201, allDay]);
+    const graphqlAllDay = await acme.graphql.run(CreateProgramDocument, { input: { ...base(), callingWindow: allDay } as never });
+    expect(graphqlAllDay.errors).toBeUndefined();
     expect(liveProgram.body.liveTrigger).toEqual({ ...live, source: 'entity', entityType: 'appointment', offsetDays: -365 });
   });
 

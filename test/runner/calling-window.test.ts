@@ -4,6 +4,13 @@ const WEEKDAYS_9_TO_5 = { startTime: '09:00', endTime: '17:00', daysOfWeek: [1, 
 const at = (iso: string) => new Date(iso);
 
 describe('isWithinWindow: the contact’s own clock', () => {
+  it('an endTime of 24:00 takes the window to midnight: 23:59 is inside', () => {
+    const allDay = { startTime: '00:00', endTime: '24:00', daysOfWeek: [1, 2, 3, 4, 5, 6, 7] };
+    expect(isWithinWindow(at('2026-03-06T23:59:30Z'), null, allDay)).toBe(true);
+    expect(isWithinWindow(at('2026-03-06T00:00:00Z'), null, allDay)).toBe(true);
+    expect(isWithinWindow(at('2026-03-06T23:59:30Z'), null, { ...allDay, endTime: '23:59' })).toBe(false);
+  });
+
   it('New York: the same UTC time is outside before spring-forward and inside after', () => {
     // Friday 2026-03-06 13:30Z is 08:30 EST; Monday 2026-03-09 13:30Z is 09:30 EDT.
     expect(localTime(at('2026-03-06T13:30:00Z'), 'America/New_York')).toEqual({ weekday: 5, minutes: 8 * 60 + 30 });

@@ -75,8 +75,8 @@ it('runs a campaign to completed; the counters add up at every observed moment',
       expect(row.reached_node_ids).toEqual(['start', 'greet', 'offer', 'end']);
     }
   }
-  // Every call passed the start node; only answered ones greeted.
-  expect(end.nodeCounts.start).toBe(dialer.calls.length);
+  // Nodes count contacts: each contact that connected once passed the start node; only answered ones greeted.
+  expect(end.nodeCounts.start).toBe(end.contactsCompleted);
   expect(end.nodeCounts.greet).toBe(answered);
   // Each call carried the flow and its attempt number.
   expect(dialer.calls.every((call) => call.flow?.nodes.length === 5)).toBe(true);
@@ -182,6 +182,34 @@ it('never calls a contact who opted out after the start: the row fails with no c
   expect(rows).toEqual([
     { status: 'failed', attempts: 0 },
     { status: 'failed', attempts: 0 },
+  ]);
+});
+
+it('never calls a contact deleted after the start: the row fails as contact_deleted with no call and no credit', async () => {
+  const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0 }));
+  const campaign = await createCampaign(app, { contacts: 5 });
+  const [deleted, optedOut] = campaign.phones;
+  await app.sql('delete from contacts where phone = ?', [deleted]);
+  await app.sql('update contacts set opted_out = true where phone = ?', [optedOut]);
+  const runner = testRunner(app, { dialer });
+  const end = await waitFor(
+    async () => {
+      await runner.tick();
+      await runner.idle();
+      return readExecution(app, campaign.executionId);
+    },
+    (row) => row.status === ExecutionStatus.completed,
+    expectConsistent,
+  );
+  expect(dialer.calls.map((call) => call.phone).sort()).toEqual(campaign.phones.slice(2).sort());
+  expect(end).toMatchObject({ creditsSpent: 3, totalContacts: 5 });
+  const rows = await app.sql<{ phone: string; status: string; attempts: number; last_outcome: string }>(
+    `select phone, status, attempts, last_outcome from execution_contacts where execution_id = ? and phone in (?, ?) order by last_outcome`,
+    [campaign.executionId, deleted, optedOut],
+  );
+  expect(rows).toEqual([
+    { phone: deleted, status: 'failed', attempts: 0, last_outcome: 'contact_deleted' },
+    { phone: optedOut, status: 'failed', attempts: 0, last_outcome: 'opted_out' },
   ]);
 });
 

@@ -105,6 +105,28 @@ describe('auto-pause thresholds', () => {
     expect(row.nodeCounts.greet).toBe(3);
   });
 
+  it('counts contacts, not calls: a retried contact counts a node once, however many of its calls reach it', async () => {
+    // A carrier that reports the start node on unanswered attempts too; the third attempt answers.
+    const dialer: Dialer = {
+      placeCall: async (call: CallRequest): Promise<CallResult> =>
+        call.attempt < 3
+          ? { outcome: 'no_answer', reachedNodeIds: ['start'], durationSeconds: 0 }
+          : { outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 30 },
+    };
+    const campaign = await createCampaign(app, {
+      contacts: 1,
+      retryPolicy: { maxAttempts: 3, retryDelayMinutes: 0 },
+      autoPauseRules: [{ nodeId: 'start', threshold: 2, resetOnResume: false }],
+    });
+    const row = await runUntil(testRunner(app, { dialer }), campaign.executionId, ExecutionStatus.completed);
+    expect(row).toMatchObject({ contactsCompleted: 1, nodeCounts: { start: 1, greet: 1 } });
+    const [contact] = await app.sql<{ attempts: number; reached_node_ids: string[] }>(
+      'select attempts, reached_node_ids from execution_contacts where execution_id = ?',
+      [campaign.executionId],
+    );
+    expect(contact).toEqual({ attempts: 3, reached_node_ids: ['start', 'greet'] });
+  });
+
   it('a rule on a node no call reaches never pauses', async () => {
     const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0, weights: ALWAYS_ANSWERED }));
     const campaign = await createCampaign(app, {
@@ -204,7 +226,7 @@ describe('a runner killed mid-call', () => {
     ]);
   });
 
-  it('a result that comes back after the lease was taken back, before anyone re-dials, is dropped too', async () => {
+  it('a result that comes back after the lease was taken back, before anyone re-dials, is recorded: the contact is not dialed and paid twice', async () => {
     let now = new Date('2026-07-02T10:00:00Z');
     const clock = () => now;
     const campaign = await createCampaign(app, { contacts: 1 });
@@ -217,11 +239,34 @@ describe('a runner killed mid-call', () => {
     await app.sql('update organizations set credit_balance = 0 where id = ?', [campaign.org.organizationId]);
     const other = testRunner(app, { dialer: new SimulatedDialer({ speedMs: 0 }), leaseMs: 60_000, clock });
     await other.tick();
+    let row = await readExecution(app, campaign.executionId);
+    expectConsistent(row);
+    expect(row).toMatchObject({ status: ExecutionStatus.paused_no_credits, contactsPending: 1, contactsInProgress: 0 });
     hanging.finishAll({ outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 40 });
     await slow.idle();
-    const row = await readExecution(app, campaign.executionId);
+    row = await readExecution(app, campaign.executionId);
     expectConsistent(row);
-    expect(row).toMatchObject({ status: ExecutionStatus.paused_no_credits, contactsPending: 1, contactsCompleted: 0, nodeCounts: {} });
+    expect(row).toMatchObject({ status: ExecutionStatus.paused_no_credits, contactsPending: 0, contactsCompleted: 1, creditsSpent: 1, nodeCounts: { start: 1, greet: 1 } });
+    const [contact] = await app.sql<{ attempts: number; last_outcome: string; claimed_by: string | null }>(
+      'select attempts, last_outcome, claimed_by from execution_contacts where execution_id = ?',
+      [campaign.executionId],
+    );
+    expect(contact).toEqual({ attempts: 1, last_outcome: 'answered', claimed_by: null });
+  });
+
+  it('without an injected clock, leases are written on the database clock', async () => {
+    const campaign = await createCampaign(app, { contacts: 1 });
+    const hanging = new HangingDialer();
+    const runner = testRunner(app, { dialer: hanging, leaseMs: 3_600_000 });
+    await runner.tick();
+    const [lease] = await app.sql<{ ahead: number }>(
+      `select extract(epoch from (lease_until - now())) as ahead from execution_contacts where execution_id = ?`,
+      [campaign.executionId],
+    );
+    expect(Math.abs(Number(lease.ahead) - 3600)).toBeLessThan(60);
+    hanging.finishAll({ outcome: 'answered', reachedNodeIds: [], durationSeconds: 1 });
+    await runner.stop();
+    expectConsistent(await readExecution(app, campaign.executionId));
   });
 });
 

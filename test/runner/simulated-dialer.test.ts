@@ -49,6 +49,22 @@ describe('SimulatedDialer', () => {
     expect(result.reachedNodeIds).toEqual(['start', 'greet', 'offer', 'end']);
     expect(result.durationSeconds).toBeGreaterThan(0);
   });
+
+  it('reaches no node on a call that never connects; a voicemail walks to the voicemail node', async () => {
+    const dialer = new SimulatedDialer({ speedMs: 0, weights: { answered: 1, no_answer: 1, busy: 1, voicemail: 1, failed: 1 } });
+    const seen = new Map<CallOutcome, string[]>();
+    for (const phone of phones.slice(0, 200)) {
+      const result = await dialer.placeCall(call(phone));
+      seen.set(result.outcome, result.reachedNodeIds);
+    }
+    expect(Object.fromEntries(seen)).toEqual({
+      answered: ['start', 'greet', 'offer', 'end'],
+      voicemail: ['start', 'vm', 'end'],
+      no_answer: [],
+      busy: [],
+      failed: [],
+    });
+  });
 });
 
 describe('walkFlow', () => {

@@ -100,9 +100,9 @@ describe('live programs with an entity source', () => {
     const bobs = (await triggerRows(app, programId)).find((row) => row.contact_id === bob && row.attribute_value === '2031-04-10')!;
     expect([bobs.trigger_at.toISOString(), bobs.contact_name]).toEqual(['2031-04-09T00:00:00.000Z', 'Bob']);
 
-    // A cancelled trigger is not revived when the date comes back.
+    // A cancelled trigger is revived when the date comes back (still ahead).
     await acme.rest.put(`/api/entities/${redated}`, { attributes: { startsAt: '2031-01-10' } });
-    expect(await statuses(programId)).toContainEqual([alice, '2031-01-10', 'cancelled']);
+    expect(await statuses(programId)).toContainEqual([alice, '2031-01-10', 'pending']);
     expect(await statuses(programId)).toContainEqual([alice, '2031-01-20', 'cancelled']);
   });
 

@@ -78,10 +78,25 @@ describe('syncProgram', () => {
     const moved = rows.find((row) => row.contact_id === mover)!;
     expect([moved.trigger_at.toISOString(), moved.contact_name]).toEqual(['2031-04-04T00:00:00.000Z', 'Moved']);
 
-    // Opting back in or re-joining does not revive a cancelled trigger: one trigger per (contact, date), ever.
+    // Opting back in, re-joining or changing the date back revives the cancelled trigger: still one row per (contact, date).
     await acme.rest.put(`/api/contacts/${quitter}`, { optedOut: false });
     await acme.rest.post(`/api/audience/${audienceId}/members`, { contactIds: [leaver] });
-    expect(await statuses(programId)).toEqual(before);
+    await acme.rest.put(`/api/contacts/${changer}`, { attributes: { birthday: '2031-04-04' }, name: 'Changed back' });
+    expect(await statuses(programId)).toEqual(sorted([
+      [changer!, '2031-04-04', 'pending'],
+      [quitter!, '2031-04-04', 'pending'],
+      [leaver!, '2031-04-04', 'pending'],
+      [deleted!, '2031-04-04', 'cancelled'],
+      [mover!, '2031-04-04', 'pending'],
+      [changer!, '2031-09-09', 'cancelled'],
+    ]));
+    const revived = (await triggerRows(app, programId)).find((row) => row.contact_id === changer && row.attribute_value === '2031-04-04')!;
+    expect([revived.trigger_at.toISOString(), revived.contact_name, revived.triggered_at]).toEqual(['2031-04-04T09:00:00.000Z', 'Changed back', null]);
+    // A date whose time has passed is not revived.
+    await acme.rest.put(`/api/contacts/${quitter}`, { optedOut: true });
+    await app.sql('update contacts set opted_out = false where id = ?', [quitter]);
+    await syncProgram(app, programId, new Date('2031-04-05T00:00:00Z'));
+    expect(await statuses(programId)).toContainEqual([quitter!, '2031-04-04', 'cancelled']);
     // A date that changes back to a new value gets its trigger.
     await acme.rest.put(`/api/contacts/${quitter}`, { attributes: { birthday: '2031-05-05' } });
     expect(await statuses(programId)).toContainEqual([quitter, '2031-05-05', 'pending']);

@@ -51,9 +51,13 @@ export class ExecutionContact extends BaseEntity {
   @Property({ type: 'string', length: 64, nullable: true })
   lastOutcome: (string & Opt) | null = null;
 
-  /** Node ids the last call reached, in order. */
+  /** Node ids the contact's calls in this execution reached, all attempts together, in first-reached order. */
   @Property({ type: 'json' })
   reachedNodeIds: string[] & Opt = [];
+
+  /** A live trigger fired for a new date while this row was still being worked: call the contact again once it is recorded. */
+  @Property({ type: 'boolean', default: false })
+  requeue: boolean & Opt = false;
 
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   completedAt: (Date & Opt) | null = null;

@@ -3,6 +3,9 @@ import { Field, InputType, Int } from 'type-graphql';
 
 const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
 const HH_MM_MESSAGE = '$property must be a time HH:MM (00:00 to 23:59)';
+/** An end time may also be 24:00, the end of the day (the end is exclusive, so 23:59 would leave a minute out). */
+const END_TIME = /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/;
+const END_TIME_MESSAGE = '$property must be a time HH:MM (00:01 to 24:00)';
 
 // The rules that span fields (endTime after startTime, nodeId in the flow) are in ProgramService.
 
@@ -13,8 +16,8 @@ export class ProgramCallingWindowInput {
   @IsString()
   startTime!: string;
 
-  @Field({ description: 'HH:MM, after startTime' })
-  @Matches(HH_MM, { message: HH_MM_MESSAGE })
+  @Field({ description: 'HH:MM, after startTime (exclusive); 24:00 is the end of the day' })
+  @Matches(END_TIME, { message: END_TIME_MESSAGE })
   @IsString()
   endTime!: string;
 

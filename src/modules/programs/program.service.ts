@@ -58,8 +58,8 @@ export function programRuleErrors(settings: Settings, flowNodeIds: string[] | nu
 export class ProgramService {
   constructor(
     private readonly em: EntityManager,
-    /** Called after a program is activated or changed, so a live program's triggers follow it. */
-    private readonly onProgramChanged?: (programId: string) => Promise<unknown>,
+    /** Called in the transaction that activates or changes a program, so a live program's triggers follow it (or neither happens). */
+    private readonly onProgramChanged?: (em: EntityManager, programId: string) => Promise<unknown>,
   ) {}
 
   /** A page of programs; `search` matches name or description. */
@@ -77,8 +77,8 @@ export class ProgramService {
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }
 
-  async get(actor: Actor, id: string): Promise<Program> {
-    const program = isUuid(id) ? await this.em.findOne(Program, { id, organization: actor.organizationId }) : null;
+  async get(actor: Actor, id: string, em: EntityManager = this.em): Promise<Program> {
+    const program = isUuid(id) ? await em.findOne(Program, { id, organization: actor.organizationId }) : null;
     if (!program) throw AppError.notFound('Program');
     return program;
   }
@@ -95,14 +95,22 @@ export class ProgramService {
       name: input.name,
       kind: input.kind,
     });
-    await this.apply(actor, program, settings);
+    await this.apply(this.em, actor, program, settings);
     await this.em.flush();
     return program;
   }
 
   /** Changes the fields that are sent; the merged program is checked by the same rules as a new one. */
   async update(actor: Actor, id: string, input: UpdateProgramInput): Promise<Program> {
-    const program = await this.get(actor, id);
+    return this.em.transactional((tx) => this.updateIn(tx, actor, id, input));
+  }
+
+  private async updateIn(em: EntityManager, actor: Actor, id: string, input: UpdateProgramInput): Promise<Program> {
+    const program = await this.get(actor, id, em);
+    // A live program's open execution is found by program: a kind changed after activation would mix a campaign's queue with triggers.
+    if (input.kind !== undefined && input.kind !== program.kind && program.status !== ProgramStatus.draft) {
+      throw new AppError('CONFLICT', `Only a draft program can change its kind; this one is ${program.status}`);
+    }
     const pick = <T>(sent: T | undefined, current: T): T => (sent === undefined ? current : sent);
     const settings: Settings = {
       name: pick(input.name, program.name),
@@ -121,22 +129,24 @@ export class ProgramService {
     };
     program.name = settings.name;
     program.kind = settings.kind;
-    await this.apply(actor, program, settings);
+    await this.apply(em, actor, program, settings);
     program.updatedAt = new Date();
-    await this.em.flush();
-    if (program.status === ProgramStatus.active) await this.onProgramChanged?.(program.id);
+    await em.flush();
+    if (program.status === ProgramStatus.active) await this.onProgramChanged?.(em, program.id);
     return program;
   }
 
   /** draft → active; any other state is a CONFLICT. */
   async activate(actor: Actor, id: string): Promise<Program> {
-    const program = await this.get(actor, id);
-    if (program.status !== ProgramStatus.draft) throw new AppError('CONFLICT', `Only a draft program can be activated; this one is ${program.status}`);
-    program.status = ProgramStatus.active;
-    program.updatedAt = new Date();
-    await this.em.flush();
-    await this.onProgramChanged?.(program.id);
-    return program;
+    return this.em.transactional(async (tx) => {
+      const program = await this.get(actor, id, tx);
+      if (program.status !== ProgramStatus.draft) throw new AppError('CONFLICT', `Only a draft program can be activated; this one is ${program.status}`);
+      program.status = ProgramStatus.active;
+      program.updatedAt = new Date();
+      await tx.flush();
+      await this.onProgramChanged?.(tx, program.id);
+      return program;
+    });
   }
 
   /** Deletes the program with its executions; refused (409) while one of them is not finished. */
@@ -148,16 +158,16 @@ export class ProgramService {
   }
 
   /** Checks the settings (400 first, then 404 for records not of the organization) and writes them on the program. */
-  private async apply(actor: Actor, program: Program, settings: Settings): Promise<void> {
+  private async apply(em: EntityManager, actor: Actor, program: Program, settings: Settings): Promise<void> {
     const organization = actor.organizationId;
-    const flow = settings.flowId && isUuid(settings.flowId) ? await this.em.findOne(CallFlow, { id: settings.flowId, organization }) : null;
+    const flow = settings.flowId && isUuid(settings.flowId) ? await em.findOne(CallFlow, { id: settings.flowId, organization }) : null;
     const errors = programRuleErrors(settings, settings.flowId ? flow?.nodes.map((node) => node.id) : null);
     if (!settings.audienceId) errors.push({ field: 'audienceId', message: 'audienceId is required' });
     if (errors.length > 0) throw AppError.badInput(errors);
     if (settings.flowId && !flow) throw AppError.notFound('Call flow');
-    const agent = settings.agentId ? await this.em.findOne(Agent, { id: settings.agentId, organization }) : null;
+    const agent = settings.agentId ? await em.findOne(Agent, { id: settings.agentId, organization }) : null;
     if (settings.agentId && !agent) throw AppError.notFound('Agent');
-    const audience = await this.em.findOne(Audience, { id: settings.audienceId!, organization });
+    const audience = await em.findOne(Audience, { id: settings.audienceId!, organization });
     if (!audience) throw AppError.notFound('Audience');
     program.description = settings.description ?? null;
     program.flow = flow;

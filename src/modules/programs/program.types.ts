@@ -7,7 +7,7 @@ export class CallingWindow {
   @Field({ description: 'HH:MM, 24-hour clock' })
   startTime!: string;
 
-  @Field({ description: 'HH:MM, after startTime' })
+  @Field({ description: 'HH:MM, after startTime (exclusive); 24:00 is the end of the day' })
   endTime!: string;
 
   @Field(() => [Int], { description: 'ISO weekdays, 1 = Monday … 7 = Sunday' })

@@ -19,16 +19,18 @@ export type RecordResult = 'recorded' | 'dropped';
 
 /**
  * Records one call in one transaction: the row, the counters, the node counts, and the
- * execution's status. The row must still carry this claim's token; if its lease was taken over
- * the result is dropped, so no call is ever counted twice. Calls of an execution paused or
+ * execution's status. The row must still carry this claim's token: in progress, or pending when
+ * its lease expired and nobody claimed it again (the call did happen: it is recorded, so the
+ * contact is not dialed and paid for twice). Once another claim took the row the result is
+ * dropped, so no call is ever counted twice. Calls of an execution paused or
  * stopped meanwhile are still recorded (the call happened); only a running execution pauses
  * on a threshold or completes.
  */
 export async function recordCall(em: EntityManager, call: ClaimedCall, result: CallResult, now: Date): Promise<RecordResult> {
   return em.transactional(async (tx) => {
-    const [row] = await query<{ attempts: number }>(
+    const [row] = await query<{ status: ExecutionContactStatus; reached_node_ids: string[] | null; requeue: boolean }>(
       tx,
-      `select attempts from execution_contacts where id = ? and claimed_by = ? and status = 'in_progress' for update`,
+      `select status, reached_node_ids, requeue from execution_contacts where id = ? and claimed_by = ? and status in ('in_progress', 'pending') for update`,
       [call.executionContactId, call.token],
     );
     if (!row) return 'dropped';
@@ -39,25 +41,40 @@ export async function recordCall(em: EntityManager, call: ClaimedCall, result: C
     );
 
     const { maxAttempts, retryDelayMinutes } = call.execution.retryPolicy;
-    const retry = !isFinalOutcome(result.outcome) && row.attempts < maxAttempts;
-    const next = isFinalOutcome(result.outcome) ? ExecutionContactStatus.completed : retry ? ExecutionContactStatus.pending : ExecutionContactStatus.failed;
-    const nextAttemptAt = retry ? new Date(now.getTime() + retryDelayMinutes * 60_000) : null;
+    // The claim's attempt: recovery took it back from a row that went pending, and this call made it.
+    const retry = !isFinalOutcome(result.outcome) && call.attempt < maxAttempts;
+    // A live trigger fired for a new date meanwhile: the row is queued again, its attempts starting over.
+    const requeue = row.requeue;
+    const next = requeue
+      ? ExecutionContactStatus.pending
+      : isFinalOutcome(result.outcome)
+        ? ExecutionContactStatus.completed
+        : retry
+          ? ExecutionContactStatus.pending
+          : ExecutionContactStatus.failed;
+    // Auto-pause counts contacts: a node counts once per contact, the first time any of its calls reaches it.
+    const before = row.reached_node_ids ?? [];
+    const firstReached = [...new Set(result.reachedNodeIds)].filter((nodeId) => !before.includes(nodeId));
+    const reached = [...before, ...firstReached];
+    const nextAttemptAt = retry && !requeue ? new Date(now.getTime() + retryDelayMinutes * 60_000) : null;
     await query(
       tx,
-      `update execution_contacts set status = ?, last_outcome = ?, reached_node_ids = ?::jsonb, claimed_by = null, lease_until = null,
+      `update execution_contacts set status = ?, attempts = ?, requeue = false, last_outcome = ?, reached_node_ids = ?::jsonb, claimed_by = null, lease_until = null,
               next_attempt_at = ?::timestamptz, completed_at = ?::timestamptz, updated_at = ?::timestamptz
         where id = ?`,
-      [next, result.outcome, JSON.stringify(result.reachedNodeIds), nextAttemptAt && at(nextAttemptAt), retry ? null : at(now), at(now), call.executionContactId],
+      [next, requeue ? 0 : call.attempt, result.outcome, JSON.stringify(reached), nextAttemptAt && at(nextAttemptAt), next === ExecutionContactStatus.pending ? null : at(now), at(now), call.executionContactId],
     );
 
-    const pending = execution.contacts_pending + (retry ? 1 : 0);
-    const inProgress = execution.contacts_in_progress - 1;
-    const nodeCounts = addReached(execution.node_counts ?? {}, result.reachedNodeIds);
+    // The row leaves whichever count it was in.
+    const wasPending = row.status === ExecutionContactStatus.pending;
+    const pending = execution.contacts_pending - (wasPending ? 1 : 0) + (next === ExecutionContactStatus.pending ? 1 : 0);
+    const inProgress = execution.contacts_in_progress - (wasPending ? 0 : 1);
+    const nodeCounts = addReached(execution.node_counts ?? {}, firstReached);
     let status = execution.status;
     // Nothing left to call: completed, even when this last call also tripped a rule.
     if (status === ExecutionStatus.running && pending === 0 && inProgress === 0) {
       status = ExecutionStatus.completed;
-    } else if (status === ExecutionStatus.running && trippedRule(execution.auto_pause_rules ?? [], nodeCounts, result.reachedNodeIds)) {
+    } else if (status === ExecutionStatus.running && trippedRule(execution.auto_pause_rules ?? [], nodeCounts, firstReached)) {
       status = ExecutionStatus.paused_threshold;
     }
     if (status !== execution.status) assertMove(execution.status, status);

@@ -32,7 +32,8 @@ function minutesOf(hhmm: string): number {
 
 /**
  * True when `now`, read on the contact's own clock (UTC when it has no zone), falls on one of
- * the window's weekdays and in [startTime, endTime). No window means any time.
+ * the window's weekdays and in [startTime, endTime). An endTime of 24:00 (1440 minutes) takes
+ * the day to its end. No window means any time.
  */
 export function isWithinWindow(now: Date, timeZone: string | null | undefined, window: CallingWindow | null | undefined): boolean {
   if (!window) return true;

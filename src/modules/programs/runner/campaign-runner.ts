@@ -23,7 +23,7 @@ export interface CampaignRunnerOptions {
   stopGraceMs?: number;
   /** Written (with a claim number) to execution_contacts.claimed_by. Default host-pid-random. */
   id?: string;
-  /** The runner's notion of now (tests pin it). */
+  /** The runner's notion of now (tests pin it). Without one, leases run on the database clock. */
   clock?: () => Date;
 }
 
@@ -114,9 +114,11 @@ export class CampaignRunner {
   private async work(): Promise<void> {
     const now = this.clock();
     const em = this.options.em.fork();
-    await this.step('renew leases', () => renewLeases(em, [...new Set(this.calls.values())], this.leaseEnd(now), now));
+    // An injected clock also measures the leases (deterministic tests); otherwise the database's now() does.
+    const leaseClock = this.options.clock ? now : null;
+    await this.step('renew leases', () => renewLeases(em, [...new Set(this.calls.values())], this.leaseMs, leaseClock, now));
     await this.step('recover leases', async () => {
-      const recovered = await recoverExpiredLeases(em, now);
+      const recovered = await recoverExpiredLeases(em, leaseClock, now);
       if (recovered > 0) this.logger.warn({ recovered }, 'took back contacts whose lease expired');
     });
     await this.step('advance schedules', () => advanceSchedules(em, now));
@@ -125,17 +127,13 @@ export class CampaignRunner {
         if (this.stopRequested) return;
         const token = `${this.id}#${++this.claims}`;
         try {
-          for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs })) this.place(call);
+          for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock })) this.place(call);
         } catch (error) {
           this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
         }
       }
     });
     for (const hook of this.onTick) await this.step('tick hook', () => hook(now));
-  }
-
-  private leaseEnd(now: Date): Date {
-    return new Date(now.getTime() + this.leaseMs);
   }
 
   private async step(name: string, run: () => Promise<unknown>): Promise<void> {

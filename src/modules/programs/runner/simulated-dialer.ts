@@ -74,7 +74,9 @@ export class SimulatedDialer implements Dialer {
   async placeCall(call: CallRequest): Promise<CallResult> {
     if (this.speedMs > 0) await sleep(this.speedMs);
     const outcome = this.outcomeOf(call.phone, call.attempt);
-    const reachedNodeIds = walkFlow(call.flow, outcome);
+    // A call that never connects reaches no node; a voicemail walks its branch (a voicemail node, if the flow has one).
+    const connected = outcome === 'answered' || outcome === 'voicemail';
+    const reachedNodeIds = connected ? walkFlow(call.flow, outcome) : [];
     // Answered calls last 30 s to 5 min, seeded like the outcome; a voicemail 20 s; the rest never connect.
     const talk = 30 + Math.floor(draw(this.seed, call.phone, -call.attempt) * 270);
     const durationSeconds = outcome === 'answered' ? talk : outcome === 'voicemail' ? 20 : 0;

@@ -4,6 +4,7 @@ import { assertMove } from '../execution-state.js';
 import { ExecutionStatus } from '../program.enums.js';
 import type { CallingWindow, RetryPolicy } from '../program.types.js';
 import { isWithinWindow } from './calling-window.js';
+import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, placeholders, query } from './sql.js';
 
 /** A running execution and the program settings the runner needs to advance it. */
@@ -66,7 +67,8 @@ interface CandidateRow {
   phone: string;
   time_zone: string | null;
   attempts: number;
-  opted_out: boolean;
+  /** Why the row fails without a call: the contact opted out, or was deleted, since the start. */
+  gone: 'opted_out' | 'contact_deleted' | null;
 }
 
 /**
@@ -74,12 +76,13 @@ interface CandidateRow {
  * spends one credit per call, all in one transaction with the counters. The execution row is
  * locked first, so two runners cannot both fill the same slots; rows another transaction holds
  * are skipped. When the credits run out, the rows not paid for stay pending and the execution
- * moves to paused_no_credits. Contacts that opted out since the start fail without a call.
+ * moves to paused_no_credits. Contacts that opted out or were deleted since the start fail without a call.
  */
 export async function claimCalls(
   em: EntityManager,
   execution: RunnableExecution,
-  options: { now: Date; token: string; leaseMs: number },
+  /** `leaseClock`: the time leases are measured from; null for the database clock (see leases.ts). */
+  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null },
 ): Promise<ClaimedCall[]> {
   const { now, token } = options;
   return em.transactional(async (tx) => {
@@ -113,7 +116,8 @@ export async function claimCalls(
     ];
     const candidates = await query<CandidateRow>(
       tx,
-      `select ec.id, ec.phone, ec.time_zone, ec.attempts, coalesce(c.opted_out, false) as opted_out
+      `select ec.id, ec.phone, ec.time_zone, ec.attempts,
+              case when c.id is null then 'contact_deleted' when c.opted_out then 'opted_out' end as gone
          from execution_contacts ec left join contacts c on c.id = ec.contact_id
         where ${due} and (${zoneClauses.join(' or ')})
         order by ec.next_attempt_at nulls first, ec.created_at, ec.id
@@ -122,16 +126,18 @@ export async function claimCalls(
       [execution.id, at(now), ...named, slots],
     );
 
-    const optedOut = candidates.filter((row) => row.opted_out).map((row) => row.id);
-    if (optedOut.length) {
+    const gone = candidates.filter((row) => row.gone).map((row) => row.id);
+    for (const reason of ['opted_out', 'contact_deleted'] as const) {
+      const failing = candidates.filter((row) => row.gone === reason).map((row) => row.id);
+      if (failing.length === 0) continue;
       await query(
         tx,
-        `update execution_contacts set status = 'failed', last_outcome = 'opted_out', completed_at = ?::timestamptz, updated_at = ?::timestamptz
-          where id in (${placeholders(optedOut)})`,
-        [at(now), at(now), ...optedOut],
+        `update execution_contacts set status = 'failed', last_outcome = ?, requeue = false, completed_at = ?::timestamptz, updated_at = ?::timestamptz
+          where id in (${placeholders(failing)})`,
+        [reason, at(now), at(now), ...failing],
       );
     }
-    const callable = candidates.filter((row) => !row.opted_out);
+    const callable = candidates.filter((row) => !row.gone);
     const paid: CandidateRow[] = [];
     for (const row of callable) {
       const spent = await query(
@@ -149,20 +155,20 @@ export async function claimCalls(
     if (ids.length) {
       await query(
         tx,
-        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ?::timestamptz, attempts = attempts + 1,
-                updated_at = ?::timestamptz
+        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ${LEASE_NOW} + ? * interval '1 millisecond',
+                attempts = attempts + 1, updated_at = ?::timestamptz
           where id in (${placeholders(ids)})`,
-        [token, at(new Date(now.getTime() + options.leaseMs)), at(now), ...ids],
+        [token, leaseNow(options.leaseClock ?? null), options.leaseMs, at(now), ...ids],
       );
     }
-    const moved = ids.length + optedOut.length;
+    const moved = ids.length + gone.length;
     if (moved > 0 || outOfCredits) {
       await query(
         tx,
         `update executions set contacts_pending = contacts_pending - ?, contacts_in_progress = contacts_in_progress + ?,
                 contacts_failed = contacts_failed + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz
           where id = ?`,
-        [moved, ids.length, optedOut.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id],
+        [moved, ids.length, gone.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id],
       );
     }
     return paid.map((row) => ({ executionContactId: row.id, token, execution, phone: row.phone, timeZone: row.time_zone, attempt: row.attempts + 1 }));

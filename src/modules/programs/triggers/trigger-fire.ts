@@ -63,13 +63,18 @@ async function enqueue(em: EntityManager, execution: Execution, contacts: Contac
         claimedBy: null,
         leaseUntil: null,
         lastOutcome: null,
-        reachedNodeIds: [],
+        requeue: false,
+        // reachedNodeIds stay: auto-pause counts a node once per contact of the execution.
         completedAt: null,
         phone: contact.phone,
         timeZone: contact.timeZone,
       });
     }
-    // A row still pending or in progress already has the contact in the queue.
+    else if (row.status === ExecutionContactStatus.in_progress || row.attempts > 0 || row.claimedBy) {
+      // Being called (or retried) for an earlier date: once that call is recorded the row is queued again for this one.
+      row.requeue = true;
+    }
+    // A pending row never called yet: its coming call serves this date too.
   }
 }
 

@@ -60,7 +60,8 @@ async function candidatesOf(em: EntityManager, program: Program, contactId?: str
  * per (contact, date value); a pending trigger whose contact left, opted out, was removed or whose
  * value changed (for entity sources: its entity was deleted, moved, retyped or redated) is cancelled; a new value gets a pending trigger unless its time is already past.
  * Cancellations and time changes apply only while a trigger is still pending, so a trigger that
- * fireDue claimed concurrently stays triggered. A cancelled or triggered trigger is never revived.
+ * fireDue claimed concurrently stays triggered. A triggered trigger is never revived; a cancelled one
+ * whose (contact, value) is wanted again with a time still ahead goes back to pending (counted as created).
  */
 export async function syncTriggers(em: EntityManager, program: Program, now: Date, contactId?: string): Promise<SyncCounts> {
   const trigger = program.liveTrigger;
@@ -72,10 +73,27 @@ export async function syncTriggers(em: EntityManager, program: Program, now: Dat
   }
   const existing = await em.find(ContactTrigger, { program: program.id, ...(contactId ? { contactId } : {}) });
   const toCancel: string[] = [];
+  let revived = 0;
   for (const row of existing) {
     const key = `${row.contactId}|${row.attributeValue}`;
     const wanted = desired.get(key);
     desired.delete(key);
+    if (row.status === TriggerStatus.cancelled && wanted && wanted.triggerAt > now) {
+      // The date came back (changed back, opted back in, rejoined): the contact is called for it after all.
+      revived += await em.nativeUpdate(
+        ContactTrigger,
+        { id: row.id, status: TriggerStatus.cancelled },
+        {
+          status: TriggerStatus.pending,
+          triggerAt: wanted.triggerAt,
+          contactPhone: wanted.candidate.phone,
+          contactName: wanted.candidate.name,
+          triggeredAt: null,
+          updatedAt: now,
+        },
+      );
+      continue;
+    }
     if (row.status !== TriggerStatus.pending) continue;
     if (!wanted || (wanted.triggerAt.getTime() !== row.triggerAt.getTime() && wanted.triggerAt <= now)) {
       toCancel.push(row.id);
@@ -106,7 +124,7 @@ export async function syncTriggers(em: EntityManager, program: Program, now: Dat
       attributeValue: candidate.value!,
       status: TriggerStatus.pending,
     }));
-  let created = 0;
+  let created = revived;
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
     // A concurrent sync may have inserted the same (program, contact, value): that one stands.
     const chunk = rows.slice(start, start + INSERT_CHUNK);
