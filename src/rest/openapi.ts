@@ -107,6 +107,15 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       required: true,
       schema: { type: 'string' },
     }));
+    if (route.idempotent) {
+      parameters.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: 'Replays the first answer for the same key and body for 24 hours; another body with the key → 409',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      });
+    }
     if (route.query) {
       const querySchema = inputSchemas[route.query.name] ?? { properties: {} };
       for (const [name, property] of Object.entries((querySchema.properties ?? {}) as Record<string, JsonSchema>)) {

@@ -52,6 +52,10 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.CreateApiKeyInput.properties.name).toMatchObject({ maxLength: 255 });
     expect(doc.components.schemas.ApiKey.properties).not.toHaveProperty('secret');
     expect(doc.components.schemas.CreatedApiKey.required).toContain('secret');
+    const idempotencyHeader = (path: string) =>
+      (doc.paths[path].post.parameters ?? []).some((parameter: { name: string; in: string }) => parameter.in === 'header' && parameter.name === 'Idempotency-Key');
+    expect(idempotencyHeader('/api/agents')).toBe(true);
+    expect(idempotencyHeader('/api/auth/token')).toBe(false);
   });
 
   it('every documented route is really served (none answers the unknown-route 404)', async () => {
