@@ -10,7 +10,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
-import type { JsonSchema, RouteDefinition } from './routes.js';
+import { OMIT_MARKER, type JsonSchema, type RouteDefinition } from './routes.js';
 
 const SCALARS: Record<string, JsonSchema> = {
   ID: { type: 'string' },
@@ -46,6 +46,20 @@ function objectTypeSchema(schema: GraphQLSchema, name: string, pending: Set<stri
     if (isRequired) required.push(field.name);
   }
   return { type: 'object', ...(type.description ? { description: type.description } : {}), properties, required };
+}
+
+/** Replaces refWithout markers by the type's schema minus the omitted fields. */
+function inlineOmissions(value: unknown, schema: GraphQLSchema, pending: Set<string>): unknown {
+  if (Array.isArray(value)) return value.map((item) => inlineOmissions(item, schema, pending));
+  if (!value || typeof value !== 'object') return value;
+  const marker = (value as Record<string, unknown>)[OMIT_MARKER] as { typeName: string; omit: string[] } | undefined;
+  if (marker) {
+    const full = objectTypeSchema(schema, marker.typeName, pending) as { properties: Record<string, JsonSchema>; required: string[] };
+    const properties = Object.fromEntries(Object.entries(full.properties).filter(([name]) => !marker.omit.includes(name)));
+    const required = full.required.filter((name) => !marker.omit.includes(name));
+    return { ...full, description: `A ${marker.typeName} without ${marker.omit.join(', ')}`, properties, required };
+  }
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inlineOmissions(inner, schema, pending)]));
 }
 
 function collectRefs(value: unknown, into: Set<string>): void {
@@ -126,8 +140,9 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     const status = route.status ?? 200;
     if (status === 204 || !route.response) responses[String(status)] = { description: 'Done' };
     else {
-      collectRefs(route.response, pending);
-      responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: route.response } } };
+      const response = inlineOmissions(route.response, schema, pending) as JsonSchema;
+      collectRefs(response, pending);
+      responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: response } } };
     }
     for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), 500]) {
       responses[String(errorStatus)] = problemResponse(errorStatus);

@@ -51,6 +51,13 @@ export function ref(typeName: string): JsonSchema {
   return { $ref: `#/components/schemas/${typeName}` };
 }
 
+/** A GraphQL object type without some of its fields (a list item that leaves out a large field). */
+export function refWithout(typeName: string, omit: string[]): JsonSchema {
+  return { [OMIT_MARKER]: { typeName, omit } };
+}
+
+export const OMIT_MARKER = 'x-gateway-omit';
+
 export function arrayOf(items: JsonSchema): JsonSchema {
   return { type: 'array', items };
 }

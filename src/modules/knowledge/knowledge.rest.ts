@@ -1,26 +1,7 @@
-import { arrayOf, defineRoute, objectOf, ref, type JsonSchema } from '../../rest/routes.js';
+import { arrayOf, defineRoute, objectOf, ref, refWithout } from '../../rest/routes.js';
 import { AddDocumentInput, CreateKnowledgeBaseInput } from './knowledge.inputs.js';
 
 const TAG = 'Knowledge Bases';
-
-/** A document in a list: every field of KnowledgeDocument but its text. */
-const DOCUMENT_SUMMARY: JsonSchema = {
-  type: 'object',
-  description: 'A KnowledgeDocument without its content',
-  properties: {
-    id: { type: 'string' },
-    knowledgeBaseId: { type: 'string' },
-    title: { type: 'string' },
-    contentType: { type: 'string' },
-    status: { type: 'string', enum: ['processing', 'ready', 'failed'] },
-    error: { anyOf: [{ type: 'string' }, { type: 'null' }] },
-    sizeBytes: { type: 'integer' },
-    chunkCount: { type: 'integer' },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-  },
-  required: ['id', 'knowledgeBaseId', 'title', 'contentType', 'status', 'sizeBytes', 'chunkCount', 'createdAt', 'updatedAt'],
-};
 
 /** Knowledge bases and their documents; interface endpoints 11 and 12 among them. */
 export const knowledgeRoutes = [
@@ -93,7 +74,7 @@ export const knowledgeRoutes = [
     operationId: 'listDocuments',
     summary: "List a knowledge base's documents, newest first, without their content",
     tag: TAG,
-    response: objectOf({ data: arrayOf(DOCUMENT_SUMMARY) }),
+    response: objectOf({ data: arrayOf(refWithout('KnowledgeDocument', ['content'])) }),
     errors: [404],
     async handler({ actor, params, services, presenter }) {
       const documents = await services.knowledge.listDocuments(actor, params.kbId!);
