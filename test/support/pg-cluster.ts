@@ -1,0 +1,96 @@
+// A throwaway PostgreSQL cluster from the machine's server binaries (`pg_config --bindir`), for the
+// benchmark and the fault script: initdb into a temp dir, start on a free port, stop and delete on close.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface PgCluster {
+  /** postgres://postgres@127.0.0.1:PORT/postgres */
+  url: string;
+  port: number;
+  dataDir: string;
+  /** pg_ctl stop -m fast|immediate: the server goes away, the files stay. */
+  stop(mode?: 'fast' | 'immediate'): void;
+  /** pg_ctl start -w on the same port and data. */
+  start(): void;
+  /** Stops (immediately) and deletes everything. Safe to call twice. */
+  destroy(): void;
+}
+
+export interface PgClusterOptions {
+  /** Extra `-c name=value` settings, e.g. { shared_preload_libraries: 'pg_stat_statements' }. */
+  settings?: Record<string, string | number>;
+}
+
+function bindir(): string {
+  let dir = '';
+  try {
+    dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
+  } catch {
+    // pg_config missing: fall through to the Debian layout
+  }
+  if (!dir || !existsSync(join(dir, 'initdb'))) {
+    const versions = spawnSync('sh', ['-c', 'ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1'], { encoding: 'utf8' });
+    dir = versions.stdout.trim();
+  }
+  if (!dir || !existsSync(join(dir, 'initdb'))) {
+    throw new Error('PostgreSQL server binaries not found (pg_config --bindir); install Debian\'s postgresql package or set DATABASE_URL');
+  }
+  return dir;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
+  const bin = bindir();
+  const root = mkdtempSync(join(tmpdir(), 'gateway-pg-'));
+  const dataDir = join(root, 'data');
+  const asRoot = process.getuid?.() === 0;
+  // initdb refuses to run as root: run the server binaries as the postgres user then.
+  const run = (command: string, args: string[]) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
+    const result = spawnSync(file, argv, { encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
+  };
+  if (asRoot) chownSync(root, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()), 0);
+  const port = await freePort();
+  run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
+  const settings = { listen_addresses: '127.0.0.1', fsync: 'off', max_connections: 200, ...options.settings };
+  const serverOptions = [`-p ${port}`, `-k ${root}`, ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)].join(' ');
+  const log = join(root, 'server.log');
+  let destroyed = false;
+  const cluster: PgCluster = {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    dataDir,
+    stop(mode = 'fast') {
+      run('pg_ctl', ['-D', dataDir, '-m', mode, '-w', 'stop']);
+    },
+    start() {
+      run('pg_ctl', ['-D', dataDir, '-l', log, '-w', '-o', serverOptions, 'start']);
+    },
+    destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      try {
+        run('pg_ctl', ['-D', dataDir, '-m', 'immediate', 'stop']);
+      } catch {
+        // already stopped
+      }
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  cluster.start();
+  return cluster;
+}
