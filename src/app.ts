@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import {
   ApolloServerPluginLandingPageLocalDefault,
   ApolloServerPluginLandingPageProductionDefault,
@@ -110,6 +111,8 @@ export async function createGateway(config: Config, database: Database, logger: 
     plugins: [
       ...(armor.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
       gatewayPlugin(),
+      // No cache hints are set; the default cache-control plugin would wrap every field resolver.
+      ApolloServerPluginCacheControlDisabled(),
       development
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageProductionDefault({ footer: false }),
