@@ -1,9 +1,10 @@
 import type { FilterQuery, QueryOrderMap } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
+import { readPage } from '../../db/read-model.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
 import type { AgentListArgs } from './agent.args.js';
@@ -69,12 +70,12 @@ export class AgentService {
       const pattern = containsPattern(args.search);
       Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
     }
-    const [data, total] = await this.em.findAndCount(Agent, where, {
-      orderBy: { [field]: args.sortOrder, id: 'asc' } as QueryOrderMap<Agent>,
+    const { rows, total } = await readPage(this.em, Agent, where as QBFilterQuery<Agent>, {
+      orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[],
       limit: args.limit,
       offset: (args.page - 1) * args.limit,
     });
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return { data: rows, meta: pageMeta(args.page, args.limit, total) };
   }
 
   async get(actor: Actor, id: string): Promise<Agent> {

@@ -3,6 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
+import { columnsToReadObject } from '../../db/read-model.js';
 import type { ConversationListArgs, StartConversationArgs } from './agent.args.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
@@ -82,7 +83,7 @@ export class ConversationService {
     for (const { agent_id: agentId, total } of totals) pages.get(agentId)!.meta = pageMeta(args.page, args.limit, Number(total));
     for (const row of rows) {
       const { position: _position, ...columns } = row;
-      pages.get(String(row.agent_id))!.data.push(this.em.map(Conversation, columns));
+      pages.get(String(row.agent_id))!.data.push(columnsToReadObject(this.em, Conversation, columns));
     }
     return pages;
   }

@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
+import { readRows } from '../../db/read-model.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { assertControl, type ControlAction } from './execution-state.js';
@@ -32,7 +33,8 @@ export class ExecutionService {
 
   /** The executions of each program, newest first, in one statement whatever the number of programs. */
   async forPrograms(actor: Actor, programIds: readonly string[]): Promise<Map<string, Execution[]>> {
-    const executions = await this.em.find(
+    const executions = await readRows(
+      this.em,
       Execution,
       { organization: actor.organizationId, program: { $in: programIds.filter(isUuid) } },
       { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
