@@ -55,7 +55,9 @@ export function toReadObject<T extends object>(em: EntityManager, entity: Entity
     const id = row[name];
     if (id !== null && id !== undefined && typeof id !== 'object') row[name] = { id };
   }
-  return Object.assign(Object.create(entity.prototype) as T, row);
+  // The row's own data properties stay as they are: assigning them onto the prototype would run the
+  // accessors MikroORM defines there for managed entities.
+  return Object.setPrototypeOf(row, entity.prototype) as T;
 }
 
 /** Raw database columns (snake_case) of `entity` as a read object. */

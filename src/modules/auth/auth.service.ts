@@ -1,7 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
+import { toReadObject } from '../../db/read-model.js';
 import { ApiKey } from './api-key.entity.js';
 import { hashKey } from './secrets.js';
 import type { TokenService } from './token.service.js';
@@ -29,7 +30,7 @@ export class AuthService {
    */
   async authenticate(credentials: Credentials): Promise<Actor | null> {
     if (credentials.apiKey !== undefined) {
-      const key = await this.em.findOne(ApiKey, { keyHash: hashKey(credentials.apiKey) }, { populate: ['user'] });
+      const key = await this.findKey({ keyHash: hashKey(credentials.apiKey) });
       if (!key || !key.isUsable()) throw new AppError('UNAUTHENTICATED', 'The API key is unknown, inactive or expired');
       await this.touch(key);
       return this.actorOf(key, 'api-key');
@@ -39,7 +40,7 @@ export class AuthService {
       if (!match?.[1]) throw new AppError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>"');
       const claims = this.tokens.verify(match[1]);
       const key = isUuid(claims.akid)
-        ? await this.em.findOne(ApiKey, { id: claims.akid, organization: claims.org, user: claims.sub }, { populate: ['user'] })
+        ? await this.findKey({ id: claims.akid, organization: claims.org, user: claims.sub })
         : null;
       if (!key || !key.isUsable()) throw new AppError('UNAUTHENTICATED', 'The key this token was issued from is no longer valid');
       return this.actorOf(key, 'token');
@@ -61,6 +62,18 @@ export class AuthService {
       organizationId: user.organization.id,
       organization: { id: user.organization.id, name: user.organization.name },
     };
+  }
+
+  /** The key and its user's role, read once per request without hydrating managed entities. */
+  private async findKey(where: QBFilterQuery<ApiKey>): Promise<ApiKey | null> {
+    const [row] = (await this.em
+      .createQueryBuilder(ApiKey, 'k')
+      .select('*')
+      .innerJoinAndSelect('k.user', 'u', {}, ['id', 'role'])
+      .where(where)
+      .limit(1)
+      .execute('all', true)) as Record<string, unknown>[];
+    return row ? toReadObject(this.em, ApiKey, row) : null;
   }
 
   private actorOf(key: ApiKey, via: Actor['via']): Actor {
