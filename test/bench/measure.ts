@@ -28,6 +28,8 @@ export interface RunSettings {
   rate?: number;
 }
 
+const SETTLE_MS = 1000;
+
 const headersOf = (key: string, request: BenchRequest) => ({ 'x-api-key': key, ...(request.body ? { 'content-type': 'application/json' } : {}) });
 
 export async function measure(server: ServerProcess, key: string, request: BenchRequest, settings: RunSettings): Promise<RunResult> {
@@ -43,6 +45,9 @@ export async function measure(server: ServerProcess, key: string, request: Bench
     ...(settings.rate ? { overallRate: settings.rate } : {}),
   });
   const rssMaxMb = rss.stop();
+  // autocannon stops by dropping its connections; requests the server already took still run for a
+  // while. Let them finish, so they load neither the next run nor the next statement count.
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   if (server.exited) throw new Error(`${server.name} exited (${server.exited}) during the ${request.kind} run`);
   const requests = result.requests.total;
   return {
