@@ -101,7 +101,7 @@ export async function checkEquivalence(
       for (const [name, text] of [['gateway', ours.text], ['baseline', theirs.text]]) {
         writeFileSync(join(resultsDir, `mismatch-${request.kind}-${name}.json`), JSON.stringify(JSON.parse(text!), null, 2));
       }
-      failures.push(`${request.kind}: ${difference} (both answers are in ${resultsDir}/mismatch-${request.kind}-*.json)`);
+      failures.push(`${request.kind}: ${difference} (both answers are in ${join(resultsDir, `mismatch-${request.kind}-*.json`)})`);
       continue;
     }
     checked.push({ kind: request.kind, bytes: Buffer.byteLength(ours.text), identical: ours.text === theirs.text, shape: shapeOf(request.kind, a) });

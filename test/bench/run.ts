@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ApiClient } from './client.js';
 import { openBenchDatabase, type BenchDatabase } from './database.js';
@@ -85,6 +85,7 @@ async function main(): Promise<void> {
   if (loadAtStart > 0.5) log(`Note: the 1-minute load average is ${loadAtStart.toFixed(2)}; other work on this machine skews the numbers.`);
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(`${RESULTS}.gitignore`, '*\n!.gitignore\n');
+  for (const file of readdirSync(RESULTS)) if (file.startsWith('mismatch-')) rmSync(`${RESULTS}${file}`);
 
   log(options.databaseUrl ? 'Creating the database gateway_bench on DATABASE_URL…' : 'Starting a throwaway PostgreSQL cluster…');
   const database = (state.database = await openBenchDatabase(options.databaseUrl, options.keepDatabase));
