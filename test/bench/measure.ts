@@ -1,0 +1,84 @@
+// One autocannon run against one server, with the server's largest RSS while it ran; and the count of
+// SQL statements per request, from pg_stat_statements around a few requests sent one at a time (under
+// load, the requests still in flight when a run stops would blur the count).
+import autocannon from 'autocannon';
+import type { BenchDatabase } from './database.js';
+import type { BenchRequest } from './kinds.js';
+import { sampleRss, type ServerProcess } from './servers.js';
+
+export interface RunResult {
+  server: 'gateway' | 'baseline';
+  /** Mean of autocannon's per-second samples. */
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  rssMaxMb: number | null;
+  /** The fixed rate asked for, when there was one. */
+  rate?: number;
+}
+
+export interface RunSettings {
+  duration: number;
+  connections: number;
+  /** Requests per second over all connections; unset = as fast as the server answers. */
+  rate?: number;
+}
+
+const SETTLE_MS = 1000;
+
+const headersOf = (key: string, request: BenchRequest) => ({ 'x-api-key': key, ...(request.body ? { 'content-type': 'application/json' } : {}) });
+
+export async function measure(server: ServerProcess, key: string, request: BenchRequest, settings: RunSettings): Promise<RunResult> {
+  const rss = sampleRss(server.pid);
+  const result = await autocannon({
+    url: `${server.base}${request.path}`,
+    method: request.method,
+    headers: headersOf(key, request),
+    body: request.body,
+    connections: settings.connections,
+    pipelining: 1,
+    duration: settings.duration,
+    ...(settings.rate ? { overallRate: settings.rate } : {}),
+  });
+  const rssMaxMb = rss.stop();
+  // autocannon stops by dropping its connections; requests the server already took still run for a
+  // while. Let them finish, so they load neither the next run nor the next statement count.
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  if (server.exited) throw new Error(`${server.name} exited (${server.exited}) during the ${request.kind} run`);
+  const requests = result.requests.total;
+  return {
+    server: server.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    rssMaxMb,
+    ...(settings.rate ? { rate: settings.rate } : {}),
+  };
+}
+
+/** SQL statements per request: `count` requests one after another between a reset and a read of pg_stat_statements. */
+export async function statementsPerRequest(server: ServerProcess, key: string, request: BenchRequest, database: BenchDatabase, count = 20): Promise<number | null> {
+  if (!database.statements) return null;
+  await database.resetStatements();
+  for (let i = 0; i < count; i++) {
+    const response = await fetch(`${server.base}${request.path}`, { method: request.method, headers: headersOf(key, request), body: request.body });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`${server.name} answered ${response.status} to ${request.kind}`);
+  }
+  const statements = await database.statementCount();
+  return statements === null ? null : statements / count;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}

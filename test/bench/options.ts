@@ -1,0 +1,66 @@
+// What `npm run bench` takes, from the environment or from `npm run bench -- --duration=2 ...` (argv wins).
+import { parseArgs } from 'node:util';
+
+export const KINDS = ['rest-agents', 'rest-executions', 'graphql-programs', 'graphql-agents', 'rest-agent-test'] as const;
+export type Kind = (typeof KINDS)[number];
+
+export interface BenchOptions {
+  /** An existing server: the bench (re)creates and finally drops its own database `gateway_bench` in it. Unset = a throwaway cluster. */
+  databaseUrl: string | undefined;
+  /** With DATABASE_URL: leave gateway_bench in place at the end (BENCH_KEEP_DATABASE=1). */
+  keepDatabase: boolean;
+  /** Seconds per measurement run. */
+  duration: number;
+  /** A B rounds per request kind. */
+  rounds: number;
+  connections: number;
+  kinds: Kind[];
+  /** Seconds of unmeasured load per server and kind before its rounds (JIT, caches, pool). */
+  warmup: number;
+}
+
+export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S]
+
+Env (argv wins): DATABASE_URL, BENCH_DURATION (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10),
+BENCH_ONLY (comma list), BENCH_WARMUP (2), BENCH_KEEP_DATABASE=1 (with DATABASE_URL:
+keep gateway_bench at the end). Kinds: ${KINDS.join(', ')}.`;
+
+function positive(name: string, value: string | undefined, fallback: number, integer: boolean, zero = false): number {
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0 || (number === 0 && !zero) || (integer && !Number.isInteger(number))) {
+    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got "${value}"\n\n${USAGE}`);
+  }
+  return number;
+}
+
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      only: { type: 'string' },
+      warmup: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const only = (values.only ?? env.BENCH_ONLY ?? '').split(',').map((kind) => kind.trim()).filter(Boolean);
+  const unknown = only.filter((kind) => !(KINDS as readonly string[]).includes(kind));
+  if (unknown.length > 0) throw new Error(`unknown kind(s) ${unknown.join(', ')}: use ${KINDS.join(', ')}`);
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    keepDatabase: env.BENCH_KEEP_DATABASE === '1',
+    duration: positive('BENCH_DURATION', values.duration ?? env.BENCH_DURATION, 5, false),
+    rounds: positive('BENCH_ROUNDS', values.rounds ?? env.BENCH_ROUNDS, 3, true),
+    connections: positive('BENCH_CONNECTIONS', values.connections ?? env.BENCH_CONNECTIONS, 10, true),
+    kinds: only.length > 0 ? KINDS.filter((kind) => only.includes(kind)) : [...KINDS],
+    warmup: positive('BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, 2, false, true),
+  };
+}

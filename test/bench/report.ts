@@ -1,0 +1,152 @@
+// The bench's outcome: medians per request kind, the ratio to the baseline and the issue's targets,
+// as a Markdown table (stdout, for the README) and as raw numbers (test/bench/results/latest.json).
+import { cpus, release, totalmem } from 'node:os';
+import type { BenchRequest } from './kinds.js';
+import { median, type RunResult } from './measure.js';
+
+/** The issue's targets besides the per-kind throughput share. */
+export const FIXED_RATE_P99_FACTOR = 2;
+export const RSS_LIMIT_MB = 250;
+/** The share of a fixed rate a server must reach for its latencies at that rate to count. */
+const KEPT_RATE = 0.95;
+
+export interface KindResult {
+  request: BenchRequest;
+  rounds: { gateway: RunResult; baseline: RunResult }[];
+  fixed: { rate: number; gateway: RunResult; baseline: RunResult };
+  /** SQL statements per request, from pg_stat_statements; null = n/a. */
+  statements: { gateway: number | null; baseline: number | null };
+}
+
+export interface Summary {
+  kind: string;
+  label: string;
+  gateway: { rps: number; p50: number; p99: number };
+  baseline: { rps: number; p50: number; p99: number };
+  ratio: number;
+  target: number | null;
+  throughputMet: boolean | null;
+  fixed: { rate: number; gatewayRps: number; baselineRps: number; gatewayP99: number; baselineP99: number; ratio: number; met: boolean };
+  non2xx: { gateway: number; baseline: number };
+  errors: { gateway: number; baseline: number };
+  statementsPerRequest: { gateway: number | null; baseline: number | null };
+  rssMaxMb: { gateway: number | null; baseline: number | null };
+}
+
+export interface Machine {
+  /** 1-minute load average when the bench started: anything else running on the machine skews both servers. */
+  loadAverage: number;
+  cpu: string;
+  cores: number;
+  memoryGb: number;
+  os: string;
+  node: string;
+  postgres: string;
+}
+
+export function machine(postgres: string, loadAverage: number): Machine {
+  const list = cpus();
+  return {
+    loadAverage: Math.round(loadAverage * 100) / 100,
+    cpu: list[0]?.model.trim() ?? 'unknown',
+    cores: list.length,
+    memoryGb: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    os: `${process.platform} ${release()}`,
+    node: process.version,
+    postgres,
+  };
+}
+
+const all = (result: KindResult, server: 'gateway' | 'baseline') => [...result.rounds.map((round) => round[server]), result.fixed[server]];
+
+function maxOf(values: (number | null)[]): number | null {
+  const known = values.filter((value): value is number => value !== null);
+  return known.length === 0 ? null : Math.max(...known);
+}
+
+export function summarize(result: KindResult): Summary {
+  const medians = (server: 'gateway' | 'baseline') => {
+    const runs = result.rounds.map((round) => round[server]);
+    return { rps: median(runs.map((run) => run.rps)), p50: median(runs.map((run) => run.p50)), p99: median(runs.map((run) => run.p99)) };
+  };
+  const gateway = medians('gateway');
+  const baseline = medians('baseline');
+  const ratio = baseline.rps > 0 ? gateway.rps / baseline.rps : 0;
+  const fixedRatio = result.fixed.baseline.p99 > 0 ? result.fixed.gateway.p99 / result.fixed.baseline.p99 : Infinity;
+  const sum = (server: 'gateway' | 'baseline', pick: (run: RunResult) => number) => all(result, server).reduce((total, run) => total + pick(run), 0);
+  return {
+    kind: result.request.kind,
+    label: result.request.label,
+    gateway,
+    baseline,
+    ratio,
+    target: result.request.target,
+    throughputMet: result.request.target === null ? null : ratio >= result.request.target,
+    fixed: {
+      rate: result.fixed.rate,
+      gatewayRps: result.fixed.gateway.rps,
+      baselineRps: result.fixed.baseline.rps,
+      gatewayP99: result.fixed.gateway.p99,
+      baselineP99: result.fixed.baseline.p99,
+      ratio: fixedRatio,
+      // Latencies of a server that cannot keep the rate leave out the time requests wait to be sent: not a pass.
+      met: fixedRatio <= FIXED_RATE_P99_FACTOR && result.fixed.gateway.rps >= result.fixed.rate * KEPT_RATE,
+    },
+    non2xx: { gateway: sum('gateway', (run) => run.non2xx), baseline: sum('baseline', (run) => run.non2xx) },
+    errors: { gateway: sum('gateway', (run) => run.errors), baseline: sum('baseline', (run) => run.errors) },
+    statementsPerRequest: result.statements,
+    rssMaxMb: { gateway: maxOf(all(result, 'gateway').map((run) => run.rssMaxMb)), baseline: maxOf(all(result, 'baseline').map((run) => run.rssMaxMb)) },
+  };
+}
+
+const fixed = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+// autocannon's latencies are whole milliseconds: 0 means under one.
+const ms = (value: number) => (value === 0 ? '<1' : value < 10 ? fixed(value, 1) : fixed(value));
+const orNa = (value: number | null, digits = 1) => (value === null ? 'n/a' : fixed(value, digits));
+const mark = (met: boolean) => (met ? '✅' : '❌');
+/** A gateway that cannot keep the fixed rate queues, and its p99 says so; the table shows how far it got. */
+const behind = (s: Summary) => (s.fixed.gatewayRps < s.fixed.rate * KEPT_RATE ? `, gw only ${fixed(s.fixed.gatewayRps)}` : '');
+
+export interface ReportContext {
+  machine: Machine;
+  settings: { duration: number; rounds: number; connections: number; warmup: number };
+  database: string;
+}
+
+export function markdown(summaries: Summary[], context: ReportContext): string {
+  const lines = [
+    '| request | gateway req/s | baseline req/s | ratio (target) | p50 ms gw / base | p99 ms gw / base | p99 ms at ½ baseline max: gw / base (≤ 2×) | non-2xx gw / base | SQL/request gw / base | RSS max MB gw / base |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const s of summaries) {
+    const target = s.target === null ? '' : ` (≥ ${s.target} ${mark(s.throughputMet!)})`;
+    const errors = s.errors.gateway + s.errors.baseline > 0 ? ` (+${s.errors.gateway} / ${s.errors.baseline} errors)` : '';
+    lines.push(
+      `| ${s.label} | ${fixed(s.gateway.rps)} | ${fixed(s.baseline.rps)} | ${fixed(s.ratio, 2)}×${target} ` +
+        `| ${ms(s.gateway.p50)} / ${ms(s.baseline.p50)} | ${ms(s.gateway.p99)} / ${ms(s.baseline.p99)} ` +
+        `| ${ms(s.fixed.gatewayP99)} / ${ms(s.fixed.baselineP99)} at ${fixed(s.fixed.rate)} req/s${behind(s)} (${fixed(s.fixed.ratio, 1)}× ${mark(s.fixed.met)}) ` +
+        `| ${s.non2xx.gateway} / ${s.non2xx.baseline}${errors} | ${orNa(s.statementsPerRequest.gateway)} / ${orNa(s.statementsPerRequest.baseline)} ` +
+        `| ${orNa(s.rssMaxMb.gateway, 0)} / ${orNa(s.rssMaxMb.baseline, 0)} |`,
+    );
+  }
+  const rss = maxOf(summaries.map((s) => s.rssMaxMb.gateway));
+  const m = context.machine;
+  const { duration, rounds, connections, warmup } = context.settings;
+  lines.push(
+    '',
+    `Targets: ${summaries.filter((s) => s.throughputMet !== null).map((s) => `${s.kind} ${s.throughputMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
+      `fixed-rate p99 ≤ ${FIXED_RATE_P99_FACTOR}× baseline: ${summaries.map((s) => `${s.kind} ${s.fixed.met ? 'pass' : 'MISS'}`).join(', ')}; ` +
+      `gateway RSS under load ≤ ${RSS_LIMIT_MB} MB: ${rss === null ? 'n/a' : `${fixed(rss)} MB ${rss <= RSS_LIMIT_MB ? 'pass' : 'MISS'}`}.`,
+    '',
+    `Machine: ${m.cpu}, ${m.cores} cores, ${fixed(m.memoryGb, 1)} GB RAM, ${m.os}, Node ${m.node}, PostgreSQL ${m.postgres} (${context.database}); ` +
+      `load generator, both servers and PostgreSQL share the machine (load average ${m.loadAverage} when the bench started).`,
+    `Method: medians of ${rounds} round${rounds === 1 ? '' : 's'} of ${duration} s per server and request, interleaved gateway/baseline, ${connections} connections, ` +
+      `pipelining 1, after ${warmup} s of warm-up each; then ${duration} s at a fixed rate of half the baseline's median max ` +
+      `(a pass needs the gateway to keep ${KEPT_RATE * 100} % of that rate). ` +
+      'Gateway: dist/src/main.js, NODE_ENV=production, log level info to a file, rate limit and campaign runner off ' +
+      '(SQL/request counts only the requests\' statements, from pg_stat_statements, BEGIN/COMMIT included). ' +
+      'Baseline: node:http + pg, one prepared statement per request (authentication included), same pool size. ' +
+      'Each server\'s answers were checked to be the same JSON before the load.',
+  );
+  return lines.join('\n');
+}

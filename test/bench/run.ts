@@ -1,0 +1,167 @@
+// `npm run bench`: seeds a realistic data set through the gateway, proves the hand-written baseline
+// answers the same JSON, then drives the same requests at both (interleaved, medians) and reports the
+// gateway as a ratio of the baseline. A measurement, not a test: a missed target still exits 0; a
+// mismatch, a dead server or any other failure exits 1. Everything it started goes away on exit.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ApiClient } from './client.js';
+import { openBenchDatabase, type BenchDatabase } from './database.js';
+import { checkEquivalence, EquivalenceError } from './equivalence.js';
+import { benchRequests, type BenchRequest } from './kinds.js';
+import { measure, median, statementsPerRequest, type RunResult } from './measure.js';
+import { parseOptions, type BenchOptions } from './options.js';
+import { machine, markdown, summarize, type KindResult } from './report.js';
+import { rssMb, startBaselineProcess, startGateway, type ServerProcess } from './servers.js';
+import { seed } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const round1 = (value: number) => Math.round(value * 10) / 10;
+const brief = (run: RunResult) =>
+  `${run.server} ${Math.round(run.rps)} req/s p50 ${round1(run.p50)} p99 ${round1(run.p99)} ms` +
+  `${run.non2xx + run.errors > 0 ? ` non-2xx ${run.non2xx} errors ${run.errors}` : ''}`;
+
+/** What must go away on any exit: servers first, then the database. */
+const state: { gateway?: ServerProcess; baseline?: ServerProcess; database?: BenchDatabase } = {};
+
+async function cleanup(): Promise<void> {
+  await Promise.all([state.gateway?.stop(), state.baseline?.stop()]);
+  await state.database?.close();
+}
+
+/** Organization B through the operators' CLI (on PostgreSQL it runs beside the server). */
+function createOrganization(databaseUrl: string): string {
+  const result = spawnSync(process.execPath, [`${ROOT}dist/src/cli.js`, 'org:create', '--name', 'Bench Other', '--email', 'owner@other.bench.test'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`org:create failed: ${result.stderr}`);
+  return (JSON.parse(result.stdout.trim().split('\n').pop()!) as { apiKey: string }).apiKey;
+}
+
+/** The gateway's own view of its memory (prom-client's default metrics), in MB: where its RSS goes. */
+async function gatewayMemory(gateway: ServerProcess): Promise<Record<string, number>> {
+  const text = await (await fetch(`${gateway.base}/metrics`)).text();
+  const names = ['process_resident_memory_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes'];
+  const memory: Record<string, number> = {};
+  for (const name of names) {
+    const match = new RegExp(`^${name} (\\S+)`, 'm').exec(text);
+    if (match) memory[name.replace(/_bytes$/, '_mb')] = Math.round(Number(match[1]) / 1024 / 102.4) / 10;
+  }
+  return memory;
+}
+
+async function measureKind(request: BenchRequest, key: string, options: BenchOptions, database: BenchDatabase): Promise<KindResult> {
+  const { gateway, baseline } = state as Required<typeof state>;
+  const settings = { duration: options.duration, connections: options.connections };
+  const statements = { gateway: await statementsPerRequest(gateway, key, request, database), baseline: await statementsPerRequest(baseline, key, request, database) };
+  if (options.warmup > 0) {
+    for (const server of [gateway, baseline]) await measure(server, key, request, { ...settings, duration: options.warmup });
+  }
+  const rounds: KindResult['rounds'] = [];
+  for (let round = 1; round <= options.rounds; round++) {
+    const ours = await measure(gateway, key, request, settings);
+    const theirs = await measure(baseline, key, request, settings);
+    rounds.push({ gateway: ours, baseline: theirs });
+    log(`  ${request.kind} round ${round}/${options.rounds}: ${brief(ours)} | ${brief(theirs)}`);
+  }
+  const rate = Math.max(1, Math.floor(median(rounds.map((round) => round.baseline.rps)) / 2));
+  const fixedGateway = await measure(gateway, key, request, { ...settings, rate });
+  const fixedBaseline = await measure(baseline, key, request, { ...settings, rate });
+  log(`  ${request.kind} at ${rate} req/s: ${brief(fixedGateway)} | ${brief(fixedBaseline)}`);
+  return { request, rounds, fixed: { rate, gateway: fixedGateway, baseline: fixedBaseline }, statements };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const started = Date.now();
+  const loadAtStart = loadavg()[0]!;
+  if (loadAtStart > 0.5) log(`Note: the 1-minute load average is ${loadAtStart.toFixed(2)}; other work on this machine skews the numbers.`);
+  mkdirSync(RESULTS, { recursive: true });
+  writeFileSync(`${RESULTS}.gitignore`, '*\n!.gitignore\n');
+  for (const file of readdirSync(RESULTS)) if (file.startsWith('mismatch-')) rmSync(`${RESULTS}${file}`);
+
+  log(options.databaseUrl ? 'Creating the database gateway_bench on DATABASE_URL…' : 'Starting a throwaway PostgreSQL cluster…');
+  const database = (state.database = await openBenchDatabase(options.databaseUrl, options.keepDatabase));
+  if (!database.statements) log('  pg_stat_statements is not available on this server: SQL/request will read n/a');
+
+  // A fresh key per run for organization A (the measured one); never printed or stored.
+  const key = `bench_${randomBytes(24).toString('hex')}`;
+  const gatewayLog = `${RESULTS}gateway.log`;
+  writeFileSync(gatewayLog, '');
+  state.gateway = await startGateway(database.url, key, gatewayLog);
+  log(`Gateway up on port ${state.gateway.port} (log: ${gatewayLog}); seeding through its REST door…`);
+  const otherKey = createOrganization(database.url);
+  const seeded = await seed(new ApiClient(state.gateway.base, key), new ApiClient(state.gateway.base, otherKey), log);
+  log(`Seeded in ${seeded.seconds.toFixed(1)} s: ${JSON.stringify(seeded.counts)}`);
+  await database.analyze();
+
+  const baselineLog = `${RESULTS}baseline.log`;
+  writeFileSync(baselineLog, '');
+  state.baseline = await startBaselineProcess(database.url, baselineLog);
+  const requests = benchRequests(seeded);
+  const selected = options.kinds.map((kind) => requests[kind]);
+  const equivalence = await checkEquivalence(state.gateway, state.baseline, key, selected, RESULTS);
+  for (const check of equivalence) {
+    log(`  same JSON: ${check.kind}, ${check.bytes} bytes${check.identical ? ', byte for byte' : ' (same JSON, other bytes)'}: ${check.shape}`);
+  }
+  const idleRss = { gateway: rssMb(state.gateway.pid), baseline: rssMb(state.baseline.pid) };
+
+  log(`Measuring ${selected.length} request kinds: ${options.rounds} × (gateway, baseline) × ${options.duration} s, then a fixed-rate run each…`);
+  const results: KindResult[] = [];
+  for (const request of selected) results.push(await measureKind(request, key, options, database));
+
+  const memoryAfter = await gatewayMemory(state.gateway);
+  log(`Gateway memory after the load: ${JSON.stringify(memoryAfter)}`);
+  const summaries = results.map(summarize);
+  const context = {
+    machine: machine(database.serverVersion, loadAtStart),
+    settings: { duration: options.duration, rounds: options.rounds, connections: options.connections, warmup: options.warmup },
+    database: options.databaseUrl ? 'DATABASE_URL' : 'throwaway cluster, fsync off',
+  };
+  const table = markdown(summaries, context);
+  process.stdout.write(`\n${table}\n`);
+  const latest = `${RESULTS}latest.json`;
+  writeFileSync(
+    latest,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, ...context, seed: seeded, idleRssMb: idleRss, gatewayMemoryAfter: memoryAfter, equivalence, summaries, runs: results }, null, 2)}\n`,
+  );
+  log(`\nRaw numbers: ${latest}; total ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+let exiting = false;
+function finish(code: number): void {
+  if (exiting) return;
+  exiting = true;
+  cleanup()
+    .catch((error: unknown) => log(`cleanup: ${error instanceof Error ? error.message : String(error)}`))
+    .finally(() => process.exit(code));
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    log(`\n${signal}: stopping the servers and removing the database…`);
+    finish(130);
+  });
+}
+// Last resort when something exits the process without finish(): no orphan servers or clusters.
+process.on('exit', () => {
+  state.gateway?.kill();
+  state.baseline?.kill();
+  state.database?.destroySync();
+});
+
+main().then(
+  () => finish(0),
+  (error: unknown) => {
+    if (exiting) return; // a signal is already taking everything down; what failed after it is its echo
+    log(error instanceof EquivalenceError ? `\nEquivalence check failed: ${error.message}` : `\nBench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    finish(1);
+  },
+);
