@@ -1,11 +1,9 @@
-import { generateText, type ModelMessage } from 'ai';
 import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import { generateBuiltin } from './builtin.model.js';
 import { parseModelName, type BuiltinModel } from './model-name.js';
 import { parseModelSettings } from './model-settings.js';
 import type { GenerateRequest, GenerateResult } from './model.types.js';
-import { languageModel, providerFailure } from './sdk.provider.js';
 
 export interface ModelServiceOptions {
   /** Upper bound of one provider call, retries included. */
@@ -52,29 +50,8 @@ export class ModelService {
     const settings = parseModelSettings(request.settings);
     if (provider === 'builtin') return generateBuiltin(name as BuiltinModel, request.model, request);
 
-    const model = languageModel(this.config, provider, name);
-    const signal = AbortSignal.timeout(this.timeoutMs);
-    try {
-      const result = await generateText({
-        model,
-        instructions: request.system || undefined,
-        messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
-        allowSystemInMessages: true,
-        ...settings,
-        providerOptions: (request.providerOptions ?? undefined) as Parameters<typeof generateText>[0]['providerOptions'],
-        // A caller is waiting on the line: fail fast (the SDK's backoff starts at 2s) rather than retry.
-        maxRetries: 0,
-        abortSignal: signal,
-      });
-      const inputTokens = result.usage.inputTokens ?? 0;
-      const outputTokens = result.usage.outputTokens ?? 0;
-      return {
-        text: result.text,
-        usage: { inputTokens, outputTokens, totalTokens: result.usage.totalTokens ?? inputTokens + outputTokens, model: request.model },
-      };
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      throw providerFailure(provider, name, error, signal.aborted, this.timeoutMs);
-    }
+    // The AI SDK and its providers (a tenth of the server's heap) load when an agent first uses one.
+    const { generateWithSdk } = await import('./sdk.provider.js');
+    return generateWithSdk(this.config, provider, name, request, settings, this.timeoutMs);
   }
 }

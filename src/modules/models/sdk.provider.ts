@@ -1,10 +1,12 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, RetryError, type LanguageModel } from 'ai';
+import { APICallError, generateText, RetryError, type LanguageModel, type ModelMessage } from 'ai';
 import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import type { ModelProvider } from './model-name.js';
+import type { ModelSettings } from './model-settings.js';
+import type { GenerateRequest, GenerateResult } from './model.types.js';
 
 export type SdkProvider = Exclude<ModelProvider, 'builtin'>;
 
@@ -83,4 +85,39 @@ export function providerFailure(provider: SdkProvider, model: string, error: unk
   const status = APICallError.isInstance(inner) ? ` status=${inner.statusCode ?? 'none'}` : '';
   const code = networkCode(inner) ? ` code=${networkCode(inner)}` : '';
   return Object.assign(new AppError('UNAVAILABLE', message), { cause: new Error(`${errorName(inner)}${status}${code}`) });
+}
+
+/** One answer from a real provider through the AI SDK; failures become providerFailure's UNAVAILABLE. */
+export async function generateWithSdk(
+  config: Config['providers'],
+  provider: SdkProvider,
+  name: string,
+  request: GenerateRequest,
+  settings: ModelSettings,
+  timeoutMs: number,
+): Promise<GenerateResult> {
+  const model = languageModel(config, provider, name);
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const result = await generateText({
+      model,
+      instructions: request.system || undefined,
+      messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
+      allowSystemInMessages: true,
+      ...settings,
+      providerOptions: (request.providerOptions ?? undefined) as Parameters<typeof generateText>[0]['providerOptions'],
+      // A caller is waiting on the line: fail fast (the SDK's backoff starts at 2s) rather than retry.
+      maxRetries: 0,
+      abortSignal: signal,
+    });
+    const inputTokens = result.usage.inputTokens ?? 0;
+    const outputTokens = result.usage.outputTokens ?? 0;
+    return {
+      text: result.text,
+      usage: { inputTokens, outputTokens, totalTokens: result.usage.totalTokens ?? inputTokens + outputTokens, model: request.model },
+    };
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw providerFailure(provider, name, error, signal.aborted, timeoutMs);
+  }
 }
