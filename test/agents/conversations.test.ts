@@ -259,6 +259,9 @@ describe('conversation lists', () => {
     const { conversations } = await acme.graphql.ok(ConversationsDocument, { agentId, page: 2, limit: 2 });
     expect(conversations.data.map((conversation) => conversation.id)).toEqual([created[0]]);
     expect(conversations.meta).toMatchObject({ page: 2, hasNextPage: false, hasPreviousPage: true });
+    // a page past the last row still knows the total
+    const beyond = await acme.rest.get(`/api/agents/${agentId}/conversations?page=4&limit=2`);
+    expect(beyond.body).toEqual({ data: [], meta: { page: 4, limit: 2, total: 3, totalPages: 2, hasNextPage: false, hasPreviousPage: true } });
     const ascending = await acme.rest.get(`/api/agents/${agentId}/conversations?sortOrder=asc`);
     expect(ascending.body.data.map((conversation: { id: string }) => conversation.id)).toEqual(created);
     const active = await acme.graphql.ok(ConversationsDocument, { agentId, status: 'active' });

@@ -49,6 +49,8 @@ describe('the benchmark queries', () => {
     console.log(five, fifty);
     expect(five).toBeGreaterThan(0);
     expect(fifty).toBe(five);
+    // the key, the page with its total, the executions, their audiences
+    expect(five).toBe(4);
   });
 
   it('agents → conversations(limit: 5): the same statements for 5 and 50 agents', async () => {
@@ -71,5 +73,7 @@ describe('the benchmark queries', () => {
     console.log(five, fifty);
     expect(five).toBeGreaterThan(0);
     expect(fifty).toBe(five);
+    // the key, the page with its total, the conversations with their totals
+    expect(five).toBe(3);
   });
 });

@@ -145,6 +145,10 @@ describe('programs', () => {
     const page = await lister.rest.get('/api/programs?limit=2&sortBy=name&sortOrder=asc');
     expect(page.body.meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
     expect(page.body.data.map((p: { name: string }) => p.name)).toEqual(['Alpha', 'Beta']);
+    // the list shows each program's flow and audience inline, as the single-program routes do
+    expect(page.body.data[0]).toMatchObject({ flow: { id: listerFlow }, audience: { id: listerAudience, contactCount: 0 } });
+    const beyond = await lister.rest.get('/api/programs?page=3&limit=2');
+    expect(beyond.body).toEqual({ data: [], meta: { page: 3, limit: 2, total: 3, totalPages: 2, hasNextPage: false, hasPreviousPage: true } });
     const { programs } = await lister.graphql.ok(ProgramsDocument, { search: 'amm' });
     expect(programs.data.map((p) => p.name)).toEqual(['Gamma']);
     expect((await lister.rest.get('/api/programs?sortBy=secret')).status).toBe(400);

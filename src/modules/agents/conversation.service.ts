@@ -49,8 +49,8 @@ export class ConversationService {
   }
 
   /**
-   * One page per agent in two statements, whatever the number of agents: the rows ranked by
-   * row_number() within each agent, and the totals grouped by agent.
+   * One page per agent in one statement, whatever the number of agents: the rows ranked by
+   * row_number() within each agent, each carrying its agent's total (a page past the end: two).
    */
   async pagesFor(actor: Actor, agentIds: readonly string[], args: ConversationListArgs): Promise<Map<string, Page<Conversation>>> {
     const column = SORT_COLUMNS[sortField(args.sortBy, SORT_FIELDS)];
@@ -71,19 +71,29 @@ export class ConversationService {
     const where = filters.join(' and ');
     const offset = (args.page - 1) * args.limit;
     const connection = this.em.getConnection();
+    // The total of each agent rides on its rows (count over the partition); only an agent whose page
+    // is past its last row needs the grouped count.
     const rows = await connection.execute<Record<string, unknown>[]>(
-      `select * from (select *, row_number() over (partition by agent_id order by ${column} ${direction}, id asc) as position ` +
+      `select * from (select *, row_number() over (partition by agent_id order by ${column} ${direction}, id asc) as position, ` +
+        `count(*) over (partition by agent_id) as agent_total ` +
         `from conversations where ${where}) ranked where position > ? and position <= ? order by agent_id, position`,
       [...params, offset, offset + args.limit] as never[],
     );
-    const totals = await connection.execute<{ agent_id: string; total: number }[]>(
-      `select agent_id, count(*)::int as total from conversations where ${where} group by agent_id`,
-      params as never[],
-    );
-    for (const { agent_id: agentId, total } of totals) pages.get(agentId)!.meta = pageMeta(args.page, args.limit, Number(total));
     for (const row of rows) {
-      const { position: _position, ...columns } = row;
-      pages.get(String(row.agent_id))!.data.push(columnsToReadObject(this.em, Conversation, columns));
+      const { position: _position, agent_total: total, ...columns } = row;
+      const page = pages.get(String(row.agent_id))!;
+      page.meta = pageMeta(args.page, args.limit, Number(total));
+      page.data.push(columnsToReadObject(this.em, Conversation, columns));
+    }
+    const unseen = ids.filter((id) => pages.get(id)!.data.length === 0);
+    if (offset > 0 && unseen.length > 0) {
+      const totals = await connection.execute<{ agent_id: string; total: number }[]>(
+        `select agent_id, count(*)::int as total from conversations where ${where} group by agent_id`,
+        params as never[],
+      );
+      for (const { agent_id: agentId, total } of totals) {
+        if (unseen.includes(agentId)) pages.get(agentId)!.meta = pageMeta(args.page, args.limit, Number(total));
+      }
     }
     return pages;
   }

@@ -3,6 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
+import { readPage } from '../../db/read-model.js';
 import { Agent } from '../agents/agent.entity.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -66,14 +67,15 @@ export class ProgramService {
   async list(actor: Actor, args: PageArgs): Promise<Page<Program>> {
     const field = sortField(args.sortBy, PROGRAM_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [data, total] = await this.em.findAndCount(
-      Program,
-      {
-        organization: actor.organizationId,
-        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
-      },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
+    const where = {
+      organization: actor.organizationId,
+      ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+    };
+    const { rows: data, total } = await readPage(this.em, Program, where, {
+      orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }],
+      limit: args.limit,
+      offset: (args.page - 1) * args.limit,
+    });
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }
 
@@ -85,7 +87,20 @@ export class ProgramService {
 
   /** Loads flow, agent and audience of the programs (the REST door shows them inline). */
   async populate(programs: Program[]): Promise<void> {
-    if (programs.length > 0) await this.em.populate(programs, ['flow', 'agent', 'audience'], { refresh: true });
+    // Works for managed programs and for the read objects of a list page alike: one statement per relation.
+    const load = async <T extends { id: string }>(entity: new (...args: never[]) => T, refs: ({ id: string } | null)[]) => {
+      const ids = [...new Set(refs.filter((ref) => ref !== null).map((ref) => ref.id))];
+      const found = ids.length > 0 ? await this.em.find(entity as never, { id: { $in: ids } }, { refresh: true }) : [];
+      return new Map((found as T[]).map((item) => [item.id, item]));
+    };
+    const flows = await load(CallFlow, programs.map((program) => program.flow));
+    const agents = await load(Agent, programs.map((program) => program.agent));
+    const audiences = await load(Audience, programs.map((program) => program.audience));
+    for (const program of programs) {
+      if (program.flow) program.flow = flows.get(program.flow.id) ?? null;
+      if (program.agent) program.agent = agents.get(program.agent.id) ?? null;
+      if (program.audience) program.audience = audiences.get(program.audience.id) ?? null;
+    }
   }
 
   async create(actor: Actor, input: CreateProgramInput): Promise<Program> {
