@@ -26,9 +26,12 @@ export class ExecutionService {
 
   /** Endpoint 9: the program's executions, newest first. */
   async listForProgram(actor: Actor, programId: string): Promise<Execution[]> {
-    const program = isUuid(programId) ? await this.em.findOne(Program, { id: programId, organization: actor.organizationId }) : null;
-    if (!program) throw AppError.notFound('Program');
-    return (await this.forPrograms(actor, [program.id])).get(program.id) ?? [];
+    if (!isUuid(programId)) throw AppError.notFound('Program');
+    // An execution of the caller's organization proves its program is too; only an empty list asks.
+    const executions = (await this.forPrograms(actor, [programId])).get(programId);
+    if (executions) return executions;
+    if ((await this.em.count(Program, { id: programId, organization: actor.organizationId })) === 0) throw AppError.notFound('Program');
+    return [];
   }
 
   /** The executions of each program, newest first, in one statement whatever the number of programs. */
