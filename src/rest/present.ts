@@ -5,9 +5,13 @@ import {
   isNonNullType,
   isObjectType,
   isScalarType,
+  type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLSchema,
 } from 'graphql';
+
+/** How one value of a GraphQL output type is shaped; built once per type, used for every row. */
+type Shape = (value: unknown) => unknown;
 
 /**
  * Shapes a service result for the REST door by the fields of its GraphQL type, so both doors
@@ -15,28 +19,49 @@ import {
  * Fields that take arguments (paged relations) are GraphQL-only and left out.
  */
 export class Presenter {
+  private readonly objects = new Map<string, Shape>();
+
   constructor(private readonly schema: GraphQLSchema) {}
 
   present(typeName: string, value: unknown): unknown {
     const type = this.schema.getType(typeName);
     if (!type || !isObjectType(type)) throw new Error(`No GraphQL object type named ${typeName}`);
-    return this.value(type, value);
+    return this.object(type)(value);
   }
 
-  private value(type: GraphQLOutputType, value: unknown): unknown {
-    if (value === null || value === undefined) return null;
-    if (isNonNullType(type)) return this.value(type.ofType, value);
-    if (isListType(type)) return (value as unknown[]).map((item) => this.value(type.ofType, item));
-    if (isScalarType(type) || isEnumType(type)) return value instanceof Date ? value.toISOString() : value;
-    const named = getNamedType(type);
-    if (!isObjectType(named)) return value;
-    const out: Record<string, unknown> = {};
-    for (const field of Object.values(named.getFields())) {
-      if (field.args.length > 0) continue;
-      const fieldValue = (value as Record<string, unknown>)[field.name];
-      if (fieldValue === undefined && !isNonNullType(field.type)) continue;
-      out[field.name] = this.value(field.type, fieldValue);
+  private shape(type: GraphQLOutputType): Shape {
+    if (isNonNullType(type)) return this.shape(type.ofType);
+    if (isListType(type)) {
+      const item = this.shape(type.ofType);
+      return (value) => (value === null || value === undefined ? null : (value as unknown[]).map(item));
     }
-    return out;
+    if (isScalarType(type) || isEnumType(type)) {
+      return (value) => (value === null || value === undefined ? null : value instanceof Date ? value.toISOString() : value);
+    }
+    const named = getNamedType(type);
+    if (!isObjectType(named)) return (value) => (value === undefined ? null : value);
+    // Looked up when called: object types can refer to each other (and to themselves).
+    return (value) => this.object(named)(value);
+  }
+
+  private object(type: GraphQLObjectType): Shape {
+    let shape = this.objects.get(type.name);
+    if (shape) return shape;
+    const fields = Object.values(type.getFields())
+      .filter((field) => field.args.length === 0)
+      .map((field) => ({ name: field.name, optional: !isNonNullType(field.type), shape: this.shape(field.type) }));
+    shape = (value) => {
+      if (value === null || value === undefined) return null;
+      const source = value as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (const field of fields) {
+        const fieldValue = source[field.name];
+        if (fieldValue === undefined && field.optional) continue;
+        out[field.name] = field.shape(fieldValue);
+      }
+      return out;
+    };
+    this.objects.set(type.name, shape);
+    return shape;
   }
 }
