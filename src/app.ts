@@ -191,7 +191,8 @@ export async function createGateway(config: Config, database: Database, logger: 
       },
     }),
   );
-  app.use('/graphql', problemHandler(logger));
+  // What fails before Apollo (a lost database while authenticating, a malformed body) still answers in GraphQL's shape.
+  app.use('/graphql', problemHandler(logger, sendGraphQLError));
   app.use((req, res) => {
     sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.path}`), String(res.locals.requestId));
   });
