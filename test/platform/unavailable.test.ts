@@ -50,6 +50,34 @@ describe('the database is lost while authenticating', () => {
   });
 });
 
+describe('the database is lost inside a resolver', () => {
+  it('GraphQL answers 503 with Retry-After and the UNAVAILABLE error', async () => {
+    const auth = app.gateway.services.auth;
+    const original = auth.me;
+    auth.me = async () => {
+      throw lost();
+    };
+    try {
+      const res = await graphqlPost(JSON.stringify({ query: '{ me { id } }' }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      const body = (await res.json()) as { data: unknown; errors: { extensions: { code: string } }[] };
+      expect(body.data).toBeNull();
+      expect(body.errors.map((error) => error.extensions.code)).toEqual(['UNAVAILABLE']);
+    } finally {
+      auth.me = original;
+    }
+  });
+
+  it('other errors keep HTTP 200 and no Retry-After', async () => {
+    const res = await graphqlPost(JSON.stringify({ query: '{ agent(id: "00000000-0000-4000-8000-000000000000") { id } }' }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('retry-after')).toBeNull();
+    const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
+    expect(body.errors[0]!.extensions.code).toBe('NOT_FOUND');
+  });
+});
+
 it('a malformed body on /graphql answers 400 in GraphQL shape', async () => {
   const res = await graphqlPost('{"query": ');
   expect(res.status).toBe(400);
