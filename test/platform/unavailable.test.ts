@@ -1,3 +1,4 @@
+import { toAppError } from '../../src/common/error-mapping.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 
 // A lost database (what the fault script does to PostgreSQL) seen through each door: REST answers
@@ -83,4 +84,14 @@ it('a malformed body on /graphql answers 400 in GraphQL shape', async () => {
   expect(res.status).toBe(400);
   const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
   expect(body.errors[0]!.extensions.code).toBe('BAD_USER_INPUT');
+});
+
+describe('lost connections map to UNAVAILABLE, never a 500', () => {
+  it.each([
+    ['a statement on a connection lost earlier in the request (pg)', new Error('Client has encountered a connection error and is not queryable')],
+    ['a statement on a closed connection (pg)', new Error('Client was closed and is not queryable')],
+    ['the backend ended because another one crashed (57P02)', Object.assign(new Error('terminating connection because of crash of another server process'), { code: '57P02' })],
+  ])('%s', (_label, error) => {
+    expect(toAppError(error).code).toBe('UNAVAILABLE');
+  });
 });
