@@ -88,9 +88,12 @@ it('a malformed body on /graphql answers 400 in GraphQL shape', async () => {
 
 describe('lost connections map to UNAVAILABLE, never a 500', () => {
   it.each([
-    ['a statement on a connection lost earlier in the request (pg)', new Error('Client has encountered a connection error and is not queryable')],
+    ['a statement on a connection lost earlier (pg)', new Error('Client has encountered a connection error and is not queryable')],
     ['a statement on a closed connection (pg)', new Error('Client was closed and is not queryable')],
-    ['the backend ended because another one crashed (57P02)', Object.assign(new Error('terminating connection because of crash of another server process'), { code: '57P02' })],
+    [
+      'the backend ended because another one crashed (57P02)',
+      Object.assign(new Error('terminating connection because of crash of another server process'), { code: '57P02' }),
+    ],
   ])('%s', (_label, error) => {
     expect(toAppError(error).code).toBe('UNAVAILABLE');
   });
