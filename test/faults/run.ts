@@ -82,7 +82,8 @@ async function main(): Promise<number> {
     }
   }
   const { passed, failed } = report.summary();
-  console.log(`\nfaults: ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`\n${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`faults: ${passed} passed, ${failed} failed`);
   keepLogs = failed > 0;
   if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ numPassedTests: passed, numFailedTests: failed }));
   return failed === 0 && passed > 0 ? 0 : 1;
