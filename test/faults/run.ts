@@ -4,6 +4,7 @@
 //   3. an exhausted connection pool
 // One line per assertion, a summary, exit code 1 on any failure (with the gateways' log tails).
 // `--json FILE` also writes {numPassedTests, numFailedTests}, the shape .ci/run adds up.
+// FAULTS_ONLY=pg-restart,sigterm,pool runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ const only = process.env.FAULTS_ONLY?.split(',').filter(Boolean);
 
 let cluster: PgCluster | undefined;
 const logDir = mkdtempSync(join(tmpdir(), 'gateway-faults-'));
-let keepLogs = false;
+let keepLogs = process.env.FAULTS_KEEP_LOGS === '1';
 
 function cleanup(): void {
   killAllGateways();
@@ -84,7 +85,7 @@ async function main(): Promise<number> {
   const { passed, failed } = report.summary();
   console.log(`\n${((Date.now() - started) / 1000).toFixed(1)} s`);
   console.log(`faults: ${passed} passed, ${failed} failed`);
-  keepLogs = failed > 0;
+  keepLogs ||= failed > 0;
   if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ numPassedTests: passed, numFailedTests: failed }));
   return failed === 0 && passed > 0 ? 0 : 1;
 }

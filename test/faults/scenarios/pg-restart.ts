@@ -53,7 +53,14 @@ export async function pgRestartScenario(ctx: ScenarioContext): Promise<void> {
   const { report, cluster } = ctx;
   report.section('PostgreSQL restarted under load');
   const databaseUrl = await ctx.createDatabase('faults_restart');
-  const gateway = await startGateway('pg-restart', ctx.logDir, { DATABASE_URL: databaseUrl, DB_POOL_MAX: '10', SHUTDOWN_DRAIN_MS: '0' });
+  // The campaign runner ticks every 200 ms too: its queries fail while PostgreSQL is down, and the process must survive them.
+  const gateway = await startGateway('pg-restart', ctx.logDir, {
+    DATABASE_URL: databaseUrl,
+    DB_POOL_MAX: '10',
+    SHUTDOWN_DRAIN_MS: '0',
+    RUNNER_ENABLED: 'true',
+    RUNNER_INTERVAL_MS: '200',
+  });
   ctx.watch(gateway);
 
   const load = startLoad(gateway.url, LOAD, 6);
