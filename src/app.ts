@@ -40,6 +40,7 @@ import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
 import { FixedWindowLimiter, rateLimit } from './platform/rate-limit.js';
+import { closeConnectionsWhen } from './platform/connection-close.js';
 import { requestTimeout } from './platform/request-timeout.js';
 import { createServices, type Services } from './services.js';
 
@@ -61,7 +62,7 @@ export const REST_ROUTES: RouteDefinition[] = [
 export interface Gateway {
   app: Express;
   services: Services;
-  /** False once shutdown has begun, so /readyz takes the replica out of rotation first. */
+  /** False once shutdown has begun, so /readyz takes the replica out of rotation first and answers close their connections. */
   setReady(ready: boolean): void;
   stop(): Promise<void>;
 }
@@ -123,6 +124,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(closeConnectionsWhen(() => !ready));
   app.use(requestId);
   app.use(
     pinoHttp({
@@ -194,7 +196,8 @@ export async function createGateway(config: Config, database: Database, logger: 
       },
     }),
   );
-  app.use('/graphql', problemHandler(logger));
+  // What fails before Apollo (a lost database while authenticating, a malformed body) still answers in GraphQL's shape.
+  app.use('/graphql', problemHandler(logger, sendGraphQLError));
   app.use((req, res) => {
     sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.path}`), String(res.locals.requestId));
   });

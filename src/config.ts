@@ -23,6 +23,8 @@ export interface Config {
   rateLimit: { perMinute: number; anonymousPerMinute: number };
   /** A request not answered within this many ms answers 503. */
   requestTimeoutMs: number;
+  /** On SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
+  shutdownDrainMs: number;
   /** PostgreSQL only: statement timeout, pool size and how long a request waits for a connection. */
   db: { statementTimeoutMs: number; poolMax: number; poolAcquireTimeoutMs: number };
   metricsEnabled: boolean;
@@ -140,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       anonymousPerMinute: integer(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 60, 0, 1_000_000),
     },
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
+    // Long enough for a load balancer polling /readyz to stop sending; no wait on a laptop or in tests.
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', (env.NODE_ENV || 'development') === 'production' ? 5000 : 0, 0, 600_000),
     db: {
       statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000),
       poolMax: integer(env, 'DB_POOL_MAX', 10, 1, 1000),

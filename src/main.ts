@@ -59,9 +59,11 @@ async function start(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: finishing requests in flight');
+    // /readyz answers 503 at once, but the listener stays open for SHUTDOWN_DRAIN_MS: a load balancer
+    // polling it stops sending here before connections are refused; then requests in flight finish.
     gateway.setReady(false);
-    await runner?.stop();
+    logger.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
+    await Promise.all([runner?.stop(), new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))]);
     const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(force);

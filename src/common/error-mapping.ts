@@ -34,12 +34,14 @@ export function toAppError(error: unknown): AppError & { cause?: unknown } {
 const UNSTORABLE_VALUE_CODES = new Set(['22P05', '22021', '22P02', '22003', '22007', '22008', '54000']);
 
 // 57014: cancelled by statement_timeout — an overloaded database, worth retrying like a lost one.
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001', '57014']);
+// 57P02: the backend was ended because another one crashed (the server restarts).
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08006', '08001', '57014']);
 
 function isConnectionFailure(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
   const message = (error as { message?: unknown }).message;
-  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect/i.test(message);
+  // pg's "… is not queryable": a statement (often the COMMIT) sent on a connection that was lost earlier in the request.
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|is not queryable/i.test(message);
 }

@@ -16,7 +16,8 @@ function isIntrospectionOnly(selectionSet: SelectionSetNode): boolean {
 
 /**
  * Refuses every operation without a principal before any resolver runs, so no resolver can
- * forget to; logs unexpected errors with the request id and puts that id on every error.
+ * forget to; logs unexpected errors with the request id and puts that id on every error;
+ * answers an unavailable database or provider with 503 and Retry-After.
  */
 export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
   return {
@@ -42,8 +43,15 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
         },
         async willSendResponse({ contextValue, response }) {
           if (response.body.kind === 'single' && response.body.singleResult.errors) {
-            for (const error of response.body.singleResult.errors) {
+            const { data, errors } = response.body.singleResult;
+            for (const error of errors) {
               Object.assign(error, { extensions: { ...error.extensions, requestId: contextValue.requestId } });
+            }
+            // A lost database or provider: Retry-After as on REST, and 503 when nothing was answered
+            // (a response with partial data stays 2xx, as GraphQL over HTTP asks).
+            if (errors.some((error) => error.extensions?.code === 'UNAVAILABLE')) {
+              response.http.headers.set('retry-after', '5');
+              if (data === null || data === undefined) response.http.status = 503;
             }
           }
         },

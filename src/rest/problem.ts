@@ -24,8 +24,14 @@ interface BodyParserError {
   status?: number;
 }
 
-/** Maps body-parser failures, AppErrors and ORM errors to problems; logs what was unexpected. */
-export function problemHandler(logger: Logger): ErrorRequestHandler {
+/**
+ * Maps body-parser failures, AppErrors and ORM errors to problems; logs what was unexpected.
+ * `send` writes the answer: problem+json by default; the GraphQL door passes its own shape.
+ */
+export function problemHandler(
+  logger: Logger,
+  send: (res: Response, error: AppError, requestId: string) => void = sendProblem,
+): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const requestId = String(res.locals.requestId ?? '');
     const parserType = (error as BodyParserError)?.type;
@@ -46,6 +52,6 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       logger.error({ err: (appError as { cause?: unknown }).cause ?? error, requestId, method: req.method, url: req.originalUrl }, 'request failed');
     }
     if (res.headersSent) return;
-    sendProblem(res, appError, requestId);
+    send(res, appError, requestId);
   };
 }

@@ -167,6 +167,27 @@ it('BOOTSTRAP_API_KEY is registered as the first key, so scripts can know it', a
   expect(await stop(server)).toBe(0);
 });
 
+it('SIGTERM: /readyz answers 503 while the listener stays open for SHUTDOWN_DRAIN_MS, then the process exits 0', async () => {
+  const server = await startServer({ ...env, SHUTDOWN_DRAIN_MS: '1500' });
+  const signalled = Date.now();
+  server.child.kill('SIGTERM');
+  const answers: number[] = [];
+  let refusedAfter: number | undefined;
+  while (server.child.exitCode === null && refusedAfter === undefined) {
+    try {
+      answers.push((await fetch(`${server.url}/readyz`)).status);
+    } catch {
+      refusedAfter = Date.now() - signalled;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  // The first probe may be answered before the process handles the signal; all later ones are 503.
+  expect(answers.slice(1).length).toBeGreaterThan(5);
+  expect(answers.slice(1).every((status) => status === 503)).toBe(true);
+  expect(refusedAfter).toBeGreaterThanOrEqual(1400);
+  expect(await server.exited).toBe(0);
+});
+
 it.each([
   ['PORT', 'abc', /PORT must be an integer/],
   ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],

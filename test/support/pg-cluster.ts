@@ -1,6 +1,6 @@
 // A throwaway PostgreSQL cluster from the machine's server binaries (`pg_config --bindir`), for the
 // benchmark and the fault script: initdb into a temp dir, start on a free port, stop and delete on close.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,9 @@ export interface PgCluster {
   stop(mode?: 'fast' | 'immediate'): void;
   /** pg_ctl start -w on the same port and data. */
   start(): void;
+  /** stop() and start() without blocking the event loop, so requests in flight keep being answered meanwhile. */
+  stopAsync(mode?: 'fast' | 'immediate'): Promise<void>;
+  startAsync(): Promise<void>;
   /** Stops (immediately) and deletes everything. Safe to call twice. */
   destroy(): void;
 }
@@ -58,11 +61,21 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   const dataDir = join(root, 'data');
   const asRoot = process.getuid?.() === 0;
   // initdb refuses to run as root: run the server binaries as the postgres user then.
+  const invocation = (command: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
   const run = (command: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
+    const [file, argv] = invocation(command, args);
     const result = spawnSync(file, argv, { encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
   };
+  const runAsync = (command: string, args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const [file, argv] = invocation(command, args);
+      execFile(file, argv, { encoding: 'utf8' }, (error, stdout, stderr) => {
+        if (error) reject(new Error(`${command} failed: ${stderr || stdout || error.message}`));
+        else resolve();
+      });
+    });
   if (asRoot) chownSync(root, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()), 0);
   const port = await freePort();
   run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
@@ -79,6 +92,12 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     },
     start() {
       run('pg_ctl', ['-D', dataDir, '-l', log, '-w', '-o', serverOptions, 'start']);
+    },
+    stopAsync(mode = 'fast') {
+      return runAsync('pg_ctl', ['-D', dataDir, '-m', mode, '-w', 'stop']);
+    },
+    startAsync() {
+      return runAsync('pg_ctl', ['-D', dataDir, '-l', log, '-w', '-o', serverOptions, 'start']);
     },
     destroy() {
       if (destroyed) return;

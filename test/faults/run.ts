@@ -1,0 +1,100 @@
+// `npm run test:faults`: the gateway under faults, against its own throwaway PostgreSQL cluster.
+//   1. PostgreSQL restarted under load (pg_ctl stop -m immediate, then -m fast)
+//   2. SIGTERM under load
+//   3. an exhausted connection pool
+// One line per assertion, a summary, exit code 1 on any failure (with the gateways' log tails).
+// `--json FILE` also writes {numPassedTests, numFailedTests}, the shape .ci/run adds up.
+// FAULTS_ONLY=pg-restart,sigterm,pool runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startPgCluster, type PgCluster } from '../support/pg-cluster.js';
+import { Report } from './report.js';
+import { killAllGateways, type GatewayProcess } from './server.js';
+import { withClient, type ScenarioContext } from './scenarios/context.js';
+import { pgRestartScenario } from './scenarios/pg-restart.js';
+import { poolExhaustionScenario } from './scenarios/pool-exhaustion.js';
+import { sigtermScenario } from './scenarios/sigterm.js';
+
+const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
+  ['pg-restart', pgRestartScenario],
+  ['sigterm', sigtermScenario],
+  ['pool', poolExhaustionScenario],
+];
+
+const jsonFlag = process.argv.indexOf('--json');
+const jsonFile = jsonFlag >= 0 ? process.argv[jsonFlag + 1] : undefined;
+const only = process.env.FAULTS_ONLY?.split(',').filter(Boolean);
+
+let cluster: PgCluster | undefined;
+const logDir = mkdtempSync(join(tmpdir(), 'gateway-faults-'));
+let keepLogs = process.env.FAULTS_KEEP_LOGS === '1';
+
+function cleanup(): void {
+  killAllGateways();
+  cluster?.destroy();
+  if (keepLogs) console.log(`the gateways' logs are kept in ${logDir}`);
+  else rmSync(logDir, { recursive: true, force: true });
+}
+
+process.on('exit', cleanup);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    console.log(`\n${signal}: stopping`);
+    process.exit(130);
+  });
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const report = new Report();
+  cluster = await startPgCluster();
+  console.log(`PostgreSQL on port ${cluster.port}; logs in ${logDir}`);
+  const adminUrl = cluster.url;
+  for (const [name, scenario] of SCENARIOS) {
+    if (only && !only.includes(name)) continue;
+    const watched: GatewayProcess[] = [];
+    const failedBefore = report.summary().failed;
+    const ctx: ScenarioContext = {
+      cluster,
+      report,
+      logDir,
+      async createDatabase(database) {
+        await withClient(adminUrl, (client) => client.query(`create database ${database}`));
+        const url = new URL(adminUrl);
+        url.pathname = `/${database}`;
+        return url.toString();
+      },
+      watch: (gateway) => watched.push(gateway),
+    };
+    try {
+      await scenario(ctx);
+    } catch (error) {
+      report.check(`${name} ran to the end`, false, error instanceof Error ? (error.stack ?? error.message) : String(error));
+    } finally {
+      for (const gateway of watched) gateway.kill();
+    }
+    if (report.summary().failed > failedBefore) {
+      for (const gateway of watched) {
+        console.log(`\n--- last lines of ${gateway.logFile}`);
+        console.log(gateway.logTail(60));
+        console.log('---');
+      }
+    }
+  }
+  const { passed, failed } = report.summary();
+  console.log(`\n${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`faults: ${passed} passed, ${failed} failed`);
+  keepLogs ||= failed > 0;
+  if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ numPassedTests: passed, numFailedTests: failed }));
+  return failed === 0 && passed > 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error('the fault script failed:', error);
+    keepLogs = true;
+    process.exit(1);
+  },
+);
