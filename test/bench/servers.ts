@@ -72,7 +72,9 @@ async function waitReady(server: ServerProcess, path: string, timeoutMs: number)
 export async function startGateway(databaseUrl: string, bootstrapKey: string, log: string): Promise<ServerProcess> {
   const port = await freePort();
   const out = openSync(log, 'a');
-  const child = spawn(process.execPath, [`${ROOT}dist/src/main.js`], {
+  // BENCH_GATEWAY_NODE_ARGS: Node flags for the gateway only (e.g. --max-old-space-size=192 to compare memory settings).
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, `${ROOT}dist/src/main.js`], {
     cwd: ROOT,
     env: {
       ...process.env,
