@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../config.js';
+import type { AppError } from './errors.js';
 
 /** Paths that may carry a secret; pino replaces their values before anything is written. */
 export const REDACTED_PATHS = [
@@ -29,4 +30,20 @@ function withoutData(error: unknown, depth = 0): unknown {
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, serializers: { err: withoutData } };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * A request answered 5xx. A lost database or provider (UNAVAILABLE, 503) is an outage the client is
+ * told to retry: one warn line with its reason and the cause's name and code, since every request
+ * fails alike while it lasts and a stack per request would bury everything else. Anything else is
+ * a defect: an error with its stack.
+ */
+export function logServerError(logger: Logger, error: AppError, cause: unknown, fields: Record<string, unknown>, message: string): void {
+  if (error.code === 'UNAVAILABLE') {
+    // The cause's name and code, not its message: a driver's message can repeat the statement.
+    const { name, code } = (cause ?? {}) as { name?: unknown; code?: unknown };
+    logger.warn({ ...fields, code: error.code, reason: error.message, cause: { name, code } }, message);
+  } else {
+    logger.error({ ...fields, err: cause }, message);
+  }
 }

@@ -2,6 +2,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import { AppError } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
+import { logServerError } from '../common/logger.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 
@@ -37,7 +38,7 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
             if (!error.originalError || error.originalError instanceof GraphQLError) continue;
             const mapped = toAppError(error.originalError);
             if (mapped.status >= 500) {
-              contextValue.logger.error({ err: error.originalError, requestId: contextValue.requestId }, 'GraphQL operation failed');
+              logServerError(contextValue.logger, mapped, error.originalError, { requestId: contextValue.requestId }, 'GraphQL operation failed');
             }
           }
         },

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, ERROR_TITLE } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
+import { logServerError } from '../common/logger.js';
 
 /** Writes an RFC 9457 problem+json body; every REST error goes out through here. */
 export function sendProblem(res: Response, error: AppError, requestId: string): void {
@@ -49,7 +50,7 @@ export function problemHandler(
     }
     if (res.locals.timedOut) return; // already answered 503; the late handler's failure is expected
     if (appError.status >= 500) {
-      logger.error({ err: (appError as { cause?: unknown }).cause ?? error, requestId, method: req.method, url: req.originalUrl }, 'request failed');
+      logServerError(logger, appError, (appError as { cause?: unknown }).cause ?? error, { requestId, method: req.method, url: req.originalUrl }, 'request failed');
     }
     if (res.headersSent) return;
     send(res, appError, requestId);
