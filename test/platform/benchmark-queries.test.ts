@@ -41,12 +41,10 @@ describe('the benchmark queries', () => {
         expect(program.executions).toHaveLength(2);
         for (const execution of program.executions) expect(execution.audience!.contactCount).toBe(execution.totalContacts);
       }
-      if (limit === 5) console.log(statements.join("\n\n"));
       return statements.length;
     };
     const five = await run(5);
     const fifty = await run(50);
-    console.log(five, fifty);
     expect(five).toBeGreaterThan(0);
     expect(fifty).toBe(five);
     // the key, the page with its total, the executions, their audiences
@@ -65,12 +63,10 @@ describe('the benchmark queries', () => {
         expect(agent.conversations.data).toHaveLength(1 + (index % 3));
         for (const conversation of agent.conversations.data) expect(conversation.status).toBe('pending');
       }
-      if (limit === 5) console.log(statements.join("\n\n"));
       return statements.length;
     };
     const five = await run(5);
     const fifty = await run(50);
-    console.log(five, fifty);
     expect(five).toBeGreaterThan(0);
     expect(fifty).toBe(five);
     // the key, the page with its total, the conversations with their totals

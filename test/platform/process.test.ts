@@ -172,10 +172,13 @@ it('SIGTERM: /readyz answers 503 while the listener stays open for SHUTDOWN_DRAI
   const signalled = Date.now();
   server.child.kill('SIGTERM');
   const answers: number[] = [];
+  let lastAnsweredAfter = 0;
   let refusedAfter: number | undefined;
+  // Until the listener refuses a connection or the process has exited (it may exit between two probes).
   while (server.child.exitCode === null && refusedAfter === undefined) {
     try {
       answers.push((await fetch(`${server.url}/readyz`)).status);
+      lastAnsweredAfter = Date.now() - signalled;
     } catch {
       refusedAfter = Date.now() - signalled;
     }
@@ -184,7 +187,9 @@ it('SIGTERM: /readyz answers 503 while the listener stays open for SHUTDOWN_DRAI
   // The first probe may be answered before the process handles the signal; all later ones are 503.
   expect(answers.slice(1).length).toBeGreaterThan(5);
   expect(answers.slice(1).every((status) => status === 503)).toBe(true);
-  expect(refusedAfter).toBeGreaterThanOrEqual(1400);
+  // The listener stayed open (answering 503) for the drain, and closed only after it.
+  expect(lastAnsweredAfter).toBeGreaterThanOrEqual(1300);
+  if (refusedAfter !== undefined) expect(refusedAfter).toBeGreaterThanOrEqual(1400);
   expect(await server.exited).toBe(0);
 });
 
