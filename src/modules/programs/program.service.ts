@@ -85,24 +85,6 @@ export class ProgramService {
     return program;
   }
 
-  /** Loads flow, agent and audience of the programs (the REST door shows them inline). */
-  async populate(programs: Program[]): Promise<void> {
-    // Works for managed programs and for the read objects of a list page alike: one statement per relation.
-    const load = async <T extends { id: string }>(entity: new (...args: never[]) => T, refs: ({ id: string } | null)[]) => {
-      const ids = [...new Set(refs.filter((ref) => ref !== null).map((ref) => ref.id))];
-      const found = ids.length > 0 ? await this.em.find(entity as never, { id: { $in: ids } }, { refresh: true }) : [];
-      return new Map((found as T[]).map((item) => [item.id, item]));
-    };
-    const flows = await load(CallFlow, programs.map((program) => program.flow));
-    const agents = await load(Agent, programs.map((program) => program.agent));
-    const audiences = await load(Audience, programs.map((program) => program.audience));
-    for (const program of programs) {
-      if (program.flow) program.flow = flows.get(program.flow.id) ?? null;
-      if (program.agent) program.agent = agents.get(program.agent.id) ?? null;
-      if (program.audience) program.audience = audiences.get(program.audience.id) ?? null;
-    }
-  }
-
   async create(actor: Actor, input: CreateProgramInput): Promise<Program> {
     const settings: Settings = { ...input, flowId: input.flowId ?? null, agentId: input.agentId ?? null, audienceId: input.audienceId };
     const program = this.em.create(Program, {

@@ -1,6 +1,25 @@
+import type { Actor } from '../../common/actor.js';
 import { PageArgs } from '../../common/pagination.js';
 import { defineRoute, ref } from '../../rest/routes.js';
+import type { Services } from '../../services.js';
+import type { Program } from './program.entity.js';
 import { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
+
+/**
+ * Flow, agent and audience of the programs, inline as this door shows them: the same per-relation
+ * batches GraphQL's loaders use, for managed programs and a list page's read objects alike.
+ */
+export async function showRelations(services: Services, actor: Actor, programs: Program[]): Promise<void> {
+  const ids = (refs: ({ id: string } | null)[]) => [...new Set(refs.flatMap((ref) => (ref ? [ref.id] : [])))];
+  const flows = await services.callFlows.flowsFor(actor, ids(programs.map((program) => program.flow)));
+  const agents = await services.conversations.agentsFor(actor, ids(programs.map((program) => program.agent)));
+  const audiences = await services.executions.audiencesFor(actor, ids(programs.map((program) => program.audience)));
+  for (const program of programs) {
+    if (program.flow) program.flow = flows.get(program.flow.id) ?? null;
+    if (program.agent) program.agent = agents.get(program.agent.id) ?? null;
+    if (program.audience) program.audience = audiences.get(program.audience.id) ?? null;
+  }
+}
 
 /** Programs: not in the interface's table; the REST body shows flow, agent and audience inline. */
 export const programRoutes = [
@@ -14,7 +33,7 @@ export const programRoutes = [
     response: ref('ProgramPage'),
     async handler({ actor, query, services, presenter }) {
       const page = await services.programs.list(actor, query);
-      await services.programs.populate(page.data);
+      await showRelations(services, actor, page.data);
       return presenter.present('ProgramPage', page);
     },
   }),
@@ -30,7 +49,7 @@ export const programRoutes = [
     errors: [404],
     async handler({ actor, body, services, presenter }) {
       const program = await services.programs.create(actor, body);
-      await services.programs.populate([program]);
+      await showRelations(services, actor, [program]);
       return presenter.present('Program', program);
     },
   }),
@@ -44,7 +63,7 @@ export const programRoutes = [
     errors: [404],
     async handler({ actor, params, services, presenter }) {
       const program = await services.programs.get(actor, params.id!);
-      await services.programs.populate([program]);
+      await showRelations(services, actor, [program]);
       return presenter.present('Program', program);
     },
   }),
@@ -59,7 +78,7 @@ export const programRoutes = [
     errors: [404],
     async handler({ actor, params, body, services, presenter }) {
       const program = await services.programs.update(actor, params.id!, body);
-      await services.programs.populate([program]);
+      await showRelations(services, actor, [program]);
       return presenter.present('Program', program);
     },
   }),
@@ -73,7 +92,7 @@ export const programRoutes = [
     errors: [404, 409],
     async handler({ actor, params, services, presenter }) {
       const program = await services.programs.activate(actor, params.id!);
-      await services.programs.populate([program]);
+      await showRelations(services, actor, [program]);
       return presenter.present('Program', program);
     },
   }),

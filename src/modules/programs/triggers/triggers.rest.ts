@@ -1,6 +1,7 @@
 import type { Presenter } from '../../../rest/present.js';
 import { arrayOf, defineRoute, ref, type JsonSchema } from '../../../rest/routes.js';
 import type { ContactTrigger } from '../contact-trigger.entity.js';
+import { showRelations } from '../programs.rest.js';
 import { TriggerListArgs } from './trigger.args.js';
 import { TRIGGER_FIELDS } from './trigger.types.js';
 
@@ -53,7 +54,7 @@ export const triggerRoutes = [
     errors: [404],
     async handler({ actor, params, services, presenter }) {
       const result = await services.triggers.sync(actor, params.id!);
-      await services.programs.populate([result.program]);
+      await showRelations(services, actor, [result.program]);
       return presenter.present('TriggerSync', result);
     },
   }),
