@@ -3,7 +3,7 @@
 // counts come from pg_stat_statements, read and reset from the maintenance database so that neither
 // the reset nor the reads are counted against the bench database.
 import pg from 'pg';
-import { startPgCluster, type PgCluster } from '../support/pg-cluster.js';
+import { startPgCluster, withDatabase, type PgCluster } from '../support/pg-cluster.js';
 
 export const BENCH_DATABASE = 'gateway_bench';
 
@@ -22,12 +22,6 @@ export interface BenchDatabase {
   close(): Promise<void>;
   /** Synchronous last resort on process exit: the cluster goes, a DATABASE_URL database stays. */
   destroySync(): void;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 async function connect(url: string): Promise<pg.Client> {

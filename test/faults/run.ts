@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPgCluster, type PgCluster } from '../support/pg-cluster.js';
+import { startPgCluster, withDatabase, type PgCluster } from '../support/pg-cluster.js';
 import { Report } from './report.js';
 import { killAllGateways, type GatewayProcess } from './server.js';
 import { withClient, type ScenarioContext } from './scenarios/context.js';
@@ -61,9 +61,7 @@ async function main(): Promise<number> {
       logDir,
       async createDatabase(database) {
         await withClient(adminUrl, (client) => client.query(`create database ${database}`));
-        const url = new URL(adminUrl);
-        url.pathname = `/${database}`;
-        return url.toString();
+        return withDatabase(adminUrl, database);
       },
       watch: (gateway) => watched.push(gateway),
     };

@@ -6,24 +6,14 @@ import { PGlite } from '@electric-sql/pglite';
 import { MIGRATIONS } from '../../migrations/index.js';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/orm.js';
+import { withClient, withDatabase } from '../support/pg-cluster.js';
 
 /** PostgreSQL when TEST_DATABASE_URL is set (CI's throwaway cluster), PGlite otherwise. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 
-function withDatabase(url: string, name: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
-
-async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
+/** A client on TEST_DATABASE_URL's own database, for creating and dropping the per-file ones. */
+function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withClient(TEST_DATABASE_URL!, run);
 }
 
 export interface TestDatabase {

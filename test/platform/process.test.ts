@@ -1,12 +1,12 @@
 import { jest } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
+import { freePort } from '../support/pg-cluster.js';
 
 // The real entry points, as an operator runs them (the build `npm start` runs; pretest builds it):
 // the CLI, the server, a restart, SIGTERM.
@@ -28,15 +28,6 @@ function run(script: string, args: string[], env: Record<string, string>): Promi
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -5,6 +5,7 @@ import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 
 export interface PgCluster {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
@@ -112,4 +113,22 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   };
   cluster.start();
   return cluster;
+}
+
+/** The same server URL, naming another database. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** Runs `fn` with a client on `url`, closed afterwards. */
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
 }

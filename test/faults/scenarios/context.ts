@@ -14,16 +14,7 @@ export interface ScenarioContext {
   watch(gateway: GatewayProcess): void;
 }
 
-/** Runs `fn` with a client on `url`, closed afterwards. */
-export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+export { withClient } from '../../support/pg-cluster.js';
 
 /**
  * Waits until at least `count` statements of the database wait on a lock and that number has held
