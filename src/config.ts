@@ -36,6 +36,8 @@ export interface Config {
     dialerSpeedMs: number;
     dialerSeed: string;
   };
+  /** MODEL_MAX_OUTPUT_TOKENS: the most output tokens an agent may ask a provider for. */
+  modelMaxOutputTokens: number;
   providers: {
     openaiApiKey?: string;
     anthropicApiKey?: string;
@@ -157,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dialerSpeedMs: integer(env, 'DIALER_SPEED_MS', 200, 0, 600_000),
       dialerSeed: dialerSeed(env),
     },
+    modelMaxOutputTokens: integer(env, 'MODEL_MAX_OUTPUT_TOKENS', 16_384, 1, 1_000_000),
     providers: {
       openaiApiKey: env.OPENAI_API_KEY || undefined,
       anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,

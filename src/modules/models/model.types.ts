@@ -12,7 +12,7 @@ export interface GenerateRequest {
   messages: ChatMessage[];
   /** modelConfig.modelSettings (temperature, maxTokens, topP...). */
   settings?: Record<string, unknown> | null;
-  /** modelConfig.providerOptions, passed through. */
+  /** modelConfig.providerOptions; only the provider's allow-listed options reach it. */
   providerOptions?: Record<string, unknown> | null;
   /** Retrieved passages (builtin/extractive uses them). */
   passages?: { content: string; score: number; title?: string }[];

@@ -6,6 +6,7 @@ import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import type { ModelProvider } from './model-name.js';
 import type { ModelSettings } from './model-settings.js';
+import type { ProviderOptions } from './provider-options.js';
 import type { GenerateRequest, GenerateResult } from './model.types.js';
 
 export type SdkProvider = Exclude<ModelProvider, 'builtin'>;
@@ -26,7 +27,8 @@ export function languageModel(config: Config['providers'], provider: SdkProvider
     case 'openai-compatible':
       if (!config.openaiCompatibleBaseUrl) throw notConfigured(provider, 'OPENAI_COMPATIBLE_BASE_URL');
       return createOpenAICompatible({
-        // providerOptions.openaiCompatible is the SDK's key; its unknown keys go into the request body
+        // providerOptions.openaiCompatible is the SDK's key; its unknown keys would go into the request
+        // body, over model and max_tokens: parseProviderOptions lets only its allow-list through
         name: 'openaiCompatible',
         baseURL: config.openaiCompatibleBaseUrl,
         apiKey: config.openaiCompatibleApiKey,
@@ -93,7 +95,7 @@ export async function generateWithSdk(
   provider: SdkProvider,
   name: string,
   request: GenerateRequest,
-  settings: ModelSettings,
+  checked: { settings: ModelSettings; providerOptions: ProviderOptions },
   timeoutMs: number,
 ): Promise<GenerateResult> {
   const model = languageModel(config, provider, name);
@@ -104,8 +106,8 @@ export async function generateWithSdk(
       instructions: request.system || undefined,
       messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
       allowSystemInMessages: true,
-      ...settings,
-      providerOptions: (request.providerOptions ?? undefined) as Parameters<typeof generateText>[0]['providerOptions'],
+      ...checked.settings,
+      providerOptions: checked.providerOptions as Parameters<typeof generateText>[0]['providerOptions'],
       // A caller is waiting on the line: fail fast (the SDK's backoff starts at 2s) rather than retry.
       maxRetries: 0,
       abortSignal: signal,
