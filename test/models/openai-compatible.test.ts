@@ -148,6 +148,14 @@ describe('openai-compatible provider through the AI SDK', () => {
     expect((await failure(service().generate({ ...REQUEST, settings: { maxTokens: 1_000_000 } }))).code).toBe('BAD_USER_INPUT');
   });
 
+  it("leaves the hidden part's share of the prompt out of the input tokens it reports", async () => {
+    // the fake counts 31 prompt tokens; the hidden part is half of the prompt's characters
+    const visible = REQUEST.messages.reduce((sum, message) => sum + message.content.length, 0) + REQUEST.system!.length;
+    const hidden = 'h'.repeat(visible);
+    const result = await service().generate({ ...REQUEST, system: REQUEST.system + hidden, hidden });
+    expect(result.usage).toEqual({ inputTokens: 15, outputTokens: 5, totalTokens: 20, model: 'openai-compatible/llama3.1:8b' });
+  });
+
   it('answers UNAVAILABLE when the server answers 500, without retrying or leaking the body', async () => {
     mode = 'error500';
     const error = await failure(service().generate(REQUEST));

@@ -8,6 +8,11 @@ export interface GenerateRequest {
   model: string;
   /** Instructions + policy + passages, already assembled. */
   system?: string;
+  /**
+   * The part of `system` the caller may learn nothing about, its size included (the agent's
+   * hidden policy): the usage reported leaves it out.
+   */
+  hidden?: string;
   /** Memory + new user message, oldest first. */
   messages: ChatMessage[];
   /** modelConfig.modelSettings (temperature, maxTokens, topP...). */

@@ -89,6 +89,17 @@ export function providerFailure(provider: SdkProvider, model: string, error: unk
   return Object.assign(new AppError('UNAVAILABLE', message), { cause: new Error(`${errorName(inner)}${status}${code}`) });
 }
 
+/**
+ * The provider's input count less the hidden part's share of the prompt, by characters: the
+ * provider's tokenizer is not at hand, so this is an estimate (within a few tokens), not exact.
+ */
+function withoutHidden(inputTokens: number, request: GenerateRequest): number {
+  const hidden = request.hidden?.length ?? 0;
+  if (hidden === 0 || inputTokens === 0) return inputTokens;
+  const total = (request.system?.length ?? 0) + request.messages.reduce((sum, message) => sum + message.content.length, 0);
+  return Math.max(0, inputTokens - Math.round((inputTokens * hidden) / Math.max(total, 1)));
+}
+
 /** One answer from a real provider through the AI SDK; failures become providerFailure's UNAVAILABLE. */
 export async function generateWithSdk(
   config: Config['providers'],
@@ -112,12 +123,9 @@ export async function generateWithSdk(
       maxRetries: 0,
       abortSignal: signal,
     });
-    const inputTokens = result.usage.inputTokens ?? 0;
+    const inputTokens = withoutHidden(result.usage.inputTokens ?? 0, request);
     const outputTokens = result.usage.outputTokens ?? 0;
-    return {
-      text: result.text,
-      usage: { inputTokens, outputTokens, totalTokens: result.usage.totalTokens ?? inputTokens + outputTokens, model: request.model },
-    };
+    return { text: result.text, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw providerFailure(provider, name, error, signal.aborted, timeoutMs);
