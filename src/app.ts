@@ -159,6 +159,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   const limiter: RateLimiter = config.rateLimit.redisUrl
     ? new RedisRateLimiter(config.rateLimit.redisUrl, logger)
     : new FixedWindowLimiter();
+  await limiter.start?.();
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();

@@ -31,9 +31,24 @@ export class RedisRateLimiter implements RateLimiter {
     this.keyPrefix = options.keyPrefix ?? 'gateway:rate';
     const timeout = options.commandTimeoutMs ?? 500;
     // No offline queue and a short timeout: a request never waits on a lost Redis.
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: timeout, connectTimeout: 2_000 });
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: timeout,
+      connectTimeout: 2_000,
+    });
     // ioredis reports every failed reconnection; take() logs the outage once instead.
     this.redis.on('error', () => {});
+  }
+
+  /** Connects before the first request is counted; a Redis that does not answer is the outage take() handles. */
+  async start(): Promise<void> {
+    try {
+      await this.redis.connect();
+    } catch (error) {
+      this.unreachable(error);
+    }
   }
 
   async take(key: string, limit: number): Promise<RateDecision> {

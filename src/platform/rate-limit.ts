@@ -20,6 +20,7 @@ export interface RateDecision {
 /** Where the counters live: this process's memory, or Redis shared by every replica. */
 export interface RateLimiter {
   take(key: string, limit: number): RateDecision | Promise<RateDecision>;
+  start?(): Promise<void>;
   close?(): Promise<void>;
 }
 
