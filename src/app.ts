@@ -39,7 +39,8 @@ import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
-import { FixedWindowLimiter, rateLimit } from './platform/rate-limit.js';
+import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
+import { RedisRateLimiter } from './platform/rate-limit-redis.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { requestTimeout } from './platform/request-timeout.js';
 import { createServices, type Services } from './services.js';
@@ -153,8 +154,12 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   app.use('/graphql', requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
 
-  // One authentication per request, then the per-key limit; /healthz, /readyz and the OpenAPI document are exempt.
-  const limiter = new FixedWindowLimiter();
+  // One authentication per request, then the per-key and per-organization limits; /healthz, /readyz and
+  // the OpenAPI document are exempt. REDIS_URL shares the counters across replicas.
+  const limiter: RateLimiter = config.rateLimit.redisUrl
+    ? new RedisRateLimiter(config.rateLimit.redisUrl, logger)
+    : new FixedWindowLimiter();
+  await limiter.start?.();
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();
@@ -211,6 +216,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     },
     async stop() {
       await apollo.stop();
+      await limiter.close?.();
     },
   };
 }

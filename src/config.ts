@@ -19,8 +19,11 @@ export interface Config {
   migrateOnStart: boolean;
   bodyLimitBytes: number;
   graphql: { introspection: boolean; maxDepth: number; maxCost: number; maxAliases: number; maxTokens: number };
-  /** Requests per minute per API key, and per client IP without credentials; 0 = off. */
-  rateLimit: { perMinute: number; anonymousPerMinute: number };
+  /**
+   * Requests per minute per API key, per organization and per client IP without credentials
+   * (0 = off); with redisUrl the counters are shared by every replica on that Redis.
+   */
+  rateLimit: { perMinute: number; anonymousPerMinute: number; organizationPerMinute: number; redisUrl?: string };
   /** A request not answered within this many ms answers 503. */
   requestTimeoutMs: number;
   /** On SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
@@ -36,6 +39,8 @@ export interface Config {
     dialerSpeedMs: number;
     dialerSeed: string;
   };
+  /** MODEL_MAX_OUTPUT_TOKENS: the most output tokens an agent may ask a provider for. */
+  modelMaxOutputTokens: number;
   providers: {
     openaiApiKey?: string;
     anthropicApiKey?: string;
@@ -105,6 +110,17 @@ function dialerSeed(env: NodeJS.ProcessEnv): string {
   return raw;
 }
 
+/** The organization's default is ten keys' worth: minting keys no longer multiplies the limit. */
+function rateLimit(env: NodeJS.ProcessEnv): Config['rateLimit'] {
+  const perMinute = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000);
+  return {
+    perMinute,
+    anonymousPerMinute: integer(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 60, 0, 1_000_000),
+    organizationPerMinute: integer(env, 'RATE_LIMIT_ORG_PER_MINUTE', perMinute * 10, 0, 10_000_000),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+  };
+}
+
 /** Parses the environment once. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.DATA_DIR || './.data');
@@ -137,10 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 1, 1000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
     },
-    rateLimit: {
-      perMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
-      anonymousPerMinute: integer(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 60, 0, 1_000_000),
-    },
+    rateLimit: rateLimit(env),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
     // Long enough for a load balancer polling /readyz to stop sending; no wait on a laptop or in tests.
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', (env.NODE_ENV || 'development') === 'production' ? 5000 : 0, 0, 600_000),
@@ -157,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dialerSpeedMs: integer(env, 'DIALER_SPEED_MS', 200, 0, 600_000),
       dialerSeed: dialerSeed(env),
     },
+    modelMaxOutputTokens: integer(env, 'MODEL_MAX_OUTPUT_TOKENS', 16_384, 1, 1_000_000),
     providers: {
       openaiApiKey: env.OPENAI_API_KEY || undefined,
       anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,

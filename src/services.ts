@@ -26,7 +26,7 @@ import { TriggerService } from './modules/programs/triggers/trigger.service.js';
 export function createServices(em: EntityManager, config: Config) {
   const tokens = new TokenService(config);
   const apiKeys = new ApiKeyService(em);
-  const models = new ModelService(config.providers);
+  const models = new ModelService(config.providers, { maxOutputTokens: config.modelMaxOutputTokens });
   const knowledge = new KnowledgeService(em);
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
   const agentPorts = { model: models, knowledge };

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../common/errors.js';
 import { principalOf } from './principal.js';
 
-const WINDOW_MS = 60_000;
+export const WINDOW_MS = 60_000;
 
 interface Window {
   startedAt: number;
@@ -17,11 +17,19 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
+/** Where the counters live: this process's memory, or Redis shared by every replica. */
+export interface RateLimiter {
+  take(key: string, limit: number): RateDecision | Promise<RateDecision>;
+  start?(): Promise<void>;
+  close?(): Promise<void>;
+}
+
 /**
  * Fixed one-minute windows counted in this process's memory: with several replicas each one
- * counts on its own, so the effective limit is the per-process limit times the replicas.
+ * counts on its own, so the effective limit is the per-process limit times the replicas
+ * (REDIS_URL shares them: see rate-limit-redis.ts).
  */
-export class FixedWindowLimiter {
+export class FixedWindowLimiter implements RateLimiter {
   private readonly windows = new Map<string, Window>();
   private lastSweep = 0;
 
@@ -58,24 +66,46 @@ export class FixedWindowLimiter {
 export interface RateLimitOptions {
   perMinute: number;
   anonymousPerMinute: number;
-  limiter: FixedWindowLimiter;
+  /** All the keys of one organization together; 0 = off. */
+  organizationPerMinute: number;
+  limiter: RateLimiter;
   /** Answers a refused request in the door's own shape. */
   reject(req: Request, res: Response, error: AppError): void;
 }
 
-/** Counts the request against its API key (or its client IP without valid credentials); sets RateLimit-* headers. */
+type Scoped = RateDecision & { scope: string };
+
+/** The decision to report: a refusal first (the longest wait), else the one with the fewest requests left. */
+function tighter(decisions: Scoped[]): Scoped {
+  const refused = decisions.filter((decision) => !decision.allowed);
+  if (refused.length > 0) return refused.reduce((a, b) => (b.resetSeconds > a.resetSeconds ? b : a));
+  return decisions.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+}
+
+/**
+ * Counts the request against its API key and its organization (or its client IP without valid
+ * credentials); RateLimit-* headers report the tighter of the two.
+ */
 export function rateLimit(options: RateLimitOptions) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const { actor } = principalOf(res);
-    const limit = actor ? options.perMinute : options.anonymousPerMinute;
-    if (limit === 0) return next();
-    const key = actor ? `key:${actor.apiKeyId}` : `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
-    const decision = options.limiter.take(key, limit);
+    const counted: [key: string, limit: number, scope: string][] = actor
+      ? [
+          [`key:${actor.apiKeyId}`, options.perMinute, 'API key'],
+          [`org:${actor.organizationId}`, options.organizationPerMinute, 'organization'],
+        ]
+      : [[`ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`, options.anonymousPerMinute, 'client without credentials']];
+    const limits = counted.filter(([, limit]) => limit > 0);
+    if (limits.length === 0) return next();
+    const decision = tighter(
+      await Promise.all(limits.map(async ([key, limit, scope]) => ({ ...(await options.limiter.take(key, limit)), scope }))),
+    );
     res.setHeader('RateLimit-Limit', String(decision.limit));
     res.setHeader('RateLimit-Remaining', String(decision.remaining));
     res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
     if (decision.allowed) return next();
     res.setHeader('Retry-After', String(decision.resetSeconds));
-    options.reject(req, res, new AppError('RATE_LIMITED', `Too many requests: the limit is ${limit} per minute; retry in ${decision.resetSeconds} s`));
+    const message = `Too many requests: the limit is ${decision.limit} per minute per ${decision.scope}; retry in ${decision.resetSeconds} s`;
+    options.reject(req, res, new AppError('RATE_LIMITED', message));
   };
 }

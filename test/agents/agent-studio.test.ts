@@ -87,9 +87,14 @@ describe('a real provider (OpenAI-compatible, on loopback)', () => {
     }
     const res = await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'When does the shop open in the morning?' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ response: 'Reply 3', usage: { inputTokens: 40, outputTokens: 2, totalTokens: 42, model: 'openai-compatible/shop-llm:8b' } });
-
     const last = received[2]!;
+    // The fake counts 40 prompt tokens; the policy's share of the prompt's characters is left out of the usage.
+    const hidden = `\n\nPolicy (hidden from the caller):\n${POLICY}`.length;
+    const prompt = last.messages.reduce((sum, message) => sum + message.content.length, 0);
+    const inputTokens = 40 - Math.round((40 * hidden) / prompt);
+    expect(inputTokens).toBeLessThan(40);
+    expect(res.body).toEqual({ response: 'Reply 3', usage: { inputTokens, outputTokens: 2, totalTokens: inputTokens + 2, model: 'openai-compatible/shop-llm:8b' } });
+
     expect(last.model).toBe('shop-llm:8b');
     expect(last.temperature).toBe(0.3);
     const [system, ...rest] = last.messages;

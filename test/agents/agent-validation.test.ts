@@ -17,6 +17,9 @@ const criteria = (count: number) => Array.from({ length: count }, (_, index) => 
 
 const BAD_SETTINGS = { temperature: 'hot', bogus: 1 };
 const SETTINGS_FIELDS = ['modelConfig.modelSettings.temperature', 'modelConfig.modelSettings.bogus'];
+// Issue 9, finding 6: these reached the upstream request as they were.
+const EXPENSIVE = { openaiCompatible: { model: 'very-expensive-model', n: 64, max_tokens: 999_999 } };
+const EXPENSIVE_FIELDS = ['model', 'n', 'max_tokens'].map((option) => `modelConfig.providerOptions.openaiCompatible.${option}`);
 
 /** Sends the same body to both doors: both accept it, or both refuse it naming the same fields. */
 async function bothDoors(input: Record<string, unknown>, fields: string[] | 'ok') {
@@ -50,6 +53,14 @@ describe('limits of CreateAgentInput, at their edges, the same on both doors', (
     ['model without provider', { modelConfig: { model: 'gpt4' } }, ['modelConfig.model']],
     ['known modelSettings', { modelConfig: { model: 'builtin/echo', modelSettings: { temperature: 0.5, maxTokens: 100 } } }, 'ok'],
     ['bad and unknown modelSettings', { modelConfig: { model: 'builtin/echo', modelSettings: BAD_SETTINGS } }, SETTINGS_FIELDS],
+    ['maxOutputTokens of 16384', { modelConfig: { model: 'builtin/echo', modelSettings: { maxOutputTokens: 16_384 } } }, 'ok'],
+    ['maxOutputTokens of 16385', { modelConfig: { model: 'builtin/echo', modelSettings: { maxOutputTokens: 16_385 } } }, ['modelConfig.modelSettings.maxOutputTokens']],
+    ['maxTokens of 1,000,000', { modelConfig: { model: 'openai/gpt-4o-mini', modelSettings: { maxTokens: 1_000_000 } } }, ['modelConfig.modelSettings.maxTokens']],
+    ['allow-listed openaiCompatible options', { modelConfig: { model: 'openai-compatible/llama3', providerOptions: { openaiCompatible: { user: 'caller-1', reasoningEffort: 'low' } } } }, 'ok'],
+    ['openaiCompatible options naming another model and more output', { modelConfig: { model: 'openai-compatible/llama3', providerOptions: EXPENSIVE } }, EXPENSIVE_FIELDS],
+    ['openai options outside the allow-list', { modelConfig: { model: 'openai/gpt-4o-mini', providerOptions: { openai: { maxCompletionTokens: 999_999, reasoningEffort: 'max' } } } }, ['modelConfig.providerOptions.openai.maxCompletionTokens', 'modelConfig.providerOptions.openai.reasoningEffort']],
+    ["another provider's options", { modelConfig: { model: 'anthropic/claude-sonnet-4-5', providerOptions: { openaiCompatible: { user: 'x' } } } }, ['modelConfig.providerOptions.openaiCompatible']],
+    ['provider options for the builtin model', { modelConfig: { model: 'builtin/echo', providerOptions: { seed: 7 } } }, ['modelConfig.providerOptions.seed']],
     ['unknown pipelineMode', { voiceConfig: { pipelineMode: 'loud' } }, ['voiceConfig.pipelineMode']],
     ['known pipelineMode and stsProvider', { voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'v1' } }, 'ok'],
     ['unknown stsProvider', { voiceConfig: { pipelineMode: 'sts', stsProvider: 'acme' } }, ['voiceConfig.stsProvider']],
@@ -88,6 +99,30 @@ describe('modelSettings', () => {
     expect(restFields(await acme.rest.put(`/api/agents/${agentId}`, { modelConfig }))).toEqual(SETTINGS_FIELDS);
     expect(graphqlFields(await acme.graphql.run(UpdateAgentDocument, { id: agentId, input: { modelConfig } as never }))).toEqual(SETTINGS_FIELDS);
     expect((await acme.rest.get(`/api/agents/${agentId}`)).body).toMatchObject({ version: 1, modelConfig: { modelSettings: null } });
+  });
+
+  it('providerOptions outside the allow-list are refused by an update on both doors; another organization gets 404', async () => {
+    const agentId = (await acme.rest.post('/api/agents', agentInput())).body.id;
+    const modelConfig = { model: 'openai-compatible/llama3', providerOptions: EXPENSIVE };
+    const rest = await acme.rest.put(`/api/agents/${agentId}`, { modelConfig });
+    expect(rest.status).toBe(400);
+    expect(rest.body.code).toBe('BAD_USER_INPUT');
+    expect(restFields(rest)).toEqual(EXPENSIVE_FIELDS);
+    const graphql = await acme.graphql.run(UpdateAgentDocument, { id: agentId, input: { modelConfig } as never });
+    expect(graphqlCode(graphql)).toBe('BAD_USER_INPUT');
+    expect(graphqlFields(graphql)).toEqual(EXPENSIVE_FIELDS);
+    expect((await acme.rest.get(`/api/agents/${agentId}`)).body).toMatchObject({ version: 1, modelConfig: { model: 'builtin/echo', providerOptions: null } });
+
+    const globex = await app.organization('Globex');
+    expect((await globex.rest.put(`/api/agents/${agentId}`, { modelConfig })).status).toBe(404);
+    expect(graphqlCode(await globex.graphql.run(UpdateAgentDocument, { id: agentId, input: { modelConfig } as never }))).toBe('NOT_FOUND');
+  });
+
+  it('stored providerOptions outside the allow-list (from before this check) are refused before a test asks anything', async () => {
+    const agentId = (await acme.rest.post('/api/agents', agentInput())).body.id;
+    await app.sql('update agents set model_config = ? where id = ?', [JSON.stringify({ model: 'builtin/echo', providerOptions: { seed: 7 } }), agentId]);
+    expect(restFields(await acme.rest.post(`/api/agents/${agentId}/test`, { message: 'hi' }))).toEqual(['modelConfig.providerOptions.seed']);
+    expect(graphqlFields(await acme.graphql.run(TestAgentDocument, { id: agentId, message: 'hi' }))).toEqual(['modelConfig.providerOptions.seed']);
   });
 
   it('stored bad (from before this check) are refused before a message or a test stores or asks anything', async () => {

@@ -177,6 +177,32 @@ describe('soft delete', () => {
 });
 
 describe('testing an agent', () => {
+  it('reports the same usage whatever the length of the policy, on both doors (issue 9, finding 9)', async () => {
+    const longPolicy = Array.from({ length: 40 }, (_, index) => `Rule ${index}: never discuss topic ${index}.`).join(' ');
+    const usages = [];
+    for (const policy of [null, 'No refunds.', longPolicy]) {
+      const agent = await createAgent({ policy, instructions: 'Be brief.' });
+      const rest = await acme.rest.post(`/api/agents/${agent.id}/test`, { message: 'Where is my order?' });
+      expect(rest.status).toBe(200);
+      const { testAgent } = await acme.graphql.ok(TestAgentDocument, { id: agent.id, message: 'Where is my order?' });
+      expect(testAgent.usage).toEqual(rest.body.usage);
+      usages.push(rest.body.usage);
+    }
+    // "Be brief." + "Where is my order?": 2 + 4 words; the model did see the policy
+    expect(usages).toEqual(Array(3).fill({ inputTokens: 6, outputTokens: 5, totalTokens: 11, model: 'builtin/echo' }));
+    expect(model.requests.at(-1)!.system).toContain(longPolicy);
+  });
+
+  it('redacts each sentence of the policy however it is cased or spaced, short ones too, on both doors', async () => {
+    const agent = await createAgent({ policy: `No refunds ever. ${POLICY}.` });
+    const shouted = `Sure: NO   REFUNDS\nEVER. And ${POLICY.toUpperCase().replaceAll(' ', '  ')}! ok?`;
+    const rest = await acme.rest.post(`/api/agents/${agent.id}/test`, { message: shouted });
+    expect(rest.status).toBe(200);
+    expect(rest.body.response).toBe('Echo: Sure: [redacted]. And [redacted]! ok?');
+    const { testAgent } = await acme.graphql.ok(TestAgentDocument, { id: agent.id, message: shouted });
+    expect(testAgent.response).toBe(rest.body.response);
+  });
+
   it('answers {response, usage} with instructions and policy given to the model, nothing stored, policy never shown', async () => {
     const agent = await createAgent({ policy: POLICY, instructions: 'Be brief.' });
     const res = await acme.rest.post(`/api/agents/${agent.id}/test`, { message: 'Where is my order?' });

@@ -157,13 +157,13 @@ describe('memory and prompt', () => {
     expect(messages.at(-1)).toEqual({ role: 'user', content: 'm7' });
   });
 
-  it('passes modelSettings and providerOptions through', async () => {
+  it('passes modelSettings through (builtin takes no providerOptions: see agent-validation)', async () => {
     const conversationId = await start(
       acme,
-      await agentFor(acme, { modelConfig: { model: 'builtin/echo', modelSettings: { temperature: 0.1 }, providerOptions: { seed: 7 } } }),
+      await agentFor(acme, { modelConfig: { model: 'builtin/echo', modelSettings: { temperature: 0.1 }, providerOptions: {} } }),
     );
     await send(conversationId, 'hi');
-    expect(model.requests.at(-1)).toMatchObject({ settings: { temperature: 0.1 }, providerOptions: { seed: 7 } });
+    expect(model.requests.at(-1)).toMatchObject({ settings: { temperature: 0.1 }, providerOptions: {} });
   });
 });
 

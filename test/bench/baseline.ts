@@ -152,8 +152,14 @@ function systemPrompt(instructions: string, policy: string | null): string {
 }
 
 function redactPolicy(text: string, policy: string | null): string {
-  if (!policy || policy.length < 20) return text;
-  return text.split(policy).join('[redacted]');
+  if (!policy) return text;
+  const sentences = policy
+    .split(/(?<=[.!?])\s+|\n+/u)
+    .map((sentence) => sentence.replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '').split(/\s+/u).filter((word) => word !== ''))
+    .filter((words) => words.length >= 2)
+    .sort((a, b) => b.join(' ').length - a.join(' ').length);
+  const escape = (word: string) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return sentences.reduce((redacted, words) => redacted.replace(new RegExp(words.map(escape).join('\\s+'), 'giu'), '[redacted]'), text);
 }
 
 // Plain fields, no parameter properties: Node's type stripping runs this file as it is.
@@ -264,7 +270,8 @@ export async function startBaseline(options: { databaseUrl: string; port?: numbe
       }
       const policy = agent.policy as string | null;
       const text = model === 'builtin/echo' ? `Echo: ${message.trim()}`.trimEnd() : NO_PASSAGES_REPLY;
-      const inputTokens = countWords([systemPrompt(String(agent.instructions), policy), message].join('\n'));
+      // The policy is no part of the usage a caller sees.
+      const inputTokens = countWords([systemPrompt(String(agent.instructions), null), message].join('\n'));
       const outputTokens = countWords(text);
       return send(res, 200, {
         response: redactPolicy(text, policy),

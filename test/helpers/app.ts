@@ -39,7 +39,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, logTo?: Dest
   const config: Config = {
     ...loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: '/tmp/gateway-test-unused', LOG_LEVEL: 'silent' }),
     nodeEnv: 'test',
-    rateLimit: { perMinute: 0, anonymousPerMinute: 0 }, // off unless a test is about it: suites send many requests with one key
+    rateLimit: { perMinute: 0, anonymousPerMinute: 0, organizationPerMinute: 0 }, // off unless a test is about it: suites send many requests with one key
     ...overrides,
   };
   const gateway = await createGateway(config, db.database, createLogger(config.logLevel, logTo));

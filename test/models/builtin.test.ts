@@ -24,6 +24,16 @@ describe('builtin/echo', () => {
     expect(await service.generate(request)).toEqual(first);
   });
 
+  it('leaves the hidden part of the system prompt out of its usage, whatever its length', async () => {
+    const messages = [{ role: 'user' as const, content: 'hello there' }];
+    const without = await service.generate({ model: 'builtin/echo', system: 'You are Ada.', messages });
+    for (const policy of ['No.', 'Never reveal the code. '.repeat(50)]) {
+      const hidden = `\n\nPolicy (hidden from the caller):\n${policy}`;
+      const result = await service.generate({ model: 'builtin/echo', system: `You are Ada.${hidden}\n\nKnowledge`, hidden, messages });
+      expect(result.usage.inputTokens).toBe(without.usage.inputTokens + 1); // "Knowledge"
+    }
+  });
+
   it('validates settings like any provider would', async () => {
     const error = await service
       .generate({ model: 'builtin/echo', messages: [{ role: 'user', content: 'hi' }], settings: { temprature: 1 } })

@@ -65,11 +65,11 @@ const REQUEST: GenerateRequest = {
     { role: 'user', content: 'When do you open?' },
   ],
   settings: { temperature: 0.3, maxTokens: 64, seed: 11 },
-  providerOptions: { openaiCompatible: { user: 'caller-42', keep_alive: '5m' } },
+  providerOptions: { openaiCompatible: { user: 'caller-42', reasoningEffort: 'low' } },
 };
 
-function service(timeoutMs = 5_000): ModelService {
-  return new ModelService({ openaiCompatibleBaseUrl: baseUrl, openaiCompatibleApiKey: 'test-secret-key' }, { timeoutMs });
+function service(timeoutMs = 5_000, maxOutputTokens?: number): ModelService {
+  return new ModelService({ openaiCompatibleBaseUrl: baseUrl, openaiCompatibleApiKey: 'test-secret-key' }, { timeoutMs, maxOutputTokens });
 }
 
 async function failure(promise: Promise<unknown>): Promise<AppError> {
@@ -105,9 +105,55 @@ describe('openai-compatible provider through the AI SDK', () => {
       max_tokens: 64,
       seed: 11,
       user: 'caller-42',
-      keep_alive: '5m',
+      reasoning_effort: 'low',
     });
     expect((call?.body.messages as unknown[]).length).toBe(4);
+  });
+
+  it('sends nothing but the checked fields: no option passes through to the request body', async () => {
+    await service().generate(REQUEST);
+    expect(Object.keys(received[0]!.body).sort()).toEqual(
+      ['max_tokens', 'messages', 'model', 'reasoning_effort', 'seed', 'temperature', 'user'].sort(),
+    );
+  });
+
+  it('refuses options that would name another model or ask for more output, before any call (issue 9, finding 6)', async () => {
+    const providerOptions = { openaiCompatible: { model: 'very-expensive-model', n: 64, max_tokens: 999_999, user: 'ok' } };
+    const error = await failure(service().generate({ ...REQUEST, providerOptions }));
+    expect(error.code).toBe('BAD_USER_INPUT');
+    expect(error.errors?.map((e) => e.field)).toEqual(['model', 'n', 'max_tokens'].map((o) => `modelConfig.providerOptions.openaiCompatible.${o}`));
+    expect(error.errors?.[1]?.message).toContain('is not an accepted option: use user, reasoningEffort, textVerbosity');
+    expect(received).toHaveLength(0);
+  });
+
+  it('refuses options under another key the SDK would also read', async () => {
+    for (const key of ['openai-compatible', 'openai', 'anthropic']) {
+      const error = await failure(service().generate({ ...REQUEST, providerOptions: { [key]: { user: 'x' } } }));
+      expect(error.errors?.map((e) => e.field)).toEqual([`modelConfig.providerOptions.${key}`]);
+    }
+    expect(received).toHaveLength(0);
+  });
+
+  it('asks for at most MODEL_MAX_OUTPUT_TOKENS: more is refused, none set sends the cap', async () => {
+    const capped = service(5_000, 500);
+    const error = await failure(capped.generate({ ...REQUEST, settings: { maxOutputTokens: 501 } }));
+    expect(error.errors?.[0]?.field).toBe('modelConfig.modelSettings.maxOutputTokens');
+    expect(error.errors?.[0]?.message).toContain('from 1 to 500');
+    expect(received).toHaveLength(0);
+
+    await capped.generate({ ...REQUEST, settings: {} });
+    expect(received[0]?.body.max_tokens).toBe(500);
+    await service().generate({ ...REQUEST, settings: null });
+    expect(received[1]?.body.max_tokens).toBe(16_384);
+    expect((await failure(service().generate({ ...REQUEST, settings: { maxTokens: 1_000_000 } }))).code).toBe('BAD_USER_INPUT');
+  });
+
+  it("leaves the hidden part's share of the prompt out of the input tokens it reports", async () => {
+    // the fake counts 31 prompt tokens; the hidden part is half of the prompt's characters
+    const visible = REQUEST.messages.reduce((sum, message) => sum + message.content.length, 0) + REQUEST.system!.length;
+    const hidden = 'h'.repeat(visible);
+    const result = await service().generate({ ...REQUEST, system: REQUEST.system + hidden, hidden });
+    expect(result.usage).toEqual({ inputTokens: 15, outputTokens: 5, totalTokens: 20, model: 'openai-compatible/llama3.1:8b' });
   });
 
   it('answers UNAVAILABLE when the server answers 500, without retrying or leaking the body', async () => {
@@ -160,7 +206,7 @@ describe('providers that are named but not configured', () => {
     ['anthropic/claude-sonnet-4-5', 'Model provider "anthropic" is not configured: set ANTHROPIC_API_KEY'],
     ['openai-compatible/llama3.1:8b', 'Model provider "openai-compatible" is not configured: set OPENAI_COMPATIBLE_BASE_URL'],
   ])('%s → UNAVAILABLE', async (model, message) => {
-    const error = await failure(new ModelService({}).generate({ ...REQUEST, model }));
+    const error = await failure(new ModelService({}).generate({ ...REQUEST, model, providerOptions: null }));
     expect(error.code).toBe('UNAVAILABLE');
     expect(error.message).toBe(message);
   });

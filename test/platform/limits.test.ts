@@ -1,5 +1,6 @@
 import { MeDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { loadConfig } from '../../src/config.js';
 import { FixedWindowLimiter } from '../../src/platform/rate-limit.js';
 
 const PER_KEY = 5;
@@ -10,7 +11,7 @@ let acme: TestOrganization;
 let globex: TestOrganization;
 
 beforeAll(async () => {
-  app = await startTestApp({ rateLimit: { perMinute: PER_KEY, anonymousPerMinute: ANONYMOUS } });
+  app = await startTestApp({ rateLimit: { perMinute: PER_KEY, anonymousPerMinute: ANONYMOUS, organizationPerMinute: 0 } });
   acme = await app.organization('Acme');
   globex = await app.organization('Globex');
 });
@@ -93,9 +94,76 @@ describe('the per-key rate limit', () => {
   });
 });
 
+describe('the per-organization rate limit (issue 9, finding 7)', () => {
+  const ORG = 8;
+
+  it('counts every key of the organization together, so minting keys does not sidestep it, on both doors', async () => {
+    const limited = await startTestApp({ rateLimit: { perMinute: PER_KEY, anonymousPerMinute: 0, organizationPerMinute: ORG } });
+    try {
+      const org = await limited.organization('Minting');
+      const mint = async (name: string) => {
+        const res = await org.rest.post('/api/auth/api-keys', { name, prefix: 'k_' });
+        expect(res.status).toBe(201);
+        return res.body.secret as string;
+      };
+      const [secondKey, thirdKey] = [await mint('second'), await mint('third')]; // the first key: 2 of 5, the organization: 2 of 8
+      const [second, third] = [limited.rest({ 'x-api-key': secondKey }), limited.rest({ 'x-api-key': thirdKey })];
+      const headers = (res: { headers: Headers }) => [res.headers.get('ratelimit-limit'), res.headers.get('ratelimit-remaining')];
+      const firsts = [];
+      for (let i = 0; i < 3; i++) firsts.push(await org.rest.get('/api/users/me'));
+      // the first key is the tighter: 2, 1, 0 of 5 left while the organization has 5, 4, 3 of 8
+      expect(firsts.map(headers)).toEqual([
+        [String(PER_KEY), '2'],
+        [String(PER_KEY), '1'],
+        [String(PER_KEY), '0'],
+      ]);
+      const seconds = [];
+      for (let i = 0; i < 3; i++) seconds.push(await second.get('/api/users/me'));
+      expect(seconds.map((res) => res.status)).toEqual([200, 200, 200]);
+      // the second key has 4, 3, 2 left; the organization 2, 1, 0: it reports the organization's
+      expect(seconds.map(headers)).toEqual([
+        [String(ORG), '2'],
+        [String(ORG), '1'],
+        [String(ORG), '0'],
+      ]);
+
+      const rest = await third.get('/api/users/me');
+      expect(rest.status).toBe(429);
+      expect(rest.body).toMatchObject({ code: 'RATE_LIMITED', detail: expect.stringContaining('per organization') });
+      expect(headers(rest)).toEqual([String(ORG), '0']);
+      expect(Number(rest.headers.get('retry-after'))).toBeGreaterThan(0);
+      const graphql = await fetch(`${limited.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': thirdKey },
+        body: JSON.stringify({ query: '{ me { id } }' }),
+      });
+      expect(graphql.status).toBe(429);
+      expect(((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('RATE_LIMITED');
+
+      // Another organization is counted on its own.
+      const other = await limited.organization('Other');
+      const fresh = await other.rest.get('/api/users/me');
+      expect(fresh.status).toBe(200);
+      expect(headers(fresh)).toEqual([String(PER_KEY), String(PER_KEY - 1)]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('defaults to ten times the per-key limit; 0 turns it off; REDIS_URL must be redis:// or rediss://', () => {
+    const base = { JWT_SECRET: 'x'.repeat(32), DATA_DIR: '/tmp/gateway-test-unused' };
+    expect(loadConfig(base).rateLimit).toEqual({ perMinute: 600, anonymousPerMinute: 60, organizationPerMinute: 6000, redisUrl: undefined });
+    expect(loadConfig({ ...base, RATE_LIMIT_PER_MINUTE: '100' }).rateLimit.organizationPerMinute).toBe(1000);
+    expect(loadConfig({ ...base, RATE_LIMIT_ORG_PER_MINUTE: '0' }).rateLimit.organizationPerMinute).toBe(0);
+    expect(loadConfig({ ...base, REDIS_URL: 'redis://127.0.0.1:6379' }).rateLimit.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(() => loadConfig({ ...base, REDIS_URL: 'http://127.0.0.1:6379' })).toThrow('REDIS_URL must start with redis: or rediss:');
+    expect(() => loadConfig({ ...base, RATE_LIMIT_ORG_PER_MINUTE: '-1' })).toThrow('RATE_LIMIT_ORG_PER_MINUTE must be an integer');
+  });
+});
+
 describe('RATE_LIMIT_PER_MINUTE=0', () => {
   it('turns the limit off: no headers, no 429', async () => {
-    const open = await startTestApp({ rateLimit: { perMinute: 0, anonymousPerMinute: 0 } });
+    const open = await startTestApp({ rateLimit: { perMinute: 0, anonymousPerMinute: 0, organizationPerMinute: 0 } });
     try {
       for (let i = 0; i < 5; i++) {
         const res = await open.rest().get('/api/users/me');

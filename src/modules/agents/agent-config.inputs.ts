@@ -11,12 +11,15 @@ export class ModelConfigInput {
   @IsString()
   model!: string;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'temperature, maxTokens, topP, ...' })
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'temperature, maxOutputTokens (maxTokens; at most MODEL_MAX_OUTPUT_TOKENS), topP, ...' })
   @IsOptional()
   @IsObject()
   modelSettings?: Record<string, unknown> | null;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Passed through to the provider' })
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'Per provider, allow-listed: openai {user, reasoningEffort, textVerbosity}, anthropic {sendReasoning}, openaiCompatible {user, reasoningEffort, textVerbosity}',
+  })
   @IsOptional()
   @IsObject()
   providerOptions?: Record<string, unknown> | null;

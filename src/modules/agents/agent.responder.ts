@@ -1,7 +1,7 @@
 import type { Agent } from './agent.entity.js';
 import type { ChatMessage, KnowledgePort, ModelPort, Passage } from './agent.ports.js';
 import type { MessageReply } from './agent.types.js';
-import { buildSystemPrompt, redactPolicy } from './prompt.js';
+import { buildSystemPrompt, policySection, redactPolicy } from './prompt.js';
 
 /** Asks an agent's model for a reply: retrieval, prompt, generation, redaction. Shared by tests and conversations. */
 export class AgentResponder {
@@ -15,6 +15,7 @@ export class AgentResponder {
     const result = await this.model.generate({
       model: agent.modelConfig.model,
       system: buildSystemPrompt(agent.instructions, agent.policy, passages),
+      hidden: policySection(agent.policy),
       messages: [...history, { role: 'user', content: message }],
       settings: agent.modelConfig.modelSettings ?? null,
       providerOptions: agent.modelConfig.providerOptions ?? null,

@@ -27,7 +27,7 @@ function bestPassages(request: GenerateRequest): string[] {
 
 /**
  * The offline provider (CONTRACT.md §8). Never repeats the system prompt: it carries the
- * agent's hidden policy.
+ * agent's hidden policy, which its usage does not count either.
  */
 export function generateBuiltin(name: BuiltinModel, model: string, request: GenerateRequest): GenerateResult {
   let text: string;
@@ -38,7 +38,8 @@ export function generateBuiltin(name: BuiltinModel, model: string, request: Gene
     text = passages.length > 0 ? passages.join('\n\n') : NO_PASSAGES_REPLY;
   }
   const prompt = [request.system ?? '', ...request.messages.map((message) => message.content)].join('\n');
-  const inputTokens = countWords(prompt);
+  // The hidden part sits between whitespace in the prompt, so its words subtract exactly.
+  const inputTokens = countWords(prompt) - countWords(request.hidden ?? '');
   const outputTokens = countWords(text);
   return { text, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model } };
 }

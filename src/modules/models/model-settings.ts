@@ -12,7 +12,7 @@ export interface ModelSettings {
   stopSequences?: string[];
 }
 
-type Check = (value: unknown) => string | undefined;
+export type Check = (value: unknown) => string | undefined;
 
 const number =
   (min: number, max: number): Check =>
@@ -21,7 +21,7 @@ const number =
       ? undefined
       : `must be a number from ${min} to ${max}`;
 
-const integer =
+export const integer =
   (min: number, max: number): Check =>
   (value) =>
     Number.isInteger(value) && (value as number) >= min && (value as number) <= max
@@ -33,26 +33,36 @@ const strings: Check = (value) =>
     ? undefined
     : 'must be an array of at most 16 non-empty strings';
 
-/** Accepted keys → the SDK key they map to (maxTokens is the common alias) and their check. */
-const SETTINGS: Record<string, { key: keyof ModelSettings; check: Check }> = {
-  temperature: { key: 'temperature', check: number(0, 2) },
-  maxOutputTokens: { key: 'maxOutputTokens', check: integer(1, 1_000_000) },
-  maxTokens: { key: 'maxOutputTokens', check: integer(1, 1_000_000) },
-  topP: { key: 'topP', check: number(0, 1) },
-  topK: { key: 'topK', check: integer(1, 1_000_000) },
-  presencePenalty: { key: 'presencePenalty', check: number(-2, 2) },
-  frequencyPenalty: { key: 'frequencyPenalty', check: number(-2, 2) },
-  seed: { key: 'seed', check: integer(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) },
-  stopSequences: { key: 'stopSequences', check: strings },
-};
+/** MODEL_MAX_OUTPUT_TOKENS's default: the most tokens one reply may ask a provider for. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 16_384;
 
-export const MODEL_SETTING_KEYS = Object.keys(SETTINGS);
+/** Accepted keys → the SDK key they map to (maxTokens is the common alias) and their check. */
+function settingsFor(maxOutputTokens: number): Record<string, { key: keyof ModelSettings; check: Check }> {
+  return {
+    temperature: { key: 'temperature', check: number(0, 2) },
+    maxOutputTokens: { key: 'maxOutputTokens', check: integer(1, maxOutputTokens) },
+    maxTokens: { key: 'maxOutputTokens', check: integer(1, maxOutputTokens) },
+    topP: { key: 'topP', check: number(0, 1) },
+    topK: { key: 'topK', check: integer(1, 1_000_000) },
+    presencePenalty: { key: 'presencePenalty', check: number(-2, 2) },
+    frequencyPenalty: { key: 'frequencyPenalty', check: number(-2, 2) },
+    seed: { key: 'seed', check: integer(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) },
+    stopSequences: { key: 'stopSequences', check: strings },
+  };
+}
+
+export const MODEL_SETTING_KEYS = Object.keys(settingsFor(DEFAULT_MAX_OUTPUT_TOKENS));
 
 /**
- * Validates modelConfig.modelSettings and maps it to the SDK's settings. Unknown keys and
- * wrong types → BAD_USER_INPUT naming modelConfig.modelSettings.<key>; null values are ignored.
+ * Validates modelConfig.modelSettings and maps it to the SDK's settings. Unknown keys, wrong
+ * types and a token count above maxOutputTokens → BAD_USER_INPUT naming
+ * modelConfig.modelSettings.<key>; null values are ignored.
  */
-export function parseModelSettings(settings: Record<string, unknown> | null | undefined): ModelSettings {
+export function parseModelSettings(
+  settings: Record<string, unknown> | null | undefined,
+  maxOutputTokens = DEFAULT_MAX_OUTPUT_TOKENS,
+): ModelSettings {
+  const SETTINGS = settingsFor(maxOutputTokens);
   const result: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   for (const [name, value] of Object.entries(settings ?? {})) {

@@ -2,18 +2,22 @@ import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import { generateBuiltin } from './builtin.model.js';
 import { parseModelName, type BuiltinModel } from './model-name.js';
-import { parseModelSettings } from './model-settings.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, parseModelSettings } from './model-settings.js';
+import { parseProviderOptions } from './provider-options.js';
 import type { GenerateRequest, GenerateResult } from './model.types.js';
 
 export interface ModelServiceOptions {
   /** Upper bound of one provider call, retries included. */
   timeoutMs?: number;
+  /** MODEL_MAX_OUTPUT_TOKENS: the most a setting may ask for, and what a real provider is asked for when none is set. */
+  maxOutputTokens?: number;
 }
 
 /** What assertModelConfig checks of an agent's modelConfig. */
 export interface ModelConfigCheck {
   model: string;
   modelSettings?: Record<string, unknown> | null;
+  providerOptions?: Record<string, unknown> | null;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -21,12 +25,14 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 /** Answers agent messages: the offline builtin provider, or a real one through the Vercel AI SDK. */
 export class ModelService {
   private readonly timeoutMs: number;
+  private readonly maxOutputTokens: number;
 
   constructor(
     private readonly config: Config['providers'],
     options: ModelServiceOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxOutputTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   }
 
   /** For validation at agent creation: throws the same BAD_USER_INPUT as generate would. */
@@ -36,22 +42,27 @@ export class ModelService {
 
   /** For validation at agent creation and update, and before a message is stored: generate's BAD_USER_INPUT, fields included. */
   assertModelConfig(modelConfig: ModelConfigCheck): void {
-    parseModelName(modelConfig.model);
-    parseModelSettings(modelConfig.modelSettings);
+    const { provider } = parseModelName(modelConfig.model);
+    parseModelSettings(modelConfig.modelSettings, this.maxOutputTokens);
+    parseProviderOptions(provider, modelConfig.providerOptions);
   }
 
   /**
    * Throws AppError('BAD_USER_INPUT') for a model string that is not <provider>/<model_name>, an
-   * unknown provider or bad settings, AppError('UNAVAILABLE') when the provider is not configured
+   * unknown provider, bad settings or provider options, AppError('UNAVAILABLE') when the provider is not configured
    * or fails/unreachable.
    */
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const { provider, name } = parseModelName(request.model);
-    const settings = parseModelSettings(request.settings);
+    const settings = parseModelSettings(request.settings, this.maxOutputTokens);
+    // Only checked options travel on: the SDK would copy anything else into the upstream request.
+    const providerOptions = parseProviderOptions(provider, request.providerOptions);
     if (provider === 'builtin') return generateBuiltin(name as BuiltinModel, request.model, request);
 
+    // Without a setting, a provider would use the model's own maximum (Anthropic's reaches 64k+).
+    settings.maxOutputTokens ??= this.maxOutputTokens;
     // The AI SDK and its providers (a tenth of the server's heap) load when an agent first uses one.
     const { generateWithSdk } = await import('./sdk.provider.js');
-    return generateWithSdk(this.config, provider, name, request, settings, this.timeoutMs);
+    return generateWithSdk(this.config, provider, name, request, { settings, providerOptions }, this.timeoutMs);
   }
 }

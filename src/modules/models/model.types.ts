@@ -8,11 +8,16 @@ export interface GenerateRequest {
   model: string;
   /** Instructions + policy + passages, already assembled. */
   system?: string;
+  /**
+   * The part of `system` the caller may learn nothing about, its size included (the agent's
+   * hidden policy): the usage reported leaves it out.
+   */
+  hidden?: string;
   /** Memory + new user message, oldest first. */
   messages: ChatMessage[];
   /** modelConfig.modelSettings (temperature, maxTokens, topP...). */
   settings?: Record<string, unknown> | null;
-  /** modelConfig.providerOptions, passed through. */
+  /** modelConfig.providerOptions; only the provider's allow-listed options reach it. */
   providerOptions?: Record<string, unknown> | null;
   /** Retrieved passages (builtin/extractive uses them). */
   passages?: { content: string; score: number; title?: string }[];

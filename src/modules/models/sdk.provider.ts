@@ -6,6 +6,7 @@ import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import type { ModelProvider } from './model-name.js';
 import type { ModelSettings } from './model-settings.js';
+import type { ProviderOptions } from './provider-options.js';
 import type { GenerateRequest, GenerateResult } from './model.types.js';
 
 export type SdkProvider = Exclude<ModelProvider, 'builtin'>;
@@ -26,7 +27,8 @@ export function languageModel(config: Config['providers'], provider: SdkProvider
     case 'openai-compatible':
       if (!config.openaiCompatibleBaseUrl) throw notConfigured(provider, 'OPENAI_COMPATIBLE_BASE_URL');
       return createOpenAICompatible({
-        // providerOptions.openaiCompatible is the SDK's key; its unknown keys go into the request body
+        // providerOptions.openaiCompatible is the SDK's key; its unknown keys would go into the request
+        // body, over model and max_tokens: parseProviderOptions lets only its allow-list through
         name: 'openaiCompatible',
         baseURL: config.openaiCompatibleBaseUrl,
         apiKey: config.openaiCompatibleApiKey,
@@ -87,13 +89,24 @@ export function providerFailure(provider: SdkProvider, model: string, error: unk
   return Object.assign(new AppError('UNAVAILABLE', message), { cause: new Error(`${errorName(inner)}${status}${code}`) });
 }
 
+/**
+ * The provider's input count less the hidden part's share of the prompt, by characters: the
+ * provider's tokenizer is not at hand, so this is an estimate (within a few tokens), not exact.
+ */
+function withoutHidden(inputTokens: number, request: GenerateRequest): number {
+  const hidden = request.hidden?.length ?? 0;
+  if (hidden === 0 || inputTokens === 0) return inputTokens;
+  const total = (request.system?.length ?? 0) + request.messages.reduce((sum, message) => sum + message.content.length, 0);
+  return Math.max(0, inputTokens - Math.round((inputTokens * hidden) / Math.max(total, 1)));
+}
+
 /** One answer from a real provider through the AI SDK; failures become providerFailure's UNAVAILABLE. */
 export async function generateWithSdk(
   config: Config['providers'],
   provider: SdkProvider,
   name: string,
   request: GenerateRequest,
-  settings: ModelSettings,
+  checked: { settings: ModelSettings; providerOptions: ProviderOptions },
   timeoutMs: number,
 ): Promise<GenerateResult> {
   const model = languageModel(config, provider, name);
@@ -104,18 +117,15 @@ export async function generateWithSdk(
       instructions: request.system || undefined,
       messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
       allowSystemInMessages: true,
-      ...settings,
-      providerOptions: (request.providerOptions ?? undefined) as Parameters<typeof generateText>[0]['providerOptions'],
+      ...checked.settings,
+      providerOptions: checked.providerOptions as Parameters<typeof generateText>[0]['providerOptions'],
       // A caller is waiting on the line: fail fast (the SDK's backoff starts at 2s) rather than retry.
       maxRetries: 0,
       abortSignal: signal,
     });
-    const inputTokens = result.usage.inputTokens ?? 0;
+    const inputTokens = withoutHidden(result.usage.inputTokens ?? 0, request);
     const outputTokens = result.usage.outputTokens ?? 0;
-    return {
-      text: result.text,
-      usage: { inputTokens, outputTokens, totalTokens: result.usage.totalTokens ?? inputTokens + outputTokens, model: request.model },
-    };
+    return { text: result.text, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw providerFailure(provider, name, error, signal.aborted, timeoutMs);

@@ -1,0 +1,93 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createGateway } from '../../src/app.js';
+import { createLogger } from '../../src/common/logger.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { freePort } from '../support/pg-cluster.js';
+
+/** Requests per minute per key in these tests. */
+const LIMIT = 6;
+
+const redisUrl = process.env.TEST_REDIS_URL;
+// Shared counters need a Redis: CI starts one (.ci/run); elsewhere these are reported as skipped.
+const withRedis = redisUrl ? describe : describe.skip;
+
+withRedis('REDIS_URL: two gateways on one Redis hold one limit', () => {
+  let app: TestApp;
+  let second: { baseUrl: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    const rateLimit = { perMinute: LIMIT, anonymousPerMinute: 0, organizationPerMinute: 0, redisUrl };
+    app = await startTestApp({ rateLimit });
+    // A second gateway (its own process state and limiter) over the same database and Redis, as a replica.
+    const gateway = await createGateway(app.config, app.db.database, createLogger('silent'));
+    const server: Server = await new Promise((resolve) => {
+      const listening = gateway.app.listen(0, '127.0.0.1', () => resolve(listening));
+    });
+    second = {
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      async close() {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+        await gateway.stop();
+      },
+    };
+  });
+  afterAll(async () => {
+    await second?.close();
+    await app?.close();
+  });
+
+  it('counts one key across both replicas and both doors, then both answer 429', async () => {
+    const org = await app.organization('Shared');
+    const headers = { 'x-api-key': org.apiKey };
+    const onFirst = app.rest(headers);
+    const onSecond = (path: string) => fetch(`${second.baseUrl}${path}`, { headers });
+    const remaining: string[] = [];
+    for (let i = 0; i < LIMIT; i++) {
+      const res = i % 2 === 0 ? await onFirst.get('/api/users/me') : await onSecond('/api/users/me');
+      expect(res.status).toBe(200);
+      remaining.push(String(res.headers.get('ratelimit-remaining')));
+    }
+    // One window: 5 … 0 left, whichever replica answered (each alone would say 5, 5, 4, 4, 3, 3).
+    expect(remaining).toEqual(['5', '4', '3', '2', '1', '0']);
+
+    const first = await onFirst.get('/api/users/me');
+    expect(first.status).toBe(429);
+    expect(first.body.code).toBe('RATE_LIMITED');
+    const graphql = await fetch(`${second.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ me { id } }' }),
+    });
+    expect(graphql.status).toBe(429);
+    expect(Number(graphql.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('RATE_LIMITED');
+  });
+});
+
+describe('REDIS_URL that does not answer', () => {
+  it('fails open to the per-process limit, and logs the outage once, not per request', async () => {
+    const entries: Record<string, unknown>[] = [];
+    const closed = `redis://127.0.0.1:${await freePort()}`;
+    const app = await startTestApp(
+      { logLevel: 'warn', rateLimit: { perMinute: 3, anonymousPerMinute: 0, organizationPerMinute: 0, redisUrl: closed } },
+      { write: (line: string) => void entries.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    try {
+      const org = await app.organization('Offline');
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = Date.now();
+        statuses.push((await org.rest.get('/api/users/me')).status);
+        expect(Date.now() - started).toBeLessThan(2_000); // never waits on the lost Redis
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      const outages = entries.filter((entry) => String(entry.msg).includes('Redis is unreachable'));
+      expect(outages).toHaveLength(1);
+      expect(outages[0]).toMatchObject({ level: 40 });
+    } finally {
+      await app.close();
+    }
+  });
+});
