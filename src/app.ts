@@ -19,6 +19,7 @@ import { PACKAGE_VERSION } from './common/package-info.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { formatError, sendGraphQLError } from './graphql/errors.js';
 import { createLoaders } from './graphql/loaders.js';
+import { costLimitPlugin } from './graphql/cost.js';
 import { gatewayPlugin } from './graphql/plugin.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildOpenApi } from './rest/openapi.js';
@@ -86,11 +87,12 @@ export async function createGateway(config: Config, database: Database, logger: 
   const development = config.nodeEnv !== 'production';
   let ready = true;
 
-  // Depth, cost, alias and token limits; field suggestions only in development; no batching.
+  // Depth, alias and token limits; field suggestions only in development; no batching. The cost
+  // limit is our own (costLimitPlugin): it multiplies by each list's size, which armor's does not.
   const limits = config.graphql;
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
-    costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+    costLimit: { enabled: false },
     maxAliases: { n: limits.maxAliases },
     maxTokens: { n: limits.maxTokens },
     maxDirectives: { n: 20 },
@@ -112,6 +114,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     plugins: [
       ...(armor.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
       gatewayPlugin(),
+      costLimitPlugin(limits.maxCost),
       // No cache hints are set; the default cache-control plugin would wrap every field resolver.
       ApolloServerPluginCacheControlDisabled(),
       development

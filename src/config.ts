@@ -133,7 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphql: {
       introspection: boolean(env, 'GRAPHQL_INTROSPECTION', (env.NODE_ENV || 'development') !== 'production'),
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 2, 100),
-      maxCost: integer(env, 'GRAPHQL_MAX_COST', 5000, 100, 1_000_000),
+      maxCost: integer(env, 'GRAPHQL_MAX_COST', 10_000, 100, 1_000_000),
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 1, 1000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
     },

@@ -1,5 +1,6 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Page } from '../../common/pagination.js';
+import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
@@ -34,6 +35,7 @@ export class ConversationResolver {
   }
 
   @Mutation(() => MessageReply, { description: 'Stores the message and the reply, in order' })
+  @Extensions({ cost: { base: SEARCH_COST } }) // it may search the agent's knowledge base
   sendMessage(
     @Arg('conversationId', () => ID) conversationId: string,
     @Args() { message }: MessageArgs,

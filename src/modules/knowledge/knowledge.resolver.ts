@@ -1,5 +1,6 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
-import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
@@ -38,6 +39,7 @@ export class KnowledgeResolver {
   }
 
   @Query(() => [KnowledgePassage], { description: 'The passages an agent would retrieve for a query, best first' })
+  @Extensions({ cost: { base: SEARCH_COST } })
   searchKnowledgeBase(@Args() args: SearchKnowledgeBaseArgs, @Ctx() context: GraphQLContext): Promise<KnowledgePassage[]> {
     const { id, query, topK, similarityThreshold } = args;
     return context.services.knowledge.search(actorOf(context), id, query, { topK, similarityThreshold });
