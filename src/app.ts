@@ -43,6 +43,7 @@ import { GatewayMetrics } from './platform/metrics.js';
 import { FixedWindowLimiter, rateLimit } from './platform/rate-limit.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { requestTimeout } from './platform/request-timeout.js';
+import { responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -155,6 +156,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
   app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   app.use('/graphql', requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
+  app.use('/api', responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
+  app.use('/graphql', responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
 
   // One authentication per request, then the per-key limit; /healthz, /readyz and the OpenAPI document are exempt.
   const limiter = new FixedWindowLimiter();
