@@ -7,7 +7,9 @@ import { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunk-text.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
-import type { AddDocumentInput, CreateKnowledgeBaseInput } from './knowledge.inputs.js';
+import type { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
+import type { Page } from '../../common/pagination.js';
+import { pagesByParent } from '../../db/pages-by-parent.js';
 import { RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 
 /** A retrieved chunk of a document; score in 0..1, higher is closer to the query. */
@@ -19,8 +21,11 @@ export interface Passage {
   score: number;
 }
 
+/** Every column of a document but its text. */
+const DOCUMENT_SUMMARY_COLUMNS =
+  'id, created_at, updated_at, organization_id, knowledge_base_id, title, content_type, size_bytes, status, error, chunk_count';
+
 export interface DocumentListOptions {
-  status?: KnowledgeDocumentStatus | null;
   /** Load the full text too (GraphQL asks for it only when the query selects it). */
   withContent?: boolean;
 }
@@ -106,33 +111,30 @@ export class KnowledgeService {
     });
   }
 
-  /** A base's documents, newest first, without their text unless asked. */
-  async listDocuments(actor: Actor, knowledgeBaseId: string, options: DocumentListOptions = {}): Promise<KnowledgeDocument[]> {
+  /** A page of a base's documents, newest first, without their text unless asked. */
+  async listDocuments(actor: Actor, knowledgeBaseId: string, args: DocumentListArgs, options: DocumentListOptions = {}): Promise<Page<KnowledgeDocument>> {
     await this.assertExists(actor, knowledgeBaseId);
-    return this.documentsOf(actor, knowledgeBaseId, options);
+    return (await this.documentPagesFor(actor, [knowledgeBaseId], args, options)).get(knowledgeBaseId)!;
   }
 
-  /** Documents of a base already known to be the actor's. */
-  async documentsOf(actor: Actor, knowledgeBaseId: string, options: DocumentListOptions = {}): Promise<KnowledgeDocument[]> {
-    return (await this.documentsFor(actor, [knowledgeBaseId], options)).get(knowledgeBaseId)!;
-  }
-
-  /** Documents of several bases in one statement, each list newest first (GraphQL's KnowledgeBase.documents). */
-  async documentsFor(actor: Actor, knowledgeBaseIds: readonly string[], options: DocumentListOptions = {}): Promise<Map<string, KnowledgeDocument[]>> {
-    const byBase = new Map(knowledgeBaseIds.map((id) => [id, [] as KnowledgeDocument[]]));
-    const ids = knowledgeBaseIds.filter(isUuid);
-    if (ids.length === 0) return byBase;
-    const documents = await this.em.find(
-      KnowledgeDocument,
-      {
-        organization: actor.organizationId,
-        knowledgeBase: { $in: ids },
-        ...(options.status ? { status: options.status } : {}),
-      },
-      { orderBy: { createdAt: 'desc', id: 'asc' }, populate: options.withContent ? ['content'] : [] },
-    );
-    for (const document of documents) byBase.get(document.knowledgeBase.id)?.push(document);
-    return byBase;
+  /** A page of documents per base in one statement, newest first (GraphQL's KnowledgeBase.documents). */
+  async documentPagesFor(
+    actor: Actor,
+    knowledgeBaseIds: readonly string[],
+    args: DocumentListArgs,
+    options: DocumentListOptions = {},
+  ): Promise<Map<string, Page<KnowledgeDocument>>> {
+    return pagesByParent(this.em, knowledgeBaseIds, {
+      entity: KnowledgeDocument,
+      table: 'knowledge_documents',
+      parentColumn: 'knowledge_base_id',
+      columns: options.withContent ? '*' : DOCUMENT_SUMMARY_COLUMNS,
+      orderBy: 'created_at desc, id asc',
+      organizationId: actor.organizationId,
+      filters: args.status ? [{ sql: 'status = ?', params: [args.status] }] : [],
+      page: args.page,
+      limit: args.limit,
+    });
   }
 
   /** One document with its text (interface endpoint 11). */
