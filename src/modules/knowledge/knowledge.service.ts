@@ -10,7 +10,7 @@ import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document
 import type { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
 import type { Page } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
-import { RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
+import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 
 /** A retrieved chunk of a document; score in 0..1, higher is closer to the query. */
 export interface Passage {
@@ -30,9 +30,19 @@ export interface DocumentListOptions {
   withContent?: boolean;
 }
 
+/** Per-organization storage quotas, and how many matching passages one search ranks at most. */
+export interface KnowledgeLimits {
+  maxBytesPerOrg: number;
+  maxDocumentsPerOrg: number;
+  maxCandidates: number;
+}
+
 /** Knowledge bases, their documents and chunks, and full-text retrieval over the chunks. */
 export class KnowledgeService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly limits: KnowledgeLimits = { maxBytesPerOrg: Infinity, maxDocumentsPerOrg: Infinity, maxCandidates: MAX_CANDIDATES },
+  ) {}
 
   async createBase(actor: Actor, input: CreateKnowledgeBaseInput): Promise<KnowledgeBase> {
     const base = this.em.create(KnowledgeBase, {
@@ -81,7 +91,9 @@ export class KnowledgeService {
    */
   async addDocument(actor: Actor, knowledgeBaseId: string, input: AddDocumentInput): Promise<KnowledgeDocument> {
     const base = await this.getBase(actor, knowledgeBaseId);
+    const sizeBytes = Buffer.byteLength(input.content, 'utf8');
     return this.em.transactional(async (em) => {
+      await this.assertQuota(em, actor.organizationId, sizeBytes);
       const organization = em.getReference(Organization, actor.organizationId);
       const knowledgeBase = em.getReference(KnowledgeBase, base.id);
       const document = em.create(KnowledgeDocument, {
@@ -90,7 +102,7 @@ export class KnowledgeService {
         title: input.title,
         contentType: input.contentType ?? 'text/plain',
         content: input.content,
-        sizeBytes: Buffer.byteLength(input.content, 'utf8'),
+        sizeBytes,
       });
       await em.flush();
       let chunks: string[];
@@ -109,6 +121,27 @@ export class KnowledgeService {
       await em.flush();
       return document;
     });
+  }
+
+  /**
+   * 409 CONFLICT when one more document of `sizeBytes` would take the organization past its document
+   * count or its bytes. The organization's row is locked first, so concurrent adds are counted in turn.
+   */
+  private async assertQuota(em: EntityManager, organizationId: string, sizeBytes: number): Promise<void> {
+    const { maxBytesPerOrg, maxDocumentsPerOrg } = this.limits;
+    await em.execute('select id from organizations where id = ? for update', [organizationId]);
+    const [usage] = await em.execute<{ documents: number; bytes: string | number }[]>(
+      'select count(*)::int as documents, coalesce(sum(size_bytes), 0)::bigint as bytes from knowledge_documents where organization_id = ?',
+      [organizationId],
+    );
+    const documents = Number(usage?.documents ?? 0);
+    const bytes = Number(usage?.bytes ?? 0);
+    if (documents + 1 > maxDocumentsPerOrg) {
+      throw new AppError('CONFLICT', `The organization already has ${documents} knowledge documents, its limit; delete some first`);
+    }
+    if (bytes + sizeBytes > maxBytesPerOrg) {
+      throw new AppError('CONFLICT', `The organization's knowledge documents hold ${bytes} bytes; ${sizeBytes} more would pass its limit of ${maxBytesPerOrg}; delete some first`);
+    }
   }
 
   /** A page of a base's documents, newest first, without their text unless asked. */
@@ -170,7 +203,7 @@ export class KnowledgeService {
     const threshold = Number.isFinite(options.similarityThreshold) ? options.similarityThreshold : 0;
     const rows: Passage[] = await this.em
       .getConnection()
-      .execute(RETRIEVAL_SQL, [tsquery, organizationId, knowledgeBaseId, threshold, topK]);
+      .execute(RETRIEVAL_SQL, [tsquery, organizationId, knowledgeBaseId, this.limits.maxCandidates, threshold, topK]);
     return rows.map(({ chunkId, documentId, title, content, score }) => ({ chunkId, documentId, title, content, score: Number(score) }));
   }
 }
