@@ -19,6 +19,7 @@ import { PACKAGE_VERSION } from './common/package-info.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { formatError, sendGraphQLError } from './graphql/errors.js';
 import { createLoaders } from './graphql/loaders.js';
+import { costLimitPlugin } from './graphql/cost.js';
 import { gatewayPlugin } from './graphql/plugin.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildOpenApi } from './rest/openapi.js';
@@ -43,6 +44,7 @@ import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate
 import { RedisRateLimiter } from './platform/rate-limit-redis.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { requestTimeout } from './platform/request-timeout.js';
+import { responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
@@ -87,11 +89,12 @@ export async function createGateway(config: Config, database: Database, logger: 
   const development = config.nodeEnv !== 'production';
   let ready = true;
 
-  // Depth, cost, alias and token limits; field suggestions only in development; no batching.
+  // Depth, alias and token limits; field suggestions only in development; no batching. The cost
+  // limit is our own (costLimitPlugin): it multiplies by each list's size, which armor's does not.
   const limits = config.graphql;
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
-    costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+    costLimit: { enabled: false },
     maxAliases: { n: limits.maxAliases },
     maxTokens: { n: limits.maxTokens },
     maxDirectives: { n: 20 },
@@ -113,6 +116,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     plugins: [
       ...(armor.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
       gatewayPlugin(),
+      costLimitPlugin(limits.maxCost),
       // No cache hints are set; the default cache-control plugin would wrap every field resolver.
       ApolloServerPluginCacheControlDisabled(),
       development
@@ -153,6 +157,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
   app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   app.use('/graphql', requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
+  app.use('/api', responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
+  app.use('/graphql', responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
 
   // One authentication per request, then the per-key and per-organization limits; /healthz, /readyz and
   // the OpenAPI document are exempt. REDIS_URL shares the counters across replicas.

@@ -18,6 +18,10 @@ export interface Config {
   nodeEnv: string;
   migrateOnStart: boolean;
   bodyLimitBytes: number;
+  /** An answer (either door) larger than this is replaced by a 400 naming its size. */
+  responseMaxBytes: number;
+  /** Per-organization knowledge storage: the sum of document sizes, and the number of documents. */
+  knowledge: { maxBytesPerOrg: number; maxDocumentsPerOrg: number };
   graphql: { introspection: boolean; maxDepth: number; maxCost: number; maxAliases: number; maxTokens: number };
   /**
    * Requests per minute per API key, per organization and per client IP without credentials
@@ -146,10 +150,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: env.NODE_ENV || 'development',
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    responseMaxBytes: integer(env, 'RESPONSE_MAX_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    knowledge: {
+      maxBytesPerOrg: integer(env, 'KNOWLEDGE_MAX_BYTES_PER_ORG', 50 * 1024 * 1024, 1, 1024 ** 4),
+      maxDocumentsPerOrg: integer(env, 'KNOWLEDGE_MAX_DOCUMENTS_PER_ORG', 1000, 1, 10_000_000),
+    },
     graphql: {
       introspection: boolean(env, 'GRAPHQL_INTROSPECTION', (env.NODE_ENV || 'development') !== 'production'),
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 2, 100),
-      maxCost: integer(env, 'GRAPHQL_MAX_COST', 5000, 100, 1_000_000),
+      maxCost: integer(env, 'GRAPHQL_MAX_COST', 10_000, 100, 1_000_000),
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 1, 1000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
     },

@@ -9,6 +9,7 @@ import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
+import { MAX_CANDIDATES } from './modules/knowledge/retrieval.js';
 import { ModelService } from './modules/models/model.service.js';
 import { BusinessEntityService } from './modules/contacts/business-entity.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
@@ -27,7 +28,7 @@ export function createServices(em: EntityManager, config: Config) {
   const tokens = new TokenService(config);
   const apiKeys = new ApiKeyService(em);
   const models = new ModelService(config.providers, { maxOutputTokens: config.modelMaxOutputTokens });
-  const knowledge = new KnowledgeService(em);
+  const knowledge = new KnowledgeService(em, { ...config.knowledge, maxCandidates: MAX_CANDIDATES });
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
   const agentPorts = { model: models, knowledge };
   const triggers = new TriggerService(em);

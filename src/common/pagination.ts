@@ -53,6 +53,26 @@ export class PageArgs {
   sortOrder: SortOrder = SortOrder.desc;
 }
 
+/** Page and limit alone, for lists with one fixed order (a conversation's messages, a base's documents). */
+@ArgsType()
+export class PageOnlyArgs {
+  @Field(() => Int, { defaultValue: 1, description: 'From 1 to 1000000' })
+  @OptionalNonNull()
+  @Max(MAX_PAGE)
+  @Min(1)
+  @IsInt()
+  @Type(() => Number)
+  page: number = 1;
+
+  @Field(() => Int, { defaultValue: 20, description: '1 to 100' })
+  @OptionalNonNull()
+  @Max(100)
+  @Min(1)
+  @IsInt()
+  @Type(() => Number)
+  limit: number = 20;
+}
+
 @ObjectType({ description: 'Where a page sits in its list' })
 export class PageMeta {
   @Field(() => Int) page!: number;

@@ -7,7 +7,7 @@ import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 
 /** An operation that reads only the schema (Sandbox's introspection) needs no credentials. */
-function isIntrospectionOnly(selectionSet: SelectionSetNode): boolean {
+export function isIntrospectionOnly(selectionSet: SelectionSetNode): boolean {
   return selectionSet.selections.every(
     (selection) =>
       (selection.kind === Kind.FIELD && selection.name.value.startsWith('__')) ||

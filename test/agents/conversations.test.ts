@@ -72,7 +72,7 @@ describe('a conversation', () => {
 
     const { conversation } = await acme.graphql.ok(ConversationDocument, { id: started.body.id });
     expect(conversation.agent.id).toBe(agentId);
-    expect(conversation.messages.map((message) => message.content)).toEqual(rest.body.messages.map((message: { content: string }) => message.content));
+    expect(conversation.messages.data.map((message) => message.content)).toEqual(rest.body.messages.map((message: { content: string }) => message.content));
   });
 
   it('GraphQL startConversation starts one too', async () => {
@@ -87,7 +87,7 @@ describe('a conversation', () => {
     const res = await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'Are you there?' });
     expect([res.status, res.body.code]).toEqual([503, 'UNAVAILABLE']);
     const { conversation } = await acme.graphql.ok(ConversationDocument, { id: conversationId });
-    expect(conversation.messages.map((message) => [message.role, message.content])).toEqual([['user', 'Are you there?']]);
+    expect(conversation.messages.data.map((message) => [message.role, message.content])).toEqual([['user', 'Are you there?']]);
     expect(conversation.messageCount).toBe(1);
   });
 
@@ -311,7 +311,7 @@ describe('conversation lists', () => {
     expect(a!.conversations.data.map((conversation) => conversation.id)).toEqual(firstConversations.slice(0, 2));
     expect(a!.conversations.meta).toEqual({ total: 3, totalPages: 2, hasNextPage: true });
     expect(b!.conversations.data).toEqual([
-      { id: secondConversation, agentId: second, messages: [{ sequence: 1, content: 'nested hello' }, { sequence: 2, content: expect.stringContaining('nested hello') }] },
+      { id: secondConversation, agentId: second, messages: { data: [{ sequence: 1, content: 'nested hello' }, { sequence: 2, content: expect.stringContaining('nested hello') }] } },
     ]);
     expect(b!.conversations.meta).toEqual({ total: 1, totalPages: 1, hasNextPage: false });
     expect(c!.conversations).toEqual({ data: [], meta: { total: 0, totalPages: 0, hasNextPage: false } });
@@ -329,13 +329,14 @@ describe('conversation lists', () => {
       }
       let listed: AgentsWithConversationsQuery['agents']['data'] = [];
       const statements = await recordStatements(app, async () => {
-        listed = (await org.graphql.ok(AgentsWithConversationsDocument, { limit: 100 })).agents.data;
+        // 20 agents: a page of 100 with 20 conversations each would be over the cost limit
+        listed = (await org.graphql.ok(AgentsWithConversationsDocument, { limit: 20 })).agents.data;
       });
       expect(listed).toHaveLength(agents);
       listed.forEach((agent, index) => {
         expect(agent.conversations.meta.total).toBe(1);
-        expect(agent.conversations.data[0]!.messages.map((message) => message.sequence)).toEqual([1, 2]);
-        expect(agent.conversations.data[0]!.messages[0]!.content).toBe(`hello ${index}`);
+        expect(agent.conversations.data[0]!.messages.data.map((message) => message.sequence)).toEqual([1, 2]);
+        expect(agent.conversations.data[0]!.messages.data[0]!.content).toBe(`hello ${index}`);
       });
       return statements.length;
     };
@@ -360,5 +361,36 @@ describe('the policy in conversations', () => {
     bodies.push(await acme.graphql.run(EndConversationDocument, { id: started.body.id }));
     expect(model.requests.some((request) => request.system?.includes(POLICY))).toBe(true);
     for (const body of bodies) expect(JSON.stringify(body)).not.toContain('POLICY-7f3a9c');
+  });
+});
+
+describe('the messages of a conversation', () => {
+  it('are paged on both doors; REST embeds only the last 20', async () => {
+    const conversationId = await start(acme, await agentFor(acme));
+    for (let i = 1; i <= 11; i++) await send(conversationId, `message ${i}`); // 22 messages
+    const sequences = (messages: { sequence: number }[]) => messages.map((message) => message.sequence);
+    const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+    const read = await acme.rest.get(`/api/conversations/${conversationId}`);
+    expect(read.body.messageCount).toBe(22);
+    expect(sequences(read.body.messages)).toEqual(range(3, 22));
+
+    const meta = { page: 2, limit: 10, total: 22, totalPages: 3, hasNextPage: true, hasPreviousPage: true };
+    const rest = await acme.rest.get(`/api/conversations/${conversationId}/messages?page=2&limit=10`);
+    expect(rest.status).toBe(200);
+    expect(sequences(rest.body.data)).toEqual(range(11, 20));
+    expect(rest.body.meta).toEqual(meta);
+    const { conversation } = await acme.graphql.ok(ConversationDocument, { id: conversationId, page: 2, limit: 10 });
+    expect(conversation.messages.meta).toEqual(meta);
+    expect(conversation.messages.data).toEqual(rest.body.data.map(({ createdAt: _c, updatedAt: _u, conversationId: _id, ...fields }: Record<string, unknown>) => fields));
+    // without arguments: the first 20
+    expect(sequences((await acme.graphql.ok(ConversationDocument, { id: conversationId })).conversation.messages.data)).toEqual(range(1, 20));
+    expect(sequences((await acme.rest.get(`/api/conversations/${conversationId}/messages`)).body.data)).toEqual(range(1, 20));
+
+    // the same bad page on both doors, and another organization's conversation is 404
+    expect(restFields(await acme.rest.get(`/api/conversations/${conversationId}/messages?limit=101`))).toEqual(['limit']);
+    expect(graphqlFields(await acme.graphql.run(ConversationDocument, { id: conversationId, limit: 101 }))).toEqual(['limit']);
+    expect((await other.rest.get(`/api/conversations/${conversationId}/messages`)).status).toBe(404);
+    expect(graphqlCode(await other.graphql.run(ConversationDocument, { id: conversationId }))).toBe('NOT_FOUND');
   });
 });

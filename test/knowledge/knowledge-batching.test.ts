@@ -32,8 +32,8 @@ async function countStatements(org: TestOrganization, count: number): Promise<nu
   expect(bases).toHaveLength(count);
   for (const base of bases) {
     const index = base.name.replace('Base ', '');
-    expect(base.documents).toEqual([{ id: expect.any(String), knowledgeBaseId: base.id, title: `Doc ${index}`, status: 'ready' }]);
-    expect(base.texts.map((document) => document.content).sort()).toEqual([' ', `Text of base ${index}.`]);
+    expect(base.documents.data).toEqual([{ id: expect.any(String), knowledgeBaseId: base.id, title: `Doc ${index}`, status: 'ready' }]);
+    expect(base.texts.data.map((document) => document.content).sort()).toEqual([' ', `Text of base ${index}.`]);
   }
   return statements.length;
 }

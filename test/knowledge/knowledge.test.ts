@@ -103,11 +103,11 @@ describe('knowledge bases and documents', () => {
     for (const doc of list.body.data) expect(doc).not.toHaveProperty('content');
 
     const nested = await acme.graphql.ok(KnowledgeBaseWithDocumentsDocument, { id: kbId });
-    expect(nested.knowledgeBase.documents.map((doc) => doc.id)).toEqual(list.body.data.map((doc: { id: string }) => doc.id));
+    expect(nested.knowledgeBase.documents.data.map((doc) => doc.id)).toEqual(list.body.data.map((doc: { id: string }) => doc.id));
     const filtered = await acme.graphql.ok(KnowledgeBaseWithDocumentsDocument, { id: kbId, status: 'failed' });
-    expect(filtered.knowledgeBase.documents).toEqual([]);
+    expect(filtered.knowledgeBase.documents.data).toEqual([]);
     const texts = await acme.graphql.ok(KnowledgeBaseDocumentTextsDocument, { id: kbId });
-    expect(texts.knowledgeBase.documents.map((doc) => doc.content)).toEqual([café, REFUNDS]);
+    expect(texts.knowledgeBase.documents.data.map((doc) => doc.content)).toEqual([café, REFUNDS]);
 
     const chunks = await app.sql<{ ordinal: number; content: string }>(
       'select ordinal, content from knowledge_chunks where document_id = ?',
@@ -217,5 +217,31 @@ describe('deleting a knowledge base', () => {
     expect(await count('knowledge_documents', kbId)).toBe(0);
     expect(await count('knowledge_chunks', kbId)).toBe(0);
     expect((await acme.graphql.run(KnowledgeBaseDocument, { id: kbId })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('the documents of a knowledge base', () => {
+  it('are paged, newest first, the same on both doors; a bad limit is 400 on both', async () => {
+    const kbId = await createBase(acme, 'Paged');
+    for (const title of ['One', 'Two', 'Three']) {
+      expect((await acme.rest.post(`/api/knowledge-bases/${kbId}/documents`, { title, content: `${title} text.` })).status).toBe(201);
+    }
+    const rest = await acme.rest.get(`/api/knowledge-bases/${kbId}/documents?page=1&limit=2`);
+    expect(rest.status).toBe(200);
+    expect(rest.body.data.map((doc: { title: string }) => doc.title)).toEqual(['Three', 'Two']);
+    expect(rest.body.meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
+    const second = await acme.rest.get(`/api/knowledge-bases/${kbId}/documents?page=2&limit=2`);
+    expect(second.body.data.map((doc: { title: string }) => doc.title)).toEqual(['One']);
+
+    const graphql = await acme.graphql.ok(KnowledgeBaseWithDocumentsDocument, { id: kbId, page: 2, limit: 2 });
+    expect(graphql.knowledgeBase.documents.data.map((doc) => doc.id)).toEqual(second.body.data.map((doc: { id: string }) => doc.id));
+    expect(graphql.knowledgeBase.documents.meta).toEqual(second.body.meta);
+
+    const badRest = await acme.rest.get(`/api/knowledge-bases/${kbId}/documents?limit=0`);
+    expect([badRest.status, badRest.body.code, badRest.body.errors.map((e: { field: string }) => e.field)]).toEqual([400, 'BAD_USER_INPUT', ['limit']]);
+    const badGraphql = await acme.graphql.run(KnowledgeBaseWithDocumentsDocument, { id: kbId, limit: 0 });
+    expect(badGraphql.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    expect((await other.rest.get(`/api/knowledge-bases/${kbId}/documents?limit=2`)).status).toBe(404);
+    expect((await other.graphql.run(KnowledgeBaseWithDocumentsDocument, { id: kbId })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });
 });

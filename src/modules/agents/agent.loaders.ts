@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import type { Page } from '../../common/pagination.js';
+import type { Page, PageOnlyArgs } from '../../common/pagination.js';
 import type { ConversationListArgs } from './agent.args.js';
 import type { Agent } from './agent.entity.js';
 import type { Conversation } from './conversation.entity.js';
@@ -12,21 +12,30 @@ import type { Message } from './message.entity.js';
 export class AgentLoaders {
   /** One loader per distinct argument set, since a page depends on page, limit, sort and filters. */
   private readonly pages = new Map<string, DataLoader<string, Page<Conversation>>>();
-  readonly messages: DataLoader<string, Message[]>;
+  private readonly messagePages = new Map<string, DataLoader<string, Page<Message>>>();
   readonly agents: DataLoader<string, Agent>;
 
   constructor(
     private readonly conversations: ConversationService,
     private readonly actor: Actor,
   ) {
-    this.messages = new DataLoader(async (ids) => {
-      const byConversation = await conversations.messagesFor(actor, ids);
-      return ids.map((id) => byConversation.get(id) ?? []);
-    });
     this.agents = new DataLoader<string, Agent>(async (ids) => {
       const byId = await conversations.agentsFor(actor, ids);
       return ids.map((id) => byId.get(id) ?? AppError.notFound('Agent'));
     });
+  }
+
+  messagePage(conversationId: string, args: PageOnlyArgs): Promise<Page<Message>> {
+    const key = JSON.stringify([args.page, args.limit]);
+    let loader = this.messagePages.get(key);
+    if (!loader) {
+      loader = new DataLoader(async (ids) => {
+        const pages = await this.conversations.messagePagesFor(this.actor, ids, args);
+        return ids.map((id) => pages.get(id)!);
+      });
+      this.messagePages.set(key, loader);
+    }
+    return loader.load(conversationId);
   }
 
   conversationPage(agentId: string, args: ConversationListArgs): Promise<Page<Conversation>> {

@@ -1,5 +1,6 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Page } from '../../common/pagination.js';
+import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { AgentListArgs, ConversationListArgs, MessageArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
@@ -46,6 +47,7 @@ export class AgentResolver {
   }
 
   @Mutation(() => MessageReply, { description: 'One message to the agent; nothing is stored' })
+  @Extensions({ cost: { base: SEARCH_COST } }) // it may search the agent's knowledge base
   testAgent(@Arg('id', () => ID) id: string, @Args() { message }: MessageArgs, @Ctx() context: GraphQLContext): Promise<MessageReply> {
     return context.services.agents.test(actorOf(context), id, message);
   }

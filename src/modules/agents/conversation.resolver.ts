@@ -1,12 +1,14 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Page } from '../../common/pagination.js';
+import { PageOnlyArgs } from '../../common/pagination.js';
+import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
-import { ConversationPage } from './agent.pages.js';
+import { ConversationPage, MessagePage } from './agent.pages.js';
 import { MessageReply } from './agent.types.js';
 import { Conversation } from './conversation.entity.js';
-import { Message } from './message.entity.js';
+import type { Message } from './message.entity.js';
 
 @Resolver(() => Conversation)
 export class ConversationResolver {
@@ -34,6 +36,7 @@ export class ConversationResolver {
   }
 
   @Mutation(() => MessageReply, { description: 'Stores the message and the reply, in order' })
+  @Extensions({ cost: { base: SEARCH_COST } }) // it may search the agent's knowledge base
   sendMessage(
     @Arg('conversationId', () => ID) conversationId: string,
     @Args() { message }: MessageArgs,
@@ -47,9 +50,9 @@ export class ConversationResolver {
     return context.services.conversations.end(actorOf(context), id);
   }
 
-  @FieldResolver(() => [Message], { description: 'In order; batched across conversations' })
-  messages(@Root() conversation: Conversation, @Ctx() context: GraphQLContext): Promise<Message[]> {
-    return loadersOf(context).agents.messages.load(conversation.id);
+  @FieldResolver(() => MessagePage, { description: 'In order, paged like GET /api/conversations/{id}/messages; batched across conversations' })
+  messages(@Root() conversation: Conversation, @Args() args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<Page<Message>> {
+    return loadersOf(context).agents.messagePage(conversation.id, args);
   }
 
   @FieldResolver(() => Agent)

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageOnlyArgs } from '../../common/pagination.js';
+import { pagesByParent } from '../../db/pages-by-parent.js';
 import { isUuid } from '../../db/base.entity.js';
 import { columnsToReadObject } from '../../db/read-model.js';
 import type { ConversationListArgs, StartConversationArgs } from './agent.args.js';
@@ -127,6 +128,29 @@ export class ConversationService {
 
   async messages(actor: Actor, conversation: Conversation): Promise<Message[]> {
     return (await this.messagesFor(actor, [conversation.id])).get(conversation.id)!;
+  }
+
+  /** A page of a conversation's messages, in order (404 for a conversation that is not the actor's). */
+  async messagePage(actor: Actor, conversationId: string, args: PageOnlyArgs): Promise<Page<Message>> {
+    const conversation = await this.get(actor, conversationId);
+    return (await this.messagePagesFor(actor, [conversation.id], args)).get(conversation.id)!;
+  }
+
+  /** A page of messages per conversation, in order, in one statement (GraphQL's Conversation.messages). */
+  async messagePagesFor(actor: Actor, conversationIds: readonly string[], args: PageOnlyArgs): Promise<Map<string, Page<Message>>> {
+    return pagesByParent(this.em, conversationIds, {
+      entity: Message, table: 'messages', parentColumn: 'conversation_id', columns: '*', orderBy: 'sequence asc',
+      organizationId: actor.organizationId, page: args.page, limit: args.limit,
+    });
+  }
+
+  /** The last `count` messages of each conversation, in order, in one statement (what REST embeds). */
+  async lastMessagesFor(actor: Actor, conversationIds: readonly string[], count: number): Promise<Map<string, Message[]>> {
+    const pages = await pagesByParent(this.em, conversationIds, {
+      entity: Message, table: 'messages', parentColumn: 'conversation_id', columns: '*', orderBy: 'sequence desc',
+      organizationId: actor.organizationId, page: 1, limit: count,
+    });
+    return new Map([...pages].map(([id, page]) => [id, page.data.reverse()]));
   }
 
   /**

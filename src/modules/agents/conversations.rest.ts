@@ -1,6 +1,6 @@
-import type { Page } from '../../common/pagination.js';
+import { PageOnlyArgs, type Page } from '../../common/pagination.js';
 import type { Presenter } from '../../rest/present.js';
-import { defineRoute, ref } from '../../rest/routes.js';
+import { arrayOf, defineRoute, objectOf, ref } from '../../rest/routes.js';
 import type { Services } from '../../services.js';
 import type { Actor } from '../../common/actor.js';
 import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
@@ -8,16 +8,24 @@ import type { Conversation } from './conversation.entity.js';
 
 const TAG = 'Agents';
 
+/** How many of its last messages a REST conversation embeds; the rest are paged at /conversations/{id}/messages. */
+export const EMBEDDED_MESSAGES = 20;
+
+/** A conversation as REST shows it: its GraphQL type's fields plus its last messages, in order. */
+const CONVERSATION_WITH_MESSAGES = {
+  allOf: [ref('Conversation'), { type: 'object', properties: { messages: arrayOf(ref('Message')) }, required: ['messages'] }],
+};
+
 /**
- * REST shows a conversation with every field of its GraphQL type, its agent and messages included.
- * The messages of all conversations come in one statement; each view inherits from its entity
- * (Object.create) so the entity's getters still answer.
+ * REST shows a conversation with every field of its GraphQL type and its last EMBEDDED_MESSAGES
+ * messages (messageCount tells how many there are). Those of all conversations come in one statement.
  */
 async function present(services: Services, presenter: Presenter, actor: Actor, conversations: Conversation[]): Promise<unknown[]> {
-  const messages = await services.conversations.messagesFor(actor, conversations.map((conversation) => conversation.id));
-  return conversations.map((conversation) =>
-    presenter.present('Conversation', Object.create(conversation, { messages: { value: messages.get(conversation.id) ?? [] } })),
-  );
+  const messages = await services.conversations.lastMessagesFor(actor, conversations.map((conversation) => conversation.id), EMBEDDED_MESSAGES);
+  return conversations.map((conversation) => ({
+    ...(presenter.present('Conversation', conversation) as Record<string, unknown>),
+    messages: (messages.get(conversation.id) ?? []).map((message) => presenter.present('Message', message)),
+  }));
 }
 
 async function presentPage(services: Services, presenter: Presenter, actor: Actor, page: Page<Conversation>) {
@@ -33,7 +41,7 @@ export const conversationRoutes = [
     summary: "List an agent's conversations",
     tag: TAG,
     query: ConversationListArgs,
-    response: ref('ConversationPage'),
+    response: objectOf({ data: arrayOf(CONVERSATION_WITH_MESSAGES), meta: ref('PageMeta') }),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {
       return presentPage(services, presenter, actor, await services.conversations.list(actor, params.agentId!, query));
@@ -47,7 +55,7 @@ export const conversationRoutes = [
     tag: TAG,
     status: 201,
     body: StartConversationArgs,
-    response: ref('Conversation'),
+    response: CONVERSATION_WITH_MESSAGES,
     errors: [404, 409],
     idempotent: true,
     async handler({ actor, params, body, services, presenter }) {
@@ -59,13 +67,27 @@ export const conversationRoutes = [
     method: 'get',
     path: '/conversations/{id}',
     operationId: 'getConversation',
-    summary: 'Read a conversation with its messages, in order',
+    summary: `Read a conversation with its last ${EMBEDDED_MESSAGES} messages, in order`,
     tag: TAG,
-    response: ref('Conversation'),
+    response: CONVERSATION_WITH_MESSAGES,
     errors: [404],
     async handler({ actor, params, services, presenter }) {
       const conversation = await services.conversations.get(actor, params.id!);
       return (await present(services, presenter, actor, [conversation]))[0];
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/conversations/{id}/messages',
+    operationId: 'listMessages',
+    summary: "A page of a conversation's messages, in order",
+    tag: TAG,
+    query: PageOnlyArgs,
+    response: ref('MessagePage'),
+    errors: [404],
+    async handler({ actor, params, query, services, presenter }) {
+      const page = await services.conversations.messagePage(actor, params.id!, query);
+      return { data: page.data.map((message) => presenter.present('Message', message)), meta: page.meta };
     },
   }),
   defineRoute({
@@ -87,7 +109,7 @@ export const conversationRoutes = [
     operationId: 'endConversation',
     summary: 'End a conversation and evaluate its resolution criteria',
     tag: TAG,
-    response: ref('Conversation'),
+    response: CONVERSATION_WITH_MESSAGES,
     errors: [404, 409, 503],
     async handler({ actor, params, services, presenter }) {
       const conversation = await services.conversations.end(actor, params.id!);

@@ -1,7 +1,8 @@
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { IsEnum, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 import { ArgsType, Field, Float, ID, InputType, Int } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
-import { DOCUMENT_CONTENT_TYPES, type DocumentContentType } from './knowledge-document.entity.js';
+import { PageOnlyArgs } from '../../common/pagination.js';
+import { DOCUMENT_CONTENT_TYPES, KnowledgeDocumentStatus, type DocumentContentType } from './knowledge-document.entity.js';
 
 /** Longest document text, in characters; the 1 MiB body limit answers 413 above that anyway. */
 export const MAX_DOCUMENT_CHARS = 1_000_000;
@@ -37,6 +38,15 @@ export class AddDocumentInput {
   @IsIn(DOCUMENT_CONTENT_TYPES, { message: `contentType must be one of ${DOCUMENT_CONTENT_TYPES.join(', ')}` })
   @IsString()
   contentType?: DocumentContentType;
+}
+
+/** A page of a knowledge base's documents, optionally of one status. */
+@ArgsType()
+export class DocumentListArgs extends PageOnlyArgs {
+  @Field(() => KnowledgeDocumentStatus, { nullable: true })
+  @IsOptional()
+  @IsEnum(KnowledgeDocumentStatus)
+  status?: KnowledgeDocumentStatus | null;
 }
 
 @ArgsType()

@@ -1,18 +1,20 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
-import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
-import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
-import { AddDocumentInput, CreateKnowledgeBaseInput, SearchKnowledgeBaseArgs } from './knowledge.inputs.js';
-import { KnowledgePassage } from './knowledge.types.js';
+import { KnowledgeDocument } from './knowledge-document.entity.js';
+import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs, SearchKnowledgeBaseArgs } from './knowledge.inputs.js';
+import type { Page } from '../../common/pagination.js';
+import { KnowledgeDocumentPage, KnowledgePassage } from './knowledge.types.js';
 
-/** Whether a selection asks for a field, looking through fragments. */
-function selects(selectionSet: SelectionSetNode | undefined, name: string, info: GraphQLResolveInfo): boolean {
-  return (selectionSet?.selections ?? []).some((selection) => {
-    if (selection.kind === Kind.FIELD) return selection.name.value === name;
-    if (selection.kind === Kind.INLINE_FRAGMENT) return selects(selection.selectionSet, name, info);
-    return selects(info.fragments[selection.name.value]?.selectionSet, name, info);
+/** The selections of a field where a selection asks for it, looking through fragments (a leaf field gives an empty one). */
+function selectionsOf(selectionSet: SelectionSetNode | undefined, name: string, info: GraphQLResolveInfo): (SelectionSetNode | undefined)[] {
+  return (selectionSet?.selections ?? []).flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return selection.name.value === name ? [selection.selectionSet] : [];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return selectionsOf(selection.selectionSet, name, info);
+    return selectionsOf(info.fragments[selection.name.value]?.selectionSet, name, info);
   });
 }
 
@@ -38,6 +40,7 @@ export class KnowledgeResolver {
   }
 
   @Query(() => [KnowledgePassage], { description: 'The passages an agent would retrieve for a query, best first' })
+  @Extensions({ cost: { base: SEARCH_COST } })
   searchKnowledgeBase(@Args() args: SearchKnowledgeBaseArgs, @Ctx() context: GraphQLContext): Promise<KnowledgePassage[]> {
     const { id, query, topK, similarityThreshold } = args;
     return context.services.knowledge.search(actorOf(context), id, query, { topK, similarityThreshold });
@@ -63,14 +66,16 @@ export class KnowledgeResolver {
   }
 
   /** Batched across bases; the text is loaded only when the query selects it. */
-  @FieldResolver(() => [KnowledgeDocument], { description: 'Documents of the base, newest first' })
+  @FieldResolver(() => KnowledgeDocumentPage, { description: 'Documents of the base, newest first, paged like GET /api/knowledge-bases/{id}/documents' })
   documents(
     @Root() base: KnowledgeBase,
-    @Arg('status', () => KnowledgeDocumentStatus, { nullable: true }) status: KnowledgeDocumentStatus | null,
+    @Args() args: DocumentListArgs,
     @Ctx() context: GraphQLContext,
     @Info() info: GraphQLResolveInfo,
-  ): Promise<KnowledgeDocument[]> {
-    const withContent = info.fieldNodes.some((node) => selects(node.selectionSet, 'content', info));
-    return loadersOf(context).knowledge.documentsOf(base.id, status ?? null, withContent);
+  ): Promise<Page<KnowledgeDocument>> {
+    const withContent = info.fieldNodes.some((node) =>
+      selectionsOf(node.selectionSet, 'data', info).some((data) => selectionsOf(data, 'content', info).length > 0),
+    );
+    return loadersOf(context).knowledge.documentPage(base.id, args, withContent);
   }
 }

@@ -1,5 +1,5 @@
 import { arrayOf, defineRoute, objectOf, ref, refWithout } from '../../rest/routes.js';
-import { AddDocumentInput, CreateKnowledgeBaseInput } from './knowledge.inputs.js';
+import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
 
 const TAG = 'Knowledge Bases';
 
@@ -72,17 +72,19 @@ export const knowledgeRoutes = [
     method: 'get',
     path: '/knowledge-bases/{kbId}/documents',
     operationId: 'listDocuments',
-    summary: "List a knowledge base's documents, newest first, without their content",
+    summary: "A page of a knowledge base's documents, newest first, without their content",
     tag: TAG,
-    response: objectOf({ data: arrayOf(refWithout('KnowledgeDocument', ['content'])) }),
+    query: DocumentListArgs,
+    response: objectOf({ data: arrayOf(refWithout('KnowledgeDocument', ['content'])), meta: ref('PageMeta') }),
     errors: [404],
-    async handler({ actor, params, services, presenter }) {
-      const documents = await services.knowledge.listDocuments(actor, params.kbId!);
+    async handler({ actor, params, query, services, presenter }) {
+      const page = await services.knowledge.listDocuments(actor, params.kbId!, query);
       return {
-        data: documents.map((document) => {
+        data: page.data.map((document) => {
           const { content: _content, ...summary } = presenter.present('KnowledgeDocument', document) as Record<string, unknown>;
           return summary;
         }),
+        meta: page.meta,
       };
     },
   }),

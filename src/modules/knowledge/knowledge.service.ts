@@ -7,8 +7,10 @@ import { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunk-text.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
-import type { AddDocumentInput, CreateKnowledgeBaseInput } from './knowledge.inputs.js';
-import { RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
+import type { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
+import type { Page } from '../../common/pagination.js';
+import { pagesByParent } from '../../db/pages-by-parent.js';
+import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 
 /** A retrieved chunk of a document; score in 0..1, higher is closer to the query. */
 export interface Passage {
@@ -19,15 +21,28 @@ export interface Passage {
   score: number;
 }
 
+/** Every column of a document but its text. */
+const DOCUMENT_SUMMARY_COLUMNS =
+  'id, created_at, updated_at, organization_id, knowledge_base_id, title, content_type, size_bytes, status, error, chunk_count';
+
 export interface DocumentListOptions {
-  status?: KnowledgeDocumentStatus | null;
   /** Load the full text too (GraphQL asks for it only when the query selects it). */
   withContent?: boolean;
 }
 
+/** Per-organization storage quotas, and how many matching passages one search ranks at most. */
+export interface KnowledgeLimits {
+  maxBytesPerOrg: number;
+  maxDocumentsPerOrg: number;
+  maxCandidates: number;
+}
+
 /** Knowledge bases, their documents and chunks, and full-text retrieval over the chunks. */
 export class KnowledgeService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly limits: KnowledgeLimits = { maxBytesPerOrg: Infinity, maxDocumentsPerOrg: Infinity, maxCandidates: MAX_CANDIDATES },
+  ) {}
 
   async createBase(actor: Actor, input: CreateKnowledgeBaseInput): Promise<KnowledgeBase> {
     const base = this.em.create(KnowledgeBase, {
@@ -76,7 +91,9 @@ export class KnowledgeService {
    */
   async addDocument(actor: Actor, knowledgeBaseId: string, input: AddDocumentInput): Promise<KnowledgeDocument> {
     const base = await this.getBase(actor, knowledgeBaseId);
+    const sizeBytes = Buffer.byteLength(input.content, 'utf8');
     return this.em.transactional(async (em) => {
+      await this.assertQuota(em, actor.organizationId, sizeBytes);
       const organization = em.getReference(Organization, actor.organizationId);
       const knowledgeBase = em.getReference(KnowledgeBase, base.id);
       const document = em.create(KnowledgeDocument, {
@@ -85,7 +102,7 @@ export class KnowledgeService {
         title: input.title,
         contentType: input.contentType ?? 'text/plain',
         content: input.content,
-        sizeBytes: Buffer.byteLength(input.content, 'utf8'),
+        sizeBytes,
       });
       await em.flush();
       let chunks: string[];
@@ -106,33 +123,51 @@ export class KnowledgeService {
     });
   }
 
-  /** A base's documents, newest first, without their text unless asked. */
-  async listDocuments(actor: Actor, knowledgeBaseId: string, options: DocumentListOptions = {}): Promise<KnowledgeDocument[]> {
-    await this.assertExists(actor, knowledgeBaseId);
-    return this.documentsOf(actor, knowledgeBaseId, options);
-  }
-
-  /** Documents of a base already known to be the actor's. */
-  async documentsOf(actor: Actor, knowledgeBaseId: string, options: DocumentListOptions = {}): Promise<KnowledgeDocument[]> {
-    return (await this.documentsFor(actor, [knowledgeBaseId], options)).get(knowledgeBaseId)!;
-  }
-
-  /** Documents of several bases in one statement, each list newest first (GraphQL's KnowledgeBase.documents). */
-  async documentsFor(actor: Actor, knowledgeBaseIds: readonly string[], options: DocumentListOptions = {}): Promise<Map<string, KnowledgeDocument[]>> {
-    const byBase = new Map(knowledgeBaseIds.map((id) => [id, [] as KnowledgeDocument[]]));
-    const ids = knowledgeBaseIds.filter(isUuid);
-    if (ids.length === 0) return byBase;
-    const documents = await this.em.find(
-      KnowledgeDocument,
-      {
-        organization: actor.organizationId,
-        knowledgeBase: { $in: ids },
-        ...(options.status ? { status: options.status } : {}),
-      },
-      { orderBy: { createdAt: 'desc', id: 'asc' }, populate: options.withContent ? ['content'] : [] },
+  /**
+   * 409 CONFLICT when one more document of `sizeBytes` would take the organization past its document
+   * count or its bytes. The organization's row is locked first, so concurrent adds are counted in turn.
+   */
+  private async assertQuota(em: EntityManager, organizationId: string, sizeBytes: number): Promise<void> {
+    const { maxBytesPerOrg, maxDocumentsPerOrg } = this.limits;
+    await em.execute('select id from organizations where id = ? for update', [organizationId]);
+    const [usage] = await em.execute<{ documents: number; bytes: string | number }[]>(
+      'select count(*)::int as documents, coalesce(sum(size_bytes), 0)::bigint as bytes from knowledge_documents where organization_id = ?',
+      [organizationId],
     );
-    for (const document of documents) byBase.get(document.knowledgeBase.id)?.push(document);
-    return byBase;
+    const documents = Number(usage?.documents ?? 0);
+    const bytes = Number(usage?.bytes ?? 0);
+    if (documents + 1 > maxDocumentsPerOrg) {
+      throw new AppError('CONFLICT', `The organization already has ${documents} knowledge documents, its limit; delete some first`);
+    }
+    if (bytes + sizeBytes > maxBytesPerOrg) {
+      throw new AppError('CONFLICT', `The organization's knowledge documents hold ${bytes} bytes; ${sizeBytes} more would pass its limit of ${maxBytesPerOrg}; delete some first`);
+    }
+  }
+
+  /** A page of a base's documents, newest first, without their text unless asked. */
+  async listDocuments(actor: Actor, knowledgeBaseId: string, args: DocumentListArgs, options: DocumentListOptions = {}): Promise<Page<KnowledgeDocument>> {
+    await this.assertExists(actor, knowledgeBaseId);
+    return (await this.documentPagesFor(actor, [knowledgeBaseId], args, options)).get(knowledgeBaseId)!;
+  }
+
+  /** A page of documents per base in one statement, newest first (GraphQL's KnowledgeBase.documents). */
+  async documentPagesFor(
+    actor: Actor,
+    knowledgeBaseIds: readonly string[],
+    args: DocumentListArgs,
+    options: DocumentListOptions = {},
+  ): Promise<Map<string, Page<KnowledgeDocument>>> {
+    return pagesByParent(this.em, knowledgeBaseIds, {
+      entity: KnowledgeDocument,
+      table: 'knowledge_documents',
+      parentColumn: 'knowledge_base_id',
+      columns: options.withContent ? '*' : DOCUMENT_SUMMARY_COLUMNS,
+      orderBy: 'created_at desc, id asc',
+      organizationId: actor.organizationId,
+      filters: args.status ? [{ sql: 'status = ?', params: [args.status] }] : [],
+      page: args.page,
+      limit: args.limit,
+    });
   }
 
   /** One document with its text (interface endpoint 11). */
@@ -168,7 +203,7 @@ export class KnowledgeService {
     const threshold = Number.isFinite(options.similarityThreshold) ? options.similarityThreshold : 0;
     const rows: Passage[] = await this.em
       .getConnection()
-      .execute(RETRIEVAL_SQL, [tsquery, organizationId, knowledgeBaseId, threshold, topK]);
+      .execute(RETRIEVAL_SQL, [tsquery, organizationId, knowledgeBaseId, this.limits.maxCandidates, threshold, topK]);
     return rows.map(({ chunkId, documentId, title, content, score }) => ({ chunkId, documentId, title, content, score: Number(score) }));
   }
 }

@@ -1,4 +1,6 @@
 import { Field, Float, ID, ObjectType } from 'type-graphql';
+import { createPageType } from '../../common/pagination.js';
+import { KnowledgeDocument } from './knowledge-document.entity.js';
 import type { Passage } from './knowledge.service.js';
 
 @ObjectType({ description: 'A passage of a document found by a knowledge base search' })
@@ -18,3 +20,5 @@ export class KnowledgePassage implements Passage {
   @Field(() => Float, { description: 'Full-text relevance from 0 to 1' })
   score!: number;
 }
+
+export const KnowledgeDocumentPage = createPageType(KnowledgeDocument, 'KnowledgeDocumentPage');

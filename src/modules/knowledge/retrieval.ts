@@ -14,21 +14,31 @@ export function toOrQuery(message: string): string {
 }
 
 /**
- * Full-text ranking that PGlite and PostgreSQL both run. ts_rank_cd with every weight 1 and
- * normalization 32 (rank / (rank + 1)) puts the score in 0..1: one matching word scores 0.5,
- * more matches score closer to 1. `to_tsvector('english', content)` matches the GIN index.
- * Parameters: tsquery, organization id, knowledge base id, threshold, limit.
+ * How many matching passages are ranked at most: when more match (a query of common words over a
+ * large base), the best of the first MAX_CANDIDATES found through the index are answered, so one
+ * search costs a bounded amount of work whatever the size of the base.
+ */
+export const MAX_CANDIDATES = 1000;
+
+/**
+ * Full-text ranking that PGlite and PostgreSQL both run, over the stored `search_vector`
+ * (to_tsvector('english', content), generated on write, GIN-indexed). ts_rank_cd with every
+ * weight 1 and normalization 32 (rank / (rank + 1)) puts the score in 0..1: one matching word
+ * scores 0.5, more matches score closer to 1.
+ * Parameters: tsquery, organization id, knowledge base id, candidate limit, threshold, limit.
  */
 export const RETRIEVAL_SQL = `
 select ranked.* from (
   select c.id as "chunkId", c.document_id as "documentId", d.title as "title", c.content as "content",
          c.ordinal as "ordinal",
-         ts_rank_cd('{1,1,1,1}'::float4[], to_tsvector('english', c.content), q.query, 32)::float8 as "score"
-  from knowledge_chunks c
+         ts_rank_cd('{1,1,1,1}'::float4[], c.search_vector, q.query, 32)::float8 as "score"
+  from (select to_tsquery('english', ?) as query) q
+  cross join lateral (
+    select id, document_id, content, ordinal, search_vector from knowledge_chunks
+    where organization_id = ? and knowledge_base_id = ? and search_vector @@ q.query
+    limit ?
+  ) c
   join knowledge_documents d on d.id = c.document_id
-  cross join (select to_tsquery('english', ?) as query) q
-  where c.organization_id = ? and c.knowledge_base_id = ?
-    and to_tsvector('english', c.content) @@ q.query
 ) ranked
 where ranked."score" >= ?
 order by ranked."score" desc, ranked."documentId", ranked."ordinal"

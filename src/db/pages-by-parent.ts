@@ -1,0 +1,60 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityClass } from '@mikro-orm/core';
+import { pageMeta, type Page } from '../common/pagination.js';
+import { isUuid } from './base.entity.js';
+import { columnsToReadObject } from './read-model.js';
+
+export interface PagesByParentQuery<T extends object> {
+  entity: EntityClass<T>;
+  table: string;
+  /** The column naming the parent (conversation_id, knowledge_base_id). */
+  parentColumn: string;
+  /** The columns to read (`*` or a list that leaves a large one out). */
+  columns: string;
+  /** SQL order within a parent, ending with a unique column so pages never overlap. */
+  orderBy: string;
+  organizationId: string;
+  /** Extra filters (`status = ?`) and their parameters. */
+  filters?: { sql: string; params: unknown[] }[];
+  page: number;
+  limit: number;
+}
+
+/**
+ * One page of children per parent in one statement, however many parents: rows ranked by
+ * row_number() within each parent, each carrying its parent's total (a page past the end: two).
+ */
+export async function pagesByParent<T extends object>(em: EntityManager, parentIds: readonly string[], query: PagesByParentQuery<T>): Promise<Map<string, Page<T>>> {
+  const { page, limit, parentColumn } = query;
+  const pages = new Map(parentIds.map((id) => [id, { data: [] as T[], meta: pageMeta(page, limit, 0) }]));
+  const ids = [...new Set(parentIds.filter(isUuid))];
+  if (ids.length === 0) return pages;
+  const filters = ['organization_id = ?', `${parentColumn} in (${ids.map(() => '?').join(', ')})`, ...(query.filters ?? []).map((filter) => filter.sql)];
+  const params: unknown[] = [query.organizationId, ...ids, ...(query.filters ?? []).flatMap((filter) => filter.params)];
+  const where = filters.join(' and ');
+  const offset = (page - 1) * limit;
+  const connection = em.getConnection();
+  const rows = await connection.execute<Record<string, unknown>[]>(
+    `select * from (select ${query.columns}, row_number() over (partition by ${parentColumn} order by ${query.orderBy}) as position, ` +
+      `count(*) over (partition by ${parentColumn}) as parent_total from ${query.table} where ${where}) ranked ` +
+      `where position > ? and position <= ? order by ${parentColumn}, position`,
+    [...params, offset, offset + limit] as never[],
+  );
+  for (const row of rows) {
+    const { position: _position, parent_total: total, ...columns } = row;
+    const parentPage = pages.get(String(row[parentColumn]))!;
+    parentPage.meta = pageMeta(page, limit, Number(total));
+    parentPage.data.push(columnsToReadObject(em, query.entity, columns));
+  }
+  const unseen = ids.filter((id) => pages.get(id)!.data.length === 0);
+  if (offset > 0 && unseen.length > 0) {
+    const totals = await connection.execute<Record<string, unknown>[]>(
+      `select ${parentColumn} as parent, count(*)::int as total from ${query.table} where ${where} group by ${parentColumn}`,
+      params as never[],
+    );
+    for (const { parent, total } of totals) {
+      if (unseen.includes(String(parent))) pages.get(String(parent))!.meta = pageMeta(page, limit, Number(total));
+    }
+  }
+  return pages;
+}
