@@ -92,7 +92,8 @@ export async function createGateway(config: Config, database: Database, logger: 
     maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
     costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
     maxAliases: { n: limits.maxAliases },
-    maxTokens: { n: limits.maxTokens },
+    // Counted by graphql-js's own parser (parseOptions below): Armor's plugin parsed again in a hook, where a syntax error became a 500.
+    maxTokens: { enabled: false },
     maxDirectives: { n: 20 },
     blockFieldSuggestion: { enabled: !development },
   }).protect();
@@ -105,6 +106,7 @@ export async function createGateway(config: Config, database: Database, logger: 
       return shaped;
     },
     introspection: limits.introspection,
+    parseOptions: { maxTokens: limits.maxTokens },
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
     stopOnTerminationSignals: false,
