@@ -192,7 +192,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           authError,
           loaders: actor ? createLoaders(services, actor) : undefined,
           onOperation: (name) => {
-            res.locals.graphqlOperation = name ?? 'anonymous';
+            res.locals.graphqlOperation = name ?? 'unnamed';
           },
         };
       },

@@ -7,12 +7,19 @@ export const QUEUE_DEPTH_SQL = `select count(*)::int as depth from execution_con
   join executions e on e.id = ec.execution_id
   where ec.status = 'pending' and e.status = 'running'`;
 
+/** GraphQL operation names kept as labels: the first ones seen, up to this many; later names count as `other`. */
+export const MAX_OPERATION_LABELS = 100;
+/** A longer operation name counts as `other`. */
+export const MAX_OPERATION_LABEL_LENGTH = 64;
+const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
 /** Prometheus metrics of one gateway; a registry per app, so several apps in one process do not clash. */
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'door' | 'route' | 'method' | 'status'>;
   private readonly duration: Histogram<'door' | 'route' | 'method'>;
   private readonly errors: Counter<'code'>;
+  private readonly operations = new Set<string>();
 
   constructor(database: Database) {
     const registers = [this.registry];
@@ -59,6 +66,20 @@ export class GatewayMetrics {
     });
   }
 
+  /**
+   * The route label of a GraphQL request, from a bounded set: `anonymous` unless the caller
+   * authenticated (the name is set only then), the operation name while it is short and among the
+   * first MAX_OPERATION_LABELS seen, else `other`. Client-chosen names cannot grow /metrics without end.
+   */
+  operationLabel(name: unknown): string {
+    if (typeof name !== 'string') return 'anonymous';
+    if (name.length > MAX_OPERATION_LABEL_LENGTH || !OPERATION_NAME.test(name)) return 'other';
+    if (this.operations.has(name)) return name;
+    if (this.operations.size >= MAX_OPERATION_LABELS) return 'other';
+    this.operations.add(name);
+    return name;
+  }
+
   countError(code: string): void {
     this.errors.inc({ code });
   }
@@ -71,7 +92,7 @@ export class GatewayMetrics {
         const graphql = req.originalUrl.startsWith('/graphql');
         // The route pattern (never the raw URL, which would make a series per id).
         const route = graphql
-          ? String(res.locals.graphqlOperation ?? 'anonymous')
+          ? this.operationLabel(res.locals.graphqlOperation)
           : req.route
             ? `/api${String(req.route.path)}`
             : 'unmatched';
