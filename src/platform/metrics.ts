@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/orm.js';
@@ -105,10 +106,24 @@ export class GatewayMetrics {
     };
   }
 
-  /** GET /metrics in the Prometheus text format. */
-  handler() {
-    return async (_req: Request, res: Response): Promise<void> => {
+  /** GET /metrics in the Prometheus text format; with a token, only for `Authorization: Bearer <token>`. */
+  handler(token?: string) {
+    const wanted = token ? digest(token) : undefined;
+    return async (req: Request, res: Response): Promise<void> => {
+      if (wanted) {
+        const given = /^Bearer (\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
+        if (!given || !timingSafeEqual(digest(given), wanted)) {
+          res.status(401).setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+          res.type('text/plain').send('GET /metrics needs Authorization: Bearer <METRICS_TOKEN>\n');
+          return;
+        }
+      }
       res.type(this.registry.contentType).send(await this.registry.metrics());
     };
   }
+}
+
+/** Equal-length digests, so the comparison takes the same time whatever was sent. */
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }

@@ -6,14 +6,17 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 let app: TestApp;
 let acme: TestOrganization;
 
+const METRICS_TOKEN = 'metrics-token-for-tests';
+const auth = { authorization: `Bearer ${METRICS_TOKEN}` };
+
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ metricsToken: METRICS_TOKEN });
   acme = await app.organization('Acme');
 });
 afterAll(() => app.close());
 
 async function scrape(): Promise<string> {
-  const res = await fetch(`${app.baseUrl}/metrics`, { headers: (app.config as { metricsToken?: string }).metricsToken ? { authorization: `Bearer ${app.config.metricsToken}` } : {} });
+  const res = await fetch(`${app.baseUrl}/metrics`, { headers: auth });
   expect(res.status).toBe(200);
   return res.text();
 }
@@ -72,7 +75,7 @@ it('a name just within the length limit is kept; one character more is other', a
         body: JSON.stringify({ query: `query ${name} { me { id } }` }),
       });
     }
-    const text = await (await fetch(`${fresh.baseUrl}/metrics`, { headers: (fresh.config as { metricsToken?: string }).metricsToken ? { authorization: `Bearer ${fresh.config.metricsToken}` } : {} })).text();
+    const text = await (await fetch(`${fresh.baseUrl}/metrics`, { headers: auth })).text();
     expect(text).toContain(`route="${kept}"`);
     expect(text).not.toContain(cut);
   } finally {
