@@ -65,12 +65,23 @@ export const REST_ROUTES: RouteDefinition[] = [
 export interface Gateway {
   app: Express;
   services: Services;
+  /** The /metrics app to serve on METRICS_PORT, when that is set and metrics are on. */
+  metricsApp?: Express;
   /** False once shutdown has begun, so /readyz takes the replica out of rotation first and answers close their connections. */
   setReady(ready: boolean): void;
   stop(): Promise<void>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** On every answer: no MIME sniffing; and the doors' answers (keys, tokens, secrets) are never cached. */
+function securityHeaders(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  if (req.path === '/graphql' || req.path.startsWith('/graphql/') || req.path === '/api' || req.path.startsWith('/api/')) {
+    res.setHeader('Cache-Control', 'no-store');
+  }
+  next();
+}
 
 function requestId(req: Request, res: Response, next: NextFunction): void {
   const given = req.get('x-request-id');
@@ -96,7 +107,8 @@ export async function createGateway(config: Config, database: Database, logger: 
     maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
     costLimit: { enabled: false },
     maxAliases: { n: limits.maxAliases },
-    maxTokens: { n: limits.maxTokens },
+    // Counted by graphql-js's own parser (parseOptions below): Armor's plugin parsed again in a hook, where a syntax error became a 500.
+    maxTokens: { enabled: false },
     maxDirectives: { n: 20 },
     blockFieldSuggestion: { enabled: !development },
   }).protect();
@@ -109,6 +121,7 @@ export async function createGateway(config: Config, database: Database, logger: 
       return shaped;
     },
     introspection: limits.introspection,
+    parseOptions: { maxTokens: limits.maxTokens },
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
     stopOnTerminationSignals: false,
@@ -129,6 +142,9 @@ export async function createGateway(config: Config, database: Database, logger: 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // Off by default: X-Forwarded-For is believed only from the proxies TRUST_PROXY names (req.ip, the anonymous rate limit).
+  app.set('trust proxy', config.trustProxy);
+  app.use(securityHeaders);
   app.use(closeConnectionsWhen(() => !ready));
   app.use(requestId);
   app.use(
@@ -148,11 +164,28 @@ export async function createGateway(config: Config, database: Database, logger: 
     res.status(reachable ? 200 : 503).json({ status: reachable ? 'ready' : 'unavailable', database: database.kind });
   });
 
-  // No credentials needed; METRICS_ENABLED=false leaves it out (404).
+  // Served on the main port only behind METRICS_TOKEN; with METRICS_PORT, on that port alone (main.ts listens).
+  // Neither set, or METRICS_ENABLED=false: 404 here.
+  let metricsApp: Express | undefined;
   if (metrics) {
-    app.get('/metrics', metrics.handler());
+    if (config.metricsPort !== undefined) {
+      metricsApp = express();
+      metricsApp.disable('x-powered-by');
+      metricsApp.use(securityHeaders);
+      metricsApp.get('/metrics', metrics.handler(config.metricsToken));
+    } else if (config.metricsToken) {
+      app.get('/metrics', metrics.handler(config.metricsToken));
+    }
     app.use(['/api', '/graphql'], metrics.observe());
   }
+  // Browsers may call the doors only from the CORS_ORIGINS allow-list (credentials are headers, never cookies).
+  const corsPolicy = cors({
+    origin: config.corsOrigins,
+    allowedHeaders: ['content-type', 'x-api-key', 'authorization', 'apollo-require-preflight', 'x-apollo-operation-name', 'idempotency-key', 'x-request-id'],
+    maxAge: 600,
+    exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id', 'Idempotent-Replayed'],
+  });
+  app.use(['/api', '/graphql'], corsPolicy);
 
   app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
   app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
@@ -186,7 +219,6 @@ export async function createGateway(config: Config, database: Database, logger: 
 
   app.use(
     '/graphql',
-    cors({ origin: true, allowedHeaders: ['content-type', 'x-api-key', 'authorization', 'apollo-require-preflight', 'x-apollo-operation-name'], maxAge: 600, exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'] }),
     authenticateRequest(services),
     limit((res, error) => sendGraphQLError(res, error, String(res.locals.requestId))),
     express.json({ limit: config.bodyLimitBytes }),
@@ -201,7 +233,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           authError,
           loaders: actor ? createLoaders(services, actor) : undefined,
           onOperation: (name) => {
-            res.locals.graphqlOperation = name ?? 'anonymous';
+            res.locals.graphqlOperation = name ?? 'unnamed';
           },
         };
       },
@@ -216,6 +248,7 @@ export async function createGateway(config: Config, database: Database, logger: 
 
   return {
     app,
+    metricsApp,
     services,
     setReady(value) {
       ready = value;

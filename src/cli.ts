@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
 import { ConfigError, loadConfig } from './config.js';
+import { secureDataDir } from './platform/data-dir.js';
 import { createLogger } from './common/logger.js';
 import { DatabaseInUseError } from './db/errors.js';
 
@@ -32,6 +33,7 @@ async function orgCreate(args: string[]): Promise<void> {
   if (!email || !EMAIL.test(email) || email.length > 320) throw new UsageError('--email is required and must be an email address');
 
   const config = loadConfig();
+  secureDataDir(config.dataDir);
   const { openDatabase } = await import('./db/orm.js');
   const { createServices } = await import('./services.js');
   const database = await openDatabase({

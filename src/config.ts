@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve, join } from 'node:path';
+import { isIP } from 'node:net';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -35,6 +36,14 @@ export interface Config {
   /** PostgreSQL only: statement timeout, pool size and how long a request waits for a connection. */
   db: { statementTimeoutMs: number; poolMax: number; poolAcquireTimeoutMs: number };
   metricsEnabled: boolean;
+  /** GET /metrics needs `Authorization: Bearer <metricsToken>` when set. */
+  metricsToken?: string;
+  /** Serve /metrics on this port alone (not on `port`). */
+  metricsPort?: number;
+  /** Origins a browser may call the doors from (CORS); none is `[]`. */
+  corsOrigins: string[];
+  /** Express's `trust proxy`: false, true, a hop count, or addresses/subnets of trusted proxies. */
+  trustProxy: boolean | number | string;
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -100,10 +109,61 @@ function jwtSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
   }
   const file = join(dataDir, 'jwt-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(48).toString('base64url');
   writeFileSync(file, secret + '\n', { mode: 0o600 });
   return secret;
+}
+
+/** Apollo Sandbox's origins: its embedded page (the development landing page) and studio.apollographql.com/sandbox. */
+export const SANDBOX_ORIGINS = ['https://sandbox.embed.apollographql.com', 'https://studio.apollographql.com'];
+
+/** CORS_ORIGINS: comma-separated origins (`scheme://host[:port]`); unset = Sandbox's in development, none in production. */
+function corsOrigins(env: NodeJS.ProcessEnv, production: boolean): string[] {
+  const raw = env.CORS_ORIGINS;
+  if (raw === undefined) return production ? [] : SANDBOX_ORIGINS;
+  const origins = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must be comma-separated origins such as https://app.example.com (no path, no trailing slash), got "${origin}"`);
+    }
+  }
+  return origins;
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY: off by default; true, a hop count, or comma-separated proxy addresses, subnets or loopback|linklocal|uniquelocal. */
+function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '' || ['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  if (['true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (/^\d+$/.test(raw) && Number(raw) <= 100) return Number(raw);
+  const items = raw.split(',').map((item) => item.trim());
+  const valid = (item: string) => {
+    if (PROXY_NAMES.has(item)) return true;
+    const [address, bits, extra] = item.split('/');
+    const family = isIP(address ?? '');
+    return family !== 0 && extra === undefined && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+  };
+  const bad = items.find((item) => !valid(item));
+  if (bad !== undefined) {
+    throw new ConfigError(`TRUST_PROXY must be true, false, a hop count, or addresses/subnets (or loopback, linklocal, uniquelocal), got "${bad}"`);
+  }
+  return items.join(',');
+}
+
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) throw new ConfigError('METRICS_TOKEN must be at least 16 characters, without spaces');
+  return raw;
 }
 
 /** Seeds the simulated dialer's outcomes: the same seed replays the same campaign. */
@@ -172,6 +232,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       poolAcquireTimeoutMs: integer(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 5000, 1, 600_000),
     },
     metricsEnabled: boolean(env, 'METRICS_ENABLED', true),
+    metricsToken: metricsToken(env),
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
+    corsOrigins: corsOrigins(env, (env.NODE_ENV || 'development') === 'production'),
+    trustProxy: trustProxy(env),
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

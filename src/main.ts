@@ -4,11 +4,13 @@ import type { Server } from 'node:http';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './common/logger.js';
 import { DatabaseInUseError } from './db/errors.js';
+import { secureDataDir, storeFirstApiKey } from './platform/data-dir.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function start(): Promise<void> {
   const config = loadConfig();
+  secureDataDir(config.dataDir);
   const logger = createLogger(config.logLevel);
   // Loaded after the configuration is known good, so a bad value fails at once.
   const { openDatabase } = await import('./db/orm.js');
@@ -24,7 +26,9 @@ async function start(): Promise<void> {
     pool: { max: config.db.poolMax, acquireTimeoutMs: config.db.poolAcquireTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs },
   });
   const gateway = await createGateway(config, database, logger);
-  await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line));
+  await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line), (apiKey) =>
+    storeFirstApiKey(config.dataDir, apiKey),
+  );
 
   const server: Server = gateway.app.listen(config.port, config.host);
   // Node cuts a request that takes longer than this to arrive; the app answers 503 past it.
@@ -34,6 +38,15 @@ async function start(): Promise<void> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  const metricsServer =
+    gateway.metricsApp && config.metricsPort !== undefined ? gateway.metricsApp.listen(config.metricsPort, config.host) : undefined;
+  if (metricsServer) {
+    await new Promise<void>((resolve, reject) => {
+      metricsServer.once('listening', resolve);
+      metricsServer.once('error', reject);
+    });
+    logger.info({ metricsPort: config.metricsPort }, `metrics on http://localhost:${config.metricsPort}/metrics`);
+  }
   const where = database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
   logger.info({ port: config.port, database: database.kind }, `listening on http://localhost:${config.port} (${where})`);
 
@@ -67,6 +80,8 @@ async function start(): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(force);
+    metricsServer?.closeAllConnections();
+    await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
     await gateway.stop();
     await database.close();
     logger.info('stopped');

@@ -21,6 +21,9 @@ export function toAppError(error: unknown): AppError & { cause?: unknown } {
   if (error instanceof ForeignKeyConstraintViolationException) {
     return new AppError('CONFLICT', 'The record is still referenced by other records');
   }
+  if (error instanceof DriverException && error.code === '22001') {
+    return new AppError('BAD_USER_INPUT', 'A value in the request is longer than can be stored');
+  }
   if (error instanceof DriverException && error.code && UNSTORABLE_VALUE_CODES.has(error.code)) {
     return new AppError('BAD_USER_INPUT', 'A value in the request cannot be stored (out of range or not valid text)');
   }

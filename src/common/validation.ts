@@ -22,26 +22,43 @@ function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
 // U+0000 and unpaired UTF-16 surrogates cannot be stored in PostgreSQL text or jsonb.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Every string in the input (free-form JSON objects included) that the database could not store. */
-function unstorableStrings(value: unknown, path: string, found: FieldError[]): FieldError[] {
-  if (typeof value === 'string') {
-    if (UNSTORABLE.test(value)) found.push({ field: path, message: `${path} contains a NUL character or an unpaired surrogate` });
-  } else if (Array.isArray(value)) {
-    value.forEach((item, index) => unstorableStrings(item, `${path}.${index}`, found));
-  } else if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    for (const [key, inner] of Object.entries(value)) {
+/** How deep an input may nest, free-form JSON included: deeper input is refused before anything recurses into it. */
+export const MAX_INPUT_DEPTH = 32;
+
+/**
+ * Every value of an input (free-form JSON objects included) the gateway will not take: a string the
+ * database cannot store, a key naming object internals, nesting past MAX_INPUT_DEPTH. Iterative, so
+ * input nested 10,000 deep is refused rather than overflowing the stack.
+ */
+export function hostileJson(root: unknown): FieldError[] {
+  const found: FieldError[] = [];
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: root, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) found.push({ field: path, message: `${path} contains a NUL character or an unpaired surrogate` });
+      continue;
+    }
+    if (value === null || typeof value !== 'object' || value instanceof Date) continue;
+    if (depth >= MAX_INPUT_DEPTH) {
+      found.push({ field: path, message: `${path} is nested more than ${MAX_INPUT_DEPTH} levels deep` });
+      continue;
+    }
+    const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, index) => [String(index), item]) : Object.entries(value);
+    for (const [key, inner] of entries) {
       const field = path ? `${path}.${key}` : key;
       if (UNSTORABLE.test(key)) found.push({ field, message: `the key ${JSON.stringify(key)} contains a NUL character or an unpaired surrogate` });
-      else unstorableStrings(inner, field, found);
+      else if (RESERVED_KEYS.has(key) && !Array.isArray(value)) found.push({ field, message: path ? `the key "${key}" is not allowed` : `unknown field ${key}` });
+      else stack.push({ value: inner, path: field, depth: depth + 1 });
     }
   }
-  return found;
+  return found.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
 }
 
 /** Validates an instance of an input class; throws BAD_USER_INPUT naming every bad field. */
 export async function validateInstance(instance: object): Promise<void> {
-  const unstorable = unstorableStrings(instance, '', []);
-  if (unstorable.length > 0) throw AppError.badInput(unstorable);
+  const hostile = hostileJson(instance);
+  if (hostile.length > 0) throw AppError.badInput(hostile);
   const errors = await validate(instance, {
     whitelist: true,
     forbidNonWhitelisted: true,
@@ -61,8 +78,9 @@ export async function parseInput<T extends object>(type: Constructor<T>, plain: 
   if (typeof plain !== 'object' || Array.isArray(plain)) {
     throw AppError.badInput([{ field: where, message: `${where} must be a JSON object` }]);
   }
-  const reserved = Object.keys(plain as object).filter((key) => RESERVED_KEYS.has(key));
-  if (reserved.length > 0) throw AppError.badInput(reserved.map((key) => ({ field: key, message: `unknown field ${key}` })));
+  // Before class-transformer, which recurses and throws on a "constructor" key at any depth.
+  const hostile = hostileJson(plain);
+  if (hostile.length > 0) throw AppError.badInput(hostile);
   const instance = plainToInstance(type, plain, { exposeDefaultValues: true });
   await validateInstance(instance);
   return instance;

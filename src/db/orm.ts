@@ -67,7 +67,7 @@ function sharedOptions(options: DatabaseOptions) {
 
 /** PGlite on disk can be held by one process only; a pid file tells the others. */
 function claimDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock = join(dir, 'pglite.pid');
   if (existsSync(lock)) {
     const pid = Number(readFileSync(lock, 'utf8'));

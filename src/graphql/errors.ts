@@ -44,6 +44,14 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   const own = original instanceof GraphQLError ? original : error instanceof GraphQLError && !original ? error : undefined;
   if (original instanceof GraphQLError) original = undefined;
   const code = formatted.extensions?.code;
+  // A document that does not parse is bad input, as malformed JSON is on REST; one nested past the
+  // parser's stack says so instead of naming the RangeError.
+  if (code === 'GRAPHQL_PARSE_FAILED') {
+    const message = /Maximum call stack size exceeded/.test(formatted.message)
+      ? 'Syntax Error: the document is nested too deeply to parse'
+      : formatted.message;
+    return { message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'query', message }] } };
+  }
   if (own && code === 'GRAPHQL_VALIDATION_FAILED' && VALUE_ERROR.test(own.message)) {
     const field = literalField(own);
     return {

@@ -25,13 +25,14 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
     async requestDidStart() {
       return {
         async didResolveOperation({ contextValue, operation, operationName }) {
-          contextValue.onOperation?.(operationName);
           if (contextValue.authError) throw toGraphQLError(contextValue.authError);
           if (!contextValue.actor && !isIntrospectionOnly((operation as OperationDefinitionNode).selectionSet)) {
             throw toGraphQLError(
               new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer'),
             );
           }
+          // Only now, and only for a caller who authenticated: an anonymous name never becomes a metric label.
+          if (contextValue.actor) contextValue.onOperation?.(operationName);
         },
         async didEncounterErrors({ contextValue, errors }) {
           for (const error of errors) {

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/orm.js';
@@ -7,12 +8,19 @@ export const QUEUE_DEPTH_SQL = `select count(*)::int as depth from execution_con
   join executions e on e.id = ec.execution_id
   where ec.status = 'pending' and e.status = 'running'`;
 
+/** GraphQL operation names kept as labels: the first ones seen, up to this many; later names count as `other`. */
+export const MAX_OPERATION_LABELS = 100;
+/** A longer operation name counts as `other`. */
+export const MAX_OPERATION_LABEL_LENGTH = 64;
+const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
 /** Prometheus metrics of one gateway; a registry per app, so several apps in one process do not clash. */
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'door' | 'route' | 'method' | 'status'>;
   private readonly duration: Histogram<'door' | 'route' | 'method'>;
   private readonly errors: Counter<'code'>;
+  private readonly operations = new Set<string>();
 
   constructor(database: Database) {
     const registers = [this.registry];
@@ -59,6 +67,20 @@ export class GatewayMetrics {
     });
   }
 
+  /**
+   * The route label of a GraphQL request, from a bounded set: `anonymous` unless the caller
+   * authenticated (the name is set only then), the operation name while it is short and among the
+   * first MAX_OPERATION_LABELS seen, else `other`. Client-chosen names cannot grow /metrics without end.
+   */
+  operationLabel(name: unknown): string {
+    if (typeof name !== 'string') return 'anonymous';
+    if (name.length > MAX_OPERATION_LABEL_LENGTH || !OPERATION_NAME.test(name)) return 'other';
+    if (this.operations.has(name)) return name;
+    if (this.operations.size >= MAX_OPERATION_LABELS) return 'other';
+    this.operations.add(name);
+    return name;
+  }
+
   countError(code: string): void {
     this.errors.inc({ code });
   }
@@ -71,7 +93,7 @@ export class GatewayMetrics {
         const graphql = req.originalUrl.startsWith('/graphql');
         // The route pattern (never the raw URL, which would make a series per id).
         const route = graphql
-          ? String(res.locals.graphqlOperation ?? 'anonymous')
+          ? this.operationLabel(res.locals.graphqlOperation)
           : req.route
             ? `/api${String(req.route.path)}`
             : 'unmatched';
@@ -84,10 +106,24 @@ export class GatewayMetrics {
     };
   }
 
-  /** GET /metrics in the Prometheus text format. */
-  handler() {
-    return async (_req: Request, res: Response): Promise<void> => {
+  /** GET /metrics in the Prometheus text format; with a token, only for `Authorization: Bearer <token>`. */
+  handler(token?: string) {
+    const wanted = token ? digest(token) : undefined;
+    return async (req: Request, res: Response): Promise<void> => {
+      if (wanted) {
+        const given = /^Bearer (\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
+        if (!given || !timingSafeEqual(digest(given), wanted)) {
+          res.status(401).setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+          res.type('text/plain').send('GET /metrics needs Authorization: Bearer <METRICS_TOKEN>\n');
+          return;
+        }
+      }
       res.type(this.registry.contentType).send(await this.registry.metrics());
     };
   }
+}
+
+/** Equal-length digests, so the comparison takes the same time whatever was sent. */
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }

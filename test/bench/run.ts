@@ -14,7 +14,7 @@ import { benchRequests, type BenchRequest } from './kinds.js';
 import { measure, median, statementsPerRequest, type RunResult } from './measure.js';
 import { parseOptions, type BenchOptions } from './options.js';
 import { machine, markdown, summarize, type KindResult } from './report.js';
-import { rssMb, startBaselineProcess, startGateway, type ServerProcess } from './servers.js';
+import { BENCH_METRICS_TOKEN, rssMb, startBaselineProcess, startGateway, type ServerProcess } from './servers.js';
 import { seed } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -47,7 +47,7 @@ function createOrganization(databaseUrl: string): string {
 
 /** The gateway's own view of its memory (prom-client's default metrics), in MB: where its RSS goes. */
 async function gatewayMemory(gateway: ServerProcess): Promise<Record<string, number>> {
-  const text = await (await fetch(`${gateway.base}/metrics`)).text();
+  const text = await (await fetch(`${gateway.base}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })).text();
   const names = ['process_resident_memory_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes'];
   const memory: Record<string, number> = {};
   for (const name of names) {

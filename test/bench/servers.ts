@@ -8,6 +8,9 @@ import { freePort } from '../support/pg-cluster.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** /metrics needs a bearer token on the gateway's port; the bench reads the gateway's memory there. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
 export interface ServerProcess {
   name: 'gateway' | 'baseline';
   port: number;
@@ -86,6 +89,7 @@ export async function startGateway(databaseUrl: string, bootstrapKey: string, lo
       BOOTSTRAP_API_KEY: bootstrapKey,
       RATE_LIMIT_PER_MINUTE: '0',
       RUNNER_ENABLED: 'false',
+      METRICS_TOKEN: BENCH_METRICS_TOKEN,
     },
     stdio: ['ignore', out, out],
   });

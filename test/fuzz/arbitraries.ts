@@ -19,8 +19,17 @@ export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
   fc.constantFrom(0, -0, 1, -1, 1e308, -1e308, 2 ** 31, 2 ** 53 + 1, 5e-324, 0.5),
 );
 
+/** Keys that name object internals: class-transformer and naive merges trip over them at any depth. */
+export const prototypeKey: fc.Arbitrary<string> = fc.constantFrom('__proto__', 'constructor', 'prototype');
+
+/** Free-form JSON with an object-internals key somewhere below the top: `{a: {constructor: {...}}}`. */
+export const prototypeObject: fc.Arbitrary<unknown> = fc
+  .tuple(fc.array(fc.constantFrom('a', 'b', 'metadata'), { maxLength: 3 }), prototypeKey, fc.jsonValue({ maxDepth: 1 }))
+  .map(([path, key, leaf]) => path.reduceRight<unknown>((inner, name) => ({ [name]: inner }), JSON.parse(`{${JSON.stringify(key)}:${JSON.stringify(leaf)}}`)));
+
 export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { depthSize: 'small' },
+  prototypeObject,
   hostileString,
   hostileNumber,
   fc.boolean(),
@@ -30,19 +39,31 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.uuid(),
 );
 
-/** JSON nested hundreds of levels deep. */
+/** JSON nested tens to thousands of levels deep (JSON.stringify itself overflows past about 5,000: see deepJsonText). */
 export const deepValue: fc.Arbitrary<unknown> = fc
-  .tuple(fc.integer({ min: 50, max: 400 }), fc.boolean())
+  .tuple(fc.oneof(fc.integer({ min: 20, max: 400 }), fc.integer({ min: 400, max: 3000 })), fc.boolean())
   .map(([depth, arrays]) => {
     let value: unknown = 'bottom';
     for (let i = 0; i < depth; i++) value = arrays ? [value] : { a: value };
     return value;
   });
 
+/** A body whose field (or the body itself) is JSON nested 5,000 to 12,000 deep, written as text. */
+export function deepJsonText(fields: string[]): fc.Arbitrary<string> {
+  const field = fields.length > 0 ? fc.option(fc.constantFrom(...fields), { nil: undefined }) : fc.constant(undefined);
+  return fc.tuple(field, fc.integer({ min: 5000, max: 12_000 }), fc.boolean()).map(([name, depth, arrays]) => {
+    const deep = arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    return name === undefined ? deep : `{${JSON.stringify(name)}:${deep}}`;
+  });
+}
+
+/** Path ids past any column: 256 to 3,000 characters. */
+export const longId: fc.Arbitrary<string> = fc.tuple(fc.integer({ min: 256, max: 3000 }), fc.constantFrom('a', '0', '-', '%41')).map(([length, unit]) => unit.repeat(length));
+
 /** Bodies for an input class: its own fields with hostile values, unknown keys, wrong shapes altogether. */
 export function hostileBody(fields: string[]): fc.Arbitrary<unknown> {
   const known = fields.length > 0 ? fc.constantFrom(...fields) : fc.string();
-  const key = fc.oneof(known, known, fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'id', 'organizationId', 'createdAt'));
+  const key = fc.oneof(known, known, fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'prototype', 'id', 'organizationId', 'createdAt'));
   return fc.oneof(
     fc.dictionary(key, fc.oneof(hostileValue, deepValue), { maxKeys: 8 }),
     fc.dictionary(known, hostileValue, { maxKeys: fields.length || 1 }),

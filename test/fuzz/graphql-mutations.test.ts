@@ -11,7 +11,7 @@ import {
 } from 'graphql';
 import { buildGatewaySchema } from '../../src/graphql/schema.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
-import { hostileNumber, hostileString, hostileValue, runs } from './arbitraries.js';
+import { deepValue, hostileNumber, hostileString, hostileValue, prototypeObject, runs } from './arbitraries.js';
 import { rowCounts, seed, type Seeded } from './fixtures.js';
 
 // Variables built from each mutation's argument types: right shapes with random values, wrong types,
@@ -50,7 +50,8 @@ function scalarValue(name: string): fc.Arbitrary<unknown> {
     case 'DateTime':
       return fc.oneof(fc.date({ noInvalidDate: true }).map((date) => date.toISOString()), hostileString);
     default:
-      return fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), hostileValue, { maxKeys: 4 }), hostileValue);
+      // Free-form JSON: hostile keys (object internals) and values nested far past the input depth limit.
+      return fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), hostileValue, { maxKeys: 4 }), hostileValue, prototypeObject, deepValue.map((deep) => ({ deep })));
   }
 }
 

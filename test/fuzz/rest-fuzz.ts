@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { REST_ROUTES } from '../../src/app.js';
 import type { RouteDefinition } from '../../src/rest/routes.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
-import { hostileBody, hostileQuery, hostileString, runs } from './arbitraries.js';
+import { deepJsonText, hostileBody, hostileQuery, hostileString, longId, runs } from './arbitraries.js';
 import { fieldsOfClass, paramsOf, rowCounts, seed, type Seeded } from './fixtures.js';
 
 const MALFORMED_JSON = ['{', '{"a":', 'nul', '[1,]', '{"a":1}{"b":2}', '\u0000', '"unterminated', '{"__proto__":{"polluted":1}}'];
@@ -39,6 +39,7 @@ export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinitio
       fc.constantFrom(...ids()).map((real) => real.toUpperCase()),
       hostileString.filter((text) => text.length > 0 && text.length < 500).map(encodeURIComponent),
       fc.constantFrom('1', '0', '-1', 'null', 'undefined', '%2E%2E', '00000000-0000-0000-0000-000000000000'),
+      longId,
     );
     const params = paramsOf(route.path);
     const path = fc.tuple(...params.map(() => id)).map((values) => params.reduce((text, name, i) => text.replace(`{${name}}`, values[i]!), `/api${route.path}`));
@@ -47,15 +48,19 @@ export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinitio
       ? fc.oneof(
           { weight: 5, arbitrary: hostileBody(fieldsOfClass(route.body)).map((value) => JSON.stringify(value)) },
           { weight: 1, arbitrary: fc.constantFrom(...MALFORMED_JSON) },
+          { weight: 1, arbitrary: deepJsonText(fieldsOfClass(route.body)) },
           { weight: 1, arbitrary: fc.constant(undefined) },
         )
       : fc.constant(undefined);
     const query = fc.oneof(fc.constant(''), hostileQuery(fieldsOfClass(route.query)));
+    // Idempotent creates store the concrete path and the key: long ids and keys reach the database there.
+    const idempotencyKey = route.idempotent ? fc.option(fc.oneof(fc.uuid(), hostileString.filter((text) => /^[\x21-\x7e][\x20-\x7e]*$/.test(text) && text.length < 300)), { nil: undefined }) : fc.constant(undefined);
 
     let before = await rowCounts(app);
     await fc.assert(
-      fc.asyncProperty(path, query, body, async (target, search, raw) => {
-        const res = await fuzzer.rest.request(route.method.toUpperCase(), `${target}${search}`, undefined, raw);
+      fc.asyncProperty(path, query, body, idempotencyKey, async (target, search, raw, key) => {
+        const client = key === undefined ? fuzzer.rest : fuzzer.rest.with({ 'Idempotency-Key': key });
+        const res = await client.request(route.method.toUpperCase(), `${target}${search}`, undefined, raw);
         const seen = `${res.status} ${JSON.stringify(res.body)?.slice(0, 500)}`;
         if (res.status >= 500) throw new Error(`5xx: ${seen}`);
         if (res.status >= 400) {

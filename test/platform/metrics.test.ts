@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { MeDocument } from '../generated/graphql.js';
 import { QUEUE_DEPTH_SQL } from '../../src/platform/metrics.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
@@ -5,14 +6,16 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 let app: TestApp;
 let acme: TestOrganization;
 
+const METRICS_TOKEN = 'metrics-token-for-tests';
+
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ metricsToken: METRICS_TOKEN });
   acme = await app.organization('Acme');
 });
 afterAll(() => app.close());
 
 async function scrape(target: TestApp = app): Promise<string> {
-  const res = await fetch(`${target.baseUrl}/metrics`);
+  const res = await fetch(`${target.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toContain('text/plain');
   return res.text();
@@ -28,7 +31,7 @@ function value(text: string, name: string, labels: Record<string, string>): numb
 }
 
 describe('GET /metrics', () => {
-  it('serves process metrics in the Prometheus text format without credentials', async () => {
+  it('serves process metrics in the Prometheus text format with the METRICS_TOKEN bearer', async () => {
     const text = await scrape();
     expect(text).toContain('# TYPE process_cpu_user_seconds_total counter');
     expect(text).toContain('# TYPE http_request_duration_seconds histogram');
@@ -75,10 +78,41 @@ describe('GET /metrics', () => {
     expect(value(text, 'http_requests_total', { door: 'graphql', route: 'Missing' })).toBe(1);
   });
 
-  it('METRICS_ENABLED=false removes the endpoint', async () => {
-    const off = await startTestApp({ metricsEnabled: false });
+  it('without the METRICS_TOKEN bearer → 401; with no token and no METRICS_PORT it is not served (404)', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: `Basic ${METRICS_TOKEN}` }, { 'x-api-key': acme.apiKey }]) {
+      const res = await fetch(`${app.baseUrl}/metrics`, { headers });
+      expect(res.status).toBe(401);
+      expect(await res.text()).not.toContain('http_requests_total');
+    }
+    const open = await startTestApp({ metricsToken: undefined });
     try {
-      expect((await fetch(`${off.baseUrl}/metrics`)).status).toBe(404);
+      expect((await fetch(`${open.baseUrl}/metrics`)).status).toBe(404);
+    } finally {
+      await open.close();
+    }
+  });
+
+  it('METRICS_PORT serves /metrics on its own listener, and not on the main port', async () => {
+    const separate = await startTestApp({ metricsToken: undefined, metricsPort: 1 });
+    const server = separate.gateway.metricsApp!.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      expect((await fetch(`${separate.baseUrl}/metrics`)).status).toBe(404);
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('# TYPE http_requests_total counter');
+      expect((await fetch(`http://127.0.0.1:${port}/api/users/me`)).status).toBe(404);
+    } finally {
+      server.close();
+      await separate.close();
+    }
+  });
+
+  it('METRICS_ENABLED=false removes the endpoint', async () => {
+    const off = await startTestApp({ metricsEnabled: false, metricsToken: METRICS_TOKEN });
+    try {
+      expect((await fetch(`${off.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).status).toBe(404);
     } finally {
       await off.close();
     }

@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -78,6 +78,7 @@ let databaseName: string | undefined;
 
 async function freshEnvironment(): Promise<void> {
   dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
+  chmodSync(dataDir, 0o755); // as an operator's mkdir leaves it: the server tightens it
   env = { DATA_DIR: dataDir, JWT_SECRET: '' };
   if (TEST_DATABASE_URL) {
     databaseName = `gateway_process_${randomUUID().replaceAll('-', '')}`;
@@ -139,14 +140,25 @@ it('org:create provisions an organization whose key the server accepts, and noth
   expect(await stop(server)).toBe(0);
 });
 
-it('the first start on an empty database creates the Default organization and prints its key once', async () => {
+it('the first start writes the Default organization\'s key to a 0600 file in a 0700 DATA_DIR, and prints only where it is', async () => {
   let server = await startServer(env);
-  const key = /API key \(shown only this once\): (\S+)/.exec(server.output())?.[1];
-  expect(key).toBeDefined();
-  expect((await me(server.url, key!)).body.organization.name).toBe('Default');
+  const file = join(dataDir, 'first-api-key');
+  expect(server.output()).toContain(`Its API key is in ${file}`);
+  const key = readFileSync(file, 'utf8').trim();
+  expect(key).toMatch(/^tag_/);
+  expect(server.output()).not.toContain(key);
+  expect((await me(server.url, key)).body.organization.name).toBe('Default');
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+  expect(statSync(join(dataDir, 'jwt-secret')).mode & 0o777).toBe(0o600);
+  // Nothing the gateway wrote under DATA_DIR (the embedded database included) is open to other users.
+  const open = readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).filter((name) => (statSync(join(dataDir, name)).mode & 0o077) !== 0);
+  expect(open).toEqual([]);
   expect(await stop(server)).toBe(0);
+  rmSync(file);
   server = await startServer(env);
-  expect(server.output()).not.toContain('shown only this once');
+  expect(server.output()).not.toContain('API key is in');
+  expect(existsSync(file)).toBe(false);
   expect(await stop(server)).toBe(0);
 });
 

@@ -49,10 +49,11 @@ export class ProvisioningService {
   }
 
   /**
-   * First start on an empty database: a "Default" organization with a key printed once.
+   * First start on an empty database: a "Default" organization whose generated key goes to `store`
+   * (a 0600 file; only its place is printed, never the key, so logs do not keep it).
    * With BOOTSTRAP_API_KEY, that value is registered instead (and on later starts, if it is missing).
    */
-  async bootstrap(bootstrapKey: string | undefined, logger: Logger, print: (line: string) => void): Promise<void> {
+  async bootstrap(bootstrapKey: string | undefined, logger: Logger, print: (line: string) => void, store: (apiKey: string) => string): Promise<void> {
     const em = this.em.fork();
     const [first] = await em.find(Organization, {}, { orderBy: { createdAt: 'asc' }, limit: 1 });
     if (!first) {
@@ -64,7 +65,7 @@ export class ProvisioningService {
       });
       logger.info({ organizationId: created.organizationId }, 'created the Default organization');
       if (bootstrapKey) print('Registered BOOTSTRAP_API_KEY as the API key of the Default organization.');
-      else print(`Default organization created. Its API key (shown only this once): ${created.apiKey}`);
+      else print(`Default organization created. Its API key is in ${store(created.apiKey)} (readable by this user only); keep it somewhere safe, then delete that file.`);
       return;
     }
     if (!bootstrapKey || (await em.count(ApiKey, { keyHash: hashKey(bootstrapKey) })) > 0) return;
