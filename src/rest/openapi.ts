@@ -57,7 +57,8 @@ function inlineOmissions(value: unknown, schema: GraphQLSchema, pending: Set<str
     const full = objectTypeSchema(schema, marker.typeName, pending) as { properties: Record<string, JsonSchema>; required: string[] };
     const properties = Object.fromEntries(Object.entries(full.properties).filter(([name]) => !marker.omit.includes(name)));
     const required = full.required.filter((name) => !marker.omit.includes(name));
-    return { ...full, description: `A ${marker.typeName} without ${marker.omit.join(', ')}`, properties, required };
+    // Closed: the point of the shape is what it leaves out.
+    return { ...full, description: `A ${marker.typeName} without ${marker.omit.join(', ')}`, properties, required, additionalProperties: false };
   }
   return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inlineOmissions(inner, schema, pending)]));
 }
