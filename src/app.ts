@@ -24,7 +24,7 @@ import { buildGatewaySchema } from './graphql/schema.js';
 import { buildOpenApi } from './rest/openapi.js';
 import { Presenter } from './rest/present.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
-import { mountRoutes, type RouteDefinition } from './rest/routes.js';
+import { mountRoutes, unmatchedRoute, type RouteDefinition } from './rest/routes.js';
 import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
@@ -167,9 +167,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   );
   api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
   mountRoutes(api, REST_ROUTES, services, presenter);
-  api.use((req, res) => {
-    sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`), String(res.locals.requestId));
-  });
+  api.use(unmatchedRoute(REST_ROUTES));
   api.use(problemHandler(logger));
   app.use('/api', api);
 

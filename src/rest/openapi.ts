@@ -145,7 +145,7 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       collectRefs(response, pending);
       responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: response } } };
     }
-    for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), 500]) {
+    for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), ...(route.body ? [415] : []), 500]) {
       responses[String(errorStatus)] = problemResponse(errorStatus);
     }
     if (route.body) {
