@@ -23,6 +23,7 @@ import { gatewayPlugin } from './graphql/plugin.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildOpenApi } from './rest/openapi.js';
 import { Presenter } from './rest/present.js';
+import { errorDocs } from './rest/error-docs.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
 import { mountRoutes, unmatchedRoute, type RouteDefinition } from './rest/routes.js';
 import { agentRoutes } from './modules/agents/agents.rest.js';
@@ -138,6 +139,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  app.get('/docs/errors', errorDocs());
   app.get('/readyz', async (_req, res) => {
     const reachable = ready && (await database.isReachable());
     res.status(reachable ? 200 : 503).json({ status: reachable ? 'ready' : 'unavailable', database: database.kind });
