@@ -25,7 +25,9 @@ async function start(): Promise<void> {
   });
   const gateway = await createGateway(config, database, logger);
 
-  // Listen before the first organization is made, so a port in use stops the start before a key is printed.
+  // Listen before the first organization is made, so a port in use stops the start before a key is
+  // printed; /readyz answers 503 until that is done.
+  gateway.setReady(false);
   const server: Server = gateway.app.listen(config.port, config.host);
   // Node cuts a request that takes longer than this to arrive; the app answers 503 past it.
   server.requestTimeout = config.requestTimeoutMs;
@@ -37,6 +39,7 @@ async function start(): Promise<void> {
     );
   });
   await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line));
+  gateway.setReady(true);
   const where = database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
   logger.info({ port: config.port, database: database.kind }, `listening on http://localhost:${config.port} (${where})`);
 
