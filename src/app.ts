@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
 import { AppError } from './common/errors.js';
+import { requestLogOptions } from './common/logger.js';
 import { PACKAGE_VERSION } from './common/package-info.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { formatError, sendGraphQLError } from './graphql/errors.js';
@@ -130,6 +131,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use(
     pinoHttp({
       logger,
+      ...requestLogOptions(logger),
       genReqId: (_req, res) => String((res as Response).locals.requestId),
       customProps: (_req, res) => ({ requestId: (res as Response).locals.requestId }),
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
