@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
 import { AppError } from './common/errors.js';
+import { requestLogOptions } from './common/logger.js';
 import { PACKAGE_VERSION } from './common/package-info.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { formatError, sendGraphQLError } from './graphql/errors.js';
@@ -24,8 +25,9 @@ import { gatewayPlugin } from './graphql/plugin.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildOpenApi } from './rest/openapi.js';
 import { Presenter } from './rest/present.js';
+import { errorDocs } from './rest/error-docs.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
-import { mountRoutes, type RouteDefinition } from './rest/routes.js';
+import { mountRoutes, unmatchedRoute, type RouteDefinition } from './rest/routes.js';
 import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
@@ -150,6 +152,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use(
     pinoHttp({
       logger,
+      ...requestLogOptions(logger),
       genReqId: (_req, res) => String((res as Response).locals.requestId),
       customProps: (_req, res) => ({ requestId: (res as Response).locals.requestId }),
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
@@ -159,6 +162,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  app.get('/docs/errors', errorDocs());
   app.get('/readyz', async (_req, res) => {
     const reachable = ready && (await database.isReachable());
     res.status(reachable ? 200 : 503).json({ status: reachable ? 'ready' : 'unavailable', database: database.kind });
@@ -211,9 +215,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   );
   api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
   mountRoutes(api, REST_ROUTES, services, presenter);
-  api.use((req, res) => {
-    sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`), String(res.locals.requestId));
-  });
+  api.use(unmatchedRoute(REST_ROUTES));
   api.use(problemHandler(logger));
   app.use('/api', api);
 

@@ -1,37 +1,102 @@
 import './node-version.js';
 import 'reflect-metadata';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
 import { ConfigError, loadConfig } from './config.js';
 import { secureDataDir } from './platform/data-dir.js';
 import { createLogger } from './common/logger.js';
+import { AppError } from './common/errors.js';
 import { DatabaseInUseError } from './db/errors.js';
+import type { Services } from './services.js';
 
-const USAGE = `Usage: npm run cli -- <command> [options]
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | undefined>;
 
-Commands:
-  org:create --name <organization> --email <admin email> [--user-name <name>]
-      Creates an organization, its owner and a first API key; prints
-      {"organizationId", "userId", "apiKey"} as one JSON line. The key is shown only once.
-
-The CLI uses DATABASE_URL and DATA_DIR exactly as the server does. On the embedded
-database, stop the server first: only one process can hold it.`;
+/** One operator command: its usage, what it does, its options, and what it runs against the services. */
+interface Command {
+  usage: string;
+  description: string;
+  options: Options;
+  run(values: Values, services: Services): Promise<void>;
+}
 
 class UsageError extends Error {}
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-async function orgCreate(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { name: { type: 'string' }, email: { type: 'string' }, 'user-name': { type: 'string' } },
-    strict: true,
-  });
-  const name = values.name?.trim();
-  const email = values.email?.trim();
-  if (!name || name.length > 255) throw new UsageError('--name is required (1 to 255 characters)');
-  if (!email || !EMAIL.test(email) || email.length > 320) throw new UsageError('--email is required and must be an email address');
+function print(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n');
+}
 
+function text(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value.trim() : undefined;
+}
+
+/** The operator commands; adding one is one more entry here. */
+const COMMANDS: Record<string, Command> = {
+  'org:create': {
+    usage: 'org:create --name <organization> --email <admin email> [--user-name <name>]',
+    description:
+      'Creates an organization, its owner and a first API key; prints {"organizationId", "userId", "apiKey"}\n' +
+      'as one JSON line. The key is shown only once (keys:create makes another).',
+    options: { name: { type: 'string' }, email: { type: 'string' }, 'user-name': { type: 'string' } },
+    async run(values, services) {
+      const name = text(values, 'name');
+      const email = text(values, 'email');
+      if (!name || name.length > 255) throw new UsageError('--name is required (1 to 255 characters)');
+      if (!email || !EMAIL.test(email) || email.length > 320) throw new UsageError('--email is required and must be an email address');
+      print(await services.provisioning.createOrganization({ name, email, userName: text(values, 'user-name') }));
+    },
+  },
+  'keys:create': {
+    usage: 'keys:create (--org <organization id> | --email <user email> | both) [--name <key name>]',
+    description:
+      'Creates a new API key for an existing organization: owned by the user with --email, or by the\n' +
+      'organization\'s first owner; prints {"organizationId", "userId", "apiKeyId", "apiKey"} as one JSON line.\n' +
+      'The key is shown only once. An email used in several organizations needs --org too.',
+    options: { org: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
+    async run(values, services) {
+      const organizationId = text(values, 'org');
+      const email = text(values, 'email');
+      const name = text(values, 'name');
+      if (!organizationId && !email) throw new UsageError('--org or --email is required');
+      if (email !== undefined && !EMAIL.test(email)) throw new UsageError('--email must be an email address');
+      if (name !== undefined && (name.length === 0 || name.length > 255)) throw new UsageError('--name must be 1 to 255 characters');
+      print(await services.provisioning.issueKey({ organizationId, email, name }));
+    },
+  },
+  'org:list': {
+    usage: 'org:list',
+    description: 'Lists the organizations, oldest first: one JSON line each, {"id", "name", "createdAt", "users"}.',
+    options: {},
+    async run(_values, services) {
+      for (const organization of await services.provisioning.listOrganizations()) print(organization);
+    },
+  },
+};
+
+const FOOTER = `The CLI uses DATABASE_URL and DATA_DIR exactly as the server does. On the embedded
+database, stop the server first: only one process can hold it.`;
+
+function usage(): string {
+  const commands = Object.values(COMMANDS).map((command) => `  ${command.usage}\n${indent(command.description)}`);
+  return `Usage: npm run cli -- <command> [options]\n\nCommands:\n${commands.join('\n')}\n  help [<command>]\n      Prints this, or one command's usage.\n\n${FOOTER}`;
+}
+
+function commandUsage(name: string): string {
+  const command = COMMANDS[name]!;
+  return `Usage: npm run cli -- ${command.usage}\n\n${indent(command.description)}\n\n${FOOTER}`;
+}
+
+function indent(lines: string): string {
+  return lines
+    .split('\n')
+    .map((line) => `      ${line}`)
+    .join('\n');
+}
+
+async function withServices(run: (services: Services) => Promise<void>): Promise<void> {
   const config = loadConfig();
   secureDataDir(config.dataDir);
   const { openDatabase } = await import('./db/orm.js');
@@ -44,34 +109,39 @@ async function orgCreate(args: string[]): Promise<void> {
   });
   try {
     const services = createServices(database.em, config);
-    const created = await RequestContext.create(database.orm.em, () =>
-      services.provisioning.createOrganization({ name, email, userName: values['user-name'] }),
-    );
-    process.stdout.write(JSON.stringify(created) + '\n');
+    await RequestContext.create(database.orm.em, () => run(services));
   } finally {
     await database.close();
   }
 }
 
-async function run(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'org:create':
-      return orgCreate(rest);
-    case undefined:
-    case 'help':
-    case '--help':
-      console.log(USAGE);
-      return;
-    default:
-      throw new UsageError(`unknown command "${command}"`);
+let current: string | undefined;
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    const topic = rest[0];
+    if (topic !== undefined && !COMMANDS[topic]) throw new UsageError(`unknown command "${topic}"`);
+    console.log(topic ? commandUsage(topic) : usage());
+    return;
   }
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`unknown command "${name}"`);
+  current = name;
+  const { values } = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true });
+  if (values.help) {
+    console.log(commandUsage(name));
+    return;
+  }
+  await withServices((services) => command.run(values, services));
 }
 
-run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
-  else if (error instanceof ConfigError || error instanceof DatabaseInUseError) console.error(`Error: ${error.message}`);
-  else if (error instanceof Error && 'code' in error && error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') console.error(`${error.message}\n\n${USAGE}`);
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const help = current ? commandUsage(current) : usage();
+  if (error instanceof UsageError) console.error(`${error.message}\n\n${help}`);
+  else if (error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('ERR_PARSE_ARGS_')) {
+    console.error(`${error.message}\n\n${help}`);
+  } else if (error instanceof ConfigError || error instanceof DatabaseInUseError || error instanceof AppError) console.error(`Error: ${error.message}`);
   else console.error(`Error: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -26,17 +26,19 @@ async function start(): Promise<void> {
     pool: { max: config.db.poolMax, acquireTimeoutMs: config.db.poolAcquireTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs },
   });
   const gateway = await createGateway(config, database, logger);
-  await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line), (apiKey) =>
-    storeFirstApiKey(config.dataDir, apiKey),
-  );
 
+  // Listen before the first organization is made, so a port in use stops the start before a key is
+  // printed; /readyz answers 503 until that is done.
+  gateway.setReady(false);
   const server: Server = gateway.app.listen(config.port, config.host);
   // Node cuts a request that takes longer than this to arrive; the app answers 503 past it.
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(60_000, config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`PORT ${config.port} is already in use on ${config.host}; stop what listens there or set PORT`) : error),
+    );
   });
   const metricsServer =
     gateway.metricsApp && config.metricsPort !== undefined ? gateway.metricsApp.listen(config.metricsPort, config.host) : undefined;
@@ -47,6 +49,10 @@ async function start(): Promise<void> {
     });
     logger.info({ metricsPort: config.metricsPort }, `metrics on http://localhost:${config.metricsPort}/metrics`);
   }
+  await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line), (apiKey) =>
+    storeFirstApiKey(config.dataDir, apiKey),
+  );
+  gateway.setReady(true);
   const where = database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
   logger.info({ port: config.port, database: database.kind }, `listening on http://localhost:${config.port} (${where})`);
 

@@ -47,3 +47,25 @@ export function logServerError(logger: Logger, error: AppError, cause: unknown, 
     logger.error({ ...fields, err: cause }, message);
   }
 }
+
+interface LoggedRequest {
+  id?: unknown;
+  method?: string;
+  url?: string;
+}
+
+/**
+ * pino-http's request line: at info, method, url, status, time and request id on one short line;
+ * the headers (redacted as above) and the rest only when debug is on.
+ */
+export function requestLogOptions(logger: Logger) {
+  const detailed = () => logger.isLevelEnabled('debug');
+  return {
+    serializers: {
+      req: (req: LoggedRequest) => (detailed() ? req : { method: req.method, url: req.url }),
+      res: (res: { statusCode?: number }) => (detailed() ? res : { statusCode: res.statusCode }),
+    },
+    customSuccessMessage: (req: { method?: string; originalUrl?: string; url?: string }, res: { statusCode: number }, time: number) =>
+      `${req.method} ${req.originalUrl ?? req.url} ${res.statusCode} ${Math.round(time)}ms`,
+  };
+}

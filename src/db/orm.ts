@@ -9,7 +9,7 @@ import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { ENTITIES } from './entities.js';
-import { DatabaseInUseError } from './errors.js';
+import { DatabaseInUseError, describeDatabaseUrlFailure } from './errors.js';
 
 export type DatabaseKind = 'pglite' | 'postgresql';
 
@@ -90,6 +90,15 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** A refused connection, a bad password or a missing database is told as a DATABASE_URL problem. */
+async function openPostgres<T>(databaseUrl: string, init: () => Promise<T>): Promise<T> {
+  try {
+    return await init();
+  } catch (error) {
+    throw describeDatabaseUrlFailure(databaseUrl, error) ?? error;
+  }
+}
+
 /** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite, and applies pending migrations. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   let orm: MikroORM;
@@ -98,7 +107,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let pool: PoolCounts | undefined;
   if (options.databaseUrl) {
     kind = 'postgresql';
-    orm = (await PostgresORM.init({
+    orm = (await openPostgres(options.databaseUrl, () => PostgresORM.init({
       ...sharedOptions(options),
       clientUrl: options.databaseUrl,
       pool: { min: 0, max: options.pool?.max ?? 10 },
@@ -111,7 +120,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
           pool = created;
         },
       },
-    })) as unknown as MikroORM;
+    }))) as unknown as MikroORM;
   } else {
     kind = 'pglite';
     const inMemory = options.pglite !== undefined || options.dataDir.startsWith('memory:');
@@ -133,7 +142,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   } catch (error) {
     await orm.close(true);
     release();
-    throw error;
+    throw (options.databaseUrl && describeDatabaseUrlFailure(options.databaseUrl, error)) || error;
   }
   const em = orm.em as unknown as EntityManager;
   return {

@@ -27,6 +27,9 @@ function variableFieldError(message: string): FieldError[] | undefined {
  */
 const VALUE_ERROR = /cannot represent|Expected value of type|does not exist in ".*" enum|of required type ".*" was not provided|is not defined by type|is required, but it was not provided/;
 
+/** Apollo's refusal names its constructor option; the operator sets GRAPHQL_INTROSPECTION instead. */
+const INTROSPECTION_REFUSED = /introspection is not allowed/i;
+
 /** The argument or input field a literal error is about: named in the message, or written just before the value. */
 function literalField(error: GraphQLError): string | undefined {
   const named = /(?:Field|Argument) "(?:\w+\.)?(\w+)"/.exec(error.message)?.[1];
@@ -51,6 +54,9 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
       ? 'Syntax Error: the document is nested too deeply to parse'
       : formatted.message;
     return { message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'query', message }] } };
+  }
+  if (code === 'GRAPHQL_VALIDATION_FAILED' && INTROSPECTION_REFUSED.test(formatted.message)) {
+    return { ...formatted, message: 'GraphQL introspection is turned off on this server (the default in production); set GRAPHQL_INTROSPECTION=true to allow it' };
   }
   if (own && code === 'GRAPHQL_VALIDATION_FAILED' && VALUE_ERROR.test(own.message)) {
     const field = literalField(own);

@@ -57,7 +57,8 @@ function inlineOmissions(value: unknown, schema: GraphQLSchema, pending: Set<str
     const full = objectTypeSchema(schema, marker.typeName, pending) as { properties: Record<string, JsonSchema>; required: string[] };
     const properties = Object.fromEntries(Object.entries(full.properties).filter(([name]) => !marker.omit.includes(name)));
     const required = full.required.filter((name) => !marker.omit.includes(name));
-    return { ...full, description: `A ${marker.typeName} without ${marker.omit.join(', ')}`, properties, required };
+    // Closed: the point of the shape is what it leaves out.
+    return { ...full, description: `A ${marker.typeName} without ${marker.omit.join(', ')}`, properties, required, additionalProperties: false };
   }
   return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inlineOmissions(inner, schema, pending)]));
 }
@@ -144,7 +145,7 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       collectRefs(response, pending);
       responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: response } } };
     }
-    for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), 500]) {
+    for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), ...(route.body ? [415] : []), 500]) {
       responses[String(errorStatus)] = problemResponse(errorStatus);
     }
     if (route.body) {

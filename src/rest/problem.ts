@@ -1,13 +1,14 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { AppError, ERROR_TITLE } from '../common/errors.js';
+import { AppError, ERROR_TITLE, errorAnchor } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
 import { logServerError } from '../common/logger.js';
 
 /** Writes an RFC 9457 problem+json body; every REST error goes out through here. */
 export function sendProblem(res: Response, error: AppError, requestId: string): void {
   const body = {
-    type: `https://docs.telephony-agent-gateway.dev/errors/${error.code.toLowerCase().replaceAll('_', '-')}`,
+    // Relative to the gateway itself, which serves the page (src/rest/error-docs.ts).
+    type: `/docs/errors#${errorAnchor(error.code)}`,
     title: ERROR_TITLE[error.code],
     status: error.status,
     detail: error.message,

@@ -77,6 +77,7 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], services:
       if (!actor) {
         throw new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer');
       }
+      if (route.body) requireJsonBody(req);
       const body = route.body ? await parseInput(route.body, req.body) : undefined;
       const query = route.query ? await parseInput(route.query, req.query, 'query') : undefined;
       if (!route.query && Object.keys(req.query).length > 0) {
@@ -96,6 +97,39 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], services:
       send(res, answer.status, answer.body);
     });
   }
+}
+
+/** A body sent as anything but JSON would be read as no body at all ("name must be a string"): say what to send. */
+function requireJsonBody(req: Request): void {
+  const sent = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (!sent || req.is('application/json')) return;
+  const type = req.get('content-type');
+  throw new AppError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `Send the body as JSON with the header content-type: application/json (${type ? `got ${type.split(';')[0]}` : 'no content-type was sent'})`,
+  );
+}
+
+/** The methods the route table serves on a path (HEAD with GET, as Express answers it), or none for an unknown path. */
+export function allowedMethods(routes: RouteDefinition[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of routes) {
+    const pattern = new RegExp(`^${route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`);
+    if (!pattern.test(path)) continue;
+    methods.add(route.method.toUpperCase());
+    if (route.method === 'get') methods.add('HEAD');
+  }
+  return [...methods];
+}
+
+/** The last handler of the router: a known path with another method → 405 and Allow; anything else → 404. */
+export function unmatchedRoute(routes: RouteDefinition[]) {
+  return (req: Request, res: Response, next: (error: AppError) => void): void => {
+    const allowed = allowedMethods(routes, req.path);
+    if (allowed.length === 0) return next(new AppError('NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));
+    res.setHeader('Allow', allowed.join(', '));
+    next(new AppError('METHOD_NOT_ALLOWED', `${req.baseUrl}${req.path} does not take ${req.method}; it takes ${allowed.join(', ')}`));
+  };
 }
 
 function send(res: Response, status: number, body: unknown): void {

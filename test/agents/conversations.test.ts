@@ -10,6 +10,7 @@ import {
   StartConversationDocument,
 } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { responseValidator } from '../helpers/openapi.js';
 import { recordStatements } from '../helpers/users.js';
 import { agentInput, graphqlCode, graphqlFields, POLICY, probeModel, restFields, type ModelProbe } from './fixtures.js';
 
@@ -270,6 +271,34 @@ describe('conversation lists', () => {
     expect(restFields(await acme.rest.get(`/api/agents/${agentId}/conversations?sortBy=name`))).toEqual(['sortBy']);
     expect(graphqlFields(await acme.graphql.run(ConversationsDocument, { agentId, sortBy: 'name' }))).toEqual(['sortBy']);
     expect(restFields(await acme.rest.get(`/api/agents/${agentId}/conversations?status=closed`))).toEqual(['status']);
+  });
+
+  it('REST list items match the OpenAPI schema of the operation: no messages, no half-empty agent, agentId set', async () => {
+    const agentId = await agentFor(acme);
+    const first = await start(acme, agentId);
+    await send(first, 'hello');
+    await start(acme, agentId);
+    const validate = await responseValidator(app, '/api/agents/{agentId}/conversations', 'get');
+    const page = await acme.rest.get(`/api/agents/${agentId}/conversations`);
+    expect(page.status).toBe(200);
+    expect(validate(page.body)).toEqual([]);
+    expect(page.body.data).toHaveLength(2);
+    for (const item of page.body.data) {
+      expect(item).not.toHaveProperty('messages');
+      expect(item).not.toHaveProperty('agent');
+      expect(item.agentId).toBe(agentId);
+    }
+    expect(page.body.data.find((item: { id: string }) => item.id === first).messageCount).toBe(2);
+    // the schema is strict enough to catch the old shape: an item with an agent of nulls and its messages
+    const one = await acme.rest.get(`/api/conversations/${first}`);
+    expect(validate({ ...page.body, data: [one.body] })).not.toEqual([]);
+    // one conversation still carries its full agent and messages, on both doors
+    expect(one.body.agent).toMatchObject({ id: agentId, name: expect.any(String), status: 'draft', createdAt: expect.any(String) });
+    expect(one.body.messages).toHaveLength(2);
+    const { conversation } = await acme.graphql.ok(ConversationDocument, { id: first });
+    expect(conversation.agent.id).toBe(agentId);
+    // another organization still gets 404
+    expect((await other.rest.get(`/api/agents/${agentId}/conversations`)).status).toBe(404);
   });
 
   it('search matches the title a conversation was started with, case-insensitive, on both doors', async () => {

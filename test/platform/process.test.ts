@@ -214,3 +214,50 @@ it('the CLI explains its usage instead of failing obscurely', async () => {
   expect(result.stderr).toContain('--email is required');
   expect(result.stderr).toContain('Usage: npm run cli');
 });
+
+it('an unreachable DATABASE_URL stops the start with one line naming the variable and the address, not the password', async () => {
+  const result = await run(MAIN, [], { ...env, DATABASE_URL: 'postgres://gateway:s3cret-pw@127.0.0.1:1/gateway' });
+  expect(result.code).toBe(1);
+  expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  expect(result.stderr).toMatch(/^Cannot start: DATABASE_URL: cannot reach PostgreSQL at 127\.0\.0\.1:1 \(connect ECONNREFUSED/);
+  expect(result.stderr).not.toContain('s3cret-pw');
+});
+
+(TEST_DATABASE_URL ? it : it.skip)('a DATABASE_URL naming a missing database its user may not create says so, naming the variable', async () => {
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  const role = `gateway_nocreate_${randomUUID().slice(0, 8)}`;
+  await admin.query(`create role ${role} login nocreatedb`);
+  try {
+    const url = new URL(TEST_DATABASE_URL!);
+    url.username = role;
+    url.pathname = `/missing_${randomUUID().slice(0, 8)}`;
+    const result = await run(MAIN, [], { ...env, DATABASE_URL: url.toString() });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^Cannot start: DATABASE_URL: the database "missing_\w+" does not exist at .* may not create it \(permission denied to create database\); create it/);
+  } finally {
+    await admin.query(`drop role if exists ${role}`);
+    await admin.end();
+  }
+});
+
+it('a port in use stops the start with one line naming PORT, before a first organization is created and its key printed', async () => {
+  const { createServer } = await import('node:net');
+  const taken = createServer();
+  const port = await freePort();
+  await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+  try {
+    const result = await run(MAIN, [], { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toContain('shown only this once');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(new RegExp(`^Cannot start: PORT ${port} is already in use`));
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
+  // The organization was not made then: the first start that can listen makes it and prints its key.
+  const server = await startServer(env);
+  expect(server.output()).toMatch(/API key \(shown only this once\): \S+/);
+  expect(await stop(server)).toBe(0);
+});

@@ -1,6 +1,6 @@
 import { PageOnlyArgs, type Page } from '../../common/pagination.js';
 import type { Presenter } from '../../rest/present.js';
-import { arrayOf, defineRoute, objectOf, ref } from '../../rest/routes.js';
+import { arrayOf, defineRoute, objectOf, ref, refWithout } from '../../rest/routes.js';
 import type { Services } from '../../services.js';
 import type { Actor } from '../../common/actor.js';
 import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
@@ -28,8 +28,16 @@ async function present(services: Services, presenter: Presenter, actor: Actor, c
   }));
 }
 
-async function presentPage(services: Services, presenter: Presenter, actor: Actor, page: Page<Conversation>) {
-  return { data: await present(services, presenter, actor, page.data), meta: page.meta };
+/** List items leave out the messages (read one conversation for them) and the agent (the path names it; `agentId` stays). */
+const LIST_OMITS = ['messages', 'agent'];
+
+function presentPage(presenter: Presenter, page: Page<Conversation>) {
+  const data = page.data.map((conversation) => {
+    const item = presenter.present('Conversation', Object.create(conversation, { messages: { value: [] } }));
+    for (const field of LIST_OMITS) delete (item as Record<string, unknown>)[field];
+    return item;
+  });
+  return { data, meta: page.meta };
 }
 
 /** Endpoints 6–7 of the interface, plus start, read and end. */
@@ -38,13 +46,13 @@ export const conversationRoutes = [
     method: 'get',
     path: '/agents/{agentId}/conversations',
     operationId: 'listConversations',
-    summary: "List an agent's conversations",
+    summary: "List an agent's conversations, without their messages and agent (read one conversation for those)",
     tag: TAG,
     query: ConversationListArgs,
-    response: objectOf({ data: arrayOf(CONVERSATION_WITH_MESSAGES), meta: ref('PageMeta') }),
+    response: objectOf({ data: arrayOf(refWithout('Conversation', LIST_OMITS)), meta: ref('PageMeta') }),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {
-      return presentPage(services, presenter, actor, await services.conversations.list(actor, params.agentId!, query));
+      return presentPage(presenter, await services.conversations.list(actor, params.agentId!, query));
     },
   }),
   defineRoute({

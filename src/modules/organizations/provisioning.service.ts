@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { AppError } from '../../common/errors.js';
+import { isUuid } from '../../db/base.entity.js';
 import { ApiKey } from '../auth/api-key.entity.js';
 import type { ApiKeyService } from '../auth/api-key.service.js';
 import { hashKey } from '../auth/secrets.js';
@@ -21,6 +23,17 @@ export interface Provisioned {
 }
 
 export const DEFAULT_KEY_PREFIX = 'tag_';
+
+export interface IssuedOperatorKey extends Provisioned {
+  apiKeyId: string;
+}
+
+export interface OrganizationSummary {
+  id: string;
+  name: string;
+  createdAt: string;
+  users: number;
+}
 
 /** Operator provisioning: an organization, its owner and a first API key, in one transaction. */
 export class ProvisioningService {
@@ -73,5 +86,45 @@ export class ProvisioningService {
     if (!owner) return;
     await this.apiKeys.issue(em, first.id, owner.id, { name: 'Bootstrap key', prefix: DEFAULT_KEY_PREFIX, secret: bootstrapKey });
     print(`Registered BOOTSTRAP_API_KEY for organization "${first.name}".`);
+  }
+
+  /**
+   * Operator: a new key for an existing organization, owned by the user with `email` or, without it,
+   * by the organization's first owner. An email alone must name a user of one organization only.
+   */
+  async issueKey(input: { organizationId?: string; email?: string; name?: string }): Promise<IssuedOperatorKey> {
+    if (input.organizationId !== undefined && !isUuid(input.organizationId)) throw AppError.notFound('Organization');
+    const where = {
+      ...(input.organizationId ? { organization: input.organizationId } : {}),
+      ...(input.email ? { email: input.email.toLowerCase() } : { role: 'owner' as const }),
+    };
+    const users = await this.em.find(User, where, { orderBy: { createdAt: 'asc' }, limit: input.organizationId ? 1 : 2 });
+    const user = users[0];
+    if (!user) {
+      if (input.organizationId && !(await this.em.count(Organization, { id: input.organizationId }))) throw AppError.notFound('Organization');
+      throw AppError.notFound(input.email ? 'A user with that email' : 'An owner of the organization');
+    }
+    if (users.length > 1) throw new AppError('CONFLICT', `${input.email} is a user of several organizations; add --org <id>`);
+    return this.em.transactional(async (em) => {
+      const { apiKey, secret } = await this.apiKeys.issue(em, user.organization.id, user.id, {
+        name: input.name ?? 'Operator key',
+        prefix: DEFAULT_KEY_PREFIX,
+      });
+      return { organizationId: user.organization.id, userId: user.id, apiKeyId: apiKey.id, apiKey: secret };
+    });
+  }
+
+  /** Operator: every organization, oldest first, with its number of users (one statement). */
+  async listOrganizations(): Promise<OrganizationSummary[]> {
+    const rows = await this.em.getConnection().execute<{ id: string; name: string; created_at: Date | string; users: string | number }[]>(
+      `select o.id, o.name, o.created_at, (select count(*) from users u where u.organization_id = o.id) as users
+         from organizations o order by o.created_at, o.id`,
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      createdAt: new Date(row.created_at).toISOString(),
+      users: Number(row.users),
+    }));
   }
 }

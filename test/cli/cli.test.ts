@@ -1,0 +1,178 @@
+import { jest } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
+import { freePort } from '../support/pg-cluster.js';
+
+// The operator CLI as a process (the build pretest makes), against a fresh PGlite DATA_DIR in /tmp,
+// or a fresh PostgreSQL database when TEST_DATABASE_URL is set.
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(script: string, args: string[]): Promise<Exit> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const cli = (...args: string[]) => run('dist/src/cli.js', args);
+
+let dataDir: string;
+let env: Record<string, string>;
+let databaseName: string | undefined;
+
+jest.setTimeout(120_000);
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'gateway-cli-'));
+  env = { DATA_DIR: dataDir, JWT_SECRET: '', LOG_LEVEL: 'warn' };
+  if (TEST_DATABASE_URL) {
+    databaseName = `gateway_cli_${randomUUID().replaceAll('-', '')}`;
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`create database ${databaseName}`);
+    await admin.end();
+    const url = new URL(TEST_DATABASE_URL);
+    url.pathname = `/${databaseName}`;
+    env.DATABASE_URL = url.toString();
+  }
+});
+
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  if (TEST_DATABASE_URL && databaseName) {
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`drop database if exists ${databaseName} with (force)`);
+    await admin.end();
+  }
+});
+
+/** Starts the server on the same data, asks who each key is, stops it. */
+async function whoAre(keys: string[]): Promise<({ id: string; organizationId: string } | number)[]> {
+  const port = await freePort();
+  const server = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' } });
+  const exited = new Promise((resolve) => server.on('exit', resolve));
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 600; i++) {
+      if ((await fetch(`${url}/readyz`).catch(() => null))?.ok) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return await Promise.all(
+      keys.map(async (key) => {
+        const res = await fetch(`${url}/api/users/me`, { headers: { 'x-api-key': key } });
+        return res.ok ? ((await res.json()) as { id: string; organizationId: string }) : res.status;
+      }),
+    );
+  } finally {
+    server.kill('SIGTERM');
+    await exited;
+  }
+}
+
+const json = (exit: Exit) => exit.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('help', () => {
+  it('help lists every command; each command answers --help with its own usage, exit 0, touching no database', async () => {
+    const help = await cli('help');
+    expect(help.code).toBe(0);
+    const listed = [...help.stdout.matchAll(/^ {2}([a-z]+:[a-z]+)\b/gm)].map((match) => match[1]);
+    expect(listed).toEqual(['org:create', 'keys:create', 'org:list']);
+    expect((await cli('--help')).stdout).toBe(help.stdout);
+    expect((await cli()).stdout).toBe(help.stdout);
+    for (const command of listed) {
+      const own = await cli(command!, '--help');
+      expect([command, own.code, own.stderr]).toEqual([command, 0, '']);
+      expect(own.stdout).toMatch(new RegExp(`^Usage: npm run cli -- ${command}`));
+      expect(own.stdout).not.toMatch(/Commands:/);
+      expect((await cli('help', command!)).stdout).toBe(own.stdout);
+    }
+  });
+
+  it('an unknown command or option says so, with the usage, exit 1', async () => {
+    const unknown = await cli('org:delete');
+    expect([unknown.code, unknown.stdout]).toEqual([1, '']);
+    expect(unknown.stderr).toMatch(/^unknown command "org:delete"\n\nUsage: npm run cli/);
+    const option = await cli('keys:create', '--organisation', 'x');
+    expect(option.code).toBe(1);
+    expect(option.stderr).toMatch(/--organisation/);
+    expect(option.stderr).toContain('Usage: npm run cli -- keys:create');
+  });
+});
+
+describe('keys:create and org:list', () => {
+  let acme: { organizationId: string; userId: string; apiKey: string };
+  let beta: { organizationId: string; userId: string; apiKey: string };
+
+  beforeAll(async () => {
+    const a = await cli('org:create', '--name', 'Acme', '--email', 'ops@shared.test');
+    const b = await cli('org:create', '--name', 'Beta', '--email', 'ops@shared.test');
+    expect([a.code, b.code]).toEqual([0, 0]);
+    acme = json(a)[0] as typeof acme;
+    beta = json(b)[0] as typeof beta;
+  });
+
+  it('keys:create --org prints a new key for the organization owner once, as JSON; both the old and new key work', async () => {
+    const created = await cli('keys:create', '--org', acme.organizationId, '--name', 'replacement');
+    expect(created.code).toBe(0);
+    const [issued, ...more] = json(created);
+    expect(more).toEqual([]);
+    expect(Object.keys(issued!).sort()).toEqual(['apiKey', 'apiKeyId', 'organizationId', 'userId']);
+    expect(issued).toMatchObject({ organizationId: acme.organizationId, userId: acme.userId });
+    expect(issued!.apiKey).not.toBe(acme.apiKey);
+    const byEmail = await cli('keys:create', '--org', beta.organizationId, '--email', 'OPS@shared.test');
+    expect(json(byEmail)[0]).toMatchObject({ organizationId: beta.organizationId, userId: beta.userId });
+
+    const answers = await whoAre([acme.apiKey, issued!.apiKey as string, json(byEmail)[0]!.apiKey as string, 'tag_not-a-key']);
+    expect(answers).toEqual([
+      expect.objectContaining({ id: acme.userId, organizationId: acme.organizationId }),
+      expect.objectContaining({ id: acme.userId, organizationId: acme.organizationId }),
+      expect.objectContaining({ id: beta.userId, organizationId: beta.organizationId }),
+      401,
+    ]);
+  });
+
+  it('refuses in one line: no target, an unknown organization, an email of several organizations, an unknown email', async () => {
+    const cases: [string[], RegExp][] = [
+      [[], /^--org or --email is required\n/],
+      [['--org', randomUUID()], /^Error: Organization not found\n$/],
+      [['--org', 'not-a-uuid'], /^Error: Organization not found\n$/],
+      [['--email', 'ops@shared.test'], /^Error: ops@shared.test is a user of several organizations; add --org <id>\n$/],
+      [['--email', 'nobody@shared.test'], /^Error: A user with that email not found\n$/],
+      [['--org', acme.organizationId, '--email', 'nobody@shared.test'], /^Error: A user with that email not found\n$/],
+      [['--email', 'not-an-email'], /^--email must be an email address\n/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli('keys:create', ...args);
+      expect([args, result.code, result.stdout]).toEqual([args, 1, '']);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('org:list prints one JSON line per organization, oldest first, with its user count', async () => {
+    const listed = await cli('org:list');
+    expect(listed.code).toBe(0);
+    const rows = json(listed);
+    expect(rows.map((row) => [row.id, row.name, row.users])).toEqual([
+      [acme.organizationId, 'Acme', 1],
+      [beta.organizationId, 'Beta', 1],
+    ]);
+    for (const row of rows) expect(new Date(row.createdAt as string).toISOString()).toBe(row.createdAt);
+  });
+});
