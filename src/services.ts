@@ -4,6 +4,7 @@ import { AgentService } from './modules/agents/agent.service.js';
 import { ConversationService } from './modules/agents/conversation.service.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { UserService } from './modules/auth/user.service.js';
 import { AudienceService } from './modules/contacts/audience.service.js';
 import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
@@ -35,6 +36,7 @@ export function createServices(em: EntityManager, config: Config) {
     tokens,
     apiKeys,
     auth: new AuthService(em, tokens),
+    users: new UserService(em, apiKeys),
     provisioning: new ProvisioningService(em, apiKeys),
     models,
     knowledge,

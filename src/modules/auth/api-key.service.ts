@@ -7,6 +7,7 @@ import { ApiKey } from './api-key.entity.js';
 import type { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
 import { User } from './user.entity.js';
 import { hashKey, randomKeyPart } from './secrets.js';
+import { authorize } from '../organizations/roles.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;
@@ -19,6 +20,7 @@ export class ApiKeyService {
 
   /** Creates a key and returns its full value once; only the hash is stored. */
   async create(actor: Actor, input: CreateApiKeyInput): Promise<ApiKey & { secret: string }> {
+    authorize(actor, 'apiKeys.own');
     const { apiKey, secret } = await this.issue(this.em, actor.organizationId, actor.userId, input);
     return Object.assign(apiKey, { secret });
   }
@@ -63,6 +65,7 @@ export class ApiKeyService {
 
   /** Changes only the fields that were sent; `updatedAt` moves. */
   async update(actor: Actor, id: string, input: UpdateApiKeyInput): Promise<ApiKey> {
+    authorize(actor, 'apiKeys.own');
     const apiKey = await this.get(actor, id);
     if (input.name !== undefined) apiKey.name = input.name;
     if (input.isActive !== undefined) apiKey.isActive = input.isActive;
@@ -73,6 +76,7 @@ export class ApiKeyService {
   }
 
   async delete(actor: Actor, id: string): Promise<{ id: string; message: string }> {
+    authorize(actor, 'apiKeys.own');
     const apiKey = await this.get(actor, id);
     await this.em.remove(apiKey).flush();
     return { id, message: `API key ${id} deleted` };

@@ -9,6 +9,7 @@ import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
 import type { AddDocumentInput, CreateKnowledgeBaseInput } from './knowledge.inputs.js';
 import { RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
+import { authorize } from '../organizations/roles.js';
 
 /** A retrieved chunk of a document; score in 0..1, higher is closer to the query. */
 export interface Passage {
@@ -30,6 +31,7 @@ export class KnowledgeService {
   constructor(private readonly em: EntityManager) {}
 
   async createBase(actor: Actor, input: CreateKnowledgeBaseInput): Promise<KnowledgeBase> {
+    authorize(actor, 'knowledge.manage');
     const base = this.em.create(KnowledgeBase, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -60,6 +62,7 @@ export class KnowledgeService {
 
   /** Removes the base, its documents and their chunks in one transaction (the foreign keys cascade too). */
   async deleteBase(actor: Actor, id: string): Promise<{ id: string; message: string }> {
+    authorize(actor, 'knowledge.manage');
     await this.assertExists(actor, id);
     await this.em.transactional(async (em) => {
       const scope = { knowledgeBase: id, organization: actor.organizationId };
@@ -75,6 +78,7 @@ export class KnowledgeService {
    * `failed` with the error when it cannot be chunked.
    */
   async addDocument(actor: Actor, knowledgeBaseId: string, input: AddDocumentInput): Promise<KnowledgeDocument> {
+    authorize(actor, 'knowledge.manage');
     const base = await this.getBase(actor, knowledgeBaseId);
     return this.em.transactional(async (em) => {
       const organization = em.getReference(Organization, actor.organizationId);

