@@ -13,6 +13,7 @@ import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { ModelService } from './modules/models/model.service.js';
 import { BusinessEntityService } from './modules/contacts/business-entity.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
+import { CreditService } from './modules/organizations/credit.service.js';
 import { TeamService } from './modules/organizations/team.service.js';
 import { CallFlowService } from './modules/programs/call-flow.service.js';
 import { ExecutionService } from './modules/programs/execution.service.js';
@@ -46,6 +47,7 @@ export function createServices(em: EntityManager, config: Config) {
     contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),
     organizations: new OrganizationService(em),
+    credits: new CreditService(em),
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),
