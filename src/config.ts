@@ -28,6 +28,8 @@ export interface Config {
   /** PostgreSQL only: statement timeout, pool size and how long a request waits for a connection. */
   db: { statementTimeoutMs: number; poolMax: number; poolAcquireTimeoutMs: number };
   metricsEnabled: boolean;
+  /** Active (unexpired) API keys a user may hold at once. */
+  apiKeysMaxPerUser: number;
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -150,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       poolAcquireTimeoutMs: integer(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 5000, 1, 600_000),
     },
     metricsEnabled: boolean(env, 'METRICS_ENABLED', true),
+    apiKeysMaxPerUser: integer(env, 'API_KEYS_MAX_PER_USER', 50, 1, 10_000),
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

@@ -27,7 +27,7 @@ import { TriggerService } from './modules/programs/triggers/trigger.service.js';
  */
 export function createServices(em: EntityManager, config: Config) {
   const tokens = new TokenService(config);
-  const apiKeys = new ApiKeyService(em);
+  const apiKeys = new ApiKeyService(em, { maxPerUser: config.apiKeysMaxPerUser });
   const models = new ModelService(config.providers);
   const knowledge = new KnowledgeService(em);
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
