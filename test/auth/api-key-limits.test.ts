@@ -15,7 +15,11 @@ afterAll(() => app.close());
 
 const in1h = () => new Date(Date.now() + 3_600_000).toISOString();
 const in2h = () => new Date(Date.now() + 7_200_000).toISOString();
-const expiresOf = async (id: string) => (await app.sql<{ expires_at: Date | null }>('select expires_at from api_keys where id = ?', [id]))[0]!.expires_at;
+// PGlite answers a Date, pg may answer a string: both become an ISO string.
+const expiresOf = async (id: string) => {
+  const value = (await app.sql<{ expires_at: Date | string | null }>('select expires_at from api_keys where id = ?', [id]))[0]!.expires_at;
+  return value === null ? null : new Date(value);
+};
 
 describe('the per-user cap (API_KEYS_MAX_PER_USER)', () => {
   it('a user holds at most the cap of usable keys: 409 on both doors; a deactivated or expired key frees a place', async () => {
