@@ -1,4 +1,5 @@
 import type { Migration } from '@mikro-orm/migrations';
+import { Migration20261122142019 } from './Migration20261122142019.js';
 import { Migration20261122034010 } from './Migration20261122034010.js';
 import { Migration20261122034801 } from './Migration20261122034801.js';
 import { Migration20261123090000 } from './Migration20261123090000.js';
@@ -21,5 +22,6 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122022934', class: Migration20261122022934 },
   { name: 'Migration20261122034010', class: Migration20261122034010 },
   { name: 'Migration20261122034801', class: Migration20261122034801 },
+  { name: 'Migration20261122142019', class: Migration20261122142019 },
   { name: 'Migration20261123090000', class: Migration20261123090000 },
 ];

@@ -31,6 +31,7 @@ import { mountRoutes, unmatchedRoute, type RouteDefinition } from './rest/routes
 import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
+import { userRoutes } from './modules/auth/users.rest.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
 import { businessEntityRoutes } from './modules/contacts/business-entities.rest.js';
 import { contactRoutes } from './modules/contacts/contacts.rest.js';
@@ -51,6 +52,7 @@ import { createServices, type Services } from './services.js';
 
 export const REST_ROUTES: RouteDefinition[] = [
   ...authRoutes,
+  ...userRoutes,
   ...agentRoutes,
   ...conversationRoutes,
   ...knowledgeRoutes,

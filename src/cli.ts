@@ -66,6 +66,29 @@ const COMMANDS: Record<string, Command> = {
       print(await services.provisioning.issueKey({ organizationId, email, name }));
     },
   },
+  'credits:add': {
+    usage: 'credits:add --org <organization id> --amount <1..1000000000> [--reason <text>]',
+    description:
+      'Grants credits to an organization and writes the grant to its credit ledger; prints\n' +
+      '{"organizationId", "amount", "creditBalance", "ledgerEntryId"} as one JSON line.',
+    options: { org: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' } },
+    async run(values, services) {
+      const organizationId = text(values, 'org');
+      const amount = text(values, 'amount');
+      const reason = typeof values.reason === 'string' ? values.reason : undefined;
+      if (!organizationId) throw new UsageError('--org is required (an organization id)');
+      if (!amount || !/^\d+$/.test(amount) || Number(amount) < 1 || Number(amount) > 1_000_000_000) {
+        throw new UsageError('--amount is required (a whole number from 1 to 1000000000)');
+      }
+      if (reason !== undefined && reason.length > 500) throw new UsageError('--reason is at most 500 characters');
+      try {
+        print(await services.credits.grant({ organizationId, amount: Number(amount), reason }));
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'NOT_FOUND') throw new Error(`no organization with the id ${organizationId}`);
+        throw error;
+      }
+    },
+  },
   'org:list': {
     usage: 'org:list',
     description: 'Lists the organizations, oldest first: one JSON line each, {"id", "name", "createdAt", "users"}.',

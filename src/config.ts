@@ -44,6 +44,8 @@ export interface Config {
   corsOrigins: string[];
   /** Express's `trust proxy`: false, true, a hop count, or addresses/subnets of trusted proxies. */
   trustProxy: boolean | number | string;
+  /** Active (unexpired) API keys a user may hold at once. */
+  apiKeysMaxPerUser: number;
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -236,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
     corsOrigins: corsOrigins(env, (env.NODE_ENV || 'development') === 'production'),
     trustProxy: trustProxy(env),
+    apiKeysMaxPerUser: integer(env, 'API_KEYS_MAX_PER_USER', 50, 1, 10_000),
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

@@ -4,6 +4,7 @@ import { AgentService } from './modules/agents/agent.service.js';
 import { ConversationService } from './modules/agents/conversation.service.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { UserService } from './modules/auth/user.service.js';
 import { AudienceService } from './modules/contacts/audience.service.js';
 import { ContactService } from './modules/contacts/contact.service.js';
 import { TokenService } from './modules/auth/token.service.js';
@@ -13,6 +14,7 @@ import { MAX_CANDIDATES } from './modules/knowledge/retrieval.js';
 import { ModelService } from './modules/models/model.service.js';
 import { BusinessEntityService } from './modules/contacts/business-entity.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
+import { CreditService } from './modules/organizations/credit.service.js';
 import { TeamService } from './modules/organizations/team.service.js';
 import { CallFlowService } from './modules/programs/call-flow.service.js';
 import { ExecutionService } from './modules/programs/execution.service.js';
@@ -26,7 +28,7 @@ import { TriggerService } from './modules/programs/triggers/trigger.service.js';
  */
 export function createServices(em: EntityManager, config: Config) {
   const tokens = new TokenService(config);
-  const apiKeys = new ApiKeyService(em);
+  const apiKeys = new ApiKeyService(em, { maxPerUser: config.apiKeysMaxPerUser });
   const models = new ModelService(config.providers, { maxOutputTokens: config.modelMaxOutputTokens });
   const knowledge = new KnowledgeService(em, { ...config.knowledge, maxCandidates: MAX_CANDIDATES });
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
@@ -36,6 +38,7 @@ export function createServices(em: EntityManager, config: Config) {
     tokens,
     apiKeys,
     auth: new AuthService(em, tokens),
+    users: new UserService(em, apiKeys),
     provisioning: new ProvisioningService(em, apiKeys),
     models,
     knowledge,
@@ -45,6 +48,7 @@ export function createServices(em: EntityManager, config: Config) {
     contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),
     organizations: new OrganizationService(em),
+    credits: new CreditService(em),
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),

@@ -12,6 +12,7 @@ import { KnowledgeChunk } from '../modules/knowledge/knowledge-chunk.entity.js';
 import { KnowledgeDocument } from '../modules/knowledge/knowledge-document.entity.js';
 import { Organization } from '../modules/organizations/organization.entity.js';
 import { Team, TeamMembership } from '../modules/organizations/team.entity.js';
+import { CreditLedgerEntry } from '../modules/organizations/credit-ledger.entity.js';
 
 import { CallFlow } from '../modules/programs/call-flow.entity.js';
 import { ContactTrigger } from '../modules/programs/contact-trigger.entity.js';
@@ -42,4 +43,5 @@ export const ENTITIES = [
   ContactTrigger,
   BusinessEntity,
   IdempotencyKey,
+  CreditLedgerEntry,
 ];

@@ -5,6 +5,7 @@ import { validateInstance } from '../common/validation.js';
 import { AgentResolver } from '../modules/agents/agent.resolver.js';
 import { ConversationResolver } from '../modules/agents/conversation.resolver.js';
 import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
+import { UserResolver } from '../modules/auth/user.resolver.js';
 import { KnowledgeResolver } from '../modules/knowledge/knowledge.resolver.js';
 import { AudienceResolver } from '../modules/contacts/audience.resolver.js';
 import { BusinessEntityResolver, ContactEntitiesResolver } from '../modules/contacts/business-entity.resolver.js';
@@ -18,6 +19,7 @@ import { ProgramTriggersResolver, TriggerResolver } from '../modules/programs/tr
 
 export const RESOLVERS: NonEmptyArray<Function> = [
   ApiKeyResolver,
+  UserResolver,
   AgentResolver,
   ConversationResolver,
   KnowledgeResolver,

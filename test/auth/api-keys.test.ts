@@ -70,11 +70,11 @@ describe('updating a key', () => {
     expect(Date.parse(renamed.body.updatedAt)).toBeGreaterThan(Date.parse(created.updatedAt));
     expect(renamed.body.createdAt).toBe(created.createdAt);
 
-    const { updateApiKey } = await acme.graphql.ok(UpdateApiKeyDocument, { id: created.id, input: { expiresAt: null } });
-    expect(updateApiKey).toMatchObject({ name: 'after', expiresAt: null, isActive: true });
+    const { updateApiKey } = await acme.graphql.ok(UpdateApiKeyDocument, { id: created.id, input: { expiresAt: '2098-01-01T00:00:00Z' } });
+    expect(updateApiKey).toMatchObject({ name: 'after', expiresAt: '2098-01-01T00:00:00.000Z', isActive: true });
   });
 
-  it('a deactivated key gets 401 on both doors, and works again when reactivated', async () => {
+  it('a deactivated key gets 401 on both doors, and stays dead (see api-key-limits.test.ts)', async () => {
     const { body: created } = await acme.rest.post('/api/auth/api-keys', { name: 'toggle', prefix: 'tg_' });
     const holder = { 'x-api-key': created.secret };
     expect((await acme.rest.put(`/api/auth/api-keys/${created.id}`, { isActive: false })).body.isActive).toBe(false);
@@ -83,8 +83,9 @@ describe('updating a key', () => {
     expect(rest.body.code).toBe('UNAUTHENTICATED');
     const gql = await app.graphql(holder).run(ApiKeysDocument);
     expect(gql.errors?.[0]?.extensions.code).toBe('UNAUTHENTICATED');
-    await acme.graphql.ok(UpdateApiKeyDocument, { id: created.id, input: { isActive: true } });
-    expect((await app.rest(holder).get('/api/users/me')).status).toBe(200);
+    const revived = await acme.graphql.run(UpdateApiKeyDocument, { id: created.id, input: { isActive: true } });
+    expect(revived.errors?.[0]?.extensions.code).toBe('CONFLICT');
+    expect((await app.rest(holder).get('/api/users/me')).status).toBe(401);
   });
 
   it('an expired key gets 401 exactly like an unknown one', async () => {

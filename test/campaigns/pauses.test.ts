@@ -1,4 +1,4 @@
-import { AddCreditsDocument, CampaignExecutionDocument, ResumeExecutionDocument } from '../generated/graphql.js';
+import { CampaignExecutionDocument, CreditLedgerDocument, ResumeExecutionDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { ALWAYS_ANSWERED, addCredits, buildCampaign, buildRunner, creditBalance, loggedErrors, logs, readExecution, tickUntil } from './fixtures.js';
 
@@ -50,13 +50,25 @@ it('credits: fewer credits than contacts → paused_no_credits on both doors; mo
   const again = await tickUntil(runner, read, (each) => each.status === 'paused_no_credits');
   expect(again).toMatchObject({ contactsCompleted: 4, contactsPending: 6 });
 
-  expect((await org.graphql.ok(AddCreditsDocument, { amount: 10 })).addCredits.creditBalance).toBe(10);
+  expect(await addCredits(org, 10)).toBe(10);
   expect((await org.graphql.ok(ResumeExecutionDocument, { id })).resumeExecution.status).toBe('running');
   const end = await tickUntil(runner, read, (each) => each.status === 'completed');
   expect(end).toMatchObject({ contactsCompleted: 10, contactsPending: 0, contactsInProgress: 0 });
   expect(end.actualEndAt).not.toBeNull();
   expect((await org.graphql.ok(CampaignExecutionDocument, { id })).execution?.creditsSpent).toBe(10);
   expect(await creditBalance(org)).toBe(4);
+
+  // The ledger has both grants and every credit the runner took, for this execution, on both doors.
+  const ledger = await org.rest.get('/api/organization/credit-ledger?limit=100');
+  expect(ledger.status).toBe(200);
+  const entries = ledger.body.data as { kind: string; amount: number; balanceAfter: number; executionId: string | null }[];
+  expect(entries.filter((entry) => entry.kind === 'grant').map((entry) => entry.amount)).toEqual([10, 4]);
+  const spends = entries.filter((entry) => entry.kind === 'spend');
+  expect(spends.reduce((sum, entry) => sum + entry.amount, 0)).toBe(-10);
+  expect(spends.every((entry) => entry.executionId === id && entry.amount < 0)).toBe(true);
+  expect(Math.min(...spends.map((entry) => entry.balanceAfter))).toBe(0);
+  const { creditLedger } = await org.graphql.ok(CreditLedgerDocument, { limit: 100 });
+  expect(creditLedger).toEqual(ledger.body);
 });
 
 it('threshold: paused_threshold once two contacts reached "say"; each resume restarts the count', async () => {

@@ -14,6 +14,8 @@ export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-signin
 export interface TestOrganization extends Provisioned {
   rest: RestClient;
   graphql: GraphQLTestClient;
+  /** Grants credits the operator's way (the service `npm run cli -- credits:add` calls); answers the new balance. */
+  grantCredits(amount: number, reason?: string): Promise<number>;
 }
 
 export interface TestApp {
@@ -59,7 +61,13 @@ export async function startTestApp(overrides: Partial<Config> = {}, logTo?: Dest
         gateway.services.provisioning.createOrganization({ name, email: `owner${counter}-${Date.now()}@example.test` }),
       );
       const headers = { 'x-api-key': provisioned.apiKey };
-      return { ...provisioned, rest: app.rest(headers), graphql: app.graphql(headers) };
+      const grantCredits = async (amount: number, reason?: string) => {
+        const grant = await RequestContext.create(db.database.orm.em, () =>
+          gateway.services.credits.grant({ organizationId: provisioned.organizationId, amount, reason }),
+        );
+        return grant.creditBalance;
+      };
+      return { ...provisioned, rest: app.rest(headers), graphql: app.graphql(headers), grantCredits };
     },
     async sql(query, params = []) {
       return db.database.em.fork().getConnection().execute(query, params as never[]) as never;

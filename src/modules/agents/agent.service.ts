@@ -15,6 +15,7 @@ import type { KnowledgePort, ModelConfigCheck, ModelPort } from './agent.ports.j
 import { AgentResponder } from './agent.responder.js';
 import type { KnowledgeBaseConfig, MemoryConfig, MessageReply, ModelConfig, ResolutionCriterion, VoiceConfig } from './agent.types.js';
 import type { UpdateAgentInput } from './update-agent.inputs.js';
+import { authorize } from '../organizations/roles.js';
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
 
@@ -39,6 +40,7 @@ export class AgentService {
 
   /** Creates a draft at version 1, owned by the actor's organization and user. */
   async create(actor: Actor, input: CreateAgentInput): Promise<Agent> {
+    authorize(actor, 'agents.manage');
     this.checkModel(input.modelConfig);
     if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
     const agent = this.em.create(Agent, {
@@ -84,6 +86,7 @@ export class AgentService {
 
   /** Changes the fields that are sent and adds one to the version; an archived agent is 409. */
   async update(actor: Actor, id: string, input: UpdateAgentInput): Promise<Agent> {
+    authorize(actor, 'agents.manage');
     const agent = await findAgent(this.em, actor, id);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be changed');
     if (input.modelConfig) this.checkModel(input.modelConfig);
@@ -106,6 +109,7 @@ export class AgentService {
 
   /** draft → active; from active or archived the move is invalid (409). */
   async activate(actor: Actor, id: string): Promise<Agent> {
+    authorize(actor, 'agents.manage');
     const agent = await findAgent(this.em, actor, id);
     if (agent.status !== AgentStatus.draft) {
       throw new AppError('CONFLICT', `An agent that is ${agent.status} cannot be activated; only a draft can`);
@@ -117,6 +121,7 @@ export class AgentService {
 
   /** Soft delete: the row stays, archived with a deletedAt. Deleting again answers the same agent. */
   async delete(actor: Actor, id: string): Promise<Agent> {
+    authorize(actor, 'agents.manage');
     const agent = await findAgent(this.em, actor, id);
     if (agent.status !== AgentStatus.archived || !agent.deletedAt) {
       agent.status = AgentStatus.archived;
@@ -128,6 +133,7 @@ export class AgentService {
 
   /** One message to the agent, nothing stored; an archived agent is 409. */
   async test(actor: Actor, id: string, message: string): Promise<MessageReply> {
+    authorize(actor, 'agents.talk');
     const agent = await findAgent(this.em, actor, id);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be tested');
     this.checkModel(agent.modelConfig);

@@ -16,6 +16,7 @@ import type { CriterionOutcome, MessageReply } from './agent.types.js';
 import { Conversation } from './conversation.entity.js';
 import { Message } from './message.entity.js';
 import { criterionPrompt, isMet, memoryWindow, redactPolicy } from './prompt.js';
+import { authorize } from '../organizations/roles.js';
 
 const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at', status: 'status' } as const;
 const SORT_FIELDS = Object.keys(SORT_COLUMNS) as (keyof typeof SORT_COLUMNS)[];
@@ -35,6 +36,7 @@ export class ConversationService {
 
   /** A new pending conversation, with an optional title; an archived agent takes none (409). */
   async start(actor: Actor, agentId: string, args: StartConversationArgs = {}): Promise<Conversation> {
+    authorize(actor, 'agents.talk');
     const agent = await findAgent(this.em, actor, agentId);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot start conversations');
     const conversation = this.em.create(Conversation, { organization: agent.organization, agent, title: args.title ?? null });
@@ -158,6 +160,7 @@ export class ConversationService {
    * then stores the reply. When the model fails the user message stays and the error propagates.
    */
   async sendMessage(actor: Actor, conversationId: string, message: string): Promise<MessageReply> {
+    authorize(actor, 'agents.talk');
     const conversation = await this.get(actor, conversationId);
     const agent = conversation.agent;
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
@@ -181,6 +184,7 @@ export class ConversationService {
    * Judging talks to the agent, so an archived agent's conversation is 409, as for a message.
    */
   async end(actor: Actor, id: string): Promise<Conversation> {
+    authorize(actor, 'agents.talk');
     const conversation = await this.get(actor, id);
     const agent = conversation.agent;
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');

@@ -41,7 +41,7 @@ export class UpdateApiKeyInput {
   @IsBoolean()
   isActive?: boolean;
 
-  @Field(() => Date, { nullable: true, description: 'null removes the expiry' })
+  @Field(() => Date, { nullable: true, description: 'Only an earlier expiry than the current one; null is accepted only on a key without one' })
   @IsOptional()
   @Transform(toDate)
   @IsDate({ message: 'expiresAt must be an ISO 8601 date-time' })

@@ -7,20 +7,48 @@ import { ApiKey } from './api-key.entity.js';
 import type { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
 import { User } from './user.entity.js';
 import { hashKey, randomKeyPart } from './secrets.js';
+import { authorize } from '../organizations/roles.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;
   secret: string;
 }
 
-/** API keys of the caller: each caller sees and manages only the keys of its own user and organization. */
+/**
+ * API keys of the caller: each caller sees and manages only the keys of its own user and organization.
+ * A key cannot escape its limits: a user holds at most `maxPerUser` usable keys; a key made by an
+ * expiring key expires no later than it; an expiry can only be brought forward, never removed or
+ * pushed back; a deactivated key stays dead; an expired key can no longer be changed (only deleted).
+ */
 export class ApiKeyService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly limits: { maxPerUser: number } = { maxPerUser: 50 },
+  ) {}
 
   /** Creates a key and returns its full value once; only the hash is stored. */
   async create(actor: Actor, input: CreateApiKeyInput): Promise<ApiKey & { secret: string }> {
-    const { apiKey, secret } = await this.issue(this.em, actor.organizationId, actor.userId, input);
-    return Object.assign(apiKey, { secret });
+    authorize(actor, 'apiKeys.own');
+    const parent = await this.em.findOne(ApiKey, { id: actor.apiKeyId, organization: actor.organizationId });
+    const ceiling = parent?.expiresAt ?? null;
+    if (ceiling && input.expiresAt && input.expiresAt.getTime() > ceiling.getTime()) {
+      throw new AppError('CONFLICT', `A key cannot outlive the key that creates it: expiresAt must be at or before ${ceiling.toISOString()}`);
+    }
+    return this.em.transactional(async (em) => {
+      // The user's row is the lock that makes the count and the insert one step, so concurrent creates cannot pass the cap together.
+      await em.execute('select id from users where id = ? for update', [actor.userId]);
+      const usable = await em.count(ApiKey, {
+        organization: actor.organizationId,
+        user: actor.userId,
+        isActive: true,
+        $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],
+      });
+      if (usable >= this.limits.maxPerUser) {
+        throw new AppError('CONFLICT', `A user may hold at most ${this.limits.maxPerUser} active API keys; deactivate or delete one first`);
+      }
+      const { apiKey, secret } = await this.issue(em, actor.organizationId, actor.userId, { ...input, expiresAt: input.expiresAt ?? ceiling });
+      return Object.assign(apiKey, { secret });
+    });
   }
 
   /** Writes a key for a user; also used by provisioning, inside its transaction. */
@@ -61,9 +89,24 @@ export class ApiKeyService {
     return apiKey;
   }
 
-  /** Changes only the fields that were sent; `updatedAt` moves. */
+  /**
+   * Changes only the fields that were sent; `updatedAt` moves. An expired key, a revival
+   * (isActive false → true) and an expiry removed or moved later are refused with 409.
+   */
   async update(actor: Actor, id: string, input: UpdateApiKeyInput): Promise<ApiKey> {
+    authorize(actor, 'apiKeys.own');
     const apiKey = await this.get(actor, id);
+    if (apiKey.expiresAt && apiKey.expiresAt.getTime() <= Date.now()) {
+      throw new AppError('CONFLICT', 'The API key has expired and can no longer be changed; delete it');
+    }
+    if (input.isActive === true && !apiKey.isActive) {
+      throw new AppError('CONFLICT', 'A deactivated API key cannot be activated again; create a new key');
+    }
+    if (input.expiresAt !== undefined && apiKey.expiresAt) {
+      if (input.expiresAt === null || input.expiresAt.getTime() > apiKey.expiresAt.getTime()) {
+        throw new AppError('CONFLICT', `An expiry can only be brought forward: expiresAt must be at or before ${apiKey.expiresAt.toISOString()}`);
+      }
+    }
     if (input.name !== undefined) apiKey.name = input.name;
     if (input.isActive !== undefined) apiKey.isActive = input.isActive;
     if (input.expiresAt !== undefined) apiKey.expiresAt = input.expiresAt;
@@ -73,6 +116,7 @@ export class ApiKeyService {
   }
 
   async delete(actor: Actor, id: string): Promise<{ id: string; message: string }> {
+    authorize(actor, 'apiKeys.own');
     const apiKey = await this.get(actor, id);
     await this.em.remove(apiKey).flush();
     return { id, message: `API key ${id} deleted` };

@@ -9,6 +9,7 @@ import { Audience, AudienceMember } from './audience.entity.js';
 import type { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
 import { CONTACT_SORT_FIELDS } from './contact.service.js';
 import { Contact } from './contact.entity.js';
+import { authorize } from '../organizations/roles.js';
 
 export const AUDIENCE_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'contactCount'] as const;
 const CONTACT_COLUMNS: Record<(typeof CONTACT_SORT_FIELDS)[number], string> = {
@@ -58,6 +59,7 @@ export class AudienceService {
   }
 
   async create(actor: Actor, input: CreateAudienceInput): Promise<Audience> {
+    authorize(actor, 'audiences.manage');
     const audience = this.em.create(Audience, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -69,6 +71,7 @@ export class AudienceService {
 
   /** Changes only the fields that were sent; `updatedAt` moves. */
   async update(actor: Actor, id: string, input: UpdateAudienceInput): Promise<Audience> {
+    authorize(actor, 'audiences.manage');
     const audience = await this.get(actor, id);
     if (input.name !== undefined) audience.name = input.name;
     if (input.description !== undefined) audience.description = input.description;
@@ -79,6 +82,7 @@ export class AudienceService {
 
   /** Deletes the audience and its memberships; the contacts stay. */
   async delete(actor: Actor, id: string): Promise<void> {
+    authorize(actor, 'audiences.manage');
     const audience = await this.get(actor, id);
     await this.em.remove(audience).flush();
     await this.onMembersChanged?.(actor.organizationId, id);
@@ -86,6 +90,7 @@ export class AudienceService {
 
   /** Adds contacts (already members are left as they are). Any id not of the organization → 404, nothing added. */
   async addMembers(actor: Actor, id: string, input: AudienceMembersInput): Promise<Audience> {
+    authorize(actor, 'audiences.manage');
     const audience = await this.get(actor, id);
     const contactIds = await this.ownContactIds(actor, input.contactIds);
     const now = new Date();
@@ -114,6 +119,7 @@ export class AudienceService {
 
   /** Removes contacts from the audience; ids of the organization that are not members are ignored. */
   async removeMembers(actor: Actor, id: string, input: AudienceMembersInput): Promise<Audience> {
+    authorize(actor, 'audiences.manage');
     const audience = await this.get(actor, id);
     const contactIds = await this.ownContactIds(actor, input.contactIds);
     await this.em.transactional(async (em) => {

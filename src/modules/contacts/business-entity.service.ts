@@ -8,6 +8,7 @@ import { BusinessEntity } from './business-entity.entity.js';
 import type { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessEntityInput } from './business-entity.inputs.js';
 import { Contact } from './contact.entity.js';
 import type { ContactChangedHook } from './contact.service.js';
+import { authorize } from '../organizations/roles.js';
 
 export const BUSINESS_ENTITY_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'type'] as const;
 
@@ -44,6 +45,7 @@ export class BusinessEntityService {
   }
 
   async create(actor: Actor, input: CreateBusinessEntityInput): Promise<BusinessEntity> {
+    authorize(actor, 'contacts.manage');
     const entity = this.em.create(BusinessEntity, {
       organization: this.em.getReference(Organization, actor.organizationId),
       contact: await this.contact(actor, input.contactId),
@@ -58,6 +60,7 @@ export class BusinessEntityService {
 
   /** Changes only the fields that were sent; `updatedAt` moves. */
   async update(actor: Actor, id: string, input: UpdateBusinessEntityInput): Promise<BusinessEntity> {
+    authorize(actor, 'contacts.manage');
     const entity = await this.get(actor, id);
     const previousContactId = entity.contact.id;
     if (input.contactId !== undefined) entity.contact = await this.contact(actor, input.contactId);
@@ -73,6 +76,7 @@ export class BusinessEntityService {
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
+    authorize(actor, 'contacts.manage');
     const entity = await this.get(actor, id);
     const contactId = entity.contact.id;
     await this.em.remove(entity).flush();

@@ -7,6 +7,7 @@ import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Contact } from './contact.entity.js';
 import type { CreateContactInput, ImportContactsInput, UpdateContactInput } from './contact.inputs.js';
+import { authorize } from '../organizations/roles.js';
 
 export const CONTACT_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'phone'] as const;
 /** Rows per INSERT statement: 8 columns each stays well under PostgreSQL's 65535 bind parameters. */
@@ -45,6 +46,7 @@ export class ContactService {
 
   /** A phone already used in the organization → 409 CONFLICT. */
   async create(actor: Actor, input: CreateContactInput): Promise<Contact> {
+    authorize(actor, 'contacts.manage');
     const contact = this.em.create(Contact, { ...this.row(actor, input) });
     await this.em.flush();
     await this.onContactChanged?.(actor.organizationId, contact.id);
@@ -53,6 +55,7 @@ export class ContactService {
 
   /** Changes only the fields that were sent; `updatedAt` moves. */
   async update(actor: Actor, id: string, input: UpdateContactInput): Promise<Contact> {
+    authorize(actor, 'contacts.manage');
     const contact = await this.get(actor, id);
     if (input.name !== undefined) contact.name = input.name;
     if (input.phone !== undefined) contact.phone = input.phone;
@@ -67,6 +70,7 @@ export class ContactService {
 
   /** Deletes the contact; its audience memberships go with it (foreign key cascade). */
   async delete(actor: Actor, id: string): Promise<void> {
+    authorize(actor, 'contacts.manage');
     const contact = await this.get(actor, id);
     await this.em.remove(contact).flush();
     await this.onContactChanged?.(actor.organizationId, id);
@@ -78,6 +82,7 @@ export class ContactService {
    * rows, and only a clean file is written, in one transaction of multi-row INSERTs.
    */
   async import(actor: Actor, input: ImportContactsInput): Promise<{ imported: number }> {
+    authorize(actor, 'contacts.manage');
     const firstRow = new Map<string, number>();
     const repeated: FieldError[] = [];
     input.contacts.forEach((contact, index) => {

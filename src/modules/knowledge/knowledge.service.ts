@@ -11,6 +11,7 @@ import type { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } fro
 import type { Page } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
+import { authorize } from '../organizations/roles.js';
 
 /** A retrieved chunk of a document; score in 0..1, higher is closer to the query. */
 export interface Passage {
@@ -45,6 +46,7 @@ export class KnowledgeService {
   ) {}
 
   async createBase(actor: Actor, input: CreateKnowledgeBaseInput): Promise<KnowledgeBase> {
+    authorize(actor, 'knowledge.manage');
     const base = this.em.create(KnowledgeBase, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -75,6 +77,7 @@ export class KnowledgeService {
 
   /** Removes the base, its documents and their chunks in one transaction (the foreign keys cascade too). */
   async deleteBase(actor: Actor, id: string): Promise<{ id: string; message: string }> {
+    authorize(actor, 'knowledge.manage');
     await this.assertExists(actor, id);
     await this.em.transactional(async (em) => {
       const scope = { knowledgeBase: id, organization: actor.organizationId };
@@ -90,6 +93,7 @@ export class KnowledgeService {
    * `failed` with the error when it cannot be chunked.
    */
   async addDocument(actor: Actor, knowledgeBaseId: string, input: AddDocumentInput): Promise<KnowledgeDocument> {
+    authorize(actor, 'knowledge.manage');
     const base = await this.getBase(actor, knowledgeBaseId);
     const sizeBytes = Buffer.byteLength(input.content, 'utf8');
     return this.em.transactional(async (em) => {

@@ -1,8 +1,12 @@
-import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { parseInput } from '../../common/validation.js';
+import { Arg, Args, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { createPageType, type Page } from '../../common/pagination.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
+import { CreditLedgerEntry } from './credit-ledger.entity.js';
 import { Organization } from './organization.entity.js';
-import { AddCreditsInput, UpdateOrganizationInput } from './organization.inputs.js';
+import { CreditLedgerArgs, UpdateOrganizationInput } from './organization.inputs.js';
+import { OPERATOR_GRANTS } from './organization.service.js';
+
+export const CreditLedgerPage = createPageType(CreditLedgerEntry, 'CreditLedgerPage');
 
 @Resolver(() => Organization)
 export class OrganizationResolver {
@@ -11,15 +15,18 @@ export class OrganizationResolver {
     return context.services.organizations.get(actorOf(context));
   }
 
-  @Mutation(() => Organization, { description: 'Owner or admin only' })
+  @Query(() => CreditLedgerPage, { description: 'The organization’s credit movements, newest first: operator grants and campaign spends' })
+  creditLedger(@Args(() => CreditLedgerArgs) args: CreditLedgerArgs, @Ctx() context: GraphQLContext): Promise<Page<CreditLedgerEntry>> {
+    return context.services.credits.ledger(actorOf(context), args);
+  }
+
+  @Mutation(() => Organization, { description: 'Owner only' })
   updateOrganization(@Arg('input') input: UpdateOrganizationInput, @Ctx() context: GraphQLContext): Promise<Organization> {
     return context.services.organizations.update(actorOf(context), input);
   }
 
-  @Mutation(() => Organization, { description: 'Adds 1 to 1000000 credits; owner or admin only' })
-  async addCredits(@Arg('amount', () => Int) amount: number, @Ctx() context: GraphQLContext): Promise<Organization> {
-    // The REST body class validates the amount, so both doors apply the same limits.
-    const input = await parseInput(AddCreditsInput, { amount });
-    return context.services.organizations.addCredits(actorOf(context), input);
+  @Mutation(() => Organization, { description: 'Always FORBIDDEN', deprecationReason: OPERATOR_GRANTS })
+  addCredits(@Arg('amount', () => Int) _amount: number, @Ctx() context: GraphQLContext): Organization {
+    return context.services.organizations.addCredits(actorOf(context));
   }
 }

@@ -2,11 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { Organization } from './organization.entity.js';
-import type { AddCreditsInput, UpdateOrganizationInput } from './organization.inputs.js';
-import { requireManager } from './roles.js';
+import type { UpdateOrganizationInput } from './organization.inputs.js';
+import { CreditEntryKind } from './credit-ledger.entity.js';
+import { recordLedgerEntry } from './credit.service.js';
+import { authorize } from './roles.js';
 
-/** credit_balance is a PostgreSQL integer; a top-up never takes it past this. */
-const MAX_BALANCE = 2_147_483_647;
+export const OPERATOR_GRANTS = 'Credits are granted by the operator: npm run cli -- credits:add --org <organizationId> --amount <n>';
 
 /** The caller's own organization and its credit balance. */
 export class OrganizationService {
@@ -19,9 +20,9 @@ export class OrganizationService {
     return organization;
   }
 
-  /** Owner or admin only. */
+  /** Owner only. */
   async update(actor: Actor, input: UpdateOrganizationInput): Promise<Organization> {
-    requireManager(actor, 'change the organization');
+    authorize(actor, 'organization.manage');
     const organization = await this.get(actor);
     organization.name = input.name;
     organization.updatedAt = new Date();
@@ -29,18 +30,12 @@ export class OrganizationService {
     return organization;
   }
 
-  /** Owner or admin only; one atomic UPDATE, so concurrent top-ups and spends all count. */
-  async addCredits(actor: Actor, input: AddCreditsInput): Promise<Organization> {
-    requireManager(actor, 'add credits');
-    const rows = await this.em.getConnection().execute<{ credit_balance: number }[]>(
-      `update organizations set credit_balance = credit_balance + ?, updated_at = now()
-       where id = ? and credit_balance <= ? returning credit_balance`,
-      [input.amount, actor.organizationId, MAX_BALANCE - input.amount],
-      'all',
-      this.em.getTransactionContext(),
-    );
-    if (rows.length === 0) throw new AppError('CONFLICT', `The credit balance cannot exceed ${MAX_BALANCE}`);
-    return this.get(actor);
+  /**
+   * The old self-service top-up: credits are what a customer pays for, so only the operator grants
+   * them (CreditService.grant, run by `npm run cli -- credits:add`). Every caller gets 403.
+   */
+  addCredits(_actor: Actor): never {
+    throw new AppError('FORBIDDEN', OPERATOR_GRANTS);
   }
 
   /**
@@ -59,6 +54,9 @@ export class OrganizationService {
       'all',
       em.getTransactionContext(),
     );
-    return rows.length > 0;
+    const row = rows[0];
+    if (!row) return false;
+    await recordLedgerEntry(em, { organizationId, kind: CreditEntryKind.spend, amount: -amount, balanceAfter: Number(row.credit_balance) });
+    return true;
   }
 }

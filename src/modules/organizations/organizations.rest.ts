@@ -1,5 +1,5 @@
 import { defineRoute, ref } from '../../rest/routes.js';
-import { AddCreditsInput, UpdateOrganizationInput } from './organization.inputs.js';
+import { CreditLedgerArgs, UpdateOrganizationInput } from './organization.inputs.js';
 
 /** The caller's organization and its credits. */
 export const organizationRoutes = [
@@ -18,7 +18,7 @@ export const organizationRoutes = [
     method: 'put',
     path: '/organization',
     operationId: 'updateOrganization',
-    summary: 'Rename the organization; owner or admin only',
+    summary: 'Rename the organization; owner only',
     tag: 'Organization',
     body: UpdateOrganizationInput,
     response: ref('Organization'),
@@ -31,13 +31,24 @@ export const organizationRoutes = [
     method: 'post',
     path: '/organization/credits',
     operationId: 'addCredits',
-    summary: 'Add 1 to 1000000 credits; owner or admin only; answers the organization',
+    summary: 'Gone: always 403 FORBIDDEN; credits are granted by the operator (npm run cli -- credits:add)',
     tag: 'Organization',
-    body: AddCreditsInput,
     response: ref('Organization'),
-    errors: [403, 409],
-    async handler({ actor, body, services, presenter }) {
-      return presenter.present('Organization', await services.organizations.addCredits(actor, body));
+    errors: [403],
+    async handler({ actor, services }) {
+      return services.organizations.addCredits(actor);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organization/credit-ledger',
+    operationId: 'listCreditLedger',
+    summary: 'A page of the organization’s credit movements, newest first: operator grants and campaign spends, {data, meta}',
+    tag: 'Organization',
+    query: CreditLedgerArgs,
+    response: ref('CreditLedgerPage'),
+    async handler({ actor, query, services, presenter }) {
+      return presenter.present('CreditLedgerPage', await services.credits.ledger(actor, query));
     },
   }),
 ];

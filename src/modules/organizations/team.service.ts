@@ -4,10 +4,10 @@ import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
 import { User } from '../auth/user.entity.js';
 import { Organization } from './organization.entity.js';
-import { requireManager } from './roles.js';
 import { Team, TeamMembership } from './team.entity.js';
 import type { AddTeamMemberInput, CreateTeamInput, UpdateTeamInput } from './team.inputs.js';
 import { TeamRole, type TeamMember } from './team.types.js';
+import { authorize } from './roles.js';
 
 /** Teams of the caller's organization: anyone in it reads them, owners and admins change them. */
 export class TeamService {
@@ -26,7 +26,7 @@ export class TeamService {
 
   /** A name already used in the organization → 409 CONFLICT. */
   async create(actor: Actor, input: CreateTeamInput): Promise<Team> {
-    requireManager(actor, 'create teams');
+    authorize(actor, 'teams.manage');
     await this.assertNameFree(actor, input.name);
     const team = this.em.create(Team, {
       organization: this.em.getReference(Organization, actor.organizationId),
@@ -38,7 +38,7 @@ export class TeamService {
 
   /** Changes only the fields that were sent; `updatedAt` moves. */
   async update(actor: Actor, id: string, input: UpdateTeamInput): Promise<Team> {
-    requireManager(actor, 'change teams');
+    authorize(actor, 'teams.manage');
     const team = await this.get(actor, id);
     if (input.name !== undefined && input.name !== team.name) {
       await this.assertNameFree(actor, input.name);
@@ -51,14 +51,14 @@ export class TeamService {
 
   /** Deletes the team and its memberships (the users stay). */
   async delete(actor: Actor, id: string): Promise<void> {
-    requireManager(actor, 'delete teams');
+    authorize(actor, 'teams.manage');
     const team = await this.get(actor, id);
     await this.em.remove(team).flush();
   }
 
   /** Adds a user of the organization, or changes the role of one already in the team. */
   async addMember(actor: Actor, teamId: string, input: AddTeamMemberInput): Promise<Team> {
-    requireManager(actor, 'change team members');
+    authorize(actor, 'teams.manage');
     const team = await this.get(actor, teamId);
     const user = await this.user(actor, input.userId);
     const role = input.role ?? TeamRole.member;
@@ -72,7 +72,7 @@ export class TeamService {
 
   /** A user of the organization who is not in the team → 404. */
   async removeMember(actor: Actor, teamId: string, userId: string): Promise<Team> {
-    requireManager(actor, 'change team members');
+    authorize(actor, 'teams.manage');
     const team = await this.get(actor, teamId);
     const user = await this.user(actor, userId);
     const membership = await this.em.findOne(TeamMembership, { team, user });

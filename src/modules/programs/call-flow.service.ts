@@ -8,6 +8,7 @@ import { CallFlow } from './call-flow.entity.js';
 import type { CallFlowEdgeInput, CallFlowNodeInput, CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
 import type { FlowEdge, FlowNode } from './call-flow.types.js';
 import { FlowNodeType } from './program.enums.js';
+import { authorize } from '../organizations/roles.js';
 
 /** The rules across nodes and edges that a single field's validator cannot see; errors name the field. */
 export function flowGraphErrors(nodes: CallFlowNodeInput[], edges: CallFlowEdgeInput[]): FieldError[] {
@@ -47,6 +48,7 @@ export class CallFlowService {
   }
 
   async create(actor: Actor, input: CreateCallFlowInput): Promise<CallFlow> {
+    authorize(actor, 'flows.manage');
     const graph = await this.checkGraph(actor, input.nodes, input.edges ?? []);
     const flow = this.em.create(CallFlow, {
       organization: this.em.getReference(Organization, actor.organizationId),
@@ -60,6 +62,7 @@ export class CallFlowService {
 
   /** Changes the fields that are sent; nodes and edges are checked together, whichever was sent. */
   async update(actor: Actor, id: string, input: UpdateCallFlowInput): Promise<CallFlow> {
+    authorize(actor, 'flows.manage');
     const flow = await this.get(actor, id);
     if (input.nodes !== undefined || input.edges !== undefined) {
       Object.assign(flow, await this.checkGraph(actor, input.nodes ?? flow.nodes, input.edges ?? flow.edges));
@@ -73,6 +76,7 @@ export class CallFlowService {
 
   /** Programs that used the flow keep their record with no flow (the foreign key sets null). */
   async delete(actor: Actor, id: string): Promise<void> {
+    authorize(actor, 'flows.manage');
     const flow = await this.get(actor, id);
     await this.em.remove(flow).flush();
   }

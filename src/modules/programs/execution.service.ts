@@ -12,6 +12,7 @@ import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 import { ExecutionStatus, ProgramKind, ProgramStatus } from './program.enums.js';
 import type { StartExecutionInput } from './program.inputs.js';
+import { authorize } from '../organizations/roles.js';
 
 /** The audience's contacts that may be called, copied into the work queue in one statement. */
 const SNAPSHOT_SQL = `insert into execution_contacts
@@ -74,6 +75,7 @@ export class ExecutionService {
    * not opted out are copied into the work queue, and totalContacts is fixed at that count.
    */
   async start(actor: Actor, programId: string, input: StartExecutionInput = {}): Promise<Execution> {
+    authorize(actor, 'executions.control');
     const id = await this.em.transactional(async (em) => {
       const program = isUuid(programId)
         ? await em.findOne(Program, { id: programId, organization: actor.organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true })
@@ -108,6 +110,7 @@ export class ExecutionService {
    * resume restarts the node counts of rules with resetOnResume.
    */
   async control(actor: Actor, id: string, action: ControlAction): Promise<Execution> {
+    authorize(actor, 'executions.control');
     if (!isUuid(id)) throw AppError.notFound('Execution');
     await this.em.transactional(async (em) => {
       const execution = await em.findOne(

@@ -13,6 +13,7 @@ import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import type { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
+import { authorize } from '../organizations/roles.js';
 
 export const PROGRAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'status', 'kind'] as const;
 
@@ -86,6 +87,7 @@ export class ProgramService {
   }
 
   async create(actor: Actor, input: CreateProgramInput): Promise<Program> {
+    authorize(actor, 'programs.manage');
     const settings: Settings = { ...input, flowId: input.flowId ?? null, agentId: input.agentId ?? null, audienceId: input.audienceId };
     const program = this.em.create(Program, {
       organization: this.em.getReference(Organization, actor.organizationId),
@@ -99,6 +101,7 @@ export class ProgramService {
 
   /** Changes the fields that are sent; the merged program is checked by the same rules as a new one. */
   async update(actor: Actor, id: string, input: UpdateProgramInput): Promise<Program> {
+    authorize(actor, 'programs.manage');
     return this.em.transactional((tx) => this.updateIn(tx, actor, id, input));
   }
 
@@ -135,6 +138,7 @@ export class ProgramService {
 
   /** draft → active; any other state is a CONFLICT. */
   async activate(actor: Actor, id: string): Promise<Program> {
+    authorize(actor, 'programs.manage');
     return this.em.transactional(async (tx) => {
       const program = await this.get(actor, id, tx);
       if (program.status !== ProgramStatus.draft) throw new AppError('CONFLICT', `Only a draft program can be activated; this one is ${program.status}`);
@@ -148,6 +152,7 @@ export class ProgramService {
 
   /** Deletes the program with its executions; refused (409) while one of them is not finished. */
   async delete(actor: Actor, id: string): Promise<void> {
+    authorize(actor, 'programs.manage');
     const program = await this.get(actor, id);
     const unfinished = await this.em.count(Execution, { program: program.id, status: { $nin: [...FINAL_STATES] } });
     if (unfinished > 0) throw new AppError('CONFLICT', 'The program has an execution that is not finished; stop or cancel it first');

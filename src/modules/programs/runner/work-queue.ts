@@ -6,6 +6,8 @@ import type { CallingWindow, RetryPolicy } from '../program.types.js';
 import { isWithinWindow } from './calling-window.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, placeholders, query } from './sql.js';
+import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
+import { recordLedgerEntry } from '../../organizations/credit.service.js';
 
 /** A running execution and the program settings the runner needs to advance it. */
 export interface RunnableExecution {
@@ -139,14 +141,20 @@ export async function claimCalls(
     }
     const callable = candidates.filter((row) => !row.gone);
     const paid: CandidateRow[] = [];
+    let balanceAfter = 0;
     for (const row of callable) {
-      const spent = await query(
+      const [spent] = await query<{ credit_balance: number }>(
         tx,
-        'update organizations set credit_balance = credit_balance - 1 where id = ? and credit_balance >= 1 returning id',
+        'update organizations set credit_balance = credit_balance - 1 where id = ? and credit_balance >= 1 returning credit_balance',
         [execution.organizationId],
       );
-      if (spent.length === 0) break;
+      if (!spent) break;
+      balanceAfter = Number(spent.credit_balance);
       paid.push(row);
+    }
+    // One ledger row per claimed batch (a credit per call), in the transaction that took the credits.
+    if (paid.length > 0) {
+      await recordLedgerEntry(tx, { organizationId: execution.organizationId, kind: CreditEntryKind.spend, amount: -paid.length, balanceAfter, executionId: execution.id });
     }
     const outOfCredits = paid.length < callable.length;
     if (outOfCredits) assertMove(state.status, ExecutionStatus.paused_no_credits);

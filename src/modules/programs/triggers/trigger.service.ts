@@ -8,6 +8,7 @@ import { ProgramKind, TriggerStatus } from '../program.enums.js';
 import { fireDueTriggers, type FireResult } from './trigger-fire.js';
 import { syncTriggers } from './trigger-sync.js';
 import type { TriggerSync } from './trigger.types.js';
+import { authorize } from '../../organizations/roles.js';
 
 export type { FireResult } from './trigger-fire.js';
 
@@ -37,6 +38,7 @@ export class TriggerService {
 
   /** The operator's resync (REST POST /api/programs/{id}/triggers/sync, GraphQL syncProgramTriggers). */
   async sync(actor: Actor, programId: string): Promise<TriggerSync> {
+    authorize(actor, 'programs.manage');
     const program = await this.findProgram(actor, programId);
     return this.syncProgram(this.em, program.id);
   }

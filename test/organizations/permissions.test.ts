@@ -1,0 +1,220 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import {
+  ActivateAgentDocument,
+  ActivateProgramDocument,
+  AddAudienceMembersDocument,
+  AddDocumentDocument,
+  AddTeamMemberDocument,
+  AddUserDocument,
+  ControlExecutionDocument,
+  CreateAgentDocument,
+  CreateAudienceDocument,
+  CreateBusinessEntityDocument,
+  CreateCallFlowDocument,
+  CreateContactDocument,
+  CreateKnowledgeBaseDocument,
+  CreateProgramDocument,
+  CreateTeamDocument,
+  DeleteAgentDocument,
+  DeleteAudienceDocument,
+  DeleteBusinessEntityDocument,
+  DeleteCallFlowDocument,
+  DeleteContactDocument,
+  DeleteKnowledgeBaseDocument,
+  DeleteProgramDocument,
+  DeleteTeamDocument,
+  ImportContactsDocument,
+  RemoveAudienceMembersDocument,
+  RemoveTeamMemberDocument,
+  RemoveUserDocument,
+  SendMessageDocument,
+  StartConversationDocument,
+  StartExecutionDocument,
+  SyncProgramTriggersDocument,
+  TestAgentDocument,
+  UpdateAgentDocument,
+  UpdateAudienceDocument,
+  UpdateBusinessEntityDocument,
+  UpdateCallFlowDocument,
+  UpdateContactDocument,
+  UpdateOrganizationDocument,
+  UpdateProgramDocument,
+  UpdateTeamDocument,
+  UpdateUserRoleDocument,
+} from '../generated/graphql.js';
+import { ALL_DAY, buildCampaign } from '../campaigns/fixtures.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { addUser, type TestUser } from '../helpers/users.js';
+import { PERMISSIONS } from '../../src/modules/organizations/roles.js';
+
+// Every write a role may not do is tried on both doors with a valid body, answers 403 FORBIDDEN,
+// and leaves every table as it was (compared by a digest of the rows, lastUsedAt of keys aside).
+
+let app: TestApp;
+let acme: TestOrganization;
+let member: TestUser;
+let admin: TestUser;
+let ids: Record<string, string>;
+
+const TABLES = [
+  'organizations', 'users', 'teams', 'team_memberships', 'agents', 'conversations', 'messages', 'knowledge_bases',
+  'knowledge_documents', 'knowledge_chunks', 'contacts', 'business_entities', 'audiences', 'audience_members',
+  'call_flows', 'programs', 'executions', 'execution_contacts', 'contact_triggers',
+];
+
+async function digest(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const table of TABLES) {
+    const [row] = await app.sql<{ d: string | null }>(`select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as d from ${table} t`);
+    out[table] = row!.d ?? '';
+  }
+  const [keys] = await app.sql<{ d: string }>(
+    `select md5(coalesce(string_agg(concat_ws(',', id, name, is_active, expires_at, updated_at), '|' order by id), '')) as d from api_keys`,
+  );
+  out.api_keys = keys!.d;
+  return out;
+}
+
+const agentBody = { name: 'Intruder', instructions: 'x', modelConfig: { model: 'builtin/echo' } };
+const flowBody = (agentId: string) => ({
+  name: 'Intruder flow',
+  nodes: [
+    { id: 'start', type: 'start', agentId },
+    { id: 'end', type: 'end' },
+  ],
+  edges: [{ from: 'start', to: 'end', condition: 'answered' }],
+});
+
+interface Case {
+  name: string;
+  permission: keyof typeof PERMISSIONS;
+  rest: () => [method: 'post' | 'put' | 'delete', path: string, body?: unknown];
+  graphql: () => [TypedDocumentNode<any, any>, Record<string, unknown>];
+}
+
+const CASES: Case[] = [
+  { name: 'create an agent', permission: 'agents.manage', rest: () => ['post', '/api/agents', agentBody], graphql: () => [CreateAgentDocument, { input: agentBody }] },
+  { name: 'change an agent’s policy', permission: 'agents.manage', rest: () => ['put', `/api/agents/${ids.agent}`, { policy: 'Refund everything.' }], graphql: () => [UpdateAgentDocument, { id: ids.agent, input: { policy: 'Refund everything.' } }] },
+  { name: 'activate an agent', permission: 'agents.manage', rest: () => ['post', `/api/agents/${ids.draftAgent}/activate`], graphql: () => [ActivateAgentDocument, { id: ids.draftAgent }] },
+  { name: 'delete an agent', permission: 'agents.manage', rest: () => ['delete', `/api/agents/${ids.agent}`], graphql: () => [DeleteAgentDocument, { id: ids.agent }] },
+  { name: 'create a knowledge base', permission: 'knowledge.manage', rest: () => ['post', '/api/knowledge-bases', { name: 'KB' }], graphql: () => [CreateKnowledgeBaseDocument, { input: { name: 'KB' } }] },
+  { name: 'add a document', permission: 'knowledge.manage', rest: () => ['post', `/api/knowledge-bases/${ids.kb}/documents`, { title: 'T', content: 'C' }], graphql: () => [AddDocumentDocument, { knowledgeBaseId: ids.kb, input: { title: 'T', content: 'C' } }] },
+  { name: 'delete a knowledge base', permission: 'knowledge.manage', rest: () => ['delete', `/api/knowledge-bases/${ids.kb}`], graphql: () => [DeleteKnowledgeBaseDocument, { id: ids.kb }] },
+  { name: 'create a contact', permission: 'contacts.manage', rest: () => ['post', '/api/contacts', { phone: '+12025550999' }], graphql: () => [CreateContactDocument, { input: { phone: '+12025550999' } }] },
+  { name: 'change a contact', permission: 'contacts.manage', rest: () => ['put', `/api/contacts/${ids.contact}`, { name: 'X' }], graphql: () => [UpdateContactDocument, { id: ids.contact, input: { name: 'X' } }] },
+  { name: 'delete a contact', permission: 'contacts.manage', rest: () => ['delete', `/api/contacts/${ids.contact}`], graphql: () => [DeleteContactDocument, { id: ids.contact }] },
+  { name: 'import contacts', permission: 'contacts.manage', rest: () => ['post', '/api/contacts/import', { contacts: [{ phone: '+12025550998' }] }], graphql: () => [ImportContactsDocument, { input: { contacts: [{ phone: '+12025550998' }] } }] },
+  { name: 'create a business record', permission: 'contacts.manage', rest: () => ['post', '/api/entities', { contactId: ids.contact, type: 'order', name: 'O' }], graphql: () => [CreateBusinessEntityDocument, { input: { contactId: ids.contact, type: 'order', name: 'O' } }] },
+  { name: 'change a business record', permission: 'contacts.manage', rest: () => ['put', `/api/entities/${ids.entity}`, { name: 'P' }], graphql: () => [UpdateBusinessEntityDocument, { id: ids.entity, input: { name: 'P' } }] },
+  { name: 'delete a business record', permission: 'contacts.manage', rest: () => ['delete', `/api/entities/${ids.entity}`], graphql: () => [DeleteBusinessEntityDocument, { id: ids.entity }] },
+  { name: 'create an audience', permission: 'audiences.manage', rest: () => ['post', '/api/audience', { name: 'A' }], graphql: () => [CreateAudienceDocument, { input: { name: 'A' } }] },
+  { name: 'change an audience', permission: 'audiences.manage', rest: () => ['put', `/api/audience/${ids.audience}`, { name: 'B' }], graphql: () => [UpdateAudienceDocument, { id: ids.audience, input: { name: 'B' } }] },
+  { name: 'delete an audience', permission: 'audiences.manage', rest: () => ['delete', `/api/audience/${ids.audience}`], graphql: () => [DeleteAudienceDocument, { id: ids.audience }] },
+  { name: 'add audience members', permission: 'audiences.manage', rest: () => ['post', `/api/audience/${ids.audience}/members`, { contactIds: [ids.loneContact] }], graphql: () => [AddAudienceMembersDocument, { id: ids.audience, contactIds: [ids.loneContact] }] },
+  { name: 'remove audience members', permission: 'audiences.manage', rest: () => ['delete', `/api/audience/${ids.audience}/members`, { contactIds: [ids.contact] }], graphql: () => [RemoveAudienceMembersDocument, { id: ids.audience, contactIds: [ids.contact] }] },
+  { name: 'create a call flow', permission: 'flows.manage', rest: () => ['post', '/api/call-flows', flowBody(ids.agent!)], graphql: () => [CreateCallFlowDocument, { input: flowBody(ids.agent!) }] },
+  { name: 'change a call flow', permission: 'flows.manage', rest: () => ['put', `/api/call-flows/${ids.flow}`, { name: 'Renamed' }], graphql: () => [UpdateCallFlowDocument, { id: ids.flow, input: { name: 'Renamed' } }] },
+  { name: 'delete a call flow', permission: 'flows.manage', rest: () => ['delete', `/api/call-flows/${ids.flow}`], graphql: () => [DeleteCallFlowDocument, { id: ids.flow }] },
+  { name: 'create a program', permission: 'programs.manage', rest: () => ['post', '/api/programs', { name: 'P', kind: 'campaign', audienceId: ids.audience, callingWindow: ALL_DAY }], graphql: () => [CreateProgramDocument, { input: { name: 'P', kind: 'campaign', audienceId: ids.audience, callingWindow: ALL_DAY } }] },
+  { name: 'change a program', permission: 'programs.manage', rest: () => ['put', `/api/programs/${ids.program}`, { name: 'Q' }], graphql: () => [UpdateProgramDocument, { id: ids.program, input: { name: 'Q' } }] },
+  { name: 'activate a program', permission: 'programs.manage', rest: () => ['post', `/api/programs/${ids.draftProgram}/activate`], graphql: () => [ActivateProgramDocument, { id: ids.draftProgram }] },
+  { name: 'delete a program', permission: 'programs.manage', rest: () => ['delete', `/api/programs/${ids.program}`], graphql: () => [DeleteProgramDocument, { id: ids.program }] },
+  { name: 'sync a program’s triggers', permission: 'programs.manage', rest: () => ['post', `/api/programs/${ids.program}/triggers/sync`], graphql: () => [SyncProgramTriggersDocument, { programId: ids.program }] },
+  { name: 'start an execution (spends credits)', permission: 'executions.control', rest: () => ['post', `/api/programs/${ids.program}/executions`, {}], graphql: () => [StartExecutionDocument, { programId: ids.program }] },
+  { name: 'cancel an execution', permission: 'executions.control', rest: () => ['post', `/api/executions/${ids.execution}/cancel`], graphql: () => [ControlExecutionDocument, { id: ids.execution, action: 'cancel' as const }] },
+  { name: 'create a team', permission: 'teams.manage', rest: () => ['post', '/api/teams', { name: 'T2' }], graphql: () => [CreateTeamDocument, { input: { name: 'T2' } }] },
+  { name: 'rename a team', permission: 'teams.manage', rest: () => ['put', `/api/teams/${ids.team}`, { name: 'T3' }], graphql: () => [UpdateTeamDocument, { id: ids.team, input: { name: 'T3' } }] },
+  { name: 'delete a team', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}`], graphql: () => [DeleteTeamDocument, { id: ids.team }] },
+  { name: 'add a team member', permission: 'teams.manage', rest: () => ['post', `/api/teams/${ids.team}/members`, { userId: ids.member }], graphql: () => [AddTeamMemberDocument, { teamId: ids.team, userId: ids.member }] },
+  { name: 'remove a team member', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}/members/${ids.owner}`], graphql: () => [RemoveTeamMemberDocument, { teamId: ids.team, userId: ids.owner }] },
+  { name: 'rename the organization', permission: 'organization.manage', rest: () => ['put', '/api/organization', { name: 'Hijacked' }], graphql: () => [UpdateOrganizationDocument, { input: { name: 'Hijacked' } }] },
+  { name: 'add a user', permission: 'users.manage', rest: () => ['post', '/api/users', { email: 'mallory@example.test', role: 'owner' }], graphql: () => [AddUserDocument, { input: { email: 'mallory@example.test', role: 'owner' as const } }] },
+  { name: 'change a user’s role', permission: 'users.manage', rest: () => ['put', `/api/users/${ids.member}`, { role: 'owner' }], graphql: () => [UpdateUserRoleDocument, { id: ids.member, role: 'owner' as const }] },
+  { name: 'remove a user', permission: 'users.manage', rest: () => ['delete', `/api/users/${ids.owner}`], graphql: () => [RemoveUserDocument, { id: ids.owner }] },
+];
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await app.organization('Acme');
+  member = await addUser(app, acme, 'member');
+  admin = await addUser(app, acme, 'admin');
+  const campaign = await buildCampaign(acme, 2);
+  const post = async (path: string, body?: unknown) => {
+    const res = await acme.rest.post(path, body);
+    expect(res.status).toBeLessThan(300);
+    return res.body.id as string;
+  };
+  const kb = await post('/api/knowledge-bases', { name: 'Help' });
+  await post(`/api/knowledge-bases/${kb}/documents`, { title: 'Hours', content: 'We open at nine.' });
+  const agent = await post('/api/agents', { ...agentBody, name: 'Front desk', policy: 'Never promise refunds.' });
+  expect((await acme.rest.post(`/api/agents/${agent}/activate`)).status).toBe(200);
+  const draftProgram = await post('/api/programs', { name: 'Draft', kind: 'campaign', flowId: campaign.flowId, audienceId: campaign.audienceId, callingWindow: ALL_DAY });
+  const team = await post('/api/teams', { name: 'Ops' });
+  expect((await acme.rest.post(`/api/teams/${team}/members`, { userId: acme.userId })).status).toBe(200);
+  ids = {
+    owner: acme.userId,
+    member: member.userId,
+    agent,
+    draftAgent: await post('/api/agents', { ...agentBody, name: 'Draft' }),
+    kb,
+    contact: campaign.contacts[0]!.id,
+    loneContact: await post('/api/contacts', { phone: '+12025550997' }),
+    entity: await post('/api/entities', { contactId: campaign.contacts[0]!.id, type: 'order', name: 'Order 1' }),
+    audience: campaign.audienceId,
+    flow: campaign.flowId,
+    program: campaign.programId,
+    draftProgram,
+    execution: await post(`/api/programs/${campaign.programId}/executions`, {}),
+    team,
+  };
+});
+afterAll(() => app.close());
+
+describe.each([
+  ['member', () => member],
+  ['admin', () => admin],
+] as const)('as an %s', (role, caller) => {
+  const forbidden = CASES.filter((item) => !(PERMISSIONS[item.permission].roles as readonly string[]).includes(role));
+
+  it.each(forbidden.map((item) => [item.name, item] as const))('%s → 403 FORBIDDEN on both doors, and nothing changes', async (_name, item) => {
+    const before = await digest();
+    const [method, path, body] = item.rest();
+    const rest = await caller().rest.request(method.toUpperCase(), path, body);
+    expect([rest.status, rest.body.code]).toEqual([403, 'FORBIDDEN']);
+    const [document, variables] = item.graphql();
+    const gql = await caller().graphql.run(document, variables);
+    expect(gql.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    expect(gql.errors).toHaveLength(1);
+    expect(await digest()).toEqual(before);
+  });
+});
+
+describe('what a member may do', () => {
+  it('reads everything and talks to agents on both doors', async () => {
+    for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization']) {
+      expect([path, (await member.rest.get(path)).status]).toEqual([path, 200]);
+    }
+    expect((await member.rest.post(`/api/agents/${ids.agent}/test`, { message: 'hi' })).body.response).toBe('Echo: hi');
+    expect((await member.graphql.ok(TestAgentDocument, { id: ids.agent!, message: 'hey' })).testAgent.response).toBe('Echo: hey');
+    const conversation = await member.rest.post(`/api/agents/${ids.agent}/conversations`);
+    expect(conversation.status).toBe(201);
+    expect((await member.rest.post(`/api/conversations/${conversation.body.id}/messages`, { message: 'one' })).status).toBe(200);
+    const { startConversation } = await member.graphql.ok(StartConversationDocument, { agentId: ids.agent! });
+    expect((await member.graphql.ok(SendMessageDocument, { conversationId: startConversation.id, message: 'two' })).sendMessage.response).toBe('Echo: two');
+  });
+
+  it('an admin manages agents (policy included) on both doors', async () => {
+    expect((await admin.rest.put(`/api/agents/${ids.draftAgent}`, { policy: 'Be kind.' })).body.hasPolicy).toBe(true);
+    expect((await admin.graphql.ok(UpdateAgentDocument, { id: ids.draftAgent!, input: { name: 'Renamed' } })).updateAgent.name).toBe('Renamed');
+  });
+
+  it('a demoted user’s key and token lose the rights at once', async () => {
+    const user = await addUser(app, acme, 'admin');
+    const token = (await user.rest.post('/api/auth/token')).body.accessToken as string;
+    const bearer = app.rest({ authorization: `Bearer ${token}` });
+    expect((await bearer.post('/api/audience', { name: 'By admin' })).status).toBe(201);
+    expect((await acme.rest.put(`/api/users/${user.userId}`, { role: 'member' })).status).toBe(200);
+    expect((await bearer.post('/api/audience', { name: 'By member' })).status).toBe(403);
+    expect((await user.rest.post('/api/audience', { name: 'By member' })).status).toBe(403);
+  });
+});
