@@ -41,6 +41,7 @@ import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
 import { FixedWindowLimiter, rateLimit } from './platform/rate-limit.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
+import { explorerRouter } from './platform/explorer.js';
 import { requestTimeout } from './platform/request-timeout.js';
 import { createServices, type Services } from './services.js';
 
@@ -148,6 +149,9 @@ export async function createGateway(config: Config, database: Database, logger: 
     app.get('/metrics', metrics.handler());
     app.use(['/api', '/graphql'], metrics.observe());
   }
+
+  // The landing page, the REST reference and GraphiQL: static pages, no credentials, no CDN.
+  app.use(explorerRouter());
 
   app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
   app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
