@@ -46,6 +46,7 @@ import { GatewayMetrics } from './platform/metrics.js';
 import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
 import { RedisRateLimiter } from './platform/rate-limit-redis.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
+import { explorerRouter } from './platform/explorer.js';
 import { requestTimeout } from './platform/request-timeout.js';
 import { responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
@@ -192,6 +193,9 @@ export async function createGateway(config: Config, database: Database, logger: 
     exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id', 'Idempotent-Replayed'],
   });
   app.use(['/api', '/graphql'], corsPolicy);
+
+  // The landing page, the REST reference and GraphiQL: static pages, no credentials, no CDN.
+  app.use(explorerRouter());
 
   app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
   app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
