@@ -91,12 +91,69 @@ const PROBLEM: JsonSchema = {
   required: ['type', 'title', 'status', 'detail', 'code', 'requestId'],
 };
 
+const HEADERS: Record<string, JsonSchema> = {
+  'X-Request-Id': {
+    description: 'The id of this request (the one sent, when it was sane); the server log carries it too',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Limit': {
+    description: 'Requests allowed in the current one-minute window (when rate limiting is on)',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in the current window',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the current window ends',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key and body',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+const headerRefs = (...names: string[]): Record<string, JsonSchema> =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+const SUCCESS_HEADERS = headerRefs('X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+
 function problemResponse(status: number): JsonSchema {
   const title = Object.entries(ERROR_STATUS).find(([, value]) => value === status)?.[0];
   return {
     description: title ? ERROR_TITLE[title as keyof typeof ERROR_TITLE] : 'Error',
+    headers: status === 429 || status === 503 ? { ...SUCCESS_HEADERS, ...headerRefs('Retry-After') } : SUCCESS_HEADERS,
     content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
   };
+}
+
+/**
+ * Every error status an operation can answer: what every route may answer (400 for unknown query
+ * parameters or bad input, 401, 429 over a rate limit, 500, 503 when the database or a provider is
+ * away), what a write may (403 by role, 413 over BODY_LIMIT_BYTES), a path id (404), an
+ * Idempotency-Key (409 for another body or a request still running), a body (415), and the route's own.
+ */
+function errorStatuses(route: RouteDefinition): number[] {
+  const write = route.method !== 'get';
+  const statuses = new Set<number>([
+    400,
+    401,
+    ...(write && !route.path.startsWith('/auth/') ? [403] : []),
+    ...(route.path.includes('{') ? [404] : []),
+    ...(route.idempotent ? [409] : []),
+    ...(write || route.body ? [413] : []),
+    ...(route.body ? [415] : []),
+    ...(route.errors ?? []),
+    429,
+    500,
+    503,
+  ]);
+  return [...statuses].sort((a, b) => a - b);
 }
 
 /** The OpenAPI 3.1 document of the REST door, built from the route declarations and the type classes. */
@@ -145,7 +202,11 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       collectRefs(response, pending);
       responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: response } } };
     }
-    for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), ...(route.body ? [415] : []), 500]) {
+    responses[String(status)]!.headers = {
+      ...SUCCESS_HEADERS,
+      ...(route.idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+    };
+    for (const errorStatus of errorStatuses(route)) {
       responses[String(errorStatus)] = problemResponse(errorStatus);
     }
     if (route.body) {
@@ -158,7 +219,8 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      security: [{ apiKey: [] }, { bearer: [] }],
+      // The token exchange takes an API key only; every other route takes either.
+      security: route.operationId === 'createAccessToken' ? [{ apiKey: [] }] : [{ apiKey: [] }, { bearer: [] }],
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } }
@@ -185,6 +247,7 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     paths,
     components: {
       schemas: components,
+      headers: HEADERS,
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

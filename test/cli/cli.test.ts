@@ -92,7 +92,7 @@ describe('help', () => {
     const help = await cli('help');
     expect(help.code).toBe(0);
     const listed = [...help.stdout.matchAll(/^ {2}([a-z]+:[a-z]+)\b/gm)].map((match) => match[1]);
-    expect(listed).toEqual(['org:create', 'keys:create', 'org:list']);
+    expect(listed).toEqual(['org:create', 'keys:create', 'credits:add', 'org:list']);
     expect((await cli('--help')).stdout).toBe(help.stdout);
     expect((await cli()).stdout).toBe(help.stdout);
     for (const command of listed) {

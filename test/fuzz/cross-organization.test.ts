@@ -30,6 +30,7 @@ const BODIES: Record<string, () => unknown> = {
   removeAudienceMembers: () => ({ contactIds: [victim.contact] }),
   addDocument: () => ({ title: 'Hours', content: 'We open at nine.' }),
   addTeamMember: () => ({ userId: victim.user }),
+  updateUserRole: () => ({ role: 'member' }),
 };
 
 const routesWithIds = REST_ROUTES.filter((route) => paramsOf(route.path).length > 0);
@@ -81,6 +82,7 @@ const FIELD_RESOURCE: [string, Resource][] = [
   ['contact', 'contact'],
   ['program', 'program'],
   ['team', 'team'],
+  ['user', 'user'],
   ['agent', 'agent'],
 ];
 

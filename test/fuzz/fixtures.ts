@@ -74,6 +74,7 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   'call-flows': 'callFlow',
   programs: 'program',
   executions: 'execution',
+  users: 'user',
 };
 
 const PARAM_RESOURCE: Record<string, Resource> = { agentId: 'agent', kbId: 'knowledgeBase', docId: 'document', userId: 'user' };

@@ -1,6 +1,10 @@
 import { GraphQLClient } from 'graphql-request';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
+import { contractOf } from '../support/openapi-contract.js';
+
+/** Every answer of a documented REST operation is checked against /api/openapi.json (OPENAPI_CHECK=0 turns it off). */
+const CHECK_CONTRACT = process.env.OPENAPI_CHECK !== '0';
 
 export interface RestResponse<T = any> {
   status: number;
@@ -31,6 +35,13 @@ export class RestClient {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       // not JSON (the landing page, say): keep the text
+    }
+    if (CHECK_CONTRACT && path.startsWith('/api/') && !path.startsWith('/api/openapi.json')) {
+      const contract = await contractOf(this.baseUrl);
+      const violations = contract.check(method, path, response.status, response.headers.get('content-type'), parsed);
+      if (violations.length > 0) {
+        throw new Error(`The answer breaks /api/openapi.json: ${violations.map((v) => `${v.method} ${v.path} → ${v.status}: ${v.problem}`).join('\n')}`);
+      }
     }
     return { status: response.status, headers: response.headers, body: parsed as T };
   }

@@ -86,7 +86,7 @@ describe('the landing page', () => {
 
     const response = page.locator('.graphiql-response .CodeMirror');
     await page.waitForFunction(
-      () => document.querySelector('.graphiql-response .CodeMirror')?.textContent?.includes('"data"'),
+      `document.querySelector('.graphiql-response .CodeMirror')?.textContent?.includes('"data"')`,
       undefined,
       { timeout: 20_000 },
     );

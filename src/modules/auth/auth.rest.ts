@@ -62,7 +62,7 @@ export const authRoutes = [
     tag: TAG,
     body: UpdateApiKeyInput,
     response: ref('ApiKey'),
-    errors: [404],
+    errors: [404, 409],
     async handler({ actor, params, body, services, presenter }) {
       return presenter.present('ApiKey', await services.apiKeys.update(actor, params.id!, body));
     },

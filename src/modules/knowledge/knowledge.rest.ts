@@ -63,7 +63,7 @@ export const knowledgeRoutes = [
     body: AddDocumentInput,
     status: 201,
     response: ref('KnowledgeDocument'),
-    errors: [404, 413],
+    errors: [404, 409, 413],
     async handler({ actor, params, body, services, presenter }) {
       return presenter.present('KnowledgeDocument', await services.knowledge.addDocument(actor, params.kbId!, body));
     },

@@ -75,7 +75,7 @@ export const programRoutes = [
     tag: 'Programs',
     body: UpdateProgramInput,
     response: ref('Program'),
-    errors: [404],
+    errors: [404, 409],
     async handler({ actor, params, body, services, presenter }) {
       const program = await services.programs.update(actor, params.id!, body);
       await showRelations(services, actor, [program]);
