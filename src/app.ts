@@ -47,7 +47,7 @@ import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate
 import { RedisRateLimiter } from './platform/rate-limit-redis.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { explorerRouter } from './platform/explorer.js';
-import { requestTimeout } from './platform/request-timeout.js';
+import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
 import { responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
 
@@ -197,9 +197,10 @@ export async function createGateway(config: Config, database: Database, logger: 
   // The landing page, the REST reference and GraphiQL: static pages, no credentials, no CDN.
   app.use(explorerRouter());
 
-  app.use((_req, _res, next) => RequestContext.create(database.orm.em, next));
   app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   app.use('/graphql', requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
+  // The request's fork carries its abort signal: past the deadline no statement starts, and on PostgreSQL the running ones are cancelled.
+  app.use((_req, res, next) => RequestContext.create(database.orm.em, next, database.abortOptions(abortSignalOf(res))));
   app.use('/api', responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   app.use('/graphql', responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
 
@@ -236,6 +237,7 @@ export async function createGateway(config: Config, database: Database, logger: 
         return {
           services,
           requestId: String(res.locals.requestId),
+          signal: abortSignalOf(res),
           logger,
           actor,
           authError,

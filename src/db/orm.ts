@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { MikroORM } from '@mikro-orm/core';
+import type { InflightQueryAbortStrategy, MikroORM } from '@mikro-orm/core';
 import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
 import { MikroORM as PgliteORM } from '@mikro-orm/pglite';
 import { Migrator } from '@mikro-orm/migrations';
@@ -31,6 +31,13 @@ export interface Database {
   kind: DatabaseKind;
   em: EntityManager;
   isReachable(): Promise<boolean>;
+  /**
+   * Fork options that tie a request's statements to its abort signal: none starts once it has
+   * fired, and on PostgreSQL the running ones are cancelled (`pg_cancel_backend`, sent by Kysely on
+   * a separate connection so a full pool cannot hold it up). PGlite has one in-process connection
+   * and no cancel: a running statement finishes, the request just stops waiting for it.
+   */
+  abortOptions(signal: AbortSignal | undefined): { signal?: AbortSignal; inflightQueryAbortStrategy?: InflightQueryAbortStrategy };
   /** Connections of the PostgreSQL pool; undefined on PGlite, which has one connection and no pool. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
@@ -156,6 +163,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       } catch {
         return false;
       }
+    },
+    abortOptions(signal) {
+      if (!signal) return {};
+      return { signal, inflightQueryAbortStrategy: kind === 'postgresql' ? 'cancel query' : 'ignore query' };
     },
     poolStats() {
       return pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : undefined;

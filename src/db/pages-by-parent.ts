@@ -33,8 +33,8 @@ export async function pagesByParent<T extends object>(em: EntityManager, parentI
   const params: unknown[] = [query.organizationId, ...ids, ...(query.filters ?? []).flatMap((filter) => filter.params)];
   const where = filters.join(' and ');
   const offset = (page - 1) * limit;
-  const connection = em.getConnection();
-  const rows = await connection.execute<Record<string, unknown>[]>(
+  // Through the EntityManager, not its raw connection, so the request's abort signal applies.
+  const rows = await em.execute<Record<string, unknown>[]>(
     `select * from (select ${query.columns}, row_number() over (partition by ${parentColumn} order by ${query.orderBy}) as position, ` +
       `count(*) over (partition by ${parentColumn}) as parent_total from ${query.table} where ${where}) ranked ` +
       `where position > ? and position <= ? order by ${parentColumn}, position`,
@@ -48,7 +48,7 @@ export async function pagesByParent<T extends object>(em: EntityManager, parentI
   }
   const unseen = ids.filter((id) => pages.get(id)!.data.length === 0);
   if (offset > 0 && unseen.length > 0) {
-    const totals = await connection.execute<Record<string, unknown>[]>(
+    const totals = await em.execute<Record<string, unknown>[]>(
       `select ${parentColumn} as parent, count(*)::int as total from ${query.table} where ${where} group by ${parentColumn}`,
       params as never[],
     );

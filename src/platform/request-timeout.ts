@@ -5,17 +5,41 @@ import { AppError } from '../common/errors.js';
  * Answers 503 UNAVAILABLE (in the door's own shape) when the handler has not answered within
  * `ms`; the timer is cleared as soon as the response finishes or the client goes away. The late
  * handler's own answer is dropped (res.locals.timedOut tells the error handler not to log it).
+ *
+ * The request's work stops too: `res.locals.abortSignal` (see abortSignalOf) is aborted at the
+ * deadline, or when the client goes away before its answer, with an UNAVAILABLE AppError as the
+ * reason. The request's EntityManager fork carries it (app.ts), so no statement starts after it
+ * and on PostgreSQL the running ones are cancelled; GraphQL resolvers check it before they run.
  */
 export function requestTimeout(ms: number, answer: (res: Response, error: AppError) => void) {
   return (_req: Request, res: Response, next: NextFunction): void => {
+    const controller = new AbortController();
+    res.locals.abortSignal = controller.signal;
     const timer = setTimeout(() => {
+      const error = new AppError('UNAVAILABLE', `The request was not answered within ${ms} ms; try again shortly`);
+      controller.abort(error);
       if (res.headersSent) return;
       res.locals.timedOut = true;
-      answer(res, new AppError('UNAVAILABLE', `The request was not answered within ${ms} ms; try again shortly`));
+      answer(res, error);
     }, ms);
-    const clear = () => clearTimeout(timer);
-    res.once('finish', clear);
-    res.once('close', clear);
+    res.once('finish', () => clearTimeout(timer));
+    res.once('close', () => {
+      clearTimeout(timer);
+      // A client that hung up gets no answer: what the request still had to do is wasted work.
+      if (!res.writableFinished && !controller.signal.aborted) {
+        controller.abort(new AppError('UNAVAILABLE', 'The client closed the connection before the answer'));
+      }
+    });
     next();
   };
+}
+
+/** The request's abort signal (undefined outside the doors, e.g. for /healthz). */
+export function abortSignalOf(res: Response): AbortSignal | undefined {
+  return res.locals.abortSignal as AbortSignal | undefined;
+}
+
+/** Throws the signal's reason (an UNAVAILABLE AppError) once the request timed out or its client left. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof AppError ? signal.reason : new AppError('UNAVAILABLE', 'The request was abandoned');
 }

@@ -2,9 +2,11 @@
 //   1. PostgreSQL restarted under load (pg_ctl stop -m immediate, then -m fast)
 //   2. SIGTERM under load
 //   3. an exhausted connection pool
+//   4. a response-size bomb (answers over RESPONSE_MAX_BYTES beside large allowed ones)
+//   5. a search storm (concurrent knowledge searches and retrieving messages over a few MB)
 // One line per assertion, a summary, exit code 1 on any failure (with the gateways' log tails).
 // `--json FILE` also writes {numPassedTests, numFailedTests}, the shape .ci/run adds up.
-// FAULTS_ONLY=pg-restart,sigterm,pool runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
+// FAULTS_ONLY=pg-restart,sigterm,pool,response-size,search-storm runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,12 +16,16 @@ import { killAllGateways, type GatewayProcess } from './server.js';
 import { withClient, type ScenarioContext } from './scenarios/context.js';
 import { pgRestartScenario } from './scenarios/pg-restart.js';
 import { poolExhaustionScenario } from './scenarios/pool-exhaustion.js';
+import { responseSizeScenario } from './scenarios/response-size.js';
+import { searchStormScenario } from './scenarios/search-storm.js';
 import { sigtermScenario } from './scenarios/sigterm.js';
 
 const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ['pg-restart', pgRestartScenario],
   ['sigterm', sigtermScenario],
   ['pool', poolExhaustionScenario],
+  ['response-size', responseSizeScenario],
+  ['search-storm', searchStormScenario],
 ];
 
 const jsonFlag = process.argv.indexOf('--json');

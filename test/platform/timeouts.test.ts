@@ -1,10 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import pg from 'pg';
 import { toAppError } from '../../src/common/error-mapping.js';
 import { sendProblem } from '../../src/rest/problem.js';
 import { requestTimeout } from '../../src/platform/request-timeout.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
 
 describe('requestTimeout', () => {
   let server: Server;
@@ -96,5 +98,197 @@ describe('database time limits map to 503', () => {
 
   it('no free pool connection within DB_POOL_ACQUIRE_TIMEOUT_MS is UNAVAILABLE', () => {
     expect(toAppError(new Error('timeout exceeded when trying to connect')).code).toBe('UNAVAILABLE');
+  });
+});
+
+/** A model provider that answers every chat completion after `delayMs`, counting the calls it got. */
+async function slowProvider(delayMs: number) {
+  let calls = 0;
+  const server = createServer((req, res) => {
+    calls += 1;
+    req.resume();
+    setTimeout(() => {
+      if (res.destroyed) return;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        id: 'chatcmpl-slow', object: 'chat.completion', created: 1_700_000_000, model: 'slow',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Late answer.' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+      }));
+    }, delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    calls: () => calls,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a timed-out request stops its work', () => {
+  // The provider answers after 600 ms, the request times out at 300 ms: what the handler would do
+  // after the model's answer (store the reply, call the model again) must not happen.
+  let provider: Awaited<ReturnType<typeof slowProvider>>;
+  let app: TestApp;
+  let acme: TestOrganization;
+  let agentId: string;
+  beforeAll(async () => {
+    provider = await slowProvider(600);
+    app = await startTestApp({ requestTimeoutMs: 300, providers: { openaiCompatibleBaseUrl: provider.baseUrl } });
+    acme = await app.organization('Acme');
+    const created = await acme.rest.post('/api/agents', { name: 'Late', instructions: 'Answer.', modelConfig: { model: 'openai-compatible/slow' } });
+    expect(created.status).toBe(201);
+    agentId = created.body.id;
+    expect((await acme.rest.post(`/api/agents/${agentId}/activate`, {})).status).toBe(200);
+  });
+  afterAll(async () => {
+    await app.close();
+    await provider.close();
+  });
+
+  async function messagesOf(conversationId: string): Promise<string[]> {
+    const rows = await app.sql<{ role: string }>('select role from messages where conversation_id = ? order by sequence', [conversationId]);
+    return rows.map((row) => row.role);
+  }
+
+  it('REST: the reply that arrives after the 503 is not stored', async () => {
+    const conversation = await acme.rest.post(`/api/agents/${agentId}/conversations`, {});
+    expect(conversation.status).toBe(201);
+    const res = await acme.rest.post(`/api/conversations/${conversation.body.id}/messages`, { message: 'hello?' });
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('UNAVAILABLE');
+    await sleep(900); // the provider has answered by now
+    expect(await messagesOf(conversation.body.id)).toEqual(['user']);
+  });
+
+  it('GraphQL: the same, with extensions.code UNAVAILABLE', async () => {
+    const conversation = await acme.rest.post(`/api/agents/${agentId}/conversations`, {});
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
+      body: JSON.stringify({ query: `mutation { sendMessage(conversationId: "${conversation.body.id}", message: "hello?") { response } }` }),
+    });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
+    expect(body.errors[0]!.extensions.code).toBe('UNAVAILABLE');
+    await sleep(900);
+    expect(await messagesOf(conversation.body.id)).toEqual(['user']);
+  });
+
+  it('GraphQL: aliased mutations run one after another, and none starts after the deadline', async () => {
+    // Serial by the GraphQL spec: 8 × 600 ms if nothing stopped them; the deadline is at 300 ms.
+    const fields = Array.from({ length: 8 }, (_, index) => `t${index}: testAgent(id: "${agentId}", message: "hi") { response }`);
+    const before = provider.calls();
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
+      body: JSON.stringify({ query: `mutation { ${fields.join(' ')} }` }),
+    });
+    expect(res.status).toBe(503);
+    await sleep(8 * 600 + 500); // long enough for all of them to have run
+    expect(provider.calls() - before).toBe(1);
+  });
+});
+
+// PGlite has one in-process connection and no cancel: nothing can hold a lock against it or run beside it.
+const onPostgres = TEST_DATABASE_URL ? describe : describe.skip;
+
+onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () => {
+  // Another session holds the organization's row lock, so adding a document (which locks that row
+  // to count the quota) waits in PostgreSQL: without a cancel it would wait until the lock goes.
+  let app: TestApp;
+  let acme: TestOrganization;
+  let knowledgeBaseId: string;
+  let holder: pg.Client;
+  beforeAll(async () => {
+    app = await startTestApp({ requestTimeoutMs: 400 });
+    acme = await app.organization('Acme');
+    const base = await acme.rest.post('/api/knowledge-bases', { name: 'Help' });
+    expect(base.status).toBe(201);
+    knowledgeBaseId = base.body.id;
+  });
+  beforeEach(async () => {
+    holder = new pg.Client({ connectionString: app.db.url });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select id from organizations where id = $1 for update', [acme.organizationId]);
+  });
+  afterEach(async () => {
+    await holder.query('rollback');
+    await holder.end();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  /**
+   * Statements of the gateway's connections still running, seen from a session of its own (in the
+   * holder's transaction pg_stat_activity would stay the snapshot first read).
+   */
+  async function runningWaits(): Promise<{ pid: number; query: string }[]> {
+    const observer = new pg.Client({ connectionString: app.db.url });
+    await observer.connect();
+    try {
+      const { rows } = await observer.query<{ pid: number; query: string }>(
+        `select pid, query from pg_stat_activity
+          where datname = current_database() and pid not in (pg_backend_pid(), $1) and state = 'active' and query ilike '%for update%'`,
+        [(holder as unknown as { processID: number }).processID],
+      );
+      return rows;
+    } finally {
+      await observer.end();
+    }
+  }
+
+  async function expectCancelled(send: () => Promise<number>): Promise<void> {
+    const started = Date.now();
+    const sending = send();
+    // The statement is waiting for the lock while the request is under way...
+    await sleep(200);
+    expect(await runningWaits()).toHaveLength(1);
+    expect(await sending).toBe(503);
+    expect(Date.now() - started).toBeLessThan(2000);
+    // ...and is gone shortly after the 503, though the lock is still held.
+    let left = await runningWaits();
+    for (let tries = 0; left.length > 0 && tries < 10; tries += 1) {
+      await sleep(50);
+      left = await runningWaits();
+    }
+    expect(left).toEqual([]);
+  }
+
+  it('REST: 503, and no statement of the request is left running', async () => {
+    await expectCancelled(async () => {
+      const res = await acme.rest.post(`/api/knowledge-bases/${knowledgeBaseId}/documents`, { title: 'Hours', content: 'We open at nine.' });
+      expect(res.body.code).toBe('UNAVAILABLE');
+      return res.status;
+    });
+  });
+
+  it('GraphQL: 503, and no statement of the request is left running', async () => {
+    await expectCancelled(async () => {
+      const res = await fetch(`${app.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
+        body: JSON.stringify({
+          query: `mutation { addDocument(knowledgeBaseId: "${knowledgeBaseId}", input: { title: "Hours", content: "We open at nine." }) { id } }`,
+        }),
+      });
+      const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
+      expect(body.errors[0]!.extensions.code).toBe('UNAVAILABLE');
+      return res.status;
+    });
+  });
+
+  it('nothing was half-written: the cancelled writes left no document', async () => {
+    await holder.query('rollback');
+    await holder.query('begin');
+    await sleep(300);
+    const [row] = await app.sql<{ count: string | number }>('select count(*) as count from knowledge_documents where organization_id = ?', [acme.organizationId]);
+    expect(Number(row!.count)).toBe(0);
   });
 });

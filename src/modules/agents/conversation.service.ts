@@ -73,10 +73,9 @@ export class ConversationService {
     }
     const where = filters.join(' and ');
     const offset = (args.page - 1) * args.limit;
-    const connection = this.em.getConnection();
     // The total of each agent rides on its rows (count over the partition); only an agent whose page
     // is past its last row needs the grouped count.
-    const rows = await connection.execute<Record<string, unknown>[]>(
+    const rows = await this.em.execute<Record<string, unknown>[]>(
       `select * from (select *, row_number() over (partition by agent_id order by ${column} ${direction}, id asc) as position, ` +
         `count(*) over (partition by agent_id) as agent_total ` +
         `from conversations where ${where}) ranked where position > ? and position <= ? order by agent_id, position`,
@@ -90,7 +89,7 @@ export class ConversationService {
     }
     const unseen = ids.filter((id) => pages.get(id)!.data.length === 0);
     if (offset > 0 && unseen.length > 0) {
-      const totals = await connection.execute<{ agent_id: string; total: number }[]>(
+      const totals = await this.em.execute<{ agent_id: string; total: number }[]>(
         `select agent_id, count(*)::int as total from conversations where ${where} group by agent_id`,
         params as never[],
       );

@@ -69,9 +69,7 @@ export class AuthService {
    * rather than built by the query builder per request, and read without hydrating entities.
    */
   private async findKey(condition: string, params: string[]): Promise<ApiKey | null> {
-    const [row] = await this.em
-      .getConnection()
-      .execute<Record<string, unknown>[]>(
+    const [row] = await this.em.execute<Record<string, unknown>[]>(
         `select k.*, u.role as user_role from api_keys k join users u on u.id = k.user_id where ${condition} limit 1`,
         params,
       );

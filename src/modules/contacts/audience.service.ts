@@ -143,15 +143,14 @@ export class AudienceService {
     if (args.search) params.push(containsPattern(args.search), containsPattern(args.search));
     const from = `from audience_members m join contacts c on c.id = m.contact_id
       where m.organization_id = ? and m.audience_id in (${ids}) ${search}`;
-    const connection = this.em.getConnection();
     const offset = (args.page - 1) * args.limit;
-    const rows = await connection.execute<Record<string, unknown>[]>(
+    const rows = await this.em.execute<Record<string, unknown>[]>(
       `select * from (select c.*, m.audience_id as member_of,
          row_number() over (partition by m.audience_id order by c.${column} ${order}, c.id asc) as position ${from}) ranked
        where position > ? and position <= ? order by member_of, position`,
       [...params, offset, offset + args.limit] as never[],
     );
-    const counts = await connection.execute<{ audience_id: string; total: number }[]>(
+    const counts = await this.em.execute<{ audience_id: string; total: number }[]>(
       `select m.audience_id, count(*)::int as total ${from} group by m.audience_id`,
       params as never[],
     );

@@ -205,9 +205,8 @@ export class KnowledgeService {
     const topK = Math.min(100, Math.floor(options.topK));
     if (!tsquery || !(topK >= 1) || !isUuid(organizationId) || !isUuid(knowledgeBaseId)) return [];
     const threshold = Number.isFinite(options.similarityThreshold) ? options.similarityThreshold : 0;
-    const rows: Passage[] = await this.em
-      .getConnection()
-      .execute(RETRIEVAL_SQL, [tsquery, organizationId, knowledgeBaseId, this.limits.maxCandidates, threshold, topK]);
+    // Through the EntityManager, not its raw connection, so the request's abort signal applies.
+    const rows: Passage[] = await this.em.execute(RETRIEVAL_SQL, [tsquery, organizationId, knowledgeBaseId, this.limits.maxCandidates, threshold, topK]);
     return rows.map(({ chunkId, documentId, title, content, score }) => ({ chunkId, documentId, title, content, score: Number(score) }));
   }
 }
