@@ -37,8 +37,7 @@ async function expectNoCreditConflict(org: TestOrganization, id: string, action:
   expect(rest.body.detail).toContain(`has 0 credits`);
   expect(rest.body.detail).toContain(`${waiting} contact`);
   expect(rest.body.detail).toContain('npm run cli -- credits:add');
-  const document = action === 'start' ? RunExecutionDocument : ResumeExecutionDocument;
-  const graphql = await org.graphql.run(document, { id });
+  const graphql = action === 'start' ? await org.graphql.run(RunExecutionDocument, { id }) : await org.graphql.run(ResumeExecutionDocument, { id });
   expect(graphql.errors?.[0]?.extensions.code).toBe('CONFLICT');
   expect(graphql.errors?.[0]?.message).toBe(rest.body.detail);
 }
@@ -114,9 +113,10 @@ it('a user pause and resume does not restart a threshold count, even with resetO
   const read = () => readExecution(org, programId, id);
   const { runner } = buildRunner(app, { seed: 'semantics-reset', weights: ALWAYS_ANSWERED });
 
-  // One contact reached "say"; with one call at a time, nothing is in flight once it is recorded.
-  await tickUntil(runner, read, (each) => each.contactsCompleted === 1);
+  // One tick claims one call (one at a time); once it is recorded, one contact reached "say" and nothing is in flight.
+  await runner.tick();
   await runner.idle();
+  expect(await read()).toMatchObject({ status: 'running', contactsCompleted: 1, contactsInProgress: 0 });
   expect((await org.graphql.ok(PauseExecutionDocument, { id })).pauseExecution.status).toBe('paused');
   expect((await org.rest.post(`/api/executions/${id}/resume`)).body.status).toBe('running');
   // The count went on from 1: the second contact at "say" pauses it.
