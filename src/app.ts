@@ -98,7 +98,7 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 
 /** Builds the Express app: request id and log, request context, /api, /graphql, health. */
 export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
-  const services = createServices(database.em, config);
+  const services = createServices(database.em, config, logger);
   const schema = await buildGatewaySchema();
   const presenter = new Presenter(schema);
   const openApi = buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION);

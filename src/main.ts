@@ -2,7 +2,7 @@ import './node-version.js';
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './common/logger.js';
+import { chooseLogFormat, createLogger } from './common/logger.js';
 import { DatabaseInUseError } from './db/errors.js';
 import { secureDataDir, storeFirstApiKey } from './platform/data-dir.js';
 
@@ -11,7 +11,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 async function start(): Promise<void> {
   const config = loadConfig();
   secureDataDir(config.dataDir);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, chooseLogFormat(process.stdout.isTTY, config.nodeEnv));
   // Loaded after the configuration is known good, so a bad value fails at once.
   const { openDatabase } = await import('./db/orm.js');
   const { createGateway } = await import('./app.js');

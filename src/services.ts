@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { ConversationService } from './modules/agents/conversation.service.js';
@@ -17,6 +18,7 @@ import { OrganizationService } from './modules/organizations/organization.servic
 import { CreditService } from './modules/organizations/credit.service.js';
 import { TeamService } from './modules/organizations/team.service.js';
 import { CallFlowService } from './modules/programs/call-flow.service.js';
+import { ExecutionEvents } from './modules/programs/execution-events.js';
 import { ExecutionService } from './modules/programs/execution.service.js';
 import { ProgramService } from './modules/programs/program.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
@@ -26,14 +28,16 @@ import { TriggerService } from './modules/programs/triggers/trigger.service.js';
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
  * resolves to the request's own fork inside a request context.
  */
-export function createServices(em: EntityManager, config: Config) {
+export function createServices(em: EntityManager, config: Config, logger?: Logger) {
+  // Every execution state change made through the service layer (users, live triggers) is logged here.
+  const executionEvents = new ExecutionEvents(logger);
   const tokens = new TokenService(config);
   const apiKeys = new ApiKeyService(em, { maxPerUser: config.apiKeysMaxPerUser });
   const models = new ModelService(config.providers, { maxOutputTokens: config.modelMaxOutputTokens });
   const knowledge = new KnowledgeService(em, { ...config.knowledge, maxCandidates: MAX_CANDIDATES });
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
   const agentPorts = { model: models, knowledge };
-  const triggers = new TriggerService(em);
+  const triggers = new TriggerService(em, executionEvents);
   return {
     tokens,
     apiKeys,
@@ -53,7 +57,7 @@ export function createServices(em: EntityManager, config: Config) {
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),
     programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId)),
-    executions: new ExecutionService(em),
+    executions: new ExecutionService(em, executionEvents),
     triggers,
     idempotency: new IdempotencyService(em),
   };

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../config.js';
 import type { AppError } from './errors.js';
@@ -27,9 +28,26 @@ function withoutData(error: unknown, depth = 0): unknown {
   return serialized;
 }
 
-export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+export type LogFormat = 'pretty' | 'json';
+
+/**
+ * Pretty single lines for a person at a terminal in development; JSON lines for everything else
+ * (a pipe, a file, a container's log, production), which log collectors parse.
+ */
+export function chooseLogFormat(stdoutIsTTY: boolean | undefined, nodeEnv: string): LogFormat {
+  return stdoutIsTTY === true && nodeEnv === 'development' ? 'pretty' : 'json';
+}
+
+/** pino-pretty is loaded only when chosen, so a JSON-logging process never loads it. */
+function prettyStream(): DestinationStream {
+  const { PinoPretty } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  return PinoPretty({ singleLine: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true });
+}
+
+export function createLogger(level: LogLevel, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, serializers: { err: withoutData } };
-  return destination ? pino(options, destination) : pino(options);
+  const stream = destination ?? (format === 'pretty' ? prettyStream() : undefined);
+  return stream ? pino(options, stream) : pino(options);
 }
 
 /**

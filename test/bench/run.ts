@@ -34,15 +34,25 @@ async function cleanup(): Promise<void> {
   await state.database?.close();
 }
 
-/** Organization B through the operators' CLI (on PostgreSQL it runs beside the server). */
-function createOrganization(databaseUrl: string): string {
-  const result = spawnSync(process.execPath, [`${ROOT}dist/src/cli.js`, 'org:create', '--name', 'Bench Other', '--email', 'owner@other.bench.test'], {
+/** An operator command through the CLI (on PostgreSQL it runs beside the server); its last JSON line. */
+function cli<T>(databaseUrl: string, args: string[]): T {
+  const result = spawnSync(process.execPath, [`${ROOT}dist/src/cli.js`, ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl },
     encoding: 'utf8',
   });
-  if (result.status !== 0) throw new Error(`org:create failed: ${result.stderr}`);
-  return (JSON.parse(result.stdout.trim().split('\n').pop()!) as { apiKey: string }).apiKey;
+  if (result.status !== 0) throw new Error(`${args[0]} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').pop()!) as T;
+}
+
+/** Organization B through the operators' CLI. */
+function createOrganization(databaseUrl: string): { apiKey: string; organizationId: string } {
+  return cli(databaseUrl, ['org:create', '--name', 'Bench Other', '--email', 'owner@other.bench.test']);
+}
+
+/** Credits the operator's way: starting an execution needs at least one (the runner is off, so none is spent). */
+function grantCredits(databaseUrl: string, organizationId: string): void {
+  cli(databaseUrl, ['credits:add', '--org', organizationId, '--amount', '1000000', '--reason', 'bench seed']);
 }
 
 /** The gateway's own view of its memory (prom-client's default metrics), in MB: where its RSS goes. */
@@ -97,8 +107,11 @@ async function main(): Promise<void> {
   writeFileSync(gatewayLog, '');
   state.gateway = await startGateway(database.url, key, gatewayLog);
   log(`Gateway up on port ${state.gateway.port} (log: ${gatewayLog}); seeding through its REST door…`);
-  const otherKey = createOrganization(database.url);
-  const seeded = await seed(new ApiClient(state.gateway.base, key), new ApiClient(state.gateway.base, otherKey), log);
+  const other = createOrganization(database.url);
+  const orgA = new ApiClient(state.gateway.base, key);
+  grantCredits(database.url, (await orgA.get<{ id: string }>('/api/organization')).id);
+  grantCredits(database.url, other.organizationId);
+  const seeded = await seed(orgA, new ApiClient(state.gateway.base, other.apiKey), log);
   log(`Seeded in ${seeded.seconds.toFixed(1)} s: ${JSON.stringify(seeded.counts)}`);
   await database.analyze();
   // The load is measured on a fresh process (as after a deploy), so its RSS is the requests' and not the seeding's.

@@ -8,6 +8,7 @@ import { readRows } from '../../db/read-model.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { assertControl, type ControlAction } from './execution-state.js';
+import { ExecutionEvents } from './execution-events.js';
 import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 import { ExecutionStatus, ProgramKind, ProgramStatus } from './program.enums.js';
@@ -23,7 +24,10 @@ const SNAPSHOT_SQL = `insert into execution_contacts
 
 /** Executions of programs of the caller's organization: start, read, control. */
 export class ExecutionService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly events: ExecutionEvents = new ExecutionEvents(),
+  ) {}
 
   /** Endpoint 9: the program's executions, newest first. */
   async listForProgram(actor: Actor, programId: string): Promise<Execution[]> {
@@ -76,7 +80,7 @@ export class ExecutionService {
    */
   async start(actor: Actor, programId: string, input: StartExecutionInput = {}): Promise<Execution> {
     authorize(actor, 'executions.control');
-    const id = await this.em.transactional(async (em) => {
+    const id = await this.events.transaction(this.em, async (em, record) => {
       const program = isUuid(programId)
         ? await em.findOne(Program, { id: programId, organization: actor.organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true })
         : null;
@@ -99,6 +103,7 @@ export class ExecutionService {
       execution.totalContacts = count;
       execution.contactsPending = count;
       await em.flush();
+      record({ executionId: execution.id, programId: program.id, organizationId: actor.organizationId, from: null, to: execution.status, reason: 'user' });
       return execution.id;
     });
     return this.fresh(actor, id);
@@ -106,29 +111,50 @@ export class ExecutionService {
 
   /**
    * A move a user asks for. The execution row is locked for the transaction, so the runner and a
-   * user never move it at once. stop/cancel leave pending contacts pending (never dialed again);
-   * resume restarts the node counts of rules with resetOnResume.
+   * user never move it at once. stop/cancel leave pending contacts pending (never dialed again).
+   * start and resume are refused (409) while contacts wait and the organization has no credit:
+   * the execution would only pause again at once. A resume from paused_threshold restarts the
+   * node counts of rules with resetOnResume; a resume from another pause leaves every count as is.
    */
   async control(actor: Actor, id: string, action: ControlAction): Promise<Execution> {
     authorize(actor, 'executions.control');
     if (!isUuid(id)) throw AppError.notFound('Execution');
-    await this.em.transactional(async (em) => {
+    await this.events.transaction(this.em, async (em, record) => {
       const execution = await em.findOne(
         Execution,
         { id, organization: actor.organizationId },
         { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
       );
       if (!execution) throw AppError.notFound('Execution');
-      const to = assertControl(action, execution.status);
+      const from = execution.status;
+      const to = assertControl(action, from);
+      if (to === ExecutionStatus.running) await this.assertCredits(em, actor, execution);
       const now = new Date();
       execution.status = to;
       if (action === 'start') execution.actualStartAt = now;
       if (to === ExecutionStatus.stopped || to === ExecutionStatus.cancelled) execution.actualEndAt = now;
-      if (action === 'resume') execution.nodeCounts = countsAfterResume(execution.autoPauseRules, execution.nodeCounts);
+      if (action === 'resume' && from === ExecutionStatus.paused_threshold) {
+        execution.nodeCounts = countsAfterResume(execution.autoPauseRules, execution.nodeCounts);
+      }
       execution.updatedAt = now;
       await em.flush();
+      record({ executionId: execution.id, programId: execution.program.id, organizationId: actor.organizationId, from, to, reason: 'user' });
     });
     return this.fresh(actor, id);
+  }
+
+  /** 409 naming the credits missing when contacts wait to be called and not one call can be paid for. */
+  private async assertCredits(em: EntityManager, actor: Actor, execution: Execution): Promise<void> {
+    if (execution.contactsPending === 0) return;
+    const [row] = await em.execute<{ credit_balance: number }[]>('select credit_balance from organizations where id = ?', [actor.organizationId]);
+    const balance = Number(row?.credit_balance ?? 0);
+    if (balance >= 1) return;
+    const waiting = execution.contactsPending;
+    throw new AppError(
+      'CONFLICT',
+      `The organization has ${balance} credits: each call costs 1 credit and ${waiting} contact${waiting === 1 ? ' is' : 's are'} still to call, ` +
+        `so at least 1 credit is missing (${waiting} to call them all). Credits are granted by the operator: npm run cli -- credits:add --org ${actor.organizationId} --amount <n>`,
+    );
   }
 
   private async fresh(actor: Actor, id: string): Promise<Execution> {

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ExecutionEvents } from '../execution-events.js';
 import { assertMove } from '../execution-state.js';
 import { ExecutionContactStatus, ExecutionStatus } from '../program.enums.js';
 import type { AutoPauseRule } from '../program.types.js';
 import { addReached, trippedRule } from './auto-pause.js';
-import { isFinalOutcome, type CallResult } from './dialer.js';
+import { isFinalOutcome, reachesNodes, type CallResult } from './dialer.js';
 import type { ClaimedCall } from './work-queue.js';
 import { at, query } from './sql.js';
 
@@ -26,8 +27,8 @@ export type RecordResult = 'recorded' | 'dropped';
  * stopped meanwhile are still recorded (the call happened); only a running execution pauses
  * on a threshold or completes.
  */
-export async function recordCall(em: EntityManager, call: ClaimedCall, result: CallResult, now: Date): Promise<RecordResult> {
-  return em.transactional(async (tx) => {
+export async function recordCall(em: EntityManager, call: ClaimedCall, result: CallResult, now: Date, events: ExecutionEvents): Promise<RecordResult> {
+  return events.transaction(em, async (tx, record) => {
     const [row] = await query<{ status: ExecutionContactStatus; reached_node_ids: string[] | null; requeue: boolean }>(
       tx,
       `select status, reached_node_ids, requeue from execution_contacts where id = ? and claimed_by = ? and status in ('in_progress', 'pending') for update`,
@@ -54,7 +55,9 @@ export async function recordCall(em: EntityManager, call: ClaimedCall, result: C
           : ExecutionContactStatus.failed;
     // Auto-pause counts contacts: a node counts once per contact, the first time any of its calls reaches it.
     const before = row.reached_node_ids ?? [];
-    const firstReached = [...new Set(result.reachedNodeIds)].filter((nodeId) => !before.includes(nodeId));
+    // The rule holds whatever the dialer reports: a call that did not connect reached no node.
+    const reportedNodes = reachesNodes(result.outcome) ? result.reachedNodeIds : [];
+    const firstReached = [...new Set(reportedNodes)].filter((nodeId) => !before.includes(nodeId));
     const reached = [...before, ...firstReached];
     const nextAttemptAt = retry && !requeue ? new Date(now.getTime() + retryDelayMinutes * 60_000) : null;
     await query(
@@ -77,7 +80,11 @@ export async function recordCall(em: EntityManager, call: ClaimedCall, result: C
     } else if (status === ExecutionStatus.running && trippedRule(execution.auto_pause_rules ?? [], nodeCounts, firstReached)) {
       status = ExecutionStatus.paused_threshold;
     }
-    if (status !== execution.status) assertMove(execution.status, status);
+    if (status !== execution.status) {
+      assertMove(execution.status, status);
+      const { id: executionId, programId, organizationId } = call.execution;
+      record({ executionId, programId, organizationId, from: execution.status, to: status, reason: status === ExecutionStatus.completed ? 'no_contacts_left' : 'threshold' });
+    }
     await query(
       tx,
       `update executions set contacts_in_progress = ?, contacts_pending = ?,

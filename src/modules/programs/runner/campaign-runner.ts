@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { ExecutionEvents } from '../execution-events.js';
 import { recordCall } from './call-recorder.js';
 import type { CallResult, Dialer } from './dialer.js';
 import { recoverExpiredLeases, renewLeases } from './leases.js';
@@ -25,6 +26,8 @@ export interface CampaignRunnerOptions {
   id?: string;
   /** The runner's notion of now (tests pin it). Without one, leases run on the database clock. */
   clock?: () => Date;
+  /** Where the executions' state changes go; default: logged through `logger`. */
+  events?: ExecutionEvents;
 }
 
 const FAILED_CALL: CallResult = { outcome: 'failed', reachedNodeIds: [], durationSeconds: 0 };
@@ -44,6 +47,7 @@ export class CampaignRunner {
   private readonly stopGraceMs: number;
   private readonly clock: () => Date;
   private readonly logger: Logger;
+  private readonly events: ExecutionEvents;
   private readonly calls = new Map<Promise<void>, string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -60,6 +64,7 @@ export class CampaignRunner {
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger.child({ runner: this.id });
+    this.events = options.events ?? new ExecutionEvents(this.logger);
   }
 
   /** Calls placed and not yet recorded. */
@@ -121,13 +126,13 @@ export class CampaignRunner {
       const recovered = await recoverExpiredLeases(em, leaseClock, now);
       if (recovered > 0) this.logger.warn({ recovered }, 'took back contacts whose lease expired');
     });
-    await this.step('advance schedules', () => advanceSchedules(em, now));
+    await this.step('advance schedules', () => advanceSchedules(em, now, this.events));
     await this.step('claim calls', async () => {
       for (const execution of await listRunnable(em)) {
         if (this.stopRequested) return;
         const token = `${this.id}#${++this.claims}`;
         try {
-          for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock })) this.place(call);
+          for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events })) this.place(call);
         } catch (error) {
           this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
         }
@@ -162,7 +167,7 @@ export class CampaignRunner {
         result = FAILED_CALL;
       }
       try {
-        const outcome = await recordCall(this.options.em.fork(), call, result, this.clock());
+        const outcome = await recordCall(this.options.em.fork(), call, result, this.clock(), this.events);
         if (outcome === 'dropped') this.logger.warn({ executionContactId: call.executionContactId }, 'lease was taken over; result dropped');
       } catch (error) {
         this.logger.error({ err: error, executionContactId: call.executionContactId }, 'recording a call failed; the lease will expire and the contact is retried');

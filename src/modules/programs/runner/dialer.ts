@@ -9,6 +9,15 @@ export function isFinalOutcome(outcome: CallOutcome): boolean {
   return outcome === 'answered' || outcome === 'voicemail';
 }
 
+/**
+ * Whether a call with this outcome reaches flow nodes: only a call that connected (answered, or a
+ * voicemail) is heard, so only such a call reaches any node, the start node included. A call that
+ * was not answered, was busy or failed reaches none, even over an edge without a condition.
+ */
+export function reachesNodes(outcome: CallOutcome): boolean {
+  return outcome === 'answered' || outcome === 'voicemail';
+}
+
 export interface CallRequest {
   executionContactId: string;
   /** E.164 */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FlowEdge, FlowNode } from '../call-flow.types.js';
 import { FlowNodeType } from '../program.enums.js';
-import { CALL_OUTCOMES, type CallOutcome, type CallRequest, type CallResult, type Dialer } from './dialer.js';
+import { CALL_OUTCOMES, reachesNodes, type CallOutcome, type CallRequest, type CallResult, type Dialer } from './dialer.js';
 
 export type OutcomeWeights = Record<CallOutcome, number>;
 
@@ -75,8 +75,7 @@ export class SimulatedDialer implements Dialer {
     if (this.speedMs > 0) await sleep(this.speedMs);
     const outcome = this.outcomeOf(call.phone, call.attempt);
     // A call that never connects reaches no node; a voicemail walks its branch (a voicemail node, if the flow has one).
-    const connected = outcome === 'answered' || outcome === 'voicemail';
-    const reachedNodeIds = connected ? walkFlow(call.flow, outcome) : [];
+    const reachedNodeIds = reachesNodes(outcome) ? walkFlow(call.flow, outcome) : [];
     // Answered calls last 30 s to 5 min, seeded like the outcome; a voicemail 20 s; the rest never connect.
     const talk = 30 + Math.floor(draw(this.seed, call.phone, -call.attempt) * 270);
     const durationSeconds = outcome === 'answered' ? talk : outcome === 'voicemail' ? 20 : 0;

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FlowEdge, FlowNode } from '../call-flow.types.js';
+import type { ExecutionEvents } from '../execution-events.js';
 import { assertMove } from '../execution-state.js';
 import { ExecutionStatus } from '../program.enums.js';
 import type { CallingWindow, RetryPolicy } from '../program.types.js';
@@ -12,6 +13,7 @@ import { recordLedgerEntry } from '../../organizations/credit.service.js';
 /** A running execution and the program settings the runner needs to advance it. */
 export interface RunnableExecution {
   id: string;
+  programId: string;
   organizationId: string;
   maxConcurrentCalls: number;
   callingWindow: CallingWindow | null;
@@ -32,6 +34,7 @@ export interface ClaimedCall {
 
 interface ExecutionRow {
   id: string;
+  program_id: string;
   organization_id: string;
   max_concurrent_calls: number;
   calling_window: CallingWindow | null;
@@ -45,7 +48,7 @@ interface ExecutionRow {
 export async function listRunnable(em: EntityManager): Promise<RunnableExecution[]> {
   const rows = await query<ExecutionRow>(
     em,
-    `select e.id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id,
+    `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id,
             f.nodes as flow_nodes, f.edges as flow_edges
        from executions e
        join programs p on p.id = e.program_id
@@ -55,6 +58,7 @@ export async function listRunnable(em: EntityManager): Promise<RunnableExecution
   );
   return rows.map((row) => ({
     id: row.id,
+    programId: row.program_id,
     organizationId: row.organization_id,
     maxConcurrentCalls: Math.max(1, row.max_concurrent_calls),
     callingWindow: row.calling_window,
@@ -84,10 +88,18 @@ export async function claimCalls(
   em: EntityManager,
   execution: RunnableExecution,
   /** `leaseClock`: the time leases are measured from; null for the database clock (see leases.ts). */
-  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null },
+  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null; events: ExecutionEvents },
 ): Promise<ClaimedCall[]> {
   const { now, token } = options;
-  return em.transactional(async (tx) => {
+  const moved = (from: ExecutionStatus, to: ExecutionStatus, reason: 'no_credits' | 'no_contacts_left') => ({
+    executionId: execution.id,
+    programId: execution.programId,
+    organizationId: execution.organizationId,
+    from,
+    to,
+    reason,
+  });
+  return options.events.transaction(em, async (tx, record) => {
     const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
       tx,
       'select status, contacts_pending, contacts_in_progress from executions where id = ? for update',
@@ -101,6 +113,7 @@ export async function claimCalls(
         `update executions set status = 'completed', actual_end_at = ?::timestamptz, updated_at = ?::timestamptz where id = ?`,
         [at(now), at(now), execution.id],
       );
+      record(moved(state.status, ExecutionStatus.completed, 'no_contacts_left'));
       return [];
     }
     const slots = execution.maxConcurrentCalls - state.contacts_in_progress;
@@ -169,16 +182,17 @@ export async function claimCalls(
         [token, leaseNow(options.leaseClock ?? null), options.leaseMs, at(now), ...ids],
       );
     }
-    const moved = ids.length + gone.length;
-    if (moved > 0 || outOfCredits) {
+    const taken = ids.length + gone.length;
+    if (taken > 0 || outOfCredits) {
       await query(
         tx,
         `update executions set contacts_pending = contacts_pending - ?, contacts_in_progress = contacts_in_progress + ?,
                 contacts_failed = contacts_failed + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz
           where id = ?`,
-        [moved, ids.length, gone.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id],
+        [taken, ids.length, gone.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id],
       );
     }
+    if (outOfCredits) record(moved(state.status, ExecutionStatus.paused_no_credits, 'no_credits'));
     return paid.map((row) => ({ executionContactId: row.id, token, execution, phone: row.phone, timeZone: row.time_zone, attempt: row.attempts + 1 }));
   });
 }

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Contact } from '../../contacts/contact.entity.js';
 import { ContactTrigger } from '../contact-trigger.entity.js';
 import { ExecutionContact } from '../execution-contact.entity.js';
+import type { ExecutionEvents, RecordTransition } from '../execution-events.js';
 import { FINAL_STATES } from '../execution-state.js';
 import { Execution } from '../execution.entity.js';
 import { Program } from '../program.entity.js';
@@ -22,7 +23,7 @@ export interface FireResult {
  * An advisory lock per program serializes find-or-create across replicas without locking the
  * program row, which program updates lock in the other order (program, then its triggers).
  */
-async function liveExecution(em: EntityManager, program: Program, now: Date): Promise<Execution> {
+async function liveExecution(em: EntityManager, program: Program, now: Date, record: RecordTransition): Promise<Execution> {
   await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`live-execution:${program.id}`]);
   const open = await em.findOne(
     Execution,
@@ -30,7 +31,7 @@ async function liveExecution(em: EntityManager, program: Program, now: Date): Pr
     { orderBy: { createdAt: 'desc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
   );
   if (open) return open;
-  return em.create(Execution, {
+  const opened = em.create(Execution, {
     organization: program.organization,
     program,
     audienceId: program.audience?.id ?? null,
@@ -39,6 +40,8 @@ async function liveExecution(em: EntityManager, program: Program, now: Date): Pr
     actualStartAt: now,
     autoPauseRules: structuredClone(program.autoPauseRules),
   });
+  record({ executionId: opened.id, programId: program.id, organizationId: program.organization.id, from: null, to: ExecutionStatus.running, reason: 'trigger' });
+  return opened;
 }
 
 /** Puts contacts in the execution's queue; the counters move with the rows (the invariant holds). */
@@ -84,8 +87,8 @@ async function enqueue(em: EntityManager, execution: Execution, contacts: Contac
  * transaction. A contact that is gone or opted out, or a program no longer live and active,
  * cancels the trigger instead.
  */
-export async function fireDueTriggers(em: EntityManager, now: Date): Promise<FireResult> {
-  return em.transactional(async (tx) => {
+export async function fireDueTriggers(em: EntityManager, now: Date, events: ExecutionEvents): Promise<FireResult> {
+  return events.transaction(em, async (tx, record) => {
     const due = await tx.find(
       ContactTrigger,
       { status: TriggerStatus.pending, triggerAt: { $lte: now } },
@@ -116,7 +119,7 @@ export async function fireDueTriggers(em: EntityManager, now: Date): Promise<Fir
     for (const programId of programIds) {
       const group = byProgram.get(programId);
       if (!group) continue;
-      const execution = await liveExecution(tx, programs.get(programId)!, now);
+      const execution = await liveExecution(tx, programs.get(programId)!, now, record);
       await enqueue(tx, execution, [...group.values()]);
     }
     return { triggered: due.length - cancelled, cancelled };

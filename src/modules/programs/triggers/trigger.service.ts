@@ -5,6 +5,7 @@ import { isUuid } from '../../../db/base.entity.js';
 import { ContactTrigger } from '../contact-trigger.entity.js';
 import { Program } from '../program.entity.js';
 import { ProgramKind, TriggerStatus } from '../program.enums.js';
+import { ExecutionEvents } from '../execution-events.js';
 import { fireDueTriggers, type FireResult } from './trigger-fire.js';
 import { syncTriggers } from './trigger-sync.js';
 import type { TriggerSync } from './trigger.types.js';
@@ -14,7 +15,10 @@ export type { FireResult } from './trigger-fire.js';
 
 /** Live programs' contact triggers: kept in line with audiences and contacts, fired by the runner. */
 export class TriggerService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly events: ExecutionEvents = new ExecutionEvents(),
+  ) {}
 
   /** Endpoint 8: a program's triggers by triggerAt; [] for a campaign program; another organization's program → 404. */
   async list(actor: Actor, programId: string, status?: TriggerStatus | null): Promise<ContactTrigger[]> {
@@ -80,7 +84,7 @@ export class TriggerService {
    * execution, counters and rows in one transaction. Call again while it reports a full batch.
    */
   async fireDue(now: Date = new Date()): Promise<FireResult> {
-    return fireDueTriggers(this.em.fork(), now);
+    return fireDueTriggers(this.em.fork(), now, this.events);
   }
 
   /** The organization's live programs (inactive ones too: their pending triggers are cancelled), in id order. */
