@@ -1,71 +1,29 @@
 import { jest } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import { spawn } from 'node:child_process';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { freePort } from '../support/pg-cluster.js';
+import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type Exit, type OperatorEnvironment } from '../support/entry-points.js';
 
 // The operator CLI as a process (the build pretest makes), against a fresh PGlite DATA_DIR in /tmp,
 // or a fresh PostgreSQL database when TEST_DATABASE_URL is set.
-const ROOT = new URL('../../', import.meta.url).pathname;
+const cli = (...args: string[]) => runScript(CLI, args, env);
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(script: string, args: string[]): Promise<Exit> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const cli = (...args: string[]) => run('dist/src/cli.js', args);
-
-let dataDir: string;
+let operator: OperatorEnvironment;
 let env: Record<string, string>;
-let databaseName: string | undefined;
 
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'gateway-cli-'));
-  env = { DATA_DIR: dataDir, JWT_SECRET: '', LOG_LEVEL: 'warn' };
-  if (TEST_DATABASE_URL) {
-    databaseName = `gateway_cli_${randomUUID().replaceAll('-', '')}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create database ${databaseName}`);
-    await admin.end();
-    const url = new URL(TEST_DATABASE_URL);
-    url.pathname = `/${databaseName}`;
-    env.DATABASE_URL = url.toString();
-  }
+  operator = await operatorEnvironment('cli');
+  env = { ...operator.env, LOG_LEVEL: 'warn' };
 });
-
-afterAll(async () => {
-  rmSync(dataDir, { recursive: true, force: true });
-  if (TEST_DATABASE_URL && databaseName) {
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`drop database if exists ${databaseName} with (force)`);
-    await admin.end();
-  }
-});
+afterAll(() => operator.drop());
 
 /** Starts the server on the same data, asks who each key is, stops it. */
 async function whoAre(keys: string[]): Promise<({ id: string; organizationId: string } | number)[]> {
   const port = await freePort();
-  const server = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' } });
+  const server = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' } });
   const exited = new Promise((resolve) => server.on('exit', resolve));
   try {
     const url = `http://127.0.0.1:${port}`;

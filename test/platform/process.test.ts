@@ -1,36 +1,15 @@
 import { jest } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { freePort } from '../support/pg-cluster.js';
+import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment } from '../support/entry-points.js';
 
 // The real entry points, as an operator runs them (the build `npm start` runs; pretest builds it):
 // the CLI, the server, a restart, SIGTERM.
-const ROOT = new URL('../../', import.meta.url).pathname;
-const CLI = 'dist/src/cli.js';
-const MAIN = 'dist/src/main.js';
-
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(script: string, args: string[], env: Record<string, string>): Promise<Exit> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 interface Server {
   child: ChildProcess;
   url: string;
@@ -72,43 +51,23 @@ async function me(url: string, key: string) {
   return { status: res.status, body: (await res.json()) as { organizationId: string; organization: { name: string } } };
 }
 
+let operator: OperatorEnvironment;
 let dataDir: string;
 let env: Record<string, string>;
-let databaseName: string | undefined;
 
 async function freshEnvironment(): Promise<void> {
-  dataDir = mkdtempSync(join(tmpdir(), 'gateway-process-'));
+  operator = await operatorEnvironment('process');
+  ({ dataDir, env } = operator);
   chmodSync(dataDir, 0o755); // as an operator's mkdir leaves it: the server tightens it
-  env = { DATA_DIR: dataDir, JWT_SECRET: '' };
-  if (TEST_DATABASE_URL) {
-    databaseName = `gateway_process_${randomUUID().replaceAll('-', '')}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create database ${databaseName}`);
-    await admin.end();
-    const url = new URL(TEST_DATABASE_URL);
-    url.pathname = `/${databaseName}`;
-    env.DATABASE_URL = url.toString();
-  }
-}
-
-async function dropEnvironment(): Promise<void> {
-  rmSync(dataDir, { recursive: true, force: true });
-  if (TEST_DATABASE_URL && databaseName) {
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`drop database if exists ${databaseName} with (force)`);
-    await admin.end();
-  }
 }
 
 jest.setTimeout(120_000);
 
 beforeEach(freshEnvironment);
-afterEach(dropEnvironment);
+afterEach(() => operator.drop());
 
 it('org:create provisions an organization whose key the server accepts, and nothing is lost on restart', async () => {
-  const created = await run(CLI, ['org:create', '--name', 'Acme', '--email', 'admin@acme.test'], env);
+  const created = await runScript(CLI, ['org:create', '--name', 'Acme', '--email', 'admin@acme.test'], env);
   expect(created.code).toBe(0);
   const provisioned = JSON.parse(created.stdout.trim()) as { organizationId: string; userId: string; apiKey: string };
   expect(Object.keys(provisioned).sort()).toEqual(['apiKey', 'organizationId', 'userId']);
@@ -126,7 +85,7 @@ it('org:create provisions an organization whose key the server accepts, and noth
   const token = ((await (await fetch(`${server.url}/api/auth/token`, { method: 'POST', headers: { 'x-api-key': secret } })).json()) as { accessToken: string }).accessToken;
 
   if (!TEST_DATABASE_URL) {
-    const busy = await run(CLI, ['org:create', '--name', 'Busy', '--email', 'b@busy.test'], env);
+    const busy = await runScript(CLI, ['org:create', '--name', 'Busy', '--email', 'b@busy.test'], env);
     expect(busy.code).toBe(1);
     expect(busy.stderr).toMatch(/in use by process \d+; stop that process first/);
     expect(busy.stderr).not.toMatch(/\n\s+at /);
@@ -202,21 +161,21 @@ it.each([
   ['DATABASE_URL', 'mysql://x', /DATABASE_URL must start with postgres/],
   ['JWT_SECRET', 'short', /JWT_SECRET must be at least 32 characters/],
 ])('a bad %s stops the start with one clear line', async (name, value, message) => {
-  const result = await run(MAIN, [], { ...env, [name]: value });
+  const result = await runScript(MAIN, [], { ...env, [name]: value });
   expect(result.code).toBe(1);
   expect(result.stderr.trim().split('\n')).toHaveLength(1);
   expect(result.stderr).toMatch(message);
 });
 
 it('the CLI explains its usage instead of failing obscurely', async () => {
-  const result = await run(CLI, ['org:create', '--name', 'NoEmail'], env);
+  const result = await runScript(CLI, ['org:create', '--name', 'NoEmail'], env);
   expect(result.code).toBe(1);
   expect(result.stderr).toContain('--email is required');
   expect(result.stderr).toContain('Usage: npm run cli');
 });
 
 it('an unreachable DATABASE_URL stops the start with one line naming the variable and the address, not the password', async () => {
-  const result = await run(MAIN, [], { ...env, DATABASE_URL: 'postgres://gateway:s3cret-pw@127.0.0.1:1/gateway' });
+  const result = await runScript(MAIN, [], { ...env, DATABASE_URL: 'postgres://gateway:s3cret-pw@127.0.0.1:1/gateway' });
   expect(result.code).toBe(1);
   expect(result.stderr.trim().split('\n')).toHaveLength(1);
   expect(result.stderr).toMatch(/^Cannot start: DATABASE_URL: cannot reach PostgreSQL at 127\.0\.0\.1:1 \(connect ECONNREFUSED/);
@@ -232,7 +191,7 @@ it('an unreachable DATABASE_URL stops the start with one line naming the variabl
     const url = new URL(TEST_DATABASE_URL!);
     url.username = role;
     url.pathname = `/missing_${randomUUID().slice(0, 8)}`;
-    const result = await run(MAIN, [], { ...env, DATABASE_URL: url.toString() });
+    const result = await runScript(MAIN, [], { ...env, DATABASE_URL: url.toString() });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^Cannot start: DATABASE_URL: the database "missing_\w+" does not exist at .* may not create it \(permission denied to create database\); create it/);
@@ -248,7 +207,7 @@ it('a port in use stops the start with one line naming PORT, before a first orga
   const port = await freePort();
   await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
   try {
-    const result = await run(MAIN, [], { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
+    const result = await runScript(MAIN, [], { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
     expect(result.code).toBe(1);
     expect(result.stdout).not.toContain('API key is in');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);

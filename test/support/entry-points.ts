@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
+import { withClient, withDatabase } from './pg-cluster.js';
+
+// The built entry points as an operator runs them (pretest builds dist/), each test on data of its own.
+export const ROOT = new URL('../../', import.meta.url).pathname;
+export const CLI = 'dist/src/cli.js';
+export const MAIN = 'dist/src/main.js';
+
+export interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a built script to its exit with the test environment plus `env`. */
+export function runScript(script: string, args: string[], env: Record<string, string>): Promise<Exit> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface OperatorEnvironment {
+  dataDir: string;
+  /** DATA_DIR, an empty JWT_SECRET (generated), and DATABASE_URL to a fresh database when TEST_DATABASE_URL is set. */
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/** A fresh DATA_DIR in /tmp, and on PostgreSQL a fresh database of its own. */
+export async function operatorEnvironment(prefix: string): Promise<OperatorEnvironment> {
+  const dataDir = mkdtempSync(join(tmpdir(), `gateway-${prefix}-`));
+  const env: Record<string, string> = { DATA_DIR: dataDir, JWT_SECRET: '' };
+  let databaseName: string | undefined;
+  if (TEST_DATABASE_URL) {
+    databaseName = `gateway_${prefix.replaceAll('-', '_')}_${randomUUID().replaceAll('-', '')}`;
+    await withClient(TEST_DATABASE_URL, (client) => client.query(`create database ${databaseName}`));
+    env.DATABASE_URL = withDatabase(TEST_DATABASE_URL, databaseName);
+  }
+  return {
+    dataDir,
+    env,
+    async drop() {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (TEST_DATABASE_URL && databaseName) {
+        await withClient(TEST_DATABASE_URL, (client) => client.query(`drop database if exists ${databaseName} with (force)`));
+      }
+    },
+  };
+}
