@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Report } from '../faults/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -92,6 +92,7 @@ async function main(): Promise<number> {
   const jsonFlag = process.argv.indexOf('--json');
   const jsonFile = jsonFlag >= 0 ? process.argv[jsonFlag + 1] : undefined;
   const readme = process.argv.find((arg) => arg.endsWith('.md')) ?? join(ROOT, 'README.md');
+  const name = basename(readme);
   const all = extractBlocks(readFileSync(readme, 'utf8'));
   const blocks = all.filter((block) => block.mode !== 'skip');
   const report = new Report();
@@ -115,7 +116,7 @@ async function main(): Promise<number> {
     } else if (ok) {
       const block = blocks[Number(ok[1])]!;
       passed.add(Number(ok[1]));
-      report.check(`README.md:${block.line} (${block.heading})${block.mode === 'server-stopped' ? ', server stopped' : ''}`, true);
+      report.check(`${name}:${block.line} (${block.heading})${block.mode === 'server-stopped' ? ', server stopped' : ''}`, true);
     } else output += `${line}\n`;
   };
   let pending = '';
@@ -132,7 +133,7 @@ async function main(): Promise<number> {
 
   blocks.forEach((block, index) => {
     if (passed.has(index)) return;
-    const where = `README.md:${block.line} (${block.heading})`;
+    const where = `${name}:${block.line} (${block.heading})`;
     if (index === current) report.check(where, false, `exit ${code}; its output:\n${output.trimEnd().split('\n').slice(-30).join('\n')}`);
     else report.check(where, false, index < current || current < 0 ? 'the server did not start' : 'not run: an earlier block failed');
   });
