@@ -47,6 +47,7 @@ import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate
 import { RedisRateLimiter } from './platform/rate-limit-redis.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { explorerRouter } from './platform/explorer.js';
+import { OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
 import { responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
@@ -146,6 +147,8 @@ export async function createGateway(config: Config, database: Database, logger: 
 
   const app = express();
   app.disable('x-powered-by');
+  // Answers are no-store (never cached), so an ETag would only cost a SHA-1 over every body.
+  app.disable('etag');
   app.set('query parser', 'simple');
   // Off by default: X-Forwarded-For is believed only from the proxies TRUST_PROXY names (req.ip, the anonymous rate limit).
   app.set('trust proxy', config.trustProxy);
@@ -210,6 +213,8 @@ export async function createGateway(config: Config, database: Database, logger: 
     ? new RedisRateLimiter(config.rateLimit.redisUrl, logger)
     : new FixedWindowLimiter();
   await limiter.start?.();
+  // One organization's requests take at most CONCURRENCY_PER_ORG places at once; the rest queue.
+  const gate = new OrganizationGate(config.concurrencyPerOrganization);
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();
@@ -219,6 +224,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   api.use(
     authenticateRequest(services),
     limit((res, error) => sendProblem(res, error, String(res.locals.requestId))),
+    gate.middleware(),
   );
   api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
   mountRoutes(api, REST_ROUTES, services, presenter);
@@ -230,6 +236,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     '/graphql',
     authenticateRequest(services),
     limit((res, error) => sendGraphQLError(res, error, String(res.locals.requestId))),
+    gate.middleware(),
     express.json({ limit: config.bodyLimitBytes }),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => {

@@ -28,6 +28,8 @@ export interface Config {
    * Requests per minute per API key, per organization and per client IP without credentials
    * (0 = off); with redisUrl the counters are shared by every replica on that Redis.
    */
+  /** Requests of one organization that run at once in this process; the others wait their turn; 0 = no limit. */
+  concurrencyPerOrganization: number;
   rateLimit: { perMinute: number; anonymousPerMinute: number; organizationPerMinute: number; redisUrl?: string };
   /** A request not answered within this many ms answers 503. */
   requestTimeoutMs: number;
@@ -224,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 1, 1000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
     },
+    concurrencyPerOrganization: integer(env, 'CONCURRENCY_PER_ORG', 4, 0, 10_000),
     rateLimit: rateLimit(env),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
     // Long enough for a load balancer polling /readyz to stop sending; no wait on a laptop or in tests.

@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TestAgentDocument } from '../generated/graphql.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+
+// An OpenAI-compatible upstream that holds every completion until the test lets it go, so a
+// request stays in flight for as long as the test wants.
+const held: ServerResponse[] = [];
+let upstreamCalls = 0;
+function completion(_req: IncomingMessage, res: ServerResponse) {
+  upstreamCalls++;
+  held.push(res);
+}
+function releaseAll() {
+  for (const res of held.splice(0)) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: 'c1',
+        object: 'chat.completion',
+        created: 0,
+        model: 'slow',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
+  }
+}
+
+const until = async (condition: () => boolean) => {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  expect(condition()).toBe(true);
+};
+
+let upstream: Server;
+let app: TestApp;
+let acme: TestOrganization;
+let globex: TestOrganization;
+let agentId: string;
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => completion(req, res));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const openaiCompatibleBaseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+  app = await startTestApp({ concurrencyPerOrganization: 2, providers: { openaiCompatibleBaseUrl } });
+  acme = await app.organization('Acme');
+  globex = await app.organization('Globex');
+  const created = await acme.rest.post('/api/agents', { name: 'Slow', instructions: 'Wait.', modelConfig: { model: 'openai-compatible/slow' } });
+  agentId = created.body.id;
+});
+afterAll(async () => {
+  releaseAll();
+  await app.close();
+  upstream.closeAllConnections();
+  await new Promise((resolve) => upstream.close(resolve));
+});
+
+it('runs at most CONCURRENCY_PER_ORG requests of one organization at once, on both doors together; the rest wait their turn, in order', async () => {
+  upstreamCalls = 0;
+  const rest = [1, 2].map((n) => acme.rest.post(`/api/agents/${agentId}/test`, { message: `rest ${n}` }));
+  const graphql = acme.graphql.run(TestAgentDocument, { id: agentId, message: 'graphql 3' });
+  await until(() => upstreamCalls === 2);
+  // The third request waits at the gate: it has not reached the model.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(upstreamCalls).toBe(2);
+
+  // Another organization is not held up by Acme's queue.
+  const other = await globex.rest.get('/api/users/me');
+  expect(other.status).toBe(200);
+
+  releaseAll();
+  const answers = await Promise.all(rest);
+  expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+  await until(() => upstreamCalls === 3);
+  releaseAll();
+  const third = await graphql;
+  expect(third.errors).toBeUndefined();
+  expect(third.data?.testAgent.response).toBe('Done.');
+});
+
+it('is off with 0', async () => {
+  const open = await startTestApp({ concurrencyPerOrganization: 0, providers: { openaiCompatibleBaseUrl: app.config.providers.openaiCompatibleBaseUrl } });
+  try {
+    const org = await open.organization('Open');
+    const created = await org.rest.post('/api/agents', { name: 'Slow', instructions: 'Wait.', modelConfig: { model: 'openai-compatible/slow' } });
+    upstreamCalls = 0;
+    const pending = [1, 2, 3, 4].map((n) => org.rest.post(`/api/agents/${created.body.id}/test`, { message: `m ${n}` }));
+    await until(() => upstreamCalls === 4);
+    releaseAll();
+    expect((await Promise.all(pending)).map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+  } finally {
+    await open.close();
+  }
+});
