@@ -19,28 +19,14 @@ import { requestLogOptions } from './common/logger.js';
 import { PACKAGE_VERSION } from './common/package-info.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { formatError, sendGraphQLError } from './graphql/errors.js';
-import { createLoaders } from './graphql/loaders.js';
 import { costLimitPlugin } from './graphql/cost.js';
 import { gatewayPlugin } from './graphql/plugin.js';
-import { buildGatewaySchema } from './graphql/schema.js';
 import { buildOpenApi } from './rest/openapi.js';
 import { Presenter } from './rest/present.js';
 import { errorDocs } from './rest/error-docs.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
-import { mountRoutes, unmatchedRoute, type RouteDefinition } from './rest/routes.js';
-import { agentRoutes } from './modules/agents/agents.rest.js';
-import { conversationRoutes } from './modules/agents/conversations.rest.js';
-import { authRoutes } from './modules/auth/auth.rest.js';
-import { userRoutes } from './modules/auth/users.rest.js';
-import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
-import { businessEntityRoutes } from './modules/contacts/business-entities.rest.js';
-import { contactRoutes } from './modules/contacts/contacts.rest.js';
-import { organizationRoutes } from './modules/organizations/organizations.rest.js';
-import { teamRoutes } from './modules/organizations/teams.rest.js';
-import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
-import { executionRoutes } from './modules/programs/executions.rest.js';
-import { programRoutes } from './modules/programs/programs.rest.js';
-import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
+import { mountRoutes, unmatchedRoute } from './rest/routes.js';
+import { createLoaders, gatewaySchema, REST_ROUTES } from './doors.js';
 import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
 import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
@@ -51,22 +37,6 @@ import { OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
 import { responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
-
-export const REST_ROUTES: RouteDefinition[] = [
-  ...authRoutes,
-  ...userRoutes,
-  ...agentRoutes,
-  ...conversationRoutes,
-  ...knowledgeRoutes,
-  ...contactRoutes,
-  ...businessEntityRoutes,
-  ...organizationRoutes,
-  ...teamRoutes,
-  ...callFlowRoutes,
-  ...programRoutes,
-  ...executionRoutes,
-  ...triggerRoutes,
-];
 
 export interface Gateway {
   app: Express;
@@ -100,7 +70,7 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 /** Builds the Express app: request id and log, request context, /api, /graphql, health. */
 export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
   const services = createServices(database.em, config, logger);
-  const schema = await buildGatewaySchema();
+  const schema = await gatewaySchema();
   const presenter = new Presenter(schema);
   const openApi = buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION);
   const development = config.nodeEnv !== 'production';

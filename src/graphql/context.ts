@@ -3,7 +3,10 @@ import type { Actor } from '../common/actor.js';
 import { AppError } from '../common/errors.js';
 import { throwIfAborted } from '../platform/request-timeout.js';
 import type { Services } from '../services.js';
-import { createLoaders, type GraphQLLoaders } from './loaders.js';
+
+/** The DataLoaders of one request: each module adds its own (declaration merging), src/doors.ts builds them. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface GraphQLLoaders {}
 
 export interface GraphQLContext {
   actor: Actor | null;
@@ -30,9 +33,9 @@ export function actorOf(context: GraphQLContext): Actor {
   return context.actor;
 }
 
-/** The request's DataLoaders (built on first use when the context was made without them). */
+/** The request's DataLoaders (the app builds them with the context once the caller is known). */
 export function loadersOf(context: GraphQLContext): GraphQLLoaders {
-  throwIfAborted(context.signal);
-  context.loaders ??= createLoaders(context.services, actorOf(context));
+  actorOf(context);
+  if (!context.loaders) throw new Error('GraphQL context without loaders');
   return context.loaders;
 }

@@ -3,7 +3,7 @@ import type { Actor } from '../common/actor.js';
 import { AppError } from '../common/errors.js';
 import { parseInput } from '../common/validation.js';
 import { principalOf } from '../platform/principal.js';
-import { parseIdempotencyKey } from '../modules/idempotency/idempotency.service.js';
+import { parseIdempotencyKey } from './idempotency-key.js';
 import type { Services } from '../services.js';
 import type { Presenter } from './present.js';
 

@@ -1,6 +1,6 @@
 import { getNamedType, isEnumType, isInputObjectType, isLeafType, isListType, isNonNullType, type GraphQLField, type GraphQLInputType } from 'graphql';
-import { REST_ROUTES } from '../../src/app.js';
-import { buildGatewaySchema } from '../../src/graphql/schema.js';
+import { REST_ROUTES } from '../../src/doors.js';
+import { gatewaySchema } from '../../src/doors.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { paramsOf, resourceOfParam, rowCounts, seed, type Resource, type Seeded } from './fixtures.js';
 
@@ -12,7 +12,7 @@ let intruder: TestOrganization;
 let victim: Seeded;
 let mine: Seeded;
 
-const schema = await buildGatewaySchema();
+const schema = await gatewaySchema();
 
 beforeAll(async () => {
   app = await startTestApp();

@@ -9,7 +9,7 @@ import {
   type GraphQLInputType,
   type GraphQLField,
 } from 'graphql';
-import { buildGatewaySchema } from '../../src/graphql/schema.js';
+import { gatewaySchema } from '../../src/doors.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { deepValue, hostileNumber, hostileString, hostileValue, prototypeObject, runs } from './arbitraries.js';
 import { rowCounts, seed, type Seeded } from './fixtures.js';
@@ -21,7 +21,7 @@ let app: TestApp;
 let fuzzer: TestOrganization;
 let ids: string[] = [];
 
-const schema = await buildGatewaySchema();
+const schema = await gatewaySchema();
 const mutations = Object.values(schema.getMutationType()!.getFields());
 
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { REST_ROUTES } from '../../src/app.js';
+import { REST_ROUTES } from '../../src/doors.js';
 import type { RouteDefinition } from '../../src/rest/routes.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { deepJsonText, hostileBody, hostileQuery, hostileString, longId, runs } from './arbitraries.js';

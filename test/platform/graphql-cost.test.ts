@@ -1,5 +1,5 @@
 import { parse } from 'graphql';
-import { buildGatewaySchema } from '../../src/graphql/schema.js';
+import { gatewaySchema } from '../../src/doors.js';
 import { operationCost, SEARCH_COST } from '../../src/graphql/cost.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { recordStatements } from '../helpers/users.js';
@@ -70,7 +70,7 @@ describe('the cost of an operation', () => {
   });
 
   it('is computed as documented', async () => {
-    const schema = await buildGatewaySchema();
+    const schema = await gatewaySchema();
     const cost = (query: string, variables = {}) => operationCost(schema, parse(query), variables);
     // agents: 1 + limit × (data: 1 + id 1)
     expect(cost('{ agents(limit: 3) { data { id } } }')).toBe(1 + 3 * 2);

@@ -1,4 +1,4 @@
-import { REST_ROUTES } from '../../src/app.js';
+import { REST_ROUTES } from '../../src/doors.js';
 import { agentInput } from '../agents/fixtures.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 

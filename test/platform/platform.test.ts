@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { printGatewaySchema } from '../../src/graphql/schema.js';
-import { REST_ROUTES } from '../../src/app.js';
+import { printGatewaySchema } from '../../src/doors.js';
+import { REST_ROUTES } from '../../src/doors.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 
 let app: TestApp;

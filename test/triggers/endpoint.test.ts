@@ -1,5 +1,5 @@
 import { RequestContext } from '@mikro-orm/core';
-import { createLoaders } from '../../src/graphql/loaders.js';
+import { createLoaders } from '../../src/doors.js';
 import { ProgramKind } from '../../src/modules/programs/program.enums.js';
 import { SyncProgramTriggersDocument, TriggersDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';

@@ -51,3 +51,9 @@ export class AgentLoaders {
     return loader.load(agentId);
   }
 }
+
+declare module '../../graphql/context.js' {
+  interface GraphQLLoaders {
+    agents: AgentLoaders;
+  }
+}

@@ -25,3 +25,9 @@ export class ContactLoaders {
     return loader.load(contactId);
   }
 }
+
+declare module '../../graphql/context.js' {
+  interface GraphQLLoaders {
+    contacts: ContactLoaders;
+  }
+}

@@ -13,7 +13,6 @@ export const STALE_RESERVATION_MS = 2 * 60 * 1000;
 /** Expired rows deleted per reservation, so the cleanup stays cheap. */
 const CLEANUP_BATCH = 100;
 
-const KEY = /^[\x20-\x7e]{1,255}$/;
 
 export interface IdempotentRequest {
   method: string;
@@ -27,15 +26,6 @@ export interface IdempotentAnswer {
   status: number;
   body: unknown;
   replayed: boolean;
-}
-
-/** The Idempotency-Key header's value, or undefined when it was not sent; 400 when it is malformed. */
-export function parseIdempotencyKey(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!KEY.test(value)) {
-    throw AppError.badInput([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' }]);
-  }
-  return value;
 }
 
 /** JSON with object keys sorted, so the same body hashes the same whatever its key order. */

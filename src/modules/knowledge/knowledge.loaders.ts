@@ -27,3 +27,9 @@ export class KnowledgeLoaders {
     return loader.load(knowledgeBaseId);
   }
 }
+
+declare module '../../graphql/context.js' {
+  interface GraphQLLoaders {
+    knowledge: KnowledgeLoaders;
+  }
+}

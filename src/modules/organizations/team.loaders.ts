@@ -14,3 +14,9 @@ export class TeamLoaders {
     });
   }
 }
+
+declare module '../../graphql/context.js' {
+  interface GraphQLLoaders {
+    teams: TeamLoaders;
+  }
+}

@@ -34,3 +34,9 @@ export class ProgramLoaders {
     });
   }
 }
+
+declare module '../../graphql/context.js' {
+  interface GraphQLLoaders {
+    programs: ProgramLoaders;
+  }
+}

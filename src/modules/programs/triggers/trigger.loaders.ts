@@ -26,3 +26,9 @@ export class TriggerLoaders {
     return loader.load(programId);
   }
 }
+
+declare module '../../../graphql/context.js' {
+  interface GraphQLLoaders {
+    triggers: TriggerLoaders;
+  }
+}

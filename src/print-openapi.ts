@@ -2,12 +2,11 @@
 // from it by `npm run sdk`); a test fails when the checked-in file differs from what the code builds.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REST_ROUTES } from '../app.js';
-import { PACKAGE_VERSION, PROJECT_ROOT } from '../common/package-info.js';
-import { buildGatewaySchema } from '../graphql/schema.js';
-import { buildOpenApi } from './openapi.js';
+import { PACKAGE_VERSION, PROJECT_ROOT } from './common/package-info.js';
+import { gatewaySchema, REST_ROUTES } from './doors.js';
+import { buildOpenApi } from './rest/openapi.js';
 
 const target = join(PROJECT_ROOT, 'sdk', 'openapi.json');
-const document = buildOpenApi(REST_ROUTES, await buildGatewaySchema(), PACKAGE_VERSION);
+const document = buildOpenApi(REST_ROUTES, await gatewaySchema(), PACKAGE_VERSION);
 writeFileSync(target, `${JSON.stringify(document, null, 2)}\n`);
 console.log(`Wrote ${target}`);

@@ -1,0 +1,101 @@
+// The composition of the two doors: which resolvers, route tables and DataLoaders make up the
+// gateway. src/graphql/ and src/rest/ are libraries the modules use; only this file (and app.ts,
+// which serves what it lists) imports every module's door.
+import type { NonEmptyArray } from 'type-graphql';
+import type { Actor } from './common/actor.js';
+import type { GraphQLLoaders } from './graphql/context.js';
+import { buildGatewaySchema, printSdl } from './graphql/schema.js';
+import type { RouteDefinition } from './rest/routes.js';
+import type { Services } from './services.js';
+import { AgentLoaders } from './modules/agents/agent.loaders.js';
+import { ContactLoaders } from './modules/contacts/business-entity.loaders.js';
+import { KnowledgeLoaders } from './modules/knowledge/knowledge.loaders.js';
+import { TeamLoaders } from './modules/organizations/team.loaders.js';
+import { ProgramLoaders } from './modules/programs/programs.loaders.js';
+import { TriggerLoaders } from './modules/programs/triggers/trigger.loaders.js';
+import { AgentResolver } from './modules/agents/agent.resolver.js';
+import { ConversationResolver } from './modules/agents/conversation.resolver.js';
+import { ApiKeyResolver } from './modules/auth/api-key.resolver.js';
+import { UserResolver } from './modules/auth/user.resolver.js';
+import { KnowledgeResolver } from './modules/knowledge/knowledge.resolver.js';
+import { AudienceResolver } from './modules/contacts/audience.resolver.js';
+import { BusinessEntityResolver, ContactEntitiesResolver } from './modules/contacts/business-entity.resolver.js';
+import { OrganizationResolver } from './modules/organizations/organization.resolver.js';
+import { TeamResolver } from './modules/organizations/team.resolver.js';
+import { ContactResolver } from './modules/contacts/contact.resolver.js';
+import { CallFlowResolver } from './modules/programs/call-flow.resolver.js';
+import { ExecutionResolver } from './modules/programs/execution.resolver.js';
+import { ProgramResolver } from './modules/programs/program.resolver.js';
+import { ProgramTriggersResolver, TriggerResolver } from './modules/programs/triggers/trigger.resolver.js';
+import { agentRoutes } from './modules/agents/agents.rest.js';
+import { conversationRoutes } from './modules/agents/conversations.rest.js';
+import { authRoutes } from './modules/auth/auth.rest.js';
+import { userRoutes } from './modules/auth/users.rest.js';
+import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
+import { businessEntityRoutes } from './modules/contacts/business-entities.rest.js';
+import { contactRoutes } from './modules/contacts/contacts.rest.js';
+import { organizationRoutes } from './modules/organizations/organizations.rest.js';
+import { teamRoutes } from './modules/organizations/teams.rest.js';
+import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
+import { executionRoutes } from './modules/programs/executions.rest.js';
+import { programRoutes } from './modules/programs/programs.rest.js';
+import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
+
+/** Every GraphQL resolver class of the schema. */
+export const RESOLVERS: NonEmptyArray<Function> = [
+  ApiKeyResolver,
+  UserResolver,
+  AgentResolver,
+  ConversationResolver,
+  KnowledgeResolver,
+  AudienceResolver,
+  ContactResolver,
+  OrganizationResolver,
+  TeamResolver,
+  BusinessEntityResolver,
+  ContactEntitiesResolver,
+  CallFlowResolver,
+  ProgramResolver,
+  ExecutionResolver,
+  TriggerResolver,
+  ProgramTriggersResolver,
+];
+
+/** Every REST route under /api, in the order they are matched. */
+export const REST_ROUTES: RouteDefinition[] = [
+  ...authRoutes,
+  ...userRoutes,
+  ...agentRoutes,
+  ...conversationRoutes,
+  ...knowledgeRoutes,
+  ...contactRoutes,
+  ...businessEntityRoutes,
+  ...organizationRoutes,
+  ...teamRoutes,
+  ...callFlowRoutes,
+  ...programRoutes,
+  ...executionRoutes,
+  ...triggerRoutes,
+];
+
+/** The DataLoaders of one GraphQL request, bound to its caller. */
+export function createLoaders(services: Services, actor: Actor): GraphQLLoaders {
+  return {
+    agents: new AgentLoaders(services.conversations, actor),
+    teams: new TeamLoaders(services.teams, actor),
+    contacts: new ContactLoaders(services.businessEntities, actor),
+    programs: new ProgramLoaders(services, actor),
+    triggers: new TriggerLoaders(services.triggers, actor),
+    knowledge: new KnowledgeLoaders(services.knowledge, actor),
+  };
+}
+
+/** The GraphQL schema of the gateway (built once per process). */
+export function gatewaySchema() {
+  return buildGatewaySchema(RESOLVERS);
+}
+
+/** The SDL checked in at schema/schema.graphql. */
+export async function printGatewaySchema(): Promise<string> {
+  return printSdl(await gatewaySchema());
+}
