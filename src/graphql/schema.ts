@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
 import { validateInstance } from '../common/validation.js';
+import { describeSchema } from './describe.js';
 import { AgentResolver } from '../modules/agents/agent.resolver.js';
 import { ConversationResolver } from '../modules/agents/conversation.resolver.js';
 import { ApiKeyResolver } from '../modules/auth/api-key.resolver.js';
@@ -53,7 +54,7 @@ export function buildGatewaySchema(): Promise<GraphQLSchema> {
     // checker is registered: graphql-js's default resolver does that without TypeGraphQL's wrapper,
     // which cost a closure and a promise check per field per row on list pages.
     for (const objectType of getMetadataStorage().objectTypes) objectType.simpleResolvers ??= true;
-    built = buildSchema({ resolvers: RESOLVERS, validateFn, emitSchemaFile: false });
+    built = buildSchema({ resolvers: RESOLVERS, validateFn, emitSchemaFile: false }).then(describeSchema);
   }
   return built;
 }
