@@ -3,6 +3,7 @@ import { Migration20261122142019 } from './Migration20261122142019.js';
 import { Migration20261122034010 } from './Migration20261122034010.js';
 import { Migration20261122034801 } from './Migration20261122034801.js';
 import { Migration20261123090000 } from './Migration20261123090000.js';
+import { Migration20261124080000 } from './Migration20261124080000.js';
 import { Migration20261122022801 } from './Migration20261122022801.js';
 import { Migration20261122022934 } from './Migration20261122022934.js';
 import { Migration20261122021236 } from './Migration20261122021236.js';
@@ -24,4 +25,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122034801', class: Migration20261122034801 },
   { name: 'Migration20261122142019', class: Migration20261122142019 },
   { name: 'Migration20261123090000', class: Migration20261123090000 },
+  { name: 'Migration20261124080000', class: Migration20261124080000 },
 ];

@@ -11,7 +11,11 @@ export enum SortOrder {
   asc = 'asc',
   desc = 'desc',
 }
-registerEnumType(SortOrder, { name: 'SortOrder' });
+registerEnumType(SortOrder, {
+  name: 'SortOrder',
+  description: 'The direction of a list’s order',
+  valuesConfig: { asc: { description: 'Smallest (oldest, A) first' }, desc: { description: 'Largest (newest, Z) first' } },
+});
 
 /**
  * The list arguments of CONTRACT.md §6, one class for GraphQL arguments and REST query strings.
@@ -19,7 +23,7 @@ registerEnumType(SortOrder, { name: 'SortOrder' });
  */
 @ArgsType()
 export class PageArgs {
-  @Field(() => Int, { defaultValue: 1, description: 'From 1 to 1000000' })
+  @Field(() => Int, { defaultValue: 1, description: 'The page to answer, from 1 (the first) to 1000000; default 1' })
   @OptionalNonNull()
   @Max(MAX_PAGE)
   @Min(1)
@@ -27,7 +31,7 @@ export class PageArgs {
   @Type(() => Number)
   page: number = 1;
 
-  @Field(() => Int, { defaultValue: 20, description: '1 to 100' })
+  @Field(() => Int, { defaultValue: 20, description: 'Items per page, 1 to 100; default 20' })
   @OptionalNonNull()
   @Max(100)
   @Min(1)
@@ -35,19 +39,19 @@ export class PageArgs {
   @Type(() => Number)
   limit: number = 20;
 
-  @Field(() => String, { nullable: true, description: 'Case-insensitive match, at most 100 characters' })
+  @Field(() => String, { nullable: true, description: 'Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters' })
   @IsOptional()
   @MaxLength(100)
   @IsString()
   search?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'A field name from the list’s allow-list; default createdAt' })
+  @Field(() => String, { nullable: true, description: 'The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt' })
   @IsOptional()
   @MaxLength(50)
   @IsString()
   sortBy?: string | null;
 
-  @Field(() => SortOrder, { defaultValue: SortOrder.desc })
+  @Field(() => SortOrder, { defaultValue: SortOrder.desc, description: 'asc or desc; default desc (newest first)' })
   @OptionalNonNull()
   @IsEnum(SortOrder)
   sortOrder: SortOrder = SortOrder.desc;
@@ -56,7 +60,7 @@ export class PageArgs {
 /** Page and limit alone, for lists with one fixed order (a conversation's messages, a base's documents). */
 @ArgsType()
 export class PageOnlyArgs {
-  @Field(() => Int, { defaultValue: 1, description: 'From 1 to 1000000' })
+  @Field(() => Int, { defaultValue: 1, description: 'The page to answer, from 1 (the first) to 1000000; default 1' })
   @OptionalNonNull()
   @Max(MAX_PAGE)
   @Min(1)
@@ -64,7 +68,7 @@ export class PageOnlyArgs {
   @Type(() => Number)
   page: number = 1;
 
-  @Field(() => Int, { defaultValue: 20, description: '1 to 100' })
+  @Field(() => Int, { defaultValue: 20, description: 'Items per page, 1 to 100; default 20' })
   @OptionalNonNull()
   @Max(100)
   @Min(1)
@@ -75,12 +79,12 @@ export class PageOnlyArgs {
 
 @ObjectType({ description: 'Where a page sits in its list' })
 export class PageMeta {
-  @Field(() => Int) page!: number;
-  @Field(() => Int) limit!: number;
-  @Field(() => Int) total!: number;
-  @Field(() => Int) totalPages!: number;
-  @Field(() => Boolean) hasNextPage!: boolean;
-  @Field(() => Boolean) hasPreviousPage!: boolean;
+  @Field(() => Int, { description: 'This page’s number, from 1' }) page!: number;
+  @Field(() => Int, { description: 'Items per page asked for, 1 to 100' }) limit!: number;
+  @Field(() => Int, { description: 'Items in the whole list, over all pages' }) total!: number;
+  @Field(() => Int, { description: 'Pages in the whole list at this limit (0 when it is empty)' }) totalPages!: number;
+  @Field(() => Boolean, { description: 'Whether a page after this one has items' }) hasNextPage!: boolean;
+  @Field(() => Boolean, { description: 'Whether this is not the first page' }) hasPreviousPage!: boolean;
 }
 
 export interface Page<T> {
@@ -95,10 +99,10 @@ export function pageMeta(page: number, limit: number, total: number): PageMeta {
 
 /** `XPage { data: [X!]!, meta: PageMeta! }` for a GraphQL object type X. */
 export function createPageType<T extends object>(itemType: ClassType<T>, name: string): ClassType<Page<T>> {
-  @ObjectType(name)
+  @ObjectType(name, { description: `One page of a list of ${itemType.name} items, and where it sits in the list` })
   class PageType {
-    @Field(() => [itemType]) data!: T[];
-    @Field(() => PageMeta) meta!: PageMeta;
+    @Field(() => [itemType], { description: 'The items of this page, in the list’s order' }) data!: T[];
+    @Field(() => PageMeta, { description: 'Where this page sits in the list' }) meta!: PageMeta;
   }
   return PageType;
 }

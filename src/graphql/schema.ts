@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
 import { validateInstance } from '../common/validation.js';
+import { describeSchema } from './describe.js';
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */
 async function validateFn(value: unknown): Promise<void> {
@@ -20,7 +21,7 @@ export function buildGatewaySchema(resolvers: NonEmptyArray<Function>): Promise<
     // checker is registered: graphql-js's default resolver does that without TypeGraphQL's wrapper,
     // which cost a closure and a promise check per field per row on list pages.
     for (const objectType of getMetadataStorage().objectTypes) objectType.simpleResolvers ??= true;
-    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false });
+    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false }).then(describeSchema);
   }
   return built;
 }

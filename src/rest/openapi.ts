@@ -1,7 +1,9 @@
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
+import { getFromContainer, MetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import {
   isEnumType,
+  isInputObjectType,
   isListType,
   isNonNullType,
   isObjectType,
@@ -10,6 +12,8 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
+import { getMetadataStorage } from 'type-graphql';
+import { classFieldDescriptions, describeProperties, exampleOf, operationDescription, pathParameterDescription, TAG_DESCRIPTIONS } from './openapi-docs.js';
 import { OMIT_MARKER, type JsonSchema, type RouteDefinition } from './routes.js';
 
 const SCALARS: Record<string, JsonSchema> = {
@@ -20,6 +24,21 @@ const SCALARS: Record<string, JsonSchema> = {
   Float: { type: 'number' },
   DateTimeISO: { type: 'string', format: 'date-time' },
   JSONObject: { type: 'object', additionalProperties: true },
+};
+
+/** JSONObject fields whose shape the server fixes: a named schema instead of a free-form object. */
+const KNOWN_OBJECTS: Record<string, string> = { knowledgeBaseConfig: 'KnowledgeBaseConfig' };
+
+const KNOWLEDGE_BASE_CONFIG: JsonSchema = {
+  type: 'object',
+  description: 'The knowledge base an agent retrieves passages from, with the defaults applied',
+  properties: {
+    knowledgeBaseId: { type: 'string', format: 'uuid', description: 'A knowledge base of the same organization' },
+    topK: { type: 'integer', minimum: 1, maximum: 20, description: 'Passages retrieved per message, 1 to 20 (3 when it was not set)' },
+    similarityThreshold: { type: 'number', minimum: 0, maximum: 1, description: 'Minimum similarity of a passage, 0 to 1 (0 when it was not set)' },
+  },
+  required: ['knowledgeBaseId', 'topK', 'similarityThreshold'],
+  additionalProperties: false,
 };
 
 /** JSON schema of a GraphQL output type; object types become components, collected in `pending`. */
@@ -39,7 +58,10 @@ function objectTypeSchema(schema: GraphQLSchema, name: string, pending: Set<stri
   const required: string[] = [];
   for (const field of Object.values(type.getFields())) {
     if (field.args.length > 0) continue;
-    const { schema: fieldSchema, required: isRequired } = outputSchema(field.type, pending);
+    const known = KNOWN_OBJECTS[field.name];
+    const { schema: fieldSchema, required: isRequired } = known
+      ? { schema: { $ref: `#/components/schemas/${known}` }, required: isNonNullType(field.type) }
+      : outputSchema(field.type, pending);
     properties[field.name] = isRequired
       ? { ...fieldSchema, ...(field.description ? { description: field.description } : {}) }
       : { anyOf: [fieldSchema, { type: 'null' }], ...(field.description ? { description: field.description } : {}) };
@@ -49,10 +71,17 @@ function objectTypeSchema(schema: GraphQLSchema, name: string, pending: Set<stri
 }
 
 /** Replaces refWithout markers by the type's schema minus the omitted fields. */
-function inlineOmissions(value: unknown, schema: GraphQLSchema, pending: Set<string>): unknown {
-  if (Array.isArray(value)) return value.map((item) => inlineOmissions(item, schema, pending));
+function inlineOmissions(value: unknown, schema: GraphQLSchema, pending: Set<string>, named: Record<string, JsonSchema>): unknown {
+  if (Array.isArray(value)) return value.map((item) => inlineOmissions(item, schema, pending, named));
   if (!value || typeof value !== 'object') return value;
-  const marker = (value as Record<string, unknown>)[OMIT_MARKER] as { typeName: string; omit: string[] } | undefined;
+  const marker = (value as Record<string, unknown>)[OMIT_MARKER] as { typeName: string; omit: string[]; pick?: string[] } | undefined;
+  if (marker?.pick) {
+    const full = objectTypeSchema(schema, marker.typeName, pending) as { properties: Record<string, JsonSchema>; required: string[] };
+    const properties = Object.fromEntries(marker.pick.map((name) => [name, full.properties[name]!]));
+    named[marker.typeName] = { ...full, properties, required: full.required.filter((name) => marker.pick!.includes(name)), additionalProperties: false };
+    collectRefs(properties, pending);
+    return { $ref: `#/components/schemas/${marker.typeName}` };
+  }
   if (marker) {
     const full = objectTypeSchema(schema, marker.typeName, pending) as { properties: Record<string, JsonSchema>; required: string[] };
     const properties = Object.fromEntries(Object.entries(full.properties).filter(([name]) => !marker.omit.includes(name)));
@@ -60,7 +89,7 @@ function inlineOmissions(value: unknown, schema: GraphQLSchema, pending: Set<str
     // Closed: the point of the shape is what it leaves out.
     return { ...full, description: `A ${marker.typeName} without ${marker.omit.join(', ')}`, properties, required, additionalProperties: false };
   }
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inlineOmissions(inner, schema, pending)]));
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inlineOmissions(inner, schema, pending, named)]));
 }
 
 function collectRefs(value: unknown, into: Set<string>): void {
@@ -75,17 +104,26 @@ function collectRefs(value: unknown, into: Set<string>): void {
 
 const PROBLEM: JsonSchema = {
   type: 'object',
-  description: 'RFC 9457 problem details',
+  description: 'RFC 9457 problem details: the body of every REST error',
   properties: {
-    type: { type: 'string' },
-    title: { type: 'string' },
-    status: { type: 'integer' },
-    detail: { type: 'string' },
-    code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
-    requestId: { type: 'string' },
+    type: { type: 'string', description: 'A URL of the error’s page under /docs/errors' },
+    title: { type: 'string', description: 'The status in words' },
+    status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status, repeated' },
+    detail: { type: 'string', description: 'What went wrong, for a person' },
+    code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'The error code; GraphQL answers the same one in extensions.code' },
+    requestId: { type: 'string', description: 'The id of the request; the server log carries it too' },
     errors: {
       type: 'array',
-      items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+      description: 'One entry per invalid field (validation failures only)',
+      items: {
+        type: 'object',
+        description: 'One invalid field',
+        properties: {
+          field: { type: 'string', description: 'The field’s path, e.g. modelConfig.model' },
+          message: { type: 'string', description: 'What is wrong with it' },
+        },
+        required: ['field', 'message'],
+      },
     },
   },
   required: ['type', 'title', 'status', 'detail', 'code', 'requestId'],
@@ -128,7 +166,19 @@ function problemResponse(status: number): JsonSchema {
   return {
     description: title ? ERROR_TITLE[title as keyof typeof ERROR_TITLE] : 'Error',
     headers: status === 429 || status === 503 ? { ...SUCCESS_HEADERS, ...headerRefs('Retry-After') } : SUCCESS_HEADERS,
-    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, example: problemExample(status, title) } },
+  };
+}
+
+function problemExample(status: number, code: string | undefined): JsonSchema {
+  return {
+    type: `/docs/errors#${code ?? 'INTERNAL'}`,
+    title: code ? ERROR_TITLE[code as keyof typeof ERROR_TITLE] : 'Error',
+    status,
+    detail: status === 400 ? 'name must be shorter than or equal to 128 characters' : code ? ERROR_TITLE[code as keyof typeof ERROR_TITLE] : 'Error',
+    code: code ?? 'INTERNAL',
+    requestId: '3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10',
+    ...(status === 400 ? { errors: [{ field: 'name', message: 'name must be shorter than or equal to 128 characters' }] } : {}),
   };
 }
 
@@ -168,8 +218,12 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       minDate: (meta) => (typeof meta.constraints[0] === 'function' ? { description: 'must be in the future' } : {}),
     },
   }) as Record<string, JsonSchema>;
-  const components: Record<string, JsonSchema> = { Problem: PROBLEM };
+  describeInputs(inputSchemas, schema);
+  const components: Record<string, JsonSchema> = { Problem: PROBLEM, KnowledgeBaseConfig: KNOWLEDGE_BASE_CONFIG };
+  const named: Record<string, JsonSchema> = {};
+  const usedTags = new Set<string>();
   const pending = new Set<string>();
+  const examplesWanted: JsonSchema[] = [];
   const paths: Record<string, Record<string, JsonSchema>> = {};
 
   for (const route of routes) {
@@ -177,6 +231,7 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       name: match[1],
       in: 'path',
       required: true,
+      description: pathParameterDescription(route.path, match[1]!),
       schema: { type: 'string' },
     }));
     if (route.idempotent) {
@@ -190,17 +245,20 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     }
     if (route.query) {
       const querySchema = inputSchemas[route.query.name] ?? { properties: {} };
+      const descriptions = classFieldDescriptions(route.query);
       for (const [name, property] of Object.entries((querySchema.properties ?? {}) as Record<string, JsonSchema>)) {
-        parameters.push({ name, in: 'query', required: false, schema: property });
+        const { description, ...propertySchema } = property;
+        parameters.push({ name, in: 'query', required: false, description: descriptions[name] ?? description ?? (name === 'status' ? 'Only items in this state' : undefined), schema: propertySchema });
       }
     }
     const responses: Record<string, JsonSchema> = {};
     const status = route.status ?? 200;
     if (status === 204 || !route.response) responses[String(status)] = { description: 'Done' };
     else {
-      const response = inlineOmissions(route.response, schema, pending) as JsonSchema;
+      const response = inlineOmissions(route.response, schema, pending, named) as JsonSchema;
       collectRefs(response, pending);
       responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: response } } };
+      examplesWanted.push(responses[String(status)]!.content as JsonSchema);
     }
     responses[String(status)]!.headers = {
       ...SUCCESS_HEADERS,
@@ -215,15 +273,22 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       collectRefs(components[name], pending);
     }
     paths[`/api${route.path}`] ??= {};
+    usedTags.add(route.tag);
+    const isList = JSON.stringify(route.response ?? {}).includes('PageMeta') || JSON.stringify(route.response ?? {}).includes('"meta"');
+    const requestContent: JsonSchema | undefined = route.body
+      ? { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } }
+      : undefined;
+    if (requestContent) examplesWanted.push(requestContent);
     paths[`/api${route.path}`]![route.method] = {
       operationId: route.operationId,
       summary: route.summary,
+      description: operationDescription(route, isList),
       tags: [route.tag],
       // The token exchange takes an API key only; every other route takes either.
       security: route.operationId === 'createAccessToken' ? [{ apiKey: [] }] : [{ apiKey: [] }, { bearer: [] }],
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body.name}` } } } } }
+        ? { requestBody: { required: true, description: `A ${route.body.name} as JSON`, content: requestContent } }
         : {}),
       responses,
     };
@@ -233,7 +298,14 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     const [name] = pending;
     pending.delete(name!);
     if (components[name!]) continue;
-    components[name!] = inputSchemas[name!] ?? objectTypeSchema(schema, name!, pending);
+    components[name!] = named[name!] ?? inputSchemas[name!] ?? objectTypeSchema(schema, name!, pending);
+  }
+  Object.assign(components, named);
+  describeProperties(paths);
+  describeProperties(components);
+  for (const content of examplesWanted) {
+    const media = content['application/json'] as JsonSchema;
+    media.example = exampleOf(media.schema as JsonSchema, components);
   }
 
   return {
@@ -243,15 +315,54 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       version,
       description: 'REST door of the gateway. Every route needs x-api-key or Authorization: Bearer. Errors are RFC 9457 problem details.',
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: '/', description: 'The gateway that serves this document' }],
+    tags: [...usedTags].map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) })),
     paths,
     components: {
       schemas: components,
       headers: HEADERS,
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (npm run cli -- keys:create, or POST /api/auth/api-keys)' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token from POST /api/auth/token, valid for its expiresIn seconds' },
       },
     },
   };
+}
+
+/**
+ * What class-validator-jsonschema leaves loose, made exact: whole numbers are integers (@IsInt), a free-form
+ * object (@IsObject: metadata, attributes, modelSettings, providerOptions) takes any property, a nested
+ * input is a plain $ref, and every property carries the description its @Field gives GraphQL.
+ */
+function describeInputs(inputSchemas: Record<string, JsonSchema>, schema: GraphQLSchema): void {
+  const classes = new Map<string, Function>();
+  for (const field of getMetadataStorage().fields) classes.set(field.target.name, field.target);
+  for (const [name, component] of Object.entries(inputSchemas)) {
+    const target = classes.get(name);
+    const graphqlType = schema.getType(name);
+    const descriptions: Record<string, string | undefined | null> = isInputObjectType(graphqlType)
+      ? Object.fromEntries(Object.values(graphqlType.getFields()).map((field) => [field.name, field.description]))
+      : classFieldDescriptions(target);
+    const whole = integerProperties(target);
+    for (const [property, propertySchema] of Object.entries((component.properties ?? {}) as Record<string, JsonSchema>)) {
+      if (propertySchema.$ref) delete propertySchema.type;
+      if (propertySchema.type === 'object' && !propertySchema.$ref && !propertySchema.properties) propertySchema.additionalProperties = true;
+      if (whole.has(property)) {
+        if (propertySchema.type === 'number') propertySchema.type = 'integer';
+        const items = propertySchema.items as JsonSchema | undefined;
+        if (items?.type === 'number') items.type = 'integer';
+      }
+      if (!propertySchema.description && descriptions[property]) propertySchema.description = descriptions[property];
+    }
+  }
+}
+
+/** The properties of a class (and its parents) that carry @IsInt. */
+function integerProperties(target: Function | undefined): Set<string> {
+  const out = new Set<string>();
+  if (!target) return out;
+  for (const rule of getFromContainer(MetadataStorage).getTargetValidationMetadatas(target, '', true, false)) {
+    if (rule.name === 'isInt') out.add(rule.propertyName);
+  }
+  return out;
 }

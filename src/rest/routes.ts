@@ -28,6 +28,8 @@ export interface RouteDefinition<B = any, Q = any> {
   path: string;
   operationId: string;
   summary: string;
+  /** What the OpenAPI operation says besides its summary; the shared facts (roles, paging, 404, idempotency) are added to it. */
+  description?: string;
   tag: string;
   body?: Constructor<B>;
   query?: Constructor<Q>;
@@ -54,6 +56,11 @@ export function ref(typeName: string): JsonSchema {
 /** A GraphQL object type without some of its fields (a list item that leaves out a large field). */
 export function refWithout(typeName: string, omit: string[]): JsonSchema {
   return { [OMIT_MARKER]: { typeName, omit } };
+}
+
+/** A GraphQL object type with only some of its fields, as a named component (`#/components/schemas/<typeName>`) REST shows instead of the full type. */
+export function refPicking(typeName: string, pick: readonly string[]): JsonSchema {
+  return { [OMIT_MARKER]: { typeName, omit: [], pick: [...pick] } };
 }
 
 export const OMIT_MARKER = 'x-gateway-omit';

@@ -115,8 +115,20 @@ describe('updating an agent', () => {
     expect(second.updateAgent).toMatchObject({ name: 'Renamed', description: null, version: 3, hasPolicy: true });
     const rest = await acme.rest.put(`/api/agents/${agent.id}`, { memoryConfig: { enabled: true } });
     expect(rest.status).toBe(200);
-    expect(rest.body).toMatchObject({ version: 4, memoryConfig: { enabled: true, lastMessages: null } });
+    expect(rest.body).toMatchObject({ version: 4, memoryConfig: { enabled: true, lastMessages: 10 } });
     expect(JSON.stringify(rest.body)).not.toContain(POLICY);
+  });
+
+  it('answers the default lastMessages (10) when memory is sent without it, on both doors', async () => {
+    const created = await acme.graphql.ok(CreateAgentDocument, {
+      input: { name: 'Memory default', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' }, memoryConfig: { enabled: true } },
+    });
+    expect(created.createAgent.memoryConfig).toMatchObject({ enabled: true, lastMessages: 10 });
+    const rest = await acme.rest.post('/api/agents', { name: 'Memory default', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' }, memoryConfig: { enabled: false } });
+    expect(rest.status).toBe(201);
+    expect(rest.body.memoryConfig).toEqual({ enabled: false, lastMessages: 10, semanticRecall: null });
+    const read = await acme.graphql.ok(AgentDocument, { id: rest.body.id });
+    expect(read.agent?.memoryConfig).toMatchObject({ lastMessages: 10 });
   });
 
   it('refuses the same bad update on both doors', async () => {

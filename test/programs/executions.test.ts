@@ -27,7 +27,7 @@ afterAll(() => app.close());
 
 const ENDPOINT_9_KEYS = [
   'actualEndAt', 'actualStartAt', 'audienceId', 'autoPauseRules', 'contactsCompleted', 'contactsFailed', 'contactsInProgress',
-  'contactsPending', 'createdAt', 'flowId', 'id', 'organizationId', 'programId', 'scheduledStartAt', 'scheduledStopAt', 'status',
+  'contactsPending', 'createdAt', 'creditsSpent', 'flowId', 'id', 'organizationId', 'programId', 'scheduledStartAt', 'scheduledStopAt', 'status',
   'totalContacts', 'updatedAt',
 ];
 
@@ -52,6 +52,7 @@ describe('starting an execution', () => {
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(ENDPOINT_9_KEYS);
     expect(res.body).toMatchObject({
+      creditsSpent: 0,
       programId: campaign.programId,
       organizationId: acme.organizationId,
       audienceId: campaign.audienceId,

@@ -3,28 +3,48 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** Where an agent is in its life: draft → active by activate; archived when deleted */
 export type AgentStatus =
+  /** Activated; activating again is CONFLICT */
   | 'active'
+  /** Deleted (the row is kept, with deletedAt); left out of default lists */
   | 'archived'
+  /** Created, not yet activated */
   | 'draft';
 
+/** Where an execution is in its state machine; completed, stopped and cancelled are final */
 export type ExecutionStatus =
+  /** Cancelled before it started (final) */
   | 'cancelled'
+  /** Every contact was called (final) */
   | 'completed'
+  /** Paused by a user; resume continues it */
   | 'paused'
+  /** Paused because the organization’s credit balance ran out; resume after credits are granted */
   | 'paused_no_credits'
+  /** Paused because an auto-pause rule’s threshold was reached */
   | 'paused_threshold'
+  /** Calling its contacts */
   | 'running'
+  /** Created, waiting for its start (start, or scheduledStartAt) */
   | 'scheduled'
+  /** Stopped by a user; pending contacts are never dialed (final) */
   | 'stopped';
 
+/** Where a program is in its life: draft → active by activate; archived when deleted */
 export type ProgramStatus =
+  /** Activated; executions can start (campaign) or triggers fire (live) */
   | 'active'
+  /** Deleted; kept for its executions and the credit ledger */
   | 'archived'
+  /** Created, not yet activated; no execution can start */
   | 'draft';
 
+/** The direction of a list’s order */
 export type SortOrder =
+  /** Smallest (oldest, A) first */
   | 'asc'
+  /** Largest (newest, Z) first */
   | 'desc';
 
 export type MeQueryVariables = Exact<{ [key: string]: never; }>;

@@ -13,7 +13,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange an API key (x-api-key) for a bearer token */
+        /**
+         * Exchange an API key (x-api-key) for a bearer token
+         * @description Exchange an API key (x-api-key) for a bearer token.
+         */
         post: operations["createAccessToken"];
         delete?: never;
         options?: never;
@@ -28,10 +31,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's API keys (never with their secret) */
+        /**
+         * List the caller's API keys (never with their secret)
+         * @description List the caller's API keys (never with their secret). Any role of the organization may call it.
+         */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key; the answer carries its secret, shown only this once */
+        /**
+         * Create an API key; the answer carries its secret, shown only this once
+         * @description Create an API key; the answer carries its secret, shown only this once. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -46,12 +55,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an API key (never with its secret) */
+        /**
+         * Read an API key (never with its secret)
+         * @description Read an API key (never with its secret). Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getApiKey"];
-        /** Change the fields that are sent; the others keep their values */
+        /**
+         * Change the fields that are sent; the others keep their values
+         * @description Change the fields that are sent; the others keep their values. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateApiKey"];
         post?: never;
-        /** Delete an API key */
+        /**
+         * Delete an API key
+         * @description Delete an API key. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteApiKey"];
         options?: never;
         head?: never;
@@ -65,7 +83,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller; used to verify a key or token */
+        /**
+         * The caller; used to verify a key or token
+         * @description The caller; used to verify a key or token. Any role of the organization may call it.
+         */
         get: operations["getCurrentUser"];
         put?: never;
         post?: never;
@@ -82,10 +103,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of the organization’s users with their roles: {data, meta}; search matches email or name */
+        /**
+         * A page of the organization’s users with their roles: {data, meta}; search matches email or name
+         * @description A page of the organization’s users with their roles: {data, meta}; search matches email or name. Any role of the organization may call it.
+         */
         get: operations["listUsers"];
         put?: never;
-        /** Add a user with a role; owner only. The answer carries the user’s first API key, its secret shown only this once */
+        /**
+         * Add a user with a role; owner only. The answer carries the user’s first API key, its secret shown only this once
+         * @description Add a user with a role; owner only. The answer carries the user’s first API key, its secret shown only this once. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["addUser"];
         delete?: never;
         options?: never;
@@ -101,10 +128,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Change a user’s role; owner only; the last owner cannot be demoted (409) */
+        /**
+         * Change a user’s role; owner only; the last owner cannot be demoted (409)
+         * @description Change a user’s role; owner only; the last owner cannot be demoted (409). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateUserRole"];
         post?: never;
-        /** Remove a user and its API keys; owner only; the last owner cannot be removed (409) */
+        /**
+         * Remove a user and its API keys; owner only; the last owner cannot be removed (409)
+         * @description Remove a user and its API keys; owner only; the last owner cannot be removed (409). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["removeUser"];
         options?: never;
         head?: never;
@@ -118,10 +151,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents; archived ones only with status=archived */
+        /**
+         * List agents; archived ones only with status=archived
+         * @description List agents; archived ones only with status=archived. Any role of the organization may call it.
+         */
         get: operations["listAgents"];
         put?: never;
-        /** Create an agent (a draft at version 1) */
+        /**
+         * Create an agent (a draft at version 1)
+         * @description Create an agent (a draft at version 1). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         */
         post: operations["createAgent"];
         delete?: never;
         options?: never;
@@ -136,12 +175,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an agent */
+        /**
+         * Read an agent
+         * @description Read an agent. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getAgent"];
-        /** Change the fields that are sent; the version goes up by one */
+        /**
+         * Change the fields that are sent; the version goes up by one
+         * @description Change the fields that are sent; the version goes up by one. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateAgent"];
         post?: never;
-        /** Soft delete: the agent is archived with a deletedAt, its record kept */
+        /**
+         * Soft delete: the agent is archived with a deletedAt, its record kept
+         * @description Soft delete: the agent is archived with a deletedAt, its record kept. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
@@ -157,7 +205,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Activate a draft agent; from active or archived: 409 */
+        /**
+         * Activate a draft agent; from active or archived: 409
+         * @description Activate a draft agent; from active or archived: 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["activateAgent"];
         delete?: never;
         options?: never;
@@ -174,7 +225,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send one test message to the agent; nothing is stored */
+        /**
+         * Send one test message to the agent; nothing is stored
+         * @description Send one test message to the agent; nothing is stored. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["testAgent"];
         delete?: never;
         options?: never;
@@ -189,10 +243,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List an agent's conversations, without their messages and agent (read one conversation for those) */
+        /**
+         * List an agent's conversations, without their messages and agent (read one conversation for those)
+         * @description List an agent's conversations, without their messages and agent (read one conversation for those). Any role of the organization may call it. Paged: `page` (from 1) and `limit` (1 to 100, default 20); answers `{data, meta}`. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["listConversations"];
         put?: never;
-        /** Start a conversation (pending until its first message), with an optional title */
+        /**
+         * Start a conversation (pending until its first message), with an optional title
+         * @description Start a conversation (pending until its first message), with an optional title. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         */
         post: operations["startConversation"];
         delete?: never;
         options?: never;
@@ -207,7 +267,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a conversation with its last 20 messages, in order */
+        /**
+         * Read a conversation with its last 20 messages, in order
+         * @description Read a conversation with its last 20 messages, in order. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getConversation"];
         put?: never;
         post?: never;
@@ -224,10 +287,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of a conversation's messages, in order */
+        /**
+         * A page of a conversation's messages, in order
+         * @description A page of a conversation's messages, in order. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["listMessages"];
         put?: never;
-        /** Send a message; the message and the reply are stored in order */
+        /**
+         * Send a message; the message and the reply are stored in order
+         * @description Send a message; the message and the reply are stored in order. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["sendMessage"];
         delete?: never;
         options?: never;
@@ -244,7 +313,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End a conversation and evaluate its resolution criteria */
+        /**
+         * End a conversation and evaluate its resolution criteria
+         * @description End a conversation and evaluate its resolution criteria. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["endConversation"];
         delete?: never;
         options?: never;
@@ -259,10 +331,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's knowledge bases, newest first */
+        /**
+         * List the organization's knowledge bases, newest first
+         * @description List the organization's knowledge bases, newest first. Any role of the organization may call it.
+         */
         get: operations["listKnowledgeBases"];
         put?: never;
-        /** Create a knowledge base */
+        /**
+         * Create a knowledge base
+         * @description Create a knowledge base. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["createKnowledgeBase"];
         delete?: never;
         options?: never;
@@ -277,11 +355,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a knowledge base */
+        /**
+         * Read a knowledge base
+         * @description Read a knowledge base. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getKnowledgeBase"];
         put?: never;
         post?: never;
-        /** Delete a knowledge base with all its documents and chunks */
+        /**
+         * Delete a knowledge base with all its documents and chunks
+         * @description Delete a knowledge base with all its documents and chunks. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteKnowledgeBase"];
         options?: never;
         head?: never;
@@ -295,10 +379,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of a knowledge base's documents, newest first, without their content */
+        /**
+         * A page of a knowledge base's documents, newest first, without their content
+         * @description A page of a knowledge base's documents, newest first, without their content. Any role of the organization may call it. Paged: `page` (from 1) and `limit` (1 to 100, default 20); answers `{data, meta}`. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["listDocuments"];
         put?: never;
-        /** Add a document; it is chunked for retrieval before the answer */
+        /**
+         * Add a document; it is chunked for retrieval before the answer
+         * @description Add a document; it is chunked for retrieval before the answer. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["addDocument"];
         delete?: never;
         options?: never;
@@ -313,7 +403,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a document with its content */
+        /**
+         * Read a document with its content
+         * @description Read a document with its content. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getDocument"];
         put?: never;
         post?: never;
@@ -330,10 +423,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of audiences: {data, meta}; search matches name or description */
+        /**
+         * A page of audiences: {data, meta}; search matches name or description
+         * @description A page of audiences: {data, meta}; search matches name or description. Any role of the organization may call it.
+         */
         get: operations["listAudiences"];
         put?: never;
-        /** Create an audience */
+        /**
+         * Create an audience
+         * @description Create an audience. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["createAudience"];
         delete?: never;
         options?: never;
@@ -348,12 +447,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an audience */
+        /**
+         * Read an audience
+         * @description Read an audience. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getAudience"];
-        /** Change the fields that are sent; the others keep their values */
+        /**
+         * Change the fields that are sent; the others keep their values
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateAudience"];
         post?: never;
-        /** Delete an audience and its memberships (the contacts stay) */
+        /**
+         * Delete an audience and its memberships (the contacts stay)
+         * @description Delete an audience and its memberships (the contacts stay). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteAudience"];
         options?: never;
         head?: never;
@@ -369,9 +477,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add contacts of the organization to an audience; answers the audience */
+        /**
+         * Add contacts of the organization to an audience; answers the audience
+         * @description Add contacts of the organization to an audience; answers the audience. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["addAudienceMembers"];
-        /** Remove contacts from an audience; answers the audience */
+        /**
+         * Remove contacts from an audience; answers the audience
+         * @description Remove contacts from an audience; answers the audience. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["removeAudienceMembers"];
         options?: never;
         head?: never;
@@ -385,10 +499,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of contacts: {data, meta}; search matches name or phone */
+        /**
+         * A page of contacts: {data, meta}; search matches name or phone
+         * @description A page of contacts: {data, meta}; search matches name or phone. Any role of the organization may call it.
+         */
         get: operations["listContacts"];
         put?: never;
-        /** Create a contact; a phone already in the organization → 409 */
+        /**
+         * Create a contact; a phone already in the organization → 409
+         * @description Create a contact; a phone already in the organization → 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["createContact"];
         delete?: never;
         options?: never;
@@ -405,7 +525,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written */
+        /**
+         * Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written
+         * @description Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["importContacts"];
         delete?: never;
         options?: never;
@@ -420,12 +543,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a contact */
+        /**
+         * Read a contact
+         * @description Read a contact. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getContact"];
-        /** Change the fields that are sent; the others keep their values */
+        /**
+         * Change the fields that are sent; the others keep their values
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateContact"];
         post?: never;
-        /** Delete a contact and its audience memberships */
+        /**
+         * Delete a contact and its audience memberships
+         * @description Delete a contact and its audience memberships. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteContact"];
         options?: never;
         head?: never;
@@ -439,10 +571,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of business records: {data, meta}; filter by contactId and type; search matches name or type */
+        /**
+         * A page of business records: {data, meta}; filter by contactId and type; search matches name or type
+         * @description A page of business records: {data, meta}; filter by contactId and type; search matches name or type. Any role of the organization may call it.
+         */
         get: operations["listEntities"];
         put?: never;
-        /** Create a business record of a contact of the organization */
+        /**
+         * Create a business record of a contact of the organization
+         * @description Create a business record of a contact of the organization. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["createEntity"];
         delete?: never;
         options?: never;
@@ -457,12 +595,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a business record */
+        /**
+         * Read a business record
+         * @description Read a business record. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getEntity"];
-        /** Change the fields that are sent; the others keep their values */
+        /**
+         * Change the fields that are sent; the others keep their values
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateEntity"];
         post?: never;
-        /** Delete a business record */
+        /**
+         * Delete a business record
+         * @description Delete a business record. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteEntity"];
         options?: never;
         head?: never;
@@ -476,9 +623,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's organization with its credit balance */
+        /**
+         * The caller's organization with its credit balance
+         * @description The caller's organization with its credit balance. Any role of the organization may call it.
+         */
         get: operations["getOrganization"];
-        /** Rename the organization; owner only */
+        /**
+         * Rename the organization; owner only
+         * @description Rename the organization; owner only. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         put: operations["updateOrganization"];
         post?: never;
         delete?: never;
@@ -496,7 +649,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Gone: always 403 FORBIDDEN; credits are granted by the operator (npm run cli -- credits:add) */
+        /**
+         * Gone: always 403 FORBIDDEN; credits are granted by the operator (npm run cli -- credits:add)
+         * @description Gone: always 403 FORBIDDEN; credits are granted by the operator (npm run cli -- credits:add). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["addCredits"];
         delete?: never;
         options?: never;
@@ -511,7 +667,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of the organization’s credit movements, newest first: operator grants and campaign spends, {data, meta} */
+        /**
+         * A page of the organization’s credit movements, newest first: operator grants and campaign spends, {data, meta}
+         * @description A page of the organization’s credit movements, newest first: operator grants and campaign spends, {data, meta}. Any role of the organization may call it.
+         */
         get: operations["listCreditLedger"];
         put?: never;
         post?: never;
@@ -528,10 +687,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every team of the organization with its members, by name */
+        /**
+         * Every team of the organization with its members, by name
+         * @description Every team of the organization with its members, by name. Any role of the organization may call it.
+         */
         get: operations["listTeams"];
         put?: never;
-        /** Create a team; a name already in the organization → 409 */
+        /**
+         * Create a team; a name already in the organization → 409
+         * @description Create a team; a name already in the organization → 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["createTeam"];
         delete?: never;
         options?: never;
@@ -546,12 +711,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a team with its members */
+        /**
+         * Read a team with its members
+         * @description Read a team with its members. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getTeam"];
-        /** Change the fields that are sent; the others keep their values */
+        /**
+         * Change the fields that are sent; the others keep their values
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateTeam"];
         post?: never;
-        /** Delete a team and its memberships (the users stay) */
+        /**
+         * Delete a team and its memberships (the users stay)
+         * @description Delete a team and its memberships (the users stay). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteTeam"];
         options?: never;
         head?: never;
@@ -567,7 +741,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a user of the organization to the team (or change their role); answers the team */
+        /**
+         * Add a user of the organization to the team (or change their role); answers the team
+         * @description Add a user of the organization to the team (or change their role); answers the team. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["addTeamMember"];
         delete?: never;
         options?: never;
@@ -585,7 +762,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a user from the team; answers the team */
+        /**
+         * Remove a user from the team; answers the team
+         * @description Remove a user from the team; answers the team. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["removeTeamMember"];
         options?: never;
         head?: never;
@@ -599,10 +779,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization’s call flows, newest first */
+        /**
+         * The organization’s call flows, newest first
+         * @description The organization’s call flows, newest first. Any role of the organization may call it.
+         */
         get: operations["listCallFlows"];
         put?: never;
-        /** Create a call flow: 1 to 200 nodes with unique ids, exactly one start node, edges between existing nodes */
+        /**
+         * Create a call flow: 1 to 200 nodes with unique ids, exactly one start node, edges between existing nodes
+         * @description Create a call flow: 1 to 200 nodes with unique ids, exactly one start node, edges between existing nodes. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["createCallFlow"];
         delete?: never;
         options?: never;
@@ -617,12 +803,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a call flow */
+        /**
+         * Read a call flow
+         * @description Read a call flow. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getCallFlow"];
-        /** Change the fields that are sent; nodes and edges are checked together */
+        /**
+         * Change the fields that are sent; nodes and edges are checked together
+         * @description Change the fields that are sent; nodes and edges are checked together. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateCallFlow"];
         post?: never;
-        /** Delete a call flow; programs that used it keep their record without a flow */
+        /**
+         * Delete a call flow; programs that used it keep their record without a flow
+         * @description Delete a call flow; programs that used it keep their record without a flow. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteCallFlow"];
         options?: never;
         head?: never;
@@ -636,10 +831,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of programs: {data, meta}; search matches name or description */
+        /**
+         * A page of programs: {data, meta}; search matches name or description
+         * @description A page of programs: {data, meta}; search matches name or description. Any role of the organization may call it.
+         */
         get: operations["listPrograms"];
         put?: never;
-        /** Create a draft program (a campaign over an audience, or a live program with liveTrigger) */
+        /**
+         * Create a draft program (a campaign over an audience, or a live program with liveTrigger)
+         * @description Create a draft program (a campaign over an audience, or a live program with liveTrigger). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
         post: operations["createProgram"];
         delete?: never;
         options?: never;
@@ -654,12 +855,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a program */
+        /**
+         * Read a program
+         * @description Read a program. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getProgram"];
-        /** Change the fields that are sent; the result is checked as a whole */
+        /**
+         * Change the fields that are sent; the result is checked as a whole
+         * @description Change the fields that are sent; the result is checked as a whole. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         put: operations["updateProgram"];
         post?: never;
-        /** Delete a program and its executions; 409 while one of them is not finished */
+        /**
+         * Delete a program and its executions; 409 while one of them is not finished
+         * @description Delete a program and its executions; 409 while one of them is not finished. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         delete: operations["deleteProgram"];
         options?: never;
         head?: never;
@@ -675,7 +885,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** draft → active; from any other state 409 */
+        /**
+         * draft → active; from any other state 409
+         * @description draft → active; from any other state 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["activateProgram"];
         delete?: never;
         options?: never;
@@ -690,10 +903,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The program’s executions, newest first: a JSON array */
+        /**
+         * The program’s executions, newest first: a JSON array
+         * @description The program’s executions, newest first: a JSON array. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["listProgramExecutions"];
         put?: never;
-        /** A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise */
+        /**
+         * A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise
+         * @description A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         */
         post: operations["startProgramExecution"];
         delete?: never;
         options?: never;
@@ -708,7 +927,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an execution */
+        /**
+         * Read an execution
+         * @description Read an execution. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["getExecution"];
         put?: never;
         post?: never;
@@ -727,7 +949,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** scheduled → running; a move the state machine forbids is 409 */
+        /**
+         * scheduled → running; a move the state machine forbids is 409
+         * @description scheduled → running; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["startExecution"];
         delete?: never;
         options?: never;
@@ -744,7 +969,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** running → paused; a move the state machine forbids is 409 */
+        /**
+         * running → paused; a move the state machine forbids is 409
+         * @description running → paused; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["pauseExecution"];
         delete?: never;
         options?: never;
@@ -761,7 +989,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** any paused state → running; a move the state machine forbids is 409 */
+        /**
+         * any paused state → running; a move the state machine forbids is 409
+         * @description any paused state → running; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["resumeExecution"];
         delete?: never;
         options?: never;
@@ -778,7 +1009,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** running or paused → stopped; pending contacts are never dialed; a move the state machine forbids is 409 */
+        /**
+         * running or paused → stopped; pending contacts are never dialed; a move the state machine forbids is 409
+         * @description running or paused → stopped; pending contacts are never dialed; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["stopExecution"];
         delete?: never;
         options?: never;
@@ -795,7 +1029,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** scheduled → cancelled; a move the state machine forbids is 409 */
+        /**
+         * scheduled → cancelled; a move the state machine forbids is 409
+         * @description scheduled → cancelled; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["cancelExecution"];
         delete?: never;
         options?: never;
@@ -810,7 +1047,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A live program's contact triggers by triggerAt; [] for a campaign program */
+        /**
+         * A live program's contact triggers by triggerAt; [] for a campaign program
+         * @description A live program's contact triggers by triggerAt; [] for a campaign program. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
         get: operations["listProgramTriggers"];
         put?: never;
         post?: never;
@@ -829,7 +1069,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Brings a live program's triggers in line with its audience and contacts now */
+        /**
+         * Brings a live program's triggers in line with its audience and contacts now
+         * @description Brings a live program's triggers in line with its audience and contacts now. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
         post: operations["syncProgramTriggers"];
         delete?: never;
         options?: never;
@@ -841,22 +1084,47 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem details */
+        /** @description RFC 9457 problem details: the body of every REST error */
         Problem: {
+            /** @description A URL of the error’s page under /docs/errors */
             type: string;
+            /** @description The status in words */
             title: string;
+            /** @description The HTTP status, repeated */
             status: number;
+            /** @description What went wrong, for a person */
             detail: string;
-            /** @enum {string} */
+            /**
+             * @description The error code; GraphQL answers the same one in extensions.code
+             * @enum {string}
+             */
             code: "BAD_USER_INPUT" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_SERVER_ERROR" | "UNAVAILABLE";
+            /** @description The id of the request; the server log carries it too */
             requestId: string;
+            /** @description One entry per invalid field (validation failures only) */
             errors?: {
+                /** @description The field’s path, e.g. modelConfig.model */
                 field: string;
+                /** @description What is wrong with it */
                 message: string;
             }[];
         };
+        /** @description The knowledge base an agent retrieves passages from, with the defaults applied */
+        KnowledgeBaseConfig: {
+            /**
+             * Format: uuid
+             * @description A knowledge base of the same organization
+             */
+            knowledgeBaseId: string;
+            /** @description Passages retrieved per message, 1 to 20 (3 when it was not set) */
+            topK: number;
+            /** @description Minimum similarity of a passage, 0 to 1 (0 when it was not set) */
+            similarityThreshold: number;
+        };
         CreateApiKeyInput: {
+            /** @description 1 to 255 characters */
             name: string;
+            /** @description Start of the key value: 1 to 20 letters, digits, "_" or "-" */
             prefix: string;
             /**
              * Format: date-time
@@ -865,381 +1133,676 @@ export interface components {
             expiresAt?: string;
         };
         UpdateApiKeyInput: {
+            /** @description The update api key input’s name */
             name?: string;
+            /** @description false turns the key off; true turns it back on */
             isActive?: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Only an earlier expiry than the current one; null is accepted only on a key without one
+             */
             expiresAt?: string;
         };
         AddUserInput: {
-            /** Format: email */
+            /**
+             * Format: email
+             * @description An email address, unique in the organization (compared in lower case)
+             */
             email: string;
+            /** @description 1 to 255 characters; the part of the email before @ when absent */
             name?: string;
-            /** @enum {string} */
+            /**
+             * @description The new user’s role: owner, admin or member
+             * @enum {string}
+             */
             role: "owner" | "admin" | "member";
         };
         UpdateUserRoleInput: {
-            /** @enum {string} */
+            /**
+             * @description The new role: owner, admin or member
+             * @enum {string}
+             */
             role: "owner" | "admin" | "member";
         };
         CreateAgentInput: {
+            /** @description 1 to 128 characters */
             name: string;
+            /** @description At most 2000 characters */
             description?: string;
+            /** @description The system prompt, 1 to 10000 characters */
             instructions: string;
+            /** @description Business rules given to the model and never shown; at most 10000 characters */
             policy?: string;
+            /** @description The language model the agent answers with */
             modelConfig: components["schemas"]["ModelConfigInput"];
+            /** @description How the agent speaks on calls */
             voiceConfig?: components["schemas"]["VoiceConfigInput"];
+            /** @description Whether and how far the agent remembers earlier messages */
             memoryConfig?: components["schemas"]["MemoryConfigInput"];
-            metadata?: Record<string, never>;
+            /** @description Free-form */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description The knowledge base the agent retrieves passages from, and how many */
             knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfigInput"];
+            /** @description At most 5 */
             resolutionCriteria?: components["schemas"]["ResolutionCriterionInput"][];
         };
         UpdateAgentInput: {
+            /** @description The update agent input’s name */
             name?: string;
+            /** @description What the update agent input is for, in a sentence or two */
             description?: string;
+            /** @description The system prompt, 1 to 10000 characters */
             instructions?: string;
+            /** @description Business rules given to the model and never shown; at most 10000 characters */
             policy?: string;
+            /** @description The language model the agent answers with */
             modelConfig?: components["schemas"]["ModelConfigInput"];
+            /** @description How the agent speaks on calls */
             voiceConfig?: components["schemas"]["VoiceConfigInput"];
+            /** @description Whether and how far the agent remembers earlier messages */
             memoryConfig?: components["schemas"]["MemoryConfigInput"];
-            metadata?: Record<string, never>;
+            /** @description Free-form */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description The knowledge base the agent retrieves passages from, and how many */
             knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfigInput"];
+            /** @description At most 5 */
             resolutionCriteria?: components["schemas"]["ResolutionCriterionInput"][];
         };
         MessageArgs: {
+            /** @description 1 to 10000 characters */
             message: string;
         };
         StartConversationArgs: {
+            /** @description 1 to 255 characters; what conversation search matches */
             title?: string;
         };
         CreateKnowledgeBaseInput: {
+            /** @description 1 to 255 characters */
             name: string;
+            /** @description At most 2000 characters */
             description?: string;
         };
         AddDocumentInput: {
+            /** @description 1 to 255 characters */
             title: string;
+            /** @description The text: 1 to 1000000 characters */
             content: string;
-            /** @enum {string} */
+            /**
+             * @description text/plain (default) or text/markdown
+             * @enum {string}
+             */
             contentType?: "text/plain" | "text/markdown";
         };
         CreateAudienceInput: {
+            /** @description 1 to 255 characters */
             name: string;
+            /** @description At most 2000 characters */
             description?: string;
         };
         UpdateAudienceInput: {
+            /** @description The update audience input’s name */
             name?: string;
+            /** @description null removes the description */
             description?: string;
         };
         AudienceMembersInput: {
+            /** @description 1 to 1000 contact ids of the organization */
             contactIds: string[];
         };
         CreateContactInput: {
+            /** @description Full name, 1 to 255 characters */
             name?: string;
+            /** @description E.164: + and 7 to 15 digits */
             phone: string;
             /** @description IANA time zone, for example Europe/Paris */
             timeZone?: string;
-            attributes?: Record<string, never>;
+            /** @description Free-form attributes */
+            attributes?: {
+                [key: string]: unknown;
+            };
+            /** @description Default false */
             optedOut?: boolean;
         };
         ImportContactsInput: {
+            /** @description 1 to 10000 contacts */
             contacts: components["schemas"]["CreateContactInput"][];
         };
         UpdateContactInput: {
+            /** @description null removes the name */
             name?: string;
+            /** @description The phone number in E.164 form (+ and up to 15 digits) */
             phone?: string;
             /** @description IANA time zone, for example Europe/Paris */
             timeZone?: string;
-            attributes?: Record<string, never>;
+            /** @description Replaces the attributes */
+            attributes?: {
+                [key: string]: unknown;
+            };
+            /** @description true: the contact is never called again by any execution */
             optedOut?: boolean;
         };
         CreateBusinessEntityInput: {
+            /** @description A contact of the organization */
             contactId: string;
+            /** @description 1 to 64 characters, for example appointment */
             type: string;
+            /** @description 1 to 255 characters */
             name: string;
-            attributes?: Record<string, never>;
+            /** @description Free-form attributes */
+            attributes?: {
+                [key: string]: unknown;
+            };
         };
         UpdateBusinessEntityInput: {
+            /** @description Moves the record to another contact of the organization */
             contactId?: string;
+            /** @description 1 to 64 characters, for example appointment */
             type?: string;
+            /** @description The update business entity input’s name */
             name?: string;
-            attributes?: Record<string, never>;
+            /** @description Replaces the attributes */
+            attributes?: {
+                [key: string]: unknown;
+            };
         };
         UpdateOrganizationInput: {
+            /** @description 1 to 255 characters */
             name: string;
         };
         CreateTeamInput: {
+            /** @description 1 to 255 characters, unique in the organization */
             name: string;
         };
         UpdateTeamInput: {
+            /** @description 1 to 255 characters, unique in the organization */
             name?: string;
         };
         AddTeamMemberInput: {
+            /** @description A user of the organization */
             userId: string;
-            /** @enum {string} */
+            /**
+             * @description Default member
+             * @enum {string}
+             */
             role?: "lead" | "member";
         };
         CreateCallFlowInput: {
+            /** @description 1 to 255 characters */
             name: string;
+            /** @description At most 2000 characters */
             description?: string;
+            /** @description The steps of a call; exactly one of type start */
             nodes: components["schemas"]["CallFlowNodeInput"][];
+            /** @description At most 1000; default none */
             edges?: components["schemas"]["CallFlowEdgeInput"][];
         };
         UpdateCallFlowInput: {
+            /** @description The update call flow input’s name */
             name?: string;
+            /** @description What the update call flow input is for, in a sentence or two */
             description?: string;
+            /** @description The steps of a call; exactly one of type start */
             nodes?: components["schemas"]["CallFlowNodeInput"][];
+            /** @description At most 1000; default none */
             edges?: components["schemas"]["CallFlowEdgeInput"][];
         };
         CreateProgramInput: {
+            /** @description 1 to 255 characters */
             name: string;
-            /** @enum {string} */
+            /**
+             * @description campaign (runs when an execution is started) or live (calls on a date attribute); default campaign
+             * @enum {string}
+             */
             kind: "campaign" | "live";
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description An audience of the organization
+             */
             audienceId: string;
+            /** @description At most 2000 characters */
             description?: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description A call flow of the organization; exactly one of flowId and agentId
+             */
             flowId?: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description An agent of the organization, for a program without a flow
+             */
             agentId?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When executions may start at the earliest (ISO 8601, in the future); null for now
+             */
             scheduledStartAt?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description After scheduledStartAt
+             */
             scheduledStopAt?: string;
+            /** @description Any time when absent */
             callingWindow?: components["schemas"]["ProgramCallingWindowInput"];
+            /** @description 1 to 100; default 1 */
             maxConcurrentCalls?: number;
+            /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
+            /** @description At most 20 */
             autoPauseRules?: components["schemas"]["ProgramAutoPauseRuleInput"][];
+            /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
         };
         UpdateProgramInput: {
+            /** @description The update program input’s name */
             name?: string;
-            /** @enum {string} */
+            /**
+             * @description campaign (runs when an execution is started) or live (calls on a date attribute); default campaign
+             * @enum {string}
+             */
             kind?: "campaign" | "live";
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The id of the audience
+             */
             audienceId?: string;
+            /** @description At most 2000 characters */
             description?: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description A call flow of the organization; exactly one of flowId and agentId
+             */
             flowId?: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description An agent of the organization, for a program without a flow
+             */
             agentId?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When executions may start at the earliest (ISO 8601, in the future); null for now
+             */
             scheduledStartAt?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description After scheduledStartAt
+             */
             scheduledStopAt?: string;
+            /** @description Any time when absent */
             callingWindow?: components["schemas"]["ProgramCallingWindowInput"];
+            /** @description 1 to 100; default 1 */
             maxConcurrentCalls?: number;
+            /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
+            /** @description At most 20 */
             autoPauseRules?: components["schemas"]["ProgramAutoPauseRuleInput"][];
+            /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
         };
         StartExecutionInput: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Default: the program’s scheduledStartAt
+             */
             scheduledStartAt?: string;
         };
         /** @description A bearer token minted from an API key */
         AccessToken: {
+            /** @description The JWT to send as Authorization: Bearer */
             accessToken: string;
+            /** @description Always Bearer */
             tokenType: string;
             /** @description Seconds until the token expires */
             expiresIn: number;
         };
         /** @description An API key as returned once by its creation, with the full key value */
         CreatedApiKey: {
+            /** @description The created api key’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the created api key was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the created api key last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The created api key’s name */
             name: string;
             /** @description The prefix given at creation */
             keyPrefix: string;
+            /** @description Whether the key works */
             isActive: boolean;
+            /** @description When the key stops working (ISO 8601); null when it never expires */
             expiresAt?: string | null;
             /** @description The full key value. It is shown only in this response; store it safely. */
             secret: string;
         };
         /** @description A long-lived API key; its secret is shown only when it is created */
         ApiKey: {
+            /** @description The api key’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the api key was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the api key last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The api key’s name */
             name: string;
             /** @description The prefix given at creation */
             keyPrefix: string;
+            /** @description false turns the key off: it then answers 401 like an unknown key */
             isActive: boolean;
+            /** @description When the key stops working (ISO 8601); null when it never expires */
             expiresAt?: string | null;
         };
         /** @description The caller: the user behind the key or token */
         CurrentUser: {
+            /** @description The current user’s id (a UUID) */
             id: string;
+            /** @description The user’s email address (their login name) */
             email: string;
+            /** @description The current user’s name */
             name: string;
+            /** @description The id of the organization the current user belongs to */
             organizationId: string;
+            /** @description The caller’s organization */
             organization: components["schemas"]["OrganizationRef"];
         };
+        /** @description One page of a list of OrganizationUser items, and where it sits in the list */
         OrganizationUserPage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["OrganizationUser"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
         /** @description A user just added, with its first API key; the key’s secret is shown only in this answer */
         AddedUser: {
+            /** @description The user added */
             user: components["schemas"]["OrganizationUser"];
+            /** @description The new user’s first API key, with its secret (shown once) */
             apiKey: components["schemas"]["CreatedApiKey"];
         };
         /** @description A user of the caller’s organization, with its role */
         OrganizationUser: {
+            /** @description The organization user’s id (a UUID) */
             id: string;
+            /** @description The user’s email address (their login name) */
             email: string;
+            /** @description The organization user’s name */
             name: string;
-            /** @enum {string} */
+            /**
+             * @description owner, admin or member
+             * @enum {string}
+             */
             role: "owner" | "admin" | "member";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the organization user was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the organization user last changed (ISO 8601)
+             */
             updatedAt: string;
         };
         /** @description An AI agent; its policy is never shown */
         Agent: {
+            /** @description The agent’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the agent was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the agent last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The agent’s name */
             name: string;
+            /** @description What the agent is for, in a sentence or two */
             description?: string | null;
             /** @description The system prompt */
             instructions: string;
-            /** @enum {string} */
+            /**
+             * @description draft, active or archived
+             * @enum {string}
+             */
             status: "draft" | "active" | "archived";
             /** @description Starts at 1; every update adds one */
             version: number;
+            /** @description The language model the agent answers with */
             modelConfig: components["schemas"]["ModelConfig"];
+            /** @description How the agent speaks on calls; null when not set */
             voiceConfig?: components["schemas"]["VoiceConfig"] | null;
+            /** @description Whether and how far the agent remembers earlier messages of a conversation; null when not set */
             memoryConfig?: components["schemas"]["MemoryConfig"] | null;
+            /** @description Free-form JSON object the caller keeps with the agent */
             metadata?: {
                 [key: string]: unknown;
             } | null;
             /** @description {knowledgeBaseId, topK, similarityThreshold} */
-            knowledgeBaseConfig?: {
-                [key: string]: unknown;
-            } | null;
+            knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfig"] | null;
+            /** @description Up to 5 rules an ended conversation is evaluated against */
             resolutionCriteria: components["schemas"]["ResolutionCriterion"][];
             /** @description The user who created the agent */
             createdBy?: string | null;
             /** @description Set when the agent is deleted (archived); the record is kept */
             deletedAt?: string | null;
+            /** @description The id of the organization the agent belongs to */
             organizationId: string;
             /** @description Whether a policy is set; the policy itself is never shown */
             hasPolicy: boolean;
         };
         ModelConfigInput: {
+            /** @description <provider>/<model_name>, e.g. builtin/echo or openai/gpt-4o-mini */
             model: string;
-            modelSettings?: Record<string, never>;
-            providerOptions?: Record<string, never>;
+            /** @description temperature, maxOutputTokens (maxTokens; at most MODEL_MAX_OUTPUT_TOKENS), topP, ... */
+            modelSettings?: {
+                [key: string]: unknown;
+            };
+            /** @description Per provider, allow-listed: openai {user, reasoningEffort, textVerbosity}, anthropic {sendReasoning}, openaiCompatible {user, reasoningEffort, textVerbosity} */
+            providerOptions?: {
+                [key: string]: unknown;
+            };
         };
         VoiceConfigInput: {
-            /** @enum {string} */
+            /**
+             * @description batch, streaming or sts
+             * @enum {string}
+             */
             pipelineMode: "batch" | "streaming" | "sts";
+            /** @description The id of the voice */
             voiceId?: string;
-            /** @enum {string} */
+            /**
+             * @description The speech-to-speech provider when pipelineMode is sts; null otherwise
+             * @enum {string}
+             */
             stsProvider?: "openai" | "google";
         };
         MemoryConfigInput: {
+            /** @description Whether the model sees earlier messages at all */
             enabled: boolean;
+            /** @description 0 to 100 earlier messages the model sees; 10 when unset */
             lastMessages?: number;
+            /** @description Whether earlier messages are recalled by meaning too */
             semanticRecall?: boolean;
         };
         KnowledgeBaseConfigInput: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description A knowledge base of the same organization
+             */
             knowledgeBaseId: string;
+            /** @description Passages to retrieve, 1 to 20; default 3 */
             topK?: number;
+            /** @description Minimum similarity, 0 to 1; default 0 */
             similarityThreshold?: number;
         };
         ResolutionCriterionInput: {
+            /** @description 1 to 100 characters */
             label: string;
+            /** @description At most 1000 characters */
             description: string;
         };
+        /** @description One page of a list of Agent items, and where it sits in the list */
         AgentPage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["Agent"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
         /** @description The answer to a test message or a conversation message */
         MessageReply: {
+            /** @description The agent’s reply */
             response: string;
+            /** @description Tokens the reply cost (the hidden policy is not counted) */
             usage: components["schemas"]["Usage"];
         };
         /** @description Whether an ended conversation met one resolution criterion */
         CriterionOutcome: {
+            /** @description The criterion’s label */
             label: string;
+            /** @description Whether the conversation met the criterion */
             met: boolean;
+            /** @description Why the model judged it so */
             explanation: string;
         };
         /** @description Where a page sits in its list */
         PageMeta: {
+            /** @description This page’s number, from 1 */
             page: number;
+            /** @description Items per page asked for, 1 to 100 */
             limit: number;
+            /** @description Items in the whole list, over all pages */
             total: number;
+            /** @description Pages in the whole list at this limit (0 when it is empty) */
             totalPages: number;
+            /** @description Whether a page after this one has items */
             hasNextPage: boolean;
+            /** @description Whether this is not the first page */
             hasPreviousPage: boolean;
         };
         /** @description A conversation with an agent */
         Conversation: {
+            /** @description The conversation’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the conversation was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the conversation last changed (ISO 8601)
+             */
             updatedAt: string;
-            /** @enum {string} */
+            /**
+             * @description pending, active, ended, failed or archived
+             * @enum {string}
+             */
             status: "pending" | "active" | "ended" | "failed" | "archived";
+            /** @description A title for the conversation, 1 to 255 characters; what conversation search matches; null when none was given */
             title?: string | null;
             /** @description Set when the conversation ends */
             outcome?: components["schemas"]["CriterionOutcome"][] | null;
+            /** @description When the conversation was ended (ISO 8601); null while it goes on */
             endedAt?: string | null;
+            /** @description Messages stored so far, the user’s and the agent’s */
             messageCount: number;
+            /** @description The id of the agent */
             agentId: string;
+            /** @description The id of the organization the conversation belongs to */
             organizationId: string;
+            /** @description The agent the conversation is with */
             agent: components["schemas"]["Agent"];
         };
         /** @description A message of a conversation */
         Message: {
+            /** @description The message’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the message was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the message last changed (ISO 8601)
+             */
             updatedAt: string;
             /** @description Position in the conversation, from 1 */
             sequence: number;
-            /** @enum {string} */
+            /**
+             * @description user or assistant
+             * @enum {string}
+             */
             role: "user" | "assistant";
+            /** @description The message’s text */
             content: string;
+            /** @description Tokens the reply cost (assistant messages); null for user messages */
             usage?: components["schemas"]["Usage"] | null;
+            /** @description The model that wrote it (assistant messages); null for user messages */
             model?: string | null;
+            /** @description The id of the conversation */
             conversationId: string;
         };
+        /** @description One page of a list of Message items, and where it sits in the list */
         MessagePage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["Message"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
         /** @description A set of documents an agent retrieves passages from */
         KnowledgeBase: {
+            /** @description The knowledge base’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the knowledge base was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the knowledge base last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The knowledge base’s name */
             name: string;
+            /** @description What the knowledge base is for, in a sentence or two */
             description?: string | null;
+            /** @description The id of the organization the knowledge base belongs to */
             organizationId: string;
         };
         /** @description A document of a knowledge base */
         KnowledgeDocument: {
+            /** @description The knowledge document’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the knowledge document was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the knowledge document last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The document’s title */
             title: string;
             /** @description text/plain or text/markdown */
             contentType: string;
@@ -1247,37 +1810,63 @@ export interface components {
             content: string;
             /** @description Size of the content in UTF-8 bytes */
             sizeBytes: number;
-            /** @enum {string} */
+            /**
+             * @description processing, ready or failed
+             * @enum {string}
+             */
             status: "processing" | "ready" | "failed";
             /** @description Why processing failed */
             error?: string | null;
+            /** @description Passages the document was cut into */
             chunkCount: number;
+            /** @description The id of the knowledge base */
             knowledgeBaseId: string;
         };
+        /** @description One page of a list of Audience items, and where it sits in the list */
         AudiencePage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["Audience"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
         /** @description A named segment of contacts */
         Audience: {
+            /** @description The audience’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the audience was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the audience last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The id of the organization the audience belongs to */
             organizationId: string;
+            /** @description The audience’s name */
             name: string;
+            /** @description What the audience is for, in a sentence or two */
             description?: string | null;
             /** @description How many contacts are members */
             contactCount: number;
         };
         /** @description A person a campaign can call */
         Contact: {
+            /** @description The contact’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the contact was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the contact last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The id of the organization the contact belongs to */
             organizationId: string;
             /** @description Full name */
             name?: string | null;
@@ -1292,135 +1881,239 @@ export interface components {
             /** @description An opted-out contact is never called */
             optedOut: boolean;
         };
+        /** @description One page of a list of Contact items, and where it sits in the list */
         ContactPage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["Contact"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
+        /** @description One page of a list of BusinessEntity items, and where it sits in the list */
         BusinessEntityPage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["BusinessEntity"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
         /** @description A business record of a contact, such as an appointment or an invoice */
         BusinessEntity: {
+            /** @description The business entity’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the business entity was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the business entity last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The id of the organization the business entity belongs to */
             organizationId: string;
+            /** @description The id of the contact */
             contactId: string;
             /** @description What kind of record, for example appointment */
             type: string;
+            /** @description The business entity’s name */
             name: string;
             /** @description Free-form attributes (dates among them) */
             attributes: {
                 [key: string]: unknown;
             };
         };
+        /** @description The caller’s organization */
         Organization: {
+            /** @description The organization’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the organization was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the organization last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The organization’s name */
             name: string;
+            /** @description Credits left for calls; granted by the operator, spent by executions */
             creditBalance: number;
         };
+        /** @description One page of a list of CreditLedgerEntry items, and where it sits in the list */
         CreditLedgerPage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["CreditLedgerEntry"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
         /** @description A named group of users of the organization */
         Team: {
+            /** @description The team’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the team was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the team last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The id of the organization the team belongs to */
             organizationId: string;
+            /** @description The team’s name */
             name: string;
             /** @description Oldest membership first */
             members: components["schemas"]["TeamMember"][];
         };
         /** @description A call flow: the nodes a call walks and the edges between them */
         CallFlow: {
+            /** @description The call flow’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the call flow was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the call flow last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The id of the organization the call flow belongs to */
             organizationId: string;
+            /** @description The call flow’s name */
             name: string;
+            /** @description What the call flow is for, in a sentence or two */
             description?: string | null;
+            /** @description The steps of a call */
             nodes: components["schemas"]["FlowNode"][];
+            /** @description The moves between nodes */
             edges: components["schemas"]["FlowEdge"][];
         };
         CallFlowNodeInput: {
+            /** @description Unique within the flow; 1 to 64 characters */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description What the node does
+             * @enum {string}
+             */
             type: "start" | "say" | "ask" | "transfer" | "voicemail" | "end";
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description An agent of the organization
+             */
             agentId?: string;
+            /** @description At most 255 characters */
             label?: string;
         };
         CallFlowEdgeInput: {
+            /** @description Node id */
             from: string;
+            /** @description Node id */
             to: string;
+            /** @description An outcome label, e.g. "answered" */
             condition?: string;
         };
+        /** @description One page of a list of Program items, and where it sits in the list */
         ProgramPage: {
+            /** @description The items of this page, in the list’s order */
             data: components["schemas"]["Program"][];
+            /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
         /** @description A calling program: a campaign over an audience, or a live program driven by dates */
         Program: {
+            /** @description The program’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the program was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the program last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The id of the organization the program belongs to */
             organizationId: string;
+            /** @description The program’s name */
             name: string;
+            /** @description What the program is for, in a sentence or two */
             description?: string | null;
-            /** @enum {string} */
+            /**
+             * @description campaign or live
+             * @enum {string}
+             */
             kind: "campaign" | "live";
-            /** @enum {string} */
+            /**
+             * @description draft, active or archived
+             * @enum {string}
+             */
             status: "draft" | "active" | "archived";
+            /** @description When executions may start at the earliest (ISO 8601); null for now */
             scheduledStartAt?: string | null;
+            /** @description When executions stop at the latest (ISO 8601); null for no limit */
             scheduledStopAt?: string | null;
+            /** @description When calls may be placed; null for any time */
             callingWindow?: components["schemas"]["CallingWindow"] | null;
+            /** @description Calls placed at once at most, 1 to 100 */
             maxConcurrentCalls: number;
+            /** @description How failed calls are retried; null for no retries */
             retryPolicy: components["schemas"]["RetryPolicy"];
+            /** @description Rules that pause an execution when enough contacts reach a node */
             autoPauseRules: components["schemas"]["AutoPauseRule"][];
             /** @description Set for live programs */
             liveTrigger?: components["schemas"]["LiveTrigger"] | null;
+            /** @description The call flow each call follows; null when none was chosen */
             flow?: components["schemas"]["CallFlow"] | null;
             /** @description The agent of a program without a flow */
             agent?: components["schemas"]["Agent"] | null;
+            /** @description The contacts the program calls; null when none was chosen */
             audience?: components["schemas"]["Audience"] | null;
         };
         ProgramCallingWindowInput: {
+            /** @description HH:MM, 24-hour clock */
             startTime: string;
+            /** @description HH:MM, after startTime (exclusive); 24:00 is the end of the day */
             endTime: string;
+            /** @description ISO weekdays, 1 = Monday … 7 = Sunday; at least one, no repeats */
             daysOfWeek: number[];
         };
         ProgramRetryPolicyInput: {
+            /** @description 1 to 10 */
             maxAttempts: number;
+            /** @description 0 to 10080 minutes (a week) */
             retryDelayMinutes: number;
         };
         ProgramAutoPauseRuleInput: {
+            /** @description A node of the program’s flow */
             nodeId: string;
+            /** @description At least 1 */
             threshold: number;
+            /** @description A resume starts the count again */
             resetOnResume: boolean;
         };
         ProgramLiveTriggerInput: {
+            /** @description Name of the date attribute, 1 to 64 characters */
             attribute: string;
-            /** @enum {string} */
+            /**
+             * @description "contact" or "entity"
+             * @enum {string}
+             */
             source: "contact" | "entity";
+            /** @description Required for source "entity" */
             entityType?: string;
+            /** @description -365 to 365 days relative to the date */
             offsetDays: number;
+            /** @description HH:MM in the contact’s time zone */
             timeOfDay: string;
         };
+        /** @description Pauses an execution when a number of contacts reached a flow node */
         AutoPauseRule: {
             /** @description Identifier of a flow node */
             nodeId: string;
@@ -1429,8 +2122,59 @@ export interface components {
             /** @description A resume starts the count again */
             resetOnResume: boolean;
         };
+        /** @description A run of a program over its contacts */
+        Execution: {
+            /** @description The execution’s id (a UUID) */
+            id: string;
+            /** @description The id of the program */
+            programId: string;
+            /** @description The id of the organization the execution belongs to */
+            organizationId: string;
+            /** @description The id of the audience */
+            audienceId?: string | null;
+            /** @description The id of the flow */
+            flowId?: string | null;
+            /**
+             * @description Where the execution is in its state machine
+             * @enum {string}
+             */
+            status: "scheduled" | "running" | "paused" | "paused_no_credits" | "paused_threshold" | "completed" | "stopped" | "cancelled";
+            /** @description Contacts the execution calls: its audience’s contacts that had not opted out when it was created */
+            totalContacts: number;
+            /** @description Contacts called to the end of the flow */
+            contactsCompleted: number;
+            /** @description Contacts whose call failed after every retry */
+            contactsFailed: number;
+            /** @description Contacts not called yet; the four counters add up to totalContacts */
+            contactsPending: number;
+            /** @description Contacts being called now */
+            contactsInProgress: number;
+            /** @description When the execution is to start (ISO 8601); null to start when asked */
+            scheduledStartAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the execution last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description When the execution is to stop at the latest (ISO 8601); null for no limit */
+            scheduledStopAt?: string | null;
+            /** @description When the execution started running (ISO 8601); null before */
+            actualStartAt?: string | null;
+            /** @description When the execution reached a final state (ISO 8601); null before */
+            actualEndAt?: string | null;
+            /** @description The program’s auto-pause rules as they were when the execution was created */
+            autoPauseRules: components["schemas"]["AutoPauseRule"][];
+            /** @description Credits this execution has spent on calls */
+            creditsSpent: number;
+        };
         /** @description The outcome of resyncing a live program's triggers with its audience */
         TriggerSync: {
+            /** @description The id of the program */
             programId: string;
             /** @description Pending triggers created */
             created: number;
@@ -1438,11 +2182,14 @@ export interface components {
             cancelled: number;
             /** @description Pending triggers after the sync */
             pending: number;
+            /** @description The program whose triggers were synced */
             program: components["schemas"]["Program"];
         };
         /** @description The organization a user belongs to */
         OrganizationRef: {
+            /** @description The organization ref’s id (a UUID) */
             id: string;
+            /** @description The organization ref’s name */
             name: string;
         };
         /** @description The language model of an agent */
@@ -1453,38 +2200,58 @@ export interface components {
             modelSettings?: {
                 [key: string]: unknown;
             } | null;
+            /** @description Per-provider options, allow-listed per provider; null when not set */
             providerOptions?: {
                 [key: string]: unknown;
             } | null;
         };
+        /** @description How an agent speaks on calls */
         VoiceConfig: {
-            /** @enum {string} */
+            /**
+             * @description batch, streaming or sts
+             * @enum {string}
+             */
             pipelineMode: "batch" | "streaming" | "sts";
+            /** @description The voice to speak with, 1 to 200 characters; null for the provider’s default */
             voiceId?: string | null;
+            /** @description The speech-to-speech provider when pipelineMode is sts; null otherwise */
             stsProvider?: ("openai" | "google") | null;
         };
+        /** @description Whether and how far an agent remembers earlier messages of a conversation */
         MemoryConfig: {
+            /** @description Whether the model sees earlier messages at all */
             enabled: boolean;
-            /** @description How many earlier messages the model sees; 10 when unset */
-            lastMessages?: number | null;
+            /** @description How many earlier messages the model sees, 0 to 100; 10 when the agent was created without it */
+            lastMessages: number;
+            /** @description Whether earlier messages are recalled by meaning too; null when not set */
             semanticRecall?: boolean | null;
         };
         /** @description A rule used to evaluate how a conversation ended */
         ResolutionCriterion: {
+            /** @description A short name for the criterion, 1 to 100 characters */
             label: string;
+            /** @description What the criterion asks of a conversation, at most 1000 characters */
             description: string;
         };
         /** @description Tokens a model reply cost */
         Usage: {
+            /** @description Tokens of the prompt (the hidden policy is not counted) */
             inputTokens: number;
+            /** @description Tokens of the reply */
             outputTokens: number;
+            /** @description inputTokens plus outputTokens */
             totalTokens: number;
+            /** @description The model that answered, <provider>/<model_name> */
             model: string;
         };
         /** @description A movement of the organization’s credits */
         CreditLedgerEntry: {
+            /** @description The credit ledger entry’s id (a UUID) */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description grant or spend
+             * @enum {string}
+             */
             kind: "grant" | "spend";
             /** @description Positive for a grant, negative for a spend */
             amount: number;
@@ -1494,24 +2261,37 @@ export interface components {
             reason?: string | null;
             /** @description The execution whose calls a spend paid for */
             executionId?: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the credit ledger entry was created (ISO 8601)
+             */
             createdAt: string;
         };
         /** @description A user of the organization in a team */
         TeamMember: {
+            /** @description The user */
             user: components["schemas"]["User"];
-            /** @enum {string} */
+            /**
+             * @description lead or member
+             * @enum {string}
+             */
             role: "lead" | "member";
         };
+        /** @description One step of a call flow */
         FlowNode: {
             /** @description Unique within the flow; 1 to 64 characters */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description What the node does
+             * @enum {string}
+             */
             type: "start" | "say" | "ask" | "transfer" | "voicemail" | "end";
             /** @description The agent that speaks at this node */
             agentId?: string | null;
+            /** @description What the node says or asks, or its name */
             label?: string | null;
         };
+        /** @description A move from one call flow node to another */
         FlowEdge: {
             /** @description Node id */
             from: string;
@@ -1520,6 +2300,7 @@ export interface components {
             /** @description An outcome label, e.g. "answered", "no_answer" */
             condition?: string | null;
         };
+        /** @description When calls may be placed, in each contact’s own time zone */
         CallingWindow: {
             /** @description HH:MM, 24-hour clock */
             startTime: string;
@@ -1528,12 +2309,14 @@ export interface components {
             /** @description ISO weekdays, 1 = Monday … 7 = Sunday */
             daysOfWeek: number[];
         };
+        /** @description How failed calls are retried */
         RetryPolicy: {
             /** @description Calls per contact at most, 1 to 10 */
             maxAttempts: number;
             /** @description Wait between attempts, 0 to 10080 minutes */
             retryDelayMinutes: number;
         };
+        /** @description When a live program calls a contact: a date attribute of the contact (or of a business record), offset by days */
         LiveTrigger: {
             /** @description Name of the date attribute (YYYY-MM-DD or ISO date-time) */
             attribute: string;
@@ -1546,13 +2329,23 @@ export interface components {
             /** @description HH:MM in the contact’s time zone */
             timeOfDay: string;
         };
+        /** @description A user of the organization */
         User: {
+            /** @description The user’s id (a UUID) */
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the user was created (ISO 8601)
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the user last changed (ISO 8601)
+             */
             updatedAt: string;
+            /** @description The user’s email address (their login name) */
             email: string;
+            /** @description The user’s name */
             name: string;
         };
     };
@@ -1596,6 +2389,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "accessToken": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJl",
+                     *       "tokenType": "Bearer",
+                     *       "expiresIn": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["AccessToken"];
                 };
             };
@@ -1609,6 +2409,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1622,6 +2438,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1635,6 +2461,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1649,6 +2485,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1662,6 +2508,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1676,6 +2532,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1700,7 +2566,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "apiKeys": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "name": "Front desk agent",
+                     *           "keyPrefix": "Example keyPrefix",
+                     *           "isActive": true,
+                     *           "expiresAt": "2026-11-24T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
+                        /** @description The caller’s API keys, without their secrets */
                         apiKeys: components["schemas"]["ApiKey"][];
                     };
                 };
@@ -1715,6 +2597,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1728,6 +2626,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1742,6 +2650,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1755,6 +2673,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1769,6 +2697,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1784,8 +2722,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateApiKeyInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "prefix": "gw_live",
+                 *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateApiKeyInput"];
             };
         };
@@ -1801,6 +2747,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "keyPrefix": "Example keyPrefix",
+                     *       "isActive": true,
+                     *       "expiresAt": "2026-11-24T09:30:00.000Z",
+                     *       "secret": "gw_live_3kT9qLm2Xv8RbN4cYp7ZwA1sDf6GhJ0e"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
@@ -1814,6 +2772,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1827,6 +2801,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1840,6 +2824,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1853,6 +2847,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1866,6 +2870,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1880,6 +2894,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1893,6 +2917,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1907,6 +2941,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1917,6 +2961,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The API key’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -1933,6 +2978,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "keyPrefix": "Example keyPrefix",
+                     *       "isActive": true,
+                     *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
@@ -1946,6 +3002,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1959,6 +3031,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1972,6 +3054,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1986,6 +3078,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1999,6 +3101,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2013,6 +3125,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2023,12 +3145,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The API key’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateApiKeyInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "isActive": true,
+                 *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateApiKeyInput"];
             };
         };
@@ -2043,6 +3174,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "keyPrefix": "Example keyPrefix",
+                     *       "isActive": true,
+                     *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
@@ -2056,6 +3198,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2069,6 +3227,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2082,6 +3250,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2095,6 +3273,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2108,6 +3296,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2121,6 +3319,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2135,6 +3343,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2148,6 +3366,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2162,6 +3390,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2172,6 +3410,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The API key’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -2188,7 +3427,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "What are your opening hours?"
+                     *     }
+                     */
                     "application/json": {
+                        /** @description What was done, in words */
                         message: string;
                     };
                 };
@@ -2203,6 +3448,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2216,6 +3477,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2229,6 +3500,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2242,6 +3523,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2256,6 +3547,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2269,6 +3570,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2283,6 +3594,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2307,6 +3628,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "email": "ada@example.com",
+                     *       "name": "Front desk agent",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organization": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CurrentUser"];
                 };
             };
@@ -2320,6 +3653,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2333,6 +3682,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2347,6 +3706,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2360,6 +3729,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2374,6 +3753,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2382,10 +3771,15 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
             };
             header?: never;
@@ -2404,6 +3798,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "email": "ada@example.com",
+                     *           "name": "Front desk agent",
+                     *           "role": "owner",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrganizationUserPage"];
                 };
             };
@@ -2417,6 +3833,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2430,6 +3862,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2444,6 +3886,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2457,6 +3909,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2471,6 +3933,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2483,8 +3955,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A AddUserInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "name": "Front desk agent",
+                 *       "role": "owner"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AddUserInput"];
             };
         };
@@ -2499,6 +3979,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "email": "ada@example.com",
+                     *         "name": "Front desk agent",
+                     *         "role": "owner",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "apiKey": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "keyPrefix": "Example keyPrefix",
+                     *         "isActive": true,
+                     *         "expiresAt": "2026-11-24T09:30:00.000Z",
+                     *         "secret": "gw_live_3kT9qLm2Xv8RbN4cYp7ZwA1sDf6GhJ0e"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["AddedUser"];
                 };
             };
@@ -2512,6 +4014,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2525,6 +4043,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2538,6 +4066,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2551,6 +4089,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2564,6 +4112,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2577,6 +4135,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2591,6 +4159,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2604,6 +4182,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2618,6 +4206,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2628,12 +4226,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The user’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateUserRoleInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "owner"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateUserRoleInput"];
             };
         };
@@ -2648,6 +4253,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "email": "ada@example.com",
+                     *       "name": "Front desk agent",
+                     *       "role": "owner",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrganizationUser"];
                 };
             };
@@ -2661,6 +4276,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2674,6 +4305,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2687,6 +4328,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2700,6 +4351,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2713,6 +4374,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2726,6 +4397,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2739,6 +4420,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2753,6 +4444,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2766,6 +4467,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2780,6 +4491,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2790,6 +4511,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The user’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -2806,7 +4528,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "What are your opening hours?"
+                     *     }
+                     */
                     "application/json": {
+                        /** @description What was done, in words */
                         message: string;
                     };
                 };
@@ -2821,6 +4549,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2834,6 +4578,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2847,6 +4601,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2860,6 +4624,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2873,6 +4647,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2886,6 +4670,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2900,6 +4694,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2913,6 +4717,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2927,6 +4741,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2935,11 +4759,17 @@ export interface operations {
     listAgents: {
         parameters: {
             query?: {
+                /** @description Only items in this state */
                 status?: "draft" | "active" | "archived";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
             };
             header?: never;
@@ -2958,6 +4788,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *           "status": "draft",
+                     *           "version": 1,
+                     *           "modelConfig": {
+                     *             "model": "builtin/echo",
+                     *             "modelSettings": {
+                     *               "source": "crm"
+                     *             },
+                     *             "providerOptions": {
+                     *               "source": "crm"
+                     *             }
+                     *           },
+                     *           "voiceConfig": {
+                     *             "pipelineMode": "batch",
+                     *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "stsProvider": "openai"
+                     *           },
+                     *           "memoryConfig": {
+                     *             "enabled": true,
+                     *             "lastMessages": 3,
+                     *             "semanticRecall": true
+                     *           },
+                     *           "metadata": {
+                     *             "source": "crm"
+                     *           },
+                     *           "knowledgeBaseConfig": {
+                     *             "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "topK": 1,
+                     *             "similarityThreshold": 0.2
+                     *           },
+                     *           "resolutionCriteria": [
+                     *             {
+                     *               "label": "Booked an appointment",
+                     *               "description": "Answers questions about opening hours and bookings"
+                     *             }
+                     *           ],
+                     *           "createdBy": "Example createdBy",
+                     *           "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "hasPolicy": true
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["AgentPage"];
                 };
             };
@@ -2971,6 +4862,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2984,6 +4891,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2998,6 +4915,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3011,6 +4938,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3025,6 +4962,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3040,8 +4987,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateAgentInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                 *       "policy": "Never quote prices over the phone.",
+                 *       "modelConfig": {
+                 *         "model": "builtin/echo",
+                 *         "modelSettings": {
+                 *           "source": "crm"
+                 *         },
+                 *         "providerOptions": {
+                 *           "source": "crm"
+                 *         }
+                 *       },
+                 *       "voiceConfig": {
+                 *         "pipelineMode": "batch",
+                 *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *         "stsProvider": "openai"
+                 *       },
+                 *       "memoryConfig": {
+                 *         "enabled": true,
+                 *         "lastMessages": 3,
+                 *         "semanticRecall": true
+                 *       },
+                 *       "metadata": {
+                 *         "source": "crm"
+                 *       },
+                 *       "knowledgeBaseConfig": {
+                 *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *         "topK": 1,
+                 *         "similarityThreshold": 0.2
+                 *       },
+                 *       "resolutionCriteria": [
+                 *         {
+                 *           "label": "Booked an appointment",
+                 *           "description": "Answers questions about opening hours and bookings"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateAgentInput"];
             };
         };
@@ -3057,6 +5046,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "status": "draft",
+                     *       "version": 1,
+                     *       "modelConfig": {
+                     *         "model": "builtin/echo",
+                     *         "modelSettings": {
+                     *           "source": "crm"
+                     *         },
+                     *         "providerOptions": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
+                     *       "voiceConfig": {
+                     *         "pipelineMode": "batch",
+                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "stsProvider": "openai"
+                     *       },
+                     *       "memoryConfig": {
+                     *         "enabled": true,
+                     *         "lastMessages": 3,
+                     *         "semanticRecall": true
+                     *       },
+                     *       "metadata": {
+                     *         "source": "crm"
+                     *       },
+                     *       "knowledgeBaseConfig": {
+                     *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "topK": 1,
+                     *         "similarityThreshold": 0.2
+                     *       },
+                     *       "resolutionCriteria": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
+                     *       "createdBy": "Example createdBy",
+                     *       "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "hasPolicy": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
@@ -3070,6 +5108,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3083,6 +5137,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3096,6 +5160,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3109,6 +5183,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3122,6 +5206,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3135,6 +5229,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3148,6 +5252,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3162,6 +5276,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3175,6 +5299,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3189,6 +5323,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3199,6 +5343,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The agent’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -3215,6 +5360,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "status": "draft",
+                     *       "version": 1,
+                     *       "modelConfig": {
+                     *         "model": "builtin/echo",
+                     *         "modelSettings": {
+                     *           "source": "crm"
+                     *         },
+                     *         "providerOptions": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
+                     *       "voiceConfig": {
+                     *         "pipelineMode": "batch",
+                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "stsProvider": "openai"
+                     *       },
+                     *       "memoryConfig": {
+                     *         "enabled": true,
+                     *         "lastMessages": 3,
+                     *         "semanticRecall": true
+                     *       },
+                     *       "metadata": {
+                     *         "source": "crm"
+                     *       },
+                     *       "knowledgeBaseConfig": {
+                     *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "topK": 1,
+                     *         "similarityThreshold": 0.2
+                     *       },
+                     *       "resolutionCriteria": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
+                     *       "createdBy": "Example createdBy",
+                     *       "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "hasPolicy": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
@@ -3228,6 +5422,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3241,6 +5451,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3254,6 +5474,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3268,6 +5498,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3281,6 +5521,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3295,6 +5545,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3305,12 +5565,55 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The agent’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateAgentInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                 *       "policy": "Never quote prices over the phone.",
+                 *       "modelConfig": {
+                 *         "model": "builtin/echo",
+                 *         "modelSettings": {
+                 *           "source": "crm"
+                 *         },
+                 *         "providerOptions": {
+                 *           "source": "crm"
+                 *         }
+                 *       },
+                 *       "voiceConfig": {
+                 *         "pipelineMode": "batch",
+                 *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *         "stsProvider": "openai"
+                 *       },
+                 *       "memoryConfig": {
+                 *         "enabled": true,
+                 *         "lastMessages": 3,
+                 *         "semanticRecall": true
+                 *       },
+                 *       "metadata": {
+                 *         "source": "crm"
+                 *       },
+                 *       "knowledgeBaseConfig": {
+                 *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *         "topK": 1,
+                 *         "similarityThreshold": 0.2
+                 *       },
+                 *       "resolutionCriteria": [
+                 *         {
+                 *           "label": "Booked an appointment",
+                 *           "description": "Answers questions about opening hours and bookings"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateAgentInput"];
             };
         };
@@ -3325,6 +5628,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "status": "draft",
+                     *       "version": 1,
+                     *       "modelConfig": {
+                     *         "model": "builtin/echo",
+                     *         "modelSettings": {
+                     *           "source": "crm"
+                     *         },
+                     *         "providerOptions": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
+                     *       "voiceConfig": {
+                     *         "pipelineMode": "batch",
+                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "stsProvider": "openai"
+                     *       },
+                     *       "memoryConfig": {
+                     *         "enabled": true,
+                     *         "lastMessages": 3,
+                     *         "semanticRecall": true
+                     *       },
+                     *       "metadata": {
+                     *         "source": "crm"
+                     *       },
+                     *       "knowledgeBaseConfig": {
+                     *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "topK": 1,
+                     *         "similarityThreshold": 0.2
+                     *       },
+                     *       "resolutionCriteria": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
+                     *       "createdBy": "Example createdBy",
+                     *       "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "hasPolicy": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
@@ -3338,6 +5690,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3351,6 +5719,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3364,6 +5742,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3377,6 +5765,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3390,6 +5788,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3403,6 +5811,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3416,6 +5834,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3430,6 +5858,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3443,6 +5881,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3457,6 +5905,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3467,6 +5925,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The agent’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -3483,6 +5942,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "status": "draft",
+                     *       "version": 1,
+                     *       "modelConfig": {
+                     *         "model": "builtin/echo",
+                     *         "modelSettings": {
+                     *           "source": "crm"
+                     *         },
+                     *         "providerOptions": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
+                     *       "voiceConfig": {
+                     *         "pipelineMode": "batch",
+                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "stsProvider": "openai"
+                     *       },
+                     *       "memoryConfig": {
+                     *         "enabled": true,
+                     *         "lastMessages": 3,
+                     *         "semanticRecall": true
+                     *       },
+                     *       "metadata": {
+                     *         "source": "crm"
+                     *       },
+                     *       "knowledgeBaseConfig": {
+                     *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "topK": 1,
+                     *         "similarityThreshold": 0.2
+                     *       },
+                     *       "resolutionCriteria": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
+                     *       "createdBy": "Example createdBy",
+                     *       "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "hasPolicy": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
@@ -3496,6 +6004,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3509,6 +6033,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3522,6 +6056,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3535,6 +6079,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3548,6 +6102,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3562,6 +6126,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3575,6 +6149,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3589,6 +6173,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3599,6 +6193,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The agent’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -3615,6 +6210,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "status": "draft",
+                     *       "version": 1,
+                     *       "modelConfig": {
+                     *         "model": "builtin/echo",
+                     *         "modelSettings": {
+                     *           "source": "crm"
+                     *         },
+                     *         "providerOptions": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
+                     *       "voiceConfig": {
+                     *         "pipelineMode": "batch",
+                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "stsProvider": "openai"
+                     *       },
+                     *       "memoryConfig": {
+                     *         "enabled": true,
+                     *         "lastMessages": 3,
+                     *         "semanticRecall": true
+                     *       },
+                     *       "metadata": {
+                     *         "source": "crm"
+                     *       },
+                     *       "knowledgeBaseConfig": {
+                     *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "topK": 1,
+                     *         "similarityThreshold": 0.2
+                     *       },
+                     *       "resolutionCriteria": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
+                     *       "createdBy": "Example createdBy",
+                     *       "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "hasPolicy": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
@@ -3628,6 +6272,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3641,6 +6301,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3654,6 +6324,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3667,6 +6347,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3680,6 +6370,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3693,6 +6393,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3707,6 +6417,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3720,6 +6440,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3734,6 +6464,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3744,12 +6484,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The agent’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A MessageArgs as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "message": "What are your opening hours?"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageArgs"];
             };
         };
@@ -3764,6 +6511,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "response": "We are open Monday to Friday, 9:00 to 17:00.",
+                     *       "usage": {
+                     *         "inputTokens": 3,
+                     *         "outputTokens": 3,
+                     *         "totalTokens": 3,
+                     *         "model": "builtin/echo"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["MessageReply"];
                 };
             };
@@ -3777,6 +6535,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3790,6 +6564,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3803,6 +6587,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3816,6 +6610,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3829,6 +6633,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3842,6 +6656,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3855,6 +6679,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3869,6 +6703,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3882,6 +6726,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3896,6 +6750,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3904,15 +6768,22 @@ export interface operations {
     listConversations: {
         parameters: {
             query?: {
+                /** @description Only items in this state */
                 status?: "pending" | "active" | "ended" | "failed" | "archived";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
             };
             header?: never;
             path: {
+                /** @description The agent’s id (a UUID); one of another organization answers 404 like an unknown one */
                 agentId: string;
             };
             cookie?: never;
@@ -3929,23 +6800,72 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "status": "pending",
+                     *           "title": "Opening hours question",
+                     *           "outcome": [
+                     *             {
+                     *               "label": "Booked an appointment",
+                     *               "met": true,
+                     *               "explanation": "The caller agreed to a time on Tuesday."
+                     *             }
+                     *           ],
+                     *           "endedAt": "2026-11-24T09:30:00.000Z",
+                     *           "messageCount": 3,
+                     *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description The items of this page, in the list’s order */
                         data: {
+                            /** @description The conversation’s id (a UUID) */
                             id: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description When the conversation was created (ISO 8601)
+                             */
                             createdAt: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description When the conversation last changed (ISO 8601)
+                             */
                             updatedAt: string;
-                            /** @enum {string} */
+                            /**
+                             * @description pending, active, ended, failed or archived
+                             * @enum {string}
+                             */
                             status: "pending" | "active" | "ended" | "failed" | "archived";
+                            /** @description A title for the conversation, 1 to 255 characters; what conversation search matches; null when none was given */
                             title?: string | null;
                             /** @description Set when the conversation ends */
                             outcome?: components["schemas"]["CriterionOutcome"][] | null;
+                            /** @description When the conversation was ended (ISO 8601); null while it goes on */
                             endedAt?: string | null;
+                            /** @description Messages stored so far, the user’s and the agent’s */
                             messageCount: number;
+                            /** @description The id of the agent */
                             agentId: string;
+                            /** @description The id of the organization the conversation belongs to */
                             organizationId: string;
                         }[];
+                        /** @description Where this page sits in the list */
                         meta: components["schemas"]["PageMeta"];
                     };
                 };
@@ -3960,6 +6880,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3973,6 +6909,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3986,6 +6932,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4000,6 +6956,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4013,6 +6979,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4027,6 +7003,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4040,12 +7026,19 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The agent’s id (a UUID); one of another organization answers 404 like an unknown one */
                 agentId: string;
             };
             cookie?: never;
         };
+        /** @description A StartConversationArgs as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Opening hours question"
+                 *     }
+                 */
                 "application/json": components["schemas"]["StartConversationArgs"];
             };
         };
@@ -4062,6 +7055,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Conversation"] & {
+                        /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
                     };
                 };
@@ -4076,6 +7070,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4089,6 +7099,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4102,6 +7122,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4115,6 +7145,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4128,6 +7168,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4141,6 +7191,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4154,6 +7214,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4168,6 +7238,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4181,6 +7261,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4195,6 +7285,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4205,6 +7305,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The conversation’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -4222,6 +7323,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Conversation"] & {
+                        /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
                     };
                 };
@@ -4236,6 +7338,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4249,6 +7367,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4262,6 +7390,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4276,6 +7414,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4289,6 +7437,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4303,6 +7461,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4311,11 +7479,14 @@ export interface operations {
     listMessages: {
         parameters: {
             query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
             };
             header?: never;
             path: {
+                /** @description The conversation’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -4332,6 +7503,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "sequence": 3,
+                     *           "role": "user",
+                     *           "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *           "usage": {
+                     *             "inputTokens": 3,
+                     *             "outputTokens": 3,
+                     *             "totalTokens": 3,
+                     *             "model": "builtin/echo"
+                     *           },
+                     *           "model": "builtin/echo",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["MessagePage"];
                 };
             };
@@ -4345,6 +7546,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4358,6 +7575,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4371,6 +7598,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4385,6 +7622,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4398,6 +7645,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4412,6 +7669,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4422,12 +7689,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The conversation’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A MessageArgs as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "message": "What are your opening hours?"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageArgs"];
             };
         };
@@ -4442,6 +7716,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "response": "We are open Monday to Friday, 9:00 to 17:00.",
+                     *       "usage": {
+                     *         "inputTokens": 3,
+                     *         "outputTokens": 3,
+                     *         "totalTokens": 3,
+                     *         "model": "builtin/echo"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["MessageReply"];
                 };
             };
@@ -4455,6 +7740,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4468,6 +7769,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4481,6 +7792,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4494,6 +7815,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4507,6 +7838,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4520,6 +7861,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4533,6 +7884,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4547,6 +7908,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4560,6 +7931,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4574,6 +7955,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4584,6 +7975,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The conversation’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -4601,6 +7993,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Conversation"] & {
+                        /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
                     };
                 };
@@ -4615,6 +8008,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4628,6 +8037,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4641,6 +8060,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4654,6 +8083,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4667,6 +8106,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4680,6 +8129,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4694,6 +8153,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4707,6 +8176,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4721,6 +8200,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4745,7 +8234,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
+                        /** @description The items of this page, in the list’s order */
                         data: components["schemas"]["KnowledgeBase"][];
                     };
                 };
@@ -4760,6 +8264,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4773,6 +8293,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4787,6 +8317,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4800,6 +8340,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4814,6 +8364,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4826,8 +8386,15 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateKnowledgeBaseInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "description": "Answers questions about opening hours and bookings"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateKnowledgeBaseInput"];
             };
         };
@@ -4842,6 +8409,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *     }
+                     */
                     "application/json": components["schemas"]["KnowledgeBase"];
                 };
             };
@@ -4855,6 +8432,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4868,6 +8461,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4881,6 +8484,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4894,6 +8507,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4907,6 +8530,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4921,6 +8554,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4934,6 +8577,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4948,6 +8601,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4958,6 +8621,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -4974,6 +8638,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *     }
+                     */
                     "application/json": components["schemas"]["KnowledgeBase"];
                 };
             };
@@ -4987,6 +8661,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5000,6 +8690,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5013,6 +8713,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5027,6 +8737,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5040,6 +8760,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5054,6 +8784,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5064,6 +8804,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -5091,6 +8832,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5104,6 +8861,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5117,6 +8884,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5130,6 +8907,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5143,6 +8930,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5157,6 +8954,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5170,6 +8977,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5184,6 +9001,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5192,12 +9019,16 @@ export interface operations {
     listDocuments: {
         parameters: {
             query?: {
+                /** @description Only items in this state */
                 status?: "processing" | "ready" | "failed";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
             };
             header?: never;
             path: {
+                /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
                 kbId: string;
             };
             cookie?: never;
@@ -5214,25 +9045,66 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "title": "Opening hours question",
+                     *           "contentType": "text/plain",
+                     *           "sizeBytes": 3,
+                     *           "status": "processing",
+                     *           "error": "Example error",
+                     *           "chunkCount": 3,
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description The items of this page, in the list’s order */
                         data: {
+                            /** @description The knowledge document’s id (a UUID) */
                             id: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description When the knowledge document was created (ISO 8601)
+                             */
                             createdAt: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description When the knowledge document last changed (ISO 8601)
+                             */
                             updatedAt: string;
+                            /** @description The document’s title */
                             title: string;
                             /** @description text/plain or text/markdown */
                             contentType: string;
                             /** @description Size of the content in UTF-8 bytes */
                             sizeBytes: number;
-                            /** @enum {string} */
+                            /**
+                             * @description processing, ready or failed
+                             * @enum {string}
+                             */
                             status: "processing" | "ready" | "failed";
                             /** @description Why processing failed */
                             error?: string | null;
+                            /** @description Passages the document was cut into */
                             chunkCount: number;
+                            /** @description The id of the knowledge base */
                             knowledgeBaseId: string;
                         }[];
+                        /** @description Where this page sits in the list */
                         meta: components["schemas"]["PageMeta"];
                     };
                 };
@@ -5247,6 +9119,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5260,6 +9148,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5273,6 +9171,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5287,6 +9195,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5300,6 +9218,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5314,6 +9242,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5324,12 +9262,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
                 kbId: string;
             };
             cookie?: never;
         };
+        /** @description A AddDocumentInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Opening hours question",
+                 *       "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                 *       "contentType": "text/plain"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AddDocumentInput"];
             };
         };
@@ -5344,6 +9291,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "title": "Opening hours question",
+                     *       "contentType": "text/plain",
+                     *       "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *       "sizeBytes": 3,
+                     *       "status": "processing",
+                     *       "error": "Example error",
+                     *       "chunkCount": 3,
+                     *       "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *     }
+                     */
                     "application/json": components["schemas"]["KnowledgeDocument"];
                 };
             };
@@ -5357,6 +9319,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5370,6 +9348,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5383,6 +9371,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5396,6 +9394,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5409,6 +9417,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5422,6 +9440,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5435,6 +9463,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5449,6 +9487,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5462,6 +9510,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5476,6 +9534,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5486,7 +9554,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
                 kbId: string;
+                /** @description The document’s id (a UUID); one of another organization answers 404 like an unknown one */
                 docId: string;
             };
             cookie?: never;
@@ -5503,6 +9573,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "title": "Opening hours question",
+                     *       "contentType": "text/plain",
+                     *       "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *       "sizeBytes": 3,
+                     *       "status": "processing",
+                     *       "error": "Example error",
+                     *       "chunkCount": 3,
+                     *       "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *     }
+                     */
                     "application/json": components["schemas"]["KnowledgeDocument"];
                 };
             };
@@ -5516,6 +9601,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5529,6 +9630,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5542,6 +9653,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5556,6 +9677,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5569,6 +9700,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5583,6 +9724,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5591,10 +9742,15 @@ export interface operations {
     listAudiences: {
         parameters: {
             query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
             };
             header?: never;
@@ -5613,6 +9769,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "contactCount": 3
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["AudiencePage"];
                 };
             };
@@ -5626,6 +9805,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5639,6 +9834,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5653,6 +9858,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5666,6 +9881,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5680,6 +9905,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5692,8 +9927,15 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateAudienceInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "description": "Answers questions about opening hours and bookings"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateAudienceInput"];
             };
         };
@@ -5708,6 +9950,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "contactCount": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Audience"];
                 };
             };
@@ -5721,6 +9974,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5734,6 +10003,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5747,6 +10026,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5760,6 +10049,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5773,6 +10072,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5787,6 +10096,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5800,6 +10119,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5814,6 +10143,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5824,6 +10163,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The audience’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -5840,6 +10180,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "contactCount": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Audience"];
                 };
             };
@@ -5853,6 +10204,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5866,6 +10233,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5879,6 +10256,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5893,6 +10280,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5906,6 +10303,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5920,6 +10327,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5930,12 +10347,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The audience’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateAudienceInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "description": "Answers questions about opening hours and bookings"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateAudienceInput"];
             };
         };
@@ -5950,6 +10375,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "contactCount": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Audience"];
                 };
             };
@@ -5963,6 +10399,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5976,6 +10428,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5989,6 +10451,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6002,6 +10474,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6015,6 +10497,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6028,6 +10520,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6042,6 +10544,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6055,6 +10567,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6069,6 +10591,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6079,6 +10611,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The audience’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -6106,6 +10639,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6119,6 +10668,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6132,6 +10691,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6145,6 +10714,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6158,6 +10737,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6172,6 +10761,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6185,6 +10784,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6199,6 +10808,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6209,12 +10828,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The audience’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A AudienceMembersInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["AudienceMembersInput"];
             };
         };
@@ -6229,6 +10857,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "contactCount": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Audience"];
                 };
             };
@@ -6242,6 +10881,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6255,6 +10910,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6268,6 +10933,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6281,6 +10956,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6294,6 +10979,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6307,6 +11002,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6321,6 +11026,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6334,6 +11049,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6348,6 +11073,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6358,12 +11093,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The audience’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A AudienceMembersInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["AudienceMembersInput"];
             };
         };
@@ -6378,6 +11122,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "contactCount": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Audience"];
                 };
             };
@@ -6391,6 +11146,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6404,6 +11175,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6417,6 +11198,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6430,6 +11221,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6443,6 +11244,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6456,6 +11267,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6470,6 +11291,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6483,6 +11314,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6497,6 +11338,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6505,10 +11356,15 @@ export interface operations {
     listContacts: {
         parameters: {
             query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
             };
             header?: never;
@@ -6527,6 +11383,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "phone": "+14155550123",
+                     *           "timeZone": "America/New_York",
+                     *           "attributes": {
+                     *             "plan": "gold",
+                     *             "renewalDate": "2026-12-01"
+                     *           },
+                     *           "optedOut": false
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ContactPage"];
                 };
             };
@@ -6540,6 +11424,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6553,6 +11453,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6567,6 +11477,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6580,6 +11500,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6594,6 +11524,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6606,8 +11546,21 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateContactInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "phone": "+14155550123",
+                 *       "timeZone": "America/New_York",
+                 *       "attributes": {
+                 *         "plan": "gold",
+                 *         "renewalDate": "2026-12-01"
+                 *       },
+                 *       "optedOut": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateContactInput"];
             };
         };
@@ -6622,6 +11575,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "phone": "+14155550123",
+                     *       "timeZone": "America/New_York",
+                     *       "attributes": {
+                     *         "plan": "gold",
+                     *         "renewalDate": "2026-12-01"
+                     *       },
+                     *       "optedOut": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Contact"];
                 };
             };
@@ -6635,6 +11604,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6648,6 +11633,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6661,6 +11656,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6674,6 +11679,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6687,6 +11702,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6700,6 +11725,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6714,6 +11749,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6727,6 +11772,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6741,6 +11796,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6753,8 +11818,25 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A ImportContactsInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contacts": [
+                 *         {
+                 *           "name": "Front desk agent",
+                 *           "phone": "+14155550123",
+                 *           "timeZone": "America/New_York",
+                 *           "attributes": {
+                 *             "plan": "gold",
+                 *             "renewalDate": "2026-12-01"
+                 *           },
+                 *           "optedOut": false
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["ImportContactsInput"];
             };
         };
@@ -6769,7 +11851,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "imported": 3
+                     *     }
+                     */
                     "application/json": {
+                        /** @description Contacts created or updated */
                         imported: number;
                     };
                 };
@@ -6784,6 +11872,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6797,6 +11901,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6810,6 +11924,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6823,6 +11947,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6836,6 +11970,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6849,6 +11993,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6863,6 +12017,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6876,6 +12040,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6890,6 +12064,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6900,6 +12084,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The contact’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -6916,6 +12101,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "phone": "+14155550123",
+                     *       "timeZone": "America/New_York",
+                     *       "attributes": {
+                     *         "plan": "gold",
+                     *         "renewalDate": "2026-12-01"
+                     *       },
+                     *       "optedOut": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Contact"];
                 };
             };
@@ -6929,6 +12130,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6942,6 +12159,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6955,6 +12182,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6969,6 +12206,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6982,6 +12229,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6996,6 +12253,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7006,12 +12273,26 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The contact’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateContactInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "phone": "+14155550123",
+                 *       "timeZone": "America/New_York",
+                 *       "attributes": {
+                 *         "plan": "gold",
+                 *         "renewalDate": "2026-12-01"
+                 *       },
+                 *       "optedOut": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateContactInput"];
             };
         };
@@ -7026,6 +12307,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "phone": "+14155550123",
+                     *       "timeZone": "America/New_York",
+                     *       "attributes": {
+                     *         "plan": "gold",
+                     *         "renewalDate": "2026-12-01"
+                     *       },
+                     *       "optedOut": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Contact"];
                 };
             };
@@ -7039,6 +12336,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7052,6 +12365,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7065,6 +12388,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7078,6 +12411,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7091,6 +12434,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7104,6 +12457,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7117,6 +12480,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7131,6 +12504,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7144,6 +12527,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7158,6 +12551,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7168,6 +12571,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The contact’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -7195,6 +12599,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7208,6 +12628,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7221,6 +12651,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7234,6 +12674,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7247,6 +12697,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7261,6 +12721,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7274,6 +12744,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7288,6 +12768,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7296,12 +12786,19 @@ export interface operations {
     listEntities: {
         parameters: {
             query?: {
+                /** @description Only the records of this contact */
                 contactId?: string;
+                /** @description Only records of this type */
                 type?: string;
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
             };
             header?: never;
@@ -7320,6 +12817,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "type": "order",
+                     *           "name": "Front desk agent",
+                     *           "attributes": {
+                     *             "plan": "gold",
+                     *             "renewalDate": "2026-12-01"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["BusinessEntityPage"];
                 };
             };
@@ -7333,6 +12857,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7346,6 +12886,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7359,6 +12909,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7373,6 +12933,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7386,6 +12956,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7400,6 +12980,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7412,8 +13002,20 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateBusinessEntityInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "type": "order",
+                 *       "name": "Front desk agent",
+                 *       "attributes": {
+                 *         "plan": "gold",
+                 *         "renewalDate": "2026-12-01"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateBusinessEntityInput"];
             };
         };
@@ -7428,6 +13030,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "type": "order",
+                     *       "name": "Front desk agent",
+                     *       "attributes": {
+                     *         "plan": "gold",
+                     *         "renewalDate": "2026-12-01"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["BusinessEntity"];
                 };
             };
@@ -7441,6 +13058,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7454,6 +13087,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7467,6 +13110,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7480,6 +13133,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7493,6 +13156,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7506,6 +13179,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7520,6 +13203,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7533,6 +13226,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7547,6 +13250,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7557,6 +13270,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The business record’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -7573,6 +13287,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "type": "order",
+                     *       "name": "Front desk agent",
+                     *       "attributes": {
+                     *         "plan": "gold",
+                     *         "renewalDate": "2026-12-01"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["BusinessEntity"];
                 };
             };
@@ -7586,6 +13315,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7599,6 +13344,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7612,6 +13367,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7626,6 +13391,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7639,6 +13414,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7653,6 +13438,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7663,12 +13458,25 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The business record’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateBusinessEntityInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "type": "order",
+                 *       "name": "Front desk agent",
+                 *       "attributes": {
+                 *         "plan": "gold",
+                 *         "renewalDate": "2026-12-01"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateBusinessEntityInput"];
             };
         };
@@ -7683,6 +13491,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "type": "order",
+                     *       "name": "Front desk agent",
+                     *       "attributes": {
+                     *         "plan": "gold",
+                     *         "renewalDate": "2026-12-01"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["BusinessEntity"];
                 };
             };
@@ -7696,6 +13519,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7709,6 +13548,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7722,6 +13571,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7735,6 +13594,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7748,6 +13617,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7761,6 +13640,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7775,6 +13664,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7788,6 +13687,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7802,6 +13711,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7812,6 +13731,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The business record’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -7839,6 +13759,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7852,6 +13788,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7865,6 +13811,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7878,6 +13834,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7891,6 +13857,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7905,6 +13881,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7918,6 +13904,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7932,6 +13928,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7956,6 +13962,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "creditBalance": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Organization"];
                 };
             };
@@ -7969,6 +13984,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7982,6 +14013,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7996,6 +14037,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8009,6 +14060,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8023,6 +14084,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8035,8 +14106,14 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A UpdateOrganizationInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateOrganizationInput"];
             };
         };
@@ -8051,6 +14128,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "creditBalance": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Organization"];
                 };
             };
@@ -8064,6 +14150,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8077,6 +14179,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8090,6 +14202,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8103,6 +14225,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8116,6 +14248,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8130,6 +14272,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8143,6 +14295,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8157,6 +14319,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8181,6 +14353,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "name": "Front desk agent",
+                     *       "creditBalance": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Organization"];
                 };
             };
@@ -8194,6 +14375,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8207,6 +14404,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8220,6 +14427,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8233,6 +14450,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8247,6 +14474,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8260,6 +14497,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8274,6 +14521,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8282,8 +14539,11 @@ export interface operations {
     listCreditLedger: {
         parameters: {
             query?: {
+                /** @description From 1 to 1000000 */
                 page?: number;
+                /** @description 1 to 100 */
                 limit?: number;
+                /** @description Only grants or only spends */
                 kind?: "grant" | "spend";
             };
             header?: never;
@@ -8302,6 +14562,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "kind": "grant",
+                     *           "amount": 3,
+                     *           "balanceAfter": 3,
+                     *           "reason": "Example reason",
+                     *           "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreditLedgerPage"];
                 };
             };
@@ -8315,6 +14598,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8328,6 +14627,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8342,6 +14651,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8355,6 +14674,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8369,6 +14698,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8393,6 +14732,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "members": [
+                     *           {
+                     *             "user": {
+                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "createdAt": "2026-11-24T09:30:00.000Z",
+                     *               "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *               "email": "ada@example.com",
+                     *               "name": "Front desk agent"
+                     *             },
+                     *             "role": "lead"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Team"][];
                 };
             };
@@ -8406,6 +14768,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8419,6 +14797,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8433,6 +14821,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8446,6 +14844,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8460,6 +14868,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8472,8 +14890,14 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateTeamInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateTeamInput"];
             };
         };
@@ -8488,6 +14912,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "members": [
+                     *         {
+                     *           "user": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "email": "ada@example.com",
+                     *             "name": "Front desk agent"
+                     *           },
+                     *           "role": "lead"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Team"];
                 };
             };
@@ -8501,6 +14946,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8514,6 +14975,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8527,6 +14998,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8540,6 +15021,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8553,6 +15044,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8566,6 +15067,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8580,6 +15091,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8593,6 +15114,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8607,6 +15138,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8617,6 +15158,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The team’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -8633,6 +15175,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "members": [
+                     *         {
+                     *           "user": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "email": "ada@example.com",
+                     *             "name": "Front desk agent"
+                     *           },
+                     *           "role": "lead"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Team"];
                 };
             };
@@ -8646,6 +15209,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8659,6 +15238,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8672,6 +15261,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8686,6 +15285,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8699,6 +15308,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8713,6 +15332,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8723,12 +15352,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The team’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateTeamInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateTeamInput"];
             };
         };
@@ -8743,6 +15379,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "members": [
+                     *         {
+                     *           "user": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "email": "ada@example.com",
+                     *             "name": "Front desk agent"
+                     *           },
+                     *           "role": "lead"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Team"];
                 };
             };
@@ -8756,6 +15413,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8769,6 +15442,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8782,6 +15465,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8795,6 +15488,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8808,6 +15511,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8821,6 +15534,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8834,6 +15557,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8848,6 +15581,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8861,6 +15604,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8875,6 +15628,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8885,6 +15648,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The team’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -8912,6 +15676,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8925,6 +15705,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8938,6 +15728,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8951,6 +15751,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8964,6 +15774,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8978,6 +15798,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8991,6 +15821,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9005,6 +15845,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9015,12 +15865,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The team’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A AddTeamMemberInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "userId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "role": "lead"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AddTeamMemberInput"];
             };
         };
@@ -9035,6 +15893,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "members": [
+                     *         {
+                     *           "user": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "email": "ada@example.com",
+                     *             "name": "Front desk agent"
+                     *           },
+                     *           "role": "lead"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Team"];
                 };
             };
@@ -9048,6 +15927,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9061,6 +15956,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9074,6 +15979,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9087,6 +16002,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9100,6 +16025,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9113,6 +16048,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9127,6 +16072,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9140,6 +16095,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9154,6 +16119,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9164,7 +16139,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The team’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
+                /** @description The user’s id (a UUID); one of another organization answers 404 like an unknown one */
                 userId: string;
             };
             cookie?: never;
@@ -9181,6 +16158,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "members": [
+                     *         {
+                     *           "user": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "email": "ada@example.com",
+                     *             "name": "Front desk agent"
+                     *           },
+                     *           "role": "lead"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Team"];
                 };
             };
@@ -9194,6 +16192,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9207,6 +16221,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9220,6 +16244,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9233,6 +16267,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9246,6 +16290,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9260,6 +16314,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9273,6 +16337,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9287,6 +16361,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9311,6 +16395,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "nodes": [
+                     *           {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "type": "start",
+                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "label": "Booked an appointment"
+                     *           }
+                     *         ],
+                     *         "edges": [
+                     *           {
+                     *             "from": "Example from",
+                     *             "to": "Example to",
+                     *             "condition": "Example condition"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["CallFlow"][];
                 };
             };
@@ -9324,6 +16435,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9337,6 +16464,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9351,6 +16488,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9364,6 +16511,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9378,6 +16535,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9390,8 +16557,30 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateCallFlowInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "nodes": [
+                 *         {
+                 *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "type": "start",
+                 *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "label": "Booked an appointment"
+                 *         }
+                 *       ],
+                 *       "edges": [
+                 *         {
+                 *           "from": "Example from",
+                 *           "to": "Example to",
+                 *           "condition": "Example condition"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateCallFlowInput"];
             };
         };
@@ -9406,6 +16595,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "nodes": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "type": "start",
+                     *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "label": "Booked an appointment"
+                     *         }
+                     *       ],
+                     *       "edges": [
+                     *         {
+                     *           "from": "Example from",
+                     *           "to": "Example to",
+                     *           "condition": "Example condition"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CallFlow"];
                 };
             };
@@ -9419,6 +16633,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9432,6 +16662,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9445,6 +16685,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9458,6 +16708,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9471,6 +16731,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9484,6 +16754,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9498,6 +16778,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9511,6 +16801,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9525,6 +16825,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9535,6 +16845,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The call flow’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -9551,6 +16862,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "nodes": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "type": "start",
+                     *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "label": "Booked an appointment"
+                     *         }
+                     *       ],
+                     *       "edges": [
+                     *         {
+                     *           "from": "Example from",
+                     *           "to": "Example to",
+                     *           "condition": "Example condition"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CallFlow"];
                 };
             };
@@ -9564,6 +16900,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9577,6 +16929,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9590,6 +16952,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9604,6 +16976,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9617,6 +16999,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9631,6 +17023,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9641,12 +17043,35 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The call flow’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateCallFlowInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "nodes": [
+                 *         {
+                 *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "type": "start",
+                 *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "label": "Booked an appointment"
+                 *         }
+                 *       ],
+                 *       "edges": [
+                 *         {
+                 *           "from": "Example from",
+                 *           "to": "Example to",
+                 *           "condition": "Example condition"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateCallFlowInput"];
             };
         };
@@ -9661,6 +17086,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "nodes": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "type": "start",
+                     *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "label": "Booked an appointment"
+                     *         }
+                     *       ],
+                     *       "edges": [
+                     *         {
+                     *           "from": "Example from",
+                     *           "to": "Example to",
+                     *           "condition": "Example condition"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CallFlow"];
                 };
             };
@@ -9674,6 +17124,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9687,6 +17153,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9700,6 +17176,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9713,6 +17199,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9726,6 +17222,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9739,6 +17245,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9753,6 +17269,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9766,6 +17292,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9780,6 +17316,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9790,6 +17336,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The call flow’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -9817,6 +17364,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9830,6 +17393,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9843,6 +17416,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9856,6 +17439,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9869,6 +17462,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9883,6 +17486,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9896,6 +17509,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9910,6 +17533,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9918,10 +17551,15 @@ export interface operations {
     listPrograms: {
         parameters: {
             query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
             };
             header?: never;
@@ -9940,6 +17578,137 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "kind": "campaign",
+                     *           "status": "draft",
+                     *           "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *           "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *           "callingWindow": {
+                     *             "startTime": "09:00",
+                     *             "endTime": "17:00",
+                     *             "daysOfWeek": [
+                     *               3
+                     *             ]
+                     *           },
+                     *           "maxConcurrentCalls": 3,
+                     *           "retryPolicy": {
+                     *             "maxAttempts": 1,
+                     *             "retryDelayMinutes": 3
+                     *           },
+                     *           "autoPauseRules": [
+                     *             {
+                     *               "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "threshold": 1,
+                     *               "resetOnResume": true
+                     *             }
+                     *           ],
+                     *           "liveTrigger": {
+                     *             "attribute": "Example attribute",
+                     *             "source": "Example source",
+                     *             "entityType": "Example entityType",
+                     *             "offsetDays": 3,
+                     *             "timeOfDay": "09:00"
+                     *           },
+                     *           "flow": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "name": "Front desk agent",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "nodes": [
+                     *               {
+                     *                 "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *                 "type": "start",
+                     *                 "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *                 "label": "Booked an appointment"
+                     *               }
+                     *             ],
+                     *             "edges": [
+                     *               {
+                     *                 "from": "Example from",
+                     *                 "to": "Example to",
+                     *                 "condition": "Example condition"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "agent": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "name": "Front desk agent",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *             "status": "draft",
+                     *             "version": 1,
+                     *             "modelConfig": {
+                     *               "model": "builtin/echo",
+                     *               "modelSettings": {
+                     *                 "source": "crm"
+                     *               },
+                     *               "providerOptions": {
+                     *                 "source": "crm"
+                     *               }
+                     *             },
+                     *             "voiceConfig": {
+                     *               "pipelineMode": "batch",
+                     *               "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "stsProvider": "openai"
+                     *             },
+                     *             "memoryConfig": {
+                     *               "enabled": true,
+                     *               "lastMessages": 3,
+                     *               "semanticRecall": true
+                     *             },
+                     *             "metadata": {
+                     *               "source": "crm"
+                     *             },
+                     *             "knowledgeBaseConfig": {
+                     *               "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "topK": 1,
+                     *               "similarityThreshold": 0.2
+                     *             },
+                     *             "resolutionCriteria": [
+                     *               {
+                     *                 "label": "Booked an appointment",
+                     *                 "description": "Answers questions about opening hours and bookings"
+                     *               }
+                     *             ],
+                     *             "createdBy": "Example createdBy",
+                     *             "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "hasPolicy": true
+                     *           },
+                     *           "audience": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "name": "Front desk agent",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "contactCount": 3
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ProgramPage"];
                 };
             };
@@ -9953,6 +17722,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9966,6 +17751,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9980,6 +17775,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -9993,6 +17798,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10007,6 +17822,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10019,8 +17844,47 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description A CreateProgramInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "kind": "campaign",
+                 *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                 *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                 *       "callingWindow": {
+                 *         "startTime": "09:00",
+                 *         "endTime": "17:00",
+                 *         "daysOfWeek": [
+                 *           3
+                 *         ]
+                 *       },
+                 *       "maxConcurrentCalls": 3,
+                 *       "retryPolicy": {
+                 *         "maxAttempts": 1,
+                 *         "retryDelayMinutes": 3
+                 *       },
+                 *       "autoPauseRules": [
+                 *         {
+                 *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "threshold": 1,
+                 *           "resetOnResume": true
+                 *         }
+                 *       ],
+                 *       "liveTrigger": {
+                 *         "attribute": "Example attribute",
+                 *         "source": "contact",
+                 *         "entityType": "Example entityType",
+                 *         "offsetDays": 3,
+                 *         "timeOfDay": "09:00"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateProgramInput"];
             };
         };
@@ -10035,6 +17899,125 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "campaign",
+                     *       "status": "draft",
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "callingWindow": {
+                     *         "startTime": "09:00",
+                     *         "endTime": "17:00",
+                     *         "daysOfWeek": [
+                     *           3
+                     *         ]
+                     *       },
+                     *       "maxConcurrentCalls": 3,
+                     *       "retryPolicy": {
+                     *         "maxAttempts": 1,
+                     *         "retryDelayMinutes": 3
+                     *       },
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "liveTrigger": {
+                     *         "attribute": "Example attribute",
+                     *         "source": "Example source",
+                     *         "entityType": "Example entityType",
+                     *         "offsetDays": 3,
+                     *         "timeOfDay": "09:00"
+                     *       },
+                     *       "flow": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "nodes": [
+                     *           {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "type": "start",
+                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "label": "Booked an appointment"
+                     *           }
+                     *         ],
+                     *         "edges": [
+                     *           {
+                     *             "from": "Example from",
+                     *             "to": "Example to",
+                     *             "condition": "Example condition"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "stsProvider": "openai"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "audience": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "contactCount": 3
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Program"];
                 };
             };
@@ -10048,6 +18031,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10061,6 +18060,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10074,6 +18083,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10087,6 +18106,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10100,6 +18129,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10113,6 +18152,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10127,6 +18176,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10140,6 +18199,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10154,6 +18223,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10164,6 +18243,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -10180,6 +18260,125 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "campaign",
+                     *       "status": "draft",
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "callingWindow": {
+                     *         "startTime": "09:00",
+                     *         "endTime": "17:00",
+                     *         "daysOfWeek": [
+                     *           3
+                     *         ]
+                     *       },
+                     *       "maxConcurrentCalls": 3,
+                     *       "retryPolicy": {
+                     *         "maxAttempts": 1,
+                     *         "retryDelayMinutes": 3
+                     *       },
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "liveTrigger": {
+                     *         "attribute": "Example attribute",
+                     *         "source": "Example source",
+                     *         "entityType": "Example entityType",
+                     *         "offsetDays": 3,
+                     *         "timeOfDay": "09:00"
+                     *       },
+                     *       "flow": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "nodes": [
+                     *           {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "type": "start",
+                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "label": "Booked an appointment"
+                     *           }
+                     *         ],
+                     *         "edges": [
+                     *           {
+                     *             "from": "Example from",
+                     *             "to": "Example to",
+                     *             "condition": "Example condition"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "stsProvider": "openai"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "audience": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "contactCount": 3
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Program"];
                 };
             };
@@ -10193,6 +18392,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10206,6 +18421,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10219,6 +18444,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10233,6 +18468,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10246,6 +18491,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10260,6 +18515,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10270,12 +18535,52 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A UpdateProgramInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "kind": "campaign",
+                 *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                 *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                 *       "callingWindow": {
+                 *         "startTime": "09:00",
+                 *         "endTime": "17:00",
+                 *         "daysOfWeek": [
+                 *           3
+                 *         ]
+                 *       },
+                 *       "maxConcurrentCalls": 3,
+                 *       "retryPolicy": {
+                 *         "maxAttempts": 1,
+                 *         "retryDelayMinutes": 3
+                 *       },
+                 *       "autoPauseRules": [
+                 *         {
+                 *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "threshold": 1,
+                 *           "resetOnResume": true
+                 *         }
+                 *       ],
+                 *       "liveTrigger": {
+                 *         "attribute": "Example attribute",
+                 *         "source": "contact",
+                 *         "entityType": "Example entityType",
+                 *         "offsetDays": 3,
+                 *         "timeOfDay": "09:00"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateProgramInput"];
             };
         };
@@ -10290,6 +18595,125 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "campaign",
+                     *       "status": "draft",
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "callingWindow": {
+                     *         "startTime": "09:00",
+                     *         "endTime": "17:00",
+                     *         "daysOfWeek": [
+                     *           3
+                     *         ]
+                     *       },
+                     *       "maxConcurrentCalls": 3,
+                     *       "retryPolicy": {
+                     *         "maxAttempts": 1,
+                     *         "retryDelayMinutes": 3
+                     *       },
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "liveTrigger": {
+                     *         "attribute": "Example attribute",
+                     *         "source": "Example source",
+                     *         "entityType": "Example entityType",
+                     *         "offsetDays": 3,
+                     *         "timeOfDay": "09:00"
+                     *       },
+                     *       "flow": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "nodes": [
+                     *           {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "type": "start",
+                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "label": "Booked an appointment"
+                     *           }
+                     *         ],
+                     *         "edges": [
+                     *           {
+                     *             "from": "Example from",
+                     *             "to": "Example to",
+                     *             "condition": "Example condition"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "stsProvider": "openai"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "audience": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "contactCount": 3
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Program"];
                 };
             };
@@ -10303,6 +18727,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10316,6 +18756,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10329,6 +18779,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10342,6 +18802,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10355,6 +18825,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10368,6 +18848,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10381,6 +18871,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10395,6 +18895,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10408,6 +18918,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10422,6 +18942,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10432,6 +18962,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -10459,6 +18990,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10472,6 +19019,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10485,6 +19042,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10498,6 +19065,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10511,6 +19088,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10524,6 +19111,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10538,6 +19135,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10551,6 +19158,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10565,6 +19182,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10575,6 +19202,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -10591,6 +19219,125 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "campaign",
+                     *       "status": "draft",
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "callingWindow": {
+                     *         "startTime": "09:00",
+                     *         "endTime": "17:00",
+                     *         "daysOfWeek": [
+                     *           3
+                     *         ]
+                     *       },
+                     *       "maxConcurrentCalls": 3,
+                     *       "retryPolicy": {
+                     *         "maxAttempts": 1,
+                     *         "retryDelayMinutes": 3
+                     *       },
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "liveTrigger": {
+                     *         "attribute": "Example attribute",
+                     *         "source": "Example source",
+                     *         "entityType": "Example entityType",
+                     *         "offsetDays": 3,
+                     *         "timeOfDay": "09:00"
+                     *       },
+                     *       "flow": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "nodes": [
+                     *           {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "type": "start",
+                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "label": "Booked an appointment"
+                     *           }
+                     *         ],
+                     *         "edges": [
+                     *           {
+                     *             "from": "Example from",
+                     *             "to": "Example to",
+                     *             "condition": "Example condition"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "stsProvider": "openai"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "audience": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "contactCount": 3
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Program"];
                 };
             };
@@ -10604,6 +19351,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10617,6 +19380,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10630,6 +19403,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10643,6 +19426,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10656,6 +19449,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10669,6 +19472,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10683,6 +19496,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10696,6 +19519,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10710,6 +19543,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10720,6 +19563,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -10736,32 +19580,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    }[];
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "status": "scheduled",
+                     *         "totalContacts": 3,
+                     *         "contactsCompleted": 3,
+                     *         "contactsFailed": 3,
+                     *         "contactsPending": 3,
+                     *         "contactsInProgress": 3,
+                     *         "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *         "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *         "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *         "autoPauseRules": [
+                     *           {
+                     *             "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "threshold": 1,
+                     *             "resetOnResume": true
+                     *           }
+                     *         ],
+                     *         "creditsSpent": 3
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Execution"][];
                 };
             };
             /** @description Bad Request */
@@ -10774,6 +19624,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10787,6 +19653,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10800,6 +19676,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10814,6 +19700,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10827,6 +19723,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10841,6 +19747,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10854,12 +19770,19 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
         };
+        /** @description A StartExecutionInput as JSON */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["StartExecutionInput"];
             };
         };
@@ -10875,32 +19798,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "scheduled",
+                     *       "totalContacts": 3,
+                     *       "contactsCompleted": 3,
+                     *       "contactsFailed": 3,
+                     *       "contactsPending": 3,
+                     *       "contactsInProgress": 3,
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "creditsSpent": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Execution"];
                 };
             };
             /** @description Bad Request */
@@ -10913,6 +19840,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10926,6 +19869,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10939,6 +19892,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10952,6 +19915,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10965,6 +19938,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10978,6 +19961,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -10991,6 +19984,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11005,6 +20008,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11018,6 +20031,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11032,6 +20055,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11042,6 +20075,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The execution’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -11058,32 +20092,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "scheduled",
+                     *       "totalContacts": 3,
+                     *       "contactsCompleted": 3,
+                     *       "contactsFailed": 3,
+                     *       "contactsPending": 3,
+                     *       "contactsInProgress": 3,
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "creditsSpent": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Execution"];
                 };
             };
             /** @description Bad Request */
@@ -11096,6 +20134,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11109,6 +20163,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11122,6 +20186,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11136,6 +20210,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11149,6 +20233,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11163,6 +20257,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11173,6 +20277,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The execution’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -11189,32 +20294,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "scheduled",
+                     *       "totalContacts": 3,
+                     *       "contactsCompleted": 3,
+                     *       "contactsFailed": 3,
+                     *       "contactsPending": 3,
+                     *       "contactsInProgress": 3,
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "creditsSpent": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Execution"];
                 };
             };
             /** @description Bad Request */
@@ -11227,6 +20336,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11240,6 +20365,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11253,6 +20388,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11266,6 +20411,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11279,6 +20434,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11292,6 +20457,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11306,6 +20481,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11319,6 +20504,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11333,6 +20528,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11343,6 +20548,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The execution’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -11359,32 +20565,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "scheduled",
+                     *       "totalContacts": 3,
+                     *       "contactsCompleted": 3,
+                     *       "contactsFailed": 3,
+                     *       "contactsPending": 3,
+                     *       "contactsInProgress": 3,
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "creditsSpent": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Execution"];
                 };
             };
             /** @description Bad Request */
@@ -11397,6 +20607,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11410,6 +20636,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11423,6 +20659,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11436,6 +20682,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11449,6 +20705,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11462,6 +20728,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11476,6 +20752,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11489,6 +20775,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11503,6 +20799,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11513,6 +20819,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The execution’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -11529,32 +20836,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "scheduled",
+                     *       "totalContacts": 3,
+                     *       "contactsCompleted": 3,
+                     *       "contactsFailed": 3,
+                     *       "contactsPending": 3,
+                     *       "contactsInProgress": 3,
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "creditsSpent": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Execution"];
                 };
             };
             /** @description Bad Request */
@@ -11567,6 +20878,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11580,6 +20907,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11593,6 +20930,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11606,6 +20953,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11619,6 +20976,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11632,6 +20999,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11646,6 +21023,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11659,6 +21046,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11673,6 +21070,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11683,6 +21090,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The execution’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -11699,32 +21107,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "scheduled",
+                     *       "totalContacts": 3,
+                     *       "contactsCompleted": 3,
+                     *       "contactsFailed": 3,
+                     *       "contactsPending": 3,
+                     *       "contactsInProgress": 3,
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "creditsSpent": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Execution"];
                 };
             };
             /** @description Bad Request */
@@ -11737,6 +21149,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11750,6 +21178,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11763,6 +21201,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11776,6 +21224,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11789,6 +21247,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11802,6 +21270,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11816,6 +21294,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11829,6 +21317,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11843,6 +21341,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11853,6 +21361,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The execution’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -11869,32 +21378,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        programId: string;
-                        organizationId: string;
-                        audienceId: string | null;
-                        flowId: string | null;
-                        status: string;
-                        totalContacts: number;
-                        contactsCompleted: number;
-                        contactsFailed: number;
-                        contactsPending: number;
-                        contactsInProgress: number;
-                        /** Format: date-time */
-                        scheduledStartAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                        /** Format: date-time */
-                        scheduledStopAt: string | null;
-                        /** Format: date-time */
-                        actualStartAt: string | null;
-                        /** Format: date-time */
-                        actualEndAt: string | null;
-                        autoPauseRules: components["schemas"]["AutoPauseRule"][];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "scheduled",
+                     *       "totalContacts": 3,
+                     *       "contactsCompleted": 3,
+                     *       "contactsFailed": 3,
+                     *       "contactsPending": 3,
+                     *       "contactsInProgress": 3,
+                     *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualStartAt": "2026-11-24T09:30:00.000Z",
+                     *       "actualEndAt": "2026-11-24T09:30:00.000Z",
+                     *       "autoPauseRules": [
+                     *         {
+                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "threshold": 1,
+                     *           "resetOnResume": true
+                     *         }
+                     *       ],
+                     *       "creditsSpent": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Execution"];
                 };
             };
             /** @description Bad Request */
@@ -11907,6 +21420,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11920,6 +21449,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11933,6 +21472,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11946,6 +21495,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11959,6 +21518,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11972,6 +21541,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11986,6 +21565,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -11999,6 +21588,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12013,6 +21612,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12021,10 +21630,12 @@ export interface operations {
     listProgramTriggers: {
         parameters: {
             query?: {
+                /** @description Only triggers in this state */
                 status?: "pending" | "triggered" | "cancelled";
             };
             header?: never;
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -12041,18 +21652,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "contactPhone": "+14155550123",
+                     *         "triggerAt": "2026-11-24T09:30:00.000Z",
+                     *         "attributeValue": "2026-12-01",
+                     *         "status": "pending",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "contactName": "Ada Lovelace",
+                     *         "triggeredAt": "2026-11-24T09:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
+                        /** @description The id (a UUID) */
                         id: string;
+                        /** @description The id of the contact */
                         contactId: string;
+                        /** @description The contact’s phone number (E.164) */
                         contactPhone: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the trigger fires (ISO 8601)
+                         */
                         triggerAt: string;
+                        /** @description The date attribute’s value the trigger was computed from */
                         attributeValue: string;
-                        /** @enum {string} */
+                        /**
+                         * @description The state it is in
+                         * @enum {string}
+                         */
                         status: "pending" | "triggered" | "cancelled";
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When it was created (ISO 8601)
+                         */
                         createdAt: string;
+                        /** @description The contact’s name; null when it has none */
                         contactName: string | null;
+                        /** @description When it fired (ISO 8601); null before */
                         triggeredAt: string | null;
                     }[];
                 };
@@ -12067,6 +21708,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12080,6 +21737,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12093,6 +21760,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12107,6 +21784,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12120,6 +21807,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12134,6 +21831,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12144,6 +21851,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -12160,6 +21868,131 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "created": 3,
+                     *       "cancelled": 3,
+                     *       "pending": 3,
+                     *       "program": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "kind": "campaign",
+                     *         "status": "draft",
+                     *         "scheduledStartAt": "2026-11-24T09:30:00.000Z",
+                     *         "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                     *         "callingWindow": {
+                     *           "startTime": "09:00",
+                     *           "endTime": "17:00",
+                     *           "daysOfWeek": [
+                     *             3
+                     *           ]
+                     *         },
+                     *         "maxConcurrentCalls": 3,
+                     *         "retryPolicy": {
+                     *           "maxAttempts": 1,
+                     *           "retryDelayMinutes": 3
+                     *         },
+                     *         "autoPauseRules": [
+                     *           {
+                     *             "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "threshold": 1,
+                     *             "resetOnResume": true
+                     *           }
+                     *         ],
+                     *         "liveTrigger": {
+                     *           "attribute": "Example attribute",
+                     *           "source": "Example source",
+                     *           "entityType": "Example entityType",
+                     *           "offsetDays": 3,
+                     *           "timeOfDay": "09:00"
+                     *         },
+                     *         "flow": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "nodes": [
+                     *             {
+                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "type": "start",
+                     *               "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "label": "Booked an appointment"
+                     *             }
+                     *           ],
+                     *           "edges": [
+                     *             {
+                     *               "from": "Example from",
+                     *               "to": "Example to",
+                     *               "condition": "Example condition"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "agent": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *           "status": "draft",
+                     *           "version": 1,
+                     *           "modelConfig": {
+                     *             "model": "builtin/echo",
+                     *             "modelSettings": {
+                     *               "source": "crm"
+                     *             },
+                     *             "providerOptions": {
+                     *               "source": "crm"
+                     *             }
+                     *           },
+                     *           "voiceConfig": {
+                     *             "pipelineMode": "batch",
+                     *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "stsProvider": "openai"
+                     *           },
+                     *           "memoryConfig": {
+                     *             "enabled": true,
+                     *             "lastMessages": 3,
+                     *             "semanticRecall": true
+                     *           },
+                     *           "metadata": {
+                     *             "source": "crm"
+                     *           },
+                     *           "knowledgeBaseConfig": {
+                     *             "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "topK": 1,
+                     *             "similarityThreshold": 0.2
+                     *           },
+                     *           "resolutionCriteria": [
+                     *             {
+                     *               "label": "Booked an appointment",
+                     *               "description": "Answers questions about opening hours and bookings"
+                     *             }
+                     *           ],
+                     *           "createdBy": "Example createdBy",
+                     *           "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "hasPolicy": true
+                     *         },
+                     *         "audience": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "contactCount": 3
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TriggerSync"];
                 };
             };
@@ -12173,6 +22006,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12186,6 +22035,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12199,6 +22058,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12212,6 +22081,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12225,6 +22104,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12239,6 +22128,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12252,6 +22151,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -12266,6 +22175,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

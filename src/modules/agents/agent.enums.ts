@@ -7,7 +7,15 @@ export enum AgentStatus {
   active = 'active',
   archived = 'archived',
 }
-registerEnumType(AgentStatus, { name: 'AgentStatus' });
+registerEnumType(AgentStatus, {
+  name: 'AgentStatus',
+  description: 'Where an agent is in its life: draft → active by activate; archived when deleted',
+  valuesConfig: {
+    draft: { description: 'Created, not yet activated' },
+    active: { description: 'Activated; activating again is CONFLICT' },
+    archived: { description: 'Deleted (the row is kept, with deletedAt); left out of default lists' },
+  },
+});
 
 export enum ConversationStatus {
   pending = 'pending',
@@ -16,24 +24,56 @@ export enum ConversationStatus {
   failed = 'failed',
   archived = 'archived',
 }
-registerEnumType(ConversationStatus, { name: 'ConversationStatus' });
+registerEnumType(ConversationStatus, {
+  name: 'ConversationStatus',
+  description: 'Where a conversation is in its life',
+  valuesConfig: {
+    pending: { description: 'Started, no message yet' },
+    active: { description: 'At least one message was sent' },
+    ended: { description: 'Ended by a user; its resolution criteria were evaluated' },
+    failed: { description: 'The model could not answer' },
+    archived: { description: 'Its agent was deleted' },
+  },
+});
 
 export enum MessageRole {
   user = 'user',
   assistant = 'assistant',
 }
-registerEnumType(MessageRole, { name: 'MessageRole' });
+registerEnumType(MessageRole, {
+  name: 'MessageRole',
+  description: 'Who wrote a message',
+  valuesConfig: {
+    user: { description: 'The caller' },
+    assistant: { description: 'The agent’s model' },
+  },
+});
 
 export enum PipelineMode {
   batch = 'batch',
   streaming = 'streaming',
   sts = 'sts',
 }
-registerEnumType(PipelineMode, { name: 'PipelineMode' });
+registerEnumType(PipelineMode, {
+  name: 'PipelineMode',
+  description: 'How a voice agent turns speech into answers',
+  valuesConfig: {
+    batch: { description: 'Speech to text, the model, then text to speech, one turn at a time' },
+    streaming: { description: 'The same steps, streamed as they go' },
+    sts: { description: 'A speech-to-speech model of stsProvider' },
+  },
+});
 
 /** The interface names two external speech-to-speech providers without naming them; we chose these two. */
 export enum StsProvider {
   openai = 'openai',
   google = 'google',
 }
-registerEnumType(StsProvider, { name: 'StsProvider' });
+registerEnumType(StsProvider, {
+  name: 'StsProvider',
+  description: 'The speech-to-speech provider of an sts voice pipeline',
+  valuesConfig: {
+    openai: { description: 'OpenAI’s realtime speech model' },
+    google: { description: 'Google’s live speech model' },
+  },
+});

@@ -15,6 +15,7 @@ import type { KnowledgePort, ModelConfigCheck, ModelPort } from './agent.ports.j
 import { AgentResponder } from './agent.responder.js';
 import type { KnowledgeBaseConfig, MemoryConfig, MessageReply, ModelConfig, ResolutionCriterion, VoiceConfig } from './agent.types.js';
 import type { UpdateAgentInput } from './update-agent.inputs.js';
+import { DEFAULT_LAST_MESSAGES } from './prompt.js';
 import { authorize } from '../organizations/roles.js';
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
@@ -162,7 +163,7 @@ function toVoiceConfig(input: VoiceConfigInput | null | undefined): VoiceConfig 
 }
 
 function toMemoryConfig(input: MemoryConfigInput | null | undefined): MemoryConfig | null {
-  return input ? { enabled: input.enabled, lastMessages: input.lastMessages ?? null, semanticRecall: input.semanticRecall ?? null } : null;
+  return input ? { enabled: input.enabled, lastMessages: input.lastMessages ?? DEFAULT_LAST_MESSAGES, semanticRecall: input.semanticRecall ?? null } : null;
 }
 
 function toKnowledgeBaseConfig(input: KnowledgeBaseConfigInput | null | undefined): KnowledgeBaseConfig | null {

@@ -31,8 +31,8 @@ export class MemoryConfig {
   @Field(() => Boolean)
   enabled!: boolean;
 
-  @Field(() => Int, { nullable: true, description: 'How many earlier messages the model sees; 10 when unset' })
-  lastMessages?: number | null;
+  @Field(() => Int, { description: 'How many earlier messages the model sees, 0 to 100; 10 when the agent was created without it' })
+  lastMessages!: number;
 
   @Field(() => Boolean, { nullable: true })
   semanticRecall?: boolean | null;

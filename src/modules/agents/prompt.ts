@@ -21,7 +21,7 @@ export function buildSystemPrompt(instructions: string, policy: string | null, p
 }
 
 /** How many earlier messages the model sees: none without memory, lastMessages (default 10) with it. */
-export function memoryWindow(memory: MemoryConfig | null): number {
+export function memoryWindow(memory: (Pick<MemoryConfig, 'enabled'> & { lastMessages?: number | null }) | null): number {
   if (!memory?.enabled) return 0;
   return memory.lastMessages ?? DEFAULT_LAST_MESSAGES;
 }

@@ -8,7 +8,15 @@ export enum UserRole {
   admin = 'admin',
   member = 'member',
 }
-registerEnumType(UserRole, { name: 'UserRole', description: 'owner: everything; admin: all but the organization and its users; member: reads and talks to agents' });
+registerEnumType(UserRole, {
+  name: 'UserRole',
+  description: 'owner: everything; admin: all but the organization and its users; member: reads and talks to agents',
+  valuesConfig: {
+    owner: { description: 'Everything, including renaming the organization and managing its users' },
+    admin: { description: 'Everything but the organization and its users' },
+    member: { description: 'Reads, talks to agents and manages its own API keys' },
+  },
+});
 
 @ObjectType({ description: 'A user of the caller’s organization, with its role' })
 export class OrganizationUser {

@@ -16,6 +16,11 @@ export enum KnowledgeDocumentStatus {
 registerEnumType(KnowledgeDocumentStatus, {
   name: 'KnowledgeDocumentStatus',
   description: 'processing while it is chunked, then ready, or failed with an error',
+  valuesConfig: {
+    processing: { description: 'Being cut into passages' },
+    ready: { description: 'Its passages can be retrieved' },
+    failed: { description: 'Could not be processed' },
+  },
 });
 
 /** A document of a knowledge base; its text is cut into chunks for retrieval. */

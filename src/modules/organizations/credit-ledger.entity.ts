@@ -9,7 +9,14 @@ export enum CreditEntryKind {
   grant = 'grant',
   spend = 'spend',
 }
-registerEnumType(CreditEntryKind, { name: 'CreditEntryKind', description: 'grant: the operator added credits; spend: the campaign runner took them for calls' });
+registerEnumType(CreditEntryKind, {
+  name: 'CreditEntryKind',
+  description: 'grant: the operator added credits; spend: the campaign runner took them for calls',
+  valuesConfig: {
+    grant: { description: 'The operator added credits (CLI credits:add)' },
+    spend: { description: 'The campaign runner took credits for calls' },
+  },
+});
 
 /**
  * One movement of an organization's credits, written in the transaction that moves the balance:

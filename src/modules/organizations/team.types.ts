@@ -5,7 +5,14 @@ export enum TeamRole {
   lead = 'lead',
   member = 'member',
 }
-registerEnumType(TeamRole, { name: 'TeamRole', description: 'What a user is in a team' });
+registerEnumType(TeamRole, {
+  name: 'TeamRole',
+  description: 'What a user is in a team',
+  valuesConfig: {
+    lead: { description: 'Leads the team' },
+    member: { description: 'A member of the team' },
+  },
+});
 
 @ObjectType({ description: 'A user of the organization in a team' })
 export class TeamMember {

@@ -8,14 +8,29 @@ export enum ProgramKind {
   /** Calls each contact of its audience when a date attribute comes round. */
   live = 'live',
 }
-registerEnumType(ProgramKind, { name: 'ProgramKind' });
+registerEnumType(ProgramKind, {
+  name: 'ProgramKind',
+  description: 'How a program calls its contacts',
+  valuesConfig: {
+    campaign: { description: 'Runs over its audience when an execution is started' },
+    live: { description: 'Calls each contact of its audience when a date attribute comes round (its liveTrigger)' },
+  },
+});
 
 export enum ProgramStatus {
   draft = 'draft',
   active = 'active',
   archived = 'archived',
 }
-registerEnumType(ProgramStatus, { name: 'ProgramStatus' });
+registerEnumType(ProgramStatus, {
+  name: 'ProgramStatus',
+  description: 'Where a program is in its life: draft → active by activate; archived when deleted',
+  valuesConfig: {
+    draft: { description: 'Created, not yet activated; no execution can start' },
+    active: { description: 'Activated; executions can start (campaign) or triggers fire (live)' },
+    archived: { description: 'Deleted; kept for its executions and the credit ledger' },
+  },
+});
 
 export enum ExecutionStatus {
   scheduled = 'scheduled',
@@ -27,7 +42,20 @@ export enum ExecutionStatus {
   stopped = 'stopped',
   cancelled = 'cancelled',
 }
-registerEnumType(ExecutionStatus, { name: 'ExecutionStatus' });
+registerEnumType(ExecutionStatus, {
+  name: 'ExecutionStatus',
+  description: 'Where an execution is in its state machine; completed, stopped and cancelled are final',
+  valuesConfig: {
+    scheduled: { description: 'Created, waiting for its start (start, or scheduledStartAt)' },
+    running: { description: 'Calling its contacts' },
+    paused: { description: 'Paused by a user; resume continues it' },
+    paused_no_credits: { description: 'Paused because the organization’s credit balance ran out; resume after credits are granted' },
+    paused_threshold: { description: 'Paused because an auto-pause rule’s threshold was reached' },
+    completed: { description: 'Every contact was called (final)' },
+    stopped: { description: 'Stopped by a user; pending contacts are never dialed (final)' },
+    cancelled: { description: 'Cancelled before it started (final)' },
+  },
+});
 
 /** One contact's place in an execution's work queue. */
 export enum ExecutionContactStatus {
@@ -36,14 +64,31 @@ export enum ExecutionContactStatus {
   completed = 'completed',
   failed = 'failed',
 }
-registerEnumType(ExecutionContactStatus, { name: 'ExecutionContactStatus' });
+registerEnumType(ExecutionContactStatus, {
+  name: 'ExecutionContactStatus',
+  description: 'One contact’s place in an execution’s work queue',
+  valuesConfig: {
+    pending: { description: 'Not called yet' },
+    in_progress: { description: 'Being called' },
+    completed: { description: 'Called to the end of the flow' },
+    failed: { description: 'The call failed after every retry' },
+  },
+});
 
 export enum TriggerStatus {
   pending = 'pending',
   triggered = 'triggered',
   cancelled = 'cancelled',
 }
-registerEnumType(TriggerStatus, { name: 'TriggerStatus' });
+registerEnumType(TriggerStatus, {
+  name: 'TriggerStatus',
+  description: 'Where a live program’s trigger for one contact is: pending → triggered when processed, pending → cancelled',
+  valuesConfig: {
+    pending: { description: 'Waiting for its date' },
+    triggered: { description: 'Its date came and the contact was called' },
+    cancelled: { description: 'Will not fire (the contact or its date changed, or the program was deleted)' },
+  },
+});
 
 export enum FlowNodeType {
   start = 'start',
@@ -53,4 +98,15 @@ export enum FlowNodeType {
   voicemail = 'voicemail',
   end = 'end',
 }
-registerEnumType(FlowNodeType, { name: 'FlowNodeType' });
+registerEnumType(FlowNodeType, {
+  name: 'FlowNodeType',
+  description: 'What a call flow node does',
+  valuesConfig: {
+    start: { description: 'Where the call begins (one per flow)' },
+    say: { description: 'The agent says its label' },
+    ask: { description: 'The agent asks a question and waits for the answer' },
+    transfer: { description: 'The call is transferred to a person' },
+    voicemail: { description: 'A message is left on voicemail' },
+    end: { description: 'The call ends' },
+  },
+});

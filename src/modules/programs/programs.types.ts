@@ -1,5 +1,6 @@
 import { registerEnumType } from 'type-graphql';
 import { createPageType } from '../../common/pagination.js';
+import { refPicking } from '../../rest/routes.js';
 import type { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 
@@ -13,17 +14,24 @@ export enum ExecutionAction {
   stop = 'stop',
   cancel = 'cancel',
 }
-registerEnumType(ExecutionAction, { name: 'ExecutionAction' });
+registerEnumType(ExecutionAction, {
+  name: 'ExecutionAction',
+  description: 'A move of an execution a user asks for; one the state machine forbids is CONFLICT',
+  valuesConfig: {
+    start: { description: 'scheduled → running' },
+    pause: { description: 'running → paused' },
+    resume: { description: 'any paused state → running' },
+    stop: { description: 'running or paused → stopped (final)' },
+    cancel: { description: 'scheduled → cancelled (final)' },
+  },
+});
 
 /** Endpoint 9's fields, in the interface's order; the REST door shows exactly these. */
 export const EXECUTION_FIELDS = [
   'id', 'programId', 'organizationId', 'audienceId', 'flowId', 'status',
   'totalContacts', 'contactsCompleted', 'contactsFailed', 'contactsPending', 'contactsInProgress',
-  'scheduledStartAt', 'createdAt', 'updatedAt', 'scheduledStopAt', 'actualStartAt', 'actualEndAt', 'autoPauseRules',
+  'scheduledStartAt', 'createdAt', 'updatedAt', 'scheduledStopAt', 'actualStartAt', 'actualEndAt', 'autoPauseRules', 'creditsSpent',
 ] as const;
-
-const DATE_FIELDS = new Set(['scheduledStartAt', 'createdAt', 'updatedAt', 'scheduledStopAt', 'actualStartAt', 'actualEndAt']);
-const COUNTERS = new Set(['totalContacts', 'contactsCompleted', 'contactsFailed', 'contactsPending', 'contactsInProgress']);
 
 /** An execution as the interface shows it: exactly EXECUTION_FIELDS, dates as ISO 8601. */
 export function executionJson(execution: Execution): Record<string, unknown> {
@@ -36,22 +44,5 @@ export function executionJson(execution: Execution): Record<string, unknown> {
   return out;
 }
 
-/** The JSON schema of executionJson for the OpenAPI document. */
-export const EXECUTION_JSON_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: [...EXECUTION_FIELDS],
-  properties: Object.fromEntries(
-    EXECUTION_FIELDS.map((field) => {
-      if (field === 'autoPauseRules') return [field, { type: 'array', items: { $ref: '#/components/schemas/AutoPauseRule' } }];
-      if (field === 'status') return [field, { type: 'string' }];
-      if (COUNTERS.has(field)) return [field, { type: 'integer' }];
-      if (DATE_FIELDS.has(field)) {
-        const required = field === 'createdAt' || field === 'updatedAt';
-        return [field, required ? { type: 'string', format: 'date-time' } : { type: ['string', 'null'], format: 'date-time' }];
-      }
-      const nullable = field === 'audienceId' || field === 'flowId';
-      return [field, { type: nullable ? ['string', 'null'] : 'string' }];
-    }),
-  ),
-};
+/** executionJson's schema: the GraphQL Execution type's fields that REST shows, as the named component Execution. */
+export const EXECUTION_JSON_SCHEMA = refPicking('Execution', EXECUTION_FIELDS);
