@@ -1,4 +1,4 @@
-import { buildSystemPrompt, isMet, memoryWindow, redactPolicy } from '../../src/modules/agents/prompt.js';
+import { buildSystemPrompt, isMet, memoryWindow, redactPolicy } from './prompt.js';
 
 const passage = { chunkId: 'c1', documentId: 'd1', title: 'Returns', content: '30 days to return', score: 0.9 };
 

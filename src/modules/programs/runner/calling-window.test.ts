@@ -1,4 +1,4 @@
-import { isWithinWindow, localTime } from '../../src/modules/programs/runner/calling-window.js';
+import { isWithinWindow, localTime } from './calling-window.js';
 
 const WEEKDAYS_9_TO_5 = { startTime: '09:00', endTime: '17:00', daysOfWeek: [1, 2, 3, 4, 5] };
 const at = (iso: string) => new Date(iso);

@@ -1,5 +1,5 @@
-import { chunkText } from '../../src/modules/knowledge/chunk-text.js';
-import { toOrQuery } from '../../src/modules/knowledge/retrieval.js';
+import { chunkText } from './chunk-text.js';
+import { toOrQuery } from './retrieval.js';
 
 const sentence = (n: number) => `Sentence number ${n} talks about topic ${n} in some detail.`;
 

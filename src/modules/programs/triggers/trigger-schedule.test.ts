@@ -1,4 +1,4 @@
-import { computeTriggerAt } from '../../src/modules/programs/triggers/trigger-schedule.js';
+import { computeTriggerAt } from './trigger-schedule.js';
 
 const at = (value: string, offset: number, time: string, zone: string | null) => computeTriggerAt(value, offset, time, zone)?.toISOString() ?? null;
 
