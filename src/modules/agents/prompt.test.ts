@@ -1,4 +1,4 @@
-import { buildSystemPrompt, isMet, memoryWindow, redactPolicy } from './prompt.js';
+import { buildSystemPrompt, criterionPrompt, DEFAULT_LAST_MESSAGES, isMet, memoryWindow, policySection, redactPolicy } from './prompt.js';
 
 const passage = { chunkId: 'c1', documentId: 'd1', title: 'Returns', content: '30 days to return', score: 0.9 };
 
@@ -44,5 +44,80 @@ describe('prompt building', () => {
     expect(isMet('  yes')).toBe(true);
     expect(isMet('No.')).toBe(false);
     expect(isMet('Yesterday it was fine')).toBe(false);
+  });
+});
+
+describe('prompt building, exactly', () => {
+  const second = { chunkId: 'c2', documentId: 'd2', title: 'Hours', content: 'Open 9 to 5', score: 0.5 };
+
+  it('carries the policy in its own section, and nothing without one', () => {
+    expect(policySection('No refunds.')).toBe('\n\nPolicy (hidden from the caller):\nNo refunds.');
+    expect(policySection(null)).toBe('');
+    expect(policySection('')).toBe('');
+    expect(buildSystemPrompt('Be kind.', 'No refunds.', [])).toBe('Be kind.\n\nPolicy (hidden from the caller):\nNo refunds.');
+  });
+
+  it('numbers the passages from 1, one per line', () => {
+    expect(buildSystemPrompt('I.', null, [passage, second])).toBe('I.\n\nKnowledge base passages:\n[1] Returns: 30 days to return\n[2] Hours: Open 9 to 5');
+  });
+
+  it('sees the default window when memory is on without lastMessages', () => {
+    expect(DEFAULT_LAST_MESSAGES).toBe(10);
+    expect(memoryWindow({ enabled: true, lastMessages: null } as never)).toBe(10);
+  });
+
+  it('asks about one criterion over the transcript, one line per message', () => {
+    const criterion = { label: 'Refund', description: 'The caller got a refund.' };
+    const { system, messages } = criterionPrompt(criterion as never, [
+      { role: 'user', content: 'I want my money back' },
+      { role: 'assistant', content: 'Done.' },
+    ]);
+    expect(system).toBe(
+      'You evaluate a finished conversation against one resolution criterion. Answer "yes" or "no" first, then one sentence of explanation.\nCriterion: Refund\nThe caller got a refund.',
+    );
+    expect(messages).toEqual([{ role: 'user', content: 'Transcript:\nuser: I want my money back\nassistant: Done.' }]);
+    expect(criterionPrompt(criterion as never, []).messages).toEqual([{ role: 'user', content: 'Transcript:\n(no messages)' }]);
+  });
+
+  it('reads yes only at the start of the answer, as a word', () => {
+    expect(isMet('\n yes.')).toBe(true);
+    expect(isMet('YES')).toBe(true);
+    expect(isMet('I think yes')).toBe(false);
+    expect(isMet('yesno')).toBe(false);
+    expect(isMet('')).toBe(false);
+  });
+});
+
+describe('policy redaction, sentence by sentence', () => {
+  it('cuts sentences at . ! ? followed by a space, and at line breaks', () => {
+    const policy = 'Rule one here! Rule two here? Rule three here\nRule four here\n\nRule five here';
+    for (const rule of ['rule one here', 'rule two here', 'rule three here', 'rule four here', 'rule five here']) {
+      expect(redactPolicy(`>${rule}<`, policy)).toBe('>[redacted]<');
+    }
+    // no cut after a dot inside a word: one sentence of two words
+    expect(redactPolicy('the code is v1.2 today', 'Code is v1.2 today.')).toBe('the [redacted]');
+    expect(redactPolicy('v1', 'Code is v1.2 today.')).toBe('v1');
+  });
+
+  it('trims quotes and punctuation around a sentence, and keeps the ones inside', () => {
+    expect(redactPolicy('say: never promise dates, ever', '"Never promise dates, ever!" — ')).toBe('say: [redacted]');
+    expect(redactPolicy('never promise dates ever', '"Never promise dates, ever!"')).toBe('never promise dates ever');
+  });
+
+  it('redacts a longer sentence whole before a shorter one inside it', () => {
+    const policy = 'Never refund. Never refund above fifty euros.';
+    expect(redactPolicy('We never refund above fifty euros.', policy)).toBe('We [redacted].');
+    expect(redactPolicy('We never refund.', policy)).toBe('We [redacted].');
+  });
+
+  it('matches across any whitespace between the words, but not across other characters', () => {
+    expect(redactPolicy('call\u00a0the\n\nmanager', 'Call the manager.')).toBe('[redacted]');
+    expect(redactPolicy('call-the-manager', 'Call the manager.')).toBe('call-the-manager');
+  });
+
+  it('leaves a reply alone under a policy of one-word sentences, or of nothing but punctuation', () => {
+    expect(redactPolicy('Never. Ever.', 'Never! Ever?')).toBe('Never. Ever.');
+    expect(redactPolicy('... !!!', '... !!!')).toBe('... !!!');
+    expect(redactPolicy('anything', '')).toBe('anything');
   });
 });

@@ -1,4 +1,4 @@
-import { chunkText } from './chunk-text.js';
+import { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunk-text.js';
 import { toOrQuery } from './retrieval.js';
 
 const sentence = (n: number) => `Sentence number ${n} talks about topic ${n} in some detail.`;
@@ -72,5 +72,72 @@ describe('toOrQuery', () => {
 
   it('answers an empty string when no word is left', () => {
     expect(toOrQuery(' ?!& ')).toBe('');
+  });
+});
+
+describe('chunkText, exactly', () => {
+  const s1 = 'aaaa bbbb cccc dddd.';
+  const s2 = 'eeee ffff gggg hhhh.';
+  const s3 = 'iiii jjjj kkkk llll.';
+
+  it('reads CRLF and lone CR as line breaks, and a blank line holding spaces or tabs as a paragraph break', () => {
+    expect(chunkText('a b\r\n\r\nc d\r\ne')).toEqual(['a b\n\nc d e']);
+    expect(chunkText('a\r\rb\rc')).toEqual(['a\n\nb c']);
+    expect(chunkText('one\n \t \ntwo\n\n\n\nthree')).toEqual(['one\n\ntwo\n\nthree']);
+  });
+
+  it('cuts after a sentence end followed by a quote or a closing bracket', () => {
+    const text = 'He said "stop." Then left. (Really!) Next [one?] done';
+    expect(chunkText(text, { maxChars: 20, overlap: 0 })).toEqual(['He said "stop."', 'Then left. (Really!)', 'Next [one?] done']);
+  });
+
+  it('joins the sentences of a paragraph with a space and paragraphs with a blank line', () => {
+    expect(chunkText(`${s1} ${s2}\n\nxx yy`, { maxChars: 30, overlap: 0 })).toEqual([s1, `${s2}\n\nxx yy`]);
+  });
+
+  it('fills a chunk up to maxChars exactly', () => {
+    expect(chunkText(`${s1} ${s2}`, { maxChars: 41, overlap: 0 })).toEqual([`${s1} ${s2}`]);
+    expect(chunkText(`${s1} ${s2}`, { maxChars: 40, overlap: 0 })).toEqual([s1, s2]);
+  });
+
+  it('carries the end of the chunk before, from its first word starting within the last `overlap` characters', () => {
+    expect(chunkText(`${s1} ${s2}`, { maxChars: 30, overlap: 10 })).toEqual([s1, `dddd. ${s2}`]);
+    expect(chunkText(`${s1} ${s2} ${s3}`, { maxChars: 40, overlap: 19 })).toEqual([s1, `bbbb cccc dddd. ${s2}`, `ffff gggg hhhh. ${s3}`]);
+  });
+
+  it('carries nothing when the end has no space to start at, and the unit alone when the tail does not fit with it', () => {
+    // the whole chunk fits in the overlap, but chunk + unit does not fit in maxChars
+    expect(chunkText(`${s1} ${s2} ${s3}`, { maxChars: 40, overlap: 20 })).toEqual([s1, s2, s3]);
+    expect(chunkText(`${s1} ${s2} ${s3}`, { maxChars: 40, overlap: 0 })).toEqual([s1, s2, s3]);
+    expect(chunkText('abcdefghij klmnopqrst', { maxChars: 12, overlap: 5 })).toEqual(['abcdefghij', 'klmnopqrst']);
+  });
+
+  it('cuts a long sentence at its last space before maxChars', () => {
+    expect(chunkText('aaa bbb ccc ddd', { maxChars: 7, overlap: 0 })).toEqual(['aaa bbb', 'ccc ddd']);
+    expect(chunkText('aaaa bbbb', { maxChars: 4, overlap: 0 })).toEqual(['aaaa', 'bbbb']);
+    expect(chunkText('aaaaaaa', { maxChars: 3, overlap: 0 })).toEqual(['aaa', 'aaa', 'a']);
+  });
+
+  it('uses 800 characters with 100 of overlap by default', () => {
+    expect(DEFAULT_CHUNK_OPTIONS).toEqual({ maxChars: 800, overlap: 100 });
+    const words = Array.from({ length: 200 }, (_, i) => `w${String(i).padStart(3, '0')}`).join(' '); // 999 characters
+    const chunks = chunkText(words);
+    expect(chunks.map((chunk) => chunk.length)).toEqual([799, 299]);
+    expect(chunks[1]!.startsWith('w140 w141')).toBe(true);
+  });
+
+  it.each([
+    [{ maxChars: 1.5, overlap: 0 }, 'maxChars must be a positive integer'],
+    [{ maxChars: -1, overlap: 0 }, 'maxChars must be a positive integer'],
+    [{ maxChars: 10, overlap: -1 }, 'overlap must be an integer from 0 to maxChars - 1'],
+    [{ maxChars: 10, overlap: 0.5 }, 'overlap must be an integer from 0 to maxChars - 1'],
+    [{ maxChars: 10, overlap: 11 }, 'overlap must be an integer from 0 to maxChars - 1'],
+  ])('refuses %j', (options, message) => {
+    expect(() => chunkText('text', options)).toThrow(new RangeError(message));
+  });
+
+  it('takes the smallest options that make progress', () => {
+    expect(chunkText('ab', { maxChars: 1, overlap: 0 })).toEqual(['a', 'b']);
+    expect(chunkText('ab cd', { maxChars: 3, overlap: 2 })).toEqual(['ab', 'cd']);
   });
 });
