@@ -11,6 +11,7 @@ export enum SortOrder {
   asc = 'asc',
   desc = 'desc',
 }
+// Stryker disable next-line all: schema wiring, not logic; the schema test (test/platform) compares the printed schema
 registerEnumType(SortOrder, { name: 'SortOrder' });
 
 /**
@@ -94,6 +95,7 @@ export function pageMeta(page: number, limit: number, total: number): PageMeta {
 }
 
 /** `XPage { data: [X!]!, meta: PageMeta! }` for a GraphQL object type X. */
+// Stryker disable next-line all: schema wiring, not logic; the schema test (test/platform) compares the printed schema
 export function createPageType<T extends object>(itemType: ClassType<T>, name: string): ClassType<Page<T>> {
   @ObjectType(name)
   class PageType {

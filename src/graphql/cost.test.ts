@@ -10,7 +10,10 @@ const schema = buildSchema(`
     tags: [Item!]!
     search(topK: Int = 5): [Item!]!
     report: Report
+    recent(limit: Int = 3): [Item!]!
+    stats: StatsPage
   }
+  type StatsPage { data: [Item!]! }
   type AgentPage { data: [Agent!]! meta: PageMeta! }
   type PageMeta { total: Int! }
   type Agent { id: ID! name: String! children: [Agent!]! }
@@ -38,6 +41,8 @@ describe('operationCost: a field is its base plus its selection times the rows i
     ['a page without limit 20 times', '{ agents { data { id } } }', 1 + 20 * 2],
     ['a list named data outside a page is a list', '{ report { data { id } } }', 1 + (1 + 20)],
     ['introspection and __typename are free', '{ __typename agent { __typename id } }', 2],
+    ['an unpaged list reads no limit argument: its size is declared', '{ recent(limit: 2) { id } }', 21],
+    ['a page type without a limit argument counts once', '{ stats { data { id } } }', 1 + 2],
     ['fields add up', '{ agent { id } items { id } }', 2 + 21],
   ])('%s', (_what, query, expected) => {
     expect(cost(query)).toBe(expected);
@@ -82,6 +87,13 @@ describe('costLimitPlugin', () => {
     await expect(run(7, query, { n: 3 })).resolves.toBeUndefined();
     await expect(run(7, query, { n: 4 })).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT', cost: 9 } });
     await expect(run(40, query)).rejects.toMatchObject({ extensions: { cost: 41 } });
+  });
+
+  it('costs the operation the request names', async () => {
+    const document = parse('query A { agent { id } } query B { agents(limit: 9) { data { id } } }');
+    const operation = document.definitions[1] as OperationDefinitionNode;
+    const hooks = (await costLimitPlugin(5).requestDidStart!({} as never)) as { didResolveOperation: (context: unknown) => Promise<void> };
+    await expect(hooks.didResolveOperation({ schema, document, request: {}, operation, operationName: 'B' })).rejects.toMatchObject({ extensions: { cost: 19 } });
   });
 
   it('leaves variables that do not fit the operation to execution, which refuses them', async () => {

@@ -141,3 +141,19 @@ describe('chunkText, exactly', () => {
     expect(chunkText('ab cd', { maxChars: 3, overlap: 2 })).toEqual(['ab', 'cd']);
   });
 });
+
+describe('chunkText at the edges', () => {
+  it('drops blank lines at the end', () => {
+    expect(chunkText('Hello.\n\n\n')).toEqual(['Hello.']);
+  });
+
+  it('keeps a paragraph of exactly maxChars whole, rather than packing its first sentence with the paragraph before', () => {
+    expect(chunkText('x\n\nAb. Cd.', { maxChars: 7, overlap: 0 })).toEqual(['x', 'Ab. Cd.']);
+    expect(chunkText('x\n\naaa bbb', { maxChars: 7, overlap: 0 })).toEqual(['x', 'aaa bbb']);
+    expect(chunkText('x\n\nAb. Cd.', { maxChars: 8, overlap: 0 })).toEqual(['x', 'Ab. Cd.']);
+  });
+
+  it('keeps the tail when tail and unit make exactly maxChars', () => {
+    expect(chunkText('aaaa bbbb cccc dddd. eeee ffff gggg hhhh.', { maxChars: 26, overlap: 10 })).toEqual(['aaaa bbbb cccc dddd.', 'dddd. eeee ffff gggg hhhh.']);
+  });
+});

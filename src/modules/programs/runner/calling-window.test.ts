@@ -67,3 +67,15 @@ describe('isWithinWindow: the contact’s own clock', () => {
     expect(isWithinWindow(at('2026-03-09T12:00:00Z'), 'UTC', { startTime: '00:00', endTime: '23:59', daysOfWeek: [] })).toBe(false);
   });
 });
+
+describe('window times with minutes', () => {
+  const window = { startTime: '09:30', endTime: '17:45', daysOfWeek: [1] };
+
+  it('opens at HH:MM and closes at HH:MM, minutes included', () => {
+    // Monday 2026-03-09, UTC
+    expect(isWithinWindow(new Date('2026-03-09T09:29:00Z'), 'UTC', window)).toBe(false);
+    expect(isWithinWindow(new Date('2026-03-09T09:30:00Z'), 'UTC', window)).toBe(true);
+    expect(isWithinWindow(new Date('2026-03-09T17:44:00Z'), 'UTC', window)).toBe(true);
+    expect(isWithinWindow(new Date('2026-03-09T17:45:00Z'), 'UTC', window)).toBe(false);
+  });
+});
