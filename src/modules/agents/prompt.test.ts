@@ -121,3 +121,19 @@ describe('policy redaction, sentence by sentence', () => {
     expect(redactPolicy('anything', '')).toBe('anything');
   });
 });
+
+describe('policy redaction, punctuation and spacing', () => {
+  it('trims every quote and bracket around a sentence, however many', () => {
+    expect(redactPolicy('never promise dates', '("Never promise dates")')).toBe('[redacted]');
+  });
+
+  it('reads a policy written with several spaces between words like one written with one', () => {
+    expect(redactPolicy('call the manager', 'Call   the \t manager.')).toBe('[redacted]');
+  });
+
+  it('redacts a longer sentence whole whatever the order of the policy', () => {
+    const reply = 'we never refund above fifty euros';
+    expect(redactPolicy(reply, 'Never refund above fifty euros. Never refund.')).toBe('we [redacted]');
+    expect(redactPolicy(reply, 'Never refund. Refund above. Never refund above fifty euros.')).toBe('we [redacted]');
+  });
+});

@@ -157,3 +157,15 @@ describe('chunkText at the edges', () => {
     expect(chunkText('aaaa bbbb cccc dddd. eeee ffff gggg hhhh.', { maxChars: 26, overlap: 10 })).toEqual(['aaaa bbbb cccc dddd.', 'dddd. eeee ffff gggg hhhh.']);
   });
 });
+
+describe('chunkText and a chunk no longer than the overlap', () => {
+  it('carries nothing of a chunk of exactly `overlap` characters, nor of a shorter one', () => {
+    expect(chunkText('ab cd\n\nefgh', { maxChars: 8, overlap: 5 })).toEqual(['ab cd', 'efgh']);
+    expect(chunkText('ab c\n\nefg hi', { maxChars: 8, overlap: 7 })).toEqual(['ab c', 'efg hi']);
+    expect(chunkText(`aaaaa bbbbb ccccc ddddd\n\n${'e'.repeat(18)}`, { maxChars: 40, overlap: 23 })).toEqual(['aaaaa bbbbb ccccc ddddd', 'e'.repeat(18)]);
+  });
+
+  it('carries the words that start within the last `overlap` characters of a longer one', () => {
+    expect(chunkText('ab cd\n\nefgh', { maxChars: 8, overlap: 4 })).toEqual(['ab cd', 'cd\n\nefgh']);
+  });
+});

@@ -45,12 +45,12 @@ function unitsOf(text: string, max: number): Unit[] {
   });
 }
 
-/** The end of a chunk, at most `overlap` characters, starting at a word. */
+/**
+ * The end of a chunk, at most `overlap` characters, starting at a word. '' for a chunk no longer
+ * than `overlap`: the whole chunk would not fit before the next unit (that is why it was closed).
+ */
 function tailOf(chunk: string, overlap: number): string {
-  // Equivalent mutants here: a tail that is the whole chunk never fits before the next unit (the chunk was
-  // closed because it did not), so answering '' or the chunk leads to the same fallback, the unit alone.
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, see above
-  if (overlap <= 0 || chunk.length <= overlap) return overlap <= 0 ? '' : chunk;
+  if (chunk.length <= overlap) return '';
   const start = chunk.length - overlap;
   const space = chunk.slice(start).search(/\s/);
   return space < 0 ? '' : chunk.slice(start + space).trim();
