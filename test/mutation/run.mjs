@@ -3,7 +3,7 @@
 // any one module is. With --json, writes {numPassedTests, numFailedTests} with one "test" per
 // module (passed at or over the threshold), the shape .ci/run adds up in its final line.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -11,6 +11,8 @@ const { BREAK_THRESHOLD } = await import(new URL('../../stryker.config.mjs', imp
 const jsonAt = process.argv.indexOf('--json');
 const resultsFile = jsonAt > 0 ? process.argv[jsonAt + 1] : undefined;
 
+// A report left by an earlier run must not stand in for this one.
+rmSync(`${root}reports/mutation/mutation.json`, { force: true });
 const started = Date.now();
 const stryker = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs'], {
   cwd: root,
