@@ -34,10 +34,10 @@ function sentencePatterns(policy: string): RegExp[] {
   const sentences = policy
     .split(/(?<=[.!?])\s+|\n+/u)
     .map((sentence) => sentence.replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, ''))
-    .map((sentence) => sentence.split(/\s+/u).filter((word) => word !== ''))
+    .map((sentence) => sentence.split(/\s+/u))
     .filter((words) => words.length >= 2);
-  // Longest first, so a sentence is redacted whole before a shorter one inside it.
-  sentences.sort((a, b) => b.join(' ').length - a.join(' ').length);
+  // Most words first, so a sentence is redacted whole before a shorter one inside it.
+  sentences.sort((a, b) => b.length - a.length);
   return sentences.map((words) => new RegExp(words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+'), 'giu'));
 }
 

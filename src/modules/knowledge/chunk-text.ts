@@ -19,10 +19,13 @@ function splitLong(text: string, max: number): string[] {
   let rest = text;
   while (rest.length > max) {
     const space = rest.lastIndexOf(' ', max);
+    // Stryker disable next-line EqualityOperator: equivalent, the text is trimmed, so a space is never at 0
     const cut = space > 0 ? space : max;
+    // Stryker disable next-line MethodExpression: equivalent, whitespace is single spaces by now and the cut is before one
     pieces.push(rest.slice(0, cut).trim());
     rest = rest.slice(cut).trim();
   }
+  // Stryker disable next-line ConditionalExpression: equivalent, rest is trimmed non-empty text or a hard cut's non-empty remainder
   if (rest) pieces.push(rest);
   return pieces;
 }
@@ -42,9 +45,12 @@ function unitsOf(text: string, max: number): Unit[] {
   });
 }
 
-/** The end of a chunk, at most `overlap` characters, starting at a word. */
+/**
+ * The end of a chunk, at most `overlap` characters, starting at a word. '' for a chunk no longer
+ * than `overlap`: the whole chunk would not fit before the next unit (that is why it was closed).
+ */
 function tailOf(chunk: string, overlap: number): string {
-  if (overlap <= 0 || chunk.length <= overlap) return overlap <= 0 ? '' : chunk;
+  if (chunk.length <= overlap) return '';
   const start = chunk.length - overlap;
   const space = chunk.slice(start).search(/\s/);
   return space < 0 ? '' : chunk.slice(start + space).trim();

@@ -28,11 +28,11 @@ export function parseModelName(model: unknown): ModelName {
     throw invalid(`modelConfig.model must be "<provider>/<model_name>" without spaces, e.g. "builtin/echo"`);
   }
   const slash = model.indexOf('/');
-  const provider = slash > 0 ? model.slice(0, slash) : '';
-  const name = slash > 0 ? model.slice(slash + 1) : '';
-  if (provider === '' || name === '') {
+  if (slash <= 0 || slash === model.length - 1) {
     throw invalid(`modelConfig.model must be "<provider>/<model_name>", e.g. "builtin/echo", got "${model}"`);
   }
+  const provider = model.slice(0, slash);
+  const name = model.slice(slash + 1);
   if (!(MODEL_PROVIDERS as readonly string[]).includes(provider)) {
     throw invalid(`Unknown model provider "${provider}": use one of ${MODEL_PROVIDERS.join(', ')}`);
   }

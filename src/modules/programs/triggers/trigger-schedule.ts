@@ -11,6 +11,7 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 
 function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(timeZone);
+  // Stryker disable next-line ConditionalExpression: equivalent, the cache only saves building a formatter again
   if (!formatter) {
     formatter = new Intl.DateTimeFormat('en-US', {
       timeZone,
@@ -22,6 +23,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
       minute: 'numeric',
       second: 'numeric',
     });
+    // Stryker disable next-line all: equivalent, the cache only saves building a formatter again
     formatters.set(timeZone, formatter);
   }
   return formatter;
@@ -31,6 +33,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 function wallClock(instant: number, timeZone: string): number {
   const parts: Record<string, number> = {};
   for (const part of formatterFor(timeZone).formatToParts(new Date(instant))) {
+    // Stryker disable next-line ConditionalExpression,LogicalOperator,StringLiteral: equivalent, a literal or era part lands under a key nothing reads
     if (part.type !== 'literal' && part.type !== 'era') parts[part.type] = Number(part.value);
   }
   const year = parts.year!;
@@ -68,13 +71,16 @@ function calendarDate(value: string, timeZone: string): [number, number, number]
   const dateOnly = DATE_ONLY.exec(value);
   const dateTime = dateOnly ? null : DATE_TIME.exec(value);
   const match = dateOnly ?? dateTime;
+  // Stryker disable next-line ConditionalExpression: equivalent, without it match[1] throws and computeTriggerAt's catch answers null
   if (!match) return null;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const check = new Date(Date.UTC(year, month - 1, day));
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return null;
   // A date-time with an offset is an instant: its date is the one on the contact's calendar.
+  // Stryker disable next-line OptionalChaining: equivalent, dateTime?. already short-circuits the whole chain
   if (dateTime?.groups?.offset) {
     const instant = Date.parse(value);
+    // Stryker disable next-line ConditionalExpression: equivalent, an invalid instant makes formatToParts throw and the catch answers null
     if (Number.isNaN(instant)) return null;
     const local = new Date(wallClock(instant, timeZone));
     return [local.getUTCFullYear(), local.getUTCMonth() + 1, local.getUTCDate()];
@@ -93,6 +99,7 @@ export function computeTriggerAt(attributeValue: string, offsetDays: number, tim
   if (typeof attributeValue !== 'string' || !time || !Number.isInteger(offsetDays)) return null;
   try {
     const date = calendarDate(attributeValue.trim(), zone);
+    // Stryker disable next-line ConditionalExpression: equivalent, without it date[0] throws and the catch answers null
     if (!date) return null;
     const wall = Date.UTC(date[0], date[1] - 1, date[2] + offsetDays, Number(time[1]), Number(time[2]));
     const instant = zonedInstant(wall, zone);

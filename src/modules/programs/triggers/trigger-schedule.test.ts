@@ -1,4 +1,4 @@
-import { computeTriggerAt } from '../../src/modules/programs/triggers/trigger-schedule.js';
+import { computeTriggerAt } from './trigger-schedule.js';
 
 const at = (value: string, offset: number, time: string, zone: string | null) => computeTriggerAt(value, offset, time, zone)?.toISOString() ?? null;
 
@@ -79,5 +79,24 @@ describe('computeTriggerAt', () => {
     expect(computeTriggerAt('2026-06-15', 0, '9:00', null)).toBeNull();
     expect(computeTriggerAt('2026-06-15', 0, '09:00', 'Mars/Olympus')).toBeNull();
     expect(computeTriggerAt('2026-06-15', 0.5, '09:00', null)).toBeNull();
+  });
+});
+
+describe('computeTriggerAt refuses what is not a date, a time of day or a whole number of days', () => {
+  it.each(['2030-02-30', '2030-13-01', '2030-00-10', '0050-01-01', 'x2030-01-02', '2030-01-02x', 'x2030-01-02T09:00:00Z', '2030-01-02T09:00:00Zx'])(
+    'answers null for the value %j',
+    (value) => {
+      expect(computeTriggerAt(value, 0, '09:00', null)).toBeNull();
+    },
+  );
+
+  it.each(['x09:00', '09:00x', '24:00', '9:00'])('answers null for the time of day %j', (timeOfDay) => {
+    expect(computeTriggerAt('2030-01-02', 0, timeOfDay, null)).toBeNull();
+  });
+
+  it('answers null for a fractional offset, and reads a value with spaces around it', () => {
+    expect(computeTriggerAt('2030-01-02', 1.5, '09:00', null)).toBeNull();
+    expect(computeTriggerAt('  2030-01-02 ', 1, '09:00', null)?.toISOString()).toBe('2030-01-03T09:00:00.000Z');
+    expect(computeTriggerAt(42 as unknown as string, 0, '09:00', null)).toBeNull();
   });
 });

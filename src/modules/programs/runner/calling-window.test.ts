@@ -1,4 +1,4 @@
-import { isWithinWindow, localTime } from '../../src/modules/programs/runner/calling-window.js';
+import { isWithinWindow, localTime } from './calling-window.js';
 
 const WEEKDAYS_9_TO_5 = { startTime: '09:00', endTime: '17:00', daysOfWeek: [1, 2, 3, 4, 5] };
 const at = (iso: string) => new Date(iso);
@@ -65,5 +65,17 @@ describe('isWithinWindow: the contact’s own clock', () => {
     expect(isWithinWindow(at('2026-03-08T03:00:00Z'), 'Europe/Paris', null)).toBe(true);
     expect(isWithinWindow(at('2026-03-09T12:00:00Z'), 'UTC', { startTime: '00:00', endTime: '00:00', daysOfWeek: [1, 2, 3, 4, 5, 6, 7] })).toBe(false);
     expect(isWithinWindow(at('2026-03-09T12:00:00Z'), 'UTC', { startTime: '00:00', endTime: '23:59', daysOfWeek: [] })).toBe(false);
+  });
+});
+
+describe('window times with minutes', () => {
+  const window = { startTime: '09:30', endTime: '17:45', daysOfWeek: [1] };
+
+  it('opens at HH:MM and closes at HH:MM, minutes included', () => {
+    // Monday 2026-03-09, UTC
+    expect(isWithinWindow(new Date('2026-03-09T09:29:00Z'), 'UTC', window)).toBe(false);
+    expect(isWithinWindow(new Date('2026-03-09T09:30:00Z'), 'UTC', window)).toBe(true);
+    expect(isWithinWindow(new Date('2026-03-09T17:44:00Z'), 'UTC', window)).toBe(true);
+    expect(isWithinWindow(new Date('2026-03-09T17:45:00Z'), 'UTC', window)).toBe(false);
   });
 });

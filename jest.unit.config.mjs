@@ -1,0 +1,14 @@
+// The fast unit tests: pure modules and the *.test.ts beside them under src/, no app, no database.
+// `npm run test:unit` runs them; Stryker (stryker.config.mjs) runs only these for every mutant.
+import { readFileSync } from 'node:fs';
+
+const { jest } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+
+export default {
+  ...jest,
+  rootDir: '.',
+  testMatch: ['<rootDir>/src/**/*.test.ts'],
+  testTimeout: 10000,
+  // Stryker's sandbox copies the project under .stryker-tmp: not a second package to jest.
+  modulePathIgnorePatterns: ['<rootDir>/.stryker-tmp/'],
+};

@@ -1,0 +1,106 @@
+import { buildSchema, GraphQLError, parse, type GraphQLObjectType, type OperationDefinitionNode } from 'graphql';
+import { costLimitPlugin, DEFAULT_LIST_SIZE, operationCost, SEARCH_COST, type FieldCost } from './cost.js';
+
+// A small schema with the shapes the gateway's has: a page, unpaged lists, a search, a field declaring its cost.
+const schema = buildSchema(`
+  type Query {
+    agent: Agent
+    agents(page: Int = 1, limit: Int = 20): AgentPage
+    items: [Item!]
+    tags: [Item!]!
+    search(topK: Int = 5): [Item!]!
+    report: Report
+    recent(limit: Int = 3): [Item!]!
+    stats: StatsPage
+  }
+  type StatsPage { data: [Item!]! }
+  type AgentPage { data: [Agent!]! meta: PageMeta! }
+  type PageMeta { total: Int! }
+  type Agent { id: ID! name: String! children: [Agent!]! }
+  type Item { id: ID! }
+  type Report { data: [Item!]! }
+`);
+function declare(field: string, cost: FieldCost): void {
+  const query = schema.getType('Query') as GraphQLObjectType;
+  Object.assign(query.getFields()[field]!, { extensions: { cost } });
+}
+declare('tags', { size: 3 });
+declare('search', { base: SEARCH_COST });
+
+const cost = (query: string, variables?: Record<string, unknown>, operationName?: string) => operationCost(schema, parse(query), variables, operationName);
+
+describe('operationCost: a field is its base plus its selection times the rows it can answer', () => {
+  it.each([
+    ['a leaf costs 1, an object its base plus its selection', '{ agent { id name } }', 3],
+    ['an unpaged list counts its selection 20 times', '{ agent { children { id } } }', 1 + (1 + DEFAULT_LIST_SIZE)],
+    ['a nullable list as well', '{ items { id } }', 21],
+    ['a list that declares its size counts that many rows', '{ tags { id } }', 4],
+    ['a search costs its base plus topK rows', '{ search(topK: 7) { id } }', SEARCH_COST + 7],
+    ['a search without topK its default', '{ search { id } }', SEARCH_COST + 5],
+    ['a page counts its selection limit times, data once', '{ agents(limit: 5) { data { id name } meta { total } } }', 1 + 5 * (3 + 2)],
+    ['a page without limit 20 times', '{ agents { data { id } } }', 1 + 20 * 2],
+    ['a list named data outside a page is a list', '{ report { data { id } } }', 1 + (1 + 20)],
+    ['introspection and __typename are free', '{ __typename agent { __typename id } }', 2],
+    ['an unpaged list reads no limit argument: its size is declared', '{ recent(limit: 2) { id } }', 21],
+    ['a page type without a limit argument counts once', '{ stats { data { id } } }', 1 + 2],
+    ['fields add up', '{ agent { id } items { id } }', 2 + 21],
+  ])('%s', (_what, query, expected) => {
+    expect(cost(query)).toBe(expected);
+  });
+
+  it('reads limit from the variables, and costs the operation named', () => {
+    expect(cost('query Q($n: Int) { agents(limit: $n) { data { id } } }', { n: 3 })).toBe(1 + 3 * 2);
+    const two = 'query A { agent { id } } query B { items { id } }';
+    expect(cost(two, {}, 'A')).toBe(2);
+    expect(cost(two, {}, 'B')).toBe(21);
+  });
+});
+
+describe('costLimitPlugin', () => {
+  async function run(maxCost: number, query: string, variables?: Record<string, unknown>): Promise<unknown> {
+    const document = parse(query);
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    const hooks = await costLimitPlugin(maxCost).requestDidStart!({} as never);
+    const resolved = (hooks as { didResolveOperation: (context: unknown) => Promise<void> }).didResolveOperation;
+    return resolved({ schema, document, request: { variables }, operation, operationName: operation.name?.value ?? null });
+  }
+  const page = '{ agents(limit: 5) { data { id name } meta { total } } }'; // costs 26
+
+  it('lets through an operation at the limit', async () => {
+    await expect(run(26, page)).resolves.toBeUndefined();
+  });
+
+  it('refuses one over it with 400 BAD_USER_INPUT naming its cost and the limit', async () => {
+    const refusal = await run(25, page).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(GraphQLError);
+    expect((refusal as GraphQLError).extensions).toEqual({ code: 'BAD_USER_INPUT', cost: 26, maxCost: 25, http: { status: 400 } });
+    expect((refusal as GraphQLError).message).toBe(
+      `The operation would cost 26, over the limit of 25: a list's selection counts once per row it may answer (its limit, 20 by default), a search counts ${SEARCH_COST} more; ask for smaller pages or fewer fields`,
+    );
+  });
+
+  it('counts the variables of the request', async () => {
+    const query = 'query Q($n: Int) { agents(limit: $n) { data { id } } }';
+    await expect(run(7, query, { n: 3 })).resolves.toBeUndefined();
+    await expect(run(7, query, { n: 4 })).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT', cost: 9 } });
+    await expect(run(40, query)).rejects.toMatchObject({ extensions: { cost: 41 } });
+  });
+
+  it('costs the operation the request names', async () => {
+    const document = parse('query A { agent { id } } query B { agents(limit: 9) { data { id } } }');
+    const operation = document.definitions[1] as OperationDefinitionNode;
+    const hooks = (await costLimitPlugin(5).requestDidStart!({} as never)) as { didResolveOperation: (context: unknown) => Promise<void> };
+    await expect(hooks.didResolveOperation({ schema, document, request: {}, operation, operationName: 'B' })).rejects.toMatchObject({ extensions: { cost: 19 } });
+  });
+
+  it('leaves variables that do not fit the operation to execution, which refuses them', async () => {
+    await expect(run(1, 'query Q($n: Int!) { agents(limit: $n) { data { id } } }', {})).resolves.toBeUndefined();
+  });
+
+  it('lets introspection through whatever the limit', async () => {
+    await expect(run(0, '{ __schema { types { name fields { name type { name } } } } }')).resolves.toBeUndefined();
+  });
+});
