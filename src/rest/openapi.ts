@@ -10,6 +10,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
+import { PAGE_HEADERS } from './array-page.js';
 import { OMIT_MARKER, type JsonSchema, type RouteDefinition } from './routes.js';
 
 const SCALARS: Record<string, JsonSchema> = {
@@ -143,7 +144,11 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     else {
       const response = inlineOmissions(route.response, schema, pending) as JsonSchema;
       collectRefs(response, pending);
-      responses[String(status)] = { description: 'Success', content: { 'application/json': { schema: response } } };
+      responses[String(status)] = {
+        description: 'Success',
+        ...(route.pageHeaders ? { headers: PAGE_HEADERS } : {}),
+        content: { 'application/json': { schema: response } },
+      };
     }
     for (const errorStatus of [...(route.body || route.query ? [400] : []), 401, ...(route.errors ?? []), ...(route.body ? [415] : []), 500]) {
       responses[String(errorStatus)] = problemResponse(errorStatus);

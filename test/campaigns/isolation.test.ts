@@ -104,7 +104,7 @@ it('another organization gets 404 NOT_FOUND on every campaign route and operatio
   }
   // Nor do the lists show them.
   expect((await other.rest.get('/api/programs')).body.data).toEqual([]);
-  expect((await other.rest.get('/api/call-flows')).body).toEqual([]);
+  expect((await other.rest.get('/api/call-flows')).body.data).toEqual([]);
 
   // Untouched: acme's campaign runs on to completed, on acme's credits only.
   expect((await acme.rest.get(`/api/programs/${programId}`)).body).toMatchObject({ name: expect.stringMatching(/^Program /), status: 'active' });

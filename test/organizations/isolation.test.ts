@@ -85,9 +85,9 @@ describe('another organization', () => {
   });
 
   it('never sees the first organization in its lists or as its organization, on either door', async () => {
-    expect((await other.rest.get('/api/teams')).body.map((team: { id: string }) => team.id)).toEqual([otherTeamId]);
+    expect((await other.rest.get('/api/teams')).body.data.map((team: { id: string }) => team.id)).toEqual([otherTeamId]);
     const { teams } = await other.graphql.ok(TeamsDocument);
-    expect(teams.map((team) => team.id)).toEqual([otherTeamId]);
+    expect(teams.data.map((team) => team.id)).toEqual([otherTeamId]);
     const entities = await other.rest.get('/api/entities?search=secret');
     expect(entities.body.meta.total).toBe(0);
     const { businessEntities } = await other.graphql.ok(BusinessEntitiesDocument, {});

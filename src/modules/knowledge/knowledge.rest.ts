@@ -1,3 +1,4 @@
+import { PageArgs } from '../../common/pagination.js';
 import { arrayOf, defineRoute, objectOf, ref, refWithout } from '../../rest/routes.js';
 import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
 
@@ -22,12 +23,12 @@ export const knowledgeRoutes = [
     method: 'get',
     path: '/knowledge-bases',
     operationId: 'listKnowledgeBases',
-    summary: "List the organization's knowledge bases, newest first",
+    summary: "A page of the organization's knowledge bases: {data, meta}; search matches name or description",
     tag: TAG,
-    response: objectOf({ data: arrayOf(ref('KnowledgeBase')) }),
-    async handler({ actor, services, presenter }) {
-      const bases = await services.knowledge.listBases(actor);
-      return { data: bases.map((base) => presenter.present('KnowledgeBase', base)) };
+    query: PageArgs,
+    response: ref('KnowledgeBasePage'),
+    async handler({ actor, query, services, presenter }) {
+      return presenter.present('KnowledgeBasePage', await services.knowledge.listBases(actor, query));
     },
   }),
   defineRoute({

@@ -1,5 +1,7 @@
 import { Field, ObjectType, registerEnumType } from 'type-graphql';
 import { User } from '../auth/user.entity.js';
+import { createPageType } from '../../common/pagination.js';
+import { Team } from './team.entity.js';
 
 export enum TeamRole {
   lead = 'lead',
@@ -15,3 +17,5 @@ export class TeamMember {
   @Field(() => TeamRole)
   role!: TeamRole;
 }
+
+export const TeamPage = createPageType(Team, 'TeamPage');

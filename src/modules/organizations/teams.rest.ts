@@ -1,5 +1,6 @@
 import type { Actor } from '../../common/actor.js';
-import { arrayOf, defineRoute, ref } from '../../rest/routes.js';
+import { PageArgs } from '../../common/pagination.js';
+import { defineRoute, ref } from '../../rest/routes.js';
 import type { Presenter } from '../../rest/present.js';
 import type { Services } from '../../services.js';
 import type { Team } from './team.entity.js';
@@ -20,11 +21,13 @@ export const teamRoutes = [
     method: 'get',
     path: '/teams',
     operationId: 'listTeams',
-    summary: 'Every team of the organization with its members, by name',
+    summary: 'A page of teams with their members: {data, meta}; search matches the name',
     tag: 'Teams',
-    response: arrayOf(ref('Team')),
-    async handler({ actor, services, presenter }) {
-      return presentTeams(services, presenter, actor, await services.teams.list(actor));
+    query: PageArgs,
+    response: ref('TeamPage'),
+    async handler({ actor, query, services, presenter }) {
+      const page = await services.teams.list(actor, query);
+      return { data: await presentTeams(services, presenter, actor, page.data), meta: page.meta };
     },
   }),
   defineRoute({

@@ -1,5 +1,6 @@
-import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { AppError } from '../../common/errors.js';
+import { PageOnlyArgs } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Execution } from './execution.entity.js';
@@ -9,9 +10,9 @@ import { ExecutionAction } from './programs.types.js';
 
 @Resolver(() => Execution)
 export class ExecutionResolver {
-  @Query(() => [Execution], { description: 'The program’s executions, newest first (GET /api/programs/{id}/executions)' })
-  executions(@Arg('programId', () => ID) programId: string, @Ctx() context: GraphQLContext): Promise<Execution[]> {
-    return context.services.executions.listForProgram(actorOf(context), programId);
+  @Query(() => [Execution], { description: 'A page of the program’s executions, newest first, as GET /api/programs/{programId}/executions answers it' })
+  async executions(@Arg('programId', () => ID) programId: string, @Args(() => PageOnlyArgs) args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<Execution[]> {
+    return (await context.services.executions.listForProgram(actorOf(context), programId, args)).data;
   }
 
   @Query(() => Execution)

@@ -1,3 +1,5 @@
+import { PageOnlyArgs } from '../../common/pagination.js';
+import { setPageHeaders } from '../../rest/array-page.js';
 import { defineRoute, type RouteDefinition } from '../../rest/routes.js';
 import type { ControlAction } from './execution-state.js';
 import { StartExecutionInput } from './program.inputs.js';
@@ -17,12 +19,16 @@ export const executionRoutes: RouteDefinition[] = [
     method: 'get',
     path: '/programs/{id}/executions',
     operationId: 'listProgramExecutions',
-    summary: 'The program’s executions, newest first: a JSON array',
+    summary: 'A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link',
     tag: 'Executions',
+    query: PageOnlyArgs,
+    pageHeaders: true,
     response: { type: 'array', items: EXECUTION_JSON_SCHEMA },
     errors: [404],
-    async handler({ actor, params, services }) {
-      return (await services.executions.listForProgram(actor, params.id!)).map(executionJson);
+    async handler({ actor, params, query, services, req, res }) {
+      const page = await services.executions.listForProgram(actor, params.id!, query);
+      setPageHeaders(req, res, page);
+      return page.data.map(executionJson);
     },
   }),
   defineRoute({

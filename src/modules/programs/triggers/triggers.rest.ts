@@ -1,3 +1,4 @@
+import { setPageHeaders } from '../../../rest/array-page.js';
 import type { Presenter } from '../../../rest/present.js';
 import { arrayOf, defineRoute, ref, type JsonSchema } from '../../../rest/routes.js';
 import type { ContactTrigger } from '../contact-trigger.entity.js';
@@ -34,14 +35,16 @@ export const triggerRoutes = [
     method: 'get',
     path: '/programs/{id}/triggers',
     operationId: 'listProgramTriggers',
-    summary: "A live program's contact triggers by triggerAt; [] for a campaign program",
+    summary: "A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link",
     tag: TAG,
     query: TriggerListArgs,
+    pageHeaders: true,
     response: arrayOf(TRIGGER_SCHEMA),
     errors: [404],
-    async handler({ actor, params, query, services, presenter }) {
-      const triggers = await services.triggers.list(actor, params.id!, query.status);
-      return triggers.map((trigger) => presentTrigger(presenter, trigger));
+    async handler({ actor, params, query, services, presenter, req, res }) {
+      const page = await services.triggers.list(actor, params.id!, query);
+      setPageHeaders(req, res, page);
+      return page.data.map((trigger) => presentTrigger(presenter, trigger));
     },
   }),
   defineRoute({
