@@ -84,13 +84,13 @@ export const contactRoutes = [
     method: 'delete',
     path: '/audience/{id}/members',
     operationId: 'removeAudienceMembers',
-    summary: 'Remove contacts from an audience; answers the audience',
+    summary: 'Remove contacts from an audience; 204 with no body',
     tag: 'Audiences',
     body: AudienceMembersInput,
-    response: ref('Audience'),
+    status: 204,
     errors: [404],
-    async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('Audience', await services.audiences.removeMembers(actor, params.id!, body));
+    async handler({ actor, params, body, services }) {
+      await services.audiences.removeMembers(actor, params.id!, body);
     },
   }),
   defineRoute({

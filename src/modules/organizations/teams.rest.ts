@@ -98,13 +98,12 @@ export const teamRoutes = [
     method: 'delete',
     path: '/teams/{id}/members/{userId}',
     operationId: 'removeTeamMember',
-    summary: 'Remove a user from the team; answers the team',
+    summary: 'Remove a user from the team; 204 with no body',
     tag: 'Teams',
-    response: ref('Team'),
+    status: 204,
     errors: [403, 404],
-    async handler({ actor, params, services, presenter }) {
-      const team = await services.teams.removeMember(actor, params.id!, params.userId!);
-      return (await presentTeams(services, presenter, actor, [team]))[0];
+    async handler({ actor, params, services }) {
+      await services.teams.removeMember(actor, params.id!, params.userId!);
     },
   }),
 ];
