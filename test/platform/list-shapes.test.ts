@@ -185,6 +185,14 @@ describe('lists whose shape the interface fixes stay arrays, bounded by page and
     expect(ids(apiKeys)).toEqual(ids(all.body.apiKeys).slice(2));
   });
 
+  it('lets a browser on an allowed origin read X-Total-Count and Link', async () => {
+    const res = await fetch(`${app.baseUrl}/api/auth/api-keys?limit=1`, {
+      headers: { origin: 'https://studio.apollographql.com', 'x-api-key': acme.apiKey },
+    });
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://studio.apollographql.com');
+    expect(res.headers.get('access-control-expose-headers')?.split(',')).toEqual(expect.arrayContaining(['X-Total-Count', 'Link']));
+  });
+
   it('refuses a limit over 100 or a page of 0 with BAD_USER_INPUT on both doors', async () => {
     for (const path of [`/api/programs/${programId}/executions?limit=101`, `/api/programs/${liveProgramId}/triggers?page=0`, '/api/auth/api-keys?limit=0']) {
       const res = await acme.rest.get(path);
