@@ -88,7 +88,7 @@ export const authRoutes = [
   defineRoute({
     method: 'get',
     path: '/users/me',
-    operationId: 'getCurrentUser',
+    operationId: 'getMe',
     summary: 'The caller; used to verify a key or token',
     tag: 'Users',
     response: ref('CurrentUser'),

@@ -57,7 +57,7 @@ export const knowledgeRoutes = [
   }),
   defineRoute({
     method: 'post',
-    path: '/knowledge-bases/{kbId}/documents',
+    path: '/knowledge-bases/{knowledgeBaseId}/documents',
     operationId: 'addDocument',
     summary: 'Add a document; it is chunked for retrieval before the answer',
     tag: TAG,
@@ -66,12 +66,12 @@ export const knowledgeRoutes = [
     response: ref('KnowledgeDocument'),
     errors: [404, 413],
     async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('KnowledgeDocument', await services.knowledge.addDocument(actor, params.kbId!, body));
+      return presenter.present('KnowledgeDocument', await services.knowledge.addDocument(actor, params.knowledgeBaseId!, body));
     },
   }),
   defineRoute({
     method: 'get',
-    path: '/knowledge-bases/{kbId}/documents',
+    path: '/knowledge-bases/{knowledgeBaseId}/documents',
     operationId: 'listDocuments',
     summary: "A page of a knowledge base's documents, newest first, without their content",
     tag: TAG,
@@ -79,7 +79,7 @@ export const knowledgeRoutes = [
     response: objectOf({ data: arrayOf(refWithout('KnowledgeDocument', ['content'])), meta: ref('PageMeta') }),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {
-      const page = await services.knowledge.listDocuments(actor, params.kbId!, query);
+      const page = await services.knowledge.listDocuments(actor, params.knowledgeBaseId!, query);
       return {
         data: page.data.map((document) => {
           const { content: _content, ...summary } = presenter.present('KnowledgeDocument', document) as Record<string, unknown>;
@@ -91,14 +91,14 @@ export const knowledgeRoutes = [
   }),
   defineRoute({
     method: 'get',
-    path: '/knowledge-bases/{kbId}/documents/{docId}',
+    path: '/knowledge-bases/{knowledgeBaseId}/documents/{documentId}',
     operationId: 'getDocument',
     summary: 'Read a document with its content',
     tag: TAG,
     response: ref('KnowledgeDocument'),
     errors: [404],
     async handler({ actor, params, services, presenter }) {
-      return presenter.present('KnowledgeDocument', await services.knowledge.getDocument(actor, params.kbId!, params.docId!));
+      return presenter.present('KnowledgeDocument', await services.knowledge.getDocument(actor, params.knowledgeBaseId!, params.documentId!));
     },
   }),
 ];

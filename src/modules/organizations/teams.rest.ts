@@ -83,7 +83,7 @@ export const teamRoutes = [
   }),
   defineRoute({
     method: 'post',
-    path: '/teams/{id}/members',
+    path: '/teams/{teamId}/members',
     operationId: 'addTeamMember',
     summary: 'Add a user of the organization to the team (or change their role); answers the team',
     tag: 'Teams',
@@ -91,19 +91,19 @@ export const teamRoutes = [
     response: ref('Team'),
     errors: [403, 404],
     async handler({ actor, params, body, services, presenter }) {
-      return (await presentTeams(services, presenter, actor, [await services.teams.addMember(actor, params.id!, body)]))[0];
+      return (await presentTeams(services, presenter, actor, [await services.teams.addMember(actor, params.teamId!, body)]))[0];
     },
   }),
   defineRoute({
     method: 'delete',
-    path: '/teams/{id}/members/{userId}',
+    path: '/teams/{teamId}/members/{userId}',
     operationId: 'removeTeamMember',
     summary: 'Remove a user from the team; 204 with no body',
     tag: 'Teams',
     status: 204,
     errors: [403, 404],
     async handler({ actor, params, services }) {
-      await services.teams.removeMember(actor, params.id!, params.userId!);
+      await services.teams.removeMember(actor, params.teamId!, params.userId!);
     },
   }),
 ];

@@ -12,7 +12,7 @@ import { assertControl, type ControlAction } from './execution-state.js';
 import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 import { ExecutionStatus, ProgramKind, ProgramStatus } from './program.enums.js';
-import type { StartExecutionInput } from './program.inputs.js';
+import type { CreateExecutionInput } from './program.inputs.js';
 import { authorize } from '../organizations/roles.js';
 
 /** Which executions of a program to read: a page, optionally of one status. */
@@ -29,7 +29,7 @@ const SNAPSHOT_SQL = `insert into execution_contacts
   from audience_members m join contacts c on c.id = m.contact_id
   where m.audience_id = ? and m.organization_id = ? and c.opted_out = false`;
 
-/** Executions of programs of the caller's organization: start, read, control. */
+/** Executions of programs of the caller's organization: create, read, control. */
 export class ExecutionService {
   constructor(private readonly em: EntityManager) {}
 
@@ -80,7 +80,7 @@ export class ExecutionService {
    * A new `scheduled` execution of an active campaign program: the audience's members that have
    * not opted out are copied into the work queue, and totalContacts is fixed at that count.
    */
-  async start(actor: Actor, programId: string, input: StartExecutionInput = {}): Promise<Execution> {
+  async create(actor: Actor, programId: string, input: CreateExecutionInput = {}): Promise<Execution> {
     authorize(actor, 'executions.control');
     const id = await this.em.transactional(async (em) => {
       const program = isUuid(programId)

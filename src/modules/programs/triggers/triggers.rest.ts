@@ -33,8 +33,8 @@ function presentTrigger(presenter: Presenter, trigger: ContactTrigger): Record<s
 export const triggerRoutes = [
   defineRoute({
     method: 'get',
-    path: '/programs/{id}/triggers',
-    operationId: 'listProgramTriggers',
+    path: '/programs/{programId}/triggers',
+    operationId: 'listTriggers',
     summary: "A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link",
     tag: TAG,
     query: TriggerListArgs,
@@ -42,21 +42,21 @@ export const triggerRoutes = [
     response: arrayOf(TRIGGER_SCHEMA),
     errors: [404],
     async handler({ actor, params, query, services, presenter, req, res }) {
-      const page = await services.triggers.list(actor, params.id!, query);
+      const page = await services.triggers.list(actor, params.programId!, query);
       setPageHeaders(req, res, page);
       return page.data.map((trigger) => presentTrigger(presenter, trigger));
     },
   }),
   defineRoute({
     method: 'post',
-    path: '/programs/{id}/triggers/sync',
+    path: '/programs/{programId}/triggers/sync',
     operationId: 'syncProgramTriggers',
     summary: "Brings a live program's triggers in line with its audience and contacts now",
     tag: TAG,
     response: ref('TriggerSync'),
     errors: [404],
     async handler({ actor, params, services, presenter }) {
-      const result = await services.triggers.sync(actor, params.id!);
+      const result = await services.triggers.sync(actor, params.programId!);
       await showRelations(services, actor, [result.program]);
       return presenter.present('TriggerSync', result);
     },
