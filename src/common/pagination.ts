@@ -116,4 +116,3 @@ export function sortField<K extends string>(sortBy: string | null | undefined, a
 export function containsPattern(search: string): string {
   return `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 }
-
