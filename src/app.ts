@@ -163,7 +163,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     origin: config.corsOrigins,
     allowedHeaders: ['content-type', 'x-api-key', 'authorization', 'apollo-require-preflight', 'x-apollo-operation-name', 'idempotency-key', 'x-request-id'],
     maxAge: 600,
-    exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id', 'Idempotent-Replayed'],
+    exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id', 'Idempotent-Replayed', 'X-Total-Count', 'Link'],
   });
   app.use(['/api', '/graphql'], corsPolicy);
 

@@ -22,8 +22,8 @@ export interface FieldCost {
 
 /**
  * A field costs its base (1 unless declared) plus its selection times the rows it can answer:
- * a paged field (`XPage`) its `limit` argument (20 when omitted, as lists default), a search its
- * `topK`, an unpaged list its declared size (20 unless declared), anything else 1. `data` inside a
+ * a paged field (`XPage`) or a bounded array its `limit` argument (20 when omitted, as lists default),
+ * a search its `topK`, an unpaged list its declared size (20 unless declared), anything else 1. `data` inside a
  * page is not counted again. Introspection costs nothing.
  */
 export function estimateFieldCost({ type, field, args, childComplexity }: ComplexityEstimatorArgs): number {
@@ -36,7 +36,7 @@ export function estimateFieldCost({ type, field, args, childComplexity }: Comple
   // Stryker disable next-line ConditionalExpression: equivalent, a page's other field (meta) is no list and counts once anyway
   if (type.name.endsWith('Page') && field.name === 'data') rows = 1;
   else if (named.name.endsWith('Page') && typeof args.limit === 'number') rows = args.limit;
-  else if (isListType(returned)) rows = typeof args.topK === 'number' ? args.topK : (declared.size ?? DEFAULT_LIST_SIZE);
+  else if (isListType(returned)) rows = typeof args.topK === 'number' ? args.topK : typeof args.limit === 'number' ? args.limit : (declared.size ?? DEFAULT_LIST_SIZE);
   return base + rows * childComplexity;
 }
 

@@ -14,6 +14,7 @@ import {
 import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
 import { getMetadataStorage } from 'type-graphql';
 import { classFieldDescriptions, describeProperties, exampleOf, operationDescription, pathParameterDescription, TAG_DESCRIPTIONS } from './openapi-docs.js';
+import { PAGE_HEADERS } from './array-page.js';
 import { OMIT_MARKER, type JsonSchema, type RouteDefinition } from './routes.js';
 
 const SCALARS: Record<string, JsonSchema> = {
@@ -262,6 +263,7 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     }
     responses[String(status)]!.headers = {
       ...SUCCESS_HEADERS,
+      ...(route.pageHeaders ? PAGE_HEADERS : {}),
       ...(route.idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
     };
     for (const errorStatus of errorStatuses(route)) {

@@ -39,6 +39,8 @@ export interface RouteDefinition<B = any, Q = any> {
   response?: JsonSchema;
   /** Error statuses this route can answer besides 400/401/500. */
   errors?: number[];
+  /** An array answer bounded by page/limit, its total and neighbours in X-Total-Count and Link headers. */
+  pageHeaders?: boolean;
   /** A create that honours the Idempotency-Key header: a repeat replays the first answer. */
   idempotent?: boolean;
   handler(context: RouteContext<B, Q>): Promise<unknown>;

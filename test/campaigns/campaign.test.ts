@@ -7,7 +7,7 @@ import {
   CancelExecutionDocument,
   ControlExecutionDocument,
   PauseExecutionDocument,
-  StartExecutionDocument,
+  CreateExecutionDocument,
 } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import {
@@ -145,7 +145,7 @@ describe('control through both doors while the runner runs', () => {
     const cancelled = await org.rest.post(`/api/executions/${cancelledId}/cancel`);
     expect([cancelled.status, cancelled.body.status]).toEqual([200, 'cancelled']);
     expect((await org.rest.post(`/api/executions/${cancelledId}/start`)).status).toBe(409);
-    expect((await org.graphql.run(StartExecutionDocument, { programId })).errors).toBeUndefined();
+    expect((await org.graphql.run(CreateExecutionDocument, { programId })).errors).toBeUndefined();
     const secondId = (await org.graphql.ok(CampaignExecutionsDocument, { programId })).executions[0]!.id;
     const { cancelExecution } = await org.graphql.ok(CancelExecutionDocument, { id: secondId });
     expect(cancelExecution.status).toBe('cancelled');

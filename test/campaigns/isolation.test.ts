@@ -11,8 +11,8 @@ import {
   PauseExecutionDocument,
   ProgramDocument,
   ResumeExecutionDocument,
-  RunExecutionDocument,
   StartExecutionDocument,
+  CreateExecutionDocument,
   StopExecutionDocument,
   SyncProgramTriggersDocument,
   TriggersDocument,
@@ -84,7 +84,7 @@ it('another organization gets 404 NOT_FOUND on every campaign route and operatio
     other.graphql.run(DeleteProgramDocument, { id: programId }),
     other.graphql.run(ActivateProgramDocument, { id: programId }),
     other.graphql.run(ExecutionsDocument, { programId }),
-    other.graphql.run(StartExecutionDocument, { programId }),
+    other.graphql.run(CreateExecutionDocument, { programId }),
     other.graphql.run(TriggersDocument, { programId: live.body.id }),
     other.graphql.run(SyncProgramTriggersDocument, { programId: live.body.id }),
     other.graphql.run(CampaignExecutionDocument, { id }),
@@ -93,7 +93,7 @@ it('another organization gets 404 NOT_FOUND on every campaign route and operatio
     other.graphql.run(ResumeExecutionDocument, { id }),
     other.graphql.run(StopExecutionDocument, { id }),
     other.graphql.run(CancelExecutionDocument, { id }),
-    other.graphql.run(RunExecutionDocument, { id }),
+    other.graphql.run(StartExecutionDocument, { id }),
     other.graphql.run(CallFlowDocument, { id: flowId }),
     other.graphql.run(UpdateCallFlowDocument, { id: flowId, input: { name: 'Taken' } }),
     other.graphql.run(DeleteCallFlowDocument, { id: flowId }),
@@ -104,7 +104,7 @@ it('another organization gets 404 NOT_FOUND on every campaign route and operatio
   }
   // Nor do the lists show them.
   expect((await other.rest.get('/api/programs')).body.data).toEqual([]);
-  expect((await other.rest.get('/api/call-flows')).body).toEqual([]);
+  expect((await other.rest.get('/api/call-flows')).body.data).toEqual([]);
 
   // Untouched: acme's campaign runs on to completed, on acme's credits only.
   expect((await acme.rest.get(`/api/programs/${programId}`)).body).toMatchObject({ name: expect.stringMatching(/^Program /), status: 'active' });

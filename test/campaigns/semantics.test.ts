@@ -5,7 +5,7 @@ import {
   DeleteProgramDocument,
   PauseExecutionDocument,
   ResumeExecutionDocument,
-  RunExecutionDocument,
+  StartExecutionDocument,
 } from '../generated/graphql.js';
 import { createLogger } from '../../src/common/logger.js';
 import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
@@ -37,7 +37,7 @@ async function expectNoCreditConflict(org: TestOrganization, id: string, action:
   expect(rest.body.detail).toContain(`has 0 credits`);
   expect(rest.body.detail).toContain(`${waiting} contact`);
   expect(rest.body.detail).toContain('npm run cli -- credits:add');
-  const graphql = action === 'start' ? await org.graphql.run(RunExecutionDocument, { id }) : await org.graphql.run(ResumeExecutionDocument, { id });
+  const graphql = action === 'start' ? await org.graphql.run(StartExecutionDocument, { id }) : await org.graphql.run(ResumeExecutionDocument, { id });
   expect(graphql.errors?.[0]?.extensions.code).toBe('CONFLICT');
   expect(graphql.errors?.[0]?.message).toBe(rest.body.detail);
 }
@@ -57,11 +57,11 @@ it('a new organization has 0 credits: starting an execution then answers 409 nam
   const other = await app.organization();
   await other.grantCredits(5);
   expect((await other.rest.post(`/api/executions/${id}/start`)).status).toBe(404);
-  expect((await other.graphql.run(RunExecutionDocument, { id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+  expect((await other.graphql.run(StartExecutionDocument, { id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
 
   // One credit is enough to start: the runner pauses it when the credits run out.
   await org.grantCredits(1);
-  expect((await org.graphql.ok(RunExecutionDocument, { id })).runExecution.status).toBe('running');
+  expect((await org.graphql.ok(StartExecutionDocument, { id })).startExecution.status).toBe('running');
 });
 
 it('an execution with nobody to call starts with 0 credits and completes without a call', async () => {

@@ -57,8 +57,8 @@ describe('another organization', () => {
     const runs = [
       await other.graphql.run(AudienceDocument, { id: audienceId }),
       await other.graphql.run(UpdateAudienceDocument, { id: audienceId, input: { name: 'stolen' } }),
-      await other.graphql.run(AddAudienceMembersDocument, { id: audienceId, contactIds: [otherContactId] }),
-      await other.graphql.run(RemoveAudienceMembersDocument, { id: audienceId, contactIds: [otherContactId] }),
+      await other.graphql.run(AddAudienceMembersDocument, { audienceId: audienceId, contactIds: [otherContactId] }),
+      await other.graphql.run(RemoveAudienceMembersDocument, { audienceId: audienceId, contactIds: [otherContactId] }),
       await other.graphql.run(DeleteAudienceDocument, { id: audienceId }),
       await other.graphql.run(ContactDocument, { id: contactId }),
       await other.graphql.run(UpdateContactDocument, { id: contactId, input: { name: 'stolen' } }),
@@ -71,7 +71,7 @@ describe('another organization', () => {
   it("cannot add or remove the first organization's contact in its own audience (404, nothing changes)", async () => {
     const rest = await other.rest.post(`/api/audience/${otherAudienceId}/members`, { contactIds: [otherContactId, contactId] });
     expect(rest.status).toBe(404);
-    const gql = await other.graphql.run(AddAudienceMembersDocument, { id: otherAudienceId, contactIds: [contactId] });
+    const gql = await other.graphql.run(AddAudienceMembersDocument, { audienceId: otherAudienceId, contactIds: [contactId] });
     expect(gql.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     const removal = await other.rest.request('DELETE', `/api/audience/${otherAudienceId}/members`, { contactIds: [contactId] });
     expect(removal.status).toBe(404);

@@ -46,7 +46,7 @@ it.each(routesWithIds.map((route) => [`${route.method.toUpperCase()} ${route.pat
 
 it.each([
   ['audience members', () => ['POST', `/api/audience/${mine.audience}/members`, { contactIds: [victim.contact] }]],
-  ['a business record’s contact', () => ['POST', '/api/entities', { contactId: victim.contact, type: 'order', name: 'Stolen' }]],
+  ['a business record’s contact', () => ['POST', '/api/business-entities', { contactId: victim.contact, type: 'order', name: 'Stolen' }]],
   ['a team member', () => ['POST', `/api/teams/${mine.team}/members`, { userId: victim.user }]],
   ['an agent’s knowledge base', () => ['POST', '/api/agents', { name: 'A', instructions: 'I', modelConfig: { model: 'builtin/echo' }, knowledgeBaseConfig: { knowledgeBaseId: victim.knowledgeBase } }]],
   ['a program’s flow', () => ['POST', '/api/programs', { name: 'P', kind: 'campaign', flowId: victim.callFlow, audienceId: mine.audience }]],

@@ -44,7 +44,7 @@ export async function seed(org: TestOrganization): Promise<Seeded> {
   const audience = await created(org, '/api/audience', { name: `Audience ${n}` });
   const members = await org.rest.post(`/api/audience/${audience}/members`, { contactIds: [contact] });
   if (members.status !== 200) throw new Error(`seeding members answered ${members.status}`);
-  const businessEntity = await created(org, '/api/entities', { contactId: contact, type: 'order', name: `Order ${n}` });
+  const businessEntity = await created(org, '/api/business-entities', { contactId: contact, type: 'order', name: `Order ${n}` });
   const callFlow = await created(org, '/api/call-flows', {
     name: `Flow ${n}`,
     nodes: [

@@ -51,7 +51,7 @@ describe('another organization', () => {
     ]) {
       expect(result.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     }
-    expect((await other.graphql.ok(KnowledgeBasesDocument)).knowledgeBases).toEqual([]);
+    expect((await other.graphql.ok(KnowledgeBasesDocument)).knowledgeBases.data).toEqual([]);
   });
 
   it('changed nothing: the base still has its one document', async () => {

@@ -28,7 +28,7 @@ async function countStatements(org: TestOrganization, count: number): Promise<nu
   const statements = await recordStatements(app, async () => {
     result = await org.graphql.ok(KnowledgeBasesWithDocumentsDocument, { status: 'ready' });
   });
-  const bases = result!.knowledgeBases;
+  const bases = result!.knowledgeBases.data;
   expect(bases).toHaveLength(count);
   for (const base of bases) {
     const index = base.name.replace('Base ', '');

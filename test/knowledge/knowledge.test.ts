@@ -71,7 +71,7 @@ describe('knowledge bases and documents', () => {
     expect(list.status).toBe(200);
     expect(list.body.data.map((base: { id: string }) => base.id).slice(0, 2)).toEqual([newer.id, res.body.id]);
     const { knowledgeBases } = await acme.graphql.ok(KnowledgeBasesDocument);
-    expect(knowledgeBases.map((base) => base.id)).toEqual(list.body.data.map((base: { id: string }) => base.id));
+    expect(knowledgeBases.data.map((base) => base.id)).toEqual(list.body.data.map((base: { id: string }) => base.id));
   });
 
   it('adds documents, chunked and ready, and reads one with every field of endpoint 11', async () => {

@@ -27,7 +27,7 @@ const fieldsOf = (errors: { field: string }[] | undefined) => [...new Set((error
 describe('a business entity', () => {
   it('is created, read, updated and deleted on both doors, the same shape on each', async () => {
     const input = { contactId, type: 'appointment', name: 'Dental check-up', attributes: { startsAt: '2026-05-01T09:00:00Z', room: 3 } };
-    const rest = await acme.rest.post('/api/entities', input);
+    const rest = await acme.rest.post('/api/business-entities', input);
     expect(rest.status).toBe(201);
     expect(rest.body).toEqual({
       id: expect.any(String),
@@ -42,7 +42,7 @@ describe('a business entity', () => {
     const { createBusinessEntity } = await acme.graphql.ok(CreateBusinessEntityDocument, { input: { contactId, type: 'invoice', name: 'INV-1' } });
     expect(createBusinessEntity).toMatchObject({ contactId, type: 'invoice', name: 'INV-1', attributes: {} });
 
-    const updated = await acme.rest.put(`/api/entities/${rest.body.id}`, { name: 'Cleaning' });
+    const updated = await acme.rest.put(`/api/business-entities/${rest.body.id}`, { name: 'Cleaning' });
     expect(updated.body).toMatchObject({ name: 'Cleaning', type: 'appointment', attributes: input.attributes });
     const { updateBusinessEntity } = await acme.graphql.ok(UpdateBusinessEntityDocument, {
       id: createBusinessEntity.id,
@@ -50,8 +50,8 @@ describe('a business entity', () => {
     });
     expect(updateBusinessEntity).toMatchObject({ contactId: secondContactId, name: 'INV-1', attributes: { dueOn: '2026-06-30' } });
 
-    expect((await acme.rest.delete(`/api/entities/${rest.body.id}`)).status).toBe(204);
-    expect((await acme.rest.get(`/api/entities/${rest.body.id}`)).status).toBe(404);
+    expect((await acme.rest.delete(`/api/business-entities/${rest.body.id}`)).status).toBe(204);
+    expect((await acme.rest.get(`/api/business-entities/${rest.body.id}`)).status).toBe(404);
     const { deleteBusinessEntity } = await acme.graphql.ok(DeleteBusinessEntityDocument, { id: createBusinessEntity.id });
     expect(deleteBusinessEntity.id).toBe(createBusinessEntity.id);
     const gone = await acme.graphql.run(BusinessEntityDocument, { id: createBusinessEntity.id });
@@ -60,9 +60,9 @@ describe('a business entity', () => {
 
   it('goes away with its contact', async () => {
     const { body: contact } = await acme.rest.post('/api/contacts', { phone: '+14155550177' });
-    const { body: entity } = await acme.rest.post('/api/entities', { contactId: contact.id, type: 'invoice', name: 'INV-9' });
+    const { body: entity } = await acme.rest.post('/api/business-entities', { contactId: contact.id, type: 'invoice', name: 'INV-9' });
     await acme.rest.delete(`/api/contacts/${contact.id}`);
-    expect((await acme.rest.get(`/api/entities/${entity.id}`)).status).toBe(404);
+    expect((await acme.rest.get(`/api/business-entities/${entity.id}`)).status).toBe(404);
   });
 
   const bad: [string, Record<string, unknown>, string][] = [
@@ -75,7 +75,7 @@ describe('a business entity', () => {
 
   it.each(bad)('%s → 400 naming the field on both doors', async (_label, input, field) => {
     const body = { contactId, ...input };
-    const rest = await acme.rest.post('/api/entities', body);
+    const rest = await acme.rest.post('/api/business-entities', body);
     expect(rest.status).toBe(400);
     expect(rest.body.code).toBe('BAD_USER_INPUT');
     expect(fieldsOf(rest.body.errors)).toEqual([field]);
@@ -86,7 +86,7 @@ describe('a business entity', () => {
 
   it('a missing contact id → 404 NOT_FOUND on both doors, nothing written', async () => {
     for (const missing of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
-      const rest = await acme.rest.post('/api/entities', { contactId: missing, type: 'invoice', name: 'x' });
+      const rest = await acme.rest.post('/api/business-entities', { contactId: missing, type: 'invoice', name: 'x' });
       expect(rest.status).toBe(404);
       const gql = await acme.graphql.run(CreateBusinessEntityDocument, { input: { contactId: missing, type: 'invoice', name: 'x' } });
       expect(gql.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
@@ -111,12 +111,12 @@ describe('the entity list', () => {
       [second, 'appointment', 'Charlie visit'],
       [second, 'appointment', 'Delta 100%'],
     ] as const) {
-      await org.rest.post('/api/entities', { contactId: contact, type, name });
+      await org.rest.post('/api/business-entities', { contactId: contact, type, name });
     }
   });
 
   it('pages, filters by contact and type, searches and sorts the same on both doors', async () => {
-    const rest = await org.rest.get(`/api/entities?contactId=${second}&type=appointment&sortBy=name&sortOrder=asc&limit=1`);
+    const rest = await org.rest.get(`/api/business-entities?contactId=${second}&type=appointment&sortBy=name&sortOrder=asc&limit=1`);
     expect(rest.status).toBe(200);
     expect(rest.body.data.map((e: { name: string }) => e.name)).toEqual(['Charlie visit']);
     expect(rest.body.meta).toEqual({ page: 1, limit: 1, total: 2, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
@@ -129,9 +129,9 @@ describe('the entity list', () => {
     });
     expect(businessEntities).toEqual(rest.body);
 
-    const types = await org.rest.get('/api/entities?type=appointment&sortBy=name&sortOrder=desc');
+    const types = await org.rest.get('/api/business-entities?type=appointment&sortBy=name&sortOrder=desc');
     expect(types.body.data.map((e: { name: string }) => e.name)).toEqual(['Delta 100%', 'Charlie visit', 'Alpha visit']);
-    const search = await org.rest.get(`/api/entities?search=${encodeURIComponent('100%')}`);
+    const search = await org.rest.get(`/api/business-entities?search=${encodeURIComponent('100%')}`);
     expect(search.body.data.map((e: { name: string }) => e.name)).toEqual(['Delta 100%']);
     const { businessEntities: invoices } = await org.graphql.ok(BusinessEntitiesDocument, { search: 'INVOICE' });
     expect(invoices.data.map((e) => e.name)).toEqual(['Bravo bill']);
@@ -142,7 +142,7 @@ describe('the entity list', () => {
       ['sortBy=attributes', { sortBy: 'attributes' }, 'sortBy'],
       ['limit=101', { limit: 101 }, 'limit'],
     ] as const) {
-      const rest = await org.rest.get(`/api/entities?${query}`);
+      const rest = await org.rest.get(`/api/business-entities?${query}`);
       expect(rest.status).toBe(400);
       expect(fieldsOf(rest.body.errors)).toEqual([field]);
       const gql = await org.graphql.run(BusinessEntitiesDocument, variables);

@@ -31,10 +31,10 @@ beforeAll(async () => {
   teamId = (await acme.rest.post('/api/teams', { name: 'Acme secret team' })).body.id;
   await acme.rest.post(`/api/teams/${teamId}/members`, { userId: acme.userId });
   contactId = (await acme.rest.post('/api/contacts', { phone: '+14155550100' })).body.id;
-  entityId = (await acme.rest.post('/api/entities', { contactId, type: 'invoice', name: 'Acme secret invoice' })).body.id;
+  entityId = (await acme.rest.post('/api/business-entities', { contactId, type: 'invoice', name: 'Acme secret invoice' })).body.id;
   otherTeamId = (await other.rest.post('/api/teams', { name: 'Other team' })).body.id;
   otherContactId = (await other.rest.post('/api/contacts', { phone: '+14155550101' })).body.id;
-  otherEntityId = (await other.rest.post('/api/entities', { contactId: otherContactId, type: 'invoice', name: 'Other invoice' })).body.id;
+  otherEntityId = (await other.rest.post('/api/business-entities', { contactId: otherContactId, type: 'invoice', name: 'Other invoice' })).body.id;
 });
 afterAll(() => app.close());
 
@@ -47,20 +47,20 @@ describe('another organization', () => {
       await other.rest.delete(`/api/teams/${teamId}/members/${acme.userId}`),
       await other.rest.delete(`/api/teams/${teamId}`),
       await other.rest.post(`/api/teams/${otherTeamId}/members`, { userId: acme.userId }),
-      await other.rest.get(`/api/entities/${entityId}`),
-      await other.rest.put(`/api/entities/${entityId}`, { name: 'stolen' }),
-      await other.rest.delete(`/api/entities/${entityId}`),
-      await other.rest.post('/api/entities', { contactId, type: 'invoice', name: 'planted' }),
-      await other.rest.put(`/api/entities/${otherEntityId}`, { contactId }),
-      await other.rest.get(`/api/entities?contactId=${contactId}`),
+      await other.rest.get(`/api/business-entities/${entityId}`),
+      await other.rest.put(`/api/business-entities/${entityId}`, { name: 'stolen' }),
+      await other.rest.delete(`/api/business-entities/${entityId}`),
+      await other.rest.post('/api/business-entities', { contactId, type: 'invoice', name: 'planted' }),
+      await other.rest.put(`/api/business-entities/${otherEntityId}`, { contactId }),
+      await other.rest.get(`/api/business-entities?contactId=${contactId}`),
     ];
     for (const res of responses) {
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('NOT_FOUND');
     }
     expect((await acme.rest.get(`/api/teams/${teamId}`)).body).toMatchObject({ name: 'Acme secret team', members: [{ user: { id: acme.userId } }] });
-    expect((await acme.rest.get(`/api/entities/${entityId}`)).body).toMatchObject({ name: 'Acme secret invoice', contactId });
-    expect((await other.rest.get(`/api/entities/${otherEntityId}`)).body.contactId).toBe(otherContactId);
+    expect((await acme.rest.get(`/api/business-entities/${entityId}`)).body).toMatchObject({ name: 'Acme secret invoice', contactId });
+    expect((await other.rest.get(`/api/business-entities/${otherEntityId}`)).body.contactId).toBe(otherContactId);
   });
 
   it('gets NOT_FOUND on every operation over GraphQL', async () => {
@@ -85,10 +85,10 @@ describe('another organization', () => {
   });
 
   it('never sees the first organization in its lists or as its organization, on either door', async () => {
-    expect((await other.rest.get('/api/teams')).body.map((team: { id: string }) => team.id)).toEqual([otherTeamId]);
+    expect((await other.rest.get('/api/teams')).body.data.map((team: { id: string }) => team.id)).toEqual([otherTeamId]);
     const { teams } = await other.graphql.ok(TeamsDocument);
-    expect(teams.map((team) => team.id)).toEqual([otherTeamId]);
-    const entities = await other.rest.get('/api/entities?search=secret');
+    expect(teams.data.map((team) => team.id)).toEqual([otherTeamId]);
+    const entities = await other.rest.get('/api/business-entities?search=secret');
     expect(entities.body.meta.total).toBe(0);
     const { businessEntities } = await other.graphql.ok(BusinessEntitiesDocument, {});
     expect(businessEntities.data.map((entity) => entity.id)).toEqual([otherEntityId]);
@@ -98,8 +98,8 @@ describe('another organization', () => {
 
   it('a malformed id is 404 too, not a database error', async () => {
     expect((await acme.rest.get('/api/teams/not-a-uuid')).status).toBe(404);
-    expect((await acme.rest.get('/api/entities/not-a-uuid')).status).toBe(404);
-    expect((await acme.rest.get('/api/entities?contactId=not-a-uuid')).status).toBe(404);
+    expect((await acme.rest.get('/api/business-entities/not-a-uuid')).status).toBe(404);
+    expect((await acme.rest.get('/api/business-entities?contactId=not-a-uuid')).status).toBe(404);
     const gql = await acme.graphql.run(TeamDocument, { id: 'not-a-uuid' });
     expect(gql.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });

@@ -46,14 +46,15 @@ describe('teams', () => {
     const { updateTeam } = await acme.graphql.ok(UpdateTeamDocument, { id: rest.body.id, input: { name: 'Sales EMEA' } });
     expect(updateTeam.name).toBe('Sales EMEA');
 
-    const { teams } = await member.graphql.ok(TeamsDocument);
-    expect(teams.map((t) => t.name)).toEqual(['Customer care', 'Sales EMEA']);
-    expect((await member.rest.get('/api/teams')).body).toEqual(teams);
+    const { teams } = await member.graphql.ok(TeamsDocument, { sortBy: 'name', sortOrder: 'asc' });
+    expect(teams.data.map((t) => t.name)).toEqual(['Customer care', 'Sales EMEA']);
+    expect(teams.meta).toEqual({ page: 1, limit: 20, total: 2, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
+    expect((await member.rest.get('/api/teams?sortBy=name&sortOrder=asc')).body).toEqual(teams);
 
     expect((await acme.rest.delete(`/api/teams/${createTeam.id}`)).status).toBe(204);
     const { deleteTeam } = await acme.graphql.ok(DeleteTeamDocument, { id: rest.body.id });
     expect(deleteTeam.id).toBe(rest.body.id);
-    expect((await acme.rest.get('/api/teams')).body).toEqual([]);
+    expect((await acme.rest.get('/api/teams')).body.data).toEqual([]);
     expect((await acme.rest.get(`/api/teams/${rest.body.id}`)).status).toBe(404);
   });
 
@@ -116,7 +117,8 @@ describe('team members', () => {
       [admin.email, 'lead'],
     ]);
     const removed = await acme.rest.delete(`/api/teams/${team.id}/members/${member.userId}`);
-    expect(removed.body.members.map((m: { user: { id: string } }) => m.user.id)).toEqual([admin.userId]);
+    expect([removed.status, removed.body]).toEqual([204, undefined]);
+    expect((await acme.rest.get(`/api/teams/${team.id}`)).body.members.map((m: { user: { id: string } }) => m.user.id)).toEqual([admin.userId]);
     const { removeTeamMember } = await acme.graphql.ok(RemoveTeamMemberDocument, { teamId: team.id, userId: admin.userId });
     expect(removeTeamMember.members).toEqual([]);
     const notMember = await acme.graphql.run(RemoveTeamMemberDocument, { teamId: team.id, userId: admin.userId });
@@ -142,8 +144,8 @@ describe('team members', () => {
       await org.graphql.ok(AddTeamMemberDocument, { teamId: createTeam.id, userId: users[i % 3]!.userId });
     }
     const statements = await recordStatements(app, async () => {
-      const { teams } = await org.graphql.ok(TeamsDocument);
-      expect(teams.map((team) => team.members[0]!.user.id)).toEqual([0, 1, 2, 3, 4, 5].map((i) => users[i % 3]!.userId));
+      const { teams } = await org.graphql.ok(TeamsDocument, { sortBy: 'name', sortOrder: 'asc' });
+      expect(teams.data.map((team) => team.members[0]!.user.id)).toEqual([0, 1, 2, 3, 4, 5].map((i) => users[i % 3]!.userId));
     });
     expect(statements.filter((sql) => /from "team_memberships"/.test(sql))).toHaveLength(1);
   });
@@ -173,6 +175,6 @@ describe('a member (not owner or admin)', () => {
     ];
     for (const run of runs) expect(run.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
     expect((await acme.rest.get(`/api/teams/${team.id}`)).body).toMatchObject({ name: 'Guarded', members: [] });
-    expect((await acme.rest.get('/api/teams')).body.map((t: { name: string }) => t.name)).not.toContain('Mine');
+    expect((await acme.rest.get('/api/teams')).body.data.map((t: { name: string }) => t.name)).not.toContain('Mine');
   });
 });

@@ -76,8 +76,9 @@ describe('the cost of an operation', () => {
     expect(cost('{ agents(limit: 3) { data { id } } }')).toBe(1 + 3 * 2);
     expect(cost('{ agents { data { id } } }')).toBe(1 + 20 * 2);
     expect(cost('query Q($n: Int) { agents(limit: $n) { data { id } } }', { n: 7 })).toBe(1 + 7 * 2);
-    // an unpaged list counts 20 rows; a search its base plus topK passages
-    expect(cost('{ knowledgeBases { id name } }')).toBe(1 + 20 * 2);
+    // a bounded array (apiKeys, executions, triggers) counts its limit, 20 when omitted; a search its base plus topK passages
+    expect(cost('{ apiKeys { id name } }')).toBe(1 + 20 * 2);
+    expect(cost('{ apiKeys(limit: 5) { id name } }')).toBe(1 + 5 * 2);
     expect(cost(`{ searchKnowledgeBase(id: "${knowledgeBaseId}", query: "x", topK: 4) { content score } }`)).toBe(SEARCH_COST + 4 * 2);
     expect(cost('{ __schema { types { name fields { name } } } }')).toBe(0);
   });

@@ -82,9 +82,9 @@ describe('errors', () => {
   });
 
   it('an unknown query parameter is refused rather than ignored', async () => {
-    const res = await acme.rest.get('/api/auth/api-keys?limit=5');
+    const res = await acme.rest.get('/api/auth/api-keys?size=5');
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'limit', message: expect.any(String) }]);
+    expect(res.body.errors).toEqual([{ field: 'size', message: expect.any(String) }]);
   });
 
   it('every answer carries a request id, and the error body repeats it', async () => {

@@ -5,8 +5,8 @@ import {
   ExecutionsDocument,
   PauseExecutionDocument,
   ResumeExecutionDocument,
-  RunExecutionDocument,
   StartExecutionDocument,
+  CreateExecutionDocument,
   StopExecutionDocument,
 } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
@@ -83,14 +83,14 @@ describe('starting an execution', () => {
     expect(list.body[0].totalContacts).toBe(3);
 
     // A second execution sees today's members (2 + 3 - 1 = 4 callable), on GraphQL, and lists first.
-    const { startExecution } = await acme.graphql.ok(StartExecutionDocument, { programId: campaign.programId });
-    expect(startExecution.totalContacts).toBe(4);
-    expect(startExecution.contactsPending).toBe(4);
-    await invariantHolds(startExecution.id);
+    const { createExecution } = await acme.graphql.ok(CreateExecutionDocument, { programId: campaign.programId });
+    expect(createExecution.totalContacts).toBe(4);
+    expect(createExecution.contactsPending).toBe(4);
+    await invariantHolds(createExecution.id);
     const { executions } = await acme.graphql.ok(ExecutionsDocument, { programId: campaign.programId });
-    expect(executions.map((execution) => execution.id)).toEqual([startExecution.id, res.body.id]);
+    expect(executions.map((execution) => execution.id)).toEqual([createExecution.id, res.body.id]);
     const again = await acme.rest.get(`/api/programs/${campaign.programId}/executions`);
-    expect(again.body.map((execution: { id: string }) => execution.id)).toEqual([startExecution.id, res.body.id]);
+    expect(again.body.map((execution: { id: string }) => execution.id)).toEqual([createExecution.id, res.body.id]);
     expect(executions[1]).toEqual(again.body[1]);
   });
 
@@ -99,12 +99,12 @@ describe('starting an execution', () => {
     const audienceId = (await createAudience(acme, 1)).id;
     const draft = await acme.rest.post('/api/programs', { name: 'Draft', kind: 'campaign', flowId, audienceId });
     expect((await acme.rest.post(`/api/programs/${draft.body.id}/executions`)).status).toBe(409);
-    expect((await acme.graphql.run(StartExecutionDocument, { programId: draft.body.id })).errors?.[0]?.extensions.code).toBe('CONFLICT');
+    expect((await acme.graphql.run(CreateExecutionDocument, { programId: draft.body.id })).errors?.[0]?.extensions.code).toBe('CONFLICT');
     const liveTrigger = { attribute: 'birthday', source: 'contact', offsetDays: 0, timeOfDay: '10:00' };
     const liveProgram = await acme.rest.post('/api/programs', { name: 'Live', kind: 'live', flowId, audienceId, liveTrigger });
     await acme.rest.post(`/api/programs/${liveProgram.body.id}/activate`);
     expect((await acme.rest.post(`/api/programs/${liveProgram.body.id}/executions`)).status).toBe(409);
-    expect((await acme.graphql.run(StartExecutionDocument, { programId: liveProgram.body.id })).errors?.[0]?.extensions.code).toBe('CONFLICT');
+    expect((await acme.graphql.run(CreateExecutionDocument, { programId: liveProgram.body.id })).errors?.[0]?.extensions.code).toBe('CONFLICT');
   });
 });
 
@@ -141,12 +141,12 @@ describe('controlling an execution', () => {
     expect(pending!.n).toBe(2);
   });
 
-  it('cancels a scheduled execution on GraphQL; runExecution and controlExecution start one', async () => {
+  it('cancels a scheduled execution on GraphQL; startExecution and controlExecution start one', async () => {
     const cancelled = await newExecution();
     expect((await acme.graphql.ok(CancelExecutionDocument, { id: cancelled })).cancelExecution.status).toBe('cancelled');
     const run = await newExecution();
-    const { runExecution } = await acme.graphql.ok(RunExecutionDocument, { id: run });
-    expect(runExecution.status).toBe('running');
+    const { startExecution } = await acme.graphql.ok(StartExecutionDocument, { id: run });
+    expect(startExecution.status).toBe('running');
     const { controlExecution } = await acme.graphql.ok(ControlExecutionDocument, { id: run, action: 'pause' });
     expect(controlExecution.status).toBe('paused');
     expect((await acme.graphql.ok(ResumeExecutionDocument, { id: run })).resumeExecution.status).toBe('running');
@@ -185,8 +185,8 @@ describe('controlling an execution', () => {
     for (const result of [
       await other.graphql.run(ExecutionsDocument, { programId: campaign.programId }),
       await other.graphql.run(ExecutionDocument, { id }),
-      await other.graphql.run(StartExecutionDocument, { programId: campaign.programId }),
-      await other.graphql.run(RunExecutionDocument, { id }),
+      await other.graphql.run(CreateExecutionDocument, { programId: campaign.programId }),
+      await other.graphql.run(StartExecutionDocument, { id }),
       await other.graphql.run(CancelExecutionDocument, { id }),
     ]) {
       expect(result.errors?.[0]?.extensions.code).toBe('NOT_FOUND');

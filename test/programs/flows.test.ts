@@ -41,9 +41,9 @@ describe('call flows', () => {
     const { createCallFlow } = await acme.graphql.ok(CreateCallFlowDocument, { input: { name: 'Second', nodes: [{ id: 'a', type: 'start' }] } });
     expect(createCallFlow.edges).toEqual([]);
     const listed = await acme.rest.get('/api/call-flows');
-    expect(listed.body.map((flow: { id: string }) => flow.id)).toEqual([createCallFlow.id, rest.body.id]);
+    expect(listed.body.data.map((flow: { id: string }) => flow.id)).toEqual([createCallFlow.id, rest.body.id]);
     const { callFlows } = await acme.graphql.ok(CallFlowsDocument);
-    expect(callFlows.map((flow) => flow.id)).toEqual([createCallFlow.id, rest.body.id]);
+    expect(callFlows.data.map((flow) => flow.id)).toEqual([createCallFlow.id, rest.body.id]);
 
     const updated = await acme.rest.put(`/api/call-flows/${rest.body.id}`, { name: 'Renamed', edges: [] });
     expect(updated.status).toBe(200);
@@ -118,8 +118,8 @@ describe('call flows', () => {
     ]) {
       expect(result.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     }
-    expect((await other.rest.get('/api/call-flows')).body).toEqual([]);
-    expect((await other.graphql.ok(CallFlowsDocument)).callFlows).toEqual([]);
+    expect((await other.rest.get('/api/call-flows')).body.data).toEqual([]);
+    expect((await other.graphql.ok(CallFlowsDocument)).callFlows.data).toEqual([]);
     expect((await acme.rest.get(`/api/call-flows/${id}`)).body.name).toBe('Reminder flow');
   });
 });

@@ -139,12 +139,13 @@ describe('resync: POST /api/programs/{id}/triggers/sync and syncProgramTriggers'
     try {
       const actor = { userId: acme.userId, organizationId: acme.organizationId, roles: ['owner' as const], via: 'api-key' as const, apiKeyId: '' };
       const loaders = createLoaders(app.gateway.services, actor).triggers;
+      const page = { page: 1, limit: 20 };
       // As in a request: the services' EntityManager resolves to the request's fork.
       const [first, again, other] = await RequestContext.create(app.db.database.orm.em, () =>
-        Promise.all([loaders.forProgram(programId), loaders.forProgram(programId), loaders.forProgram(second)]),
+        Promise.all([loaders.forProgram(programId, page), loaders.forProgram(programId, page), loaders.forProgram(second, page)]),
       );
       expect(calls).toEqual([[programId, second]]);
-      expect([first.length, again.length, other.map((trigger) => trigger.contactId)]).toEqual([5, 5, [contacts.late]]);
+      expect([first.data.length, again.data.length, other.data.map((trigger) => trigger.contactId)]).toEqual([5, 5, [contacts.late]]);
     } finally {
       service.triggersFor = original;
     }

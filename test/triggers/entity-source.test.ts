@@ -18,7 +18,7 @@ const APPOINTMENT: LiveTrigger = { attribute: 'startsAt', source: 'entity', enti
 
 /** A business entity through the REST door (so the entities module's hook runs). */
 async function createEntity(contactId: string, type: string, attributes: Record<string, unknown>): Promise<string> {
-  const res = await acme.rest.post('/api/entities', { contactId, type, name: `${type} ${Object.values(attributes).join()}`, attributes });
+  const res = await acme.rest.post('/api/business-entities', { contactId, type, name: `${type} ${Object.values(attributes).join()}`, attributes });
   if (res.status !== 201) throw new Error(`entity: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id;
 }
@@ -78,10 +78,10 @@ describe('live programs with an entity source', () => {
     expect((await triggerRows(app, programId)).map((row) => row.status)).toEqual(Array(4).fill('pending'));
 
     // Each change goes through the entities module's doors; its hook resyncs without being asked.
-    expect((await acme.rest.put(`/api/entities/${redated}`, { attributes: { startsAt: '2031-01-20' } })).status).toBe(200);
-    expect((await acme.rest.put(`/api/entities/${retyped}`, { type: 'invoice' })).status).toBe(200);
-    expect((await acme.rest.delete(`/api/entities/${deleted}`)).status).toBe(204);
-    expect((await acme.rest.put(`/api/entities/${moved}`, { contactId: bob })).status).toBe(200);
+    expect((await acme.rest.put(`/api/business-entities/${redated}`, { attributes: { startsAt: '2031-01-20' } })).status).toBe(200);
+    expect((await acme.rest.put(`/api/business-entities/${retyped}`, { type: 'invoice' })).status).toBe(200);
+    expect((await acme.rest.delete(`/api/business-entities/${deleted}`)).status).toBe(204);
+    expect((await acme.rest.put(`/api/business-entities/${moved}`, { contactId: bob })).status).toBe(200);
     await createEntity(bob, 'appointment', { startsAt: '2031-05-10' });
     await createEntity(bob, 'invoice', { startsAt: '2031-06-10' });
 
@@ -101,7 +101,7 @@ describe('live programs with an entity source', () => {
     expect([bobs.trigger_at.toISOString(), bobs.contact_name]).toEqual(['2031-04-09T00:00:00.000Z', 'Bob']);
 
     // A cancelled trigger is revived when the date comes back (still ahead).
-    await acme.rest.put(`/api/entities/${redated}`, { attributes: { startsAt: '2031-01-10' } });
+    await acme.rest.put(`/api/business-entities/${redated}`, { attributes: { startsAt: '2031-01-10' } });
     expect(await statuses(programId)).toContainEqual([alice, '2031-01-10', 'pending']);
     expect(await statuses(programId)).toContainEqual([alice, '2031-01-20', 'cancelled']);
   });

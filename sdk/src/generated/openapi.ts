@@ -32,8 +32,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the caller's API keys (never with their secret)
-         * @description List the caller's API keys (never with their secret). Any role of the organization may call it.
+         * A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link
+         * @description A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link. Any role of the organization may call it.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -87,7 +87,7 @@ export interface paths {
          * The caller; used to verify a key or token
          * @description The caller; used to verify a key or token. Any role of the organization may call it.
          */
-        get: operations["getCurrentUser"];
+        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -135,8 +135,8 @@ export interface paths {
         put: operations["updateUserRole"];
         post?: never;
         /**
-         * Remove a user and its API keys; owner only; the last owner cannot be removed (409)
-         * @description Remove a user and its API keys; owner only; the last owner cannot be removed (409). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Remove a user and its API keys; owner only; the last owner cannot be removed (409); 204 with no body
+         * @description Remove a user and its API keys; owner only; the last owner cannot be removed (409); 204 with no body. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeUser"];
         options?: never;
@@ -280,7 +280,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/conversations/{id}/messages": {
+    "/api/conversations/{conversationId}/messages": {
         parameters: {
             query?: never;
             header?: never;
@@ -332,8 +332,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the organization's knowledge bases, newest first
-         * @description List the organization's knowledge bases, newest first. Any role of the organization may call it.
+         * A page of the organization's knowledge bases: {data, meta}; search matches name or description
+         * @description A page of the organization's knowledge bases: {data, meta}; search matches name or description. Any role of the organization may call it.
          */
         get: operations["listKnowledgeBases"];
         put?: never;
@@ -372,7 +372,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/knowledge-bases/{kbId}/documents": {
+    "/api/knowledge-bases/{knowledgeBaseId}/documents": {
         parameters: {
             query?: never;
             header?: never;
@@ -396,7 +396,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/knowledge-bases/{kbId}/documents/{docId}": {
+    "/api/knowledge-bases/{knowledgeBaseId}/documents/{documentId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -468,7 +468,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/audience/{id}/members": {
+    "/api/audience/{audienceId}/members": {
         parameters: {
             query?: never;
             header?: never;
@@ -483,8 +483,8 @@ export interface paths {
          */
         post: operations["addAudienceMembers"];
         /**
-         * Remove contacts from an audience; answers the audience
-         * @description Remove contacts from an audience; answers the audience. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Remove contacts from an audience; 204 with no body
+         * @description Remove contacts from an audience; 204 with no body. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeAudienceMembers"];
         options?: never;
@@ -564,7 +564,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/entities": {
+    "/api/business-entities": {
         parameters: {
             query?: never;
             header?: never;
@@ -575,20 +575,20 @@ export interface paths {
          * A page of business records: {data, meta}; filter by contactId and type; search matches name or type
          * @description A page of business records: {data, meta}; filter by contactId and type; search matches name or type. Any role of the organization may call it.
          */
-        get: operations["listEntities"];
+        get: operations["listBusinessEntities"];
         put?: never;
         /**
          * Create a business record of a contact of the organization
          * @description Create a business record of a contact of the organization. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
          */
-        post: operations["createEntity"];
+        post: operations["createBusinessEntity"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/entities/{id}": {
+    "/api/business-entities/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -599,18 +599,18 @@ export interface paths {
          * Read a business record
          * @description Read a business record. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
-        get: operations["getEntity"];
+        get: operations["getBusinessEntity"];
         /**
          * Change the fields that are sent; the others keep their values
          * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
-        put: operations["updateEntity"];
+        put: operations["updateBusinessEntity"];
         post?: never;
         /**
          * Delete a business record
          * @description Delete a business record. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
-        delete: operations["deleteEntity"];
+        delete: operations["deleteBusinessEntity"];
         options?: never;
         head?: never;
         patch?: never;
@@ -688,8 +688,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every team of the organization with its members, by name
-         * @description Every team of the organization with its members, by name. Any role of the organization may call it.
+         * A page of teams with their members: {data, meta}; search matches the name
+         * @description A page of teams with their members: {data, meta}; search matches the name. Any role of the organization may call it.
          */
         get: operations["listTeams"];
         put?: never;
@@ -732,7 +732,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/teams/{id}/members": {
+    "/api/teams/{teamId}/members": {
         parameters: {
             query?: never;
             header?: never;
@@ -752,7 +752,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/teams/{id}/members/{userId}": {
+    "/api/teams/{teamId}/members/{userId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -763,8 +763,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove a user from the team; answers the team
-         * @description Remove a user from the team; answers the team. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Remove a user from the team; 204 with no body
+         * @description Remove a user from the team; 204 with no body. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeTeamMember"];
         options?: never;
@@ -780,8 +780,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization’s call flows, newest first
-         * @description The organization’s call flows, newest first. Any role of the organization may call it.
+         * A page of call flows: {data, meta}; search matches name or description
+         * @description A page of call flows: {data, meta}; search matches name or description. Any role of the organization may call it.
          */
         get: operations["listCallFlows"];
         put?: never;
@@ -896,7 +896,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/programs/{id}/executions": {
+    "/api/programs/{programId}/executions": {
         parameters: {
             query?: never;
             header?: never;
@@ -904,16 +904,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The program’s executions, newest first: a JSON array
-         * @description The program’s executions, newest first: a JSON array. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link
+         * @description A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
-        get: operations["listProgramExecutions"];
+        get: operations["listExecutions"];
         put?: never;
         /**
          * A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise
          * @description A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
          */
-        post: operations["startProgramExecution"];
+        post: operations["createExecution"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1040,7 +1040,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/programs/{id}/triggers": {
+    "/api/programs/{programId}/triggers": {
         parameters: {
             query?: never;
             header?: never;
@@ -1048,10 +1048,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A live program's contact triggers by triggerAt; [] for a campaign program
-         * @description A live program's contact triggers by triggerAt; [] for a campaign program. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link
+         * @description A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
-        get: operations["listProgramTriggers"];
+        get: operations["listTriggers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1060,7 +1060,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/programs/{id}/triggers/sync": {
+    "/api/programs/{programId}/triggers/sync": {
         parameters: {
             query?: never;
             header?: never;
@@ -1442,7 +1442,7 @@ export interface components {
             /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
         };
-        StartExecutionInput: {
+        CreateExecutionInput: {
             /**
              * Format: date-time
              * @description Default: the program’s scheduledStartAt
@@ -1788,6 +1788,13 @@ export interface components {
             /** @description The id of the organization the knowledge base belongs to */
             organizationId: string;
         };
+        /** @description One page of a list of KnowledgeBase items, and where it sits in the list */
+        KnowledgeBasePage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["KnowledgeBase"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
         /** @description A document of a knowledge base */
         KnowledgeDocument: {
             /** @description The knowledge document’s id (a UUID) */
@@ -1948,6 +1955,13 @@ export interface components {
             /** @description Where this page sits in the list */
             meta: components["schemas"]["PageMeta"];
         };
+        /** @description One page of a list of Team items, and where it sits in the list */
+        TeamPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["Team"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
         /** @description A named group of users of the organization */
         Team: {
             /** @description The team’s id (a UUID) */
@@ -1968,6 +1982,13 @@ export interface components {
             name: string;
             /** @description Oldest membership first */
             members: components["schemas"]["TeamMember"][];
+        };
+        /** @description One page of a list of CallFlow items, and where it sits in the list */
+        CallFlowPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["CallFlow"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
         };
         /** @description A call flow: the nodes a call walks and the edges between them */
         CallFlow: {
@@ -2549,7 +2570,12 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2563,6 +2589,10 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description How many rows the whole list has */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist) */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3609,7 +3639,7 @@ export interface operations {
             };
         };
     };
-    getCurrentUser: {
+    getMe: {
         parameters: {
             query?: never;
             header?: never;
@@ -4518,8 +4548,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Done */
+            204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4527,17 +4557,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "What are your opening hours?"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description What was done, in words */
-                        message: string;
-                    };
-                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -7487,7 +7507,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The conversation’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                conversationId: string;
             };
             cookie?: never;
         };
@@ -7690,7 +7710,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The conversation’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                conversationId: string;
             };
             cookie?: never;
         };
@@ -8217,7 +8237,18 @@ export interface operations {
     };
     listKnowledgeBases: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8245,13 +8276,18 @@ export interface operations {
                      *           "description": "Answers questions about opening hours and bookings",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
                      *     }
                      */
-                    "application/json": {
-                        /** @description The items of this page, in the list’s order */
-                        data: components["schemas"]["KnowledgeBase"][];
-                    };
+                    "application/json": components["schemas"]["KnowledgeBasePage"];
                 };
             };
             /** @description Bad Request */
@@ -9029,7 +9065,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
-                kbId: string;
+                knowledgeBaseId: string;
             };
             cookie?: never;
         };
@@ -9263,7 +9299,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
-                kbId: string;
+                knowledgeBaseId: string;
             };
             cookie?: never;
         };
@@ -9555,9 +9591,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The knowledge base’s id (a UUID); one of another organization answers 404 like an unknown one */
-                kbId: string;
+                knowledgeBaseId: string;
                 /** @description The document’s id (a UUID); one of another organization answers 404 like an unknown one */
-                docId: string;
+                documentId: string;
             };
             cookie?: never;
         };
@@ -10829,7 +10865,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The audience’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                audienceId: string;
             };
             cookie?: never;
         };
@@ -11094,7 +11130,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The audience’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                audienceId: string;
             };
             cookie?: never;
         };
@@ -11112,8 +11148,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Done */
+            204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11121,20 +11157,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "createdAt": "2026-11-24T09:30:00.000Z",
-                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "name": "Front desk agent",
-                     *       "description": "Answers questions about opening hours and bookings",
-                     *       "contactCount": 3
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Audience"];
-                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -12783,7 +12806,7 @@ export interface operations {
             };
         };
     };
-    listEntities: {
+    listBusinessEntities: {
         parameters: {
             query?: {
                 /** @description Only the records of this contact */
@@ -12995,7 +13018,7 @@ export interface operations {
             };
         };
     };
-    createEntity: {
+    createBusinessEntity: {
         parameters: {
             query?: never;
             header?: never;
@@ -13265,12 +13288,12 @@ export interface operations {
             };
         };
     };
-    getEntity: {
+    getBusinessEntity: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The business record’s id (a UUID); one of another organization answers 404 like an unknown one */
+                /** @description The business entity’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -13453,12 +13476,12 @@ export interface operations {
             };
         };
     };
-    updateEntity: {
+    updateBusinessEntity: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The business record’s id (a UUID); one of another organization answers 404 like an unknown one */
+                /** @description The business entity’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -13726,12 +13749,12 @@ export interface operations {
             };
         };
     };
-    deleteEntity: {
+    deleteBusinessEntity: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description The business record’s id (a UUID); one of another organization answers 404 like an unknown one */
+                /** @description The business entity’s id (a UUID); one of another organization answers 404 like an unknown one */
                 id: string;
             };
             cookie?: never;
@@ -14715,7 +14738,18 @@ export interface operations {
     };
     listTeams: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -14733,29 +14767,39 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example [
-                     *       {
-                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "createdAt": "2026-11-24T09:30:00.000Z",
-                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "name": "Front desk agent",
-                     *         "members": [
-                     *           {
-                     *             "user": {
-                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "createdAt": "2026-11-24T09:30:00.000Z",
-                     *               "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *               "email": "ada@example.com",
-                     *               "name": "Front desk agent"
-                     *             },
-                     *             "role": "lead"
-                     *           }
-                     *         ]
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "members": [
+                     *             {
+                     *               "user": {
+                     *                 "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *                 "createdAt": "2026-11-24T09:30:00.000Z",
+                     *                 "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *                 "email": "ada@example.com",
+                     *                 "name": "Front desk agent"
+                     *               },
+                     *               "role": "lead"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
                      *       }
-                     *     ]
+                     *     }
                      */
-                    "application/json": components["schemas"]["Team"][];
+                    "application/json": components["schemas"]["TeamPage"];
                 };
             };
             /** @description Bad Request */
@@ -15866,7 +15910,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The team’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                teamId: string;
             };
             cookie?: never;
         };
@@ -16140,7 +16184,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The team’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                teamId: string;
                 /** @description The user’s id (a UUID); one of another organization answers 404 like an unknown one */
                 userId: string;
             };
@@ -16148,8 +16192,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Done */
+            204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16157,30 +16201,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "createdAt": "2026-11-24T09:30:00.000Z",
-                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "name": "Front desk agent",
-                     *       "members": [
-                     *         {
-                     *           "user": {
-                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "createdAt": "2026-11-24T09:30:00.000Z",
-                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *             "email": "ada@example.com",
-                     *             "name": "Front desk agent"
-                     *           },
-                     *           "role": "lead"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Team"];
-                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -16378,7 +16399,18 @@ export interface operations {
     };
     listCallFlows: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -16396,33 +16428,43 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example [
-                     *       {
-                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "createdAt": "2026-11-24T09:30:00.000Z",
-                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "name": "Front desk agent",
-                     *         "description": "Answers questions about opening hours and bookings",
-                     *         "nodes": [
-                     *           {
-                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "type": "start",
-                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "label": "Booked an appointment"
-                     *           }
-                     *         ],
-                     *         "edges": [
-                     *           {
-                     *             "from": "Example from",
-                     *             "to": "Example to",
-                     *             "condition": "Example condition"
-                     *           }
-                     *         ]
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "nodes": [
+                     *             {
+                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "type": "start",
+                     *               "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "label": "Booked an appointment"
+                     *             }
+                     *           ],
+                     *           "edges": [
+                     *             {
+                     *               "from": "Example from",
+                     *               "to": "Example to",
+                     *               "condition": "Example condition"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
                      *       }
-                     *     ]
+                     *     }
                      */
-                    "application/json": components["schemas"]["CallFlow"][];
+                    "application/json": components["schemas"]["CallFlowPage"];
                 };
             };
             /** @description Bad Request */
@@ -19558,13 +19600,18 @@ export interface operations {
             };
         };
     };
-    listProgramExecutions: {
+    listExecutions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
             header?: never;
             path: {
                 /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                programId: string;
             };
             cookie?: never;
         };
@@ -19577,6 +19624,10 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description How many rows the whole list has */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist) */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19762,7 +19813,7 @@ export interface operations {
             };
         };
     };
-    startProgramExecution: {
+    createExecution: {
         parameters: {
             query?: never;
             header?: {
@@ -19771,11 +19822,11 @@ export interface operations {
             };
             path: {
                 /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                programId: string;
             };
             cookie?: never;
         };
-        /** @description A StartExecutionInput as JSON */
+        /** @description A CreateExecutionInput as JSON */
         requestBody: {
             content: {
                 /**
@@ -19783,7 +19834,7 @@ export interface operations {
                  *       "scheduledStartAt": "2026-11-24T09:30:00.000Z"
                  *     }
                  */
-                "application/json": components["schemas"]["StartExecutionInput"];
+                "application/json": components["schemas"]["CreateExecutionInput"];
             };
         };
         responses: {
@@ -21627,16 +21678,20 @@ export interface operations {
             };
         };
     };
-    listProgramTriggers: {
+    listTriggers: {
         parameters: {
             query?: {
                 /** @description Only triggers in this state */
                 status?: "pending" | "triggered" | "cancelled";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path: {
                 /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                programId: string;
             };
             cookie?: never;
         };
@@ -21649,6 +21704,10 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description How many rows the whole list has */
+                    "X-Total-Count"?: number;
+                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist) */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21852,7 +21911,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The program’s id (a UUID); one of another organization answers 404 like an unknown one */
-                id: string;
+                programId: string;
             };
             cookie?: never;
         };

@@ -86,7 +86,7 @@ export const conversationRoutes = [
   }),
   defineRoute({
     method: 'get',
-    path: '/conversations/{id}/messages',
+    path: '/conversations/{conversationId}/messages',
     operationId: 'listMessages',
     summary: "A page of a conversation's messages, in order",
     tag: TAG,
@@ -94,13 +94,13 @@ export const conversationRoutes = [
     response: ref('MessagePage'),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {
-      const page = await services.conversations.messagePage(actor, params.id!, query);
+      const page = await services.conversations.messagePage(actor, params.conversationId!, query);
       return { data: page.data.map((message) => presenter.present('Message', message)), meta: page.meta };
     },
   }),
   defineRoute({
     method: 'post',
-    path: '/conversations/{id}/messages',
+    path: '/conversations/{conversationId}/messages',
     operationId: 'sendMessage',
     summary: 'Send a message; the message and the reply are stored in order',
     tag: TAG,
@@ -108,7 +108,7 @@ export const conversationRoutes = [
     response: ref('MessageReply'),
     errors: [404, 409, 503],
     async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('MessageReply', await services.conversations.sendMessage(actor, params.id!, body.message));
+      return presenter.present('MessageReply', await services.conversations.sendMessage(actor, params.conversationId!, body.message));
     },
   }),
   defineRoute({

@@ -1,4 +1,5 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { PageOnlyArgs } from '../../common/pagination.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { ApiKey, CreatedApiKey } from './api-key.entity.js';
 import { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
@@ -11,9 +12,9 @@ export class ApiKeyResolver {
     return context.services.auth.me(actorOf(context));
   }
 
-  @Query(() => [ApiKey], { description: "The caller's API keys, newest first; never with their secret" })
-  apiKeys(@Ctx() context: GraphQLContext): Promise<ApiKey[]> {
-    return context.services.apiKeys.list(actorOf(context));
+  @Query(() => [ApiKey], { description: "A page of the caller's API keys, newest first, like GET /api/auth/api-keys; never with their secret" })
+  async apiKeys(@Args(() => PageOnlyArgs) args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<ApiKey[]> {
+    return (await context.services.apiKeys.list(actorOf(context), args)).data;
   }
 
   @Query(() => ApiKey)

@@ -8,6 +8,7 @@ import type { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
 import { User } from './user.entity.js';
 import { hashKey, randomKeyPart } from './secrets.js';
 import { authorize } from '../organizations/roles.js';
+import { pageMeta, type Page } from '../../common/pagination.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;
@@ -72,13 +73,14 @@ export class ApiKeyService {
     return { apiKey, secret };
   }
 
-  /** The caller's keys, newest first. */
-  async list(actor: Actor): Promise<ApiKey[]> {
-    return this.em.find(
+  /** A page of the caller's keys, newest first. */
+  async list(actor: Actor, args: { page: number; limit: number }): Promise<Page<ApiKey>> {
+    const [keys, total] = await this.em.findAndCount(
       ApiKey,
       { organization: actor.organizationId, user: actor.userId },
-      { orderBy: { createdAt: 'desc', id: 'asc' } },
+      { orderBy: { createdAt: 'desc', id: 'asc' }, limit: args.limit, offset: (args.page - 1) * args.limit },
     );
+    return { data: keys, meta: pageMeta(args.page, args.limit, total) };
   }
 
   async get(actor: Actor, id: string): Promise<ApiKey> {

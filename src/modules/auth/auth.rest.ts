@@ -1,3 +1,5 @@
+import { PageOnlyArgs } from '../../common/pagination.js';
+import { setPageHeaders } from '../../rest/array-page.js';
 import { arrayOf, defineRoute, objectOf, ref } from '../../rest/routes.js';
 import { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
 
@@ -34,12 +36,15 @@ export const authRoutes = [
     method: 'get',
     path: '/auth/api-keys',
     operationId: 'listApiKeys',
-    summary: "List the caller's API keys (never with their secret)",
+    summary: "A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link",
     tag: TAG,
+    query: PageOnlyArgs,
+    pageHeaders: true,
     response: objectOf({ apiKeys: arrayOf(ref('ApiKey')) }),
-    async handler({ actor, services, presenter }) {
-      const keys = await services.apiKeys.list(actor);
-      return { apiKeys: keys.map((key) => presenter.present('ApiKey', key)) };
+    async handler({ actor, query, services, presenter, req, res }) {
+      const page = await services.apiKeys.list(actor, query);
+      setPageHeaders(req, res, page);
+      return { apiKeys: page.data.map((key) => presenter.present('ApiKey', key)) };
     },
   }),
   defineRoute({
@@ -83,7 +88,7 @@ export const authRoutes = [
   defineRoute({
     method: 'get',
     path: '/users/me',
-    operationId: 'getCurrentUser',
+    operationId: 'getMe',
     summary: 'The caller; used to verify a key or token',
     tag: 'Users',
     response: ref('CurrentUser'),

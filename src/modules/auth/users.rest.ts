@@ -1,5 +1,5 @@
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, objectOf, ref } from '../../rest/routes.js';
+import { defineRoute, ref } from '../../rest/routes.js';
 import { AddUserInput, UpdateUserRoleInput } from './user.inputs.js';
 
 const TAG = 'Users';
@@ -49,13 +49,12 @@ export const userRoutes = [
     method: 'delete',
     path: '/users/{id}',
     operationId: 'removeUser',
-    summary: 'Remove a user and its API keys; owner only; the last owner cannot be removed (409)',
+    summary: 'Remove a user and its API keys; owner only; the last owner cannot be removed (409); 204 with no body',
     tag: TAG,
-    response: objectOf({ message: { type: 'string' } }),
+    status: 204,
     errors: [403, 404, 409],
     async handler({ actor, params, services }) {
-      const { message } = await services.users.remove(actor, params.id!);
-      return { message };
+      await services.users.remove(actor, params.id!);
     },
   }),
 ];

@@ -63,22 +63,22 @@ export class AudienceResolver {
 
   @Mutation(() => Audience, { description: 'Adds contacts of the organization; members already in stay once' })
   async addAudienceMembers(
-    @Arg('id', () => ID) id: string,
+    @Arg('audienceId', () => ID) audienceId: string,
     @Arg('contactIds', () => [ID]) contactIds: string[],
     @Ctx() context: GraphQLContext,
   ): Promise<Audience> {
     // The REST body class validates the list, so both doors apply the same limits.
     const input = await parseInput(AudienceMembersInput, { contactIds });
-    return context.services.audiences.addMembers(actorOf(context), id, input);
+    return context.services.audiences.addMembers(actorOf(context), audienceId, input);
   }
 
   @Mutation(() => Audience)
   async removeAudienceMembers(
-    @Arg('id', () => ID) id: string,
+    @Arg('audienceId', () => ID) audienceId: string,
     @Arg('contactIds', () => [ID]) contactIds: string[],
     @Ctx() context: GraphQLContext,
   ): Promise<Audience> {
     const input = await parseInput(AudienceMembersInput, { contactIds });
-    return context.services.audiences.removeMembers(actorOf(context), id, input);
+    return context.services.audiences.removeMembers(actorOf(context), audienceId, input);
   }
 }

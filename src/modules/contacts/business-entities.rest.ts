@@ -5,8 +5,8 @@ import { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessEntity
 export const businessEntityRoutes = [
   defineRoute({
     method: 'get',
-    path: '/entities',
-    operationId: 'listEntities',
+    path: '/business-entities',
+    operationId: 'listBusinessEntities',
     summary: 'A page of business records: {data, meta}; filter by contactId and type; search matches name or type',
     tag: 'Entities',
     query: BusinessEntityListArgs,
@@ -18,8 +18,8 @@ export const businessEntityRoutes = [
   }),
   defineRoute({
     method: 'post',
-    path: '/entities',
-    operationId: 'createEntity',
+    path: '/business-entities',
+    operationId: 'createBusinessEntity',
     summary: 'Create a business record of a contact of the organization',
     tag: 'Entities',
     body: CreateBusinessEntityInput,
@@ -32,8 +32,8 @@ export const businessEntityRoutes = [
   }),
   defineRoute({
     method: 'get',
-    path: '/entities/{id}',
-    operationId: 'getEntity',
+    path: '/business-entities/{id}',
+    operationId: 'getBusinessEntity',
     summary: 'Read a business record',
     tag: 'Entities',
     response: ref('BusinessEntity'),
@@ -44,8 +44,8 @@ export const businessEntityRoutes = [
   }),
   defineRoute({
     method: 'put',
-    path: '/entities/{id}',
-    operationId: 'updateEntity',
+    path: '/business-entities/{id}',
+    operationId: 'updateBusinessEntity',
     summary: 'Change the fields that are sent; the others keep their values',
     tag: 'Entities',
     body: UpdateBusinessEntityInput,
@@ -57,8 +57,8 @@ export const businessEntityRoutes = [
   }),
   defineRoute({
     method: 'delete',
-    path: '/entities/{id}',
-    operationId: 'deleteEntity',
+    path: '/business-entities/{id}',
+    operationId: 'deleteBusinessEntity',
     summary: 'Delete a business record',
     tag: 'Entities',
     status: 204,

@@ -43,7 +43,7 @@ export class BusinessEntityResolver {
 /** Adds Contact.entities without the contact module knowing about business records. */
 @Resolver(() => Contact)
 export class ContactEntitiesResolver {
-  // The argument also keeps the field GraphQL-only: the REST door lists records at /api/entities?contactId=.
+  // The argument also keeps the field GraphQL-only: the REST door lists records at /api/business-entities?contactId=.
   @FieldResolver(() => [BusinessEntity], { description: 'The business records of the contact, oldest first' })
   entities(
     @Root() contact: Contact,

@@ -69,7 +69,7 @@ export const contactRoutes = [
   }),
   defineRoute({
     method: 'post',
-    path: '/audience/{id}/members',
+    path: '/audience/{audienceId}/members',
     operationId: 'addAudienceMembers',
     summary: 'Add contacts of the organization to an audience; answers the audience',
     tag: 'Audiences',
@@ -77,20 +77,20 @@ export const contactRoutes = [
     response: ref('Audience'),
     errors: [404],
     async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('Audience', await services.audiences.addMembers(actor, params.id!, body));
+      return presenter.present('Audience', await services.audiences.addMembers(actor, params.audienceId!, body));
     },
   }),
   defineRoute({
     method: 'delete',
-    path: '/audience/{id}/members',
+    path: '/audience/{audienceId}/members',
     operationId: 'removeAudienceMembers',
-    summary: 'Remove contacts from an audience; answers the audience',
+    summary: 'Remove contacts from an audience; 204 with no body',
     tag: 'Audiences',
     body: AudienceMembersInput,
-    response: ref('Audience'),
+    status: 204,
     errors: [404],
-    async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('Audience', await services.audiences.removeMembers(actor, params.id!, body));
+    async handler({ actor, params, body, services }) {
+      await services.audiences.removeMembers(actor, params.audienceId!, body);
     },
   }),
   defineRoute({

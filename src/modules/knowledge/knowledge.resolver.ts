@@ -6,8 +6,8 @@ import { DeletionResult } from '../auth/auth.types.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeDocument } from './knowledge-document.entity.js';
 import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs, SearchKnowledgeBaseArgs } from './knowledge.inputs.js';
-import type { Page } from '../../common/pagination.js';
-import { KnowledgeDocumentPage, KnowledgePassage } from './knowledge.types.js';
+import { PageArgs, type Page } from '../../common/pagination.js';
+import { KnowledgeBasePage, KnowledgeDocumentPage, KnowledgePassage } from './knowledge.types.js';
 
 /** The selections of a field where a selection asks for it, looking through fragments (a leaf field gives an empty one). */
 function selectionsOf(selectionSet: SelectionSetNode | undefined, name: string, info: GraphQLResolveInfo): (SelectionSetNode | undefined)[] {
@@ -20,9 +20,9 @@ function selectionsOf(selectionSet: SelectionSetNode | undefined, name: string, 
 
 @Resolver(() => KnowledgeBase)
 export class KnowledgeResolver {
-  @Query(() => [KnowledgeBase], { description: "The organization's knowledge bases, newest first" })
-  knowledgeBases(@Ctx() context: GraphQLContext): Promise<KnowledgeBase[]> {
-    return context.services.knowledge.listBases(actorOf(context));
+  @Query(() => KnowledgeBasePage, { description: "A page of the organization's knowledge bases; search matches name or description" })
+  knowledgeBases(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<KnowledgeBase>> {
+    return context.services.knowledge.listBases(actorOf(context), args);
   }
 
   @Query(() => KnowledgeBase)

@@ -1,3 +1,4 @@
+import { PageArgs } from '../../common/pagination.js';
 import { arrayOf, defineRoute, objectOf, ref, refWithout } from '../../rest/routes.js';
 import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
 
@@ -22,12 +23,12 @@ export const knowledgeRoutes = [
     method: 'get',
     path: '/knowledge-bases',
     operationId: 'listKnowledgeBases',
-    summary: "List the organization's knowledge bases, newest first",
+    summary: "A page of the organization's knowledge bases: {data, meta}; search matches name or description",
     tag: TAG,
-    response: objectOf({ data: arrayOf(ref('KnowledgeBase')) }),
-    async handler({ actor, services, presenter }) {
-      const bases = await services.knowledge.listBases(actor);
-      return { data: bases.map((base) => presenter.present('KnowledgeBase', base)) };
+    query: PageArgs,
+    response: ref('KnowledgeBasePage'),
+    async handler({ actor, query, services, presenter }) {
+      return presenter.present('KnowledgeBasePage', await services.knowledge.listBases(actor, query));
     },
   }),
   defineRoute({
@@ -56,7 +57,7 @@ export const knowledgeRoutes = [
   }),
   defineRoute({
     method: 'post',
-    path: '/knowledge-bases/{kbId}/documents',
+    path: '/knowledge-bases/{knowledgeBaseId}/documents',
     operationId: 'addDocument',
     summary: 'Add a document; it is chunked for retrieval before the answer',
     tag: TAG,
@@ -65,12 +66,12 @@ export const knowledgeRoutes = [
     response: ref('KnowledgeDocument'),
     errors: [404, 409, 413],
     async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('KnowledgeDocument', await services.knowledge.addDocument(actor, params.kbId!, body));
+      return presenter.present('KnowledgeDocument', await services.knowledge.addDocument(actor, params.knowledgeBaseId!, body));
     },
   }),
   defineRoute({
     method: 'get',
-    path: '/knowledge-bases/{kbId}/documents',
+    path: '/knowledge-bases/{knowledgeBaseId}/documents',
     operationId: 'listDocuments',
     summary: "A page of a knowledge base's documents, newest first, without their content",
     tag: TAG,
@@ -78,7 +79,7 @@ export const knowledgeRoutes = [
     response: objectOf({ data: arrayOf(refWithout('KnowledgeDocument', ['content'])), meta: ref('PageMeta') }),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {
-      const page = await services.knowledge.listDocuments(actor, params.kbId!, query);
+      const page = await services.knowledge.listDocuments(actor, params.knowledgeBaseId!, query);
       return {
         data: page.data.map((document) => {
           const { content: _content, ...summary } = presenter.present('KnowledgeDocument', document) as Record<string, unknown>;
@@ -90,14 +91,14 @@ export const knowledgeRoutes = [
   }),
   defineRoute({
     method: 'get',
-    path: '/knowledge-bases/{kbId}/documents/{docId}',
+    path: '/knowledge-bases/{knowledgeBaseId}/documents/{documentId}',
     operationId: 'getDocument',
     summary: 'Read a document with its content',
     tag: TAG,
     response: ref('KnowledgeDocument'),
     errors: [404],
     async handler({ actor, params, services, presenter }) {
-      return presenter.present('KnowledgeDocument', await services.knowledge.getDocument(actor, params.kbId!, params.docId!));
+      return presenter.present('KnowledgeDocument', await services.knowledge.getDocument(actor, params.knowledgeBaseId!, params.documentId!));
     },
   }),
 ];

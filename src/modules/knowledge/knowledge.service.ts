@@ -8,10 +8,12 @@ import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
 import type { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
-import type { Page } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 import { authorize } from '../organizations/roles.js';
+
+export const KNOWLEDGE_BASE_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
 /** A retrieved chunk of a document; score in 0..1, higher is closer to the query. */
 export interface Passage {
@@ -56,9 +58,19 @@ export class KnowledgeService {
     return base;
   }
 
-  /** The organization's knowledge bases, newest first. */
-  async listBases(actor: Actor): Promise<KnowledgeBase[]> {
-    return this.em.find(KnowledgeBase, { organization: actor.organizationId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
+  /** A page of the organization's knowledge bases; `search` matches name or description. */
+  async listBases(actor: Actor, args: PageArgs): Promise<Page<KnowledgeBase>> {
+    const field = sortField(args.sortBy, KNOWLEDGE_BASE_SORT_FIELDS);
+    const pattern = args.search ? containsPattern(args.search) : undefined;
+    const [bases, total] = await this.em.findAndCount(
+      KnowledgeBase,
+      {
+        organization: actor.organizationId,
+        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+      },
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+    );
+    return { data: bases, meta: pageMeta(args.page, args.limit, total) };
   }
 
   async getBase(actor: Actor, id: string): Promise<KnowledgeBase> {

@@ -1,5 +1,6 @@
 import { Field, Float, ID, ObjectType } from 'type-graphql';
 import { createPageType } from '../../common/pagination.js';
+import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeDocument } from './knowledge-document.entity.js';
 import type { Passage } from './knowledge.service.js';
 
@@ -22,3 +23,4 @@ export class KnowledgePassage implements Passage {
 }
 
 export const KnowledgeDocumentPage = createPageType(KnowledgeDocument, 'KnowledgeDocumentPage');
+export const KnowledgeBasePage = createPageType(KnowledgeBase, 'KnowledgeBasePage');

@@ -3,13 +3,14 @@ import { DeletionResult } from '../auth/auth.types.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { Team } from './team.entity.js';
 import { AddTeamMemberInput, CreateTeamInput, UpdateTeamInput } from './team.inputs.js';
-import { TeamMember } from './team.types.js';
+import { TeamMember, TeamPage } from './team.types.js';
+import { PageArgs, type Page } from '../../common/pagination.js';
 
 @Resolver(() => Team)
 export class TeamResolver {
-  @Query(() => [Team], { description: 'Every team of the organization, by name' })
-  teams(@Ctx() context: GraphQLContext): Promise<Team[]> {
-    return context.services.teams.list(actorOf(context));
+  @Query(() => TeamPage, { description: 'A page of the organization’s teams; search matches the name' })
+  teams(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<Team>> {
+    return context.services.teams.list(actorOf(context), args);
   }
 
   @Query(() => Team)

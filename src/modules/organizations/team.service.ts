@@ -8,14 +8,23 @@ import { Team, TeamMembership } from './team.entity.js';
 import type { AddTeamMemberInput, CreateTeamInput, UpdateTeamInput } from './team.inputs.js';
 import { TeamRole, type TeamMember } from './team.types.js';
 import { authorize } from './roles.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+
+export const TEAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
 /** Teams of the caller's organization: anyone in it reads them, owners and admins change them. */
 export class TeamService {
   constructor(private readonly em: EntityManager) {}
 
-  /** Every team, by name. */
-  async list(actor: Actor): Promise<Team[]> {
-    return this.em.find(Team, { organization: actor.organizationId }, { orderBy: { name: 'asc', id: 'asc' } });
+  /** A page of teams; `search` matches the name. */
+  async list(actor: Actor, args: PageArgs): Promise<Page<Team>> {
+    const field = sortField(args.sortBy, TEAM_SORT_FIELDS);
+    const [teams, total] = await this.em.findAndCount(
+      Team,
+      { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+    );
+    return { data: teams, meta: pageMeta(args.page, args.limit, total) };
   }
 
   async get(actor: Actor, id: string): Promise<Team> {

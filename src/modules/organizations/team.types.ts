@@ -1,5 +1,7 @@
 import { Field, ObjectType, registerEnumType } from 'type-graphql';
 import { User } from '../auth/user.entity.js';
+import { createPageType } from '../../common/pagination.js';
+import { Team } from './team.entity.js';
 
 export enum TeamRole {
   lead = 'lead',
@@ -22,3 +24,5 @@ export class TeamMember {
   @Field(() => TeamRole)
   role!: TeamRole;
 }
+
+export const TeamPage = createPageType(Team, 'TeamPage');

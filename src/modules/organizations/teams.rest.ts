@@ -1,5 +1,6 @@
 import type { Actor } from '../../common/actor.js';
-import { arrayOf, defineRoute, ref } from '../../rest/routes.js';
+import { PageArgs } from '../../common/pagination.js';
+import { defineRoute, ref } from '../../rest/routes.js';
 import type { Presenter } from '../../rest/present.js';
 import type { Services } from '../../services.js';
 import type { Team } from './team.entity.js';
@@ -20,11 +21,13 @@ export const teamRoutes = [
     method: 'get',
     path: '/teams',
     operationId: 'listTeams',
-    summary: 'Every team of the organization with its members, by name',
+    summary: 'A page of teams with their members: {data, meta}; search matches the name',
     tag: 'Teams',
-    response: arrayOf(ref('Team')),
-    async handler({ actor, services, presenter }) {
-      return presentTeams(services, presenter, actor, await services.teams.list(actor));
+    query: PageArgs,
+    response: ref('TeamPage'),
+    async handler({ actor, query, services, presenter }) {
+      const page = await services.teams.list(actor, query);
+      return { data: await presentTeams(services, presenter, actor, page.data), meta: page.meta };
     },
   }),
   defineRoute({
@@ -80,7 +83,7 @@ export const teamRoutes = [
   }),
   defineRoute({
     method: 'post',
-    path: '/teams/{id}/members',
+    path: '/teams/{teamId}/members',
     operationId: 'addTeamMember',
     summary: 'Add a user of the organization to the team (or change their role); answers the team',
     tag: 'Teams',
@@ -88,20 +91,19 @@ export const teamRoutes = [
     response: ref('Team'),
     errors: [403, 404],
     async handler({ actor, params, body, services, presenter }) {
-      return (await presentTeams(services, presenter, actor, [await services.teams.addMember(actor, params.id!, body)]))[0];
+      return (await presentTeams(services, presenter, actor, [await services.teams.addMember(actor, params.teamId!, body)]))[0];
     },
   }),
   defineRoute({
     method: 'delete',
-    path: '/teams/{id}/members/{userId}',
+    path: '/teams/{teamId}/members/{userId}',
     operationId: 'removeTeamMember',
-    summary: 'Remove a user from the team; answers the team',
+    summary: 'Remove a user from the team; 204 with no body',
     tag: 'Teams',
-    response: ref('Team'),
+    status: 204,
     errors: [403, 404],
-    async handler({ actor, params, services, presenter }) {
-      const team = await services.teams.removeMember(actor, params.id!, params.userId!);
-      return (await presentTeams(services, presenter, actor, [team]))[0];
+    async handler({ actor, params, services }) {
+      await services.teams.removeMember(actor, params.teamId!, params.userId!);
     },
   }),
 ];

@@ -1,14 +1,17 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
+import { createPageType, PageArgs, type Page } from '../../common/pagination.js';
 import { CallFlow } from './call-flow.entity.js';
 import { CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
 
+export const CallFlowPage = createPageType(CallFlow, 'CallFlowPage');
+
 @Resolver(() => CallFlow)
 export class CallFlowResolver {
-  @Query(() => [CallFlow], { description: 'The organization’s call flows, newest first' })
-  callFlows(@Ctx() context: GraphQLContext): Promise<CallFlow[]> {
-    return context.services.callFlows.list(actorOf(context));
+  @Query(() => CallFlowPage, { description: 'A page of the organization’s call flows; search matches name or description' })
+  callFlows(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<CallFlow>> {
+    return context.services.callFlows.list(actorOf(context), args);
   }
 
   @Query(() => CallFlow)

@@ -9,6 +9,9 @@ import type { CallFlowEdgeInput, CallFlowNodeInput, CreateCallFlowInput, UpdateC
 import type { FlowEdge, FlowNode } from './call-flow.types.js';
 import { FlowNodeType } from './program.enums.js';
 import { authorize } from '../organizations/roles.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+
+export const CALL_FLOW_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
 /** The rules across nodes and edges that a single field's validator cannot see; errors name the field. */
 export function flowGraphErrors(nodes: CallFlowNodeInput[], edges: CallFlowEdgeInput[]): FieldError[] {
@@ -31,8 +34,19 @@ export function flowGraphErrors(nodes: CallFlowNodeInput[], edges: CallFlowEdgeI
 export class CallFlowService {
   constructor(private readonly em: EntityManager) {}
 
-  async list(actor: Actor): Promise<CallFlow[]> {
-    return this.em.find(CallFlow, { organization: actor.organizationId }, { orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
+  /** A page of call flows; `search` matches name or description. */
+  async list(actor: Actor, args: PageArgs): Promise<Page<CallFlow>> {
+    const field = sortField(args.sortBy, CALL_FLOW_SORT_FIELDS);
+    const pattern = args.search ? containsPattern(args.search) : undefined;
+    const [flows, total] = await this.em.findAndCount(
+      CallFlow,
+      {
+        organization: actor.organizationId,
+        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+      },
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+    );
+    return { data: flows, meta: pageMeta(args.page, args.limit, total) };
   }
 
   async get(actor: Actor, id: string): Promise<CallFlow> {

@@ -1,4 +1,5 @@
-import { arrayOf, defineRoute, ref } from '../../rest/routes.js';
+import { PageArgs } from '../../common/pagination.js';
+import { defineRoute, ref } from '../../rest/routes.js';
 import { CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
 
 /** Call flows: not in the interface's table; shaped like its other resources. */
@@ -7,11 +8,12 @@ export const callFlowRoutes = [
     method: 'get',
     path: '/call-flows',
     operationId: 'listCallFlows',
-    summary: 'The organization’s call flows, newest first',
+    summary: 'A page of call flows: {data, meta}; search matches name or description',
     tag: 'Call flows',
-    response: arrayOf(ref('CallFlow')),
-    async handler({ actor, services, presenter }) {
-      return (await services.callFlows.list(actor)).map((flow) => presenter.present('CallFlow', flow));
+    query: PageArgs,
+    response: ref('CallFlowPage'),
+    async handler({ actor, query, services, presenter }) {
+      return presenter.present('CallFlowPage', await services.callFlows.list(actor, query));
     },
   }),
   defineRoute({

@@ -1,17 +1,18 @@
-import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { AppError } from '../../common/errors.js';
+import { PageOnlyArgs } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
-import { StartExecutionInput } from './program.inputs.js';
+import { CreateExecutionInput } from './program.inputs.js';
 import { ExecutionAction } from './programs.types.js';
 
 @Resolver(() => Execution)
 export class ExecutionResolver {
-  @Query(() => [Execution], { description: 'The program’s executions, newest first (GET /api/programs/{id}/executions)' })
-  executions(@Arg('programId', () => ID) programId: string, @Ctx() context: GraphQLContext): Promise<Execution[]> {
-    return context.services.executions.listForProgram(actorOf(context), programId);
+  @Query(() => [Execution], { description: 'A page of the program’s executions, newest first, as GET /api/programs/{programId}/executions answers it' })
+  async executions(@Arg('programId', () => ID) programId: string, @Args(() => PageOnlyArgs) args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<Execution[]> {
+    return (await context.services.executions.listForProgram(actorOf(context), programId, args)).data;
   }
 
   @Query(() => Execution)
@@ -19,13 +20,13 @@ export class ExecutionResolver {
     return context.services.executions.get(actorOf(context), id);
   }
 
-  @Mutation(() => Execution, { description: 'A scheduled execution of an active campaign over its audience’s contacts that have not opted out' })
-  startExecution(
+  @Mutation(() => Execution, { description: 'A scheduled execution of an active campaign over its audience’s contacts that have not opted out (REST POST /api/programs/{programId}/executions)' })
+  createExecution(
     @Arg('programId', () => ID) programId: string,
-    @Arg('input', () => StartExecutionInput, { nullable: true }) input: StartExecutionInput | null | undefined,
+    @Arg('input', () => CreateExecutionInput, { nullable: true }) input: CreateExecutionInput | null | undefined,
     @Ctx() context: GraphQLContext,
   ): Promise<Execution> {
-    return context.services.executions.start(actorOf(context), programId, input ?? {});
+    return context.services.executions.create(actorOf(context), programId, input ?? {});
   }
 
   @Mutation(() => Execution, { description: 'start | pause | resume | stop | cancel; a move the state machine forbids is a CONFLICT' })
@@ -37,8 +38,8 @@ export class ExecutionResolver {
     return context.services.executions.control(actorOf(context), id, action);
   }
 
-  @Mutation(() => Execution, { description: 'scheduled → running' })
-  runExecution(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Execution> {
+  @Mutation(() => Execution, { description: 'scheduled → running (REST POST /api/executions/{id}/start)' })
+  startExecution(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Execution> {
     return context.services.executions.control(actorOf(context), id, 'start');
   }
 

@@ -4,7 +4,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readRows } from '../../db/read-model.js';
+import { pagesByParent } from '../../db/pages-by-parent.js';
+import type { Page } from '../../common/pagination.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { assertControl, type ControlAction } from './execution-state.js';
@@ -12,8 +13,15 @@ import { ExecutionEvents } from './execution-events.js';
 import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 import { ExecutionStatus, ProgramKind, ProgramStatus } from './program.enums.js';
-import type { StartExecutionInput } from './program.inputs.js';
+import type { CreateExecutionInput } from './program.inputs.js';
 import { authorize } from '../organizations/roles.js';
+
+/** Which executions of a program to read: a page, optionally of one status. */
+export interface ExecutionPageArgs {
+  page: number;
+  limit: number;
+  status?: ExecutionStatus | null;
+}
 
 /** The audience's contacts that may be called, copied into the work queue in one statement. */
 const SNAPSHOT_SQL = `insert into execution_contacts
@@ -22,38 +30,36 @@ const SNAPSHOT_SQL = `insert into execution_contacts
   from audience_members m join contacts c on c.id = m.contact_id
   where m.audience_id = ? and m.organization_id = ? and c.opted_out = false`;
 
-/** Executions of programs of the caller's organization: start, read, control. */
+/** Executions of programs of the caller's organization: create, read, control. */
 export class ExecutionService {
   constructor(
     private readonly em: EntityManager,
     private readonly events: ExecutionEvents = new ExecutionEvents(),
   ) {}
 
-  /** Endpoint 9: the program's executions, newest first. */
-  async listForProgram(actor: Actor, programId: string): Promise<Execution[]> {
+  /** Endpoint 9: a page of the program's executions, newest first (REST answers the rows as an array). */
+  async listForProgram(actor: Actor, programId: string, args: ExecutionPageArgs): Promise<Page<Execution>> {
     if (!isUuid(programId)) throw AppError.notFound('Program');
+    const page = (await this.pagesForPrograms(actor, [programId], args)).get(programId)!;
     // An execution of the caller's organization proves its program is too; only an empty list asks.
-    const executions = (await this.forPrograms(actor, [programId])).get(programId);
-    if (executions) return executions;
+    if (page.meta.total > 0) return page;
     if ((await this.em.count(Program, { id: programId, organization: actor.organizationId })) === 0) throw AppError.notFound('Program');
-    return [];
+    return page;
   }
 
-  /** The executions of each program, newest first, in one statement whatever the number of programs. */
-  async forPrograms(actor: Actor, programIds: readonly string[]): Promise<Map<string, Execution[]>> {
-    const executions = await readRows(
-      this.em,
-      Execution,
-      { organization: actor.organizationId, program: { $in: programIds.filter(isUuid) } },
-      { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
-    );
-    const byProgram = new Map<string, Execution[]>();
-    for (const execution of executions) {
-      const list = byProgram.get(execution.program.id) ?? [];
-      list.push(execution);
-      byProgram.set(execution.program.id, list);
-    }
-    return byProgram;
+  /** A page of executions of each program, newest first, in one statement whatever the number of programs. */
+  async pagesForPrograms(actor: Actor, programIds: readonly string[], args: ExecutionPageArgs): Promise<Map<string, Page<Execution>>> {
+    return pagesByParent(this.em, programIds, {
+      entity: Execution,
+      table: 'executions',
+      parentColumn: 'program_id',
+      columns: '*',
+      orderBy: 'created_at desc, id desc',
+      organizationId: actor.organizationId,
+      filters: args.status ? [{ sql: 'status = ?', params: [args.status] }] : [],
+      page: args.page,
+      limit: args.limit,
+    });
   }
 
   async get(actor: Actor, id: string): Promise<Execution> {
@@ -78,7 +84,7 @@ export class ExecutionService {
    * A new `scheduled` execution of an active campaign program: the audience's members that have
    * not opted out are copied into the work queue, and totalContacts is fixed at that count.
    */
-  async start(actor: Actor, programId: string, input: StartExecutionInput = {}): Promise<Execution> {
+  async create(actor: Actor, programId: string, input: CreateExecutionInput = {}): Promise<Execution> {
     authorize(actor, 'executions.control');
     const id = await this.events.transaction(this.em, async (em, record) => {
       const program = isUuid(programId)

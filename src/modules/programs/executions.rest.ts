@@ -1,6 +1,8 @@
+import { PageOnlyArgs } from '../../common/pagination.js';
+import { setPageHeaders } from '../../rest/array-page.js';
 import { defineRoute, type RouteDefinition } from '../../rest/routes.js';
 import type { ControlAction } from './execution-state.js';
-import { StartExecutionInput } from './program.inputs.js';
+import { CreateExecutionInput } from './program.inputs.js';
 import { EXECUTION_JSON_SCHEMA, executionJson } from './programs.types.js';
 
 const CONTROLS: [ControlAction, string][] = [
@@ -15,29 +17,33 @@ const CONTROLS: [ControlAction, string][] = [
 export const executionRoutes: RouteDefinition[] = [
   defineRoute({
     method: 'get',
-    path: '/programs/{id}/executions',
-    operationId: 'listProgramExecutions',
-    summary: 'The program’s executions, newest first: a JSON array',
+    path: '/programs/{programId}/executions',
+    operationId: 'listExecutions',
+    summary: 'A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link',
     tag: 'Executions',
+    query: PageOnlyArgs,
+    pageHeaders: true,
     response: { type: 'array', items: EXECUTION_JSON_SCHEMA },
     errors: [404],
-    async handler({ actor, params, services }) {
-      return (await services.executions.listForProgram(actor, params.id!)).map(executionJson);
+    async handler({ actor, params, query, services, req, res }) {
+      const page = await services.executions.listForProgram(actor, params.programId!, query);
+      setPageHeaders(req, res, page);
+      return page.data.map(executionJson);
     },
   }),
   defineRoute({
     method: 'post',
-    path: '/programs/{id}/executions',
-    operationId: 'startProgramExecution',
+    path: '/programs/{programId}/executions',
+    operationId: 'createExecution',
     summary: 'A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise',
     tag: 'Executions',
-    body: StartExecutionInput,
+    body: CreateExecutionInput,
     status: 201,
     response: EXECUTION_JSON_SCHEMA,
     errors: [404, 409],
     idempotent: true,
     async handler({ actor, params, body, services }) {
-      return executionJson(await services.executions.start(actor, params.id!, body));
+      return executionJson(await services.executions.create(actor, params.programId!, body));
     },
   }),
   defineRoute({

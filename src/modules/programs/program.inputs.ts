@@ -117,7 +117,7 @@ export class UpdateProgramInput extends ProgramSettingsInput {
 }
 
 @InputType({ description: 'Optional settings of a new execution' })
-export class StartExecutionInput {
+export class CreateExecutionInput {
   @Field(() => Date, { nullable: true, description: 'Default: the program’s scheduledStartAt' })
   @IsOptional()
   @Transform(toDate)

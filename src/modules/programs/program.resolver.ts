@@ -1,5 +1,5 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { PageArgs, type Page } from '../../common/pagination.js';
+import { PageArgs, PageOnlyArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { Agent } from '../agents/agent.entity.js';
 import { DeletionResult } from '../auth/auth.types.js';
@@ -63,9 +63,9 @@ export class ProgramResolver {
   async executions(
     @Root() program: Program,
     @Arg('status', () => ExecutionStatus, { nullable: true }) status: ExecutionStatus | null | undefined,
+    @Args(() => PageOnlyArgs) args: PageOnlyArgs,
     @Ctx() context: GraphQLContext,
   ): Promise<Execution[]> {
-    const executions = await loadersOf(context).programs.executions.load(program.id);
-    return status ? executions.filter((execution) => execution.status === status) : executions;
+    return (await loadersOf(context).programs.executions(program.id, { status, page: args.page, limit: args.limit })).data;
   }
 }

@@ -5,6 +5,8 @@ import type { Audience } from '../contacts/audience.entity.js';
 import type { Services } from '../../services.js';
 import type { CallFlow } from './call-flow.entity.js';
 import type { Execution } from './execution.entity.js';
+import type { ExecutionPageArgs } from './execution.service.js';
+import type { Page } from '../../common/pagination.js';
 import type { Program } from './program.entity.js';
 
 /** Loads by id through `load`, answering null for ids that are gone (a relation set null later). */
@@ -21,17 +23,30 @@ export class ProgramLoaders {
   readonly agents: DataLoader<string, Agent | null>;
   readonly audiences: DataLoader<string, Audience | null>;
   readonly programs: DataLoader<string, Program | null>;
-  readonly executions: DataLoader<string, Execution[]>;
+  private readonly executionPages = new Map<string, DataLoader<string, Page<Execution>>>();
 
-  constructor(services: Services, actor: Actor) {
+  constructor(
+    private readonly services: Services,
+    private readonly actor: Actor,
+  ) {
     this.flows = byId((ids) => services.callFlows.flowsFor(actor, ids));
     this.agents = byId((ids) => services.conversations.agentsFor(actor, ids));
     this.audiences = byId((ids) => services.executions.audiencesFor(actor, ids));
     this.programs = byId((ids) => services.executions.programsFor(actor, ids));
-    this.executions = new DataLoader(async (ids) => {
-      const byProgram = await services.executions.forPrograms(actor, ids);
-      return ids.map((id) => byProgram.get(id) ?? []);
-    });
+  }
+
+  /** A page of a program's executions; one statement per distinct (status, page, limit), whatever the number of programs. */
+  executions(programId: string, args: ExecutionPageArgs): Promise<Page<Execution>> {
+    const key = `${args.status ?? ''}|${args.page}|${args.limit}`;
+    let loader = this.executionPages.get(key);
+    if (!loader) {
+      loader = new DataLoader(async (ids) => {
+        const byProgram = await this.services.executions.pagesForPrograms(this.actor, ids, args);
+        return ids.map((id) => byProgram.get(id)!);
+      });
+      this.executionPages.set(key, loader);
+    }
+    return loader.load(programId);
   }
 }
 

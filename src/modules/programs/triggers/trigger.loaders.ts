@@ -1,27 +1,27 @@
 import DataLoader from 'dataloader';
 import type { Actor } from '../../../common/actor.js';
 import type { ContactTrigger } from '../contact-trigger.entity.js';
-import type { TriggerStatus } from '../program.enums.js';
-import type { TriggerService } from './trigger.service.js';
+import type { Page } from '../../../common/pagination.js';
+import type { TriggerPageArgs, TriggerService } from './trigger.service.js';
 
-/** Per-request batches for Program.triggers: one statement per distinct status filter, whatever the number of programs. */
+/** Per-request batches for Program.triggers: one statement per distinct (status, page, limit), whatever the number of programs. */
 export class TriggerLoaders {
-  private readonly byStatus = new Map<string, DataLoader<string, ContactTrigger[]>>();
+  private readonly byArgs = new Map<string, DataLoader<string, Page<ContactTrigger>>>();
 
   constructor(
     private readonly triggers: TriggerService,
     private readonly actor: Actor,
   ) {}
 
-  forProgram(programId: string, status?: TriggerStatus | null): Promise<ContactTrigger[]> {
-    const key = status ?? '';
-    let loader = this.byStatus.get(key);
+  forProgram(programId: string, args: TriggerPageArgs): Promise<Page<ContactTrigger>> {
+    const key = `${args.status ?? ''}|${args.page}|${args.limit}`;
+    let loader = this.byArgs.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {
-        const byProgram = await this.triggers.triggersFor(this.actor, ids, status);
-        return ids.map((id) => byProgram.get(id) ?? []);
+        const byProgram = await this.triggers.triggersFor(this.actor, ids, args);
+        return ids.map((id) => byProgram.get(id)!);
       });
-      this.byStatus.set(key, loader);
+      this.byArgs.set(key, loader);
     }
     return loader.load(programId);
   }

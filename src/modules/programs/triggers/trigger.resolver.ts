@@ -7,9 +7,9 @@ import { TriggerSync } from './trigger.types.js';
 
 @Resolver(() => ContactTrigger)
 export class TriggerResolver {
-  @Query(() => [ContactTrigger], { description: "A live program's triggers by triggerAt, like GET /api/programs/{id}/triggers; [] for a campaign" })
-  triggers(@Arg('programId', () => ID) programId: string, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
-    return context.services.triggers.list(actorOf(context), programId, args.status);
+  @Query(() => [ContactTrigger], { description: "A page of a live program's triggers by triggerAt, like GET /api/programs/{programId}/triggers; [] for a campaign" })
+  async triggers(@Arg('programId', () => ID) programId: string, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
+    return (await context.services.triggers.list(actorOf(context), programId, args)).data;
   }
 
   @Mutation(() => TriggerSync, { description: "Brings a live program's triggers in line with its audience and contacts now" })
@@ -21,8 +21,8 @@ export class TriggerResolver {
 /** Extends the programs module's type with its triggers, without that module importing this one. */
 @Resolver(() => Program)
 export class ProgramTriggersResolver {
-  @FieldResolver(() => [ContactTrigger], { description: 'Like GET /api/programs/{id}/triggers; batched across programs' })
-  triggers(@Root() program: Program, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
-    return loadersOf(context).triggers.forProgram(program.id, args.status);
+  @FieldResolver(() => [ContactTrigger], { description: 'A page, like GET /api/programs/{programId}/triggers; batched across programs' })
+  async triggers(@Root() program: Program, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
+    return (await loadersOf(context).triggers.forProgram(program.id, args)).data;
   }
 }

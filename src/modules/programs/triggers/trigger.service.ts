@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../../common/actor.js';
 import { AppError } from '../../../common/errors.js';
 import { isUuid } from '../../../db/base.entity.js';
+import { pagesByParent } from '../../../db/pages-by-parent.js';
+import type { Page } from '../../../common/pagination.js';
 import { ContactTrigger } from '../contact-trigger.entity.js';
 import { Program } from '../program.entity.js';
 import { ProgramKind, TriggerStatus } from '../program.enums.js';
@@ -13,6 +15,13 @@ import { authorize } from '../../organizations/roles.js';
 
 export type { FireResult } from './trigger-fire.js';
 
+/** Which triggers of a program to read: a page, optionally of one status. */
+export interface TriggerPageArgs {
+  page: number;
+  limit: number;
+  status?: TriggerStatus | null;
+}
+
 /** Live programs' contact triggers: kept in line with audiences and contacts, fired by the runner. */
 export class TriggerService {
   constructor(
@@ -20,24 +29,28 @@ export class TriggerService {
     private readonly events: ExecutionEvents = new ExecutionEvents(),
   ) {}
 
-  /** Endpoint 8: a program's triggers by triggerAt; [] for a campaign program; another organization's program → 404. */
-  async list(actor: Actor, programId: string, status?: TriggerStatus | null): Promise<ContactTrigger[]> {
+  /** Endpoint 8: a page of a program's triggers by triggerAt; empty for a campaign program; another organization's program → 404. */
+  async list(actor: Actor, programId: string, args: TriggerPageArgs): Promise<Page<ContactTrigger>> {
     const program = await this.findProgram(actor, programId);
-    return (await this.triggersFor(actor, [program.id], status)).get(program.id)!;
+    return (await this.triggersFor(actor, [program.id], args)).get(program.id)!;
   }
 
-  /** Triggers of many programs of the caller in one statement (the Program.triggers loader). */
-  async triggersFor(actor: Actor, programIds: readonly string[], status?: TriggerStatus | null): Promise<Map<string, ContactTrigger[]>> {
-    const byProgram = new Map(programIds.map((id) => [id, [] as ContactTrigger[]]));
-    const ids = programIds.filter(isUuid);
-    if (ids.length === 0) return byProgram;
-    const triggers = await this.em.find(
-      ContactTrigger,
-      { organization: actor.organizationId, program: { id: { $in: ids }, kind: ProgramKind.live }, ...(status ? { status } : {}) },
-      { orderBy: { triggerAt: 'asc', id: 'asc' } },
-    );
-    for (const trigger of triggers) byProgram.get(trigger.program.id)?.push(trigger);
-    return byProgram;
+  /** A page of triggers of each of many programs of the caller, in one statement (the Program.triggers loader). */
+  async triggersFor(actor: Actor, programIds: readonly string[], args: TriggerPageArgs): Promise<Map<string, Page<ContactTrigger>>> {
+    return pagesByParent(this.em, programIds, {
+      entity: ContactTrigger,
+      table: 'contact_triggers',
+      parentColumn: 'program_id',
+      columns: '*',
+      orderBy: 'trigger_at asc, id asc',
+      organizationId: actor.organizationId,
+      filters: [
+        { sql: 'program_id in (select id from programs where kind = ?)', params: [ProgramKind.live] },
+        ...(args.status ? [{ sql: 'status = ?', params: [args.status] }] : []),
+      ],
+      page: args.page,
+      limit: args.limit,
+    });
   }
 
   /** The operator's resync (REST POST /api/programs/{id}/triggers/sync, GraphQL syncProgramTriggers). */

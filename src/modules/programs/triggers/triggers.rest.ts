@@ -1,3 +1,4 @@
+import { setPageHeaders } from '../../../rest/array-page.js';
 import type { Presenter } from '../../../rest/present.js';
 import { arrayOf, defineRoute, ref, type JsonSchema } from '../../../rest/routes.js';
 import type { ContactTrigger } from '../contact-trigger.entity.js';
@@ -32,28 +33,30 @@ function presentTrigger(presenter: Presenter, trigger: ContactTrigger): Record<s
 export const triggerRoutes = [
   defineRoute({
     method: 'get',
-    path: '/programs/{id}/triggers',
-    operationId: 'listProgramTriggers',
-    summary: "A live program's contact triggers by triggerAt; [] for a campaign program",
+    path: '/programs/{programId}/triggers',
+    operationId: 'listTriggers',
+    summary: "A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link",
     tag: TAG,
     query: TriggerListArgs,
+    pageHeaders: true,
     response: arrayOf(TRIGGER_SCHEMA),
     errors: [404],
-    async handler({ actor, params, query, services, presenter }) {
-      const triggers = await services.triggers.list(actor, params.id!, query.status);
-      return triggers.map((trigger) => presentTrigger(presenter, trigger));
+    async handler({ actor, params, query, services, presenter, req, res }) {
+      const page = await services.triggers.list(actor, params.programId!, query);
+      setPageHeaders(req, res, page);
+      return page.data.map((trigger) => presentTrigger(presenter, trigger));
     },
   }),
   defineRoute({
     method: 'post',
-    path: '/programs/{id}/triggers/sync',
+    path: '/programs/{programId}/triggers/sync',
     operationId: 'syncProgramTriggers',
     summary: "Brings a live program's triggers in line with its audience and contacts now",
     tag: TAG,
     response: ref('TriggerSync'),
     errors: [404],
     async handler({ actor, params, services, presenter }) {
-      const result = await services.triggers.sync(actor, params.id!);
+      const result = await services.triggers.sync(actor, params.programId!);
       await showRelations(services, actor, [result.program]);
       return presenter.present('TriggerSync', result);
     },
