@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const live = { attribute: 'birthday', source: 'contact', offsetDays: 0, timeOfDay: '09:00' };
+const live = { attribute: 'birthday', source: 'contact' as const, offsetDays: 0, timeOfDay: '09:00' };
 const programRow = async (id: string) => (await app.sql<{ status: string; name: string }>('select status, name from programs where id = ?', [id]))[0];
 const triggerStatuses = async (id: string) =>
   (await app.sql<{ status: string }>('select status from contact_triggers where program_id = ? order by status', [id])).map((row) => row.status);

@@ -1232,7 +1232,7 @@ export interface components {
             /** @description The text: 1 to 1000000 characters */
             content: string;
             /**
-             * @description text/plain (default) or text/markdown
+             * @description text/plain (default) or text/markdown (GraphQL: text_plain, text_markdown)
              * @enum {string}
              */
             contentType?: "text/plain" | "text/markdown";
@@ -1811,8 +1811,11 @@ export interface components {
             updatedAt: string;
             /** @description The document’s title */
             title: string;
-            /** @description text/plain or text/markdown */
-            contentType: string;
+            /**
+             * @description text/plain or text/markdown (GraphQL: text_plain, text_markdown)
+             * @enum {string}
+             */
+            contentType: "text/plain" | "text/markdown";
             /** @description The full text */
             content: string;
             /** @description Size of the content in UTF-8 bytes */
@@ -2341,8 +2344,11 @@ export interface components {
         LiveTrigger: {
             /** @description Name of the date attribute (YYYY-MM-DD or ISO date-time) */
             attribute: string;
-            /** @description "contact" (contact.attributes) or "entity" (a business entity of the contact) */
-            source: string;
+            /**
+             * @description "contact" (contact.attributes) or "entity" (a business entity of the contact)
+             * @enum {string}
+             */
+            source: "contact" | "entity";
             /** @description For source "entity": the entity type, e.g. "appointment" */
             entityType?: string | null;
             /** @description Days relative to the date: -1 is the day before */
@@ -9124,8 +9130,11 @@ export interface operations {
                             updatedAt: string;
                             /** @description The document’s title */
                             title: string;
-                            /** @description text/plain or text/markdown */
-                            contentType: string;
+                            /**
+                             * @description text/plain or text/markdown (GraphQL: text_plain, text_markdown)
+                             * @enum {string}
+                             */
+                            contentType: "text/plain" | "text/markdown";
                             /** @description Size of the content in UTF-8 bytes */
                             sizeBytes: number;
                             /**
@@ -17655,7 +17664,7 @@ export interface operations {
                      *           ],
                      *           "liveTrigger": {
                      *             "attribute": "Example attribute",
-                     *             "source": "Example source",
+                     *             "source": "contact",
                      *             "entityType": "Example entityType",
                      *             "offsetDays": 3,
                      *             "timeOfDay": "09:00"
@@ -17974,7 +17983,7 @@ export interface operations {
                      *       ],
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
-                     *         "source": "Example source",
+                     *         "source": "contact",
                      *         "entityType": "Example entityType",
                      *         "offsetDays": 3,
                      *         "timeOfDay": "09:00"
@@ -18335,7 +18344,7 @@ export interface operations {
                      *       ],
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
-                     *         "source": "Example source",
+                     *         "source": "contact",
                      *         "entityType": "Example entityType",
                      *         "offsetDays": 3,
                      *         "timeOfDay": "09:00"
@@ -18670,7 +18679,7 @@ export interface operations {
                      *       ],
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
-                     *         "source": "Example source",
+                     *         "source": "contact",
                      *         "entityType": "Example entityType",
                      *         "offsetDays": 3,
                      *         "timeOfDay": "09:00"
@@ -19294,7 +19303,7 @@ export interface operations {
                      *       ],
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
-                     *         "source": "Example source",
+                     *         "source": "contact",
                      *         "entityType": "Example entityType",
                      *         "offsetDays": 3,
                      *         "timeOfDay": "09:00"
@@ -21965,7 +21974,7 @@ export interface operations {
                      *         ],
                      *         "liveTrigger": {
                      *           "attribute": "Example attribute",
-                     *           "source": "Example source",
+                     *           "source": "contact",
                      *           "entityType": "Example entityType",
                      *           "offsetDays": 3,
                      *           "timeOfDay": "09:00"

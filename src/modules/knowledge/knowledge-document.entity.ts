@@ -8,6 +8,20 @@ import { KnowledgeBase } from './knowledge-base.entity.js';
 export const DOCUMENT_CONTENT_TYPES = ['text/plain', 'text/markdown'] as const;
 export type DocumentContentType = (typeof DOCUMENT_CONTENT_TYPES)[number];
 
+/**
+ * The content types as a GraphQL enum. A media type is not a GraphQL name, so GraphQL says
+ * `text_plain` / `text_markdown` where REST says `text/plain` / `text/markdown` (the stored value).
+ */
+export const DocumentContentTypeEnum = { text_plain: 'text/plain', text_markdown: 'text/markdown' } as const;
+registerEnumType(DocumentContentTypeEnum, {
+  name: 'DocumentContentType',
+  description: 'The format of a document’s text (REST spells it as the media type: text/plain, text/markdown)',
+  valuesConfig: {
+    text_plain: { description: 'Plain text (text/plain)' },
+    text_markdown: { description: 'Markdown (text/markdown); cut into passages like plain text' },
+  },
+});
+
 export enum KnowledgeDocumentStatus {
   processing = 'processing',
   ready = 'ready',
@@ -39,7 +53,7 @@ export class KnowledgeDocument extends BaseEntity {
   @Property({ length: 255 })
   title!: string;
 
-  @Field(() => String, { description: 'text/plain or text/markdown' })
+  @Field(() => DocumentContentTypeEnum, { description: 'text/plain or text/markdown (GraphQL: text_plain, text_markdown)' })
   @Property({ type: 'string', length: 32 })
   contentType!: DocumentContentType;
 

@@ -2,7 +2,7 @@ import { IsEnum, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLe
 import { ArgsType, Field, Float, ID, InputType, Int } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
 import { PageOnlyArgs } from '../../common/pagination.js';
-import { DOCUMENT_CONTENT_TYPES, KnowledgeDocumentStatus, type DocumentContentType } from './knowledge-document.entity.js';
+import { DOCUMENT_CONTENT_TYPES, DocumentContentTypeEnum, KnowledgeDocumentStatus, type DocumentContentType } from './knowledge-document.entity.js';
 
 /** Longest document text, in characters; the 1 MiB body limit answers 413 above that anyway. */
 export const MAX_DOCUMENT_CHARS = 1_000_000;
@@ -33,7 +33,7 @@ export class AddDocumentInput {
   @IsString()
   content!: string;
 
-  @Field(() => String, { nullable: true, description: 'text/plain (default) or text/markdown' })
+  @Field(() => DocumentContentTypeEnum, { nullable: true, description: 'text/plain (default) or text/markdown (GraphQL: text_plain, text_markdown)' })
   @OptionalNonNull()
   @IsIn(DOCUMENT_CONTENT_TYPES, { message: `contentType must be one of ${DOCUMENT_CONTENT_TYPES.join(', ')}` })
   @IsString()

@@ -1,3 +1,4 @@
+import { LiveTriggerSource } from './program.enums.js';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { Field, InputType, Int } from 'type-graphql';
 
@@ -71,7 +72,7 @@ export class ProgramLiveTriggerInput {
   @IsString()
   attribute!: string;
 
-  @Field({ description: '"contact" or "entity"' })
+  @Field(() => LiveTriggerSource, { description: '"contact" or "entity"' })
   @IsIn(['contact', 'entity'])
   @IsString()
   source!: 'contact' | 'entity';

@@ -110,3 +110,16 @@ registerEnumType(FlowNodeType, {
     end: { description: 'The call ends' },
   },
 });
+
+export enum LiveTriggerSource {
+  contact = 'contact',
+  entity = 'entity',
+}
+registerEnumType(LiveTriggerSource, {
+  name: 'LiveTriggerSource',
+  description: 'Where a live trigger reads its date attribute',
+  valuesConfig: {
+    contact: { description: 'The contact’s own attributes' },
+    entity: { description: 'The attributes of the contact’s business records of `entityType`' },
+  },
+});

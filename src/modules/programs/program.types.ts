@@ -1,3 +1,4 @@
+import { LiveTriggerSource } from './program.enums.js';
 import { Field, InputType, Int, ObjectType } from 'type-graphql';
 
 /** When calls may be placed, in each contact's own time zone (UTC when it has none). */
@@ -44,7 +45,7 @@ export class LiveTrigger {
   @Field({ description: 'Name of the date attribute (YYYY-MM-DD or ISO date-time)' })
   attribute!: string;
 
-  @Field({ description: '"contact" (contact.attributes) or "entity" (a business entity of the contact)' })
+  @Field(() => LiveTriggerSource, { description: '"contact" (contact.attributes) or "entity" (a business entity of the contact)' })
   source!: 'contact' | 'entity';
 
   @Field(() => String, { nullable: true, description: 'For source "entity": the entity type, e.g. "appointment"' })
