@@ -90,3 +90,14 @@ export async function parseInput<T extends object>(type: Constructor<T>, plain: 
 export function OptionalNonNull(): PropertyDecorator {
   return ValidateIf((_object, value) => value !== undefined);
 }
+
+/**
+ * Several validation decorators as one, applied in the order they would have been had they been
+ * written one above the other (the last first), so a create and an update input can share the
+ * rules of a field while each says itself whether the field is required.
+ */
+export function Rules(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, property) => {
+    for (const decorator of [...decorators].reverse()) decorator(target, property);
+  };
+}

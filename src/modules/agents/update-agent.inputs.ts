@@ -1,5 +1,4 @@
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsObject, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
+import { IsOptional } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
@@ -10,72 +9,58 @@ import {
   ResolutionCriterionInput,
   VoiceConfigInput,
 } from './agent-config.inputs.js';
+import { AgentRules } from './agent.rules.js';
 
 /** The limits of CreateAgentInput; fields left out keep their values, null clears a nullable one. */
 @InputType({ description: 'Changes to an agent; each update adds one to its version' })
 export class UpdateAgentInput {
   @Field({ nullable: true })
   @OptionalNonNull()
-  @Length(1, 128)
-  @IsString()
+  @AgentRules.name()
   name?: string;
 
   @Field(() => String, { nullable: true })
   @IsOptional()
-  @MaxLength(2000)
-  @IsString()
+  @AgentRules.description()
   description?: string | null;
 
   @Field({ nullable: true })
   @OptionalNonNull()
-  @Length(1, 10000)
-  @IsString()
+  @AgentRules.instructions()
   instructions?: string;
 
   @Field(() => String, { nullable: true })
   @IsOptional()
-  @MaxLength(10000)
-  @IsString()
+  @AgentRules.policy()
   policy?: string | null;
 
   @Field(() => ModelConfigInput, { nullable: true })
   @OptionalNonNull()
-  @ValidateNested()
-  @Type(() => ModelConfigInput)
-  @IsObject()
+  @AgentRules.modelConfig()
   modelConfig?: ModelConfigInput;
 
   @Field(() => VoiceConfigInput, { nullable: true })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => VoiceConfigInput)
-  @IsObject()
+  @AgentRules.voiceConfig()
   voiceConfig?: VoiceConfigInput | null;
 
   @Field(() => MemoryConfigInput, { nullable: true })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => MemoryConfigInput)
-  @IsObject()
+  @AgentRules.memoryConfig()
   memoryConfig?: MemoryConfigInput | null;
 
   @Field(() => GraphQLJSONObject, { nullable: true })
   @IsOptional()
-  @IsObject()
+  @AgentRules.metadata()
   metadata?: Record<string, unknown> | null;
 
   @Field(() => KnowledgeBaseConfigInput, { nullable: true })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => KnowledgeBaseConfigInput)
-  @IsObject()
+  @AgentRules.knowledgeBaseConfig()
   knowledgeBaseConfig?: KnowledgeBaseConfigInput | null;
 
   @Field(() => [ResolutionCriterionInput], { nullable: true })
   @OptionalNonNull()
-  @ValidateNested({ each: true })
-  @Type(() => ResolutionCriterionInput)
-  @ArrayMaxSize(5)
-  @IsArray()
+  @AgentRules.resolutionCriteria()
   resolutionCriteria?: ResolutionCriterionInput[];
 }
