@@ -66,6 +66,7 @@ const ARG_RESOURCE: Record<string, Resource> = {
   documentId: 'document',
   programId: 'program',
   teamId: 'team',
+  audienceId: 'audience',
   userId: 'user',
   contactId: 'contact',
   contactIds: 'contact',

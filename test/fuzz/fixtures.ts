@@ -66,7 +66,7 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   agents: 'agent',
   conversations: 'conversation',
   'api-keys': 'apiKey',
-  entities: 'businessEntity',
+  'business-entities': 'businessEntity',
   audience: 'audience',
   contacts: 'contact',
   'knowledge-bases': 'knowledgeBase',
@@ -77,7 +77,16 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   users: 'user',
 };
 
-const PARAM_RESOURCE: Record<string, Resource> = { agentId: 'agent', kbId: 'knowledgeBase', docId: 'document', userId: 'user' };
+const PARAM_RESOURCE: Record<string, Resource> = {
+  agentId: 'agent',
+  knowledgeBaseId: 'knowledgeBase',
+  documentId: 'document',
+  conversationId: 'conversation',
+  programId: 'program',
+  audienceId: 'audience',
+  teamId: 'team',
+  userId: 'user',
+};
 
 /** The resource a path parameter names: by its own name, or for `{id}` by the segment before it. */
 export function resourceOfParam(path: string, param: string): Resource {
