@@ -20,46 +20,10 @@ registerEnumType(SortOrder, {
 // Stryker restore all
 
 /**
- * The list arguments of CONTRACT.md §6, one class for GraphQL arguments and REST query strings.
- * @Type(() => Number) turns query strings into numbers; 'abc' becomes NaN and fails @IsInt.
+ * Page and limit alone, for lists with one fixed order (a conversation's messages, a base's documents);
+ * every list's arguments start with them. @Type(() => Number) turns query strings into numbers; 'abc'
+ * becomes NaN and fails @IsInt.
  */
-@ArgsType()
-export class PageArgs {
-  @Field(() => Int, { defaultValue: 1, description: 'The page to answer, from 1 (the first) to 1000000; default 1' })
-  @OptionalNonNull()
-  @Max(MAX_PAGE)
-  @Min(1)
-  @IsInt()
-  @Type(() => Number)
-  page: number = 1;
-
-  @Field(() => Int, { defaultValue: 20, description: 'Items per page, 1 to 100; default 20' })
-  @OptionalNonNull()
-  @Max(100)
-  @Min(1)
-  @IsInt()
-  @Type(() => Number)
-  limit: number = 20;
-
-  @Field(() => String, { nullable: true, description: 'Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters' })
-  @IsOptional()
-  @MaxLength(100)
-  @IsString()
-  search?: string | null;
-
-  @Field(() => String, { nullable: true, description: 'The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt' })
-  @IsOptional()
-  @MaxLength(50)
-  @IsString()
-  sortBy?: string | null;
-
-  @Field(() => SortOrder, { defaultValue: SortOrder.desc, description: 'asc or desc; default desc (newest first)' })
-  @OptionalNonNull()
-  @IsEnum(SortOrder)
-  sortOrder: SortOrder = SortOrder.desc;
-}
-
-/** Page and limit alone, for lists with one fixed order (a conversation's messages, a base's documents). */
 @ArgsType()
 export class PageOnlyArgs {
   @Field(() => Int, { defaultValue: 1, description: 'The page to answer, from 1 (the first) to 1000000; default 1' })
@@ -77,6 +41,27 @@ export class PageOnlyArgs {
   @IsInt()
   @Type(() => Number)
   limit: number = 20;
+}
+
+/** The list arguments of CONTRACT.md §6, one class for GraphQL arguments and REST query strings. */
+@ArgsType()
+export class PageArgs extends PageOnlyArgs {
+  @Field(() => String, { nullable: true, description: 'Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters' })
+  @IsOptional()
+  @MaxLength(100)
+  @IsString()
+  search?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt' })
+  @IsOptional()
+  @MaxLength(50)
+  @IsString()
+  sortBy?: string | null;
+
+  @Field(() => SortOrder, { defaultValue: SortOrder.desc, description: 'asc or desc; default desc (newest first)' })
+  @OptionalNonNull()
+  @IsEnum(SortOrder)
+  sortOrder: SortOrder = SortOrder.desc;
 }
 
 @ObjectType({ description: 'Where a page sits in its list' })

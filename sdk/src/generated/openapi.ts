@@ -3807,16 +3807,16 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
-                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
-                page?: number;
-                /** @description Items per page, 1 to 100; default 20 */
-                limit?: number;
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
                 /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -8244,16 +8244,16 @@ export interface operations {
     listKnowledgeBases: {
         parameters: {
             query?: {
-                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
-                page?: number;
-                /** @description Items per page, 1 to 100; default 20 */
-                limit?: number;
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
                 /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -9787,16 +9787,16 @@ export interface operations {
     listAudiences: {
         parameters: {
             query?: {
-                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
-                page?: number;
-                /** @description Items per page, 1 to 100; default 20 */
-                limit?: number;
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
                 /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -11388,16 +11388,16 @@ export interface operations {
     listContacts: {
         parameters: {
             query?: {
-                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
-                page?: number;
-                /** @description Items per page, 1 to 100; default 20 */
-                limit?: number;
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
                 /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -14571,12 +14571,12 @@ export interface operations {
     listCreditLedger: {
         parameters: {
             query?: {
-                /** @description From 1 to 1000000 */
-                page?: number;
-                /** @description 1 to 100 */
-                limit?: number;
                 /** @description Only grants or only spends */
                 kind?: "grant" | "spend";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -14748,16 +14748,16 @@ export interface operations {
     listTeams: {
         parameters: {
             query?: {
-                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
-                page?: number;
-                /** @description Items per page, 1 to 100; default 20 */
-                limit?: number;
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
                 /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -16409,16 +16409,16 @@ export interface operations {
     listCallFlows: {
         parameters: {
             query?: {
-                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
-                page?: number;
-                /** @description Items per page, 1 to 100; default 20 */
-                limit?: number;
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
                 /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -17602,16 +17602,16 @@ export interface operations {
     listPrograms: {
         parameters: {
             query?: {
-                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
-                page?: number;
-                /** @description Items per page, 1 to 100; default 20 */
-                limit?: number;
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
                 search?: string;
                 /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
             };
             header?: never;
             path?: never;

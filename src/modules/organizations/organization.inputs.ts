@@ -1,8 +1,6 @@
-import { Type } from 'class-transformer';
-import { IsEnum, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
-import { ArgsType, Field, InputType, Int } from 'type-graphql';
-import { MAX_PAGE } from '../../common/pagination.js';
-import { OptionalNonNull } from '../../common/validation.js';
+import { IsEnum, IsOptional, IsString, Length } from 'class-validator';
+import { ArgsType, Field, InputType } from 'type-graphql';
+import { PageOnlyArgs } from '../../common/pagination.js';
 import { CreditEntryKind } from './credit-ledger.entity.js';
 
 @InputType({ description: 'Changes to the organization' })
@@ -15,23 +13,7 @@ export class UpdateOrganizationInput {
 
 /** The ledger's list arguments: a page, newest first, optionally one kind. */
 @ArgsType()
-export class CreditLedgerArgs {
-  @Field(() => Int, { defaultValue: 1, description: 'From 1 to 1000000' })
-  @OptionalNonNull()
-  @Max(MAX_PAGE)
-  @Min(1)
-  @IsInt()
-  @Type(() => Number)
-  page: number = 1;
-
-  @Field(() => Int, { defaultValue: 20, description: '1 to 100' })
-  @OptionalNonNull()
-  @Max(100)
-  @Min(1)
-  @IsInt()
-  @Type(() => Number)
-  limit: number = 20;
-
+export class CreditLedgerArgs extends PageOnlyArgs {
   @Field(() => CreditEntryKind, { nullable: true, description: 'Only grants or only spends' })
   @IsOptional()
   @IsEnum(CreditEntryKind, { message: 'kind must be grant or spend' })
