@@ -188,8 +188,11 @@ export async function createGateway(config: Config, database: Database, logger: 
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();
+  // The document is the server's own, the same for everyone: serialized once, and not subject to RESPONSE_MAX_BYTES.
+  const openApiJson = Buffer.from(JSON.stringify(openApi));
   api.get('/openapi.json', (_req, res) => {
-    res.json(openApi);
+    res.type('application/json').setHeader('content-length', openApiJson.length);
+    res.end(openApiJson);
   });
   api.use(
     authenticateRequest(services),

@@ -89,7 +89,10 @@ export function contractOf(baseUrl: string): Promise<OpenApiContract> {
   let contract = contracts.get(baseUrl);
   if (!contract) {
     contract = fetch(`${baseUrl}/api/openapi.json`)
-      .then((res) => res.json() as Promise<Json>)
+      .then(async (res) => {
+        if (res.status !== 200) throw new Error(`GET /api/openapi.json answered ${res.status}: ${await res.text()}`);
+        return res.json() as Promise<Json>;
+      })
       .then((document) => new OpenApiContract(document));
     contracts.set(baseUrl, contract);
   }
