@@ -226,7 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 1, 1000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 1_000_000),
     },
-    concurrencyPerOrganization: integer(env, 'CONCURRENCY_PER_ORG', 4, 0, 10_000),
+    concurrencyPerOrganization: integer(env, 'CONCURRENCY_PER_ORG', 16, 0, 10_000),
     rateLimit: rateLimit(env),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
     // Long enough for a load balancer polling /readyz to stop sending; no wait on a laptop or in tests.
