@@ -1,21 +1,35 @@
 import type { NextFunction, Request, Response } from 'express';
 import { principalOf } from './principal.js';
 
+/** An organization whose answers average more than this is building large answers... */
+export const LARGE_ANSWER_BYTES = 512 * 1024;
+/** ...and runs at most this many requests at once until its answers are small again. */
+export const LARGE_ANSWER_LIMIT = 1;
+/** Weight of the newest answer in an organization's running average of answer sizes. */
+const AVERAGE_WEIGHT = 0.2;
+
 /**
  * At most `limit` requests of one organization run at once in this process; the others wait
- * their turn in arrival order (the request timeout still holds while they wait). One tenant
- * sending many heavy requests in parallel then takes `limit` slots of the event loop, not all
- * of it: /healthz and other organizations keep answering. 0 turns it off.
+ * their turn in arrival order (the request timeout still holds while they wait). An organization
+ * whose recent answers are large (building and serializing them is the event loop's work, not a
+ * wait on the network) gets LARGE_ANSWER_LIMIT places until its answers are small again. One
+ * tenant then takes a bounded share of the event loop: /healthz and other organizations keep
+ * answering. 0 turns it off.
  */
 export class OrganizationGate {
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly answerBytes = new Map<string, number>();
 
   constructor(private readonly limit: number) {}
 
-  /** Requests running now and waiting now, for one organization (tests and metrics). */
-  load(organizationId: string): { running: number; waiting: number } {
-    return { running: this.running.get(organizationId) ?? 0, waiting: this.waiting.get(organizationId)?.length ?? 0 };
+  /** Requests running now and waiting now, and the places the organization has (tests and metrics). */
+  load(organizationId: string): { running: number; waiting: number; places: number } {
+    return {
+      running: this.running.get(organizationId) ?? 0,
+      waiting: this.waiting.get(organizationId)?.length ?? 0,
+      places: this.placesOf(organizationId),
+    };
   }
 
   middleware() {
@@ -23,45 +37,52 @@ export class OrganizationGate {
       const actor = principalOf(res).actor;
       if (!actor || this.limit === 0) return next();
       const organizationId = actor.organizationId;
-      this.acquire(organizationId, () => {
-        // Answered while waiting (the request timeout) or the client went away: pass the slot on.
-        if (res.writableEnded || res.destroyed) return this.release(organizationId);
-        let released = false;
-        const release = () => {
-          if (released) return;
-          released = true;
-          this.release(organizationId);
+      this.admit(organizationId, () => {
+        // Answered while waiting (the request timeout) or the client went away: pass the place on.
+        if (res.writableEnded || res.destroyed) return this.leave(organizationId);
+        let left = false;
+        const leave = () => {
+          if (left) return;
+          left = true;
+          this.leave(organizationId, typeof res.locals.answerBytes === 'number' ? res.locals.answerBytes : undefined);
         };
-        res.once('finish', release);
-        res.once('close', release);
+        res.once('finish', leave);
+        res.once('close', leave);
         next();
       });
     };
   }
 
-  private acquire(organizationId: string, run: () => void): void {
-    const running = this.running.get(organizationId) ?? 0;
-    if (running < this.limit) {
-      this.running.set(organizationId, running + 1);
-      run();
-      return;
-    }
+  /** Runs `run` now if the organization has a free place, else when one frees up. */
+  admit(organizationId: string, run: () => void): void {
     const queue = this.waiting.get(organizationId) ?? [];
     queue.push(run);
     this.waiting.set(organizationId, queue);
+    this.drain(organizationId);
   }
 
-  private release(organizationId: string): void {
-    const queue = this.waiting.get(organizationId);
-    const next = queue?.shift();
-    if (queue && queue.length === 0) this.waiting.delete(organizationId);
-    if (next) {
-      // The slot goes straight to the next in line: the running count stays.
-      next();
-      return;
+  /** A request of the organization is done; `answerBytes` is the size of what it answered (or would have). */
+  leave(organizationId: string, answerBytes?: number): void {
+    if (answerBytes !== undefined) {
+      const average = this.answerBytes.get(organizationId);
+      this.answerBytes.set(organizationId, average === undefined ? answerBytes : average + AVERAGE_WEIGHT * (answerBytes - average));
     }
     const running = (this.running.get(organizationId) ?? 1) - 1;
     if (running <= 0) this.running.delete(organizationId);
     else this.running.set(organizationId, running);
+    this.drain(organizationId);
+  }
+
+  private placesOf(organizationId: string): number {
+    return (this.answerBytes.get(organizationId) ?? 0) > LARGE_ANSWER_BYTES ? Math.min(this.limit, LARGE_ANSWER_LIMIT) : this.limit;
+  }
+
+  private drain(organizationId: string): void {
+    const queue = this.waiting.get(organizationId);
+    while (queue && queue.length > 0 && (this.running.get(organizationId) ?? 0) < this.placesOf(organizationId)) {
+      this.running.set(organizationId, (this.running.get(organizationId) ?? 0) + 1);
+      queue.shift()!();
+    }
+    if (queue && queue.length === 0) this.waiting.delete(organizationId);
   }
 }

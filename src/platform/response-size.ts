@@ -11,6 +11,8 @@ export function responseSizeLimit(maxBytes: number, answer: (res: Response, erro
     const send = res.send;
     res.send = function (this: Response, body?: unknown) {
       const size = typeof body === 'string' ? Buffer.byteLength(body) : Buffer.isBuffer(body) ? body.length : 0;
+      // What the request built, sent or refused: the organization gate weighs an organization by it.
+      res.locals.answerBytes = size;
       if (size <= maxBytes || res.headersSent) return send.call(this, body);
       res.send = send;
       answer(
