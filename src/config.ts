@@ -56,6 +56,15 @@ export interface Config {
     dialerSpeedMs: number;
     dialerSeed: string;
   };
+  /** Carriers: where their webhooks reach us, where their API is, and the key their credentials are sealed with. */
+  telephony: {
+    /** PUBLIC_URL: this gateway's address as a carrier reaches it (webhooks are signed over it). */
+    publicUrl?: string;
+    /** TWILIO_API_BASE_URL: Twilio's REST API, or a regional edge, or a Twilio-compatible test double. */
+    twilioApiBaseUrl: string;
+    /** CREDENTIALS_KEY: 32 bytes (base64 or 64 hex digits) that seal carrier auth tokens (AES-256-GCM). */
+    credentialsKey?: Buffer;
+  };
   /** MODEL_MAX_OUTPUT_TOKENS: the most output tokens an agent may ask a provider for. */
   modelMaxOutputTokens: number;
   providers: {
@@ -178,6 +187,26 @@ function dialerSeed(env: NodeJS.ProcessEnv): string {
   return raw;
 }
 
+/** CREDENTIALS_KEY: exactly 32 bytes, as 64 hex digits or base64. */
+function credentialsKey(env: NodeJS.ProcessEnv): Buffer | undefined {
+  const raw = env.CREDENTIALS_KEY?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32 || (!/^[0-9a-f]{64}$/i.test(raw) && key.toString('base64').replace(/=+$/, '') !== raw.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/'))) {
+    throw new ConfigError('CREDENTIALS_KEY must be 32 bytes as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
+  }
+  return key;
+}
+
+/** PUBLIC_URL: an http(s) origin with an optional path prefix, kept without a trailing slash. */
+function publicUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+  if (raw === undefined) return undefined;
+  const parsed = new URL(raw);
+  if (parsed.search || parsed.hash || parsed.username) throw new ConfigError('PUBLIC_URL must be a plain address such as https://gateway.example.com (no query, fragment or credentials)');
+  return raw.replace(/\/+$/, '');
+}
+
 /** The organization's default is ten keys' worth: minting keys no longer multiplies the limit. */
 function rateLimit(env: NodeJS.ProcessEnv): Config['rateLimit'] {
   const perMinute = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000);
@@ -248,6 +277,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: integer(env, 'RUNNER_LEASE_MS', 60_000, 1000, 24 * 3_600_000),
       dialerSpeedMs: integer(env, 'DIALER_SPEED_MS', 200, 0, 600_000),
       dialerSeed: dialerSeed(env),
+    },
+    telephony: {
+      publicUrl: publicUrl(env),
+      twilioApiBaseUrl: (url(env, 'TWILIO_API_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com').replace(/\/+$/, ''),
+      credentialsKey: credentialsKey(env),
     },
     modelMaxOutputTokens: integer(env, 'MODEL_MAX_OUTPUT_TOKENS', 16_384, 1, 1_000_000),
     providers: {

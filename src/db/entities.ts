@@ -19,6 +19,9 @@ import { ContactTrigger } from '../modules/programs/contact-trigger.entity.js';
 import { Execution } from '../modules/programs/execution.entity.js';
 import { ExecutionContact } from '../modules/programs/execution-contact.entity.js';
 import { Program } from '../modules/programs/program.entity.js';
+import { Call } from '../modules/telephony/call.entity.js';
+import { CarrierConnection } from '../modules/telephony/carrier-connection.entity.js';
+import { PhoneNumber } from '../modules/telephony/phone-number.entity.js';
 
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
 export const ENTITIES = [
@@ -44,4 +47,7 @@ export const ENTITIES = [
   BusinessEntity,
   IdempotencyKey,
   CreditLedgerEntry,
+  CarrierConnection,
+  PhoneNumber,
+  Call,
 ];

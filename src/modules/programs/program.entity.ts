@@ -5,6 +5,8 @@ import { BaseEntity } from '../../db/base.entity.js';
 import { Agent } from '../agents/agent.entity.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
+import { PhoneNumber } from '../telephony/phone-number.entity.js';
+import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { CallFlow } from './call-flow.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import { AutoPauseRule, CallingWindow, LiveTrigger, RetryPolicy } from './program.types.js';
@@ -71,6 +73,14 @@ export class Program extends BaseEntity {
   @Field(() => [AutoPauseRule])
   @Property({ type: 'json' })
   autoPauseRules: AutoPauseRule[] & Opt = [];
+
+  @Field(() => ProgramCarrier, { description: 'Where the program’s calls are placed: the simulator (default) or the organization’s carrier' })
+  @Enum({ items: () => ProgramCarrier, default: ProgramCarrier.simulator })
+  carrier: ProgramCarrier & Opt = ProgramCarrier.simulator;
+
+  /** The caller ID of the program's calls; required to activate a program on a real carrier. */
+  @ManyToOne(() => PhoneNumber, { nullable: true, deleteRule: 'set null' })
+  fromNumber: (PhoneNumber & Opt) | null = null;
 
   @Field(() => LiveTrigger, { nullable: true, description: 'Set for live programs' })
   @Property({ type: 'json', nullable: true })

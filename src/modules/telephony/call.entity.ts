@@ -1,0 +1,116 @@
+import type { Opt } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { BaseEntity } from '../../db/base.entity.js';
+import { Organization } from '../organizations/organization.entity.js';
+import { CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js';
+
+/**
+ * One attempt to reach a contact (or one inbound call): what the carrier reported, in the order
+ * the state machine accepts (call-state.ts). Links are kept as ids so a deleted contact, program
+ * or agent leaves the record readable; the execution's deletion takes its calls with it.
+ */
+@ObjectType({ description: 'One call: an attempt to reach a contact, from queued to its final status' })
+@Entity({ tableName: 'calls' })
+@Index({ properties: ['organization', 'createdAt'] })
+@Index({ properties: ['executionId', 'contactId'] })
+@Index({ properties: ['contactId'] })
+@Index({ properties: ['executionContactId'] })
+@Index({ properties: ['carrierConnectionId', 'queuedAt'] })
+@Unique({ properties: ['carrier', 'carrierCallId'] })
+export class Call extends BaseEntity {
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  organization!: Organization;
+
+  @Field(() => ID)
+  get organizationId(): string & Opt {
+    return this.organization.id;
+  }
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  executionId: (string & Opt) | null = null;
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  programId: (string & Opt) | null = null;
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  contactId: (string & Opt) | null = null;
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  agentId: (string & Opt) | null = null;
+
+  /** The execution_contacts row this call works for, and the claim it was placed under. */
+  @Property({ type: 'uuid', nullable: true })
+  executionContactId: (string & Opt) | null = null;
+
+  @Property({ type: 'string', length: 64, nullable: true })
+  claimToken: (string & Opt) | null = null;
+
+  @Field(() => CallDirection)
+  @Enum({ items: () => CallDirection })
+  direction!: CallDirection;
+
+  @Field(() => String, { nullable: true, description: 'The caller ID (E.164)' })
+  @Property({ type: 'string', length: 16, nullable: true, fieldName: 'from_number' })
+  from: (string & Opt) | null = null;
+
+  @Field({ description: 'The number called (E.164)' })
+  @Property({ length: 16, fieldName: 'to_number' })
+  to!: string;
+
+  @Field(() => CallStatus)
+  @Enum({ items: () => CallStatus, default: CallStatus.queued })
+  status: CallStatus & Opt = CallStatus.queued;
+
+  @Field(() => String, { nullable: true, description: 'answered, voicemail, no_answer, busy or failed once the call ended' })
+  @Property({ type: 'string', length: 32, nullable: true })
+  outcome: (string & Opt) | null = null;
+
+  @Field(() => Int, { description: '1 for the first call to this contact in the execution' })
+  @Property({ type: 'integer', default: 1 })
+  attempt: number & Opt = 1;
+
+  @Field(() => ProgramCarrier)
+  @Enum({ items: () => ProgramCarrier })
+  carrier!: ProgramCarrier;
+
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  carrierConnectionId: (string & Opt) | null = null;
+
+  @Field(() => String, { nullable: true, description: 'The carrier’s id for the call (Twilio CallSid)' })
+  @Property({ type: 'string', length: 64, nullable: true })
+  carrierCallId: (string & Opt) | null = null;
+
+  @Field(() => Date)
+  @Property({ columnType: 'timestamptz', type: 'Date' })
+  queuedAt: Date & Opt = new Date();
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  answeredAt: (Date & Opt) | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  endedAt: (Date & Opt) | null = null;
+
+  @Field(() => Int, { nullable: true, description: 'Seconds from answer to hang-up, as the carrier reports them' })
+  @Property({ type: 'integer', nullable: true })
+  durationSeconds: (number & Opt) | null = null;
+
+  @Field(() => [String], { description: 'Flow node ids the call reached, in order' })
+  @Property({ type: 'json' })
+  reachedNodeIds: string[] & Opt = [];
+
+  @Field(() => String, { nullable: true, description: 'Why the call failed, when it did' })
+  @Property({ type: 'text', nullable: true })
+  errorText: (string & Opt) | null = null;
+
+  @Field(() => Int, { description: 'Credits the call cost (0 when the carrier never took it)' })
+  @Property({ type: 'integer', default: 0 })
+  creditsCharged: number & Opt = 0;
+}

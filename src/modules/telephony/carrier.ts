@@ -1,0 +1,90 @@
+import type { CallStatus, ProgramCarrier } from './telephony.enums.js';
+
+/** The account a call is placed with: a connection's credentials, decrypted only for the call. */
+export interface CarrierAccount {
+  /** The carrier_connections row; null for the simulator. */
+  connectionId: string | null;
+  accountSid: string;
+  authToken: string;
+}
+
+export interface PlaceCallRequest {
+  /** Our Call id; the carrier's callbacks carry it back in their URL. */
+  callId: string;
+  to: string;
+  from: string | null;
+  /** Where the carrier posts the call's progress (initiated, ringing, answered, completed). */
+  statusCallbackUrl: string;
+  /** Where the carrier asks what to do once the call is answered (TwiML for Twilio). */
+  answerUrl: string;
+  /** Ask the carrier to tell a machine from a person, so `voicemail` is a real outcome. */
+  machineDetection: boolean;
+  /** What is known of the call, for a simulated carrier that decides its outcome itself. */
+  attempt: number;
+}
+
+/** Who picked up, as far as the carrier could tell. */
+export type AnsweredBy = 'human' | 'machine' | 'unknown';
+
+/** One report of a call's progress, in the carrier-neutral words of the state machine. */
+export interface CallStatusEvent {
+  carrierCallId: string;
+  status: CallStatus;
+  answeredBy: AnsweredBy | null;
+  /** Seconds from answer to hang-up; with a final status. */
+  durationSeconds: number | null;
+  /** When the carrier saw it (its Timestamp), else when it arrived. */
+  at: Date;
+}
+
+/** What the carrier says of a call right now; null from `fetchCall` when it has no such call. */
+export type CarrierCallState = CallStatusEvent;
+
+/** Facts of a call we hold, for `fetchCall` and `findCall`. */
+export interface KnownCall {
+  callId: string;
+  carrierCallId: string | null;
+  to: string;
+  from: string | null;
+  attempt: number;
+  queuedAt: Date;
+}
+
+/**
+ * Why the carrier did not do what was asked: `credentials` (it answered 401: the account SID or
+ * auth token is wrong), `rejected` (it refused this request: a 4xx, e.g. an unverified caller ID;
+ * retrying will not help), `unavailable` (5xx, a timeout or no answer: try again later).
+ */
+export class CarrierError extends Error {
+  constructor(
+    readonly kind: 'credentials' | 'rejected' | 'unavailable',
+    message: string,
+    readonly status: number | null = null,
+  ) {
+    super(message);
+    this.name = 'CarrierError';
+  }
+}
+
+/**
+ * What a carrier adapter implements. Twilio is the first (twilio.carrier.ts); the simulator
+ * speaks the same protocol (simulated.carrier.ts). A second carrier (Telnyx, Vonage) is one more
+ * class: place a call with a status callback and machine detection, fetch a call's state, find
+ * a call whose placement was never confirmed, check an account's credentials, check a webhook's
+ * signature, and translate its status callbacks into `CallStatusEvent`s.
+ */
+export interface CarrierAdapter {
+  readonly kind: ProgramCarrier;
+  /** Creates the call at the carrier; answers its id. Throws CarrierError. */
+  placeCall(account: CarrierAccount, request: PlaceCallRequest): Promise<{ carrierCallId: string }>;
+  /** The call's state at the carrier, or null when the carrier has no such call. Throws CarrierError. */
+  fetchCall(account: CarrierAccount, call: KnownCall & { carrierCallId: string }): Promise<CarrierCallState | null>;
+  /** A call to `to` from `from` created since `queuedAt`, for a placement whose answer was lost. Throws CarrierError. */
+  findCall(account: CarrierAccount, call: KnownCall): Promise<CarrierCallState | null>;
+  /** Resolves when the carrier accepts the credentials; throws CarrierError('credentials') when it answers 401. */
+  verifyAccount(account: CarrierAccount): Promise<void>;
+  /** Whether a webhook request was signed with the account's auth token. */
+  checkSignature(account: CarrierAccount, url: string, params: Record<string, string>, signature: string | undefined): boolean;
+  /** The event a status callback reports, or null when its fields do not describe one. */
+  parseStatusCallback(params: Record<string, string>): CallStatusEvent | null;
+}
