@@ -52,7 +52,7 @@ const OWN: Record<string, string> = {
   'CreateProgramInput.scheduledStartAt': 'When executions may start at the earliest (ISO 8601, in the future); null for now',
   'CreatedApiKey.expiresAt': 'When the key stops working (ISO 8601); null when it never expires',
   'CreatedApiKey.isActive': 'Whether the key works',
-  'CreditLedgerEntry.kind': 'grant or spend',
+  'CreditLedgerEntry.kind': 'grant, spend or refund',
   'CriterionOutcome.explanation': 'Why the model judged it so',
   'CriterionOutcome.label': 'The criterion’s label',
   'CriterionOutcome.met': 'Whether the conversation met the criterion',

@@ -2,6 +2,7 @@ import { openDatabase } from '../../src/db/orm.js';
 import { ExecutionStatus } from '../../src/modules/programs/program.enums.js';
 import { countsAfterResume } from '../../src/modules/programs/runner/auto-pause.js';
 import type { CallRequest, CallResult, Dialer } from '../../src/modules/programs/runner/dialer.js';
+import { SimulatedSwitch } from '../../src/modules/programs/runner/simulated-carrier.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createCampaign, creditBalance, expectConsistent, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor } from './fixtures.js';
@@ -187,7 +188,7 @@ class HangingDialer implements Dialer {
 }
 
 describe('a runner killed mid-call', () => {
-  it('leaves the contact to another runner once its lease expires; the late result is dropped and nothing counts twice', async () => {
+  it('once its lease expires the carrier is asked first: a call still live keeps its claim, and its end is recorded once', async () => {
     // Pinned clocks: the lease runs out because the survivor's clock says so, not because the test slept.
     let now = new Date('2026-07-01T10:00:00Z');
     const clock = () => now;
@@ -196,62 +197,75 @@ describe('a runner killed mid-call', () => {
     const dead = testRunner(app, { dialer: hanging, leaseMs: 60_000, clock });
     await dead.tick();
     expect(hanging.calls).toHaveLength(2);
-    await dead.stop(0); // the process is gone: no more ticks, no lease renewals
-    let row = await readExecution(app, campaign.executionId);
-    expectConsistent(row);
-    expect(row.contactsInProgress).toBe(2);
+    await dead.stop(0); // the runner is gone: no more ticks, no lease renewals; its calls live on at the carrier
+    expectConsistent(await readExecution(app, campaign.executionId));
 
     const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0, weights: ALWAYS_ANSWERED }));
     const survivor = testRunner(app, { dialer, leaseMs: 60_000, clock });
-    now = new Date(now.getTime() + 59_000);
-    await survivor.tick(); // leases still held: nothing to take
+    now = new Date(now.getTime() + 61_000);
+    await survivor.tick();
+    await survivor.idle();
+    // The carrier (the simulator both runners share, as replicas share Twilio) says the calls ring: nobody re-dials.
     expect(dialer.calls).toHaveLength(0);
+    const leases = await app.sql<{ lease_until: Date; status: string }>('select lease_until, status from execution_contacts where execution_id = ?', [campaign.executionId]);
+    expect(leases.every((row) => row.status === 'in_progress' && new Date(row.lease_until) > now)).toBe(true);
 
+    hanging.finishAll({ outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 40 });
+    await dead.idle();
+    const row = await readExecution(app, campaign.executionId);
+    expectConsistent(row);
+    expect(row).toMatchObject({ status: ExecutionStatus.completed, contactsCompleted: 2, contactsFailed: 0, creditsSpent: 2 });
+    expect(row.nodeCounts).toEqual({ start: 2, greet: 2 });
+    const calls = await app.sql<{ status: string; outcome: string; attempt: number }>('select status, outcome, attempt from calls where execution_id = ?', [campaign.executionId]);
+    expect(calls).toEqual([
+      { status: 'completed', outcome: 'answered', attempt: 1 },
+      { status: 'completed', outcome: 'answered', attempt: 1 },
+    ]);
+  });
+
+  it('a call the carrier has no record of fails with its credit back, the contact is dialed again without an attempt counted, and a late report changes nothing', async () => {
+    let now = new Date('2026-07-02T10:00:00Z');
+    const clock = () => now;
+    const campaign = await createCampaign(app, { contacts: 2, maxConcurrentCalls: 2, credits: 10 });
+    const hanging = new HangingDialer();
+    // Each runner has its own simulated switch: the dead one's calls died with its process.
+    const dead = testRunner(app, { dialer: hanging, leaseMs: 60_000, clock, simulatedSwitch: new SimulatedSwitch() });
+    await dead.tick();
+    await dead.stop(0);
+
+    const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0, weights: ALWAYS_ANSWERED }));
+    const survivor = testRunner(app, { dialer, leaseMs: 60_000, clock, simulatedSwitch: new SimulatedSwitch() });
+    now = new Date(now.getTime() + 59_000);
+    await survivor.tick(); // leases still held: nothing is asked or taken
+    expect(dialer.calls).toHaveLength(0);
     now = new Date(now.getTime() + 2_000);
     await survivor.tick();
     await survivor.idle();
     expect(dialer.calls.map((call) => call.executionContactId).sort()).toEqual(hanging.calls.map((call) => call.executionContactId).sort());
-    expect(dialer.calls.every((call) => call.attempt === 1)).toBe(true); // the lost call was not counted as an attempt
+    expect(dialer.calls.every((call) => call.attempt === 1)).toBe(true);
 
     hanging.finishAll({ outcome: 'no_answer', reachedNodeIds: ['start'], durationSeconds: 0 });
     await dead.idle();
-    row = await readExecution(app, campaign.executionId);
+    const row = await readExecution(app, campaign.executionId);
     expectConsistent(row);
-    expect(row).toMatchObject({ status: ExecutionStatus.completed, contactsCompleted: 2, contactsFailed: 0 });
+    expect(row).toMatchObject({ status: ExecutionStatus.completed, contactsCompleted: 2, contactsFailed: 0, creditsSpent: 2 });
     expect(row.nodeCounts).toEqual({ start: 2, greet: 2, offer: 2, end: 2 });
+    expect(await creditBalance(app, campaign.org.organizationId)).toBe(8);
+    const calls = await app.sql<{ status: string; outcome: string; error_text: string | null; credits_charged: number }>(
+      'select status, outcome, error_text, credits_charged from calls where execution_id = ? order by queued_at, status',
+      [campaign.executionId],
+    );
+    expect(calls).toEqual([
+      { status: 'failed', outcome: 'failed', error_text: 'The carrier has no record of this call', credits_charged: 0 },
+      { status: 'failed', outcome: 'failed', error_text: 'The carrier has no record of this call', credits_charged: 0 },
+      { status: 'completed', outcome: 'answered', error_text: null, credits_charged: 1 },
+      { status: 'completed', outcome: 'answered', error_text: null, credits_charged: 1 },
+    ]);
     const rows = await app.sql<{ attempts: number; last_outcome: string }>('select attempts, last_outcome from execution_contacts where execution_id = ?', [campaign.executionId]);
     expect(rows).toEqual([
       { attempts: 1, last_outcome: 'answered' },
       { attempts: 1, last_outcome: 'answered' },
     ]);
-  });
-
-  it('a result that comes back after the lease was taken back, before anyone re-dials, is recorded: the contact is not dialed and paid twice', async () => {
-    let now = new Date('2026-07-02T10:00:00Z');
-    const clock = () => now;
-    const campaign = await createCampaign(app, { contacts: 1 });
-    const hanging = new HangingDialer();
-    const slow = testRunner(app, { dialer: hanging, leaseMs: 60_000, clock });
-    await slow.tick();
-    await slow.stop(0);
-    now = new Date(now.getTime() + 61_000);
-    // Another runner takes the lease back but has no credits to dial with.
-    await app.sql('update organizations set credit_balance = 0 where id = ?', [campaign.org.organizationId]);
-    const other = testRunner(app, { dialer: new SimulatedDialer({ speedMs: 0 }), leaseMs: 60_000, clock });
-    await other.tick();
-    let row = await readExecution(app, campaign.executionId);
-    expectConsistent(row);
-    expect(row).toMatchObject({ status: ExecutionStatus.paused_no_credits, contactsPending: 1, contactsInProgress: 0 });
-    hanging.finishAll({ outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 40 });
-    await slow.idle();
-    row = await readExecution(app, campaign.executionId);
-    expectConsistent(row);
-    expect(row).toMatchObject({ status: ExecutionStatus.paused_no_credits, contactsPending: 0, contactsCompleted: 1, creditsSpent: 1, nodeCounts: { start: 1, greet: 1 } });
-    const [contact] = await app.sql<{ attempts: number; last_outcome: string; claimed_by: string | null }>(
-      'select attempts, last_outcome, claimed_by from execution_contacts where execution_id = ?',
-      [campaign.executionId],
-    );
-    expect(contact).toEqual({ attempts: 1, last_outcome: 'answered', claimed_by: null });
   });
 
   it('without an injected clock, leases are written on the database clock', async () => {

@@ -8,13 +8,15 @@ import { Organization } from './organization.entity.js';
 export enum CreditEntryKind {
   grant = 'grant',
   spend = 'spend',
+  refund = 'refund',
 }
 registerEnumType(CreditEntryKind, {
   name: 'CreditEntryKind',
-  description: 'grant: the operator added credits; spend: the campaign runner took them for calls',
+  description: 'grant: the operator added credits; spend: the campaign runner took them for calls; refund: a call the carrier never took or refused gave its credit back',
   valuesConfig: {
     grant: { description: 'The operator added credits (CLI credits:add)' },
     spend: { description: 'The campaign runner took credits for calls' },
+    refund: { description: 'A call the carrier never took or refused gave its credit back' },
   },
 });
 

@@ -14,8 +14,8 @@ export class UpdateOrganizationInput {
 /** The ledger's list arguments: a page, newest first, optionally one kind. */
 @ArgsType()
 export class CreditLedgerArgs extends PageOnlyArgs {
-  @Field(() => CreditEntryKind, { nullable: true, description: 'Only grants or only spends' })
+  @Field(() => CreditEntryKind, { nullable: true, description: 'Only grants, only spends or only refunds' })
   @IsOptional()
-  @IsEnum(CreditEntryKind, { message: 'kind must be grant or spend' })
+  @IsEnum(CreditEntryKind, { message: 'kind must be grant, spend or refund' })
   kind?: CreditEntryKind | null;
 }

@@ -70,6 +70,10 @@ export class Call extends BaseEntity {
   @Property({ type: 'string', length: 32, nullable: true })
   outcome: (string & Opt) | null = null;
 
+  @Field(() => String, { nullable: true, description: 'Who answered, as far as the carrier could tell: human, machine or unknown' })
+  @Property({ type: 'string', length: 16, nullable: true })
+  answeredBy: (string & Opt) | null = null;
+
   @Field(() => Int, { description: '1 for the first call to this contact in the execution' })
   @Property({ type: 'integer', default: 1 })
   attempt: number & Opt = 1;

@@ -1,3 +1,4 @@
+import type { FlowEdge, FlowNode } from '../programs/call-flow.types.js';
 import type { CallStatus, ProgramCarrier } from './telephony.enums.js';
 
 /** The account a call is placed with: a connection's credentials, decrypted only for the call. */
@@ -19,8 +20,18 @@ export interface PlaceCallRequest {
   answerUrl: string;
   /** Ask the carrier to tell a machine from a person, so `voicemail` is a real outcome. */
   machineDetection: boolean;
-  /** What is known of the call, for a simulated carrier that decides its outcome itself. */
+  /** 1 for the first call to this contact in the execution. */
   attempt: number;
+  /** What the gateway knows of the call, for a simulated carrier that decides its outcome itself. */
+  context?: CallContext;
+}
+
+/** The call's place in its execution; a real carrier never needs it. */
+export interface CallContext {
+  executionContactId: string | null;
+  timeZone: string | null;
+  agentId: string | null;
+  flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
 }
 
 /** Who picked up, as far as the carrier could tell. */
@@ -35,6 +46,8 @@ export interface CallStatusEvent {
   durationSeconds: number | null;
   /** When the carrier saw it (its Timestamp), else when it arrived. */
   at: Date;
+  /** Why the call failed, when the carrier says. */
+  errorText?: string | null;
 }
 
 /** What the carrier says of a call right now; null from `fetchCall` when it has no such call. */

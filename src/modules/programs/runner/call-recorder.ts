@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ExecutionEvents } from '../execution-events.js';
+import type { ExecutionEvents, RecordTransition } from '../execution-events.js';
 import { assertMove } from '../execution-state.js';
 import { ExecutionContactStatus, ExecutionStatus } from '../program.enums.js';
 import type { AutoPauseRule } from '../program.types.js';
@@ -28,7 +28,18 @@ export type RecordResult = 'recorded' | 'dropped';
  * on a threshold or completes.
  */
 export async function recordCall(em: EntityManager, call: ClaimedCall, result: CallResult, now: Date, events: ExecutionEvents): Promise<RecordResult> {
-  return events.transaction(em, async (tx, record) => {
+  return events.transaction(em, (tx, record) => recordCallIn(tx, record, call, result, now));
+}
+
+/** recordCall inside a transaction the caller holds (the call tracker's, which moves the call row with it). */
+export async function recordCallIn(
+  tx: EntityManager,
+  record: RecordTransition,
+  call: Pick<ClaimedCall, 'executionContactId' | 'token' | 'attempt' | 'execution'>,
+  result: CallResult,
+  now: Date,
+): Promise<RecordResult> {
+  {
     const [row] = await query<{ status: ExecutionContactStatus; reached_node_ids: string[] | null; requeue: boolean }>(
       tx,
       `select status, reached_node_ids, requeue from execution_contacts where id = ? and claimed_by = ? and status in ('in_progress', 'pending') for update`,
@@ -106,5 +117,5 @@ export async function recordCall(em: EntityManager, call: ClaimedCall, result: C
       ],
     );
     return 'recorded';
-  });
+  }
 }

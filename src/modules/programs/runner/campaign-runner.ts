@@ -3,18 +3,39 @@ import { hostname } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { ExecutionEvents } from '../execution-events.js';
-import { recordCall } from './call-recorder.js';
-import type { CallResult, Dialer } from './dialer.js';
+import { CarrierError, type CarrierAccount, type CarrierAdapter } from '../../telephony/carrier.js';
+import { CallTracker } from '../../telephony/call-tracker.js';
+import { ProgramCarrier } from '../../telephony/telephony.enums.js';
+import type { Dialer } from './dialer.js';
+import { ExecutionCallSink } from './execution-call-sink.js';
 import { recoverExpiredLeases, renewLeases } from './leases.js';
+import { reconcileExpiredCalls } from './reconcile.js';
+import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './simulated-carrier.js';
 import { advanceSchedules } from './schedule.js';
 import { claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
 
 export type TickHook = (now: Date) => Promise<void>;
 
+/** The real carriers a runner may place calls through, and how it reaches them. */
+export interface RunnerCarriers {
+  adapters: Partial<Record<Exclude<ProgramCarrier, ProgramCarrier.simulator>, CarrierAdapter>>;
+  /** A connection's account, its auth token opened for the call. */
+  account: (connectionId: string) => Promise<CarrierAccount>;
+  /** PUBLIC_URL: where the carrier's callbacks reach the gateway. */
+  publicUrl?: string;
+}
+
 export interface CampaignRunnerOptions {
   /** The root entity manager; every tick and every recorded call works in its own fork. */
   em: EntityManager;
+  /** What the simulated carrier's calls do (the seeded SimulatedDialer). */
   dialer: Dialer;
+  /** Real carriers; without them only simulator programs are called. */
+  carriers?: RunnerCarriers;
+  /** How long a contact whose call the carrier never took waits before it is tried again. Default 30000. */
+  placementRetryMs?: number;
+  /** The simulated carrier's records; default the process's, shared by its runners (tests pass one to play another process). */
+  simulatedSwitch?: SimulatedSwitch;
   logger: Logger;
   /** Pause between the end of one tick and the start of the next. Default 1000. */
   intervalMs?: number;
@@ -30,13 +51,13 @@ export interface CampaignRunnerOptions {
   events?: ExecutionEvents;
 }
 
-const FAILED_CALL: CallResult = { outcome: 'failed', reachedNodeIds: [], durationSeconds: 0 };
-
 /**
- * The background worker that advances executions: each tick renews its own leases, takes back
- * expired ones, starts and stops scheduled executions, claims due contacts of running executions
- * and places their calls through the Dialer, then runs the onTick hooks. Calls run in the
- * background and are recorded as they end; the next tick fills the slots they free.
+ * The background worker that advances executions: each tick renews its own leases, reconciles
+ * calls whose lease ran out by asking their carrier, takes back other expired rows, starts and
+ * stops scheduled executions, claims due contacts of running executions and places their calls
+ * through their program's carrier, then runs the onTick hooks. Placing a call only starts it:
+ * its progress and end arrive later as carrier reports (webhooks, or the simulator's in-process
+ * ones) through the CallTracker, which records them; the next tick fills the slots they free.
  */
 export class CampaignRunner {
   readonly id: string;
@@ -48,7 +69,11 @@ export class CampaignRunner {
   private readonly clock: () => Date;
   private readonly logger: Logger;
   private readonly events: ExecutionEvents;
+  /** Placements in flight (the carrier has not answered yet), by claim token. */
   private readonly calls = new Map<Promise<void>, string>();
+  readonly tracker: CallTracker;
+  readonly simulator: SimulatedCarrier;
+  private readonly placementRetryMs: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private started = false;
@@ -65,11 +90,16 @@ export class CampaignRunner {
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger.child({ runner: this.id });
     this.events = options.events ?? new ExecutionEvents(this.logger);
+    this.placementRetryMs = options.placementRetryMs ?? 30_000;
+    const sink = new ExecutionCallSink({ events: this.events, logger: this.logger, leaseMs: this.leaseMs, retryMs: this.placementRetryMs, clock: options.clock });
+    this.tracker = new CallTracker(options.em, sink, this.logger, this.clock);
+    this.simulator = new SimulatedCarrier(options.dialer, this.logger, this.clock, options.simulatedSwitch);
+    this.simulator.attach(this.tracker);
   }
 
-  /** Calls placed and not yet recorded. */
+  /** Calls being placed, and simulated calls not yet ended. */
   get callsInFlight(): number {
-    return this.calls.size;
+    return this.calls.size + this.simulator.live;
   }
 
   start(): void {
@@ -87,19 +117,22 @@ export class CampaignRunner {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running;
-    if (this.calls.size > 0) {
+    if (this.callsInFlight > 0) {
       let timeout: NodeJS.Timeout | undefined;
       const bound = new Promise<void>((resolve) => (timeout = setTimeout(resolve, graceMs)));
       await Promise.race([this.idle(), bound]);
       clearTimeout(timeout);
-      if (this.calls.size > 0) this.logger.warn({ calls: this.calls.size }, 'stopped with calls in flight; their leases will expire and another runner retries them');
+      if (this.callsInFlight > 0) this.logger.warn({ calls: this.callsInFlight }, 'stopped with calls in flight; when their leases expire a runner asks their carrier how they ended');
     }
     this.logger.info('campaign runner stopped');
   }
 
-  /** Resolves when every call placed so far has been recorded (or dropped). */
+  /** Resolves when every call placed so far has been placed, and every simulated one has ended and been recorded. */
   async idle(): Promise<void> {
-    while (this.calls.size > 0) await Promise.allSettled([...this.calls.keys()]);
+    while (this.calls.size > 0 || this.simulator.live > 0) {
+      await Promise.allSettled([...this.calls.keys()]);
+      await this.simulator.idle();
+    }
   }
 
   /** One pass; a tick asked for while one runs joins that one, so ticks never overlap. */
@@ -122,6 +155,16 @@ export class CampaignRunner {
     // An injected clock also measures the leases (deterministic tests); otherwise the database's now() does.
     const leaseClock = this.options.clock ? now : null;
     await this.step('renew leases', () => renewLeases(em, [...new Set(this.calls.values())], this.leaseMs, leaseClock, now));
+    await this.step('reconcile calls', async () => {
+      const reconciled = await reconcileExpiredCalls(em, {
+        tracker: this.tracker,
+        carrier: (kind) => this.carrier(kind),
+        account: (kind, connectionId) => this.account(kind, connectionId),
+        leaseClock,
+        logger: this.logger,
+      });
+      if (reconciled > 0) this.logger.warn({ reconciled }, 'asked the carrier about calls whose lease expired');
+    });
     await this.step('recover leases', async () => {
       const recovered = await recoverExpiredLeases(em, leaseClock, now);
       if (recovered > 0) this.logger.warn({ recovered }, 'took back contacts whose lease expired');
@@ -149,28 +192,59 @@ export class CampaignRunner {
     }
   }
 
-  /** Dials in the background; the result is recorded in its own fork and transaction. */
+  private carrier(kind: ProgramCarrier): CarrierAdapter | undefined {
+    return kind === ProgramCarrier.simulator ? this.simulator : this.options.carriers?.adapters[kind];
+  }
+
+  private async account(kind: ProgramCarrier, connectionId: string | null): Promise<CarrierAccount> {
+    if (kind === ProgramCarrier.simulator) return SIMULATED_ACCOUNT;
+    if (!connectionId || !this.options.carriers) throw new CarrierError('rejected', `No ${kind} connection to place the call with`);
+    return this.options.carriers.account(connectionId);
+  }
+
+  /** Where the carrier reports this call's progress and asks what to say, under PUBLIC_URL. */
+  private callbackUrls(call: ClaimedCall): { statusCallbackUrl: string; answerUrl: string } {
+    const base = `${this.options.carriers?.publicUrl ?? ''}/telephony/${call.execution.carrier}/${call.execution.connectionId ?? 'simulator'}`;
+    const query = `callId=${encodeURIComponent(call.callId)}`;
+    return { statusCallbackUrl: `${base}/status?${query}`, answerUrl: `${base}/answer?${query}` };
+  }
+
+  /**
+   * Places the call in the background. The carrier taking it is all that is awaited; its end is
+   * recorded when the carrier reports it. A carrier that refuses the call (4xx) fails it as an
+   * attempt; one that is down, answers 5xx or cannot be reached leaves the contact to be tried
+   * again later without an attempt. Either way the credit goes back.
+   */
   private place(call: ClaimedCall): void {
     const done = (async () => {
-      let result: CallResult;
+      const { carrier } = call.execution;
       try {
-        result = await this.options.dialer.placeCall({
-          executionContactId: call.executionContactId,
-          phone: call.phone,
-          timeZone: call.timeZone,
+        const adapter = this.carrier(carrier);
+        if (!adapter) throw new CarrierError('unavailable', `No ${carrier} carrier is configured in this gateway`);
+        if (carrier !== ProgramCarrier.simulator && !this.options.carriers?.publicUrl) {
+          throw new CarrierError('unavailable', 'PUBLIC_URL is not set, so the carrier could not report the call');
+        }
+        // The simulator's account is at hand: its call starts before place() returns, as the tests observe.
+        const account = carrier === ProgramCarrier.simulator ? SIMULATED_ACCOUNT : await this.account(carrier, call.execution.connectionId);
+        const { carrierCallId } = await adapter.placeCall(account, {
+          callId: call.callId,
+          to: call.phone,
+          from: call.execution.fromNumber,
+          ...this.callbackUrls(call),
+          machineDetection: true,
           attempt: call.attempt,
-          flow: call.execution.flow,
-          agentId: call.execution.agentId,
+          context: { executionContactId: call.executionContactId, timeZone: call.timeZone, agentId: call.execution.agentId, flow: call.execution.flow },
         });
+        await this.tracker.placed(call.callId, carrierCallId);
       } catch (error) {
-        this.logger.warn({ err: error, executionContactId: call.executionContactId }, 'the dialer failed; recording the call as failed');
-        result = FAILED_CALL;
-      }
-      try {
-        const outcome = await recordCall(this.options.em.fork(), call, result, this.clock(), this.events);
-        if (outcome === 'dropped') this.logger.warn({ executionContactId: call.executionContactId }, 'lease was taken over; result dropped');
-      } catch (error) {
-        this.logger.error({ err: error, executionContactId: call.executionContactId }, 'recording a call failed; the lease will expire and the contact is retried');
+        const refused = error instanceof CarrierError && error.kind === 'rejected';
+        const reason = error instanceof Error ? error.message : String(error);
+        this.logger.warn({ err: error, callId: call.callId, executionContactId: call.executionContactId, carrier }, refused ? 'the carrier refused the call' : 'the carrier did not take the call; the contact is tried again later');
+        try {
+          await this.tracker.notPlaced(call.callId, reason, refused);
+        } catch (recordError) {
+          this.logger.error({ err: recordError, callId: call.callId }, 'recording a call the carrier did not take failed; its lease will expire and it is reconciled');
+        }
       }
     })();
     this.calls.set(done, call.token);

@@ -25,7 +25,9 @@ export async function renewLeases(em: EntityManager, tokens: string[], leaseMs: 
 }
 
 /**
- * Rows whose lease ran out (their runner died or lost the database mid-call) go back to pending.
+ * Rows whose lease ran out with no live call (their runner died before placing it, or it ended
+ * and its record was lost) go back to pending; rows with a live call are reconciled with their
+ * carrier first (reconcile.ts).
  * The attempt the claim counted is taken back: the call may never have happened. The row keeps
  * its token, so a late result from the old holder is still recorded while nobody has claimed the
  * row again (the contact is not dialed twice); a new claim overwrites the token and drops it.
@@ -36,8 +38,10 @@ export async function recoverExpiredLeases(em: EntityManager, clockTime: Date | 
   return em.transactional(async (tx) => {
     const expired = await query<{ id: string; execution_id: string }>(
       tx,
-      `select id, execution_id from execution_contacts
+      `select id, execution_id from execution_contacts ec
         where status = 'in_progress' and lease_until < ${LEASE_NOW}
+          and not exists (select 1 from calls c where c.execution_contact_id = ec.id and c.claim_token = ec.claimed_by
+                                                  and c.status in ('queued', 'ringing', 'in_progress'))
         order by id for update skip locked`,
       [leaseNow(clockTime)],
     );

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProgramCarrier } from '../../telephony/telephony.enums.js';
 import type { FlowEdge, FlowNode } from '../call-flow.types.js';
 import type { ExecutionEvents } from '../execution-events.js';
 import { assertMove } from '../execution-state.js';
@@ -20,6 +22,11 @@ export interface RunnableExecution {
   retryPolicy: RetryPolicy;
   agentId: string | null;
   flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
+  /** Where the calls are placed, with which caller ID, through which connection at how many new calls per second. */
+  carrier: ProgramCarrier;
+  fromNumber: string | null;
+  connectionId: string | null;
+  callsPerSecond: number | null;
 }
 
 /** A row this runner holds: `token` is written to claimed_by and must still be there to record the call. */
@@ -30,6 +37,9 @@ export interface ClaimedCall {
   phone: string;
   timeZone: string | null;
   attempt: number;
+  /** The call record opened for it (status queued), in the claim's transaction. */
+  callId: string;
+  contactId: string | null;
 }
 
 interface ExecutionRow {
@@ -42,21 +52,23 @@ interface ExecutionRow {
   agent_id: string | null;
   flow_nodes: FlowNode[] | null;
   flow_edges: FlowEdge[] | null;
+  carrier: ProgramCarrier;
+  from_number: string | null;
+  connection_id: string | null;
+  calls_per_second: number | null;
 }
 
-/** Running executions with a free call slot, with their program's settings (the flow the execution started with, else the program's). */
-export async function listRunnable(em: EntityManager): Promise<RunnableExecution[]> {
-  const rows = await query<ExecutionRow>(
-    em,
-    `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id,
-            f.nodes as flow_nodes, f.edges as flow_edges
+const EXECUTION_SELECT = `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id,
+            f.nodes as flow_nodes, f.edges as flow_edges, p.carrier, pn.number as from_number,
+            case when p.carrier <> 'simulator' then cc.id end as connection_id, cc.calls_per_second
        from executions e
        join programs p on p.id = e.program_id
        left join call_flows f on f.id = coalesce(e.flow_id, p.flow_id)
-      where e.status = 'running' and e.contacts_in_progress < greatest(p.max_concurrent_calls, 1)
-      order by e.id`,
-  );
-  return rows.map((row) => ({
+       left join phone_numbers pn on pn.id = p.from_number_id
+       left join carrier_connections cc on cc.id = pn.carrier_connection_id and cc.carrier = p.carrier`;
+
+function runnable(row: ExecutionRow): RunnableExecution {
+  return {
     id: row.id,
     programId: row.program_id,
     organizationId: row.organization_id,
@@ -65,11 +77,33 @@ export async function listRunnable(em: EntityManager): Promise<RunnableExecution
     retryPolicy: row.retry_policy,
     agentId: row.agent_id,
     flow: row.flow_nodes ? { nodes: row.flow_nodes, edges: row.flow_edges ?? [] } : null,
-  }));
+    carrier: row.carrier,
+    fromNumber: row.from_number,
+    connectionId: row.connection_id,
+    callsPerSecond: row.calls_per_second === null ? null : Number(row.calls_per_second),
+  };
+}
+
+/** One execution with its program's settings, whatever its status (the call tracker records late calls too). */
+export async function loadExecution(em: EntityManager, executionId: string): Promise<RunnableExecution | null> {
+  const [row] = await query<ExecutionRow>(em, `${EXECUTION_SELECT} where e.id = ?`, [executionId]);
+  return row ? runnable(row) : null;
+}
+
+/** Running executions with a free call slot, with their program's settings (the flow the execution started with, else the program's). */
+export async function listRunnable(em: EntityManager): Promise<RunnableExecution[]> {
+  const rows = await query<ExecutionRow>(
+    em,
+    `${EXECUTION_SELECT}
+      where e.status = 'running' and e.contacts_in_progress < greatest(p.max_concurrent_calls, 1)
+      order by e.id`,
+  );
+  return rows.map(runnable);
 }
 
 interface CandidateRow {
   id: string;
+  contact_id: string | null;
   phone: string;
   time_zone: string | null;
   attempts: number;
@@ -116,8 +150,14 @@ export async function claimCalls(
       record(moved(state.status, ExecutionStatus.completed, 'no_contacts_left'));
       return [];
     }
-    const slots = execution.maxConcurrentCalls - state.contacts_in_progress;
+    let slots = execution.maxConcurrentCalls - state.contacts_in_progress;
     if (slots <= 0 || state.contacts_pending === 0) return [];
+    if (execution.carrier !== ProgramCarrier.simulator) {
+      // The connection was deleted, or the number moved to another carrier: nothing is placed until it is mended.
+      if (!execution.connectionId) return [];
+      slots = Math.min(slots, await pacingAllowance(tx, execution.connectionId, execution.callsPerSecond ?? 1, options.leaseClock ?? null));
+      if (slots <= 0) return [];
+    }
 
     const due = `ec.execution_id = ? and ec.status = 'pending' and (ec.next_attempt_at is null or ec.next_attempt_at <= ?::timestamptz)`;
     // The window is checked once per time zone, so a page of rows outside it never blocks the queue.
@@ -131,7 +171,7 @@ export async function claimCalls(
     ];
     const candidates = await query<CandidateRow>(
       tx,
-      `select ec.id, ec.phone, ec.time_zone, ec.attempts,
+      `select ec.id, ec.contact_id, ec.phone, ec.time_zone, ec.attempts,
               case when c.id is null then 'contact_deleted' when c.opted_out then 'opted_out' end as gone
          from execution_contacts ec left join contacts c on c.id = ec.contact_id
         where ${due} and (${zoneClauses.join(' or ')})
@@ -182,6 +222,7 @@ export async function claimCalls(
         [token, leaseNow(options.leaseClock ?? null), options.leaseMs, at(now), ...ids],
       );
     }
+    const callIds = await openCalls(tx, execution, paid, token, options.leaseClock ?? null, now);
     const taken = ids.length + gone.length;
     if (taken > 0 || outOfCredits) {
       await query(
@@ -193,6 +234,73 @@ export async function claimCalls(
       );
     }
     if (outOfCredits) record(moved(state.status, ExecutionStatus.paused_no_credits, 'no_credits'));
-    return paid.map((row) => ({ executionContactId: row.id, token, execution, phone: row.phone, timeZone: row.time_zone, attempt: row.attempts + 1 }));
+    return paid.map((row, index) => ({
+      executionContactId: row.id,
+      token,
+      execution,
+      phone: row.phone,
+      timeZone: row.time_zone,
+      attempt: row.attempts + 1,
+      callId: callIds[index],
+      contactId: row.contact_id,
+    }));
   });
+}
+
+/** The carrier's clock for pacing: the runner's injected one in tests, else the database's, read now. */
+const PACING_NOW = 'coalesce(?::timestamptz, clock_timestamp())';
+
+/**
+ * How many new calls the connection may start now: its calls per second less the calls queued
+ * on it in the last second. The connection's row is locked for the rest of the claim's
+ * transaction, so runners in every replica take turns and together never exceed the rate.
+ */
+async function pacingAllowance(tx: EntityManager, connectionId: string, callsPerSecond: number, clockTime: Date | null): Promise<number> {
+  await query(tx, 'select id from carrier_connections where id = ? for update', [connectionId]);
+  const [recent] = await query<{ count: string | number }>(
+    tx,
+    `select count(*) as count from calls where carrier_connection_id = ? and queued_at > ${PACING_NOW} - interval '1 second'`,
+    [connectionId, clockTime && at(clockTime)],
+  );
+  return callsPerSecond - Number(recent?.count ?? 0);
+}
+
+/** One call record per claimed row, queued, paid with one credit. */
+async function openCalls(
+  tx: EntityManager,
+  execution: RunnableExecution,
+  rows: CandidateRow[],
+  token: string,
+  clockTime: Date | null,
+  now: Date,
+): Promise<string[]> {
+  const ids = rows.map(() => randomUUID());
+  if (rows.length === 0) return ids;
+  const values = rows.map(() => `(?, ?::timestamptz, ?::timestamptz, ?, ?, ?, ?, ?, ?, ?, 'outbound', ?, ?, 'queued', ?, ?, ?, ${PACING_NOW}, '[]'::jsonb, 1)`);
+  const params = rows.flatMap((row, index) => [
+    ids[index],
+    at(now),
+    at(now),
+    execution.organizationId,
+    execution.id,
+    execution.programId,
+    row.contact_id,
+    execution.agentId,
+    row.id,
+    token,
+    execution.fromNumber,
+    row.phone,
+    row.attempts + 1,
+    execution.carrier,
+    execution.connectionId,
+    clockTime && at(clockTime),
+  ]);
+  await query(
+    tx,
+    `insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, agent_id, execution_contact_id, claim_token,
+                        direction, from_number, to_number, status, attempt, carrier, carrier_connection_id, queued_at, reached_node_ids, credits_charged)
+     values ${values.join(', ')}`,
+    params,
+  );
+  return ids;
 }

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AnsweredBy, CarrierAccount, CarrierAdapter, CarrierCallState, KnownCall, PlaceCallRequest } from '../../telephony/carrier.js';
+import type { CallTracker } from '../../telephony/call-tracker.js';
+import { CallStatus, ProgramCarrier } from '../../telephony/telephony.enums.js';
+import { reachesNodes, type CallOutcome, type CallResult, type Dialer } from './dialer.js';
+
+/** The simulator needs no account; this stands in where a real carrier's would be. */
+export const SIMULATED_ACCOUNT: CarrierAccount = { connectionId: null, accountSid: 'simulator', authToken: '' };
+
+const FINAL_STATUS: Record<CallOutcome, CallStatus> = {
+  answered: CallStatus.completed,
+  voicemail: CallStatus.completed,
+  no_answer: CallStatus.no_answer,
+  busy: CallStatus.busy,
+  failed: CallStatus.failed,
+};
+
+/**
+ * The simulated carrier's own records, like a switch's: every runner of a process shares the
+ * default one, as the replicas of a real deployment share one carrier; they go when the process
+ * goes (a test gives a runner its own to play "another process").
+ */
+export class SimulatedSwitch {
+  readonly states = new Map<string, CarrierCallState>();
+  readonly byCallId = new Map<string, string>();
+}
+
+const PROCESS_SWITCH = new SimulatedSwitch();
+
+/**
+ * The built-in carrier: no account, no network. It "creates" a call and reports its progress
+ * (ringing, answered, ended) into the same CallTracker the real carriers' webhooks reach, so an
+ * offline campaign runs exactly the state machine and recording that a Twilio one does. What
+ * happens on each call is the Dialer's to decide (the seeded SimulatedDialer: DIALER_SEED,
+ * DIALER_SPEED_MS); the flow nodes it reports are recorded as an answered call's walk.
+ */
+export class SimulatedCarrier implements CarrierAdapter {
+  readonly kind = ProgramCarrier.simulator;
+  private tracker: CallTracker | null = null;
+  private readonly states: Map<string, CarrierCallState>;
+  private readonly byCallId: Map<string, string>;
+  private readonly playing = new Set<Promise<void>>();
+
+  constructor(
+    private readonly dialer: Dialer,
+    private readonly logger: Logger,
+    private readonly clock: () => Date = () => new Date(),
+    simulatedSwitch: SimulatedSwitch = PROCESS_SWITCH,
+  ) {
+    this.states = simulatedSwitch.states;
+    this.byCallId = simulatedSwitch.byCallId;
+  }
+
+  /** Where the progress reports go: the tracker of the runner that places the calls. */
+  attach(tracker: CallTracker): void {
+    this.tracker = tracker;
+  }
+
+  /** Calls being played out now. */
+  get live(): number {
+    return this.playing.size;
+  }
+
+  /** Resolves once every call placed so far has reported its end. */
+  async idle(): Promise<void> {
+    while (this.playing.size > 0) await Promise.allSettled([...this.playing]);
+  }
+
+  async placeCall(_account: CarrierAccount, request: PlaceCallRequest): Promise<{ carrierCallId: string }> {
+    if (!this.tracker) throw new Error('The simulated carrier has no call tracker attached');
+    const carrierCallId = `SM${randomBytes(16).toString('hex')}`;
+    this.byCallId.set(request.callId, carrierCallId);
+    this.states.set(carrierCallId, this.state(carrierCallId, CallStatus.queued));
+    const play = this.play(this.tracker, carrierCallId, request).catch((error: unknown) =>
+      this.logger.error({ err: error, callId: request.callId }, 'the simulated carrier could not report a call'),
+    );
+    this.playing.add(play);
+    void play.finally(() => this.playing.delete(play));
+    return { carrierCallId };
+  }
+
+  async fetchCall(_account: CarrierAccount, call: KnownCall & { carrierCallId: string }): Promise<CarrierCallState | null> {
+    return this.states.get(call.carrierCallId) ?? null;
+  }
+
+  async findCall(_account: CarrierAccount, call: KnownCall): Promise<CarrierCallState | null> {
+    const carrierCallId = this.byCallId.get(call.callId);
+    return (carrierCallId && this.states.get(carrierCallId)) || null;
+  }
+
+  async verifyAccount(): Promise<void> {}
+
+  /** Its reports never cross a network, so there is nothing to sign. */
+  checkSignature(): boolean {
+    return false;
+  }
+
+  parseStatusCallback(): null {
+    return null;
+  }
+
+  private state(carrierCallId: string, status: CallStatus, extra: Partial<CarrierCallState> = {}): CarrierCallState {
+    return { carrierCallId, status, answeredBy: null, durationSeconds: null, at: this.clock(), ...extra };
+  }
+
+  private async report(tracker: CallTracker, callId: string, state: CarrierCallState): Promise<void> {
+    this.states.set(state.carrierCallId, state);
+    await tracker.apply(callId, state);
+  }
+
+  private async play(tracker: CallTracker, carrierCallId: string, request: PlaceCallRequest): Promise<void> {
+    // The dialer is asked at once (as a switch starts ringing), and the ringing report goes out meanwhile.
+    const decided = (async () =>
+      this.dialer.placeCall({
+        executionContactId: request.context?.executionContactId ?? request.callId,
+        phone: request.to,
+        timeZone: request.context?.timeZone ?? null,
+        attempt: request.attempt,
+        flow: request.context?.flow ?? null,
+        agentId: request.context?.agentId ?? null,
+      }))();
+    decided.catch(() => undefined); // handled below, after the ringing report
+    await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.ringing));
+    let result: CallResult;
+    try {
+      result = await decided;
+    } catch (error) {
+      this.logger.warn({ err: error, callId: request.callId }, 'the simulated dialer failed; the call fails');
+      const reason = error instanceof Error ? error.message : String(error);
+      await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.failed, { errorText: `The simulated dialer failed: ${reason}` }));
+      return;
+    }
+    if (reachesNodes(result.outcome)) {
+      const answeredBy: AnsweredBy = result.outcome === 'voicemail' ? 'machine' : 'human';
+      await tracker.reached(request.callId, result.reachedNodeIds, answeredBy);
+      await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }));
+      await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.completed, { answeredBy, durationSeconds: result.durationSeconds }));
+      return;
+    }
+    await this.report(tracker, request.callId, this.state(carrierCallId, FINAL_STATUS[result.outcome], { durationSeconds: 0 }));
+  }
+}

@@ -1,0 +1,241 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { at, query } from '../programs/runner/sql.js';
+import type { AnsweredBy, CallStatusEvent } from './carrier.js';
+import { isFinalCallStatus, nextCallStatus, outcomeOfEnded, type EndedOutcome } from './call-state.js';
+import { CallStatus, type ProgramCarrier } from './telephony.enums.js';
+
+/** A call row as the state machine reads it. */
+export interface TrackedCall {
+  id: string;
+  organizationId: string;
+  executionId: string | null;
+  executionContactId: string | null;
+  claimToken: string | null;
+  attempt: number;
+  status: CallStatus;
+  carrier: ProgramCarrier;
+  carrierConnectionId: string | null;
+  carrierCallId: string | null;
+  to: string;
+  from: string | null;
+  queuedAt: Date;
+  reachedNodeIds: string[];
+  creditsCharged: number;
+}
+
+/** What the spoken part of an answered call is: the nodes it walks and what is said on them. */
+export interface AnswerPlan {
+  nodeIds: string[];
+  say: string[];
+}
+
+/**
+ * What a call's progress means to whoever placed it (the campaign runner's executions), done in
+ * the transaction that moves the call: telephony tells, it never imports the runner.
+ */
+export interface CallEffects {
+  /** The carrier says the call is live: the contact's claim is kept. */
+  live(call: TrackedCall): Promise<void>;
+  /** The call ended with this outcome: the contact's result is recorded. */
+  ended(call: TrackedCall, outcome: EndedOutcome, durationSeconds: number): Promise<void>;
+  /** The carrier never took the call: the contact goes back to the queue without an attempt, to be tried in `retryAfterMs` (null: the usual wait). */
+  released(call: TrackedCall, retryAfterMs: number | null): Promise<void>;
+  /** The credit the call was paid with goes back to the organization. */
+  refund(call: TrackedCall): Promise<void>;
+  /** What an answered call says, by who answered. */
+  answer(call: TrackedCall, answeredBy: AnsweredBy | null): Promise<AnswerPlan>;
+}
+
+export interface CallSink {
+  transaction<T>(em: EntityManager, work: (tx: EntityManager, effects: CallEffects) => Promise<T>): Promise<T>;
+}
+
+interface CallRow {
+  id: string;
+  organization_id: string;
+  execution_id: string | null;
+  execution_contact_id: string | null;
+  claim_token: string | null;
+  attempt: number;
+  status: CallStatus;
+  carrier: ProgramCarrier;
+  carrier_connection_id: string | null;
+  carrier_call_id: string | null;
+  to_number: string;
+  from_number: string | null;
+  queued_at: Date | string;
+  reached_node_ids: string[] | null;
+  credits_charged: number;
+  answered_at: Date | string | null;
+  answered_by: AnsweredBy | null;
+}
+
+function tracked(row: CallRow): TrackedCall {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    executionId: row.execution_id,
+    executionContactId: row.execution_contact_id,
+    claimToken: row.claim_token,
+    attempt: row.attempt,
+    status: row.status,
+    carrier: row.carrier,
+    carrierConnectionId: row.carrier_connection_id,
+    carrierCallId: row.carrier_call_id,
+    to: row.to_number,
+    from: row.from_number,
+    queuedAt: new Date(row.queued_at),
+    reachedNodeIds: row.reached_node_ids ?? [],
+    creditsCharged: row.credits_charged,
+  };
+}
+
+async function lockCall(tx: EntityManager, callId: string): Promise<CallRow | undefined> {
+  const [row] = await query<CallRow>(tx, 'select * from calls where id = ? for update', [callId]);
+  return row;
+}
+
+export type ApplyResult = 'applied' | 'ignored' | 'unknown';
+
+/**
+ * The one place a call's state moves: status callbacks of a real carrier (after their signature
+ * is checked), the simulated carrier's in-process reports, and the runner's reconciliation all
+ * come through here. Each report is applied in one transaction with its effects, under a lock
+ * on the call's row, so duplicates, reordered reports and reports at two replicas at once all
+ * land once.
+ */
+export class CallTracker {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly sink: CallSink,
+    private readonly logger: Logger,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  async get(callId: string): Promise<TrackedCall | null> {
+    const [row] = await query<CallRow>(this.em.fork(), 'select * from calls where id = ?', [callId]);
+    return row ? tracked(row) : null;
+  }
+
+  /** Applies one report of the call's progress; a report for a call we do not know changes nothing. */
+  async apply(callId: string, event: CallStatusEvent): Promise<ApplyResult> {
+    return this.sink.transaction(this.em.fork(), async (tx, effects) => {
+      const row = await lockCall(tx, callId);
+      if (!row) return 'unknown';
+      if (row.carrier_call_id && event.carrierCallId && row.carrier_call_id !== event.carrierCallId) {
+        this.logger.warn({ callId, carrierCallId: event.carrierCallId }, 'a status report names another carrier call id; ignored');
+        return 'ignored';
+      }
+      const next = nextCallStatus(row.status, event.status);
+      if (next === null) {
+        // A late or repeated live report still says the call is alive.
+        if (!isFinalCallStatus(row.status) && !isFinalCallStatus(event.status)) await effects.live(tracked(row));
+        return 'ignored';
+      }
+      const answeredBy = event.answeredBy ?? row.answered_by;
+      const final = isFinalCallStatus(next);
+      const outcome = final ? outcomeOfEnded(next, answeredBy) : null;
+      const connected = outcome === 'answered' || outcome === 'voicemail';
+      const duration = final ? (connected ? Math.max(0, Math.round(event.durationSeconds ?? 0)) : 0) : null;
+      // A call reported ended before its answer was: it was answered `duration` seconds before it ended.
+      const answeredAt =
+        row.answered_at ?? (next === CallStatus.in_progress ? event.at : connected ? new Date(event.at.getTime() - (duration ?? 0) * 1000) : null);
+      await query(
+        tx,
+        `update calls set status = ?, carrier_call_id = coalesce(carrier_call_id, ?), answered_by = ?, answered_at = ?::timestamptz,
+                ended_at = ?::timestamptz, duration_seconds = ?, outcome = ?, error_text = coalesce(?, error_text), updated_at = ?::timestamptz
+          where id = ?`,
+        [
+          next,
+          event.carrierCallId || null,
+          answeredBy,
+          answeredAt && at(new Date(answeredAt)),
+          final ? at(event.at) : null,
+          duration,
+          outcome,
+          event.errorText ?? null,
+          at(this.clock()),
+          callId,
+        ],
+      );
+      const call = { ...tracked(row), status: next, carrierCallId: row.carrier_call_id ?? event.carrierCallId };
+      if (outcome) await effects.ended(call, outcome, duration ?? 0);
+      else await effects.live(call);
+      return 'applied';
+    });
+  }
+
+  /** The call is still live as far as anyone can tell (the carrier could not be asked): its claim is kept. */
+  async keepAlive(callId: string): Promise<void> {
+    await this.sink.transaction(this.em.fork(), async (tx, effects) => {
+      const row = await lockCall(tx, callId);
+      if (row && !isFinalCallStatus(row.status)) await effects.live(tracked(row));
+    });
+  }
+
+  /** The carrier took the call and gave it this id (its callbacks may have told us already). */
+  async placed(callId: string, carrierCallId: string): Promise<void> {
+    await query(this.em.fork(), 'update calls set carrier_call_id = coalesce(carrier_call_id, ?), updated_at = ?::timestamptz where id = ?', [
+      carrierCallId,
+      at(this.clock()),
+      callId,
+    ]);
+  }
+
+  /**
+   * The carrier did not take the call (`attempted`: false — it was down, or has no record of it)
+   * or refused it (`attempted`: true — e.g. a number it cannot call). Either way the call fails
+   * with the reason and its credit goes back; a refused call counts as the contact's attempt, one
+   * never taken goes back to the queue without one.
+   */
+  async notPlaced(callId: string, errorText: string, attempted: boolean, retryAfterMs: number | null = null): Promise<ApplyResult> {
+    return this.sink.transaction(this.em.fork(), async (tx, effects) => {
+      const row = await lockCall(tx, callId);
+      if (!row) return 'unknown';
+      if (isFinalCallStatus(row.status)) return 'ignored';
+      const now = this.clock();
+      await query(
+        tx,
+        `update calls set status = 'failed', outcome = 'failed', error_text = ?, ended_at = ?::timestamptz, duration_seconds = 0,
+                credits_charged = 0, updated_at = ?::timestamptz where id = ?`,
+        [errorText.slice(0, 2000), at(now), at(now), callId],
+      );
+      const call = { ...tracked(row), status: CallStatus.failed };
+      if (row.credits_charged > 0) await effects.refund(call);
+      if (attempted) await effects.ended(call, 'failed', 0);
+      else await effects.released(call, retryAfterMs);
+      return 'applied';
+    });
+  }
+
+  /** The call was answered: what it says, with the nodes it walks recorded on the call. */
+  async answer(callId: string, answeredBy: AnsweredBy | null): Promise<AnswerPlan | null> {
+    return this.sink.transaction(this.em.fork(), async (tx, effects) => {
+      const row = await lockCall(tx, callId);
+      if (!row) return null;
+      const plan = await effects.answer(tracked(row), answeredBy);
+      await this.reachIn(tx, row, plan.nodeIds, answeredBy);
+      return plan;
+    });
+  }
+
+  /** Records flow nodes the call reached (the simulated carrier's walk). */
+  async reached(callId: string, nodeIds: string[], answeredBy: AnsweredBy | null = null): Promise<void> {
+    await this.em.fork().transactional(async (tx) => {
+      const row = await lockCall(tx as EntityManager, callId);
+      if (row) await this.reachIn(tx as EntityManager, row, nodeIds, answeredBy);
+    });
+  }
+
+  private async reachIn(tx: EntityManager, row: CallRow, nodeIds: string[], answeredBy: AnsweredBy | null): Promise<void> {
+    const before = row.reached_node_ids ?? [];
+    const reached = [...before, ...nodeIds.filter((id, index) => !before.includes(id) && nodeIds.indexOf(id) === index)];
+    await query(tx, 'update calls set reached_node_ids = ?::jsonb, answered_by = coalesce(answered_by, ?), updated_at = ?::timestamptz where id = ?', [
+      JSON.stringify(reached),
+      answeredBy,
+      at(this.clock()),
+      row.id,
+    ]);
+  }
+}
