@@ -14,6 +14,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Teams: 'Teams of users',
   'Call flows': 'The steps a call follows (say, ask, transfer, voicemail, end)',
   Programs: 'Calling programs (campaign or live) over an audience and a call flow, and a live program’s triggers',
+  Telephony: 'Carrier connections (an account at Twilio, its auth token write-only) and the phone numbers programs call from',
   Executions: 'Runs of a campaign program over its contacts, and their state machine (start, pause, resume, stop, cancel)',
 };
 
@@ -26,6 +27,8 @@ const NOUNS: Record<string, string> = {
   'api-keys': 'API key',
   'knowledge-bases': 'knowledge base',
   'call-flows': 'call flow',
+  'carrier-connections': 'carrier connection',
+  'phone-numbers': 'phone number',
 };
 
 function noun(segment: string): string {

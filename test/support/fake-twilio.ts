@@ -32,6 +32,8 @@ export interface FakeTwilioFaults {
   createStatus?: number;
   /** Creating a call never answers (until close). */
   hangCreate?: boolean;
+  /** Every request answers this 5xx status (Twilio down). */
+  unavailable?: number;
   /** Every request answers 401, as for a wrong auth token. */
   rejectCredentials?: boolean;
   /** More creates than this within one second answer 429 (Twilio's 20429). */
@@ -80,7 +82,10 @@ export interface FakeCall {
 export interface FakeTwilio {
   url: string;
   accountSid: string;
-  authToken: string;
+  /** The auth token it accepts now (rotate changes it). */
+  readonly authToken: string;
+  /** Replaces the accepted auth token, as rotating it in Twilio's console does; callbacks are signed with the new one. */
+  rotate(authToken: string): void;
   /** Decides each new call's life from its To number (and the whole create form). */
   script(decide: (to: string, form: Record<string, string>) => CallScript): void;
   /** Replaces the faults in force (none by default). */
@@ -109,7 +114,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 export async function startFakeTwilio(options: { accountSid?: string; authToken?: string } = {}): Promise<FakeTwilio> {
   const accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
-  const authToken = options.authToken ?? randomBytes(16).toString('hex');
+  let authToken = options.authToken ?? randomBytes(16).toString('hex');
   let decide: (to: string, form: Record<string, string>) => CallScript = () => ({ outcome: 'answered' });
   let faults: FakeTwilioFaults = {};
   const calls = new Map<string, FakeCall>();
@@ -255,6 +260,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     // The form may repeat a key (StatusCallbackEvent): keep every value.
     const events = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).getAll('StatusCallbackEvent');
 
+    if (faults.unavailable) return twilioError(res, faults.unavailable, 20500, 'Service Unavailable');
     if (!authorized(req)) return twilioError(res, 401, 20003, 'Authenticate');
     const match = /^\/2010-04-01\/Accounts\/([^/]+?)(?:\/Calls(?:\/([^/]+?))?)?\.json$/.exec(url.pathname);
     if (!match) return twilioError(res, 404, 20404, `The requested resource ${url.pathname} was not found`);
@@ -348,7 +354,10 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   return {
     url,
     accountSid,
-    authToken,
+    get authToken() {
+      return authToken;
+    },
+    rotate: (next) => void (authToken = next),
     script: (next) => void (decide = next),
     faults: (next) => void (faults = { ...next }),
     calls: () => [...calls.values()],
