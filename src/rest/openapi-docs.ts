@@ -100,6 +100,10 @@ const STRINGS: Record<string, string> = {
   contactPhone: '+14155550123',
   contactName: 'Ada Lovelace',
   attributeValue: '2026-12-01',
+  accountSid: 'AC0123456789abcdef0123456789abcdef',
+  authToken: '5f4dcc3b5aa765d61d8327deb882cf99',
+  authTokenLast4: 'cf99',
+  number: '+14155550100',
 };
 
 const UUID = '0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50';

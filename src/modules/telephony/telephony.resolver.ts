@@ -15,7 +15,7 @@ export class CarrierConnectionResolver {
     return context.services.carrierConnections.list(actorOf(context), args);
   }
 
-  @Query(() => CarrierConnection)
+  @Query(() => CarrierConnection, { description: 'A carrier connection of the organization (never its auth token)' })
   carrierConnection(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<CarrierConnection> {
     return context.services.carrierConnections.get(actorOf(context), id);
   }
@@ -48,7 +48,7 @@ export class PhoneNumberResolver {
     return context.services.phoneNumbers.list(actorOf(context), args);
   }
 
-  @Query(() => PhoneNumber)
+  @Query(() => PhoneNumber, { description: 'A phone number of the organization' })
   phoneNumber(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<PhoneNumber> {
     return context.services.phoneNumbers.get(actorOf(context), id);
   }
