@@ -25,6 +25,11 @@ async function start(): Promise<void> {
     logger,
     pool: { max: config.db.poolMax, acquireTimeoutMs: config.db.poolAcquireTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs },
   });
+  const { assertCredentialsKeyFor } = await import('./modules/telephony/credentials-check.js');
+  await assertCredentialsKeyFor(database.em, config.telephony.credentialsKey).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
   const gateway = await createGateway(config, database, logger);
 
   // Listen before the first organization is made, so a port in use stops the start before a key is

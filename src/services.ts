@@ -23,6 +23,9 @@ import { ExecutionService } from './modules/programs/execution.service.js';
 import { ProgramService } from './modules/programs/program.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 import { TriggerService } from './modules/programs/triggers/trigger.service.js';
+import { CarrierConnectionService } from './modules/telephony/carrier-connection.service.js';
+import { PhoneNumberService } from './modules/telephony/phone-number.service.js';
+import { TwilioCarrier } from './modules/telephony/twilio.carrier.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -38,6 +41,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
   const agentPorts = { model: models, knowledge };
   const triggers = new TriggerService(em, executionEvents);
+  const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
   return {
     tokens,
     apiKeys,
@@ -56,7 +60,10 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),
-    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId)),
+    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId), { publicUrl: () => config.telephony.publicUrl }),
+    carriers,
+    carrierConnections: new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey }),
+    phoneNumbers: new PhoneNumberService(em),
     executions: new ExecutionService(em, executionEvents),
     triggers,
     idempotency: new IdempotencyService(em),

@@ -14,6 +14,13 @@ export const REDACTED_PATHS = [
   '*.apiKey',
   'accessToken',
   '*.accessToken',
+  // A carrier's auth token (carrier connections), in clear or sealed.
+  'authToken',
+  '*.authToken',
+  'auth_token',
+  '*.auth_token',
+  'authTokenEncrypted',
+  '*.authTokenEncrypted',
 ];
 
 /** Fields of database errors that repeat the statement and its values (a policy, a message, a key hash). */

@@ -14,6 +14,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Teams: 'Teams of users',
   'Call flows': 'The steps a call follows (say, ask, transfer, voicemail, end)',
   Programs: 'Calling programs (campaign or live) over an audience and a call flow, and a live program’s triggers',
+  Telephony: 'Carrier connections (an account at Twilio, its auth token write-only) and the phone numbers programs call from',
   Executions: 'Runs of a campaign program over its contacts, and their state machine (start, pause, resume, stop, cancel)',
 };
 
@@ -26,6 +27,8 @@ const NOUNS: Record<string, string> = {
   'api-keys': 'API key',
   'knowledge-bases': 'knowledge base',
   'call-flows': 'call flow',
+  'carrier-connections': 'carrier connection',
+  'phone-numbers': 'phone number',
 };
 
 function noun(segment: string): string {
@@ -97,6 +100,10 @@ const STRINGS: Record<string, string> = {
   contactPhone: '+14155550123',
   contactName: 'Ada Lovelace',
   attributeValue: '2026-12-01',
+  accountSid: 'AC0123456789abcdef0123456789abcdef',
+  authToken: '5f4dcc3b5aa765d61d8327deb882cf99',
+  authTokenLast4: 'cf99',
+  number: '+14155550100',
 };
 
 const UUID = '0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50';

@@ -25,6 +25,7 @@ describe('the permission matrix', () => {
     ['programs.manage', ['owner', 'admin']],
     ['executions.control', ['owner', 'admin']],
     ['teams.manage', ['owner', 'admin']],
+    ['telephony.manage', ['owner', 'admin']],
     ['organization.manage', ['owner']],
     ['users.manage', ['owner']],
   ];

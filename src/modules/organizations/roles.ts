@@ -20,6 +20,7 @@ export const PERMISSIONS = {
   'programs.manage': { roles: ['owner', 'admin'], action: 'create, change, activate or delete programs and sync their triggers' },
   'executions.control': { roles: ['owner', 'admin'], action: 'start or control executions' },
   'teams.manage': { roles: ['owner', 'admin'], action: 'create, change or delete teams' },
+  'telephony.manage': { roles: ['owner', 'admin'], action: 'create, change or delete carrier connections and phone numbers' },
   'organization.manage': { roles: ['owner'], action: 'change the organization' },
   'users.manage': { roles: ['owner'], action: 'add, change or remove users' },
 } as const satisfies Record<string, { roles: readonly Role[]; action: string }>;

@@ -82,6 +82,11 @@ export class Program extends BaseEntity {
   @ManyToOne(() => PhoneNumber, { nullable: true, deleteRule: 'set null' })
   fromNumber: (PhoneNumber & Opt) | null = null;
 
+  @Field(() => ID, { nullable: true, description: 'The phone number (of the organization) the program calls from; required to activate a program on a real carrier' })
+  get fromNumberId(): (string & Opt) | null {
+    return this.fromNumber?.id ?? null;
+  }
+
   @Field(() => LiveTrigger, { nullable: true, description: 'Set for live programs' })
   @Property({ type: 'json', nullable: true })
   liveTrigger: (LiveTrigger & Opt) | null = null;

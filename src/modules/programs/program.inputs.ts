@@ -4,6 +4,7 @@ import { Field, ID, InputType, Int } from 'type-graphql';
 import { toDate } from '../../common/dates.js';
 import { OptionalNonNull } from '../../common/validation.js';
 import { ProgramKind } from './program.enums.js';
+import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { ProgramAutoPauseRuleInput, ProgramCallingWindowInput, ProgramLiveTriggerInput, ProgramRetryPolicyInput } from './program-settings.inputs.js';
 
 // Rules across fields (flowId xor agentId, stop after start, liveTrigger iff live, nodeIds of the flow) are in ProgramService.
@@ -77,6 +78,17 @@ export class ProgramSettingsInput {
   @Type(() => ProgramLiveTriggerInput)
   @IsObject()
   liveTrigger?: ProgramLiveTriggerInput | null;
+
+  @Field(() => ProgramCarrier, { nullable: true, description: 'Where the calls are placed: simulator (default on create) or twilio (the organization’s connection; activation checks it is ready)' })
+  @OptionalNonNull()
+  @IsEnum(ProgramCarrier)
+  carrier?: ProgramCarrier;
+
+  @Field(() => ID, { nullable: true, description: 'A phone number of the organization, the caller ID of the calls; required to activate a twilio program' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  fromNumberId?: string | null;
 }
 
 @InputType({ description: 'A new program; it starts as a draft' })

@@ -14,11 +14,15 @@ import { Program } from './program.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import type { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
 import { authorize } from '../organizations/roles.js';
+import { CarrierConnection } from '../telephony/carrier-connection.entity.js';
+import { PhoneNumber } from '../telephony/phone-number.entity.js';
+import { CarrierKind, ProgramCarrier } from '../telephony/telephony.enums.js';
 
 export const PROGRAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'status', 'kind'] as const;
 
 /** A program's settings after an update is applied, before they are checked and written. */
-type Settings = Omit<CreateProgramInput, 'flowId' | 'agentId' | 'audienceId'> & {
+type Settings = Omit<CreateProgramInput, 'flowId' | 'agentId' | 'audienceId' | 'fromNumberId'> & {
+  fromNumberId: string | null;
   flowId: string | null;
   agentId: string | null;
   audienceId: string | null;
@@ -62,6 +66,8 @@ export class ProgramService {
     private readonly em: EntityManager,
     /** Called in the transaction that activates or changes a program, so a live program's triggers follow it (or neither happens). */
     private readonly onProgramChanged?: (em: EntityManager, programId: string) => Promise<unknown>,
+    /** PUBLIC_URL, read at activation: a real carrier's webhooks need it. */
+    private readonly telephony: { publicUrl: () => string | undefined } = { publicUrl: () => undefined },
   ) {}
 
   /** A page of programs; `search` matches name or description. */
@@ -88,7 +94,7 @@ export class ProgramService {
 
   async create(actor: Actor, input: CreateProgramInput): Promise<Program> {
     authorize(actor, 'programs.manage');
-    const settings: Settings = { ...input, flowId: input.flowId ?? null, agentId: input.agentId ?? null, audienceId: input.audienceId };
+    const settings: Settings = { ...input, flowId: input.flowId ?? null, agentId: input.agentId ?? null, audienceId: input.audienceId, fromNumberId: input.fromNumberId ?? null };
     const program = this.em.create(Program, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -126,6 +132,8 @@ export class ProgramService {
       retryPolicy: pick(input.retryPolicy, program.retryPolicy),
       autoPauseRules: pick(input.autoPauseRules, program.autoPauseRules),
       liveTrigger: pick(input.liveTrigger, program.liveTrigger),
+      carrier: pick(input.carrier, program.carrier),
+      fromNumberId: pick(input.fromNumberId, program.fromNumber?.id ?? null),
     };
     program.name = settings.name;
     program.kind = settings.kind;
@@ -142,12 +150,25 @@ export class ProgramService {
     return this.em.transactional(async (tx) => {
       const program = await this.get(actor, id, tx);
       if (program.status !== ProgramStatus.draft) throw new AppError('CONFLICT', `Only a draft program can be activated; this one is ${program.status}`);
+      if (program.carrier !== ProgramCarrier.simulator) await this.assertCarrierReady(tx, actor, program);
       program.status = ProgramStatus.active;
       program.updatedAt = new Date();
       await tx.flush();
       await this.onProgramChanged?.(tx, program.id);
       return program;
     });
+  }
+
+  /** A program on a real carrier needs a connection, a caller ID on that carrier and PUBLIC_URL: 409 naming each that is missing. */
+  private async assertCarrierReady(em: EntityManager, actor: Actor, program: Program): Promise<void> {
+    const missing: string[] = [];
+    const connections = await em.count(CarrierConnection, { organization: actor.organizationId, carrier: program.carrier as string as CarrierKind });
+    if (connections === 0) missing.push(`the organization has no ${program.carrier} carrier connection (POST /api/carrier-connections)`);
+    const number = program.fromNumber ? await em.findOne(PhoneNumber, { id: program.fromNumber.id, organization: actor.organizationId }) : null;
+    if (!number) missing.push('the program has no fromNumberId (a phone number of the organization, its caller ID)');
+    else if (!number.carrierConnection) missing.push(`the number ${number.number} has no carrier connection (set its carrierConnectionId)`);
+    if (!this.telephony.publicUrl()) missing.push('PUBLIC_URL is not set (the carrier’s webhooks need the gateway’s public address; the operator sets it)');
+    if (missing.length > 0) throw new AppError('CONFLICT', `The program cannot be activated on ${program.carrier}: ${missing.join('; ')}`);
   }
 
   /** Deletes the program with its executions; refused (409) while one of them is not finished. */
@@ -171,6 +192,10 @@ export class ProgramService {
     if (settings.agentId && !agent) throw AppError.notFound('Agent');
     const audience = await em.findOne(Audience, { id: settings.audienceId!, organization });
     if (!audience) throw AppError.notFound('Audience');
+    const fromNumber = settings.fromNumberId ? await em.findOne(PhoneNumber, { id: settings.fromNumberId, organization }) : null;
+    if (settings.fromNumberId && !fromNumber) throw AppError.notFound('Phone number');
+    program.carrier = settings.carrier ?? ProgramCarrier.simulator;
+    program.fromNumber = fromNumber;
     program.description = settings.description ?? null;
     program.flow = flow;
     program.agent = agent;

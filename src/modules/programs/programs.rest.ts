@@ -6,7 +6,7 @@ import type { Program } from './program.entity.js';
 import { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
 
 /**
- * Flow, agent and audience of the programs, inline as this door shows them: the same per-relation
+ * Flow, agent, audience and caller ID (with its carrier connection) of the programs, inline as this door shows them: the same per-relation
  * batches GraphQL's loaders use, for managed programs and a list page's read objects alike.
  */
 export async function showRelations(services: Services, actor: Actor, programs: Program[]): Promise<void> {
@@ -14,10 +14,14 @@ export async function showRelations(services: Services, actor: Actor, programs: 
   const flows = await services.callFlows.flowsFor(actor, ids(programs.map((program) => program.flow)));
   const agents = await services.conversations.agentsFor(actor, ids(programs.map((program) => program.agent)));
   const audiences = await services.executions.audiencesFor(actor, ids(programs.map((program) => program.audience)));
+  const numbers = await services.phoneNumbers.numbersFor(actor, ids(programs.map((program) => program.fromNumber)));
+  const connections = await services.carrierConnections.connectionsFor(actor, ids([...numbers.values()].map((number) => number.carrierConnection)));
   for (const program of programs) {
     if (program.flow) program.flow = flows.get(program.flow.id) ?? null;
     if (program.agent) program.agent = agents.get(program.agent.id) ?? null;
     if (program.audience) program.audience = audiences.get(program.audience.id) ?? null;
+    if (program.fromNumber) program.fromNumber = numbers.get(program.fromNumber.id) ?? null;
+    if (program.fromNumber?.carrierConnection) program.fromNumber.carrierConnection = connections.get(program.fromNumber.carrierConnection.id) ?? null;
   }
 }
 

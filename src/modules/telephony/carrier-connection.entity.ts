@@ -26,7 +26,7 @@ export class CarrierConnection extends BaseEntity {
   @Property({ length: 255 })
   name!: string;
 
-  @Field(() => CarrierKind)
+  @Field(() => CarrierKind, { description: 'The carrier the account is at' })
   @Enum({ items: () => CarrierKind })
   carrier!: CarrierKind;
 

@@ -23,7 +23,7 @@ export class PhoneNumber extends BaseEntity {
   @Property({ length: 16 })
   number!: string;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'A name for the number, at most 255 characters' })
   @Property({ type: 'string', length: 255, nullable: true })
   label: (string & Opt) | null = null;
 

@@ -1,0 +1,378 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes, randomUUID } from 'node:crypto';
+import twilio from 'twilio';
+
+// A Twilio Programmable Voice double on loopback, for the subset the gateway uses: Basic auth, the
+// account, creating, fetching and listing calls, and each call's life told as signed status
+// callbacks (form-encoded, X-Twilio-Signature over the URL and the fields, as Twilio signs them).
+// Point the gateway at it with TWILIO_API_BASE_URL (config.telephony.twilioApiBaseUrl = fake.url).
+
+export type CallOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
+
+/** How one created call lives: its outcome, the duration reported, and how long each step takes. */
+export interface CallScript {
+  outcome: CallOutcome;
+  /** CallDuration reported on completed (answered, voicemail); default 1. */
+  durationSeconds?: number;
+  /** Milliseconds between two steps of the call (initiated, ringing, answered, ended); default 20. */
+  stepMs?: number;
+}
+
+export interface FakeTwilioFaults {
+  /** Every status callback is sent twice. */
+  duplicate?: boolean;
+  /** The callbacks of a call are held until it ends, then sent newest first. */
+  reorder?: boolean;
+  /** Milliseconds added before each callback is sent. */
+  delayMs?: number;
+  /** Callbacks not sent at all: every one (true) or those of these Twilio statuses; GET of the call still tells the state. */
+  drop?: boolean | string[];
+  /** Creating a call answers this 5xx status (the call is not created). */
+  createStatus?: number;
+  /** Creating a call never answers (until close). */
+  hangCreate?: boolean;
+  /** Every request answers this 5xx status (Twilio down). */
+  unavailable?: number;
+  /** Every request answers 401, as for a wrong auth token. */
+  rejectCredentials?: boolean;
+  /** More creates than this within one second answer 429 (Twilio's 20429). */
+  maxCallsPerSecond?: number;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  form: Record<string, string>;
+  headers: IncomingMessage['headers'];
+  at: number;
+}
+
+export interface DeliveredCallback {
+  callSid: string;
+  url: string;
+  params: Record<string, string>;
+  signature: string;
+  status: number | null;
+  at: number;
+}
+
+export interface FakeCall {
+  sid: string;
+  to: string;
+  from: string;
+  url: string;
+  statusCallback: string | null;
+  statusCallbackEvents: string[];
+  machineDetection: string | null;
+  /** Twilio's status words: queued, initiated, ringing, in-progress, completed, busy, no-answer, failed. */
+  status: string;
+  answeredBy: string | null;
+  duration: number | null;
+  dateCreated: Date;
+  dateUpdated: Date;
+  startTime: Date | null;
+  endTime: Date | null;
+  /** What the answer URL answered (TwiML) when the call was answered. */
+  twiml: string | null;
+  twimlStatus: number | null;
+}
+
+export interface FakeTwilio {
+  url: string;
+  accountSid: string;
+  /** The auth token it accepts now (rotate changes it). */
+  readonly authToken: string;
+  /** Replaces the accepted auth token, as rotating it in Twilio's console does; callbacks are signed with the new one. */
+  rotate(authToken: string): void;
+  /** Decides each new call's life from its To number (and the whole create form). */
+  script(decide: (to: string, form: Record<string, string>) => CallScript): void;
+  /** Replaces the faults in force (none by default). */
+  faults(faults: FakeTwilioFaults): void;
+  calls(): FakeCall[];
+  requests(): RecordedRequest[];
+  callbacks(): DeliveredCallback[];
+  /** Resolves when every call created so far has ended and its callbacks were sent. */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const API = '/2010-04-01';
+const rfc2822 = (date: Date) => date.toUTCString().replace('GMT', '+0000');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function twilioError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status }));
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+export async function startFakeTwilio(options: { accountSid?: string; authToken?: string } = {}): Promise<FakeTwilio> {
+  const accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
+  let authToken = options.authToken ?? randomBytes(16).toString('hex');
+  let decide: (to: string, form: Record<string, string>) => CallScript = () => ({ outcome: 'answered' });
+  let faults: FakeTwilioFaults = {};
+  const calls = new Map<string, FakeCall>();
+  const requests: RecordedRequest[] = [];
+  const delivered: DeliveredCallback[] = [];
+  const lives: Promise<void>[] = [];
+  const creates: number[] = [];
+  let sequence = 0;
+
+  const resource = (call: FakeCall) => ({
+    sid: call.sid,
+    account_sid: accountSid,
+    date_created: rfc2822(call.dateCreated),
+    date_updated: rfc2822(call.dateUpdated),
+    parent_call_sid: null,
+    to: call.to,
+    to_formatted: call.to,
+    from: call.from,
+    from_formatted: call.from,
+    phone_number_sid: null,
+    status: call.status,
+    start_time: call.startTime ? rfc2822(call.startTime) : null,
+    end_time: call.endTime ? rfc2822(call.endTime) : null,
+    duration: call.duration === null ? null : String(call.duration),
+    price: null,
+    price_unit: 'USD',
+    direction: 'outbound-api',
+    answered_by: call.answeredBy,
+    api_version: '2010-04-01',
+    forwarded_from: null,
+    group_sid: null,
+    caller_name: null,
+    queue_time: '0',
+    trunk_sid: null,
+    uri: `${API}/Accounts/${accountSid}/Calls/${call.sid}.json`,
+    subresource_uris: {},
+  });
+
+  const signedPost = async (url: string, params: Record<string, string>): Promise<{ status: number | null; text: string; signature: string }> => {
+    const signature = twilio.getExpectedTwilioSignature(authToken, url, params);
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+          'x-twilio-signature': signature,
+          'i-twilio-idempotency-token': randomUUID(),
+          'user-agent': 'TwilioProxy/1.1',
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      return { status: response.status, text: await response.text(), signature };
+    } catch {
+      return { status: null, text: '', signature };
+    }
+  };
+
+  const baseParams = (call: FakeCall): Record<string, string> => ({
+    AccountSid: accountSid,
+    ApiVersion: '2010-04-01',
+    CallSid: call.sid,
+    CallStatus: call.status,
+    Called: call.to,
+    Caller: call.from,
+    Direction: 'outbound-api',
+    From: call.from,
+    To: call.to,
+  });
+
+  const sendCallback = async (call: FakeCall, params: Record<string, string>) => {
+    if (faults.delayMs) await sleep(faults.delayMs);
+    const times = faults.duplicate ? 2 : 1;
+    for (let i = 0; i < times; i++) {
+      const { status, signature } = await signedPost(call.statusCallback!, params);
+      delivered.push({ callSid: call.sid, url: call.statusCallback!, params, signature, status, at: Date.now() });
+    }
+  };
+
+  /** Plays a call's life: each step moves the resource, then its callback is sent (or held, or dropped). */
+  const live = async (call: FakeCall, script: CallScript) => {
+    const stepMs = script.stepMs ?? 20;
+    const amd = call.machineDetection !== null;
+    const held: Record<string, string>[] = [];
+    const step = async (status: string, event: string, extra: Record<string, string> = {}) => {
+      await sleep(stepMs);
+      call.status = status;
+      call.dateUpdated = new Date();
+      const final = !['initiated', 'ringing', 'in-progress'].includes(status);
+      if (!call.statusCallback || (!final && !call.statusCallbackEvents.includes(event))) return;
+      const dropped = faults.drop === true || (Array.isArray(faults.drop) && faults.drop.includes(status));
+      if (dropped) return;
+      const params = {
+        ...baseParams(call),
+        ...extra,
+        CallbackSource: 'call-progress-events',
+        SequenceNumber: String(sequence++),
+        Timestamp: rfc2822(call.dateUpdated),
+      };
+      if (faults.reorder) held.push(params);
+      else await sendCallback(call, params);
+    };
+    await step('initiated', 'initiated');
+    if (script.outcome === 'failed') {
+      call.endTime = new Date();
+      await step('failed', 'completed', { CallDuration: '0' });
+    } else {
+      await step('ringing', 'ringing');
+      if (script.outcome === 'busy' || script.outcome === 'no-answer') {
+        call.endTime = new Date();
+        await step(script.outcome, 'completed', { CallDuration: '0' });
+      } else {
+        call.startTime = new Date();
+        call.answeredBy = amd ? (script.outcome === 'voicemail' ? 'machine_end_beep' : 'human') : null;
+        const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
+        call.status = 'in-progress';
+        // Twilio asks the answer URL what to do as soon as the call is answered.
+        const answer = await signedPost(call.url, { ...baseParams(call), ...answeredBy });
+        call.twiml = answer.text;
+        call.twimlStatus = answer.status;
+        await step('in-progress', 'answered', answeredBy);
+        call.duration = script.durationSeconds ?? 1;
+        call.endTime = new Date();
+        await step('completed', 'completed', { ...answeredBy, CallDuration: String(call.duration), Duration: String(Math.ceil(call.duration / 60)) });
+      }
+    }
+    for (const params of held.reverse()) await sendCallback(call, params);
+  };
+
+  const authorized = (req: IncomingMessage): boolean => {
+    if (faults.rejectCredentials) return false;
+    const header = req.headers.authorization ?? '';
+    if (!header.startsWith('Basic ')) return false;
+    return Buffer.from(header.slice(6), 'base64').toString('utf8') === `${accountSid}:${authToken}`;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+    const query = Object.fromEntries(url.searchParams);
+    requests.push({ method: req.method ?? '', path: url.pathname, query, form, headers: req.headers, at: Date.now() });
+    // The form may repeat a key (StatusCallbackEvent): keep every value.
+    const events = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).getAll('StatusCallbackEvent');
+
+    if (faults.unavailable) return twilioError(res, faults.unavailable, 20500, 'Service Unavailable');
+    if (!authorized(req)) return twilioError(res, 401, 20003, 'Authenticate');
+    const match = /^\/2010-04-01\/Accounts\/([^/]+?)(?:\/Calls(?:\/([^/]+?))?)?\.json$/.exec(url.pathname);
+    if (!match) return twilioError(res, 404, 20404, `The requested resource ${url.pathname} was not found`);
+    const sid = match[1];
+    const callSid = match[2];
+    if (sid !== accountSid) return twilioError(res, 404, 20404, `The requested resource ${url.pathname} was not found`);
+    const isCalls = url.pathname.includes('/Calls');
+
+    if (!isCalls && req.method === 'GET') {
+      return json(res, 200, {
+        sid: accountSid,
+        owner_account_sid: accountSid,
+        friendly_name: 'Fake Twilio account',
+        status: 'active',
+        type: 'Full',
+        date_created: rfc2822(new Date(0)),
+        date_updated: rfc2822(new Date(0)),
+        uri: `${API}/Accounts/${accountSid}.json`,
+        subresource_uris: { calls: `${API}/Accounts/${accountSid}/Calls.json` },
+      });
+    }
+    if (isCalls && !callSid && req.method === 'POST') {
+      if (faults.hangCreate) return; // never answered; close() ends the socket
+      if (faults.createStatus) return twilioError(res, faults.createStatus, 20500, 'Internal Server Error');
+      const now = Date.now();
+      while (creates.length > 0 && creates[0]! <= now - 1000) creates.shift();
+      if (faults.maxCallsPerSecond !== undefined && creates.length >= faults.maxCallsPerSecond) {
+        return twilioError(res, 429, 20429, 'Too Many Requests');
+      }
+      if (!form.To) return twilioError(res, 400, 21201, "No 'To' number is specified");
+      if (!form.From) return twilioError(res, 400, 21213, "No 'From' number is specified");
+      if (!form.Url && !form.Twiml) return twilioError(res, 400, 21205, 'Url parameter is required.');
+      creates.push(now);
+      const call: FakeCall = {
+        sid: `CA${randomBytes(16).toString('hex')}`,
+        to: form.To,
+        from: form.From,
+        url: form.Url ?? '',
+        statusCallback: form.StatusCallback ?? null,
+        statusCallbackEvents: events.length > 0 ? events : ['completed'],
+        machineDetection: form.MachineDetection ?? null,
+        status: 'queued',
+        answeredBy: null,
+        duration: null,
+        dateCreated: new Date(now),
+        dateUpdated: new Date(now),
+        startTime: null,
+        endTime: null,
+        twiml: null,
+        twimlStatus: null,
+      };
+      calls.set(call.sid, call);
+      lives.push(live(call, decide(call.to, form)));
+      return json(res, 201, resource(call));
+    }
+    if (isCalls && callSid && req.method === 'GET') {
+      const call = calls.get(callSid);
+      if (!call) return twilioError(res, 404, 20404, `The requested resource ${url.pathname} was not found`);
+      return json(res, 200, resource(call));
+    }
+    if (isCalls && !callSid && req.method === 'GET') {
+      const since = query['StartTime>'] ? new Date(query['StartTime>']) : null;
+      const pageSize = Number(query.PageSize ?? 50);
+      const found = [...calls.values()]
+        .filter((call) => (!query.To || call.to === query.To) && (!query.From || call.from === query.From))
+        .filter((call) => !since || call.dateCreated.getTime() >= since.getTime())
+        .sort((a, b) => b.dateCreated.getTime() - a.dateCreated.getTime())
+        .slice(0, pageSize);
+      const uri = `${API}/Accounts/${accountSid}/Calls.json${url.search}`;
+      return json(res, 200, {
+        calls: found.map(resource),
+        end: Math.max(found.length - 1, 0),
+        first_page_uri: uri,
+        next_page_uri: null,
+        page: 0,
+        page_size: pageSize,
+        previous_page_uri: null,
+        start: 0,
+        uri,
+      });
+    }
+    return twilioError(res, 405, 20004, 'Method not allowed');
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(() => twilioError(res, 500, 20500, 'Internal Server Error'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    accountSid,
+    get authToken() {
+      return authToken;
+    },
+    rotate: (next) => void (authToken = next),
+    script: (next) => void (decide = next),
+    faults: (next) => void (faults = { ...next }),
+    calls: () => [...calls.values()],
+    requests: () => [...requests],
+    callbacks: () => [...delivered],
+    async settled() {
+      for (let seen = 0; seen < lives.length; ) {
+        const batch = lives.slice(seen);
+        seen = lives.length;
+        await Promise.all(batch);
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import twilio from 'twilio';
+import { CarrierError } from '../../src/modules/telephony/carrier.js';
+import { CallStatus } from '../../src/modules/telephony/telephony.enums.js';
+import { TwilioCarrier } from '../../src/modules/telephony/twilio.carrier.js';
+import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+
+// The fake against the real SDK (through TwilioCarrier, pointed at it as TWILIO_API_BASE_URL does),
+// and its callbacks against the SDK's own signature check.
+
+interface Received {
+  path: string;
+  params: Record<string, string>;
+  signature: string | undefined;
+}
+
+let fake: FakeTwilio;
+let hooks: Server;
+let hooksUrl: string;
+let received: Received[];
+let carrier: TwilioCarrier;
+
+beforeAll(async () => {
+  hooks = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', params: Object.fromEntries(new URLSearchParams(body)), signature: req.headers['x-twilio-signature'] as string | undefined });
+      res.writeHead(200, { 'content-type': req.url?.includes('answer') ? 'text/xml' : 'text/plain' });
+      res.end(req.url?.includes('answer') ? '<Response><Say>Hello</Say></Response>' : '');
+    });
+  });
+  await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+  hooksUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise((resolve) => hooks.close(resolve)));
+
+beforeEach(async () => {
+  received = [];
+  fake = await startFakeTwilio();
+  carrier = new TwilioCarrier(fake.url);
+});
+afterEach(() => fake.close());
+
+const account = () => ({ connectionId: null, accountSid: fake.accountSid, authToken: fake.authToken });
+const request = (to: string, machineDetection = true) => ({
+  callId: 'c1',
+  to,
+  from: '+14155550100',
+  statusCallbackUrl: `${hooksUrl}/status`,
+  answerUrl: `${hooksUrl}/answer`,
+  machineDetection,
+  attempt: 1,
+});
+const statuses = () => received.filter((r) => r.path === '/status').map((r) => r.params.CallStatus);
+
+it('the SDK creates a call form-encoded with Basic auth; the fake plays initiated → ringing → in-progress → completed, signed as Twilio signs', async () => {
+  fake.script(() => ({ outcome: 'answered', durationSeconds: 42 }));
+  const { carrierCallId } = await carrier.placeCall(account(), request('+14155550111'));
+  expect(carrierCallId).toMatch(/^CA[0-9a-f]{32}$/);
+  const create = fake.requests().find((r) => r.method === 'POST')!;
+  expect(create.path).toBe(`/2010-04-01/Accounts/${fake.accountSid}/Calls.json`);
+  expect(create.headers['content-type']).toContain('application/x-www-form-urlencoded');
+  expect(create.form).toMatchObject({ To: '+14155550111', From: '+14155550100', Url: `${hooksUrl}/answer`, StatusCallback: `${hooksUrl}/status`, StatusCallbackMethod: 'POST', MachineDetection: 'Enable' });
+  await fake.settled();
+  expect(statuses()).toEqual(['initiated', 'ringing', 'in-progress', 'completed']);
+  for (const hit of received) {
+    expect(twilio.validateRequest(fake.authToken, hit.signature!, `${hooksUrl}${hit.path}`, hit.params)).toBe(true);
+    expect(twilio.validateRequest('f'.repeat(32), hit.signature!, `${hooksUrl}${hit.path}`, hit.params)).toBe(false);
+  }
+  const completed = received.find((r) => r.params.CallStatus === 'completed')!.params;
+  expect(completed).toMatchObject({ AccountSid: fake.accountSid, CallSid: carrierCallId, Direction: 'outbound-api', ApiVersion: '2010-04-01', CallbackSource: 'call-progress-events', CallDuration: '42', AnsweredBy: 'human' });
+  expect(carrier.parseStatusCallback(completed)).toMatchObject({ status: CallStatus.completed, answeredBy: 'human', durationSeconds: 42 });
+  // The answer URL was asked (signed POST) and its TwiML recorded.
+  expect(received.filter((r) => r.path === '/answer')).toHaveLength(1);
+  expect(fake.calls()[0]!.twiml).toBe('<Response><Say>Hello</Say></Response>');
+});
+
+it.each([
+  ['busy', ['initiated', 'ringing', 'busy']],
+  ['no-answer', ['initiated', 'ringing', 'no-answer']],
+  ['failed', ['initiated', 'failed']],
+  ['voicemail', ['initiated', 'ringing', 'in-progress', 'completed']],
+] as const)('outcome %s: callbacks in Twilio’s order, no in-progress unless answered', async (outcome, expected) => {
+  fake.script(() => ({ outcome }));
+  await carrier.placeCall(account(), request('+14155550112'));
+  await fake.settled();
+  expect(statuses()).toEqual(expected);
+  if (outcome === 'voicemail') expect(received.at(-1)!.params.AnsweredBy).toBe('machine_end_beep');
+});
+
+it('fetches a call (and null for an unknown sid), and finds the newest call to a number since a date', async () => {
+  fake.script(() => ({ outcome: 'busy' }));
+  const queuedAt = new Date();
+  const { carrierCallId } = await carrier.placeCall(account(), request('+14155550113'));
+  await fake.settled();
+  const known = { callId: 'c1', carrierCallId, to: '+14155550113', from: '+14155550100', attempt: 1, queuedAt };
+  expect(await carrier.fetchCall(account(), known)).toMatchObject({ carrierCallId, status: CallStatus.busy });
+  expect(await carrier.fetchCall(account(), { ...known, carrierCallId: `CA${'0'.repeat(32)}` })).toBeNull();
+  expect(await carrier.findCall(account(), { ...known, carrierCallId: null })).toMatchObject({ carrierCallId, status: CallStatus.busy });
+  expect(await carrier.findCall(account(), { ...known, to: '+14155550199', carrierCallId: null })).toBeNull();
+  const list = fake.requests().filter((r) => r.method === 'GET' && r.path.endsWith('/Calls.json'));
+  expect(list[0]!.query).toMatchObject({ To: '+14155550113', From: '+14155550100' });
+  expect(list[0]!.query['StartTime>']).toBeDefined();
+});
+
+it('faults: dropped callbacks still leave the state readable; duplicates; reordering', async () => {
+  fake.faults({ drop: true });
+  fake.script(() => ({ outcome: 'answered', durationSeconds: 5 }));
+  const { carrierCallId } = await carrier.placeCall(account(), request('+14155550114', false));
+  await fake.settled();
+  expect(statuses()).toEqual([]);
+  expect(await carrier.fetchCall(account(), { callId: 'c', carrierCallId, to: '+14155550114', from: null, attempt: 1, queuedAt: new Date() })).toMatchObject({ status: CallStatus.completed, durationSeconds: 5, answeredBy: null });
+
+  fake.faults({ duplicate: true, reorder: true });
+  received = [];
+  await carrier.placeCall(account(), request('+14155550115'));
+  await fake.settled();
+  expect(statuses()).toEqual(['completed', 'completed', 'in-progress', 'in-progress', 'ringing', 'ringing', 'initiated', 'initiated']);
+});
+
+it('faults: credentials rejected (401), 5xx, a cap on creates per second (429)', async () => {
+  await expect(carrier.verifyAccount(account())).resolves.toBeUndefined();
+  await expect(carrier.verifyAccount({ ...account(), authToken: '0'.repeat(32) })).rejects.toMatchObject({ kind: 'credentials', status: 401 });
+  fake.faults({ rejectCredentials: true });
+  await expect(carrier.verifyAccount(account())).rejects.toMatchObject({ kind: 'credentials' });
+  fake.faults({ createStatus: 503 });
+  await expect(carrier.placeCall(account(), request('+14155550116'))).rejects.toMatchObject({ kind: 'unavailable', status: 503 });
+  fake.faults({ maxCallsPerSecond: 1 });
+  await carrier.placeCall(account(), request('+14155550117'));
+  const second = await carrier.placeCall(account(), request('+14155550118')).catch((error: unknown) => error);
+  expect(second).toBeInstanceOf(CarrierError);
+  expect(second).toMatchObject({ kind: 'unavailable', status: 429 });
+  await fake.settled();
+});
