@@ -67,6 +67,12 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
+import { CallTracker } from './modules/telephony/call-tracker.js';
+import { carrierWebhookRouter } from './modules/telephony/carrier-webhooks.rest.js';
+import { ExecutionCallSink } from './modules/programs/runner/execution-call-sink.js';
+import { ExecutionEvents } from './modules/programs/execution-events.js';
+import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js';
+
 /** Builds the Express app: request id and log, request context, /api, /graphql, health. */
 export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
   const services = createServices(database.em, config, logger);
@@ -231,6 +237,22 @@ export async function createGateway(config: Config, database: Database, logger: 
   );
   // What fails before Apollo (a lost database while authenticating, a malformed body) still answers in GraphQL's shape.
   app.use('/graphql', problemHandler(logger, sendGraphQLError));
+  // Carrier-facing: Twilio's status callbacks and answer requests, checked against its signature.
+  const callTracker = new CallTracker(
+    database.em,
+    new ExecutionCallSink({ events: new ExecutionEvents(logger), logger, leaseMs: config.runner.leaseMs, retryMs: PLACEMENT_RETRY_MS }),
+    logger,
+  );
+  app.use(
+    '/telephony',
+    carrierWebhookRouter({
+      twilio: services.carriers.twilio,
+      account: (connectionId) => services.carrierConnections.accountById(connectionId),
+      tracker: callTracker,
+      publicUrl: () => config.telephony.publicUrl,
+      logger,
+    }),
+  );
   app.use((req, res) => {
     sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.path}`), String(res.locals.requestId));
   });

@@ -65,6 +65,15 @@ async function start(): Promise<void> {
     ? new CampaignRunner({
         em: database.em,
         dialer: new SimulatedDialer({ seed: config.runner.dialerSeed, speedMs: config.runner.dialerSpeedMs }),
+        carriers: {
+          adapters: gateway.services.carriers,
+          account: async (connectionId) => {
+            const account = await gateway.services.carrierConnections.accountById(connectionId);
+            if (!account) throw new Error(`Carrier connection ${connectionId} is gone`);
+            return account;
+          },
+          publicUrl: config.telephony.publicUrl,
+        },
         logger,
         intervalMs: config.runner.intervalMs,
         leaseMs: config.runner.leaseMs,

@@ -187,6 +187,12 @@ class HangingDialer implements Dialer {
   }
 }
 
+/** Waits until the simulated carrier's ringing reports of `count` calls have landed (they renew the leases on the runner's clock). */
+async function ringing(executionId: string, count: number): Promise<void> {
+  const sql = `select count(*) as n from calls where execution_id = ? and status = 'ringing'`;
+  await waitFor(async () => Number((await app.sql<{ n: number }>(sql, [executionId]))[0].n), (n) => n === count);
+}
+
 describe('a runner killed mid-call', () => {
   it('once its lease expires the carrier is asked first: a call still live keeps its claim, and its end is recorded once', async () => {
     // Pinned clocks: the lease runs out because the survivor's clock says so, not because the test slept.
@@ -197,6 +203,7 @@ describe('a runner killed mid-call', () => {
     const dead = testRunner(app, { dialer: hanging, leaseMs: 60_000, clock });
     await dead.tick();
     expect(hanging.calls).toHaveLength(2);
+    await ringing(campaign.executionId, 2);
     await dead.stop(0); // the runner is gone: no more ticks, no lease renewals; its calls live on at the carrier
     expectConsistent(await readExecution(app, campaign.executionId));
 
@@ -231,6 +238,7 @@ describe('a runner killed mid-call', () => {
     // Each runner has its own simulated switch: the dead one's calls died with its process.
     const dead = testRunner(app, { dialer: hanging, leaseMs: 60_000, clock, simulatedSwitch: new SimulatedSwitch() });
     await dead.tick();
+    await ringing(campaign.executionId, 2);
     await dead.stop(0);
 
     const dialer = new RecordingDialer(new SimulatedDialer({ speedMs: 0, weights: ALWAYS_ANSWERED }));

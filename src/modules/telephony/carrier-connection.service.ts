@@ -107,6 +107,15 @@ export class CarrierConnectionService {
     return { connectionId: connection.id, accountSid: connection.accountSid, authToken: open(connection.authTokenEncrypted, this.requireKey()) };
   }
 
+  /**
+   * A connection's account by its id alone, or null when there is none: for what a carrier sends
+   * (its webhooks name the connection in their path) and for the runner, whose execution names it.
+   */
+  async accountById(connectionId: string): Promise<CarrierAccount | null> {
+    const connection = await this.em.fork().findOne(CarrierConnection, { id: connectionId }, { populate: ['authTokenEncrypted'] });
+    return connection && { connectionId: connection.id, accountSid: connection.accountSid, authToken: open(connection.authTokenEncrypted, this.requireKey()) };
+  }
+
   private requireKey(): Buffer {
     const key = this.options.credentialsKey();
     if (!key) {

@@ -14,6 +14,9 @@ import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './sim
 import { advanceSchedules } from './schedule.js';
 import { claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
 
+/** How long a contact whose call the carrier never took (down, 5xx) waits before it is tried again. */
+export const PLACEMENT_RETRY_MS = 30_000;
+
 export type TickHook = (now: Date) => Promise<void>;
 
 /** The real carriers a runner may place calls through, and how it reaches them. */
@@ -90,7 +93,7 @@ export class CampaignRunner {
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger.child({ runner: this.id });
     this.events = options.events ?? new ExecutionEvents(this.logger);
-    this.placementRetryMs = options.placementRetryMs ?? 30_000;
+    this.placementRetryMs = options.placementRetryMs ?? PLACEMENT_RETRY_MS;
     const sink = new ExecutionCallSink({ events: this.events, logger: this.logger, leaseMs: this.leaseMs, retryMs: this.placementRetryMs, clock: options.clock });
     this.tracker = new CallTracker(options.em, sink, this.logger, this.clock);
     this.simulator = new SimulatedCarrier(options.dialer, this.logger, this.clock, options.simulatedSwitch);

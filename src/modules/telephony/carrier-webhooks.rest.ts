@@ -1,0 +1,110 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { Logger } from 'pino';
+import twilio from 'twilio';
+import { isUuid } from '../../db/base.entity.js';
+import type { AnsweredBy, CarrierAccount, CarrierAdapter } from './carrier.js';
+import type { CallTracker } from './call-tracker.js';
+
+export interface CarrierWebhookOptions {
+  /** The Twilio adapter: signatures and status callbacks in Twilio's words. */
+  twilio: CarrierAdapter;
+  /** A connection's account (its auth token opened), or null when there is no such connection. */
+  account: (connectionId: string) => Promise<CarrierAccount | null>;
+  tracker: CallTracker;
+  /** PUBLIC_URL, read per request: what the carrier signed is this plus the request's path and query. */
+  publicUrl: () => string | undefined;
+  logger: Logger;
+}
+
+const TWILIO_ANSWERED_BY: Record<string, AnsweredBy> = {
+  human: 'human',
+  machine_start: 'machine',
+  machine_end_beep: 'machine',
+  machine_end_silence: 'machine',
+  machine_end_other: 'machine',
+  fax: 'machine',
+  unknown: 'unknown',
+};
+
+function formFields(body: unknown): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (body && typeof body === 'object') {
+    for (const [key, value] of Object.entries(body)) if (typeof value === 'string') fields[key] = value;
+  }
+  return fields;
+}
+
+/**
+ * Carrier-facing routes, outside /api: Twilio posts each call's progress to `/status` and asks
+ * `/answer` what to say once it is answered. Every request must carry a valid
+ * `X-Twilio-Signature` over PUBLIC_URL + path + query and its form fields, made with the auth
+ * token of the connection the path names: otherwise 403 and nothing changes. A report for a call
+ * we do not know is answered 200 (so the carrier stops retrying) and logged once.
+ */
+export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
+  const { logger, tracker } = options;
+  const router = express.Router();
+  router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
+
+  /** The connection's account when the request is signed with its token, else null (and the 403 is sent). */
+  async function verified(req: Request, res: Response): Promise<CarrierAccount | null> {
+    const connectionId = String(req.params.connectionId);
+    const account = isUuid(connectionId) ? await options.account(connectionId) : null;
+    const signature = req.get('x-twilio-signature');
+ const publicUrl = options.publicUrl();
+    const url = `${publicUrl ?? ''}${req.originalUrl}`;
+    if (!account || !publicUrl || !options.twilio.checkSignature(account, url, formFields(req.body), signature)) {
+      logger.warn({ path: req.path, connectionId, signed: Boolean(signature), publicUrl: Boolean(publicUrl) }, 'carrier webhook refused: no valid signature for this connection');
+      res.status(403).type('text/plain').send('Forbidden: the request is not signed with this connection’s auth token');
+      return null;
+    }
+    return account;
+  }
+
+  /** Our call id, when it names a call of this connection. */
+  async function callOf(req: Request, account: CarrierAccount): Promise<string | null> {
+    const callId = typeof req.query.callId === 'string' ? req.query.callId : '';
+    if (!isUuid(callId)) return null;
+    const call = await tracker.get(callId);
+    return call && call.carrierConnectionId === account.connectionId ? callId : null;
+  }
+
+  router.post('/twilio/:connectionId/status', async (req, res, next) => {
+    try {
+      const account = await verified(req, res);
+      if (!account) return;
+      const fields = formFields(req.body);
+      const event = options.twilio.parseStatusCallback(fields);
+      if (!event) {
+        logger.warn({ callSid: fields.CallSid, callStatus: fields.CallStatus }, 'carrier status callback without a status we know; ignored');
+        res.status(200).end();
+        return;
+      }
+      const callId = await callOf(req, account);
+      const result = callId ? await tracker.apply(callId, event) : 'unknown';
+      if (result === 'unknown') logger.warn({ callSid: event.carrierCallId, query: req.query.callId }, 'carrier status callback for a call we do not know; nothing changed');
+      res.status(200).end();
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/twilio/:connectionId/answer', async (req, res, next) => {
+    try {
+      const account = await verified(req, res);
+      if (!account) return;
+      const fields = formFields(req.body);
+      const callId = await callOf(req, account);
+      const plan = callId ? await tracker.answer(callId, TWILIO_ANSWERED_BY[fields.AnsweredBy ?? ''] ?? null) : null;
+      if (!plan) logger.warn({ callSid: fields.CallSid }, 'the carrier asked what to say on a call we do not know; hanging up');
+      const response = new twilio.twiml.VoiceResponse();
+      for (const text of plan?.say ?? []) response.say(text);
+      response.hangup();
+      res.status(200).type('text/xml').send(response.toString());
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  return router;
+}
