@@ -13,6 +13,7 @@ import { KnowledgeLoaders } from './modules/knowledge/knowledge.loaders.js';
 import { TeamLoaders } from './modules/organizations/team.loaders.js';
 import { ProgramLoaders } from './modules/programs/programs.loaders.js';
 import { TriggerLoaders } from './modules/programs/triggers/trigger.loaders.js';
+import { CallLoaders } from './modules/telephony/call.loaders.js';
 import { AgentResolver } from './modules/agents/agent.resolver.js';
 import { ConversationResolver } from './modules/agents/conversation.resolver.js';
 import { ApiKeyResolver } from './modules/auth/api-key.resolver.js';
@@ -27,6 +28,7 @@ import { CallFlowResolver } from './modules/programs/call-flow.resolver.js';
 import { ExecutionResolver } from './modules/programs/execution.resolver.js';
 import { ProgramResolver } from './modules/programs/program.resolver.js';
 import { ProgramTriggersResolver, TriggerResolver } from './modules/programs/triggers/trigger.resolver.js';
+import { CallResolver, ContactCallsResolver, ExecutionCallsResolver } from './modules/telephony/call.resolver.js';
 import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
@@ -40,6 +42,7 @@ import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
 import { executionRoutes } from './modules/programs/executions.rest.js';
 import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
+import { callRoutes } from './modules/telephony/calls.rest.js';
 
 /** Every GraphQL resolver class of the schema. */
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -59,6 +62,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ExecutionResolver,
   TriggerResolver,
   ProgramTriggersResolver,
+  CallResolver,
+  ExecutionCallsResolver,
+  ContactCallsResolver,
 ];
 
 /** Every REST route under /api, in the order they are matched. */
@@ -76,6 +82,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...programRoutes,
   ...executionRoutes,
   ...triggerRoutes,
+  ...callRoutes,
 ];
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
@@ -87,6 +94,7 @@ export function createLoaders(services: Services, actor: Actor): GraphQLLoaders 
     programs: new ProgramLoaders(services, actor),
     triggers: new TriggerLoaders(services.triggers, actor),
     knowledge: new KnowledgeLoaders(services.knowledge, actor),
+    calls: new CallLoaders(services.calls, actor),
   };
 }
 

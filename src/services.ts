@@ -23,6 +23,7 @@ import { ExecutionService } from './modules/programs/execution.service.js';
 import { ProgramService } from './modules/programs/program.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 import { TriggerService } from './modules/programs/triggers/trigger.service.js';
+import { CallService } from './modules/telephony/call.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -59,6 +60,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId)),
     executions: new ExecutionService(em, executionEvents),
     triggers,
+    calls: new CallService(em),
     idempotency: new IdempotencyService(em),
   };
 }

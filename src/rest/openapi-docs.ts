@@ -15,6 +15,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Call flows': 'The steps a call follows (say, ask, transfer, voicemail, end)',
   Programs: 'Calling programs (campaign or live) over an audience and a call flow, and a live program’s triggers',
   Executions: 'Runs of a campaign program over its contacts, and their state machine (start, pause, resume, stop, cancel)',
+  Calls: 'Every call attempt as a record (read only: the runner and the carrier write them), and an execution’s results as CSV',
 };
 
 /** Nouns of path segments and id parameters that are not their own plural. */
