@@ -16,9 +16,9 @@ const schema = await gatewaySchema();
 
 beforeAll(async () => {
   app = await startTestApp();
-  victim = await seed(await app.organization('Victim'));
+  victim = await seed(await app.organization('Victim'), app);
   intruder = await app.organization('Intruder');
-  mine = await seed(intruder);
+  mine = await seed(intruder, app);
 });
 afterAll(() => app?.close());
 
@@ -76,6 +76,7 @@ const FIELD_RESOURCE: [string, Resource][] = [
   ['apikey', 'apiKey'],
   ['businessentit', 'businessEntity'],
   ['callflow', 'callFlow'],
+  ['call', 'call'],
   ['knowledgebase', 'knowledgeBase'],
   ['conversation', 'conversation'],
   ['execution', 'execution'],

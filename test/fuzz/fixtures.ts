@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 
@@ -16,6 +17,7 @@ export interface Seeded {
   apiKey: string;
   team: string;
   user: string;
+  call: string;
 }
 
 export type Resource = keyof Seeded;
@@ -29,7 +31,7 @@ async function created(org: TestOrganization, path: string, body?: unknown): Pro
 }
 
 /** One of each record through the REST door: the ids the fuzzers aim at. */
-export async function seed(org: TestOrganization): Promise<Seeded> {
+export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded> {
   const n = ++serial;
   const knowledgeBase = await created(org, '/api/knowledge-bases', { name: `KB ${n}` });
   const document = await created(org, `/api/knowledge-bases/${knowledgeBase}/documents`, { title: 'Hours', content: 'We open at nine.' });
@@ -59,7 +61,16 @@ export async function seed(org: TestOrganization): Promise<Seeded> {
   const execution = await created(org, `/api/programs/${program}/executions`);
   const apiKey = await created(org, '/api/auth/api-keys', { name: `Key ${n}`, prefix: 'fz_' });
   const team = await created(org, '/api/teams', { name: `Team ${n}` });
-  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId };
+  // Calls are written by the runner, not through a door: one row as it would write it.
+  const call = randomUUID();
+  if (app) {
+    await app.sql(
+      `insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, direction, to_number, status, attempt, carrier, queued_at, reached_node_ids, credits_charged)
+       values (?, now(), now(), ?, ?, ?, ?, 'outbound', '+14155550199', 'completed', 1, 'simulator', now(), '[]'::jsonb, 0)`,
+      [call, org.organizationId, execution, program, contact],
+    );
+  }
+  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call };
 }
 
 const SEGMENT_RESOURCE: Record<string, Resource> = {
@@ -75,6 +86,7 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   programs: 'program',
   executions: 'execution',
   users: 'user',
+  calls: 'call',
 };
 
 const PARAM_RESOURCE: Record<string, Resource> = {

@@ -40,7 +40,7 @@ afterAll(() => app?.close());
 
 /** The REST query string of GraphQL variables. */
 function query(variables: Record<string, unknown>): string {
-  const params = new URLSearchParams(Object.entries(variables).map(([key, value]) => [key, String(value)]));
+  const params = new URLSearchParams(Object.entries(variables).map(([key, value]): [string, string] => [key, String(value)]));
   return params.size > 0 ? `?${params}` : '';
 }
 

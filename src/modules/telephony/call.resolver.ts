@@ -16,7 +16,7 @@ export class CallResolver {
     return context.services.calls.list(actorOf(context), args);
   }
 
-  @Query(() => Call)
+  @Query(() => Call, { description: 'One call of the organization, as GET /api/calls/{id} answers it' })
   call(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Call> {
     return context.services.calls.get(actorOf(context), id);
   }

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Response } from 'express';
 import { abortSignalOf } from '../../platform/request-timeout.js';
 import { defineRoute } from '../../rest/routes.js';
@@ -14,7 +13,15 @@ const CSV_EXAMPLE =
 async function write(res: Response, chunk: string): Promise<boolean> {
   if (res.destroyed) return false;
   if (res.write(chunk)) return true;
-  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
   return !res.destroyed;
 }
 
