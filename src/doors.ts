@@ -14,6 +14,7 @@ import { TeamLoaders } from './modules/organizations/team.loaders.js';
 import { ProgramLoaders } from './modules/programs/programs.loaders.js';
 import { TriggerLoaders } from './modules/programs/triggers/trigger.loaders.js';
 import { TelephonyLoaders } from './modules/telephony/telephony.loaders.js';
+import { CallLoaders } from './modules/telephony/call.loaders.js';
 import { AgentResolver } from './modules/agents/agent.resolver.js';
 import { ConversationResolver } from './modules/agents/conversation.resolver.js';
 import { ApiKeyResolver } from './modules/auth/api-key.resolver.js';
@@ -29,6 +30,7 @@ import { ExecutionResolver } from './modules/programs/execution.resolver.js';
 import { ProgramResolver } from './modules/programs/program.resolver.js';
 import { ProgramTriggersResolver, TriggerResolver } from './modules/programs/triggers/trigger.resolver.js';
 import { CarrierConnectionResolver, PhoneNumberResolver, ProgramCallerIdResolver } from './modules/telephony/telephony.resolver.js';
+import { CallResolver, ContactCallsResolver, ExecutionCallsResolver } from './modules/telephony/call.resolver.js';
 import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
@@ -43,6 +45,7 @@ import { executionRoutes } from './modules/programs/executions.rest.js';
 import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { carrierConnectionRoutes, phoneNumberRoutes } from './modules/telephony/telephony.rest.js';
+import { callRoutes } from './modules/telephony/calls.rest.js';
 
 /** Every GraphQL resolver class of the schema. */
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -65,6 +68,9 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   CarrierConnectionResolver,
   PhoneNumberResolver,
   ProgramCallerIdResolver,
+  CallResolver,
+  ExecutionCallsResolver,
+  ContactCallsResolver,
 ];
 
 /** Every REST route under /api, in the order they are matched. */
@@ -84,6 +90,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...triggerRoutes,
   ...carrierConnectionRoutes,
   ...phoneNumberRoutes,
+  ...callRoutes,
 ];
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
@@ -96,6 +103,7 @@ export function createLoaders(services: Services, actor: Actor): GraphQLLoaders 
     triggers: new TriggerLoaders(services.triggers, actor),
     knowledge: new KnowledgeLoaders(services.knowledge, actor),
     telephony: new TelephonyLoaders(services.carrierConnections, services.phoneNumbers, actor),
+    calls: new CallLoaders(services.calls, actor),
   };
 }
 

@@ -26,6 +26,7 @@ import { TriggerService } from './modules/programs/triggers/trigger.service.js';
 import { CarrierConnectionService } from './modules/telephony/carrier-connection.service.js';
 import { PhoneNumberService } from './modules/telephony/phone-number.service.js';
 import { TwilioCarrier } from './modules/telephony/twilio.carrier.js';
+import { CallService } from './modules/telephony/call.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -66,6 +67,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     phoneNumbers: new PhoneNumberService(em),
     executions: new ExecutionService(em, executionEvents),
     triggers,
+    calls: new CallService(em),
     idempotency: new IdempotencyService(em),
   };
 }

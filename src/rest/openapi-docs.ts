@@ -16,6 +16,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Programs: 'Calling programs (campaign or live) over an audience and a call flow, and a live program’s triggers',
   Telephony: 'Carrier connections (an account at Twilio, its auth token write-only) and the phone numbers programs call from',
   Executions: 'Runs of a campaign program over its contacts, and their state machine (start, pause, resume, stop, cancel)',
+  Calls: 'Every call attempt as a record (read only: the runner and the carrier write them), and an execution’s results as CSV',
 };
 
 /** Nouns of path segments and id parameters that are not their own plural. */

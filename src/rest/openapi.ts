@@ -254,7 +254,9 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     }
     const responses: Record<string, JsonSchema> = {};
     const status = route.status ?? 200;
-    if (status === 204 || !route.response) responses[String(status)] = { description: 'Done' };
+    if (route.streams) {
+      responses[String(status)] = { description: 'Success, streamed', content: { [route.streams.mediaType]: { schema: { type: 'string' }, example: route.streams.example } } };
+    } else if (status === 204 || !route.response) responses[String(status)] = { description: 'Done' };
     else {
       const response = inlineOmissions(route.response, schema, pending, named) as JsonSchema;
       collectRefs(response, pending);
@@ -265,6 +267,7 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       ...SUCCESS_HEADERS,
       ...(route.pageHeaders ? PAGE_HEADERS : {}),
       ...(route.idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+      ...(route.streams?.headers ?? {}),
     };
     for (const errorStatus of errorStatuses(route)) {
       responses[String(errorStatus)] = problemResponse(errorStatus);

@@ -43,6 +43,11 @@ export interface RouteDefinition<B = any, Q = any> {
   pageHeaders?: boolean;
   /** A create that honours the Idempotency-Key header: a repeat replays the first answer. */
   idempotent?: boolean;
+  /**
+   * The handler writes the answer itself, as it is read (a CSV export): OpenAPI documents it with this
+   * media type and example, and no JSON is sent after it. It is not held to RESPONSE_MAX_BYTES.
+   */
+  streams?: { mediaType: string; example: string; headers?: Record<string, JsonSchema> };
   handler(context: RouteContext<B, Q>): Promise<unknown>;
 }
 
@@ -96,6 +101,10 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], services:
       const status = route.status ?? 200;
       const call = () =>
         route.handler({ actor, body, query, params: req.params as Record<string, string>, services, presenter, req, res });
+      if (route.streams) {
+        await call();
+        return;
+      }
       if (key === undefined) {
         send(res, status, await call());
         return;

@@ -16,9 +16,9 @@ const schema = await gatewaySchema();
 
 beforeAll(async () => {
   app = await startTestApp();
-  victim = await seed(await app.organization('Victim'));
+  victim = await seed(await app.organization('Victim'), app);
   intruder = await app.organization('Intruder');
-  mine = await seed(intruder);
+  mine = await seed(intruder, app);
 });
 afterAll(() => app?.close());
 
@@ -70,12 +70,17 @@ const ARG_RESOURCE: Record<string, Resource> = {
   userId: 'user',
   contactId: 'contact',
   contactIds: 'contact',
+  carrierConnectionId: 'carrierConnection',
+  fromNumberId: 'phoneNumber',
 };
 // Order matters: the first name found in the field's name decides what its `id` is.
 const FIELD_RESOURCE: [string, Resource][] = [
   ['apikey', 'apiKey'],
   ['businessentit', 'businessEntity'],
   ['callflow', 'callFlow'],
+  ['carrierconnection', 'carrierConnection'],
+  ['phonenumber', 'phoneNumber'],
+  ['call', 'call'],
   ['knowledgebase', 'knowledgeBase'],
   ['conversation', 'conversation'],
   ['execution', 'execution'],

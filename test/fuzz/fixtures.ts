@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 
@@ -16,6 +17,9 @@ export interface Seeded {
   apiKey: string;
   team: string;
   user: string;
+  call: string;
+  carrierConnection: string;
+  phoneNumber: string;
 }
 
 export type Resource = keyof Seeded;
@@ -29,7 +33,7 @@ async function created(org: TestOrganization, path: string, body?: unknown): Pro
 }
 
 /** One of each record through the REST door: the ids the fuzzers aim at. */
-export async function seed(org: TestOrganization): Promise<Seeded> {
+export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded> {
   const n = ++serial;
   const knowledgeBase = await created(org, '/api/knowledge-bases', { name: `KB ${n}` });
   const document = await created(org, `/api/knowledge-bases/${knowledgeBase}/documents`, { title: 'Hours', content: 'We open at nine.' });
@@ -59,7 +63,26 @@ export async function seed(org: TestOrganization): Promise<Seeded> {
   const execution = await created(org, `/api/programs/${program}/executions`);
   const apiKey = await created(org, '/api/auth/api-keys', { name: `Key ${n}`, prefix: 'fz_' });
   const team = await created(org, '/api/teams', { name: `Team ${n}` });
-  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId };
+  // Calls are written by the runner, not through a door: one row as it would write it.
+  const call = randomUUID();
+  if (app) {
+    await app.sql(
+      `insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, direction, to_number, status, attempt, carrier, queued_at, reached_node_ids, credits_charged)
+       values (?, now(), now(), ?, ?, ?, ?, 'outbound', '+14155550199', 'completed', 1, 'simulator', now(), '[]'::jsonb, 0)`,
+      [call, org.organizationId, execution, program, contact],
+    );
+  }
+  // A connection is checked with the carrier when made through the door: one row as it would be stored (its token never opened here).
+  const carrierConnection = randomUUID();
+  if (app) {
+    await app.sql(
+      `insert into carrier_connections (id, created_at, updated_at, organization_id, name, carrier, account_sid, auth_token_encrypted, auth_token_last4, calls_per_second)
+       values (?, now(), now(), ?, ?, 'twilio', ?, 'v1:AAAA:AAAA:AAAA', 'abcd', 1)`,
+      [carrierConnection, org.organizationId, `Twilio ${n}`, `AC${randomUUID().replaceAll('-', '')}`],
+    );
+  }
+  const phoneNumber = await created(org, '/api/phone-numbers', { number: `+1628555${String(1000 + n).padStart(4, '0')}`, ...(app ? { carrierConnectionId: carrierConnection } : {}) });
+  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber };
 }
 
 const SEGMENT_RESOURCE: Record<string, Resource> = {
@@ -75,6 +98,9 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   programs: 'program',
   executions: 'execution',
   users: 'user',
+  calls: 'call',
+  'carrier-connections': 'carrierConnection',
+  'phone-numbers': 'phoneNumber',
 };
 
 const PARAM_RESOURCE: Record<string, Resource> = {

@@ -21,8 +21,8 @@ export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinitio
     app = await startTestApp();
     fuzzer = await app.organization('Fuzzer');
     const victim = await app.organization('Victim');
-    own = await seed(fuzzer);
-    other = await seed(victim);
+    own = await seed(fuzzer, app);
+    other = await seed(victim, app);
   });
   afterAll(() => app?.close());
 

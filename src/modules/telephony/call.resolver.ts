@@ -1,0 +1,61 @@
+import { Arg, Args, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import type { Page } from '../../common/pagination.js';
+import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
+import { Agent } from '../agents/agent.entity.js';
+import { Contact } from '../contacts/contact.entity.js';
+import { Execution } from '../programs/execution.entity.js';
+import { Program } from '../programs/program.entity.js';
+import { CallListArgs, CallPageArgs } from './call.args.js';
+import { Call } from './call.entity.js';
+import { CallPage } from './call.types.js';
+
+@Resolver(() => Call)
+export class CallResolver {
+  @Query(() => CallPage, { description: 'A page of the organization’s calls, newest first, as GET /api/calls answers it; filter ids of other organizations match nothing' })
+  calls(@Args(() => CallListArgs) args: CallListArgs, @Ctx() context: GraphQLContext): Promise<Page<Call>> {
+    return context.services.calls.list(actorOf(context), args);
+  }
+
+  @Query(() => Call, { description: 'One call of the organization, as GET /api/calls/{id} answers it' })
+  call(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Call> {
+    return context.services.calls.get(actorOf(context), id);
+  }
+
+  @FieldResolver(() => Execution, { nullable: true, description: 'The execution that placed the call (null for an inbound call)' })
+  execution(@Root() call: Call, @Ctx() context: GraphQLContext): Promise<Execution | null> | null {
+    return call.executionId ? loadersOf(context).calls.executions.load(call.executionId) : null;
+  }
+
+  @FieldResolver(() => Contact, { nullable: true, description: 'The contact called, while it exists' })
+  contact(@Root() call: Call, @Ctx() context: GraphQLContext): Promise<Contact | null> | null {
+    return call.contactId ? loadersOf(context).calls.contacts.load(call.contactId) : null;
+  }
+
+  @FieldResolver(() => Program, { nullable: true, description: 'The program of the call’s execution, while it exists' })
+  program(@Root() call: Call, @Ctx() context: GraphQLContext): Promise<Program | null> | null {
+    return call.programId ? loadersOf(context).programs.programs.load(call.programId) : null;
+  }
+
+  @FieldResolver(() => Agent, { nullable: true, description: 'The agent that spoke on the call, while it exists' })
+  agent(@Root() call: Call, @Ctx() context: GraphQLContext): Promise<Agent | null> | null {
+    return call.agentId ? loadersOf(context).programs.agents.load(call.agentId) : null;
+  }
+}
+
+/** Adds Execution.calls without the programs module knowing about telephony. */
+@Resolver(() => Execution)
+export class ExecutionCallsResolver {
+  @FieldResolver(() => CallPage, { description: 'The execution’s calls, every attempt, newest first; batched across executions' })
+  calls(@Root() execution: Execution, @Args(() => CallPageArgs) args: CallPageArgs, @Ctx() context: GraphQLContext): Promise<Page<Call>> {
+    return loadersOf(context).calls.ofExecution(execution.id, args);
+  }
+}
+
+/** Adds Contact.calls without the contacts module knowing about telephony. */
+@Resolver(() => Contact)
+export class ContactCallsResolver {
+  @FieldResolver(() => CallPage, { description: 'The calls to (or from) the contact, every execution, newest first; batched across contacts' })
+  calls(@Root() contact: Contact, @Args(() => CallPageArgs) args: CallPageArgs, @Ctx() context: GraphQLContext): Promise<Page<Call>> {
+    return loadersOf(context).calls.ofContact(contact.id, args);
+  }
+}

@@ -1,0 +1,165 @@
+import { QueryOrder } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { isUuid } from '../../db/base.entity.js';
+import { pagesByParent } from '../../db/pages-by-parent.js';
+import { readPage } from '../../db/read-model.js';
+import { Contact } from '../contacts/contact.entity.js';
+import { Execution } from '../programs/execution.entity.js';
+import { Call } from './call.entity.js';
+import type { CallListArgs, CallPageArgs } from './call.args.js';
+import type { CallCsvRow } from './call-csv.js';
+
+export const CALL_SORT_FIELDS = ['createdAt', 'updatedAt', 'queuedAt', 'endedAt', 'durationSeconds'] as const;
+const NULLABLE_SORT_FIELDS = new Set<string>(['endedAt', 'durationSeconds']);
+
+/** Rows of the CSV read per statement: the answer is written page by page, never held whole. */
+export const CSV_BATCH_SIZE = 500;
+
+/**
+ * One contact of the execution with its last call (highest attempt, then latest queuedAt). A call
+ * belongs to the queue row it names, or, naming none, to the row of its contact.
+ */
+const LAST_CALL_COLUMNS = 'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.error_text, c.credits_charged';
+const LAST_CALL_ORDER = 'order by c.attempt desc, c.queued_at desc, c.id desc limit 1';
+// Two lookups, each on its own index (execution_contact_id; execution_id, contact_id), rather than one OR that scans.
+const CSV_SQL = `select ec.id as row_id, ec.contact_id, ec.phone, ec.status as contact_status, ec.attempts,
+    last.id as call_id, last.status as call_status, last.outcome, last.queued_at, last.answered_at, last.ended_at,
+    last.duration_seconds, last.error_text, last.credits_charged
+  from (
+    select id, organization_id, execution_id, contact_id, phone, status, attempts from execution_contacts
+    where organization_id = ? and execution_id = ? and id > ? order by id limit ?
+  ) ec
+  left join lateral (
+    select * from (
+      (select ${LAST_CALL_COLUMNS} from calls c
+        where c.execution_contact_id = ec.id and c.organization_id = ec.organization_id and c.execution_id = ec.execution_id ${LAST_CALL_ORDER})
+      union all
+      (select ${LAST_CALL_COLUMNS} from calls c
+        where c.execution_id = ec.execution_id and c.contact_id = ec.contact_id and c.execution_contact_id is null and c.organization_id = ec.organization_id ${LAST_CALL_ORDER})
+    ) candidates
+    order by attempt desc, queued_at desc, id desc
+    limit 1
+  ) last on true
+  order by ec.id`;
+
+const asDate = (value: unknown): Date | null => (value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value)));
+const asNumber = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+/** Calls of the caller's organization, read only: the runner and the carrier webhooks write them. */
+export class CallService {
+  constructor(private readonly em: EntityManager) {}
+
+  /** A page of calls, newest first by default; filter ids of other organizations match nothing. */
+  async list(actor: Actor, args: CallListArgs): Promise<Page<Call>> {
+    const field = sortField(args.sortBy, CALL_SORT_FIELDS);
+    if (args.queuedAfter && args.queuedBefore && args.queuedAfter >= args.queuedBefore) {
+      throw AppError.badInput([{ field: 'queuedBefore', message: 'queuedBefore must be after queuedAfter' }]);
+    }
+    const queuedAt = {
+      ...(args.queuedAfter ? { $gte: args.queuedAfter } : {}),
+      ...(args.queuedBefore ? { $lt: args.queuedBefore } : {}),
+    };
+    const pattern = args.search ? containsPattern(args.search) : undefined;
+    const where = {
+      organization: actor.organizationId,
+      ...(args.executionId ? { executionId: args.executionId } : {}),
+      ...(args.programId ? { programId: args.programId } : {}),
+      ...(args.contactId ? { contactId: args.contactId } : {}),
+      ...(args.status ? { status: args.status } : {}),
+      ...(args.direction ? { direction: args.direction } : {}),
+      ...(Object.keys(queuedAt).length > 0 ? { queuedAt } : {}),
+      ...(pattern ? { $or: [{ to: { $ilike: pattern } }, { from: { $ilike: pattern } }] } : {}),
+    };
+    const desc = args.sortOrder === 'desc';
+    const order = NULLABLE_SORT_FIELDS.has(field) ? (desc ? QueryOrder.DESC_NULLS_LAST : QueryOrder.ASC_NULLS_LAST) : args.sortOrder;
+    const { rows: data, total } = await readPage(this.em, Call, where as never, {
+      orderBy: [{ [field]: order }, { id: desc ? 'desc' : 'asc' }] as never,
+      limit: args.limit,
+      offset: (args.page - 1) * args.limit,
+    });
+    return { data, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  async get(actor: Actor, id: string): Promise<Call> {
+    const call = isUuid(id) ? await this.em.findOne(Call, { id, organization: actor.organizationId }) : null;
+    if (!call) throw AppError.notFound('Call');
+    return call;
+  }
+
+  /** A page of calls of each execution, newest first, in one statement whatever the number of executions. */
+  pagesForExecutions(actor: Actor, executionIds: readonly string[], args: CallPageArgs): Promise<Map<string, Page<Call>>> {
+    return this.pagesBy(actor, 'execution_id', executionIds, args);
+  }
+
+  /** A page of calls of each contact, newest first, in one statement whatever the number of contacts. */
+  pagesForContacts(actor: Actor, contactIds: readonly string[], args: CallPageArgs): Promise<Map<string, Page<Call>>> {
+    return this.pagesBy(actor, 'contact_id', contactIds, args);
+  }
+
+  /** Executions by id, of the caller's organization, in one statement (Call.execution). */
+  async executionsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Execution>> {
+    const executions = await this.em.find(Execution, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } });
+    return new Map(executions.map((execution) => [execution.id, execution]));
+  }
+
+  /** Contacts by id, of the caller's organization, in one statement (Call.contact). */
+  async contactsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Contact>> {
+    const contacts = await this.em.find(Contact, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } });
+    return new Map(contacts.map((contact) => [contact.id, contact]));
+  }
+
+  /** The execution of the CSV export, checked before a byte is sent (another organization's → 404). */
+  async csvExecution(actor: Actor, executionId: string): Promise<Execution> {
+    const execution = isUuid(executionId) ? await this.em.findOne(Execution, { id: executionId, organization: actor.organizationId }) : null;
+    if (!execution) throw AppError.notFound('Execution');
+    return execution;
+  }
+
+  /**
+   * The execution's contacts with their last calls, CSV_BATCH_SIZE rows per statement (keyset on the
+   * queue row's id), so that memory stays flat whatever the execution's size. Statements go through
+   * the request's EntityManager: once its client has gone, no further one starts. The page of queue
+   * rows is taken first, so each statement looks up the last calls of its own rows only.
+   */
+  async *csvRows(actor: Actor, executionId: string): AsyncGenerator<CallCsvRow[]> {
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const rows = await this.em.execute<Record<string, unknown>[]>(CSV_SQL, [actor.organizationId, executionId, after, CSV_BATCH_SIZE] as never[]);
+      if (rows.length === 0) return;
+      yield rows.map((row) => ({
+        contactId: (row.contact_id as string | null) ?? null,
+        phone: row.phone as string,
+        contactStatus: row.contact_status as string,
+        attempts: asNumber(row.attempts),
+        lastCallId: (row.call_id as string | null) ?? null,
+        lastCallStatus: (row.call_status as string | null) ?? null,
+        outcome: (row.outcome as string | null) ?? null,
+        queuedAt: asDate(row.queued_at),
+        answeredAt: asDate(row.answered_at),
+        endedAt: asDate(row.ended_at),
+        durationSeconds: asNumber(row.duration_seconds),
+        errorText: (row.error_text as string | null) ?? null,
+        creditsCharged: asNumber(row.credits_charged),
+      }));
+      if (rows.length < CSV_BATCH_SIZE) return;
+      after = String(rows[rows.length - 1]!.row_id);
+    }
+  }
+
+  private pagesBy(actor: Actor, parentColumn: string, parentIds: readonly string[], args: CallPageArgs): Promise<Map<string, Page<Call>>> {
+    return pagesByParent(this.em, parentIds, {
+      entity: Call,
+      table: 'calls',
+      parentColumn,
+      columns: '*',
+      orderBy: 'created_at desc, id desc',
+      organizationId: actor.organizationId,
+      filters: args.status ? [{ sql: 'status = ?', params: [args.status] }] : [],
+      page: args.page,
+      limit: args.limit,
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import { createPageType, type PageMeta } from '../../common/pagination.js';
+import { arrayOf, objectOf, ref, refPicking } from '../../rest/routes.js';
+import { Call } from './call.entity.js';
+
+export const CallPage = createPageType(Call, 'CallPage');
+
+/** The fields REST shows of a call, in this order; the claim and the queue row stay inside. */
+export const CALL_FIELDS = [
+  'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'direction', 'from', 'to',
+  'status', 'outcome', 'attempt', 'carrier', 'carrierConnectionId', 'carrierCallId',
+  'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'reachedNodeIds', 'errorText', 'creditsCharged', 'createdAt', 'updatedAt',
+] as const;
+
+/** A call as REST shows it: exactly CALL_FIELDS, dates as ISO 8601. */
+export function callJson(call: Call): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of CALL_FIELDS) {
+    const value = call[field];
+    out[field] = value instanceof Date ? value.toISOString() : (value ?? null);
+  }
+  out.reachedNodeIds = [...call.reachedNodeIds];
+  return out;
+}
+
+export function callPageJson(page: { data: Call[]; meta: PageMeta }): Record<string, unknown> {
+  return { data: page.data.map(callJson), meta: page.meta };
+}
+
+/** callJson's schema: the named component Call with only CALL_FIELDS. */
+export const CALL_JSON_SCHEMA = refPicking('Call', CALL_FIELDS);
+export const CALL_PAGE_JSON_SCHEMA = objectOf({ data: arrayOf(CALL_JSON_SCHEMA), meta: ref('PageMeta') });
