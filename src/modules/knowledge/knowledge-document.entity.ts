@@ -1,7 +1,8 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Extensions, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
+import { LARGE_VALUE } from '../../platform/answer-budget.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 
@@ -59,6 +60,7 @@ export class KnowledgeDocument extends BaseEntity {
 
   /** Lazy: lists leave the text out; the document read loads it. */
   @Field({ description: 'The full text' })
+  @Extensions(LARGE_VALUE)
   @Property({ type: 'text', lazy: true })
   content!: string;
 
