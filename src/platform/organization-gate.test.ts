@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { NextFunction, Request, Response } from 'express';
 import { AnswerBudget } from './answer-budget.js';
@@ -82,6 +83,17 @@ describe('OrganizationGate', () => {
     gate.admit('a', () => undefined);
     gate.leave('a', LARGE_ANSWER_BYTES);
     expect(gate.load('a').places).toBe(4);
+  });
+
+  it('starts a waiting request in its own async context, not in that of the request that left', () => {
+    const requests = new AsyncLocalStorage<string>();
+    const gate = new OrganizationGate(1);
+    const seen: (string | undefined)[] = [];
+    requests.run('first', () => gate.admit('a', () => seen.push(requests.getStore())));
+    requests.run('second', () => gate.admit('a', () => seen.push(requests.getStore())));
+    expect(seen).toEqual(['first']);
+    requests.run('first', () => gate.leave('a', 10));
+    expect(seen).toEqual(['first', 'second']);
   });
 
   it('weighs an answer at once with weigh(), without a place being left', () => {

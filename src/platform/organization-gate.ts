@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { principalOf } from './principal.js';
 import { answerBudgetOf } from './response-size.js';
@@ -62,10 +63,14 @@ export class OrganizationGate {
     };
   }
 
-  /** Runs `run` now if the organization has a free place, else when one frees up. */
+  /**
+   * Runs `run` now if the organization has a free place, else when one frees up. It runs in the
+   * async context it was admitted in, not that of the request whose leaving freed the place: its own
+   * request context (EntityManager fork, abort signal, answer budget), never another request's.
+   */
   admit(organizationId: string, run: () => void): void {
     const queue = this.waiting.get(organizationId) ?? [];
-    queue.push(run);
+    queue.push(AsyncResource.bind(run));
     this.waiting.set(organizationId, queue);
     this.drain(organizationId);
   }
