@@ -2,8 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { AppError } from '../common/errors.js';
 
 /**
- * Marks a GraphQL field whose value no input limit bounds (a document's text, a message): both
+ * Marks a GraphQL field whose value no input limit bounds (a message, a passage, a reply): both
  * doors charge it to the request's answer budget as it goes into the answer (@Extensions(LARGE_VALUE)).
+ * A document's text is charged by the knowledge service instead, by its stored size, before it is read.
  */
 export const LARGE_VALUE = { largeValue: true } as const;
 
@@ -74,6 +75,11 @@ export function withAnswerBudget<T>(budget: AnswerBudget, run: () => T): T {
 /** The answer budget of the request under way; undefined outside a request (the CLI, the campaign runner). */
 export function currentAnswerBudget(): AnswerBudget | undefined {
   return budgets.getStore();
+}
+
+/** Charges `bytes` to the current request's budget, if there is one; throws when the answer is over the limit. */
+export function chargeAnswerBytes(bytes: number): void {
+  budgets.getStore()?.charge(bytes);
 }
 
 /** Charges a value to the current request's budget, if there is one; throws when the answer is over the limit. */

@@ -111,7 +111,7 @@ it('starts a request that waited as itself, not as the request whose leaving let
     const slow = await org.rest.post('/api/agents', { name: 'Slow', instructions: 'Wait.', modelConfig: { model: 'openai-compatible/slow' } });
     const base = (await org.rest.post('/api/knowledge-bases', { name: 'Help' })).body.id as string;
     const big = (await org.rest.post(`/api/knowledge-bases/${base}/documents`, { title: 'Big', content: 'word' })).body.id as string;
-    await gated.sql(`update knowledge_documents set content = repeat('word ', 6000) where id = ?`, [big]);
+    await gated.sql(`update knowledge_documents set content = repeat('word ', 6000), size_bytes = 30000 where id = ?`, [big]);
     const small = (await org.rest.post(`/api/knowledge-bases/${base}/documents`, { title: 'Small', content: 'A short one.' })).body.id as string;
     const document = (id: string) => ({ query: `{ document(knowledgeBaseId: "${base}", documentId: "${id}") { content } }` });
     const pause = () => new Promise((resolve) => setTimeout(resolve, 150));

@@ -21,8 +21,8 @@ beforeAll(async () => {
   other = await app.organization('Other');
   kbId = (await acme.rest.post('/api/knowledge-bases', { name: 'Help' })).body.id;
   bigId = (await acme.rest.post(`/api/knowledge-bases/${kbId}/documents`, { title: 'Big', content: 'word' })).body.id;
-  // Grown in place: its create's answer (which shows the content) would be over the limit too.
-  await app.sql(`update knowledge_documents set content = repeat('word ', 6000) where id = ?`, [bigId]);
+  // Grown in place (with its stored size): its create's answer (which shows the content) would be over the limit too.
+  await app.sql(`update knowledge_documents set content = repeat('word ', 6000), size_bytes = 30000 where id = ?`, [bigId]);
   midId = (await acme.rest.post(`/api/knowledge-bases/${kbId}/documents`, { title: 'Mid', content: words(12_000) })).body.id;
   smallId = (await acme.rest.post(`/api/knowledge-bases/${kbId}/documents`, { title: 'Small', content: 'A short one.' })).body.id;
 });
@@ -59,7 +59,7 @@ describe('the answer budget', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     expect(res.body.code).toBe('BAD_USER_INPUT');
-    // 30,000 characters of content charged; the body would have been larger (its other fields, the JSON around them).
+    // The text's 30,000 bytes charged before it was read; the body would have been larger (its other fields, the JSON around them).
     expect(res.body.detail).toBe(`The answer would be at least 30000 bytes, over the limit of ${LIMIT}${TAIL}`);
     expect(Number(res.headers.get('content-length'))).toBeLessThan(1000);
   });
@@ -71,7 +71,7 @@ describe('the answer budget', () => {
     expect(answer.body.errors?.[0]?.extensions.code).toBe(rest.body.code);
   });
 
-  it('charges a value once per place it takes in the answer: two aliases of one 12,000-character text are over 20,000', async () => {
+  it('charges a value once per place it takes in the answer: two aliases of one 12,000-byte text are over 20,000', async () => {
     expectRefused(
       await graphql(`{ ${document('a', midId)} ${document('b', midId)} }`),
       `The answer would be at least 24000 bytes, over the limit of ${LIMIT}${TAIL}`,
@@ -85,12 +85,24 @@ describe('the answer budget', () => {
     expect(answer.body.data?.a.content).toBe(words(12_000));
     expect(answer.body.data?.b).toEqual({ title: 'Mid', sizeBytes: 12_000 });
     expect(answer.body.data?.c.content).toBe('A short one.');
+    // The large document without its text is small.
+    const title = await graphql(`{ ${document('big', bigId, 'title')} }`);
+    expect([title.status, title.body.data?.big]).toEqual([200, { title: 'Big' }]);
     const rest = await acme.rest.get(`/api/knowledge-bases/${kbId}/documents/${midId}`);
     expect(rest.status).toBe(200);
     expect(rest.body.content).toBe(words(12_000));
   });
 
-  it('stops the operation: the mutations after the refusal do not run', async () => {
+  it("charges a page of documents' texts on GraphQL", async () => {
+    const page = (limit: number) => `{ knowledgeBase(id: "${kbId}") { documents(limit: ${limit}) { data { title content } } } }`;
+    // Newest first: Small, Mid, Big (and the documents the tests below add come later).
+    const small = await graphql(page(2));
+    expect(small.status).toBe(200);
+    expect(small.body.data?.knowledgeBase.documents.data.map((row: { title: string }) => row.title)).toEqual(['Small', 'Mid']);
+    expectRefused(await graphql(page(3)), `The answer would be at least ${12 + 12_000 + 30_000} bytes, over the limit of ${LIMIT}${TAIL}`);
+  });
+
+  it('stops the operation: the mutations after the refusal do not run, nor the write whose answer passed the limit', async () => {
     const answer = await graphql(
       `mutation ($content: String!) {
         a: addDocument(knowledgeBaseId: "${kbId}", input: { title: "Budget A", content: $content }) { content }
@@ -101,8 +113,8 @@ describe('the answer budget', () => {
     );
     expectRefused(answer, `The answer would be at least 24000 bytes, over the limit of ${LIMIT}${TAIL}`);
     expect(await app.sql(`select id from knowledge_bases where name = 'After the refusal'`)).toHaveLength(0);
-    // What ran before the refusal stays done: b's write happened before its answer was charged.
-    expect(await app.sql(`select title from knowledge_documents where title like 'Budget %' order by title`)).toEqual([{ title: 'Budget A' }, { title: 'Budget B' }]);
+    // What ran before the refusal stays done; b's text was charged before its write, so b wrote nothing.
+    expect(await app.sql(`select title from knowledge_documents where title like 'Budget %' order by title`)).toEqual([{ title: 'Budget A' }]);
   });
 
   it("charges messages on both doors: a conversation's page over the limit is refused, a smaller page is not", async () => {

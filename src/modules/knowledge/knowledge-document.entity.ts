@@ -1,8 +1,7 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
-import { Extensions, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
-import { LARGE_VALUE } from '../../platform/answer-budget.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 
@@ -58,9 +57,8 @@ export class KnowledgeDocument extends BaseEntity {
   @Property({ type: 'string', length: 32 })
   contentType!: DocumentContentType;
 
-  /** Lazy: lists leave the text out; the document read loads it. */
+  /** Lazy: lists leave the text out; the document read loads it (charged to the answer budget by sizeBytes first). */
   @Field({ description: 'The full text' })
-  @Extensions(LARGE_VALUE)
   @Property({ type: 'text', lazy: true })
   content!: string;
 
