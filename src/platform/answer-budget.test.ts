@@ -1,5 +1,5 @@
 import { AppError } from '../common/errors.js';
-import { AnswerBudget, answerTooLarge, chargeAnswer, currentAnswerBudget, isLargeValue, LARGE_VALUE, withAnswerBudget } from './answer-budget.js';
+import { AnswerBudget, answerTooLarge, chargeAnswer, chargeAnswerBytes, currentAnswerBudget, isLargeValue, LARGE_VALUE, withAnswerBudget } from './answer-budget.js';
 
 const refusal = (bytes: number, max: number) => `The answer would be at least ${bytes} bytes, over the limit of ${max}; ask for fewer rows or fields`;
 
@@ -63,8 +63,9 @@ describe('the request budget', () => {
       chargeAnswer('abc');
       await new Promise((resolve) => setTimeout(resolve, 1));
       chargeAnswer('de');
+      chargeAnswerBytes(10);
     });
-    expect(budget.charged).toBe(5);
+    expect(budget.charged).toBe(15);
     expect(currentAnswerBudget()).toBeUndefined();
   });
 
@@ -72,10 +73,12 @@ describe('the request budget', () => {
     const budget = new AnswerBudget(3);
     expect(withAnswerBudget(budget, () => 'answer')).toBe('answer');
     expect(() => withAnswerBudget(budget, () => chargeAnswer('four'))).toThrow(refusal(4, 3));
+    expect(() => withAnswerBudget(new AnswerBudget(3), () => chargeAnswerBytes(4))).toThrow(refusal(4, 3));
   });
 
   it('charges nothing outside a request (the CLI, the campaign runner)', () => {
     expect(() => chargeAnswer('x'.repeat(10_000_000))).not.toThrow();
+    expect(() => chargeAnswerBytes(10_000_000)).not.toThrow();
   });
 });
 

@@ -78,6 +78,13 @@ describe('OrganizationGate', () => {
     expect(gate.load('b').places).toBe(16);
   });
 
+  it('keeps a running average: one small answer after a very large one does not give the places back', () => {
+    const gate = new OrganizationGate(16);
+    gate.weigh('a', LARGE_ANSWER_BYTES * 8);
+    gate.weigh('a', 1000);
+    expect(gate.load('a').places).toBe(LARGE_ANSWER_LIMIT);
+  });
+
   it('an answer exactly at the threshold is not large', () => {
     const gate = new OrganizationGate(4);
     gate.admit('a', () => undefined);
@@ -147,9 +154,10 @@ describe('OrganizationGate.middleware', () => {
     pass(gate, gone);
     gone.locals.answerBytes = 'unknown';
     gone.emit('close');
-    gate.leave('b', 10);
-    gate.admit('b', () => undefined);
-    expect(gate.load('b').places).toBe(4);
+    expect(gate.load('b')).toEqual({ running: 0, waiting: 0, places: 4 });
+    // Nothing was counted: the next answer is the whole average.
+    gate.weigh('b', LARGE_ANSWER_BYTES * 2);
+    expect(gate.load('b').places).toBe(LARGE_ANSWER_LIMIT);
   });
 
   it('passes the place on when the request was answered (timed out) or its client left while it waited', () => {
