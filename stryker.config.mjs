@@ -15,6 +15,8 @@ const MODULES = [
   'src/modules/programs/runner/auto-pause.ts',
   'src/modules/programs/runner/calling-window.ts',
   'src/modules/programs/triggers/trigger-schedule.ts',
+  'src/platform/answer-budget.ts',
+  'src/platform/organization-gate.ts',
 ];
 
 /** The score under which the run fails (and CI with it). */

@@ -35,7 +35,7 @@ import { closeConnectionsWhen } from './platform/connection-close.js';
 import { explorerRouter } from './platform/explorer.js';
 import { OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
-import { responseSizeLimit } from './platform/response-size.js';
+import { answerBudgetOf, responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
 
 export interface Gateway {
@@ -224,6 +224,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           services,
           requestId: String(res.locals.requestId),
           signal: abortSignalOf(res),
+          answerBudget: answerBudgetOf(res),
           logger,
           actor,
           authError,

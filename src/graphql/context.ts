@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../common/actor.js';
 import { AppError } from '../common/errors.js';
+import type { AnswerBudget } from '../platform/answer-budget.js';
 import { throwIfAborted } from '../platform/request-timeout.js';
 import type { Services } from '../services.js';
 
@@ -16,6 +17,8 @@ export interface GraphQLContext {
   requestId: string;
   /** Aborted when the request timed out or its client went away: resolvers that run after it throw UNAVAILABLE. */
   signal?: AbortSignal;
+  /** What the answer may still take (RESPONSE_MAX_BYTES); once spent, the answer is the refusal alone. */
+  answerBudget?: AnswerBudget;
   logger: Logger;
   /** Tells the request's metrics which operation ran. */
   onOperation?(name: string | null | undefined): void;

@@ -35,6 +35,8 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
           if (contextValue.actor) contextValue.onOperation?.(operationName);
         },
         async didEncounterErrors({ contextValue, errors }) {
+          // Over the answer budget, the statements it stopped fail too: the answer is the refusal, nothing to log.
+          if (contextValue.answerBudget?.exceeded) return;
           for (const error of errors) {
             if (!error.originalError || error.originalError instanceof GraphQLError) continue;
             const mapped = toAppError(error.originalError);
@@ -44,6 +46,13 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
           }
         },
         async willSendResponse({ contextValue, response }) {
+          // Over the answer budget: what resolved is dropped, not serialized; the door answers the refusal alone.
+          const refusal = contextValue.answerBudget?.exceeded;
+          if (refusal && response.body.kind === 'single') {
+            response.body.singleResult = { errors: [{ message: refusal.message, extensions: { code: refusal.code, requestId: contextValue.requestId } }] };
+            response.http.status = refusal.status;
+            return;
+          }
           if (response.body.kind === 'single' && response.body.singleResult.errors) {
             const { data, errors } = response.body.singleResult;
             for (const error of errors) {

@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchema, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
 import { validateInstance } from '../common/validation.js';
 import { describeSchema } from './describe.js';
+import { chargeLargeValues } from './large-values.js';
 
 /** Inputs and argument classes are validated by the same function the REST door uses. */
 async function validateFn(value: unknown): Promise<void> {
@@ -21,7 +22,7 @@ export function buildGatewaySchema(resolvers: NonEmptyArray<Function>): Promise<
     // checker is registered: graphql-js's default resolver does that without TypeGraphQL's wrapper,
     // which cost a closure and a promise check per field per row on list pages.
     for (const objectType of getMetadataStorage().objectTypes) objectType.simpleResolvers ??= true;
-    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false }).then(describeSchema);
+    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false }).then(describeSchema).then(chargeLargeValues);
   }
   return built;
 }

@@ -1,5 +1,7 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { principalOf } from './principal.js';
+import { answerBudgetOf } from './response-size.js';
 
 /** An organization whose answers average more than this is building large answers... */
 export const LARGE_ANSWER_BYTES = 512 * 1024;
@@ -14,7 +16,9 @@ const AVERAGE_WEIGHT = 0.2;
  * whose recent answers are large (building and serializing them is the event loop's work, not a
  * wait on the network) gets LARGE_ANSWER_LIMIT places until its answers are small again. One
  * tenant then takes a bounded share of the event loop: /healthz and other organizations keep
- * answering. 0 turns it off.
+ * answering. A request that spends its answer budget weighs its organization at once, with the
+ * bytes it had charged, so the organization's next requests wait without waiting for it to finish.
+ * 0 turns it off.
  */
 export class OrganizationGate {
   private readonly running = new Map<string, number>();
@@ -41,10 +45,16 @@ export class OrganizationGate {
         // Answered while waiting (the request timeout) or the client went away: pass the place on.
         if (res.writableEnded || res.destroyed) return this.leave(organizationId);
         let left = false;
+        let weighed = false;
+        answerBudgetOf(res)?.onExceeded((_refusal, chargedBytes) => {
+          weighed = true;
+          this.weigh(organizationId, chargedBytes);
+        });
         const leave = () => {
           if (left) return;
           left = true;
-          this.leave(organizationId, typeof res.locals.answerBytes === 'number' ? res.locals.answerBytes : undefined);
+          const answerBytes = typeof res.locals.answerBytes === 'number' && !weighed ? res.locals.answerBytes : undefined;
+          this.leave(organizationId, answerBytes);
         };
         res.once('finish', leave);
         res.once('close', leave);
@@ -53,24 +63,31 @@ export class OrganizationGate {
     };
   }
 
-  /** Runs `run` now if the organization has a free place, else when one frees up. */
+  /**
+   * Runs `run` now if the organization has a free place, else when one frees up. It runs in the
+   * async context it was admitted in, not that of the request whose leaving freed the place: its own
+   * request context (EntityManager fork, abort signal, answer budget), never another request's.
+   */
   admit(organizationId: string, run: () => void): void {
     const queue = this.waiting.get(organizationId) ?? [];
-    queue.push(run);
+    queue.push(AsyncResource.bind(run));
     this.waiting.set(organizationId, queue);
     this.drain(organizationId);
   }
 
   /** A request of the organization is done; `answerBytes` is the size of what it answered (or would have). */
   leave(organizationId: string, answerBytes?: number): void {
-    if (answerBytes !== undefined) {
-      const average = this.answerBytes.get(organizationId);
-      this.answerBytes.set(organizationId, average === undefined ? answerBytes : average + AVERAGE_WEIGHT * (answerBytes - average));
-    }
+    if (answerBytes !== undefined) this.weigh(organizationId, answerBytes);
     const running = (this.running.get(organizationId) ?? 1) - 1;
     if (running <= 0) this.running.delete(organizationId);
     else this.running.set(organizationId, running);
     this.drain(organizationId);
+  }
+
+  /** Counts one answer of the organization (sent, refused, or found over the limit while it was built) in its running average. */
+  weigh(organizationId: string, answerBytes: number): void {
+    const average = this.answerBytes.get(organizationId);
+    this.answerBytes.set(organizationId, average === undefined ? answerBytes : average + AVERAGE_WEIGHT * (answerBytes - average));
   }
 
   private placesOf(organizationId: string): number {

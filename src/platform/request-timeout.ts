@@ -8,13 +8,18 @@ import { AppError } from '../common/errors.js';
  *
  * The request's work stops too: `res.locals.abortSignal` (see abortSignalOf) is aborted at the
  * deadline, or when the client goes away before its answer, with an UNAVAILABLE AppError as the
- * reason. The request's EntityManager fork carries it (app.ts), so no statement starts after it
- * and on PostgreSQL the running ones are cancelled; GraphQL resolvers check it before they run.
+ * reason, or with the refusal of another limit that stops the request (`res.locals.abortRequest`:
+ * the answer budget). The request's EntityManager fork carries it (app.ts), so no statement starts
+ * after it and on PostgreSQL the running ones are cancelled; GraphQL resolvers check it before they run.
  */
 export function requestTimeout(ms: number, answer: (res: Response, error: AppError) => void) {
   return (_req: Request, res: Response, next: NextFunction): void => {
     const controller = new AbortController();
     res.locals.abortSignal = controller.signal;
+    // Another limit may stop the request's work too (the answer budget, src/platform/response-size.ts).
+    res.locals.abortRequest = (reason: AppError) => {
+      if (!controller.signal.aborted) controller.abort(reason);
+    };
     const timer = setTimeout(() => {
       const error = new AppError('UNAVAILABLE', `The request was not answered within ${ms} ms; try again shortly`);
       controller.abort(error);

@@ -9,6 +9,7 @@ import {
   type GraphQLOutputType,
   type GraphQLSchema,
 } from 'graphql';
+import { chargeAnswer, isLargeValue } from '../platform/answer-budget.js';
 
 /** How one value of a GraphQL output type is shaped; built once per type, used for every row. */
 type Shape = (value: unknown) => unknown;
@@ -17,6 +18,7 @@ type Shape = (value: unknown) => unknown;
  * Shapes a service result for the REST door by the fields of its GraphQL type, so both doors
  * show the same fields and nothing a type does not declare (a key hash, an agent's policy) leaks.
  * Fields that take arguments (paged relations) are GraphQL-only and left out.
+ * Fields marked LARGE_VALUE are charged to the request's answer budget as they are shaped.
  */
 export class Presenter {
   private readonly objects = new Map<string, Shape>();
@@ -49,7 +51,12 @@ export class Presenter {
     if (shape) return shape;
     const fields = Object.values(type.getFields())
       .filter((field) => field.args.length === 0)
-      .map((field) => ({ name: field.name, optional: !isNonNullType(field.type), shape: this.shape(field.type) }));
+      .map((field) => ({
+        name: field.name,
+        optional: !isNonNullType(field.type),
+        largeValue: isLargeValue(field.extensions),
+        shape: this.shape(field.type),
+      }));
     shape = (value) => {
       if (value === null || value === undefined) return null;
       const source = value as Record<string, unknown>;
@@ -57,6 +64,8 @@ export class Presenter {
       for (const field of fields) {
         const fieldValue = source[field.name];
         if (fieldValue === undefined && field.optional) continue;
+        // As on GraphQL: a value no input limit bounds is charged to the answer budget before the body is built.
+        if (field.largeValue) chargeAnswer(fieldValue);
         out[field.name] = field.shape(fieldValue);
       }
       return out;

@@ -96,3 +96,45 @@ it('is off with 0', async () => {
     await open.close();
   }
 });
+
+it('starts a request that waited as itself, not as the request whose leaving let it in', async () => {
+  // One place; a slow request holds it while a request over its answer budget and two small ones queue
+  // behind it, in that order. The refused request's abort signal and spent budget must not reach the
+  // requests its leaving lets in (they answered 500 and 400 when they ran in its async context).
+  const gated = await startTestApp({
+    concurrencyPerOrganization: 1,
+    responseMaxBytes: 20_000,
+    providers: { openaiCompatibleBaseUrl: app.config.providers.openaiCompatibleBaseUrl },
+  });
+  try {
+    const org = await gated.organization('Gated');
+    const slow = await org.rest.post('/api/agents', { name: 'Slow', instructions: 'Wait.', modelConfig: { model: 'openai-compatible/slow' } });
+    const base = (await org.rest.post('/api/knowledge-bases', { name: 'Help' })).body.id as string;
+    const big = (await org.rest.post(`/api/knowledge-bases/${base}/documents`, { title: 'Big', content: 'word' })).body.id as string;
+    await gated.sql(`update knowledge_documents set content = repeat('word ', 6000), size_bytes = 30000 where id = ?`, [big]);
+    const small = (await org.rest.post(`/api/knowledge-bases/${base}/documents`, { title: 'Small', content: 'A short one.' })).body.id as string;
+    const document = (id: string) => ({ query: `{ document(knowledgeBaseId: "${base}", documentId: "${id}") { content } }` });
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 150));
+
+    upstreamCalls = 0;
+    const holding = org.rest.post(`/api/agents/${slow.body.id}/test`, { message: 'hold the place' });
+    await until(() => upstreamCalls === 1);
+    const refused = org.rest.post('/graphql', document(big));
+    await pause();
+    const restAfter = org.rest.get(`/api/knowledge-bases/${base}/documents/${small}`);
+    await pause();
+    const graphqlAfter = org.rest.post('/graphql', document(small));
+    await pause();
+    releaseAll();
+
+    expect((await holding).status).toBe(200);
+    const refusal = await refused;
+    expect([refusal.status, refusal.body.errors?.[0]?.extensions?.code]).toEqual([400, 'BAD_USER_INPUT']);
+    const rest = await restAfter;
+    expect([rest.status, rest.body.content]).toEqual([200, 'A short one.']);
+    const graphql = await graphqlAfter;
+    expect([graphql.status, graphql.body.data?.document?.content]).toEqual([200, 'A short one.']);
+  } finally {
+    await gated.close();
+  }
+});

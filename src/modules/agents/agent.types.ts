@@ -1,5 +1,6 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Extensions, Field, Int, ObjectType } from 'type-graphql';
+import { LARGE_VALUE } from '../../platform/answer-budget.js';
 import { PipelineMode, StsProvider } from './agent.enums.js';
 
 @ObjectType({ description: 'The language model of an agent' })
@@ -77,6 +78,7 @@ export class Usage {
 @ObjectType({ description: 'The answer to a test message or a conversation message' })
 export class MessageReply {
   @Field()
+  @Extensions(LARGE_VALUE)
   response!: string;
 
   @Field(() => Usage)

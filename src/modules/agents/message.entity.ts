@@ -1,7 +1,8 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Extensions, Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
+import { LARGE_VALUE } from '../../platform/answer-budget.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { MessageRole } from './agent.enums.js';
 import { Usage } from './agent.types.js';
@@ -28,6 +29,7 @@ export class Message extends BaseEntity {
   role!: MessageRole;
 
   @Field()
+  @Extensions(LARGE_VALUE)
   @Property({ type: 'text' })
   content!: string;
 

@@ -57,7 +57,7 @@ export class KnowledgeDocument extends BaseEntity {
   @Property({ type: 'string', length: 32 })
   contentType!: DocumentContentType;
 
-  /** Lazy: lists leave the text out; the document read loads it. */
+  /** Lazy: lists leave the text out; the document read loads it (charged to the answer budget by sizeBytes first). */
   @Field({ description: 'The full text' })
   @Property({ type: 'text', lazy: true })
   content!: string;

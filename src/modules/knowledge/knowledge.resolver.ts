@@ -18,6 +18,11 @@ function selectionsOf(selectionSet: SelectionSetNode | undefined, name: string, 
   });
 }
 
+/** Whether the field's selection asks for the document's `content`. */
+function selectsContent(info: GraphQLResolveInfo): boolean {
+  return info.fieldNodes.some((node) => selectionsOf(node.selectionSet, 'content', info).length > 0);
+}
+
 @Resolver(() => KnowledgeBase)
 export class KnowledgeResolver {
   @Query(() => KnowledgeBasePage, { description: "A page of the organization's knowledge bases; search matches name or description" })
@@ -30,13 +35,15 @@ export class KnowledgeResolver {
     return context.services.knowledge.getBase(actorOf(context), id);
   }
 
+  /** The text is read (and charged to the answer budget) only when the query selects it. */
   @Query(() => KnowledgeDocument, { description: 'A document with its full text' })
   document(
     @Arg('knowledgeBaseId', () => ID) knowledgeBaseId: string,
     @Arg('documentId', () => ID) documentId: string,
     @Ctx() context: GraphQLContext,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<KnowledgeDocument> {
-    return context.services.knowledge.getDocument(actorOf(context), knowledgeBaseId, documentId);
+    return context.services.knowledge.getDocument(actorOf(context), knowledgeBaseId, documentId, { withContent: selectsContent(info) });
   }
 
   @Query(() => [KnowledgePassage], { description: 'The passages an agent would retrieve for a query, best first' })
@@ -56,8 +63,9 @@ export class KnowledgeResolver {
     @Arg('knowledgeBaseId', () => ID) knowledgeBaseId: string,
     @Arg('input') input: AddDocumentInput,
     @Ctx() context: GraphQLContext,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<KnowledgeDocument> {
-    return context.services.knowledge.addDocument(actorOf(context), knowledgeBaseId, input);
+    return context.services.knowledge.addDocument(actorOf(context), knowledgeBaseId, input, { withContent: selectsContent(info) });
   }
 
   @Mutation(() => DeletionResult, { description: 'Deletes a knowledge base with its documents and chunks' })

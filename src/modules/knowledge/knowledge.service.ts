@@ -12,6 +12,7 @@ import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 import { authorize } from '../organizations/roles.js';
+import { chargeAnswerBytes } from '../../platform/answer-budget.js';
 
 export const KNOWLEDGE_BASE_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
@@ -29,7 +30,11 @@ const DOCUMENT_SUMMARY_COLUMNS =
   'id, created_at, updated_at, organization_id, knowledge_base_id, title, content_type, size_bytes, status, error, chunk_count';
 
 export interface DocumentListOptions {
-  /** Load the full text too (GraphQL asks for it only when the query selects it). */
+  /**
+   * Load the full text too (GraphQL asks for it only when the query selects it; a single document
+   * and a new one answer it by default). The text goes into the answer: it is charged to the
+   * request's answer budget (RESPONSE_MAX_BYTES) by its size in bytes, before it is read where it can be.
+   */
   withContent?: boolean;
 }
 
@@ -104,10 +109,12 @@ export class KnowledgeService {
    * Stores a document and its chunks in one transaction: `ready` with its chunk count, or
    * `failed` with the error when it cannot be chunked.
    */
-  async addDocument(actor: Actor, knowledgeBaseId: string, input: AddDocumentInput): Promise<KnowledgeDocument> {
+  async addDocument(actor: Actor, knowledgeBaseId: string, input: AddDocumentInput, options: DocumentListOptions = {}): Promise<KnowledgeDocument> {
     authorize(actor, 'knowledge.manage');
     const base = await this.getBase(actor, knowledgeBaseId);
     const sizeBytes = Buffer.byteLength(input.content, 'utf8');
+    // Before the write: an answer refused for its size leaves nothing written.
+    if (options.withContent ?? true) chargeAnswerBytes(sizeBytes);
     return this.em.transactional(async (em) => {
       await this.assertQuota(em, actor.organizationId, sizeBytes);
       const organization = em.getReference(Organization, actor.organizationId);
@@ -173,7 +180,7 @@ export class KnowledgeService {
     args: DocumentListArgs,
     options: DocumentListOptions = {},
   ): Promise<Map<string, Page<KnowledgeDocument>>> {
-    return pagesByParent(this.em, knowledgeBaseIds, {
+    const pages = await pagesByParent(this.em, knowledgeBaseIds, {
       entity: KnowledgeDocument,
       table: 'knowledge_documents',
       parentColumn: 'knowledge_base_id',
@@ -184,19 +191,21 @@ export class KnowledgeService {
       page: args.page,
       limit: args.limit,
     });
+    if (options.withContent) for (const page of pages.values()) for (const document of page.data) chargeAnswerBytes(document.sizeBytes);
+    return pages;
   }
 
-  /** One document with its text (interface endpoint 11). */
-  async getDocument(actor: Actor, knowledgeBaseId: string, documentId: string): Promise<KnowledgeDocument> {
+  /** One document with its text (interface endpoint 11); the text is charged to the answer budget before it is read. */
+  async getDocument(actor: Actor, knowledgeBaseId: string, documentId: string, options: DocumentListOptions = {}): Promise<KnowledgeDocument> {
     const document =
       isUuid(knowledgeBaseId) && isUuid(documentId)
-        ? await this.em.findOne(
-            KnowledgeDocument,
-            { id: documentId, knowledgeBase: knowledgeBaseId, organization: actor.organizationId },
-            { populate: ['content'] },
-          )
+        ? await this.em.findOne(KnowledgeDocument, { id: documentId, knowledgeBase: knowledgeBaseId, organization: actor.organizationId })
         : null;
     if (!document) throw AppError.notFound('Document');
+    if (options.withContent ?? true) {
+      chargeAnswerBytes(document.sizeBytes);
+      await this.em.populate(document, ['content']);
+    }
     return document;
   }
 

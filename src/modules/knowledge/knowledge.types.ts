@@ -1,5 +1,6 @@
-import { Field, Float, ID, ObjectType } from 'type-graphql';
+import { Extensions, Field, Float, ID, ObjectType } from 'type-graphql';
 import { createPageType } from '../../common/pagination.js';
+import { LARGE_VALUE } from '../../platform/answer-budget.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeDocument } from './knowledge-document.entity.js';
 import type { Passage } from './knowledge.service.js';
@@ -16,6 +17,7 @@ export class KnowledgePassage implements Passage {
   title!: string;
 
   @Field()
+  @Extensions(LARGE_VALUE)
   content!: string;
 
   @Field(() => Float, { description: 'Full-text relevance from 0 to 1' })

@@ -10,13 +10,12 @@ const MAX_BYTES = 4 * 1024 * 1024;
 const DOCUMENT_CHARS = 600_000;
 const WORKERS = 6;
 const DURATION_MS = 8000;
-// The issue asks for p99 under 100 ms. The organization gate gives the bomb's organization one place
-// once its answers are large, so a probe typically waits behind one answer being built (p50 about
-// 20 ms); but the first burst, before any answer is measured, and garbage collection of the multi-MB
-// strings still leave a tail (p99 150–190 ms on a quiet 2-core machine). Held here at what the gateway
-// meets, and reported as a miss in the README (Security › Query cost, answer size and knowledge search).
+// The issue asks for p99 under 100 ms. The answer budget refuses the bomb once the texts it has charged
+// pass the limit, before the rest are read and before anything is serialized, and weighs its organization
+// at once, so the organization gate gives it one place from its first refusal on (README, Security ›
+// The answer budget).
 const HEALTH_P50_MS = 100;
-const HEALTH_P99_MS = 500;
+const HEALTH_P99_MS = 100;
 const ME_MAX_MS = 1000;
 const RSS_GROWTH_MIB = 400;
 
@@ -47,6 +46,7 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
   ];
 
   const watch = watchResponsiveness(gateway, other.apiKey);
+  await watch.ready;
   const results = await storm(WORKERS, DURATION_MS, async (n) => {
     const kind = kinds[n % kinds.length]!;
     return { kind, answer: await kind.run() };
@@ -63,7 +63,7 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
   const bombAnswers = results.filter(({ kind }) => kind.expect === 400).map(({ answer }) => answer.bytes);
   report.check('a refused answer is a short error, not the body', bombAnswers.every((bytes) => bytes < 2000), `largest ${Math.max(...bombAnswers)} bytes`);
   report.check(`/healthz p50 under ${HEALTH_P50_MS} ms`, seen.health.p50 < HEALTH_P50_MS, `p50 ${seen.health.p50} ms over ${seen.health.count} probes`);
-  report.check(`/healthz p99 under ${HEALTH_P99_MS} ms (the issue's 100 ms is not met under this load)`, seen.health.p99 < HEALTH_P99_MS, `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes`);
+  report.check(`/healthz p99 under ${HEALTH_P99_MS} ms`, seen.health.p99 < HEALTH_P99_MS, `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes`);
   report.check(
     `another organization's GET /api/users/me answers 200 within ${ME_MAX_MS} ms`,
     seen.me.count > 0 && seen.me.bad === 0 && seen.me.max < ME_MAX_MS,
