@@ -85,12 +85,12 @@ describe('GET /api/executions/{id}/calls.csv', () => {
     const phones = await app.sql<{ contact_id: string; phone: string }>('select contact_id, phone from execution_contacts where execution_id = ?', [campaign.executionId]);
     const phoneOf = Object.fromEntries(phones.map((p) => [p.contact_id, p.phone]));
     expect(byContact[c1]).toEqual({
-      contactId: c1, phone: `'${phoneOf[c1]}`, contactStatus: 'completed', attempts: '2', lastCallId: last1, lastCallStatus: 'completed', outcome: 'answered',
+      contactId: c1, phone: phoneOf[c1], contactStatus: 'completed', attempts: '2', lastCallId: last1, lastCallStatus: 'completed', outcome: 'answered',
       queuedAt: at(30).toISOString(), answeredAt: at(30.1).toISOString(), endedAt: at(31).toISOString(), durationSeconds: '54', errorText: '', creditsCharged: '1',
     });
     expect(byContact[c2]).toMatchObject({ lastCallId: last2, lastCallStatus: 'failed', contactStatus: 'failed', errorText: '\'=HYPERLINK("http://evil.example","click"), then\r\nmore', creditsCharged: '0' });
     expect(byContact[c3]).toEqual({
-      contactId: c3, phone: `'${phoneOf[c3]}`, contactStatus: 'pending', attempts: '0', lastCallId: '', lastCallStatus: '', outcome: '',
+      contactId: c3, phone: phoneOf[c3], contactStatus: 'pending', attempts: '0', lastCallId: '', lastCallStatus: '', outcome: '',
       queuedAt: '', answeredAt: '', endedAt: '', durationSeconds: '', errorText: '', creditsCharged: '',
     });
   });

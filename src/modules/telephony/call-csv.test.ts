@@ -25,8 +25,10 @@ describe('csvField', () => {
     expect(csvField('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
   });
 
-  it('neutralizes an E.164 number too: every cell starting with + gets the apostrophe', () => {
-    expect(csvField('+14155550100')).toBe("'+14155550100");
+  it('leaves a bare E.164 number as it is (a plus and digits hide no formula), and neutralizes anything more after a plus', () => {
+    expect(csvField('+14155550100')).toBe('+14155550100');
+    expect(csvField('+1415555010+1')).toBe("'+1415555010+1");
+    expect(csvField('+1 415')).toBe("'+1 415");
   });
 });
 
