@@ -41,6 +41,12 @@ import {
   UpdateProgramDocument,
   UpdateTeamDocument,
   UpdateUserRoleDocument,
+  CreateCarrierConnectionDocument,
+  UpdateCarrierConnectionDocument,
+  DeleteCarrierConnectionDocument,
+  CreatePhoneNumberDocument,
+  UpdatePhoneNumberDocument,
+  DeletePhoneNumberDocument,
 } from '../generated/graphql.js';
 import { ALL_DAY, buildCampaign } from '../campaigns/fixtures.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
@@ -59,8 +65,9 @@ let ids: Record<string, string>;
 const TABLES = [
   'organizations', 'users', 'teams', 'team_memberships', 'agents', 'conversations', 'messages', 'knowledge_bases',
   'knowledge_documents', 'knowledge_chunks', 'contacts', 'business_entities', 'audiences', 'audience_members',
-  'call_flows', 'programs', 'executions', 'execution_contacts', 'contact_triggers',
+  'call_flows', 'programs', 'executions', 'execution_contacts', 'contact_triggers', 'carrier_connections', 'phone_numbers', 'calls',
 ];
+const connectionBody = { name: 'Twilio', accountSid: `AC${'1'.repeat(32)}`, authToken: 'f'.repeat(32) };
 
 async function digest(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -122,6 +129,12 @@ const CASES: Case[] = [
   { name: 'sync a program’s triggers', permission: 'programs.manage', rest: () => ['post', `/api/programs/${ids.program}/triggers/sync`], graphql: () => [SyncProgramTriggersDocument, { programId: ids.program }] },
   { name: 'start an execution (spends credits)', permission: 'executions.control', rest: () => ['post', `/api/programs/${ids.program}/executions`, {}], graphql: () => [CreateExecutionDocument, { programId: ids.program }] },
   { name: 'cancel an execution', permission: 'executions.control', rest: () => ['post', `/api/executions/${ids.execution}/cancel`], graphql: () => [ControlExecutionDocument, { id: ids.execution, action: 'cancel' as const }] },
+  { name: 'connect a carrier', permission: 'telephony.manage', rest: () => ['post', '/api/carrier-connections', connectionBody], graphql: () => [CreateCarrierConnectionDocument, { input: connectionBody }] },
+  { name: 'change a carrier connection', permission: 'telephony.manage', rest: () => ['put', `/api/carrier-connections/${ids.connection}`, { callsPerSecond: 50 }], graphql: () => [UpdateCarrierConnectionDocument, { id: ids.connection, input: { callsPerSecond: 50 } }] },
+  { name: 'delete a carrier connection', permission: 'telephony.manage', rest: () => ['delete', `/api/carrier-connections/${ids.connection}`], graphql: () => [DeleteCarrierConnectionDocument, { id: ids.connection }] },
+  { name: 'add a phone number', permission: 'telephony.manage', rest: () => ['post', '/api/phone-numbers', { number: '+14155550111' }], graphql: () => [CreatePhoneNumberDocument, { input: { number: '+14155550111' } }] },
+  { name: 'change a phone number', permission: 'telephony.manage', rest: () => ['put', `/api/phone-numbers/${ids.number}`, { label: 'Mine now' }], graphql: () => [UpdatePhoneNumberDocument, { id: ids.number, input: { label: 'Mine now' } }] },
+  { name: 'delete a phone number', permission: 'telephony.manage', rest: () => ['delete', `/api/phone-numbers/${ids.number}`], graphql: () => [DeletePhoneNumberDocument, { id: ids.number }] },
   { name: 'create a team', permission: 'teams.manage', rest: () => ['post', '/api/teams', { name: 'T2' }], graphql: () => [CreateTeamDocument, { input: { name: 'T2' } }] },
   { name: 'rename a team', permission: 'teams.manage', rest: () => ['put', `/api/teams/${ids.team}`, { name: 'T3' }], graphql: () => [UpdateTeamDocument, { id: ids.team, input: { name: 'T3' } }] },
   { name: 'delete a team', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}`], graphql: () => [DeleteTeamDocument, { id: ids.team }] },
@@ -150,6 +163,13 @@ beforeAll(async () => {
   expect((await acme.rest.post(`/api/agents/${agent}/activate`)).status).toBe(200);
   const draftProgram = await post('/api/programs', { name: 'Draft', kind: 'campaign', flowId: campaign.flowId, audienceId: campaign.audienceId, callingWindow: ALL_DAY });
   const team = await post('/api/teams', { name: 'Ops' });
+  // A connection as it is stored (made through the door it is first checked with the carrier).
+  const connection = '7b0c4a8e-2f65-4f1d-9a7e-5d3c2b1a0f9e';
+  await app.sql(
+    `insert into carrier_connections (id, created_at, updated_at, organization_id, name, carrier, account_sid, auth_token_encrypted, auth_token_last4, calls_per_second)
+     values (?, now(), now(), ?, 'Twilio', 'twilio', ?, 'v1:AAAA:AAAA:AAAA', 'ffff', 1)`,
+    [connection, acme.organizationId, `AC${'2'.repeat(32)}`],
+  );
   expect((await acme.rest.post(`/api/teams/${team}/members`, { userId: acme.userId })).status).toBe(200);
   ids = {
     owner: acme.userId,
@@ -166,6 +186,8 @@ beforeAll(async () => {
     draftProgram,
     execution: await post(`/api/programs/${campaign.programId}/executions`, {}),
     team,
+    connection,
+    number: await post('/api/phone-numbers', { number: '+14155550110', carrierConnectionId: connection }),
   };
 });
 afterAll(() => app.close());
@@ -191,7 +213,7 @@ describe.each([
 
 describe('what a member may do', () => {
   it('reads everything and talks to agents on both doors', async () => {
-    for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization']) {
+    for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization', '/api/carrier-connections', '/api/phone-numbers', '/api/calls']) {
       expect([path, (await member.rest.get(path)).status]).toEqual([path, 200]);
     }
     expect((await member.rest.post(`/api/agents/${ids.agent}/test`, { message: 'hi' })).body.response).toBe('Echo: hi');
