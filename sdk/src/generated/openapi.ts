@@ -1080,6 +1080,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/carrier-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of carrier connections: {data, meta}; search matches the name
+         * @description A page of carrier connections: {data, meta}; search matches the name. Any role of the organization may call it.
+         */
+        get: operations["listCarrierConnections"];
+        put?: never;
+        /**
+         * Connect a carrier account; the carrier checks the credentials first (rejected → 400, unreachable → 503); needs CREDENTIALS_KEY (409 otherwise)
+         * @description Connect a carrier account; the carrier checks the credentials first (rejected → 400, unreachable → 503); needs CREDENTIALS_KEY (409 otherwise). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
+        post: operations["createCarrierConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/carrier-connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a carrier connection (never its auth token)
+         * @description Read a carrier connection (never its auth token). Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["getCarrierConnection"];
+        /**
+         * Change the fields that are sent; a new authToken (rotation) is checked with the carrier first
+         * @description Change the fields that are sent; a new authToken (rotation) is checked with the carrier first. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        put: operations["updateCarrierConnection"];
+        post?: never;
+        /**
+         * Delete a carrier connection; its numbers stay, without a connection
+         * @description Delete a carrier connection; its numbers stay, without a connection. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        delete: operations["deleteCarrierConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/phone-numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of phone numbers with their carrier connection: {data, meta}; search matches the number or the label
+         * @description A page of phone numbers with their carrier connection: {data, meta}; search matches the number or the label. Any role of the organization may call it.
+         */
+        get: operations["listPhoneNumbers"];
+        put?: never;
+        /**
+         * Add a number (E.164); a number already in the organization → 409, a carrierConnectionId not of it → 404
+         * @description Add a number (E.164); a number already in the organization → 409, a carrierConnectionId not of it → 404. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         */
+        post: operations["createPhoneNumber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/phone-numbers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a phone number with its carrier connection
+         * @description Read a phone number with its carrier connection. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["getPhoneNumber"];
+        /**
+         * Change the fields that are sent; null clears label and carrierConnectionId
+         * @description Change the fields that are sent; null clears label and carrierConnectionId. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        put: operations["updatePhoneNumber"];
+        post?: never;
+        /**
+         * Delete a phone number; programs that used it as caller ID lose it
+         * @description Delete a phone number; programs that used it as caller ID lose it. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        delete: operations["deletePhoneNumber"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/calls": {
         parameters: {
             query?: never;
@@ -1455,6 +1559,16 @@ export interface components {
             autoPauseRules?: components["schemas"]["ProgramAutoPauseRuleInput"][];
             /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
+            /**
+             * @description Where the calls are placed: simulator (default on create) or twilio (the organization’s connection; activation checks it is ready)
+             * @enum {string}
+             */
+            carrier?: "simulator" | "twilio";
+            /**
+             * Format: uuid
+             * @description A phone number of the organization, the caller ID of the calls; required to activate a twilio program
+             */
+            fromNumberId?: string;
         };
         UpdateProgramInput: {
             /** @description The update program input’s name */
@@ -1501,6 +1615,16 @@ export interface components {
             autoPauseRules?: components["schemas"]["ProgramAutoPauseRuleInput"][];
             /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
+            /**
+             * @description Where the calls are placed: simulator (default on create) or twilio (the organization’s connection; activation checks it is ready)
+             * @enum {string}
+             */
+            carrier?: "simulator" | "twilio";
+            /**
+             * Format: uuid
+             * @description A phone number of the organization, the caller ID of the calls; required to activate a twilio program
+             */
+            fromNumberId?: string;
         };
         CreateExecutionInput: {
             /**
@@ -1508,6 +1632,51 @@ export interface components {
              * @description Default: the program’s scheduledStartAt
              */
             scheduledStartAt?: string;
+        };
+        CreateCarrierConnectionInput: {
+            /** @description 1 to 255 characters */
+            name: string;
+            /**
+             * @description Default twilio
+             * @enum {string}
+             */
+            carrier?: "twilio";
+            /** @description Twilio: AC followed by 32 hexadecimal digits */
+            accountSid: string;
+            /** @description Write-only: stored encrypted, never shown again (only its last 4 characters). Twilio: 32 hexadecimal digits */
+            authToken: string;
+            /** @description New calls per second this account may start, across all replicas: 1 to 100; default 1 (Twilio’s default) */
+            callsPerSecond?: number;
+        };
+        UpdateCarrierConnectionInput: {
+            /** @description 1 to 255 characters */
+            name?: string;
+            /** @description A new auth token for the same account (rotation); write-only, checked with the carrier before it replaces the old one */
+            authToken?: string;
+            /** @description New calls per second this account may start, across all replicas: 1 to 100; default 1 (Twilio’s default) */
+            callsPerSecond?: number;
+        };
+        CreatePhoneNumberInput: {
+            /** @description E.164, e.g. +14155550100; unique in the organization */
+            number: string;
+            /** @description At most 255 characters */
+            label?: string;
+            /**
+             * Format: uuid
+             * @description A carrier connection of the organization the number belongs to; without one the number is a caller ID for simulated calls only
+             */
+            carrierConnectionId?: string;
+        };
+        UpdatePhoneNumberInput: {
+            /** @description E.164, e.g. +14155550100; unique in the organization */
+            number?: string;
+            /** @description At most 255 characters */
+            label?: string;
+            /**
+             * Format: uuid
+             * @description A carrier connection of the organization, or null to detach the number
+             */
+            carrierConnectionId?: string;
         };
         /** @description A bearer token minted from an API key */
         AccessToken: {
@@ -2156,6 +2325,8 @@ export interface components {
              * @enum {string}
              */
             carrier: "simulator" | "twilio";
+            /** @description The phone number (of the organization) the program calls from; required to activate a program on a real carrier */
+            fromNumberId?: string | null;
             /** @description Set for live programs */
             liveTrigger?: components["schemas"]["LiveTrigger"] | null;
             /** @description The call flow each call follows; null when none was chosen */
@@ -2164,6 +2335,8 @@ export interface components {
             agent?: components["schemas"]["Agent"] | null;
             /** @description The contacts the program calls; null when none was chosen */
             audience?: components["schemas"]["Audience"] | null;
+            /** @description The caller ID of the program’s calls; batched across programs */
+            fromNumber?: components["schemas"]["PhoneNumber"] | null;
         };
         ProgramCallingWindowInput: {
             /** @description HH:MM, 24-hour clock */
@@ -2274,6 +2447,75 @@ export interface components {
             /** @description The program whose triggers were synced */
             program: components["schemas"]["Program"];
         };
+        /** @description One page of a list of CarrierConnection items, and where it sits in the list */
+        CarrierConnectionPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["CarrierConnection"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** @description An organization’s account at a carrier (the auth token is never shown, only its last 4 characters) */
+        CarrierConnection: {
+            /** @description The carrier connection’s id (a UUID) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the carrier connection was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the carrier connection last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description The id of the organization the carrier connection belongs to */
+            organizationId: string;
+            /** @description The carrier connection’s name */
+            name: string;
+            /**
+             * @description The carrier the account is at
+             * @enum {string}
+             */
+            carrier: "twilio";
+            /** @description The account identifier at the carrier (Twilio: AC followed by 32 hex digits) */
+            accountSid: string;
+            /** @description The last 4 characters of the auth token */
+            authTokenLast4: string;
+            /** @description New calls per second this account may start, across all replicas (Twilio: 1 unless raised) */
+            callsPerSecond: number;
+        };
+        /** @description One page of a list of PhoneNumber items, and where it sits in the list */
+        PhoneNumberPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["PhoneNumber"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** @description A phone number the organization owns at a carrier, used as a program’s caller ID */
+        PhoneNumber: {
+            /** @description The phone number’s id (a UUID) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the phone number was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the phone number last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description The id of the organization the phone number belongs to */
+            organizationId: string;
+            /** @description E.164, e.g. +14155550100 */
+            number: string;
+            /** @description A name for the number, at most 255 characters */
+            label?: string | null;
+            /** @description The id of the carrier connection */
+            carrierConnectionId?: string | null;
+            /** @description The carrier account the number belongs to; batched across numbers */
+            carrierConnection?: components["schemas"]["CarrierConnection"] | null;
+        };
         /** @description One call: an attempt to reach a contact, from queued to its final status */
         Call: {
             /** @description The call’s id (a UUID) */
@@ -2304,6 +2546,8 @@ export interface components {
             status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
             /** @description answered, voicemail, no_answer, busy or failed once the call ended */
             outcome?: string | null;
+            /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
+            answeredBy?: string | null;
             /** @description 1 for the first call to this contact in the execution */
             attempt: number;
             /**
@@ -2407,10 +2651,10 @@ export interface components {
             /** @description The credit ledger entry’s id (a UUID) */
             id: string;
             /**
-             * @description grant or spend
+             * @description grant, spend or refund
              * @enum {string}
              */
-            kind: "grant" | "spend";
+            kind: "grant" | "spend" | "refund";
             /** @description Positive for a grant, negative for a spend */
             amount: number;
             /** @description The balance right after this movement */
@@ -14705,8 +14949,8 @@ export interface operations {
     listCreditLedger: {
         parameters: {
             query?: {
-                /** @description Only grants or only spends */
-                kind?: "grant" | "spend";
+                /** @description Only grants, only spends or only refunds */
+                kind?: "grant" | "spend" | "refund";
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -17797,6 +18041,7 @@ export interface operations {
                      *             }
                      *           ],
                      *           "carrier": "simulator",
+                     *           "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "liveTrigger": {
                      *             "attribute": "Example attribute",
                      *             "source": "contact",
@@ -17882,6 +18127,26 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "description": "Answers questions about opening hours and bookings",
                      *             "contactCount": 3
+                     *           },
+                     *           "fromNumber": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "number": "+14155550100",
+                     *             "label": "Booked an appointment",
+                     *             "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "carrierConnection": {
+                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "createdAt": "2026-11-24T09:30:00.000Z",
+                     *               "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *               "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "name": "Front desk agent",
+                     *               "carrier": "twilio",
+                     *               "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *               "authTokenLast4": "cf99",
+                     *               "callsPerSecond": 3
+                     *             }
                      *           }
                      *         }
                      *       ],
@@ -18068,7 +18333,9 @@ export interface operations {
                  *         "entityType": "Example entityType",
                  *         "offsetDays": 3,
                  *         "timeOfDay": "09:00"
-                 *       }
+                 *       },
+                 *       "carrier": "simulator",
+                 *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateProgramInput"];
@@ -18117,6 +18384,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "carrier": "simulator",
+                     *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -18202,6 +18470,26 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "contactCount": 3
+                     *       },
+                     *       "fromNumber": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "number": "+14155550100",
+                     *         "label": "Booked an appointment",
+                     *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "carrierConnection": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "carrier": "twilio",
+                     *           "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *           "authTokenLast4": "cf99",
+                     *           "callsPerSecond": 3
+                     *         }
                      *       }
                      *     }
                      */
@@ -18479,6 +18767,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "carrier": "simulator",
+                     *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -18564,6 +18853,26 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "contactCount": 3
+                     *       },
+                     *       "fromNumber": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "number": "+14155550100",
+                     *         "label": "Booked an appointment",
+                     *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "carrierConnection": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "carrier": "twilio",
+                     *           "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *           "authTokenLast4": "cf99",
+                     *           "callsPerSecond": 3
+                     *         }
                      *       }
                      *     }
                      */
@@ -18766,7 +19075,9 @@ export interface operations {
                  *         "entityType": "Example entityType",
                  *         "offsetDays": 3,
                  *         "timeOfDay": "09:00"
-                 *       }
+                 *       },
+                 *       "carrier": "simulator",
+                 *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProgramInput"];
@@ -18815,6 +19126,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "carrier": "simulator",
+                     *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -18900,6 +19212,26 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "contactCount": 3
+                     *       },
+                     *       "fromNumber": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "number": "+14155550100",
+                     *         "label": "Booked an appointment",
+                     *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "carrierConnection": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "carrier": "twilio",
+                     *           "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *           "authTokenLast4": "cf99",
+                     *           "callsPerSecond": 3
+                     *         }
                      *       }
                      *     }
                      */
@@ -19440,6 +19772,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "carrier": "simulator",
+                     *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -19525,6 +19858,26 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "contactCount": 3
+                     *       },
+                     *       "fromNumber": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "number": "+14155550100",
+                     *         "label": "Booked an appointment",
+                     *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "carrierConnection": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "carrier": "twilio",
+                     *           "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *           "authTokenLast4": "cf99",
+                     *           "callsPerSecond": 3
+                     *         }
                      *       }
                      *     }
                      */
@@ -22112,6 +22465,7 @@ export interface operations {
                      *           }
                      *         ],
                      *         "carrier": "simulator",
+                     *         "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "liveTrigger": {
                      *           "attribute": "Example attribute",
                      *           "source": "contact",
@@ -22197,12 +22551,2373 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "description": "Answers questions about opening hours and bookings",
                      *           "contactCount": 3
+                     *         },
+                     *         "fromNumber": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "number": "+14155550100",
+                     *           "label": "Booked an appointment",
+                     *           "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "carrierConnection": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "name": "Front desk agent",
+                     *             "carrier": "twilio",
+                     *             "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *             "authTokenLast4": "cf99",
+                     *             "callsPerSecond": 3
+                     *           }
                      *         }
                      *       }
                      *     }
                      */
                     "application/json": components["schemas"]["TriggerSync"];
                 };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCarrierConnections: {
+        parameters: {
+            query?: {
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "carrier": "twilio",
+                     *           "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *           "authTokenLast4": "cf99",
+                     *           "callsPerSecond": 3
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CarrierConnectionPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCarrierConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A CreateCarrierConnectionInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "carrier": "twilio",
+                 *       "accountSid": "AC0123456789abcdef0123456789abcdef",
+                 *       "authToken": "5f4dcc3b5aa765d61d8327deb882cf99",
+                 *       "callsPerSecond": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateCarrierConnectionInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "carrier": "twilio",
+                     *       "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *       "authTokenLast4": "cf99",
+                     *       "callsPerSecond": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CarrierConnection"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCarrierConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The carrier connection’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "carrier": "twilio",
+                     *       "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *       "authTokenLast4": "cf99",
+                     *       "callsPerSecond": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CarrierConnection"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCarrierConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The carrier connection’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A UpdateCarrierConnectionInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk agent",
+                 *       "authToken": "5f4dcc3b5aa765d61d8327deb882cf99",
+                 *       "callsPerSecond": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateCarrierConnectionInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "carrier": "twilio",
+                     *       "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *       "authTokenLast4": "cf99",
+                     *       "callsPerSecond": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CarrierConnection"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCarrierConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The carrier connection’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPhoneNumbers: {
+        parameters: {
+            query?: {
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "number": "+14155550100",
+                     *           "label": "Booked an appointment",
+                     *           "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "carrierConnection": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "name": "Front desk agent",
+                     *             "carrier": "twilio",
+                     *             "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *             "authTokenLast4": "cf99",
+                     *             "callsPerSecond": 3
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PhoneNumberPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPhoneNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A CreatePhoneNumberInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "number": "+14155550100",
+                 *       "label": "Booked an appointment",
+                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePhoneNumberInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "number": "+14155550100",
+                     *       "label": "Booked an appointment",
+                     *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "carrierConnection": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "carrier": "twilio",
+                     *         "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *         "authTokenLast4": "cf99",
+                     *         "callsPerSecond": 3
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PhoneNumber"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPhoneNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The phone number’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "number": "+14155550100",
+                     *       "label": "Booked an appointment",
+                     *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "carrierConnection": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "carrier": "twilio",
+                     *         "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *         "authTokenLast4": "cf99",
+                     *         "callsPerSecond": 3
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PhoneNumber"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updatePhoneNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The phone number’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A UpdatePhoneNumberInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "number": "+14155550100",
+                 *       "label": "Booked an appointment",
+                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdatePhoneNumberInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "number": "+14155550100",
+                     *       "label": "Booked an appointment",
+                     *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "carrierConnection": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "name": "Front desk agent",
+                     *         "carrier": "twilio",
+                     *         "accountSid": "AC0123456789abcdef0123456789abcdef",
+                     *         "authTokenLast4": "cf99",
+                     *         "callsPerSecond": 3
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PhoneNumber"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported Media Type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deletePhoneNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The phone number’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -22457,6 +25172,7 @@ export interface operations {
                      *           "to": "Example to",
                      *           "status": "queued",
                      *           "outcome": "Example outcome",
+                     *           "answeredBy": "Example answeredBy",
                      *           "attempt": 3,
                      *           "carrier": "simulator",
                      *           "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -22652,6 +25368,7 @@ export interface operations {
                      *       "to": "Example to",
                      *       "status": "queued",
                      *       "outcome": "Example outcome",
+                     *       "answeredBy": "Example answeredBy",
                      *       "attempt": 3,
                      *       "carrier": "simulator",
                      *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
