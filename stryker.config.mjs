@@ -15,6 +15,8 @@ const MODULES = [
   'src/modules/programs/runner/auto-pause.ts',
   'src/modules/programs/runner/calling-window.ts',
   'src/modules/programs/triggers/trigger-schedule.ts',
+  'src/modules/telephony/call-csv.ts',
+  'src/modules/telephony/call-state.ts',
   'src/platform/answer-budget.ts',
   'src/platform/organization-gate.ts',
 ];
