@@ -16,6 +16,7 @@ import { CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js'
 @Index({ properties: ['executionId', 'contactId'] })
 @Index({ properties: ['contactId'] })
 @Index({ properties: ['executionContactId'] })
+@Index({ properties: ['conversationId'] })
 @Index({ properties: ['carrierConnectionId', 'queuedAt'] })
 @Unique({ properties: ['carrier', 'carrierCallId'] })
 export class Call extends BaseEntity {
@@ -42,6 +43,15 @@ export class Call extends BaseEntity {
   @Field(() => ID, { nullable: true })
   @Property({ type: 'uuid', nullable: true })
   agentId: (string & Opt) | null = null;
+
+  /** The conversation the call's spoken turns are stored in (voice calls with an agent). */
+  @Field(() => ID, { nullable: true })
+  @Property({ type: 'uuid', nullable: true })
+  conversationId: (string & Opt) | null = null;
+
+  /** Where the call's voice session is (the flow node it is on, reprompts used, …): the voice module's, never shown. */
+  @Property({ type: 'json', nullable: true })
+  voiceState: (Record<string, unknown> & Opt) | null = null;
 
   /** The execution_contacts row this call works for, and the claim it was placed under. */
   @Property({ type: 'uuid', nullable: true })

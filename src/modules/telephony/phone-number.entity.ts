@@ -31,6 +31,15 @@ export class PhoneNumber extends BaseEntity {
   @ManyToOne(() => CarrierConnection, { nullable: true, deleteRule: 'set null' })
   carrierConnection: (CarrierConnection & Opt) | null = null;
 
+  /** Inbound calls to the number talk to this agent (or walk `inboundFlowId`); neither: a short spoken refusal. */
+  @Field(() => ID, { nullable: true, description: 'Inbound calls to this number talk to this agent' })
+  @Property({ type: 'uuid', nullable: true })
+  inboundAgentId: (string & Opt) | null = null;
+
+  @Field(() => ID, { nullable: true, description: 'Inbound calls to this number walk this call flow' })
+  @Property({ type: 'uuid', nullable: true })
+  inboundFlowId: (string & Opt) | null = null;
+
   @Field(() => ID, { nullable: true })
   get carrierConnectionId(): (string & Opt) | null {
     return this.carrierConnection?.id ?? null;
