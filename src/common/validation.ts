@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
-import { validate, ValidateIf, type ValidationError } from 'class-validator';
+import { IsString, Length, MaxLength, validate, ValidateIf, type ValidationError } from 'class-validator';
 import { AppError, type FieldError } from './errors.js';
 
 type Constructor<T> = new () => T;
@@ -101,3 +101,12 @@ export function Rules(...decorators: PropertyDecorator[]): PropertyDecorator {
     for (const decorator of [...decorators].reverse()) decorator(target, property);
   };
 }
+
+/**
+ * The name and description of audiences, call flows and knowledge bases: one rule each, which their
+ * create and update inputs share (each input says whether the field is required or nullable).
+ */
+export const NamedRules = {
+  name: () => Rules(Length(1, 255), IsString()),
+  description: () => Rules(MaxLength(2000), IsString()),
+};

@@ -55,15 +55,15 @@ let operator: OperatorEnvironment;
 let dataDir: string;
 let env: Record<string, string>;
 
-async function freshEnvironment(): Promise<void> {
-  operator = await operatorEnvironment('process');
+async function freshEnvironment({ empty = false } = {}): Promise<void> {
+  operator = await operatorEnvironment('process', { empty });
   ({ dataDir, env } = operator);
   chmodSync(dataDir, 0o755); // as an operator's mkdir leaves it: the server tightens it
 }
 
 jest.setTimeout(120_000);
 
-beforeEach(freshEnvironment);
+beforeEach(() => freshEnvironment());
 afterEach(() => operator.drop());
 
 it('org:create provisions an organization whose key the server accepts, and nothing is lost on restart', async () => {
@@ -100,6 +100,9 @@ it('org:create provisions an organization whose key the server accepts, and noth
 });
 
 it('the first start writes the Default organization\'s key to a 0600 file in a 0700 DATA_DIR, and prints only where it is', async () => {
+  // A DATA_DIR with nothing in it: the embedded database too is made by this start.
+  await operator.drop();
+  await freshEnvironment({ empty: true });
   let server = await startServer(env);
   const file = join(dataDir, 'first-api-key');
   expect(server.output()).toContain(`Its API key is in ${file}`);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { TEST_DATABASE_URL } from '../helpers/database.js';
+import { seedMigratedDataDir, TEST_DATABASE_URL } from '../helpers/database.js';
 import { withClient, withDatabase } from './pg-cluster.js';
 
 // The built entry points as an operator runs them (pretest builds dist/), each test on data of its own.
@@ -31,15 +31,22 @@ export function runScript(script: string, args: string[], env: Record<string, st
 
 export interface OperatorEnvironment {
   dataDir: string;
-  /** DATA_DIR, an empty JWT_SECRET (generated), and DATABASE_URL to a fresh database when TEST_DATABASE_URL is set. */
+  /** DATA_DIR, an empty JWT_SECRET (generated), NODE_COMPILE_CACHE, and DATABASE_URL to a fresh database when TEST_DATABASE_URL is set. */
   env: Record<string, string>;
   drop(): Promise<void>;
 }
 
-/** A fresh DATA_DIR in /tmp, and on PostgreSQL a fresh database of its own. */
-export async function operatorEnvironment(prefix: string): Promise<OperatorEnvironment> {
+/**
+ * A fresh DATA_DIR in /tmp, and on PostgreSQL a fresh database of its own. On PGlite the DATA_DIR
+ * holds a fresh, fully migrated embedded database (a copy of a template), unless `empty` asks for
+ * the very first start, where the process creates the cluster and runs every migration itself.
+ */
+export async function operatorEnvironment(prefix: string, { empty = false }: { empty?: boolean } = {}): Promise<OperatorEnvironment> {
   const dataDir = mkdtempSync(join(tmpdir(), `gateway-${prefix}-`));
-  const env: Record<string, string> = { DATA_DIR: dataDir, JWT_SECRET: '' };
+  if (!TEST_DATABASE_URL && !empty) await seedMigratedDataDir(dataDir);
+  // NODE_COMPILE_CACHE: Node keeps the compiled JavaScript of dist/ between the many short processes
+  // these tests start (a CLI command or a server each), instead of compiling it again in every one.
+  const env: Record<string, string> = { DATA_DIR: dataDir, JWT_SECRET: '', NODE_COMPILE_CACHE: join(tmpdir(), 'gateway-test-compile-cache') };
   let databaseName: string | undefined;
   if (TEST_DATABASE_URL) {
     databaseName = `gateway_${prefix.replaceAll('-', '_')}_${randomUUID().replaceAll('-', '')}`;

@@ -1,18 +1,16 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, IsUUID, Length, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsUUID } from 'class-validator';
 import { Field, ID, InputType } from 'type-graphql';
-import { OptionalNonNull } from '../../common/validation.js';
+import { NamedRules, OptionalNonNull } from '../../common/validation.js';
 
 @InputType({ description: 'A new audience' })
 export class CreateAudienceInput {
   @Field({ description: '1 to 255 characters' })
-  @Length(1, 255)
-  @IsString()
+  @NamedRules.name()
   name!: string;
 
   @Field(() => String, { nullable: true, description: 'At most 2000 characters' })
   @IsOptional()
-  @MaxLength(2000)
-  @IsString()
+  @NamedRules.description()
   description?: string | null;
 }
 
@@ -20,14 +18,12 @@ export class CreateAudienceInput {
 export class UpdateAudienceInput {
   @Field({ nullable: true })
   @OptionalNonNull()
-  @Length(1, 255)
-  @IsString()
+  @NamedRules.name()
   name?: string;
 
   @Field(() => String, { nullable: true, description: 'null removes the description' })
   @IsOptional()
-  @MaxLength(2000)
-  @IsString()
+  @NamedRules.description()
   description?: string | null;
 }
 

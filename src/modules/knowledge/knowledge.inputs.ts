@@ -1,6 +1,6 @@
-import { IsEnum, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { IsEnum, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { ArgsType, Field, Float, ID, InputType, Int } from 'type-graphql';
-import { OptionalNonNull } from '../../common/validation.js';
+import { NamedRules, OptionalNonNull } from '../../common/validation.js';
 import { PageOnlyArgs } from '../../common/pagination.js';
 import { DOCUMENT_CONTENT_TYPES, DocumentContentTypeEnum, KnowledgeDocumentStatus, type DocumentContentType } from './knowledge-document.entity.js';
 
@@ -10,14 +10,12 @@ export const MAX_DOCUMENT_CHARS = 1_000_000;
 @InputType({ description: 'A new knowledge base' })
 export class CreateKnowledgeBaseInput {
   @Field({ description: '1 to 255 characters' })
-  @Length(1, 255)
-  @IsString()
+  @NamedRules.name()
   name!: string;
 
   @Field(() => String, { nullable: true, description: 'At most 2000 characters' })
   @IsOptional()
-  @MaxLength(2000)
-  @IsString()
+  @NamedRules.description()
   description?: string | null;
 }
 

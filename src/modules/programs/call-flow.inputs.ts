@@ -13,7 +13,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Field, ID, InputType } from 'type-graphql';
-import { OptionalNonNull } from '../../common/validation.js';
+import { NamedRules, OptionalNonNull, Rules } from '../../common/validation.js';
 import { FlowNodeType } from './program.enums.js';
 
 // Shapes are checked here; rules across nodes (unique ids, one start, edges) in CallFlowService.
@@ -61,35 +61,30 @@ export class CallFlowEdgeInput {
   condition?: string | null;
 }
 
+/** The rules of a flow's graph, in one place for CreateCallFlowInput and UpdateCallFlowInput. */
+const CallFlowRules = {
+  nodes: () => Rules(ValidateNested({ each: true }), Type(() => CallFlowNodeInput), IsObject({ each: true }), ArrayMaxSize(200), ArrayMinSize(1), IsArray()),
+  edges: () => Rules(ValidateNested({ each: true }), Type(() => CallFlowEdgeInput), IsObject({ each: true }), ArrayMaxSize(1000), IsArray()),
+};
+
 @InputType({ description: 'A new call flow: 1 to 200 nodes, exactly one of type start' })
 export class CreateCallFlowInput {
   @Field({ description: '1 to 255 characters' })
-  @Length(1, 255)
-  @IsString()
+  @NamedRules.name()
   name!: string;
 
   @Field(() => String, { nullable: true, description: 'At most 2000 characters' })
   @IsOptional()
-  @MaxLength(2000)
-  @IsString()
+  @NamedRules.description()
   description?: string | null;
 
   @Field(() => [CallFlowNodeInput])
-  @ValidateNested({ each: true })
-  @Type(() => CallFlowNodeInput)
-  @IsObject({ each: true })
-  @ArrayMaxSize(200)
-  @ArrayMinSize(1)
-  @IsArray()
+  @CallFlowRules.nodes()
   nodes!: CallFlowNodeInput[];
 
   @Field(() => [CallFlowEdgeInput], { nullable: true, description: 'At most 1000; default none' })
   @OptionalNonNull()
-  @ValidateNested({ each: true })
-  @Type(() => CallFlowEdgeInput)
-  @IsObject({ each: true })
-  @ArrayMaxSize(1000)
-  @IsArray()
+  @CallFlowRules.edges()
   edges?: CallFlowEdgeInput[];
 }
 
@@ -97,32 +92,21 @@ export class CreateCallFlowInput {
 export class UpdateCallFlowInput {
   @Field({ nullable: true })
   @OptionalNonNull()
-  @Length(1, 255)
-  @IsString()
+  @NamedRules.name()
   name?: string;
 
   @Field(() => String, { nullable: true })
   @IsOptional()
-  @MaxLength(2000)
-  @IsString()
+  @NamedRules.description()
   description?: string | null;
 
   @Field(() => [CallFlowNodeInput], { nullable: true })
   @OptionalNonNull()
-  @ValidateNested({ each: true })
-  @Type(() => CallFlowNodeInput)
-  @IsObject({ each: true })
-  @ArrayMaxSize(200)
-  @ArrayMinSize(1)
-  @IsArray()
+  @CallFlowRules.nodes()
   nodes?: CallFlowNodeInput[];
 
   @Field(() => [CallFlowEdgeInput], { nullable: true })
   @OptionalNonNull()
-  @ValidateNested({ each: true })
-  @Type(() => CallFlowEdgeInput)
-  @IsObject({ each: true })
-  @ArrayMaxSize(1000)
-  @IsArray()
+  @CallFlowRules.edges()
   edges?: CallFlowEdgeInput[];
 }
