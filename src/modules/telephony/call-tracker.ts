@@ -118,11 +118,18 @@ export class CallTracker {
     return row ? tracked(row) : null;
   }
 
-  /** Applies one report of the call's progress; a report for a call we do not know changes nothing. */
-  async apply(callId: string, event: CallStatusEvent): Promise<ApplyResult> {
+  /**
+   * Applies one report of the call's progress; a report for a call we do not know changes nothing.
+   * `reached`: flow nodes the call walked, recorded in the same transaction (the simulator's answer).
+   */
+  async apply(callId: string, event: CallStatusEvent, reached: string[] = []): Promise<ApplyResult> {
     return this.sink.transaction(this.em.fork(), async (tx, effects) => {
       const row = await lockCall(tx, callId);
       if (!row) return 'unknown';
+      if (reached.length > 0) {
+        await this.reachIn(tx, row, reached, event.answeredBy);
+        row.reached_node_ids = [...new Set([...(row.reached_node_ids ?? []), ...reached])];
+      }
       if (row.carrier_call_id && event.carrierCallId && row.carrier_call_id !== event.carrierCallId) {
         this.logger.warn({ callId, carrierCallId: event.carrierCallId }, 'a status report names another carrier call id; ignored');
         return 'ignored';

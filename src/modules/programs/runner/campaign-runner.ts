@@ -238,7 +238,8 @@ export class CampaignRunner {
           attempt: call.attempt,
           context: { executionContactId: call.executionContactId, timeZone: call.timeZone, agentId: call.execution.agentId, flow: call.execution.flow },
         });
-        await this.tracker.placed(call.callId, carrierCallId);
+        // The simulator's own reports carry its call id; a real carrier's may not have come yet.
+        if (adapter !== this.simulator) await this.tracker.placed(call.callId, carrierCallId);
       } catch (error) {
         const refused = error instanceof CarrierError && error.kind === 'rejected';
         const reason = error instanceof Error ? error.message : String(error);

@@ -104,9 +104,9 @@ export class SimulatedCarrier implements CarrierAdapter {
     return { carrierCallId, status, answeredBy: null, durationSeconds: null, at: this.clock(), ...extra };
   }
 
-  private async report(tracker: CallTracker, callId: string, state: CarrierCallState): Promise<void> {
+  private async report(tracker: CallTracker, callId: string, state: CarrierCallState, reached: string[] = []): Promise<void> {
     this.states.set(state.carrierCallId, state);
-    await tracker.apply(callId, state);
+    await tracker.apply(callId, state, reached);
   }
 
   private async play(tracker: CallTracker, carrierCallId: string, request: PlaceCallRequest): Promise<void> {
@@ -133,8 +133,8 @@ export class SimulatedCarrier implements CarrierAdapter {
     }
     if (reachesNodes(result.outcome)) {
       const answeredBy: AnsweredBy = result.outcome === 'voicemail' ? 'machine' : 'human';
-      await tracker.reached(request.callId, result.reachedNodeIds, answeredBy);
-      await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }));
+      // Answered: the nodes its dialer walked are recorded with the answer, as a real call records them when it is told what to say.
+      await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }), result.reachedNodeIds);
       await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.completed, { answeredBy, durationSeconds: result.durationSeconds }));
       return;
     }
