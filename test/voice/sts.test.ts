@@ -6,7 +6,7 @@ import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { AGENT_HZ, frequency, startFakeRealtime, WORD_MS, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { insertCall } from '../telephony/call-seed.js';
-import { startTwilioApp } from '../telephony/fixtures.js';
+import { startTwilioApp, twilioCampaign, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
 import { renderStreamTwiml } from '../../src/modules/voice/realtime/stream-twiml.js';
 
 // The speech-to-speech bridge end to end: the fake Twilio's account behind a carrier connection, a
@@ -321,6 +321,40 @@ describe('faults', () => {
     const conversation = await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'failed', 'the failed conversation');
     expect(conversation.body.messageCount).toBe(2);
   });
+
+  it('retries the contact per the program’s retry policy when the provider fails mid-call (a campaign through the fake Twilio)', async () => {
+    let placed = 0;
+    // The first call stays answered long enough to be bridged; the retry ends at once.
+    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1000 : 20 }));
+    const campaign = await twilioCampaign(acme, twilioFake, { contacts: 1, callsPerSecond: 20, maxAttempts: 2 });
+    const runner = twilioRunner(app);
+    runner.start();
+    try {
+      const [first] = await eventually(
+        () => app.sql<{ id: string }>(`select id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+        (rows) => rows.length === 1,
+        'the answered first call',
+      );
+      await app.sql('update calls set agent_id = ? where id = ?', [agentId, first!.id]);
+      const { caller, session } = await openStream(first!.id);
+      session.drop();
+      expect((await caller.closed).code).toBe(1011);
+      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
+      expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
+    } finally {
+      await runner.stop();
+    }
+    await twilioFake.settled();
+    const calls = await app.sql<{ attempt: number; status: string; outcome: string; error_text: string | null }>(
+      'select attempt, status, outcome, error_text from calls where execution_id = ? order by attempt',
+      [campaign.executionId],
+    );
+    // The carrier's later "completed" for the first call does not undo its failure.
+    expect(calls).toEqual([
+      { attempt: 1, status: 'failed', outcome: 'failed', error_text: expect.stringContaining('realtime provider closed the session') },
+      { attempt: 2, status: 'completed', outcome: 'answered', error_text: null },
+    ]);
+  }, 30_000);
 
   it('ends the call failed when the provider refuses the session', async () => {
     realtime.refuseWith = 503;
