@@ -383,12 +383,15 @@ describe('who may open a media stream', () => {
     expect(realtime.sessions.length).toBe(sessions);
   });
 
-  it('closes with a policy violation a stream that names another organization’s call, an ended call or no call, and changes nothing', async () => {
+  it('closes with a policy violation a stream that names another organization’s call, an ended call, a call of an agent that is not sts or no call, and changes nothing', async () => {
     const theirs = await liveCall({ org: other, connection: otherConnectionId });
     const ended = await liveCall({ status: 'completed' });
     const noAgent = await liveCall({ agent: null });
+    const batchAgent = await acme.rest.post('/api/agents', { name: 'Batch', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' }, voiceConfig: { pipelineMode: 'batch' } });
+    expect(batchAgent.status).toBe(201);
+    const batch = await liveCall({ agent: batchAgent.body.id });
     const sessions = realtime.sessions.length;
-    for (const callId of [theirs, ended, noAgent, randomUUID(), 'not-a-uuid']) {
+    for (const callId of [theirs, ended, noAgent, batch, randomUUID(), 'not-a-uuid']) {
       const before = isUuidLike(callId) ? await app.sql('select * from calls where id = ?', [callId]) : [];
       const opened = await MediaStreamClient.open(mediaUrl(), twilioFake.authToken);
       if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
@@ -400,6 +403,7 @@ describe('who may open a media stream', () => {
     }
     expect(realtime.sessions.length).toBe(sessions);
     expect(await app.sql('select id from conversations where organization_id = ?', [other.organizationId])).toEqual([]);
+    expect(await app.sql('select id from conversations where agent_id = ?', [batchAgent.body.id])).toEqual([]);
   });
 });
 

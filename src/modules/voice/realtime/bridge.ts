@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import type { Agent } from '../../agents/agent.entity.js';
-import { ConversationStatus, MessageRole } from '../../agents/agent.enums.js';
+import { AgentStatus, ConversationStatus, MessageRole, PipelineMode, StsProvider } from '../../agents/agent.enums.js';
 import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
 import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
@@ -107,13 +107,29 @@ export class CallBridge {
     private readonly streamSid: string,
   ) {}
 
-  /** Opens the conversation and the provider's session; a failure ends the call `failed`. */
-  async start(): Promise<void> {
+  /**
+   * Opens the conversation and the provider's session; a failure ends the call `failed`. A call
+   * whose agent does not speak through OpenAI Realtime is not ours to bridge: `refuse` is told
+   * why and nothing is written.
+   */
+  async start(refuse: (reason: string) => void): Promise<void> {
     const { conversations, logger } = this.deps;
     try {
       this.agent = await conversations.agent(this.call.organizationId, this.call.agentId);
+      const voice = this.agent?.voiceConfig;
+      if (this.agent && (voice?.pipelineMode !== PipelineMode.sts || voice.stsProvider !== StsProvider.openai)) {
+        this.finished = true;
+        refuse('the call’s agent is not a speech-to-speech agent on OpenAI');
+        return;
+      }
       if (!this.agent) throw new Error('The call’s agent no longer exists');
+      if (this.agent.status === AgentStatus.archived) throw new Error('The call’s agent is archived');
       this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`);
+      if (this.finished) {
+        // The caller hung up while the conversation was being opened.
+        await conversations.close(this.conversationId, ConversationStatus.ended);
+        return;
+      }
       this.memory = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
       const lastCallerTurn = [...this.memory].reverse().find((message) => message.role === 'user')?.content ?? '';
       const passages = await this.retrieve(lastCallerTurn);

@@ -113,7 +113,10 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
             opened.carrierClosed();
             bridged.delete(call.id);
           });
-          void opened.start();
+          void opened.start((reason) => {
+            logger.warn({ connectionId, callId: call.id, reason }, 'media stream refused');
+            socket.close(POLICY_VIOLATION, 'not a speech-to-speech call');
+          });
         })
         .catch((error: unknown) => {
           logger.error({ connectionId, error: error instanceof Error ? error.message : String(error) }, 'media stream could not start');
