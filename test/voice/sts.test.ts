@@ -256,6 +256,7 @@ describe('a speech-to-speech call', () => {
     const messages = await transcript(conversationId!, 2);
     expect(messages[1]!.content).toContain('[redacted]');
     expect(messages[1]!.content.toLowerCase()).not.toContain('discount above ten percent');
+    expect(messages[1]!.content).toMatch(/^Let me check that for you right now\. \[redacted\]\.?$/);
     expect(JSON.stringify(caller.received).toLowerCase()).not.toContain('discount above');
     caller.hangUp();
   });
@@ -325,7 +326,7 @@ describe('faults', () => {
   it('retries the contact per the program’s retry policy when the provider fails mid-call (a campaign through the fake Twilio)', async () => {
     let placed = 0;
     // The first call stays answered long enough to be bridged; the retry ends at once.
-    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1000 : 20 }));
+    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 20 }));
     const campaign = await twilioCampaign(acme, twilioFake, { contacts: 1, callsPerSecond: 20, maxAttempts: 2 });
     const runner = twilioRunner(app);
     runner.start();

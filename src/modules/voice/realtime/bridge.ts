@@ -216,8 +216,10 @@ export class CallBridge {
       case 'response.audio_transcript.done':
       case 'response.output_audio_transcript.done': {
         const itemId = text(event.item_id);
-        const turn = this.turns.get(itemId) ?? { responseId: text(event.response_id) || null, text: '' };
-        this.turns.set(itemId, { ...turn, text: text(event.transcript) || turn.text });
+        const responseId = text(event.response_id);
+        const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
+        const cut = this.suppressed.has(responseId);
+        this.turns.set(itemId, { ...turn, text: (!cut && text(event.transcript)) || turn.text });
         this.storeTurn(itemId);
         return;
       }
@@ -252,6 +254,8 @@ export class CallBridge {
   /** The agent's words as they are generated: the policy guard watches them before more audio goes out. */
   private agentWords(responseId: string, itemId: string, delta: string): void {
     const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
+    // Once the guard has cut a reply, what follows was never heard: it is not the transcript either.
+    if (this.suppressed.has(responseId)) return;
     turn.text += delta;
     this.turns.set(itemId, turn);
     const policy = this.agent?.policy ?? null;
