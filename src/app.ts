@@ -12,6 +12,7 @@ import cors from 'cors';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
+import type { Server } from 'node:http';
 import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
 import { AppError } from './common/errors.js';
@@ -45,6 +46,10 @@ export interface Gateway {
   metricsApp?: Express;
   /** False once shutdown has begun, so /readyz takes the replica out of rotation first and answers close their connections. */
   setReady(ready: boolean): void;
+  /** Serves the carrier's media streams (WebSocket upgrades) on the server the app listens on. */
+  attach(server: Server): void;
+  /** Ends the media streams still open (shutdown): their calls hang up, what was said is kept. */
+  closeStreams(): void;
   stop(): Promise<void>;
 }
 
@@ -72,6 +77,9 @@ import { carrierWebhookRouter } from './modules/telephony/carrier-webhooks.rest.
 import { ExecutionCallSink } from './modules/programs/runner/execution-call-sink.js';
 import { ExecutionEvents } from './modules/programs/execution-events.js';
 import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js';
+import { attachMediaRoute } from './modules/voice/realtime/media-route.js';
+import { CallConversations } from './modules/voice/realtime/call-conversation.js';
+import { DEFAULT_OPENAI_REALTIME_URL } from './modules/voice/realtime/openai-realtime.js';
 
 /** Builds the Express app: request id and log, request context, /api, /graphql, health. */
 export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
@@ -259,6 +267,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   });
   app.use(problemHandler(logger));
 
+  const mediaRoutes: { close(): void }[] = [];
   return {
     app,
     metricsApp,
@@ -266,7 +275,28 @@ export async function createGateway(config: Config, database: Database, logger: 
     setReady(value) {
       ready = value;
     },
+    attach(server) {
+      // Twilio Media Streams for speech-to-speech calls, bridged to the realtime provider.
+      mediaRoutes.push(
+        attachMediaRoute(server, {
+          em: database.em,
+          twilio: services.carriers.twilio,
+          account: (connectionId) => services.carrierConnections.accountById(connectionId),
+          publicUrl: () => config.telephony.publicUrl,
+          conversations: new CallConversations(database.em),
+          tracker: callTracker,
+          knowledge: services.agentPorts.knowledge,
+          withContext: (work) => RequestContext.create(database.orm.em, work),
+          realtime: { url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey },
+          logger,
+        }),
+      );
+    },
+    closeStreams() {
+      for (const route of mediaRoutes.splice(0)) route.close();
+    },
     async stop() {
+      for (const route of mediaRoutes.splice(0)) route.close();
       await apollo.stop();
       await limiter.close?.();
     },

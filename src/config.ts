@@ -72,6 +72,8 @@ export interface Config {
     anthropicApiKey?: string;
     openaiCompatibleBaseUrl?: string;
     openaiCompatibleApiKey?: string;
+    /** OPENAI_REALTIME_URL: OpenAI Realtime's WebSocket endpoint (ws/wss), for a proxy or a test double; unset: OpenAI's own. */
+    openaiRealtimeUrl?: string;
   };
 }
 
@@ -289,6 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,
       openaiCompatibleBaseUrl: url(env, 'OPENAI_COMPATIBLE_BASE_URL', ['http:', 'https:']),
       openaiCompatibleApiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
+      openaiRealtimeUrl: url(env, 'OPENAI_REALTIME_URL', ['ws:', 'wss:']),
     },
   };
 }

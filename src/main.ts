@@ -36,6 +36,7 @@ async function start(): Promise<void> {
   // printed; /readyz answers 503 until that is done.
   gateway.setReady(false);
   const server: Server = gateway.app.listen(config.port, config.host);
+  gateway.attach(server);
   // Node cuts a request that takes longer than this to arrive; the app answers 503 past it.
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(60_000, config.requestTimeoutMs);
@@ -97,7 +98,10 @@ async function start(): Promise<void> {
     gateway.setReady(false);
     logger.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
     await Promise.all([runner?.stop(), new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))]);
-    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    const force = setTimeout(() => {
+      gateway.closeStreams();
+      server.closeAllConnections();
+    }, SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(force);
     metricsServer?.closeAllConnections();

@@ -48,6 +48,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, logTo?: Dest
   const server: Server = await new Promise((resolve) => {
     const listening = gateway.app.listen(0, '127.0.0.1', () => resolve(listening));
   });
+  gateway.attach(server);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const app: TestApp = {
     baseUrl,
@@ -73,6 +74,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, logTo?: Dest
       return db.database.em.fork().getConnection().execute(query, params as never[]) as never;
     },
     async close() {
+      gateway.closeStreams();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await gateway.stop();

@@ -216,6 +216,30 @@ export class CallTracker {
     });
   }
 
+  /**
+   * A live call that the gateway itself cannot carry on (its voice provider failed): it ends
+   * `failed` with the reason on the record, the contact's attempt counted (so the program's retry
+   * policy decides what happens next), and its credit kept, since the call was connected. A call
+   * already in a final status is left as it is.
+   */
+  async failLive(callId: string, errorText: string): Promise<ApplyResult> {
+    return this.sink.transaction(this.em.fork(), async (tx, effects) => {
+      const row = await lockCall(tx, callId);
+      if (!row) return 'unknown';
+      if (isFinalCallStatus(row.status)) return 'ignored';
+      const now = this.clock();
+      const duration = row.answered_at ? Math.max(0, Math.round((now.getTime() - new Date(row.answered_at).getTime()) / 1000)) : 0;
+      await query(
+        tx,
+        `update calls set status = 'failed', outcome = 'failed', error_text = ?, ended_at = ?::timestamptz, duration_seconds = ?,
+                updated_at = ?::timestamptz where id = ?`,
+        [errorText.slice(0, 2000), at(now), duration, at(now), callId],
+      );
+      await effects.ended({ ...tracked(row), status: CallStatus.failed }, 'failed', duration);
+      return 'applied';
+    });
+  }
+
   /** The call was answered: what it says, with the nodes it walks recorded on the call. */
   async answer(callId: string, answeredBy: AnsweredBy | null): Promise<AnswerPlan | null> {
     return this.sink.transaction(this.em.fork(), async (tx, effects) => {

@@ -1,0 +1,398 @@
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import type { Agent } from '../../agents/agent.entity.js';
+import { AgentStatus, ConversationStatus, MessageRole, PipelineMode, StsProvider } from '../../agents/agent.enums.js';
+import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
+import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
+import type { CallTracker } from '../../telephony/call-tracker.js';
+import type { CallConversations } from './call-conversation.js';
+import { RealtimeConnection, realtimeModel, type RealtimeEvent } from './openai-realtime.js';
+
+/** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
+const ULAW_BYTES_PER_MS = 8;
+/** Caller audio kept while the provider's session opens (Twilio sends 20 ms frames: 10 s). */
+const MAX_QUEUED_FRAMES = 500;
+const END_CALL_MARK = 'end_call';
+/** How long an ending call waits for the carrier to say the goodbye was played, past its length. */
+const END_CALL_GRACE_MS = 3000;
+
+export interface BridgeDeps {
+  conversations: CallConversations;
+  tracker: CallTracker;
+  knowledge: KnowledgePort;
+  /** Runs database work of the agents and knowledge modules in a request context of its own. */
+  withContext<T>(work: () => Promise<T>): Promise<T>;
+  realtime: { url: string; apiKey: string | undefined };
+  logger: Logger;
+}
+
+/** The call a media stream carries, as the media route checked it. */
+export interface BridgedCall {
+  id: string;
+  organizationId: string;
+  agentId: string;
+  contactId: string | null;
+  to: string;
+}
+
+interface SpokenTurn {
+  responseId: string | null;
+  text: string;
+}
+
+/** The words the agent's session is given: the text replies' system prompt, then its memory of earlier calls. */
+export function sessionInstructions(agent: Agent, passages: Passage[], memory: ChatMessage[]): string {
+  let instructions = buildSystemPrompt(agent.instructions, agent.policy, passages);
+  if (memory.length > 0) {
+    const turns = memory.map((message) => `${message.role === 'user' ? 'Caller' : 'Agent'}: ${message.content}`).join('\n');
+    instructions += `\n\nEarlier calls with this caller (memory):\n${turns}`;
+  }
+  return instructions;
+}
+
+function tools(agent: Agent): RealtimeEvent[] {
+  const labels = agent.resolutionCriteria.map((criterion) => criterion.label);
+  return [
+    {
+      type: 'function',
+      name: 'end_call',
+      description: 'Hang up the phone call. Say goodbye first; the call ends once that has been heard.',
+      parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: [] },
+    },
+    {
+      type: 'function',
+      name: 'reach_resolution',
+      description: 'Record that the conversation reached one of its resolution criteria.',
+      parameters: {
+        type: 'object',
+        properties: { label: { type: 'string', ...(labels.length > 0 ? { enum: labels } : {}) }, explanation: { type: 'string' } },
+        required: ['label'],
+      },
+    },
+  ];
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * One call's speech-to-speech bridge: Twilio Media Streams on one side, an OpenAI Realtime
+ * session on the other, both carrying μ-law 8 kHz (no transcoding). Caller audio goes to the
+ * provider as it comes; the agent's audio goes to the caller unless its transcript has started
+ * to repeat the hidden policy. Every database write goes through one queue, so turns are stored
+ * in the order they were heard.
+ */
+export class CallBridge {
+  private provider: RealtimeConnection | null = null;
+  private agent: Agent | null = null;
+  private conversationId: string | null = null;
+  private memory: ChatMessage[] = [];
+  private queued: string[] = [];
+  private activeResponse: string | null = null;
+  private readonly suppressed = new Set<string>();
+  private readonly turns = new Map<string, SpokenTurn>();
+  /** The agent's audio item being played, and how much of it was sent when. */
+  private playing: { itemId: string; firstAt: number; bytes: number } | null = null;
+  private followUp = false;
+  private endRequested = false;
+  private endTimer: NodeJS.Timeout | null = null;
+  private finished = false;
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: BridgeDeps,
+    private readonly twilio: WebSocket,
+    private readonly call: BridgedCall,
+    private readonly streamSid: string,
+  ) {}
+
+  /**
+   * Opens the conversation and the provider's session; a failure ends the call `failed`. A call
+   * whose agent does not speak through OpenAI Realtime is not ours to bridge: `refuse` is told
+   * why and nothing is written.
+   */
+  async start(refuse: (reason: string) => void): Promise<void> {
+    const { conversations, logger } = this.deps;
+    try {
+      this.agent = await conversations.agent(this.call.organizationId, this.call.agentId);
+      const voice = this.agent?.voiceConfig;
+      if (this.agent && (voice?.pipelineMode !== PipelineMode.sts || voice.stsProvider !== StsProvider.openai)) {
+        this.finished = true;
+        refuse('the call’s agent is not a speech-to-speech agent on OpenAI');
+        return;
+      }
+      if (!this.agent) throw new Error('The call’s agent no longer exists');
+      if (this.agent.status === AgentStatus.archived) throw new Error('The call’s agent is archived');
+      this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`);
+      if (this.finished) {
+        // The caller hung up while the conversation was being opened.
+        await conversations.close(this.conversationId, ConversationStatus.ended);
+        return;
+      }
+      this.memory = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
+      const lastCallerTurn = [...this.memory].reverse().find((message) => message.role === 'user')?.content ?? '';
+      const passages = await this.retrieve(lastCallerTurn);
+      if (!this.deps.realtime.apiKey) throw new Error('OPENAI_API_KEY is not set: the speech-to-speech provider cannot be reached');
+      if (this.finished) return;
+      const provider = await RealtimeConnection.open({ url: this.deps.realtime.url, apiKey: this.deps.realtime.apiKey, model: realtimeModel(this.agent.modelConfig.model) });
+      if (this.finished) {
+        provider.close();
+        return;
+      }
+      this.provider = provider;
+      provider.onEvent((event) => this.fromProvider(event));
+      provider.onLost((reason) => this.fail(reason));
+      provider.send({
+        type: 'session.update',
+        session: {
+          modalities: ['audio', 'text'],
+          instructions: sessionInstructions(this.agent, passages, this.memory),
+          ...(this.agent.voiceConfig?.voiceId ? { voice: this.agent.voiceConfig.voiceId } : {}),
+          input_audio_format: 'g711_ulaw',
+          output_audio_format: 'g711_ulaw',
+          input_audio_transcription: { model: 'whisper-1' },
+          turn_detection: { type: 'server_vad' },
+          tools: tools(this.agent),
+          tool_choice: 'auto',
+        },
+      });
+      for (const audio of this.queued.splice(0)) provider.send({ type: 'input_audio_buffer.append', audio });
+      logger.info({ callId: this.call.id, conversationId: this.conversationId }, 'speech-to-speech bridge open');
+    } catch (error) {
+      this.fail(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** One Twilio Media Streams message after `start`. */
+  fromCarrier(message: Record<string, unknown>): void {
+    if (this.finished) return;
+    switch (message.event) {
+      case 'media': {
+        const payload = text((message.media as Record<string, unknown> | undefined)?.payload);
+        if (!payload) return;
+        if (this.provider) this.provider.send({ type: 'input_audio_buffer.append', audio: payload });
+        else if (this.queued.length < MAX_QUEUED_FRAMES) this.queued.push(payload);
+        return;
+      }
+      case 'mark':
+        if (text((message.mark as Record<string, unknown> | undefined)?.name) === END_CALL_MARK) this.finish(ConversationStatus.ended);
+        return;
+      case 'stop':
+        this.finish(ConversationStatus.ended);
+        return;
+    }
+  }
+
+  /** The carrier's socket closed: the caller hung up (what was said is kept). */
+  carrierClosed(): void {
+    this.finish(ConversationStatus.ended);
+  }
+
+  private fromProvider(event: RealtimeEvent): void {
+    if (this.finished) return;
+    switch (event.type) {
+      case 'input_audio_buffer.speech_started':
+        this.bargeIn();
+        return;
+      case 'conversation.item.input_audio_transcription.completed': {
+        const transcript = text(event.transcript).trim();
+        if (!transcript) return;
+        this.store(MessageRole.user, transcript);
+        void this.refreshPassages(transcript);
+        return;
+      }
+      case 'response.created':
+        this.activeResponse = text((event.response as Record<string, unknown> | undefined)?.id) || null;
+        return;
+      case 'response.audio.delta':
+      case 'response.output_audio.delta':
+        this.agentAudio(text(event.response_id), text(event.item_id), text(event.delta));
+        return;
+      case 'response.audio_transcript.delta':
+      case 'response.output_audio_transcript.delta':
+        this.agentWords(text(event.response_id), text(event.item_id), text(event.delta));
+        return;
+      case 'response.audio_transcript.done':
+      case 'response.output_audio_transcript.done': {
+        const itemId = text(event.item_id);
+        const responseId = text(event.response_id);
+        const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
+        const cut = this.suppressed.has(responseId);
+        this.turns.set(itemId, { ...turn, text: (!cut && text(event.transcript)) || turn.text });
+        this.storeTurn(itemId);
+        return;
+      }
+      case 'response.function_call_arguments.done':
+        this.tool(text(event.name), text(event.call_id), text(event.arguments));
+        return;
+      case 'response.done': {
+        const id = text((event.response as Record<string, unknown> | undefined)?.id);
+        if (!id || id === this.activeResponse) this.activeResponse = null;
+        // A cancelled or cut reply keeps what was said of it.
+        for (const [itemId, turn] of this.turns) if (!id || turn.responseId === id) this.storeTurn(itemId);
+        if (this.endRequested) this.sayGoodbyeThenEnd();
+        else if (this.followUp) {
+          this.followUp = false;
+          this.provider?.send({ type: 'response.create' });
+        }
+        return;
+      }
+      case 'error':
+        this.deps.logger.warn({ callId: this.call.id, error: (event.error as Record<string, unknown> | undefined)?.message }, 'the realtime provider reported an error');
+        return;
+    }
+  }
+
+  private agentAudio(responseId: string, itemId: string, delta: string): void {
+    if (!delta || this.suppressed.has(responseId)) return;
+    if (!this.playing || this.playing.itemId !== itemId) this.playing = { itemId, firstAt: Date.now(), bytes: 0 };
+    this.playing.bytes += Math.floor((delta.length * 3) / 4);
+    this.toCarrier({ event: 'media', streamSid: this.streamSid, media: { payload: delta } });
+  }
+
+  /** The agent's words as they are generated: the policy guard watches them before more audio goes out. */
+  private agentWords(responseId: string, itemId: string, delta: string): void {
+    const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
+    // Once the guard has cut a reply, what follows was never heard: it is not the transcript either.
+    if (this.suppressed.has(responseId)) return;
+    turn.text += delta;
+    this.turns.set(itemId, turn);
+    const policy = this.agent?.policy ?? null;
+    if (policy && !this.suppressed.has(responseId) && redactPolicy(turn.text, policy) !== turn.text) {
+      this.deps.logger.warn({ callId: this.call.id }, 'the agent began to say its hidden policy: its audio was cleared and the reply cancelled');
+      this.suppressed.add(responseId);
+      this.cutAgentAudio(true);
+    }
+  }
+
+  /** The caller spoke over the agent: what the carrier still holds is dropped and the reply stopped where the caller heard it. */
+  private bargeIn(): void {
+    const stillPlaying = this.playing && Date.now() < this.playing.firstAt + this.playing.bytes / ULAW_BYTES_PER_MS;
+    if (this.activeResponse || stillPlaying) this.cutAgentAudio(Boolean(this.activeResponse));
+  }
+
+  private cutAgentAudio(cancel: boolean): void {
+    this.toCarrier({ event: 'clear', streamSid: this.streamSid });
+    if (cancel) this.provider?.send({ type: 'response.cancel' });
+    if (this.playing) {
+      const heardMs = Math.max(0, Math.min(this.playing.bytes / ULAW_BYTES_PER_MS, Date.now() - this.playing.firstAt));
+      this.provider?.send({ type: 'conversation.item.truncate', item_id: this.playing.itemId, content_index: 0, audio_end_ms: Math.floor(heardMs) });
+      this.playing = null;
+    }
+  }
+
+  private tool(name: string, callId: string, rawArguments: string): void {
+    let args: Record<string, unknown> = {};
+    try {
+      const parsed: unknown = JSON.parse(rawArguments || '{}');
+      if (parsed && typeof parsed === 'object') args = parsed as Record<string, unknown>;
+    } catch {
+      // Arguments that are not JSON are read as none.
+    }
+    let output: Record<string, unknown>;
+    if (name === 'end_call') {
+      this.endRequested = true;
+      output = { ending: true };
+    } else if (name === 'reach_resolution') {
+      const label = text(args.label).trim().slice(0, 128);
+      const known = this.agent?.resolutionCriteria.map((criterion) => criterion.label) ?? [];
+      if (!label || (known.length > 0 && !known.includes(label))) {
+        output = { recorded: false, error: known.length > 0 ? `label must be one of: ${known.join(', ')}` : 'label is required' };
+      } else {
+        const explanation = redactPolicy(text(args.explanation).slice(0, 2000) || 'Reached on the call', this.agent?.policy ?? null);
+        this.queue(() => this.deps.conversations.resolve(this.conversationId!, { label, met: true, explanation }));
+        output = { recorded: true };
+      }
+      this.followUp = true;
+    } else {
+      output = { error: `unknown tool ${name}` };
+      this.followUp = true;
+    }
+    this.provider?.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) } });
+  }
+
+  /** Twilio echoes a mark once the audio before it was played: then the stream is closed and the call hangs up. */
+  private sayGoodbyeThenEnd(): void {
+    if (this.endTimer) return;
+    this.toCarrier({ event: 'mark', streamSid: this.streamSid, mark: { name: END_CALL_MARK } });
+    const left = this.playing ? Math.max(0, this.playing.firstAt + this.playing.bytes / ULAW_BYTES_PER_MS - Date.now()) : 0;
+    this.endTimer = setTimeout(() => this.finish(ConversationStatus.ended), Math.min(60_000, left + END_CALL_GRACE_MS));
+  }
+
+  private async refreshPassages(query: string): Promise<void> {
+    if (!this.agent?.knowledgeBaseConfig) return;
+    try {
+      const passages = await this.retrieve(query);
+      if (!this.finished && this.agent) this.provider?.send({ type: 'session.update', session: { instructions: sessionInstructions(this.agent, passages, this.memory) } });
+    } catch (error) {
+      this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'knowledge retrieval failed during a call; the session keeps its passages');
+    }
+  }
+
+  private async retrieve(query: string): Promise<Passage[]> {
+    const config = this.agent?.knowledgeBaseConfig;
+    if (!config || !query.trim()) return [];
+    return this.deps.withContext(() =>
+      this.deps.knowledge.retrieve(this.call.organizationId, config.knowledgeBaseId, query, { topK: config.topK, similarityThreshold: config.similarityThreshold }),
+    );
+  }
+
+  private storeTurn(itemId: string): void {
+    const turn = this.turns.get(itemId);
+    this.turns.delete(itemId);
+    const spoken = turn?.text.trim();
+    if (spoken) this.store(MessageRole.assistant, redactPolicy(spoken, this.agent?.policy ?? null));
+  }
+
+  private store(role: MessageRole, content: string): void {
+    const model = role === MessageRole.assistant && this.agent ? `openai/${realtimeModel(this.agent.modelConfig.model)}` : null;
+    this.queue(() => this.deps.conversations.add(this.conversationId!, this.call.organizationId, role, content.slice(0, 10_000), model));
+  }
+
+  private queue(work: () => Promise<void>): void {
+    this.writes = this.writes.then(work).catch((error: unknown) => {
+      this.deps.logger.error({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a call turn could not be stored');
+    });
+  }
+
+  private toCarrier(message: Record<string, unknown>): void {
+    if (this.twilio.readyState === WebSocket.OPEN) this.twilio.send(JSON.stringify(message));
+  }
+
+  /** The call is over (hang-up, end_call): what was said is kept, the conversation ended. */
+  private finish(status: ConversationStatus.ended): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.endTimer) clearTimeout(this.endTimer);
+    for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.provider?.close();
+    if (this.conversationId) {
+      const conversationId = this.conversationId;
+      this.queue(() => this.deps.conversations.close(conversationId, status));
+    }
+    if (this.twilio.readyState === WebSocket.OPEN) this.twilio.close(1000, 'call ended');
+  }
+
+  /** The provider is gone or never came: the call ends `failed` with the reason, its contact retried per the program's policy. */
+  private fail(reason: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.endTimer) clearTimeout(this.endTimer);
+    this.deps.logger.warn({ callId: this.call.id, reason }, 'speech-to-speech call failed');
+    for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.provider?.close();
+    const conversationId = this.conversationId;
+    this.queue(async () => {
+      if (conversationId) await this.deps.conversations.close(conversationId, ConversationStatus.failed);
+      await this.deps.tracker.failLive(this.call.id, reason);
+    });
+    // Closing the stream ends <Connect>: the carrier moves past it and hangs up.
+    if (this.twilio.readyState === WebSocket.OPEN) this.twilio.close(1011, 'voice provider unavailable');
+  }
+
+  /** Resolves once every turn was stored (tests and shutdown). */
+  settled(): Promise<void> {
+    return this.writes;
+  }
+}

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { at, query } from '../../programs/runner/sql.js';
+import { Agent } from '../../agents/agent.entity.js';
+import { ConversationStatus, MessageRole } from '../../agents/agent.enums.js';
+import type { ChatMessage } from '../../agents/agent.ports.js';
+import type { CriterionOutcome } from '../../agents/agent.types.js';
+import { memoryWindow } from '../../agents/prompt.js';
+
+/**
+ * The conversation a speech-to-speech call is stored as: opened when the media stream starts
+ * (and linked from `calls.conversation_id`), one message per spoken turn, the resolutions the
+ * agent reached, and its end. Written with the same sequence rule as typed messages: the next
+ * number is taken from the conversation row in the transaction of the insert.
+ */
+export class CallConversations {
+  constructor(private readonly em: EntityManager) {}
+
+  /** The call's agent, when it belongs to the call's organization. */
+  async agent(organizationId: string, agentId: string): Promise<Agent | null> {
+    return this.em.fork().findOne(Agent, { id: agentId, organization: organizationId });
+  }
+
+  /** The call's conversation: the one it already names, or a new active one with its agent. */
+  async open(callId: string, organizationId: string, agentId: string, title: string): Promise<string> {
+    return this.em.fork().transactional(async (tx) => {
+      const [call] = await query<{ conversation_id: string | null }>(tx as EntityManager, 'select conversation_id from calls where id = ? for update', [callId]);
+      if (call?.conversation_id) return call.conversation_id;
+      const id = randomUUID();
+      const now = at(new Date());
+      await query(
+        tx as EntityManager,
+        `insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, title, message_count)
+         values (?, ?::timestamptz, ?::timestamptz, ?, ?, 'active', ?, 0)`,
+        [id, now, now, organizationId, agentId, title.slice(0, 255)],
+      );
+      await query(tx as EntityManager, 'update calls set conversation_id = ?, updated_at = ?::timestamptz where id = ?', [id, now, callId]);
+      return id;
+    });
+  }
+
+  /** Appends one spoken turn. */
+  async add(conversationId: string, organizationId: string, role: MessageRole, content: string, model: string | null = null): Promise<void> {
+    await this.em.fork().transactional(async (tx) => {
+      const [row] = await query<{ message_count: number }>(
+        tx as EntityManager,
+        `update conversations set message_count = message_count + 1, updated_at = now(),
+                status = case when status = 'pending' then 'active' else status end
+          where id = ? returning message_count`,
+        [conversationId],
+      );
+      if (!row) return;
+      const now = at(new Date());
+      await query(
+        tx as EntityManager,
+        `insert into messages (id, created_at, updated_at, organization_id, conversation_id, sequence, role, content, model)
+         values (?, ?::timestamptz, ?::timestamptz, ?, ?, ?, ?, ?, ?)`,
+        [randomUUID(), now, now, organizationId, conversationId, Number(row.message_count), role, content, model],
+      );
+    });
+  }
+
+  /** Records a resolution the agent reached (a later one with the same label replaces it). */
+  async resolve(conversationId: string, outcome: CriterionOutcome): Promise<void> {
+    await this.em.fork().transactional(async (tx) => {
+      const [row] = await query<{ outcome: CriterionOutcome[] | string | null }>(tx as EntityManager, 'select outcome from conversations where id = ? for update', [conversationId]);
+      if (!row) return;
+      const before: CriterionOutcome[] = typeof row.outcome === 'string' ? JSON.parse(row.outcome) : (row.outcome ?? []);
+      const outcomes = [...before.filter((item) => item.label !== outcome.label), outcome];
+      await query(tx as EntityManager, 'update conversations set outcome = ?::jsonb, updated_at = now() where id = ?', [JSON.stringify(outcomes), conversationId]);
+    });
+  }
+
+  /** Ends the conversation (ended, or failed when the call failed); a closed one stays as it is. */
+  async close(conversationId: string, status: ConversationStatus.ended | ConversationStatus.failed): Promise<void> {
+    await query(
+      this.em.fork(),
+      `update conversations set status = ?, ended_at = now(), updated_at = now() where id = ? and status in ('pending', 'active')`,
+      [status, conversationId],
+    );
+  }
+
+  /**
+   * The agent's memory on the phone: the last `lastMessages` turns of its earlier calls with the
+   * same contact (none without memory, or for a call with no contact), oldest first.
+   */
+  async memory(agent: Agent, organizationId: string, contactId: string | null, conversationId: string): Promise<ChatMessage[]> {
+    const window = memoryWindow(agent.memoryConfig);
+    if (window === 0 || !contactId) return [];
+    const rows = await query<{ role: MessageRole; content: string }>(
+      this.em.fork(),
+      `select m.role, m.content from messages m
+         join calls c on c.conversation_id = m.conversation_id
+        where c.organization_id = ? and c.contact_id = ? and c.agent_id = ? and m.conversation_id <> ?
+        order by m.created_at desc, m.sequence desc limit ?`,
+      [organizationId, contactId, agent.id, conversationId, window],
+    );
+    return rows.reverse().map((row) => ({ role: row.role, content: row.content }));
+  }
+}

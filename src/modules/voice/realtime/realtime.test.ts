@@ -1,0 +1,27 @@
+import { ConfigError, loadConfig } from '../../../config.js';
+import { DEFAULT_REALTIME_MODEL, realtimeModel } from './openai-realtime.js';
+import { mediaStreamUrl } from './stream-twiml.js';
+
+const base = { JWT_SECRET: 'x'.repeat(32), DATA_DIR: '/tmp/gateway-test-unused' };
+
+describe('the realtime bridge settings', () => {
+  it('takes the agent’s own OpenAI realtime model, else gpt-realtime', () => {
+    expect(realtimeModel('openai/gpt-realtime-mini')).toBe('gpt-realtime-mini');
+    expect(realtimeModel('openai/gpt-4o-realtime-preview')).toBe('gpt-4o-realtime-preview');
+    expect(realtimeModel('openai/gpt-4o-mini')).toBe(DEFAULT_REALTIME_MODEL);
+    expect(realtimeModel('builtin/echo')).toBe(DEFAULT_REALTIME_MODEL);
+    expect(realtimeModel('openai-compatible/realtime-llm')).toBe(DEFAULT_REALTIME_MODEL);
+  });
+
+  it('builds the stream URL from PUBLIC_URL with a ws/wss scheme, keeping a path prefix', () => {
+    expect(mediaStreamUrl('https://gw.example.com/voice', 'c1')).toBe('wss://gw.example.com/voice/telephony/twilio/c1/media');
+    expect(mediaStreamUrl('HTTP://127.0.0.1:4000/', 'c2')).toBe('ws://127.0.0.1:4000/telephony/twilio/c2/media');
+  });
+
+  it('reads OPENAI_REALTIME_URL as a ws:// or wss:// URL and refuses anything else in one line naming it', () => {
+    expect(loadConfig(base).providers.openaiRealtimeUrl).toBeUndefined();
+    expect(loadConfig({ ...base, OPENAI_REALTIME_URL: 'wss://proxy.example.com/v1/realtime' }).providers.openaiRealtimeUrl).toBe('wss://proxy.example.com/v1/realtime');
+    expect(() => loadConfig({ ...base, OPENAI_REALTIME_URL: 'https://api.openai.com/v1/realtime' })).toThrow(new ConfigError('OPENAI_REALTIME_URL must start with ws: or wss:, got "https:"'));
+    expect(() => loadConfig({ ...base, OPENAI_REALTIME_URL: 'not a url' })).toThrow(/^OPENAI_REALTIME_URL must be a URL/);
+  });
+});

@@ -1,0 +1,413 @@
+import { randomUUID } from 'node:crypto';
+import { ConversationDocument, StsCallDocument } from '../generated/graphql.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { createAudience } from '../programs/fixtures.js';
+import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+import { AGENT_HZ, frequency, startFakeRealtime, WORD_MS, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
+import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
+import { insertCall } from '../telephony/call-seed.js';
+import { startTwilioApp, twilioCampaign, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { renderStreamTwiml } from '../../src/modules/voice/realtime/stream-twiml.js';
+
+// The speech-to-speech bridge end to end: the fake Twilio's account behind a carrier connection, a
+// live call of an sts agent, a Media Streams caller sending real μ-law audio, and the fake OpenAI
+// Realtime answering with audio and transcripts. Runs on PGlite, and on PostgreSQL with TEST_DATABASE_URL.
+
+const INSTRUCTIONS = 'You are Ada, the voice assistant of the Acme shop. Keep answers short.';
+const POLICY = 'Never offer a discount above ten percent to anyone.';
+const LEAK_HZ = 1200;
+
+let twilioFake: FakeTwilio;
+let realtime: FakeRealtime;
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let connectionId: string;
+let otherConnectionId: string;
+let agentId: string;
+let contactId: string;
+
+beforeAll(async () => {
+  twilioFake = await startFakeTwilio();
+  realtime = await startFakeRealtime();
+  app = await startTwilioApp(twilioFake, undefined, { providers: { openaiApiKey: 'sk-test-realtime-key', openaiRealtimeUrl: realtime.url } });
+  acme = await app.organization('Acme voice');
+  other = await app.organization('Other voice');
+  const connection = await acme.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
+  expect(connection.status).toBe(201);
+  connectionId = connection.body.id;
+  const otherConnection = await other.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
+  expect(otherConnection.status).toBe(201);
+  otherConnectionId = otherConnection.body.id;
+  const base = await acme.rest.post('/api/knowledge-bases', { name: 'Shop' });
+  expect(base.status).toBe(201);
+  expect((await acme.rest.post(`/api/knowledge-bases/${base.body.id}/documents`, { title: 'Opening hours', content: 'The shop opens at nine in the morning on weekdays.' })).status).toBe(201);
+  const agent = await acme.rest.post('/api/agents', {
+    name: 'Ada on the phone',
+    instructions: INSTRUCTIONS,
+    policy: POLICY,
+    modelConfig: { model: 'openai/gpt-realtime' },
+    voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' },
+    memoryConfig: { enabled: true, lastMessages: 4 },
+    knowledgeBaseConfig: { knowledgeBaseId: base.body.id, topK: 1, similarityThreshold: 0 },
+    resolutionCriteria: [{ label: 'Booked', description: 'The caller booked a visit' }],
+  });
+  expect(agent.status).toBe(201);
+  agentId = agent.body.id;
+  contactId = (await createAudience(acme, 1)).contactIds[0]!;
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await realtime?.close();
+  await twilioFake?.close();
+});
+
+beforeEach(() => {
+  realtime.script.length = 0;
+  realtime.refuseWith = null;
+});
+
+/** A live (answered) Twilio call of the agent on this connection, as the runner and the answer webhook leave it. */
+async function liveCall(options: { org?: TestOrganization; connection?: string; status?: string; agent?: string | null } = {}): Promise<string> {
+  const org = options.org ?? acme;
+  const id = await insertCall(app, {
+    organizationId: org.organizationId,
+    agentId: options.agent === undefined ? agentId : options.agent,
+    contactId: org === acme ? contactId : null,
+    carrier: 'twilio',
+    carrierCallId: `CA${randomUUID().replace(/-/g, '')}`,
+    status: options.status ?? 'in_progress',
+    queuedAt: new Date(Date.now() - 10_000),
+    answeredAt: new Date(Date.now() - 5_000),
+  });
+  await app.sql('update calls set carrier_connection_id = ? where id = ?', [options.connection ?? connectionId, id]);
+  return id;
+}
+
+function mediaUrl(connection = connectionId): string {
+  return `${app.baseUrl.replace(/^http/, 'ws')}/telephony/twilio/${connection}/media`;
+}
+
+async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeRealtimeSession }> {
+  const opened = await MediaStreamClient.open(mediaUrl(), twilioFake.authToken);
+  if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
+  const next = realtime.nextSession();
+  opened.start(callId);
+  const session = await next;
+  await session.waitFor('session.update');
+  return { caller: opened, session };
+}
+
+async function callRow(callId: string) {
+  const [row] = await app.sql<{ status: string; outcome: string | null; error_text: string | null; conversation_id: string | null; updated_at: Date }>(
+    'select status, outcome, error_text, conversation_id, updated_at from calls where id = ?',
+    [callId],
+  );
+  return row!;
+}
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 5000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The stored transcript on the REST door, once it has `count` messages; the GraphQL door then reads the same. */
+async function transcript(conversationId: string, count: number): Promise<{ role: string; content: string }[]> {
+  const rest = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}/messages?limit=100`), (res) => res.body.data?.length === count, 'the stored transcript');
+  const messages = rest.body.data.map((message: { role: string; content: string }) => ({ role: message.role, content: message.content }));
+  const graphql = await acme.graphql.ok(ConversationDocument, { id: conversationId, limit: 100 });
+  expect(graphql.conversation.messages.data.map((message) => ({ role: message.role, content: message.content }))).toEqual(messages);
+  return messages;
+}
+
+describe('renderStreamTwiml', () => {
+  it('connects the call to the media stream of its connection, wss for an https PUBLIC_URL and ws for http', () => {
+    const callId = randomUUID();
+    expect(renderStreamTwiml({ publicUrl: 'https://gw.example.com', connectionId: 'c1', callId })).toBe(
+      `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://gw.example.com/telephony/twilio/c1/media"><Parameter name="callId" value="${callId}"/></Stream></Connect></Response>`,
+    );
+    expect(renderStreamTwiml({ publicUrl: 'http://127.0.0.1:4000/', connectionId: 'c2', callId })).toContain('url="ws://127.0.0.1:4000/telephony/twilio/c2/media"');
+  });
+});
+
+describe('a speech-to-speech call', () => {
+  it('gives the provider instructions, policy, passages and memory in that order, bridges audio both ways and stores both sides', async () => {
+    // An earlier call of the same agent with the same contact: its turns are the agent's memory.
+    const earlier = await liveCall({ status: 'completed' });
+    const earlierConversation = randomUUID();
+    await app.sql(`insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, message_count) values (?, now(), now(), ?, ?, 'ended', 2)`, [
+      earlierConversation, acme.organizationId, agentId,
+    ]);
+    await app.sql('update calls set conversation_id = ? where id = ?', [earlierConversation, earlier]);
+    for (const [sequence, role, content] of [[1, 'user', 'What time does the shop open?'], [2, 'assistant', 'Remembered answer: at nine.']] as const) {
+      await app.sql(`insert into messages (id, created_at, updated_at, organization_id, conversation_id, sequence, role, content) values (?, now(), now(), ?, ?, ?, ?, ?)`, [
+        randomUUID(), acme.organizationId, earlierConversation, sequence, role, content,
+      ]);
+    }
+
+    realtime.script.push({ caller: 'Can I come by tomorrow morning?', reply: [{ text: 'Yes, we open at nine tomorrow.' }] });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+
+    expect(session.headers.authorization).toBe('Bearer sk-test-realtime-key');
+    expect(session.model).toBe('gpt-realtime');
+    const config = session.sessionUpdates()[0]!.session;
+    const instructions: string = config.instructions;
+    const positions = [INSTRUCTIONS, POLICY, 'Opening hours: The shop opens at nine', 'Remembered answer: at nine.'].map((part) => instructions.indexOf(part));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(config).toMatchObject({
+      input_audio_format: 'g711_ulaw',
+      output_audio_format: 'g711_ulaw',
+      turn_detection: { type: 'server_vad' },
+      input_audio_transcription: { model: 'whisper-1' },
+      voice: 'alloy',
+    });
+    expect(config.tools.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution']);
+
+    // The caller speaks: every byte reaches the provider, and the agent's words come back as audio.
+    const speech = callerSpeech(600, 400);
+    await caller.sendAudio(speech);
+    await caller.waitFor(() => caller.events('media').length >= 6, 'the agent’s reply');
+    expect(session.audio().equals(speech)).toBe(true);
+    const heard = caller.heard();
+    expect(heard).toHaveLength(6);
+    for (const frame of heard) {
+      expect(frame.payload.length).toBe((WORD_MS * 8000) / 1000);
+      expect(Math.abs(frequency(frame.payload) - AGENT_HZ)).toBeLessThan(20);
+    }
+    expect(caller.events('media').every((message) => message.streamSid === caller.streamSid)).toBe(true);
+
+    const row = await eventually(() => callRow(callId), (value) => Boolean(value.conversation_id), 'the conversation link');
+    const messages = await transcript(row.conversation_id!, 2);
+    expect(messages).toEqual([
+      { role: 'user', content: 'Can I come by tomorrow morning?' },
+      { role: 'assistant', content: 'Yes, we open at nine tomorrow.' },
+    ]);
+    // The next reply sees passages retrieved for what the caller just said.
+    const refreshed = await session.waitFor('session.update', (event) => event !== session.sessionUpdates()[0]);
+    expect(refreshed.session.instructions).toContain('Opening hours');
+
+    // The call names its conversation (GraphQL's Call.conversationId); another organization sees it on neither door.
+    expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call.conversationId).toBe(row.conversation_id);
+    expect((await other.rest.get(`/api/conversations/${row.conversation_id}`)).status).toBe(404);
+    expect((await other.graphql.run(ConversationDocument, { id: row.conversation_id! })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+
+    // The caller hangs up: the conversation keeps what was said, and ends.
+    caller.stop();
+    caller.hangUp();
+    await session.closed;
+    const ended = await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+    expect(ended.body.messageCount).toBe(2);
+  });
+
+  it('clears the caller’s audio and cancels the reply when the caller talks over the agent (barge-in)', async () => {
+    const words = Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(' ');
+    realtime.script.push({ caller: 'Tell me everything about your shop.', reply: [{ text: words }], paceMs: 60 });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= 3, 'the start of the reply');
+    // The caller interrupts while the reply is still being generated and played.
+    await caller.sendAudio(callerSpeech(300, 0));
+    await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
+    const truncate = await session.waitFor('conversation.item.truncate');
+    await session.waitFor('response.cancel');
+    expect(truncate.audio_end_ms).toBeLessThan(20 * WORD_MS);
+    expect(caller.events('clear')[0]!.streamSid).toBe(caller.streamSid);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(caller.events('media').length).toBeLessThan(20);
+    expect(caller.heard().length).toBeLessThan(caller.events('media').length);
+
+    // What was said of the cut reply is kept, and only that.
+    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    const messages = await transcript(conversationId!, 2);
+    expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
+    expect(messages[1]!.content.startsWith('word1 word2')).toBe(true);
+    expect(messages[1]!.content).not.toContain('word20');
+    caller.hangUp();
+  });
+
+  it('never lets the hidden policy reach the caller’s ears or the transcript', async () => {
+    realtime.script.push({
+      caller: 'Can I get a discount?',
+      reply: [{ text: 'Let me check that for you right now.' }, { text: POLICY, hz: LEAK_HZ }, { text: 'Anything else today?', hz: LEAK_HZ }],
+    });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
+    await session.waitFor('response.cancel');
+    await session.waitFor('response.done' as never, () => true, 10).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The policy's tone never played: what was sent of it was still queued when the clear came.
+    const leaked = caller.heard().filter((frame) => Math.abs(frequency(frame.payload) - LEAK_HZ) < 50);
+    expect(leaked).toHaveLength(0);
+    const sentAfterClear = caller.received.slice(caller.received.indexOf(caller.events('clear')[0]!));
+    expect(sentAfterClear.filter((message) => message.event === 'media')).toHaveLength(0);
+
+    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    const messages = await transcript(conversationId!, 2);
+    expect(messages[1]!.content).toContain('[redacted]');
+    expect(messages[1]!.content.toLowerCase()).not.toContain('discount above ten percent');
+    expect(messages[1]!.content).toMatch(/^Let me check that for you right now\. \[redacted\]\.?$/);
+    expect(JSON.stringify(caller.received).toLowerCase()).not.toContain('discount above');
+    caller.hangUp();
+  });
+
+  it('records a resolution and hangs up after the goodbye was heard when the agent calls its tools', async () => {
+    realtime.script.push({
+      caller: 'Please book me a visit on Monday.',
+      reply: [{ text: 'You are booked for Monday. Goodbye!' }],
+      tools: [
+        { name: 'reach_resolution', arguments: { label: 'Booked', explanation: 'Visit booked for Monday' } },
+        { name: 'end_call', arguments: { reason: 'done' } },
+      ],
+    });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    const closed = await caller.closed;
+    expect(closed.code).toBe(1000);
+    // The goodbye was played whole before the stream closed.
+    expect(caller.heard()).toHaveLength(6);
+    expect(caller.events('mark').map((message) => message.mark.name)).toEqual(['end_call']);
+    const outputs = session.received.filter((event) => event.type === 'conversation.item.create').map((event) => JSON.parse(event.item.output));
+    expect(outputs).toEqual([{ recorded: true }, { ending: true }]);
+
+    const { conversation_id: conversationId } = await callRow(callId);
+    const rest = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+    expect(rest.body.outcome).toEqual([{ label: 'Booked', met: true, explanation: 'Visit booked for Monday' }]);
+    const graphql = await acme.graphql.ok(ConversationDocument, { id: conversationId! });
+    expect(graphql.conversation.outcome).toEqual(rest.body.outcome);
+    expect(graphql.conversation.status).toBe('ended');
+  });
+
+  it('refuses a label that is not one of the agent’s resolution criteria', async () => {
+    realtime.script.push({ caller: 'Hello?', reply: [{ text: 'Hello there.' }], tools: [{ name: 'reach_resolution', arguments: { label: 'Refunded' } }] });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    const output = await session.waitFor('conversation.item.create');
+    expect(JSON.parse(output.item.output)).toEqual({ recorded: false, error: 'label must be one of: Booked' });
+    await session.waitFor('response.create');
+    const { conversation_id: conversationId } = await callRow(callId);
+    expect((await acme.rest.get(`/api/conversations/${conversationId}`)).body.outcome).toBeNull();
+    caller.hangUp();
+  });
+});
+
+describe('faults', () => {
+  it('ends the call failed with the error on the record when the provider drops its socket, and keeps what was said', async () => {
+    realtime.script.push({ caller: 'Are you there?', reply: [{ text: 'Yes, I am here.' }] });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= 4, 'the reply');
+    session.drop();
+    const closed = await caller.closed;
+    expect(closed.code).toBe(1011);
+    const row = await eventually(() => callRow(callId), (value) => value.status === 'failed', 'the failed call');
+    expect(row.outcome).toBe('failed');
+    expect(row.error_text).toMatch(/realtime provider closed the session \(code 1006\)/);
+    const rest = await acme.rest.get(`/api/calls/${callId}`);
+    expect(rest.body).toMatchObject({ status: 'failed', outcome: 'failed', errorText: row.error_text });
+    expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call).toMatchObject({ status: 'failed', outcome: 'failed', errorText: row.error_text });
+    const conversation = await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'failed', 'the failed conversation');
+    expect(conversation.body.messageCount).toBe(2);
+  });
+
+  it('retries the contact per the program’s retry policy when the provider fails mid-call (a campaign through the fake Twilio)', async () => {
+    let placed = 0;
+    // The first call stays answered long enough to be bridged; the retry ends at once.
+    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 20 }));
+    const campaign = await twilioCampaign(acme, twilioFake, { contacts: 1, callsPerSecond: 20, maxAttempts: 2 });
+    const runner = twilioRunner(app);
+    runner.start();
+    try {
+      const [first] = await eventually(
+        () => app.sql<{ id: string }>(`select id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+        (rows) => rows.length === 1,
+        'the answered first call',
+      );
+      await app.sql('update calls set agent_id = ? where id = ?', [agentId, first!.id]);
+      const { caller, session } = await openStream(first!.id);
+      session.drop();
+      expect((await caller.closed).code).toBe(1011);
+      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
+      expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
+    } finally {
+      await runner.stop();
+    }
+    await twilioFake.settled();
+    const calls = await app.sql<{ attempt: number; status: string; outcome: string; error_text: string | null }>(
+      'select attempt, status, outcome, error_text from calls where execution_id = ? order by attempt',
+      [campaign.executionId],
+    );
+    // The carrier's later "completed" for the first call does not undo its failure.
+    expect(calls).toEqual([
+      { attempt: 1, status: 'failed', outcome: 'failed', error_text: expect.stringContaining('realtime provider closed the session') },
+      { attempt: 2, status: 'completed', outcome: 'answered', error_text: null },
+    ]);
+  }, 30_000);
+
+  it('ends the call failed when the provider refuses the session', async () => {
+    realtime.refuseWith = 503;
+    const callId = await liveCall();
+    const opened = await MediaStreamClient.open(mediaUrl(), twilioFake.authToken);
+    if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
+    opened.start(callId);
+    expect((await opened.closed).code).toBe(1011);
+    const row = await eventually(() => callRow(callId), (value) => value.status === 'failed', 'the failed call');
+    expect(row.error_text).toBe('The realtime provider refused the session (HTTP 503)');
+  });
+});
+
+describe('who may open a media stream', () => {
+  it('refuses a stream with a forged or missing signature before anything starts (403), the call unchanged', async () => {
+    const callId = await liveCall();
+    const before = await callRow(callId);
+    const sessions = realtime.sessions.length;
+    expect(await MediaStreamClient.open(mediaUrl(), 'not-the-auth-token')).toEqual({ refused: 403 });
+    expect(await MediaStreamClient.open(mediaUrl(), null)).toEqual({ refused: 403 });
+    // Signed for another connection's URL: the signature covers the path.
+    expect(await MediaStreamClient.open(mediaUrl(), twilioFake.authToken, mediaUrl(otherConnectionId))).toEqual({ refused: 403 });
+    expect(await MediaStreamClient.open(`${app.baseUrl.replace(/^http/, 'ws')}/telephony/twilio/not-a-uuid/media`, twilioFake.authToken)).toEqual({ refused: 403 });
+    expect(await MediaStreamClient.open(`${app.baseUrl.replace(/^http/, 'ws')}/elsewhere`, twilioFake.authToken)).toEqual({ refused: 404 });
+    expect(await callRow(callId)).toEqual(before);
+    expect(realtime.sessions.length).toBe(sessions);
+  });
+
+  it('closes with a policy violation a stream that names another organization’s call, an ended call, a call of an agent that is not sts or no call, and changes nothing', async () => {
+    const theirs = await liveCall({ org: other, connection: otherConnectionId });
+    const ended = await liveCall({ status: 'completed' });
+    const noAgent = await liveCall({ agent: null });
+    const batchAgent = await acme.rest.post('/api/agents', { name: 'Batch', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' }, voiceConfig: { pipelineMode: 'batch' } });
+    expect(batchAgent.status).toBe(201);
+    const batch = await liveCall({ agent: batchAgent.body.id });
+    const sessions = realtime.sessions.length;
+    for (const callId of [theirs, ended, noAgent, batch, randomUUID(), 'not-a-uuid']) {
+      const before = isUuidLike(callId) ? await app.sql('select * from calls where id = ?', [callId]) : [];
+      const opened = await MediaStreamClient.open(mediaUrl(), twilioFake.authToken);
+      if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
+      opened.start(callId);
+      await opened.sendAudio(callerSpeech(100, 0));
+      expect((await opened.closed).code).toBe(1008);
+      expect(opened.received).toEqual([]);
+      if (before.length > 0) expect(await app.sql('select * from calls where id = ?', [callId])).toEqual(before);
+    }
+    expect(realtime.sessions.length).toBe(sessions);
+    expect(await app.sql('select id from conversations where organization_id = ?', [other.organizationId])).toEqual([]);
+    expect(await app.sql('select id from conversations where agent_id = ?', [batchAgent.body.id])).toEqual([]);
+  });
+});
+
+function isUuidLike(value: string): boolean {
+  return /^[0-9a-f-]{36}$/i.test(value);
+}
