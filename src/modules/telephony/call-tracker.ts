@@ -118,6 +118,16 @@ export class CallTracker {
     return row ? tracked(row) : null;
   }
 
+  /** The inbound call the carrier calls `carrierCallId` on this connection. */
+  async findInbound(connectionId: string, carrierCallId: string): Promise<string | null> {
+    const [row] = await query<{ id: string }>(
+      this.em.fork(),
+      `select id from calls where carrier_connection_id = ? and carrier_call_id = ? and direction = 'inbound'`,
+      [connectionId, carrierCallId],
+    );
+    return row?.id ?? null;
+  }
+
   /** Applies one report of the call's progress; a report for a call we do not know changes nothing. */
   async apply(callId: string, event: CallStatusEvent): Promise<ApplyResult> {
     return this.sink.transaction(this.em.fork(), async (tx, effects) => {
@@ -205,6 +215,30 @@ export class CallTracker {
       if (row.credits_charged > 0) await effects.refund(call);
       if (attempted) await effects.ended(call, 'failed', 0);
       else await effects.released(call, retryAfterMs);
+      return 'applied';
+    });
+  }
+
+  /**
+   * Something on our side broke during a live call (the model provider went down): the call ends
+   * `failed` with the reason, counted as the contact's attempt (retried per the retry policy). It
+   * connected, so its credit stays spent. The carrier's later `completed` changes nothing.
+   */
+  async fail(callId: string, errorText: string): Promise<ApplyResult> {
+    return this.sink.transaction(this.em.fork(), async (tx, effects) => {
+      const row = await lockCall(tx, callId);
+      if (!row) return 'unknown';
+      if (isFinalCallStatus(row.status)) return 'ignored';
+      const now = this.clock();
+      const duration = row.answered_at ? Math.max(0, Math.round((now.getTime() - new Date(row.answered_at).getTime()) / 1000)) : 0;
+      await query(
+        tx,
+        `update calls set status = 'failed', outcome = 'failed', error_text = ?, ended_at = ?::timestamptz, duration_seconds = ?,
+                answered_at = coalesce(answered_at, ?::timestamptz), updated_at = ?::timestamptz where id = ?`,
+        [errorText.slice(0, 2000), at(now), duration, at(now), at(now), callId],
+      );
+      const call = { ...tracked(row), status: CallStatus.failed };
+      await effects.ended(call, 'failed', duration);
       return 'applied';
     });
   }
