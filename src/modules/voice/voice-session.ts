@@ -1,5 +1,6 @@
 import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ConversationService } from '../agents/conversation.service.js';
 import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
@@ -20,8 +21,10 @@ export interface VoiceState {
   machine: boolean;
   reprompts: number;
   turns: number;
-  /** The caller's last turn, waiting for the reply route. */
+  /** The caller's last turn, waiting for the agent. */
   pending: { speech: string | null; digits: string | null } | null;
+  /** What the agent's answer to it says, waiting for the reply route. */
+  reply?: VoiceAction[] | null;
 }
 
 interface CallRow {
@@ -48,6 +51,8 @@ interface Script {
 }
 
 const MAX_TURNS = 20;
+/** How long the reply route waits for a turn started at another replica. */
+const REPLY_WAIT_MS = 20_000;
 const FINAL = new Set(['completed', 'busy', 'no_answer', 'failed', 'canceled']);
 
 /**
@@ -58,7 +63,7 @@ const FINAL = new Set(['completed', 'busy', 'no_answer', 'failed', 'canceled']);
  */
 export class VoiceEngine {
   /** Turns started by the gather route, awaited by the reply route of this process. */
-  private readonly turns = new Map<string, Promise<VoiceAction[]>>();
+  private readonly turns = new Map<string, Promise<void>>();
 
   constructor(
     private readonly em: EntityManager,
@@ -153,16 +158,43 @@ export class VoiceEngine {
       const digits = input.digits?.trim() || null;
       if (!speech && !digits) return this.silence(call, state);
       await this.save(callId, { ...state, reprompts: 0, pending: { speech, digits } });
-      const turn = this.runTurn(callId).finally(() => this.turns.delete(callId));
-      turn.catch(() => undefined);
+      const turn = this.keepTurn(callId).finally(() => this.turns.delete(callId));
+      turn.catch((error: unknown) => this.logger.error({ callId, err: error }, 'a caller turn failed'));
       this.turns.set(callId, turn);
       return [{ kind: 'say', text: WORDS.filler, voice: await this.voiceAt(call, state) }, { kind: 'redirect', route: 'reply' }];
     });
   }
 
-  /** What the agent answered the caller's last turn (waits for the turn the gather route started here). */
+  /** Runs the pending turn, if nobody took it yet, and keeps what it says for the reply route (whichever replica it reaches). */
+  private async keepTurn(callId: string): Promise<void> {
+    const actions = await this.runTurn(callId);
+    if (!actions) return;
+    await query(this.em.fork(), `update calls set voice_state = jsonb_set(voice_state, '{reply}', ?::jsonb) where id = ?`, [JSON.stringify(actions), callId]);
+  }
+
+  /**
+   * What the agent answered the caller's last turn: the turn the gather route started (here or at
+   * another replica) is waited for, up to `REPLY_WAIT_MS`; a turn nobody started is run now.
+   */
   reply(callId: string): Promise<VoiceAction[]> {
-    return this.turns.get(callId) ?? this.scoped(() => this.runTurn(callId));
+    return this.scoped(async () => {
+      const until = Date.now() + REPLY_WAIT_MS;
+      for (;;) {
+        await this.turns.get(callId);
+        const [row] = await query<{ reply: VoiceAction[] | null; pending: unknown }>(
+          this.em.fork(),
+          `with old as (select id, voice_state from calls where id = ? for update)
+           update calls set voice_state = jsonb_set(calls.voice_state, '{reply}', 'null'::jsonb) from old where calls.id = old.id
+           returning old.voice_state->'reply' as reply, old.voice_state->'pending' as pending`,
+          [callId],
+        );
+        if (!row) return [{ kind: 'hangup' }];
+        if (Array.isArray(row.reply)) return row.reply;
+        if (row.pending) await this.keepTurn(callId);
+        else if (Date.now() > until) return [{ kind: 'say', text: WORDS.apology, voice: null }, { kind: 'hangup' }];
+        else await sleep(100);
+      }
+    });
   }
 
   private async voiceAt(call: CallRow, state: VoiceState): Promise<string | null> {
@@ -196,7 +228,7 @@ export class VoiceEngine {
   }
 
   /** Takes the pending turn (once, whichever request gets it), asks the agent, speaks the reply and moves on. */
-  private async runTurn(callId: string): Promise<VoiceAction[]> {
+  private async runTurn(callId: string): Promise<VoiceAction[] | null> {
     const taken = await query<{ voice_state: VoiceState }>(
       this.em.fork(),
       `with old as (select id, voice_state from calls where id = ? for update)
@@ -206,7 +238,8 @@ export class VoiceEngine {
     );
     const call = await this.load(callId);
     const before = taken[0]?.voice_state;
-    if (!call || !before?.pending || FINAL.has(call.status)) return [{ kind: 'hangup' }];
+    if (!before?.pending) return null;
+    if (!call || FINAL.has(call.status)) return [{ kind: 'hangup' }];
     const state: VoiceState = { ...before, pending: null, turns: before.turns + 1 };
     const { speech, digits } = before.pending;
     const script = await this.script(call);
