@@ -81,7 +81,7 @@ function flowInput(i: number, agentId: string) {
       { id: 'start', type: 'start', agentId },
       { id: 'greet', type: 'say', agentId, label: 'Say hello' },
       { id: 'confirm', type: 'ask', agentId, label: 'Confirm the appointment' },
-      { id: 'human', type: 'transfer', label: 'Hand over to the front desk' },
+      { id: 'human', type: 'transfer', label: 'Hand over to the front desk', transferTo: '+14155550100' },
       { id: 'message', type: 'voicemail', label: 'Leave a reminder' },
       { id: 'done', type: 'end' },
     ],
