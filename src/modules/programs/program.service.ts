@@ -131,6 +131,7 @@ export class ProgramService {
       callingWindow: pick(input.callingWindow, program.callingWindow),
       maxConcurrentCalls: pick(input.maxConcurrentCalls, program.maxConcurrentCalls),
       retryPolicy: pick(input.retryPolicy, program.retryPolicy),
+      simulatedCaller: pick(input.simulatedCaller, program.simulatedCaller),
       autoPauseRules: pick(input.autoPauseRules, program.autoPauseRules),
       liveTrigger: pick(input.liveTrigger, program.liveTrigger),
       carrier: pick(input.carrier, program.carrier),
@@ -230,6 +231,7 @@ export class ProgramService {
     program.callingWindow = settings.callingWindow ? { ...settings.callingWindow } : null;
     program.maxConcurrentCalls = settings.maxConcurrentCalls ?? 1;
     program.retryPolicy = settings.retryPolicy ? { ...settings.retryPolicy } : { maxAttempts: 1, retryDelayMinutes: 0 };
+    program.simulatedCaller = settings.simulatedCaller ? { utterances: [...settings.simulatedCaller.utterances] } : null;
     program.autoPauseRules = (settings.autoPauseRules ?? []).map((rule) => ({ ...rule }));
     program.liveTrigger = settings.liveTrigger ? { ...settings.liveTrigger, entityType: settings.liveTrigger.entityType ?? null } : null;
   }
