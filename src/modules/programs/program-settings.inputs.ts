@@ -48,7 +48,7 @@ export class ProgramRetryPolicyInput {
   retryDelayMinutes!: number;
 }
 
-@InputType()
+@InputType({ description: 'What the simulated carrier’s caller says at the ask nodes of a simulated call' })
 export class ProgramSimulatedCallerInput {
   @Field(() => [String], { description: '1 to 20 utterances of 1 to 500 characters, said in order at each ask node of a simulated call' })
   @MaxLength(500, { each: true })

@@ -57,11 +57,8 @@ export function walkFrom(context: WalkContext, from: string | null, event: NodeE
         if (node.label) actions.push({ kind: 'say', text: node.label, voice: context.voiceOf(node.agentId) });
         break;
       case FlowNodeType.voicemail:
-        if (context.machine) {
-          if (node.label) actions.push({ kind: 'say', text: node.label, voice: context.voiceOf(node.agentId) });
-          actions.push({ kind: 'hangup' });
-          return { actions, reached, waitingAt: null };
-        }
+        // A person is not read the voicemail: the walk goes on past it. A machine hears it, then the walk goes on (to an end, or hangs up).
+        if (context.machine && node.label) actions.push({ kind: 'say', text: node.label, voice: context.voiceOf(node.agentId) });
         break;
       case FlowNodeType.ask:
         if (context.isSts(node.agentId)) {
