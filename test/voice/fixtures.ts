@@ -97,3 +97,14 @@ export const messagesOf = (app: TestApp, conversationId: string) =>
     'select role, content, usage from messages where conversation_id = ? order by sequence',
     [conversationId],
   );
+
+/** The conversation once it is closed: the call's end closes it just after the carrier's last report is answered. */
+export async function closedConversation(org: TestOrganization, conversationId: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const conversation = (await org.rest.get(`/api/conversations/${conversationId}`)).body;
+    if (conversation.status !== 'active' && conversation.status !== 'pending') return conversation;
+    if (Date.now() > until) throw new Error(`conversation not closed in time: ${JSON.stringify(conversation)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

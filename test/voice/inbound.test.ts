@@ -3,7 +3,7 @@ import { BindNumberDocument, InboundCallsDocument } from '../generated/graphql.j
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { startTwilioApp } from '../telephony/fixtures.js';
-import { createVoiceAgent, messagesOf, twilioNumber } from './fixtures.js';
+import { closedConversation, createVoiceAgent, messagesOf, twilioNumber } from './fixtures.js';
 
 let fake: FakeTwilio;
 let app: TestApp;
@@ -82,7 +82,7 @@ describe('a call comes in', () => {
     const [stored] = await inboundCallsTo(number);
     expect(stored).toMatchObject({ organization_id: acme.organizationId, direction: 'inbound', status: 'completed', from_number: CALLER, duration_seconds: 12 });
     expect((await messagesOf(app, stored!.conversation_id!)).map((message) => message.content)).toEqual(['What are your opening hours?', 'Echo: What are your opening hours?']);
-    expect((await acme.rest.get(`/api/conversations/${stored!.conversation_id}`)).body).toMatchObject({ callId: stored!.id, status: 'ended', agentId });
+    expect(await closedConversation(acme, stored!.conversation_id!)).toMatchObject({ callId: stored!.id, status: 'ended', agentId });
 
     const listed = await acme.rest.get('/api/calls?direction=inbound');
     expect(listed.body.data.map((item: { id: string }) => item.id)).toContain(stored!.id);

@@ -3,7 +3,7 @@ import { CallConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallerTurn, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
 import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
-import { callsOf, createVoiceAgent, messagesOf, POLICY, voiceCampaign } from './fixtures.js';
+import { callsOf, closedConversation, createVoiceAgent, messagesOf, POLICY, voiceCampaign } from './fixtures.js';
 
 let fake: FakeTwilio;
 let app: TestApp;
@@ -88,7 +88,7 @@ describe('a flow spoken on a Twilio call', () => {
     // Both doors link the call and its conversation; the conversation ended with the call.
     const restCall = (await acme.rest.get(`/api/calls/${record.id}`)).body;
     expect(restCall.conversationId).toBe(record.conversation_id);
-    const conversation = (await acme.rest.get(`/api/conversations/${record.conversation_id}`)).body;
+    const conversation = await closedConversation(acme, record.conversation_id!);
     expect(conversation).toMatchObject({ callId: record.id, status: 'ended' });
     const { call: graph } = await acme.graphql.ok(CallConversationDocument, { id: record.id });
     expect(graph.conversationId).toBe(record.conversation_id);
@@ -147,7 +147,7 @@ describe('a flow spoken on a Twilio call', () => {
       [2, 'failed', 'failed'],
     ]);
     expect(stored[0]!.error_text).toMatch(/The agent could not answer: .*openai/i);
-    const conversation = (await acme.rest.get(`/api/conversations/${stored[0]!.conversation_id}`)).body;
+    const conversation = await closedConversation(acme, stored[0]!.conversation_id!);
     expect(conversation.status).toBe('failed');
     expect((await messagesOf(app, stored[0]!.conversation_id!)).map((message) => message.role)).toEqual(['user']);
   });
