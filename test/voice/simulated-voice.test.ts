@@ -17,9 +17,9 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-async function offlineCampaign(simulatedCaller: { utterances: string[] } | undefined, contacts: number) {
+async function offlineCampaign(simulatedCaller: { utterances: string[] } | undefined, contacts: number, flowId?: string) {
   const agentId = await createVoiceAgent(acme);
-  const flow = await acme.rest.post('/api/call-flows', {
+  const flow = flowId ? { status: 201, body: { id: flowId } } : await acme.rest.post('/api/call-flows', {
     name: 'Offline',
     nodes: [
       { id: 'start', type: 'start' },
@@ -85,6 +85,24 @@ describe('an offline voice campaign', () => {
     const said = (await messagesOf(app, seeded!.conversation_id!)).filter((message) => message.role === 'user').map((message) => message.content);
     expect(said).toEqual(DEFAULT_UTTERANCES.slice(0, said.length));
     expect(said.length).toBeGreaterThan(1);
+  });
+
+  it('resolved and unresolved edges follow the agent’s resolution criteria, judged after its answer', async () => {
+    const agentId = await createVoiceAgent(acme, { resolutionCriteria: [{ label: 'Moved', description: 'The appointment was moved' }] });
+    const flow = await acme.rest.post('/api/call-flows', {
+      name: 'Judged',
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'ask', type: 'ask', agentId, label: 'What can I do?' },
+        { id: 'done', type: 'say', label: 'Great.' },
+        { id: 'retry', type: 'say', label: 'Let me get someone.' },
+      ],
+      edges: [{ from: 'start', to: 'ask' }, { from: 'ask', to: 'done', condition: 'resolved' }, { from: 'ask', to: 'retry', condition: 'unresolved' }],
+    });
+    expect(flow.status).toBe(201);
+    // builtin/echo answers the judge with "Echo: …", never "yes": unresolved.
+    const calls = await offlineCampaign({ utterances: ['Please move it'] }, 1, flow.body.id);
+    expect(calls[0]!.reached_node_ids).toEqual(['start', 'ask', 'retry']);
   });
 
   it('simulatedCaller is read and checked on both doors', async () => {

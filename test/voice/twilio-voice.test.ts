@@ -166,6 +166,18 @@ describe('a flow spoken on a Twilio call', () => {
   });
 });
 
+describe('an sts agent on the call', () => {
+  it('answers with a media stream to the connection’s /media route, carrying the call id', async () => {
+    const agentId = await createVoiceAgent(acme, { voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' } });
+    const { campaign, heard, stored } = await runCall({ agentId, turns: [] });
+    const twiml = heard[0]!.twiml!;
+    const wsBase = app.baseUrl.replace(/^http/, 'ws');
+    expect(twiml).toContain(`<Connect><Stream url="${wsBase}/telephony/twilio/${campaign.connectionId}/media">`);
+    expect(twiml).toContain(`<Parameter name="callId" value="${stored[0]!.id}"/>`);
+    expect(heard[0]!.heard).toEqual([]);
+  });
+});
+
 describe('voice webhooks are signed and scoped', () => {
   it('a gather with a bad signature, or for another organization’s call, changes nothing', async () => {
     const agentId = await createVoiceAgent(acme);
