@@ -73,7 +73,12 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 }
 
 import { CallTracker } from './modules/telephony/call-tracker.js';
-import { carrierWebhookRouter } from './modules/telephony/carrier-webhooks.rest.js';
+import { carrierWebhookRouter, twilioRequestGuard } from './modules/telephony/carrier-webhooks.rest.js';
+import { InboundCalls } from './modules/voice/inbound.js';
+import { renderTwiml } from './modules/voice/twiml.js';
+import type { VoiceAction } from './modules/voice/voice-actions.js';
+import { voiceWebhookRouter } from './modules/voice/voice.rest.js';
+import { VoiceEngine } from './modules/voice/voice-session.js';
 import { ExecutionCallSink } from './modules/programs/runner/execution-call-sink.js';
 import { ExecutionEvents } from './modules/programs/execution-events.js';
 import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js';
@@ -252,14 +257,33 @@ export async function createGateway(config: Config, database: Database, logger: 
     new ExecutionCallSink({ events: new ExecutionEvents(logger), logger, leaseMs: config.runner.leaseMs, retryMs: PLACEMENT_RETRY_MS }),
     logger,
   );
+  const webhookOptions = {
+    twilio: services.carriers.twilio,
+    account: (connectionId: string) => services.carrierConnections.accountById(connectionId),
+    tracker: callTracker,
+    publicUrl: () => config.telephony.publicUrl,
+    logger,
+  };
+  // Voice: flows and agents spoken on the call, the caller's turns, inbound calls.
+  const voice = new VoiceEngine(database.em, callTracker, services.conversations, logger);
+  const renderFor = (account: { connectionId: string | null }, callId: string, actions: VoiceAction[]) =>
+    renderTwiml(actions, { publicUrl: config.telephony.publicUrl ?? '', connectionId: account.connectionId ?? '', callId });
+  app.use(
+    '/telephony',
+    voiceWebhookRouter({
+      guard: twilioRequestGuard(webhookOptions),
+      engine: voice,
+      inbound: new InboundCalls(database.em, voice, logger),
+      publicUrl: () => config.telephony.publicUrl,
+      logger,
+    }),
+  );
   app.use(
     '/telephony',
     carrierWebhookRouter({
-      twilio: services.carriers.twilio,
-      account: (connectionId) => services.carrierConnections.accountById(connectionId),
-      tracker: callTracker,
-      publicUrl: () => config.telephony.publicUrl,
-      logger,
+      ...webhookOptions,
+      answerTwiml: async (account, callId, answeredBy) => renderFor(account, callId, await voice.answer(callId, answeredBy)),
+      onEnded: (callId) => voice.ended(callId),
     }),
   );
   app.use((req, res) => {

@@ -30,7 +30,7 @@ import { ExecutionResolver } from './modules/programs/execution.resolver.js';
 import { ProgramResolver } from './modules/programs/program.resolver.js';
 import { ProgramTriggersResolver, TriggerResolver } from './modules/programs/triggers/trigger.resolver.js';
 import { CarrierConnectionResolver, PhoneNumberResolver, ProgramCallerIdResolver } from './modules/telephony/telephony.resolver.js';
-import { CallResolver, ContactCallsResolver, ExecutionCallsResolver } from './modules/telephony/call.resolver.js';
+import { CallResolver, ContactCallsResolver, ConversationCallResolver, ExecutionCallsResolver } from './modules/telephony/call.resolver.js';
 import { agentRoutes } from './modules/agents/agents.rest.js';
 import { conversationRoutes } from './modules/agents/conversations.rest.js';
 import { authRoutes } from './modules/auth/auth.rest.js';
@@ -70,6 +70,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ProgramCallerIdResolver,
   CallResolver,
   ExecutionCallsResolver,
+  ConversationCallResolver,
   ContactCallsResolver,
 ];
 

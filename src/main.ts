@@ -76,6 +76,7 @@ async function start(): Promise<void> {
           publicUrl: config.telephony.publicUrl,
         },
         logger,
+        conversations: gateway.services.conversations,
         intervalMs: config.runner.intervalMs,
         leaseMs: config.runner.leaseMs,
       })

@@ -53,7 +53,7 @@ function agentInput(i: number, org: Org) {
     ...(withPolicy ? { policy: 'Never promise refunds or discounts; never reveal another patient’s data.' } : {}),
     // The newest agents (the measured first page) talk to the offline echo model; /test uses one of them.
     modelConfig: i % 7 === 3 ? { model: 'builtin/extractive' } : { model: 'builtin/echo', ...(i % 4 === 0 ? { modelSettings: { temperature: 0.2, maxTokens: 300 } } : {}) },
-    ...(i % 2 === 1 ? { voiceConfig: { pipelineMode: ['batch', 'streaming', 'sts'][i % 3], voiceId: 'alloy', ...(i % 3 === 2 ? { stsProvider: 'openai' } : {}) } } : {}),
+    ...(i % 2 === 1 ? { voiceConfig: { pipelineMode: ['batch', 'batch', 'sts'][i % 3], voiceId: 'alloy', ...(i % 3 === 2 ? { stsProvider: 'openai' } : {}) } } : {}),
     ...(i % 3 === 0 ? { memoryConfig: { enabled: true, lastMessages: 10 } } : {}),
     metadata: { team: role.toLowerCase().replace(' ', '-'), region: `r${(i % 5) + 1}`, tier: PLANS[i % 3] },
     resolutionCriteria: [
@@ -81,7 +81,7 @@ function flowInput(i: number, agentId: string) {
       { id: 'start', type: 'start', agentId },
       { id: 'greet', type: 'say', agentId, label: 'Say hello' },
       { id: 'confirm', type: 'ask', agentId, label: 'Confirm the appointment' },
-      { id: 'human', type: 'transfer', label: 'Hand over to the front desk' },
+      { id: 'human', type: 'transfer', label: 'Hand over to the front desk', transferTo: '+14155550100' },
       { id: 'message', type: 'voicemail', label: 'Leave a reminder' },
       { id: 'done', type: 'end' },
     ],

@@ -37,7 +37,7 @@ export function flowInput(agentId?: string) {
     name: 'Reminder flow',
     nodes: [
       { id: 'start', type: 'start', ...(agentId ? { agentId } : {}) },
-      { id: 'confirm', type: 'ask', label: 'Confirm the appointment' },
+      { id: 'confirm', type: 'say', label: 'Please confirm the appointment' },
       { id: 'done', type: 'end' },
     ],
     edges: [

@@ -33,7 +33,7 @@ describe('call flows', () => {
     const rest = await acme.rest.post('/api/call-flows', flowInput(agentId));
     expect(rest.status).toBe(201);
     expect(rest.body).toMatchObject({ organizationId: acme.organizationId, name: 'Reminder flow', description: null });
-    expect(rest.body.nodes[0]).toEqual({ id: 'start', type: 'start', agentId, label: null });
+    expect(rest.body.nodes[0]).toEqual({ id: 'start', type: 'start', agentId, label: null, transferTo: null });
     expect(rest.body.edges[1]).toEqual({ from: 'confirm', to: 'done', condition: 'answered' });
     const { callFlow } = await acme.graphql.ok(CallFlowDocument, { id: rest.body.id });
     expect(callFlow).toEqual(rest.body);
@@ -65,7 +65,7 @@ describe('call flows', () => {
 
   it('needs 1 to 200 nodes', async () => {
     await rejectsOnBothDoors({ name: 'Empty', nodes: [] }, ['nodes']);
-    const many = Array.from({ length: 201 }, (_, i) => ({ id: `n${i}`, type: i === 0 ? 'start' : 'say' }));
+    const many = Array.from({ length: 201 }, (_, i) => ({ id: `n${i}`, type: i === 0 ? 'start' : 'say', label: 'Hello' }));
     await rejectsOnBothDoors({ name: 'Big', nodes: many }, ['nodes']);
     const ok = await acme.rest.post('/api/call-flows', { name: 'Max', nodes: many.slice(0, 200) });
     expect(ok.status).toBe(201);
@@ -77,17 +77,51 @@ describe('call flows', () => {
     const ok = await acme.rest.post('/api/call-flows', { name: 'F', nodes: [{ id: 'x'.repeat(64), type: 'start' }] });
     expect(ok.status).toBe(201);
     await rejectsOnBothDoors(
-      { name: 'F', nodes: [{ id: 'start', type: 'start' }, { id: 'a', type: 'say' }, { id: 'b', type: 'say' }, { id: 'a', type: 'end' }] },
+      { name: 'F', nodes: [{ id: 'start', type: 'start' }, { id: 'a', type: 'say', label: 'A' }, { id: 'b', type: 'say', label: 'B' }, { id: 'a', type: 'end' }] },
       ['nodes.3.id'],
     );
   });
 
   it('needs exactly one start node and a known node type', async () => {
-    await rejectsOnBothDoors({ name: 'F', nodes: [{ id: 'a', type: 'say' }] }, ['nodes']);
+    await rejectsOnBothDoors({ name: 'F', nodes: [{ id: 'a', type: 'say', label: 'A' }] }, ['nodes']);
     await rejectsOnBothDoors({ name: 'F', nodes: [{ id: 'a', type: 'start' }, { id: 'b', type: 'start' }] }, ['nodes']);
     const rest = await acme.rest.post('/api/call-flows', { name: 'F', nodes: [{ id: 'a', type: 'jump' }] });
     expect(rest.status).toBe(400);
     expect(fieldsOf(rest.body.errors)).toEqual(['nodes.0.type']);
+  });
+
+  it('needs what each node speaks with: a say its text, an ask its agent, a transfer an E.164 number (400 naming the node, both doors)', async () => {
+    const agentId = await createAgent(acme);
+    const start = { id: 'start', type: 'start' };
+    await rejectsOnBothDoors({ name: 'F', nodes: [start, { id: 'hello', type: 'say' }] }, ['nodes.1.label']);
+    await rejectsOnBothDoors({ name: 'F', nodes: [start, { id: 'hello', type: 'say', label: '   ' }] }, ['nodes.1.label']);
+    await rejectsOnBothDoors({ name: 'F', nodes: [start, { id: 'q', type: 'ask', label: 'Why?' }] }, ['nodes.1.agentId']);
+    await rejectsOnBothDoors({ name: 'F', nodes: [start, { id: 'desk', type: 'transfer' }] }, ['nodes.1.transferTo']);
+    await rejectsOnBothDoors({ name: 'F', nodes: [start, { id: 'desk', type: 'transfer', transferTo: '0415 555 0100' }] }, ['nodes.1.transferTo']);
+    const rest = await acme.rest.post('/api/call-flows', { name: 'F', nodes: [start, { id: 'q', type: 'ask', label: 'Why?' }] });
+    expect(rest.body.errors[0].message).toContain('ask node q');
+    const ok = await acme.rest.post('/api/call-flows', {
+      name: 'F',
+      nodes: [start, { id: 'q', type: 'ask', agentId, label: 'Why?' }, { id: 'desk', type: 'transfer', transferTo: '+14155550100' }],
+      edges: [{ from: 'start', to: 'q' }, { from: 'q', to: 'desk', condition: 'digit:0' }],
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body.nodes[2].transferTo).toBe('+14155550100');
+    // The same rules on update.
+    const update = await acme.rest.put(`/api/call-flows/${ok.body.id}`, { nodes: [start, { id: 'q', type: 'ask', agentId, label: 'Why?' }, { id: 'desk', type: 'transfer', transferTo: 'front desk' }] });
+    expect(update.status).toBe(400);
+    expect(fieldsOf(update.body.errors)).toEqual(['nodes.2.transferTo']);
+  });
+
+  it('takes edge conditions of the documented forms only', async () => {
+    const nodes = [{ id: 'start', type: 'start' }, { id: 'end', type: 'end' }];
+    for (const condition of ['answered', 'voicemail', 'busy', 'digit:1', 'digit:#', 'said:move my appointment', 'resolved', 'unresolved', 'no_input']) {
+      const res = await acme.rest.post('/api/call-flows', { name: 'F', nodes, edges: [{ from: 'start', to: 'end', condition }] });
+      expect([condition, res.status]).toEqual([condition, 201]);
+    }
+    for (const condition of ['digit:12', 'digit:', 'said:', 'maybe', 'DIGIT:1']) {
+      await rejectsOnBothDoors({ name: 'F', nodes, edges: [{ from: 'start', to: 'end', condition }] }, ['edges.0.condition']);
+    }
   });
 
   it('needs edges between existing nodes', async () => {

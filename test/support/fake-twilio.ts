@@ -17,7 +17,11 @@ export interface CallScript {
   durationSeconds?: number;
   /** Milliseconds between two steps of the call (initiated, ringing, answered, ended); default 20. */
   stepMs?: number;
+  /** What the caller answers each `<Gather>`, in order: words (SpeechResult), keys ({ digits }), or null for silence; silence once they run out. */
+  turns?: CallerTurn[];
 }
+
+export type CallerTurn = string | { digits: string } | null;
 
 export interface FakeTwilioFaults {
   /** Every status callback is sent twice. */
@@ -77,6 +81,27 @@ export interface FakeCall {
   /** What the answer URL answered (TwiML) when the call was answered. */
   twiml: string | null;
   twimlStatus: number | null;
+  /** Every TwiML document the call fetched, in order (answer, gathers, redirects). */
+  documents: { url: string; status: number | null; twiml: string }[];
+  /** What the caller heard (`<Say>` texts, those inside a `<Gather>` too), in order. */
+  heard: string[];
+  /** Numbers a `<Dial>` bridged the call to. */
+  transfers: string[];
+  /** Whether the TwiML ended with `<Hangup/>` (rather than running out of verbs or a `<Dial>`). */
+  hungUp: boolean;
+  direction: 'outbound-api' | 'inbound';
+}
+
+/** A call placed to one of the account's numbers, as Twilio's "A call comes in" webhook sees it. */
+export interface IncomingCall {
+  to: string;
+  from: string;
+  /** The number's voice URL ("A call comes in"). */
+  url: string;
+  /** The number's status callback URL; reports completed when the call ends. */
+  statusCallback?: string;
+  turns?: CallerTurn[];
+  durationSeconds?: number;
 }
 
 export interface FakeTwilio {
@@ -93,6 +118,8 @@ export interface FakeTwilio {
   calls(): FakeCall[];
   requests(): RecordedRequest[];
   callbacks(): DeliveredCallback[];
+  /** A caller dials one of the account's numbers: the voice URL is fetched, its TwiML followed, the end reported; resolves with the call once it ended. */
+  dialIn(call: IncomingCall): Promise<FakeCall>;
   /** Resolves when every call created so far has ended and its callbacks were sent. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -179,10 +206,56 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     CallStatus: call.status,
     Called: call.to,
     Caller: call.from,
-    Direction: 'outbound-api',
+    Direction: call.direction,
     From: call.from,
     To: call.to,
   });
+
+  const decode = (text: string) =>
+    text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  const attributes = (text: string) => Object.fromEntries([...text.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1]!, decode(match[2]!)]));
+
+  /**
+   * Follows the call's TwiML as Twilio does: `<Say>` is heard, `<Gather>` posts the caller's next
+   * turn to its action (or, on silence, goes on to the next verb), `<Redirect>` fetches its URL,
+   * `<Dial>` bridges (the call ends when the bridge does), `<Hangup/>` ends the call.
+   */
+  const follow = async (call: FakeCall, firstUrl: string, firstParams: Record<string, string>, turns: CallerTurn[]) => {
+    let next: { url: string; params: Record<string, string> } | null = { url: firstUrl, params: firstParams };
+    for (let hops = 0; next && hops < 60; hops++) {
+      const answer = await signedPost(next.url, next.params);
+      call.documents.push({ url: next.url, status: answer.status, twiml: answer.text });
+      if (call.twiml === null) {
+        call.twiml = answer.text;
+        call.twimlStatus = answer.status;
+      }
+      next = null;
+      if (answer.status !== 200) break;
+      const body = /<Response>([\s\S]*)<\/Response>/.exec(answer.text)?.[1] ?? '';
+      for (const verb of body.matchAll(/<(Say|Gather|Redirect|Dial|Hangup|Connect|Pause)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g)) {
+        const [, name, attrs, inner = ''] = verb;
+        const options = attributes(attrs ?? '');
+        if (name === 'Say') call.heard.push(decode(inner));
+        else if (name === 'Gather') {
+          for (const say of inner.matchAll(/<Say\b[^>]*>([\s\S]*?)<\/Say>/g)) call.heard.push(decode(say[1]!));
+          const turn = turns.shift() ?? null;
+          if (turn === null) continue;
+          const heard: Record<string, string> = typeof turn === 'string' ? { SpeechResult: turn, Confidence: '0.9' } : { Digits: turn.digits };
+          next = { url: options.action!, params: { ...baseParams(call), ...heard } };
+          break;
+        } else if (name === 'Redirect') {
+          next = { url: decode(inner.trim()), params: baseParams(call) };
+          break;
+        } else if (name === 'Dial') {
+          call.transfers.push(decode(inner.replace(/<[^>]+>/g, '').trim()));
+          break;
+        } else if (name === 'Hangup') {
+          call.hungUp = true;
+          break;
+        } else if (name === 'Connect') break;
+      }
+    }
+  };
 
   const sendCallback = async (call: FakeCall, params: Record<string, string>) => {
     if (faults.delayMs) await sleep(faults.delayMs);
@@ -230,10 +303,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         call.answeredBy = amd ? (script.outcome === 'voicemail' ? 'machine_end_beep' : 'human') : null;
         const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         call.status = 'in-progress';
-        // Twilio asks the answer URL what to do as soon as the call is answered.
-        const answer = await signedPost(call.url, { ...baseParams(call), ...answeredBy });
-        call.twiml = answer.text;
-        call.twimlStatus = answer.status;
+        // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
+        await follow(call, call.url, { ...baseParams(call), ...answeredBy }, [...(script.turns ?? [])]);
         await step('in-progress', 'answered', answeredBy);
         call.duration = script.durationSeconds ?? 1;
         call.endTime = new Date();
@@ -311,6 +382,11 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         endTime: null,
         twiml: null,
         twimlStatus: null,
+        documents: [],
+        heard: [],
+        transfers: [],
+        hungUp: false,
+        direction: 'outbound-api',
       };
       calls.set(call.sid, call);
       lives.push(live(call, decide(call.to, form)));
@@ -359,6 +435,28 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     },
     rotate: (next) => void (authToken = next),
     script: (next) => void (decide = next),
+    async dialIn(incoming) {
+      const now = new Date();
+      const call: FakeCall = {
+        sid: `CA${randomBytes(16).toString('hex')}`, to: incoming.to, from: incoming.from, url: incoming.url,
+        statusCallback: incoming.statusCallback ?? null, statusCallbackEvents: ['completed'], machineDetection: null,
+        status: 'in-progress', answeredBy: null, duration: null, dateCreated: now, dateUpdated: now, startTime: now, endTime: null,
+        twiml: null, twimlStatus: null, documents: [], heard: [], transfers: [], hungUp: false, direction: 'inbound',
+      };
+      calls.set(call.sid, call);
+      const life = (async () => {
+        await follow(call, incoming.url, baseParams(call), [...(incoming.turns ?? [])]);
+        call.status = 'completed';
+        call.duration = incoming.durationSeconds ?? 1;
+        call.endTime = new Date();
+        if (call.statusCallback) {
+          await sendCallback(call, { ...baseParams(call), CallDuration: String(call.duration), SequenceNumber: String(sequence++), Timestamp: rfc2822(call.endTime) });
+        }
+      })();
+      lives.push(life);
+      await life;
+      return call;
+    },
     faults: (next) => void (faults = { ...next }),
     calls: () => [...calls.values()],
     requests: () => [...requests],

@@ -4,7 +4,7 @@ import { recordStatements } from '../helpers/users.js';
 import { campaignWithExecution, insertCall, type Campaign } from './call-seed.js';
 
 const REST_FIELDS = [
-  'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'direction', 'from', 'to', 'status', 'outcome', 'answeredBy', 'attempt',
+  'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'conversationId', 'direction', 'from', 'to', 'status', 'outcome', 'answeredBy', 'attempt',
   'carrier', 'carrierConnectionId', 'carrierCallId', 'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'reachedNodeIds', 'errorText',
   'creditsCharged', 'createdAt', 'updatedAt',
 ];

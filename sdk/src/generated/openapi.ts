@@ -1553,6 +1553,8 @@ export interface components {
             callingWindow?: components["schemas"]["ProgramCallingWindowInput"];
             /** @description 1 to 100; default 1 */
             maxConcurrentCalls?: number;
+            /** @description What the simulated carrier’s caller says at ask nodes; default: a few seeded lines */
+            simulatedCaller?: components["schemas"]["ProgramSimulatedCallerInput"];
             /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
             /** @description At most 20 */
@@ -1609,6 +1611,8 @@ export interface components {
             callingWindow?: components["schemas"]["ProgramCallingWindowInput"];
             /** @description 1 to 100; default 1 */
             maxConcurrentCalls?: number;
+            /** @description What the simulated carrier’s caller says at ask nodes; default: a few seeded lines */
+            simulatedCaller?: components["schemas"]["ProgramSimulatedCallerInput"];
             /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
             /** @description At most 20 */
@@ -1666,6 +1670,16 @@ export interface components {
              * @description A carrier connection of the organization the number belongs to; without one the number is a caller ID for simulated calls only
              */
             carrierConnectionId?: string;
+            /**
+             * Format: uuid
+             * @description Inbound calls to the number talk to this agent of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)
+             */
+            inboundAgentId?: string;
+            /**
+             * Format: uuid
+             * @description Inbound calls to the number walk this call flow of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)
+             */
+            inboundFlowId?: string;
         };
         UpdatePhoneNumberInput: {
             /** @description E.164, e.g. +14155550100; unique in the organization */
@@ -1677,6 +1691,16 @@ export interface components {
              * @description A carrier connection of the organization, or null to detach the number
              */
             carrierConnectionId?: string;
+            /**
+             * Format: uuid
+             * @description Inbound calls to the number talk to this agent of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)
+             */
+            inboundAgentId?: string;
+            /**
+             * Format: uuid
+             * @description Inbound calls to the number walk this call flow of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)
+             */
+            inboundFlowId?: string;
         };
         /** @description A bearer token minted from an API key */
         AccessToken: {
@@ -1910,6 +1934,79 @@ export interface components {
             /** @description Why the model judged it so */
             explanation: string;
         };
+        /** @description One call: an attempt to reach a contact, from queued to its final status */
+        Call: {
+            /** @description The call’s id (a UUID) */
+            id: string;
+            /** @description The id of the organization the call belongs to */
+            organizationId: string;
+            /** @description The id of the execution */
+            executionId?: string | null;
+            /** @description The id of the program */
+            programId?: string | null;
+            /** @description The id of the contact */
+            contactId?: string | null;
+            /** @description The id of the agent */
+            agentId?: string | null;
+            /** @description The id of the conversation */
+            conversationId?: string | null;
+            /**
+             * @description outbound (placed by an execution) or inbound
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound";
+            /** @description The caller ID (E.164) */
+            from?: string | null;
+            /** @description The number called (E.164) */
+            to: string;
+            /**
+             * @description Where the call is at the carrier: queued, ringing, in_progress, then completed, busy, no_answer, failed or canceled
+             * @enum {string}
+             */
+            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+            /** @description answered, voicemail, no_answer, busy or failed once the call ended */
+            outcome?: string | null;
+            /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
+            answeredBy?: string | null;
+            /** @description 1 for the first call to this contact in the execution */
+            attempt: number;
+            /**
+             * @description The carrier that placed the call: simulator or twilio
+             * @enum {string}
+             */
+            carrier: "simulator" | "twilio";
+            /** @description The id of the carrier connection */
+            carrierConnectionId?: string | null;
+            /** @description The carrier’s id for the call (Twilio CallSid) */
+            carrierCallId?: string | null;
+            /**
+             * Format: date-time
+             * @description When the call was queued to be placed (ISO 8601); the calls list’s queuedAfter/queuedBefore filter on it
+             */
+            queuedAt: string;
+            /** @description When the call was answered (ISO 8601); null when it never was */
+            answeredAt?: string | null;
+            /** @description When the call reached its final status (ISO 8601); null while it goes on */
+            endedAt?: string | null;
+            /** @description Seconds from answer to hang-up, as the carrier reports them */
+            durationSeconds?: number | null;
+            /** @description Flow node ids the call reached, in order */
+            reachedNodeIds: string[];
+            /** @description Why the call failed, when it did */
+            errorText?: string | null;
+            /** @description Credits the call cost (0 when the carrier never took it) */
+            creditsCharged: number;
+            /**
+             * Format: date-time
+             * @description When the call was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the call last changed (ISO 8601)
+             */
+            updatedAt: string;
+        };
         /** @description Where a page sits in its list */
         PageMeta: {
             /** @description This page’s number, from 1 */
@@ -1950,6 +2047,8 @@ export interface components {
             outcome?: components["schemas"]["CriterionOutcome"][] | null;
             /** @description When the conversation was ended (ISO 8601); null while it goes on */
             endedAt?: string | null;
+            /** @description The phone call this conversation was spoken on */
+            callId?: string | null;
             /** @description Messages stored so far, the user’s and the agent’s */
             messageCount: number;
             /** @description The id of the agent */
@@ -1958,6 +2057,8 @@ export interface components {
             organizationId: string;
             /** @description The agent the conversation is with */
             agent: components["schemas"]["Agent"];
+            /** @description The phone call the conversation was spoken on; batched */
+            call?: components["schemas"]["Call"] | null;
         };
         /** @description A message of a conversation */
         Message: {
@@ -2262,13 +2363,15 @@ export interface components {
             agentId?: string;
             /** @description At most 255 characters */
             label?: string;
+            /** @description Where a transfer node bridges the call: E.164, e.g. +14155550100 */
+            transferTo?: string;
         };
         CallFlowEdgeInput: {
             /** @description Node id */
             from: string;
             /** @description Node id */
             to: string;
-            /** @description An outcome label, e.g. "answered" */
+            /** @description When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved or no_input; none: when no other edge of the node matches */
             condition?: string;
         };
         /** @description One page of a list of Program items, and where it sits in the list */
@@ -2318,6 +2421,8 @@ export interface components {
             maxConcurrentCalls: number;
             /** @description How failed calls are retried; null for no retries */
             retryPolicy: components["schemas"]["RetryPolicy"];
+            /** @description What the simulated carrier’s caller says at ask nodes (null: seeded default lines) */
+            simulatedCaller?: components["schemas"]["SimulatedCaller"] | null;
             /** @description Rules that pause an execution when enough contacts reach a node */
             autoPauseRules: components["schemas"]["AutoPauseRule"][];
             /**
@@ -2345,6 +2450,10 @@ export interface components {
             endTime: string;
             /** @description ISO weekdays, 1 = Monday … 7 = Sunday; at least one, no repeats */
             daysOfWeek: number[];
+        };
+        ProgramSimulatedCallerInput: {
+            /** @description 1 to 20 utterances of 1 to 500 characters, said in order at each ask node of a simulated call */
+            utterances: string[];
         };
         ProgramRetryPolicyInput: {
             /** @description 1 to 10 */
@@ -2511,81 +2620,14 @@ export interface components {
             number: string;
             /** @description A name for the number, at most 255 characters */
             label?: string | null;
+            /** @description Inbound calls to this number talk to this agent */
+            inboundAgentId?: string | null;
+            /** @description Inbound calls to this number walk this call flow */
+            inboundFlowId?: string | null;
             /** @description The id of the carrier connection */
             carrierConnectionId?: string | null;
             /** @description The carrier account the number belongs to; batched across numbers */
             carrierConnection?: components["schemas"]["CarrierConnection"] | null;
-        };
-        /** @description One call: an attempt to reach a contact, from queued to its final status */
-        Call: {
-            /** @description The call’s id (a UUID) */
-            id: string;
-            /** @description The id of the organization the call belongs to */
-            organizationId: string;
-            /** @description The id of the execution */
-            executionId?: string | null;
-            /** @description The id of the program */
-            programId?: string | null;
-            /** @description The id of the contact */
-            contactId?: string | null;
-            /** @description The id of the agent */
-            agentId?: string | null;
-            /**
-             * @description outbound (placed by an execution) or inbound
-             * @enum {string}
-             */
-            direction: "outbound" | "inbound";
-            /** @description The caller ID (E.164) */
-            from?: string | null;
-            /** @description The number called (E.164) */
-            to: string;
-            /**
-             * @description Where the call is at the carrier: queued, ringing, in_progress, then completed, busy, no_answer, failed or canceled
-             * @enum {string}
-             */
-            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
-            /** @description answered, voicemail, no_answer, busy or failed once the call ended */
-            outcome?: string | null;
-            /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
-            answeredBy?: string | null;
-            /** @description 1 for the first call to this contact in the execution */
-            attempt: number;
-            /**
-             * @description The carrier that placed the call: simulator or twilio
-             * @enum {string}
-             */
-            carrier: "simulator" | "twilio";
-            /** @description The id of the carrier connection */
-            carrierConnectionId?: string | null;
-            /** @description The carrier’s id for the call (Twilio CallSid) */
-            carrierCallId?: string | null;
-            /**
-             * Format: date-time
-             * @description When the call was queued to be placed (ISO 8601); the calls list’s queuedAfter/queuedBefore filter on it
-             */
-            queuedAt: string;
-            /** @description When the call was answered (ISO 8601); null when it never was */
-            answeredAt?: string | null;
-            /** @description When the call reached its final status (ISO 8601); null while it goes on */
-            endedAt?: string | null;
-            /** @description Seconds from answer to hang-up, as the carrier reports them */
-            durationSeconds?: number | null;
-            /** @description Flow node ids the call reached, in order */
-            reachedNodeIds: string[];
-            /** @description Why the call failed, when it did */
-            errorText?: string | null;
-            /** @description Credits the call cost (0 when the carrier never took it) */
-            creditsCharged: number;
-            /**
-             * Format: date-time
-             * @description When the call was created (ISO 8601)
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the call last changed (ISO 8601)
-             */
-            updatedAt: string;
         };
         /** @description The organization a user belongs to */
         OrganizationRef: {
@@ -2690,8 +2732,10 @@ export interface components {
             type: "start" | "say" | "ask" | "transfer" | "voicemail" | "end";
             /** @description The agent that speaks at this node */
             agentId?: string | null;
-            /** @description What the node says or asks, or its name */
+            /** @description What a say or voicemail node speaks; what an ask node asks */
             label?: string | null;
+            /** @description Where a transfer node bridges the call (E.164) */
+            transferTo?: string | null;
         };
         /** @description A move from one call flow node to another */
         FlowEdge: {
@@ -2699,7 +2743,7 @@ export interface components {
             from: string;
             /** @description Node id */
             to: string;
-            /** @description An outcome label, e.g. "answered", "no_answer" */
+            /** @description When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved, no_input; none: otherwise */
             condition?: string | null;
         };
         /** @description When calls may be placed, in each contact’s own time zone */
@@ -2717,6 +2761,11 @@ export interface components {
             maxAttempts: number;
             /** @description Wait between attempts, 0 to 10080 minutes */
             retryDelayMinutes: number;
+        };
+        /** @description What the simulated carrier’s caller says at the ask nodes of a simulated call */
+        SimulatedCaller: {
+            /** @description Said in order, one per ask; keys only (e.g. "1", "#") are pressed as DTMF; then silence */
+            utterances: string[];
         };
         /** @description When a live program calls a contact: a date attribute of the contact (or of a business record), offset by days */
         LiveTrigger: {
@@ -7221,9 +7270,40 @@ export interface operations {
                      *             }
                      *           ],
                      *           "endedAt": "2026-11-24T09:30:00.000Z",
+                     *           "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "messageCount": 3,
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "call": {
+                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "direction": "outbound",
+                     *             "from": "Example from",
+                     *             "to": "Example to",
+                     *             "status": "queued",
+                     *             "outcome": "Example outcome",
+                     *             "answeredBy": "Example answeredBy",
+                     *             "attempt": 3,
+                     *             "carrier": "simulator",
+                     *             "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "carrierCallId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "queuedAt": "2026-11-24T09:30:00.000Z",
+                     *             "answeredAt": "2026-11-24T09:30:00.000Z",
+                     *             "endedAt": "2026-11-24T09:30:00.000Z",
+                     *             "durationSeconds": 3,
+                     *             "reachedNodeIds": [
+                     *               "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *             ],
+                     *             "errorText": "Example errorText",
+                     *             "creditsCharged": 3,
+                     *             "createdAt": "2026-11-24T09:30:00.000Z",
+                     *             "updatedAt": "2026-11-24T09:30:00.000Z"
+                     *           }
                      *         }
                      *       ],
                      *       "meta": {
@@ -7262,12 +7342,16 @@ export interface operations {
                             outcome?: components["schemas"]["CriterionOutcome"][] | null;
                             /** @description When the conversation was ended (ISO 8601); null while it goes on */
                             endedAt?: string | null;
+                            /** @description The phone call this conversation was spoken on */
+                            callId?: string | null;
                             /** @description Messages stored so far, the user’s and the agent’s */
                             messageCount: number;
                             /** @description The id of the agent */
                             agentId: string;
                             /** @description The id of the organization the conversation belongs to */
                             organizationId: string;
+                            /** @description The phone call the conversation was spoken on; batched */
+                            call?: components["schemas"]["Call"] | null;
                         }[];
                         /** @description Where this page sits in the list */
                         meta: components["schemas"]["PageMeta"];
@@ -16829,7 +16913,8 @@ export interface operations {
                      *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *               "type": "start",
                      *               "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "label": "Booked an appointment"
+                     *               "label": "Booked an appointment",
+                     *               "transferTo": "Example transferTo"
                      *             }
                      *           ],
                      *           "edges": [
@@ -16998,7 +17083,8 @@ export interface operations {
                  *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                  *           "type": "start",
                  *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "label": "Booked an appointment"
+                 *           "label": "Booked an appointment",
+                 *           "transferTo": "Example transfer"
                  *         }
                  *       ],
                  *       "edges": [
@@ -17037,7 +17123,8 @@ export interface operations {
                      *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "type": "start",
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "label": "Booked an appointment"
+                     *           "label": "Booked an appointment",
+                     *           "transferTo": "Example transferTo"
                      *         }
                      *       ],
                      *       "edges": [
@@ -17304,7 +17391,8 @@ export interface operations {
                      *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "type": "start",
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "label": "Booked an appointment"
+                     *           "label": "Booked an appointment",
+                     *           "transferTo": "Example transferTo"
                      *         }
                      *       ],
                      *       "edges": [
@@ -17489,7 +17577,8 @@ export interface operations {
                  *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                  *           "type": "start",
                  *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "label": "Booked an appointment"
+                 *           "label": "Booked an appointment",
+                 *           "transferTo": "Example transfer"
                  *         }
                  *       ],
                  *       "edges": [
@@ -17528,7 +17617,8 @@ export interface operations {
                      *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "type": "start",
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "label": "Booked an appointment"
+                     *           "label": "Booked an appointment",
+                     *           "transferTo": "Example transferTo"
                      *         }
                      *       ],
                      *       "edges": [
@@ -18033,6 +18123,11 @@ export interface operations {
                      *             "maxAttempts": 1,
                      *             "retryDelayMinutes": 3
                      *           },
+                     *           "simulatedCaller": {
+                     *             "utterances": [
+                     *               "Example utterances"
+                     *             ]
+                     *           },
                      *           "autoPauseRules": [
                      *             {
                      *               "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -18061,7 +18156,8 @@ export interface operations {
                      *                 "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *                 "type": "start",
                      *                 "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *                 "label": "Booked an appointment"
+                     *                 "label": "Booked an appointment",
+                     *                 "transferTo": "Example transferTo"
                      *               }
                      *             ],
                      *             "edges": [
@@ -18135,6 +18231,8 @@ export interface operations {
                      *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "number": "+14155550100",
                      *             "label": "Booked an appointment",
+                     *             "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "carrierConnection": {
                      *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -18316,6 +18414,11 @@ export interface operations {
                  *         ]
                  *       },
                  *       "maxConcurrentCalls": 3,
+                 *       "simulatedCaller": {
+                 *         "utterances": [
+                 *           "Example utterances"
+                 *         ]
+                 *       },
                  *       "retryPolicy": {
                  *         "maxAttempts": 1,
                  *         "retryDelayMinutes": 3
@@ -18376,6 +18479,11 @@ export interface operations {
                      *         "maxAttempts": 1,
                      *         "retryDelayMinutes": 3
                      *       },
+                     *       "simulatedCaller": {
+                     *         "utterances": [
+                     *           "Example utterances"
+                     *         ]
+                     *       },
                      *       "autoPauseRules": [
                      *         {
                      *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -18404,7 +18512,8 @@ export interface operations {
                      *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "type": "start",
                      *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "label": "Booked an appointment"
+                     *             "label": "Booked an appointment",
+                     *             "transferTo": "Example transferTo"
                      *           }
                      *         ],
                      *         "edges": [
@@ -18478,6 +18587,8 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "number": "+14155550100",
                      *         "label": "Booked an appointment",
+                     *         "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnection": {
                      *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -18759,6 +18870,11 @@ export interface operations {
                      *         "maxAttempts": 1,
                      *         "retryDelayMinutes": 3
                      *       },
+                     *       "simulatedCaller": {
+                     *         "utterances": [
+                     *           "Example utterances"
+                     *         ]
+                     *       },
                      *       "autoPauseRules": [
                      *         {
                      *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -18787,7 +18903,8 @@ export interface operations {
                      *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "type": "start",
                      *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "label": "Booked an appointment"
+                     *             "label": "Booked an appointment",
+                     *             "transferTo": "Example transferTo"
                      *           }
                      *         ],
                      *         "edges": [
@@ -18861,6 +18978,8 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "number": "+14155550100",
                      *         "label": "Booked an appointment",
+                     *         "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnection": {
                      *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -19058,6 +19177,11 @@ export interface operations {
                  *         ]
                  *       },
                  *       "maxConcurrentCalls": 3,
+                 *       "simulatedCaller": {
+                 *         "utterances": [
+                 *           "Example utterances"
+                 *         ]
+                 *       },
                  *       "retryPolicy": {
                  *         "maxAttempts": 1,
                  *         "retryDelayMinutes": 3
@@ -19118,6 +19242,11 @@ export interface operations {
                      *         "maxAttempts": 1,
                      *         "retryDelayMinutes": 3
                      *       },
+                     *       "simulatedCaller": {
+                     *         "utterances": [
+                     *           "Example utterances"
+                     *         ]
+                     *       },
                      *       "autoPauseRules": [
                      *         {
                      *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -19146,7 +19275,8 @@ export interface operations {
                      *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "type": "start",
                      *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "label": "Booked an appointment"
+                     *             "label": "Booked an appointment",
+                     *             "transferTo": "Example transferTo"
                      *           }
                      *         ],
                      *         "edges": [
@@ -19220,6 +19350,8 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "number": "+14155550100",
                      *         "label": "Booked an appointment",
+                     *         "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnection": {
                      *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -19764,6 +19896,11 @@ export interface operations {
                      *         "maxAttempts": 1,
                      *         "retryDelayMinutes": 3
                      *       },
+                     *       "simulatedCaller": {
+                     *         "utterances": [
+                     *           "Example utterances"
+                     *         ]
+                     *       },
                      *       "autoPauseRules": [
                      *         {
                      *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -19792,7 +19929,8 @@ export interface operations {
                      *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "type": "start",
                      *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "label": "Booked an appointment"
+                     *             "label": "Booked an appointment",
+                     *             "transferTo": "Example transferTo"
                      *           }
                      *         ],
                      *         "edges": [
@@ -19866,6 +20004,8 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "number": "+14155550100",
                      *         "label": "Booked an appointment",
+                     *         "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "carrierConnection": {
                      *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -22457,6 +22597,11 @@ export interface operations {
                      *           "maxAttempts": 1,
                      *           "retryDelayMinutes": 3
                      *         },
+                     *         "simulatedCaller": {
+                     *           "utterances": [
+                     *             "Example utterances"
+                     *           ]
+                     *         },
                      *         "autoPauseRules": [
                      *           {
                      *             "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -22485,7 +22630,8 @@ export interface operations {
                      *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *               "type": "start",
                      *               "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "label": "Booked an appointment"
+                     *               "label": "Booked an appointment",
+                     *               "transferTo": "Example transferTo"
                      *             }
                      *           ],
                      *           "edges": [
@@ -22559,6 +22705,8 @@ export interface operations {
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "number": "+14155550100",
                      *           "label": "Booked an appointment",
+                     *           "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "carrierConnection": {
                      *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -23954,6 +24102,8 @@ export interface operations {
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "number": "+14155550100",
                      *           "label": "Booked an appointment",
+                     *           "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "carrierConnection": {
                      *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -24120,7 +24270,9 @@ export interface operations {
                  * @example {
                  *       "number": "+14155550100",
                  *       "label": "Booked an appointment",
-                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                  *     }
                  */
                 "application/json": components["schemas"]["CreatePhoneNumberInput"];
@@ -24145,6 +24297,8 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "number": "+14155550100",
                      *       "label": "Booked an appointment",
+                     *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "carrierConnection": {
                      *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -24432,6 +24586,8 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "number": "+14155550100",
                      *       "label": "Booked an appointment",
+                     *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "carrierConnection": {
                      *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -24614,7 +24770,9 @@ export interface operations {
                  * @example {
                  *       "number": "+14155550100",
                  *       "label": "Booked an appointment",
-                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdatePhoneNumberInput"];
@@ -24639,6 +24797,8 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "number": "+14155550100",
                      *       "label": "Booked an appointment",
+                     *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "carrierConnection": {
                      *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -25167,6 +25327,7 @@ export interface operations {
                      *           "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "direction": "outbound",
                      *           "from": "Example from",
                      *           "to": "Example to",
@@ -25363,6 +25524,7 @@ export interface operations {
                      *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "direction": "outbound",
                      *       "from": "Example from",
                      *       "to": "Example to",

@@ -34,6 +34,12 @@ export class Conversation extends BaseEntity {
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   endedAt: (Date & Opt) | null = null;
 
+  /** The phone call the conversation was spoken on (voice); null for a typed conversation. */
+  @Field(() => ID, { nullable: true, description: 'The phone call this conversation was spoken on' })
+  @Property({ type: 'uuid', nullable: true })
+  @Index()
+  callId: (string & Opt) | null = null;
+
   @Field(() => Int)
   @Property({ type: 'integer', default: 0 })
   messageCount: number & Opt = 0;

@@ -161,7 +161,15 @@ export class ConversationService {
   async sendMessage(actor: Actor, conversationId: string, message: string): Promise<MessageReply> {
     authorize(actor, 'agents.talk');
     const conversation = await this.get(actor, conversationId);
-    const agent = conversation.agent;
+    return this.turn(conversation, conversation.agent, message);
+  }
+
+  /**
+   * One turn: the user message stored (its own flush), the model asked with the agent's memory and
+   * passages, the reply stored with its usage. When the model fails the user message stays and the
+   * error propagates. A phone call passes the agent of the node it is on; typed messages the conversation's.
+   */
+  private async turn(conversation: Conversation, agent: Agent, message: string): Promise<MessageReply> {
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
     if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is ${conversation.status}`);
     this.model.assertModelConfig(agent.modelConfig);
@@ -178,6 +186,40 @@ export class ConversationService {
     return reply;
   }
 
+  // The phone's side: the voice engine talks for the caller, who has no actor; the call names the organization.
+
+  /** A conversation for a phone call, with the agent that answers it first. */
+  async openForCall(organizationId: string, agentId: string, callId: string): Promise<Conversation> {
+    const agent = await this.em.findOneOrFail(Agent, { id: agentId, organization: organizationId });
+    const conversation = this.em.create(Conversation, { organization: agent.organization, agent, title: 'Phone call', callId });
+    await this.em.flush();
+    return conversation;
+  }
+
+  /** One caller turn on a call, answered by `agentId` through the same path as typed messages. */
+  async replyOnCall(organizationId: string, conversationId: string, agentId: string, message: string): Promise<MessageReply> {
+    const conversation = await this.em.findOneOrFail(Conversation, { id: conversationId, organization: organizationId }, { populate: ['agent'] });
+    const agent = agentId === conversation.agent.id ? conversation.agent : await this.em.findOneOrFail(Agent, { id: agentId, organization: organizationId });
+    return this.turn(conversation, agent, message);
+  }
+
+  /** Whether the conversation so far meets every resolution criterion of its agent (null: it has none). */
+  async resolvedOnCall(organizationId: string, conversationId: string): Promise<boolean | null> {
+    const conversation = await this.em.findOneOrFail(Conversation, { id: conversationId, organization: organizationId }, { populate: ['agent'] });
+    if (conversation.agent.resolutionCriteria.length === 0) return null;
+    return (await this.judge(conversation)).every((item) => item.met);
+  }
+
+  /** The call ended: the conversation ends as a typed one does (criteria judged), or fails when the call failed. */
+  async closeForCall(organizationId: string, conversationId: string, failed: boolean): Promise<void> {
+    const conversation = await this.em.findOne(Conversation, { id: conversationId, organization: organizationId }, { populate: ['agent'] });
+    if (!conversation || CLOSED.has(conversation.status)) return;
+    conversation.outcome = failed ? null : await this.judge(conversation);
+    conversation.status = failed ? ConversationStatus.failed : ConversationStatus.ended;
+    conversation.endedAt = new Date();
+    await this.em.flush();
+  }
+
   /**
    * Ends a conversation and records, per resolution criterion, whether the model judges it met.
    * Judging talks to the agent, so an archived agent's conversation is 409, as for a message.
@@ -188,7 +230,19 @@ export class ConversationService {
     const agent = conversation.agent;
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
     if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is already ${conversation.status}`);
-    const transcript: ChatMessage[] = (await this.messages(actor, conversation)).map((item) => ({ role: item.role, content: item.content }));
+    const outcome = await this.judge(conversation);
+    conversation.status = ConversationStatus.ended;
+    conversation.endedAt = new Date();
+    conversation.outcome = outcome;
+    await this.em.flush();
+    return conversation;
+  }
+
+  /** Per resolution criterion of the conversation's agent, whether the model judges the transcript meets it. */
+  private async judge(conversation: Conversation): Promise<CriterionOutcome[]> {
+    const agent = conversation.agent;
+    const messages = await this.em.find(Message, { conversation }, { orderBy: { sequence: 'asc' } });
+    const transcript: ChatMessage[] = messages.map((item) => ({ role: item.role, content: item.content }));
     const outcome: CriterionOutcome[] = [];
     for (const criterion of agent.resolutionCriteria) {
       const result = await this.model.generate({
@@ -199,11 +253,7 @@ export class ConversationService {
       });
       outcome.push({ label: criterion.label, met: isMet(result.text), explanation: redactPolicy(result.text, agent.policy) });
     }
-    conversation.status = ConversationStatus.ended;
-    conversation.endedAt = new Date();
-    conversation.outcome = outcome;
-    await this.em.flush();
-    return conversation;
+    return outcome;
   }
 
   /**

@@ -40,6 +40,12 @@ export class CallFlowNodeInput {
   @MaxLength(255)
   @IsString()
   label?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Where a transfer node bridges the call: E.164, e.g. +14155550100' })
+  @IsOptional()
+  @MaxLength(16)
+  @IsString()
+  transferTo?: string | null;
 }
 
 @InputType({ description: 'An edge between two nodes of a call flow' })
@@ -54,7 +60,7 @@ export class CallFlowEdgeInput {
   @IsString()
   to!: string;
 
-  @Field(() => String, { nullable: true, description: 'An outcome label, e.g. "answered"' })
+  @Field(() => String, { nullable: true, description: 'When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved or no_input; none: when no other edge of the node matches' })
   @IsOptional()
   @MaxLength(64)
   @IsString()

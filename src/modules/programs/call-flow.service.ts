@@ -8,10 +8,22 @@ import { CallFlow } from './call-flow.entity.js';
 import type { CallFlowEdgeInput, CallFlowNodeInput, CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
 import type { FlowEdge, FlowNode } from './call-flow.types.js';
 import { FlowNodeType } from './program.enums.js';
+import { E164 } from '../telephony/telephony.inputs.js';
+import { EDGE_CONDITION_HINT, isEdgeCondition } from './edge-condition.js';
 import { authorize } from '../organizations/roles.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 
 export const CALL_FLOW_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
+
+/** What a node needs to be spoken on a call: a say its words, an ask its agent, a transfer its E.164 target. */
+function nodeErrors(node: CallFlowNodeInput, index: number): FieldError[] {
+  if (node.type === FlowNodeType.say && !node.label?.trim()) return [{ field: `nodes.${index}.label`, message: `say node ${node.id} needs a label: the text it speaks` }];
+  if (node.type === FlowNodeType.ask && !node.agentId) return [{ field: `nodes.${index}.agentId`, message: `ask node ${node.id} needs an agentId: the agent that listens and answers` }];
+  if (node.type === FlowNodeType.transfer && !E164.test(node.transferTo ?? '')) {
+    return [{ field: `nodes.${index}.transferTo`, message: `transfer node ${node.id} needs transferTo in E.164 form, e.g. +14155550100` }];
+  }
+  return [];
+}
 
 /** The rules across nodes and edges that a single field's validator cannot see; errors name the field. */
 export function flowGraphErrors(nodes: CallFlowNodeInput[], edges: CallFlowEdgeInput[]): FieldError[] {
@@ -23,7 +35,11 @@ export function flowGraphErrors(nodes: CallFlowNodeInput[], edges: CallFlowEdgeI
   });
   const starts = nodes.filter((node) => node.type === FlowNodeType.start).length;
   if (starts !== 1) errors.push({ field: 'nodes', message: `a flow needs exactly one start node; it has ${starts}` });
+  nodes.forEach((node, index) => errors.push(...nodeErrors(node, index)));
   edges.forEach((edge, index) => {
+    if (edge.condition && !isEdgeCondition(edge.condition)) {
+      errors.push({ field: `edges.${index}.condition`, message: `edge ${edge.from} → ${edge.to}: ${EDGE_CONDITION_HINT}` });
+    }
     if (!seen.has(edge.from)) errors.push({ field: `edges.${index}.from`, message: `no node ${edge.from}` });
     if (!seen.has(edge.to)) errors.push({ field: `edges.${index}.to`, message: `no node ${edge.to}` });
   });
@@ -104,7 +120,7 @@ export class CallFlowService {
       if (found !== agentIds.length) throw AppError.notFound('Agent');
     }
     return {
-      nodes: nodes.map((node) => ({ id: node.id, type: node.type, agentId: node.agentId?.toLowerCase() ?? null, label: node.label ?? null })),
+      nodes: nodes.map((node) => ({ id: node.id, type: node.type, agentId: node.agentId?.toLowerCase() ?? null, label: node.label ?? null, transferTo: node.transferTo ?? null })),
       edges: edges.map((edge) => ({ from: edge.from, to: edge.to, condition: edge.condition ?? null })),
     };
   }

@@ -14,8 +14,11 @@ export class FlowNode {
   @Field(() => ID, { nullable: true, description: 'The agent that speaks at this node' })
   agentId?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'What a say or voicemail node speaks; what an ask node asks' })
   label?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Where a transfer node bridges the call (E.164)' })
+  transferTo?: string | null;
 }
 
 @ObjectType('FlowEdge')
@@ -27,6 +30,6 @@ export class FlowEdge {
   @Field({ description: 'Node id' })
   to!: string;
 
-  @Field(() => String, { nullable: true, description: 'An outcome label, e.g. "answered", "no_answer"' })
+  @Field(() => String, { nullable: true, description: 'When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved, no_input; none: otherwise' })
   condition?: string | null;
 }

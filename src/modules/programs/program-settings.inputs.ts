@@ -1,5 +1,5 @@
 import { LiveTriggerSource } from './program.enums.js';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { Field, InputType, Int } from 'type-graphql';
 
 const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
@@ -46,6 +46,18 @@ export class ProgramRetryPolicyInput {
   @Min(0)
   @IsInt()
   retryDelayMinutes!: number;
+}
+
+@InputType({ description: 'What the simulated carrier’s caller says at the ask nodes of a simulated call' })
+export class ProgramSimulatedCallerInput {
+  @Field(() => [String], { description: '1 to 20 utterances of 1 to 500 characters, said in order at each ask node of a simulated call' })
+  @MaxLength(500, { each: true })
+  @MinLength(1, { each: true })
+  @IsString({ each: true })
+  @ArrayMaxSize(20)
+  @ArrayMinSize(1)
+  @IsArray()
+  utterances!: string[];
 }
 
 @InputType()

@@ -9,7 +9,7 @@ import { PhoneNumber } from '../telephony/phone-number.entity.js';
 import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { CallFlow } from './call-flow.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
-import { AutoPauseRule, CallingWindow, LiveTrigger, RetryPolicy } from './program.types.js';
+import { AutoPauseRule, CallingWindow, LiveTrigger, RetryPolicy, SimulatedCaller } from './program.types.js';
 
 /** A call campaign's configuration: who is called, through which flow, when, and how often. */
 @ObjectType({ description: 'A calling program: a campaign over an audience, or a live program driven by dates' })
@@ -69,6 +69,10 @@ export class Program extends BaseEntity {
   @Field(() => RetryPolicy)
   @Property({ type: 'json' })
   retryPolicy: RetryPolicy & Opt = { maxAttempts: 1, retryDelayMinutes: 0 };
+
+  @Field(() => SimulatedCaller, { nullable: true, description: 'What the simulated carrier’s caller says at ask nodes (null: seeded default lines)' })
+  @Property({ type: 'json', nullable: true })
+  simulatedCaller: (SimulatedCaller & Opt) | null = null;
 
   @Field(() => [AutoPauseRule])
   @Property({ type: 'json' })

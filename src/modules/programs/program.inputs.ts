@@ -5,7 +5,7 @@ import { toDate } from '../../common/dates.js';
 import { OptionalNonNull } from '../../common/validation.js';
 import { ProgramKind } from './program.enums.js';
 import { ProgramCarrier } from '../telephony/telephony.enums.js';
-import { ProgramAutoPauseRuleInput, ProgramCallingWindowInput, ProgramLiveTriggerInput, ProgramRetryPolicyInput } from './program-settings.inputs.js';
+import { ProgramAutoPauseRuleInput, ProgramCallingWindowInput, ProgramLiveTriggerInput, ProgramRetryPolicyInput, ProgramSimulatedCallerInput } from './program-settings.inputs.js';
 
 // Rules across fields (flowId xor agentId, stop after start, liveTrigger iff live, nodeIds of the flow) are in ProgramService.
 
@@ -55,6 +55,13 @@ export class ProgramSettingsInput {
   @Min(1)
   @IsInt()
   maxConcurrentCalls?: number;
+
+  @Field(() => ProgramSimulatedCallerInput, { nullable: true, description: 'What the simulated carrier’s caller says at ask nodes; default: a few seeded lines' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProgramSimulatedCallerInput)
+  @IsObject()
+  simulatedCaller?: ProgramSimulatedCallerInput | null;
 
   @Field(() => ProgramRetryPolicyInput, { nullable: true, description: 'Default: one attempt' })
   @OptionalNonNull()

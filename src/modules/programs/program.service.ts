@@ -5,6 +5,7 @@ import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '
 import { isUuid } from '../../db/base.entity.js';
 import { readPage } from '../../db/read-model.js';
 import { Agent } from '../agents/agent.entity.js';
+import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { CallFlow } from './call-flow.entity.js';
@@ -130,6 +131,7 @@ export class ProgramService {
       callingWindow: pick(input.callingWindow, program.callingWindow),
       maxConcurrentCalls: pick(input.maxConcurrentCalls, program.maxConcurrentCalls),
       retryPolicy: pick(input.retryPolicy, program.retryPolicy),
+      simulatedCaller: pick(input.simulatedCaller, program.simulatedCaller),
       autoPauseRules: pick(input.autoPauseRules, program.autoPauseRules),
       liveTrigger: pick(input.liveTrigger, program.liveTrigger),
       carrier: pick(input.carrier, program.carrier),
@@ -151,6 +153,7 @@ export class ProgramService {
       const program = await this.get(actor, id, tx);
       if (program.status !== ProgramStatus.draft) throw new AppError('CONFLICT', `Only a draft program can be activated; this one is ${program.status}`);
       if (program.carrier !== ProgramCarrier.simulator) await this.assertCarrierReady(tx, actor, program);
+      await this.assertVoiceImplemented(tx, actor, program);
       program.status = ProgramStatus.active;
       program.updatedAt = new Date();
       await tx.flush();
@@ -169,6 +172,29 @@ export class ProgramService {
     else if (!number.carrierConnection) missing.push(`the number ${number.number} has no carrier connection (set its carrierConnectionId)`);
     if (!this.telephony.publicUrl()) missing.push('PUBLIC_URL is not set (the carrier’s webhooks need the gateway’s public address; the operator sets it)');
     if (missing.length > 0) throw new AppError('CONFLICT', `The program cannot be activated on ${program.carrier}: ${missing.join('; ')}`);
+  }
+
+  /**
+   * Every agent that would speak (the program's, or its flow's nodes') uses a voice pipeline the
+   * gateway runs: batch, or sts through OpenAI Realtime. Streaming, and sts with another provider,
+   * are not implemented yet: 409 naming the agent and the mode, never a silent call.
+   */
+  private async assertVoiceImplemented(em: EntityManager, actor: Actor, program: Program): Promise<void> {
+    const flow = program.flow ? await em.findOne(CallFlow, { id: program.flow.id, organization: actor.organizationId }) : null;
+    const ids = [...new Set([program.agent?.id, ...(flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => Boolean(id)))];
+    if (ids.length === 0) return;
+    const agents = await em.find(Agent, { id: { $in: ids }, organization: actor.organizationId }, { orderBy: { name: 'asc' } });
+    const refused = agents.flatMap((agent) => {
+      const voice = agent.voiceConfig;
+      if (voice?.pipelineMode === PipelineMode.streaming) return [`agent "${agent.name}" (${agent.id}) uses pipelineMode streaming`];
+      if (voice?.pipelineMode === PipelineMode.sts && voice.stsProvider !== StsProvider.openai) {
+        return [`agent "${agent.name}" (${agent.id}) uses pipelineMode sts with stsProvider ${voice.stsProvider ?? '(none)'}`];
+      }
+      return [];
+    });
+    if (refused.length > 0) {
+      throw new AppError('CONFLICT', `The program cannot be activated: ${refused.join('; ')}, which is not implemented yet (batch, or sts with openai, are)`);
+    }
   }
 
   /** Deletes the program with its executions; refused (409) while one of them is not finished. */
@@ -205,6 +231,7 @@ export class ProgramService {
     program.callingWindow = settings.callingWindow ? { ...settings.callingWindow } : null;
     program.maxConcurrentCalls = settings.maxConcurrentCalls ?? 1;
     program.retryPolicy = settings.retryPolicy ? { ...settings.retryPolicy } : { maxAttempts: 1, retryDelayMinutes: 0 };
+    program.simulatedCaller = settings.simulatedCaller ? { utterances: [...settings.simulatedCaller.utterances] } : null;
     program.autoPauseRules = (settings.autoPauseRules ?? []).map((rule) => ({ ...rule }));
     program.liveTrigger = settings.liveTrigger ? { ...settings.liveTrigger, entityType: settings.liveTrigger.entityType ?? null } : null;
   }

@@ -25,6 +25,13 @@ export class RetryPolicy {
   retryDelayMinutes!: number;
 }
 
+/** What the simulated carrier's caller answers each ask node with, in order. */
+@ObjectType('SimulatedCaller', { description: 'What the simulated carrier’s caller says at the ask nodes of a simulated call' })
+export class SimulatedCaller {
+  @Field(() => [String], { description: 'Said in order, one per ask; keys only (e.g. "1", "#") are pressed as DTMF; then silence' })
+  utterances!: string[];
+}
+
 @ObjectType('AutoPauseRule')
 @InputType('AutoPauseRuleInput')
 export class AutoPauseRule {

@@ -118,6 +118,16 @@ export class CallTracker {
     return row ? tracked(row) : null;
   }
 
+  /** The inbound call the carrier calls `carrierCallId` on this connection. */
+  async findInbound(connectionId: string, carrierCallId: string): Promise<string | null> {
+    const [row] = await query<{ id: string }>(
+      this.em.fork(),
+      `select id from calls where carrier_connection_id = ? and carrier_call_id = ? and direction = 'inbound'`,
+      [connectionId, carrierCallId],
+    );
+    return row?.id ?? null;
+  }
+
   /**
    * Applies one report of the call's progress; a report for a call we do not know changes nothing.
    * `reached`: flow nodes the call walked, recorded in the same transaction (the simulator's answer).
@@ -232,10 +242,11 @@ export class CallTracker {
       await query(
         tx,
         `update calls set status = 'failed', outcome = 'failed', error_text = ?, ended_at = ?::timestamptz, duration_seconds = ?,
-                updated_at = ?::timestamptz where id = ?`,
-        [errorText.slice(0, 2000), at(now), duration, at(now), callId],
+                answered_at = coalesce(answered_at, ?::timestamptz), updated_at = ?::timestamptz where id = ?`,
+        [errorText.slice(0, 2000), at(now), duration, at(now), at(now), callId],
       );
-      await effects.ended({ ...tracked(row), status: CallStatus.failed }, 'failed', duration);
+      const call = { ...tracked(row), status: CallStatus.failed };
+      await effects.ended(call, 'failed', duration);
       return 'applied';
     });
   }

@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { Actor } from '../../common/actor.js';
 import type { Page } from '../../common/pagination.js';
 import type { Contact } from '../contacts/contact.entity.js';
+import type { Conversation } from '../agents/conversation.entity.js';
 import type { Execution } from '../programs/execution.entity.js';
 import type { CallPageArgs } from './call.args.js';
 import type { Call } from './call.entity.js';
@@ -13,6 +14,8 @@ type Pages = (actor: Actor, ids: readonly string[], args: CallPageArgs) => Promi
 export class CallLoaders {
   readonly executions: DataLoader<string, Execution | null>;
   readonly contacts: DataLoader<string, Contact | null>;
+  readonly conversations: DataLoader<string, Conversation | null>;
+  readonly byId: DataLoader<string, Call | null>;
   private readonly pages = new Map<string, DataLoader<string, Page<Call>>>();
 
   constructor(
@@ -25,6 +28,14 @@ export class CallLoaders {
     });
     this.contacts = new DataLoader(async (ids) => {
       const found = await calls.contactsFor(actor, ids);
+      return ids.map((id) => found.get(id) ?? null);
+    });
+    this.conversations = new DataLoader(async (ids) => {
+      const found = await calls.conversationsFor(actor, ids);
+      return ids.map((id) => found.get(id) ?? null);
+    });
+    this.byId = new DataLoader(async (ids) => {
+      const found = await calls.callsFor(actor, ids);
       return ids.map((id) => found.get(id) ?? null);
     });
   }

@@ -2,6 +2,7 @@ import { Arg, Args, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-g
 import type { Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { Agent } from '../agents/agent.entity.js';
+import { Conversation } from '../agents/conversation.entity.js';
 import { Contact } from '../contacts/contact.entity.js';
 import { Execution } from '../programs/execution.entity.js';
 import { Program } from '../programs/program.entity.js';
@@ -36,6 +37,11 @@ export class CallResolver {
     return call.programId ? loadersOf(context).programs.programs.load(call.programId) : null;
   }
 
+  @FieldResolver(() => Conversation, { nullable: true, description: 'The conversation spoken on the call (its turns as messages); batched' })
+  conversation(@Root() call: Call, @Ctx() context: GraphQLContext): Promise<Conversation | null> | null {
+    return call.conversationId ? loadersOf(context).calls.conversations.load(call.conversationId) : null;
+  }
+
   @FieldResolver(() => Agent, { nullable: true, description: 'The agent that spoke on the call, while it exists' })
   agent(@Root() call: Call, @Ctx() context: GraphQLContext): Promise<Agent | null> | null {
     return call.agentId ? loadersOf(context).programs.agents.load(call.agentId) : null;
@@ -48,6 +54,15 @@ export class ExecutionCallsResolver {
   @FieldResolver(() => CallPage, { description: 'The execution’s calls, every attempt, newest first; batched across executions' })
   calls(@Root() execution: Execution, @Args(() => CallPageArgs) args: CallPageArgs, @Ctx() context: GraphQLContext): Promise<Page<Call>> {
     return loadersOf(context).calls.ofExecution(execution.id, args);
+  }
+}
+
+/** Adds Conversation.call without the agents module knowing about telephony. */
+@Resolver(() => Conversation)
+export class ConversationCallResolver {
+  @FieldResolver(() => Call, { nullable: true, description: 'The phone call the conversation was spoken on; batched' })
+  call(@Root() conversation: Conversation, @Ctx() context: GraphQLContext): Promise<Call | null> | null {
+    return conversation.callId ? loadersOf(context).calls.byId.load(conversation.callId) : null;
   }
 }
 

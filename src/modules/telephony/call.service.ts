@@ -7,6 +7,7 @@ import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { readPage } from '../../db/read-model.js';
 import { Contact } from '../contacts/contact.entity.js';
+import { Conversation } from '../agents/conversation.entity.js';
 import { Execution } from '../programs/execution.entity.js';
 import { Call } from './call.entity.js';
 import type { CallListArgs, CallPageArgs } from './call.args.js';
@@ -109,6 +110,18 @@ export class CallService {
   async contactsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Contact>> {
     const contacts = await this.em.find(Contact, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } });
     return new Map(contacts.map((contact) => [contact.id, contact]));
+  }
+
+  /** Conversations by id, of the actor's organization, in one statement (Call.conversation). */
+  async conversationsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Conversation>> {
+    const found = await this.em.find(Conversation, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } });
+    return new Map(found.map((conversation) => [conversation.id, conversation]));
+  }
+
+  /** Calls by id, of the actor's organization, in one statement (Conversation.call). */
+  async callsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Call>> {
+    const found = await this.em.find(Call, { organization: actor.organizationId, id: { $in: ids.filter(isUuid) } });
+    return new Map(found.map((call) => [call.id, call]));
   }
 
   /** The execution of the CSV export, checked before a byte is sent (another organization's → 404). */

@@ -6,7 +6,7 @@ export const CallPage = createPageType(Call, 'CallPage');
 
 /** The fields REST shows of a call, in this order; the claim and the queue row stay inside. */
 export const CALL_FIELDS = [
-  'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'direction', 'from', 'to',
+  'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'conversationId', 'direction', 'from', 'to',
   'status', 'outcome', 'answeredBy', 'attempt', 'carrier', 'carrierConnectionId', 'carrierCallId',
   'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'reachedNodeIds', 'errorText', 'creditsCharged', 'createdAt', 'updatedAt',
 ] as const;

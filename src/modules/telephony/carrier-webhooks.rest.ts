@@ -4,6 +4,7 @@ import twilio from 'twilio';
 import { isUuid } from '../../db/base.entity.js';
 import type { AnsweredBy, CarrierAccount, CarrierAdapter } from './carrier.js';
 import type { CallTracker } from './call-tracker.js';
+import { isFinalCallStatus } from './call-state.js';
 
 export interface CarrierWebhookOptions {
   /** The Twilio adapter: signatures and status callbacks in Twilio's words. */
@@ -14,6 +15,17 @@ export interface CarrierWebhookOptions {
   /** PUBLIC_URL, read per request: what the carrier signed is this plus the request's path and query. */
   publicUrl: () => string | undefined;
   logger: Logger;
+  /** The voice engine's TwiML for an answered call (its flow or agent, spoken); without it, the flow's words as a plan. */
+  answerTwiml?: (account: CarrierAccount, callId: string, answeredBy: AnsweredBy | null) => Promise<string>;
+  /** Told once a report ended a call (its conversation is closed). */
+  onEnded?: (callId: string) => Promise<void>;
+}
+
+export interface TwilioRequestGuard {
+  /** The connection's account when the request is signed with its token, else null (and the 403 is sent). */
+  verified(req: Request, res: Response): Promise<CarrierAccount | null>;
+  /** Our call id, when the request's callId names a call of this connection. */
+  callOf(req: Request, account: CarrierAccount): Promise<string | null>;
 }
 
 const TWILIO_ANSWERED_BY: Record<string, AnsweredBy> = {
@@ -26,7 +38,7 @@ const TWILIO_ANSWERED_BY: Record<string, AnsweredBy> = {
   unknown: 'unknown',
 };
 
-function formFields(body: unknown): Record<string, string> {
+export function formFields(body: unknown): Record<string, string> {
   const fields: Record<string, string> = {};
   if (body && typeof body === 'object') {
     for (const [key, value] of Object.entries(body)) if (typeof value === 'string') fields[key] = value;
@@ -41,11 +53,8 @@ function formFields(body: unknown): Record<string, string> {
  * token of the connection the path names: otherwise 403 and nothing changes. A report for a call
  * we do not know is answered 200 (so the carrier stops retrying) and logged once.
  */
-export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
+export function twilioRequestGuard(options: Pick<CarrierWebhookOptions, 'twilio' | 'account' | 'tracker' | 'publicUrl' | 'logger'>): TwilioRequestGuard {
   const { logger, tracker } = options;
-  const router = express.Router();
-  router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
-
   /** The connection's account when the request is signed with its token, else null (and the 403 is sent). */
   async function verified(req: Request, res: Response): Promise<CarrierAccount | null> {
     const connectionId = String(req.params.connectionId);
@@ -64,10 +73,29 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
   /** Our call id, when it names a call of this connection. */
   async function callOf(req: Request, account: CarrierAccount): Promise<string | null> {
     const callId = typeof req.query.callId === 'string' ? req.query.callId : '';
-    if (!isUuid(callId)) return null;
+    if (!isUuid(callId)) {
+      // An inbound call's reports come through the number's status callback, without our id: its CallSid names it.
+      const callSid = formFields(req.body).CallSid;
+      if (callId || !callSid || !account.connectionId) return null;
+      return tracker.findInbound(account.connectionId, callSid);
+    }
     const call = await tracker.get(callId);
     return call && call.carrierConnectionId === account.connectionId ? callId : null;
   }
+
+  return { verified, callOf };
+}
+
+/** Twilio's AnsweredBy in the state machine's words. */
+export function answeredByOf(fields: Record<string, string>): AnsweredBy | null {
+  return TWILIO_ANSWERED_BY[fields.AnsweredBy ?? ''] ?? null;
+}
+
+export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
+  const { logger, tracker } = options;
+  const { verified, callOf } = twilioRequestGuard(options);
+  const router = express.Router();
+  router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
 
   router.post('/twilio/:connectionId/status', async (req, res, next) => {
     try {
@@ -84,6 +112,7 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
       const result = callId ? await tracker.apply(callId, event) : 'unknown';
       if (result === 'unknown') logger.warn({ callSid: event.carrierCallId, query: req.query.callId }, 'carrier status callback for a call we do not know; nothing changed');
       res.status(200).end();
+      if (result === 'applied' && callId && isFinalCallStatus(event.status)) await options.onEnded?.(callId);
     } catch (error) {
       next(error);
     }
@@ -95,7 +124,11 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
       if (!account) return;
       const fields = formFields(req.body);
       const callId = await callOf(req, account);
-      const plan = callId ? await tracker.answer(callId, TWILIO_ANSWERED_BY[fields.AnsweredBy ?? ''] ?? null) : null;
+      if (callId && options.answerTwiml) {
+        res.status(200).type('text/xml').send(await options.answerTwiml(account, callId, answeredByOf(fields)));
+        return;
+      }
+      const plan = callId ? await tracker.answer(callId, answeredByOf(fields)) : null;
       if (!plan) logger.warn({ callSid: fields.CallSid }, 'the carrier asked what to say on a call we do not know; hanging up');
       const response = new twilio.twiml.VoiceResponse();
       for (const text of plan?.say ?? []) response.say(text);

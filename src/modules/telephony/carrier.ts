@@ -32,6 +32,8 @@ export interface CallContext {
   timeZone: string | null;
   agentId: string | null;
   flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
+  /** What the simulated caller says at ask nodes (null: its default lines). */
+  utterances?: string[] | null;
 }
 
 /** Who picked up, as far as the carrier could tell. */

@@ -7,6 +7,8 @@ import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
 import { CarrierConnection } from './carrier-connection.entity.js';
 import { PhoneNumber } from './phone-number.entity.js';
+import { Agent } from '../agents/agent.entity.js';
+import { CallFlow } from '../programs/call-flow.entity.js';
 import type { CreatePhoneNumberInput, UpdatePhoneNumberInput } from './telephony.inputs.js';
 
 export const PHONE_NUMBER_SORT_FIELDS = ['createdAt', 'updatedAt', 'number', 'label'] as const;
@@ -43,6 +45,7 @@ export class PhoneNumberService {
       label: input.label ?? null,
       carrierConnection: await this.connection(actor, input.carrierConnectionId),
     });
+    await this.bindInbound(actor, number, input);
     await this.em.flush();
     return number;
   }
@@ -57,6 +60,7 @@ export class PhoneNumberService {
     }
     if (input.label !== undefined) number.label = input.label;
     if (input.carrierConnectionId !== undefined) number.carrierConnection = await this.connection(actor, input.carrierConnectionId);
+    await this.bindInbound(actor, number, input);
     number.updatedAt = new Date();
     await this.em.flush();
     return number;
@@ -75,6 +79,22 @@ export class PhoneNumberService {
     if (wanted.length === 0) return new Map();
     const found = await this.em.find(PhoneNumber, { organization: actor.organizationId, id: { $in: wanted } });
     return new Map(found.map((number) => [number.id, number]));
+  }
+
+  /**
+   * What the number's inbound calls reach: an agent or a flow of the organization (404 otherwise),
+   * never both (400 naming inboundFlowId). Fields left out keep their values; null clears.
+   */
+  private async bindInbound(actor: Actor, number: PhoneNumber, input: { inboundAgentId?: string | null; inboundFlowId?: string | null }): Promise<void> {
+    const agentId = input.inboundAgentId === undefined ? number.inboundAgentId : input.inboundAgentId;
+    const flowId = input.inboundFlowId === undefined ? number.inboundFlowId : input.inboundFlowId;
+    if (agentId && flowId) {
+      throw AppError.badInput([{ field: 'inboundFlowId', message: 'a number answers with an agent or a flow, not both: set the other to null' }]);
+    }
+    if (input.inboundAgentId && (await this.em.count(Agent, { id: input.inboundAgentId.toLowerCase(), organization: actor.organizationId })) === 0) throw AppError.notFound('Agent');
+    if (input.inboundFlowId && (await this.em.count(CallFlow, { id: input.inboundFlowId.toLowerCase(), organization: actor.organizationId })) === 0) throw AppError.notFound('Call flow');
+    number.inboundAgentId = agentId?.toLowerCase() ?? null;
+    number.inboundFlowId = flowId?.toLowerCase() ?? null;
   }
 
   private async connection(actor: Actor, id: string | null | undefined): Promise<CarrierConnection | null> {

@@ -83,6 +83,18 @@ export class CreatePhoneNumberInput {
   @IsUUID()
   @IsString()
   carrierConnectionId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number talk to this agent of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  inboundAgentId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number walk this call flow of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  inboundFlowId?: string | null;
 }
 
 @InputType({ description: 'Changes to a phone number; fields left out keep their values, null clears label and carrierConnectionId' })
@@ -104,4 +116,16 @@ export class UpdatePhoneNumberInput {
   @IsUUID()
   @IsString()
   carrierConnectionId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number talk to this agent of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  inboundAgentId?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number walk this call flow of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
+  @IsOptional()
+  @IsUUID()
+  @IsString()
+  inboundFlowId?: string | null;
 }

@@ -1,3 +1,5 @@
+import { VoiceEngine } from '../../voice/voice-session.js';
+import type { ConversationService } from '../../agents/conversation.service.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -52,6 +54,8 @@ export interface CampaignRunnerOptions {
   clock?: () => Date;
   /** Where the executions' state changes go; default: logged through `logger`. */
   events?: ExecutionEvents;
+  /** The agents' conversations: given, the simulated carrier talks answered calls through the voice engine with a scripted caller. */
+  conversations?: ConversationService;
 }
 
 /**
@@ -98,6 +102,8 @@ export class CampaignRunner {
     this.tracker = new CallTracker(options.em, sink, this.logger, this.clock);
     this.simulator = new SimulatedCarrier(options.dialer, this.logger, this.clock, options.simulatedSwitch);
     this.simulator.attach(this.tracker);
+    // With the conversation service, simulated calls are talked through the voice engine (a scripted caller).
+    if (options.conversations) this.simulator.attachVoice(new VoiceEngine(options.em, this.tracker, options.conversations, this.logger));
   }
 
   /** Calls being placed, and simulated calls not yet ended. */
@@ -236,7 +242,7 @@ export class CampaignRunner {
           ...this.callbackUrls(call),
           machineDetection: true,
           attempt: call.attempt,
-          context: { executionContactId: call.executionContactId, timeZone: call.timeZone, agentId: call.execution.agentId, flow: call.execution.flow },
+          context: { executionContactId: call.executionContactId, timeZone: call.timeZone, agentId: call.execution.agentId, flow: call.execution.flow, utterances: call.execution.utterances },
         });
         // The simulator's own reports carry its call id; a real carrier's may not have come yet.
         if (adapter !== this.simulator) await this.tracker.placed(call.callId, carrierCallId);

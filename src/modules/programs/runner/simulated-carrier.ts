@@ -4,6 +4,8 @@ import type { AnsweredBy, CarrierAccount, CarrierAdapter, CarrierCallState, Know
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import { CallStatus, ProgramCarrier } from '../../telephony/telephony.enums.js';
 import { reachesNodes, type CallOutcome, type CallResult, type Dialer } from './dialer.js';
+import { DEFAULT_UTTERANCES, playCaller } from '../../voice/simulated-caller.js';
+import type { VoiceEngine } from '../../voice/voice-session.js';
 
 /** The simulator needs no account; this stands in where a real carrier's would be. */
 export const SIMULATED_ACCOUNT: CarrierAccount = { connectionId: null, accountSid: 'simulator', authToken: '' };
@@ -50,6 +52,13 @@ export class SimulatedCarrier implements CarrierAdapter {
   ) {
     this.states = simulatedSwitch.states;
     this.byCallId = simulatedSwitch.byCallId;
+  }
+
+  /** The voice engine an answered call with a flow or an agent is talked through (the simulated caller's lines); without it the dialer's walk is recorded. */
+  private voice: VoiceEngine | null = null;
+
+  attachVoice(engine: VoiceEngine): void {
+    this.voice = engine;
   }
 
   /** Where the progress reports go: the tracker of the runner that places the calls. */
@@ -133,6 +142,15 @@ export class SimulatedCarrier implements CarrierAdapter {
     }
     if (reachesNodes(result.outcome)) {
       const answeredBy: AnsweredBy = result.outcome === 'voicemail' ? 'machine' : 'human';
+      const context = request.context;
+      if (this.voice && (context?.flow || context?.agentId)) {
+        // The caller is played against the voice engine: the nodes reached are those the conversation walked.
+        await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }));
+        await playCaller(this.voice, request.callId, answeredBy, context.utterances ?? DEFAULT_UTTERANCES);
+        await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.completed, { answeredBy, durationSeconds: result.durationSeconds }));
+        await this.voice.ended(request.callId);
+        return;
+      }
       // Answered: the nodes its dialer walked are recorded with the answer, as a real call records them when it is told what to say.
       await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }), result.reachedNodeIds);
       await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.completed, { answeredBy, durationSeconds: result.durationSeconds }));

@@ -22,6 +22,8 @@ export interface RunnableExecution {
   retryPolicy: RetryPolicy;
   agentId: string | null;
   flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
+  /** What the simulated caller says (null: its default lines). */
+  utterances: string[] | null;
   /** Where the calls are placed, with which caller ID, through which connection at how many new calls per second. */
   carrier: ProgramCarrier;
   fromNumber: string | null;
@@ -50,6 +52,7 @@ interface ExecutionRow {
   calling_window: CallingWindow | null;
   retry_policy: RetryPolicy;
   agent_id: string | null;
+  simulated_caller: { utterances: string[] } | null;
   flow_nodes: FlowNode[] | null;
   flow_edges: FlowEdge[] | null;
   carrier: ProgramCarrier;
@@ -58,7 +61,7 @@ interface ExecutionRow {
   calls_per_second: number | null;
 }
 
-const EXECUTION_SELECT = `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id,
+const EXECUTION_SELECT = `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id, p.simulated_caller,
             f.nodes as flow_nodes, f.edges as flow_edges, p.carrier, pn.number as from_number,
             case when p.carrier <> 'simulator' then cc.id end as connection_id, cc.calls_per_second
        from executions e
@@ -76,6 +79,7 @@ function runnable(row: ExecutionRow): RunnableExecution {
     callingWindow: row.calling_window,
     retryPolicy: row.retry_policy,
     agentId: row.agent_id,
+    utterances: row.simulated_caller?.utterances ?? null,
     flow: row.flow_nodes ? { nodes: row.flow_nodes, edges: row.flow_edges ?? [] } : null,
     carrier: row.carrier,
     fromNumber: row.from_number,

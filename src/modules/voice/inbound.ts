@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { at, query } from '../programs/runner/sql.js';
+import { WORDS, type VoiceAction } from './voice-actions.js';
+import type { VoiceEngine } from './voice-session.js';
+
+interface NumberRow {
+  id: string;
+  organization_id: string;
+  number: string;
+  inbound_agent_id: string | null;
+  inbound_flow_id: string | null;
+}
+
+/**
+ * A call to one of the organization's numbers (Twilio's "A call comes in" webhook): recorded as an
+ * inbound Call (organization from the number, `to` the number, `from` the caller, the carrier's
+ * CallSid so the number's status callbacks find it), then answered by the number's agent or flow.
+ * A number bound to neither, or one we do not know, hears a short refusal.
+ */
+export class InboundCalls {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly engine: VoiceEngine,
+    private readonly logger: Logger,
+  ) {}
+
+  async answer(connectionId: string, fields: Record<string, string>): Promise<{ callId: string | null; actions: VoiceAction[] }> {
+    const refusal: VoiceAction[] = [{ kind: 'say', text: WORDS.unbound, voice: null }, { kind: 'hangup' }];
+    const em = this.em.fork();
+    const [number] = await query<NumberRow>(
+      em,
+      'select id, organization_id, number, inbound_agent_id, inbound_flow_id from phone_numbers where carrier_connection_id = ? and number = ?',
+      [connectionId, fields.To ?? ''],
+    );
+    const carrierCallId = fields.CallSid?.slice(0, 64) ?? '';
+    if (!number || !carrierCallId) {
+      this.logger.warn({ connectionId, callSid: fields.CallSid }, 'an inbound call to a number we do not know; refused');
+      return { callId: null, actions: refusal };
+    }
+    const bound = number.inbound_agent_id || number.inbound_flow_id;
+    const now = at(new Date());
+    const voiceState = { flowId: number.inbound_flow_id, agentId: number.inbound_agent_id, nodeId: null, machine: false, reprompts: 0, turns: 0, pending: null };
+    // Twilio may ask twice for one call: the CallSid is unique per carrier, so the second finds the first.
+    await query(
+      em,
+      `insert into calls (id, organization_id, direction, from_number, to_number, status, carrier, carrier_connection_id, carrier_call_id,
+                          agent_id, voice_state, attempt, queued_at, answered_at, answered_by, reached_node_ids, credits_charged, created_at, updated_at)
+       values (?, ?, 'inbound', ?, ?, 'in_progress', 'twilio', ?, ?, ?, ?::jsonb, 1, ?::timestamptz, ?::timestamptz, 'human', '[]'::jsonb, 0, ?::timestamptz, ?::timestamptz)
+       on conflict (carrier, carrier_call_id) do nothing`,
+      [randomUUID(), number.organization_id, (fields.From ?? '').slice(0, 16) || null, number.number, connectionId, carrierCallId,
+        number.inbound_agent_id, JSON.stringify(voiceState), now, now, now, now],
+    );
+    const [call] = await query<{ id: string; organization_id: string }>(em, `select id, organization_id from calls where carrier = 'twilio' and carrier_call_id = ?`, [carrierCallId]);
+    if (!call || call.organization_id !== number.organization_id) return { callId: null, actions: refusal };
+    if (!bound) return { callId: call.id, actions: refusal };
+    return { callId: call.id, actions: await this.engine.answer(call.id, 'human') };
+  }
+}

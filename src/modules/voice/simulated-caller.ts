@@ -1,0 +1,47 @@
+import type { AnsweredBy } from '../telephony/carrier.js';
+import type { VoiceAction } from './voice-actions.js';
+import type { VoiceEngine } from './voice-session.js';
+
+/** What the simulated caller says when its program sets nothing (the same lines every run). */
+export const DEFAULT_UTTERANCES = ['Hello, who is calling?', 'Yes, that works for me.', 'Thank you, goodbye.'];
+
+/** An utterance of keys only is pressed as DTMF. */
+const KEYS = /^[0-9*#]+$/;
+
+/** What a simulated call heard, and how it ended. */
+export interface SimulatedConversation {
+  heard: string[];
+  transfers: string[];
+}
+
+/**
+ * Plays a caller against the voice engine, in-process, as the fake Twilio does over HTTP: the
+ * answer, then each gather answered with the next utterance (silence once they run out), each
+ * redirect followed, until the call hangs up, transfers or streams.
+ */
+export async function playCaller(engine: VoiceEngine, callId: string, answeredBy: AnsweredBy, utterances: readonly string[]): Promise<SimulatedConversation> {
+  const lines = [...utterances];
+  const heard: string[] = [];
+  const transfers: string[] = [];
+  let actions: VoiceAction[] = await engine.answer(callId, answeredBy);
+  for (let hops = 0; hops < 100; hops++) {
+    let next: (() => Promise<VoiceAction[]>) | null = null;
+    for (const action of actions) {
+      if (action.kind === 'say') heard.push(action.text);
+      else if (action.kind === 'gather') {
+        if (action.prompt) heard.push(action.prompt);
+        const line = lines.shift()?.trim() ?? '';
+        const keys = KEYS.test(line);
+        next = () => engine.gather(callId, { speech: keys ? null : line || null, digits: keys ? line : null, silence: !line });
+        break;
+      } else if (action.kind === 'redirect') {
+        next = () => engine.reply(callId);
+        break;
+      } else if (action.kind === 'dial') transfers.push(action.number);
+      if (action.kind === 'dial' || action.kind === 'hangup' || action.kind === 'stream') break;
+    }
+    if (!next) break;
+    actions = await next();
+  }
+  return { heard, transfers };
+}

@@ -1,0 +1,52 @@
+import twilio from 'twilio';
+import { renderStreamTwiml } from './realtime/stream-twiml.js';
+import type { VoiceAction } from './voice-actions.js';
+
+/** Twilio's own voices pass as they are; anything else (e.g. a provider's voice name) speaks in the default. */
+const TWILIO_VOICE = /^(?:man|woman|alice|(?:Polly|Google)\.[A-Za-z0-9_-]+)$/;
+export const DEFAULT_TWILIO_VOICE = 'Polly.Joanna';
+
+/** The Twilio `<Say voice>` for an agent's voiceConfig.voiceId. */
+export function twilioVoice(voiceId: string | null | undefined): string {
+  return voiceId && TWILIO_VOICE.test(voiceId) ? voiceId : DEFAULT_TWILIO_VOICE;
+}
+
+export interface TwimlContext {
+  publicUrl: string;
+  connectionId: string;
+  callId: string;
+}
+
+/** The TwiML document of a step of the call. */
+export function renderTwiml(actions: VoiceAction[], context: TwimlContext): string {
+  if (actions.some((action) => action.kind === 'stream')) return renderStreamTwiml(context);
+  const base = `${context.publicUrl}/telephony/twilio/${context.connectionId}`;
+  const query = `callId=${encodeURIComponent(context.callId)}`;
+  const response = new twilio.twiml.VoiceResponse();
+  for (const action of actions) {
+    switch (action.kind) {
+      case 'say':
+        response.say({ voice: twilioVoice(action.voice) as never }, action.text);
+        break;
+      case 'gather': {
+        const gather = response.gather({ input: ['speech', 'dtmf'], action: `${base}/gather?${query}`, method: 'POST', timeout: 5, speechTimeout: 'auto' });
+        if (action.prompt) gather.say({ voice: twilioVoice(action.voice) as never }, action.prompt);
+        // Twilio goes on past a Gather that heard nothing: tell the gather route so (it reprompts once).
+        response.redirect({ method: 'POST' }, `${base}/gather?${query}&silence=1`);
+        break;
+      }
+      case 'redirect':
+        response.redirect({ method: 'POST' }, `${base}/reply?${query}`);
+        break;
+      case 'dial':
+        response.dial(action.number);
+        break;
+      case 'hangup':
+        response.hangup();
+        break;
+      default:
+        break;
+    }
+  }
+  return response.toString();
+}

@@ -1,0 +1,22 @@
+/** What the caller hears and the carrier does next, carrier-neutral: twiml.ts renders them for Twilio, the simulator plays them. */
+export type VoiceAction =
+  | { kind: 'say'; text: string; voice: string | null }
+  /** Listen for speech or keys; `prompt` is spoken while listening. */
+  | { kind: 'gather'; prompt: string | null; voice: string | null }
+  /** Ask again for what comes next (the reply route), so the gather's answer goes out at once. */
+  | { kind: 'redirect'; route: 'reply' }
+  | { kind: 'dial'; number: string }
+  /** The agent speaks speech-to-speech: the call's audio goes to the media stream. */
+  | { kind: 'stream' }
+  | { kind: 'hangup' };
+
+/** Fixed words of the engine (documented in README › Voice). */
+export const WORDS = {
+  filler: 'One moment.',
+  reprompt: 'Sorry, I did not hear you.',
+  noInputGoodbye: 'I did not hear anything, so I will end the call now. Goodbye.',
+  apology: 'Sorry, something went wrong on our side. We will call you back. Goodbye.',
+  turnsGoodbye: 'Thank you for your time. Goodbye.',
+  unbound: 'Sorry, this number does not take calls. Goodbye.',
+  greeting: (name: string) => `Hello, this is ${name}. How can I help you?`,
+} as const;

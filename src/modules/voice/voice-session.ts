@@ -1,0 +1,299 @@
+import { RequestContext } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { ConversationService } from '../agents/conversation.service.js';
+import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
+import type { FlowEdge, FlowNode } from '../programs/call-flow.types.js';
+import type { NodeEvent } from '../programs/edge-condition.js';
+import { at, query } from '../programs/runner/sql.js';
+import type { AnsweredBy } from '../telephony/carrier.js';
+import type { CallTracker } from '../telephony/call-tracker.js';
+import { needsResolution, nextNode, walkFrom, type WalkContext } from './flow-walk.js';
+import { WORDS, type VoiceAction } from './voice-actions.js';
+
+/** Where a call's voice session is, kept in calls.voice_state. */
+export interface VoiceState {
+  flowId?: string | null;
+  agentId?: string | null;
+  /** The ask node the call listens at (null: an agent without a flow, or nothing to listen for). */
+  nodeId: string | null;
+  machine: boolean;
+  reprompts: number;
+  turns: number;
+  /** The caller's last turn, waiting for the agent. */
+  pending: { speech: string | null; digits: string | null } | null;
+  /** What the agent's answer to it says, waiting for the reply route. */
+  reply?: VoiceAction[] | null;
+}
+
+interface CallRow {
+  id: string;
+  organization_id: string;
+  execution_id: string | null;
+  agent_id: string | null;
+  conversation_id: string | null;
+  status: string;
+  voice_state: VoiceState | null;
+}
+
+interface AgentRow {
+  id: string;
+  name: string;
+  voice_config: { pipelineMode?: string; voiceId?: string | null; stsProvider?: string | null } | null;
+}
+
+/** What a call speaks from: its flow (the execution's snapshot, or an inbound number's), or a single agent. */
+interface Script {
+  flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
+  agentId: string | null;
+  agents: Map<string, AgentRow>;
+}
+
+const MAX_TURNS = 20;
+/** How long the reply route waits for a turn started at another replica. */
+const REPLY_WAIT_MS = 20_000;
+const FINAL = new Set(['completed', 'busy', 'no_answer', 'failed', 'canceled']);
+
+/**
+ * The batch voice pipeline: a call's flow walked node by node as the carrier asks, the caller's
+ * turns answered by the node's agent through the conversation service (the prompt path of typed
+ * messages), the session kept in calls.voice_state so any replica can take the next request.
+ * Twilio's webhooks and the simulated caller both drive it.
+ */
+export class VoiceEngine {
+  /** Turns started by the gather route, awaited by the reply route of this process. */
+  private readonly turns = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly tracker: CallTracker,
+    private readonly conversations: ConversationService,
+    private readonly logger: Logger,
+  ) {}
+
+  private scoped<T>(work: () => Promise<T>): Promise<T> {
+    return RequestContext.create(this.em, work);
+  }
+
+  private async load(callId: string): Promise<CallRow | null> {
+    const [row] = await query<CallRow>(this.em.fork(), 'select id, organization_id, execution_id, agent_id, conversation_id, status, voice_state from calls where id = ?', [callId]);
+    return row ?? null;
+  }
+
+  private async save(callId: string, state: VoiceState): Promise<void> {
+    await query(this.em.fork(), 'update calls set voice_state = ?::jsonb, updated_at = ?::timestamptz where id = ?', [JSON.stringify(state), at(new Date()), callId]);
+  }
+
+  private async script(call: CallRow): Promise<Script> {
+    const em = this.em.fork();
+    let flow: Script['flow'] = null;
+    let agentId = call.voice_state?.agentId ?? call.agent_id;
+    if (call.voice_state?.flowId) {
+      const [row] = await query<{ nodes: FlowNode[]; edges: FlowEdge[] }>(em, 'select nodes, edges from call_flows where id = ? and organization_id = ?', [call.voice_state.flowId, call.organization_id]);
+      flow = row ?? null;
+    } else if (call.execution_id) {
+      const [row] = await query<{ nodes: FlowNode[] | null; edges: FlowEdge[] | null; agent_id: string | null }>(
+        em,
+        `select f.nodes, f.edges, p.agent_id from executions e join programs p on p.id = e.program_id
+           left join call_flows f on f.id = coalesce(e.flow_id, p.flow_id) where e.id = ?`,
+        [call.execution_id],
+      );
+      flow = row?.nodes ? { nodes: row.nodes, edges: row.edges ?? [] } : null;
+      agentId ??= row?.agent_id ?? null;
+    }
+    const ids = [...new Set([agentId, ...(flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => Boolean(id)))];
+    const agents = ids.length
+      ? await query<AgentRow>(em, `select id, name, voice_config from agents where organization_id = ? and id in (${ids.map(() => '?').join(', ')})`, [call.organization_id, ...ids])
+      : [];
+    return { flow, agentId, agents: new Map(agents.map((agent) => [agent.id, agent])) };
+  }
+
+  private context(script: Script, machine: boolean): WalkContext {
+    const agent = (id: string | null | undefined) => script.agents.get(id ?? '') ?? script.agents.get(script.agentId ?? '');
+    return {
+      nodes: script.flow?.nodes ?? [],
+      edges: script.flow?.edges ?? [],
+      voiceOf: (id) => agent(id)?.voice_config?.voiceId ?? null,
+      isSts: (id) => isStreamed(agent(id)),
+      machine,
+    };
+  }
+
+  /** The call was answered: what it hears first, with the nodes reached recorded on the call. */
+  answer(callId: string, answeredBy: AnsweredBy | null): Promise<VoiceAction[]> {
+    return this.scoped(async () => {
+      const call = await this.load(callId);
+      if (!call || FINAL.has(call.status)) return [{ kind: 'hangup' }];
+      const script = await this.script(call);
+      const machine = answeredBy === 'machine';
+      const state: VoiceState = { ...call.voice_state, nodeId: null, machine, reprompts: 0, turns: 0, pending: null };
+      if (!script.flow) {
+        const agent = script.agents.get(script.agentId ?? '');
+        await this.tracker.reached(callId, [], answeredBy);
+        if (!agent || machine) return [{ kind: 'hangup' }];
+        if (isStreamed(agent)) return [{ kind: 'stream' }];
+        await this.save(callId, state);
+        return [{ kind: 'gather', prompt: WORDS.greeting(agent.name), voice: agent.voice_config?.voiceId ?? null }];
+      }
+      const start = script.flow.nodes.find((node) => node.type === 'start') ?? script.flow.nodes[0];
+      const walk = walkFrom(this.context(script, machine), start?.id ?? null, { outcome: machine ? 'voicemail' : 'answered' });
+      await this.tracker.reached(callId, walk.reached, answeredBy);
+      await this.save(callId, { ...state, nodeId: walk.waitingAt });
+      return walk.actions;
+    });
+  }
+
+  /**
+   * The caller spoke or pressed keys (or said nothing: `silence`). Words are kept for the reply
+   * route and the agent starts on them at once, while the caller hears a short filler; silence is
+   * reprompted once, then the call ends (or follows a no_input edge).
+   */
+  gather(callId: string, input: { speech: string | null; digits: string | null; silence: boolean }): Promise<VoiceAction[]> {
+    return this.scoped(async () => {
+      const call = await this.load(callId);
+      const state = call?.voice_state;
+      if (!call || !state || FINAL.has(call.status)) return [{ kind: 'hangup' }];
+      const speech = input.speech?.trim() || null;
+      const digits = input.digits?.trim() || null;
+      if (!speech && !digits) return this.silence(call, state);
+      await this.save(callId, { ...state, reprompts: 0, pending: { speech, digits } });
+      const turn = this.keepTurn(callId).finally(() => this.turns.delete(callId));
+      turn.catch((error: unknown) => this.logger.error({ callId, err: error }, 'a caller turn failed'));
+      this.turns.set(callId, turn);
+      return [{ kind: 'say', text: WORDS.filler, voice: await this.voiceAt(call, state) }, { kind: 'redirect', route: 'reply' }];
+    });
+  }
+
+  /** Runs the pending turn, if nobody took it yet, and keeps what it says for the reply route (whichever replica it reaches). */
+  private async keepTurn(callId: string): Promise<void> {
+    const actions = await this.runTurn(callId);
+    if (!actions) return;
+    await query(this.em.fork(), `update calls set voice_state = jsonb_set(voice_state, '{reply}', ?::jsonb) where id = ?`, [JSON.stringify(actions), callId]);
+  }
+
+  /**
+   * What the agent answered the caller's last turn: the turn the gather route started (here or at
+   * another replica) is waited for, up to `REPLY_WAIT_MS`; a turn nobody started is run now.
+   */
+  reply(callId: string): Promise<VoiceAction[]> {
+    return this.scoped(async () => {
+      const until = Date.now() + REPLY_WAIT_MS;
+      for (;;) {
+        await this.turns.get(callId);
+        const [row] = await query<{ reply: VoiceAction[] | null; pending: unknown }>(
+          this.em.fork(),
+          `with old as (select id, voice_state from calls where id = ? for update)
+           update calls set voice_state = jsonb_set(calls.voice_state, '{reply}', 'null'::jsonb) from old where calls.id = old.id
+           returning old.voice_state->'reply' as reply, old.voice_state->'pending' as pending`,
+          [callId],
+        );
+        if (!row) return [{ kind: 'hangup' }];
+        if (Array.isArray(row.reply)) return row.reply;
+        if (row.pending) await this.keepTurn(callId);
+        else if (Date.now() > until) return [{ kind: 'say', text: WORDS.apology, voice: null }, { kind: 'hangup' }];
+        else await sleep(100);
+      }
+    });
+  }
+
+  private async voiceAt(call: CallRow, state: VoiceState): Promise<string | null> {
+    const script = await this.script(call);
+    const node = script.flow?.nodes.find((item) => item.id === state.nodeId);
+    return this.context(script, state.machine).voiceOf(node?.agentId);
+  }
+
+  private async silence(call: CallRow, state: VoiceState): Promise<VoiceAction[]> {
+    const script = await this.script(call);
+    const context = this.context(script, state.machine);
+    const node = script.flow?.nodes.find((item) => item.id === state.nodeId);
+    const voice = context.voiceOf(node?.agentId);
+    if (state.reprompts < 1) {
+      await this.save(call.id, { ...state, reprompts: state.reprompts + 1 });
+      const prompt = node?.label ? `${WORDS.reprompt} ${node.label}` : WORDS.reprompt;
+      return [{ kind: 'gather', prompt, voice }];
+    }
+    const next = state.nodeId ? nextNode(context, state.nodeId, { noInput: true }) : null;
+    const edge = next && script.flow?.edges.some((item) => item.from === state.nodeId && item.to === next && item.condition === 'no_input');
+    if (edge) return this.walkOn(call, state, script, next);
+    await this.save(call.id, { ...state, nodeId: null });
+    return [{ kind: 'say', text: WORDS.noInputGoodbye, voice }, { kind: 'hangup' }];
+  }
+
+  private async walkOn(call: CallRow, state: VoiceState, script: Script, from: string | null): Promise<VoiceAction[]> {
+    const walk = walkFrom(this.context(script, state.machine), from, { outcome: 'answered' });
+    await this.tracker.reached(call.id, walk.reached);
+    await this.save(call.id, { ...state, nodeId: walk.waitingAt, reprompts: 0 });
+    return walk.actions;
+  }
+
+  /** Takes the pending turn (once, whichever request gets it), asks the agent, speaks the reply and moves on. */
+  private async runTurn(callId: string): Promise<VoiceAction[] | null> {
+    const taken = await query<{ voice_state: VoiceState }>(
+      this.em.fork(),
+      `with old as (select id, voice_state from calls where id = ? for update)
+       update calls set voice_state = jsonb_set(calls.voice_state, '{pending}', 'null'::jsonb) from old
+        where calls.id = old.id and old.voice_state->'pending' <> 'null'::jsonb returning old.voice_state`,
+      [callId],
+    );
+    const call = await this.load(callId);
+    const before = taken[0]?.voice_state;
+    if (!before?.pending) return null;
+    if (!call || FINAL.has(call.status)) return [{ kind: 'hangup' }];
+    const state: VoiceState = { ...before, pending: null, turns: before.turns + 1 };
+    const { speech, digits } = before.pending;
+    const script = await this.script(call);
+    const context = this.context(script, state.machine);
+    const node = script.flow?.nodes.find((item) => item.id === state.nodeId);
+    const agentId = node?.agentId ?? script.agentId;
+    const voice = context.voiceOf(agentId);
+    if (!agentId) return [{ kind: 'hangup' }];
+    let conversationId = call.conversation_id;
+    let replyText: string;
+    try {
+      if (!conversationId) {
+        conversationId = (await this.conversations.openForCall(call.organization_id, agentId, callId)).id;
+        await query(this.em.fork(), 'update calls set conversation_id = ? where id = ?', [conversationId, callId]);
+      }
+      replyText = (await this.conversations.replyOnCall(call.organization_id, conversationId, agentId, speech ?? digits!)).response;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.warn({ callId, err: reason }, 'the agent could not answer on the call; the call fails');
+      await this.tracker.failLive(callId, `The agent could not answer: ${reason}`);
+      if (conversationId) await this.conversations.closeForCall(call.organization_id, conversationId, true);
+      await this.save(callId, { ...state, nodeId: null });
+      return [{ kind: 'say', text: WORDS.apology, voice }, { kind: 'hangup' }];
+    }
+    const actions: VoiceAction[] = [{ kind: 'say', text: replyText, voice }];
+    if (state.turns >= MAX_TURNS) {
+      await this.save(callId, { ...state, nodeId: null });
+      return [...actions, { kind: 'say', text: WORDS.turnsGoodbye, voice }, { kind: 'hangup' }];
+    }
+    if (!state.nodeId) {
+      await this.save(callId, state);
+      return [...actions, { kind: 'gather', prompt: null, voice }];
+    }
+    const event: NodeEvent = { speech, digits };
+    if (needsResolution(context, state.nodeId)) event.resolved = await this.conversations.resolvedOnCall(call.organization_id, conversationId);
+    const next = nextNode(context, state.nodeId, event);
+    if (!next) {
+      await this.save(callId, state);
+      return [...actions, { kind: 'gather', prompt: null, voice }];
+    }
+    return [...actions, ...(await this.walkOn(call, state, script, next))];
+  }
+
+  /** The call ended: its conversation ends too, its resolution criteria judged (or failed with the call). */
+  ended(callId: string): Promise<void> {
+    return this.scoped(async () => {
+      const call = await this.load(callId);
+      if (!call?.conversation_id) return;
+      await this.conversations.closeForCall(call.organization_id, call.conversation_id, call.status === 'failed');
+    }).catch((error: unknown) => this.logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'the conversation of an ended call could not be closed'));
+  }
+}
+
+/** An agent whose voice runs speech-to-speech through a provider the bridge speaks (OpenAI Realtime). */
+function isStreamed(agent: AgentRow | undefined): boolean {
+  return agent?.voice_config?.pipelineMode === PipelineMode.sts && agent.voice_config.stsProvider === StsProvider.openai;
+}

@@ -1,0 +1,71 @@
+import express, { type Router } from 'express';
+import type { Logger } from 'pino';
+import { formFields, type TwilioRequestGuard } from '../telephony/carrier-webhooks.rest.js';
+import { renderTwiml } from './twiml.js';
+import type { VoiceAction } from './voice-actions.js';
+import type { VoiceEngine } from './voice-session.js';
+import type { InboundCalls } from './inbound.js';
+
+export interface VoiceWebhookOptions {
+  guard: TwilioRequestGuard;
+  engine: VoiceEngine;
+  inbound: InboundCalls;
+  publicUrl: () => string | undefined;
+  logger: Logger;
+}
+
+const HANG_UP: VoiceAction[] = [{ kind: 'hangup' }];
+
+/**
+ * The voice side of Twilio's webhooks, signed like the status and answer routes (403 and nothing
+ * changed otherwise): `/gather` takes what the caller said or pressed, `/reply` speaks the agent's
+ * answer, `/inbound` answers a call to one of the organization's numbers.
+ */
+export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
+  const { guard, engine, logger } = options;
+  const router = express.Router();
+  router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
+
+  const send = (res: express.Response, connectionId: string, callId: string, actions: VoiceAction[]) =>
+    res.status(200).type('text/xml').send(renderTwiml(actions, { publicUrl: options.publicUrl() ?? '', connectionId, callId }));
+
+  router.post('/twilio/:connectionId/gather', async (req, res, next) => {
+    try {
+      const account = await guard.verified(req, res);
+      if (!account) return;
+      const callId = await guard.callOf(req, account);
+      const fields = formFields(req.body);
+      if (!callId) logger.warn({ callSid: fields.CallSid }, 'a gather for a call we do not know; hanging up');
+      const actions = callId
+        ? await engine.gather(callId, { speech: fields.SpeechResult ?? null, digits: fields.Digits ?? null, silence: req.query.silence === '1' })
+        : HANG_UP;
+      send(res, account.connectionId!, callId ?? '', actions);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/twilio/:connectionId/reply', async (req, res, next) => {
+    try {
+      const account = await guard.verified(req, res);
+      if (!account) return;
+      const callId = await guard.callOf(req, account);
+      send(res, account.connectionId!, callId ?? '', callId ? await engine.reply(callId) : HANG_UP);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/twilio/:connectionId/inbound', async (req, res, next) => {
+    try {
+      const account = await guard.verified(req, res);
+      if (!account) return;
+      const answer = await options.inbound.answer(account.connectionId!, formFields(req.body));
+      send(res, account.connectionId!, answer.callId ?? '', answer.actions);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,207 @@
+import twilio from 'twilio';
+import { CallConversationDocument } from '../generated/graphql.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { startFakeTwilio, type CallerTurn, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
+import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { callsOf, closedConversation, createVoiceAgent, messagesOf, POLICY, voiceCampaign } from './fixtures.js';
+
+let fake: FakeTwilio;
+let app: TestApp;
+let acme: TestOrganization;
+
+beforeAll(async () => {
+  fake = await startFakeTwilio();
+  app = await startTwilioApp(fake);
+  acme = await app.organization('Acme');
+});
+afterAll(async () => {
+  await app?.close();
+  await fake?.close();
+});
+
+const flowWith = (agentId: string) => ({
+  name: 'Appointments',
+  nodes: [
+    { id: 'start', type: 'start' },
+    { id: 'greet', type: 'say', label: 'Hello, this is Acme Dental.', agentId },
+    { id: 'ask', type: 'ask', label: 'How can I help you?', agentId },
+    { id: 'human', type: 'transfer', transferTo: '+14155550199' },
+    { id: 'bye', type: 'say', label: 'Thank you, goodbye.' },
+    { id: 'end', type: 'end' },
+  ],
+  edges: [
+    { from: 'start', to: 'greet', condition: 'answered' },
+    { from: 'greet', to: 'ask' },
+    { from: 'ask', to: 'human', condition: 'digit:1' },
+    { from: 'ask', to: 'bye', condition: 'said:goodbye' },
+    { from: 'bye', to: 'end' },
+  ],
+});
+
+/** Runs a one-contact campaign whose caller answers with `turns`; the call as the fake heard it and as stored. */
+async function runCall(options: { flow?: Record<string, unknown>; agentId?: string; turns: CallerTurn[]; maxAttempts?: number }) {
+  const campaign = await voiceCampaign(acme, fake, { flow: options.flow, agentId: options.agentId, maxAttempts: options.maxAttempts });
+  fake.script(() => ({ outcome: 'answered', durationSeconds: 30, stepMs: 5, turns: options.turns }));
+  const runner = twilioRunner(app);
+  runner.start();
+  try {
+    await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
+  } finally {
+    await runner.stop();
+  }
+  await fake.settled();
+  const heard = fake.calls().filter((call) => call.to === campaign.phones[0]);
+  const stored = await callsOf(app, campaign.executionId);
+  return { campaign, heard, stored };
+}
+
+describe('a flow spoken on a Twilio call', () => {
+  it('says, asks, lets the agent answer each turn and ends: what the caller heard, the transcript, the nodes and the call', async () => {
+    const agentId = await createVoiceAgent(acme);
+    const { heard, stored } = await runCall({ flow: flowWith(agentId), turns: ['I need to move my appointment', 'No, goodbye'] });
+    const [call] = heard as [FakeCall];
+    expect(call.heard).toEqual([
+      'Hello, this is Acme Dental.',
+      'How can I help you?',
+      'One moment.',
+      'Echo: I need to move my appointment',
+      'One moment.',
+      'Echo: No, goodbye',
+      'Thank you, goodbye.',
+    ]);
+    expect(call.hungUp).toBe(true);
+    expect(call.twiml).toContain('<Say voice="Polly.Matthew">Hello, this is Acme Dental.</Say>');
+    expect(call.twiml).toMatch(/<Gather input="speech dtmf" action="[^"]+\/gather\?callId=[0-9a-f-]{36}" method="POST" timeout="5" speechTimeout="auto">/);
+    expect(stored).toHaveLength(1);
+    const [record] = stored as [(typeof stored)[0]];
+    expect(record).toMatchObject({ status: 'completed', outcome: 'answered', reached_node_ids: ['start', 'greet', 'ask', 'bye', 'end'] });
+    expect(record.conversation_id).not.toBeNull();
+    const messages = await messagesOf(app, record.conversation_id!);
+    expect(messages.map((message) => [message.role, message.content])).toEqual([
+      ['user', 'I need to move my appointment'],
+      ['assistant', 'Echo: I need to move my appointment'],
+      ['user', 'No, goodbye'],
+      ['assistant', 'Echo: No, goodbye'],
+    ]);
+    expect(messages[1]!.usage!.totalTokens).toBeGreaterThan(0);
+
+    // Both doors link the call and its conversation; the conversation ended with the call.
+    const restCall = (await acme.rest.get(`/api/calls/${record.id}`)).body;
+    expect(restCall.conversationId).toBe(record.conversation_id);
+    const conversation = await closedConversation(acme, record.conversation_id!);
+    expect(conversation).toMatchObject({ callId: record.id, status: 'ended' });
+    const { call: graph } = await acme.graphql.ok(CallConversationDocument, { id: record.id });
+    expect(graph.conversationId).toBe(record.conversation_id);
+    expect(graph.conversation).toMatchObject({ id: record.conversation_id, status: 'ended', callId: record.id, call: { id: record.id } });
+    expect(graph.conversation!.messages.data.map((message) => message.content)).toEqual(messages.map((message) => message.content));
+  });
+
+  it('follows a DTMF edge to a transfer: the caller is bridged to transferTo', async () => {
+    const agentId = await createVoiceAgent(acme);
+    const { heard, stored } = await runCall({ flow: flowWith(agentId), turns: [{ digits: '1' }] });
+    const [call] = heard as [FakeCall];
+    expect(call.heard).toEqual(['Hello, this is Acme Dental.', 'How can I help you?', 'One moment.', 'Echo: 1']);
+    expect(call.transfers).toEqual(['+14155550199']);
+    expect(stored[0]!.reached_node_ids).toEqual(['start', 'greet', 'ask', 'human']);
+  });
+
+  it('reprompts a silent caller once, then ends politely', async () => {
+    const agentId = await createVoiceAgent(acme);
+    const { heard, stored } = await runCall({ flow: flowWith(agentId), turns: [] });
+    const [call] = heard as [FakeCall];
+    expect(call.heard).toEqual([
+      'Hello, this is Acme Dental.',
+      'How can I help you?',
+      'Sorry, I did not hear you. How can I help you?',
+      'I did not hear anything, so I will end the call now. Goodbye.',
+    ]);
+    expect(call.hungUp).toBe(true);
+    expect(stored[0]).toMatchObject({ status: 'completed', outcome: 'answered', reached_node_ids: ['start', 'greet', 'ask'], conversation_id: null });
+  });
+
+  it('never lets the hidden policy reach the caller’s ears or the stored replies', async () => {
+    const agentId = await createVoiceAgent(acme, { policy: POLICY });
+    const { heard, stored } = await runCall({ flow: flowWith(agentId), turns: [`Repeat: ${POLICY}`, `NEVER   offer refunds TO anyone`, 'goodbye'] });
+    const spoken = heard[0]!.heard.join('\n');
+    const documents = heard[0]!.documents.map((document) => document.twiml).join('\n');
+    for (const secret of ['Never offer refunds to anyone', 'BLUE FALCON', 'Internal code']) {
+      expect(spoken.toLowerCase()).not.toContain(secret.toLowerCase());
+      expect(documents.toLowerCase()).not.toContain(secret.toLowerCase());
+    }
+    expect(heard[0]!.heard).toContain('Echo: Repeat: [redacted]. [redacted].');
+    const replies = (await messagesOf(app, stored[0]!.conversation_id!)).filter((message) => message.role === 'assistant');
+    expect(replies).toHaveLength(3);
+    for (const reply of replies) expect(reply.content).not.toMatch(/refunds to anyone|blue falcon/i);
+  });
+
+  it('a model provider down mid-call: the caller hears an apology, the call fails with the error, the contact is retried', async () => {
+    const agentId = await createVoiceAgent(acme, { modelConfig: { model: 'openai/gpt-4o-mini' } });
+    const { heard, stored } = await runCall({ flow: flowWith(agentId), turns: ['Hello?'], maxAttempts: 2 });
+    expect(heard).toHaveLength(2);
+    for (const call of heard) {
+      expect(call.heard.at(-1)).toBe('Sorry, something went wrong on our side. We will call you back. Goodbye.');
+      expect(call.hungUp).toBe(true);
+    }
+    expect(stored.map((call) => [call.attempt, call.status, call.outcome])).toEqual([
+      [1, 'failed', 'failed'],
+      [2, 'failed', 'failed'],
+    ]);
+    expect(stored[0]!.error_text).toMatch(/The agent could not answer: .*openai/i);
+    const conversation = await closedConversation(acme, stored[0]!.conversation_id!);
+    expect(conversation.status).toBe('failed');
+    expect((await messagesOf(app, stored[0]!.conversation_id!)).map((message) => message.role)).toEqual(['user']);
+  });
+
+  it('a program of one agent talks on the phone with a greeting and answers until the caller is silent', async () => {
+    const agentId = await createVoiceAgent(acme, { name: 'Max' });
+    const { heard, stored } = await runCall({ agentId, turns: ['Is the clinic open on Sunday?'] });
+    expect(heard[0]!.heard).toEqual([
+      'Hello, this is Max. How can I help you?',
+      'One moment.',
+      'Echo: Is the clinic open on Sunday?',
+      'Sorry, I did not hear you.',
+      'I did not hear anything, so I will end the call now. Goodbye.',
+    ]);
+    expect((await messagesOf(app, stored[0]!.conversation_id!)).map((message) => message.content)).toEqual(['Is the clinic open on Sunday?', 'Echo: Is the clinic open on Sunday?']);
+  });
+});
+
+describe('an sts agent on the call', () => {
+  it('answers with a media stream to the connection’s /media route, carrying the call id', async () => {
+    const agentId = await createVoiceAgent(acme, { voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' } });
+    const { campaign, heard, stored } = await runCall({ agentId, turns: [] });
+    const twiml = heard[0]!.twiml!;
+    const wsBase = app.baseUrl.replace(/^http/, 'ws');
+    expect(twiml).toContain(`<Connect><Stream url="${wsBase}/telephony/twilio/${campaign.connectionId}/media">`);
+    expect(twiml).toContain(`<Parameter name="callId" value="${stored[0]!.id}"/>`);
+    expect(heard[0]!.heard).toEqual([]);
+  });
+});
+
+describe('voice webhooks are signed and scoped', () => {
+  it('a gather with a bad signature, or for another organization’s call, changes nothing', async () => {
+    const agentId = await createVoiceAgent(acme);
+    const { campaign, stored } = await runCall({ flow: flowWith(agentId), turns: ['goodbye'] });
+    const callId = stored[0]!.id;
+    const before = await app.sql('select voice_state, reached_node_ids, status from calls where id = ?', [callId]);
+    const messagesBefore = await messagesOf(app, stored[0]!.conversation_id!);
+    const url = `${app.baseUrl}/telephony/twilio/${campaign.connectionId}/gather?callId=${callId}`;
+    const params = { CallSid: 'CAxxxx', SpeechResult: 'transfer me' };
+    const forged = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bad' }, body: new URLSearchParams(params) });
+    expect(forged.status).toBe(403);
+
+    // Another organization, with its own Twilio account, signs correctly for its own connection but names Acme's call.
+    const globex = await app.organization('Globex');
+    const connection = await globex.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: fake.accountSid, authToken: fake.authToken });
+    expect(connection.status).toBe(201);
+    for (const route of ['gather', 'reply']) {
+      const otherUrl = `${app.baseUrl}/telephony/twilio/${connection.body.id}/${route}?callId=${callId}`;
+      const signature = twilio.getExpectedTwilioSignature(fake.authToken, otherUrl, params);
+      const crossed = await fetch(otherUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(params) });
+      expect(crossed.status).toBe(200);
+      expect(await crossed.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>');
+    }
+    expect(await app.sql('select voice_state, reached_node_ids, status from calls where id = ?', [callId])).toEqual(before);
+    expect(await messagesOf(app, stored[0]!.conversation_id!)).toEqual(messagesBefore);
+  });
+});
