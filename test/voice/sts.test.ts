@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import twilio from 'twilio';
 import { ConversationDocument, StsCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
@@ -130,7 +131,7 @@ describe('renderStreamTwiml', () => {
   it('connects the call to the media stream of its connection, wss for an https PUBLIC_URL and ws for http', () => {
     const callId = randomUUID();
     expect(renderStreamTwiml({ publicUrl: 'https://gw.example.com', connectionId: 'c1', callId })).toBe(
-      `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://gw.example.com/telephony/twilio/c1/media"><Parameter name="callId" value="${callId}"/></Stream></Connect></Response>`,
+      `<?xml version="1.0" encoding="UTF-8"?><Response><Connect action="https://gw.example.com/telephony/twilio/c1/stream-ended?callId=${callId}" method="POST"><Stream url="wss://gw.example.com/telephony/twilio/c1/media"><Parameter name="callId" value="${callId}"/></Stream></Connect></Response>`,
     );
     expect(renderStreamTwiml({ publicUrl: 'http://127.0.0.1:4000/', connectionId: 'c2', callId })).toContain('url="ws://127.0.0.1:4000/telephony/twilio/c2/media"');
   });
@@ -303,6 +304,19 @@ describe('a speech-to-speech call', () => {
   });
 });
 
+/** What Twilio is told when a call's stream ends (the signed <Connect> action). */
+async function streamEnded(callId: string): Promise<string> {
+  const url = `${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}`;
+  const params = { CallSid: `CA${'0'.repeat(32)}`, AccountSid: twilioFake.accountSid };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
+    body: new URLSearchParams(params),
+  });
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
 describe('faults', () => {
   it('ends the call failed with the error on the record when the provider drops its socket, and keeps what was said', async () => {
     realtime.script.push({ caller: 'Are you there?', reply: [{ text: 'Yes, I am here.' }] });
@@ -321,6 +335,17 @@ describe('faults', () => {
     expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call).toMatchObject({ status: 'failed', outcome: 'failed', errorText: row.error_text });
     const conversation = await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'failed', 'the failed conversation');
     expect(conversation.body.messageCount).toBe(2);
+    // When the stream ends Twilio asks the <Connect> action what next: the caller hears an apology, then the call hangs up.
+    expect(await streamEnded(callId)).toMatch(/<Say[^>]*>Sorry, something went wrong on our side\. We will call you back\. Goodbye\.<\/Say><Hangup\/><\/Response>$/);
+  });
+
+  it('a stream that ends normally is simply hung up; the <Connect> names its action, signed like every webhook', async () => {
+    const callId = await liveCall();
+    expect(renderStreamTwiml({ publicUrl: app.baseUrl, connectionId, callId })).toContain(`<Connect action="${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}" method="POST">`);
+    expect(await streamEnded(callId)).toMatch(/<Response><Hangup\/><\/Response>$/);
+    const url = `${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}`;
+    const forged = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'forged' }, body: 'CallSid=CA1' });
+    expect(forged.status).toBe(403);
   });
 
   it('retries the contact per the program’s retry policy when the provider fails mid-call (a campaign through the fake Twilio)', async () => {

@@ -283,6 +283,12 @@ export class VoiceEngine {
     return [...actions, ...(await this.walkOn(call, state, script, next))];
   }
 
+  /** Whether the call ended `failed` by our side (failLive: its model or realtime provider failed) rather than by the carrier. */
+  async failedOnOurSide(callId: string): Promise<boolean> {
+    const call = await this.tracker.get(callId);
+    return call?.status === 'failed';
+  }
+
   /** The call ended: its conversation ends too, its resolution criteria judged (or failed with the call). */
   ended(callId: string): Promise<void> {
     return this.scoped(async () => {

@@ -2,7 +2,7 @@ import express, { type Router } from 'express';
 import type { Logger } from 'pino';
 import { formFields, type TwilioRequestGuard } from '../telephony/carrier-webhooks.rest.js';
 import { renderTwiml } from './twiml.js';
-import type { VoiceAction } from './voice-actions.js';
+import { WORDS, type VoiceAction } from './voice-actions.js';
 import type { VoiceEngine } from './voice-session.js';
 import type { InboundCalls } from './inbound.js';
 
@@ -51,6 +51,20 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       if (!account) return;
       const callId = await guard.callOf(req, account);
       send(res, account.connectionId!, callId ?? '', callId ? await engine.reply(callId) : HANG_UP);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  // A speech-to-speech call's stream ended: the caller hears an apology when our side failed the call (its provider dropped).
+  router.post('/twilio/:connectionId/stream-ended', async (req, res, next) => {
+    try {
+      const account = await guard.verified(req, res);
+      if (!account) return;
+      const callId = await guard.callOf(req, account);
+      const failed = callId ? await engine.failedOnOurSide(callId) : false;
+      const actions: VoiceAction[] = failed ? [{ kind: 'say', text: WORDS.apology, voice: null }, ...HANG_UP] : HANG_UP;
+      send(res, account.connectionId!, callId ?? '', actions);
     } catch (error) {
       next(error);
     }

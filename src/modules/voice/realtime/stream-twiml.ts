@@ -9,11 +9,13 @@ export function mediaStreamUrl(publicUrl: string, connectionId: string): string 
 /**
  * What an answered speech-to-speech call is told: connect its audio to the gateway's media
  * WebSocket (Twilio Media Streams), naming our call id as a custom parameter so the stream's
- * `start` message carries it back.
+ * `start` message carries it back. When the stream ends Twilio asks `/stream-ended` what next:
+ * an apology when our side failed the call (the provider dropped), else hang up.
  */
 export function renderStreamTwiml({ publicUrl, connectionId, callId }: { publicUrl: string; connectionId: string; callId: string }): string {
   const response = new twilio.twiml.VoiceResponse();
-  const stream = response.connect().stream({ url: mediaStreamUrl(publicUrl, connectionId) });
+  const action = `${publicUrl.replace(/\/+$/, '')}/telephony/twilio/${connectionId}/stream-ended?callId=${encodeURIComponent(callId)}`;
+  const stream = response.connect({ action, method: 'POST' }).stream({ url: mediaStreamUrl(publicUrl, connectionId) });
   stream.parameter({ name: 'callId', value: callId });
   return response.toString();
 }
