@@ -1,6 +1,6 @@
 import { IsEnum, IsInt, IsOptional, IsString, IsUUID, Length, Matches, Max, Min } from 'class-validator';
 import { Field, ID, InputType, Int } from 'type-graphql';
-import { OptionalNonNull } from '../../common/validation.js';
+import { OptionalNonNull, Rules } from '../../common/validation.js';
 import { CarrierKind } from './telephony.enums.js';
 
 /** Twilio's formats: an account SID is AC + 32 hex digits, an auth token 32 hex digits. */
@@ -65,35 +65,35 @@ export class UpdateCarrierConnectionInput {
   callsPerSecond?: number;
 }
 
+/** A phone number's field rules, once: its create and update inputs share them (each says whether the field is required). */
+const PhoneNumberRules = {
+  number: () => Rules(Matches(E164, { message: 'number must be in E.164 form: + and 2 to 15 digits, e.g. +14155550100' }), IsString()),
+  label: () => Rules(IsOptional(), Length(1, 255), IsString()),
+  id: () => Rules(IsOptional(), IsUUID(), IsString()),
+};
+const INBOUND_AGENT = 'Inbound calls to the number talk to this agent of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)';
+const INBOUND_FLOW = 'Inbound calls to the number walk this call flow of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)';
+
 @InputType({ description: 'A number the organization owns at its carrier' })
 export class CreatePhoneNumberInput {
   @Field({ description: 'E.164, e.g. +14155550100; unique in the organization' })
-  @Matches(E164, { message: 'number must be in E.164 form: + and 2 to 15 digits, e.g. +14155550100' })
-  @IsString()
+  @PhoneNumberRules.number()
   number!: string;
 
   @Field(() => String, { nullable: true, description: 'At most 255 characters' })
-  @IsOptional()
-  @Length(1, 255)
-  @IsString()
+  @PhoneNumberRules.label()
   label?: string | null;
 
   @Field(() => ID, { nullable: true, description: 'A carrier connection of the organization the number belongs to; without one the number is a caller ID for simulated calls only' })
-  @IsOptional()
-  @IsUUID()
-  @IsString()
+  @PhoneNumberRules.id()
   carrierConnectionId?: string | null;
 
-  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number talk to this agent of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
-  @IsOptional()
-  @IsUUID()
-  @IsString()
+  @Field(() => ID, { nullable: true, description: INBOUND_AGENT })
+  @PhoneNumberRules.id()
   inboundAgentId?: string | null;
 
-  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number walk this call flow of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
-  @IsOptional()
-  @IsUUID()
-  @IsString()
+  @Field(() => ID, { nullable: true, description: INBOUND_FLOW })
+  @PhoneNumberRules.id()
   inboundFlowId?: string | null;
 }
 
@@ -101,31 +101,22 @@ export class CreatePhoneNumberInput {
 export class UpdatePhoneNumberInput {
   @Field({ nullable: true, description: 'E.164, e.g. +14155550100; unique in the organization' })
   @OptionalNonNull()
-  @Matches(E164, { message: 'number must be in E.164 form: + and 2 to 15 digits, e.g. +14155550100' })
-  @IsString()
+  @PhoneNumberRules.number()
   number?: string;
 
   @Field(() => String, { nullable: true, description: 'At most 255 characters' })
-  @IsOptional()
-  @Length(1, 255)
-  @IsString()
+  @PhoneNumberRules.label()
   label?: string | null;
 
   @Field(() => ID, { nullable: true, description: 'A carrier connection of the organization, or null to detach the number' })
-  @IsOptional()
-  @IsUUID()
-  @IsString()
+  @PhoneNumberRules.id()
   carrierConnectionId?: string | null;
 
-  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number talk to this agent of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
-  @IsOptional()
-  @IsUUID()
-  @IsString()
+  @Field(() => ID, { nullable: true, description: INBOUND_AGENT })
+  @PhoneNumberRules.id()
   inboundAgentId?: string | null;
 
-  @Field(() => ID, { nullable: true, description: 'Inbound calls to the number walk this call flow of the organization (at most one of inboundAgentId and inboundFlowId; null clears it)' })
-  @IsOptional()
-  @IsUUID()
-  @IsString()
+  @Field(() => ID, { nullable: true, description: INBOUND_FLOW })
+  @PhoneNumberRules.id()
   inboundFlowId?: string | null;
 }
