@@ -172,7 +172,8 @@ describe('an sts agent on the call', () => {
     const { campaign, heard, stored } = await runCall({ agentId, turns: [] });
     const twiml = heard[0]!.twiml!;
     const wsBase = app.baseUrl.replace(/^http/, 'ws');
-    expect(twiml).toContain(`<Connect><Stream url="${wsBase}/telephony/twilio/${campaign.connectionId}/media">`);
+    const streamEnded = `${app.baseUrl}/telephony/twilio/${campaign.connectionId}/stream-ended?callId=${stored[0]!.id}`;
+    expect(twiml).toContain(`<Connect action="${streamEnded}" method="POST"><Stream url="${wsBase}/telephony/twilio/${campaign.connectionId}/media">`);
     expect(twiml).toContain(`<Parameter name="callId" value="${stored[0]!.id}"/>`);
     expect(heard[0]!.heard).toEqual([]);
   });
