@@ -93,6 +93,14 @@ describe('events written by the doors’ changes', () => {
     expect(event!.payload).toMatchObject({ id: document.id, knowledgeBaseId: base.id, status: 'ready', chunkCount: 1 });
     expect(JSON.stringify(event)).not.toContain('We open at nine.');
   });
+
+  it('a document that cannot be chunked: knowledge.document.failed with the error', async () => {
+    const base = (await acme.rest.post('/api/knowledge-bases', { name: 'Blank' })).body;
+    const stored = await acme.rest.post(`/api/knowledge-bases/${base.id}/documents`, { title: 'Blank', content: ' \n\t ' });
+    expect(stored.body.status).toBe('failed');
+    const [event] = await events(acme, { type: 'knowledge.document.failed' });
+    expect(event!.payload).toMatchObject({ id: stored.body.id, knowledgeBaseId: base.id, status: 'failed', chunkCount: 0, error: stored.body.error });
+  });
 });
 
 describe('GET /api/events and events(...)', () => {
