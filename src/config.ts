@@ -48,6 +48,8 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** Active (unexpired) API keys a user may hold at once. */
   apiKeysMaxPerUser: number;
+  /** Days an event is kept in the outbox before the runner's tick deletes it. */
+  eventsRetentionDays: number;
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -273,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: corsOrigins(env, (env.NODE_ENV || 'development') === 'production'),
     trustProxy: trustProxy(env),
     apiKeysMaxPerUser: integer(env, 'API_KEYS_MAX_PER_USER', 50, 1, 10_000),
+    eventsRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

@@ -46,6 +46,8 @@ import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { carrierConnectionRoutes, phoneNumberRoutes } from './modules/telephony/telephony.rest.js';
 import { callRoutes } from './modules/telephony/calls.rest.js';
+import { EventResolver } from './modules/events/event.resolver.js';
+import { eventRoutes } from './modules/events/events.rest.js';
 
 /** Every GraphQL resolver class of the schema. */
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -72,6 +74,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ExecutionCallsResolver,
   ConversationCallResolver,
   ContactCallsResolver,
+  EventResolver,
 ];
 
 /** Every REST route under /api, in the order they are matched. */
@@ -92,6 +95,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...carrierConnectionRoutes,
   ...phoneNumberRoutes,
   ...callRoutes,
+  ...eventRoutes,
 ];
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */

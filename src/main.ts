@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { ConfigError, loadConfig } from './config.js';
 import { chooseLogFormat, createLogger } from './common/logger.js';
 import { DatabaseInUseError } from './db/errors.js';
+import { eventRetentionHook } from './modules/events/event-retention.js';
 import { secureDataDir, storeFirstApiKey } from './platform/data-dir.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -88,6 +89,8 @@ async function start(): Promise<void> {
       if (triggered + cancelled < FIRE_BATCH) break;
     }
   });
+  // The events outbox keeps EVENTS_RETENTION_DAYS days.
+  runner?.onTick.push(eventRetentionHook(gateway.services.events, config.eventsRetentionDays));
   runner?.start();
 
   let stopping = false;

@@ -27,6 +27,7 @@ import { CarrierConnectionService } from './modules/telephony/carrier-connection
 import { PhoneNumberService } from './modules/telephony/phone-number.service.js';
 import { TwilioCarrier } from './modules/telephony/twilio.carrier.js';
 import { CallService } from './modules/telephony/call.service.js';
+import { EventService } from './modules/events/event.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -68,6 +69,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     executions: new ExecutionService(em, executionEvents),
     triggers,
     calls: new CallService(em),
+    events: new EventService(em),
     idempotency: new IdempotencyService(em),
   };
 }

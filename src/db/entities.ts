@@ -4,6 +4,7 @@ import { Message } from '../modules/agents/message.entity.js';
 import { BusinessEntity } from '../modules/contacts/business-entity.entity.js';
 import { Audience, AudienceMember } from '../modules/contacts/audience.entity.js';
 import { Contact } from '../modules/contacts/contact.entity.js';
+import { Event } from '../modules/events/event.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
 import { IdempotencyKey } from '../modules/idempotency/idempotency-key.entity.js';
@@ -26,6 +27,7 @@ import { PhoneNumber } from '../modules/telephony/phone-number.entity.js';
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
 export const ENTITIES = [
   Organization,
+  Event,
   User,
   Team,
   TeamMembership,

@@ -17,6 +17,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Telephony: 'Carrier connections (an account at Twilio, its auth token write-only) and the phone numbers programs call from',
   Executions: 'Runs of a campaign program over its contacts, and their state machine (start, pause, resume, stop, cancel)',
   Calls: 'Every call attempt as a record (read only: the runner and the carrier write them), and an execution’s results as CSV',
+  Events: 'Every change worth telling (executions, calls, conversations, agents, triggers, documents), written in the same transaction as the change; kept EVENTS_RETENTION_DAYS days',
 };
 
 /** Nouns of path segments and id parameters that are not their own plural. */

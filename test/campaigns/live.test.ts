@@ -81,6 +81,12 @@ it('a live program: activation makes pending triggers, the runner fires the due 
   expect(listed.body).toHaveLength(1);
   const live = listed.body[0];
   expect(live).toMatchObject({ programId, status: 'running', totalContacts: 3, contactsPending: 3, actualStartAt: now.toISOString() });
+  // The events: one trigger.fired per fired trigger, naming the execution it queued into, which a trigger opened.
+  const fired = (await org.rest.get('/api/events?type=trigger.fired&limit=100')).body.data as { payload: Record<string, unknown> }[];
+  expect(fired.map((event) => event.payload.contactId).sort()).toEqual([paris!.id, newYork!.id, tokyo!.id].sort());
+  expect(fired.every((event) => event.payload.executionId === live.id && event.payload.programId === programId && event.payload.status === 'triggered')).toBe(true);
+  const opened = (await org.rest.get('/api/events?type=execution.created')).body.data as { payload: Record<string, unknown> }[];
+  expect(opened.map((event) => [event.payload.id, event.payload.from, event.payload.to, event.payload.reason])).toEqual([[live.id, null, 'running', 'trigger']]);
 
   const end = await tickUntil(runner, () => readExecution(org, programId, live.id), (execution) => execution.status === 'completed');
   expect(end).toMatchObject({ totalContacts: 3, contactsCompleted: 3, contactsFailed: 0, actualEndAt: now.toISOString() });

@@ -20,6 +20,7 @@ export interface Seeded {
   call: string;
   carrierConnection: string;
   phoneNumber: string;
+  event: string;
 }
 
 export type Resource = keyof Seeded;
@@ -82,7 +83,15 @@ export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded
     );
   }
   const phoneNumber = await created(org, '/api/phone-numbers', { number: `+1628555${String(1000 + n).padStart(4, '0')}`, ...(app ? { carrierConnectionId: carrierConnection } : {}) });
-  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber };
+  // Events are written by the changes themselves: one row as the outbox would hold it.
+  const event = randomUUID();
+  if (app) {
+    await app.sql(
+      `insert into events (id, organization_id, type, created_at, payload) values (?, ?, 'agent.activated', now(), ?::jsonb)`,
+      [event, org.organizationId, JSON.stringify({ id: agent })],
+    );
+  }
+  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber, event };
 }
 
 const SEGMENT_RESOURCE: Record<string, Resource> = {
@@ -101,6 +110,7 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   calls: 'call',
   'carrier-connections': 'carrierConnection',
   'phone-numbers': 'phoneNumber',
+  events: 'event',
 };
 
 const PARAM_RESOURCE: Record<string, Resource> = {

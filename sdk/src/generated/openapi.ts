@@ -1244,6 +1244,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of events, newest first: {data, meta}; filter by type (one or more) and createdAfter/createdBefore
+         * @description Every change worth telling, written in the same transaction as the change. type takes one or more known event types (repeat the parameter or separate with commas); an unknown one is 400. createdAfter is inclusive and createdBefore exclusive (ISO 8601 date-times). search matches the type; sortBy is createdAt. Events are kept EVENTS_RETENTION_DAYS days (default 30). Any role of the organization may call it.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description Read an event. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2628,6 +2668,31 @@ export interface components {
             carrierConnectionId?: string | null;
             /** @description The carrier account the number belongs to; batched across numbers */
             carrierConnection?: components["schemas"]["CarrierConnection"] | null;
+        };
+        /** @description One page of a list of Event items, and where it sits in the list */
+        EventPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["Event"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** @description Something that happened in the organization, written in the same transaction as the change */
+        Event: {
+            /** @description The event’s id (a UUID) */
+            id: string;
+            /** @description The id of the organization the event belongs to */
+            organizationId: string;
+            /** @description What happened: execution.started, call.ended, conversation.message, … */
+            type: string;
+            /**
+             * Format: date-time
+             * @description When the event was created (ISO 8601)
+             */
+            createdAt: string;
+            /** @description The resource the event is about, shaped as REST shows it, plus what the type adds (from, to, reason, …) */
+            payload: {
+                [key: string]: unknown;
+            };
         };
         /** @description The organization a user belongs to */
         OrganizationRef: {
@@ -25728,6 +25793,377 @@ export interface operations {
                      *     0b6f9d3e-8c1a-4c7e-9f4b-2d5a6e7f8a90,'+14155550123,completed,1,5e2d1c4b-3a29-4f18-8e07-6d5c4b3a2910,completed,answered,2026-11-25T10:00:00.000Z,2026-11-25T10:00:04.000Z,2026-11-25T10:01:10.000Z,66,,1
                      */
                     "text/csv": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of these types (REST: repeat the parameter or separate with commas): execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, knowledge.document.ready, knowledge.document.failed */
+                type?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "knowledge.document.ready" | "knowledge.document.failed")[];
+                /** @description Only events created at or after this instant (ISO 8601 date-time) */
+                createdAfter?: string;
+                /** @description Only events created before this instant (ISO 8601 date-time); after createdAfter */
+                createdBefore?: string;
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "type": "order",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "payload": {
+                     *             "source": "crm"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The event’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "type": "order",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "payload": {
+                     *         "source": "crm"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Event"];
                 };
             };
             /** @description Bad Request */

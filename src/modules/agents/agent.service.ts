@@ -16,6 +16,8 @@ import { AgentResponder } from './agent.responder.js';
 import type { KnowledgeBaseConfig, MemoryConfig, MessageReply, ModelConfig, ResolutionCriterion, VoiceConfig } from './agent.types.js';
 import type { UpdateAgentInput } from './update-agent.inputs.js';
 import { DEFAULT_LAST_MESSAGES } from './prompt.js';
+import { EventWriter } from '../events/event-writer.js';
+import { agentPayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
@@ -116,6 +118,7 @@ export class AgentService {
       throw new AppError('CONFLICT', `An agent that is ${agent.status} cannot be activated; only a draft can`);
     }
     agent.status = AgentStatus.active;
+    EventWriter.stage(this.em, { organizationId: actor.organizationId, type: 'agent.activated', payload: agentPayload(agent) });
     await this.em.flush();
     return agent;
   }
@@ -127,6 +130,7 @@ export class AgentService {
     if (agent.status !== AgentStatus.archived || !agent.deletedAt) {
       agent.status = AgentStatus.archived;
       agent.deletedAt ??= new Date();
+      EventWriter.stage(this.em, { organizationId: actor.organizationId, type: 'agent.archived', payload: agentPayload(agent) });
       await this.em.flush();
     }
     return agent;

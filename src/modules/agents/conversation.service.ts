@@ -16,6 +16,8 @@ import type { CriterionOutcome, MessageReply } from './agent.types.js';
 import { Conversation } from './conversation.entity.js';
 import { Message } from './message.entity.js';
 import { criterionPrompt, isMet, memoryWindow, redactPolicy } from './prompt.js';
+import { EventWriter } from '../events/event-writer.js';
+import { conversationPayload, messagePayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
 
 const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at', status: 'status' } as const;
@@ -217,6 +219,7 @@ export class ConversationService {
     conversation.outcome = failed ? null : await this.judge(conversation);
     conversation.status = failed ? ConversationStatus.failed : ConversationStatus.ended;
     conversation.endedAt = new Date();
+    EventWriter.stage(this.em, { organizationId, type: 'conversation.ended', payload: conversationPayload(conversation) });
     await this.em.flush();
   }
 
@@ -234,6 +237,7 @@ export class ConversationService {
     conversation.status = ConversationStatus.ended;
     conversation.endedAt = new Date();
     conversation.outcome = outcome;
+    EventWriter.stage(this.em, { organizationId: actor.organizationId, type: 'conversation.ended', payload: conversationPayload(conversation) });
     await this.em.flush();
     return conversation;
   }
@@ -268,7 +272,7 @@ export class ConversationService {
         `update conversations set message_count = message_count + 1, updated_at = now()${activate} where id = ? returning message_count`,
         [conversation.id],
       );
-      tx.create(Message, {
+      const stored = tx.create(Message, {
         organization: tx.getReference(Organization, conversation.organization.id),
         conversation: tx.getReference(Conversation, conversation.id),
         sequence: Number(row!.message_count),
@@ -277,6 +281,7 @@ export class ConversationService {
         usage,
         model: usage?.model ?? null,
       });
+      EventWriter.stage(tx, { organizationId: conversation.organization.id, type: 'conversation.message', payload: messagePayload(stored, conversation.agent.id) });
     });
   }
 }

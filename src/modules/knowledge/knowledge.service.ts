@@ -12,6 +12,7 @@ import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 import { authorize } from '../organizations/roles.js';
+import { EventWriter } from '../events/event-writer.js';
 import { chargeAnswerBytes } from '../../platform/answer-budget.js';
 
 export const KNOWLEDGE_BASE_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
@@ -43,6 +44,15 @@ export interface KnowledgeLimits {
   maxBytesPerOrg: number;
   maxDocumentsPerOrg: number;
   maxCandidates: number;
+}
+
+/** knowledge.document.ready|failed: the document as REST lists it, without its content. */
+function documentPayload(document: KnowledgeDocument): Record<string, unknown> {
+  return {
+    id: document.id, organizationId: document.organization.id, knowledgeBaseId: document.knowledgeBase.id, title: document.title,
+    contentType: document.contentType, sizeBytes: document.sizeBytes, status: document.status, error: document.error,
+    chunkCount: document.chunkCount, createdAt: document.createdAt.toISOString(),
+  };
 }
 
 /** Knowledge bases, their documents and chunks, and full-text retrieval over the chunks. */
@@ -135,12 +145,14 @@ export class KnowledgeService {
       } catch (error) {
         document.status = KnowledgeDocumentStatus.failed;
         document.error = `Chunking failed: ${(error as Error).message}`;
+        EventWriter.stage(em, { organizationId: actor.organizationId, type: 'knowledge.document.failed', payload: documentPayload(document) });
         await em.flush();
         return document;
       }
       chunks.forEach((content, ordinal) => em.create(KnowledgeChunk, { organization, knowledgeBase, document, ordinal, content }));
       document.status = KnowledgeDocumentStatus.ready;
       document.chunkCount = chunks.length;
+      EventWriter.stage(em, { organizationId: actor.organizationId, type: 'knowledge.document.ready', payload: documentPayload(document) });
       await em.flush();
       return document;
     });

@@ -1,6 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pino, type Logger } from 'pino';
+import { EventWriter } from '../events/event-writer.js';
+import type { EventType } from '../events/event.types.js';
+import { Execution } from './execution.entity.js';
 import { ExecutionStatus as S } from './program.enums.js';
+import { executionJson } from './programs.types.js';
 
 /** Why an execution changed state. */
 export type TransitionReason =
@@ -36,14 +40,30 @@ function verb(transition: ExecutionTransition): string {
   return to; // completed, stopped, cancelled
 }
 
+/** The event type of a transition: a new execution (scheduled, or opened running by a trigger) is `execution.created`. */
+export function eventTypeOf(transition: ExecutionTransition): EventType {
+  const { from, to } = transition;
+  if (from === null) return 'execution.created';
+  if (to === S.running) return from === S.scheduled ? 'execution.started' : 'execution.resumed';
+  if (to === S.paused || to === S.paused_no_credits || to === S.paused_threshold) return 'execution.paused';
+  return `execution.${to}` as EventType; // completed, stopped, cancelled
+}
+
+/** The execution as REST shows it now, inside the transaction (pending ORM changes flushed, raw SQL updates re-read). */
+export async function executionPayload(tx: EntityManager, executionId: string): Promise<Record<string, unknown>> {
+  await tx.flush();
+  return executionJson(await tx.findOneOrFail(Execution, executionId, { refresh: true }));
+}
+
 /** Records one transition inside the transaction that makes it. */
 export type RecordTransition = (transition: ExecutionTransition) => void;
 
 /**
  * The single seam for "an execution changed state": every move — by a user, the schedule, the
  * work queue, the call recorder or a live trigger — is made inside `transaction`, which hands the
- * work a `record` function. What is recorded is written in that same transaction (today nothing:
- * a later issue adds the outbox row in `write`) and logged at info, one line per transition, only
+ * work a `record` function. What is recorded is written in that same transaction as an event
+ * (execution.created, started, …: the execution as REST shows it after the move, with from, to and
+ * reason), always — there is no way to build one that writes nothing — and logged at info, one line per transition, only
  * once the transaction has committed, so a rolled-back move is never announced.
  */
 export class ExecutionEvents {
@@ -66,7 +86,13 @@ export class ExecutionEvents {
   }
 
   /** The transactional outbox's place: rows written here commit or roll back with the move. */
-  private async write(_tx: EntityManager, _transitions: readonly ExecutionTransition[]): Promise<void> {}
+  private async write(tx: EntityManager, transitions: readonly ExecutionTransition[]): Promise<void> {
+    for (const transition of transitions) {
+      const { executionId, organizationId, from, to, reason } = transition;
+      const payload = { ...(await executionPayload(tx, executionId)), from, to, reason };
+      await EventWriter.write(tx, { organizationId, type: eventTypeOf(transition), payload });
+    }
+  }
 
   private log(transition: ExecutionTransition): void {
     const { executionId, programId, organizationId, from, to, reason } = transition;

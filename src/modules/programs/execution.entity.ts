@@ -78,4 +78,8 @@ export class Execution extends BaseEntity {
   @Field(() => Int, { description: 'Credits this execution has spent on calls' })
   @Property({ type: 'integer', default: 0 })
   creditsSpent: number & Opt = 0;
+
+  /** When its last execution.progress event was written: at most one a second (the events outbox). */
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  progressEventAt: (Date & Opt) | null = null;
 }

@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { EventWriter } from '../events/event-writer.js';
 import { at, query } from '../programs/runner/sql.js';
+import { Call } from './call.entity.js';
+import { callJson } from './call.types.js';
 import type { AnsweredBy, CallStatusEvent } from './carrier.js';
 import { isFinalCallStatus, nextCallStatus, outcomeOfEnded, type EndedOutcome } from './call-state.js';
 import { CallStatus, type ProgramCarrier } from './telephony.enums.js';
@@ -91,6 +94,12 @@ function tracked(row: CallRow): TrackedCall {
   };
 }
 
+/** call.started / call.ended: the call as REST shows it after the move, in the move's transaction. */
+async function writeCallEvent(tx: EntityManager, callId: string, type: 'call.started' | 'call.ended'): Promise<void> {
+  const call = await tx.findOneOrFail(Call, callId, { refresh: true });
+  await EventWriter.write(tx, { organizationId: call.organizationId, type, payload: callJson(call) });
+}
+
 async function lockCall(tx: EntityManager, callId: string): Promise<CallRow | undefined> {
   const [row] = await query<CallRow>(tx, 'select * from calls where id = ? for update', [callId]);
   return row;
@@ -176,6 +185,8 @@ export class CallTracker {
           callId,
         ],
       );
+      if (final) await writeCallEvent(tx, callId, 'call.ended');
+      else if (next === CallStatus.in_progress) await writeCallEvent(tx, callId, 'call.started');
       const call = { ...tracked(row), status: next, carrierCallId: row.carrier_call_id ?? event.carrierCallId };
       if (outcome) await effects.ended(call, outcome, duration ?? 0);
       else await effects.live(call);
@@ -218,6 +229,7 @@ export class CallTracker {
                 credits_charged = 0, updated_at = ?::timestamptz where id = ?`,
         [errorText.slice(0, 2000), at(now), at(now), callId],
       );
+      await writeCallEvent(tx, callId, 'call.ended');
       const call = { ...tracked(row), status: CallStatus.failed };
       if (row.credits_charged > 0) await effects.refund(call);
       if (attempted) await effects.ended(call, 'failed', 0);
@@ -245,6 +257,7 @@ export class CallTracker {
                 answered_at = coalesce(answered_at, ?::timestamptz), updated_at = ?::timestamptz where id = ?`,
         [errorText.slice(0, 2000), at(now), duration, at(now), at(now), callId],
       );
+      await writeCallEvent(tx, callId, 'call.ended');
       const call = { ...tracked(row), status: CallStatus.failed };
       await effects.ended(call, 'failed', duration);
       return 'applied';

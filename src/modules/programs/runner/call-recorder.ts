@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ExecutionEvents, RecordTransition } from '../execution-events.js';
+import { EventWriter } from '../../events/event-writer.js';
+import { executionPayload, type ExecutionEvents, type RecordTransition } from '../execution-events.js';
 import { assertMove } from '../execution-state.js';
 import { ExecutionContactStatus, ExecutionStatus } from '../program.enums.js';
 import type { AutoPauseRule } from '../program.types.js';
@@ -116,6 +117,26 @@ export async function recordCallIn(
         call.execution.id,
       ],
     );
+    await writeProgress(tx, call.execution, now);
     return 'recorded';
   }
+}
+
+/** The least time between two execution.progress events of one execution. */
+export const PROGRESS_EVENT_INTERVAL_MS = 1000;
+
+/**
+ * execution.progress (the counters, as REST shows the execution), coalesced: written only when the
+ * execution's last one is at least a second old. The check is one conditional update of the row this
+ * transaction already holds locked, so two recorders never both write one for the same second.
+ */
+async function writeProgress(tx: EntityManager, execution: Pick<ClaimedCall['execution'], 'id' | 'organizationId'>, now: Date): Promise<void> {
+  const due = await query(
+    tx,
+    `update executions set progress_event_at = ?::timestamptz
+      where id = ? and (progress_event_at is null or progress_event_at <= ?::timestamptz) returning id`,
+    [at(now), execution.id, at(new Date(now.getTime() - PROGRESS_EVENT_INTERVAL_MS))],
+  );
+  if (due.length === 0) return;
+  await EventWriter.write(tx, { organizationId: execution.organizationId, type: 'execution.progress', payload: await executionPayload(tx, execution.id) });
 }

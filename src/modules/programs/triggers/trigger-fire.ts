@@ -9,6 +9,19 @@ import { Execution } from '../execution.entity.js';
 import { Program } from '../program.entity.js';
 import { ExecutionContactStatus, ExecutionStatus, TriggerStatus } from '../program.enums.js';
 import { isLiveActive } from './trigger-sync.js';
+import { EventWriter } from '../../events/event-writer.js';
+import { TRIGGER_FIELDS } from './trigger.types.js';
+
+/** trigger.fired: the trigger as REST shows it (the interface's fields), with its program and the execution it queued the contact into. */
+function triggerPayload(trigger: ContactTrigger, executionId: string): Record<string, unknown> {
+  const fields = Object.fromEntries(
+    TRIGGER_FIELDS.map((field) => {
+      const value = (trigger as unknown as Record<string, unknown>)[field];
+      return [field, value instanceof Date ? value.toISOString() : (value ?? null)];
+    }),
+  );
+  return { ...fields, programId: trigger.program.id, executionId };
+}
 
 /** Triggers claimed per call; the runner calls again on its next tick for the rest. */
 export const FIRE_BATCH = 500;
@@ -101,6 +114,7 @@ export async function fireDueTriggers(em: EntityManager, now: Date, events: Exec
     const programs = new Map((await tx.find(Program, { id: { $in: programIds } })).map((program) => [program.id, program]));
 
     const byProgram = new Map<string, Map<string, Contact>>();
+    const fired = new Map<string, ContactTrigger[]>();
     let cancelled = 0;
     for (const trigger of due) {
       const contact = contacts.get(trigger.contactId);
@@ -114,6 +128,7 @@ export async function fireDueTriggers(em: EntityManager, now: Date, events: Exec
       trigger.triggeredAt = now;
       if (!byProgram.has(program.id)) byProgram.set(program.id, new Map());
       byProgram.get(program.id)!.set(contact.id, contact);
+      fired.set(program.id, [...(fired.get(program.id) ?? []), trigger]);
     }
     // Programs in id order, so two callers take their advisory locks in the same order.
     for (const programId of programIds) {
@@ -121,6 +136,9 @@ export async function fireDueTriggers(em: EntityManager, now: Date, events: Exec
       if (!group) continue;
       const execution = await liveExecution(tx, programs.get(programId)!, now, record);
       await enqueue(tx, execution, [...group.values()]);
+      for (const trigger of fired.get(programId) ?? []) {
+        EventWriter.stage(tx, { organizationId: trigger.organization.id, type: 'trigger.fired', payload: triggerPayload(trigger, execution.id) });
+      }
     }
     return { triggered: due.length - cancelled, cancelled };
   });

@@ -1,0 +1,66 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../common/actor.js';
+import { AppError } from '../../common/errors.js';
+import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { isUuid } from '../../db/base.entity.js';
+import { readPage } from '../../db/read-model.js';
+import { query } from '../programs/runner/sql.js';
+import type { EventListArgs } from './event.args.js';
+import { Event } from './event.entity.js';
+
+export const EVENT_SORT_FIELDS = ['createdAt'] as const;
+
+/** Rows deleted per statement by retention, so one tick never holds a long lock. */
+export const RETENTION_BATCH = 1000;
+
+/** The organization's events, read only: every module writes them through the EventWriter. */
+export class EventService {
+  constructor(private readonly em: EntityManager) {}
+
+  /** A page of events, newest first by default; `search` matches the type. */
+  async list(actor: Actor, args: EventListArgs): Promise<Page<Event>> {
+    const field = sortField(args.sortBy, EVENT_SORT_FIELDS);
+    if (args.createdAfter && args.createdBefore && args.createdAfter >= args.createdBefore) {
+      throw AppError.badInput([{ field: 'createdBefore', message: 'createdBefore must be after createdAfter' }]);
+    }
+    const createdAt = {
+      ...(args.createdAfter ? { $gte: args.createdAfter } : {}),
+      ...(args.createdBefore ? { $lt: args.createdBefore } : {}),
+    };
+    const type = {
+      ...(args.type && args.type.length > 0 ? { $in: args.type } : {}),
+      ...(args.search ? { $ilike: containsPattern(args.search) } : {}),
+    };
+    const where = {
+      organization: actor.organizationId,
+      ...(Object.keys(type).length > 0 ? { type } : {}),
+      ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
+    };
+    const { rows: data, total } = await readPage(this.em, Event, where as never, {
+      orderBy: [{ [field]: args.sortOrder }, { id: args.sortOrder }] as never,
+      limit: args.limit,
+      offset: (args.page - 1) * args.limit,
+    });
+    return { data, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  async get(actor: Actor, id: string): Promise<Event> {
+    const event = isUuid(id) ? await this.em.findOne(Event, { id, organization: actor.organizationId }) : null;
+    if (!event) throw AppError.notFound('Event');
+    return event;
+  }
+
+  /** Deletes events created before `before`, a batch per statement, until none is left; the number deleted. */
+  async deleteOlderThan(before: Date): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const rows = await query(
+        this.em.fork(),
+        'delete from events where id in (select id from events where created_at < ?::timestamptz limit ?) returning id',
+        [before.toISOString(), RETENTION_BATCH],
+      );
+      deleted += rows.length;
+      if (rows.length < RETENTION_BATCH) return deleted;
+    }
+  }
+}

@@ -1,0 +1,22 @@
+/** Every event type written to the outbox; a filter naming any other is a 400 on both doors. */
+export const EVENT_TYPES = [
+  'execution.created',
+  'execution.started',
+  'execution.paused',
+  'execution.resumed',
+  'execution.completed',
+  'execution.stopped',
+  'execution.cancelled',
+  'execution.progress',
+  'call.started',
+  'call.ended',
+  'conversation.message',
+  'conversation.ended',
+  'agent.activated',
+  'agent.archived',
+  'trigger.fired',
+  'knowledge.document.ready',
+  'knowledge.document.failed',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
