@@ -27,12 +27,6 @@ export interface TrackedCall {
   creditsCharged: number;
 }
 
-/** What the spoken part of an answered call is: the nodes it walks and what is said on them. */
-export interface AnswerPlan {
-  nodeIds: string[];
-  say: string[];
-}
-
 /**
  * What a call's progress means to whoever placed it (the campaign runner's executions), done in
  * the transaction that moves the call: telephony tells, it never imports the runner.
@@ -46,8 +40,6 @@ export interface CallEffects {
   released(call: TrackedCall, retryAfterMs: number | null): Promise<void>;
   /** The credit the call was paid with goes back to the organization. */
   refund(call: TrackedCall): Promise<void>;
-  /** What an answered call says, by who answered. */
-  answer(call: TrackedCall, answeredBy: AnsweredBy | null): Promise<AnswerPlan>;
 }
 
 export interface CallSink {
@@ -261,17 +253,6 @@ export class CallTracker {
       const call = { ...tracked(row), status: CallStatus.failed };
       await effects.ended(call, 'failed', duration);
       return 'applied';
-    });
-  }
-
-  /** The call was answered: what it says, with the nodes it walks recorded on the call. */
-  async answer(callId: string, answeredBy: AnsweredBy | null): Promise<AnswerPlan | null> {
-    return this.sink.transaction(this.em.fork(), async (tx, effects) => {
-      const row = await lockCall(tx, callId);
-      if (!row) return null;
-      const plan = await effects.answer(tracked(row), answeredBy);
-      await this.reachIn(tx, row, plan.nodeIds, answeredBy);
-      return plan;
     });
   }
 

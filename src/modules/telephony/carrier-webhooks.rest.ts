@@ -16,7 +16,7 @@ export interface CarrierWebhookOptions {
   publicUrl: () => string | undefined;
   logger: Logger;
   /** The voice engine's TwiML for an answered call (its flow or agent, spoken); without it, the flow's words as a plan. */
-  answerTwiml?: (account: CarrierAccount, callId: string, answeredBy: AnsweredBy | null) => Promise<string>;
+  answerTwiml: (account: CarrierAccount, callId: string, answeredBy: AnsweredBy | null) => Promise<string>;
   /** Told once a report ended a call (its conversation is closed). */
   onEnded?: (callId: string) => Promise<void>;
 }
@@ -124,16 +124,12 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
       if (!account) return;
       const fields = formFields(req.body);
       const callId = await callOf(req, account);
-      if (callId && options.answerTwiml) {
+      if (callId) {
         res.status(200).type('text/xml').send(await options.answerTwiml(account, callId, answeredByOf(fields)));
         return;
       }
-      const plan = callId ? await tracker.answer(callId, answeredByOf(fields)) : null;
-      if (!plan) logger.warn({ callSid: fields.CallSid }, 'the carrier asked what to say on a call we do not know; hanging up');
-      const response = new twilio.twiml.VoiceResponse();
-      for (const text of plan?.say ?? []) response.say(text);
-      response.hangup();
-      res.status(200).type('text/xml').send(response.toString());
+      logger.warn({ callSid: fields.CallSid }, 'the carrier asked what to say on a call we do not know; hanging up');
+      res.status(200).type('text/xml').send(new twilio.twiml.VoiceResponse().hangup().toString());
     } catch (error) {
       next(error);
     }

@@ -1,15 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { AnsweredBy } from '../../telephony/carrier.js';
-import type { AnswerPlan, CallEffects, CallSink, TrackedCall } from '../../telephony/call-tracker.js';
-import type { EndedOutcome } from '../../telephony/call-state.js';
+import type { CallEffects, CallSink, TrackedCall } from '../../telephony/call-tracker.js';
 import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
 import { recordLedgerEntry } from '../../organizations/credit.service.js';
 import type { ExecutionEvents, RecordTransition } from '../execution-events.js';
-import { FlowNodeType } from '../program.enums.js';
 import { recordCallIn } from './call-recorder.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
-import { walkFlow } from './simulated-dialer.js';
 import { at, query } from './sql.js';
 import { loadExecution } from './work-queue.js';
 
@@ -62,7 +58,6 @@ export class ExecutionCallSink implements CallSink {
       },
       released: async (call, retryAfterMs) => this.release(tx, call, retryAfterMs ?? retryMs),
       refund: async (call) => this.refund(tx, call),
-      answer: async (call, answeredBy) => this.answer(tx, call, answeredBy),
     };
   }
 
@@ -118,16 +113,4 @@ export class ExecutionCallSink implements CallSink {
     }
   }
 
-  /** The flow's path for who answered (a machine takes the voicemail branch) and the labels of its say and voicemail nodes. */
-  private async answer(tx: EntityManager, call: TrackedCall, answeredBy: AnsweredBy | null): Promise<AnswerPlan> {
-    const execution = call.executionId ? await loadExecution(tx, call.executionId) : null;
-    const outcome: EndedOutcome = answeredBy === 'machine' ? 'voicemail' : 'answered';
-    const nodeIds = walkFlow(execution?.flow ?? null, outcome);
-    const nodes = new Map((execution?.flow?.nodes ?? []).map((node) => [node.id, node]));
-    const say = nodeIds
-      .map((id) => nodes.get(id))
-      .filter((node) => node && (node.type === FlowNodeType.say || node.type === FlowNodeType.voicemail) && node.label)
-      .map((node) => node!.label!);
-    return { nodeIds, say };
-  }
 }
