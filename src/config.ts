@@ -50,6 +50,8 @@ export interface Config {
   apiKeysMaxPerUser: number;
   /** Days an event is kept in the outbox before the runner's tick deletes it. */
   eventsRetentionDays: number;
+  /** Webhooks: private addresses allowed (development, tests) and how long a delivery may take. */
+  webhooks: { allowPrivate: boolean; timeoutMs: number };
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -276,6 +278,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     apiKeysMaxPerUser: integer(env, 'API_KEYS_MAX_PER_USER', 50, 1, 10_000),
     eventsRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
+    webhooks: {
+      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10, 60_000),
+    },
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

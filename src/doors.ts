@@ -48,6 +48,9 @@ import { carrierConnectionRoutes, phoneNumberRoutes } from './modules/telephony/
 import { callRoutes } from './modules/telephony/calls.rest.js';
 import { EventResolver } from './modules/events/event.resolver.js';
 import { eventRoutes } from './modules/events/events.rest.js';
+import { WebhookEndpointResolver } from './modules/webhooks/webhook.resolver.js';
+import { webhookRoutes } from './modules/webhooks/webhooks.rest.js';
+import { WebhookLoaders } from './modules/webhooks/webhook.loaders.js';
 
 /** Every GraphQL resolver class of the schema. */
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -75,6 +78,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ConversationCallResolver,
   ContactCallsResolver,
   EventResolver,
+  WebhookEndpointResolver,
 ];
 
 /** Every REST route under /api, in the order they are matched. */
@@ -96,6 +100,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...callRoutes,
   ...eventRoutes,
+  ...webhookRoutes,
 ];
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
@@ -109,6 +114,7 @@ export function createLoaders(services: Services, actor: Actor): GraphQLLoaders 
     knowledge: new KnowledgeLoaders(services.knowledge, actor),
     telephony: new TelephonyLoaders(services.carrierConnections, services.phoneNumbers, actor),
     calls: new CallLoaders(services.calls, actor),
+    webhooks: new WebhookLoaders(services.webhookDeliveries, actor),
   };
 }
 

@@ -92,6 +92,16 @@ async function start(): Promise<void> {
   // The events outbox keeps EVENTS_RETENTION_DAYS days.
   runner?.onTick.push(eventRetentionHook(gateway.services.events, config.eventsRetentionDays));
   runner?.start();
+  // Every replica sends due webhook deliveries; claims with SKIP LOCKED and a lease keep them apart.
+  const { WebhookWorker } = await import('./modules/webhooks/webhook-worker.js');
+  const webhooks = new WebhookWorker({
+    em: database.em,
+    credentialsKey: () => config.telephony.credentialsKey,
+    allowPrivate: config.webhooks.allowPrivate,
+    timeoutMs: config.webhooks.timeoutMs,
+    logger,
+  });
+  webhooks.start();
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -101,7 +111,7 @@ async function start(): Promise<void> {
     // polling it stops sending here before connections are refused; then requests in flight finish.
     gateway.setReady(false);
     logger.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
-    await Promise.all([runner?.stop(), new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))]);
+    await Promise.all([runner?.stop(), webhooks.stop(), new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))]);
     const force = setTimeout(() => {
       gateway.closeStreams();
       server.closeAllConnections();

@@ -28,6 +28,8 @@ import { PhoneNumberService } from './modules/telephony/phone-number.service.js'
 import { TwilioCarrier } from './modules/telephony/twilio.carrier.js';
 import { CallService } from './modules/telephony/call.service.js';
 import { EventService } from './modules/events/event.service.js';
+import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.service.js';
+import { WebhookEndpointService } from './modules/webhooks/webhook-endpoint.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -44,6 +46,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const agentPorts = { model: models, knowledge };
   const triggers = new TriggerService(em, executionEvents);
   const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
+  const webhookEndpoints = new WebhookEndpointService(em, { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.webhooks.allowPrivate });
   return {
     tokens,
     apiKeys,
@@ -70,6 +73,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     triggers,
     calls: new CallService(em),
     events: new EventService(em),
+    webhookEndpoints,
+    webhookDeliveries: new WebhookDeliveryService(em, webhookEndpoints),
     idempotency: new IdempotencyService(em),
   };
 }

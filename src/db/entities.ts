@@ -24,6 +24,9 @@ import { Call } from '../modules/telephony/call.entity.js';
 import { CarrierConnection } from '../modules/telephony/carrier-connection.entity.js';
 import { PhoneNumber } from '../modules/telephony/phone-number.entity.js';
 
+import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity.js';
+import { WebhookEndpoint } from '../modules/webhooks/webhook-endpoint.entity.js';
+
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
 export const ENTITIES = [
   Organization,
@@ -52,4 +55,6 @@ export const ENTITIES = [
   CarrierConnection,
   PhoneNumber,
   Call,
+  WebhookEndpoint,
+  WebhookDelivery,
 ];

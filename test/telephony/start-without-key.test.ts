@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { openDatabase } from '../../src/db/orm.js';
-import { seal } from '../../src/modules/telephony/credentials.js';
+import { seal } from '../../src/platform/credentials.js';
 import { CLI, MAIN, operatorEnvironment, runScript, type OperatorEnvironment } from '../support/entry-points.js';
 
 // The built server as an operator runs it: stored carrier connections without CREDENTIALS_KEY stop the start.

@@ -7,7 +7,7 @@ import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
 import { CarrierConnection } from './carrier-connection.entity.js';
 import { CarrierError, type CarrierAccount, type CarrierAdapter } from './carrier.js';
-import { open, seal } from './credentials.js';
+import { open, seal } from '../../platform/credentials.js';
 import { CarrierKind } from './telephony.enums.js';
 import type { CreateCarrierConnectionInput, UpdateCarrierConnectionInput } from './telephony.inputs.js';
 

@@ -17,7 +17,7 @@ function assertKey(key: Buffer): void {
 }
 
 /**
- * Seals a secret (a carrier auth token) with AES-256-GCM under `key`: a fresh random 12-byte IV each
+ * Seals a secret (a carrier auth token, a webhook signing secret) with AES-256-GCM under `key`: a fresh random 12-byte IV each
  * time, so the same token never seals to the same text. Answers `v1:<iv>:<tag>:<ciphertext>`, base64.
  */
 export function seal(plaintext: string, key: Buffer): string {
