@@ -19,7 +19,7 @@ export class TestClock {
 }
 
 /** A worker over the app's database, ticked by the test (never started). */
-export function worker(app: TestApp, clock: TestClock, options: { timeoutMs?: number; allowPrivate?: boolean; em?: TestApp['db']['database']['em'] } = {}): WebhookWorker {
+export function worker(app: TestApp, clock: TestClock, options: { timeoutMs?: number; allowPrivate?: boolean; em?: TestApp['db']['database']['em']; batch?: number } = {}): WebhookWorker {
   return new WebhookWorker({
     em: options.em ?? app.db.database.em,
     credentialsKey: () => app.config.telephony.credentialsKey,
@@ -27,6 +27,7 @@ export function worker(app: TestApp, clock: TestClock, options: { timeoutMs?: nu
     timeoutMs: options.timeoutMs ?? app.config.webhooks.timeoutMs,
     clock: clock.now,
     random: () => 0.5,
+    batch: options.batch,
   });
 }
 
