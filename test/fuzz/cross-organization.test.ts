@@ -31,6 +31,7 @@ const BODIES: Record<string, () => unknown> = {
   addDocument: () => ({ title: 'Hours', content: 'We open at nine.' }),
   addTeamMember: () => ({ userId: victim.user }),
   updateUserRole: () => ({ role: 'member' }),
+  createWebhookDelivery: () => ({ eventId: mine.event }),
 };
 
 const routesWithIds = REST_ROUTES.filter((route) => paramsOf(route.path).length > 0);
@@ -51,6 +52,7 @@ it.each([
   ['an agent’s knowledge base', () => ['POST', '/api/agents', { name: 'A', instructions: 'I', modelConfig: { model: 'builtin/echo' }, knowledgeBaseConfig: { knowledgeBaseId: victim.knowledgeBase } }]],
   ['a program’s flow', () => ['POST', '/api/programs', { name: 'P', kind: 'campaign', flowId: victim.callFlow, audienceId: mine.audience }]],
   ['a program’s audience', () => ['POST', '/api/programs', { name: 'P', kind: 'campaign', flowId: mine.callFlow, audienceId: victim.audience }]],
+  ['an event re-sent to one’s own webhook endpoint', () => ['POST', `/api/webhook-endpoints/${mine.webhookEndpoint}/deliveries`, { eventId: victim.event }]],
 ] as [string, () => [string, string, unknown]][])('REST: an id of the other organization inside a body (%s) → 404', async (_label, request) => {
   const [method, path, body] = request();
   const before = await rowCounts(app);
@@ -72,9 +74,11 @@ const ARG_RESOURCE: Record<string, Resource> = {
   contactIds: 'contact',
   carrierConnectionId: 'carrierConnection',
   fromNumberId: 'phoneNumber',
+  endpointId: 'webhookEndpoint',
 };
 // Order matters: the first name found in the field's name decides what its `id` is.
 const FIELD_RESOURCE: [string, Resource][] = [
+  ['webhookendpoint', 'webhookEndpoint'],
   ['event', 'event'],
   ['apikey', 'apiKey'],
   ['businessentit', 'businessEntity'],
@@ -110,7 +114,8 @@ function minimal(type: GraphQLInputType): unknown {
     const required = Object.values(type.getFields()).filter((field) => isNonNullType(field.type) && field.defaultValue === undefined);
     return Object.fromEntries(required.map((field) => [field.name, minimal(field.type)]));
   }
-  return { String: 'hello', Int: 1, Float: 0.5, Boolean: true }[getNamedType(type).name] ?? {};
+  // An id inside an input (a re-sent event's eventId): a UUID no organization has.
+  return { String: 'hello', Int: 1, Float: 0.5, Boolean: true, ID: '00000000-0000-4000-8000-000000000000' }[getNamedType(type).name] ?? {};
 }
 
 const fieldsWithIds = (['query', 'mutation'] as const).flatMap((kind) => {

@@ -21,6 +21,7 @@ export interface Seeded {
   carrierConnection: string;
   phoneNumber: string;
   event: string;
+  webhookEndpoint: string;
 }
 
 export type Resource = keyof Seeded;
@@ -91,7 +92,16 @@ export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded
       [event, org.organizationId, JSON.stringify({ id: agent })],
     );
   }
-  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber, event };
+  // An endpoint is checked (URL, CREDENTIALS_KEY) when made through the door: one row as it would be stored.
+  const webhookEndpoint = randomUUID();
+  if (app) {
+    await app.sql(
+      `insert into webhook_endpoints (id, created_at, updated_at, organization_id, url, event_types, enabled, secret_encrypted, secret_hint)
+       values (?, now(), now(), ?, 'https://93.184.215.14/hooks', '[]'::jsonb, true, 'v1:AAAA:AAAA:AAAA', 'abcd')`,
+      [webhookEndpoint, org.organizationId],
+    );
+  }
+  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber, event, webhookEndpoint };
 }
 
 const SEGMENT_RESOURCE: Record<string, Resource> = {
@@ -111,6 +121,7 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   'carrier-connections': 'carrierConnection',
   'phone-numbers': 'phoneNumber',
   events: 'event',
+  'webhook-endpoints': 'webhookEndpoint',
 };
 
 const PARAM_RESOURCE: Record<string, Resource> = {
@@ -122,6 +133,7 @@ const PARAM_RESOURCE: Record<string, Resource> = {
   audienceId: 'audience',
   teamId: 'team',
   userId: 'user',
+  endpointId: 'webhookEndpoint',
 };
 
 /** The resource a path parameter names: by its own name, or for `{id}` by the segment before it. */

@@ -47,6 +47,12 @@ import {
   CreatePhoneNumberDocument,
   UpdatePhoneNumberDocument,
   DeletePhoneNumberDocument,
+  CreateWebhookEndpointDocument,
+  UpdateWebhookEndpointDocument,
+  DeleteWebhookEndpointDocument,
+  RotateWebhookEndpointSecretDocument,
+  CreateWebhookDeliveryDocument,
+  TestWebhookEndpointDocument,
 } from '../generated/graphql.js';
 import { ALL_DAY, buildCampaign } from '../campaigns/fixtures.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
@@ -66,6 +72,7 @@ const TABLES = [
   'organizations', 'users', 'teams', 'team_memberships', 'agents', 'conversations', 'messages', 'knowledge_bases',
   'knowledge_documents', 'knowledge_chunks', 'contacts', 'business_entities', 'audiences', 'audience_members',
   'call_flows', 'programs', 'executions', 'execution_contacts', 'contact_triggers', 'carrier_connections', 'phone_numbers', 'calls',
+  'webhook_endpoints', 'webhook_deliveries',
 ];
 const connectionBody = { name: 'Twilio', accountSid: `AC${'1'.repeat(32)}`, authToken: 'f'.repeat(32) };
 
@@ -135,6 +142,12 @@ const CASES: Case[] = [
   { name: 'add a phone number', permission: 'telephony.manage', rest: () => ['post', '/api/phone-numbers', { number: '+14155550111' }], graphql: () => [CreatePhoneNumberDocument, { input: { number: '+14155550111' } }] },
   { name: 'change a phone number', permission: 'telephony.manage', rest: () => ['put', `/api/phone-numbers/${ids.number}`, { label: 'Mine now' }], graphql: () => [UpdatePhoneNumberDocument, { id: ids.number, input: { label: 'Mine now' } }] },
   { name: 'delete a phone number', permission: 'telephony.manage', rest: () => ['delete', `/api/phone-numbers/${ids.number}`], graphql: () => [DeletePhoneNumberDocument, { id: ids.number }] },
+  { name: 'add a webhook endpoint', permission: 'webhooks.manage', rest: () => ['post', '/api/webhook-endpoints', { url: 'https://93.184.215.14/hooks' }], graphql: () => [CreateWebhookEndpointDocument, { input: { url: 'https://93.184.215.14/hooks' } }] },
+  { name: 'change a webhook endpoint', permission: 'webhooks.manage', rest: () => ['put', `/api/webhook-endpoints/${ids.endpoint}`, { url: 'https://93.184.215.15/mine' }], graphql: () => [UpdateWebhookEndpointDocument, { id: ids.endpoint!, input: { url: 'https://93.184.215.15/mine' } }] },
+  { name: 'delete a webhook endpoint', permission: 'webhooks.manage', rest: () => ['delete', `/api/webhook-endpoints/${ids.endpoint}`], graphql: () => [DeleteWebhookEndpointDocument, { id: ids.endpoint! }] },
+  { name: 'rotate a webhook secret', permission: 'webhooks.manage', rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/rotate-secret`], graphql: () => [RotateWebhookEndpointSecretDocument, { id: ids.endpoint! }] },
+  { name: 're-send an event to a webhook endpoint', permission: 'webhooks.manage', rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/deliveries`, { eventId: ids.event }], graphql: () => [CreateWebhookDeliveryDocument, { endpointId: ids.endpoint!, input: { eventId: ids.event! } }] },
+  { name: 'send a webhook test event', permission: 'webhooks.manage', rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/test`], graphql: () => [TestWebhookEndpointDocument, { id: ids.endpoint! }] },
   { name: 'create a team', permission: 'teams.manage', rest: () => ['post', '/api/teams', { name: 'T2' }], graphql: () => [CreateTeamDocument, { input: { name: 'T2' } }] },
   { name: 'rename a team', permission: 'teams.manage', rest: () => ['put', `/api/teams/${ids.team}`, { name: 'T3' }], graphql: () => [UpdateTeamDocument, { id: ids.team, input: { name: 'T3' } }] },
   { name: 'delete a team', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}`], graphql: () => [DeleteTeamDocument, { id: ids.team }] },
@@ -171,7 +184,17 @@ beforeAll(async () => {
     [connection, acme.organizationId, `AC${'2'.repeat(32)}`],
   );
   expect((await acme.rest.post(`/api/teams/${team}/members`, { userId: acme.userId })).status).toBe(200);
+  // An endpoint as it is stored (the door needs CREDENTIALS_KEY to seal its secret).
+  const endpoint = '3f1e2d4c-5b6a-4798-8a9b-0c1d2e3f4a5b';
+  await app.sql(
+    `insert into webhook_endpoints (id, created_at, updated_at, organization_id, url, event_types, enabled, secret_encrypted, secret_hint)
+     values (?, now(), now(), ?, 'https://93.184.215.14/hooks', '[]'::jsonb, true, 'v1:AAAA:AAAA:AAAA', 'abcd')`,
+    [endpoint, acme.organizationId],
+  );
+  const [event] = (await acme.rest.get('/api/events?limit=1')).body.data;
   ids = {
+    endpoint,
+    event: event.id,
     owner: acme.userId,
     member: member.userId,
     agent,
@@ -213,7 +236,7 @@ describe.each([
 
 describe('what a member may do', () => {
   it('reads everything and talks to agents on both doors', async () => {
-    for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization', '/api/carrier-connections', '/api/phone-numbers', '/api/calls']) {
+    for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization', '/api/carrier-connections', '/api/phone-numbers', '/api/calls', '/api/webhook-endpoints', `/api/webhook-endpoints/${ids.endpoint}/deliveries`]) {
       expect([path, (await member.rest.get(path)).status]).toEqual([path, 200]);
     }
     expect((await member.rest.post(`/api/agents/${ids.agent}/test`, { message: 'hi' })).body.response).toBe('Echo: hi');

@@ -105,9 +105,9 @@ export class WebhookEndpointService {
   /** A new secret, answered once; the old one keeps signing alongside it for 24 hours. */
   async rotateSecret(actor: Actor, id: string): Promise<WebhookEndpointWithSecret> {
     authorize(actor, 'webhooks.manage');
-    const key = this.requireKey();
-    const endpoint = await this.em.findOne(WebhookEndpoint, { id: isUuid(id) ? id : '00000000-0000-0000-0000-000000000000', organization: actor.organizationId }, { populate: ['secretEncrypted'] });
+    const endpoint = isUuid(id) ? await this.em.findOne(WebhookEndpoint, { id, organization: actor.organizationId }, { populate: ['secretEncrypted'] }) : null;
     if (!endpoint) throw AppError.notFound('Webhook endpoint');
+    const key = this.requireKey();
     const secret = newWebhookSecret();
     const now = this.options.clock?.() ?? new Date();
     endpoint.previousSecretEncrypted = endpoint.secretEncrypted;
