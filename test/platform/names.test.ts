@@ -15,7 +15,7 @@ const queries = Object.keys(schema.getQueryType()!.getFields());
 const mutations = Object.keys(schema.getMutationType()!.getFields());
 
 /** REST reads whose GraphQL form is a field of another type, not a root field. */
-const NESTED_ONLY: Record<string, string> = { listMessages: 'Conversation.messages', listDocuments: 'KnowledgeBase.documents' };
+const NESTED_ONLY: Record<string, string> = { listMessages: 'Conversation.messages', listDocuments: 'KnowledgeBase.documents', listWebhookDeliveries: 'WebhookEndpoint.deliveries' };
 /** REST answers GraphQL does not give: a file download (text/csv) has no GraphQL form. */
 const REST_ONLY = new Set(['exportExecutionCalls']);
 

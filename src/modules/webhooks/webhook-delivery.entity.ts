@@ -27,7 +27,7 @@ export class WebhookDeliveryAttempt {
   @Field(() => Int, { description: '1 for the first try' })
   attempt!: number;
 
-  @Field(() => Date)
+  @Field(() => Date, { description: 'When the attempt was made' })
   attemptedAt!: Date;
 
   @Field(() => Int, { nullable: true, description: 'The HTTP status the endpoint answered; null when none came (timeout, network error, refused address)' })
@@ -71,7 +71,7 @@ export class WebhookDelivery extends BaseEntity {
   eventCreatedAt!: Date;
 
   /** The test event's data; an event's delivery reads the event's payload. */
-  @Field(() => GraphQLJSONObject, { nullable: true })
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'The data of a test event; null for an event’s delivery, which sends the event’s payload' })
   @Property({ type: 'json', nullable: true })
   payload: (Record<string, unknown> & Opt) | null = null;
 
@@ -79,7 +79,7 @@ export class WebhookDelivery extends BaseEntity {
   @Property({ type: 'boolean', default: false })
   manual: boolean & Opt = false;
 
-  @Field(() => WebhookDeliveryStatus)
+  @Field(() => WebhookDeliveryStatus, { description: 'pending, succeeded or failed' })
   @Enum({ items: () => WebhookDeliveryStatus, default: WebhookDeliveryStatus.pending })
   status: WebhookDeliveryStatus & Opt = WebhookDeliveryStatus.pending;
 
@@ -94,19 +94,19 @@ export class WebhookDelivery extends BaseEntity {
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   leaseUntil: (Date & Opt) | null = null;
 
-  @Field(() => Date, { nullable: true })
+  @Field(() => Date, { nullable: true, description: 'When the last attempt was made' })
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   lastAttemptAt: (Date & Opt) | null = null;
 
-  @Field(() => Int, { nullable: true })
+  @Field(() => Int, { nullable: true, description: 'The HTTP status of the last attempt; null when none came' })
   @Property({ type: 'integer', nullable: true })
   lastStatusCode: (number & Opt) | null = null;
 
-  @Field(() => Int, { nullable: true })
+  @Field(() => Int, { nullable: true, description: 'Milliseconds the last attempt took' })
   @Property({ type: 'integer', nullable: true })
   lastLatencyMs: (number & Opt) | null = null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'Why the last attempt failed; null when it succeeded or none was made' })
   @Property({ length: 1000, nullable: true })
   lastError: (string & Opt) | null = null;
 
