@@ -18,6 +18,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Executions: 'Runs of a campaign program over its contacts, and their state machine (start, pause, resume, stop, cancel)',
   Calls: 'Every call attempt as a record (read only: the runner and the carrier write them), and an execution’s results as CSV',
   Events: 'Every change worth telling (executions, calls, conversations, agents, triggers, documents), written in the same transaction as the change; kept EVENTS_RETENTION_DAYS days',
+  Webhooks: 'Endpoints the organization’s events are POSTed to, signed per Standard Webhooks (secret shown once), their deliveries with every attempt, re-sends and test events',
 };
 
 /** Nouns of path segments and id parameters that are not their own plural. */
@@ -31,6 +32,7 @@ const NOUNS: Record<string, string> = {
   'call-flows': 'call flow',
   'carrier-connections': 'carrier connection',
   'phone-numbers': 'phone number',
+  'webhook-endpoints': 'webhook endpoint',
 };
 
 function noun(segment: string): string {
@@ -106,7 +108,16 @@ const STRINGS: Record<string, string> = {
   authToken: '5f4dcc3b5aa765d61d8327deb882cf99',
   authTokenLast4: 'cf99',
   number: '+14155550100',
+  url: 'https://crm.example.com/webhooks/gateway',
+  eventTypes: 'call.ended',
+  eventType: 'call.ended',
+  secretHint: 'Qk8=',
+  disabledReason: 'The endpoint answered 410 Gone at 2026-11-24T09:30:00.000Z',
+  lastError: 'The endpoint answered 503',
 };
+
+/** A webhook signing secret (Standard Webhooks: whsec_ + base64), where a type shows one. */
+const WEBHOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Lh4bOYRUpI=';
 
 const UUID = '0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50';
 const DATE = '2026-11-24T09:30:00.000Z';
@@ -127,7 +138,7 @@ export function exampleOf(schema: JsonSchema, components: Record<string, JsonSch
     if (Object.keys(properties).length === 0) return name === 'attributes' ? { plan: 'gold', renewalDate: '2026-12-01' } : { source: 'crm' };
     const out: Record<string, unknown> = {};
     for (const [key, property] of Object.entries(properties)) {
-      const value = exampleOf(property, components, key, depth + 1);
+      const value = key === 'secret' && 'secretHint' in properties ? WEBHOOK_SECRET : exampleOf(property, components, key, depth + 1);
       if (value !== undefined) out[key] = value;
     }
     return out;
@@ -139,7 +150,7 @@ export function exampleOf(schema: JsonSchema, components: Record<string, JsonSch
   if (type === 'integer' || type === 'number') {
     const minimum = typeof schema.minimum === 'number' ? schema.minimum : 0;
     const maximum = typeof schema.maximum === 'number' ? schema.maximum : Number.MAX_SAFE_INTEGER;
-    const wanted = name === 'limit' ? 20 : name === 'similarityThreshold' ? 0.2 : /page|version|topK|threshold|attempts/i.test(name) ? 1 : 3;
+    const wanted = name === 'limit' ? 20 : /statusCode$/i.test(name) ? 200 : /latencyMs$/i.test(name) ? 142 : name === 'similarityThreshold' ? 0.2 : /page|version|topK|threshold|attempts/i.test(name) ? 1 : 3;
     return Math.min(Math.max(wanted, minimum), maximum);
   }
   if (type === 'boolean') return !/^(optedOut|hasPreviousPage)$/.test(name);
