@@ -27,7 +27,9 @@ export interface PagesByParentQuery<T extends object> {
 export async function pagesByParent<T extends object>(em: EntityManager, parentIds: readonly string[], query: PagesByParentQuery<T>): Promise<Map<string, Page<T>>> {
   const { page, limit, parentColumn } = query;
   const pages = new Map(parentIds.map((id) => [id, { data: [] as T[], meta: pageMeta(page, limit, 0) }]));
-  const ids = [...new Set(parentIds.filter(isUuid))];
+  // The database answers ids in lowercase; a caller may have asked with capitals (UUIDs are case-blind).
+  const pageOf = new Map([...pages].map(([id, parentPage]) => [id.toLowerCase(), parentPage]));
+  const ids = [...new Set(parentIds.filter(isUuid).map((id) => id.toLowerCase()))];
   if (ids.length === 0) return pages;
   const filters = ['organization_id = ?', `${parentColumn} in (${ids.map(() => '?').join(', ')})`, ...(query.filters ?? []).map((filter) => filter.sql)];
   const params: unknown[] = [query.organizationId, ...ids, ...(query.filters ?? []).flatMap((filter) => filter.params)];
@@ -42,18 +44,18 @@ export async function pagesByParent<T extends object>(em: EntityManager, parentI
   );
   for (const row of rows) {
     const { position: _position, parent_total: total, ...columns } = row;
-    const parentPage = pages.get(String(row[parentColumn]))!;
+    const parentPage = pageOf.get(String(row[parentColumn]).toLowerCase())!;
     parentPage.meta = pageMeta(page, limit, Number(total));
     parentPage.data.push(columnsToReadObject(em, query.entity, columns));
   }
-  const unseen = ids.filter((id) => pages.get(id)!.data.length === 0);
+  const unseen = ids.filter((id) => pageOf.get(id)!.data.length === 0);
   if (offset > 0 && unseen.length > 0) {
     const totals = await em.execute<Record<string, unknown>[]>(
       `select ${parentColumn} as parent, count(*)::int as total from ${query.table} where ${where} group by ${parentColumn}`,
       params as never[],
     );
     for (const { parent, total } of totals) {
-      if (unseen.includes(String(parent))) pages.get(String(parent))!.meta = pageMeta(page, limit, Number(total));
+      if (unseen.includes(String(parent).toLowerCase())) pageOf.get(String(parent).toLowerCase())!.meta = pageMeta(page, limit, Number(total));
     }
   }
   return pages;
