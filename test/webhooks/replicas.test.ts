@@ -130,3 +130,36 @@ it('never sends the same attempt twice when two workers tick at once', async () 
     await test.drop();
   }
 }, 90_000);
+
+it('lets another worker take a delivery over only when the claim’s lease has run out, and drops the late answer of the first', async () => {
+  const test = await createTestDatabase();
+  const app = await replica(test.database);
+  try {
+    const org = await RequestContext.create(test.database.orm.em, () => app.gateway.services.provisioning.createOrganization({ name: 'Lease', email: 'lease@example.test' }));
+    const rest = app.rest(org.apiKey);
+    const endpoint = await rest.post('/api/webhook-endpoints', { url: `${receiver.url}/hooks` });
+    receiver.secrets = [endpoint.body.secret];
+    receiver.answer = (n) => (n === 0 ? 'hang' : 200);
+    await test.database.em.fork().transactional((tx) => EventWriter.write(tx, { organizationId: org.organizationId, type: 'agent.activated', payload: { id: 'a' } }));
+    const clock = new TestClock();
+    // The first worker claims attempt 1 and hangs on the receiver (as a replica that died mid-send would hold it).
+    const first = new WebhookWorker({ em: test.database.em, credentialsKey: () => key, allowPrivate: true, timeoutMs: 1500, clock: clock.now });
+    const firstTick = first.tick();
+    for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(receiver.received).toHaveLength(1);
+    const second = new WebhookWorker({ em: test.database.em, credentialsKey: () => key, allowPrivate: true, timeoutMs: 1500, clock: clock.now });
+    expect(await second.tick()).toBe(0); // the lease holds it
+    clock.advance(1500 + 60_000 + 1000); // past the lease (timeout + 60 s)
+    expect(await second.tick()).toBe(1); // attempt 2, answered 200
+    expect(await firstTick).toBe(1); // the first times out now; its record no longer moves the delivery
+    const [delivery] = (await rest.get(`/api/webhook-endpoints/${endpoint.body.id}/deliveries`)).body.data;
+    expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 2, lastStatusCode: 200 });
+    expect(delivery.attempts.map((attempt: { attempt: number; statusCode: number | null }) => [attempt.attempt, attempt.statusCode])).toEqual([[1, null], [2, 200]]);
+    expect(receiver.received.map((request) => request.id)).toEqual([delivery.messageId, delivery.messageId]);
+    // The late failure does not count against the endpoint, whose last delivery succeeded.
+    expect(await test.database.em.fork().execute('select failing_since from webhook_endpoints')).toEqual([{ failing_since: null }]);
+  } finally {
+    await app.close();
+    await test.drop();
+  }
+}, 60_000);

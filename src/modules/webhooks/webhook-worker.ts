@@ -145,14 +145,15 @@ export class WebhookWorker {
         'insert into webhook_delivery_attempts (id, delivery_id, attempt, attempted_at, status_code, latency_ms, error) values (gen_random_uuid(), ?, ?, ?::timestamptz, ?, ?, ?) on conflict do nothing',
         [delivery.id, delivery.attempts, at(now), result.statusCode, result.latencyMs, error],
       );
-      // Only the claim that holds this attempt number may move the delivery.
-      await query(
+      // Only the claim that holds this attempt number may move the delivery (and count toward its endpoint).
+      const moved = await query(
         tx,
         `update webhook_deliveries set status = ?, next_attempt_at = coalesce(?::timestamptz, next_attempt_at), lease_until = null, last_attempt_at = ?::timestamptz,
            last_status_code = ?, last_latency_ms = ?, last_error = ?, updated_at = ?::timestamptz
-         where id = ? and attempts = ? and status = 'pending'`,
+         where id = ? and attempts = ? and status = 'pending' returning id`,
         [status, next ? at(next) : null, at(now), result.statusCode, result.latencyMs, error, at(now), delivery.id, delivery.attempts],
       );
+      if (moved.length === 0) return;
       if (ok) {
         await query(tx, 'update webhook_endpoints set failing_since = null where id = ? and failing_since is not null', [delivery.endpoint_id]);
         return;
