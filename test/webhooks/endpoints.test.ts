@@ -10,6 +10,7 @@ import {
   WebhookEndpointsDocument,
 } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../src/modules/webhooks/webhook-endpoint.service.js';
 import { startWebhookApp } from './fixtures.js';
 
 // Webhook endpoints on both doors: CRUD, the same bad input → the same code, SSRF refused, another
@@ -186,4 +187,15 @@ it('shows a rotated secret once; the secrets are never in reads, rows in clear, 
     expect(logs.some((line) => line.includes(key))).toBe(false);
   }
   expect(logs.length).toBeGreaterThan(10); // the log was written (trace level), and holds none of them
+});
+
+it('holds at most 20 endpoints per organization: one more is a CONFLICT on both doors', async () => {
+  const org = await app.organization('Many');
+  for (let i = 0; i < MAX_WEBHOOK_ENDPOINTS; i++) expect((await org.rest.post('/api/webhook-endpoints', { url: `${PUBLIC}/${i}` })).status).toBe(201);
+  const rest = await org.rest.post('/api/webhook-endpoints', { url: `${PUBLIC}/one-more` });
+  expect([rest.status, rest.body.code, rest.body.detail]).toEqual([409, 'CONFLICT', 'An organization may hold at most 20 webhook endpoints; delete one first']);
+  expect((await org.graphql.run(CreateWebhookEndpointDocument, { input: { url: `${PUBLIC}/one-more` } })).errors?.[0]?.extensions.code).toBe('CONFLICT');
+  expect((await org.rest.get('/api/webhook-endpoints')).body.meta.total).toBe(MAX_WEBHOOK_ENDPOINTS);
+  // Another organization is not held back by this one's endpoints.
+  expect((await other.rest.post('/api/webhook-endpoints', { url: PUBLIC })).status).toBe(201);
 });

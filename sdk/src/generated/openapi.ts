@@ -1299,7 +1299,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint; the answer holds its signing secret (whsec_…), shown only here
-         * @description Deliveries follow Standard Webhooks: POST with headers webhook-id (the event id), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256>; two during the 24 h after a rotation), body {type, timestamp, data}. The URL must be https and resolve only to public addresses (400 otherwise; http and private addresses only with WEBHOOK_ALLOW_PRIVATE=true). eventTypes lists the types to deliver (empty or left out: every type; an unknown type is 400). Needs CREDENTIALS_KEY (409 otherwise). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Deliveries follow Standard Webhooks: POST with headers webhook-id (the event id), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256>; two during the 24 h after a rotation), body {type, timestamp, data}. The URL must be https and resolve only to public addresses (400 otherwise; http and private addresses only with WEBHOOK_ALLOW_PRIVATE=true). eventTypes lists the types to deliver (empty or left out: every type; an unknown type is 400). Needs CREDENTIALS_KEY (409 otherwise); an organization holds at most 20 endpoints (409 past that). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;

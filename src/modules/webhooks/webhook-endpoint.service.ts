@@ -14,6 +14,9 @@ import { newWebhookSecret, ROTATION_OVERLAP_MS, secretHint } from './webhook-sec
 
 export const WEBHOOK_ENDPOINT_SORT_FIELDS = ['createdAt', 'updatedAt', 'url'] as const;
 
+/** Endpoints an organization may hold: every event fans out to each of them. */
+export const MAX_WEBHOOK_ENDPOINTS = 20;
+
 export interface WebhookOptions {
   /** CREDENTIALS_KEY, read when needed (unset: no endpoint can be created). */
   credentialsKey: () => Buffer | undefined;
@@ -56,6 +59,10 @@ export class WebhookEndpointService {
     authorize(actor, 'webhooks.manage');
     const key = this.requireKey();
     await this.checkUrl(input.url);
+    const held = await this.em.count(WebhookEndpoint, { organization: actor.organizationId });
+    if (held >= MAX_WEBHOOK_ENDPOINTS) {
+      throw new AppError('CONFLICT', `An organization may hold at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`);
+    }
     const secret = newWebhookSecret();
     const endpoint = this.em.create(WebhookEndpoint, {
       organization: this.em.getReference(Organization, actor.organizationId),

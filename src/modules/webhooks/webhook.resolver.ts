@@ -24,7 +24,7 @@ export class WebhookEndpointResolver {
     return loadersOf(context).webhooks.deliveryPage(endpoint.id, args);
   }
 
-  @Mutation(() => WebhookEndpointWithSecret, { description: 'Owner or admin only; the answer holds the signing secret, shown only here. A URL that is not https or resolves to a private address is BAD_USER_INPUT; needs CREDENTIALS_KEY (CONFLICT otherwise)' })
+  @Mutation(() => WebhookEndpointWithSecret, { description: 'Owner or admin only; the answer holds the signing secret, shown only here. A URL that is not https or resolves to a private address is BAD_USER_INPUT; needs CREDENTIALS_KEY (CONFLICT otherwise); at most 20 per organization (CONFLICT past that)' })
   createWebhookEndpoint(@Arg('input') input: CreateWebhookEndpointInput, @Ctx() context: GraphQLContext): Promise<WebhookEndpointWithSecret> {
     return context.services.webhookEndpoints.create(actorOf(context), input);
   }

@@ -27,7 +27,7 @@ export const webhookRoutes = [
     summary: 'Add a webhook endpoint; the answer holds its signing secret (whsec_…), shown only here',
     description:
       `${SIGNING} The URL must be https and resolve only to public addresses (400 otherwise; http and private addresses only with WEBHOOK_ALLOW_PRIVATE=true). ` +
-      'eventTypes lists the types to deliver (empty or left out: every type; an unknown type is 400). Needs CREDENTIALS_KEY (409 otherwise).',
+      'eventTypes lists the types to deliver (empty or left out: every type; an unknown type is 400). Needs CREDENTIALS_KEY (409 otherwise); an organization holds at most 20 endpoints (409 past that).',
     tag: 'Webhooks',
     body: CreateWebhookEndpointInput,
     status: 201,
