@@ -50,6 +50,13 @@ export interface Config {
   apiKeysMaxPerUser: number;
   /** Days an event is kept in the outbox before the runner's tick deletes it. */
   eventsRetentionDays: number;
+  /** Live events: GraphQL subscriptions (graphql-ws) and Server-Sent Events. */
+  live: {
+    /** Open GraphQL subscriptions one API key may hold at once in a process (a token counts against its key). */
+    subscriptionsPerKey: number;
+    /** How often an SSE stream sends a heartbeat comment. */
+    sseHeartbeatMs: number;
+  };
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -276,6 +283,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env),
     apiKeysMaxPerUser: integer(env, 'API_KEYS_MAX_PER_USER', 50, 1, 10_000),
     eventsRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
+    live: {
+      subscriptionsPerKey: integer(env, 'SUBSCRIPTIONS_PER_KEY', 20, 1, 10_000),
+      sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
+    },
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),
       intervalMs: integer(env, 'RUNNER_INTERVAL_MS', 1000, 10, 3_600_000),

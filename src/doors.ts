@@ -48,6 +48,8 @@ import { carrierConnectionRoutes, phoneNumberRoutes } from './modules/telephony/
 import { callRoutes } from './modules/telephony/calls.rest.js';
 import { EventResolver } from './modules/events/event.resolver.js';
 import { eventRoutes } from './modules/events/events.rest.js';
+import { SubscriptionResolver } from './modules/events/subscriptions/subscription.resolver.js';
+import { executionStreamRoutes } from './modules/events/subscriptions/execution-stream.rest.js';
 
 /** Every GraphQL resolver class of the schema. */
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -75,6 +77,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ConversationCallResolver,
   ContactCallsResolver,
   EventResolver,
+  SubscriptionResolver,
 ];
 
 /** Every REST route under /api, in the order they are matched. */
@@ -96,6 +99,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...callRoutes,
   ...eventRoutes,
+  ...executionStreamRoutes,
 ];
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */

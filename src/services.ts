@@ -28,6 +28,8 @@ import { PhoneNumberService } from './modules/telephony/phone-number.service.js'
 import { TwilioCarrier } from './modules/telephony/twilio.carrier.js';
 import { CallService } from './modules/telephony/call.service.js';
 import { EventService } from './modules/events/event.service.js';
+import { LiveFeed } from './modules/events/subscriptions/live-feed.js';
+import { LiveService } from './modules/events/subscriptions/live.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -44,7 +46,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const agentPorts = { model: models, knowledge };
   const triggers = new TriggerService(em, executionEvents);
   const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
-  return {
+  const services = {
     tokens,
     apiKeys,
     auth: new AuthService(em, tokens),
@@ -72,6 +74,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     events: new EventService(em),
     idempotency: new IdempotencyService(em),
   };
+  // Live events (subscriptions, SSE): fed by the event bus once the gateway attaches it (src/app.ts).
+  return { ...services, live: new LiveService(em, new LiveFeed(em, logger), services, config.live.sseHeartbeatMs) };
 }
 
 export type Services = ReturnType<typeof createServices>;
