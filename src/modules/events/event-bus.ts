@@ -51,8 +51,9 @@ abstract class ListenerSet implements EventBus {
     return () => this.listeners.delete(listener);
   }
 
-  protected tell(note: EventNote, logger: Logger): void {
-    if (this.told.has(note.id)) return;
+  /** Tells the listeners, once per event id; false when it was told already. */
+  protected tell(note: EventNote, logger: Logger): boolean {
+    if (this.told.has(note.id)) return false;
     this.told.set(note.id, true);
     if (this.told.size > TOLD_MEMORY) this.told.delete(this.told.keys().next().value!);
     for (const listener of this.listeners) {
@@ -62,6 +63,7 @@ abstract class ListenerSet implements EventBus {
         logger.error({ error: error instanceof Error ? error.message : String(error) }, 'event listener failed');
       }
     }
+    return true;
   }
 
   abstract start(): Promise<void>;
@@ -189,11 +191,12 @@ export class PostgresEventBus extends ListenerSet {
         where created_at > $1::timestamptz - interval '${CATCH_UP_MARGIN}' order by created_at, id limit ${CATCH_UP_LIMIT}`,
       [this.since],
     );
+    let told = 0;
     for (const row of rows) {
       this.since = row.created_at;
-      this.tell({ id: row.id, organizationId: row.organization_id, type: row.type, createdAt: row.created_at }, this.logger);
+      if (this.tell({ id: row.id, organizationId: row.organization_id, type: row.type, createdAt: row.created_at }, this.logger)) told += 1;
     }
-    if (rows.length > 0) this.logger.info({ events: rows.length }, 'event bus caught up after reconnecting');
+    if (told > 0) this.logger.info({ events: told }, 'event bus caught up after reconnecting');
   }
 
   private schedule(): void {
