@@ -153,7 +153,7 @@ it('an unknown event type is BAD_USER_INPUT naming it, the same code as GET /api
   expect(errors[0]!.extensions?.errors).toEqual([{ field: 'types', message: expect.stringContaining('type must be one of') }]);
 }, 30_000);
 
-it('holds subscription documents to the HTTP door’s depth limit (same code), and carries subscriptions only', async () => {
+it('holds subscription documents to the HTTP door’s depth and cost limits (same codes), and carries subscriptions only', async () => {
   const deep = (kind: 'query' | 'subscription') => {
     const nest = (depth: number): string => (depth === 0 ? 'id' : `program { executions { ${nest(depth - 1)} } }`);
     return kind === 'query'
@@ -177,6 +177,23 @@ it('holds subscription documents to the HTTP door’s depth limit (same code), a
   const codes = (refusal as { extensions: { code: string }; message: string }[]).map((error) => error.extensions.code);
   expect(codes).toEqual(httpBody.errors.map((error) => error.extensions.code));
   expect((refusal as { message: string }[])[0]!.message).toMatch(/depth/i);
+
+  // The cost limit too: a selection that may answer 100 × 100 rows is refused before anything is read.
+  const costly = (kind: 'query' | 'subscription') =>
+    `${kind} Costly($id: ID!) { ${kind === 'query' ? 'execution' : 'executionUpdated'}(id: $id) { calls(limit: 100) { data { conversation { messages(limit: 100) { data { id content } } } } } } }`;
+  const httpCost = (await (
+    await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
+      body: JSON.stringify({ query: costly('query'), variables: { id: executionId } }),
+    })
+  ).json()) as { errors: { message: string; extensions: { code: string } }[] };
+  expect(httpCost.errors[0]!.message).toMatch(/would cost/);
+  const costRefusal = (await new Promise<unknown>((resolve) => {
+    live.client.subscribe({ query: costly('subscription'), variables: { id: executionId } }, { next: resolve, error: resolve, complete: () => resolve('complete') });
+  })) as { message: string; extensions: { code: string } }[];
+  expect(costRefusal.map((error) => error.extensions.code)).toEqual(httpCost.errors.map((error) => error.extensions.code));
+  expect(costRefusal[0]!.message).toMatch(/would cost/);
 
   // A query over the socket is refused: queries and mutations go over HTTP, under its rate limits.
   const query = await new Promise<unknown>((resolve) => {
