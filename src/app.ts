@@ -351,7 +351,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     },
     closeLive() {
       services.live.feed.close();
-      void subscriptions.close();
+      subscriptions.close().catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'closing the subscriptions server failed'));
     },
     async stop() {
       for (const route of mediaRoutes.splice(0)) route.close();

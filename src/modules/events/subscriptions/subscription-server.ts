@@ -264,6 +264,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
     }
   }
 
+  let closing: Promise<void> | undefined;
   return {
     /** Handles an HTTP upgrade to /graphql. */
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -273,11 +274,14 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
     stats() {
       return { sockets: sessions.size, subscriptions: [...perKey.values()].reduce((sum, open) => sum + open.size, 0) };
     },
-    async close(): Promise<void> {
-      clearInterval(checker);
-      for (const client of wss.clients) client.close(1001, 'The server is shutting down');
-      await disposable.dispose();
-      wss.close();
+    /** Closes every socket (1001) and the server; once, however often it is called (shutdown, then stop). */
+    close(): Promise<void> {
+      closing ??= (async () => {
+        clearInterval(checker);
+        for (const client of wss.clients) client.close(1001, 'The server is shutting down');
+        await disposable.dispose();
+      })();
+      return closing;
     },
   };
 }
