@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { freePort, withClient } from '../support/pg-cluster.js';
 import { MAIN, ROOT, operatorEnvironment, type OperatorEnvironment } from '../support/entry-points.js';
@@ -96,25 +97,32 @@ onPostgres('two replicas on one PostgreSQL', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const database = new URL(operator.env.DATABASE_URL!).pathname.slice(1);
     const missed = randomUUID();
-    // In one transaction: end every gateway-event-bus connection of this database (waiting until they are gone),
-    // then write an event. Its NOTIFY goes out at commit, when no replica listens: only a catch-up can tell it.
-    await withClient(operator.env.DATABASE_URL!, async (client) => {
-      await client.query('begin');
-      const { rows } = await client.query<{ ended: boolean }>(
+    // While the database takes no new connection (the open ones keep working): end every gateway-event-bus
+    // connection (waiting until they are gone), and commit an event. Its NOTIFY goes out when no replica
+    // listens, and none can listen again before connections are allowed: only B's catch-up can tell it.
+    const writer = new pg.Client({ connectionString: operator.env.DATABASE_URL });
+    await writer.connect();
+    try {
+      await withClient(TEST_DATABASE_URL!, (admin) => admin.query(`alter database ${database} allow_connections false`));
+      const { rows } = await writer.query<{ ended: boolean }>(
         `select pg_terminate_backend(pid, 5000) as ended from pg_stat_activity where application_name = 'gateway-event-bus' and datname = $1`,
         [database],
       );
       expect(rows.map((row) => row.ended)).toEqual([true, true]);
-      await client.query(
+      await writer.query(
         `insert into events (id, organization_id, type, created_at, payload) values ($1, $2, 'agent.archived', clock_timestamp(), $3::jsonb)`,
         [missed, organizationId, JSON.stringify({ id: missed, status: 'archived' })],
       );
-      await client.query('commit');
-    });
+      await new Promise((resolve) => setTimeout(resolve, 500)); // B tries to reconnect, and is refused
+      expect(events.values).toEqual([]);
+    } finally {
+      await withClient(TEST_DATABASE_URL!, (admin) => admin.query(`alter database ${database} allow_connections true`));
+      await writer.end();
+    }
     const values = await events.until((got) => got.some((value) => value.events.id === missed), 10_000);
     expect(values.filter((value) => value.events.id === missed)).toHaveLength(1);
     expect(b.output()).toMatch(/event bus LISTEN connection lost; reconnecting/);
-    expect(b.output()).toMatch(/event bus caught up after reconnecting/);
+    expect(b.output()).toMatch(/"events":1,"msg":"event bus caught up after reconnecting"/);
 
     // And live again: a change through A after the reconnect arrives once.
     const agent = await call(a, 'POST', '/api/agents', { name: 'After', instructions: 'Help.', modelConfig: { model: 'builtin/echo' } });
