@@ -24,7 +24,7 @@ function connect(params: Record<string, unknown>): LiveClient {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ live: { subscriptionsPerKey: 3, sseHeartbeatMs: 15_000 } });
+  app = await startTestApp({ live: { subscriptionsPerKey: 3, sseHeartbeatMs: 15_000 }, jwtTtlSeconds: 2 });
   acme = await app.organization('Acme');
   other = await app.organization('Other');
   await addCredits(acme, 100);
@@ -248,10 +248,16 @@ it('closes the socket (4403) within about a second when its key is deactivated, 
   }
 }, 30_000);
 
-it('a bearer token authenticates in connection_init; no or bad credentials close the socket with 4401', async () => {
+it('a bearer token authenticates in connection_init and its socket closes (4403) once it expires; no or bad credentials close the socket with 4401', async () => {
   const token = (await acme.rest.post('/api/auth/token')).body.accessToken as string;
+  const issued = Date.now();
   const bearer = connect({ authorization: `Bearer ${token}` });
   await bearer.connected;
+  // The token lives 2 s here (JWT_TTL_SECONDS): its socket closes once it has expired.
+  const expired = await bearer.closed;
+  expect(expired).toEqual({ code: 4403, reason: 'The bearer token expired' });
+  expect(Date.now() - issued).toBeGreaterThanOrEqual(1000);
+  expect(Date.now() - issued).toBeLessThan(4500);
   const none = connect({});
   expect((await none.closed).code).toBe(4401);
   const bad = connect({ 'x-api-key': 'tag_not-a-key-at-all-0000000000000000' });
