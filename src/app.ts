@@ -38,6 +38,9 @@ import { OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
 import { answerBudgetOf, responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
+import { openEventBus } from './modules/events/event-bus.js';
+import { isLiveStream } from './modules/events/subscriptions/execution-stream.rest.js';
+import { subscriptionServer, SUBSCRIPTIONS_PATH } from './modules/events/subscriptions/subscription-server.js';
 
 export interface Gateway {
   app: Express;
@@ -50,6 +53,8 @@ export interface Gateway {
   attach(server: Server): void;
   /** Ends the media streams still open (shutdown): their calls hang up, what was said is kept. */
   closeStreams(): void;
+  /** Ends the live streams (SSE and GraphQL subscriptions) so their connections do not hold up a shutdown. */
+  closeLive(): void;
   stop(): Promise<void>;
 }
 
@@ -133,6 +138,22 @@ export async function createGateway(config: Config, database: Database, logger: 
     ],
   });
   await apollo.start();
+  // Live events: every committed event reaches this process's subscribers (LISTEN/NOTIFY on PostgreSQL, PGlite's own LISTEN).
+  const eventBus = await openEventBus(database, logger);
+  await eventBus.start();
+  services.live.feed.attach(eventBus);
+  const subscriptions = subscriptionServer({
+    schema,
+    services,
+    database,
+    logger,
+    validationRules: armor.validationRules as never,
+    maxCost: limits.maxCost,
+    maxTokens: limits.maxTokens,
+    subscriptionsPerKey: config.live.subscriptionsPerKey,
+    bodyLimitBytes: config.bodyLimitBytes,
+    loaders: createLoaders,
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -189,7 +210,9 @@ export async function createGateway(config: Config, database: Database, logger: 
   // The landing page, the REST reference and GraphiQL: static pages, no credentials, no CDN.
   app.use(explorerRouter());
 
-  app.use('/api', requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
+  const apiTimeout = requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId)));
+  // An SSE stream stays open as long as its client wants: it is not held to the request timeout.
+  app.use('/api', (req, res, next) => (isLiveStream(req) ? next() : apiTimeout(req, res, next)));
   app.use('/graphql', requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
   // The request's fork carries its abort signal: past the deadline no statement starts, and on PostgreSQL the running ones are cancelled.
   app.use((_req, res, next) => RequestContext.create(database.orm.em, next, database.abortOptions(abortSignalOf(res))));
@@ -213,10 +236,12 @@ export async function createGateway(config: Config, database: Database, logger: 
     res.type('application/json').setHeader('content-length', openApiJson.length);
     res.end(openApiJson);
   });
+  const gated = gate.middleware();
   api.use(
     authenticateRequest(services),
     limit((res, error) => sendProblem(res, error, String(res.locals.requestId))),
-    gate.middleware(),
+    // An SSE stream waits for events, not the event loop: it takes none of the organization's places.
+    (req, res, next) => (isLiveStream(req) ? next() : gated(req, res, next)),
   );
   api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
   mountRoutes(api, REST_ROUTES, services, presenter);
@@ -300,9 +325,14 @@ export async function createGateway(config: Config, database: Database, logger: 
       ready = value;
     },
     attach(server) {
+      // WebSocket upgrades are routed by path: /graphql to graphql-ws, the media streams' paths to the media route.
+      server.on('upgrade', (req, socket, head) => {
+        if ((req.url ?? '').split('?')[0] === SUBSCRIPTIONS_PATH) subscriptions.upgrade(req, socket, head);
+      });
       // Twilio Media Streams for speech-to-speech calls, bridged to the realtime provider.
       mediaRoutes.push(
         attachMediaRoute(server, {
+          leave: (path) => path === SUBSCRIPTIONS_PATH,
           em: database.em,
           twilio: services.carriers.twilio,
           account: (connectionId) => services.carrierConnections.accountById(connectionId),
@@ -319,8 +349,15 @@ export async function createGateway(config: Config, database: Database, logger: 
     closeStreams() {
       for (const route of mediaRoutes.splice(0)) route.close();
     },
+    closeLive() {
+      services.live.feed.close();
+      subscriptions.close().catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'closing the subscriptions server failed'));
+    },
     async stop() {
       for (const route of mediaRoutes.splice(0)) route.close();
+      services.live.feed.close();
+      await subscriptions.close();
+      await eventBus.stop();
       await apollo.stop();
       await limiter.close?.();
     },

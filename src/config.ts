@@ -52,6 +52,13 @@ export interface Config {
   eventsRetentionDays: number;
   /** Webhooks: private addresses allowed (development, tests) and how long a delivery may take. */
   webhooks: { allowPrivate: boolean; timeoutMs: number };
+  /** Live events: GraphQL subscriptions (graphql-ws) and Server-Sent Events. */
+  live: {
+    /** Open GraphQL subscriptions one API key may hold at once in a process (a token counts against its key). */
+    subscriptionsPerKey: number;
+    /** How often an SSE stream sends a heartbeat comment. */
+    sseHeartbeatMs: number;
+  };
   /** The campaign runner and its simulated dialer. */
   runner: {
     enabled: boolean;
@@ -281,6 +288,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10, 60_000),
+    },
+    live: {
+      subscriptionsPerKey: integer(env, 'SUBSCRIPTIONS_PER_KEY', 20, 1, 10_000),
+      sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
     },
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),

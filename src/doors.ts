@@ -51,6 +51,8 @@ import { eventRoutes } from './modules/events/events.rest.js';
 import { WebhookEndpointResolver } from './modules/webhooks/webhook.resolver.js';
 import { webhookRoutes } from './modules/webhooks/webhooks.rest.js';
 import { WebhookLoaders } from './modules/webhooks/webhook.loaders.js';
+import { SubscriptionResolver } from './modules/events/subscriptions/subscription.resolver.js';
+import { executionStreamRoutes } from './modules/events/subscriptions/execution-stream.rest.js';
 
 /** Every GraphQL resolver class of the schema. */
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -79,6 +81,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ContactCallsResolver,
   EventResolver,
   WebhookEndpointResolver,
+  SubscriptionResolver,
 ];
 
 /** Every REST route under /api, in the order they are matched. */
@@ -101,6 +104,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...callRoutes,
   ...eventRoutes,
   ...webhookRoutes,
+  ...executionStreamRoutes,
 ];
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */

@@ -112,6 +112,8 @@ async function start(): Promise<void> {
     gateway.setReady(false);
     logger.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
     await Promise.all([runner?.stop(), webhooks.stop(), new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))]);
+    // SSE streams and subscriptions would hold their connections open until the grace period ends.
+    gateway.closeLive();
     const force = setTimeout(() => {
       gateway.closeStreams();
       server.closeAllConnections();

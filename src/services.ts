@@ -30,6 +30,8 @@ import { CallService } from './modules/telephony/call.service.js';
 import { EventService } from './modules/events/event.service.js';
 import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.service.js';
 import { WebhookEndpointService } from './modules/webhooks/webhook-endpoint.service.js';
+import { LiveFeed } from './modules/events/subscriptions/live-feed.js';
+import { LiveService } from './modules/events/subscriptions/live.service.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -47,7 +49,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const triggers = new TriggerService(em, executionEvents);
   const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
   const webhookEndpoints = new WebhookEndpointService(em, { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.webhooks.allowPrivate });
-  return {
+  const services = {
     tokens,
     apiKeys,
     auth: new AuthService(em, tokens),
@@ -77,6 +79,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     webhookDeliveries: new WebhookDeliveryService(em, webhookEndpoints),
     idempotency: new IdempotencyService(em),
   };
+  // Live events (subscriptions, SSE): fed by the event bus once the gateway attaches it (src/app.ts).
+  return { ...services, live: new LiveService(em, new LiveFeed(em, logger), services, config.live.sseHeartbeatMs) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -180,6 +180,8 @@ function siblings(typeName: string): string[] {
 const ROOTS: Record<string, string> = {
   Query: 'Reads. Every field needs x-api-key or a bearer token and reads the caller’s organization only',
   Mutation: 'Writes. Every field needs x-api-key or a bearer token; what each role may do is the roles matrix',
+  Subscription:
+    'Live changes over graphql-ws on /graphql (connection_init carries x-api-key or authorization). Each field yields what the matching query returns, for the caller’s organization only',
 };
 
 /** "KnowledgeBase" → "knowledge base". */
@@ -200,7 +202,7 @@ export function describeSchema(schema: GraphQLSchema): GraphQLSchema {
     if (type.name.startsWith('__')) continue;
     if (!type.description) type.description = ROOTS[type.name] ?? OWN[type.name];
     if (!isObjectType(type) && !isInputObjectType(type) && !isInterfaceType(type)) continue;
-    const isRoot = type.name === 'Query' || type.name === 'Mutation';
+    const isRoot = type.name === 'Query' || type.name === 'Mutation' || type.name === 'Subscription';
     for (const field of Object.values(type.getFields())) {
       field.description ||= OWN[`${type.name}.${field.name}`];
       if (!field.description) {

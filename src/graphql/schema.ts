@@ -13,6 +13,19 @@ async function validateFn(value: unknown): Promise<void> {
   }
 }
 
+/**
+ * TypeGraphQL refuses to build a schema with subscriptions without a PubSub, even when every
+ * subscription brings its own `subscribe` (ours read the live event feed): this one says so if used.
+ */
+const NO_PUBSUB = {
+  publish(): void {
+    throw new Error('Subscriptions subscribe through the live event feed (services.live), not a PubSub');
+  },
+  subscribe(): AsyncIterable<unknown> {
+    throw new Error('Subscriptions subscribe through the live event feed (services.live), not a PubSub');
+  },
+};
+
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The schema of the given resolvers, built once per process (TypeGraphQL metadata is global). */
@@ -22,7 +35,7 @@ export function buildGatewaySchema(resolvers: NonEmptyArray<Function>): Promise<
     // checker is registered: graphql-js's default resolver does that without TypeGraphQL's wrapper,
     // which cost a closure and a promise check per field per row on list pages.
     for (const objectType of getMetadataStorage().objectTypes) objectType.simpleResolvers ??= true;
-    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false }).then(describeSchema).then(chargeLargeValues);
+    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false, pubSub: NO_PUBSUB }).then(describeSchema).then(chargeLargeValues);
   }
   return built;
 }

@@ -60,7 +60,10 @@ export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinitio
     await fc.assert(
       fc.asyncProperty(path, query, body, idempotencyKey, async (target, search, raw, key) => {
         const client = key === undefined ? fuzzer.rest : fuzzer.rest.with({ 'Idempotency-Key': key });
-        const res = await client.request(route.method.toUpperCase(), `${target}${search}`, undefined, raw);
+        // A live stream (SSE) never ends by itself: its status and headers are the answer.
+        const res = route.streams?.mediaType === 'text/event-stream'
+          ? await openLiveStream(`${app.baseUrl}${target}${search}`, { 'x-api-key': fuzzer.apiKey, ...(key === undefined ? {} : { 'Idempotency-Key': key }) })
+          : await client.request(route.method.toUpperCase(), `${target}${search}`, undefined, raw);
         const seen = `${res.status} ${JSON.stringify(res.body)?.slice(0, 500)}`;
         if (res.status >= 500) throw new Error(`5xx: ${seen}`);
         if (res.status >= 400) {
@@ -75,4 +78,22 @@ export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinitio
       runs(numRuns),
     );
   });
+}
+
+/** GET of a live stream: a 200 is closed once its headers arrive; an error is read whole. */
+async function openLiveStream(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }> {
+  const controller = new AbortController();
+  const response = await fetch(url, { headers, signal: controller.signal });
+  if (response.status === 200) {
+    controller.abort();
+    return { status: 200, headers: response.headers, body: undefined };
+  }
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON
+  }
+  return { status: response.status, headers: response.headers, body };
 }

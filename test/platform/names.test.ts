@@ -17,7 +17,8 @@ const mutations = Object.keys(schema.getMutationType()!.getFields());
 /** REST reads whose GraphQL form is a field of another type, not a root field. */
 const NESTED_ONLY: Record<string, string> = { listMessages: 'Conversation.messages', listDocuments: 'KnowledgeBase.documents', listWebhookDeliveries: 'WebhookEndpoint.deliveries' };
 /** REST answers GraphQL does not give: a file download (text/csv) has no GraphQL form. */
-const REST_ONLY = new Set(['exportExecutionCalls']);
+// The SSE stream's GraphQL counterparts are subscriptions (executionUpdated, callUpdated), not a query.
+const REST_ONLY = new Set(['exportExecutionCalls', 'streamExecutionEvents']);
 
 /** `knowledge-bases` → `knowledgeBaseId`, `programs` → `programId`, `audience` → `audienceId`. */
 function parentId(segment: string): string {

@@ -28,7 +28,7 @@ function upgrade(url: string, headers: Record<string, string> = {}): Promise<num
   });
 }
 
-it('refuses an unsigned or forged media stream (403) and an upgrade elsewhere (404), then stops on SIGTERM', async () => {
+it('refuses an unsigned or forged media stream (403) and an upgrade elsewhere (404), leaves /graphql to subscriptions, then stops on SIGTERM', async () => {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
@@ -48,7 +48,9 @@ it('refuses an unsigned or forged media stream (403) and an upgrade elsewhere (4
     const media = `ws://127.0.0.1:${port}/telephony/twilio/3f1c7c8e-0000-4000-8000-000000000000/media`;
     expect(await upgrade(media)).toBe(403);
     expect(await upgrade(media, { 'X-Twilio-Signature': 'forged' })).toBe(403);
-    expect(await upgrade(`ws://127.0.0.1:${port}/graphql`)).toBe(404);
+    expect(await upgrade(`ws://127.0.0.1:${port}/elsewhere`)).toBe(404);
+    // /graphql upgrades belong to GraphQL subscriptions (graphql-ws), served by the same server.
+    expect(await upgrade(`ws://127.0.0.1:${port}/graphql`)).toBe('open');
     expect(output).toContain('media stream refused: no valid signature for this connection');
   } finally {
     child.kill('SIGTERM');

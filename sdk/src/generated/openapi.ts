@@ -1400,6 +1400,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/executions/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The execution’s events as Server-Sent Events (text/event-stream): what is kept, then live; resumable with Last-Event-ID
+         * @description Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["streamExecutionEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -28720,6 +28740,190 @@ export interface operations {
                      *       "status": 413,
                      *       "detail": "Payload Too Large",
                      *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamExecutionEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The execution’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success, streamed */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0190d6a2-6a39-7c1e-9c59-1f0e5f0a1b2c
+                     *     event: execution.started
+                     *     data: {"id":"…","status":"running","from":"scheduled","to":"running","reason":"user",…}
+                     *
+                     *     : heartbeat
+                     *
+                     *     id: 0190d6a2-7b10-7d2a-8f11-2a3b4c5d6e7f
+                     *     event: execution.progress
+                     *     data: {"id":"…","contactsCompleted":4,"contactsPending":7,…}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
                      */

@@ -24,6 +24,8 @@ export interface MediaRouteOptions extends Omit<BridgeDeps, 'logger'> {
   account: (connectionId: string) => Promise<CarrierAccount | null>;
   publicUrl: () => string | undefined;
   logger: Logger;
+  /** Upgrades to these paths belong to another handler on the same server (GraphQL subscriptions): left alone. */
+  leave?: (path: string) => boolean;
 }
 
 interface CallRow {
@@ -129,6 +131,7 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '').split('?')[0]!;
     const match = MEDIA_PATH.exec(path);
+    if (!match && options.leave?.(path)) return;
     if (!match) {
       refuse(socket, 404, 'Not Found');
       return;

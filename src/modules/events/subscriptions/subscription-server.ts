@@ -1,0 +1,328 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { RequestContext } from '@mikro-orm/core';
+import {
+  createSourceEventStream,
+  execute,
+  getOperationAST,
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
+import type { SubscribePayload } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import jwt from 'jsonwebtoken';
+import type { Logger } from 'pino';
+import type WebSocket from 'ws';
+import { WebSocketServer } from 'ws';
+import type { Actor } from '../../../common/actor.js';
+import { toAppError } from '../../../common/error-mapping.js';
+import { logServerError } from '../../../common/logger.js';
+import type { Database } from '../../../db/orm.js';
+import type { GraphQLContext, GraphQLLoaders } from '../../../graphql/context.js';
+import { operationCost } from '../../../graphql/cost.js';
+import { formatError } from '../../../graphql/errors.js';
+import type { Services } from '../../../services.js';
+
+/** The path graphql-ws serves, the same as the HTTP door's (Apollo Sandbox subscribes there). */
+export const SUBSCRIPTIONS_PATH = '/graphql';
+/** How often the keys behind open sockets are checked: a deactivated, deleted or expired one closes its sockets. */
+export const KEY_CHECK_MS = 1000;
+/** Close code for a socket whose key was revoked, or whose token expired, while it was open (graphql-ws: Forbidden). */
+export const KEY_REVOKED = 4403;
+/** Close code for a connection_init without valid credentials (graphql-ws: Unauthorized). */
+export const UNAUTHORIZED = 4401;
+
+export interface SubscriptionServerOptions {
+  schema: GraphQLSchema;
+  services: Services;
+  database: Database;
+  logger: Logger;
+  /** The same validation rules the HTTP door applies (graphql-armor's depth, aliases, directives). */
+  validationRules: readonly ValidationRule[];
+  maxCost: number;
+  maxTokens: number;
+  subscriptionsPerKey: number;
+  bodyLimitBytes: number;
+  loaders: (services: Services, actor: Actor) => GraphQLLoaders;
+  keyCheckMs?: number;
+}
+
+/** What a socket carries once connection_init authenticated it. */
+interface Session {
+  actor: Actor;
+  /** When the bearer token it was opened with expires (ms), if any. */
+  expiresAt?: number;
+  socket: WebSocket;
+  operations: Set<string>;
+}
+
+type Extra = { socket: WebSocket; request: IncomingMessage; session?: Session };
+
+/** connection_init's payload: `{"x-api-key": "…"}` or `{"authorization": "Bearer …"}` (or the same under `headers`). */
+function credentialsOf(params: Record<string, unknown> | undefined): { apiKey?: string; authorization?: string } {
+  const sources = [params ?? {}, (params?.headers ?? {}) as Record<string, unknown>];
+  const find = (names: string[]) => {
+    for (const source of sources) {
+      for (const [name, value] of Object.entries(source)) {
+        if (names.includes(name.toLowerCase()) && typeof value === 'string') return value;
+      }
+    }
+    return undefined;
+  };
+  return { apiKey: find(['x-api-key', 'apikey', 'api-key']), authorization: find(['authorization']) };
+}
+
+function badInput(message: string, extensions: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', ...extensions } });
+}
+
+/**
+ * GraphQL subscriptions over graphql-ws (the graphql-transport-ws protocol) on /graphql, in the same
+ * HTTP server as the doors. connection_init authenticates with the same credentials as HTTP; each
+ * subscribe is held to the HTTP door's parser token limit, validation rules (depth, aliases) and cost
+ * limit, and to SUBSCRIPTIONS_PER_KEY open subscriptions per key in this process; queries and
+ * mutations go over HTTP. Every KEY_CHECK_MS the keys behind open sockets are read again (one
+ * statement for all of them): a socket whose key was deactivated, deleted or expired, or whose token
+ * expired, is closed with 4403.
+ */
+export function subscriptionServer(options: SubscriptionServerOptions) {
+  const { schema, services, database, logger } = options;
+  const em = database.orm.em;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.bodyLimitBytes });
+  const sessions = new Set<Session>();
+  /** Open subscriptions per API key: `<socket>:<operation id>` tokens. */
+  const perKey = new Map<string, Set<string>>();
+  const rules = [...specifiedRules, ...options.validationRules];
+
+  const release = (session: Session, operationId: string) => {
+    session.operations.delete(operationId);
+    const open = perKey.get(session.actor.apiKeyId);
+    open?.delete(`${sessionIds.get(session)}:${operationId}`);
+    if (open && open.size === 0) perKey.delete(session.actor.apiKeyId);
+  };
+  const sessionIds = new WeakMap<Session, string>();
+
+  const format = (errors: readonly GraphQLError[], requestId: string) =>
+    errors.map((error) => {
+      const original = error.originalError;
+      if (original && !(original instanceof GraphQLError)) {
+        const mapped = toAppError(original);
+        if (mapped.status >= 500) logServerError(logger, mapped, original, { requestId }, 'GraphQL subscription failed');
+      }
+      const shaped = formatError(error.toJSON(), error);
+      return { ...shaped, extensions: { ...shaped.extensions, requestId } };
+    });
+
+  const disposable = useServer<Record<string, unknown>, Extra>(
+    {
+      schema,
+      async onConnect(ctx) {
+        const { socket } = ctx.extra;
+        const credentials = credentialsOf(ctx.connectionParams);
+        if (credentials.apiKey === undefined && credentials.authorization === undefined) {
+          socket.close(UNAUTHORIZED, 'Authentication is required: send x-api-key or authorization in connection_init');
+          return false;
+        }
+        let actor: Actor | null;
+        try {
+          actor = await RequestContext.create(em, () => services.auth.authenticate(credentials));
+        } catch (error) {
+          const appError = toAppError(error);
+          if (appError.code === 'UNAUTHENTICATED') socket.close(UNAUTHORIZED, appError.message.slice(0, 120));
+          else socket.close(1013, 'The server cannot authenticate now; try again shortly');
+          return false;
+        }
+        if (!actor) return false;
+        const token = credentials.apiKey === undefined ? /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? '')?.[1] : undefined;
+        const exp = token ? (jwt.decode(token) as { exp?: number } | null)?.exp : undefined;
+        const session: Session = { actor, socket, operations: new Set(), ...(exp ? { expiresAt: exp * 1000 } : {}) };
+        sessionIds.set(session, randomUUID());
+        sessions.add(session);
+        ctx.extra.session = session;
+        return true;
+      },
+      onClose(ctx) {
+        const session = ctx.extra.session;
+        if (!session) return;
+        sessions.delete(session);
+        for (const operationId of [...session.operations]) release(session, operationId);
+      },
+      async onSubscribe(ctx, id, payload: SubscribePayload) {
+        const session = ctx.extra.session!;
+        const requestId = randomUUID();
+        const refuse = (errors: GraphQLError[]) => errors;
+        let document: DocumentNode;
+        try {
+          document = parse(payload.query, { maxTokens: options.maxTokens });
+        } catch (error) {
+          // A document that does not parse is bad input, as on the HTTP door.
+          return refuse([badInput(error instanceof Error ? error.message : String(error))]);
+        }
+        const errors = validate(schema, document, rules);
+        // Coded as Apollo codes them on the HTTP door, so the same document fails with the same code on both.
+        if (errors.length > 0) {
+          return refuse(errors.map((error) => new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
+        }
+        const operation = getOperationAST(document, payload.operationName ?? undefined);
+        if (!operation) return refuse([badInput('The document names no operation to run (or several: say which with operationName)')]);
+        if (operation.operation !== 'subscription') {
+          return refuse([badInput('The WebSocket carries subscriptions only; send queries and mutations over HTTP (POST /graphql)')]);
+        }
+        let cost = 0;
+        try {
+          cost = operationCost(schema, document, payload.variables ?? {}, payload.operationName ?? undefined);
+        } catch {
+          // variables that do not fit: execution refuses them with BAD_USER_INPUT
+        }
+        if (cost > options.maxCost) {
+          return refuse([badInput(`The operation would cost ${cost}, over the limit of ${options.maxCost}; ask for fewer fields`, { cost, maxCost: options.maxCost })]);
+        }
+        const key = session.actor.apiKeyId;
+        const open = perKey.get(key) ?? new Set<string>();
+        if (open.size >= options.subscriptionsPerKey) {
+          return refuse([
+            new GraphQLError(
+              `This API key already has ${open.size} open subscriptions, the most SUBSCRIPTIONS_PER_KEY allows (${options.subscriptionsPerKey}); complete one before subscribing again`,
+              { extensions: { code: 'RATE_LIMITED', limit: options.subscriptionsPerKey } },
+            ),
+          ]);
+        }
+        open.add(`${sessionIds.get(session)}:${id}`);
+        perKey.set(key, open);
+        session.operations.add(id);
+        const contextValue: GraphQLContext = {
+          services,
+          requestId,
+          logger,
+          actor: session.actor,
+          authError: null,
+          loaders: options.loaders(services, session.actor),
+        };
+        return {
+          schema,
+          document,
+          operationName: payload.operationName ?? undefined,
+          variableValues: payload.variables ?? undefined,
+          contextValue,
+        } satisfies ExecutionArgs;
+      },
+      subscribe: (args) => subscribeInContext(em, args, (context) => {
+        context.loaders = options.loaders(services, context.actor!);
+      }),
+      onNext(_ctx, _id, _payload, args, result) {
+        if (!result.errors) return undefined;
+        const requestId = (args.contextValue as GraphQLContext).requestId;
+        return { ...result, errors: format(result.errors as GraphQLError[], requestId) } as never;
+      },
+      onError(_ctx, _id, _payload, errors) {
+        return format(errors, randomUUID()) as never;
+      },
+      onComplete(ctx, id) {
+        const session = ctx.extra.session;
+        if (session) release(session, id);
+      },
+    },
+    wss,
+  );
+
+  // A key deactivated, deleted or expired while its sockets are open closes them within KEY_CHECK_MS.
+  const checker = setInterval(() => void checkKeys(), options.keyCheckMs ?? KEY_CHECK_MS);
+  checker.unref();
+  let checking = false;
+  async function checkKeys(): Promise<void> {
+    if (checking || sessions.size === 0) return;
+    checking = true;
+    try {
+      const now = Date.now();
+      for (const session of sessions) {
+        if (session.expiresAt !== undefined && session.expiresAt <= now) session.socket.close(KEY_REVOKED, 'The bearer token expired');
+      }
+      const keys = [...new Set([...sessions].map((session) => session.actor.apiKeyId))];
+      if (keys.length === 0) return;
+      const rows: { id: string }[] = await em.fork().getConnection().execute(
+        `select id from api_keys where id in (${keys.map(() => '?').join(', ')}) and is_active and (expires_at is null or expires_at > now())`,
+        keys,
+      );
+      const usable = new Set(rows.map((row) => row.id));
+      for (const session of [...sessions]) {
+        if (usable.has(session.actor.apiKeyId)) continue;
+        sessions.delete(session);
+        session.socket.close(KEY_REVOKED, 'The API key was deactivated, deleted or expired');
+      }
+    } catch (error) {
+      logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'subscription key check failed; retrying');
+    } finally {
+      checking = false;
+    }
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    /** Handles an HTTP upgrade to /graphql. */
+    upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    },
+    /** Open sockets and subscriptions (tests, metrics). */
+    stats() {
+      return { sockets: sessions.size, subscriptions: [...perKey.values()].reduce((sum, open) => sum + open.size, 0) };
+    },
+    /** Closes every socket (1001) and the server; once, however often it is called (shutdown, then stop). */
+    close(): Promise<void> {
+      closing ??= (async () => {
+        clearInterval(checker);
+        for (const client of wss.clients) client.close(1001, 'The server is shutting down');
+        await disposable.dispose();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * graphql-js's subscribe, with each step in its own request context: the subscribe resolver (the
+ * checks) in one, and each event's execution (the reload, relations through fresh DataLoaders) in a
+ * new one, so an event never reads another's identity map. Ending the stream (`return`) ends the
+ * source at once, even while it waits for an event.
+ */
+async function subscribeInContext(
+  em: Database['orm']['em'],
+  args: ExecutionArgs,
+  beforeEach: (context: GraphQLContext) => void,
+): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+  const source = await RequestContext.create(em, () => createSourceEventStream(args));
+  if (!(Symbol.asyncIterator in Object(source))) return source as ExecutionResult;
+  const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const context = args.contextValue as GraphQLContext;
+  const mapped = {
+    async next(): Promise<IteratorResult<ExecutionResult>> {
+      const item = await iterator.next();
+      if (item.done) return { value: undefined, done: true };
+      const value = await RequestContext.create(em, async () => {
+        beforeEach(context);
+        return execute({ ...args, rootValue: item.value });
+      });
+      return { value, done: false };
+    },
+    async return(): Promise<IteratorResult<ExecutionResult>> {
+      await iterator.return?.();
+      return { value: undefined, done: true };
+    },
+    async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+      await iterator.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  return mapped as unknown as AsyncGenerator<ExecutionResult>;
+}
+
