@@ -3,6 +3,7 @@ import { Migration20261125000000 } from './Migration20261125000000.js';
 import { Migration20261126000000 } from './Migration20261126000000.js';
 import { Migration20261126100000 } from './Migration20261126100000.js';
 import { Migration20261127000000 } from './Migration20261127000000.js';
+import { Migration20261130000000 } from './Migration20261130000000.js';
 import { Migration20261122142019 } from './Migration20261122142019.js';
 import { Migration20261122034010 } from './Migration20261122034010.js';
 import { Migration20261122034801 } from './Migration20261122034801.js';
@@ -34,4 +35,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261126000000', class: Migration20261126000000 },
   { name: 'Migration20261126100000', class: Migration20261126100000 },
   { name: 'Migration20261127000000', class: Migration20261127000000 },
+  { name: 'Migration20261130000000', class: Migration20261130000000 },
 ];

@@ -17,7 +17,7 @@ describe('runner configuration', () => {
     ['RUNNER_INTERVAL_MS', '5', 'RUNNER_INTERVAL_MS must be an integer from 10 to 3600000, got "5"'],
     ['RUNNER_LEASE_MS', 'soon', 'RUNNER_LEASE_MS must be an integer from 1000 to 86400000, got "soon"'],
     ['DIALER_SPEED_MS', '-1', 'DIALER_SPEED_MS must be an integer from 0 to 600000, got "-1"'],
-    ['DIALER_VOICE', 'no', 'DIALER_VOICE must be true or false, got "no"'],
+    ['DIALER_VOICE', 'maybe', 'DIALER_VOICE must be true or false, got "maybe"'],
     ['DIALER_SEED', 'x'.repeat(201), 'DIALER_SEED must be at most 200 characters, got 201'],
   ])('a bad %s is one clear line', (name, value, message) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(new ConfigError(message));

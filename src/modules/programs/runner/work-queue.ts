@@ -94,6 +94,13 @@ export async function loadExecution(em: EntityManager, executionId: string): Pro
   return row ? runnable(row) : null;
 }
 
+/** Several executions by id, with their program's settings, in one statement. */
+export async function loadExecutions(em: EntityManager, executionIds: string[]): Promise<Map<string, RunnableExecution>> {
+  if (executionIds.length === 0) return new Map();
+  const rows = await query<ExecutionRow>(em, `${EXECUTION_SELECT} where e.id in (${placeholders(executionIds)})`, executionIds);
+  return new Map(rows.map((row) => [row.id, runnable(row)]));
+}
+
 /** Running executions with a free call slot, with their program's settings (the flow the execution started with, else the program's). */
 export async function listRunnable(em: EntityManager): Promise<RunnableExecution[]> {
   const rows = await query<ExecutionRow>(
@@ -126,7 +133,12 @@ export async function claimCalls(
   em: EntityManager,
   execution: RunnableExecution,
   /** `leaseClock`: the time leases are measured from; null for the database clock (see leases.ts). */
-  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null; events: ExecutionEvents },
+  /**
+   * `share`: this runner and how many runners share the work (heartbeats); it then holds at most
+   * its share (ceil(maxConcurrentCalls / runners)) of the execution's calls in progress, so every
+   * replica gets work. Without it the runner fills every free slot.
+   */
+  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null; events: ExecutionEvents; share?: { runnerId: string; runners: number } },
 ): Promise<ClaimedCall[]> {
   const { now, token } = options;
   const moved = (from: ExecutionStatus, to: ExecutionStatus, reason: 'no_credits' | 'no_contacts_left') => ({
@@ -138,10 +150,15 @@ export async function claimCalls(
     reason,
   });
   return options.events.transaction(em, async (tx, record) => {
-    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
+    const shared = options.share && options.share.runners > 1 ? options.share : null;
+    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number; mine: number | string | null }>(
       tx,
-      'select status, contacts_pending, contacts_in_progress from executions where id = ? for update',
-      [execution.id],
+      shared
+        ? `select status, contacts_pending, contacts_in_progress,
+                  (select count(*) from execution_contacts ec where ec.execution_id = e.id and ec.status = 'in_progress' and ec.claimed_by like ?) as mine
+             from executions e where id = ? for update`
+        : 'select status, contacts_pending, contacts_in_progress, null as mine from executions where id = ? for update',
+      shared ? [`${shared.runnerId.replace(/[\\%_]/g, '\\$&')}#%`, execution.id] : [execution.id],
     );
     if (!state || state.status !== ExecutionStatus.running) return [];
     if (state.contacts_pending === 0 && state.contacts_in_progress === 0) {
@@ -155,6 +172,7 @@ export async function claimCalls(
       return [];
     }
     let slots = execution.maxConcurrentCalls - state.contacts_in_progress;
+    if (shared) slots = Math.min(slots, Math.ceil(execution.maxConcurrentCalls / shared.runners) - Number(state.mine ?? 0));
     if (slots <= 0 || state.contacts_pending === 0) return [];
     if (execution.carrier !== ProgramCarrier.simulator) {
       // The connection was deleted, or the number moved to another carrier: nothing is placed until it is mended.
@@ -197,17 +215,19 @@ export async function claimCalls(
       );
     }
     const callable = candidates.filter((row) => !row.gone);
-    const paid: CandidateRow[] = [];
+    // The credits in one statement: as many as the organization has, up to one per callable row.
+    let paid: CandidateRow[] = [];
     let balanceAfter = 0;
-    for (const row of callable) {
-      const [spent] = await query<{ credit_balance: number }>(
+    if (callable.length > 0) {
+      const [spent] = await query<{ credit_balance: number; taken: number }>(
         tx,
-        'update organizations set credit_balance = credit_balance - 1 where id = ? and credit_balance >= 1 returning credit_balance',
-        [execution.organizationId],
+        `update organizations o set credit_balance = o.credit_balance - t.taken
+           from (select id, least(greatest(credit_balance, 0), ?::int) as taken from organizations where id = ? for update) t
+          where o.id = t.id returning o.credit_balance, t.taken`,
+        [callable.length, execution.organizationId],
       );
-      if (!spent) break;
-      balanceAfter = Number(spent.credit_balance);
-      paid.push(row);
+      paid = callable.slice(0, Number(spent?.taken ?? 0));
+      balanceAfter = Number(spent?.credit_balance ?? 0);
     }
     // One ledger row per claimed batch (a credit per call), in the transaction that took the credits.
     if (paid.length > 0) {
