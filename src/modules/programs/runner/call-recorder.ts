@@ -68,9 +68,9 @@ interface ExecutionRowState extends ExecutionState {
 
 /**
  * Records a batch of ended calls in the caller's transaction, in order, with as many statements as
- * a single call takes: their contacts' rows are locked (id order) and updated together, then each
- * execution's row is locked (id order) and its counters, node counts and status written once for
- * the whole batch. Each call is decided exactly as alone: the row must still carry its claim's
+ * a single call takes: their contacts' rows are locked (id order) and updated together, then, last,
+ * each execution's row is locked (id order) and its counters, node counts and status written once
+ * for the whole batch. Each call is decided exactly as alone: the row must still carry its claim's
  * token; a running execution completes or pauses on a threshold at the call that makes it so, and
  * the calls after it in the batch are still recorded (the calls happened). execution.progress is
  * written at most once a second per execution, with the counters after the batch.
@@ -80,7 +80,7 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
   const contactIds = [...new Set(calls.map((call) => call.claim.executionContactId))].sort();
   const contacts = await query<ContactState>(
     tx,
-    `select id, status, reached_node_ids, requeue, claimed_by from execution_contacts where id in (${placeholders(contactIds)}) order by id for update`,
+    `select id, status, reached_node_ids, requeue, claimed_by from execution_contacts where id in (${placeholders(contactIds)}) order by id for no key update`,
     contactIds,
   );
   const contactById = new Map(contacts.map((row) => [row.id, row]));
@@ -88,22 +88,14 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
     const row = contactById.get(call.claim.executionContactId);
     return row && row.claimed_by === call.claim.token && (row.status === ExecutionContactStatus.in_progress || row.status === ExecutionContactStatus.pending);
   };
-  const executionIds = [...new Set(calls.filter(holds).map((call) => call.claim.execution.id))].sort();
-  const executions = executionIds.length
-    ? await query<ExecutionRowState>(
-        tx,
-        `select id, status, contacts_pending, contacts_in_progress, auto_pause_rules, node_counts, progress_event_at
-           from executions where id in (${placeholders(executionIds)}) order by id for update`,
-        executionIds,
-      )
-    : [];
-  const executionById = new Map(executions.map((row) => [row.id, { ...row, contacts_completed_delta: 0, contacts_failed_delta: 0, ended: false, touched: false }]));
   const updates: Record<string, unknown>[] = [];
+  const counted: { call: CallToRecord['claim']; wasPending: boolean; next: ExecutionContactStatus; firstReached: string[] }[] = [];
 
-  const results = calls.map(({ claim: call, result }): RecordResult => {
+  // The contacts first: what each call makes of its row does not depend on the execution's counters.
+  const results = calls.map((toRecord): RecordResult => {
+    const { claim: call, result } = toRecord;
     const row = contactById.get(call.executionContactId);
-    const execution = executionById.get(call.execution.id);
-    if (!row || !execution || !holds({ claim: call, result })) return 'dropped';
+    if (!row || !holds(toRecord)) return 'dropped';
     const { maxAttempts, retryDelayMinutes } = call.execution.retryPolicy;
     // The claim's attempt: recovery took it back from a row that went pending, and this call made it.
     const retry = !isFinalOutcome(result.outcome) && call.attempt < maxAttempts;
@@ -133,11 +125,39 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
       completed_at: next === ExecutionContactStatus.pending ? null : at(now),
     });
     // The row leaves whichever count it was in; a later call of the same row in this batch is dropped.
-    const wasPending = row.status === ExecutionContactStatus.pending;
+    counted.push({ call, wasPending: row.status === ExecutionContactStatus.pending, next, firstReached });
     row.status = next;
     row.claimed_by = null;
     row.reached_node_ids = reached;
     row.requeue = false;
+    return 'recorded';
+  });
+  if (updates.length === 0) return results;
+
+  await query(
+    tx,
+    `update execution_contacts ec set status = v.status, attempts = v.attempts, requeue = false, last_outcome = v.last_outcome,
+            reached_node_ids = v.reached_node_ids, claimed_by = null, lease_until = null, next_attempt_at = v.next_attempt_at,
+            completed_at = v.completed_at, updated_at = ?::timestamptz
+       from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, attempts int, last_outcome text, reached_node_ids jsonb,
+            next_attempt_at timestamptz, completed_at timestamptz)
+      where ec.id = v.id`,
+    [at(now), JSON.stringify(updates)],
+  );
+
+  // Then the executions, locked last and held for as few statements as possible (the row every
+  // claim and control move locks too): each counted call moves its execution in order, as alone.
+  const executionIds = [...new Set(counted.map(({ call }) => call.execution.id))].sort();
+  const executions = await query<ExecutionRowState>(
+    tx,
+    `select id, status, contacts_pending, contacts_in_progress, auto_pause_rules, node_counts, progress_event_at
+       from executions where id in (${placeholders(executionIds)}) order by id for no key update`,
+    executionIds,
+  );
+  const executionById = new Map(executions.map((row) => [row.id, { ...row, contacts_completed_delta: 0, contacts_failed_delta: 0, ended: false, touched: false }]));
+  for (const { call, wasPending, next, firstReached } of counted) {
+    const execution = executionById.get(call.execution.id);
+    if (!execution) continue;
     execution.touched = true;
     execution.contacts_pending = execution.contacts_pending - (wasPending ? 1 : 0) + (next === ExecutionContactStatus.pending ? 1 : 0);
     execution.contacts_in_progress = execution.contacts_in_progress - (wasPending ? 0 : 1);
@@ -157,20 +177,7 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
       const { id: executionId, programId, organizationId } = call.execution;
       record({ executionId, programId, organizationId, from, to: execution.status, reason: execution.status === ExecutionStatus.completed ? 'no_contacts_left' : 'threshold' });
     }
-    return 'recorded';
-  });
-  if (updates.length === 0) return results;
-
-  await query(
-    tx,
-    `update execution_contacts ec set status = v.status, attempts = v.attempts, requeue = false, last_outcome = v.last_outcome,
-            reached_node_ids = v.reached_node_ids, claimed_by = null, lease_until = null, next_attempt_at = v.next_attempt_at,
-            completed_at = v.completed_at, updated_at = ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, attempts int, last_outcome text, reached_node_ids jsonb,
-            next_attempt_at timestamptz, completed_at timestamptz)
-      where ec.id = v.id`,
-    [at(now), JSON.stringify(updates)],
-  );
+  }
 
   // execution.progress, coalesced: due when the execution's last one is at least a second old (decided under the row's lock).
   const cutoff = now.getTime() - PROGRESS_EVENT_INTERVAL_MS;

@@ -52,7 +52,8 @@ export class ExecutionCallSink implements CallSink {
       await query(
         tx,
         `update execution_contacts ec set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond'
-           from jsonb_to_recordset(?::jsonb) as v(id uuid, token text)
+           from (select v.id, v.token from jsonb_to_recordset(?::jsonb) as v(id uuid, token text)
+                   join execution_contacts locked on locked.id = v.id order by v.id for no key update of locked) v
           where ec.id = v.id and ec.claimed_by = v.token and ec.status = 'in_progress'`,
         [leaseNow(leaseClock), leaseMs, JSON.stringify(claimed.map((call) => ({ id: call.executionContactId, token: call.claimToken })))],
       );

@@ -182,15 +182,20 @@ export async function claimCalls(
     }
 
     const due = `ec.execution_id = ? and ec.status = 'pending' and (ec.next_attempt_at is null or ec.next_attempt_at <= ?::timestamptz)`;
-    // The window is checked once per time zone, so a page of rows outside it never blocks the queue.
-    const zones = await query<{ time_zone: string | null }>(tx, `select distinct ec.time_zone from execution_contacts ec where ${due}`, [execution.id, at(now)]);
-    const open = zones.map((row) => row.time_zone).filter((zone) => isWithinWindow(now, zone, execution.callingWindow));
-    if (open.length === 0) return [];
-    const named = open.filter((zone): zone is string => zone !== null);
-    const zoneClauses = [
-      ...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []),
-      ...(open.includes(null) ? ['ec.time_zone is null'] : []),
-    ];
+    // The window is checked once per time zone, so a page of rows outside it never blocks the queue
+    // (without a window every zone is open, and nothing needs checking).
+    let named: string[] = [];
+    let zoneClauses = ['true'];
+    if (execution.callingWindow) {
+      const zones = await query<{ time_zone: string | null }>(tx, `select distinct ec.time_zone from execution_contacts ec where ${due}`, [execution.id, at(now)]);
+      const open = zones.map((row) => row.time_zone).filter((zone) => isWithinWindow(now, zone, execution.callingWindow));
+      if (open.length === 0) return [];
+      named = open.filter((zone): zone is string => zone !== null);
+      zoneClauses = [
+        ...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []),
+        ...(open.includes(null) ? ['ec.time_zone is null'] : []),
+      ];
+    }
     const candidates = await query<CandidateRow>(
       tx,
       `select ec.id, ec.contact_id, ec.phone, ec.time_zone, ec.attempts,
@@ -215,14 +220,16 @@ export async function claimCalls(
       );
     }
     const callable = candidates.filter((row) => !row.gone);
-    // The credits in one statement: as many as the organization has, up to one per callable row.
+    // The credits in one statement: as many as the organization has, up to one per callable row. The row is
+    // locked FOR NO KEY UPDATE, as an UPDATE locks it: that lets other transactions' inserts that reference
+    // the organization (events, ledger rows) go on, so a recorder never waits on this claim for them.
     let paid: CandidateRow[] = [];
     let balanceAfter = 0;
     if (callable.length > 0) {
       const [spent] = await query<{ credit_balance: number; taken: number }>(
         tx,
         `update organizations o set credit_balance = o.credit_balance - t.taken
-           from (select id, least(greatest(credit_balance, 0), ?::int) as taken from organizations where id = ? for update) t
+           from (select id, least(greatest(credit_balance, 0), ?::int) as taken from organizations where id = ? for no key update) t
           where o.id = t.id returning o.credit_balance, t.taken`,
         [callable.length, execution.organizationId],
       );
