@@ -14,7 +14,7 @@ import { recoverExpiredLeases, renewLeases } from './leases.js';
 import { reconcileExpiredCalls } from './reconcile.js';
 import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './simulated-carrier.js';
 import { advanceSchedules } from './schedule.js';
-import { claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
+import { ClaimRaced, claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
 import { query } from './sql.js';
 
 /** How long a contact whose call the carrier never took (down, 5xx) waits before it is tried again. */
@@ -229,7 +229,11 @@ export class CampaignRunner {
         const share = this.started ? { runnerId: this.id, runners: this.runners } : undefined;
         for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events, share })) this.place(call);
       } catch (error) {
-        this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
+        if (error instanceof ClaimRaced) {
+          // Rolled back, nothing placed: claim again with what the execution is now.
+          this.logger.debug({ executionId: execution.id }, error.message);
+          this.claimSoon();
+        } else this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
       }
     }
   }
