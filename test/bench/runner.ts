@@ -7,7 +7,7 @@
 // counters and credits exact. A run that breaks any of these fails the bench.
 import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -278,6 +278,7 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
 
 export async function runnerBench(database: BenchDatabase, rounds: number, log: (line: string) => void): Promise<RunnerSummary> {
   const loadAtStart = loadavg()[0]!;
+  for (const file of readdirSync(RESULTS)) if (file.startsWith('runner-') && file.endsWith('.log')) rmSync(`${RESULTS}${file}`);
   const setupLog = `${RESULTS}runner-setup.log`;
   writeFileSync(setupLog, '');
   const prepared = await prepare(database, log, setupLog);
