@@ -1,12 +1,17 @@
 // Recording in batches (group commit): the statements a dialed contact costs, reports of one call
 // applied in order across batches, and claims that follow recorded calls rather than the tick.
+import pg from 'pg';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ExecutionEvents } from '../../src/modules/programs/execution-events.js';
 import { ExecutionStatus } from '../../src/modules/programs/program.enums.js';
+import { ClaimRaced, claimCalls, loadExecution } from '../../src/modules/programs/runner/work-queue.js';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
 import type { CallRequest, CallResult, Dialer } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { CallStatus } from '../../src/modules/telephony/telephony.enums.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { recordStatements } from '../helpers/users.js';
-import { createCampaign, expectConsistent, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor } from './fixtures.js';
+import { createCampaign, creditBalance, expectConsistent, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor } from './fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -106,5 +111,40 @@ describe('recording in batches', () => {
     dialer.release({ outcome: 'answered', reachedNodeIds: ['start'], durationSeconds: 10 });
     await runner.idle();
     expect(await readExecution(app, campaign.executionId)).toMatchObject({ contactsCompleted: 1, nodeCounts: {} });
+  });
+
+  // Two connections, so PostgreSQL only (PGlite has one).
+  (TEST_DATABASE_URL ? it : it.skip)('a claim whose execution is paused while it runs dials nothing: no call, no credit, every row still pending', async () => {
+    const campaign = await createCampaign(app, { contacts: 5, maxConcurrentCalls: 5, credits: 10 });
+    const other = new pg.Client({ connectionString: app.db.url });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query('select id from executions where id = $1 for update', [campaign.executionId]);
+      const em = app.db.database.em.fork() as EntityManager;
+      const execution = (await loadExecution(em, campaign.executionId))!;
+      const claiming = claimCalls(em, execution, { now: new Date(), token: 'race#1', leaseMs: 60_000, events: new ExecutionEvents() }).then(
+        (claimed) => claimed,
+        (error: unknown) => error,
+      );
+      // The claim reaches the execution's row and waits for it; the pause commits first.
+      await waitFor(
+        async () => (await other.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0]!.n,
+        (n) => n > 0,
+      );
+      await other.query(`update executions set status = 'paused' where id = $1`, [campaign.executionId]);
+      await other.query('commit');
+      const outcome = await claiming;
+      expect(outcome instanceof ClaimRaced || (Array.isArray(outcome) && outcome.length === 0)).toBe(true);
+    } finally {
+      await other.end();
+    }
+    const [calls] = await app.sql<{ n: number }>('select count(*)::int as n from calls where execution_id = ?', [campaign.executionId]);
+    expect(calls.n).toBe(0);
+    const row = await readExecution(app, campaign.executionId);
+    expect(row).toMatchObject({ status: ExecutionStatus.paused, contactsPending: 5, contactsInProgress: 0, creditsSpent: 0, rows: { pending: 5, in_progress: 0, completed: 0, failed: 0 } });
+    const attempts = await app.sql<{ n: number }>('select count(*)::int as n from execution_contacts where execution_id = ? and (attempts <> 0 or claimed_by is not null)', [campaign.executionId]);
+    expect(attempts[0].n).toBe(0);
+    expect(await creditBalance(app, campaign.org.organizationId)).toBe(10);
   });
 });
