@@ -66,6 +66,8 @@ export interface Config {
     leaseMs: number;
     dialerSpeedMs: number;
     dialerSeed: string;
+    /** DIALER_VOICE: answered simulated calls of a flow or agent are talked through the voice engine (false: the dialer's seeded walk is recorded). */
+    dialerVoice: boolean;
   };
   /** Carriers: where their webhooks reach us, where their API is, and the key their credentials are sealed with. */
   telephony: {
@@ -299,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: integer(env, 'RUNNER_LEASE_MS', 60_000, 1000, 24 * 3_600_000),
       dialerSpeedMs: integer(env, 'DIALER_SPEED_MS', 200, 0, 600_000),
       dialerSeed: dialerSeed(env),
+      dialerVoice: boolean(env, 'DIALER_VOICE', true),
     },
     telephony: {
       publicUrl: publicUrl(env),

@@ -77,7 +77,7 @@ async function start(): Promise<void> {
           publicUrl: config.telephony.publicUrl,
         },
         logger,
-        conversations: gateway.services.conversations,
+        conversations: config.runner.dialerVoice ? gateway.services.conversations : undefined,
         intervalMs: config.runner.intervalMs,
         leaseMs: config.runner.leaseMs,
       })

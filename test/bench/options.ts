@@ -17,13 +17,15 @@ export interface BenchOptions {
   kinds: Kind[];
   /** Seconds of unmeasured load per server and kind before its rounds (JIT, caches, pool). */
   warmup: number;
+  /** The campaign runner section (test/bench/runner.ts): `--only=runner`, or part of the default run. */
+  runner: boolean;
 }
 
 export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S]
 
 Env (argv wins): DATABASE_URL, BENCH_DURATION (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10),
 BENCH_ONLY (comma list), BENCH_WARMUP (2), BENCH_KEEP_DATABASE=1 (with DATABASE_URL:
-keep gateway_bench at the end). Kinds: ${KINDS.join(', ')}.`;
+keep gateway_bench at the end). Kinds: ${KINDS.join(', ')}, runner (the campaign runner section).`;
 
 function positive(name: string, value: string | undefined, fallback: number, integer: boolean, zero = false): number {
   if (value === undefined || value === '') return fallback;
@@ -52,7 +54,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     process.exit(0);
   }
   const only = (values.only ?? env.BENCH_ONLY ?? '').split(',').map((kind) => kind.trim()).filter(Boolean);
-  const unknown = only.filter((kind) => !(KINDS as readonly string[]).includes(kind));
+  const unknown = only.filter((kind) => kind !== 'runner' && !(KINDS as readonly string[]).includes(kind));
   if (unknown.length > 0) throw new Error(`unknown kind(s) ${unknown.join(', ')}: use ${KINDS.join(', ')}`);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
@@ -61,6 +63,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     rounds: positive('BENCH_ROUNDS', values.rounds ?? env.BENCH_ROUNDS, 3, true),
     connections: positive('BENCH_CONNECTIONS', values.connections ?? env.BENCH_CONNECTIONS, 10, true),
     kinds: only.length > 0 ? KINDS.filter((kind) => only.includes(kind)) : [...KINDS],
+    runner: only.length === 0 || only.includes('runner'),
     warmup: positive('BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, 2, false, true),
   };
 }

@@ -16,6 +16,7 @@ import { parseOptions, type BenchOptions } from './options.js';
 import { machine, markdown, summarize, type KindResult } from './report.js';
 import { BENCH_METRICS_TOKEN, rssMb, startBaselineProcess, startGateway, type ServerProcess } from './servers.js';
 import { seed } from './seed.js';
+import { killRunnerBench, runnerBench, runnerMarkdown } from './runner.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
   log(options.databaseUrl ? 'Creating the database gateway_bench on DATABASE_URL…' : 'Starting a throwaway PostgreSQL cluster…');
   const database = (state.database = await openBenchDatabase(options.databaseUrl, options.keepDatabase));
   if (!database.statements) log('  pg_stat_statements is not available on this server: SQL/request will read n/a');
+  if (options.kinds.length === 0) return void process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
 
   // A fresh key per run for organization A (the measured one); never printed or stored.
   const key = `bench_${randomBytes(24).toString('hex')}`;
@@ -149,6 +151,7 @@ async function main(): Promise<void> {
     `${JSON.stringify({ finishedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, ...context, seed: seeded, idleRssMb: idleRss, gatewayMemoryAfter: memoryAfter, equivalence, summaries, runs: results }, null, 2)}\n`,
   );
   log(`\nRaw numbers: ${latest}; total ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (options.runner) process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
 }
 
 let exiting = false;
@@ -168,6 +171,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 // Last resort when something exits the process without finish(): no orphan servers or clusters.
 process.on('exit', () => {
+  killRunnerBench();
   state.gateway?.kill();
   state.baseline?.kill();
   state.database?.destroySync();

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { EventWriter } from '../events/event-writer.js';
-import { at, query } from '../programs/runner/sql.js';
+import { at, placeholders, query } from '../programs/runner/sql.js';
 import { Call } from './call.entity.js';
 import { callJson } from './call.types.js';
 import type { AnsweredBy, CallStatusEvent } from './carrier.js';
@@ -36,10 +36,20 @@ export interface CallEffects {
   live(call: TrackedCall): Promise<void>;
   /** The call ended with this outcome: the contact's result is recorded. */
   ended(call: TrackedCall, outcome: EndedOutcome, durationSeconds: number): Promise<void>;
+  /** `live` for a batch of calls, in as few statements as the batch allows. */
+  liveAll(calls: TrackedCall[]): Promise<void>;
+  /** `ended` for a batch of calls, in order, in as few statements as the batch allows. */
+  endedAll(ends: EndedCall[]): Promise<void>;
   /** The carrier never took the call: the contact goes back to the queue without an attempt, to be tried in `retryAfterMs` (null: the usual wait). */
   released(call: TrackedCall, retryAfterMs: number | null): Promise<void>;
   /** The credit the call was paid with goes back to the organization. */
   refund(call: TrackedCall): Promise<void>;
+}
+
+export interface EndedCall {
+  call: TrackedCall;
+  outcome: EndedOutcome;
+  durationSeconds: number;
 }
 
 export interface CallSink {
@@ -92,12 +102,44 @@ async function writeCallEvent(tx: EntityManager, callId: string, type: 'call.sta
   await EventWriter.write(tx, { organizationId: call.organizationId, type, payload: callJson(call) });
 }
 
+/** call.started / call.ended for several calls moved in one transaction: one read, one insert. */
+async function writeCallEvents(tx: EntityManager, moves: { callId: string; type: 'call.started' | 'call.ended' }[]): Promise<void> {
+  if (moves.length === 0) return;
+  const calls = await tx.find(Call, { id: { $in: [...new Set(moves.map((move) => move.callId))] } }, { refresh: true });
+  const byId = new Map(calls.map((call) => [call.id, call]));
+  await EventWriter.write(
+    tx,
+    ...moves.map(({ callId, type }) => {
+      const call = byId.get(callId)!;
+      return { organizationId: call.organizationId, type, payload: callJson(call) };
+    }),
+  );
+}
+
 async function lockCall(tx: EntityManager, callId: string): Promise<CallRow | undefined> {
   const [row] = await query<CallRow>(tx, 'select * from calls where id = ? for update', [callId]);
   return row;
 }
 
 export type ApplyResult = 'applied' | 'ignored' | 'unknown';
+
+/** The most reports applied in one transaction. */
+export const APPLY_BATCH = 200;
+
+interface QueuedReport {
+  callId: string;
+  event: CallStatusEvent;
+  reached: string[];
+  resolve: (result: ApplyResult) => void;
+  reject: (error: unknown) => void;
+}
+
+interface CallRowState extends CallRow {
+  ended_at: Date | string | null;
+  duration_seconds: number | null;
+  outcome: string | null;
+  error_text: string | null;
+}
 
 /**
  * The one place a call's state moves: status callbacks of a real carrier (after their signature
@@ -129,60 +171,147 @@ export class CallTracker {
     return row?.id ?? null;
   }
 
+  /** Reports waiting for the next batch, in arrival order. */
+  private readonly queue: QueuedReport[] = [];
+  private flushing: Promise<void> | null = null;
+
   /**
    * Applies one report of the call's progress; a report for a call we do not know changes nothing.
    * `reached`: flow nodes the call walked, recorded in the same transaction (the simulator's answer).
+   *
+   * Reports are applied in batches (group commit): those that arrive while a batch is being
+   * written wait for the next one, and each batch is one transaction that moves its calls, writes
+   * their events and records their effects together, a call at most once per batch (a second
+   * report of the same call waits for the next batch, so each move is seen in order). The promise
+   * settles when the report's batch has committed; a batch that fails is retried report by report,
+   * so one bad report fails alone.
    */
-  async apply(callId: string, event: CallStatusEvent, reached: string[] = []): Promise<ApplyResult> {
+  apply(callId: string, event: CallStatusEvent, reached: string[] = []): Promise<ApplyResult> {
+    return new Promise<ApplyResult>((resolve, reject) => {
+      this.queue.push({ callId, event, reached, resolve, reject });
+      this.flushing ??= this.flush().finally(() => (this.flushing = null));
+    });
+  }
+
+  private async flush(): Promise<void> {
+    // Let the reports of this turn of the event loop join the first batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.queue.length > 0) {
+      const batch: QueuedReport[] = [];
+      const taken = new Set<string>();
+      for (let index = 0; index < this.queue.length && batch.length < APPLY_BATCH; ) {
+        const report = this.queue[index]!;
+        if (taken.has(report.callId)) {
+          index++;
+          continue;
+        }
+        taken.add(report.callId);
+        batch.push(report);
+        this.queue.splice(index, 1);
+      }
+      try {
+        const results = await this.applyBatch(batch);
+        batch.forEach((report, index) => report.resolve(results[index]!));
+      } catch (error) {
+        if (batch.length === 1) {
+          batch[0]!.reject(error);
+          continue;
+        }
+        this.logger.warn({ err: error, reports: batch.length }, 'a batch of call reports failed; applying them one by one');
+        for (const report of batch) {
+          try {
+            report.resolve((await this.applyBatch([report]))[0]!);
+          } catch (single) {
+            report.reject(single);
+          }
+        }
+      }
+    }
+  }
+
+  /** One transaction: the calls locked in id order, each report applied as `apply` describes, their effects batched. */
+  private async applyBatch(reports: QueuedReport[]): Promise<ApplyResult[]> {
     return this.sink.transaction(this.em.fork(), async (tx, effects) => {
-      const row = await lockCall(tx, callId);
-      if (!row) return 'unknown';
-      if (reached.length > 0) {
-        await this.reachIn(tx, row, reached, event.answeredBy);
-        row.reached_node_ids = [...new Set([...(row.reached_node_ids ?? []), ...reached])];
+      const ids = [...new Set(reports.map((report) => report.callId))].sort();
+      const rows = await query<CallRowState>(tx, `select * from calls where id in (${placeholders(ids)}) order by id for update`, ids);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      const changed = new Map<string, CallRowState>();
+      const moves: { callId: string; type: 'call.started' | 'call.ended' }[] = [];
+      const live: TrackedCall[] = [];
+      const ended: EndedCall[] = [];
+      const now = at(this.clock());
+      const results = reports.map(({ callId, event, reached }): ApplyResult => {
+        const row = byId.get(callId);
+        if (!row) return 'unknown';
+        if (reached.length > 0) {
+          const before = row.reached_node_ids ?? [];
+          row.reached_node_ids = [...before, ...reached.filter((id, index) => !before.includes(id) && reached.indexOf(id) === index)];
+          row.answered_by = row.answered_by ?? event.answeredBy ?? null;
+          changed.set(row.id, row);
+        }
+        if (row.carrier_call_id && event.carrierCallId && row.carrier_call_id !== event.carrierCallId) {
+          this.logger.warn({ callId, carrierCallId: event.carrierCallId }, 'a status report names another carrier call id; ignored');
+          return 'ignored';
+        }
+        const next = nextCallStatus(row.status, event.status);
+        if (next === null) {
+          // A late or repeated live report still says the call is alive.
+          if (!isFinalCallStatus(row.status) && !isFinalCallStatus(event.status)) live.push(tracked(row));
+          return 'ignored';
+        }
+        const answeredBy = event.answeredBy ?? row.answered_by;
+        const final = isFinalCallStatus(next);
+        const outcome = final ? outcomeOfEnded(next, answeredBy) : null;
+        const connected = outcome === 'answered' || outcome === 'voicemail';
+        const duration = final ? (connected ? Math.max(0, Math.round(event.durationSeconds ?? 0)) : 0) : null;
+        // A call reported ended before its answer was: it was answered `duration` seconds before it ended.
+        const answeredAt =
+          row.answered_at ?? (next === CallStatus.in_progress ? event.at : connected ? new Date(event.at.getTime() - (duration ?? 0) * 1000) : null);
+        const before = tracked(row);
+        row.status = next;
+        row.carrier_call_id = row.carrier_call_id ?? (event.carrierCallId || null);
+        row.answered_by = answeredBy;
+        row.answered_at = answeredAt && at(new Date(answeredAt));
+        row.ended_at = final ? at(event.at) : null;
+        row.duration_seconds = duration;
+        row.outcome = outcome;
+        row.error_text = event.errorText ?? row.error_text;
+        changed.set(row.id, row);
+        if (final) moves.push({ callId, type: 'call.ended' });
+        else if (next === CallStatus.in_progress) moves.push({ callId, type: 'call.started' });
+        const call = { ...before, status: next, carrierCallId: row.carrier_call_id };
+        if (outcome) ended.push({ call, outcome, durationSeconds: duration ?? 0 });
+        else live.push(call);
+        return 'applied';
+      });
+      if (changed.size > 0) {
+        const values = [...changed.values()].map((row) => ({
+          id: row.id,
+          status: row.status,
+          carrier_call_id: row.carrier_call_id,
+          answered_by: row.answered_by,
+          answered_at: row.answered_at && at(new Date(row.answered_at)),
+          ended_at: row.ended_at && at(new Date(row.ended_at)),
+          duration_seconds: row.duration_seconds,
+          outcome: row.outcome,
+          error_text: row.error_text,
+          reached_node_ids: row.reached_node_ids ?? [],
+        }));
+        await query(
+          tx,
+          `update calls c set status = v.status, carrier_call_id = v.carrier_call_id, answered_by = v.answered_by, answered_at = v.answered_at,
+                  ended_at = v.ended_at, duration_seconds = v.duration_seconds, outcome = v.outcome, error_text = v.error_text,
+                  reached_node_ids = v.reached_node_ids, updated_at = ?::timestamptz
+             from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, carrier_call_id text, answered_by text, answered_at timestamptz,
+                  ended_at timestamptz, duration_seconds int, outcome text, error_text text, reached_node_ids jsonb)
+            where c.id = v.id`,
+          [now, JSON.stringify(values)],
+        );
       }
-      if (row.carrier_call_id && event.carrierCallId && row.carrier_call_id !== event.carrierCallId) {
-        this.logger.warn({ callId, carrierCallId: event.carrierCallId }, 'a status report names another carrier call id; ignored');
-        return 'ignored';
-      }
-      const next = nextCallStatus(row.status, event.status);
-      if (next === null) {
-        // A late or repeated live report still says the call is alive.
-        if (!isFinalCallStatus(row.status) && !isFinalCallStatus(event.status)) await effects.live(tracked(row));
-        return 'ignored';
-      }
-      const answeredBy = event.answeredBy ?? row.answered_by;
-      const final = isFinalCallStatus(next);
-      const outcome = final ? outcomeOfEnded(next, answeredBy) : null;
-      const connected = outcome === 'answered' || outcome === 'voicemail';
-      const duration = final ? (connected ? Math.max(0, Math.round(event.durationSeconds ?? 0)) : 0) : null;
-      // A call reported ended before its answer was: it was answered `duration` seconds before it ended.
-      const answeredAt =
-        row.answered_at ?? (next === CallStatus.in_progress ? event.at : connected ? new Date(event.at.getTime() - (duration ?? 0) * 1000) : null);
-      await query(
-        tx,
-        `update calls set status = ?, carrier_call_id = coalesce(carrier_call_id, ?), answered_by = ?, answered_at = ?::timestamptz,
-                ended_at = ?::timestamptz, duration_seconds = ?, outcome = ?, error_text = coalesce(?, error_text), updated_at = ?::timestamptz
-          where id = ?`,
-        [
-          next,
-          event.carrierCallId || null,
-          answeredBy,
-          answeredAt && at(new Date(answeredAt)),
-          final ? at(event.at) : null,
-          duration,
-          outcome,
-          event.errorText ?? null,
-          at(this.clock()),
-          callId,
-        ],
-      );
-      if (final) await writeCallEvent(tx, callId, 'call.ended');
-      else if (next === CallStatus.in_progress) await writeCallEvent(tx, callId, 'call.started');
-      const call = { ...tracked(row), status: next, carrierCallId: row.carrier_call_id ?? event.carrierCallId };
-      if (outcome) await effects.ended(call, outcome, duration ?? 0);
-      else await effects.live(call);
-      return 'applied';
+      await writeCallEvents(tx, moves);
+      if (live.length > 0) await effects.liveAll(live);
+      if (ended.length > 0) await effects.endedAll(ended);
+      return results;
     });
   }
 

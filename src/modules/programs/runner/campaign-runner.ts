@@ -14,7 +14,8 @@ import { recoverExpiredLeases, renewLeases } from './leases.js';
 import { reconcileExpiredCalls } from './reconcile.js';
 import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './simulated-carrier.js';
 import { advanceSchedules } from './schedule.js';
-import { claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
+import { ClaimRaced, claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
+import { query } from './sql.js';
 
 /** How long a contact whose call the carrier never took (down, 5xx) waits before it is tried again. */
 export const PLACEMENT_RETRY_MS = 30_000;
@@ -86,6 +87,11 @@ export class CampaignRunner {
   private started = false;
   private stopRequested = false;
   private claims = 0;
+  /** A claim pass started because recorded calls freed slots (between ticks); at most one at a time. */
+  private claiming: Promise<void> | null = null;
+  private claimAgain = false;
+  /** Started runners with a fresh heartbeat, this one included (1 until the first tick tells). */
+  private runners = 1;
 
   constructor(private readonly options: CampaignRunnerOptions) {
     this.id = options.id ?? `${hostname().slice(0, 24)}-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -98,7 +104,14 @@ export class CampaignRunner {
     this.logger = options.logger.child({ runner: this.id });
     this.events = options.events ?? new ExecutionEvents(this.logger);
     this.placementRetryMs = options.placementRetryMs ?? PLACEMENT_RETRY_MS;
-    const sink = new ExecutionCallSink({ events: this.events, logger: this.logger, leaseMs: this.leaseMs, retryMs: this.placementRetryMs, clock: options.clock });
+    const sink = new ExecutionCallSink({
+      events: this.events,
+      logger: this.logger,
+      leaseMs: this.leaseMs,
+      retryMs: this.placementRetryMs,
+      clock: options.clock,
+      onFreed: () => this.claimSoon(),
+    });
     this.tracker = new CallTracker(options.em, sink, this.logger, this.clock);
     this.simulator = new SimulatedCarrier(options.dialer, this.logger, this.clock, options.simulatedSwitch);
     this.simulator.attach(this.tracker);
@@ -126,6 +139,12 @@ export class CampaignRunner {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running;
+    await this.claiming;
+    // Its share goes to the others at once.
+    await query(this.options.em.fork(), 'delete from runner_heartbeats where id = ?', [this.id]).catch((error: unknown) =>
+      this.logger.warn({ err: error }, 'could not remove the runner heartbeat; it ages out'),
+    );
+    this.runners = 1;
     if (this.callsInFlight > 0) {
       let timeout: NodeJS.Timeout | undefined;
       const bound = new Promise<void>((resolve) => (timeout = setTimeout(resolve, graceMs)));
@@ -138,9 +157,10 @@ export class CampaignRunner {
 
   /** Resolves when every call placed so far has been placed, and every simulated one has ended and been recorded. */
   async idle(): Promise<void> {
-    while (this.calls.size > 0 || this.simulator.live > 0) {
+    while (this.calls.size > 0 || this.simulator.live > 0 || this.claiming) {
       await Promise.allSettled([...this.calls.keys()]);
       await this.simulator.idle();
+      await this.claiming;
     }
   }
 
@@ -163,6 +183,7 @@ export class CampaignRunner {
     const em = this.options.em.fork();
     // An injected clock also measures the leases (deterministic tests); otherwise the database's now() does.
     const leaseClock = this.options.clock ? now : null;
+    if (this.started) await this.step('heartbeat', () => this.heartbeat(em));
     await this.step('renew leases', () => renewLeases(em, [...new Set(this.calls.values())], this.leaseMs, leaseClock, now));
     await this.step('reconcile calls', async () => {
       const reconciled = await reconcileExpiredCalls(em, {
@@ -179,18 +200,62 @@ export class CampaignRunner {
       if (recovered > 0) this.logger.warn({ recovered }, 'took back contacts whose lease expired');
     });
     await this.step('advance schedules', () => advanceSchedules(em, now, this.events));
-    await this.step('claim calls', async () => {
-      for (const execution of await listRunnable(em)) {
-        if (this.stopRequested) return;
-        const token = `${this.id}#${++this.claims}`;
-        try {
-          for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events })) this.place(call);
-        } catch (error) {
-          this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
-        }
-      }
-    });
+    await this.step('claim calls', () => this.claimAll(em, now, leaseClock));
     for (const hook of this.onTick) await this.step('tick hook', () => hook(now));
+  }
+
+  /**
+   * A started runner says it is alive and learns how many are (heartbeats of the last three ticks,
+   * at least 3 s): each then claims its share of an execution's concurrent calls.
+   */
+  private async heartbeat(em: EntityManager): Promise<void> {
+    const [row] = await query<{ others: number | string }>(
+      em,
+      `with beat as (insert into runner_heartbeats (id, seen_at) values (?, clock_timestamp())
+                     on conflict (id) do update set seen_at = excluded.seen_at returning id)
+       select count(*) as others from runner_heartbeats
+        where seen_at > clock_timestamp() - ? * interval '1 millisecond' and id <> (select id from beat)`,
+      [this.id, Math.max(3 * this.intervalMs, 3000)],
+    );
+    this.runners = 1 + Number(row?.others ?? 0);
+  }
+
+  /** Claims due contacts of every running execution with free slots, and places their calls. */
+  private async claimAll(em: EntityManager, now: Date, leaseClock: Date | null): Promise<void> {
+    for (const execution of await listRunnable(em)) {
+      if (this.stopRequested) return;
+      const token = `${this.id}#${++this.claims}`;
+      try {
+        const share = this.started ? { runnerId: this.id, runners: this.runners } : undefined;
+        for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events, share })) this.place(call);
+      } catch (error) {
+        if (error instanceof ClaimRaced) {
+          // Rolled back, nothing placed: claim again with what the execution is now.
+          this.logger.debug({ executionId: execution.id }, error.message);
+          this.claimSoon();
+        } else this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
+      }
+    }
+  }
+
+  /**
+   * Recorded calls freed slots: a started runner claims again now rather than at its next tick, so
+   * a campaign's pace is its calls', not the tick's. Passes never overlap; one asked for while one
+   * runs follows it. A runner driven by hand (tick() without start()) claims only on its ticks.
+   */
+  private claimSoon(): void {
+    if (!this.started || this.stopRequested) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = (async () => {
+      do {
+        this.claimAgain = false;
+        const now = this.clock();
+        await this.step('claim calls', () => this.claimAll(this.options.em.fork(), now, this.options.clock ? now : null));
+      } while (this.claimAgain && this.started && !this.stopRequested);
+    })().finally(() => (this.claiming = null));
   }
 
   private async step(name: string, run: () => Promise<unknown>): Promise<void> {

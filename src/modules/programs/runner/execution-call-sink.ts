@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { CallEffects, CallSink, TrackedCall } from '../../telephony/call-tracker.js';
+import type { CallEffects, CallSink, EndedCall, TrackedCall } from '../../telephony/call-tracker.js';
 import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
 import { recordLedgerEntry } from '../../organizations/credit.service.js';
 import type { ExecutionEvents, RecordTransition } from '../execution-events.js';
-import { recordCallIn } from './call-recorder.js';
+import { recordCallsIn } from './call-recorder.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, query } from './sql.js';
-import { loadExecution } from './work-queue.js';
+import { loadExecutions } from './work-queue.js';
 
 export interface ExecutionCallSinkOptions {
   events: ExecutionEvents;
@@ -18,6 +18,8 @@ export interface ExecutionCallSinkOptions {
   retryMs: number;
   /** The runner's injected clock (tests); leases then run on it rather than the database's. */
   clock?: () => Date;
+  /** Called after a transaction that recorded ended calls has committed: slots are free (the runner claims again). */
+  onFreed?: () => void;
 }
 
 /**
@@ -27,35 +29,59 @@ export interface ExecutionCallSinkOptions {
 export class ExecutionCallSink implements CallSink {
   constructor(private readonly options: ExecutionCallSinkOptions) {}
 
-  transaction<T>(em: EntityManager, work: (tx: EntityManager, effects: CallEffects) => Promise<T>): Promise<T> {
-    return this.options.events.transaction(em, (tx, record) => work(tx, this.effects(tx, record)));
+  async transaction<T>(em: EntityManager, work: (tx: EntityManager, effects: CallEffects) => Promise<T>): Promise<T> {
+    let freed = false;
+    const result = await this.options.events.transaction(em, (tx, record) => {
+      freed = false;
+      return work(tx, this.effects(tx, record, () => (freed = true)));
+    });
+    if (freed) this.options.onFreed?.();
+    return result;
   }
 
   private now(): Date {
     return this.options.clock?.() ?? new Date();
   }
 
-  private effects(tx: EntityManager, record: RecordTransition): CallEffects {
+  private effects(tx: EntityManager, record: RecordTransition, freed: () => void): CallEffects {
     const { leaseMs, retryMs, logger } = this.options;
     const leaseClock = this.options.clock ? this.now() : null;
+    const liveAll = async (calls: TrackedCall[]) => {
+      const claimed = calls.filter((call) => call.executionContactId && call.claimToken);
+      if (claimed.length === 0) return;
+      await query(
+        tx,
+        `update execution_contacts ec set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond'
+           from (select v.id, v.token from jsonb_to_recordset(?::jsonb) as v(id uuid, token text)
+                   join execution_contacts locked on locked.id = v.id order by v.id for no key update of locked) v
+          where ec.id = v.id and ec.claimed_by = v.token and ec.status = 'in_progress'`,
+        [leaseNow(leaseClock), leaseMs, JSON.stringify(claimed.map((call) => ({ id: call.executionContactId, token: call.claimToken })))],
+      );
+    };
+    const endedAll = async (ends: EndedCall[]) => {
+      const ofExecutions = ends.filter(({ call }) => call.executionContactId && call.claimToken && call.executionId);
+      if (ofExecutions.length === 0) return;
+      const executions = await loadExecutions(tx, [...new Set(ofExecutions.map(({ call }) => call.executionId!))]);
+      const known = ofExecutions.filter(({ call }) => executions.has(call.executionId!));
+      const results = await recordCallsIn(
+        tx,
+        record,
+        known.map(({ call, outcome, durationSeconds }) => ({
+          claim: { executionContactId: call.executionContactId!, token: call.claimToken!, attempt: call.attempt, execution: executions.get(call.executionId!)! },
+          result: { outcome, reachedNodeIds: call.reachedNodeIds, durationSeconds },
+        })),
+        this.now(),
+      );
+      results.forEach((result, index) => {
+        if (result === 'recorded') freed();
+        else logger.warn({ callId: known[index]!.call.id, executionContactId: known[index]!.call.executionContactId }, 'the contact was claimed again meanwhile; this call is kept but not counted');
+      });
+    };
     return {
-      live: async (call) => {
-        if (!call.executionContactId || !call.claimToken) return;
-        await query(
-          tx,
-          `update execution_contacts set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond'
-            where id = ? and claimed_by = ? and status = 'in_progress'`,
-          [leaseNow(leaseClock), leaseMs, call.executionContactId, call.claimToken],
-        );
-      },
-      ended: async (call, outcome, durationSeconds) => {
-        if (!call.executionContactId || !call.claimToken || !call.executionId) return;
-        const execution = await loadExecution(tx, call.executionId);
-        if (!execution) return;
-        const claim = { executionContactId: call.executionContactId, token: call.claimToken, attempt: call.attempt, execution };
-        const result = await recordCallIn(tx, record, claim, { outcome, reachedNodeIds: call.reachedNodeIds, durationSeconds }, this.now());
-        if (result === 'dropped') logger.warn({ callId: call.id, executionContactId: call.executionContactId }, 'the contact was claimed again meanwhile; this call is kept but not counted');
-      },
+      live: (call) => liveAll([call]),
+      liveAll,
+      ended: (call, outcome, durationSeconds) => endedAll([{ call, outcome, durationSeconds }]),
+      endedAll,
       released: async (call, retryAfterMs) => this.release(tx, call, retryAfterMs ?? retryMs),
       refund: async (call) => this.refund(tx, call),
     };

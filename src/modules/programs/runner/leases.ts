@@ -13,13 +13,18 @@ export function leaseNow(clockTime: Date | null): string | null {
   return clockTime && at(clockTime);
 }
 
-/** Pushes the lease of the rows this runner is still calling, so a long call is not taken over. */
+/**
+ * Pushes the lease of the rows this runner is still calling, so a long call is not taken over. Rows
+ * another transaction holds (a batch recording their calls) are skipped, not waited for: waiting
+ * while holding the others could deadlock with that batch, and a row being recorded needs no lease.
+ */
 export async function renewLeases(em: EntityManager, tokens: string[], leaseMs: number, clockTime: Date | null, now: Date): Promise<void> {
   if (tokens.length === 0) return;
   await query(
     em,
     `update execution_contacts set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond', updated_at = ?::timestamptz
-      where status = 'in_progress' and claimed_by in (${placeholders(tokens)})`,
+      where id in (select id from execution_contacts where status = 'in_progress' and claimed_by in (${placeholders(tokens)})
+                    order by id for no key update skip locked)`,
     [leaseNow(clockTime), leaseMs, at(now), ...tokens],
   );
 }

@@ -10,7 +10,6 @@ import { isWithinWindow } from './calling-window.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, placeholders, query } from './sql.js';
 import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
-import { recordLedgerEntry } from '../../organizations/credit.service.js';
 
 /** A running execution and the program settings the runner needs to advance it. */
 export interface RunnableExecution {
@@ -29,6 +28,17 @@ export interface RunnableExecution {
   fromNumber: string | null;
   connectionId: string | null;
   callsPerSecond: number | null;
+}
+
+/**
+ * The execution moved (paused, stopped, filled by another runner) between a claim's first read and
+ * its update: the claim is rolled back, nothing of it happened, and the runner claims again.
+ */
+export class ClaimRaced extends Error {
+  constructor(executionId: string) {
+    super(`Execution ${executionId} changed while its calls were being claimed; the claim was rolled back`);
+    this.name = 'ClaimRaced';
+  }
 }
 
 /** A row this runner holds: `token` is written to claimed_by and must still be there to record the call. */
@@ -94,6 +104,13 @@ export async function loadExecution(em: EntityManager, executionId: string): Pro
   return row ? runnable(row) : null;
 }
 
+/** Several executions by id, with their program's settings, in one statement. */
+export async function loadExecutions(em: EntityManager, executionIds: string[]): Promise<Map<string, RunnableExecution>> {
+  if (executionIds.length === 0) return new Map();
+  const rows = await query<ExecutionRow>(em, `${EXECUTION_SELECT} where e.id in (${placeholders(executionIds)})`, executionIds);
+  return new Map(rows.map((row) => [row.id, runnable(row)]));
+}
+
 /** Running executions with a free call slot, with their program's settings (the flow the execution started with, else the program's). */
 export async function listRunnable(em: EntityManager): Promise<RunnableExecution[]> {
   const rows = await query<ExecutionRow>(
@@ -117,16 +134,22 @@ interface CandidateRow {
 
 /**
  * Claims due pending rows of one execution inside the calling window, up to its free slots, and
- * spends one credit per call, all in one transaction with the counters. The execution row is
- * locked first, so two runners cannot both fill the same slots; rows another transaction holds
- * are skipped. When the credits run out, the rows not paid for stay pending and the execution
+ * spends one credit per call, all in one transaction with the counters. The execution's row is
+ * updated last, on condition that it is still running and the calls still fit its concurrency
+ * (else the whole claim rolls back: ClaimRaced), so two runners cannot both fill the same slots
+ * and a pause that committed first is never dialed past; rows another transaction holds are skipped. When the credits run out, the rows not paid for stay pending and the execution
  * moves to paused_no_credits. Contacts that opted out or were deleted since the start fail without a call.
  */
 export async function claimCalls(
   em: EntityManager,
   execution: RunnableExecution,
   /** `leaseClock`: the time leases are measured from; null for the database clock (see leases.ts). */
-  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null; events: ExecutionEvents },
+  /**
+   * `share`: this runner and how many runners share the work (heartbeats); it then holds at most
+   * its share (ceil(maxConcurrentCalls / runners)) of the execution's calls in progress, so every
+   * replica gets work. Without it the runner fills every free slot.
+   */
+  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null; events: ExecutionEvents; share?: { runnerId: string; runners: number } },
 ): Promise<ClaimedCall[]> {
   const { now, token } = options;
   const moved = (from: ExecutionStatus, to: ExecutionStatus, reason: 'no_credits' | 'no_contacts_left') => ({
@@ -138,23 +161,38 @@ export async function claimCalls(
     reason,
   });
   return options.events.transaction(em, async (tx, record) => {
-    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
+    const shared = options.share && options.share.runners > 1 ? options.share : null;
+    // Read without a lock: every decision below is made again by the conditional update at the end,
+    // which is the only statement that locks the execution's row (the row every recorder and control
+    // move locks too), so the row is held from that update to the commit and no longer.
+    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number; mine: number | string | null }>(
       tx,
-      'select status, contacts_pending, contacts_in_progress from executions where id = ? for update',
-      [execution.id],
+      shared
+        ? `select status, contacts_pending, contacts_in_progress,
+                  (select count(*) from execution_contacts ec where ec.execution_id = e.id and ec.status = 'in_progress' and ec.claimed_by like ?) as mine
+             from executions e where id = ?`
+        : 'select status, contacts_pending, contacts_in_progress, null as mine from executions where id = ?',
+      shared ? [`${shared.runnerId.replace(/[\\%_]/g, '\\$&')}#%`, execution.id] : [execution.id],
     );
     if (!state || state.status !== ExecutionStatus.running) return [];
     if (state.contacts_pending === 0 && state.contacts_in_progress === 0) {
-      assertMove(state.status, ExecutionStatus.completed);
+      const [locked] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
+        tx,
+        'select status, contacts_pending, contacts_in_progress from executions where id = ? for update',
+        [execution.id],
+      );
+      if (!locked || locked.status !== ExecutionStatus.running || locked.contacts_pending !== 0 || locked.contacts_in_progress !== 0) return [];
+      assertMove(locked.status, ExecutionStatus.completed);
       await query(
         tx,
         `update executions set status = 'completed', actual_end_at = ?::timestamptz, updated_at = ?::timestamptz where id = ?`,
         [at(now), at(now), execution.id],
       );
-      record(moved(state.status, ExecutionStatus.completed, 'no_contacts_left'));
+      record(moved(locked.status, ExecutionStatus.completed, 'no_contacts_left'));
       return [];
     }
     let slots = execution.maxConcurrentCalls - state.contacts_in_progress;
+    if (shared) slots = Math.min(slots, Math.ceil(execution.maxConcurrentCalls / shared.runners) - Number(state.mine ?? 0));
     if (slots <= 0 || state.contacts_pending === 0) return [];
     if (execution.carrier !== ProgramCarrier.simulator) {
       // The connection was deleted, or the number moved to another carrier: nothing is placed until it is mended.
@@ -164,15 +202,20 @@ export async function claimCalls(
     }
 
     const due = `ec.execution_id = ? and ec.status = 'pending' and (ec.next_attempt_at is null or ec.next_attempt_at <= ?::timestamptz)`;
-    // The window is checked once per time zone, so a page of rows outside it never blocks the queue.
-    const zones = await query<{ time_zone: string | null }>(tx, `select distinct ec.time_zone from execution_contacts ec where ${due}`, [execution.id, at(now)]);
-    const open = zones.map((row) => row.time_zone).filter((zone) => isWithinWindow(now, zone, execution.callingWindow));
-    if (open.length === 0) return [];
-    const named = open.filter((zone): zone is string => zone !== null);
-    const zoneClauses = [
-      ...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []),
-      ...(open.includes(null) ? ['ec.time_zone is null'] : []),
-    ];
+    // The window is checked once per time zone, so a page of rows outside it never blocks the queue
+    // (without a window every zone is open, and nothing needs checking).
+    let named: string[] = [];
+    let zoneClauses = ['true'];
+    if (execution.callingWindow) {
+      const zones = await query<{ time_zone: string | null }>(tx, `select distinct ec.time_zone from execution_contacts ec where ${due}`, [execution.id, at(now)]);
+      const open = zones.map((row) => row.time_zone).filter((zone) => isWithinWindow(now, zone, execution.callingWindow));
+      if (open.length === 0) return [];
+      named = open.filter((zone): zone is string => zone !== null);
+      zoneClauses = [
+        ...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []),
+        ...(open.includes(null) ? ['ec.time_zone is null'] : []),
+      ];
+    }
     const candidates = await query<CandidateRow>(
       tx,
       `select ec.id, ec.contact_id, ec.phone, ec.time_zone, ec.attempts,
@@ -197,45 +240,56 @@ export async function claimCalls(
       );
     }
     const callable = candidates.filter((row) => !row.gone);
-    const paid: CandidateRow[] = [];
-    let balanceAfter = 0;
-    for (const row of callable) {
-      const [spent] = await query<{ credit_balance: number }>(
+    // The rows and their call records first, then the credits: the organization's row (which every
+    // claim of the organization updates) is held from the credits to the commit, two statements.
+    const callIds = await openCalls(tx, execution, callable, token, options.leaseClock ?? null, now, {
+      sql: `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ${LEASE_NOW} + ? * interval '1 millisecond',
+                   attempts = attempts + 1, updated_at = ?::timestamptz
+             where id in (${placeholders(callable)})`,
+      params: [token, leaseNow(options.leaseClock ?? null), options.leaseMs, at(now), ...callable.map((row) => row.id)],
+    });
+    // The credits and their ledger row (one per claimed batch) in one statement: as many as the
+    // organization has, up to one per callable row. The row is locked FOR NO KEY UPDATE, as an UPDATE
+    // locks it, so other transactions' inserts that reference the organization (events) go on.
+    let paidCount = 0;
+    if (callable.length > 0) {
+      const [spent] = await query<{ credit_balance: number; taken: number }>(
         tx,
-        'update organizations set credit_balance = credit_balance - 1 where id = ? and credit_balance >= 1 returning credit_balance',
-        [execution.organizationId],
+        `with t as (select id, least(greatest(credit_balance, 0), ?::int) as taken from organizations where id = ? for no key update),
+              spent as (update organizations o set credit_balance = o.credit_balance - t.taken from t where o.id = t.id returning o.credit_balance, t.taken),
+              ledger as (insert into credit_ledger (id, organization_id, kind, amount, balance_after, reason, execution_id, created_at)
+                         select ?, ?, ?, -taken, credit_balance, null, ?, now() from spent where taken > 0)
+         select credit_balance, taken from spent`,
+        [callable.length, execution.organizationId, randomUUID(), execution.organizationId, CreditEntryKind.spend, execution.id],
       );
-      if (!spent) break;
-      balanceAfter = Number(spent.credit_balance);
-      paid.push(row);
+      paidCount = Number(spent?.taken ?? 0);
     }
-    // One ledger row per claimed batch (a credit per call), in the transaction that took the credits.
-    if (paid.length > 0) {
-      await recordLedgerEntry(tx, { organizationId: execution.organizationId, kind: CreditEntryKind.spend, amount: -paid.length, balanceAfter, executionId: execution.id });
-    }
-    const outOfCredits = paid.length < callable.length;
-    if (outOfCredits) assertMove(state.status, ExecutionStatus.paused_no_credits);
-
-    const ids = paid.map((row) => row.id);
-    if (ids.length) {
+    const paid = callable.slice(0, paidCount);
+    const unpaid = callable.slice(paidCount);
+    if (unpaid.length > 0) {
+      // Out of credits: the rows not paid for stay pending, as if never claimed.
+      const unpaidIds = unpaid.map((row) => row.id);
+      await query(tx, `delete from calls where id in (${placeholders(unpaidIds)})`, callIds.slice(paidCount));
       await query(
         tx,
-        `update execution_contacts set status = 'in_progress', claimed_by = ?, lease_until = ${LEASE_NOW} + ? * interval '1 millisecond',
-                attempts = attempts + 1, updated_at = ?::timestamptz
-          where id in (${placeholders(ids)})`,
-        [token, leaseNow(options.leaseClock ?? null), options.leaseMs, at(now), ...ids],
+        `update execution_contacts set status = 'pending', claimed_by = null, lease_until = null, attempts = attempts - 1 where id in (${placeholders(unpaidIds)})`,
+        unpaidIds,
       );
     }
-    const callIds = await openCalls(tx, execution, paid, token, options.leaseClock ?? null, now);
+    const outOfCredits = unpaid.length > 0;
+    if (outOfCredits) assertMove(state.status, ExecutionStatus.paused_no_credits);
+    const ids = paid.map((row) => row.id);
     const taken = ids.length + gone.length;
     if (taken > 0 || outOfCredits) {
-      await query(
+      // Still running, and the calls still fit in its concurrency: else nothing of this claim happened.
+      const applied = await query(
         tx,
         `update executions set contacts_pending = contacts_pending - ?, contacts_in_progress = contacts_in_progress + ?,
                 contacts_failed = contacts_failed + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz
-          where id = ?`,
-        [taken, ids.length, gone.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id],
+          where id = ? and status = 'running' and (?::int = 0 or contacts_in_progress + ?::int <= ?) returning id`,
+        [taken, ids.length, gone.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id, ids.length, ids.length, execution.maxConcurrentCalls],
       );
+      if (applied.length === 0) throw new ClaimRaced(execution.id);
     }
     if (outOfCredits) record(moved(state.status, ExecutionStatus.paused_no_credits, 'no_credits'));
     return paid.map((row, index) => ({
@@ -277,6 +331,8 @@ async function openCalls(
   token: string,
   clockTime: Date | null,
   now: Date,
+  /** A data-modifying statement run with the insert, as its CTE (the claimed rows' update). */
+  alongside: { sql: string; params: unknown[] },
 ): Promise<string[]> {
   const ids = rows.map(() => randomUUID());
   if (rows.length === 0) return ids;
@@ -301,10 +357,11 @@ async function openCalls(
   ]);
   await query(
     tx,
-    `insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, agent_id, execution_contact_id, claim_token,
+    `with alongside as (${alongside.sql})
+     insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, agent_id, execution_contact_id, claim_token,
                         direction, from_number, to_number, status, attempt, carrier, carrier_connection_id, queued_at, reached_node_ids, credits_charged)
      values ${values.join(', ')}`,
-    params,
+    [...alongside.params, ...params],
   );
   return ids;
 }

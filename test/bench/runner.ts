@@ -1,0 +1,334 @@
+// The bench's `runner` section (`npm run bench -- --only=runner`, also part of the default run): one
+// campaign of 10,000 contacts at 100 concurrent calls, instant simulated calls (DIALER_SPEED_MS=0,
+// DIALER_VOICE=false: the dialer's seeded walk, no conversation), run by 1 and by 2 processes of the
+// real built server (`node dist/src/main.js`, runner on) on the bench's PostgreSQL, interleaved,
+// medians quoted. Each run gets a fresh execution of the same program, a pg_stat_statements reset
+// before it and SQL checks after it: every contact dialed exactly once, no contact dialed twice, the
+// counters and credits exact. A run that breaks any of these fails the bench.
+import { randomBytes } from 'node:crypto';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { ApiClient } from './client.js';
+import type { BenchDatabase } from './database.js';
+import { median } from './measure.js';
+import { startGateway, type ServerProcess } from './servers.js';
+import { freePort } from '../support/pg-cluster.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+
+export const RUNNER_CONTACTS = 10_000;
+export const RUNNER_CONCURRENCY = 100;
+/** The runners' tick (RUNNER_INTERVAL_MS); between ticks a runner claims again as soon as calls end. */
+export const RUNNER_BENCH_INTERVAL_MS = 100;
+
+export interface RunnerRun {
+  replicas: number;
+  round: number;
+  /** Dialed contacts over the time from the execution's start to its last recorded call. */
+  callsPerSecond: number;
+  seconds: number;
+  dialed: number;
+  statements: number | null;
+  statementsPerContact: number | null;
+  /** Contacts with more than one call in the execution (must be 0). */
+  dialedTwice: number;
+  /** Contacts of the execution without any call (must be 0). */
+  notDialed: number;
+  /** The execution's counters and credits against its rows. */
+  countersExact: boolean;
+  loadAverage: number;
+}
+
+export interface RunnerSummary {
+  contacts: number;
+  concurrency: number;
+  rounds: number;
+  intervalMs: number;
+  callsPerSecond: { one: number; two: number; ratio: number };
+  statementsPerContact: { one: number | null; two: number | null };
+  dialedTwice: number;
+  loadAverage: { start: number; end: number };
+  runs: RunnerRun[];
+}
+
+export class RunnerCheckError extends Error {}
+
+/** What is still running when the bench is torn down by a signal or an error. */
+const live: { gateway?: ServerProcess; replicas: Set<() => void> } = { replicas: new Set() };
+export function killRunnerBench(): void {
+  live.gateway?.kill();
+  for (const kill of live.replicas) kill();
+}
+
+/** The operators' CLI beside the server: its last JSON line. */
+function cli<T>(databaseUrl: string, args: string[]): T {
+  const result = spawnSync(process.execPath, [`${ROOT}dist/src/cli.js`, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${args[0]} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').pop()!) as T;
+}
+
+/** A replica: the production entry with its runner on, dialing through the simulator at once. */
+async function startReplica(databaseUrl: string, log: string): Promise<{ stop(): Promise<void>; kill(): void; exited: () => string | null }> {
+  const port = await freePort();
+  const out = openSync(log, 'a');
+  const child = spawn(process.execPath, [`${ROOT}dist/src/main.js`], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      RUNNER_ENABLED: 'true',
+      RUNNER_INTERVAL_MS: String(RUNNER_BENCH_INTERVAL_MS),
+      DIALER_SPEED_MS: '0',
+      DIALER_VOICE: 'false',
+      DIALER_SEED: 'bench',
+    },
+    stdio: ['ignore', out, out],
+  });
+  closeSync(out);
+  let exited: string | null = null;
+  const kill = () => child.kill('SIGKILL');
+  live.replicas.add(kill);
+  child.once('exit', (code, signal) => {
+    exited = `${code ?? signal}`;
+    live.replicas.delete(kill);
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`a runner replica exited (${exited}) before it was ready; its log: ${log}`);
+    if (Date.now() > deadline) throw new Error(`a runner replica was not ready within 60 s; its log: ${log}`);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.status === 200, () => false);
+    if (ready) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    exited: () => exited,
+    async stop() {
+      if (exited) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await gone;
+      clearTimeout(timer);
+    },
+    kill() {
+      if (!exited) child.kill('SIGKILL');
+    },
+  };
+}
+
+const FLOW = {
+  name: 'Bench runner flow',
+  nodes: [
+    { id: 'start', type: 'start' },
+    { id: 'greet', type: 'say', label: 'Say hello' },
+    { id: 'vm', type: 'voicemail', label: 'Leave a message' },
+    { id: 'end', type: 'end' },
+  ],
+  edges: [
+    { from: 'start', to: 'greet', condition: 'answered' },
+    { from: 'start', to: 'vm', condition: 'voicemail' },
+    { from: 'greet', to: 'end' },
+    { from: 'vm', to: 'end' },
+  ],
+};
+
+/** An organization of its own with 10,000 contacts in one audience and a program over them, one attempt each. */
+async function prepare(database: BenchDatabase, log: (line: string) => void, setupLog: string): Promise<{ api: ApiClient; gateway: ServerProcess; organizationId: string; programId: string }> {
+  const gateway = await startGateway(database.url, `bench_${randomBytes(24).toString('hex')}`, setupLog);
+  const org = cli<{ apiKey: string; organizationId: string }>(database.url, ['org:create', '--name', 'Bench Runner', '--email', 'owner@runner.bench.test']);
+  cli(database.url, ['credits:add', '--org', org.organizationId, '--amount', '1000000', '--reason', 'bench runner']);
+  const api = new ApiClient(gateway.base, org.apiKey);
+  for (let first = 0; first < RUNNER_CONTACTS; first += 2000) {
+    const contacts = Array.from({ length: Math.min(2000, RUNNER_CONTACTS - first) }, (_, k) => ({
+      name: `Runner ${first + k}`,
+      phone: `+1646${String(1_000_000 + first + k).padStart(7, '0')}`,
+    }));
+    await api.post('/api/contacts/import', { contacts });
+  }
+  const audience = await api.post<{ id: string }>('/api/audience', { name: 'Runner bench: everyone' });
+  // Members in one statement (the REST door takes lists of ids; 10,000 of them is a seeding detail).
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into audience_members (id, created_at, updated_at, organization_id, audience_id, contact_id)
+       select gen_random_uuid(), now(), now(), organization_id, $2, id from contacts where organization_id = $1`,
+      [org.organizationId, audience.id],
+    );
+  } finally {
+    await client.end();
+  }
+  const flow = await api.post<{ id: string }>('/api/call-flows', FLOW);
+  const program = await api.post<{ id: string }>('/api/programs', {
+    name: 'Runner bench',
+    kind: 'campaign',
+    flowId: flow.id,
+    audienceId: audience.id,
+    maxConcurrentCalls: RUNNER_CONCURRENCY,
+    retryPolicy: { maxAttempts: 1, retryDelayMinutes: 30 },
+  });
+  await api.post(`/api/programs/${program.id}/activate`);
+  log(`  runner: organization with ${RUNNER_CONTACTS.toLocaleString('en')} contacts and a simulator program (concurrency ${RUNNER_CONCURRENCY}, one attempt)`);
+  return { api, gateway, organizationId: org.organizationId, programId: program.id };
+}
+
+interface Checked {
+  seconds: number;
+  dialed: number;
+  dialedTwice: number;
+  notDialed: number;
+  countersExact: boolean;
+}
+
+/** What the run did, in SQL: calls per contact, and the execution's counters and credits against its rows. */
+async function check(client: pg.Client, executionId: string): Promise<Checked> {
+  const { rows: [calls] } = await client.query<{ dialed: string; twice: string; not_dialed: string }>(
+    `select (select count(distinct execution_contact_id) from calls where execution_id = $1) as dialed,
+            (select count(*) from (select execution_contact_id from calls where execution_id = $1 group by 1 having count(*) > 1) t) as twice,
+            (select count(*) from execution_contacts ec where ec.execution_id = $1
+                and not exists (select 1 from calls c where c.execution_contact_id = ec.id)) as not_dialed`,
+    [executionId],
+  );
+  const { rows: [execution] } = await client.query<{
+    seconds: number; total_contacts: number; contacts_completed: number; contacts_failed: number; contacts_pending: number;
+    contacts_in_progress: number; credits_spent: number; completed_rows: string; failed_rows: string; charged: string;
+  }>(
+    `select extract(epoch from (select max(ended_at) from calls where execution_id = e.id) - e.actual_start_at)::float8 as seconds,
+            e.total_contacts, e.contacts_completed, e.contacts_failed, e.contacts_pending, e.contacts_in_progress, e.credits_spent,
+            (select count(*) from execution_contacts where execution_id = e.id and status = 'completed') as completed_rows,
+            (select count(*) from execution_contacts where execution_id = e.id and status = 'failed') as failed_rows,
+            (select coalesce(sum(credits_charged), 0) from calls where execution_id = e.id) as charged
+       from executions e where e.id = $1`,
+    [executionId],
+  );
+  const e = execution!;
+  const countersExact =
+    e.contacts_pending === 0 &&
+    e.contacts_in_progress === 0 &&
+    e.contacts_completed === Number(e.completed_rows) &&
+    e.contacts_failed === Number(e.failed_rows) &&
+    e.contacts_completed + e.contacts_failed === e.total_contacts &&
+    e.credits_spent === Number(e.charged);
+  return { seconds: e.seconds, dialed: Number(calls!.dialed), dialedTwice: Number(calls!.twice), notDialed: Number(calls!.not_dialed), countersExact };
+}
+
+async function oneRun(database: BenchDatabase, api: ApiClient, programId: string, replicas: number, round: number, log: (line: string) => void): Promise<RunnerRun> {
+  const execution = await api.post<{ id: string }>(`/api/programs/${programId}/executions`, {});
+  const processes: Awaited<ReturnType<typeof startReplica>>[] = [];
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    for (let i = 0; i < replicas; i++) processes.push(await startReplica(database.url, `${RESULTS}runner-${replicas}-${round}-${i}.log`));
+    await database.resetStatements();
+    const loadAverage = loadavg()[0]!;
+    await api.post(`/api/executions/${execution.id}/start`);
+    // Polled on the bench database: these statements are counted, then taken off.
+    let polls = 0;
+    const deadline = Date.now() + 15 * 60_000;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      polls++;
+      const { rows } = await client.query<{ status: string }>('select status from executions where id = $1', [execution.id]);
+      if (rows[0]?.status === 'completed') break;
+      if (rows[0]?.status !== 'running') throw new RunnerCheckError(`the execution went ${rows[0]?.status} instead of completing`);
+      const dead = processes.find((process) => process.exited());
+      if (dead) throw new Error(`a runner replica exited (${dead.exited()}) during the run`);
+      if (Date.now() > deadline) throw new Error('the execution did not complete within 15 minutes');
+    }
+    const counted = await database.statementCount();
+    // The start request's own statements are few and stay in (a fraction of a statement per contact in 10,000).
+    const statements = counted === null ? null : counted - polls;
+    const checked = await check(client, execution.id);
+    const run: RunnerRun = {
+      replicas,
+      round,
+      callsPerSecond: checked.dialed / checked.seconds,
+      seconds: checked.seconds,
+      dialed: checked.dialed,
+      statements,
+      statementsPerContact: statements === null ? null : statements / Math.max(1, checked.dialed),
+      dialedTwice: checked.dialedTwice,
+      notDialed: checked.notDialed,
+      countersExact: checked.countersExact,
+      loadAverage,
+    };
+    log(
+      `  runner ${replicas} replica${replicas > 1 ? 's' : ''}, round ${round}: ${Math.round(run.callsPerSecond)} calls/s (${run.seconds.toFixed(1)} s), ` +
+        `${run.statementsPerContact?.toFixed(2) ?? 'n/a'} statements/contact, dialed twice ${run.dialedTwice}, not dialed ${run.notDialed}, counters ${run.countersExact ? 'exact' : 'WRONG'}`,
+    );
+    if (run.dialedTwice > 0 || run.notDialed > 0 || run.dialed !== RUNNER_CONTACTS || !run.countersExact) {
+      throw new RunnerCheckError(`the run with ${replicas} replica(s) broke a rule: ${JSON.stringify(run)}`);
+    }
+    return run;
+  } finally {
+    await Promise.all(processes.map((process) => process.stop()));
+    await client.end();
+  }
+}
+
+
+export async function runnerBench(database: BenchDatabase, rounds: number, log: (line: string) => void): Promise<RunnerSummary> {
+  const loadAtStart = loadavg()[0]!;
+  for (const file of readdirSync(RESULTS)) if (file.startsWith('runner-') && file.endsWith('.log')) rmSync(`${RESULTS}${file}`);
+  const setupLog = `${RESULTS}runner-setup.log`;
+  writeFileSync(setupLog, '');
+  const prepared = await prepare(database, log, setupLog);
+  live.gateway = prepared.gateway;
+  const runs: RunnerRun[] = [];
+  try {
+    await database.analyze();
+    const runCount = Math.max(3, rounds);
+    log(`  runner: ${runCount} rounds of (1 replica, 2 replicas), interleaved`);
+    for (let round = 1; round <= runCount; round++) {
+      for (const replicas of [1, 2]) runs.push(await oneRun(database, prepared.api, prepared.programId, replicas, round, log));
+    }
+  } finally {
+    await prepared.gateway.stop();
+  }
+  const of = (replicas: number) => runs.filter((run) => run.replicas === replicas);
+  const one = median(of(1).map((run) => run.callsPerSecond));
+  const two = median(of(2).map((run) => run.callsPerSecond));
+  const perContact = (replicas: number) => (database.statements ? median(of(replicas).map((run) => run.statementsPerContact ?? 0)) : null);
+  const summary: RunnerSummary = {
+    contacts: RUNNER_CONTACTS,
+    concurrency: RUNNER_CONCURRENCY,
+    rounds: Math.max(3, rounds),
+    intervalMs: RUNNER_BENCH_INTERVAL_MS,
+    callsPerSecond: { one, two, ratio: two / one },
+    statementsPerContact: { one: perContact(1), two: perContact(2) },
+    dialedTwice: runs.reduce((sum, run) => sum + run.dialedTwice, 0),
+    loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+    runs,
+  };
+  writeFileSync(`${RESULTS}runner.json`, `${JSON.stringify({ finishedAt: new Date().toISOString(), ...summary }, null, 2)}\n`);
+  return summary;
+}
+
+const RATIO_TARGET = 1.7;
+const STATEMENTS_TARGET = 4;
+
+export function runnerMarkdown(summary: RunnerSummary): string {
+  const fmt = (value: number | null, digits = 1) => (value === null ? 'n/a' : value.toFixed(digits));
+  const mark = (ok: boolean) => (ok ? '✓' : '✗');
+  const { one, two, ratio } = summary.callsPerSecond;
+  const statements = summary.statementsPerContact;
+  const worst = Math.max(statements.one ?? 0, statements.two ?? 0);
+  return [
+    `Campaign runner: ${summary.contacts.toLocaleString('en')} contacts, concurrency ${summary.concurrency}, instant simulated calls, ` +
+      `medians of ${summary.rounds} interleaved runs; load average ${summary.loadAverage.start.toFixed(2)} at start, ${summary.loadAverage.end.toFixed(2)} at end`,
+    '',
+    '| replicas | calls/s | ratio to 1 (target ≥ 1.7) | statements / dialed contact (target ≤ 4) | contacts dialed twice |',
+    '|---:|---:|---:|---:|---:|',
+    `| 1 | ${Math.round(one).toLocaleString('en')} | 1.00× | ${fmt(statements.one)} | ${summary.runs.filter((run) => run.replicas === 1).reduce((sum, run) => sum + run.dialedTwice, 0)} |`,
+    `| 2 | ${Math.round(two).toLocaleString('en')} | ${ratio.toFixed(2)}× (${mark(ratio >= RATIO_TARGET)}) | ${fmt(statements.two)} (${mark(worst <= STATEMENTS_TARGET)}) | ${summary.runs.filter((run) => run.replicas === 2).reduce((sum, run) => sum + run.dialedTwice, 0)} |`,
+  ].join('\n');
+}
