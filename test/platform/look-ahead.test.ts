@@ -117,6 +117,19 @@ describe('agents → conversations read with the page', () => {
     expect(rest.body.code).toBe('BAD_USER_INPUT');
   });
 
+  it('a sort field the relation does not allow is refused as by its batches', async () => {
+    const read = await org.graphql.run(LookAheadAgentsDocument, { limit: 5, conversations: 2, sortBy: 'bogus' });
+    const batched = await org.graphql.run(LookAheadAgentsBatchedDocument, { limit: 5, conversations: 2, sortBy: 'bogus' });
+    expect(read.errors?.length).toBeGreaterThan(0);
+    expect(read.errors!.map((error) => [error.extensions.code, error.message])).toEqual(
+      batched.errors!.filter((error: any) => !String(error.path).includes('again')).map((error) => [error.extensions.code, error.message]),
+    );
+    expect(read.errors!.every((error) => error.extensions.code === 'BAD_USER_INPUT')).toBe(true);
+    const rest = await org.rest.get(`/api/agents/${agentIds[0]}/conversations?sortBy=bogus`);
+    expect(rest.status).toBe(400);
+    expect(rest.body.code).toBe('BAD_USER_INPUT');
+  });
+
   it('a variable of the wrong type is a 400 BAD_USER_INPUT, before any statement', async () => {
     const statements = await recordStatements(app, async () => {
       const result = await org.graphql.run(LookAheadAgentsDocument, { limit: 5, conversations: 'many' as unknown as number });

@@ -86,9 +86,7 @@ export class AgentService {
       Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
     }
     const conversations = include.conversations;
-    const reads = conversations
-      ? conversationsOfAgents(this.em, actor.organizationId, conversations.args, conversations.fields, conversations.withTotal)
-      : null;
+    const reads = conversations ? this.conversationReads(actor, conversations) : null;
     const { rows, total, nested } = await readPage(this.em, Agent, where as QBFilterQuery<Agent>, {
       orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[],
       limit: args.limit,
@@ -112,6 +110,16 @@ export class AgentService {
       });
     }
     return { data: rows, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  /** The conversations read with a page, or null where their arguments are refused (the field then refuses them itself, per agent, as without the look-ahead). */
+  private conversationReads(actor: Actor, conversations: NonNullable<AgentInclude['conversations']>): ReturnType<typeof conversationsOfAgents> | null {
+    try {
+      return conversationsOfAgents(this.em, actor.organizationId, conversations.args, conversations.fields, conversations.withTotal);
+    } catch (error) {
+      if (error instanceof AppError) return null;
+      throw error;
+    }
   }
 
   async get(actor: Actor, id: string): Promise<Agent> {
