@@ -22,6 +22,7 @@ import type { GraphQLContext } from './graphql/context.js';
 import { formatError, sendGraphQLError } from './graphql/errors.js';
 import { costLimitPlugin } from './graphql/cost.js';
 import { gatewayPlugin } from './graphql/plugin.js';
+import { compiledGateway } from './graphql/compiled-executor.js';
 import { buildOpenApi } from './rest/openapi.js';
 import { Presenter } from './rest/present.js';
 import { errorDocs } from './rest/error-docs.js';
@@ -114,7 +115,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   }).protect();
   const metrics = config.metricsEnabled ? new GatewayMetrics(database) : null;
   const apollo = new ApolloServer<GraphQLContext>({
-    schema,
+    // The schema, executed by graphql-jit's compiled operations (src/graphql/compiled-executor.ts).
+    gateway: compiledGateway(schema),
     formatError(formatted, error) {
       const shaped = formatError(formatted, error);
       metrics?.countError(String(shaped.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));

@@ -5,6 +5,15 @@ export interface ReadOptions<T> {
   orderBy?: QueryOrderMap<T>[];
   limit?: number;
   offset?: number;
+  /** Correlated subqueries read with each row (a relation's rows as JSON), by name; see `nestedJson`. */
+  nested?: NestedSelect[];
+}
+
+/** A value computed per parent row in the parent's own statement: `sql(alias)` sees the parent's table as `alias`. */
+export interface NestedSelect {
+  name: string;
+  sql(alias: string): string;
+  params: unknown[];
 }
 
 // Read-only answers (a list page, a batch of a nested relation) are built from rows mapped onto
@@ -35,18 +44,116 @@ export async function readPage<T extends object>(
   entity: EntityClass<T>,
   where: QBFilterQuery<T>,
   options: ReadOptions<T> & { limit: number; offset: number },
-): Promise<{ rows: T[]; total: number }> {
-  const qb = em.createQueryBuilder(entity).select(['*', raw('count(*) over () as "__total"')]).where(where);
+): Promise<{ rows: T[]; total: number; nested: Record<string, unknown>[] }> {
+  const qb = em.createQueryBuilder(entity);
+  const nested = options.nested ?? [];
+  qb.select(['*', raw('count(*) over () as "__total"'), ...nested.map((each, index) => raw(`(${each.sql(qb.alias)}) as "__nested_${index}"`, each.params))]).where(where);
   applyOptions(qb, options);
   const rows = (await qb.execute('all', true)) as Record<string, unknown>[];
   const total = rows.length > 0 ? Number(rows[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
+  const values = rows.map((row) => {
+    const byName: Record<string, unknown> = {};
+    nested.forEach((each, index) => {
+      byName[each.name] = row[`__nested_${index}`];
+      delete row[`__nested_${index}`];
+    });
+    return byName;
+  });
   return {
     rows: rows.map((row) => {
       delete row.__total;
       return toReadObject(em, entity, row);
     }),
     total,
+    nested: values,
   };
+}
+
+// Relations read with their parents. When a GraphQL selection asks for a relation of every row of a
+// page (programs → executions, agents → conversations), the service reads it in the page's own
+// statement as a correlated subquery per parent (LIMIT per parent, on the relation's index) that
+// answers JSON, holding only the columns the selection needs. The relation's field resolver then
+// answers from the parent (`preloaded`) instead of a batch of its own: one statement, and no
+// per-column parsing of rows nobody reads. Anything the look-ahead does not cover still goes
+// through the per-request DataLoaders.
+
+const PRELOADED = new WeakMap<object, Map<string, unknown>>();
+
+/** Keeps `value` as the answer of `key` (relation name and arguments) for the read object `parent`. */
+export function preload(parent: object, key: string, value: unknown): void {
+  let values = PRELOADED.get(parent);
+  if (!values) PRELOADED.set(parent, (values = new Map()));
+  values.set(key, value);
+}
+
+/** What `preload` kept for `parent` under `key`, or undefined. */
+export function preloaded<V>(parent: object, key: string): V | undefined {
+  return PRELOADED.get(parent)?.get(key) as V | undefined;
+}
+
+interface StoredProperty {
+  name: string;
+  column: string;
+  date: boolean;
+}
+
+const STORED = new WeakMap<object, StoredProperty[]>();
+
+/** The properties of `entity` held in one column of its table (not formulas, not collections). */
+function storedProperties(em: EntityManager, entity: EntityClass<object>): StoredProperty[] {
+  let stored = STORED.get(entity);
+  if (!stored) {
+    stored = em
+      .getMetadata()
+      .get(entity)
+      .props.filter(
+        (prop) =>
+          prop.fieldNames?.length === 1 &&
+          !prop.formula &&
+          prop.persist !== false &&
+          (prop.kind === ReferenceKind.SCALAR || prop.kind === ReferenceKind.MANY_TO_ONE || (prop.kind === ReferenceKind.ONE_TO_ONE && prop.owner)),
+      )
+      .map((prop) => ({ name: prop.name, column: prop.fieldNames[0]!, date: prop.runtimeType === 'Date' }));
+    STORED.set(entity, stored);
+  }
+  return stored;
+}
+
+/**
+ * `json_build_object(...)` of the row `alias` of `entity`, keyed by property name: its id, its to-one
+ * relations' ids, the stored properties among `fields`, and the properties `derived` names for a
+ * field that is computed from them (`audience` from `audienceId`). A field that is neither stored
+ * nor derived (a getter, say) takes every stored property, so nothing a resolver reads is missing.
+ */
+export function jsonObjectSql(
+  em: EntityManager,
+  entity: EntityClass<object>,
+  alias: string,
+  fields: Iterable<string>,
+  derived: Record<string, string[]> = {},
+): string {
+  const stored = storedProperties(em, entity);
+  const byName = new Map(stored.map((prop) => [prop.name, prop]));
+  const toOne = new Set(toOneProperties(em, entity));
+  const wanted = new Set<string>(['id', ...toOne]);
+  let all = false;
+  for (const field of fields) {
+    if (field.startsWith('__')) continue;
+    if (byName.has(field)) wanted.add(field);
+    else if (derived[field]) for (const name of derived[field]) wanted.add(name);
+    else all = true;
+  }
+  const props = all ? stored : stored.filter((prop) => wanted.has(prop.name));
+  return `json_build_object(${props.map((prop) => `'${prop.name}', ${alias}."${prop.column}"`).join(', ')})`;
+}
+
+/** A JSON object built by `jsonObjectSql` as a read object: dates as Date, to-one relations as `{ id }`. */
+export function fromJson<T extends object>(em: EntityManager, entity: EntityClass<T>, json: Record<string, unknown>): T {
+  for (const prop of storedProperties(em, entity)) {
+    const value = json[prop.name];
+    if (prop.date && typeof value === 'string') json[prop.name] = new Date(value);
+  }
+  return toReadObject(em, entity, json);
 }
 
 /** A row already mapped to property names (`em.getDriver().mapResult` or QueryBuilder results) as a read object. */

@@ -2,12 +2,14 @@
 // equality; nothing here varies between calls, not even for /test, which stores nothing). This is what
 // shows the baseline does the gateway's work and not less. The data's shape is checked too, so the
 // nested queries really are nested (20 programs × 20 executions with counted audiences, 5 conversations
-// per agent).
+// per agent). PostGraphile answers in its own schema's names: its answer is mapped to the gateway's
+// shape (peer.ts) and must then be deep-equal to the gateway's, the same test as the baseline's.
 import { isDeepStrictEqual } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServerProcess } from './servers.js';
 import type { BenchRequest } from './kinds.js';
+import { sentTo } from './measure.js';
 
 export interface Equivalence {
   kind: string;
@@ -15,27 +17,30 @@ export interface Equivalence {
   /** The same bytes, not only the same JSON (key order, number and date formats). */
   identical: boolean;
   shape: string;
+  /** PostGraphile's answer, mapped to the gateway's shape, deep-equals the gateway's (null: it does not answer this kind). */
+  postgraphile: { bytes: number; sameData: true } | null;
 }
 
 async function fetchRaw(server: ServerProcess, key: string, request: BenchRequest): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${server.base}${request.path}`, {
-    method: request.method,
-    headers: { 'x-api-key': key, ...(request.body ? { 'content-type': 'application/json' } : {}) },
-    body: request.body,
+  const sent = sentTo(server, request);
+  const response = await fetch(`${server.base}${sent.path}`, {
+    method: sent.method,
+    headers: { 'x-api-key': key, ...(sent.body ? { 'content-type': 'application/json' } : {}) },
+    body: sent.body,
   });
   return { status: response.status, text: await response.text() };
 }
 
 /** The first place where two JSON values differ, as a path and both values. */
-export function firstDifference(a: unknown, b: unknown, path = '$'): string | null {
+export function firstDifference(a: unknown, b: unknown, path = '$', other = 'baseline'): string | null {
   if (isDeepStrictEqual(a, b)) return null;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) {
-    return `${path}: gateway ${JSON.stringify(a)?.slice(0, 200)} ≠ baseline ${JSON.stringify(b)?.slice(0, 200)}`;
+    return `${path}: gateway ${JSON.stringify(a)?.slice(0, 200)} ≠ ${other} ${JSON.stringify(b)?.slice(0, 200)}`;
   }
-  if (Array.isArray(a) && Array.isArray(b) && a.length !== b.length) return `${path}: gateway has ${a.length} items, baseline ${b.length}`;
+  if (Array.isArray(a) && Array.isArray(b) && a.length !== b.length) return `${path}: gateway has ${a.length} items, ${other} ${b.length}`;
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   for (const key of keys) {
-    const difference = firstDifference((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${path}.${key}`);
+    const difference = firstDifference((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${path}.${key}`, other);
     if (difference) return difference;
   }
   return `${path}: differs`;
@@ -81,6 +86,7 @@ function shapeOf(kind: string, body: Json): string {
 export async function checkEquivalence(
   gateway: ServerProcess,
   baseline: ServerProcess,
+  postgraphile: ServerProcess | null,
   key: string,
   requests: BenchRequest[],
   resultsDir: string,
@@ -104,7 +110,25 @@ export async function checkEquivalence(
       failures.push(`${request.kind}: ${difference} (both answers are in ${join(resultsDir, `mismatch-${request.kind}-*.json`)})`);
       continue;
     }
-    checked.push({ kind: request.kind, bytes: Buffer.byteLength(ours.text), identical: ours.text === theirs.text, shape: shapeOf(request.kind, a) });
+    let peer: Equivalence['postgraphile'] = null;
+    if (postgraphile && request.peer) {
+      const answer = await fetchRaw(postgraphile, key, request);
+      const parsed = answer.status === 200 ? (JSON.parse(answer.text) as { errors?: unknown }) : null;
+      if (!parsed || parsed.errors) {
+        failures.push(`${request.kind}: PostGraphile answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+        continue;
+      }
+      const mapped = request.peer.map(parsed);
+      const peerDifference = firstDifference(a, mapped, '$', 'PostGraphile (mapped)');
+      if (peerDifference) {
+        writeFileSync(join(resultsDir, `mismatch-${request.kind}-gateway.json`), JSON.stringify(a, null, 2));
+        writeFileSync(join(resultsDir, `mismatch-${request.kind}-postgraphile.json`), JSON.stringify(mapped, null, 2));
+        failures.push(`${request.kind}: ${peerDifference} (both answers are in ${join(resultsDir, `mismatch-${request.kind}-*.json`)})`);
+        continue;
+      }
+      peer = { bytes: Buffer.byteLength(answer.text), sameData: true };
+    }
+    checked.push({ kind: request.kind, bytes: Buffer.byteLength(ours.text), identical: ours.text === theirs.text, shape: shapeOf(request.kind, a), postgraphile: peer });
   }
   if (failures.length > 0) throw new EquivalenceError(failures);
   return checked;
@@ -112,6 +136,6 @@ export async function checkEquivalence(
 
 export class EquivalenceError extends Error {
   constructor(failures: string[]) {
-    super(`the baseline does not answer what the gateway answers:\n  ${failures.join('\n  ')}`);
+    super(`the baseline or PostGraphile does not answer what the gateway answers:\n  ${failures.join('\n  ')}`);
   }
 }

@@ -1,6 +1,8 @@
-// The five requests the bench drives, the same bytes at both servers.
+// The five requests the bench drives, the same bytes at the gateway and the baseline; PostGraphile
+// gets its own query for three of them (peer.ts).
 import { GRAPHQL_AGENTS, GRAPHQL_PROGRAMS } from './baseline.js';
 import type { Kind } from './options.js';
+import { peerRequests, type PeerRequest } from './peer.js';
 
 export interface BenchRequest {
   kind: Kind;
@@ -10,12 +12,15 @@ export interface BenchRequest {
   body?: string;
   /** What the issue asks of the gateway's max req/s as a share of the baseline's; null = no target. */
   target: number | null;
+  /** The same data asked of PostGraphile, for the kinds it answers (its own query, mapped back). */
+  peer?: PeerRequest;
 }
 
 export const TEST_MESSAGE = 'Hello, can I move my appointment to Friday morning?';
 
-export function benchRequests(ids: { programId: string; agentId: string }): Record<Kind, BenchRequest> {
-  return {
+export function benchRequests(ids: { programId: string; agentId: string; organizationId: string }): Record<Kind, BenchRequest> {
+  const peers = peerRequests(ids.organizationId);
+  const requests: Record<Kind, BenchRequest> = {
     'rest-agents': { kind: 'rest-agents', label: 'REST GET /api/agents?limit=20', method: 'GET', path: '/api/agents?limit=20', target: 0.6 },
     'rest-executions': {
       kind: 'rest-executions',
@@ -49,4 +54,6 @@ export function benchRequests(ids: { programId: string; agentId: string }): Reco
       target: null,
     },
   };
+  for (const kind of Object.keys(peers) as Kind[]) requests[kind].peer = peers[kind];
+  return requests;
 }

@@ -4,10 +4,10 @@
 import autocannon from 'autocannon';
 import type { BenchDatabase } from './database.js';
 import type { BenchRequest } from './kinds.js';
-import { sampleRss, type ServerProcess } from './servers.js';
+import { sampleRss, type ServerName, type ServerProcess } from './servers.js';
 
 export interface RunResult {
-  server: 'gateway' | 'baseline';
+  server: ServerName;
   /** Mean of autocannon's per-second samples. */
   rps: number;
   p50: number;
@@ -30,15 +30,23 @@ export interface RunSettings {
 
 const SETTLE_MS = 1000;
 
-const headersOf = (key: string, request: BenchRequest) => ({ 'x-api-key': key, ...(request.body ? { 'content-type': 'application/json' } : {}) });
+const headersOf = (key: string, request: { body?: string }) => ({ 'x-api-key': key, ...(request.body ? { 'content-type': 'application/json' } : {}) });
+
+/** What a server is sent for `request`: PostGraphile gets its own query (POST /graphql), the others the request itself. */
+export function sentTo(server: ServerProcess, request: BenchRequest): { method: 'GET' | 'POST'; path: string; body?: string } {
+  if (server.name !== 'postgraphile') return { method: request.method, path: request.path, body: request.body };
+  if (!request.peer) throw new Error(`PostGraphile does not answer ${request.kind}`);
+  return { method: 'POST', path: '/graphql', body: request.peer.body };
+}
 
 export async function measure(server: ServerProcess, key: string, request: BenchRequest, settings: RunSettings): Promise<RunResult> {
   const rss = sampleRss(server.pid);
+  const sent = sentTo(server, request);
   const result = await autocannon({
-    url: `${server.base}${request.path}`,
-    method: request.method,
-    headers: headersOf(key, request),
-    body: request.body,
+    url: `${server.base}${sent.path}`,
+    method: sent.method,
+    headers: headersOf(key, sent),
+    body: sent.body,
     connections: settings.connections,
     pipelining: 1,
     duration: settings.duration,
@@ -69,7 +77,8 @@ export async function statementsPerRequest(server: ServerProcess, key: string, r
   if (!database.statements) return null;
   await database.resetStatements();
   for (let i = 0; i < count; i++) {
-    const response = await fetch(`${server.base}${request.path}`, { method: request.method, headers: headersOf(key, request), body: request.body });
+    const sent = sentTo(server, request);
+    const response = await fetch(`${server.base}${sent.path}`, { method: sent.method, headers: headersOf(key, sent), body: sent.body });
     await response.arrayBuffer();
     if (response.status !== 200) throw new Error(`${server.name} answered ${response.status} to ${request.kind}`);
   }

@@ -7,15 +7,17 @@ import { median, type RunResult } from './measure.js';
 /** The issue's targets besides the per-kind throughput share. */
 export const FIXED_RATE_P99_FACTOR = 2;
 export const RSS_LIMIT_MB = 250;
+/** The gateway's share of PostGraphile's throughput the issue asks for on the nested GraphQL queries. */
+export const PEER_TARGET = 1.0;
 /** The share of a fixed rate a server must reach for its latencies at that rate to count. */
 const KEPT_RATE = 0.95;
 
 export interface KindResult {
   request: BenchRequest;
-  rounds: { gateway: RunResult; baseline: RunResult }[];
+  rounds: { gateway: RunResult; baseline: RunResult; postgraphile: RunResult | null }[];
   fixed: { rate: number; gateway: RunResult; baseline: RunResult };
   /** SQL statements per request, from pg_stat_statements; null = n/a. */
-  statements: { gateway: number | null; baseline: number | null };
+  statements: { gateway: number | null; baseline: number | null; postgraphile: number | null };
 }
 
 export interface Summary {
@@ -24,13 +26,18 @@ export interface Summary {
   gateway: { rps: number; p50: number; p99: number };
   baseline: { rps: number; p50: number; p99: number };
   ratio: number;
+  /** PostGraphile's medians and the gateway's share of them; null where it does not answer the kind. */
+  postgraphile: { rps: number; p50: number; p99: number } | null;
+  peerRatio: number | null;
+  /** ≥ 1.0× PostGraphile on the nested GraphQL queries (issue #14); null where there is no such target. */
+  peerMet: boolean | null;
   target: number | null;
   throughputMet: boolean | null;
   fixed: { rate: number; gatewayRps: number; baselineRps: number; gatewayP99: number; baselineP99: number; ratio: number; met: boolean };
   non2xx: { gateway: number; baseline: number };
   errors: { gateway: number; baseline: number };
-  statementsPerRequest: { gateway: number | null; baseline: number | null };
-  rssMaxMb: { gateway: number | null; baseline: number | null };
+  statementsPerRequest: { gateway: number | null; baseline: number | null; postgraphile: number | null };
+  rssMaxMb: { gateway: number | null; baseline: number | null; postgraphile: number | null };
 }
 
 export interface Machine {
@@ -72,6 +79,13 @@ export function summarize(result: KindResult): Summary {
   const gateway = medians('gateway');
   const baseline = medians('baseline');
   const ratio = baseline.rps > 0 ? gateway.rps / baseline.rps : 0;
+  const peerRuns = result.rounds.map((round) => round.postgraphile).filter((run): run is RunResult => run !== null);
+  const postgraphile =
+    peerRuns.length > 0
+      ? { rps: median(peerRuns.map((run) => run.rps)), p50: median(peerRuns.map((run) => run.p50)), p99: median(peerRuns.map((run) => run.p99)) }
+      : null;
+  const peerRatio = postgraphile && postgraphile.rps > 0 ? gateway.rps / postgraphile.rps : null;
+  const nested = result.request.kind.startsWith('graphql-');
   const fixedRatio = result.fixed.baseline.p99 > 0 ? result.fixed.gateway.p99 / result.fixed.baseline.p99 : Infinity;
   const sum = (server: 'gateway' | 'baseline', pick: (run: RunResult) => number) => all(result, server).reduce((total, run) => total + pick(run), 0);
   return {
@@ -80,6 +94,9 @@ export function summarize(result: KindResult): Summary {
     gateway,
     baseline,
     ratio,
+    postgraphile,
+    peerRatio,
+    peerMet: peerRatio === null || !nested ? null : peerRatio >= PEER_TARGET,
     target: result.request.target,
     throughputMet: result.request.target === null ? null : ratio >= result.request.target,
     fixed: {
@@ -95,7 +112,11 @@ export function summarize(result: KindResult): Summary {
     non2xx: { gateway: sum('gateway', (run) => run.non2xx), baseline: sum('baseline', (run) => run.non2xx) },
     errors: { gateway: sum('gateway', (run) => run.errors), baseline: sum('baseline', (run) => run.errors) },
     statementsPerRequest: result.statements,
-    rssMaxMb: { gateway: maxOf(all(result, 'gateway').map((run) => run.rssMaxMb)), baseline: maxOf(all(result, 'baseline').map((run) => run.rssMaxMb)) },
+    rssMaxMb: {
+      gateway: maxOf(all(result, 'gateway').map((run) => run.rssMaxMb)),
+      baseline: maxOf(all(result, 'baseline').map((run) => run.rssMaxMb)),
+      postgraphile: maxOf(peerRuns.map((run) => run.rssMaxMb)),
+    },
   };
 }
 
@@ -115,39 +136,47 @@ export interface ReportContext {
 
 export function markdown(summaries: Summary[], context: ReportContext): string {
   const lines = [
-    '| request | gateway req/s | baseline req/s | ratio (target) | p50 ms gw / base | p99 ms gw / base | p99 ms at ½ baseline max: gw / base (≤ 2×) | non-2xx gw / base | SQL/request gw / base | RSS max MB gw / base |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| request | gateway req/s | PostGraphile req/s | baseline req/s | gw / PostGraphile (target) | gw / baseline (target) | p50 ms gw / PG / base | p99 ms gw / PG / base | p99 ms at ½ baseline max: gw / base (≤ 2×) | non-2xx gw / base | SQL/request gw / PG / base | RSS max MB gw / PG / base |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const s of summaries) {
     const target = s.target === null ? '' : ` (≥ ${s.target} ${mark(s.throughputMet!)})`;
     const errors = s.errors.gateway + s.errors.baseline > 0 ? ` (+${s.errors.gateway} / ${s.errors.baseline} errors)` : '';
+    const pg = s.postgraphile;
+    const peer = s.peerRatio === null ? 'n/a' : `${fixed(s.peerRatio, 2)}×${s.peerMet === null ? '' : ` (≥ ${PEER_TARGET} ${mark(s.peerMet)})`}`;
     lines.push(
-      `| ${s.label} | ${fixed(s.gateway.rps)} | ${fixed(s.baseline.rps)} | ${fixed(s.ratio, 2)}×${target} ` +
-        `| ${ms(s.gateway.p50)} / ${ms(s.baseline.p50)} | ${ms(s.gateway.p99)} / ${ms(s.baseline.p99)} ` +
+      `| ${s.label} | ${fixed(s.gateway.rps)} | ${pg ? fixed(pg.rps) : 'n/a'} | ${fixed(s.baseline.rps)} | ${peer} | ${fixed(s.ratio, 2)}×${target} ` +
+        `| ${ms(s.gateway.p50)} / ${pg ? ms(pg.p50) : '–'} / ${ms(s.baseline.p50)} | ${ms(s.gateway.p99)} / ${pg ? ms(pg.p99) : '–'} / ${ms(s.baseline.p99)} ` +
         `| ${ms(s.fixed.gatewayP99)} / ${ms(s.fixed.baselineP99)} at ${fixed(s.fixed.rate)} req/s${behind(s)} (${fixed(s.fixed.ratio, 1)}× ${mark(s.fixed.met)}) ` +
-        `| ${s.non2xx.gateway} / ${s.non2xx.baseline}${errors} | ${orNa(s.statementsPerRequest.gateway)} / ${orNa(s.statementsPerRequest.baseline)} ` +
-        `| ${orNa(s.rssMaxMb.gateway, 0)} / ${orNa(s.rssMaxMb.baseline, 0)} |`,
+        `| ${s.non2xx.gateway} / ${s.non2xx.baseline}${errors} ` +
+        `| ${orNa(s.statementsPerRequest.gateway)} / ${pg ? orNa(s.statementsPerRequest.postgraphile) : '–'} / ${orNa(s.statementsPerRequest.baseline)} ` +
+        `| ${orNa(s.rssMaxMb.gateway, 0)} / ${pg ? orNa(s.rssMaxMb.postgraphile, 0) : '–'} / ${orNa(s.rssMaxMb.baseline, 0)} |`,
     );
   }
   const rss = maxOf(summaries.map((s) => s.rssMaxMb.gateway));
+  const peerRss = maxOf(summaries.map((s) => s.rssMaxMb.postgraphile));
+  const peerTargets = summaries.filter((s) => s.peerMet !== null);
   const m = context.machine;
   const { duration, rounds, connections, warmup } = context.settings;
   lines.push(
     '',
     `Targets: ${summaries.filter((s) => s.throughputMet !== null).map((s) => `${s.kind} ${s.throughputMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
       `fixed-rate p99 ≤ ${FIXED_RATE_P99_FACTOR}× baseline: ${summaries.map((s) => `${s.kind} ${s.fixed.met ? 'pass' : 'MISS'}`).join(', ')}; ` +
-      `gateway RSS under load ≤ ${RSS_LIMIT_MB} MB: ${rss === null ? 'n/a' : `${fixed(rss)} MB ${rss <= RSS_LIMIT_MB ? 'pass' : 'MISS'}`}.`,
+      `gateway RSS under load ≤ ${RSS_LIMIT_MB} MB: ${rss === null ? 'n/a' : `${fixed(rss)} MB ${rss <= RSS_LIMIT_MB ? 'pass' : 'MISS'}`}; ` +
+      `≥ ${PEER_TARGET}× PostGraphile: ${peerTargets.length === 0 ? 'n/a' : peerTargets.map((s) => `${s.kind} ${s.peerMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
+      `gateway RSS ≤ PostGraphile's: ${rss === null || peerRss === null ? 'n/a' : `${fixed(rss)} / ${fixed(peerRss)} MB ${rss <= peerRss ? 'pass' : 'MISS'}`}.`,
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${fixed(m.memoryGb, 1)} GB RAM, ${m.os}, Node ${m.node}, PostgreSQL ${m.postgres} (${context.database}); ` +
-      `load generator, both servers and PostgreSQL share the machine (load average ${m.loadAverage} when the bench started).`,
-    `Method: medians of ${rounds} round${rounds === 1 ? '' : 's'} of ${duration} s per server and request, interleaved gateway/baseline, ${connections} connections, ` +
+      `load generator, the servers and PostgreSQL share the machine (load average ${m.loadAverage} when the bench started).`,
+    `Method: medians of ${rounds} round${rounds === 1 ? '' : 's'} of ${duration} s per server and request, interleaved gateway/baseline/PostGraphile, ${connections} connections, ` +
       `pipelining 1, after ${warmup} s of warm-up each; then ${duration} s at a fixed rate of half the baseline's median max ` +
       `(a pass needs the gateway to keep ${KEPT_RATE * 100} % of that rate). ` +
       `Gateway: node ${process.env.BENCH_GATEWAY_NODE_ARGS ? `${process.env.BENCH_GATEWAY_NODE_ARGS} ` : ''}dist/src/main.js restarted after seeding, ` +
       'NODE_ENV=production, log level info to a file, rate limit and campaign runner off ' +
       '(SQL/request counts only the requests\' statements, from pg_stat_statements, BEGIN/COMMIT included). ' +
       'Baseline: node:http + pg, one prepared statement per request (authentication included), same pool size. ' +
-      'Each server\'s answers were checked to be the same JSON before the load.',
+      'PostGraphile 5.1.5: amber preset, grafserv on node:http, NODE_ENV=production, same pool size, no authentication (queries scoped by a condition on organizationId). ' +
+      'Each server\'s answers were checked before the load: the baseline\'s to be the same JSON, PostGraphile\'s mapped to the gateway\'s shape to be the same data.',
   );
   return lines.join('\n');
 }

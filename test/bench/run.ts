@@ -1,6 +1,6 @@
 // `npm run bench`: seeds a realistic data set through the gateway, proves the hand-written baseline
-// answers the same JSON, then drives the same requests at both (interleaved, medians) and reports the
-// gateway as a ratio of the baseline. A measurement, not a test: a missed target still exits 0; a
+// answers the same JSON and PostGraphile the same data, then drives the same requests at all three
+// (interleaved, medians) and reports the gateway as a ratio of the baseline and of PostGraphile. A measurement, not a test: a missed target still exits 0; a
 // mismatch, a dead server or any other failure exits 1. Everything it started goes away on exit.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +14,7 @@ import { benchRequests, type BenchRequest } from './kinds.js';
 import { measure, median, statementsPerRequest, type RunResult } from './measure.js';
 import { parseOptions, type BenchOptions } from './options.js';
 import { machine, markdown, summarize, type KindResult } from './report.js';
-import { BENCH_METRICS_TOKEN, rssMb, startBaselineProcess, startGateway, type ServerProcess } from './servers.js';
+import { BENCH_METRICS_TOKEN, rssMb, startBaselineProcess, startGateway, startPostGraphileProcess, type ServerProcess } from './servers.js';
 import { seed } from './seed.js';
 import { killRunnerBench, runnerBench, runnerMarkdown } from './runner.js';
 
@@ -28,10 +28,10 @@ const brief = (run: RunResult) =>
   `${run.non2xx + run.errors > 0 ? ` non-2xx ${run.non2xx} errors ${run.errors}` : ''}`;
 
 /** What must go away on any exit: servers first, then the database. */
-const state: { gateway?: ServerProcess; baseline?: ServerProcess; database?: BenchDatabase } = {};
+const state: { gateway?: ServerProcess; baseline?: ServerProcess; postgraphile?: ServerProcess; database?: BenchDatabase } = {};
 
 async function cleanup(): Promise<void> {
-  await Promise.all([state.gateway?.stop(), state.baseline?.stop()]);
+  await Promise.all([state.gateway?.stop(), state.baseline?.stop(), state.postgraphile?.stop()]);
   await state.database?.close();
 }
 
@@ -70,17 +70,24 @@ async function gatewayMemory(gateway: ServerProcess): Promise<Record<string, num
 
 async function measureKind(request: BenchRequest, key: string, options: BenchOptions, database: BenchDatabase): Promise<KindResult> {
   const { gateway, baseline } = state as Required<typeof state>;
+  // PostGraphile runs where it answers the same data (the agents page and the two nested queries).
+  const peer = request.peer ? (state.postgraphile ?? null) : null;
   const settings = { duration: options.duration, connections: options.connections };
-  const statements = { gateway: await statementsPerRequest(gateway, key, request, database), baseline: await statementsPerRequest(baseline, key, request, database) };
+  const statements = {
+    gateway: await statementsPerRequest(gateway, key, request, database),
+    baseline: await statementsPerRequest(baseline, key, request, database),
+    postgraphile: peer ? await statementsPerRequest(peer, key, request, database) : null,
+  };
   if (options.warmup > 0) {
-    for (const server of [gateway, baseline]) await measure(server, key, request, { ...settings, duration: options.warmup });
+    for (const server of [gateway, baseline, ...(peer ? [peer] : [])]) await measure(server, key, request, { ...settings, duration: options.warmup });
   }
   const rounds: KindResult['rounds'] = [];
   for (let round = 1; round <= options.rounds; round++) {
     const ours = await measure(gateway, key, request, settings);
     const theirs = await measure(baseline, key, request, settings);
-    rounds.push({ gateway: ours, baseline: theirs });
-    log(`  ${request.kind} round ${round}/${options.rounds}: ${brief(ours)} | ${brief(theirs)}`);
+    const peers = peer ? await measure(peer, key, request, settings) : null;
+    rounds.push({ gateway: ours, baseline: theirs, postgraphile: peers });
+    log(`  ${request.kind} round ${round}/${options.rounds}: ${brief(ours)} | ${brief(theirs)}${peers ? ` | ${brief(peers)}` : ''}`);
   }
   const rate = Math.max(1, Math.floor(median(rounds.map((round) => round.baseline.rps)) / 2));
   const fixedGateway = await measure(gateway, key, request, { ...settings, rate });
@@ -111,7 +118,8 @@ async function main(): Promise<void> {
   log(`Gateway up on port ${state.gateway.port} (log: ${gatewayLog}); seeding through its REST door…`);
   const other = createOrganization(database.url);
   const orgA = new ApiClient(state.gateway.base, key);
-  grantCredits(database.url, (await orgA.get<{ id: string }>('/api/organization')).id);
+  const organizationId = (await orgA.get<{ id: string }>('/api/organization')).id;
+  grantCredits(database.url, organizationId);
   grantCredits(database.url, other.organizationId);
   const seeded = await seed(orgA, new ApiClient(state.gateway.base, other.apiKey), log);
   log(`Seeded in ${seeded.seconds.toFixed(1)} s: ${JSON.stringify(seeded.counts)}`);
@@ -123,15 +131,21 @@ async function main(): Promise<void> {
   const baselineLog = `${RESULTS}baseline.log`;
   writeFileSync(baselineLog, '');
   state.baseline = await startBaselineProcess(database.url, baselineLog);
-  const requests = benchRequests(seeded);
+  const postgraphileLog = `${RESULTS}postgraphile.log`;
+  writeFileSync(postgraphileLog, '');
+  state.postgraphile = await startPostGraphileProcess(database.url, postgraphileLog);
+  const requests = benchRequests({ ...seeded, organizationId });
   const selected = options.kinds.map((kind) => requests[kind]);
-  const equivalence = await checkEquivalence(state.gateway, state.baseline, key, selected, RESULTS);
+  const equivalence = await checkEquivalence(state.gateway, state.baseline, state.postgraphile, key, selected, RESULTS);
   for (const check of equivalence) {
-    log(`  same JSON: ${check.kind}, ${check.bytes} bytes${check.identical ? ', byte for byte' : ' (same JSON, other bytes)'}: ${check.shape}`);
+    log(
+      `  same JSON: ${check.kind}, ${check.bytes} bytes${check.identical ? ', byte for byte' : ' (same JSON, other bytes)'}: ${check.shape}` +
+        (check.postgraphile ? `; PostGraphile the same data (${check.postgraphile.bytes} bytes in its names)` : ''),
+    );
   }
-  const idleRss = { gateway: rssMb(state.gateway.pid), baseline: rssMb(state.baseline.pid) };
+  const idleRss = { gateway: rssMb(state.gateway.pid), baseline: rssMb(state.baseline.pid), postgraphile: rssMb(state.postgraphile.pid) };
 
-  log(`Measuring ${selected.length} request kinds: ${options.rounds} × (gateway, baseline) × ${options.duration} s, then a fixed-rate run each…`);
+  log(`Measuring ${selected.length} request kinds: ${options.rounds} × (gateway, baseline, PostGraphile where it answers) × ${options.duration} s, then a fixed-rate run each…`);
   const results: KindResult[] = [];
   for (const request of selected) results.push(await measureKind(request, key, options, database));
 
@@ -174,6 +188,7 @@ process.on('exit', () => {
   killRunnerBench();
   state.gateway?.kill();
   state.baseline?.kill();
+  state.postgraphile?.kill();
   state.database?.destroySync();
 });
 

@@ -1,5 +1,5 @@
-// The two servers under load, as child processes: the gateway's production entry (dist/src/main.js)
-// and the baseline (test/bench/baseline.ts under Node's own type stripping). Each is watched: a
+// The servers under load, as child processes: the gateway's production entry (dist/src/main.js), the
+// baseline (test/bench/baseline.ts under Node's own type stripping) and PostGraphile (test/bench/postgraphile.ts). Each is watched: a
 // server that exits while the bench runs is an error, not a slow result.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
@@ -11,8 +11,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** /metrics needs a bearer token on the gateway's port; the bench reads the gateway's memory there. */
 export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 
+export type ServerName = 'gateway' | 'baseline' | 'postgraphile';
+
 export interface ServerProcess {
-  name: 'gateway' | 'baseline';
+  name: ServerName;
   port: number;
   pid: number;
   base: string;
@@ -51,13 +53,13 @@ function watch(name: ServerProcess['name'], child: ChildProcess, port: number, l
   return server;
 }
 
-/** Polls `url` until it answers 200, or the process exits, or `timeoutMs` passes. */
-async function waitReady(server: ServerProcess, path: string, timeoutMs: number): Promise<void> {
+/** Polls `path` (with `init`, GET by default) until it answers 200, or the process exits, or `timeoutMs` passes. */
+async function waitReady(server: ServerProcess, path: string, timeoutMs: number, init?: RequestInit): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.exited) throw new Error(`${server.name} exited (${server.exited}) before it was ready`);
     try {
-      const response = await fetch(`${server.base}${path}`);
+      const response = await fetch(`${server.base}${path}`, init);
       await response.arrayBuffer();
       if (response.status === 200) return;
     } catch {
@@ -110,6 +112,23 @@ export async function startBaselineProcess(databaseUrl: string, log: string): Pr
   closeSync(out);
   const server = watch('baseline', child, port, log);
   await waitReady(server, '/healthz', 30_000);
+  return server;
+}
+
+/** PostGraphile v5 in production mode, with the gateway's pool size; ready once its schema is introspected. */
+export async function startPostGraphileProcess(databaseUrl: string, log: string): Promise<ServerProcess> {
+  const port = await freePort();
+  const out = openSync(log, 'a');
+  const child = spawn(process.execPath, [`${ROOT}test/bench/postgraphile.ts`], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', DB_POOL_MAX: process.env.DB_POOL_MAX ?? '10' },
+    stdio: ['ignore', out, out],
+  });
+  closeSync(out);
+  const server = watch('postgraphile', child, port, log);
+  // grafserv answers only /graphql, and only POST
+  const typename = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' };
+  await waitReady(server, '/graphql', 60_000, typename);
   return server;
 }
 

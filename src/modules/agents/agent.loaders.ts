@@ -5,7 +5,8 @@ import type { Page, PageOnlyArgs } from '../../common/pagination.js';
 import type { ConversationListArgs } from './agent.args.js';
 import type { Agent } from './agent.entity.js';
 import type { Conversation } from './conversation.entity.js';
-import type { ConversationService } from './conversation.service.js';
+import { conversationsKey, type ConversationService } from './conversation.service.js';
+import { preloaded } from '../../db/read-model.js';
 import type { Message } from './message.entity.js';
 
 /** Per-request batches for the relations of Agent and Conversation: a fixed number of statements per nested field. */
@@ -38,8 +39,11 @@ export class AgentLoaders {
     return loader.load(conversationId);
   }
 
-  conversationPage(agentId: string, args: ConversationListArgs): Promise<Page<Conversation>> {
-    const key = JSON.stringify([args.page, args.limit, args.search, args.sortBy, args.sortOrder, args.status]);
+  /** An agent's page of conversations: read with the agents page when it asked for them (AgentService.list), else batched. */
+  conversationPage(agent: Agent, args: ConversationListArgs): Promise<Page<Conversation>> {
+    const key = conversationsKey(args);
+    const ready = preloaded<Page<Conversation>>(agent, key);
+    if (ready) return Promise.resolve(ready);
     let loader = this.pages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {
@@ -48,7 +52,7 @@ export class AgentLoaders {
       });
       this.pages.set(key, loader);
     }
-    return loader.load(agentId);
+    return loader.load(agent.id);
   }
 }
 

@@ -4,10 +4,12 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readPage } from '../../db/read-model.js';
+import { fromJson, preload, readPage, type NestedSelect } from '../../db/read-model.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
-import type { AgentListArgs } from './agent.args.js';
+import type { AgentListArgs, ConversationListArgs } from './agent.args.js';
+import { Conversation } from './conversation.entity.js';
+import { conversationsKey, conversationsOfAgents } from './conversation.service.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus } from './agent.enums.js';
 import type { CreateAgentInput } from './agent.inputs.js';
@@ -19,6 +21,11 @@ import { DEFAULT_LAST_MESSAGES } from './prompt.js';
 import { EventWriter } from '../events/event-writer.js';
 import { agentPayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
+
+/** What an agents page reads with its rows, when the caller's selection asks for it. */
+export interface AgentInclude {
+  conversations?: { args: ConversationListArgs; fields: Iterable<string>; withTotal: boolean };
+}
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
 
@@ -64,8 +71,11 @@ export class AgentService {
     return agent;
   }
 
-  /** A page of agents; archived ones only when status=archived asks for them. */
-  async list(actor: Actor, args: AgentListArgs): Promise<Page<Agent>> {
+  /**
+   * A page of agents; archived ones only when status=archived asks for them. `include.conversations`:
+   * each agent's page of conversations is read in the same statement and kept with it.
+   */
+  async list(actor: Actor, args: AgentListArgs, include: AgentInclude = {}): Promise<Page<Agent>> {
     const field = sortField(args.sortBy, AGENT_SORT);
     const where: FilterQuery<Agent> = {
       organization: actor.organizationId,
@@ -75,12 +85,41 @@ export class AgentService {
       const pattern = containsPattern(args.search);
       Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
     }
-    const { rows, total } = await readPage(this.em, Agent, where as QBFilterQuery<Agent>, {
+    const conversations = include.conversations;
+    const reads = conversations ? this.conversationReads(actor, conversations) : null;
+    const { rows, total, nested } = await readPage(this.em, Agent, where as QBFilterQuery<Agent>, {
       orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[],
       limit: args.limit,
       offset: (args.page - 1) * args.limit,
+      nested: reads ? [reads.data, ...(reads.total ? [reads.total] : [])] : ([] as NestedSelect[]),
     });
+    if (conversations && reads) {
+      const { page, limit } = conversations.args;
+      rows.forEach((agent, index) => {
+        const values = nested[index]!;
+        const data = (values[reads.data.name] as Record<string, unknown>[]).map((row) => fromJson(this.em, Conversation, row));
+        const answer = reads.total
+          ? { data, meta: pageMeta(page, limit, Number(values[reads.total.name])) }
+          : // meta was not selected: nothing reads it, and nothing may pretend to know the total
+            Object.defineProperty({ data }, 'meta', {
+              get: () => {
+                throw new Error('meta was not read with this page');
+              },
+            });
+        preload(agent, conversationsKey(conversations.args), answer);
+      });
+    }
     return { data: rows, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  /** The conversations read with a page, or null where their arguments are refused (the field then refuses them itself, per agent, as without the look-ahead). */
+  private conversationReads(actor: Actor, conversations: NonNullable<AgentInclude['conversations']>): ReturnType<typeof conversationsOfAgents> | null {
+    try {
+      return conversationsOfAgents(this.em, actor.organizationId, conversations.args, conversations.fields, conversations.withTotal);
+    } catch (error) {
+      if (error instanceof AppError) return null;
+      throw error;
+    }
   }
 
   async get(actor: Actor, id: string): Promise<Agent> {

@@ -1,6 +1,8 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { PageArgs, PageOnlyArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
+import { lookAhead, validArgs } from '../../graphql/look-ahead.js';
 import { Agent } from '../agents/agent.entity.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { Audience } from '../contacts/audience.entity.js';
@@ -10,12 +12,23 @@ import { Program } from './program.entity.js';
 import { ExecutionStatus } from './program.enums.js';
 import { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
 import { ProgramPage } from './programs.types.js';
+import type { ProgramInclude } from './program.service.js';
+
+/** Program.executions under `data`, when the selection asks for it plainly: read with the page (look-ahead). */
+async function includeOf(info: GraphQLResolveInfo): Promise<ProgramInclude> {
+  const executions = lookAhead(info)?.child('data')?.child('executions');
+  if (!executions) return {};
+  const page = await validArgs(PageOnlyArgs, { page: executions.args.page, limit: executions.args.limit });
+  if (!page) return {};
+  const status = (executions.args.status as ExecutionStatus | null | undefined) ?? null;
+  return { executions: { args: { status, page: page.page, limit: page.limit }, fields: executions.fields } };
+}
 
 @Resolver(() => Program)
 export class ProgramResolver {
   @Query(() => ProgramPage, { description: 'A page of programs; search matches name or description' })
-  programs(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<Program>> {
-    return context.services.programs.list(actorOf(context), args);
+  async programs(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Program>> {
+    return context.services.programs.list(actorOf(context), args, await includeOf(info));
   }
 
   @Query(() => Program)
@@ -66,6 +79,6 @@ export class ProgramResolver {
     @Args(() => PageOnlyArgs) args: PageOnlyArgs,
     @Ctx() context: GraphQLContext,
   ): Promise<Execution[]> {
-    return (await loadersOf(context).programs.executions(program.id, { status, page: args.page, limit: args.limit })).data;
+    return loadersOf(context).programs.executions(program, { status, page: args.page, limit: args.limit });
   }
 }

@@ -3,7 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readPage } from '../../db/read-model.js';
+import { fromJson, preload, readPage } from '../../db/read-model.js';
 import { Agent } from '../agents/agent.entity.js';
 import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import { Audience } from '../contacts/audience.entity.js';
@@ -11,6 +11,7 @@ import { Organization } from '../organizations/organization.entity.js';
 import { CallFlow } from './call-flow.entity.js';
 import { FINAL_STATES } from './execution-state.js';
 import { Execution } from './execution.entity.js';
+import { executionsKey, executionsOfPrograms, type ExecutionPageArgs } from './execution.service.js';
 import { Program } from './program.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import type { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
@@ -61,6 +62,11 @@ export function programRuleErrors(settings: Settings, flowNodeIds: string[] | nu
   return errors;
 }
 
+/** What a programs page reads with its rows, when the caller's selection asks for it. */
+export interface ProgramInclude {
+  executions?: { args: ExecutionPageArgs; fields: Iterable<string> };
+}
+
 /** Programs of the caller's organization. */
 export class ProgramService {
   constructor(
@@ -71,19 +77,31 @@ export class ProgramService {
     private readonly telephony: { publicUrl: () => string | undefined } = { publicUrl: () => undefined },
   ) {}
 
-  /** A page of programs; `search` matches name or description. */
-  async list(actor: Actor, args: PageArgs): Promise<Page<Program>> {
+  /**
+   * A page of programs; `search` matches name or description. `include.executions`: each program's
+   * executions are read in the same statement and kept with it (Program.executions answers them).
+   */
+  async list(actor: Actor, args: PageArgs, include: ProgramInclude = {}): Promise<Page<Program>> {
     const field = sortField(args.sortBy, PROGRAM_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
     const where = {
       organization: actor.organizationId,
       ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
     };
-    const { rows: data, total } = await readPage(this.em, Program, where, {
+    const executions = include.executions;
+    const { rows: data, total, nested } = await readPage(this.em, Program, where, {
       orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }],
       limit: args.limit,
       offset: (args.page - 1) * args.limit,
+      nested: executions ? [executionsOfPrograms(this.em, actor.organizationId, executions.args, executions.fields)] : [],
     });
+    if (executions) {
+      const key = executionsKey(executions.args);
+      data.forEach((program, index) => {
+        const rows = nested[index]![key] as Record<string, unknown>[];
+        preload(program, key, rows.map((row) => fromJson(this.em, Execution, row)));
+      });
+    }
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }
 

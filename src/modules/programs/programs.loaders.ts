@@ -5,8 +5,9 @@ import type { Audience } from '../contacts/audience.entity.js';
 import type { Services } from '../../services.js';
 import type { CallFlow } from './call-flow.entity.js';
 import type { Execution } from './execution.entity.js';
-import type { ExecutionPageArgs } from './execution.service.js';
+import { executionsKey, type ExecutionPageArgs } from './execution.service.js';
 import type { Page } from '../../common/pagination.js';
+import { preloaded } from '../../db/read-model.js';
 import type { Program } from './program.entity.js';
 
 /** Loads by id through `load`, answering null for ids that are gone (a relation set null later). */
@@ -35,9 +36,14 @@ export class ProgramLoaders {
     this.programs = byId((ids) => services.executions.programsFor(actor, ids));
   }
 
-  /** A page of a program's executions; one statement per distinct (status, page, limit), whatever the number of programs. */
-  executions(programId: string, args: ExecutionPageArgs): Promise<Page<Execution>> {
-    const key = `${args.status ?? ''}|${args.page}|${args.limit}`;
+  /**
+   * A page of a program's executions; one statement per distinct (status, page, limit), whatever the
+   * number of programs, unless the programs page read them already (ProgramService.list's include).
+   */
+  async executions(program: Program, args: ExecutionPageArgs): Promise<Execution[]> {
+    const key = executionsKey(args);
+    const ready = preloaded<Execution[]>(program, key);
+    if (ready) return ready;
     let loader = this.executionPages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {
@@ -46,7 +52,7 @@ export class ProgramLoaders {
       });
       this.executionPages.set(key, loader);
     }
-    return loader.load(programId);
+    return (await loader.load(program.id)).data;
   }
 }
 
