@@ -48,6 +48,8 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** Active (unexpired) API keys a user may hold at once. */
   apiKeysMaxPerUser: number;
+  /** How long an authenticated key is kept before it is looked up again (0: every request); under a second. */
+  apiKeyCacheMs: number;
   /** Days an event is kept in the outbox before the runner's tick deletes it. */
   eventsRetentionDays: number;
   /** Webhooks: private addresses allowed (development, tests) and how long a delivery may take. */
@@ -286,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: corsOrigins(env, (env.NODE_ENV || 'development') === 'production'),
     trustProxy: trustProxy(env),
     apiKeysMaxPerUser: integer(env, 'API_KEYS_MAX_PER_USER', 50, 1, 10_000),
+    apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 500, 0, 1000),
     eventsRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
     webhooks: {
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { ConversationService } from './modules/agents/conversation.service.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
+import { KeyCache } from './modules/auth/key-cache.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { UserService } from './modules/auth/user.service.js';
 import { AudienceService } from './modules/contacts/audience.service.js';
@@ -41,7 +42,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   // Every execution state change made through the service layer (users, live triggers) is logged here.
   const executionEvents = new ExecutionEvents(logger);
   const tokens = new TokenService(config);
-  const apiKeys = new ApiKeyService(em, { maxPerUser: config.apiKeysMaxPerUser });
+  const keyCache = new KeyCache(config.apiKeyCacheMs);
+  const apiKeys = new ApiKeyService(em, { maxPerUser: config.apiKeysMaxPerUser }, keyCache);
   const models = new ModelService(config.providers, { maxOutputTokens: config.modelMaxOutputTokens });
   const knowledge = new KnowledgeService(em, { ...config.knowledge, maxCandidates: MAX_CANDIDATES });
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
@@ -52,8 +54,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const services = {
     tokens,
     apiKeys,
-    auth: new AuthService(em, tokens),
-    users: new UserService(em, apiKeys),
+    auth: new AuthService(em, tokens, keyCache),
+    users: new UserService(em, apiKeys, keyCache),
     provisioning: new ProvisioningService(em, apiKeys),
     models,
     knowledge,

@@ -9,6 +9,7 @@ import { User } from './user.entity.js';
 import { hashKey, randomKeyPart } from './secrets.js';
 import { authorize } from '../organizations/roles.js';
 import { pageMeta, type Page } from '../../common/pagination.js';
+import type { KeyCache } from './key-cache.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;
@@ -25,6 +26,8 @@ export class ApiKeyService {
   constructor(
     private readonly em: EntityManager,
     private readonly limits: { maxPerUser: number } = { maxPerUser: 50 },
+    /** Authenticated keys kept briefly; forgotten here once a key changes. */
+    private readonly keys?: KeyCache,
   ) {}
 
   /** Creates a key and returns its full value once; only the hash is stored. */
@@ -114,6 +117,7 @@ export class ApiKeyService {
     if (input.expiresAt !== undefined) apiKey.expiresAt = input.expiresAt;
     apiKey.updatedAt = new Date();
     await this.em.flush();
+    this.keys?.clear();
     return apiKey;
   }
 
@@ -121,6 +125,7 @@ export class ApiKeyService {
     authorize(actor, 'apiKeys.own');
     const apiKey = await this.get(actor, id);
     await this.em.remove(apiKey).flush();
+    this.keys?.clear();
     return { id, message: `API key ${id} deleted` };
   }
 }

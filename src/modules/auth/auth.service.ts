@@ -4,6 +4,7 @@ import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
 import { columnsToReadObject } from '../../db/read-model.js';
 import { ApiKey } from './api-key.entity.js';
+import { KeyCache } from './key-cache.js';
 import { hashKey } from './secrets.js';
 import type { TokenService } from './token.service.js';
 import type { CurrentUser } from './auth.types.js';
@@ -22,6 +23,8 @@ export class AuthService {
   constructor(
     private readonly em: EntityManager,
     private readonly tokens: TokenService,
+    /** Keys recently looked up; the services that change keys and users clear it. */
+    readonly keys: KeyCache = new KeyCache(0),
   ) {}
 
   /**
@@ -30,7 +33,8 @@ export class AuthService {
    */
   async authenticate(credentials: Credentials): Promise<Actor | null> {
     if (credentials.apiKey !== undefined) {
-      const key = await this.findKey('k.key_hash = ?', [hashKey(credentials.apiKey)]);
+      const hash = hashKey(credentials.apiKey);
+      const key = await this.cachedKey(`h:${hash}`, 'k.key_hash = ?', [hash]);
       if (!key || !key.isUsable()) throw new AppError('UNAUTHENTICATED', 'The API key is unknown, inactive or expired');
       await this.touch(key);
       return this.actorOf(key, 'api-key');
@@ -40,7 +44,7 @@ export class AuthService {
       if (!match?.[1]) throw new AppError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>"');
       const claims = this.tokens.verify(match[1]);
       const key = isUuid(claims.akid)
-        ? await this.findKey('k.id = ? and k.organization_id = ? and k.user_id = ?', [claims.akid, claims.org, claims.sub])
+        ? await this.cachedKey(`t:${claims.akid}:${claims.org}:${claims.sub}`, 'k.id = ? and k.organization_id = ? and k.user_id = ?', [claims.akid, claims.org, claims.sub])
         : null;
       if (!key || !key.isUsable()) throw new AppError('UNAUTHENTICATED', 'The key this token was issued from is no longer valid');
       return this.actorOf(key, 'token');
@@ -62,6 +66,16 @@ export class AuthService {
       organizationId: user.organization.id,
       organization: { id: user.organization.id, name: user.organization.name },
     };
+  }
+
+  /** The key from the cache while its entry lasts, else from the database (then kept if it is usable). */
+  private async cachedKey(lookup: string, condition: string, params: string[]): Promise<ApiKey | null> {
+    const cached = this.keys.get(lookup);
+    if (cached) return cached;
+    const mark = this.keys.mark();
+    const key = await this.findKey(condition, params);
+    if (key?.isUsable()) this.keys.set(lookup, key, mark);
+    return key;
   }
 
   /**
@@ -94,5 +108,7 @@ export class AuthService {
     const now = new Date();
     if (key.lastUsedAt && now.getTime() - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
     await this.em.nativeUpdate(ApiKey, { id: key.id }, { lastUsedAt: now });
+    // The cached read object remembers it, so the next requests within the minute write nothing.
+    key.lastUsedAt = now;
   }
 }

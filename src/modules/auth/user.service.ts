@@ -9,6 +9,7 @@ import type { ApiKeyService } from './api-key.service.js';
 import { User } from './user.entity.js';
 import type { AddUserInput, UpdateUserRoleInput } from './user.inputs.js';
 import { UserRole, type AddedUser, type OrganizationUser } from './user.types.js';
+import type { KeyCache } from './key-cache.js';
 
 export const USER_SORT_FIELDS = ['createdAt', 'updatedAt', 'email', 'name', 'role'] as const;
 export const FIRST_KEY_PREFIX = 'tag_';
@@ -30,6 +31,8 @@ export class UserService {
   constructor(
     private readonly em: EntityManager,
     private readonly apiKeys: ApiKeyService,
+    /** Authenticated keys kept briefly; forgotten here once a user's role changes or the user goes. */
+    private readonly keys?: KeyCache,
   ) {}
 
   /** A page of users; `search` matches email or name. */
@@ -73,7 +76,7 @@ export class UserService {
   /** Changes a user's role; the keys and tokens of that user act with the new role from the next request. */
   async updateRole(actor: Actor, id: string, input: UpdateUserRoleInput): Promise<OrganizationUser> {
     authorize(actor, 'users.manage');
-    return this.em.transactional(async (em) => {
+    const updated = await this.em.transactional(async (em) => {
       const user = await this.lockedUser(em, actor, id);
       if (user.role === UserRole.owner && input.role !== UserRole.owner) await this.assertAnotherOwner(em, actor, user);
       user.role = input.role;
@@ -81,6 +84,8 @@ export class UserService {
       await em.flush();
       return present(user);
     });
+    this.keys?.clear();
+    return updated;
   }
 
   /** Removes a user; its API keys go with it (cascade), so its keys and tokens stop working at once. */
@@ -91,6 +96,7 @@ export class UserService {
       if (user.role === UserRole.owner) await this.assertAnotherOwner(em, actor, user);
       await em.remove(user).flush();
     });
+    this.keys?.clear();
     return { id, message: `User ${id} removed` };
   }
 
