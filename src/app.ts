@@ -23,7 +23,6 @@ import { formatError, sendGraphQLError } from './graphql/errors.js';
 import { costLimitPlugin } from './graphql/cost.js';
 import { gatewayPlugin } from './graphql/plugin.js';
 import { compiledGateway } from './graphql/compiled-executor.js';
-import { buildOpenApi } from './rest/openapi.js';
 import { Presenter } from './rest/present.js';
 import { errorDocs } from './rest/error-docs.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
@@ -32,7 +31,6 @@ import { createLoaders, gatewaySchema, REST_ROUTES } from './doors.js';
 import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
 import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
-import { RedisRateLimiter } from './platform/rate-limit-redis.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { explorerRouter } from './platform/explorer.js';
 import { OrganizationGate } from './platform/organization-gate.js';
@@ -97,7 +95,6 @@ export async function createGateway(config: Config, database: Database, logger: 
   const services = createServices(database.em, config, logger);
   const schema = await gatewaySchema();
   const presenter = new Presenter(schema);
-  const openApi = buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION);
   const development = config.nodeEnv !== 'production';
   let ready = true;
 
@@ -223,8 +220,9 @@ export async function createGateway(config: Config, database: Database, logger: 
 
   // One authentication per request, then the per-key and per-organization limits; /healthz, /readyz and
   // the OpenAPI document are exempt. REDIS_URL shares the counters across replicas.
+  // ioredis and rate-limiter-flexible (some 80 modules) load only when REDIS_URL is set.
   const limiter: RateLimiter = config.rateLimit.redisUrl
-    ? new RedisRateLimiter(config.rateLimit.redisUrl, logger)
+    ? new (await import('./platform/rate-limit-redis.js')).RedisRateLimiter(config.rateLimit.redisUrl, logger)
     : new FixedWindowLimiter();
   await limiter.start?.();
   // One organization's requests take at most CONCURRENCY_PER_ORG places at once; the rest queue.
@@ -232,11 +230,16 @@ export async function createGateway(config: Config, database: Database, logger: 
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();
-  // The document is the server's own, the same for everyone: serialized once, and not subject to RESPONSE_MAX_BYTES.
-  const openApiJson = Buffer.from(JSON.stringify(openApi));
-  api.get('/openapi.json', (_req, res) => {
-    res.type('application/json').setHeader('content-length', openApiJson.length);
-    res.end(openApiJson);
+  // The document is the server's own, the same for everyone: built and serialized on the first ask, then
+  // kept, and not subject to RESPONSE_MAX_BYTES. Most processes (and test files) never ask for it.
+  let openApiJson: Promise<Buffer> | undefined;
+  api.get('/openapi.json', async (_req, res) => {
+    openApiJson ??= import('./rest/openapi.js').then(({ buildOpenApi }) =>
+      Buffer.from(JSON.stringify(buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION))),
+    );
+    const body = await openApiJson;
+    res.type('application/json').setHeader('content-length', body.length);
+    res.end(body);
   });
   const gated = gate.middleware();
   api.use(

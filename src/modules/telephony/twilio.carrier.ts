@@ -1,5 +1,7 @@
-import twilio from 'twilio';
+import { createRequire } from 'node:module';
+import type TwilioSdk from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
+import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
 import type { CallInstance } from 'twilio/lib/rest/api/v2010/account/call.js';
 import {
   CarrierError,
@@ -73,28 +75,46 @@ export function carrierErrorOf(error: unknown): CarrierError {
  * (a regional edge, a Twilio-compatible test double) is one rewrite here, and everything else —
  * Basic auth, form encoding, the answer's parsing, RestException — stays the SDK's.
  */
-class BaseUrlRequestClient extends twilio.RequestClient {
-  constructor(private readonly baseUrl: string) {
-    super({ timeout: TWILIO_TIMEOUT_MS });
-  }
+function baseUrlRequestClientClass(sdk: typeof TwilioSdk) {
+  return class BaseUrlRequestClient extends sdk.RequestClient {
+    constructor(private readonly baseUrl: string) {
+      super({ timeout: TWILIO_TIMEOUT_MS });
+    }
 
-  override request<TData>(opts: RequestOptions<TData>) {
-    const uri = opts.uri.startsWith(TWILIO_API_ORIGIN) ? this.baseUrl + opts.uri.slice(TWILIO_API_ORIGIN.length) : opts.uri;
-    return super.request<TData>({ ...opts, uri, timeout: opts.timeout ?? TWILIO_TIMEOUT_MS });
+    override request<TData>(opts: RequestOptions<TData>) {
+      const uri = opts.uri.startsWith(TWILIO_API_ORIGIN) ? this.baseUrl + opts.uri.slice(TWILIO_API_ORIGIN.length) : opts.uri;
+      return super.request<TData>({ ...opts, uri, timeout: opts.timeout ?? TWILIO_TIMEOUT_MS });
+    }
+  };
+}
+
+/**
+ * The SDK's REST client and its HTTP stack (some 200 modules with axios) load on the first request
+ * to Twilio, not at start-up: most processes (and every test file that places no call) never make one.
+ */
+let sdk: { twilio: typeof TwilioSdk; BaseUrlRequestClient: ReturnType<typeof baseUrlRequestClientClass> } | undefined;
+function twilioSdk(): NonNullable<typeof sdk> {
+  if (!sdk) {
+    const twilio = createRequire(import.meta.url)('twilio') as typeof TwilioSdk;
+    sdk = { twilio, BaseUrlRequestClient: baseUrlRequestClientClass(twilio) };
   }
+  return sdk;
 }
 
 /** Twilio Programmable Voice through the official SDK. */
 export class TwilioCarrier implements CarrierAdapter {
   readonly kind = ProgramCarrier.twilio;
-  private readonly httpClient: BaseUrlRequestClient;
+  private readonly apiBaseUrl: string;
+  private httpClient?: RequestClient;
 
   /** `apiBaseUrl`: config.telephony.twilioApiBaseUrl (TWILIO_API_BASE_URL), without a trailing slash. */
   constructor(apiBaseUrl: string = TWILIO_API_ORIGIN) {
-    this.httpClient = new BaseUrlRequestClient(apiBaseUrl.replace(/\/+$/, ''));
+    this.apiBaseUrl = apiBaseUrl.replace(/\/+$/, '');
   }
 
   private client(account: CarrierAccount) {
+    const { twilio, BaseUrlRequestClient } = twilioSdk();
+    this.httpClient ??= new BaseUrlRequestClient(this.apiBaseUrl);
     return twilio(account.accountSid, account.authToken, { httpClient: this.httpClient, autoRetry: false });
   }
 
@@ -147,7 +167,7 @@ export class TwilioCarrier implements CarrierAdapter {
 
   checkSignature(account: CarrierAccount, url: string, params: Record<string, string>, signature: string | undefined): boolean {
     if (!signature) return false;
-    return twilio.validateRequest(account.authToken, signature, url, params);
+    return validateRequest(account.authToken, signature, url, params);
   }
 
   parseStatusCallback(params: Record<string, string>): CallStatusEvent | null {

@@ -1,4 +1,5 @@
-import twilio from 'twilio';
+// TwiML's builder alone: the whole SDK (its REST client, axios) loads only when a call is placed.
+import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
 import { renderStreamTwiml } from './realtime/stream-twiml.js';
 import type { VoiceAction } from './voice-actions.js';
 
@@ -22,7 +23,7 @@ export function renderTwiml(actions: VoiceAction[], context: TwimlContext): stri
   if (actions.some((action) => action.kind === 'stream')) return renderStreamTwiml(context);
   const base = `${context.publicUrl}/telephony/twilio/${context.connectionId}`;
   const query = `callId=${encodeURIComponent(context.callId)}`;
-  const response = new twilio.twiml.VoiceResponse();
+  const response = new VoiceResponse();
   for (const action of actions) {
     switch (action.kind) {
       case 'say':

@@ -1,4 +1,4 @@
-import twilio from 'twilio';
+import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
 
 /** The media WebSocket's address for a connection: PUBLIC_URL with its scheme as ws/wss. */
 export function mediaStreamUrl(publicUrl: string, connectionId: string): string {
@@ -13,7 +13,7 @@ export function mediaStreamUrl(publicUrl: string, connectionId: string): string 
  * an apology when our side failed the call (the provider dropped), else hang up.
  */
 export function renderStreamTwiml({ publicUrl, connectionId, callId }: { publicUrl: string; connectionId: string; callId: string }): string {
-  const response = new twilio.twiml.VoiceResponse();
+  const response = new VoiceResponse();
   const action = `${publicUrl.replace(/\/+$/, '')}/telephony/twilio/${connectionId}/stream-ended?callId=${encodeURIComponent(callId)}`;
   const stream = response.connect({ action, method: 'POST' }).stream({ url: mediaStreamUrl(publicUrl, connectionId) });
   stream.parameter({ name: 'callId', value: callId });

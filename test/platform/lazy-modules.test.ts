@@ -1,0 +1,50 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// What importing the built app (dist/, as `npm start` runs it) loads, recorded by a resolve hook in
+// a process of its own: every module this leaves out is one less to load per process and per test file.
+const APP = new URL('../../dist/src/app.js', import.meta.url).href;
+const HOOK = `
+import { registerHooks } from 'node:module';
+const seen = new Set();
+registerHooks({ resolve(specifier, context, next) { const resolved = next(specifier, context); seen.add(resolved.url); return resolved; } });
+await import(process.argv[2]);
+console.log(JSON.stringify([...seen]));
+`;
+
+let loaded: string[];
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-lazy-'));
+  try {
+    writeFileSync(join(dir, 'hook.mjs'), HOOK);
+    const result = spawnSync(process.execPath, [join(dir, 'hook.mjs'), APP], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    loaded = JSON.parse(result.stdout) as string[];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const loads = (pattern: RegExp) => loaded.filter((url) => pattern.test(url));
+
+it('the app loads its own modules and the SDK pieces it always needs (TwiML, signature checks)', () => {
+  expect(loads(/\/dist\/src\/app\.js$/)).toHaveLength(1);
+  expect(loads(/\/node_modules\/twilio\/lib\/twiml\/VoiceResponse\.js$/)).toHaveLength(1);
+  expect(loads(/\/node_modules\/twilio\/lib\/webhooks\/webhooks\.js$/)).toHaveLength(1);
+});
+
+it('Redis (ioredis, rate-limiter-flexible) loads only when REDIS_URL is set', () => {
+  expect(loads(/\/node_modules\/(ioredis|rate-limiter-flexible)\//)).toEqual([]);
+  expect(loads(/\/dist\/src\/platform\/rate-limit-redis\.js$/)).toEqual([]);
+});
+
+it("Twilio's REST client and its HTTP stack load on the first request to Twilio", () => {
+  expect(loads(/\/node_modules\/twilio\/lib\/(index\.js|rest\/|base\/RequestClient\.js)/)).toEqual([]);
+  expect(loads(/\/node_modules\/axios\//)).toEqual([]);
+});
+
+it('the OpenAPI document is built on its first ask (GET /api/openapi.json)', () => {
+  expect(loads(/\/dist\/src\/rest\/openapi(-docs)?\.js$/)).toEqual([]);
+});
