@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
-import { freePort, withClient } from '../support/pg-cluster.js';
-import { MAIN, ROOT, operatorEnvironment, type OperatorEnvironment } from '../support/entry-points.js';
+import { withClient } from '../support/pg-cluster.js';
+import { MAIN, ROOT, operatorEnvironment, type OperatorEnvironment, startServer as startServerProcess, type ServerProcess } from '../support/entry-points.js';
 import { LiveEventsDocument } from '../generated/graphql.js';
 import { liveClient, type LiveClient } from './live-client.js';
 
@@ -13,46 +12,18 @@ import { liveClient, type LiveClient } from './live-client.js';
 // PGlite is one process: there is no second replica to test (the same trigger feeds its own LISTEN).
 const onPostgres = TEST_DATABASE_URL ? describe : describe.skip;
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', RUNNER_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '0' },
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output, exited };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server did not become ready: ${output}`);
-}
+const startServer = (env: Record<string, string>) =>
+  startServerProcess({ ...env, RUNNER_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '0' }, { logLevel: 'info' });
 
 onPostgres('two replicas on one PostgreSQL', () => {
   const key = `replica_${'r'.repeat(32)}`;
   let operator: OperatorEnvironment;
-  let a: Server;
-  let b: Server;
+  let a: ServerProcess;
+  let b: ServerProcess;
   let live: LiveClient;
   let organizationId: string;
 
-  const call = async (server: Server, method: string, path: string, body?: unknown) => {
+  const call = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.url}${path}`, {
       method,
       headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },

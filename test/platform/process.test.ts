@@ -1,47 +1,17 @@
 import { jest } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { freePort } from '../support/pg-cluster.js';
-import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment } from '../support/entry-points.js';
+import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment, startServer as startServerProcess, type ServerProcess } from '../support/entry-points.js';
 
 // The real entry points, as an operator runs them (the build `npm start` runs; pretest builds it):
 // the CLI, the server, a restart, SIGTERM.
-interface Server {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+const startServer = (env: Record<string, string>) => startServerProcess(env);
 
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output, exited };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server did not become ready: ${output}`);
-}
-
-async function stop(server: Server): Promise<number | null> {
+async function stop(server: ServerProcess): Promise<number | null> {
   server.child.kill('SIGTERM');
   return server.exited;
 }

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { seedMigratedDataDir, TEST_DATABASE_URL } from '../helpers/database.js';
-import { withClient, withDatabase } from './pg-cluster.js';
+import { freePort, withClient, withDatabase } from './pg-cluster.js';
 
 // The built entry points as an operator runs them (pretest builds dist/), each test on data of its own.
 export const ROOT = new URL('../../', import.meta.url).pathname;
@@ -63,4 +63,37 @@ export async function operatorEnvironment(prefix: string, { empty = false }: { e
       }
     },
   };
+}
+
+/** A built server started by startServer: its process, address, everything it printed, and its exit. */
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts the built server on a free loopback port with the test environment plus `env`; resolves once /readyz answers. */
+export async function startServer(env: Record<string, string>, { logLevel = 'warn' }: { logLevel?: string } = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel },
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output, exited };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become ready: ${output}`);
 }

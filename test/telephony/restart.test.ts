@@ -1,38 +1,11 @@
 import { jest } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from '../support/pg-cluster.js';
-import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment } from '../support/entry-points.js';
+import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment, startServer as startServerProcess, type ServerProcess } from '../support/entry-points.js';
 
 // The server as an operator runs it, killed (SIGKILL) while the simulated carrier has calls in
 // flight, then started again: every call ends in one final state, every contact is counted once.
 jest.setTimeout(120_000);
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-}
-
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' } });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return { child, url, exited };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server did not become ready: ${output}`);
-}
+const startServer = (env: Record<string, string>) => startServerProcess(env);
 
 let operator: OperatorEnvironment;
 beforeEach(async () => (operator = await operatorEnvironment('restart')));

@@ -1,8 +1,7 @@
 import { jest } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../support/pg-cluster.js';
-import { MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment } from '../support/entry-points.js';
+import { MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment, startServer as startServerProcess, type ServerProcess } from '../support/entry-points.js';
 import { RestClient } from '../helpers/clients.js';
 import { WebhookReceiver } from './receiver.js';
 
@@ -22,26 +21,7 @@ afterAll(async () => {
   await operator?.drop();
 });
 
-async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { ...process.env, ...operator.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' } });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return { child, url, exited };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server did not become ready: ${output}`);
-}
+const startServer = (env: Record<string, string>) => startServerProcess({ ...operator.env, ...env });
 
 it('sends deliveries from the server’s own worker, stops on SIGTERM, and will not start over endpoints without CREDENTIALS_KEY', async () => {
   const key = randomBytes(32).toString('base64');
