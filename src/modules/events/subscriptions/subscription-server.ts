@@ -247,11 +247,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
       }
       const keys = [...new Set([...sessions].map((session) => session.actor.apiKeyId))];
       if (keys.length === 0) return;
-      const rows: { id: string }[] = await em.fork().getConnection().execute(
-        `select id from api_keys where id in (${keys.map(() => '?').join(', ')}) and is_active and (expires_at is null or expires_at > now())`,
-        keys,
-      );
-      const usable = new Set(rows.map((row) => row.id));
+      const usable = await services.auth.usableKeyIds(keys);
       for (const session of [...sessions]) {
         if (usable.has(session.actor.apiKeyId)) continue;
         sessions.delete(session);
