@@ -8,8 +8,8 @@
 // stdout), HOST (default 127.0.0.1), DB_POOL_MAX (default 10, the gateway's default).
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { runAsProcess } from './contender-process.ts';
 
 /** The two GraphQL operations the baseline answers, matched by their exact text. */
 export const GRAPHQL_PROGRAMS =
@@ -313,29 +313,4 @@ export async function startBaseline(options: { databaseUrl: string; port?: numbe
   };
 }
 
-async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('DATABASE_URL is required');
-  const baseline = await startBaseline({
-    databaseUrl,
-    port: Number(process.env.PORT ?? 0),
-    host: process.env.HOST ?? '127.0.0.1',
-    poolMax: Number(process.env.DB_POOL_MAX ?? 10),
-  });
-  process.stdout.write(`${JSON.stringify({ listening: baseline.port })}\n`);
-  const stop = () => {
-    baseline.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
-}
+runAsProcess(import.meta.url, startBaseline);

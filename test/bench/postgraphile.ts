@@ -10,12 +10,12 @@
 // organization A with a `condition` instead), no rate limit, no request log. Env: DATABASE_URL
 // (required), PORT (default 0), HOST (default 127.0.0.1), DB_POOL_MAX (default 10, the gateway's).
 import { createServer } from 'node:http';
-import { pathToFileURL } from 'node:url';
 import { postgraphile } from 'postgraphile';
 import { makePgService } from 'postgraphile/adaptors/pg';
 import { grafserv } from 'postgraphile/grafserv/node';
 import { PostGraphileAmberPreset } from 'postgraphile/presets/amber';
 import { jsonPgSmartTags } from 'postgraphile/utils';
+import { runAsProcess } from './contender-process.ts';
 
 export interface PostGraphileServer {
   port: number;
@@ -55,29 +55,4 @@ export async function startPostGraphile(options: { databaseUrl: string; port?: n
   };
 }
 
-async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('DATABASE_URL is required');
-  const server = await startPostGraphile({
-    databaseUrl,
-    port: Number(process.env.PORT ?? 0),
-    host: process.env.HOST ?? '127.0.0.1',
-    poolMax: Number(process.env.DB_POOL_MAX ?? 10),
-  });
-  process.stdout.write(`${JSON.stringify({ listening: server.port })}\n`);
-  const stop = () => {
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
-}
+runAsProcess(import.meta.url, startPostGraphile);
