@@ -1,5 +1,5 @@
 import { buildSchema, GraphQLError, parse, type GraphQLObjectType, type OperationDefinitionNode } from 'graphql';
-import { costLimitPlugin, DEFAULT_LIST_SIZE, operationCost, SEARCH_COST, type FieldCost } from './cost.js';
+import { cachedOperationCost, costLimitPlugin, DEFAULT_LIST_SIZE, operationCost, SEARCH_COST, type FieldCost } from './cost.js';
 
 // A small schema with the shapes the gateway's has: a page, unpaged lists, a search, a field declaring its cost.
 const schema = buildSchema(`
@@ -53,6 +53,58 @@ describe('operationCost: a field is its base plus its selection times the rows i
     const two = 'query A { agent { id } } query B { items { id } }';
     expect(cost(two, {}, 'A')).toBe(2);
     expect(cost(two, {}, 'B')).toBe(21);
+  });
+});
+
+describe('cachedOperationCost: one parsed document asked again', () => {
+  it('answers what operationCost answers for each set of variables and each operation name', () => {
+    const document = parse('query A($n: Int) { agents(limit: $n) { data { id } } } query B { items { id } }');
+    for (const n of [3, 4, 3, 50, 4]) expect(cachedOperationCost(schema, document, { n }, 'A')).toBe(1 + n * 2);
+    expect(cachedOperationCost(schema, document, {}, 'B')).toBe(21);
+    expect(cachedOperationCost(schema, document, {}, 'A')).toBe(1 + 20 * 2);
+  });
+
+  it('keeps answering right past the number of variable sets it keeps, and for variables too long to keep', () => {
+    const document = parse('query A($n: Int, $pad: String) { agents(limit: $n) { data { id } } }');
+    for (let n = 1; n <= 100; n++) expect(cachedOperationCost(schema, document, { n }, 'A')).toBe(1 + n * 2);
+    expect(cachedOperationCost(schema, document, { n: 1 }, 'A')).toBe(3);
+    expect(cachedOperationCost(schema, document, { n: 7, pad: 'x'.repeat(5000) }, 'A')).toBe(15);
+  });
+
+  it('counts once per document, operation and variables, keeps the last 64 variable sets, and never keeps long variables', () => {
+    // A schema whose declared cost changes between asks shows what was kept (the old cost) and what was counted again.
+    const changing = buildSchema('type Query { items(n: Int, pad: String): [Item!] other: [Item!] } type Item { id: ID! }');
+    const items = (changing.getType('Query') as GraphQLObjectType).getFields()['items']!;
+    const sized = (size: number) => Object.assign(items, { extensions: { cost: { size } } });
+    const document = parse('query A($n: Int, $pad: String) { items(n: $n, pad: $pad) { id } } query B { items { id } }');
+    sized(3);
+    expect(cachedOperationCost(changing, document, { n: 0 }, 'A')).toBe(4);
+    expect(cachedOperationCost(changing, document, {}, 'B')).toBe(4);
+    sized(5);
+    expect(cachedOperationCost(changing, document, { n: 0 }, 'A')).toBe(4); // kept
+    expect(cachedOperationCost(changing, document, {}, 'B')).toBe(4); // kept under its own name
+    expect(cachedOperationCost(changing, document, { n: 1 }, 'A')).toBe(6); // other variables: counted
+    expect(cachedOperationCost(changing, parse('query A($n: Int) { items(n: $n) { id } }'), { n: 0 }, 'A')).toBe(6); // another document
+    for (let n = 2; n <= 62; n++) cachedOperationCost(changing, document, { n }, 'A'); // 64 kept now: {n:0}, B, {n:1} … {n:62}
+    sized(7);
+    expect(cachedOperationCost(changing, document, { n: 0 }, 'A')).toBe(4); // still kept
+    expect(cachedOperationCost(changing, document, { n: 63 }, 'A')).toBe(8); // the 65th: the oldest ({n:0}) goes
+    expect(cachedOperationCost(changing, document, {}, 'B')).toBe(4);
+    expect(cachedOperationCost(changing, document, { n: 0 }, 'A')).toBe(8); // counted again
+    const long = { n: 1, pad: 'x'.repeat(2100) };
+    const atLimit = { n: 1, pad: 'x'.repeat(2048 - 1 - JSON.stringify({ n: 1, pad: '' }).length - 1) };
+    expect(cachedOperationCost(changing, document, long, 'A')).toBe(8);
+    expect(cachedOperationCost(changing, document, atLimit, 'A')).toBe(8);
+    sized(9);
+    expect(cachedOperationCost(changing, document, long, 'A')).toBe(10); // too long to keep
+    expect(cachedOperationCost(changing, document, atLimit, 'A')).toBe(8); // 2048 characters of key: kept
+  });
+
+  it('throws, and keeps nothing, for variables that do not fit the operation', () => {
+    const document = parse('query A($n: Int!) { agents(limit: $n) { data { id } } }');
+    expect(() => cachedOperationCost(schema, document, {}, 'A')).toThrow();
+    expect(() => cachedOperationCost(schema, document, {}, 'A')).toThrow();
+    expect(cachedOperationCost(schema, document, { n: 2 }, 'A')).toBe(5);
   });
 });
 

@@ -45,6 +45,33 @@ export function operationCost(schema: GraphQLSchema, request: Parameters<typeof 
   return getComplexity({ schema, query: request, variables, operationName, estimators: [estimateFieldCost] });
 }
 
+type Document = Parameters<typeof GetComplexity>[0]['query'];
+
+/** Costs kept per parsed document: at most this many variable sets each (the oldest goes first). */
+const COSTS_PER_DOCUMENT = 64;
+/** Variables longer than this (as JSON) are counted every time, not kept. */
+const MAX_KEY_LENGTH = 2048;
+const COSTS = new WeakMap<Document, Map<string, number>>();
+
+/**
+ * `operationCost`, remembered per parsed document (Apollo keeps one per query text) and per
+ * operation name and variables: the cost is a function of those alone, and counting walks every
+ * field of the operation, on every request.
+ */
+export function cachedOperationCost(schema: GraphQLSchema, document: Document, variables: Record<string, unknown>, operationName?: string): number {
+  const key = `${operationName ?? ''}\u0000${JSON.stringify(variables)}`;
+  if (key.length > MAX_KEY_LENGTH) return operationCost(schema, document, variables, operationName);
+  let costs = COSTS.get(document);
+  if (!costs) COSTS.set(document, (costs = new Map()));
+  let cost = costs.get(key);
+  if (cost === undefined) {
+    cost = operationCost(schema, document, variables, operationName);
+    if (costs.size >= COSTS_PER_DOCUMENT) costs.delete(costs.keys().next().value!);
+    costs.set(key, cost);
+  }
+  return cost;
+}
+
 /**
  * Refuses, before any resolver runs, an operation whose cost is over `maxCost` with 400
  * BAD_USER_INPUT naming its cost. Runs once the operation and its variables are known.
@@ -58,7 +85,7 @@ export function costLimitPlugin(maxCost: number): ApolloServerPlugin<GraphQLCont
           if (isIntrospectionOnly((operation as OperationDefinitionNode).selectionSet)) return;
           let cost: number;
           try {
-            cost = operationCost(schema, document, request.variables ?? {}, operationName ?? undefined);
+            cost = cachedOperationCost(schema, document, request.variables ?? {}, operationName ?? undefined);
           } catch {
             return; // variables that do not fit the operation: execution refuses them with 400 before anything runs
           }
