@@ -7,8 +7,8 @@
 // counters and credits exact. A run that breaks any of these fails the bench.
 import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { closeSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ApiClient } from './client.js';
@@ -41,6 +41,21 @@ export interface RunnerRun {
   /** The execution's counters and credits against its rows. */
   countersExact: boolean;
   loadAverage: number;
+  /** CPU seconds (user + system, /proc) over the run: the replica processes, and the PostgreSQL backends of the bench database. */
+  cpu: RunCpu | null;
+  /** Seconds backends of the bench database spent waiting for a lock (sampled every poll, ~100 ms: waiting backends × interval). */
+  lockWaitSeconds: number;
+}
+
+export interface RunCpu {
+  replicaSeconds: number;
+  postgresSeconds: number;
+  /** CPU milliseconds per dialed contact, replicas and PostgreSQL together. */
+  msPerContact: number;
+  replicaMsPerContact: number;
+  postgresMsPerContact: number;
+  /** (replicas + PostgreSQL CPU seconds) / wall seconds of the run: how many cores they kept busy. */
+  coresBusy: number;
 }
 
 export interface RunnerSummary {
@@ -52,7 +67,65 @@ export interface RunnerSummary {
   statementsPerContact: { one: number | null; two: number | null };
   dialedTwice: number;
   loadAverage: { start: number; end: number };
+  /** Medians per replica count: CPU ms per dialed contact, cores busy, lock-wait seconds. */
+  cpu: { one: CpuMedians | null; two: CpuMedians | null };
   runs: RunnerRun[];
+}
+
+export interface CpuMedians {
+  msPerContact: number;
+  replicaMsPerContact: number;
+  postgresMsPerContact: number;
+  coresBusy: number;
+  lockWaitSeconds: number;
+}
+
+/** The process's CPU seconds so far (utime + stime from /proc/<pid>/stat), or null when it cannot be read (gone, not Linux). */
+export function cpuSeconds(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces) start at its closing parenthesis: utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** USER_HZ: /proc's CPU times are in these ticks (100 on Linux everywhere but exotic builds). */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/**
+ * CPU used by a set of processes since it was first seen: each pid's CPU when first seen is its
+ * start (0 for a backend that connected during the run), its last reading its end.
+ */
+class CpuMeter {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+
+  constructor(private readonly newcomersStartAtZero: boolean) {}
+
+  see(pids: Iterable<number>): void {
+    for (const pid of pids) {
+      const now = cpuSeconds(pid);
+      if (now === null) continue;
+      if (!this.first.has(pid)) this.first.set(pid, this.newcomersStartAtZero && this.started ? 0 : now);
+      this.last.set(pid, now);
+    }
+  }
+
+  private started = false;
+  start(pids: Iterable<number>): void {
+    this.see(pids);
+    this.started = true;
+  }
+
+  get seconds(): number {
+    let total = 0;
+    for (const [pid, first] of this.first) total += (this.last.get(pid) ?? first) - first;
+    return total;
+  }
 }
 
 export class RunnerCheckError extends Error {}
@@ -72,7 +145,7 @@ function cli<T>(databaseUrl: string, args: string[]): T {
 }
 
 /** A replica: the production entry with its runner on, dialing through the simulator at once. */
-async function startReplica(databaseUrl: string, log: string): Promise<{ stop(): Promise<void>; kill(): void; exited: () => string | null }> {
+async function startReplica(databaseUrl: string, log: string): Promise<{ pid: number | undefined; stop(): Promise<void>; kill(): void; exited: () => string | null }> {
   const port = await freePort();
   const out = openSync(log, 'a');
   const child = spawn(process.execPath, [`${ROOT}dist/src/main.js`], {
@@ -110,6 +183,7 @@ async function startReplica(databaseUrl: string, log: string): Promise<{ stop():
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
+    pid: child.pid,
     exited: () => exited,
     async stop() {
       if (exited) return;
@@ -221,6 +295,19 @@ async function check(client: pg.Client, executionId: string): Promise<Checked> {
   return { seconds: e.seconds, dialed: Number(calls!.dialed), dialedTwice: Number(calls!.twice), notDialed: Number(calls!.not_dialed), countersExact };
 }
 
+function cpuOf(replicaSeconds: number, postgresSeconds: number, dialed: number, wallSeconds: number): RunCpu | null {
+  if (replicaSeconds === 0 && postgresSeconds === 0) return null;
+  const contacts = Math.max(1, dialed);
+  return {
+    replicaSeconds,
+    postgresSeconds,
+    msPerContact: ((replicaSeconds + postgresSeconds) * 1000) / contacts,
+    replicaMsPerContact: (replicaSeconds * 1000) / contacts,
+    postgresMsPerContact: (postgresSeconds * 1000) / contacts,
+    coresBusy: (replicaSeconds + postgresSeconds) / wallSeconds,
+  };
+}
+
 async function oneRun(database: BenchDatabase, api: ApiClient, programId: string, replicas: number, round: number, log: (line: string) => void): Promise<RunnerRun> {
   const execution = await api.post<{ id: string }>(`/api/programs/${programId}/executions`, {});
   const processes: Awaited<ReturnType<typeof startReplica>>[] = [];
@@ -230,23 +317,51 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
     for (let i = 0; i < replicas; i++) processes.push(await startReplica(database.url, `${RESULTS}runner-${replicas}-${round}-${i}.log`));
     await database.resetStatements();
     const loadAverage = loadavg()[0]!;
+    // CPU: the replicas' processes, and the bench database's backends (those connected now from their
+    // reading now, those that connect during the run from zero; one that exits during the run is not counted).
+    const backends = async () =>
+      (await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((row) => row.pid);
+    const replicaCpu = new CpuMeter(false);
+    const postgresCpu = new CpuMeter(true);
+    replicaCpu.start(processes.map((process) => process.pid!).filter(Boolean));
+    postgresCpu.start(await backends());
+    const startedAt = Date.now();
     await api.post(`/api/executions/${execution.id}/start`);
-    // Polled on the bench database: these statements are counted, then taken off.
+    // Polled on the bench database: these statements are counted, then taken off. Each poll also
+    // samples the backends waiting for a lock and lists the backends (one statement).
     let polls = 0;
+    let lockWaitSamples = 0;
+    let lastPoll = Date.now();
+    let lockWaitSeconds = 0;
     const deadline = Date.now() + 15 * 60_000;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       polls++;
-      const { rows } = await client.query<{ status: string }>('select status from executions where id = $1', [execution.id]);
+      const { rows } = await client.query<{ status: string; waiting: string; pids: number[] }>(
+        `select (select status from executions where id = $1) as status,
+                (select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock') as waiting,
+                array(select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) as pids`,
+        [execution.id],
+      );
+      const polledAt = Date.now();
+      lockWaitSamples += Number(rows[0]?.waiting ?? 0);
+      lockWaitSeconds += (Number(rows[0]?.waiting ?? 0) * (polledAt - lastPoll)) / 1000;
+      lastPoll = polledAt;
+      postgresCpu.see(rows[0]?.pids ?? []);
+      replicaCpu.see(processes.map((process) => process.pid!).filter(Boolean));
       if (rows[0]?.status === 'completed') break;
       if (rows[0]?.status !== 'running') throw new RunnerCheckError(`the execution went ${rows[0]?.status} instead of completing`);
       const dead = processes.find((process) => process.exited());
       if (dead) throw new Error(`a runner replica exited (${dead.exited()}) during the run`);
       if (Date.now() > deadline) throw new Error('the execution did not complete within 15 minutes');
     }
+    const wallSeconds = (Date.now() - startedAt) / 1000;
+    replicaCpu.see(processes.map((process) => process.pid!).filter(Boolean));
+    postgresCpu.see(await backends());
     const counted = await database.statementCount();
     // The start request's own statements are few and stay in (a fraction of a statement per contact in 10,000).
-    const statements = counted === null ? null : counted - polls;
+    // The polls, and the one backends() listing at the end.
+    const statements = counted === null ? null : counted - polls - 1;
     const checked = await check(client, execution.id);
     const run: RunnerRun = {
       replicas,
@@ -260,10 +375,14 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
       notDialed: checked.notDialed,
       countersExact: checked.countersExact,
       loadAverage,
+      cpu: cpuOf(replicaCpu.seconds, postgresCpu.seconds, checked.dialed, wallSeconds),
+      lockWaitSeconds,
     };
     log(
       `  runner ${replicas} replica${replicas > 1 ? 's' : ''}, round ${round}: ${Math.round(run.callsPerSecond)} calls/s (${run.seconds.toFixed(1)} s), ` +
-        `${run.statementsPerContact?.toFixed(2) ?? 'n/a'} statements/contact, dialed twice ${run.dialedTwice}, not dialed ${run.notDialed}, counters ${run.countersExact ? 'exact' : 'WRONG'}`,
+        `${run.statementsPerContact?.toFixed(2) ?? 'n/a'} statements/contact, dialed twice ${run.dialedTwice}, not dialed ${run.notDialed}, counters ${run.countersExact ? 'exact' : 'WRONG'}, ` +
+        `CPU ${run.cpu ? `${run.cpu.replicaMsPerContact.toFixed(2)} + ${run.cpu.postgresMsPerContact.toFixed(2)} ms/contact (replicas + PostgreSQL), ${run.cpu.coresBusy.toFixed(2)} cores busy` : 'n/a'}, ` +
+        `lock waits ${run.lockWaitSeconds.toFixed(1)} s (${lockWaitSamples} samples), load ${loadAverage.toFixed(2)}`,
     );
     if (run.dialedTwice > 0 || run.notDialed > 0 || run.dialed !== RUNNER_CONTACTS || !run.countersExact) {
       throw new RunnerCheckError(`the run with ${replicas} replica(s) broke a rule: ${JSON.stringify(run)}`);
@@ -307,10 +426,24 @@ export async function runnerBench(database: BenchDatabase, rounds: number, log: 
     statementsPerContact: { one: perContact(1), two: perContact(2) },
     dialedTwice: runs.reduce((sum, run) => sum + run.dialedTwice, 0),
     loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+    cpu: { one: cpuMedians(of(1)), two: cpuMedians(of(2)) },
     runs,
   };
   writeFileSync(`${RESULTS}runner.json`, `${JSON.stringify({ finishedAt: new Date().toISOString(), ...summary }, null, 2)}\n`);
   return summary;
+}
+
+function cpuMedians(runs: RunnerRun[]): CpuMedians | null {
+  const measured = runs.filter((run) => run.cpu);
+  if (measured.length === 0) return null;
+  const of = (pick: (cpu: RunCpu) => number) => median(measured.map((run) => pick(run.cpu!)));
+  return {
+    msPerContact: of((cpu) => cpu.msPerContact),
+    replicaMsPerContact: of((cpu) => cpu.replicaMsPerContact),
+    postgresMsPerContact: of((cpu) => cpu.postgresMsPerContact),
+    coresBusy: of((cpu) => cpu.coresBusy),
+    lockWaitSeconds: median(measured.map((run) => run.lockWaitSeconds)),
+  };
 }
 
 const RATIO_TARGET = 1.7;
@@ -330,5 +463,13 @@ export function runnerMarkdown(summary: RunnerSummary): string {
     '|---:|---:|---:|---:|---:|',
     `| 1 | ${Math.round(one).toLocaleString('en')} | 1.00× | ${fmt(statements.one)} | ${summary.runs.filter((run) => run.replicas === 1).reduce((sum, run) => sum + run.dialedTwice, 0)} |`,
     `| 2 | ${Math.round(two).toLocaleString('en')} | ${ratio.toFixed(2)}× (${mark(ratio >= RATIO_TARGET)}) | ${fmt(statements.two)} (${mark(worst <= STATEMENTS_TARGET)}) | ${summary.runs.filter((run) => run.replicas === 2).reduce((sum, run) => sum + run.dialedTwice, 0)} |`,
+    '',
+    '| replicas | CPU ms / dialed contact (replicas + PostgreSQL) | cores busy (CPU s / wall s; the machine has ' + availableParallelism() + ') | lock waits (s, sampled) |',
+    '|---:|---:|---:|---:|',
+    ...([['1', summary.cpu.one], ['2', summary.cpu.two]] as const).map(([replicas, cpu]) =>
+      cpu
+        ? `| ${replicas} | ${cpu.msPerContact.toFixed(2)} (${cpu.replicaMsPerContact.toFixed(2)} + ${cpu.postgresMsPerContact.toFixed(2)}) | ${cpu.coresBusy.toFixed(2)} | ${cpu.lockWaitSeconds.toFixed(1)} |`
+        : `| ${replicas} | n/a | n/a | n/a |`,
+    ),
   ].join('\n');
 }
