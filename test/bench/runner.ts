@@ -45,6 +45,21 @@ export interface RunnerRun {
   cpu: RunCpu | null;
   /** Seconds backends of the bench database spent waiting for a lock (sampled every poll, ~100 ms: waiting backends × interval). */
   lockWaitSeconds: number;
+  /** Backends sampled waiting for a lock, by the statement's kind (waitKind). */
+  waits: Record<string, number>;
+}
+
+/** What a statement waiting for a lock was doing, by its first words: which row the replicas queue on. */
+export function waitKind(statement: string): string {
+  const text = statement.trim().toLowerCase();
+  if (text.includes('execution_counter_deltas') && text.includes('delete')) return 'fold deltas (execution row)';
+  if (/^update executions set progress_event_at/.test(text)) return 'progress event (execution row)';
+  if (/^update executions|from executions .*for (no key )?update|select .* from executions where id = \S+ for update/.test(text)) return 'execution row';
+  if (text.includes('organizations')) return 'organization row (credits)';
+  if (text.includes('execution_contacts')) return 'execution_contacts rows';
+  if (text.includes('insert into events') || text.includes('events')) return 'events';
+  if (text.includes('calls')) return 'calls rows';
+  return text.split(' ').slice(0, 3).join(' ');
 }
 
 export interface RunCpu {
@@ -331,18 +346,26 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
     // samples the backends waiting for a lock and lists the backends (one statement).
     let polls = 0;
     let lockWaitSamples = 0;
+    /** Backends sampled waiting for a lock, by what their statement was doing. */
+    const waits: Record<string, number> = {};
     let lastPoll = Date.now();
     let lockWaitSeconds = 0;
     const deadline = Date.now() + 15 * 60_000;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       polls++;
-      const { rows } = await client.query<{ status: string; waiting: string; pids: number[] }>(
+      const { rows } = await client.query<{ status: string; waiting: string; pids: number[]; waiting_on: string[] | null }>(
         `select (select status from executions where id = $1) as status,
                 (select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock') as waiting,
-                array(select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) as pids`,
+                array(select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) as pids,
+                array(select regexp_replace(left(query, 120), '\\s+', ' ', 'g') from pg_stat_activity
+                       where datname = current_database() and wait_event_type = 'Lock') as waiting_on`,
         [execution.id],
       );
+      for (const statement of rows[0]?.waiting_on ?? []) {
+        const kind = waitKind(statement);
+        waits[kind] = (waits[kind] ?? 0) + 1;
+      }
       const polledAt = Date.now();
       lockWaitSamples += Number(rows[0]?.waiting ?? 0);
       lockWaitSeconds += (Number(rows[0]?.waiting ?? 0) * (polledAt - lastPoll)) / 1000;
@@ -377,12 +400,13 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
       loadAverage,
       cpu: cpuOf(replicaCpu.seconds, postgresCpu.seconds, checked.dialed, wallSeconds),
       lockWaitSeconds,
+      waits,
     };
     log(
       `  runner ${replicas} replica${replicas > 1 ? 's' : ''}, round ${round}: ${Math.round(run.callsPerSecond)} calls/s (${run.seconds.toFixed(1)} s), ` +
         `${run.statementsPerContact?.toFixed(2) ?? 'n/a'} statements/contact, dialed twice ${run.dialedTwice}, not dialed ${run.notDialed}, counters ${run.countersExact ? 'exact' : 'WRONG'}, ` +
         `CPU ${run.cpu ? `${run.cpu.replicaMsPerContact.toFixed(2)} + ${run.cpu.postgresMsPerContact.toFixed(2)} ms/contact (replicas + PostgreSQL), ${run.cpu.coresBusy.toFixed(2)} cores busy` : 'n/a'}, ` +
-        `lock waits ${run.lockWaitSeconds.toFixed(1)} s (${lockWaitSamples} samples), load ${loadAverage.toFixed(2)}`,
+        `lock waits ${run.lockWaitSeconds.toFixed(1)} s (${lockWaitSamples} samples: ${JSON.stringify(waits)}), load ${loadAverage.toFixed(2)}`,
     );
     if (run.dialedTwice > 0 || run.notDialed > 0 || run.dialed !== RUNNER_CONTACTS || !run.countersExact) {
       throw new RunnerCheckError(`the run with ${replicas} replica(s) broke a rule: ${JSON.stringify(run)}`);
