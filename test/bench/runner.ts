@@ -52,7 +52,6 @@ export interface RunnerRun {
 /** What a statement waiting for a lock was doing, by its first words: which row the replicas queue on. */
 export function waitKind(statement: string): string {
   const text = statement.trim().toLowerCase();
-  if (text.includes('execution_counter_deltas') && text.includes('delete')) return 'fold deltas (execution row)';
   if (/^update executions set progress_event_at/.test(text)) return 'progress event (execution row)';
   if (/^update executions|from executions .*for (no key )?update|select .* from executions where id = \S+ for update/.test(text)) return 'execution row';
   if (text.includes('organizations')) return 'organization row (credits)';
