@@ -208,7 +208,7 @@ describe('api-keys', () => {
       expect(updateApiKey).toMatchObject({ name: 'after', expiresAt: '2098-01-01T00:00:00.000Z', isActive: true });
     });
 
-    it('a deactivated key gets 401 on both doors, and stays dead (see api-key-limits.test.ts)', async () => {
+    it('a deactivated key gets 401 on both doors, and stays dead (see the api-key-limits describe)', async () => {
       const { body: created } = await acme.rest.post('/api/auth/api-keys', { name: 'toggle', prefix: 'tg_' });
       const holder = { 'x-api-key': created.secret };
       expect((await acme.rest.put(`/api/auth/api-keys/${created.id}`, { isActive: false })).body.isActive).toBe(false);

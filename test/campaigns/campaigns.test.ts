@@ -422,7 +422,7 @@ describe('pauses', () => {
     expect(await creditBalance(org)).toBe(0);
     await expectIdle(runner, read);
 
-    // A resume with no credits is refused (it would only pause again at once): semantics.test.ts.
+    // A resume with no credits is refused (it would only pause again at once): the semantics describe.
     expect((await org.rest.post(`/api/executions/${id}/resume`)).status).toBe(409);
     expect(await read()).toMatchObject({ status: 'paused_no_credits', contactsCompleted: 4, contactsPending: 6 });
 

@@ -45,7 +45,7 @@ describe('organization', () => {
       expect(rest.body.name).toBe('Acme Corp');
       expect(Date.parse(rest.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(before.updatedAt));
       const { updateOrganization } = await acme.graphql.ok(UpdateOrganizationDocument, { input: { name: 'Acme' } });
-      // An admin may not: the organization is the owner's (see test/organizations/permissions.test.ts).
+      // An admin may not: the organization is the owner's (see the permissions describe).
       expect((await admin.rest.put('/api/organization', { name: 'Admin Corp' })).status).toBe(403);
       expect(updateOrganization.name).toBe('Acme');
       expect((await acme.rest.get('/api/organization')).body.name).toBe('Acme');

@@ -345,7 +345,7 @@ describe('executions', () => {
     app = await startTestApp();
     acme = await app.organization('Acme');
     other = await app.organization('Other');
-    // Starting or resuming an execution with contacts to call needs a credit (test/campaigns/semantics.test.ts); no runner spends them here.
+    // Starting or resuming an execution with contacts to call needs a credit (test/campaigns/campaigns.test.ts › semantics); no runner spends them here.
     await acme.grantCredits(100);
   });
   afterAll(() => app.close());
