@@ -1,5 +1,6 @@
 import { ActivateProgramDocument, CallFlowDocument, CallFlowsDocument, CancelExecutionDocument, ControlExecutionDocument, CreateCallFlowDocument, CreateExecutionDocument, CreateProgramDocument, DeleteCallFlowDocument, DeleteProgramDocument, ExecutionDocument, ExecutionsDocument, PauseExecutionDocument, ProgramDocument, ProgramsDocument, ProgramsWithExecutionsDocument, ResumeExecutionDocument, StartExecutionDocument, StopExecutionDocument, UpdateCallFlowDocument, UpdateProgramDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { KEY_LOOKUP } from '../helpers/users.js';
 import { activeCampaign, createAgent, createAudience, createFlow, fieldsOf, flowInput } from './fixtures.js';
 
 // Programs: programs, flows, executions and batching, one describe each (they were one file each), each on an app and a database of its own.
@@ -534,7 +535,8 @@ describe('batching', () => {
     };
     const original = connection.executeQuery.bind(connection);
     connection.executeQuery = (query, ...rest) => {
-      statements?.push(query);
+      // Without the API key lookup, which the key cache sends or not by timing (as recordStatements does).
+      if (!KEY_LOOKUP.test(query)) statements?.push(query);
       return original(query, ...rest);
     };
   });
@@ -575,7 +577,7 @@ describe('batching', () => {
       expect(fifty.programs).toBe(50);
       expect(five.count).toBeGreaterThan(0);
       expect(fifty.count).toBe(five.count);
-      // authentication, the page and its count, executions, audiences, programs: a handful, not one per row
+      // the page and its count, executions, audiences, programs: a handful, not one per row
       expect(fifty.count).toBeLessThanOrEqual(8);
     }, 120_000);
   });
