@@ -12,12 +12,16 @@ import type { Services } from './services.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | undefined>;
 
-/** One operator command: its usage, what it does, its options, and what it runs against the services. */
+/**
+ * One operator command: its usage, what it does, its options, and what it runs against the services.
+ * `prepare` checks the options before the database is opened (a usage error answers at once, and
+ * does not wait for the embedded database's lock) and returns the work to run against the services.
+ */
 interface Command {
   usage: string;
   description: string;
   options: Options;
-  run(values: Values, services: Services): Promise<void>;
+  prepare(values: Values): (services: Services) => Promise<void>;
 }
 
 class UsageError extends Error {}
@@ -41,12 +45,12 @@ const COMMANDS: Record<string, Command> = {
       'Creates an organization, its owner and a first API key; prints {"organizationId", "userId", "apiKey"}\n' +
       'as one JSON line. The key is shown only once (keys:create makes another).',
     options: { name: { type: 'string' }, email: { type: 'string' }, 'user-name': { type: 'string' } },
-    async run(values, services) {
+    prepare(values) {
       const name = text(values, 'name');
       const email = text(values, 'email');
       if (!name || name.length > 255) throw new UsageError('--name is required (1 to 255 characters)');
       if (!email || !EMAIL.test(email) || email.length > 320) throw new UsageError('--email is required and must be an email address');
-      print(await services.provisioning.createOrganization({ name, email, userName: text(values, 'user-name') }));
+      return async (services) => print(await services.provisioning.createOrganization({ name, email, userName: text(values, 'user-name') }));
     },
   },
   'keys:create': {
@@ -56,14 +60,14 @@ const COMMANDS: Record<string, Command> = {
       'organization\'s first owner; prints {"organizationId", "userId", "apiKeyId", "apiKey"} as one JSON line.\n' +
       'The key is shown only once. An email used in several organizations needs --org too.',
     options: { org: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
-    async run(values, services) {
+    prepare(values) {
       const organizationId = text(values, 'org');
       const email = text(values, 'email');
       const name = text(values, 'name');
       if (!organizationId && !email) throw new UsageError('--org or --email is required');
       if (email !== undefined && !EMAIL.test(email)) throw new UsageError('--email must be an email address');
       if (name !== undefined && (name.length === 0 || name.length > 255)) throw new UsageError('--name must be 1 to 255 characters');
-      print(await services.provisioning.issueKey({ organizationId, email, name }));
+      return async (services) => print(await services.provisioning.issueKey({ organizationId, email, name }));
     },
   },
   'credits:add': {
@@ -72,7 +76,7 @@ const COMMANDS: Record<string, Command> = {
       'Grants credits to an organization and writes the grant to its credit ledger; prints\n' +
       '{"organizationId", "amount", "creditBalance", "ledgerEntryId"} as one JSON line.',
     options: { org: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' } },
-    async run(values, services) {
+    prepare(values) {
       const organizationId = text(values, 'org');
       const amount = text(values, 'amount');
       const reason = typeof values.reason === 'string' ? values.reason : undefined;
@@ -81,20 +85,24 @@ const COMMANDS: Record<string, Command> = {
         throw new UsageError('--amount is required (a whole number from 1 to 1000000000)');
       }
       if (reason !== undefined && reason.length > 500) throw new UsageError('--reason is at most 500 characters');
-      try {
-        print(await services.credits.grant({ organizationId, amount: Number(amount), reason }));
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'NOT_FOUND') throw new Error(`no organization with the id ${organizationId}`);
-        throw error;
-      }
+      return async (services) => {
+        try {
+          print(await services.credits.grant({ organizationId, amount: Number(amount), reason }));
+        } catch (error) {
+          if (error instanceof AppError && error.code === 'NOT_FOUND') throw new Error(`no organization with the id ${organizationId}`);
+          throw error;
+        }
+      };
     },
   },
   'org:list': {
     usage: 'org:list',
     description: 'Lists the organizations, oldest first: one JSON line each, {"id", "name", "createdAt", "users"}.',
     options: {},
-    async run(_values, services) {
-      for (const organization of await services.provisioning.listOrganizations()) print(organization);
+    prepare() {
+      return async (services) => {
+        for (const organization of await services.provisioning.listOrganizations()) print(organization);
+      };
     },
   },
 };
@@ -156,7 +164,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(commandUsage(name));
     return;
   }
-  await withServices((services) => command.run(values, services));
+  await withServices(command.prepare(values));
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { assertValidSchema, lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
 import { validateInstance } from '../common/validation.js';
 import { describeSchema } from './describe.js';
@@ -56,7 +56,16 @@ export function buildGatewaySchema(resolvers: NonEmptyArray<Function>): Promise<
     // checker is registered: graphql-js's default resolver does that without TypeGraphQL's wrapper,
     // which cost a closure and a promise check per field per row on list pages.
     for (const objectType of getMetadataStorage().objectTypes) objectType.simpleResolvers ??= true;
-    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false, pubSub: NO_PUBSUB }).then(describeSchema).then(chargeLargeValues);
+    // skipCheck: TypeGraphQL would check the schema by running the whole introspection query on it
+    // (a quarter of a second of every start); assertValidSchema runs the same validation, which is
+    // what that query can fail on, and throws the same way at start.
+    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false, pubSub: NO_PUBSUB, skipCheck: true })
+      .then(describeSchema)
+      .then(chargeLargeValues)
+      .then((schema) => {
+        assertValidSchema(schema);
+        return schema;
+      });
   }
   return built;
 }

@@ -54,6 +54,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * A fresh in-memory PGlite takes ~4 s to create its cluster; loading a dump of one that the
  * migrations already ran on takes under 1 s. The dump is made once per set of migrations
  * (its file name carries their hash) and then shared by every test file and worker.
+ *
+ * The dump holds only the `postgres` database the gateway uses: template0 and template1 (nothing
+ * creates a database on PGlite) are dropped and a checkpoint taken first, so each load untars 550
+ * files instead of 1,165 and replays no WAL (about 0.2 CPU s less per file).
  */
 async function migratedPglite(): Promise<PGlite> {
   const file = templateFile('tar');
@@ -61,6 +65,11 @@ async function migratedPglite(): Promise<PGlite> {
   const pglite = await PGlite.create();
   const database = await openDatabase({ dataDir: 'memory://', migrate: true, pglite });
   await database.close();
+  for (const template of ['template0', 'template1']) {
+    await pglite.exec(`alter database ${template} is_template false`);
+    await pglite.exec(`drop database ${template}`); // not in the same exec: it cannot run in a transaction
+  }
+  await pglite.exec('checkpoint');
   const dump = await pglite.dumpDataDir('none');
   const partial = `${file}.${process.pid}.${randomUUID()}`;
   writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
@@ -68,9 +77,15 @@ async function migratedPglite(): Promise<PGlite> {
   return pglite;
 }
 
+/** How the dump is made; a change here must give new file names, as a new migration does. */
+const TEMPLATE_FORMAT = 'postgres-only';
+
 /** Where the templates of this set of migrations live: the name carries a hash of their names. */
 function templateFile(kind: 'tar' | 'dir'): string {
-  const key = createHash('sha256').update(MIGRATIONS.map((migration) => migration.name).join(',')).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update([TEMPLATE_FORMAT, ...MIGRATIONS.map((migration) => migration.name)].join(','))
+    .digest('hex')
+    .slice(0, 16);
   return join(tmpdir(), kind === 'tar' ? `gateway-test-template-${key}.tar` : `gateway-test-datadir-${key}`);
 }
 

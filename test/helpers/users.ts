@@ -36,7 +36,7 @@ export async function addUser(app: TestApp, organization: TestOrganization, role
 }
 
 /** The authentication's key lookup: sent or not depending on the key cache (API_KEY_CACHE_MS), so not counted. */
-const KEY_LOOKUP = /from api_keys k join users u on u\.id = k\.user_id/;
+export const KEY_LOOKUP = /from api_keys k join users u on u\.id = k\.user_id/;
 
 /**
  * The SQL statements the app runs while `run` runs (the ORM's connection is shared by every request's
