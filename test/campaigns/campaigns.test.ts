@@ -1,9 +1,10 @@
-import { type CallOutcome, type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
+import { type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { ActivateProgramDocument, AudienceDocument, CallFlowDocument, CampaignCreditsDocument, CampaignExecutionDocument, CampaignExecutionsDocument, CancelExecutionDocument, ControlExecutionDocument, CreateExecutionDocument, CreateProgramDocument, CreditLedgerDocument, DeleteCallFlowDocument, DeleteProgramDocument, ExecutionsDocument, PauseExecutionDocument, ProgramDocument, ResumeExecutionDocument, StartExecutionDocument, StopExecutionDocument, SyncProgramTriggersDocument, TriggersDocument, UpdateCallFlowDocument, UpdateProgramDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addCredits, ALL_DAY, ALWAYS_ANSWERED, buildCampaign, buildRunner, clock, type Counters, createAudience, createFlow, creditBalance, importContacts, loggedErrors, logs, poll, readExecution, sleep, tickUntil } from './fixtures.js';
 import { createLogger } from '../../src/common/logger.js';
+import { expectedCalls } from '../runner/fixtures.js';
 import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 
 // Campaigns: runs, isolation, live programs, pauses, semantics and transition logs, one describe each (they were one file each), each on an app and a database of its own.
@@ -19,16 +20,6 @@ describe('campaign', () => {
     expect(loggedErrors()).toEqual([]);
     logs.length = 0;
   });
-
-  /** The calls the seeded dialer will make for one contact under maxAttempts. */
-  function callsFor(dialer: SimulatedDialer, phone: string, maxAttempts: number): CallOutcome[] {
-    const outcomes: CallOutcome[] = [];
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      outcomes.push(dialer.outcomeOf(phone, attempt));
-      if (isFinalOutcome(outcomes.at(-1)!)) break;
-    }
-    return outcomes;
-  }
 
   it('runs a campaign built through the doors to completed, the counters adding up after every tick', async () => {
     const org = await app.organization('Acme');
@@ -59,7 +50,7 @@ describe('campaign', () => {
     expect(end.contactsCompleted + end.contactsFailed).toBe(12);
 
     // What the seeded dialer decides, phone by phone, is what the doors report.
-    const expected = contacts.map((contact) => callsFor(dialer, contact.phone, 2));
+    const expected = contacts.map((contact) => expectedCalls(dialer, contact.phone, 2));
     const placed = expected.reduce((sum, calls) => sum + calls.length, 0);
     expect(placed).toBeGreaterThan(12); // some contacts were retried
     expect(end.contactsCompleted).toBe(expected.filter((calls) => isFinalOutcome(calls.at(-1)!)).length);

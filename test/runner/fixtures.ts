@@ -12,7 +12,8 @@ import { Program } from '../../src/modules/programs/program.entity.js';
 import { ExecutionStatus, FlowNodeType, ProgramKind, ProgramStatus } from '../../src/modules/programs/program.enums.js';
 import type { AutoPauseRule, CallingWindow, RetryPolicy } from '../../src/modules/programs/program.types.js';
 import { CampaignRunner, type CampaignRunnerOptions } from '../../src/modules/programs/runner/campaign-runner.js';
-import type { CallRequest, CallResult, Dialer } from '../../src/modules/programs/runner/dialer.js';
+import { type CallOutcome, type CallRequest, type CallResult, type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
+import type { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 
 /** start → greet → offer → end when answered; start → vm → end on voicemail; start alone otherwise. */
@@ -200,4 +201,14 @@ export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boo
     if (Date.now() > until) throw new Error(`timed out; last value ${JSON.stringify(value)}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** What the seeded dialer will make of one contact under maxAttempts: its outcomes, attempt by attempt. */
+export function expectedCalls(dialer: SimulatedDialer, phone: string, maxAttempts: number): CallOutcome[] {
+  const outcomes: CallOutcome[] = [];
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    outcomes.push(dialer.outcomeOf(phone, attempt));
+    if (isFinalOutcome(outcomes.at(-1)!)) break;
+  }
+  return outcomes;
 }

@@ -1,8 +1,8 @@
 import { ExecutionStatus } from '../../src/modules/programs/program.enums.js';
-import { type CallOutcome, type CallRequest, type CallResult, type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
+import { type CallRequest, type CallResult, type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createCampaign, creditBalance, type ExecutionRow, expectConsistent, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor } from './fixtures.js';
+import { createCampaign, creditBalance, type ExecutionRow, expectConsistent, expectedCalls, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor } from './fixtures.js';
 import { openDatabase } from '../../src/db/orm.js';
 import { countsAfterResume } from '../../src/modules/programs/runner/auto-pause.js';
 import { SimulatedSwitch } from '../../src/modules/programs/runner/simulated-carrier.js';
@@ -27,16 +27,6 @@ describe('campaign', () => {
     expect(runnerErrors()).toEqual([]);
     runnerLogs.length = 0;
   });
-
-  /** What the seeded dialer will make of one contact: its outcomes, attempt by attempt. */
-  function expectedCalls(dialer: SimulatedDialer, phone: string, maxAttempts: number): CallOutcome[] {
-    const outcomes: CallOutcome[] = [];
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      outcomes.push(dialer.outcomeOf(phone, attempt));
-      if (isFinalOutcome(outcomes.at(-1)!)) break;
-    }
-    return outcomes;
-  }
 
   async function contactRows(executionId: string) {
     return app.sql<{ phone: string; status: string; attempts: number; last_outcome: string; reached_node_ids: string[]; claimed_by: string | null }>(
