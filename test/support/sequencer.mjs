@@ -1,9 +1,11 @@
 // Starts the slowest files first, so that no long file starts last and leaves one worker idle at
 // the end. jest's own order does that only from the durations cached by an earlier run on the same
 // machine; a clean clone (CI) has none and jest falls back to file size, which puts the process
-// tests (small files, the longest runs) anywhere. Without a cached duration, a file's duration
-// comes from durations.json (a recorded whole PGlite run; record-durations.mjs refreshes it), and
-// a file missing from it counts as a typical file that boots the app.
+// tests (small files, the longest runs) anywhere. A file's duration comes from durations.json (a
+// recorded whole PGlite run; record-durations.mjs refreshes it) first: jest's cache keeps a file's
+// duration by path, so after files were merged under an old name it held the old, small file's
+// duration and started the merged one last. A file missing from durations.json takes jest's cached
+// duration, else counts as a typical file that boots the app.
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import sequencerModule from '@jest/test-sequencer';
@@ -16,10 +18,9 @@ const TYPICAL_SECONDS = 5;
 export default class SlowestFirstSequencer extends TestSequencer {
   sort(tests) {
     const duration = (test) => {
-      const cached = this.time(test);
-      if (cached != null) return cached;
       const recorded = RECORDED[relative(test.context.config.rootDir, test.path).replaceAll('\\', '/')];
-      return (recorded ?? TYPICAL_SECONDS) * 1000;
+      if (recorded != null) return recorded * 1000;
+      return this.time(test) ?? TYPICAL_SECONDS * 1000;
     };
     const keyed = tests.map((test) => ({ test, failed: this.hasFailed(test), duration: duration(test) }));
     keyed.sort((a, b) => (a.failed !== b.failed ? (a.failed ? -1 : 1) : b.duration - a.duration));
