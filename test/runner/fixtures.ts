@@ -203,6 +203,19 @@ export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boo
   }
 }
 
+/** Ticks the runner (and waits for its calls) until the execution's row is `done`, checking it consistent at each read. */
+export function tickUntilRow(app: TestApp, runner: CampaignRunner, executionId: string, done: (row: ExecutionRow) => boolean): Promise<ExecutionRow> {
+  return waitFor(
+    async () => {
+      await runner.tick();
+      await runner.idle();
+      return readExecution(app, executionId);
+    },
+    done,
+    expectConsistent,
+  );
+}
+
 /** What the seeded dialer will make of one contact under maxAttempts: its outcomes, attempt by attempt. */
 export function expectedCalls(dialer: SimulatedDialer, phone: string, maxAttempts: number): CallOutcome[] {
   const outcomes: CallOutcome[] = [];

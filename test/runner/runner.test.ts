@@ -2,7 +2,7 @@ import { ExecutionStatus } from '../../src/modules/programs/program.enums.js';
 import { type CallRequest, type CallResult, type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createCampaign, creditBalance, type ExecutionRow, expectConsistent, expectedCalls, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, waitFor } from './fixtures.js';
+import { createCampaign, creditBalance, type ExecutionRow, expectConsistent, expectedCalls, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, tickUntilRow, waitFor } from './fixtures.js';
 import { openDatabase } from '../../src/db/orm.js';
 import { countsAfterResume } from '../../src/modules/programs/runner/auto-pause.js';
 import { SimulatedSwitch } from '../../src/modules/programs/runner/simulated-carrier.js';
@@ -168,15 +168,7 @@ describe('campaign', () => {
     const optedOut = campaign.phones.slice(0, 2);
     await app.sql(`update contacts set opted_out = true where phone in (?, ?)`, optedOut);
     const runner = testRunner(app, { dialer });
-    const end = await waitFor(
-      async () => {
-        await runner.tick();
-        await runner.idle();
-        return readExecution(app, campaign.executionId);
-      },
-      (row) => row.status === ExecutionStatus.completed,
-      expectConsistent,
-    );
+    const end = await tickUntilRow(app, runner, campaign.executionId, (row) => row.status === ExecutionStatus.completed);
     expect(dialer.calls.map((call) => call.phone).sort()).toEqual(campaign.phones.slice(2).sort());
     expect(end.creditsSpent).toBe(4);
     const rows = await app.sql<{ status: string; attempts: number }>(
@@ -196,15 +188,7 @@ describe('campaign', () => {
     await app.sql('delete from contacts where phone = ?', [deleted]);
     await app.sql('update contacts set opted_out = true where phone = ?', [optedOut]);
     const runner = testRunner(app, { dialer });
-    const end = await waitFor(
-      async () => {
-        await runner.tick();
-        await runner.idle();
-        return readExecution(app, campaign.executionId);
-      },
-      (row) => row.status === ExecutionStatus.completed,
-      expectConsistent,
-    );
+    const end = await tickUntilRow(app, runner, campaign.executionId, (row) => row.status === ExecutionStatus.completed);
     expect(dialer.calls.map((call) => call.phone).sort()).toEqual(campaign.phones.slice(2).sort());
     expect(end).toMatchObject({ creditsSpent: 3, totalContacts: 5 });
     const rows = await app.sql<{ phone: string; status: string; attempts: number; last_outcome: string }>(
@@ -284,15 +268,7 @@ describe('pauses-and-replicas', () => {
 
   /** Ticks until the runner has nothing left to do for this execution. */
   async function runUntil(runner: ReturnType<typeof testRunner>, executionId: string, status: ExecutionStatus) {
-    const row = await waitFor(
-      async () => {
-        await runner.tick();
-        await runner.idle();
-        return readExecution(app, executionId);
-      },
-      (row) => row.status === status && row.contactsInProgress === 0,
-      expectConsistent,
-    );
+    const row = await tickUntilRow(app, runner, executionId, (row) => row.status === status && row.contactsInProgress === 0);
     return row;
   }
 
