@@ -12,6 +12,7 @@ import cors from 'cors';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
+import type { GraphQLSchema } from 'graphql';
 import type { Server } from 'node:http';
 import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
@@ -89,6 +90,23 @@ import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js
 import { attachMediaRoute } from './modules/voice/realtime/media-route.js';
 import { CallConversations } from './modules/voice/realtime/call-conversation.js';
 import { DEFAULT_OPENAI_REALTIME_URL } from './modules/voice/realtime/openai-realtime.js';
+
+/**
+ * The OpenAPI document, the server's own and the same for everyone: built and serialized on the
+ * first ask, then kept for the process (the schema is built once per process too), and not subject
+ * to RESPONSE_MAX_BYTES. Most processes (and test files) never ask for it.
+ */
+const openApiBodies = new WeakMap<GraphQLSchema, Promise<Buffer>>();
+function openApiJson(schema: GraphQLSchema): Promise<Buffer> {
+  let body = openApiBodies.get(schema);
+  if (!body) {
+    body = import('./rest/openapi.js').then(({ buildOpenApi }) =>
+      Buffer.from(JSON.stringify(buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION))),
+    );
+    openApiBodies.set(schema, body);
+  }
+  return body;
+}
 
 /** Builds the Express app: request id and log, request context, /api, /graphql, health. */
 export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
@@ -230,14 +248,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();
-  // The document is the server's own, the same for everyone: built and serialized on the first ask, then
-  // kept, and not subject to RESPONSE_MAX_BYTES. Most processes (and test files) never ask for it.
-  let openApiJson: Promise<Buffer> | undefined;
   api.get('/openapi.json', async (_req, res) => {
-    openApiJson ??= import('./rest/openapi.js').then(({ buildOpenApi }) =>
-      Buffer.from(JSON.stringify(buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION))),
-    );
-    const body = await openApiJson;
+    const body = await openApiJson(schema);
     res.type('application/json').setHeader('content-length', body.length);
     res.end(body);
   });
