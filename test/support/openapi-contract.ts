@@ -84,17 +84,25 @@ export class OpenApiContract {
 }
 
 const contracts = new Map<string, Promise<OpenApiContract>>();
+const byDocument = new Map<string, OpenApiContract>();
 
-/** The contract of the gateway at `baseUrl`, fetched from its own /api/openapi.json once. */
+/**
+ * The contract of the gateway at `baseUrl`, fetched from its own /api/openapi.json once. Gateways
+ * that serve the same document share one contract, and so the validators it compiled.
+ */
 export function contractOf(baseUrl: string): Promise<OpenApiContract> {
   let contract = contracts.get(baseUrl);
   if (!contract) {
-    contract = fetch(`${baseUrl}/api/openapi.json`)
-      .then(async (res) => {
-        if (res.status !== 200) throw new Error(`GET /api/openapi.json answered ${res.status}: ${await res.text()}`);
-        return res.json() as Promise<Json>;
-      })
-      .then((document) => new OpenApiContract(document));
+    contract = fetch(`${baseUrl}/api/openapi.json`).then(async (res) => {
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`GET /api/openapi.json answered ${res.status}: ${text}`);
+      let shared = byDocument.get(text);
+      if (!shared) {
+        shared = new OpenApiContract(JSON.parse(text) as Json);
+        byDocument.set(text, shared);
+      }
+      return shared;
+    });
     contracts.set(baseUrl, contract);
   }
   return contract;
