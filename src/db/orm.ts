@@ -2,8 +2,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { InflightQueryAbortStrategy, MikroORM } from '@mikro-orm/core';
-import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
-import { MikroORM as PgliteORM } from '@mikro-orm/pglite';
 import { Migrator } from '@mikro-orm/migrations';
 import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -114,6 +112,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let pool: PoolCounts | undefined;
   if (options.databaseUrl) {
     kind = 'postgresql';
+    // Each driver is loaded only where it is used: pg for PostgreSQL, PGlite's for the embedded one.
+    const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
     orm = (await openPostgres(options.databaseUrl, () => PostgresORM.init({
       ...sharedOptions(options),
       clientUrl: options.databaseUrl,
@@ -134,6 +134,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const dbPath = join(options.dataDir, 'pglite');
     if (!inMemory) release = claimDataDir(options.dataDir);
     try {
+      const { MikroORM: PgliteORM } = await import('@mikro-orm/pglite');
       orm = (await PgliteORM.init({
         ...sharedOptions(options),
         ...(inMemory ? {} : { dbName: dbPath }),
