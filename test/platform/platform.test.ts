@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { printGatewaySchema } from '../../src/doors.js';
 import { REST_ROUTES } from '../../src/doors.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
 
 let app: TestApp;
 let acme: TestOrganization;
@@ -91,5 +92,65 @@ describe('errors', () => {
     const res = await app.rest({ 'x-request-id': 'trace-123' }).get('/api/users/me');
     expect(res.headers.get('x-request-id')).toBe('trace-123');
     expect(res.body.requestId).toBe('trace-123');
+  });
+});
+
+// Each app of a test file starts on a database as the migrations leave it. On PGlite a closed app's
+// database is emptied and handed to the file's next app (test/helpers/database.ts); these check that
+// nothing of the first app is left for the second.
+describe('test databases', () => {
+  const onPglite = !TEST_DATABASE_URL;
+  const startedAt = async (other: TestApp) => (await other.sql<{ at: string }>('select pg_postmaster_start_time()::text as at'))[0]!.at;
+  const rowCounts = async (other: TestApp) => {
+    const tables = await other.sql<{ name: string }>(
+      `select format('%I', tablename) as name from pg_tables where schemaname = 'public' and tablename <> 'mikro_orm_migrations' order by 1`,
+    );
+    const counts: Record<string, number> = {};
+    for (const { name } of tables) counts[name] = Number((await other.sql<{ n: string }>(`select count(*) as n from ${name}`))[0]!.n);
+    return counts;
+  };
+
+  it('a second app starts with no row, setting or listener of the first (on PGlite, on the same database, emptied)', async () => {
+    const first = await startTestApp();
+    const org = await first.organization('Left behind');
+    await org.rest.post('/api/contacts', { name: 'Ada Lovelace', phone: '+14155550100' });
+    await first.sql('set statement_timeout = 1234');
+    await first.sql('listen left_behind');
+    const firstStart = await startedAt(first);
+    const written = await rowCounts(first);
+    expect(written.organizations).toBe(1);
+    expect(written.contacts).toBe(1);
+    const migrations = await first.sql('select name from mikro_orm_migrations order by id');
+    await first.close();
+
+    const second = await startTestApp();
+    try {
+      if (onPglite) expect(await startedAt(second)).toBe(firstStart); // the same PGlite, emptied
+      expect(Object.values(await rowCounts(second)).every((n) => n === 0)).toBe(true);
+      expect(Object.keys(await rowCounts(second))).toEqual(Object.keys(written));
+      expect(await second.sql('select name from mikro_orm_migrations order by id')).toEqual(migrations);
+      expect((await second.sql<{ statement_timeout: string }>('show statement_timeout'))[0]!.statement_timeout).toBe('0');
+      const channels = await second.sql<{ channel: string }>('select pg_listening_channels() as channel');
+      expect(channels.map((row) => row.channel)).not.toContain('left_behind');
+      const fresh = await second.organization('Fresh');
+      expect((await fresh.rest.get('/api/contacts')).body.data).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a database whose schema a test changed is not handed on', async () => {
+    const first = await startTestApp();
+    await first.sql('create table scratch (id int)');
+    const firstStart = await startedAt(first);
+    await first.close();
+
+    const second = await startTestApp();
+    try {
+      if (onPglite) expect(await startedAt(second)).not.toBe(firstStart); // a fresh one from the dump
+      expect(await second.sql(`select tablename from pg_tables where tablename = 'scratch'`)).toEqual([]);
+    } finally {
+      await second.close();
+    }
   });
 });
