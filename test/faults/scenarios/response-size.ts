@@ -16,6 +16,13 @@ const DURATION_MS = 8000;
 // The answer budget).
 const HEALTH_P50_MS = 100;
 const HEALTH_P99_MS = 100;
+// A 2-core machine shared with PostgreSQL, the load's clients and the probe does not always hold 100 ms
+// whatever the gateway does (README, Security › Query cost). So the same load without the bomb is run
+// first, in this run on this machine, and the bomb may not make /healthz worse than three times its p99 there
+// (about twice, measured). The code before the answer budget gave 150 to 290 ms where this load alone gives 36.
+// A refused bomb that costs little passes either way; one that is built or serialized does not.
+const BASELINE_MS = DURATION_MS; // as long as the bomb, so both p99s come from as many probes
+const BASELINE_FACTOR = 3;
 const ME_MAX_MS = 1000;
 const RSS_GROWTH_MIB = 400;
 
@@ -45,6 +52,13 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
     { name: 'REST document 600 kB', expect: 200, run: () => call(`${gateway.url}/api/knowledge-bases/${baseId}/documents/${documentIds[0]}`) },
   ];
 
+  const allowedKinds = kinds.filter((kind) => kind.expect === 200);
+  const baselineWatch = watchResponsiveness(gateway, other.apiKey);
+  await baselineWatch.ready;
+  await storm(WORKERS, BASELINE_MS, (n) => allowedKinds[n % allowedKinds.length]!.run());
+  const baseline = await baselineWatch.stop();
+  report.note(`without the bomb (${BASELINE_MS / 1000} s of the allowed answers alone): /healthz ${baseline.health.count} probes p50 ${baseline.health.p50} ms, p99 ${baseline.health.p99} ms`);
+
   const watch = watchResponsiveness(gateway, other.apiKey);
   await watch.ready;
   const results = await storm(WORKERS, DURATION_MS, async (n) => {
@@ -52,8 +66,9 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
     return { kind, answer: await kind.run() };
   });
   const seen = await watch.stop();
+  const rssStart = baseline.rss.start; // before any large answer: the growth counts the load without the bomb too
 
-  report.note(`${results.length} requests; /healthz ${seen.health.count} probes p50 ${seen.health.p50} ms, p99 ${seen.health.p99} ms, max ${seen.health.max} ms; RSS ${seen.rss.start.toFixed(0)} → peak ${seen.rss.peak.toFixed(0)} MiB`);
+  report.note(`${results.length} requests; /healthz ${seen.health.count} probes p50 ${seen.health.p50} ms, p99 ${seen.health.p99} ms, max ${seen.health.max} ms; RSS ${rssStart.toFixed(0)} → peak ${seen.rss.peak.toFixed(0)} MiB`);
   const wrong = results.filter(({ kind, answer }) => answer.status !== kind.expect || (kind.expect === 400 && answer.code !== 'BAD_USER_INPUT'));
   report.check(
     'answers over the limit are 400 BAD_USER_INPUT, the allowed ones 200 (never 500, never cut short)',
@@ -63,7 +78,11 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
   const bombAnswers = results.filter(({ kind }) => kind.expect === 400).map(({ answer }) => answer.bytes);
   report.check('a refused answer is a short error, not the body', bombAnswers.every((bytes) => bytes < 2000), `largest ${Math.max(...bombAnswers)} bytes`);
   report.check(`/healthz p50 under ${HEALTH_P50_MS} ms`, seen.health.p50 < HEALTH_P50_MS, `p50 ${seen.health.p50} ms over ${seen.health.count} probes`);
-  report.check(`/healthz p99 under ${HEALTH_P99_MS} ms`, seen.health.p99 < HEALTH_P99_MS, `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes`);
+  report.check(
+    `/healthz p99 under ${HEALTH_P99_MS} ms, or under ${BASELINE_FACTOR} × its p99 without the bomb`,
+    seen.health.p99 < HEALTH_P99_MS || seen.health.p99 < BASELINE_FACTOR * baseline.health.p99,
+    `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes; without the bomb p99 ${baseline.health.p99} ms`,
+  );
   report.check(
     `another organization's GET /api/users/me answers 200 within ${ME_MAX_MS} ms`,
     seen.me.count > 0 && seen.me.bad === 0 && seen.me.max < ME_MAX_MS,
@@ -71,7 +90,7 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
   );
   report.check(
     `RSS grows less than ${RSS_GROWTH_MIB} MiB`,
-    seen.rss.peak - seen.rss.start < RSS_GROWTH_MIB,
-    `${seen.rss.start.toFixed(0)} → peak ${seen.rss.peak.toFixed(0)} → ${seen.rss.end.toFixed(0)} MiB`,
+    Math.max(seen.rss.peak, baseline.rss.peak) - rssStart < RSS_GROWTH_MIB,
+    `${rssStart.toFixed(0)} → peak ${Math.max(seen.rss.peak, baseline.rss.peak).toFixed(0)} → ${seen.rss.end.toFixed(0)} MiB`,
   );
 }
