@@ -1,9 +1,7 @@
 import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
-import { freePort } from '../support/pg-cluster.js';
-import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type Exit, type OperatorEnvironment } from '../support/entry-points.js';
+import { CLI, operatorEnvironment, runScript, startServer, type Exit, type OperatorEnvironment } from '../support/entry-points.js';
 
 // The operator CLI as a process (the build pretest makes), against a fresh PGlite DATA_DIR in /tmp,
 // or a fresh PostgreSQL database when TEST_DATABASE_URL is set.
@@ -22,24 +20,17 @@ afterAll(() => operator.drop());
 
 /** Starts the server on the same data, asks who each key is, stops it. */
 async function whoAre(keys: string[]): Promise<({ id: string; organizationId: string } | number)[]> {
-  const port = await freePort();
-  const server = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' } });
-  const exited = new Promise((resolve) => server.on('exit', resolve));
+  const server = await startServer(env);
   try {
-    const url = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 600; i++) {
-      if ((await fetch(`${url}/readyz`).catch(() => null))?.ok) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
     return await Promise.all(
       keys.map(async (key) => {
-        const res = await fetch(`${url}/api/users/me`, { headers: { 'x-api-key': key } });
+        const res = await fetch(`${server.url}/api/users/me`, { headers: { 'x-api-key': key } });
         return res.ok ? ((await res.json()) as { id: string; organizationId: string }) : res.status;
       }),
     );
   } finally {
-    server.kill('SIGTERM');
-    await exited;
+    server.child.kill('SIGTERM');
+    await server.exited;
   }
 }
 

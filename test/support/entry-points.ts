@@ -73,9 +73,15 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the built server on a free loopback port with the test environment plus `env`; resolves once /readyz answers. */
-export async function startServer(env: Record<string, string>, { logLevel = 'warn' }: { logLevel?: string } = {}): Promise<ServerProcess> {
-  const port = await freePort();
+/**
+ * Starts the built server on a loopback port (`port`, else a free one) with the test environment
+ * plus `env`; resolves once /readyz answers.
+ */
+export async function startServer(
+  env: Record<string, string>,
+  { logLevel = 'warn', port }: { logLevel?: string; port?: number } = {},
+): Promise<ServerProcess> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel },

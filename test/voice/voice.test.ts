@@ -9,10 +9,9 @@ import { createLogger } from '../../src/common/logger.js';
 import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { DEFAULT_UTTERANCES } from '../../src/modules/voice/simulated-caller.js';
-import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
 import { freePort } from '../support/pg-cluster.js';
-import { MAIN, operatorEnvironment, type OperatorEnvironment, ROOT } from '../support/entry-points.js';
+import { operatorEnvironment, startServer, type OperatorEnvironment } from '../support/entry-points.js';
 
 // Voice: activation, inbound calls, the simulated voice and the speech-to-speech server, one describe each (they were one file each), each on its own app(s) and database(s).
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -350,31 +349,18 @@ describe('sts-server', () => {
 
   it('refuses an unsigned or forged media stream (403) and an upgrade elsewhere (404), leaves /graphql to subscriptions, then stops on SIGTERM', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [MAIN], {
-      cwd: ROOT,
-      env: { ...process.env, ...operator.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RUNNER_ENABLED: 'false', PUBLIC_URL: `http://127.0.0.1:${port}` },
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const server = await startServer({ ...operator.env, RUNNER_ENABLED: 'false', PUBLIC_URL: `http://127.0.0.1:${port}` }, { port });
     try {
-      for (let i = 0; ; i++) {
-        if (child.exitCode !== null || i > 600) throw new Error(`server did not become ready: ${output}`);
-        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.ok).catch(() => false);
-        if (ready) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
       const media = `ws://127.0.0.1:${port}/telephony/twilio/3f1c7c8e-0000-4000-8000-000000000000/media`;
       expect(await upgrade(media)).toBe(403);
       expect(await upgrade(media, { 'X-Twilio-Signature': 'forged' })).toBe(403);
       expect(await upgrade(`ws://127.0.0.1:${port}/elsewhere`)).toBe(404);
       // /graphql upgrades belong to GraphQL subscriptions (graphql-ws), served by the same server.
       expect(await upgrade(`ws://127.0.0.1:${port}/graphql`)).toBe('open');
-      expect(output).toContain('media stream refused: no valid signature for this connection');
+      expect(server.output()).toContain('media stream refused: no valid signature for this connection');
     } finally {
-      child.kill('SIGTERM');
+      server.child.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    expect(await server.exited).toBe(0);
   }, 120_000);
 });
