@@ -11,6 +11,14 @@ export const ROOT = new URL('../../', import.meta.url).pathname;
 export const CLI = 'dist/src/cli.js';
 export const MAIN = 'dist/src/main.js';
 
+/**
+ * Node options of every process these tests start. `--liftoff-only`: V8 compiles PGlite's
+ * WebAssembly with its baseline compiler only. A process here lives for seconds, and optimizing
+ * the Postgres functions hot at start-up cost more than it saved: a server start took about 2.5
+ * CPU s with it, 1.7 s without. Nothing but the compiler tier differs (README, The test suite).
+ */
+export const NODE_ARGS = ['--liftoff-only'];
+
 export interface Exit {
   code: number | null;
   stdout: string;
@@ -20,7 +28,7 @@ export interface Exit {
 /** Runs a built script to its exit with the test environment plus `env`. */
 export function runScript(script: string, args: string[], env: Record<string, string>): Promise<Exit> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...NODE_ARGS, script, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -82,7 +90,7 @@ export async function startServer(
   { logLevel = 'warn', port }: { logLevel?: string; port?: number } = {},
 ): Promise<ServerProcess> {
   port ??= await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...NODE_ARGS, MAIN], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: logLevel },
   });
