@@ -9,9 +9,15 @@ export function startWebhookApp(overrides: Partial<Config> = {}, logTo?: Paramet
   return startTestApp({ telephony: base, webhooks: { allowPrivate: true, timeoutMs: 2000 }, ...overrides }, logTo);
 }
 
-/** A clock the test moves: the real time plus an offset, so rows stamped by the database are due at once. */
+/**
+ * A clock the test moves: the real time plus an offset, so rows stamped by the database are due at
+ * once. It reads one millisecond ahead: the database stamps a delivery's due time in microseconds
+ * (`clock_timestamp()`) and a Date holds whole milliseconds, so a delivery stamped within the current
+ * millisecond would not be due yet to a tick taken in that same millisecond. (A running worker takes
+ * it on its next tick; a test that ticks once waited for nothing, as one CI run on PostgreSQL did.)
+ */
 export class TestClock {
-  offsetMs = 0;
+  offsetMs = 1;
   readonly now = () => new Date(Date.now() + this.offsetMs);
   advance(ms: number): void {
     this.offsetMs += ms;

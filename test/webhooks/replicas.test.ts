@@ -145,7 +145,7 @@ it('lets another worker take a delivery over only when the claim’s lease has r
     // The first worker claims attempt 1 and hangs on the receiver (as a replica that died mid-send would hold it).
     const first = new WebhookWorker({ em: test.database.em, credentialsKey: () => key, allowPrivate: true, timeoutMs: 1500, clock: clock.now });
     const firstTick = first.tick();
-    // Up to 10 s (it failed once at 2 s on a loaded machine); the loop ends at the first request.
+    // Until the first request arrives, up to 10 s.
     for (let i = 0; i < 500 && receiver.received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(receiver.received).toHaveLength(1);
     const second = new WebhookWorker({ em: test.database.em, credentialsKey: () => key, allowPrivate: true, timeoutMs: 1500, clock: clock.now });
