@@ -70,12 +70,8 @@ async function emptied(pglite: PGlite): Promise<boolean> {
   if (pglite.closed) return false;
   try {
     if ((await schemaOf(pglite)) !== dumpSchema) return false;
-    const { rows } = await pglite.query<{ name: string }>(
-      `select format('%I.%I', schemaname, tablename) as name from pg_tables
-        where schemaname = 'public' and tablename <> 'mikro_orm_migrations'`,
-    );
     await pglite.exec(`set session_replication_role = replica;
-      ${rows.map((row) => `delete from ${row.name};`).join('\n')}
+      ${dumpTables!.map((name) => `delete from ${name};`).join('\n')}
       reset session_replication_role;`);
     await pglite.exec('discard all');
   } catch {
@@ -85,12 +81,24 @@ async function emptied(pglite: PGlite): Promise<boolean> {
   return true;
 }
 
-/** The schema of the dump, as `schemaOf` reads it: taken from this file's first database. */
+/**
+ * The schema of the dump, as `schemaOf` reads it, and the tables `emptied` empties (every table
+ * of `public` but the migrations' own): taken from this file's first database. A database whose
+ * digest still matches has these tables.
+ */
 let dumpSchema: string | undefined;
+let dumpTables: string[] | undefined;
 
 async function freshPglite(): Promise<PGlite> {
   const pglite = await migratedPglite();
-  dumpSchema ??= await schemaOf(pglite);
+  if (dumpSchema === undefined) {
+    const { rows } = await pglite.query<{ name: string }>(
+      `select format('%I.%I', schemaname, tablename) as name from pg_tables
+        where schemaname = 'public' and tablename <> 'mikro_orm_migrations'`,
+    );
+    dumpTables = rows.map((row) => row.name);
+    dumpSchema = await schemaOf(pglite);
+  }
   return pglite;
 }
 
