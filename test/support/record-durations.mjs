@@ -1,5 +1,5 @@
 // Writes test/support/durations.json from a jest --json report of a whole run:
-//   node --experimental-vm-modules node_modules/jest/bin/jest.js --json --outputFile=/tmp/run.json
+//   npm test -- --json --outputFile=/tmp/run.json
 //   node test/support/record-durations.mjs /tmp/run.json
 // The sequencer (test/support/sequencer.mjs) starts the slowest files first with it.
 import { readFileSync, writeFileSync } from 'node:fs';
