@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { InflightQueryAbortStrategy, MikroORM } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
@@ -7,6 +8,7 @@ import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { ENTITIES } from './entities.js';
+import { releaseEndedConnections } from './ended-connections.js';
 import { DatabaseInUseError, describeDatabaseUrlFailure } from './errors.js';
 
 export type DatabaseKind = 'pglite' | 'postgresql';
@@ -43,12 +45,6 @@ export interface Database {
 
 export { DatabaseInUseError } from './errors.js';
 
-/** What metrics read from pg's Pool. */
-interface PoolCounts {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-}
 
 function sharedOptions(options: DatabaseOptions) {
   return {
@@ -109,7 +105,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let orm: MikroORM;
   let release = () => {};
   let kind: DatabaseKind;
-  let pool: PoolCounts | undefined;
+  let pool: Pool | undefined;
   if (options.databaseUrl) {
     kind = 'postgresql';
     // Each driver is loaded only where it is used: pg for PostgreSQL, PGlite's for the embedded one.
@@ -123,8 +119,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       driverOptions: {
         ...(options.pool?.statementTimeoutMs ? { statement_timeout: options.pool.statementTimeoutMs } : {}),
         connectionTimeoutMillis: options.pool?.acquireTimeoutMs ?? 5000,
-        onPoolCreated: (created: PoolCounts) => {
+        onPoolCreated: (created: Pool) => {
           pool = created;
+          releaseEndedConnections(created);
         },
       },
     }))) as unknown as MikroORM;

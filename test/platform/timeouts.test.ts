@@ -292,3 +292,42 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     expect(Number(row!.count)).toBe(0);
   });
 });
+
+// A session the server ends inside a transaction (pg_ctl stop -m fast ends every session so; here
+// pg_terminate_backend ends one): the statement, then the rollback, fail on the dead connection, and
+// kysely's transaction never releases it (src/db/ended-connections.ts).
+(TEST_DATABASE_URL ? describe : describe.skip)('a pooled connection the server ends inside a transaction', () => {
+  it('goes back to the pool, so a full pool of them still serves afterwards', async () => {
+    const { createTestDatabase } = await import('../helpers/database.js');
+    const { openDatabase } = await import('../../src/db/orm.js');
+    const test = await createTestDatabase();
+    const database = await openDatabase({ databaseUrl: test.url!, dataDir: 'memory://', migrate: false, pool: { max: 2, acquireTimeoutMs: 3000, statementTimeoutMs: 0 } });
+    const admin = new pg.Client({ connectionString: test.url });
+    await admin.connect();
+    try {
+      // As many as the pool holds: before the fix the pool was then full for good.
+      for (let i = 0; i < 2; i++) {
+        const error = await database.em.fork().transactional(async (tx) => {
+          const [{ pid }] = await tx.getConnection().execute<{ pid: number }[]>('select pg_backend_pid() as pid', [], 'all', tx.getTransactionContext());
+          await admin.query('select pg_terminate_backend($1)', [pid]);
+          await tx.getConnection().execute('select 1', [], 'all', tx.getTransactionContext());
+        }).then(() => null, (caught: Error) => caught.message);
+        expect(error).toMatch(/terminat|not queryable/);
+      }
+      // The whole pool at once, within the acquire timeout (3 s): the ended connections are taken
+      // back 1 s after they ended. Before, both waited out the timeout (a full pool for good).
+      const holdOne = () => database.em.fork().transactional(async (tx) => {
+        await tx.getConnection().execute('select 1', [], 'all', tx.getTransactionContext());
+        await sleep(200);
+        return 'served';
+      });
+      expect(await Promise.allSettled([holdOne(), holdOne()])).toEqual([{ status: 'fulfilled', value: 'served' }, { status: 'fulfilled', value: 'served' }]);
+      expect(database.poolStats()).toMatchObject({ total: 2, idle: 2, waiting: 0 });
+    } finally {
+      await admin.end();
+      // Closing waits for every checked-out connection: with one leaked it would wait for good.
+      await Promise.race([database.close(), sleep(2000)]);
+      await test.drop();
+    }
+  }, 30_000);
+});
