@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import type { Logger } from 'pino';
 
 /** How long a checked-out connection the server ended may stay unreleased before the pool takes it back. */
 export const ENDED_CONNECTION_GRACE_MS = 1000;
@@ -20,9 +21,9 @@ export const ENDED_CONNECTION_GRACE_MS = 1000;
  * holder that is about to release it does so at once (its statement failed the moment the
  * connection ended), and one that has not after `graceMs` never will. The pool discards it (it is
  * released with an error) and opens a new one when asked. The holder's own later release, if any,
- * does nothing.
+ * does nothing. Each one taken back is logged at warn.
  */
-export function releaseEndedConnections(pool: Pool, graceMs = ENDED_CONNECTION_GRACE_MS): void {
+export function releaseEndedConnections(pool: Pool, { graceMs = ENDED_CONNECTION_GRACE_MS, logger }: { graceMs?: number; logger?: Logger } = {}): void {
   const checkedOut = new Set<PoolClient>();
   const watched = new WeakSet<PoolClient>();
   pool.on('acquire', (client) => {
@@ -36,6 +37,7 @@ export function releaseEndedConnections(pool: Pool, graceMs = ENDED_CONNECTION_G
         checkedOut.delete(client);
         client.release(new Error('The server ended this connection while it was checked out, and it was not released'));
         client.release = () => {};
+        logger?.warn({ graceMs }, 'database connection ended by the server while checked out and not released; taken back into the pool');
       }, graceMs).unref();
     });
   });

@@ -121,7 +121,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         connectionTimeoutMillis: options.pool?.acquireTimeoutMs ?? 5000,
         onPoolCreated: (created: Pool) => {
           pool = created;
-          releaseEndedConnections(created);
+          releaseEndedConnections(created, { logger: options.logger });
         },
       },
     }))) as unknown as MikroORM;

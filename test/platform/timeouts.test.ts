@@ -301,7 +301,10 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     const { createTestDatabase } = await import('../helpers/database.js');
     const { openDatabase } = await import('../../src/db/orm.js');
     const test = await createTestDatabase();
-    const database = await openDatabase({ databaseUrl: test.url!, dataDir: 'memory://', migrate: false, pool: { max: 2, acquireTimeoutMs: 3000, statementTimeoutMs: 0 } });
+    const { pino } = await import('pino');
+    const logged: { msg: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const database = await openDatabase({ databaseUrl: test.url!, dataDir: 'memory://', migrate: false, logger, pool: { max: 2, acquireTimeoutMs: 3000, statementTimeoutMs: 0 } });
     const admin = new pg.Client({ connectionString: test.url });
     await admin.connect();
     try {
@@ -323,6 +326,7 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
       });
       expect(await Promise.allSettled([holdOne(), holdOne()])).toEqual([{ status: 'fulfilled', value: 'served' }, { status: 'fulfilled', value: 'served' }]);
       expect(database.poolStats()).toMatchObject({ total: 2, idle: 2, waiting: 0 });
+      expect(logged.filter((line) => line.msg.includes('taken back into the pool'))).toHaveLength(2);
     } finally {
       await admin.end();
       // Closing waits for every checked-out connection: with one leaked it would wait for good.
