@@ -25,11 +25,7 @@ export const ENDED_CONNECTION_GRACE_MS = 1000;
  */
 export function releaseEndedConnections(pool: Pool, { graceMs = ENDED_CONNECTION_GRACE_MS, logger }: { graceMs?: number; logger?: Logger } = {}): void {
   const checkedOut = new Set<PoolClient>();
-  const watched = new WeakSet<PoolClient>();
-  pool.on('acquire', (client) => {
-    checkedOut.add(client);
-    if (watched.has(client)) return;
-    watched.add(client);
+  pool.on('connect', (client) => {
     client.once('end', () => {
       if (!checkedOut.has(client)) return;
       setTimeout(() => {
@@ -41,10 +37,6 @@ export function releaseEndedConnections(pool: Pool, { graceMs = ENDED_CONNECTION
       }, graceMs).unref();
     });
   });
-  pool.on('release', (_error, client) => {
-    checkedOut.delete(client);
-  });
-  pool.on('remove', (client) => {
-    checkedOut.delete(client);
-  });
+  pool.on('acquire', (client) => checkedOut.add(client));
+  pool.on('release', (_error, client) => checkedOut.delete(client));
 }

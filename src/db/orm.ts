@@ -45,7 +45,6 @@ export interface Database {
 
 export { DatabaseInUseError } from './errors.js';
 
-
 function sharedOptions(options: DatabaseOptions) {
   return {
     entities: ENTITIES,

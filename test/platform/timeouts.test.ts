@@ -3,10 +3,12 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pg from 'pg';
 import { toAppError } from '../../src/common/error-mapping.js';
+import { createLogger } from '../../src/common/logger.js';
+import { openDatabase } from '../../src/db/orm.js';
 import { sendProblem } from '../../src/rest/problem.js';
 import { requestTimeout } from '../../src/platform/request-timeout.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
-import { TEST_DATABASE_URL } from '../helpers/database.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/database.js';
 
 describe('requestTimeout', () => {
   let server: Server;
@@ -298,12 +300,9 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
 // kysely's transaction never releases it (src/db/ended-connections.ts).
 (TEST_DATABASE_URL ? describe : describe.skip)('a pooled connection the server ends inside a transaction', () => {
   it('goes back to the pool, so a full pool of them still serves afterwards', async () => {
-    const { createTestDatabase } = await import('../helpers/database.js');
-    const { openDatabase } = await import('../../src/db/orm.js');
     const test = await createTestDatabase();
-    const { pino } = await import('pino');
     const logged: { msg: string }[] = [];
-    const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const logger = createLogger('warn', { write: (line: string) => void logged.push(JSON.parse(line)) });
     const database = await openDatabase({ databaseUrl: test.url!, dataDir: 'memory://', migrate: false, logger, pool: { max: 2, acquireTimeoutMs: 3000, statementTimeoutMs: 0 } });
     const admin = new pg.Client({ connectionString: test.url });
     await admin.connect();
