@@ -58,6 +58,10 @@ export interface Config {
   live: {
     /** Open GraphQL subscriptions one API key may hold at once in a process (a token counts against its key). */
     subscriptionsPerKey: number;
+    /** Open live connections (graphql-ws sockets and SSE streams together) one API key may hold in a process. */
+    connectionsPerKey: number;
+    /** Open live connections all the keys of one organization may hold in a process. */
+    connectionsPerOrganization: number;
     /** How often an SSE stream sends a heartbeat comment. */
     sseHeartbeatMs: number;
   };
@@ -296,6 +300,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     live: {
       subscriptionsPerKey: integer(env, 'SUBSCRIPTIONS_PER_KEY', 20, 1, 10_000),
+      connectionsPerKey: integer(env, 'LIVE_CONNECTIONS_PER_KEY', 10, 1, 10_000),
+      connectionsPerOrganization: integer(env, 'LIVE_CONNECTIONS_PER_ORG', 50, 1, 100_000),
       sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
     },
     runner: {

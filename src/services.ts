@@ -33,6 +33,7 @@ import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.serv
 import { WebhookEndpointService } from './modules/webhooks/webhook-endpoint.service.js';
 import { LiveFeed } from './modules/events/subscriptions/live-feed.js';
 import { LiveService } from './modules/events/subscriptions/live.service.js';
+import { LiveConnections } from './platform/live-connections.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -82,7 +83,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     idempotency: new IdempotencyService(em),
   };
   // Live events (subscriptions, SSE): fed by the event bus once the gateway attaches it (src/app.ts).
-  return { ...services, live: new LiveService(em, new LiveFeed(em, logger), services, config.live.sseHeartbeatMs) };
+  return { ...services, live: new LiveService(em, new LiveFeed(em, logger), services, config.live.sseHeartbeatMs, new LiveConnections({ perKey: config.live.connectionsPerKey, perOrganization: config.live.connectionsPerOrganization })) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -10,6 +10,7 @@ import { query } from '../../programs/runner/sql.js';
 import { Event } from '../event.entity.js';
 import { EVENT_TYPES } from '../event.types.js';
 import { LiveFeed, type LiveStream } from './live-feed.js';
+import { LiveConnections } from '../../../platform/live-connections.js';
 
 /** Events read per statement when an SSE stream replays what it missed. */
 export const REPLAY_BATCH = 500;
@@ -48,6 +49,8 @@ export class LiveService {
     private readonly ports: Ports,
     /** How often an SSE stream sends a heartbeat comment (SSE_HEARTBEAT_MS). */
     readonly heartbeatMs = 15_000,
+    /** Open live connections per key and organization, counted across graphql-ws sockets and SSE streams. */
+    readonly connections = new LiveConnections({ perKey: 10, perOrganization: 50 }),
   ) {}
 
   /** `events(types)`: every event of the organization, of these types (none: all). */
