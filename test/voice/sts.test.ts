@@ -163,13 +163,17 @@ describe('a speech-to-speech call', () => {
     const positions = [INSTRUCTIONS, POLICY, 'Opening hours: The shop opens at nine', 'Remembered answer: at nine.'].map((part) => instructions.indexOf(part));
     expect(positions.every((position) => position >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    // OpenAI's GA session shape: μ-law both ways as Twilio sends it, the voice under audio.output.
     expect(config).toMatchObject({
-      input_audio_format: 'g711_ulaw',
-      output_audio_format: 'g711_ulaw',
-      turn_detection: { type: 'server_vad' },
-      input_audio_transcription: { model: 'whisper-1' },
-      voice: 'alloy',
+      type: 'realtime',
+      output_modalities: ['audio'],
+      audio: {
+        input: { format: { type: 'audio/pcmu' }, transcription: { model: 'whisper-1' }, turn_detection: { type: 'server_vad' } },
+        output: { format: { type: 'audio/pcmu' }, voice: 'alloy' },
+      },
+      tool_choice: 'auto',
     });
+    expect(session.headers['openai-beta']).toBeUndefined();
     expect(config.tools.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution']);
 
     // The caller speaks: every byte reaches the provider, and the agent's words come back as audio.
@@ -193,7 +197,7 @@ describe('a speech-to-speech call', () => {
     ]);
     // The next reply sees passages retrieved for what the caller just said.
     const refreshed = await session.waitFor('session.update', (event) => event !== session.sessionUpdates()[0]);
-    expect(refreshed.session.instructions).toContain('Opening hours');
+    expect(refreshed.session).toEqual({ type: 'realtime', instructions: expect.stringContaining('Opening hours') });
 
     // The call names its conversation (GraphQL's Call.conversationId); another organization sees it on neither door.
     expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call.conversationId).toBe(row.conversation_id);

@@ -6,7 +6,7 @@ import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.por
 import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallConversations } from './call-conversation.js';
-import { RealtimeConnection, realtimeModel, type RealtimeEvent } from './openai-realtime.js';
+import { PCMU, RealtimeConnection, realtimeModel, realtimeVoice, type RealtimeEvent, type RealtimeFunctionTool, type RealtimeSessionConfig } from './openai-realtime.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -50,7 +50,7 @@ export function sessionInstructions(agent: Agent, passages: Passage[], memory: C
   return instructions;
 }
 
-function tools(agent: Agent): RealtimeEvent[] {
+function tools(agent: Agent): RealtimeFunctionTool[] {
   const labels = agent.resolutionCriteria.map((criterion) => criterion.label);
   return [
     {
@@ -72,13 +72,33 @@ function tools(agent: Agent): RealtimeEvent[] {
   ];
 }
 
+/**
+ * The call's session in OpenAI's GA shape: μ-law both ways (Twilio's audio untouched), audio
+ * replies with their transcript, the caller transcribed, server-side turn detection, the agent's
+ * tools and voice.
+ */
+export function sessionConfig(agent: Agent, instructions: string): RealtimeSessionConfig {
+  const voiceId = agent.voiceConfig?.voiceId;
+  return {
+    type: 'realtime',
+    output_modalities: ['audio'],
+    instructions,
+    audio: {
+      input: { format: PCMU, transcription: { model: 'whisper-1' }, turn_detection: { type: 'server_vad' } },
+      output: { format: PCMU, ...(voiceId ? { voice: realtimeVoice(voiceId) } : {}) },
+    },
+    tools: tools(agent),
+    tool_choice: 'auto',
+  };
+}
+
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
 /**
  * One call's speech-to-speech bridge: Twilio Media Streams on one side, an OpenAI Realtime
- * session on the other, both carrying μ-law 8 kHz (no transcoding). Caller audio goes to the
+ * session on the other (the GA interface), both carrying μ-law 8 kHz (no transcoding). Caller audio goes to the
  * provider as it comes; the agent's audio goes to the caller unless its transcript has started
  * to repeat the hidden policy. Every database write goes through one queue, so turns are stored
  * in the order they were heard.
@@ -143,20 +163,7 @@ export class CallBridge {
       this.provider = provider;
       provider.onEvent((event) => this.fromProvider(event));
       provider.onLost((reason) => this.fail(reason));
-      provider.send({
-        type: 'session.update',
-        session: {
-          modalities: ['audio', 'text'],
-          instructions: sessionInstructions(this.agent, passages, this.memory),
-          ...(this.agent.voiceConfig?.voiceId ? { voice: this.agent.voiceConfig.voiceId } : {}),
-          input_audio_format: 'g711_ulaw',
-          output_audio_format: 'g711_ulaw',
-          input_audio_transcription: { model: 'whisper-1' },
-          turn_detection: { type: 'server_vad' },
-          tools: tools(this.agent),
-          tool_choice: 'auto',
-        },
-      });
+      provider.send({ type: 'session.update', session: sessionConfig(this.agent, sessionInstructions(this.agent, passages, this.memory)) });
       for (const audio of this.queued.splice(0)) provider.send({ type: 'input_audio_buffer.append', audio });
       logger.info({ callId: this.call.id, conversationId: this.conversationId }, 'speech-to-speech bridge open');
     } catch (error) {
@@ -189,6 +196,7 @@ export class CallBridge {
     this.finish(ConversationStatus.ended);
   }
 
+  /** One provider event: the GA names, and the beta names still read (a proxy or an older endpoint may send them). */
   private fromProvider(event: RealtimeEvent): void {
     if (this.finished) return;
     switch (event.type) {
@@ -238,9 +246,11 @@ export class CallBridge {
         }
         return;
       }
-      case 'error':
-        this.deps.logger.warn({ callId: this.call.id, error: (event.error as Record<string, unknown> | undefined)?.message }, 'the realtime provider reported an error');
+      case 'error': {
+        const error = event.error as Record<string, unknown> | undefined;
+        this.deps.logger.warn({ callId: this.call.id, code: error?.code, error: error?.message }, 'the realtime provider reported an error');
         return;
+      }
     }
   }
 
@@ -324,7 +334,8 @@ export class CallBridge {
     if (!this.agent?.knowledgeBaseConfig) return;
     try {
       const passages = await this.retrieve(query);
-      if (!this.finished && this.agent) this.provider?.send({ type: 'session.update', session: { instructions: sessionInstructions(this.agent, passages, this.memory) } });
+      // A GA update names its session type every time; only the instructions change.
+      if (!this.finished && this.agent) this.provider?.send({ type: 'session.update', session: { type: 'realtime', instructions: sessionInstructions(this.agent, passages, this.memory) } });
     } catch (error) {
       this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'knowledge retrieval failed during a call; the session keeps its passages');
     }

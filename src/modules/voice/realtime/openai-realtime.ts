@@ -1,21 +1,74 @@
 import WebSocket from 'ws';
 
 export const DEFAULT_OPENAI_REALTIME_URL = 'wss://api.openai.com/v1/realtime';
+/** OpenAI's GA realtime model alias (the model of its Realtime guide and SDK examples). */
 export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
 
-/** One event of the Realtime protocol, in either direction. */
+/** One event the provider sends: its `type` and fields as they come (GA names; the beta ones are still read). */
 export type RealtimeEvent = { type: string } & Record<string, unknown>;
 
-/** The realtime model an agent talks with: its own `openai/…realtime…` model, else gpt-realtime. */
-export function realtimeModel(model: string): string {
-  const [provider, name] = model.split('/', 2);
-  return provider === 'openai' && name && /realtime/i.test(name) ? name : DEFAULT_REALTIME_MODEL;
+/** G.711 μ-law, Twilio's audio as it is: the GA format has no rate (8 kHz is implied). */
+export const PCMU = { type: 'audio/pcmu' } as const;
+
+export interface RealtimeFunctionTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
 }
 
 /**
- * One OpenAI Realtime session over WebSocket (`ws`): JSON events both ways. `ws` rather than the
- * `openai` SDK's realtime client: the bridge only relays a few events between two sockets, the
- * SDK's client is a thin wrapper over the same socket, and `ws` is what serves the carrier's side.
+ * The GA session configuration the bridge sends (OpenAI's `RealtimeSessionCreateRequestGA`, the
+ * part of it used here). `type` is required by the service on every update, the first and later
+ * ones; keys of the retired beta shape (`modalities`, `input_audio_format`, `voice` at the top...)
+ * make the service refuse the whole update.
+ */
+export interface RealtimeSessionConfig {
+  type: 'realtime';
+  output_modalities?: ['audio'] | ['text'];
+  instructions?: string;
+  audio?: {
+    input?: {
+      format?: typeof PCMU;
+      transcription?: { model: string; language?: string; prompt?: string } | null;
+      turn_detection?: { type: 'server_vad' | 'semantic_vad'; [setting: string]: unknown } | null;
+    };
+    output?: { format?: typeof PCMU; voice?: string | { id: string } };
+  };
+  tools?: RealtimeFunctionTool[];
+  tool_choice?: 'auto' | 'none' | 'required';
+}
+
+/** The GA client events the bridge sends (OpenAI's `RealtimeClientEvent`, the ones used here). */
+export type RealtimeClientEvent =
+  | { type: 'session.update'; session: RealtimeSessionConfig }
+  | { type: 'input_audio_buffer.append'; audio: string }
+  | { type: 'response.create' }
+  | { type: 'response.cancel' }
+  | { type: 'conversation.item.truncate'; item_id: string; content_index: number; audio_end_ms: number }
+  | { type: 'conversation.item.create'; item: { type: 'function_call_output'; call_id: string; output: string } };
+
+/**
+ * The realtime model an agent talks with: its own `openai/<model>` when that is a realtime model
+ * (a name with `realtime` in it, or one of the `gpt-audio` models OpenAI lists for realtime
+ * sessions), else gpt-realtime.
+ */
+export function realtimeModel(model: string): string {
+  const [provider, name] = model.split('/', 2);
+  return provider === 'openai' && name && (/realtime/i.test(name) || /^gpt-audio(-|$)/i.test(name)) ? name : DEFAULT_REALTIME_MODEL;
+}
+
+/** A voice as the GA session takes it: a custom voice (`voice_…`) by reference, a built-in one by name. */
+export function realtimeVoice(voiceId: string): string | { id: string } {
+  return /^voice_/.test(voiceId) ? { id: voiceId } : voiceId;
+}
+
+/**
+ * One OpenAI Realtime session over WebSocket (`ws`), the GA interface: JSON events both ways, no
+ * `OpenAI-Beta` header (the service answers it with `beta_api_shape_disabled` and closes with
+ * 4000). `ws` rather than the `openai` SDK's `OpenAIRealtimeWS`: that client forces the URL's scheme
+ * to wss: (an OPENAI_REALTIME_URL of ws:, a local proxy or the tests' double, could not be used),
+ * and the bridge only relays a few events between two sockets over the same `ws` the SDK wraps.
  */
 export class RealtimeConnection {
   private closedByUs = false;
@@ -28,7 +81,7 @@ export class RealtimeConnection {
     url.searchParams.set('model', options.model);
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(url, {
-        headers: { Authorization: `Bearer ${options.apiKey}`, 'OpenAI-Beta': 'realtime=v1' },
+        headers: { Authorization: `Bearer ${options.apiKey}` },
         handshakeTimeout: options.timeoutMs ?? 10_000,
         maxPayload: 4 * 1024 * 1024,
       });
@@ -47,7 +100,7 @@ export class RealtimeConnection {
     });
   }
 
-  send(event: RealtimeEvent): void {
+  send(event: RealtimeClientEvent): void {
     if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(event));
   }
 

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../../../config.js';
-import { DEFAULT_REALTIME_MODEL, realtimeModel } from './openai-realtime.js';
+import { DEFAULT_REALTIME_MODEL, realtimeModel, realtimeVoice } from './openai-realtime.js';
 import { mediaStreamUrl } from './stream-twiml.js';
 
 const base = { JWT_SECRET: 'x'.repeat(32), DATA_DIR: '/tmp/gateway-test-unused' };
@@ -8,9 +8,19 @@ describe('the realtime bridge settings', () => {
   it('takes the agent’s own OpenAI realtime model, else gpt-realtime', () => {
     expect(realtimeModel('openai/gpt-realtime-mini')).toBe('gpt-realtime-mini');
     expect(realtimeModel('openai/gpt-4o-realtime-preview')).toBe('gpt-4o-realtime-preview');
+    expect(realtimeModel('openai/gpt-realtime-2')).toBe('gpt-realtime-2');
+    expect(realtimeModel('openai/gpt-audio-mini')).toBe('gpt-audio-mini');
+    expect(realtimeModel('openai/gpt-audio-1.5')).toBe('gpt-audio-1.5');
+    expect(realtimeModel('openai/gpt-audiobook')).toBe(DEFAULT_REALTIME_MODEL);
     expect(realtimeModel('openai/gpt-4o-mini')).toBe(DEFAULT_REALTIME_MODEL);
     expect(realtimeModel('builtin/echo')).toBe(DEFAULT_REALTIME_MODEL);
     expect(realtimeModel('openai-compatible/realtime-llm')).toBe(DEFAULT_REALTIME_MODEL);
+  });
+
+  it('names a built-in voice and refers to a custom one (voice_…) as the GA session takes them', () => {
+    expect(realtimeVoice('alloy')).toBe('alloy');
+    expect(realtimeVoice('marin')).toBe('marin');
+    expect(realtimeVoice('voice_1234')).toEqual({ id: 'voice_1234' });
   });
 
   it('builds the stream URL from PUBLIC_URL with a ws/wss scheme, keeping a path prefix', () => {
