@@ -3,13 +3,20 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
+import { clientEventProblem, serverEventProblem, type SpecProblem } from './openai-realtime-spec.js';
 
-// An OpenAI Realtime double on loopback (WebSocket, the documented event names), for the
-// speech-to-speech bridge: it records what it receives (session.update, the caller's audio, every
-// event), runs a small voice-activity detector over the appended μ-law audio, and answers each
-// spoken turn from a script with the events the real service sends: speech_started/stopped, the
-// caller's transcription, then a reply as audio deltas (μ-law tones it generates, one per word)
-// with its transcript deltas, tool calls and response.done. It can drop a session, or refuse them.
+// An OpenAI Realtime double on loopback (WebSocket, the GA interface), for the speech-to-speech
+// bridge. It speaks and checks the protocol as OpenAI publishes it (openai-realtime.schemas.json,
+// vendored from openai/openai-openapi): every event it receives is validated against the GA client
+// event schemas, closed to unknown keys as the service is, and one that fails is refused with the
+// service's `error` event and not acted on; a socket opened with the retired `OpenAI-Beta:
+// realtime=v1` header gets the `beta_api_shape_disabled` error and is closed with 4000; every event
+// it sends is checked against the GA server event schemas. It records what it accepts
+// (session.update, the caller's audio, every event), runs a small voice-activity detector over the
+// appended μ-law audio, and answers each spoken turn from a script with the events the real service
+// sends: speech_started/stopped, the caller's transcription, then a reply as audio deltas (μ-law
+// tones it generates, one per word) with its transcript deltas, tool calls and response.done. It
+// can drop a session, or refuse them.
 
 const { mulaw } = alawmulaw;
 
@@ -63,24 +70,88 @@ export function frequency(ulaw: Buffer): number {
   return (crossings / 2) * (SAMPLE_RATE / samples.length);
 }
 
+/** What the double refused or got wrong, so a test can require there was nothing. */
+export interface RealtimeProblem {
+  /** `refused`: an event from the gateway the service would refuse; `sent`: an event of the double's own that is not GA. */
+  kind: 'refused' | 'sent';
+  event: unknown;
+  problem: SpecProblem;
+}
+
+/** The `error` the service sends, then closes the socket with 4000, when a client opens it with `OpenAI-Beta: realtime=v1`. */
+export const BETA_SHAPE_DISABLED = {
+  type: 'invalid_request_error',
+  code: 'beta_api_shape_disabled',
+  message: "The Realtime API beta interface has been removed. Connect without the 'OpenAI-Beta: realtime=v1' header and send GA events (https://platform.openai.com/docs/guides/realtime).",
+  param: null,
+  event_id: null,
+} as const;
+
+type Json = Record<string, any>;
+
+/** How session.update applies: a plain object is merged key by key; a tagged one (a format, a turn detection: it has a `type`), an array or a value replaces. */
+function merged(into: Json, update: Json): Json {
+  const out: Json = { ...into };
+  for (const [key, value] of Object.entries(update)) {
+    const mergeable = (entry: unknown) => entry && typeof entry === 'object' && !Array.isArray(entry) && !('type' in entry);
+    out[key] = mergeable(value) && mergeable(out[key]) ? merged(out[key], value) : value;
+  }
+  return out;
+}
+
 export class FakeRealtimeSession {
   readonly received: RealtimeEvent[] = [];
   readonly audioChunks: Buffer[] = [];
+  /** The effective session configuration, as `session.updated` reports it. */
+  config: Json;
   private speaking = false;
   private silentMs = 0;
   private responding: { id: string; cancelled: boolean } | null = null;
+  /** Milliseconds of audio sent per assistant item, so a truncation past the end is refused as the service does. */
+  private readonly audioMs = new Map<string, number>();
+  private readonly openCalls = new Set<string>();
   private readonly waiters: { test: (event: RealtimeEvent) => boolean; resolve: (event: RealtimeEvent) => void }[] = [];
   readonly closed: Promise<void>;
+  /** The close code the double's side saw. */
+  closeCode: number | null = null;
 
   constructor(
     private readonly socket: WebSocket,
     readonly headers: IncomingHttpHeaders,
     readonly model: string | null,
     private readonly nextTurn: () => ScriptedTurn | undefined,
+    private readonly problems: RealtimeProblem[],
   ) {
-    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
-    socket.on('message', (data) => this.onMessage(JSON.parse(data.toString()) as RealtimeEvent));
-    this.send({ type: 'session.created', session: { id: `sess_${randomUUID()}`, model } });
+    this.closed = new Promise((resolve) =>
+      socket.once('close', (code) => {
+        this.closeCode = code;
+        resolve();
+      }),
+    );
+    this.config = {
+      type: 'realtime',
+      object: 'realtime.session',
+      id: `sess_${randomUUID()}`,
+      model: model ?? 'gpt-realtime',
+      output_modalities: ['audio'],
+      instructions: '',
+      audio: {
+        input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 200 } },
+        output: { format: { type: 'audio/pcm', rate: 24000 }, voice: 'alloy', speed: 1 },
+      },
+      tools: [],
+      tool_choice: 'auto',
+      max_output_tokens: 'inf',
+      tracing: null,
+    };
+    if (betaHeader(headers)) {
+      // The retired beta interface: one error, then the service closes the socket.
+      this.send({ type: 'error', error: { ...BETA_SHAPE_DISABLED } });
+      socket.close(4000, 'beta_api_shape_disabled');
+      return;
+    }
+    socket.on('message', (data) => this.onMessage(data.toString()));
+    this.send({ type: 'session.created', session: this.config });
   }
 
   /** Everything the caller's side appended, as one buffer. */
@@ -97,7 +168,10 @@ export class FakeRealtimeSession {
     const seen = this.received.find((event) => event.type === type && test(event));
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the fake provider received no ${type} in ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(() => {
+        const refused = this.problems.filter((problem) => problem.kind === 'refused').map((problem) => problem.problem.message);
+        reject(new Error(`the fake provider received no ${type} in ${timeoutMs} ms${refused.length > 0 ? `; it refused: ${refused.join(' ')}` : ''}`));
+      }, timeoutMs);
       this.waiters.push({ test: (event) => event.type === type && test(event), resolve: (event) => (clearTimeout(timer), resolve(event)) });
     });
   }
@@ -113,10 +187,41 @@ export class FakeRealtimeSession {
   }
 
   private send(event: RealtimeEvent): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ event_id: `event_${randomUUID()}`, ...event }));
+    const full = { event_id: `event_${randomUUID()}`, ...event };
+    const problem = serverEventProblem(full);
+    if (problem) this.problems.push({ kind: 'sent', event: full, problem });
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(full));
   }
 
-  private onMessage(event: RealtimeEvent): void {
+  /** The service's answer to an event it will not act on: an `error` naming the event, the session kept. */
+  private refuse(event: unknown, problem: SpecProblem, type = 'invalid_request_error'): void {
+    this.problems.push({ kind: 'refused', event, problem });
+    const eventId = event && typeof event === 'object' && typeof (event as Json).event_id === 'string' ? (event as Json).event_id : null;
+    this.send({ type: 'error', error: { type, code: problem.code, message: problem.message, param: problem.param, event_id: eventId } });
+  }
+
+  private onMessage(data: string): void {
+    let event: RealtimeEvent;
+    try {
+      event = JSON.parse(data) as RealtimeEvent;
+    } catch {
+      this.refuse(data, { code: 'invalid_json', message: 'The event is not valid JSON.', param: null });
+      return;
+    }
+    const problem = clientEventProblem(event);
+    if (problem) {
+      this.refuse(event, problem);
+      return;
+    }
+    if (event.type === 'conversation.item.truncate') {
+      const sent = this.audioMs.get(event.item_id);
+      if (sent === undefined) return this.refuse(event, { code: 'item_not_found', message: `Item with item_id '${event.item_id}' not found.`, param: 'item_id' });
+      if (event.content_index !== 0) return this.refuse(event, { code: 'invalid_value', message: 'Invalid content_index.', param: 'content_index' });
+      if (event.audio_end_ms > sent) return this.refuse(event, { code: 'invalid_value', message: `Audio content of ${sent}ms is shorter than ${event.audio_end_ms}ms.`, param: 'audio_end_ms' });
+    }
+    if (event.type === 'conversation.item.create' && event.item.type === 'function_call_output' && !this.openCalls.delete(event.item.call_id)) {
+      return this.refuse(event, { code: 'invalid_value', message: `No function call with call_id '${event.item.call_id}' awaits an output.`, param: 'item.call_id' });
+    }
     this.received.push(event);
     for (const waiter of [...this.waiters]) {
       if (waiter.test(event)) {
@@ -124,9 +229,27 @@ export class FakeRealtimeSession {
         waiter.resolve(event);
       }
     }
-    if (event.type === 'session.update') this.send({ type: 'session.updated', session: event.session });
-    if (event.type === 'input_audio_buffer.append') this.heard(Buffer.from(String(event.audio), 'base64'));
-    if (event.type === 'response.cancel' && this.responding) this.responding.cancelled = true;
+    switch (event.type) {
+      case 'session.update':
+        this.config = merged(this.config, event.session);
+        this.send({ type: 'session.updated', session: this.config });
+        return;
+      case 'input_audio_buffer.append':
+        this.heard(Buffer.from(String(event.audio), 'base64'));
+        return;
+      case 'response.cancel':
+        if (this.responding) this.responding.cancelled = true;
+        return;
+      case 'conversation.item.truncate':
+        this.send({ type: 'conversation.item.truncated', item_id: event.item_id, content_index: event.content_index, audio_end_ms: event.audio_end_ms });
+        return;
+      case 'conversation.item.create': {
+        const item = { id: event.item.id ?? `item_${randomUUID()}`, object: 'realtime.item', status: 'completed', ...event.item };
+        this.send({ type: 'conversation.item.added', previous_item_id: null, item });
+        this.send({ type: 'conversation.item.done', previous_item_id: null, item });
+        return;
+      }
+    }
   }
 
   /** Server VAD, simulated: loud frames start speech, SILENCE_TO_STOP_MS of quiet ends it and the turn is answered. */
@@ -147,7 +270,13 @@ export class FakeRealtimeSession {
         this.send({ type: 'input_audio_buffer.committed', item_id: itemId, previous_item_id: null });
         const turn = this.nextTurn();
         if (!turn) return;
-        this.send({ type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript: turn.caller });
+        this.send({
+          type: 'conversation.item.input_audio_transcription.completed',
+          item_id: itemId,
+          content_index: 0,
+          transcript: turn.caller,
+          usage: { type: 'duration', seconds: 1 },
+        });
         void this.respond(turn);
       }
     } else if (this.speaking) {
@@ -159,37 +288,70 @@ export class FakeRealtimeSession {
     const response = { id: `resp_${randomUUID()}`, cancelled: false };
     this.responding = response;
     const itemId = `item_${randomUUID()}`;
+    const base = { response_id: response.id, item_id: itemId, output_index: 0, content_index: 0 };
+    this.audioMs.set(itemId, 0);
     this.send({ type: 'response.created', response: { id: response.id, object: 'realtime.response', status: 'in_progress', output: [] } });
-    this.send({ type: 'response.output_item.added', response_id: response.id, output_index: 0, item: { id: itemId, type: 'message', role: 'assistant' } });
+    const message = { id: itemId, object: 'realtime.item', type: 'message', role: 'assistant', status: 'in_progress', content: [] as Json[] };
+    this.send({ type: 'response.output_item.added', response_id: response.id, output_index: 0, item: message });
+    this.send({ type: 'conversation.item.added', previous_item_id: null, item: message });
+    this.send({ type: 'response.content_part.added', ...base, part: { type: 'audio', transcript: '' } });
     const spoken: string[] = [];
     for (const part of turn.reply) {
       for (const word of part.text.split(/\s+/).filter(Boolean)) {
         if (response.cancelled) break;
         const delta = spoken.length === 0 ? word : ` ${word}`;
         spoken.push(delta);
-        this.send({ type: 'response.audio_transcript.delta', response_id: response.id, item_id: itemId, output_index: 0, content_index: 0, delta });
-        this.send({ type: 'response.audio.delta', response_id: response.id, item_id: itemId, output_index: 0, content_index: 0, delta: tone(part.hz ?? AGENT_HZ, WORD_MS).toString('base64') });
+        this.send({ type: 'response.output_audio_transcript.delta', ...base, delta });
+        this.send({ type: 'response.output_audio.delta', ...base, delta: tone(part.hz ?? AGENT_HZ, WORD_MS).toString('base64') });
+        this.audioMs.set(itemId, (this.audioMs.get(itemId) ?? 0) + WORD_MS);
         await new Promise((resolve) => setTimeout(resolve, turn.paceMs ?? 5));
       }
     }
+    const output: Json[] = [];
+    const done = { ...message, status: response.cancelled ? 'incomplete' : 'completed', content: [{ type: 'output_audio', transcript: spoken.join('') }] };
     if (!response.cancelled) {
-      this.send({ type: 'response.audio.done', response_id: response.id, item_id: itemId, output_index: 0, content_index: 0 });
-      this.send({ type: 'response.audio_transcript.done', response_id: response.id, item_id: itemId, output_index: 0, content_index: 0, transcript: spoken.join('') });
+      this.send({ type: 'response.output_audio.done', ...base });
+      this.send({ type: 'response.output_audio_transcript.done', ...base, transcript: spoken.join('') });
+      this.send({ type: 'response.content_part.done', ...base, part: { type: 'audio', transcript: spoken.join('') } });
+    }
+    this.send({ type: 'response.output_item.done', response_id: response.id, output_index: 0, item: done });
+    output.push(done);
+    if (!response.cancelled) {
       for (const [index, tool] of (turn.tools ?? []).entries()) {
+        const call = { id: `item_${randomUUID()}`, object: 'realtime.item', type: 'function_call', status: 'completed', call_id: `call_${randomUUID()}`, name: tool.name, arguments: JSON.stringify(tool.arguments) };
+        this.openCalls.add(call.call_id);
+        this.send({ type: 'response.output_item.added', response_id: response.id, output_index: index + 1, item: { ...call, status: 'in_progress', arguments: '' } });
         this.send({
           type: 'response.function_call_arguments.done',
           response_id: response.id,
-          item_id: `item_${randomUUID()}`,
+          item_id: call.id,
           output_index: index + 1,
-          call_id: `call_${randomUUID()}`,
-          name: tool.name,
-          arguments: JSON.stringify(tool.arguments),
+          call_id: call.call_id,
+          name: call.name,
+          arguments: call.arguments,
         });
+        this.send({ type: 'response.output_item.done', response_id: response.id, output_index: index + 1, item: call });
+        output.push(call);
       }
     }
-    this.send({ type: 'response.done', response: { id: response.id, object: 'realtime.response', status: response.cancelled ? 'cancelled' : 'completed' } });
+    this.send({
+      type: 'response.done',
+      response: {
+        id: response.id,
+        object: 'realtime.response',
+        status: response.cancelled ? 'cancelled' : 'completed',
+        ...(response.cancelled ? { status_details: { type: 'cancelled', reason: 'client_cancelled' } } : {}),
+        output,
+      },
+    });
     if (this.responding === response) this.responding = null;
   }
+}
+
+/** Whether a handshake asks for the retired beta interface. */
+function betaHeader(headers: IncomingHttpHeaders): boolean {
+  const value = headers['openai-beta'];
+  return (Array.isArray(value) ? value : [value ?? '']).some((entry) => /realtime/i.test(entry));
 }
 
 export interface FakeRealtime {
@@ -199,6 +361,11 @@ export interface FakeRealtime {
   script: ScriptedTurn[];
   /** When set, every new session is refused with this HTTP status. */
   refuseWith: number | null;
+  /**
+   * Events of the gateway the double refused as the service would (not GA, unknown keys, no
+   * session.type...), and events of its own that are not GA: a test requires this stays empty.
+   */
+  problems: RealtimeProblem[];
   nextSession(timeoutMs?: number): Promise<FakeRealtimeSession>;
   close(): Promise<void>;
 }
@@ -212,6 +379,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     sessions: [],
     script: [],
     refuseWith: null,
+    problems: [],
     nextSession(timeoutMs = 5000) {
       const index = fake.sessions.length;
       return new Promise((resolve, reject) => {
@@ -237,7 +405,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const model = new URL(req.url ?? '/', 'http://fake').searchParams.get('model');
-      const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift());
+      const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift(), fake.problems);
       fake.sessions.push(session);
       for (const notify of pending.splice(0)) notify(session);
     });

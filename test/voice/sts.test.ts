@@ -67,6 +67,12 @@ afterAll(async () => {
 beforeEach(() => {
   realtime.script.length = 0;
   realtime.refuseWith = null;
+  realtime.problems.length = 0;
+});
+
+afterEach(() => {
+  // The double checks every event against OpenAI's published GA schemas: the bridge sent none it would refuse.
+  expect(realtime.problems).toEqual([]);
 });
 
 /** A live (answered) Twilio call of the agent on this connection, as the runner and the answer webhook leave it. */
