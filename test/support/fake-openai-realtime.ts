@@ -89,6 +89,16 @@ export const BETA_SHAPE_DISABLED = {
 
 type Json = Record<string, any>;
 
+/** The beta names of the GA server events that were renamed. */
+const LEGACY_NAMES: Record<string, string> = {
+  'response.output_audio.delta': 'response.audio.delta',
+  'response.output_audio.done': 'response.audio.done',
+  'response.output_audio_transcript.delta': 'response.audio_transcript.delta',
+  'response.output_audio_transcript.done': 'response.audio_transcript.done',
+  'response.output_text.delta': 'response.text.delta',
+  'response.output_text.done': 'response.text.done',
+};
+
 /** How session.update applies: a plain object is merged key by key; a tagged one (a format, a turn detection: it has a `type`), an array or a value replaces. */
 function merged(into: Json, update: Json): Json {
   const out: Json = { ...into };
@@ -121,6 +131,7 @@ export class FakeRealtimeSession {
     readonly model: string | null,
     private readonly nextTurn: () => ScriptedTurn | undefined,
     private readonly problems: RealtimeProblem[],
+    private readonly legacyNames: () => boolean = () => false,
   ) {
     this.closed = new Promise((resolve) =>
       socket.once('close', (code) => {
@@ -190,6 +201,8 @@ export class FakeRealtimeSession {
     const full = { event_id: `event_${randomUUID()}`, ...event };
     const problem = serverEventProblem(full);
     if (problem) this.problems.push({ kind: 'sent', event: full, problem });
+    // Checked as GA, then renamed when the test asks for the beta names (a proxy or an older endpoint).
+    if (this.legacyNames() && LEGACY_NAMES[full.type]) full.type = LEGACY_NAMES[full.type];
     if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(full));
   }
 
@@ -366,6 +379,8 @@ export interface FakeRealtime {
    * session.type...), and events of its own that are not GA: a test requires this stays empty.
    */
   problems: RealtimeProblem[];
+  /** When set, the renamed audio and transcript events go out under their beta names. */
+  legacyEventNames: boolean;
   nextSession(timeoutMs?: number): Promise<FakeRealtimeSession>;
   close(): Promise<void>;
 }
@@ -380,6 +395,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     script: [],
     refuseWith: null,
     problems: [],
+    legacyEventNames: false,
     nextSession(timeoutMs = 5000) {
       const index = fake.sessions.length;
       return new Promise((resolve, reject) => {
@@ -405,7 +421,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const model = new URL(req.url ?? '/', 'http://fake').searchParams.get('model');
-      const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift(), fake.problems);
+      const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift(), fake.problems, () => fake.legacyEventNames);
       fake.sessions.push(session);
       for (const notify of pending.splice(0)) notify(session);
     });

@@ -68,6 +68,7 @@ beforeEach(() => {
   realtime.script.length = 0;
   realtime.refuseWith = null;
   realtime.problems.length = 0;
+  realtime.legacyEventNames = false;
 });
 
 afterEach(() => {
@@ -298,6 +299,21 @@ describe('a speech-to-speech call', () => {
     const graphql = await acme.graphql.ok(ConversationDocument, { id: conversationId! });
     expect(graphql.conversation.outcome).toEqual(rest.body.outcome);
     expect(graphql.conversation.status).toBe('ended');
+  });
+
+  it('still reads the beta names of the audio and transcript events (a proxy or an older endpoint)', async () => {
+    realtime.legacyEventNames = true;
+    realtime.script.push({ caller: 'Hello?', reply: [{ text: 'Hello from the old names.' }] });
+    const callId = await liveCall();
+    const { caller } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= 5, 'the agent’s reply');
+    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    expect(await transcript(conversationId!, 2)).toEqual([
+      { role: 'user', content: 'Hello?' },
+      { role: 'assistant', content: 'Hello from the old names.' },
+    ]);
+    caller.hangUp();
   });
 
   it('refuses a label that is not one of the agent’s resolution criteria', async () => {
