@@ -78,7 +78,10 @@ export interface RealtimeProblem {
   problem: SpecProblem;
 }
 
-/** The `error` the service sends, then closes the socket with 4000, when a client opens it with `OpenAI-Beta: realtime=v1`. */
+/**
+ * The `error` the service sends, then closes the socket with 4000, when a client opens it with
+ * `OpenAI-Beta: realtime=v1` (its type and code are the service's; the message's words are ours).
+ */
 export const BETA_SHAPE_DISABLED = {
   type: 'invalid_request_error',
   code: 'beta_api_shape_disabled',
@@ -122,8 +125,6 @@ export class FakeRealtimeSession {
   private readonly openCalls = new Set<string>();
   private readonly waiters: { test: (event: RealtimeEvent) => boolean; resolve: (event: RealtimeEvent) => void }[] = [];
   readonly closed: Promise<void>;
-  /** The close code the double's side saw. */
-  closeCode: number | null = null;
 
   constructor(
     private readonly socket: WebSocket,
@@ -133,12 +134,7 @@ export class FakeRealtimeSession {
     private readonly problems: RealtimeProblem[],
     private readonly legacyNames: () => boolean = () => false,
   ) {
-    this.closed = new Promise((resolve) =>
-      socket.once('close', (code) => {
-        this.closeCode = code;
-        resolve();
-      }),
-    );
+    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
     this.config = {
       type: 'realtime',
       object: 'realtime.session',

@@ -98,9 +98,9 @@ function text(value: unknown): string {
 
 /**
  * One call's speech-to-speech bridge: Twilio Media Streams on one side, an OpenAI Realtime
- * session on the other (the GA interface), both carrying μ-law 8 kHz (no transcoding). Caller audio goes to the
- * provider as it comes; the agent's audio goes to the caller unless its transcript has started
- * to repeat the hidden policy. Every database write goes through one queue, so turns are stored
+ * session (the GA interface) on the other, both carrying μ-law 8 kHz (no transcoding). Caller
+ * audio goes to the provider as it comes; the agent's audio goes to the caller unless its
+ * transcript has started to repeat the hidden policy. Every database write goes through one queue, so turns are stored
  * in the order they were heard.
  */
 export class CallBridge {
