@@ -45,6 +45,8 @@ import { subscriptionServer, SUBSCRIPTIONS_PATH } from './modules/events/subscri
 export interface Gateway {
   app: Express;
   services: Services;
+  /** Each organization's share of this process: requests and subscription events running at once, and its answer sizes. */
+  gate: OrganizationGate;
   /** The /metrics app to serve on METRICS_PORT, when that is set and metrics are on. */
   metricsApp?: Express;
   /** False once shutdown has begun, so /readyz takes the replica out of rotation first and answers close their connections. */
@@ -159,19 +161,6 @@ export async function createGateway(config: Config, database: Database, logger: 
   const eventBus = await openEventBus(database, logger);
   await eventBus.start();
   services.live.feed.attach(eventBus);
-  const subscriptions = subscriptionServer({
-    schema,
-    services,
-    database,
-    logger,
-    validationRules: armor.validationRules as never,
-    maxCost: limits.maxCost,
-    maxTokens: limits.maxTokens,
-    subscriptionsPerKey: config.live.subscriptionsPerKey,
-    bodyLimitBytes: config.bodyLimitBytes,
-    loaders: createLoaders,
-  });
-
   const app = express();
   app.disable('x-powered-by');
   // Answers are no-store (never cached), so an ETag would only cost a SHA-1 over every body.
@@ -245,6 +234,22 @@ export async function createGateway(config: Config, database: Database, logger: 
   await limiter.start?.();
   // One organization's requests take at most CONCURRENCY_PER_ORG places at once; the rest queue.
   const gate = new OrganizationGate(config.concurrencyPerOrganization);
+  const subscriptions = subscriptionServer({
+    schema,
+    services,
+    database,
+    logger,
+    validationRules: armor.validationRules as never,
+    maxCost: limits.maxCost,
+    maxTokens: limits.maxTokens,
+    subscriptionsPerKey: config.live.subscriptionsPerKey,
+    bodyLimitBytes: config.bodyLimitBytes,
+    loaders: createLoaders,
+    responseMaxBytes: config.responseMaxBytes,
+    // The same gate as the HTTP doors': an organization's subscription events and requests share its places.
+    ...(config.concurrencyPerOrganization > 0 ? { gate } : {}),
+  });
+
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
   const api = express.Router();
@@ -338,6 +343,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     app,
     metricsApp,
     services,
+    gate,
     setReady(value) {
       ready = value;
     },

@@ -36,6 +36,11 @@ export class OrganizationGate {
     };
   }
 
+  /** The running average of the organization's answer sizes, 0 before its first (tests and metrics). */
+  averageAnswerBytes(organizationId: string): number {
+    return this.answerBytes.get(organizationId) ?? 0;
+  }
+
   middleware() {
     return (_req: Request, res: Response, next: NextFunction): void => {
       const actor = principalOf(res).actor;

@@ -29,6 +29,8 @@ import type { Database } from '../../../db/orm.js';
 import type { GraphQLContext, GraphQLLoaders } from '../../../graphql/context.js';
 import { operationCost } from '../../../graphql/cost.js';
 import { formatError } from '../../../graphql/errors.js';
+import { AnswerBudget, answerTooLarge, withAnswerBudget } from '../../../platform/answer-budget.js';
+import type { OrganizationGate } from '../../../platform/organization-gate.js';
 import type { Services } from '../../../services.js';
 
 /** The path graphql-ws serves, the same as the HTTP door's (Apollo Sandbox subscribes there). */
@@ -53,6 +55,10 @@ export interface SubscriptionServerOptions {
   bodyLimitBytes: number;
   loaders: (services: Services, actor: Actor) => GraphQLLoaders;
   keyCheckMs?: number;
+  /** RESPONSE_MAX_BYTES: each event's answer is held to it, as an HTTP answer is. */
+  responseMaxBytes: number;
+  /** The HTTP door's organization gate: each event's execution takes one of its organization's places and is weighed; undefined when CONCURRENCY_PER_ORG is 0. */
+  gate?: OrganizationGate;
 }
 
 /** What a socket carries once connection_init authenticated it. */
@@ -214,9 +220,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
           contextValue,
         } satisfies ExecutionArgs;
       },
-      subscribe: (args) => subscribeInContext(em, args, (context) => {
-        context.loaders = options.loaders(services, context.actor!);
-      }),
+      subscribe: (args) => subscribeInContext(em, args, (rootValue) => answerEvent(args, rootValue)),
       onNext(_ctx, _id, _payload, args, result) {
         if (!result.errors) return undefined;
         const requestId = (args.contextValue as GraphQLContext).requestId;
@@ -232,6 +236,51 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
     },
     wss,
   );
+
+  /**
+   * One event's answer, held to what an HTTP answer is held to: it runs in a request context of its own
+   * with its own AnswerBudget (RESPONSE_MAX_BYTES) and abort signal, in one of its organization's places
+   * in the gate. Over the limit, while it is built (the budget) or once it is (its serialized size), the
+   * event is the HTTP door's refusal alone, BAD_USER_INPUT and no data, and the organization is weighed
+   * with what it built; the subscription stays open for the next event.
+   */
+  async function answerEvent(args: ExecutionArgs, rootValue: unknown): Promise<ExecutionResult> {
+    const context = args.contextValue as GraphQLContext;
+    const organizationId = context.actor!.organizationId;
+    const gate = options.gate;
+    if (gate) await new Promise<void>((resolve) => gate.admit(organizationId, resolve));
+    const budget = new AnswerBudget(options.responseMaxBytes);
+    const controller = new AbortController();
+    let weighed = false;
+    budget.onExceeded((refusal, chargedBytes) => {
+      weighed = true;
+      gate?.weigh(organizationId, chargedBytes);
+      controller.abort(refusal);
+    });
+    let answerBytes: number | undefined;
+    try {
+      const result = await RequestContext.create(
+        em,
+        () =>
+          withAnswerBudget(budget, async () => {
+            context.loaders = options.loaders(services, context.actor!);
+            context.signal = controller.signal;
+            context.answerBudget = budget;
+            return execute({ ...args, rootValue });
+          }),
+        database.abortOptions(controller.signal),
+      );
+      let refusal = budget.exceeded;
+      if (!refusal) {
+        answerBytes = Buffer.byteLength(JSON.stringify(result));
+        if (answerBytes > options.responseMaxBytes) refusal = answerTooLarge(answerBytes, options.responseMaxBytes);
+      }
+      if (!refusal) return result;
+      return { errors: [new GraphQLError(refusal.message, { extensions: { code: refusal.code } })] };
+    } finally {
+      gate?.leave(organizationId, weighed ? undefined : Math.max(answerBytes ?? 0, budget.charged));
+    }
+  }
 
   // A key deactivated, deleted or expired while its sockets are open closes them within KEY_CHECK_MS.
   const checker = setInterval(() => void checkKeys(), options.keyCheckMs ?? KEY_CHECK_MS);
@@ -284,28 +333,23 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
 
 /**
  * graphql-js's subscribe, with each step in its own request context: the subscribe resolver (the
- * checks) in one, and each event's execution (the reload, relations through fresh DataLoaders) in a
- * new one, so an event never reads another's identity map. Ending the stream (`return`) ends the
+ * checks) in one, and each event's answer (`answer`: the reload, relations through fresh DataLoaders)
+ * in a new one, so an event never reads another's identity map. Ending the stream (`return`) ends the
  * source at once, even while it waits for an event.
  */
 async function subscribeInContext(
   em: Database['orm']['em'],
   args: ExecutionArgs,
-  beforeEach: (context: GraphQLContext) => void,
+  answer: (rootValue: unknown) => Promise<ExecutionResult>,
 ): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
   const source = await RequestContext.create(em, () => createSourceEventStream(args));
   if (!(Symbol.asyncIterator in Object(source))) return source as ExecutionResult;
   const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-  const context = args.contextValue as GraphQLContext;
   const mapped = {
     async next(): Promise<IteratorResult<ExecutionResult>> {
       const item = await iterator.next();
       if (item.done) return { value: undefined, done: true };
-      const value = await RequestContext.create(em, async () => {
-        beforeEach(context);
-        return execute({ ...args, rootValue: item.value });
-      });
-      return { value, done: false };
+      return { value: await answer(item.value), done: false };
     },
     async return(): Promise<IteratorResult<ExecutionResult>> {
       await iterator.return?.();
@@ -321,4 +365,3 @@ async function subscribeInContext(
   };
   return mapped as unknown as AsyncGenerator<ExecutionResult>;
 }
-

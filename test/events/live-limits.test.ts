@@ -1,0 +1,133 @@
+import { RequestContext } from '@mikro-orm/core';
+import type { ExecutionResult } from 'graphql';
+import type { Actor } from '../../src/common/actor.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { addCredits, buildCampaign } from '../campaigns/fixtures.js';
+import { eventually, liveClient, type LiveClient } from './live-client.js';
+
+// The WebSocket door held to the HTTP door's limits: each subscription event's answer to RESPONSE_MAX_BYTES,
+// and weighed by the organization gate.
+
+/** Everything one subscription received, data and errors alike, and how it ended. */
+function collect(live: LiveClient, query: string, variables: Record<string, unknown>) {
+  const results: ExecutionResult[] = [];
+  let ended: unknown;
+  const dispose = live.client.subscribe(
+    { query, variables },
+    {
+      next: (result) => void results.push(result as ExecutionResult),
+      error: (error) => void (ended = error),
+      complete: () => void (ended = 'complete'),
+    },
+  );
+  return {
+    results,
+    dispose,
+    get ended() {
+      return ended;
+    },
+  };
+}
+
+describe('subscription answers', () => {
+  const MAX_BYTES = 9000;
+  let app: TestApp;
+  let acme: TestOrganization;
+  let actor: Actor;
+  const clients: LiveClient[] = [];
+
+  function connect(params: Record<string, unknown>): LiveClient {
+    const client = liveClient(app.baseUrl, params);
+    clients.push(client);
+    return client;
+  }
+
+  beforeAll(async () => {
+    app = await startTestApp({ responseMaxBytes: MAX_BYTES });
+    acme = await app.organization('Acme');
+    await addCredits(acme, 100);
+    actor = (await RequestContext.create(app.db.database.orm.em, () => app.gateway.services.auth.authenticate({ apiKey: acme.apiKey })))!;
+  }, 60_000);
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+  });
+  afterAll(() => app?.close());
+
+  /** Moves an execution the service's way (no HTTP request, so the organization gate weighs only the event). */
+  function control(executionId: string, action: 'start' | 'pause' | 'resume') {
+    return RequestContext.create(app.db.database.orm.em, () => app.gateway.services.executions.control(actor, executionId, action));
+  }
+
+  it('an event over RESPONSE_MAX_BYTES is the HTTP door’s refusal of the same selection, with no data; the organization is weighed and the stream stays open', async () => {
+    // An agent with one conversation of two large messages (5000 and 5006 characters): each alone is within the budget, both are not.
+    const agent = await acme.rest.post('/api/agents', { name: 'Talker', instructions: 'Help.', modelConfig: { model: 'builtin/echo' } });
+    const conversationId = (await acme.rest.post(`/api/agents/${agent.body.id}/conversations`, {})).body.id as string;
+    expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'x'.repeat(5000) })).status).toBe(200);
+    const { programId } = await buildCampaign(acme, 1, { flowId: undefined, agentId: agent.body.id, retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 } });
+    const executionId = (await acme.rest.post(`/api/programs/${programId}/executions`)).body.id as string;
+
+    const selection = '{ id status program { agent { conversations(limit: 100) { data { messages(limit: 10) { data { content } } } } } } }';
+    const live = connect({ 'x-api-key': acme.apiKey });
+    const updates = collect(live, `subscription Big($id: ID!) { executionUpdated(id: $id) ${selection} }`, { id: executionId });
+    await eventually(() => app.gateway.services.live.feed.size >= 1);
+
+    const gate = app.gateway.gate;
+    const before = gate.averageAnswerBytes(acme.organizationId);
+    await control(executionId, 'start');
+    await eventually(() => updates.results.length >= 1);
+    const [refused] = updates.results;
+    expect(refused).not.toHaveProperty('data');
+    expect(refused!.errors).toHaveLength(1);
+    const error = refused!.errors![0]!;
+    expect(error.message).toMatch(new RegExp(`^The answer would be at least \\d+ bytes, over the limit of ${MAX_BYTES}`));
+    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', requestId: expect.any(String) });
+    // The event took one of the organization's places and gave it back, weighed with the bytes it had built.
+    await eventually(() => gate.load(acme.organizationId).running === 0);
+    const charged = Number(/at least (\d+) bytes/.exec(error.message)![1]);
+    expect(charged).toBeGreaterThan(MAX_BYTES);
+    expect(gate.averageAnswerBytes(acme.organizationId)).toBeCloseTo(before + 0.2 * (charged - before), 6);
+
+    // The same selection over HTTP is refused with the same message and code.
+    const http = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
+      body: JSON.stringify({ query: `query Big($id: ID!) { execution(id: $id) ${selection} }`, variables: { id: executionId } }),
+    });
+    const httpBody = (await http.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+    expect(http.status).toBe(400);
+    expect(httpBody.errors.map((each) => [each.message, each.extensions.code])).toEqual([[error.message, error.extensions!.code]]);
+
+    // The subscription is still open: the next move is refused the same way, not the end of the stream.
+    await control(executionId, 'pause');
+    await eventually(() => updates.results.length >= 2);
+    expect(updates.results[1]!.errors!.map((each) => each.message)).toEqual([error.message]);
+    expect(updates.ended).toBeUndefined();
+  }, 60_000);
+
+  it('an event the budget did not see is refused by its serialized size, and the next event within the limit arrives', async () => {
+    // An event's payload is not charged as it is built (it is not a LARGE_VALUE field): only its size, once built, is over the limit.
+    const agent = await acme.rest.post('/api/agents', { name: 'Payloads', instructions: 'Help.', modelConfig: { model: 'builtin/echo' } });
+    const conversationId = (await acme.rest.post(`/api/agents/${agent.body.id}/conversations`, {})).body.id as string;
+    const live = connect({ 'x-api-key': acme.apiKey });
+    const events = collect(live, 'subscription Twice { events(types: ["conversation.message"]) { type a: payload b: payload } }', {});
+    await eventually(() => app.gateway.services.live.feed.size >= 1);
+
+    expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'y'.repeat(5000) })).status).toBe(200);
+    await eventually(() => events.results.length >= 2);
+    for (const result of events.results.slice(0, 2)) {
+      expect(result).not.toHaveProperty('data');
+      expect(result.errors!.map((each) => [each.message, each.extensions?.code])).toEqual([
+        [expect.stringMatching(new RegExp(`^The answer would be \\d+ bytes, over the limit of ${MAX_BYTES}`)), 'BAD_USER_INPUT'],
+      ]);
+    }
+
+    expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'small' })).status).toBe(200);
+    await eventually(() => events.results.length >= 4);
+    const delivered = events.results.slice(2) as { data: { events: { type: string; a: { content: string } } } }[];
+    expect(delivered.map((result) => [result.data.events.type, result.data.events.a.content])).toEqual([
+      ['conversation.message', 'small'],
+      ['conversation.message', 'Echo: small'],
+    ]);
+    expect(events.ended).toBeUndefined();
+  }, 60_000);
+});
