@@ -13,7 +13,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { GraphQLSchema } from 'graphql';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
 import { AppError } from './common/errors.js';
@@ -108,6 +108,12 @@ function openApiJson(schema: GraphQLSchema): Promise<Buffer> {
     openApiBodies.set(schema, body);
   }
   return body;
+}
+
+/** The client IP of a raw request (a WebSocket upgrade) as Express's req.ip reads it: X-Forwarded-For only from the proxies TRUST_PROXY names. */
+function clientIp(app: Express, req: IncomingMessage): string {
+  const view = Object.create(app.request, { headers: { value: req.headers }, socket: { value: req.socket } }) as Request;
+  return view.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
 
 /** Builds the Express app: request id and log, request context, /api, /graphql, health. */
@@ -248,6 +254,10 @@ export async function createGateway(config: Config, database: Database, logger: 
     responseMaxBytes: config.responseMaxBytes,
     // The same gate as the HTTP doors': an organization's subscription events and requests share its places.
     ...(config.concurrencyPerOrganization > 0 ? { gate } : {}),
+    // The anonymous limit of the HTTP door, on the same counters and the same `ip:<address>` keys.
+    limiter,
+    anonymousPerMinute: config.rateLimit.anonymousPerMinute,
+    clientIp: (req) => clientIp(app, req),
   });
 
   const limit = (reject: (res: Response, error: AppError) => void) =>
@@ -350,7 +360,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     attach(server) {
       // WebSocket upgrades are routed by path: /graphql to graphql-ws, the media streams' paths to the media route.
       server.on('upgrade', (req, socket, head) => {
-        if ((req.url ?? '').split('?')[0] === SUBSCRIPTIONS_PATH) subscriptions.upgrade(req, socket, head);
+        if ((req.url ?? '').split('?')[0] === SUBSCRIPTIONS_PATH) void subscriptions.upgrade(req, socket, head);
       });
       // Twilio Media Streams for speech-to-speech calls, bridged to the realtime provider.
       mediaRoutes.push(

@@ -66,6 +66,18 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  async peek(key: string, limit: number): Promise<RateDecision> {
+    try {
+      const result = await this.limiter(limit).get(key);
+      this.recovered();
+      if (!result) return { allowed: true, limit, remaining: limit, resetSeconds: WINDOW_MS / 1000 };
+      return decision(result.consumedPoints < limit, limit, result);
+    } catch (error) {
+      this.unreachable(error);
+      return this.fallback.peek(key, limit);
+    }
+  }
+
   async close(): Promise<void> {
     this.redis.disconnect();
   }

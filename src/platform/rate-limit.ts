@@ -20,6 +20,8 @@ export interface RateDecision {
 /** Where the counters live: this process's memory, or Redis shared by every replica. */
 export interface RateLimiter {
   take(key: string, limit: number): RateDecision | Promise<RateDecision>;
+  /** What take would decide now, without counting anything (a WebSocket upgrade, whose credentials come later). */
+  peek(key: string, limit: number): RateDecision | Promise<RateDecision>;
   start?(): Promise<void>;
   close?(): Promise<void>;
 }
@@ -50,6 +52,18 @@ export class FixedWindowLimiter implements RateLimiter {
       limit,
       remaining: Math.max(0, limit - window.count),
       resetSeconds: Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000)),
+    };
+  }
+
+  peek(key: string, limit: number): RateDecision {
+    const now = this.now();
+    const window = this.windows.get(key);
+    const count = window && now - window.startedAt < WINDOW_MS ? window.count : 0;
+    return {
+      allowed: count < limit,
+      limit,
+      remaining: Math.max(0, limit - count),
+      resetSeconds: window && count > 0 ? Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000)) : Math.ceil(WINDOW_MS / 1000),
     };
   }
 

@@ -1,12 +1,14 @@
 import { RequestContext } from '@mikro-orm/core';
 import type { ExecutionResult } from 'graphql';
+import WebSocket from 'ws';
 import type { Actor } from '../../src/common/actor.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addCredits, buildCampaign } from '../campaigns/fixtures.js';
 import { eventually, liveClient, type LiveClient } from './live-client.js';
 
-// The WebSocket door held to the HTTP door's limits: each subscription event's answer to RESPONSE_MAX_BYTES,
-// and weighed by the organization gate.
+// The WebSocket door held to the HTTP door's limits: each subscription event's answer to RESPONSE_MAX_BYTES
+// (and weighed by the organization gate), sockets to LIVE_CONNECTIONS_PER_KEY / _PER_ORG, and failed
+// connection_init messages to RATE_LIMIT_ANONYMOUS_PER_MINUTE per client IP.
 
 /** Everything one subscription received, data and errors alike, and how it ended. */
 function collect(live: LiveClient, query: string, variables: Record<string, unknown>) {
@@ -27,6 +29,21 @@ function collect(live: LiveClient, query: string, variables: Record<string, unkn
       return ended;
     },
   };
+}
+
+/** Answers within `ms` whether the promise settled (a socket's close, for instance). */
+async function settles(promise: Promise<unknown>, ms = 300): Promise<boolean> {
+  return Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+}
+
+/** The promise's value, or a failure naming `what` once `ms` have passed. */
+async function within<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 describe('subscription answers', () => {
@@ -130,4 +147,100 @@ describe('subscription answers', () => {
     ]);
     expect(events.ended).toBeUndefined();
   }, 60_000);
+});
+
+describe('live sockets', () => {
+  const PER_KEY = 3;
+  const PER_ORG = 4;
+  const ANONYMOUS = 5;
+  let app: TestApp;
+  let acme: TestOrganization;
+  const clients: LiveClient[] = [];
+
+  function connect(params: Record<string, unknown>): LiveClient {
+    const client = liveClient(app.baseUrl, params);
+    clients.push(client);
+    return client;
+  }
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: PER_ORG, sseHeartbeatMs: 15_000 },
+      rateLimit: { perMinute: 0, anonymousPerMinute: ANONYMOUS, organizationPerMinute: 0 },
+    });
+    acme = await app.organization('Acme');
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    await app?.close();
+  });
+
+  it('refuses the socket past LIVE_CONNECTIONS_PER_KEY (4429) while the others stay open, and takes one again once one closes', async () => {
+    const open = [1, 2, 3].map(() => connect({ 'x-api-key': acme.apiKey }));
+    await Promise.all(open.map((client) => client.connected));
+    const refused = connect({ 'x-api-key': acme.apiKey });
+    const closed = await within(refused.closed, 'the refused socket did not close');
+    expect(closed.code).toBe(4429);
+    expect(closed.reason).toMatch(/LIVE_CONNECTIONS_PER_KEY/);
+    for (const client of open) expect(await settles(client.closed)).toBe(false);
+    expect(app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization).toBe(PER_KEY);
+
+    await open.pop()!.close();
+    await eventually(() => app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization === PER_KEY - 1);
+    const again = connect({ 'x-api-key': acme.apiKey });
+    await again.connected;
+    open.push(again);
+    expect(await settles(again.closed)).toBe(false);
+  }, 30_000);
+
+  it('refuses a second key of the organization past LIVE_CONNECTIONS_PER_ORG (4429)', async () => {
+    // The first test left PER_KEY sockets open on the first key.
+    const key = await acme.rest.post('/api/auth/api-keys', { name: 'second', prefix: 'sk_' });
+    const first = connect({ 'x-api-key': key.body.secret });
+    await first.connected;
+    const refused = connect({ 'x-api-key': key.body.secret });
+    const closed = await within(refused.closed, 'the refused socket did not close');
+    expect(closed.code).toBe(4429);
+    expect(closed.reason).toMatch(/LIVE_CONNECTIONS_PER_ORG/);
+    expect(await settles(first.closed)).toBe(false);
+    expect(app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization).toBe(PER_ORG);
+  }, 30_000);
+
+  it('counts failed connection_init messages against the client IP: past RATE_LIMIT_ANONYMOUS_PER_MINUTE the socket closes (4429), then the upgrade answers 429', async () => {
+    const url = `${app.baseUrl.replace(/^http/, 'ws')}/graphql`;
+    // ANONYMOUS + 1 sockets, all upgraded before any of them fails authentication.
+    const sockets = await Promise.all(
+      Array.from({ length: ANONYMOUS + 1 }, () => new Promise<WebSocket>((resolve, reject) => {
+        const socket = new WebSocket(url, 'graphql-transport-ws');
+        socket.once('open', () => resolve(socket));
+        socket.once('error', reject);
+      })),
+    );
+    const closes: { code: number; reason: string }[] = [];
+    for (const socket of sockets) {
+      const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-api-key': 'tag_not-a-key-at-all-0000000000000000' } }));
+      closes.push(await closed);
+    }
+    expect(closes.slice(0, ANONYMOUS).map((close) => close.code)).toEqual(Array(ANONYMOUS).fill(4401));
+    expect(closes[ANONYMOUS]!.code).toBe(4429);
+    expect(closes[ANONYMOUS]!.reason).toMatch(/RATE_LIMIT_ANONYMOUS_PER_MINUTE/);
+
+    // Now the upgrade itself is refused before any WebSocket is opened, as HTTP answers such a client.
+    const answer = await new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
+      const socket = new WebSocket(url, 'graphql-transport-ws');
+      socket.once('open', () => reject(new Error('upgraded')));
+      socket.once('error', () => undefined);
+      socket.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body }));
+      });
+    });
+    expect(answer.status).toBe(429);
+    expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+    // The HTTP door counts the same window: an anonymous request from this IP is refused too.
+    expect((await app.rest().get('/api/users/me')).status).toBe(429);
+  }, 30_000);
 });

@@ -24,6 +24,7 @@ import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import type { Actor } from '../../../common/actor.js';
 import { toAppError } from '../../../common/error-mapping.js';
+import { ERROR_TITLE, errorAnchor } from '../../../common/errors.js';
 import { logServerError } from '../../../common/logger.js';
 import type { Database } from '../../../db/orm.js';
 import type { GraphQLContext, GraphQLLoaders } from '../../../graphql/context.js';
@@ -31,6 +32,7 @@ import { operationCost } from '../../../graphql/cost.js';
 import { formatError } from '../../../graphql/errors.js';
 import { AnswerBudget, answerTooLarge, withAnswerBudget } from '../../../platform/answer-budget.js';
 import type { OrganizationGate } from '../../../platform/organization-gate.js';
+import type { RateDecision, RateLimiter } from '../../../platform/rate-limit.js';
 import type { Services } from '../../../services.js';
 
 /** The path graphql-ws serves, the same as the HTTP door's (Apollo Sandbox subscribes there). */
@@ -41,6 +43,12 @@ export const KEY_CHECK_MS = 1000;
 export const KEY_REVOKED = 4403;
 /** Close code for a connection_init without valid credentials (graphql-ws: Unauthorized). */
 export const UNAUTHORIZED = 4401;
+/**
+ * Close code for a socket refused by a limit: its client IP's failed connection_init messages past
+ * RATE_LIMIT_ANONYMOUS_PER_MINUTE, or its key's or organization's live connections past
+ * LIVE_CONNECTIONS_PER_KEY / LIVE_CONNECTIONS_PER_ORG; the reason names which. graphql-ws clients do not retry it.
+ */
+export const TOO_MANY = 4429;
 
 export interface SubscriptionServerOptions {
   schema: GraphQLSchema;
@@ -59,11 +67,18 @@ export interface SubscriptionServerOptions {
   responseMaxBytes: number;
   /** The HTTP door's organization gate: each event's execution takes one of its organization's places and is weighed; undefined when CONCURRENCY_PER_ORG is 0. */
   gate?: OrganizationGate;
+  /** The HTTP door's rate limiter: an upgrade from a client IP over RATE_LIMIT_ANONYMOUS_PER_MINUTE is answered 429, and each failed connection_init counts against its IP. */
+  limiter: RateLimiter;
+  anonymousPerMinute: number;
+  /** The client IP as the HTTP door counts it (Express's req.ip, which honours TRUST_PROXY). */
+  clientIp(req: IncomingMessage): string;
 }
 
 /** What a socket carries once connection_init authenticated it. */
 interface Session {
   actor: Actor;
+  /** Gives back the socket's place among its key's and organization's live connections. */
+  release: () => void;
   /** When the bearer token it was opened with expires (ms), if any. */
   expiresAt?: number;
   socket: WebSocket;
@@ -127,29 +142,59 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
       return { ...shaped, extensions: { ...shaped.extensions, requestId } };
     });
 
+  const anonymousKey = (req: IncomingMessage) => `ip:${options.clientIp(req)}`;
+  /** Counts a failed connection_init against its client IP; undefined when the anonymous limit is off. */
+  const anonymousRequest = async (req: IncomingMessage): Promise<RateDecision | undefined> =>
+    options.anonymousPerMinute > 0 ? options.limiter.take(anonymousKey(req), options.anonymousPerMinute) : undefined;
+  const anonymousRefusal = (decision: RateDecision) =>
+    `Too many failed authentications: RATE_LIMIT_ANONYMOUS_PER_MINUTE is ${decision.limit} per client IP; retry in ${decision.resetSeconds} s`;
+  /** LiveConnections' refusal, short enough for a close reason (123 bytes), naming the variable. */
+  const liveConnectionsRefusal = (message: string) => {
+    const perKey = /LIVE_CONNECTIONS_PER_KEY/.test(message);
+    const limits = services.live.connections.limits;
+    return perKey
+      ? `Too many live connections for this API key: LIVE_CONNECTIONS_PER_KEY is ${limits.perKey}; close one first`
+      : `Too many live connections for this organization: LIVE_CONNECTIONS_PER_ORG is ${limits.perOrganization}; close one first`;
+  };
+
   const disposable = useServer<Record<string, unknown>, Extra>(
     {
       schema,
       async onConnect(ctx) {
-        const { socket } = ctx.extra;
+        const { socket, request } = ctx.extra;
         const credentials = credentialsOf(ctx.connectionParams);
-        if (credentials.apiKey === undefined && credentials.authorization === undefined) {
-          socket.close(UNAUTHORIZED, 'Authentication is required: send x-api-key or authorization in connection_init');
+        // Credentials that do not authenticate count against the client IP, as an HTTP request without them does.
+        const refuse = async (reason: string) => {
+          const decision = await anonymousRequest(request);
+          if (decision && !decision.allowed) socket.close(TOO_MANY, anonymousRefusal(decision));
+          else socket.close(UNAUTHORIZED, reason);
           return false;
+        };
+        if (credentials.apiKey === undefined && credentials.authorization === undefined) {
+          return refuse('Authentication is required: send x-api-key or authorization in connection_init');
         }
         let actor: Actor | null;
         try {
           actor = await RequestContext.create(em, () => services.auth.authenticate(credentials));
         } catch (error) {
           const appError = toAppError(error);
-          if (appError.code === 'UNAUTHENTICATED') socket.close(UNAUTHORIZED, appError.message.slice(0, 120));
-          else socket.close(1013, 'The server cannot authenticate now; try again shortly');
+          if (appError.code === 'UNAUTHENTICATED') return refuse(appError.message.slice(0, 120));
+          socket.close(1013, 'The server cannot authenticate now; try again shortly');
           return false;
         }
         if (!actor) return false;
+        // The client may have gone while its credentials were checked: it takes no place then.
+        if (socket.readyState !== socket.OPEN) return false;
+        let release: () => void;
+        try {
+          release = services.live.connections.open(actor);
+        } catch (error) {
+          socket.close(TOO_MANY, liveConnectionsRefusal(toAppError(error).message));
+          return false;
+        }
         const token = credentials.apiKey === undefined ? /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? '')?.[1] : undefined;
         const exp = token ? (jwt.decode(token) as { exp?: number } | null)?.exp : undefined;
-        const session: Session = { actor, socket, operations: new Set(), ...(exp ? { expiresAt: exp * 1000 } : {}) };
+        const session: Session = { actor, release, socket, operations: new Set(), ...(exp ? { expiresAt: exp * 1000 } : {}) };
         sessionIds.set(session, randomUUID());
         sessions.add(session);
         ctx.extra.session = session;
@@ -159,6 +204,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
         const session = ctx.extra.session;
         if (!session) return;
         sessions.delete(session);
+        session.release();
         for (const operationId of [...session.operations]) release(session, operationId);
       },
       async onSubscribe(ctx, id, payload: SubscribePayload) {
@@ -311,8 +357,24 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
 
   let closing: Promise<void> | undefined;
   return {
-    /** Handles an HTTP upgrade to /graphql. */
-    upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    /**
+     * Handles an HTTP upgrade to /graphql. Its credentials come later (connection_init), so a client IP
+     * already over RATE_LIMIT_ANONYMOUS_PER_MINUTE is answered 429 with Retry-After here, before the
+     * upgrade, as the HTTP door answers it; the upgrade itself counts nothing.
+     */
+    async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+      if (options.anonymousPerMinute > 0) {
+        let decision: RateDecision;
+        try {
+          decision = await options.limiter.peek(anonymousKey(req), options.anonymousPerMinute);
+        } catch (error) {
+          logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'subscription upgrade: rate limit check failed');
+          socket.destroy();
+          return;
+        }
+        if (!decision.allowed) return refuseUpgrade(socket, decision);
+      }
+      if (socket.destroyed) return;
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     /** Open sockets and subscriptions (tests, metrics). */
@@ -329,6 +391,26 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
       return closing;
     },
   };
+}
+
+/** Answers an upgrade over the anonymous limit with 429 (problem+json, as the REST door answers it) and closes the socket. */
+function refuseUpgrade(socket: Duplex, decision: RateDecision): void {
+  const detail = `Too many requests: the limit is ${decision.limit} per minute per client without credentials; retry in ${decision.resetSeconds} s`;
+  const body = JSON.stringify({ type: `/docs/errors#${errorAnchor('RATE_LIMITED')}`, title: ERROR_TITLE.RATE_LIMITED, status: 429, detail, code: 'RATE_LIMITED', requestId: randomUUID() });
+  socket.end(
+    [
+      'HTTP/1.1 429 Too Many Requests',
+      'Content-Type: application/problem+json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `Retry-After: ${decision.resetSeconds}`,
+      `RateLimit-Limit: ${decision.limit}`,
+      `RateLimit-Remaining: ${decision.remaining}`,
+      `RateLimit-Reset: ${decision.resetSeconds}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
 }
 
 /**
