@@ -4,9 +4,10 @@
 //   3. an exhausted connection pool
 //   4. a response-size bomb (answers over RESPONSE_MAX_BYTES beside large allowed ones)
 //   5. a search storm (concurrent knowledge searches and retrieving messages over a few MB)
+//   6. a subscription bomb (subscriptions whose every event is over RESPONSE_MAX_BYTES, events firing)
 // One line per assertion, a summary, exit code 1 on any failure (with the gateways' log tails).
 // `--json FILE` also writes {numPassedTests, numFailedTests}, the shape .ci/run adds up.
-// FAULTS_ONLY=pg-restart,sigterm,pool,response-size,search-storm runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
+// FAULTS_ONLY=pg-restart,sigterm,pool,response-size,search-storm,subscription-bomb runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ import { poolExhaustionScenario } from './scenarios/pool-exhaustion.js';
 import { responseSizeScenario } from './scenarios/response-size.js';
 import { searchStormScenario } from './scenarios/search-storm.js';
 import { sigtermScenario } from './scenarios/sigterm.js';
+import { subscriptionBombScenario } from './scenarios/subscription-bomb.js';
 
 const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ['pg-restart', pgRestartScenario],
@@ -26,6 +28,7 @@ const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ['pool', poolExhaustionScenario],
   ['response-size', responseSizeScenario],
   ['search-storm', searchStormScenario],
+  ['subscription-bomb', subscriptionBombScenario],
 ];
 
 const jsonFlag = process.argv.indexOf('--json');
