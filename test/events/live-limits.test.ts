@@ -167,6 +167,8 @@ describe('live sockets', () => {
     app = await startTestApp({
       live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: PER_ORG, sseHeartbeatMs: 15_000 },
       rateLimit: { perMinute: 0, anonymousPerMinute: ANONYMOUS, organizationPerMinute: 0 },
+      // The tests' own connections come from loopback: X-Forwarded-For is believed from there only.
+      trustProxy: 'loopback',
     });
     acme = await app.organization('Acme');
   }, 60_000);
@@ -204,6 +206,28 @@ describe('live sockets', () => {
     expect(closed.reason).toMatch(/LIVE_CONNECTIONS_PER_ORG/);
     expect(await settles(first.closed)).toBe(false);
     expect(app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization).toBe(PER_ORG);
+  }, 30_000);
+
+  it('counts by the address the HTTP door counts (req.ip, with TRUST_PROXY): X-Forwarded-For from a trusted proxy', async () => {
+    const url = `${app.baseUrl.replace(/^http/, 'ws')}/graphql`;
+    /** A socket from `ip` whose connection_init has a wrong key: its close code, or the HTTP status its upgrade was refused with. */
+    const failFrom = (ip: string) =>
+      new Promise<number>((resolve) => {
+        const socket = new WebSocket(url, 'graphql-transport-ws', { headers: { 'x-forwarded-for': ip } });
+        socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-api-key': 'tag_wrong' } })));
+        socket.once('close', (code) => resolve(code));
+        socket.once('unexpected-response', (_req, res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        socket.once('error', () => undefined);
+      });
+    for (let i = 0; i < ANONYMOUS; i++) expect(await failFrom('203.0.113.7')).toBe(4401);
+    expect(await failFrom('203.0.113.7')).toBe(429);
+    // Another address has a count of its own; and the HTTP door refuses the spent one too.
+    expect(await failFrom('203.0.113.8')).toBe(4401);
+    expect((await app.rest({ 'x-forwarded-for': '203.0.113.7' }).get('/api/users/me')).status).toBe(429);
+    expect((await app.rest({ 'x-forwarded-for': '203.0.113.9' }).get('/api/users/me')).status).toBe(401);
   }, 30_000);
 
   it('counts failed connection_init messages against the client IP: past RATE_LIMIT_ANONYMOUS_PER_MINUTE the socket closes (4429), then the upgrade answers 429', async () => {
