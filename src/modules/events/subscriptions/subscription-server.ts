@@ -3,8 +3,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { RequestContext } from '@mikro-orm/core';
 import {
-  createSourceEventStream,
-  execute,
   getOperationAST,
   GraphQLError,
   parse,
@@ -12,7 +10,6 @@ import {
   validate,
   type DocumentNode,
   type ExecutionArgs,
-  type ExecutionResult,
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
@@ -30,10 +27,10 @@ import type { Database } from '../../../db/orm.js';
 import type { GraphQLContext, GraphQLLoaders } from '../../../graphql/context.js';
 import { operationCost } from '../../../graphql/cost.js';
 import { formatError } from '../../../graphql/errors.js';
-import { AnswerBudget, answerTooLarge, withAnswerBudget } from '../../../platform/answer-budget.js';
 import type { OrganizationGate } from '../../../platform/organization-gate.js';
 import type { RateDecision, RateLimiter } from '../../../platform/rate-limit.js';
 import type { Services } from '../../../services.js';
+import { eventAnswers } from './event-answers.js';
 
 /** The path graphql-ws serves, the same as the HTTP door's (Apollo Sandbox subscribes there). */
 export const SUBSCRIPTIONS_PATH = '/graphql';
@@ -112,7 +109,9 @@ function badInput(message: string, extensions: Record<string, unknown> = {}): Gr
  * limit, and to SUBSCRIPTIONS_PER_KEY open subscriptions per key in this process; queries and
  * mutations go over HTTP. Every KEY_CHECK_MS the keys behind open sockets are read again (one
  * statement for all of them): a socket whose key was deactivated, deleted or expired, or whose token
- * expired, is closed with 4403.
+ * expired, is closed with 4403. A socket counts against its key's and organization's live connections
+ * (LIVE_CONNECTIONS_PER_KEY / _PER_ORG); a failed connection_init against its client IP's anonymous
+ * rate limit. Each event's answer is held to RESPONSE_MAX_BYTES and the organization gate (event-answers.ts).
  */
 export function subscriptionServer(options: SubscriptionServerOptions) {
   const { schema, services, database, logger } = options;
@@ -266,7 +265,13 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
           contextValue,
         } satisfies ExecutionArgs;
       },
-      subscribe: (args) => subscribeInContext(em, args, (rootValue) => answerEvent(args, rootValue)),
+      subscribe: eventAnswers({
+        database,
+        services,
+        loaders: options.loaders,
+        responseMaxBytes: options.responseMaxBytes,
+        ...(options.gate ? { gate: options.gate } : {}),
+      }),
       onNext(_ctx, _id, _payload, args, result) {
         if (!result.errors) return undefined;
         const requestId = (args.contextValue as GraphQLContext).requestId;
@@ -282,51 +287,6 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
     },
     wss,
   );
-
-  /**
-   * One event's answer, held to what an HTTP answer is held to: it runs in a request context of its own
-   * with its own AnswerBudget (RESPONSE_MAX_BYTES) and abort signal, in one of its organization's places
-   * in the gate. Over the limit, while it is built (the budget) or once it is (its serialized size), the
-   * event is the HTTP door's refusal alone, BAD_USER_INPUT and no data, and the organization is weighed
-   * with what it built; the subscription stays open for the next event.
-   */
-  async function answerEvent(args: ExecutionArgs, rootValue: unknown): Promise<ExecutionResult> {
-    const context = args.contextValue as GraphQLContext;
-    const organizationId = context.actor!.organizationId;
-    const gate = options.gate;
-    if (gate) await new Promise<void>((resolve) => gate.admit(organizationId, resolve));
-    const budget = new AnswerBudget(options.responseMaxBytes);
-    const controller = new AbortController();
-    let weighed = false;
-    budget.onExceeded((refusal, chargedBytes) => {
-      weighed = true;
-      gate?.weigh(organizationId, chargedBytes);
-      controller.abort(refusal);
-    });
-    let answerBytes: number | undefined;
-    try {
-      const result = await RequestContext.create(
-        em,
-        () =>
-          withAnswerBudget(budget, async () => {
-            context.loaders = options.loaders(services, context.actor!);
-            context.signal = controller.signal;
-            context.answerBudget = budget;
-            return execute({ ...args, rootValue });
-          }),
-        database.abortOptions(controller.signal),
-      );
-      let refusal = budget.exceeded;
-      if (!refusal) {
-        answerBytes = Buffer.byteLength(JSON.stringify(result));
-        if (answerBytes > options.responseMaxBytes) refusal = answerTooLarge(answerBytes, options.responseMaxBytes);
-      }
-      if (!refusal) return result;
-      return { errors: [new GraphQLError(refusal.message, { extensions: { code: refusal.code } })] };
-    } finally {
-      gate?.leave(organizationId, weighed ? undefined : Math.max(answerBytes ?? 0, budget.charged));
-    }
-  }
 
   // A key deactivated, deleted or expired while its sockets are open closes them within KEY_CHECK_MS.
   const checker = setInterval(() => void checkKeys(), options.keyCheckMs ?? KEY_CHECK_MS);
@@ -411,39 +371,4 @@ function refuseUpgrade(socket: Duplex, decision: RateDecision): void {
       body,
     ].join('\r\n'),
   );
-}
-
-/**
- * graphql-js's subscribe, with each step in its own request context: the subscribe resolver (the
- * checks) in one, and each event's answer (`answer`: the reload, relations through fresh DataLoaders)
- * in a new one, so an event never reads another's identity map. Ending the stream (`return`) ends the
- * source at once, even while it waits for an event.
- */
-async function subscribeInContext(
-  em: Database['orm']['em'],
-  args: ExecutionArgs,
-  answer: (rootValue: unknown) => Promise<ExecutionResult>,
-): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
-  const source = await RequestContext.create(em, () => createSourceEventStream(args));
-  if (!(Symbol.asyncIterator in Object(source))) return source as ExecutionResult;
-  const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-  const mapped = {
-    async next(): Promise<IteratorResult<ExecutionResult>> {
-      const item = await iterator.next();
-      if (item.done) return { value: undefined, done: true };
-      return { value: await answer(item.value), done: false };
-    },
-    async return(): Promise<IteratorResult<ExecutionResult>> {
-      await iterator.return?.();
-      return { value: undefined, done: true };
-    },
-    async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
-      await iterator.return?.();
-      throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
-  return mapped as unknown as AsyncGenerator<ExecutionResult>;
 }
