@@ -105,8 +105,10 @@ describe('OrganizationGate', () => {
 
   it('weighs an answer at once with weigh(), without a place being left', () => {
     const gate = new OrganizationGate(8);
+    expect(gate.averageAnswerBytes('a')).toBe(0);
     gate.weigh('a', LARGE_ANSWER_BYTES + 1);
     expect(gate.load('a')).toEqual({ running: 0, waiting: 0, places: LARGE_ANSWER_LIMIT });
+    expect(gate.averageAnswerBytes('a')).toBe(LARGE_ANSWER_BYTES + 1);
     // A leave without a size does not count in the average.
     gate.admit('a', () => undefined);
     gate.leave('a');
