@@ -26,20 +26,27 @@ for (const [network, prefix] of [
 ] as const) {
   BLOCKED.addSubnet(network, prefix, 'ipv4');
 }
+/**
+ * IPv6: only global unicast (2000::/3) may be reached, less the prefixes in it that are not an
+ * ordinary host: the IETF protocol assignments (2001::/23: Teredo 2001::/32, which embeds an IPv4
+ * address, benchmarking, ORCHID 2001:10::/28 and 2001:20::/28, AMT, AS112...), documentation
+ * (2001:db8::/32, 3fff::/20) and 6to4 (2002::/16, which embeds an IPv4 address and reaches it
+ * through a relay). Everything outside 2000::/3 is refused: loopback, unspecified, unique-local
+ * (fd00:ec2::254, the EC2 metadata address, is in it), link-local, site-local, multicast, NAT64
+ * (64:ff9b::/96, 64:ff9b:1::/48: they may reach any IPv4 address, private ones included), discard,
+ * IPv4-compatible, SRv6; except the IPv4-mapped (::ffff:0:0/96) and IPv4-translated
+ * (::ffff:0:0:0/96) forms, which are judged by the IPv4 address they carry.
+ */
+const GLOBAL_UNICAST = new BlockList();
+GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
+const SPECIAL_IN_GLOBAL = new BlockList();
 for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64: may reach any IPv4 address, private ones included
-  ['64:ff9b:1::', 48],
-  ['100::', 64], // discard
+  ['2001::', 23], // IETF protocol assignments: Teredo, benchmarking, ORCHID, AMT, AS112...
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4: embeds an IPv4 address
-  ['fc00::', 7], // unique-local (fd00:ec2::254, the EC2 metadata address, is in it)
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
+  ['3fff::', 20], // documentation
 ] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv6');
+  SPECIAL_IN_GLOBAL.addSubnet(network, prefix, 'ipv6');
 }
 
 /** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail becomes two groups). */
@@ -57,10 +64,12 @@ function ipv6Groups(address: string): number[] {
   return [...left, ...middle, ...right].map((group) => parseInt(group, 16));
 }
 
-/** The IPv4 address an IPv4-mapped (::ffff:a.b.c.d) or -compatible (::a.b.c.d) IPv6 address carries, or null. */
+/** The IPv4 address an IPv4-mapped (::ffff:a.b.c.d) or IPv4-translated (::ffff:0:a.b.c.d) IPv6 address carries, or null. */
 function embeddedIpv4(address: string): string | null {
   const groups = ipv6Groups(address);
-  if (groups.length !== 8 || groups.slice(0, 5).some((group) => group !== 0) || (groups[5] !== 0 && groups[5] !== 0xffff)) return null;
+  const mapped = groups[4] === 0 && groups[5] === 0xffff;
+  const translated = groups[4] === 0xffff && groups[5] === 0;
+  if (groups.slice(0, 4).some((group) => group !== 0) || !(mapped || translated)) return null;
   const [high, low] = [groups[6]!, groups[7]!];
   return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
@@ -72,8 +81,8 @@ export function isBlockedAddress(address: string): boolean {
   if (family === 0) return true; // not an address at all: refuse rather than guess
   if (family === 4) return BLOCKED.check(bare, 'ipv4');
   const v4 = embeddedIpv4(bare);
-  if (v4 !== null) return BLOCKED.check(v4, 'ipv4') || BLOCKED.check(bare, 'ipv6');
-  return BLOCKED.check(bare, 'ipv6');
+  if (v4 !== null) return BLOCKED.check(v4, 'ipv4');
+  return !GLOBAL_UNICAST.check(bare, 'ipv6') || SPECIAL_IN_GLOBAL.check(bare, 'ipv6');
 }
 
 export class WebhookAddressError extends Error {
