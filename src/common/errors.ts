@@ -71,6 +71,12 @@ export class AppError extends Error {
     this.name = 'AppError';
   }
 
+  /**
+   * What the operator's log gets and the client does not: the reason behind a refusal whose answer is
+   * kept generic on purpose (a webhook URL's DNS answer). Both doors log it at info with the request id.
+   */
+  logDetail?: Record<string, unknown>;
+
   get status(): number {
     return ERROR_STATUS[this.code];
   }

@@ -40,6 +40,7 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
           for (const error of errors) {
             if (!error.originalError || error.originalError instanceof GraphQLError) continue;
             const mapped = toAppError(error.originalError);
+            if (mapped.logDetail) contextValue.logger.info({ requestId: contextValue.requestId, code: mapped.code, ...mapped.logDetail }, 'GraphQL operation refused');
             if (mapped.status >= 500) {
               logServerError(contextValue.logger, mapped, error.originalError, { requestId: contextValue.requestId }, 'GraphQL operation failed');
             }

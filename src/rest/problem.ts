@@ -50,6 +50,7 @@ export function problemHandler(
       appError = toAppError(error);
     }
     if (res.locals.timedOut) return; // already answered 503; the late handler's failure is expected
+    if (appError.logDetail) logger.info({ requestId, method: req.method, url: req.originalUrl, code: appError.code, ...appError.logDetail }, 'request refused');
     if (appError.status >= 500) {
       logServerError(logger, appError, (appError as { cause?: unknown }).cause ?? error, { requestId, method: req.method, url: req.originalUrl }, 'request failed');
     }

@@ -123,6 +123,32 @@ describe('endpoints', () => {
     expect((await acme.rest.get(`/api/webhook-endpoints/${body.id}`)).body.url).toBe(PUBLIC);
   });
 
+  it('answers one message whether the host resolves to a private address or does not resolve (no DNS oracle), on create and update, on both doors; the log has the reason and the request id', async () => {
+    const { body: endpoint } = await acme.rest.post('/api/webhook-endpoints', { url: PUBLIC });
+    secrets.push(endpoint.secret);
+    const messages = new Set<string>();
+    const graphqlRequestIds: (string | undefined)[] = [];
+    for (const [index, url] of ['https://localhost/hooks', 'https://does-not-exist.invalid/hooks'].entries()) {
+      const created = await acme.rest.with({ 'x-request-id': `oracle-${index}-rest` }).post('/api/webhook-endpoints', { url });
+      expect([url, created.status, created.body.code]).toEqual([url, 400, 'BAD_USER_INPUT']);
+      const updated = await acme.rest.put(`/api/webhook-endpoints/${endpoint.id}`, { url });
+      const graphqlCreated = await acme.graphql.run(CreateWebhookEndpointDocument, { input: { url } });
+      const graphqlUpdated = await acme.graphql.run(UpdateWebhookEndpointDocument, { id: endpoint.id, input: { url } });
+      for (const message of [created.body.detail, created.body.errors[0].message, updated.body.detail, graphqlCreated.errors?.[0]?.message, graphqlUpdated.errors?.[0]?.message]) {
+        messages.add(message);
+      }
+      expect(graphqlCreated.errors?.[0]?.extensions.errors).toEqual(created.body.errors);
+      graphqlRequestIds.push(graphqlCreated.errors?.[0]?.extensions.requestId);
+    }
+    expect([...messages]).toEqual(['url is refused: its host does not resolve, or resolves to a private, loopback, link-local or reserved address']);
+    expect((await acme.rest.get(`/api/webhook-endpoints/${endpoint.id}`)).body.url).toBe(PUBLIC);
+    const refusals = logs.map((line) => JSON.parse(line)).filter((line) => line.reason && /refused$/.test(line.msg));
+    expect(refusals.find((line) => line.requestId === 'oracle-0-rest')).toMatchObject({ level: 30, field: 'url', reason: expect.stringMatching(/^The host localhost resolves to (127\.0\.0\.1|::1)/) });
+    expect(refusals.find((line) => line.requestId === 'oracle-1-rest')).toMatchObject({ level: 30, reason: 'The host does-not-exist.invalid does not resolve' });
+    expect(refusals.find((line) => line.requestId === graphqlRequestIds[0])).toMatchObject({ level: 30, msg: 'GraphQL operation refused', reason: expect.stringMatching(/^The host localhost resolves to/) });
+    expect(refusals.find((line) => line.requestId === graphqlRequestIds[1])).toMatchObject({ level: 30, msg: 'GraphQL operation refused', reason: 'The host does-not-exist.invalid does not resolve' });
+  });
+
   it('answers 404 NOT_FOUND to another organization on every route, on both doors, and changes nothing', async () => {
     const { body: endpoint } = await acme.rest.post('/api/webhook-endpoints', { url: PUBLIC, description: 'mine' });
     secrets.push(endpoint.secret);

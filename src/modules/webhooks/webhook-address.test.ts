@@ -1,4 +1,4 @@
-import { assertPublicHost, guardedLookup, isBlockedAddress } from './webhook-address.js';
+import { ADDRESS_REFUSED, assertPublicHost, guardedLookup, isBlockedAddress, WebhookAddressError } from './webhook-address.js';
 
 describe('isBlockedAddress', () => {
   it.each([
@@ -107,5 +107,16 @@ describe('guardedLookup', () => {
     expect((allowed.address as { address: string }[]).every((entry) => isBlockedAddress(entry.address))).toBe(true);
     const single = await lookupOf(true, {});
     expect(['127.0.0.1', '::1']).toContain(single.address);
+  });
+
+  it('fails a name that does not resolve with the very message of a private one (no DNS oracle in the delivery log)', async () => {
+    const lookup = (hostname: string, allowPrivate: boolean) =>
+      new Promise<Error | null>((resolve) => guardedLookup(allowPrivate)(hostname, { all: true } as never, ((error: Error | null) => resolve(error)) as never));
+    const missing = await lookup('does-not-exist.invalid', false);
+    const private_ = await lookup('localhost', false);
+    expect(missing).toBeInstanceOf(WebhookAddressError);
+    expect(missing?.message).toBe(`Refused: ${ADDRESS_REFUSED}`);
+    expect(private_?.message).toBe(missing?.message);
+    expect((await lookup('does-not-exist.invalid', true))?.message).toBe(missing?.message);
   });
 });

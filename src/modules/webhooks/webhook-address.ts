@@ -85,6 +85,13 @@ export function isBlockedAddress(address: string): boolean {
   return !GLOBAL_UNICAST.check(bare, 'ipv6') || SPECIAL_IN_GLOBAL.check(bare, 'ipv6');
 }
 
+/**
+ * The one answer to every refused webhook host, whatever the reason (no address, a private one, a
+ * literal one): told apart, "does not resolve" and "resolves to 10.1.2.3" would let a caller map
+ * internal DNS names through the gateway. The reason goes to the log (WebhookAddressError.message).
+ */
+export const ADDRESS_REFUSED = 'its host does not resolve, or resolves to a private, loopback, link-local or reserved address';
+
 export class WebhookAddressError extends Error {
   constructor(message: string) {
     super(message);
@@ -119,16 +126,18 @@ export async function assertPublicHost(hostname: string): Promise<string[]> {
 /**
  * A `lookup` for http(s).request that resolves, checks every address, then hands the socket only the
  * checked ones: what is connected to is what was checked (no second resolution a DNS rebinding could
- * answer differently).
+ * answer differently). A name that does not resolve and one that resolves to a blocked address fail
+ * alike (`Refused: ` and ADDRESS_REFUSED), since the failure is shown to the endpoint's organization.
  */
 export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  const refused = () => new WebhookAddressError(`Refused: ${ADDRESS_REFUSED}`);
   return (hostname, options, callback) => {
     resolveHost(hostname)
+      .catch(() => {
+        throw refused();
+      })
       .then((addresses) => {
-        const blocked = allowPrivate ? undefined : addresses.find(isBlockedAddress);
-        if (blocked !== undefined) {
-          throw new WebhookAddressError(`The host ${hostname} resolves to ${blocked}, a private, loopback, link-local or reserved address`);
-        }
+        if (addresses.length === 0 || (!allowPrivate && addresses.some(isBlockedAddress))) throw refused();
         const family = typeof options === 'object' && options ? options.family : undefined;
         const wanted = addresses
           .map((address) => ({ address, family: isIP(address) }))

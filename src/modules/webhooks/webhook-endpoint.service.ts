@@ -6,7 +6,7 @@ import { isUuid } from '../../db/base.entity.js';
 import { seal } from '../../platform/credentials.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
-import { assertPublicHost, WebhookAddressError } from './webhook-address.js';
+import { ADDRESS_REFUSED, assertPublicHost, WebhookAddressError } from './webhook-address.js';
 import { WebhookEndpoint, WebhookEndpointWithSecret } from './webhook-endpoint.entity.js';
 import { disableEndpoint } from './webhook-disable.js';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput } from './webhook.inputs.js';
@@ -160,7 +160,8 @@ export class WebhookEndpointService {
     try {
       await assertPublicHost(url.hostname);
     } catch (error) {
-      if (error instanceof WebhookAddressError) throw bad(`url is refused: ${error.message}`);
+      // One message whatever the reason (no DNS oracle); the reason is logged with the request id.
+      if (error instanceof WebhookAddressError) throw Object.assign(bad(`url is refused: ${ADDRESS_REFUSED}`), { logDetail: { field: 'url', reason: error.message } });
       throw error;
     }
   }

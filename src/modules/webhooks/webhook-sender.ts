@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, isBlockedAddress } from './webhook-address.js';
+import { guardedLookup, isBlockedAddress, WebhookAddressError } from './webhook-address.js';
 
 export interface SendResult {
   statusCode: number | null;
@@ -70,7 +70,9 @@ export function sendDelivery(target: string, headers: Record<string, string>, bo
       finish({ statusCode: null, latencyMs: elapsed(), error: `No answer within ${options.timeoutMs} ms` });
       req.destroy();
     }, options.timeoutMs);
-    req.on('error', (error: NodeJS.ErrnoException) => finish({ statusCode: null, latencyMs: elapsed(), error: `Could not deliver: ${error.message}` }));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      finish({ statusCode: null, latencyMs: elapsed(), error: error instanceof WebhookAddressError ? error.message : `Could not deliver: ${error.message}` }),
+    );
     req.end(body);
   });
 }
