@@ -31,7 +31,7 @@ import { mountRoutes, unmatchedRoute } from './rest/routes.js';
 import { createLoaders, gatewaySchema, REST_ROUTES } from './doors.js';
 import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
-import { FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
+import { failedRequestLimit, FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { explorerRouter } from './platform/explorer.js';
 import { OrganizationGate } from './platform/organization-gate.js';
@@ -226,6 +226,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   // An SSE stream stays open as long as its client wants: it is not held to the request timeout.
   app.use('/api', (req, res, next) => (isLiveStream(req) ? next() : apiTimeout(req, res, next)));
   app.use('/graphql', requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
+  // The carrier webhooks too: Twilio waits about 15 s for an answer, and a request held longer only holds its resources.
+  app.use('/telephony', apiTimeout);
   // The request's fork carries its abort signal: past the deadline no statement starts, and on PostgreSQL the running ones are cancelled.
   app.use((_req, res, next) => RequestContext.create(database.orm.em, next, database.abortOptions(abortSignalOf(res))));
   app.use('/api', responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
@@ -325,6 +327,16 @@ export async function createGateway(config: Config, database: Database, logger: 
   const voice = new VoiceEngine(database.em, callTracker, services.conversations, logger);
   const renderFor = (account: { connectionId: string | null }, callId: string, actions: VoiceAction[]) =>
     renderTwiml(actions, { publicUrl: config.telephony.publicUrl ?? '', connectionId: account.connectionId ?? '', callId });
+  // Anonymous by nature (a signature, no key): RATE_LIMIT_ANONYMOUS_PER_MINUTE per IP on the doors' `ip:` counter,
+  // counting only the requests refused 4xx (unsigned, forged, malformed), so Twilio's signed traffic is never throttled.
+  app.use(
+    '/telephony',
+    failedRequestLimit({
+      perMinute: config.rateLimit.anonymousPerMinute,
+      limiter,
+      reject: (_req, res, error) => sendProblem(res, error, String(res.locals.requestId)),
+    }),
+  );
   app.use(
     '/telephony',
     voiceWebhookRouter({

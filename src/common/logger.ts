@@ -23,8 +23,12 @@ export const REDACTED_PATHS = [
   '*.authTokenEncrypted',
 ];
 
-/** Fields of database errors that repeat the statement and its values (a policy, a message, a key hash). */
-const ERROR_FIELDS_WITH_DATA = ['query', 'params', 'where', 'sql', 'parameters', 'detail'];
+/**
+ * Fields of errors that repeat what was sent: a database error's statement and its values (a policy,
+ * a message, a key hash), a body-parser error's request body (`body`, up to the body limit, a form's
+ * fields or a JSON document with whatever secret it carried).
+ */
+const ERROR_FIELDS_WITH_DATA = ['query', 'params', 'where', 'sql', 'parameters', 'detail', 'body'];
 
 function withoutData(error: unknown, depth = 0): unknown {
   if (!(error instanceof Error) || depth > 3) return error;

@@ -108,7 +108,7 @@ export function rateLimit(options: RateLimitOptions) {
           [`key:${actor.apiKeyId}`, options.perMinute, 'API key'],
           [`org:${actor.organizationId}`, options.organizationPerMinute, 'organization'],
         ]
-      : [[`ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`, options.anonymousPerMinute, 'client without credentials']];
+      : [[`ip:${clientIp(req)}`, options.anonymousPerMinute, 'client without credentials']];
     const limits = counted.filter(([, limit]) => limit > 0);
     if (limits.length === 0) return next();
     const decision = tighter(
@@ -121,5 +121,45 @@ export function rateLimit(options: RateLimitOptions) {
     res.setHeader('Retry-After', String(decision.resetSeconds));
     const message = `Too many requests: the limit is ${decision.limit} per minute per ${decision.scope}; retry in ${decision.resetSeconds} s`;
     options.reject(req, res, new AppError('RATE_LIMITED', message));
+  };
+}
+
+/** The client's address as the anonymous limit counts it (req.ip follows TRUST_PROXY). */
+function clientIp(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+}
+
+export interface FailedRequestLimitOptions {
+  /** RATE_LIMIT_ANONYMOUS_PER_MINUTE; 0 = off. */
+  perMinute: number;
+  limiter: RateLimiter;
+  reject(req: Request, res: Response, error: AppError): void;
+}
+
+/**
+ * The anonymous per-IP limit for the carrier webhooks (/telephony), on the same `ip:` counter as
+ * the doors' (rateLimit above). Twilio's real traffic is many signed requests from a few of its
+ * addresses, and one busy campaign would pass any per-IP limit meant for strangers: so only the
+ * requests answered 4xx (not signed with the connection's token, forged, malformed, an unknown
+ * route) are counted, once answered. An address whose counter is full is answered 429 before its
+ * request is read or its signature checked; a signed request is never counted, so Twilio is not
+ * slowed by its own traffic (only by a forger sharing its address, which a signature cannot be).
+ */
+export function failedRequestLimit(options: FailedRequestLimitOptions) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (options.perMinute <= 0) return next();
+    const key = `ip:${clientIp(req)}`;
+    const decision = await options.limiter.peek(key, options.perMinute);
+    if (!decision.allowed) {
+      res.setHeader('Retry-After', String(decision.resetSeconds));
+      const message = `Too many refused requests: the limit is ${decision.limit} per minute per client without credentials; retry in ${decision.resetSeconds} s`;
+      options.reject(req, res, new AppError('RATE_LIMITED', message));
+      return;
+    }
+    res.once('finish', () => {
+      if (res.statusCode < 400 || res.statusCode >= 500 || res.statusCode === 429) return;
+      Promise.resolve(options.limiter.take(key, options.perMinute)).catch(() => {});
+    });
+    next();
   };
 }

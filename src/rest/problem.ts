@@ -24,6 +24,32 @@ export function sendProblem(res: Response, error: AppError, requestId: string): 
 interface BodyParserError {
   type?: string;
   status?: number;
+  statusCode?: number;
+}
+
+/** body-parser's failures by their `type`: each is the client's (4xx), never a 500 with the body in the log. */
+const PARSER_ERRORS: Record<string, AppError> = {
+  'entity.too.large': new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than the configured limit'),
+  'parameters.too.many': new AppError('BAD_USER_INPUT', 'The form has more fields than allowed'),
+  'depth.exceeded': new AppError('BAD_USER_INPUT', 'The form nests deeper than allowed'),
+  'request.aborted': new AppError('BAD_USER_INPUT', 'The body ended before it was complete'),
+  'request.size.invalid': new AppError('BAD_USER_INPUT', 'The body is not as long as its content-length says'),
+  'entity.verify.failed': new AppError('BAD_USER_INPUT', 'The body was refused'),
+  'charset.unsupported': new AppError('BAD_USER_INPUT', 'The body encoding is not supported'),
+};
+
+/** The 4xx for a body-parser failure, or undefined when the error is not one (or is the server's own: stream.*). */
+export function parserError(error: unknown, form: boolean): AppError | undefined {
+  const { type, status, statusCode } = (error ?? {}) as BodyParserError;
+  if (typeof type !== 'string') return undefined;
+  if (type === 'entity.parse.failed') {
+    return form ? new AppError('BAD_USER_INPUT', 'The body is not a valid form') : AppError.badInput([{ field: 'body', message: 'The body is not valid JSON' }]);
+  }
+  const known = PARSER_ERRORS[type] ?? (type.startsWith('encoding.') ? PARSER_ERRORS['charset.unsupported'] : undefined);
+  if (known) return new AppError(known.code, known.message);
+  // A type we do not know yet, that body-parser itself calls the client's: still a 400.
+  const given = status ?? statusCode;
+  return typeof given === 'number' && given >= 400 && given < 500 ? new AppError('BAD_USER_INPUT', 'The body could not be read') : undefined;
 }
 
 /**
@@ -36,14 +62,10 @@ export function problemHandler(
 ): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const requestId = String(res.locals.requestId ?? '');
-    const parserType = (error as BodyParserError)?.type;
     let appError: AppError;
-    if (parserType === 'entity.parse.failed') {
-      appError = AppError.badInput([{ field: 'body', message: 'The body is not valid JSON' }]);
-    } else if (parserType === 'entity.too.large') {
-      appError = new AppError('PAYLOAD_TOO_LARGE', 'The body is larger than the configured limit');
-    } else if (parserType?.startsWith('encoding.') || parserType === 'charset.unsupported') {
-      appError = new AppError('BAD_USER_INPUT', 'The body encoding is not supported');
+    const parsed = parserError(error, Boolean(req.is('application/x-www-form-urlencoded')));
+    if (parsed) {
+      appError = parsed;
     } else if (error instanceof URIError) {
       appError = new AppError('BAD_USER_INPUT', 'The request path is not validly percent-encoded');
     } else {

@@ -839,6 +839,20 @@ describe('limits', () => {
       now += 30_000;
       expect(limiter.take('k', 2)).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 60 });
     });
+
+    it('peek tells what take would answer without counting', () => {
+      let now = 1_000_000;
+      const limiter = new FixedWindowLimiter(() => now);
+      expect(limiter.peek('k', 2)).toMatchObject({ allowed: true, remaining: 2, resetSeconds: 60 });
+      limiter.take('k', 2);
+      now += 20_000;
+      expect(limiter.peek('k', 2)).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 40 });
+      expect(limiter.peek('k', 2)).toMatchObject({ allowed: true, remaining: 1 });
+      limiter.take('k', 2);
+      expect(limiter.peek('k', 2)).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 40 });
+      now += 40_000;
+      expect(limiter.peek('k', 2)).toMatchObject({ allowed: true, remaining: 2, resetSeconds: 60 });
+    });
   });
 });
 

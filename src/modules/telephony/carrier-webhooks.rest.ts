@@ -60,14 +60,28 @@ export function twilioRequestGuard(options: Pick<CarrierWebhookOptions, 'twilio'
     const connectionId = String(req.params.connectionId);
     const account = isUuid(connectionId) ? await options.account(connectionId) : null;
     const signature = req.get('x-twilio-signature');
- const publicUrl = options.publicUrl();
-    const url = `${publicUrl ?? ''}${req.originalUrl}`;
-    if (!account || !publicUrl || !options.twilio.checkSignature(account, url, formFields(req.body), signature)) {
+    const publicUrl = options.publicUrl();
+    if (!account || !publicUrl || !signedBy(account, publicUrl, req, signature)) {
       logger.warn({ path: req.path, connectionId, signed: Boolean(signature), publicUrl: Boolean(publicUrl) }, 'carrier webhook refused: no valid signature for this connection');
       res.status(403).type('text/plain').send('Forbidden: the request is not signed with this connection’s auth token');
       return null;
     }
     return account;
+  }
+
+  /**
+   * What Twilio signed is PUBLIC_URL + the path + the raw query, exactly as they came: the request
+   * target is not parsed. Twilio sends its target in origin form (`/telephony/...`); any other form
+   * (absolute `http://host/...`, `*`) is not signed, nor is anything the check throws on.
+   */
+  function signedBy(account: CarrierAccount, publicUrl: string, req: Request, signature: string | undefined): boolean {
+    const target = req.originalUrl;
+    if (!target.startsWith('/') || target.startsWith('//')) return false;
+    try {
+      return options.twilio.checkSignature(account, `${publicUrl}${target}`, formFields(req.body), signature);
+    } catch {
+      return false;
+    }
   }
 
   /** Our call id, when it names a call of this connection. */
