@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => operator?.drop());
 
-it('refuses to start in one line naming CREDENTIALS_KEY when carrier connections are stored; starts past that check with the key', async () => {
+it('refuses to start in one line naming CREDENTIALS_KEY when carrier connections are stored, without the key or with another; starts past that check with the key', async () => {
   const created = await runScript(CLI, ['org:create', '--name', 'Acme', '--email', 'admin@acme.test'], operator.env);
   expect(created.code).toBe(0);
   const { organizationId } = JSON.parse(created.stdout.trim()) as { organizationId: string };
@@ -52,5 +52,13 @@ it('refuses to start in one line naming CREDENTIALS_KEY when carrier connections
   const withKey = await pastTheCheck({ CREDENTIALS_KEY: key.toString('base64') });
   expect(withKey.stderr).toMatch(/already in use/);
   expect(withKey.stderr).not.toMatch(/CREDENTIALS_KEY/);
+
+  // Another key (well-formed, 32 bytes) does not open the stored token: refused in one line naming the variable.
+  for (const wrong of [randomBytes(32).toString('base64'), randomBytes(32).toString('hex')]) {
+    const wrongKey = await pastTheCheck({ CREDENTIALS_KEY: wrong });
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr.trim().split('\n')).toHaveLength(1);
+    expect(wrongKey.stderr).toMatch(/^Cannot start: CREDENTIALS_KEY does not open the carrier connections’ auth tokens stored in the database: it is not the key they were sealed with/);
+  }
   await new Promise((resolve) => blocker.close(resolve));
 });

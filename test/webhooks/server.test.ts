@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { freePort } from '../support/pg-cluster.js';
 import { MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment, startServer as startServerProcess, type ServerProcess } from '../support/entry-points.js';
 import { RestClient } from '../helpers/clients.js';
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 const startServer = (env: Record<string, string>) => startServerProcess({ ...operator.env, ...env });
 
-it('sends deliveries from the server’s own worker, stops on SIGTERM, and will not start over endpoints without CREDENTIALS_KEY', async () => {
+it('sends deliveries from the server’s own worker, stops on SIGTERM, and will not start over endpoints without CREDENTIALS_KEY or with another', async () => {
   const key = randomBytes(32).toString('base64');
   const server = await startServer({ CREDENTIALS_KEY: key, WEBHOOK_ALLOW_PRIVATE: 'true', BOOTSTRAP_API_KEY: API_KEY, RUNNER_ENABLED: 'false' });
   try {
@@ -46,4 +47,15 @@ it('sends deliveries from the server’s own worker, stops on SIGTERM, and will 
   expect(refused.code).toBe(1);
   expect(refused.stderr.trim().split('\n')).toHaveLength(1);
   expect(refused.stderr).toMatch(/^Cannot start: CREDENTIALS_KEY is not set, but the database holds 1 webhook endpoint whose signing secrets it seals/);
+
+  // Another key than the one the secret was sealed with: refused the same way, naming the variable. (On a port
+  // in use: a start that got past the check would stop there, not listen.)
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  const busyPort = String((blocker.address() as AddressInfo).port);
+  const wrongKey = await runScript(MAIN, [], { ...operator.env, HOST: '127.0.0.1', PORT: busyPort, CREDENTIALS_KEY: randomBytes(32).toString('base64') });
+  await new Promise((resolve) => blocker.close(resolve));
+  expect(wrongKey.code).toBe(1);
+  expect(wrongKey.stderr.trim().split('\n')).toHaveLength(1);
+  expect(wrongKey.stderr).toMatch(/^Cannot start: CREDENTIALS_KEY does not open the webhook endpoints’ signing secrets stored in the database/);
 });
