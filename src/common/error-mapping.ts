@@ -5,11 +5,13 @@ import {
   UniqueConstraintViolationException,
   ForeignKeyConstraintViolationException,
 } from '@mikro-orm/core';
+import { CredentialsError } from '../platform/credentials.js';
 import { AppError } from './errors.js';
 
 /**
  * Turns anything thrown below a door into an AppError: ORM "not found" → NOT_FOUND,
- * unique clashes → CONFLICT, a lost database → UNAVAILABLE. Unknown errors stay
+ * unique clashes → CONFLICT, a lost database → UNAVAILABLE, a stored secret that does not open with
+ * CREDENTIALS_KEY → UNAVAILABLE (the operator's to fix; the client retries later). Unknown errors stay
  * INTERNAL_SERVER_ERROR and keep their cause for the log.
  */
 export function toAppError(error: unknown): AppError & { cause?: unknown } {
@@ -26,6 +28,9 @@ export function toAppError(error: unknown): AppError & { cause?: unknown } {
   }
   if (error instanceof DriverException && error.code && UNSTORABLE_VALUE_CODES.has(error.code)) {
     return new AppError('BAD_USER_INPUT', 'A value in the request cannot be stored (out of range or not valid text)');
+  }
+  if (error instanceof CredentialsError) {
+    return Object.assign(new AppError('UNAVAILABLE', 'Stored credentials cannot be opened with the server’s key right now; try again later'), { cause: error });
   }
   if (error instanceof ConnectionException || isConnectionFailure(error)) {
     return Object.assign(new AppError('UNAVAILABLE', 'The database is unreachable; try again shortly'), { cause: error });

@@ -124,3 +124,25 @@ it(`past ${ANONYMOUS_PER_MINUTE} refused posts from one address in a minute: 429
   // Another address is not.
   expect((await post(statusPath(), new URLSearchParams(fields), { 'x-forwarded-for': nextClient() })).status).toBe(403);
 });
+
+it('a connection whose token does not open with CREDENTIALS_KEY: its signed webhooks answer 503 with Retry-After, not 500', async () => {
+  const [{ organization_id: organizationId }] = await app.sql<{ organization_id: string }>('select organization_id from carrier_connections where id = ?', [connectionId]);
+  const foreign = randomUUID();
+  await app.sql(
+    `insert into carrier_connections (id, created_at, updated_at, organization_id, name, carrier, account_sid, auth_token_encrypted, auth_token_last4, calls_per_second)
+     values (?, now(), now(), ?, 'Other key', 'twilio', ?, ?, 'abcd', 1)`,
+    [foreign, organizationId, `AC${'b'.repeat(32)}`, seal(AUTH_TOKEN, randomBytes(32))],
+  );
+  const before = logs.length;
+  for (const route of ['status', 'answer', 'gather']) {
+    const path = `/telephony/twilio/${foreign}/${route}?callId=${randomUUID()}`;
+    const signature = twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${app.baseUrl}${path}`, fields);
+    const res = await post(path, new URLSearchParams(fields), { 'x-twilio-signature': signature, 'x-forwarded-for': nextClient() });
+    expect([route, res.status]).toEqual([route, 503]);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await res.json()).toMatchObject({ code: 'UNAVAILABLE' });
+  }
+  const lines = logs.slice(before).map((line) => JSON.parse(line));
+  expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+  expect(lines.filter((line) => line.level === 40 && line.cause?.name === 'CredentialsError')).toHaveLength(3);
+});

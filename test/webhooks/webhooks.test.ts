@@ -4,6 +4,8 @@ import { MAX_WEBHOOK_ENDPOINTS } from '../../src/modules/webhooks/webhook-endpoi
 import { drain, startWebhookApp, TestClock, worker } from './fixtures.js';
 import { addCredits, ALWAYS_ANSWERED, buildCampaign, buildRunner, readExecution, tickUntil } from '../campaigns/fixtures.js';
 import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/webhook-schedule.js';
+import { seal } from '../../src/platform/credentials.js';
+import { randomBytes } from 'node:crypto';
 import { WebhookReceiver } from './receiver.js';
 
 // Webhooks: endpoints and delivery, one describe each (they were one file each), each on its own app(s) and database(s).
@@ -147,6 +149,28 @@ describe('endpoints', () => {
     expect(refusals.find((line) => line.requestId === 'oracle-1-rest')).toMatchObject({ level: 30, reason: 'The host does-not-exist.invalid does not resolve' });
     expect(refusals.find((line) => line.requestId === graphqlRequestIds[0])).toMatchObject({ level: 30, msg: 'GraphQL operation refused', reason: expect.stringMatching(/^The host localhost resolves to/) });
     expect(refusals.find((line) => line.requestId === graphqlRequestIds[1])).toMatchObject({ level: 30, msg: 'GraphQL operation refused', reason: 'The host does-not-exist.invalid does not resolve' });
+  });
+
+  it('a signing secret that does not open with CREDENTIALS_KEY: rotate-secret answers 503 UNAVAILABLE with Retry-After on both doors and seals nothing', async () => {
+    const { body: endpoint } = await acme.rest.post('/api/webhook-endpoints', { url: PUBLIC });
+    secrets.push(endpoint.secret);
+    const foreign = seal('whsec_' + randomBytes(32).toString('base64'), randomBytes(32));
+    await app.sql('update webhook_endpoints set secret_encrypted = ? where id = ?', [foreign, endpoint.id]);
+    const before = logs.length;
+    const rest = await acme.rest.post(`/api/webhook-endpoints/${endpoint.id}/rotate-secret`);
+    expect(rest.status).toBe(503);
+    expect(rest.headers.get('retry-after')).toBe('5');
+    expect(rest.body).toMatchObject({ status: 503, code: 'UNAVAILABLE' });
+    expect(rest.body.detail).not.toMatch(/secret|whsec/);
+    const graphql = await acme.graphql.run(RotateWebhookEndpointSecretDocument, { id: endpoint.id });
+    expect(graphql.status).toBe(503);
+    expect(graphql.errors?.[0]?.extensions.code).toBe('UNAVAILABLE');
+    const [row] = await app.sql<{ secret_encrypted: string; previous_secret_encrypted: string | null }>('select secret_encrypted, previous_secret_encrypted from webhook_endpoints where id = ?', [endpoint.id]);
+    expect(row).toEqual({ secret_encrypted: foreign, previous_secret_encrypted: null });
+    // The operator's log says what: a warn line per request naming the error, no stack.
+    const warned = logs.slice(before).map((line) => JSON.parse(line)).filter((line) => line.level === 40 && line.code === 'UNAVAILABLE');
+    expect(warned).toHaveLength(2);
+    expect(warned.every((line) => line.cause?.name === 'CredentialsError')).toBe(true);
   });
 
   it('answers 404 NOT_FOUND to another organization on every route, on both doors, and changes nothing', async () => {
@@ -329,6 +353,32 @@ describe('delivery', () => {
     // The same webhook-id both times, so the receiver can dedupe; both verified.
     expect(receiver.received.map((request) => request.id)).toEqual([delivery.messageId, delivery.messageId]);
     expect(receiver.received.every((request) => request.verifiedWith.length === 1)).toBe(true);
+  });
+
+  it('holds back a delivery whose signing secret does not open with CREDENTIALS_KEY: no attempt counted, the endpoint not failing; it goes once the key opens it', async () => {
+    const clock = new TestClock();
+    const { id } = await endpoint({ eventTypes: ['agent.activated'] });
+    const [{ secret_encrypted: sealed }] = await app.sql<{ secret_encrypted: string }>('select secret_encrypted from webhook_endpoints where id = ?', [id]);
+    await app.sql('update webhook_endpoints set secret_encrypted = ? where id = ?', [seal('whsec_' + randomBytes(32).toString('base64'), randomBytes(32)), id]);
+    await activateAgent();
+    const webhooks = worker(app, clock);
+    // Many ticks over what would be days of retries: nothing is spent.
+    for (const delay of [...RETRY_DELAYS_MS, 0]) {
+      expect(await drain(webhooks)).toBe(0);
+      clock.advance(Math.max(delay, 60_000));
+    }
+    let [delivery] = await deliveries(id);
+    expect(delivery).toMatchObject({ status: 'pending', attemptCount: 0, lastError: expect.stringMatching(/^Held back: the signing secret does not open/), attempts: [] });
+    const [state] = await app.sql<{ failing_since: unknown; enabled: boolean }>('select failing_since, enabled from webhook_endpoints where id = ?', [id]);
+    expect(state).toEqual({ failing_since: null, enabled: true });
+    expect(receiver.received).toHaveLength(0);
+
+    await app.sql('update webhook_endpoints set secret_encrypted = ? where id = ?', [sealed, id]);
+    clock.advance(60_000);
+    expect(await drain(webhooks)).toBe(1);
+    [delivery] = await deliveries(id);
+    expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 1 });
+    expect(receiver.received).toHaveLength(1);
   });
 
   it('counts a receiver that hangs past WEBHOOK_TIMEOUT_MS as a failed attempt, and retries it', async () => {

@@ -3,7 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { seal } from '../../platform/credentials.js';
+import { open, seal } from '../../platform/credentials.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
 import { ADDRESS_REFUSED, assertPublicHost, WebhookAddressError } from './webhook-address.js';
@@ -115,6 +115,9 @@ export class WebhookEndpointService {
     const endpoint = isUuid(id) ? await this.em.findOne(WebhookEndpoint, { id, organization: actor.organizationId }, { populate: ['secretEncrypted'] }) : null;
     if (!endpoint) throw AppError.notFound('Webhook endpoint');
     const key = this.requireKey();
+    // The secret kept for the overlap must open with the key the new one is sealed with: a wrong key
+    // (CredentialsError, 503) changes nothing rather than seal a secret no other one shares a key with.
+    open(endpoint.secretEncrypted, key);
     const secret = newWebhookSecret();
     const now = this.options.clock?.() ?? new Date();
     endpoint.previousSecretEncrypted = endpoint.secretEncrypted;

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { open } from '../../platform/credentials.js';
+import { CredentialsError, open } from '../../platform/credentials.js';
 import { at, query } from '../programs/runner/sql.js';
 import { disableEndpoint } from './webhook-disable.js';
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from './webhook-schedule.js';
@@ -22,6 +22,12 @@ export interface WebhookWorkerOptions {
   batch?: number;
   logger?: Logger;
 }
+
+/** How long a delivery whose secret does not open with CREDENTIALS_KEY waits before it is tried again (uncounted). */
+export const HELD_BACK_MS = 60_000;
+
+/** What a held-back delivery shows as its lastError: the operator's to fix, not the endpoint's failure. */
+export const HELD_BACK_ERROR = 'Held back: the signing secret does not open with the server’s credentials key (the operator’s to fix); not counted as an attempt';
 
 interface Claimed {
   id: string;
@@ -76,8 +82,15 @@ export class WebhookWorker {
     const key = this.options.credentialsKey();
     if (!key) return 0;
     const claimed = await this.claim(this.clock());
-    await Promise.all(claimed.map((delivery) => this.deliver(delivery, key)));
-    return claimed.length;
+    const outcomes = await Promise.all(claimed.map((delivery) => this.deliver(delivery, key)));
+    const heldBack = outcomes.filter((outcome) => outcome === 'held back').length;
+    if (heldBack > 0) {
+      this.options.logger?.error(
+        { heldBack, retryInMs: HELD_BACK_MS },
+        'webhook deliveries held back: their signing secret does not open with CREDENTIALS_KEY; set the key the secrets were sealed with (no attempt is counted meanwhile)',
+      );
+    }
+    return claimed.length - heldBack;
   }
 
   private schedule(delayMs: number): void {
@@ -111,7 +124,7 @@ export class WebhookWorker {
     );
   }
 
-  private async deliver(delivery: Claimed, key: Buffer): Promise<void> {
+  private async deliver(delivery: Claimed, key: Buffer): Promise<'recorded' | 'held back'> {
     const now = this.clock();
     let result: SendResult;
     try {
@@ -126,9 +139,29 @@ export class WebhookWorker {
       const headers = { 'webhook-id': delivery.message_id, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
       result = await sendDelivery(delivery.url, headers, body, { timeoutMs: this.options.timeoutMs, allowPrivate: this.options.allowPrivate });
     } catch (error) {
+      if (error instanceof CredentialsError) {
+        await this.holdBack(delivery, this.clock()).catch((failure: unknown) => this.options.logger?.error({ err: failure, deliveryId: delivery.id }, 'webhook delivery not held back'));
+        return 'held back';
+      }
       result = { statusCode: null, latencyMs: 0, error: `Could not prepare the delivery: ${error instanceof Error ? error.name : 'error'}` };
     }
     await this.record(delivery, result, this.clock()).catch((error: unknown) => this.options.logger?.error({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'));
+    return 'recorded';
+  }
+
+  /**
+   * A secret that does not open with CREDENTIALS_KEY is the operator's to fix, not the endpoint's
+   * failure: the claim is given back uncounted (no attempt recorded, its attempt number taken back,
+   * the endpoint's failure run untouched, so neither the retry budget nor the 5-day disable is
+   * spent) and the delivery is due again in HELD_BACK_MS. It goes once the right key is set.
+   */
+  private async holdBack(delivery: Claimed, now: Date): Promise<void> {
+    await query(
+      this.options.em.fork(),
+      `update webhook_deliveries set attempts = attempts - 1, lease_until = null, next_attempt_at = ?::timestamptz, last_error = ?, updated_at = ?::timestamptz
+       where id = ? and attempts = ? and status = 'pending'`,
+      [at(new Date(now.getTime() + HELD_BACK_MS)), HELD_BACK_ERROR, at(now), delivery.id, delivery.attempts],
+    );
   }
 
   /** Logs the attempt and moves the delivery: succeeded, pending with its next due time, or failed; then the endpoint's failure run. */
