@@ -47,7 +47,7 @@ export const ERROR_HELP: Record<ErrorCode, string> = {
   INTERNAL_SERVER_ERROR:
     'An unexpected error on the server; nothing is wrong with your request as far as it knows. The operator can find it in the log by the `requestId` of the answer.',
   UNAVAILABLE:
-    'The database or a model provider cannot be reached right now; nothing was half-written. Retry after the seconds in `Retry-After`.',
+    'The database or a model provider cannot be reached right now, or a stored credential does not open with the server’s key (the operator’s to fix); nothing was half-written. Retry after the seconds in `Retry-After`.',
 };
 
 /** The fragment of /docs/errors that explains a code: `not-found` for NOT_FOUND. */
