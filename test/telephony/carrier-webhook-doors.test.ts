@@ -52,7 +52,8 @@ function post(path: string, body: string | URLSearchParams, headers: Record<stri
 function rawRequest(text: string): Promise<string> {
   const { port } = new URL(app.baseUrl);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.end(text));
+    // Written, not ended: a client's half-close would let the server drop the request before it answers. `Connection: close` ends it.
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
     let answer = '';
     socket.on('data', (chunk) => (answer += chunk));
     socket.on('end', () => resolve(answer));
