@@ -2,6 +2,8 @@ import { CreateWebhookDeliveryDocument, CreateWebhookEndpointDocument, DeleteWeb
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { MAX_WEBHOOK_ENDPOINTS } from '../../src/modules/webhooks/webhook-endpoint.service.js';
 import { drain, startWebhookApp, TestClock, worker } from './fixtures.js';
+import { WebhookWorker } from '../../src/modules/webhooks/webhook-worker.js';
+import { createLogger } from '../../src/common/logger.js';
 import { addCredits, ALWAYS_ANSWERED, buildCampaign, buildRunner, readExecution, tickUntil } from '../campaigns/fixtures.js';
 import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/webhook-schedule.js';
 import { seal } from '../../src/platform/credentials.js';
@@ -507,6 +509,27 @@ describe('delivery', () => {
     expect(await drain(worker(app, clock, { allowPrivate: false }))).toBe(1);
     const [delivery] = await deliveries(id);
     expect(delivery).toMatchObject({ status: 'pending', attemptCount: 1, lastStatusCode: null, lastError: expect.stringMatching(/^Refused/) });
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('a name that resolves to a private address when it delivers shows the one generic refusal; the worker logs the address', async () => {
+    const clock = new TestClock();
+    const { id } = await endpoint({ eventTypes: ['agent.activated'], url: receiver.url.replace('http://127.0.0.1', 'https://localhost') + '/hooks' });
+    await activateAgent();
+    const lines: Record<string, unknown>[] = [];
+    const webhooks = new WebhookWorker({
+      em: app.db.database.em,
+      credentialsKey: () => app.config.telephony.credentialsKey,
+      allowPrivate: false,
+      timeoutMs: 1000,
+      clock: clock.now,
+      random: () => 0.5,
+      logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) }),
+    });
+    expect(await drain(webhooks)).toBe(1);
+    const [delivery] = await deliveries(id);
+    expect(delivery.lastError).toBe('Refused: its host does not resolve, or resolves to a private, loopback, link-local or reserved address');
+    expect(lines).toContainEqual(expect.objectContaining({ level: 30, deliveryId: delivery.id, reason: expect.stringMatching(/^The host localhost resolves to (127\.0\.0\.1|::1)/) }));
     expect(receiver.received).toHaveLength(0);
   });
 });

@@ -116,6 +116,8 @@ describe('guardedLookup', () => {
     const private_ = await lookup('localhost', false);
     expect(missing).toBeInstanceOf(WebhookAddressError);
     expect(missing?.message).toBe(`Refused: ${ADDRESS_REFUSED}`);
+    expect((missing as WebhookAddressError).detail).toBe('The host does-not-exist.invalid does not resolve');
+    expect((private_ as WebhookAddressError).detail).toMatch(/^The host localhost resolves to (127\.0\.0\.1|::1), a private/);
     expect(private_?.message).toBe(missing?.message);
     expect((await lookup('does-not-exist.invalid', true))?.message).toBe(missing?.message);
   });

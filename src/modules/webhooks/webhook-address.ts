@@ -93,7 +93,11 @@ export function isBlockedAddress(address: string): boolean {
 export const ADDRESS_REFUSED = 'its host does not resolve, or resolves to a private, loopback, link-local or reserved address';
 
 export class WebhookAddressError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The reason behind a generic message, for the operator's log only. */
+    readonly detail: string = message,
+  ) {
     super(message);
     this.name = 'WebhookAddressError';
   }
@@ -130,14 +134,16 @@ export async function assertPublicHost(hostname: string): Promise<string[]> {
  * alike (`Refused: ` and ADDRESS_REFUSED), since the failure is shown to the endpoint's organization.
  */
 export function guardedLookup(allowPrivate: boolean): LookupFunction {
-  const refused = () => new WebhookAddressError(`Refused: ${ADDRESS_REFUSED}`);
+  const refused = (detail: string) => new WebhookAddressError(`Refused: ${ADDRESS_REFUSED}`, detail);
   return (hostname, options, callback) => {
     resolveHost(hostname)
       .catch(() => {
-        throw refused();
+        throw refused(`The host ${hostname} does not resolve`);
       })
       .then((addresses) => {
-        if (addresses.length === 0 || (!allowPrivate && addresses.some(isBlockedAddress))) throw refused();
+        if (addresses.length === 0) throw refused(`The host ${hostname} does not resolve`);
+        const blocked = allowPrivate ? undefined : addresses.find(isBlockedAddress);
+        if (blocked !== undefined) throw refused(`The host ${hostname} resolves to ${blocked}, a private, loopback, link-local or reserved address`);
         const family = typeof options === 'object' && options ? options.family : undefined;
         const wanted = addresses
           .map((address) => ({ address, family: isIP(address) }))

@@ -7,6 +7,8 @@ export interface SendResult {
   statusCode: number | null;
   latencyMs: number;
   error: string | null;
+  /** Why the address was refused, when `error` says only that it was: for the operator's log, never stored. */
+  refusedBecause?: string;
 }
 
 export interface SendOptions {
@@ -71,7 +73,11 @@ export function sendDelivery(target: string, headers: Record<string, string>, bo
       req.destroy();
     }, options.timeoutMs);
     req.on('error', (error: NodeJS.ErrnoException) =>
-      finish({ statusCode: null, latencyMs: elapsed(), error: error instanceof WebhookAddressError ? error.message : `Could not deliver: ${error.message}` }),
+      finish(
+        error instanceof WebhookAddressError
+          ? { statusCode: null, latencyMs: elapsed(), error: error.message, refusedBecause: error.detail }
+          : { statusCode: null, latencyMs: elapsed(), error: `Could not deliver: ${error.message}` },
+      ),
     );
     req.end(body);
   });

@@ -138,6 +138,9 @@ export class WebhookWorker {
       const signature = secrets.map((secret) => new Webhook(secret).sign(delivery.message_id, sentAt, body)).join(' ');
       const headers = { 'webhook-id': delivery.message_id, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
       result = await sendDelivery(delivery.url, headers, body, { timeoutMs: this.options.timeoutMs, allowPrivate: this.options.allowPrivate });
+      if (result.refusedBecause) {
+        this.options.logger?.info({ deliveryId: delivery.id, endpointId: delivery.endpoint_id, reason: result.refusedBecause }, 'webhook delivery refused: the endpoint’s address');
+      }
     } catch (error) {
       if (error instanceof CredentialsError) {
         await this.holdBack(delivery, this.clock()).catch((failure: unknown) => this.options.logger?.error({ err: failure, deliveryId: delivery.id }, 'webhook delivery not held back'));
