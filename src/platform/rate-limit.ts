@@ -142,8 +142,10 @@ export interface FailedRequestLimitOptions {
  * addresses, and one busy campaign would pass any per-IP limit meant for strangers: so only the
  * requests answered 4xx (not signed with the connection's token, forged, malformed, an unknown
  * route) are counted, once answered. An address whose counter is full is answered 429 before its
- * request is read or its signature checked; a signed request is never counted, so Twilio is not
- * slowed by its own traffic (only by a forger sharing its address, which a signature cannot be).
+ * request is read or its signature checked. A signed request is never counted, so Twilio is not
+ * slowed by its own traffic; only a forger failing that often from an address Twilio also sends
+ * from could get it refused for the rest of the minute. Requests that arrive together are all
+ * checked before any of them is counted: a burst can pass the limit by its own concurrency.
  */
 export function failedRequestLimit(options: FailedRequestLimitOptions) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
