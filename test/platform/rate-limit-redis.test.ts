@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createGateway } from '../../src/app.js';
 import { createLogger } from '../../src/common/logger.js';
+import { RedisRateLimiter } from '../../src/platform/rate-limit-redis.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../support/pg-cluster.js';
 
@@ -88,6 +89,41 @@ describe('REDIS_URL that does not answer', () => {
       expect(outages[0]).toMatchObject({ level: 40 });
     } finally {
       await app.close();
+    }
+  });
+});
+
+withRedis('RedisRateLimiter.peek', () => {
+  it('tells what take would answer without counting, on the shared counter', async () => {
+    const limiter = new RedisRateLimiter(redisUrl!, createLogger('silent'), { keyPrefix: `peek-test-${Date.now()}` });
+    await limiter.start();
+    try {
+      expect(await limiter.peek('ip:a', 2)).toMatchObject({ allowed: true, remaining: 2 });
+      expect(await limiter.peek('ip:a', 2)).toMatchObject({ allowed: true, remaining: 2 });
+      await limiter.take('ip:a', 2);
+      expect(await limiter.peek('ip:a', 2)).toMatchObject({ allowed: true, remaining: 1 });
+      await limiter.take('ip:a', 2);
+      const full = await limiter.peek('ip:a', 2);
+      expect(full).toMatchObject({ allowed: false, remaining: 0 });
+      expect(full.resetSeconds).toBeGreaterThan(0);
+      expect(full.resetSeconds).toBeLessThanOrEqual(60);
+      expect(await limiter.peek('ip:b', 2)).toMatchObject({ allowed: true, remaining: 2 });
+    } finally {
+      await limiter.close();
+    }
+  });
+});
+
+describe('RedisRateLimiter.peek without Redis', () => {
+  it('falls back to the process counter', async () => {
+    const limiter = new RedisRateLimiter(`redis://127.0.0.1:${await freePort()}`, createLogger('silent'));
+    await limiter.start();
+    try {
+      await limiter.take('ip:c', 1);
+      expect(await limiter.peek('ip:c', 1)).toMatchObject({ allowed: false, remaining: 0 });
+      expect(await limiter.peek('ip:d', 1)).toMatchObject({ allowed: true, remaining: 1 });
+    } finally {
+      await limiter.close();
     }
   });
 });
