@@ -8,6 +8,9 @@ export const REDACTED_PATHS = [
   'req.headers["x-api-key"]',
   'req.headers.authorization',
   'req.headers.cookie',
+  // Twilio's signature of a webhook or media-stream upgrade: with the request it names, a replayable credential.
+  'req.headers["x-twilio-signature"]',
+  'headers["x-twilio-signature"]',
   'secret',
   '*.secret',
   'apiKey',
