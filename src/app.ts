@@ -351,7 +351,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     '/telephony',
     carrierWebhookRouter({
       ...webhookOptions,
-      answerTwiml: async (account, callId, answeredBy) => renderFor(account, callId, await voice.answer(callId, answeredBy)),
+      answerTwiml: async (account, callId, answeredBy) => renderFor(account, callId, await voice.armStreams(callId, await voice.answer(callId, answeredBy))),
       onEnded: (callId) => voice.ended(callId),
     }),
   );

@@ -8,6 +8,12 @@ import WebSocket from 'ws';
 // the callId custom parameter), sends the caller's audio as 20 ms μ-law `media` frames, and plays
 // what it receives in real time: a `clear` drops what was not played yet, a `mark` is echoed back
 // once the audio sent before it was played (or at once on a clear), as Twilio does.
+// Twilio publishes no machine-readable description of Media Streams: the messages follow Twilio's
+// docs page "Media Streams - WebSocket Messages" (https://www.twilio.com/docs/voice/media-streams/websocket-messages),
+// as read on 2026-11-26: `connected` {event, protocol, version}; `start` {event, sequenceNumber,
+// start: {streamSid, accountSid, callSid, tracks, customParameters, mediaFormat}, streamSid};
+// `media`, `mark`, `clear` and `stop` as below. The <Stream> URL takes no query string (custom
+// values travel as <Parameter>s), and the upgrade is signed with X-Twilio-Signature over that URL.
 
 const { mulaw } = alawmulaw;
 const SAMPLE_RATE = 8000;
@@ -67,7 +73,8 @@ export class MediaStreamClient {
     });
   }
 
-  start(callId: string): void {
+  /** Twilio's `start`: `callSid` is the carrier's call (a random one unless given), `callId` our custom parameter (left out when null). */
+  start(callId: string | null, callSid = `CA${randomBytes(16).toString('hex')}`): void {
     this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
     this.send({
       event: 'start',
@@ -76,9 +83,9 @@ export class MediaStreamClient {
       start: {
         streamSid: this.streamSid,
         accountSid: 'AC00000000000000000000000000000000',
-        callSid: `CA${randomBytes(16).toString('hex')}`,
+        callSid,
         tracks: ['inbound'],
-        customParameters: { callId },
+        customParameters: callId === null ? {} : { callId },
         mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
       },
     });

@@ -7,7 +7,8 @@ import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { AGENT_HZ, frequency, startFakeRealtime, WORD_MS, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { insertCall } from '../telephony/call-seed.js';
-import { startTwilioApp, twilioCampaign, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { voiceCampaign } from './fixtures.js';
 import { renderStreamTwiml } from '../../src/modules/voice/realtime/stream-twiml.js';
 
 // The speech-to-speech bridge end to end: the fake Twilio's account behind a carrier connection, a
@@ -97,11 +98,46 @@ function mediaUrl(connection = connectionId): string {
   return `${app.baseUrl.replace(/^http/, 'ws')}/telephony/twilio/${connection}/media`;
 }
 
+const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/**
+ * What Twilio is told once the call is answered (the signed answer webhook, as Twilio asks it, with
+ * the call's CallSid): the <Stream> URL it then opens, and the call's CallSid its `start` carries.
+ */
+async function answeredStream(callId: string, fields: Record<string, string> = { CallStatus: 'in-progress' }): Promise<{ url: string; callSid: string }> {
+  const [row] = await app.sql<{ carrier_call_id: string; carrier_connection_id: string }>('select carrier_call_id, carrier_connection_id from calls where id = ?', [callId]);
+  const url = `${app.baseUrl}/telephony/twilio/${row!.carrier_connection_id}/answer?callId=${callId}`;
+  const params = { CallSid: row!.carrier_call_id, AccountSid: twilioFake.accountSid, ...fields };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
+    body: new URLSearchParams(params),
+  });
+  expect(res.status).toBe(200);
+  const twiml = await res.text();
+  const stream = /<Stream url="([^"]+)"/.exec(twiml);
+  if (!stream) throw new Error(`no <Stream> in the answer: ${twiml}`);
+  return { url: unescapeXml(stream[1]!), callSid: row!.carrier_call_id };
+}
+
+/** How an upgrade ended: refused with its HTTP status, or 'opened' (the socket is then hung up). */
+function refusedOrOpened(opened: MediaStreamClient | { refused: number }): { refused: number } | 'opened' {
+  if (!(opened instanceof MediaStreamClient)) return opened;
+  opened.hangUp();
+  return 'opened';
+}
+
+/** The close code of a stream, or 'still open' when it is not closed within `ms`. */
+function closeCode(client: MediaStreamClient, ms = 3000): Promise<number | 'still open'> {
+  return Promise.race([client.closed.then((closed) => closed.code), new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), ms))]);
+}
+
 async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeRealtimeSession }> {
-  const opened = await MediaStreamClient.open(mediaUrl(), twilioFake.authToken);
+  const { url, callSid } = await answeredStream(callId);
+  const opened = await MediaStreamClient.open(url, twilioFake.authToken);
   if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
   const next = realtime.nextSession();
-  opened.start(callId);
+  opened.start(callId, callSid);
   const session = await next;
   await session.waitFor('session.update');
   return { caller: opened, session };
@@ -135,12 +171,13 @@ async function transcript(conversationId: string, count: number): Promise<{ role
 }
 
 describe('renderStreamTwiml', () => {
-  it('connects the call to the media stream of its connection, wss for an https PUBLIC_URL and ws for http', () => {
+  it('connects the call to its own media stream URL (call id and nonce) on its connection, wss for an https PUBLIC_URL and ws for http', () => {
     const callId = randomUUID();
-    expect(renderStreamTwiml({ publicUrl: 'https://gw.example.com', connectionId: 'c1', callId })).toBe(
-      `<?xml version="1.0" encoding="UTF-8"?><Response><Connect action="https://gw.example.com/telephony/twilio/c1/stream-ended?callId=${callId}" method="POST"><Stream url="wss://gw.example.com/telephony/twilio/c1/media"><Parameter name="callId" value="${callId}"/></Stream></Connect></Response>`,
+    const nonce = 'n0nce_-A';
+    expect(renderStreamTwiml({ publicUrl: 'https://gw.example.com', connectionId: 'c1', callId, nonce })).toBe(
+      `<?xml version="1.0" encoding="UTF-8"?><Response><Connect action="https://gw.example.com/telephony/twilio/c1/stream-ended?callId=${callId}" method="POST"><Stream url="wss://gw.example.com/telephony/twilio/c1/media/${callId}/${nonce}"><Parameter name="callId" value="${callId}"/></Stream></Connect></Response>`,
     );
-    expect(renderStreamTwiml({ publicUrl: 'http://127.0.0.1:4000/', connectionId: 'c2', callId })).toContain('url="ws://127.0.0.1:4000/telephony/twilio/c2/media"');
+    expect(renderStreamTwiml({ publicUrl: 'http://127.0.0.1:4000/', connectionId: 'c2', callId, nonce })).toContain(`url="ws://127.0.0.1:4000/telephony/twilio/c2/media/${callId}/${nonce}"`);
   });
 });
 
@@ -367,7 +404,7 @@ describe('faults', () => {
 
   it('a stream that ends normally is simply hung up; the <Connect> names its action, signed like every webhook', async () => {
     const callId = await liveCall();
-    expect(renderStreamTwiml({ publicUrl: app.baseUrl, connectionId, callId })).toContain(`<Connect action="${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}" method="POST">`);
+    expect(renderStreamTwiml({ publicUrl: app.baseUrl, connectionId, callId, nonce: 'x' })).toContain(`<Connect action="${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}" method="POST">`);
     expect(await streamEnded(callId)).toMatch(/<Response><Hangup\/><\/Response>$/);
     const url = `${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}`;
     const forged = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'forged' }, body: 'CallSid=CA1' });
@@ -378,17 +415,25 @@ describe('faults', () => {
     let placed = 0;
     // The first call stays answered long enough to be bridged; the retry ends at once.
     twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 20 }));
-    const campaign = await twilioCampaign(acme, twilioFake, { contacts: 1, callsPerSecond: 20, maxAttempts: 2 });
+    const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
     const runner = twilioRunner(app);
     runner.start();
     try {
       const [first] = await eventually(
-        () => app.sql<{ id: string }>(`select id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+        () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
         (rows) => rows.length === 1,
         'the answered first call',
       );
-      await app.sql('update calls set agent_id = ? where id = ?', [agentId, first!.id]);
-      const { caller, session } = await openStream(first!.id);
+      // The stream Twilio was told to open when it asked the answer URL.
+      const answered = await eventually(async () => twilioFake.calls().find((call) => call.sid === first!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
+      const twiml = answered!;
+      const url = unescapeXml(/<Stream url="([^"]+)"/.exec(twiml)![1]!);
+      const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+      if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+      const next = realtime.nextSession();
+      caller.start(first!.id, first!.carrier_call_id);
+      const session = await next;
+      await session.waitFor('session.update');
       session.drop();
       expect((await caller.closed).code).toBe(1011);
       const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
@@ -411,9 +456,10 @@ describe('faults', () => {
   it('ends the call failed when the provider refuses the session', async () => {
     realtime.refuseWith = 503;
     const callId = await liveCall();
-    const opened = await MediaStreamClient.open(mediaUrl(), twilioFake.authToken);
+    const { url, callSid } = await answeredStream(callId);
+    const opened = await MediaStreamClient.open(url, twilioFake.authToken);
     if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
-    opened.start(callId);
+    opened.start(callId, callSid);
     expect((await opened.closed).code).toBe(1011);
     const row = await eventually(() => callRow(callId), (value) => value.status === 'failed', 'the failed call');
     expect(row.error_text).toBe('The realtime provider refused the session (HTTP 503)');
@@ -423,42 +469,138 @@ describe('faults', () => {
 describe('who may open a media stream', () => {
   it('refuses a stream with a forged or missing signature before anything starts (403), the call unchanged', async () => {
     const callId = await liveCall();
+    const { url } = await answeredStream(callId);
     const before = await callRow(callId);
     const sessions = realtime.sessions.length;
-    expect(await MediaStreamClient.open(mediaUrl(), 'not-the-auth-token')).toEqual({ refused: 403 });
-    expect(await MediaStreamClient.open(mediaUrl(), null)).toEqual({ refused: 403 });
+    expect(await MediaStreamClient.open(url, 'not-the-auth-token')).toEqual({ refused: 403 });
+    expect(await MediaStreamClient.open(url, null)).toEqual({ refused: 403 });
     // Signed for another connection's URL: the signature covers the path.
-    expect(await MediaStreamClient.open(mediaUrl(), twilioFake.authToken, mediaUrl(otherConnectionId))).toEqual({ refused: 403 });
+    expect(await MediaStreamClient.open(url, twilioFake.authToken, url.replace(connectionId, otherConnectionId))).toEqual({ refused: 403 });
     expect(await MediaStreamClient.open(`${app.baseUrl.replace(/^http/, 'ws')}/telephony/twilio/not-a-uuid/media`, twilioFake.authToken)).toEqual({ refused: 403 });
     expect(await MediaStreamClient.open(`${app.baseUrl.replace(/^http/, 'ws')}/elsewhere`, twilioFake.authToken)).toEqual({ refused: 404 });
     expect(await callRow(callId)).toEqual(before);
     expect(realtime.sessions.length).toBe(sessions);
   });
 
-  it('closes with a policy violation a stream that names another organization’s call, an ended call, a call of an agent that is not sts or no call, and changes nothing', async () => {
-    const theirs = await liveCall({ org: other, connection: otherConnectionId });
-    const ended = await liveCall({ status: 'completed' });
-    const noAgent = await liveCall({ agent: null });
+  it('closes with a policy violation a stream whose call’s agent is no longer sts, and changes nothing', async () => {
     const batchAgent = await acme.rest.post('/api/agents', { name: 'Batch', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' }, voiceConfig: { pipelineMode: 'batch' } });
     expect(batchAgent.status).toBe(201);
-    const batch = await liveCall({ agent: batchAgent.body.id });
+    const callId = await liveCall();
+    const { url, callSid } = await answeredStream(callId);
+    await app.sql('update calls set agent_id = ? where id = ?', [batchAgent.body.id, callId]);
     const sessions = realtime.sessions.length;
-    for (const callId of [theirs, ended, noAgent, batch, randomUUID(), 'not-a-uuid']) {
-      const before = isUuidLike(callId) ? await app.sql('select * from calls where id = ?', [callId]) : [];
-      const opened = await MediaStreamClient.open(mediaUrl(), twilioFake.authToken);
-      if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
-      opened.start(callId);
-      await opened.sendAudio(callerSpeech(100, 0));
-      expect((await opened.closed).code).toBe(1008);
-      expect(opened.received).toEqual([]);
-      if (before.length > 0) expect(await app.sql('select * from calls where id = ?', [callId])).toEqual(before);
+    const opened = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
+    opened.start(callId, callSid);
+    await opened.sendAudio(callerSpeech(100, 0));
+    expect((await opened.closed).code).toBe(1008);
+    expect(opened.received).toEqual([]);
+    expect(realtime.sessions.length).toBe(sessions);
+    expect(await app.sql('select id from conversations where agent_id = ?', [batchAgent.body.id])).toEqual([]);
+  });
+
+  it('refuses (403) a stream URL naming another organization’s call, an unknown call or a made-up nonce, even when signed', async () => {
+    const theirAgent = await other.rest.post('/api/agents', { name: 'Theirs', instructions: 'Hi.', modelConfig: { model: 'openai/gpt-realtime' }, voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' } });
+    expect(theirAgent.status).toBe(201);
+    const theirs = await liveCall({ org: other, connection: otherConnectionId, agent: theirAgent.body.id });
+    const { url: theirUrl } = await answeredStream(theirs);
+    const mine = await liveCall();
+    await answeredStream(mine);
+    const sessions = realtime.sessions.length;
+    const base = mediaUrl();
+    const nonce = theirUrl.split('/').at(-1)!;
+    for (const url of [theirUrl.replace(otherConnectionId, connectionId), `${base}/${randomUUID()}/${nonce}`, `${base}/${mine}/${'0'.repeat(43)}`, `${base}/not-a-uuid/x`, base]) {
+      expect(refusedOrOpened(await MediaStreamClient.open(url, twilioFake.authToken))).toEqual({ refused: 403 });
     }
     expect(realtime.sessions.length).toBe(sessions);
     expect(await app.sql('select id from conversations where organization_id = ?', [other.organizationId])).toEqual([]);
-    expect(await app.sql('select id from conversations where agent_id = ?', [batchAgent.body.id])).toEqual([]);
   });
 });
 
-function isUuidLike(value: string): boolean {
-  return /^[0-9a-f-]{36}$/i.test(value);
-}
+// Security review, item 3: one captured media-stream handshake must not open any call of the connection.
+describe('a captured media-stream handshake', () => {
+  it('a replay of the same URL and signature is refused (403) before any WebSocket, and the first stream keeps the call', async () => {
+    realtime.script.push({ caller: 'Hello, is this the shop?', reply: [{ text: 'Yes, this is the shop.' }] });
+    const callId = await liveCall();
+    const { url, callSid } = await answeredStream(callId);
+    const first = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(first instanceof MediaStreamClient)) throw new Error(`the first stream was refused: ${first.refused}`);
+    const next = realtime.nextSession();
+    first.start(callId, callSid);
+    const session = await next;
+    await session.waitFor('session.update');
+    const sessions = realtime.sessions.length;
+
+    expect(refusedOrOpened(await MediaStreamClient.open(url, twilioFake.authToken))).toEqual({ refused: 403 });
+    expect(realtime.sessions.length).toBe(sessions);
+
+    // The first stream still carries the call end to end.
+    const speech = callerSpeech(600, 400);
+    await first.sendAudio(speech);
+    await first.waitFor(() => first.events('media').length >= 4, 'the agent’s reply');
+    expect(session.audio().equals(speech)).toBe(true);
+    first.hangUp();
+    await session.closed;
+  });
+
+  it('a handshake signed for one call cannot open another call of the connection', async () => {
+    const x = await liveCall();
+    const y = await liveCall();
+    const streamX = await answeredStream(x);
+    const streamY = await answeredStream(y);
+    const sessions = realtime.sessions.length;
+
+    // X's URL and signature, with a start naming Y (its id and CallSid): closed, nothing of Y touched.
+    const crossed = await MediaStreamClient.open(streamX.url, twilioFake.authToken);
+    if (!(crossed instanceof MediaStreamClient)) throw new Error(`X's stream was refused: ${crossed.refused}`);
+    crossed.start(y, streamY.callSid);
+    await crossed.sendAudio(callerSpeech(100, 0));
+    const code = await closeCode(crossed);
+    crossed.hangUp();
+    expect(code).toBe(1008);
+    expect(crossed.received).toEqual([]);
+    // Y's call id put into X's URL, under X's signature: refused before any WebSocket.
+    expect(refusedOrOpened(await MediaStreamClient.open(streamX.url.replace(x, y), twilioFake.authToken, streamX.url))).toEqual({ refused: 403 });
+    expect(realtime.sessions.length).toBe(sessions);
+    expect((await callRow(y)).conversation_id).toBeNull();
+
+    // Y's own stream still opens.
+    const opened = await MediaStreamClient.open(streamY.url, twilioFake.authToken);
+    if (!(opened instanceof MediaStreamClient)) throw new Error(`Y's own stream was refused: ${opened.refused}`);
+    const next = realtime.nextSession();
+    opened.start(y, streamY.callSid);
+    await (await next).waitFor('session.update');
+    opened.hangUp();
+  });
+
+  it('refuses (403) the stream of a call that is not in progress: still queued, or ended since its answer', async () => {
+    const queued = await liveCall({ status: 'queued' });
+    const { url: queuedUrl } = await answeredStream(queued, {});
+    const ended = await liveCall();
+    const { url: endedUrl } = await answeredStream(ended);
+    await app.sql(`update calls set status = 'completed', outcome = 'answered', ended_at = now() where id = ?`, [ended]);
+    const sessions = realtime.sessions.length;
+    for (const url of [queuedUrl, endedUrl]) expect(refusedOrOpened(await MediaStreamClient.open(url, twilioFake.authToken))).toEqual({ refused: 403 });
+    expect(realtime.sessions.length).toBe(sessions);
+    expect((await callRow(queued)).status).toBe('queued');
+  });
+
+  it('closes with a policy violation a start whose callSid or callId is not the call’s', async () => {
+    const sessions = realtime.sessions.length;
+    for (const named of ['another CallSid', 'no callId'] as const) {
+      const callId = await liveCall();
+      const { url, callSid } = await answeredStream(callId);
+      const opened = await MediaStreamClient.open(url, twilioFake.authToken);
+      if (!(opened instanceof MediaStreamClient)) throw new Error(`refused: ${opened.refused}`);
+      if (named === 'another CallSid') opened.start(callId, `CA${'f'.repeat(32)}`);
+      else opened.start(null, callSid);
+      await opened.sendAudio(callerSpeech(100, 0));
+      const code = await closeCode(opened);
+      opened.hangUp();
+      expect(code).toBe(1008);
+      expect(opened.received).toEqual([]);
+      expect((await callRow(callId)).conversation_id).toBeNull();
+    }
+    expect(realtime.sessions.length).toBe(sessions);
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import twilio from 'twilio';
 import { CallConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
@@ -167,13 +168,17 @@ describe('a flow spoken on a Twilio call', () => {
 });
 
 describe('an sts agent on the call', () => {
-  it('answers with a media stream to the connection’s /media route, carrying the call id', async () => {
+  it('answers with a media stream to the call’s own URL on the connection’s /media route (call id and a single-use nonce, of which only a hash is stored), carrying the call id', async () => {
     const agentId = await createVoiceAgent(acme, { voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' } });
     const { campaign, heard, stored } = await runCall({ agentId, turns: [] });
     const twiml = heard[0]!.twiml!;
     const wsBase = app.baseUrl.replace(/^http/, 'ws');
     const streamEnded = `${app.baseUrl}/telephony/twilio/${campaign.connectionId}/stream-ended?callId=${stored[0]!.id}`;
-    expect(twiml).toContain(`<Connect action="${streamEnded}" method="POST"><Stream url="${wsBase}/telephony/twilio/${campaign.connectionId}/media">`);
+    const stream = new RegExp(`<Connect action="${streamEnded.replace(/[?]/g, '\\?')}" method="POST"><Stream url="${wsBase}/telephony/twilio/${campaign.connectionId}/media/${stored[0]!.id}/([A-Za-z0-9_-]{43})">`).exec(twiml);
+    expect(stream).not.toBeNull();
+    const [row] = await app.sql<{ stream_nonce_hash: string }>('select stream_nonce_hash from calls where id = ?', [stored[0]!.id]);
+    expect(row!.stream_nonce_hash).toBe(createHash('sha256').update(stream![1]!).digest('hex'));
+    expect(JSON.stringify(await app.sql('select * from calls where id = ?', [stored[0]!.id]))).not.toContain(stream![1]!);
     expect(twiml).toContain(`<Parameter name="callId" value="${stored[0]!.id}"/>`);
     expect(heard[0]!.heard).toEqual([]);
   });

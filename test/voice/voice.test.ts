@@ -351,13 +351,18 @@ describe('sts-server', () => {
     const port = await freePort();
     const server = await startServer({ ...operator.env, RUNNER_ENABLED: 'false', PUBLIC_URL: `http://127.0.0.1:${port}` }, { port });
     try {
-      const media = `ws://127.0.0.1:${port}/telephony/twilio/3f1c7c8e-0000-4000-8000-000000000000/media`;
+      // A call's stream URL (its id and nonce) unsigned or forged, and the bare /media of before.
+      const bare = `ws://127.0.0.1:${port}/telephony/twilio/3f1c7c8e-0000-4000-8000-000000000000/media`;
+      const media = `${bare}/8d5b3a30-0000-4000-8000-000000000000/${'n'.repeat(43)}`;
       expect(await upgrade(media)).toBe(403);
       expect(await upgrade(media, { 'X-Twilio-Signature': 'forged' })).toBe(403);
+      expect(await upgrade(bare, { 'X-Twilio-Signature': 'forged' })).toBe(403);
       expect(await upgrade(`ws://127.0.0.1:${port}/elsewhere`)).toBe(404);
       // /graphql upgrades belong to GraphQL subscriptions (graphql-ws), served by the same server.
       expect(await upgrade(`ws://127.0.0.1:${port}/graphql`)).toBe('open');
-      expect(server.output()).toContain('media stream refused: no valid signature for this connection');
+      expect(server.output()).toContain('"reason":"no valid signature for this connection","msg":"media stream refused"');
+      expect(server.output()).toContain('"reason":"no call and nonce in its URL","msg":"media stream refused"');
+      expect(server.output()).not.toContain('n'.repeat(43));
     } finally {
       server.child.kill('SIGTERM');
     }

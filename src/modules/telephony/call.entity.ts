@@ -53,6 +53,18 @@ export class Call extends BaseEntity {
   @Property({ type: 'json', nullable: true })
   voiceState: (Record<string, unknown> & Opt) | null = null;
 
+  /** SHA-256 (hex) of the single-use nonce in the call's media-stream URL (speech to speech); null once used or never issued. */
+  @Property({ type: 'string', length: 64, nullable: true, hidden: true })
+  streamNonceHash: (string & Opt) | null = null;
+
+  /** When the call's one media stream was let in (its nonce consumed). */
+  @Property({ type: 'Date', columnType: 'timestamptz', nullable: true, hidden: true })
+  streamOpenedAt: (Date & Opt) | null = null;
+
+  /** The /gather and /inbound requests answered on this call (key hash → the actions answered), so a repeat adds nothing. */
+  @Property({ type: 'json', default: '{}', hidden: true })
+  webhookReplies: Record<string, unknown> & Opt = {};
+
   /** The execution_contacts row this call works for, and the claim it was placed under. */
   @Property({ type: 'uuid', nullable: true })
   executionContactId: (string & Opt) | null = null;

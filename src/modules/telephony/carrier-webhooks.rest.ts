@@ -5,6 +5,7 @@ import { isUuid } from '../../db/base.entity.js';
 import type { AnsweredBy, CarrierAccount, CarrierAdapter } from './carrier.js';
 import type { CallTracker } from './call-tracker.js';
 import { isFinalCallStatus } from './call-state.js';
+import { CallStatus } from './telephony.enums.js';
 
 export interface CarrierWebhookOptions {
   /** The Twilio adapter: signatures and status callbacks in Twilio's words. */
@@ -139,6 +140,10 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
       const fields = formFields(req.body);
       const callId = await callOf(req, account);
       if (callId) {
+        // Twilio asks this once the call is answered (CallStatus in-progress): that is recorded first, as
+        // its status callback would be, so the call is in progress before a media stream it opens arrives.
+        const event = options.twilio.parseStatusCallback(fields);
+        if (event?.status === CallStatus.in_progress && event.carrierCallId) await tracker.apply(callId, event);
         res.status(200).type('text/xml').send(await options.answerTwiml(account, callId, answeredByOf(fields)));
         return;
       }

@@ -20,7 +20,9 @@ export interface TwimlContext {
 
 /** The TwiML document of a step of the call. */
 export function renderTwiml(actions: VoiceAction[], context: TwimlContext): string {
-  if (actions.some((action) => action.kind === 'stream')) return renderStreamTwiml(context);
+  const stream = actions.find((action) => action.kind === 'stream');
+  // A stream without its nonce (never armed) renders a URL the media route refuses.
+  if (stream) return renderStreamTwiml({ ...context, nonce: stream.nonce ?? '' });
   const base = `${context.publicUrl}/telephony/twilio/${context.connectionId}`;
   const query = `callId=${encodeURIComponent(context.callId)}`;
   const response = new VoiceResponse();

@@ -6,8 +6,11 @@ export type VoiceAction =
   /** Ask again for what comes next (the reply route), so the gather's answer goes out at once. */
   | { kind: 'redirect'; route: 'reply' }
   | { kind: 'dial'; number: string }
-  /** The agent speaks speech-to-speech: the call's audio goes to the media stream. */
-  | { kind: 'stream' }
+  /**
+   * The agent speaks speech-to-speech: the call's audio goes to the media stream. `nonce` is the
+   * stream URL's single-use nonce, issued (its hash stored on the call) only when the TwiML is sent.
+   */
+  | { kind: 'stream'; nonce?: string }
   | { kind: 'hangup' };
 
 /** Fixed words of the engine (documented in README › Voice). */

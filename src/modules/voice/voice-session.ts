@@ -10,6 +10,7 @@ import { at, query } from '../programs/runner/sql.js';
 import type { AnsweredBy } from '../telephony/carrier.js';
 import type { CallTracker } from '../telephony/call-tracker.js';
 import { needsResolution, nextNode, walkFrom, type WalkContext } from './flow-walk.js';
+import { newStreamNonce } from './realtime/stream-twiml.js';
 import { WORDS, type VoiceAction } from './voice-actions.js';
 
 /** Where a call's voice session is, kept in calls.voice_state. */
@@ -281,6 +282,18 @@ export class VoiceEngine {
       return [...actions, { kind: 'gather', prompt: null, voice }];
     }
     return [...actions, ...(await this.walkOn(call, state, script, next))];
+  }
+
+  /**
+   * Actions about to be sent to the carrier: a stream among them gets a fresh single-use nonce for
+   * its URL, whose SHA-256 replaces the call's (the nonce itself is kept nowhere). The media route
+   * consumes it once (media-route.ts); a nonce issued after the call's stream opened opens nothing.
+   */
+  async armStreams(callId: string, actions: VoiceAction[]): Promise<VoiceAction[]> {
+    if (!actions.some((action) => action.kind === 'stream')) return actions;
+    const { nonce, hash } = newStreamNonce();
+    await query(this.em.fork(), 'update calls set stream_nonce_hash = ?, updated_at = ?::timestamptz where id = ?', [hash, at(new Date()), callId]);
+    return actions.map((action) => (action.kind === 'stream' ? { kind: 'stream', nonce } : action));
   }
 
   /** Whether the call ended `failed` by our side (failLive: its model or realtime provider failed) rather than by the carrier. */

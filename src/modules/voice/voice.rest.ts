@@ -19,15 +19,18 @@ const HANG_UP: VoiceAction[] = [{ kind: 'hangup' }];
 /**
  * The voice side of Twilio's webhooks, signed like the status and answer routes (403 and nothing
  * changed otherwise): `/gather` takes what the caller said or pressed, `/reply` speaks the agent's
- * answer, `/inbound` answers a call to one of the organization's numbers.
+ * answer, `/inbound` answers a call to one of the organization's numbers. A stream in the TwiML
+ * sent gets its single-use nonce as it is sent.
  */
 export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
   const { guard, engine, logger } = options;
   const router = express.Router();
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
 
-  const send = (res: express.Response, connectionId: string, callId: string, actions: VoiceAction[]) =>
-    res.status(200).type('text/xml').send(renderTwiml(actions, { publicUrl: options.publicUrl() ?? '', connectionId, callId }));
+  const send = async (res: express.Response, connectionId: string, callId: string, actions: VoiceAction[]) => {
+    const armed = callId ? await engine.armStreams(callId, actions) : actions;
+    res.status(200).type('text/xml').send(renderTwiml(armed, { publicUrl: options.publicUrl() ?? '', connectionId, callId }));
+  };
 
   router.post('/twilio/:connectionId/gather', async (req, res, next) => {
     try {
@@ -39,7 +42,7 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       const actions = callId
         ? await engine.gather(callId, { speech: fields.SpeechResult ?? null, digits: fields.Digits ?? null, silence: req.query.silence === '1' })
         : HANG_UP;
-      send(res, account.connectionId!, callId ?? '', actions);
+      await send(res, account.connectionId!, callId ?? '', actions);
     } catch (error) {
       next(error);
     }
@@ -50,7 +53,7 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       const account = await guard.verified(req, res);
       if (!account) return;
       const callId = await guard.callOf(req, account);
-      send(res, account.connectionId!, callId ?? '', callId ? await engine.reply(callId) : HANG_UP);
+      await send(res, account.connectionId!, callId ?? '', callId ? await engine.reply(callId) : HANG_UP);
     } catch (error) {
       next(error);
     }
@@ -64,7 +67,7 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       const callId = await guard.callOf(req, account);
       const failed = callId ? await engine.failedOnOurSide(callId) : false;
       const actions: VoiceAction[] = failed ? [{ kind: 'say', text: WORDS.apology, voice: null }, ...HANG_UP] : HANG_UP;
-      send(res, account.connectionId!, callId ?? '', actions);
+      await send(res, account.connectionId!, callId ?? '', actions);
     } catch (error) {
       next(error);
     }
@@ -75,7 +78,7 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       const account = await guard.verified(req, res);
       if (!account) return;
       const answer = await options.inbound.answer(account.connectionId!, formFields(req.body));
-      send(res, account.connectionId!, answer.callId ?? '', answer.actions);
+      await send(res, account.connectionId!, answer.callId ?? '', answer.actions);
     } catch (error) {
       next(error);
     }

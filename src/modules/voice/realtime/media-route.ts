@@ -4,14 +4,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { isUuid } from '../../../db/base.entity.js';
-import { query } from '../../programs/runner/sql.js';
+import { at, query } from '../../programs/runner/sql.js';
 import type { CarrierAccount, CarrierAdapter } from '../../telephony/carrier.js';
-import { isFinalCallStatus } from '../../telephony/call-state.js';
-import type { CallStatus } from '../../telephony/telephony.enums.js';
 import { CallBridge, type BridgeDeps, type BridgedCall } from './bridge.js';
-import { mediaStreamUrl } from './stream-twiml.js';
+import { mediaStreamUrl, streamNonceHash } from './stream-twiml.js';
 
-const MEDIA_PATH = /^\/telephony\/twilio\/([^/?#]+)\/media$/;
+/** `/telephony/twilio/{connectionId}/media/{callId}/{nonce}` (the bare `/media` is matched only to be refused). */
+const MEDIA_PATH = /^\/telephony\/twilio\/([^/?#]+)\/media(?:\/([^/?#]+)\/([^/?#]+))?$/;
 /** WebSocket close code for a stream that may not be carried (RFC 6455: policy violation). */
 export const POLICY_VIOLATION = 1008;
 /** How long a new stream may take to send its `start`. */
@@ -34,8 +33,7 @@ interface CallRow {
   agent_id: string | null;
   contact_id: string | null;
   to_number: string;
-  status: CallStatus;
-  carrier_connection_id: string | null;
+  carrier_call_id: string | null;
 }
 
 function refuse(socket: Duplex, status: 403 | 404, text: string): void {
@@ -43,41 +41,58 @@ function refuse(socket: Duplex, status: 403 | 404, text: string): void {
 }
 
 /**
- * Twilio Media Streams at `/telephony/twilio/{connectionId}/media`: the upgrade must carry a
- * valid `X-Twilio-Signature` over the stream's wss URL (PUBLIC_URL with a ws/wss scheme + path)
- * made with the connection's auth token, else 403 before any WebSocket exists; then the `start`
- * message must name (customParameters.callId) a live call of that connection with an agent, else
- * the socket is closed with 1008 and nothing is changed. One bridge per call at a time.
+ * Twilio Media Streams at `/telephony/twilio/{connectionId}/media/{callId}/{nonce}`, the URL the
+ * call's answer TwiML gave (stream-twiml.ts). The upgrade must carry a valid `X-Twilio-Signature`
+ * over that whole wss URL (PUBLIC_URL with a ws/wss scheme + path) made with the connection's auth
+ * token, and the nonce must be the call's, unused, with the call in progress on that connection:
+ * one UPDATE consumes it (so a replayed handshake, a second stream or another replica's finds
+ * nothing), else 403 before any WebSocket exists. Then the `start` message must name the same call
+ * (customParameters.callId) and its carrier call (callSid), else the socket is closed with 1008 and
+ * nothing more is changed.
  */
 export function attachMediaRoute(server: Server, options: MediaRouteOptions): { close(): void } {
   const { logger } = options;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const bridged = new Map<string, CallBridge>();
 
-  async function authorized(req: IncomingMessage, connectionId: string): Promise<boolean> {
+  async function authorized(req: IncomingMessage, connectionId: string, callId: string, nonce: string): Promise<boolean> {
     const publicUrl = options.publicUrl();
     const account = isUuid(connectionId) ? await options.account(connectionId) : null;
     const signature = req.headers['x-twilio-signature'];
     if (!account || !publicUrl || typeof signature !== 'string') return false;
     const query = (req.url ?? '').includes('?') ? (req.url ?? '').slice((req.url ?? '').indexOf('?')) : '';
-    return options.twilio.checkSignature(account, `${mediaStreamUrl(publicUrl, connectionId)}${query}`, {}, signature);
+    return options.twilio.checkSignature(account, `${mediaStreamUrl(publicUrl, connectionId)}/${callId}/${nonce}${query}`, {}, signature);
   }
 
-  async function liveCall(callId: string, connectionId: string): Promise<BridgedCall | string> {
-    if (!isUuid(callId)) return 'no call id';
+  /**
+   * Consumes the call's stream nonce, in one statement: the call of this connection whose nonce it
+   * is, in progress, whose stream never opened. The first upgrade wins; any other finds no row.
+   */
+  async function claim(callId: string, nonce: string, connectionId: string): Promise<CallRow | null> {
+    if (!isUuid(callId)) return null;
+    const now = at(new Date());
     const [row] = await query<CallRow>(
       options.em.fork(),
-      'select id, organization_id, agent_id, contact_id, to_number, status, carrier_connection_id from calls where id = ?',
-      [callId],
+      `update calls set stream_nonce_hash = null, stream_opened_at = ?::timestamptz, updated_at = ?::timestamptz
+        where id = ? and carrier_connection_id = ? and stream_nonce_hash = ? and status = 'in_progress' and stream_opened_at is null
+        returning id, organization_id, agent_id, contact_id, to_number, carrier_call_id`,
+      [now, now, callId, connectionId, streamNonceHash(nonce)],
     );
-    if (!row || row.carrier_connection_id !== connectionId) return 'no such call on this connection';
-    if (isFinalCallStatus(row.status)) return 'the call has ended';
-    if (!row.agent_id) return 'the call has no agent';
-    if (bridged.has(row.id)) return 'the call already has a media stream';
-    return { id: row.id, organizationId: row.organization_id, agentId: row.agent_id, contactId: row.contact_id, to: row.to_number };
+    return row ?? null;
   }
 
-  function serve(socket: WebSocket, connectionId: string): void {
+  /** Whether the stream's `start` names the call its URL opened: our call id, and the carrier's call sid. */
+  function startRefusal(call: CallRow, start: Record<string, unknown>, streamSid: string): string | null {
+    const parameters = (start.customParameters ?? {}) as Record<string, unknown>;
+    if (parameters.callId !== call.id) return 'its start names another call id';
+    if (!call.carrier_call_id || start.callSid !== call.carrier_call_id) return 'its start names another carrier call';
+    if (!streamSid) return 'no streamSid';
+    if (!call.agent_id) return 'the call has no agent';
+    if (bridged.has(call.id)) return 'the call already has a media stream';
+    return null;
+  }
+
+  function serve(socket: WebSocket, connectionId: string, row: CallRow): void {
     let bridge: CallBridge | null = null;
     let starting = false;
     const startTimer = setTimeout(() => socket.close(POLICY_VIOLATION, 'no start'), START_TIMEOUT_MS);
@@ -98,32 +113,26 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
       starting = true;
       clearTimeout(startTimer);
       const start = (message.start ?? {}) as Record<string, unknown>;
-      const parameters = (start.customParameters ?? {}) as Record<string, unknown>;
       const streamSid = typeof message.streamSid === 'string' ? message.streamSid : typeof start.streamSid === 'string' ? start.streamSid : '';
-      void liveCall(typeof parameters.callId === 'string' ? parameters.callId : '', connectionId)
-        .then((call) => {
-          if (typeof call === 'string' || !streamSid) {
-            logger.warn({ connectionId, reason: typeof call === 'string' ? call : 'no streamSid' }, 'media stream refused: it names no live call of this connection');
-            socket.close(POLICY_VIOLATION, 'not a live call of this connection');
-            return;
-          }
-          if (socket.readyState !== WebSocket.OPEN) return;
-          const opened = new CallBridge({ ...options, logger }, socket, call, streamSid);
-          bridge = opened;
-          bridged.set(call.id, opened);
-          socket.once('close', () => {
-            opened.carrierClosed();
-            bridged.delete(call.id);
-          });
-          void opened.start((reason) => {
-            logger.warn({ connectionId, callId: call.id, reason }, 'media stream refused');
-            socket.close(POLICY_VIOLATION, 'not a speech-to-speech call');
-          });
-        })
-        .catch((error: unknown) => {
-          logger.error({ connectionId, error: error instanceof Error ? error.message : String(error) }, 'media stream could not start');
-          socket.close(1011, 'internal error');
-        });
+      const refusal = startRefusal(row, start, streamSid);
+      if (refusal) {
+        logger.warn({ connectionId, callId: row.id, reason: refusal }, 'media stream refused: its start does not name the call its URL opened');
+        socket.close(POLICY_VIOLATION, 'not this call');
+        return;
+      }
+      if (socket.readyState !== WebSocket.OPEN) return;
+      const call: BridgedCall = { id: row.id, organizationId: row.organization_id, agentId: row.agent_id!, contactId: row.contact_id, to: row.to_number };
+      const opened = new CallBridge({ ...options, logger }, socket, call, streamSid);
+      bridge = opened;
+      bridged.set(call.id, opened);
+      socket.once('close', () => {
+        opened.carrierClosed();
+        bridged.delete(call.id);
+      });
+      void opened.start((reason) => {
+        logger.warn({ connectionId, callId: call.id, reason }, 'media stream refused');
+        socket.close(POLICY_VIOLATION, 'not a speech-to-speech call');
+      });
     });
     socket.on('close', () => clearTimeout(startTimer));
   }
@@ -143,15 +152,21 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
       refuse(socket, 404, 'Not Found');
       return;
     }
+    const [, , callId = '', nonce = ''] = match;
     socket.on('error', () => undefined);
-    authorized(req, connectionId)
-      .then((ok) => {
-        if (!ok) {
-          logger.warn({ connectionId, signed: Boolean(req.headers['x-twilio-signature']) }, 'media stream refused: no valid signature for this connection');
+    (async () => {
+      if (!callId || !nonce) return 'no call and nonce in its URL';
+      if (!(await authorized(req, connectionId, callId, nonce))) return 'no valid signature for this connection';
+      return (await claim(callId, nonce, connectionId)) ?? 'not the nonce of a call in progress on this connection, or already used';
+    })()
+      .then((outcome) => {
+        if (typeof outcome === 'string') {
+          // The nonce is a credential: never logged.
+          logger.warn({ connectionId, callId: isUuid(callId) ? callId : undefined, signed: Boolean(req.headers['x-twilio-signature']), reason: outcome }, 'media stream refused');
           refuse(socket, 403, 'Forbidden');
           return;
         }
-        wss.handleUpgrade(req, socket, head, (ws) => serve(ws, connectionId));
+        wss.handleUpgrade(req, socket, head, (ws) => serve(ws, connectionId, outcome));
       })
       .catch((error: unknown) => {
         logger.error({ connectionId, error: error instanceof Error ? error.message : String(error) }, 'media stream upgrade failed');
