@@ -90,6 +90,7 @@ import { ExecutionCallSink } from './modules/programs/runner/execution-call-sink
 import { ExecutionEvents } from './modules/programs/execution-events.js';
 import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js';
 import { attachMediaRoute } from './modules/voice/realtime/media-route.js';
+import { WebhookReplays } from './modules/voice/webhook-replays.js';
 import { CallConversations } from './modules/voice/realtime/call-conversation.js';
 import { DEFAULT_OPENAI_REALTIME_URL } from './modules/voice/realtime/openai-realtime.js';
 
@@ -325,6 +326,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   };
   // Voice: flows and agents spoken on the call, the caller's turns, inbound calls.
   const voice = new VoiceEngine(database.em, callTracker, services.conversations, logger);
+  // What each call's /gather and /inbound requests were answered, so a repeat (a retry or a replay) adds nothing.
+  const webhookReplays = new WebhookReplays(database.em);
   const renderFor = (account: { connectionId: string | null }, callId: string, actions: VoiceAction[]) =>
     renderTwiml(actions, { publicUrl: config.telephony.publicUrl ?? '', connectionId: account.connectionId ?? '', callId });
   // Anonymous by nature (a signature, no key): RATE_LIMIT_ANONYMOUS_PER_MINUTE per IP on the doors' `ip:` counter,
@@ -342,7 +345,8 @@ export async function createGateway(config: Config, database: Database, logger: 
     voiceWebhookRouter({
       guard: twilioRequestGuard(webhookOptions),
       engine: voice,
-      inbound: new InboundCalls(database.em, voice, logger),
+      inbound: new InboundCalls(database.em, voice, webhookReplays, logger),
+      replays: webhookReplays,
       publicUrl: () => config.telephony.publicUrl,
       logger,
     }),

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 import { CallConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallerTurn, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
 import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
-import { callsOf, closedConversation, createVoiceAgent, messagesOf, POLICY, voiceCampaign } from './fixtures.js';
+import { callsOf, closedConversation, createVoiceAgent, messagesOf, POLICY, twilioNumber, voiceCampaign } from './fixtures.js';
 
 let fake: FakeTwilio;
 let app: TestApp;
@@ -209,5 +209,110 @@ describe('voice webhooks are signed and scoped', () => {
     }
     expect(await app.sql('select voice_state, reached_node_ids, status from calls where id = ?', [callId])).toEqual(before);
     expect(await messagesOf(app, stored[0]!.conversation_id!)).toEqual(messagesBefore);
+  });
+});
+
+// Security review, item 9: a signed webhook replayed during a live call, and the signature in the log.
+describe('replayed webhooks and the log at trace', () => {
+  let traceFake: FakeTwilio;
+  let traced: TestApp;
+  let initech: TestOrganization;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    traceFake = await startFakeTwilio();
+    traced = await startTwilioApp(traceFake, { write: (line: string) => void logs.push(line) }, { logLevel: 'trace' });
+    initech = await traced.organization('Initech');
+  });
+  afterAll(async () => {
+    await traced?.close();
+    await traceFake?.close();
+  });
+
+  const signatures = new Set<string>();
+  /** A webhook as Twilio sends it: form-encoded, signed over the URL and fields, with its idempotency token (none when null). */
+  async function post(url: string, params: Record<string, string>, token: string | null) {
+    const signature = twilio.getExpectedTwilioSignature(traceFake.authToken, url, params);
+    signatures.add(signature);
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature };
+    if (token) headers['i-twilio-idempotency-token'] = token;
+    const res = await fetch(url, { method: 'POST', headers, body: new URLSearchParams(params) });
+    return { status: res.status, twiml: await res.text() };
+  }
+
+  /** An inbound call to a number bound to an echo agent, answered through /inbound: its id, CallSid and the webhooks' base. */
+  async function inboundCall() {
+    const agentId = await createVoiceAgent(initech, { name: 'Echo' });
+    const { connectionId, numberId, number } = await twilioNumber(initech, traceFake);
+    expect((await initech.rest.put(`/api/phone-numbers/${numberId}`, { inboundAgentId: agentId })).status).toBe(200);
+    const base = `${traced.baseUrl}/telephony/twilio/${connectionId}`;
+    const callSid = `CA${randomUUID().replace(/-/g, '')}`;
+    const inbound = { url: `${base}/inbound`, params: { AccountSid: traceFake.accountSid, CallSid: callSid, From: '+15557770000', To: number, CallStatus: 'ringing', Direction: 'inbound' } };
+    const answer = await post(inbound.url, inbound.params, `inbound-${callSid}`);
+    expect(answer.status).toBe(200);
+    const [call] = await traced.sql<{ id: string }>(`select id from calls where carrier_call_id = ?`, [callSid]);
+    return { callId: call!.id, callSid, base, inbound, answer };
+  }
+
+  const state = (callId: string) => traced.sql<{ voice_state: unknown; reached_node_ids: unknown; conversation_id: string | null }>('select voice_state, reached_node_ids, conversation_id from calls where id = ?', [callId]);
+  const messages = (conversationId: string) => traced.sql<{ role: string; content: string }>('select role, content from messages where conversation_id = ? order by sequence', [conversationId]);
+
+  /** Waits up to `ms` for a turn a replay might have started, then the conversation's messages. */
+  async function settledMessages(conversationId: string, atLeast: number, ms = 1500) {
+    const until = Date.now() + ms;
+    let rows = await messages(conversationId);
+    while (rows.length < atLeast && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      rows = await messages(conversationId);
+    }
+    return rows;
+  }
+
+  it('a replayed /gather (same idempotency token, valid signature) adds no second caller turn; nor does one without a token', async () => {
+    const { callId, callSid, base } = await inboundCall();
+    const gather = { url: `${base}/gather?callId=${callId}`, params: { AccountSid: traceFake.accountSid, CallSid: callSid, SpeechResult: 'I need to move my appointment', Confidence: '0.9' } };
+    const first = await post(gather.url, gather.params, 'gather-token-1');
+    expect(first.status).toBe(200);
+    expect(first.twiml).toContain('<Say voice="Polly.Matthew">One moment.</Say><Redirect method="POST">');
+    const reply = await post(`${base}/reply?callId=${callId}`, { AccountSid: traceFake.accountSid, CallSid: callSid }, 'reply-token-1');
+    expect(reply.twiml).toContain('Echo: I need to move my appointment');
+    const conversationId = (await state(callId))[0]!.conversation_id!;
+    expect(await messages(conversationId)).toHaveLength(2);
+    const before = await state(callId);
+
+    const replayed = await post(gather.url, gather.params, 'gather-token-1');
+    expect(replayed.status).toBe(200);
+    expect(replayed.twiml).toBe(first.twiml);
+    expect(await settledMessages(conversationId, 4)).toHaveLength(2);
+    expect(await state(callId)).toEqual(before);
+
+    // Without Twilio's token, the signed URL and body name the request: the same request twice is one turn.
+    const second = { ...gather.params, SpeechResult: 'Thursday works, goodbye' };
+    await post(gather.url, second, null);
+    await post(`${base}/reply?callId=${callId}`, { AccountSid: traceFake.accountSid, CallSid: callSid }, 'reply-token-2');
+    expect(await messages(conversationId)).toHaveLength(4);
+    await post(gather.url, second, null);
+    expect(await settledMessages(conversationId, 6)).toHaveLength(4);
+  });
+
+  it('a replayed /inbound creates no second call and does not restart the call’s session', async () => {
+    const { callId, callSid, base, inbound, answer } = await inboundCall();
+    await post(`${base}/gather?callId=${callId}`, { AccountSid: traceFake.accountSid, CallSid: callSid, SpeechResult: 'Hello there' }, 'gather-token-2');
+    await post(`${base}/reply?callId=${callId}`, { AccountSid: traceFake.accountSid, CallSid: callSid }, 'reply-token-3');
+    const before = await state(callId);
+
+    const replayed = await post(inbound.url, inbound.params, `inbound-${callSid}`);
+    expect(replayed.status).toBe(200);
+    expect(replayed.twiml).toBe(answer.twiml);
+    expect(await traced.sql('select id from calls where carrier_call_id = ?', [callSid])).toEqual([{ id: callId }]);
+    expect(await state(callId)).toEqual(before);
+  });
+
+  it('no X-Twilio-Signature of these webhooks reached the log, though their requests were logged with their headers', () => {
+    const log = logs.join('');
+    expect(log).toContain('/telephony/twilio/');
+    expect(log).toContain('"x-twilio-signature":"[redacted]"');
+    expect(signatures.size).toBeGreaterThan(0);
+    for (const signature of signatures) expect(log).not.toContain(signature);
   });
 });

@@ -5,11 +5,13 @@ import { renderTwiml } from './twiml.js';
 import { WORDS, type VoiceAction } from './voice-actions.js';
 import type { VoiceEngine } from './voice-session.js';
 import type { InboundCalls } from './inbound.js';
+import { requestKey, type WebhookReplays } from './webhook-replays.js';
 
 export interface VoiceWebhookOptions {
   guard: TwilioRequestGuard;
   engine: VoiceEngine;
   inbound: InboundCalls;
+  replays: WebhookReplays;
   publicUrl: () => string | undefined;
   logger: Logger;
 }
@@ -19,18 +21,22 @@ const HANG_UP: VoiceAction[] = [{ kind: 'hangup' }];
 /**
  * The voice side of Twilio's webhooks, signed like the status and answer routes (403 and nothing
  * changed otherwise): `/gather` takes what the caller said or pressed, `/reply` speaks the agent's
- * answer, `/inbound` answers a call to one of the organization's numbers. A stream in the TwiML
- * sent gets its single-use nonce as it is sent.
+ * answer, `/inbound` answers a call to one of the organization's numbers. A signed request that
+ * repeats one already answered on the call (same I-Twilio-Idempotency-Token, or without one the
+ * same signed URL and body) is answered as the first was, and adds no turn (`/gather`) and no call
+ * or restart (`/inbound`). A stream in the TwiML sent gets its single-use nonce as it is sent.
  */
 export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
   const { guard, engine, logger } = options;
   const router = express.Router();
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 }));
 
-  const send = async (res: express.Response, connectionId: string, callId: string, actions: VoiceAction[]) => {
-    const armed = callId ? await engine.armStreams(callId, actions) : actions;
-    res.status(200).type('text/xml').send(renderTwiml(armed, { publicUrl: options.publicUrl() ?? '', connectionId, callId }));
-  };
+  const render = (res: express.Response, connectionId: string, callId: string, actions: VoiceAction[]) =>
+    res.status(200).type('text/xml').send(renderTwiml(actions, { publicUrl: options.publicUrl() ?? '', connectionId, callId }));
+  const send = async (res: express.Response, connectionId: string, callId: string, actions: VoiceAction[]) =>
+    render(res, connectionId, callId, callId ? await engine.armStreams(callId, actions) : actions);
+  /** A repeat is answered as the first was, but a stream in it gets no new nonce: the first's stands, and the repeat's URL opens nothing. */
+  const repeat = (res: express.Response, connectionId: string, callId: string, actions: VoiceAction[] | null) => render(res, connectionId, callId, actions ?? []);
 
   router.post('/twilio/:connectionId/gather', async (req, res, next) => {
     try {
@@ -38,11 +44,26 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       if (!account) return;
       const callId = await guard.callOf(req, account);
       const fields = formFields(req.body);
-      if (!callId) logger.warn({ callSid: fields.CallSid }, 'a gather for a call we do not know; hanging up');
-      const actions = callId
-        ? await engine.gather(callId, { speech: fields.SpeechResult ?? null, digits: fields.Digits ?? null, silence: req.query.silence === '1' })
-        : HANG_UP;
-      await send(res, account.connectionId!, callId ?? '', actions);
+      if (!callId) {
+        logger.warn({ callSid: fields.CallSid }, 'a gather for a call we do not know; hanging up');
+        await send(res, account.connectionId!, '', HANG_UP);
+        return;
+      }
+      const key = requestKey(req, 'gather', options.publicUrl() ?? '', fields);
+      if (!(await options.replays.claim(callId, key))) {
+        logger.warn({ callId }, 'a repeated gather (same idempotency token, or same signed request); answered as before, no turn added');
+        repeat(res, account.connectionId!, callId, await options.replays.answered(callId, key));
+        return;
+      }
+      let actions: VoiceAction[];
+      try {
+        actions = await engine.gather(callId, { speech: fields.SpeechResult ?? null, digits: fields.Digits ?? null, silence: req.query.silence === '1' });
+      } catch (error) {
+        await options.replays.release(callId, key);
+        throw error;
+      }
+      await options.replays.keep(callId, key, actions);
+      await send(res, account.connectionId!, callId, actions);
     } catch (error) {
       next(error);
     }
@@ -77,8 +98,10 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
     try {
       const account = await guard.verified(req, res);
       if (!account) return;
-      const answer = await options.inbound.answer(account.connectionId!, formFields(req.body));
-      await send(res, account.connectionId!, answer.callId ?? '', answer.actions);
+      const fields = formFields(req.body);
+      const answer = await options.inbound.answer(account.connectionId!, fields, requestKey(req, 'inbound', options.publicUrl() ?? '', fields));
+      if (answer.repeated) repeat(res, account.connectionId!, answer.callId ?? '', answer.actions);
+      else await send(res, account.connectionId!, answer.callId ?? '', answer.actions);
     } catch (error) {
       next(error);
     }
