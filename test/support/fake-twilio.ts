@@ -188,6 +188,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         headers: {
           'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
           'x-twilio-signature': signature,
+          // One token per request: Twilio repeats a request's token only on its own retries of that request.
           'i-twilio-idempotency-token': randomUUID(),
           'user-agent': 'TwilioProxy/1.1',
         },
