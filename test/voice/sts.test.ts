@@ -573,6 +573,20 @@ describe('a captured media-stream handshake', () => {
     opened.hangUp();
   });
 
+  it('a repeated answer webhook gives no second stream URL that opens: the first one Twilio was given keeps the call', async () => {
+    const callId = await liveCall();
+    const first = await answeredStream(callId);
+    const again = await answeredStream(callId);
+    expect(again.url).not.toBe(first.url);
+    expect(refusedOrOpened(await MediaStreamClient.open(again.url, twilioFake.authToken))).toEqual({ refused: 403 });
+    const opened = await MediaStreamClient.open(first.url, twilioFake.authToken);
+    if (!(opened instanceof MediaStreamClient)) throw new Error(`the first URL was refused: ${opened.refused}`);
+    const next = realtime.nextSession();
+    opened.start(callId, first.callSid);
+    await (await next).waitFor('session.update');
+    opened.hangUp();
+  });
+
   it('refuses (403) the stream of a call that is not in progress: still queued, or ended since its answer', async () => {
     const queued = await liveCall({ status: 'queued' });
     const { url: queuedUrl } = await answeredStream(queued, {});

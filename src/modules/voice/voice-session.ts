@@ -286,14 +286,21 @@ export class VoiceEngine {
 
   /**
    * Actions about to be sent to the carrier: a stream among them gets a fresh single-use nonce for
-   * its URL, whose SHA-256 replaces the call's (the nonce itself is kept nowhere). The media route
-   * consumes it once (media-route.ts); a nonce issued after the call's stream opened opens nothing.
+   * its URL, whose SHA-256 is kept on the call (the nonce itself is kept nowhere). The media route
+   * consumes it once (media-route.ts). A call is issued one nonce: a second answer (a retry or a
+   * replay of a request already answered) gets a URL without one, which opens nothing, so the first
+   * URL Twilio was given keeps the call.
    */
   async armStreams(callId: string, actions: VoiceAction[]): Promise<VoiceAction[]> {
     if (!actions.some((action) => action.kind === 'stream')) return actions;
     const { nonce, hash } = newStreamNonce();
-    await query(this.em.fork(), 'update calls set stream_nonce_hash = ?, updated_at = ?::timestamptz where id = ?', [hash, at(new Date()), callId]);
-    return actions.map((action) => (action.kind === 'stream' ? { kind: 'stream', nonce } : action));
+    const issued = await query<{ id: string }>(
+      this.em.fork(),
+      'update calls set stream_nonce_hash = ?, updated_at = ?::timestamptz where id = ? and stream_nonce_hash is null and stream_opened_at is null returning id',
+      [hash, at(new Date()), callId],
+    );
+    if (issued.length === 0) this.logger.warn({ callId }, 'the call was already given its media stream URL; this answer carries none that opens');
+    return actions.map((action) => (action.kind === 'stream' ? (issued.length > 0 ? { kind: 'stream', nonce } : { kind: 'stream' }) : action));
   }
 
   /** Whether the call ended `failed` by our side (failLive: its model or realtime provider failed) rather than by the carrier. */

@@ -9,8 +9,8 @@ import type { CarrierAccount, CarrierAdapter } from '../../telephony/carrier.js'
 import { CallBridge, type BridgeDeps, type BridgedCall } from './bridge.js';
 import { mediaStreamUrl, streamNonceHash } from './stream-twiml.js';
 
-/** `/telephony/twilio/{connectionId}/media/{callId}/{nonce}` (the bare `/media` is matched only to be refused). */
-const MEDIA_PATH = /^\/telephony\/twilio\/([^/?#]+)\/media(?:\/([^/?#]+)\/([^/?#]+))?$/;
+/** `/telephony/twilio/{connectionId}/media/{callId}/{nonce}` (the bare `/media`, or one without its nonce, is matched only to be refused). */
+const MEDIA_PATH = /^\/telephony\/twilio\/([^/?#]+)\/media(?:\/([^/?#]+)\/([^/?#]*))?$/;
 /** WebSocket close code for a stream that may not be carried (RFC 6455: policy violation). */
 export const POLICY_VIOLATION = 1008;
 /** How long a new stream may take to send its `start`. */
