@@ -10,8 +10,10 @@ import WebSocket from 'ws';
 // once the audio sent before it was played (or at once on a clear), as Twilio does.
 // Twilio publishes no machine-readable description of Media Streams: the messages follow Twilio's
 // docs page "Media Streams - WebSocket Messages" (https://www.twilio.com/docs/voice/media-streams/websocket-messages),
-// as read on 2026-11-26: `connected` {event, protocol, version}; `start` {event, sequenceNumber,
-// start: {streamSid, accountSid, callSid, tracks, customParameters, mediaFormat}, streamSid};
+// looked up on 2026-11-26 (the stored copy searched showed its `connected` message; the `start`
+// fields below are the ones that page names, not re-read in full that day): `connected` {event,
+// protocol, version}; `start` {event, sequenceNumber, start: {streamSid, accountSid, callSid, tracks,
+// customParameters, mediaFormat}, streamSid};
 // `media`, `mark`, `clear` and `stop` as below. The <Stream> URL takes no query string (custom
 // values travel as <Parameter>s), and the upgrade is signed with X-Twilio-Signature over that URL.
 
