@@ -5,6 +5,7 @@ import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallerTurn, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
 import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
 import { callsOf, closedConversation, createVoiceAgent, messagesOf, POLICY, twilioNumber, voiceCampaign } from './fixtures.js';
+import { WORDS } from '../../src/modules/voice/voice-actions.js';
 
 let fake: FakeTwilio;
 let app: TestApp;
@@ -72,7 +73,7 @@ describe('a flow spoken on a Twilio call', () => {
     ]);
     expect(call.hungUp).toBe(true);
     expect(call.twiml).toContain('<Say voice="Polly.Matthew">Hello, this is Acme Dental.</Say>');
-    expect(call.twiml).toMatch(/<Gather input="speech dtmf" action="[^"]+\/gather\?callId=[0-9a-f-]{36}" method="POST" timeout="5" speechTimeout="auto">/);
+    expect(call.twiml).toMatch(/<Gather input="speech dtmf" action="[^"]+\/gather\?callId=[0-9a-f-]{36}&amp;prompt=[A-Za-z0-9_-]{8}" method="POST" timeout="5" speechTimeout="auto">/);
     expect(stored).toHaveLength(1);
     const [record] = stored as [(typeof stored)[0]];
     expect(record).toMatchObject({ status: 'completed', outcome: 'answered', reached_node_ids: ['start', 'greet', 'ask', 'bye', 'end'] });
@@ -293,6 +294,23 @@ describe('replayed webhooks and the log at trace', () => {
     expect(await messages(conversationId)).toHaveLength(4);
     await post(gather.url, second, null);
     expect(await settledMessages(conversationId, 6)).toHaveLength(4);
+  });
+
+  it('without a token, silences at two prompts are two requests, not one sent twice: each prompt has URLs of its own', async () => {
+    const { callSid, answer } = await inboundCall();
+    /** The silence redirect of a TwiML answer: the URL Twilio posts to when the prompt heard nothing. */
+    const silenceUrl = (twiml: string) => /<Redirect method="POST">([^<]+&amp;silence=1)<\/Redirect>/.exec(twiml)![1]!.replaceAll('&amp;', '&');
+    const params = { AccountSid: traceFake.accountSid, CallSid: callSid };
+    const firstSilence = silenceUrl(answer.twiml);
+    const reprompt = await post(firstSilence, params, null);
+    expect(reprompt.twiml).toContain(WORDS.reprompt);
+    expect(silenceUrl(reprompt.twiml)).not.toBe(firstSilence);
+    // The same request again (a retry, or a replay) is answered as before...
+    expect((await post(firstSilence, params, null)).twiml).toBe(reprompt.twiml);
+    // ...but the second prompt's silence is a turn of its own: the engine says goodbye.
+    const goodbye = await post(silenceUrl(reprompt.twiml), params, null);
+    expect(goodbye.twiml).toContain(WORDS.noInputGoodbye);
+    expect(goodbye.twiml).toContain('<Hangup/>');
   });
 
   it('a replayed /inbound creates no second call and does not restart the call’s session', async () => {

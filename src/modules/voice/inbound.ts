@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { at, query } from '../programs/runner/sql.js';
-import { WORDS, type VoiceAction } from './voice-actions.js';
+import { WORDS, withPromptIds, type VoiceAction } from './voice-actions.js';
 import type { VoiceEngine } from './voice-session.js';
 import type { WebhookReplays } from './webhook-replays.js';
 
@@ -67,7 +67,7 @@ export class InboundCalls {
       this.logger.warn({ connectionId, callId: call.id }, 'a repeated inbound webhook for a call we already answered; answered as before, nothing changed');
       return { callId: call.id, actions: (await this.replays.answered(call.id, FIRST_INBOUND)) ?? [], repeated: true };
     }
-    const actions = bound ? await this.engine.answer(call.id, 'human') : refusal;
+    const actions = withPromptIds(bound ? await this.engine.answer(call.id, 'human') : refusal);
     await this.replays.keep(call.id, FIRST_INBOUND, actions);
     await this.replays.keep(call.id, requestKey, actions);
     return { callId: call.id, actions };

@@ -1,7 +1,7 @@
 // TwiML's builder alone: the whole SDK (its REST client, axios) loads only when a call is placed.
 import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
 import { renderStreamTwiml } from './realtime/stream-twiml.js';
-import type { VoiceAction } from './voice-actions.js';
+import { withPromptIds, type VoiceAction } from './voice-actions.js';
 
 /** Twilio's own voices pass as they are; anything else (e.g. a provider's voice name) speaks in the default. */
 const TWILIO_VOICE = /^(?:man|woman|alice|(?:Polly|Google)\.[A-Za-z0-9_-]+)$/;
@@ -26,16 +26,20 @@ export function renderTwiml(actions: VoiceAction[], context: TwimlContext): stri
   const base = `${context.publicUrl}/telephony/twilio/${context.connectionId}`;
   const query = `callId=${encodeURIComponent(context.callId)}`;
   const response = new VoiceResponse();
-  for (const action of actions) {
+  for (const action of withPromptIds(actions)) {
     switch (action.kind) {
       case 'say':
         response.say({ voice: twilioVoice(action.voice) as never }, action.text);
         break;
       case 'gather': {
-        const gather = response.gather({ input: ['speech', 'dtmf'], action: `${base}/gather?${query}`, method: 'POST', timeout: 5, speechTimeout: 'auto' });
+        // Each prompt's requests get URLs of their own (`prompt`, signed with the rest): without Twilio's
+        // I-Twilio-Idempotency-Token, a request is known as a repeat by its signed URL and form, and two
+        // silences at two prompts must not look like one request sent twice (webhook-replays.ts).
+        const prompt = action.promptId!;
+        const gather = response.gather({ input: ['speech', 'dtmf'], action: `${base}/gather?${query}&prompt=${prompt}`, method: 'POST', timeout: 5, speechTimeout: 'auto' });
         if (action.prompt) gather.say({ voice: twilioVoice(action.voice) as never }, action.prompt);
         // Twilio goes on past a Gather that heard nothing: tell the gather route so (it reprompts once).
-        response.redirect({ method: 'POST' }, `${base}/gather?${query}&silence=1`);
+        response.redirect({ method: 'POST' }, `${base}/gather?${query}&prompt=${prompt}&silence=1`);
         break;
       }
       case 'redirect':

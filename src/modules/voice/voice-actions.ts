@@ -1,8 +1,13 @@
+import { randomBytes } from 'node:crypto';
+
 /** What the caller hears and the carrier does next, carrier-neutral: twiml.ts renders them for Twilio, the simulator plays them. */
 export type VoiceAction =
   | { kind: 'say'; text: string; voice: string | null }
-  /** Listen for speech or keys; `prompt` is spoken while listening. */
-  | { kind: 'gather'; prompt: string | null; voice: string | null }
+  /**
+   * Listen for speech or keys; `prompt` is spoken while listening. `promptId` goes into the gather's
+   * URLs, so each prompt's requests are told apart from a repeat of one (withPromptIds).
+   */
+  | { kind: 'gather'; prompt: string | null; voice: string | null; promptId?: string }
   /** Ask again for what comes next (the reply route), so the gather's answer goes out at once. */
   | { kind: 'redirect'; route: 'reply' }
   | { kind: 'dial'; number: string }
@@ -12,6 +17,14 @@ export type VoiceAction =
    */
   | { kind: 'stream'; nonce?: string }
   | { kind: 'hangup' };
+
+/**
+ * Gives each gather without one a random `promptId`. Applied before actions are kept as a webhook's
+ * answer (webhook-replays.ts), so a repeat renders the very same TwiML; twiml.ts applies it to the rest.
+ */
+export function withPromptIds(actions: VoiceAction[]): VoiceAction[] {
+  return actions.map((action) => (action.kind === 'gather' && !action.promptId ? { ...action, promptId: randomBytes(6).toString('base64url') } : action));
+}
 
 /** Fixed words of the engine (documented in README › Voice). */
 export const WORDS = {

@@ -2,7 +2,7 @@ import express, { type Router } from 'express';
 import type { Logger } from 'pino';
 import { formFields, type TwilioRequestGuard } from '../telephony/carrier-webhooks.rest.js';
 import { renderTwiml } from './twiml.js';
-import { WORDS, type VoiceAction } from './voice-actions.js';
+import { WORDS, withPromptIds, type VoiceAction } from './voice-actions.js';
 import type { VoiceEngine } from './voice-session.js';
 import type { InboundCalls } from './inbound.js';
 import { requestKey, type WebhookReplays } from './webhook-replays.js';
@@ -57,7 +57,7 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       }
       let actions: VoiceAction[];
       try {
-        actions = await engine.gather(callId, { speech: fields.SpeechResult ?? null, digits: fields.Digits ?? null, silence: req.query.silence === '1' });
+        actions = withPromptIds(await engine.gather(callId, { speech: fields.SpeechResult ?? null, digits: fields.Digits ?? null, silence: req.query.silence === '1' }));
       } catch (error) {
         await options.replays.release(callId, key);
         throw error;
