@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { toAppError } from '../../../common/error-mapping.js';
 import { defineRoute } from '../../../rest/routes.js';
 import type { Event } from '../event.entity.js';
+import { REPLAY_BATCH } from './live.service.js';
 
 const SSE_EXAMPLE =
   'id: 0190d6a2-6a39-7c1e-9c59-1f0e5f0a1b2c\nevent: execution.started\ndata: {"id":"…","status":"running","from":"scheduled","to":"running","reason":"user",…}\n\n' +
@@ -58,11 +59,15 @@ export const executionStreamRoutes = [
       try {
         // Subscribed before the replay: what commits meanwhile waits in the stream; what the replay already sent is skipped.
         const replayed = new Set<string>();
-        for await (const page of live.executionEvents(actor, executionId, lastEventId)) {
-          for (const event of page) {
-            replayed.add(event.id);
-            if (!write(res, message(event))) return;
+        let after = await live.replayCursor(actor, lastEventId);
+        for (;;) {
+          const rows = await live.replayPage(actor, executionId, after);
+          for (const row of rows) {
+            replayed.add(row.id);
+            if (!write(res, `id: ${row.id}\nevent: ${row.type}\ndata: ${row.payload}\n\n`)) return;
+            after = row;
           }
+          if (rows.length < REPLAY_BATCH) break;
         }
         for await (const event of stream) {
           if (replayed.has(event.id)) continue;

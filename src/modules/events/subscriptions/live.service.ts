@@ -7,7 +7,7 @@ import type { ConversationService } from '../../agents/conversation.service.js';
 import type { ExecutionService } from '../../programs/execution.service.js';
 import type { ProgramService } from '../../programs/program.service.js';
 import { query } from '../../programs/runner/sql.js';
-import { Event } from '../event.entity.js';
+import type { Event } from '../event.entity.js';
 import { EVENT_TYPES } from '../event.types.js';
 import { LiveFeed, type LiveStream } from './live-feed.js';
 import { LiveConnections } from '../../../platform/live-connections.js';
@@ -15,10 +15,36 @@ import { LiveConnections } from '../../../platform/live-connections.js';
 /** Events read per statement when an SSE stream replays what it missed. */
 export const REPLAY_BATCH = 500;
 
+/**
+ * The execution an event is about: its own id for `execution.*`, else its payload's `executionId`.
+ * The same rule as the `events.execution_id` column the replay searches by (Migration20261203000000).
+ */
+export function executionIdOf(event: Pick<Event, 'type' | 'payload'>): unknown {
+  const own = event.type.startsWith('execution.') ? event.payload.id : undefined;
+  return own ?? event.payload.executionId;
+}
+
 /** An execution's events: its own moves and progress (`execution.*`), and the calls and triggers that name it. */
 export function isExecutionEvent(executionId: string): (event: Event) => boolean {
-  return (event) =>
-    (event.type.startsWith('execution.') && event.payload.id === executionId) || event.payload.executionId === executionId;
+  return (event) => executionIdOf(event) === executionId;
+}
+
+/** One replayed event as it is stored: the payload as JSON text, as the database gives it (never hydrated). */
+export interface ReplayRow {
+  id: string;
+  type: string;
+  payload: string;
+  created_at: string;
+}
+
+/** Where a replay page starts: after this event (created_at as the database's text, so no microsecond is lost). */
+export type ReplayCursor = Pick<ReplayRow, 'id' | 'created_at'>;
+
+/** The statement of one replay page, on the (organization_id, execution_id, created_at, id) index; `after` adds the cursor. */
+export function replayPageSql(after: boolean): string {
+  return `select id, type, payload::text as payload, created_at::text as created_at from events
+    where organization_id = ? and execution_id = ?${after ? ' and (created_at, id) > (?::timestamptz, ?::uuid)' : ''}
+    order by created_at, id limit ${REPLAY_BATCH}`;
 }
 
 /** The unknown types of a list, refused as GET /api/events?type=bogus is (400 BAD_USER_INPUT naming the argument). */
@@ -93,45 +119,34 @@ export class LiveService {
     });
   }
 
-  /** Every event of an execution (SSE): live from now; `executionEvents` replays what came before. */
+  /** Every event of an execution (SSE): live from now; `replayPage` replays what came before. */
   async executionStream(actor: Actor, executionId: string): Promise<{ executionId: string; stream: LiveStream<Event> }> {
     const execution = await this.ports.executions.get(actor, executionId);
     return { executionId: execution.id, stream: this.feed.subscribe(actor.organizationId, { accept: isExecutionEvent(execution.id) }) };
   }
 
+  /** Where a replay after `afterId` starts: null (from the first kept event) when it is none of the organization's events. */
+  async replayCursor(actor: Actor, afterId: string | null): Promise<ReplayCursor | null> {
+    if (!afterId || !isUuid(afterId)) return null;
+    const [after] = await query<ReplayCursor>(
+      this.em.fork(),
+      'select created_at::text as created_at, id from events where id = ? and organization_id = ?',
+      [afterId, actor.organizationId],
+    );
+    return after ?? null;
+  }
+
   /**
-   * The execution's events after `afterId` (all that are kept when it is null or not one of the
-   * organization's events), oldest first, a page at a time; the execution was checked by executionStream.
+   * One page of the execution's events after `after` (from the first kept one when null), oldest
+   * first, as stored rows: one statement on the execution_id index, no entity hydrated. The
+   * execution was checked by executionStream.
    */
-  async *executionEvents(actor: Actor, executionId: string, afterId: string | null): AsyncGenerator<Event[]> {
-    const em = this.em.fork();
-    let after: { created_at: string; id: string } | undefined;
-    if (afterId && isUuid(afterId)) {
-      [after] = await query<{ created_at: string; id: string }>(
-        em,
-        'select created_at::text as created_at, id from events where id = ? and organization_id = ?',
-        [afterId, actor.organizationId],
-      );
-    }
-    for (;;) {
-      const rows = await query<{ id: string; created_at: string }>(
-        em,
-        `select id, created_at::text as created_at from events
-          where organization_id = ?
-            and ((type like 'execution.%' and payload->>'id' = ?) or payload->>'executionId' = ?)
-            ${after ? 'and (created_at, id) > (?::timestamptz, ?::uuid)' : ''}
-          order by created_at, id limit ${REPLAY_BATCH}`,
-        [actor.organizationId, executionId, executionId, ...(after ? [after.created_at, after.id] : [])],
-      );
-      if (rows.length === 0) return;
-      const ids = rows.map((row) => row.id);
-      const events = await em.fork().find(Event, { id: { $in: ids }, organization: actor.organizationId });
-      const byId = new Map(events.map((event) => [event.id, event]));
-      const page = ids.map((id) => byId.get(id)).filter((event): event is Event => event !== undefined);
-      yield page;
-      if (rows.length < REPLAY_BATCH) return;
-      after = rows[rows.length - 1]!;
-    }
+  replayPage(actor: Actor, executionId: string, after: ReplayCursor | null): Promise<ReplayRow[]> {
+    return query<ReplayRow>(this.em.fork(), replayPageSql(after !== null), [
+      actor.organizationId,
+      executionId,
+      ...(after ? [after.created_at, after.id] : []),
+    ]);
   }
 
   /** A message of the organization's conversation, as `conversation(id).messages` shows it. */
