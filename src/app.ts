@@ -34,7 +34,7 @@ import { GatewayMetrics } from './platform/metrics.js';
 import { failedRequestLimit, FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import { explorerRouter } from './platform/explorer.js';
-import { OrganizationGate } from './platform/organization-gate.js';
+import { lendOrganizationGate, OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
 import { answerBudgetOf, responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
@@ -275,8 +275,13 @@ export async function createGateway(config: Config, database: Database, logger: 
   api.use(
     authenticateRequest(services),
     limit((res, error) => sendProblem(res, error, String(res.locals.requestId))),
-    // An SSE stream waits for events, not the event loop: it takes none of the organization's places.
-    (req, res, next) => (isLiveStream(req) ? next() : gated(req, res, next)),
+    // An SSE stream waits for events, not the event loop: it holds one of the organization's places
+    // only while it reads and sends a page of its replay (the route takes them from the gate lent here).
+    (req, res, next) => {
+      if (!isLiveStream(req)) return gated(req, res, next);
+      lendOrganizationGate(res, gate);
+      next();
+    },
   );
   api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
   mountRoutes(api, REST_ROUTES, services, presenter);

@@ -64,6 +64,8 @@ export interface Config {
     connectionsPerOrganization: number;
     /** How often an SSE stream sends a heartbeat comment. */
     sseHeartbeatMs: number;
+    /** Bytes an SSE stream may have written and not yet sent before it is cut (the client resumes with Last-Event-ID). */
+    sseMaxBufferedBytes: number;
   };
   /** The campaign runner and its simulated dialer. */
   runner: {
@@ -303,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       connectionsPerKey: integer(env, 'LIVE_CONNECTIONS_PER_KEY', 10, 1, 10_000),
       connectionsPerOrganization: integer(env, 'LIVE_CONNECTIONS_PER_ORG', 50, 1, 100_000),
       sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
+      sseMaxBufferedBytes: integer(env, 'SSE_MAX_BUFFERED_BYTES', 1_048_576, 65_536, 268_435_456),
     },
     runner: {
       enabled: boolean(env, 'RUNNER_ENABLED', true),

@@ -83,7 +83,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     idempotency: new IdempotencyService(em),
   };
   // Live events (subscriptions, SSE): fed by the event bus once the gateway attaches it (src/app.ts).
-  return { ...services, live: new LiveService(em, new LiveFeed(em, logger), services, config.live.sseHeartbeatMs, new LiveConnections({ perKey: config.live.connectionsPerKey, perOrganization: config.live.connectionsPerOrganization })) };
+  return { ...services, live: new LiveService(em, new LiveFeed(em, logger), services, config.live.sseHeartbeatMs, new LiveConnections({ perKey: config.live.connectionsPerKey, perOrganization: config.live.connectionsPerOrganization }), config.live.sseMaxBufferedBytes) };
 }
 
 export type Services = ReturnType<typeof createServices>;

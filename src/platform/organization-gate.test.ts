@@ -191,3 +191,29 @@ describe('OrganizationGate.middleware', () => {
     expect(gate.load('a')).toEqual({ running: 0, waiting: 0, places: LARGE_ANSWER_LIMIT });
   });
 });
+
+describe('OrganizationGate.take', () => {
+  it('waits in turn with the organization’s requests and gives its place back once', async () => {
+    const gate = new OrganizationGate(1);
+    const started: number[] = [];
+    gate.admit('a', () => started.push(0));
+    let taken = false;
+    const place = gate.take('a').then((leave) => {
+      taken = true;
+      return leave;
+    });
+    admitMany(gate, 'a', 1, started);
+    await Promise.resolve();
+    expect([taken, gate.load('a')]).toEqual([false, { running: 1, waiting: 2, places: 1 }]);
+    gate.leave('a');
+    const leave = await place;
+    expect([taken, started, gate.load('a').running]).toEqual([true, [0], 1]);
+    leave();
+    leave();
+    expect([started, gate.load('a')]).toEqual([[0, 0], { running: 1, waiting: 0, places: 1 }]);
+    // Off (CONCURRENCY_PER_ORG=0): a place at once, nothing counted.
+    const off = new OrganizationGate(0);
+    (await off.take('a'))();
+    expect(off.load('a')).toEqual({ running: 0, waiting: 0, places: 0 });
+  });
+});

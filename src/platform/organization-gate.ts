@@ -80,6 +80,25 @@ export class OrganizationGate {
     this.drain(organizationId);
   }
 
+  /**
+   * Waits for one of the organization's places, in turn with its requests, for work that is not a
+   * request of its own (an SSE stream's replay, a page at a time); answers the function that gives
+   * the place back, once, however often it is called.
+   */
+  take(organizationId: string): Promise<() => void> {
+    if (this.limit === 0) return Promise.resolve(() => undefined);
+    return new Promise((resolve) =>
+      this.admit(organizationId, () => {
+        let left = false;
+        resolve(() => {
+          if (left) return;
+          left = true;
+          this.leave(organizationId);
+        });
+      }),
+    );
+  }
+
   /** A request of the organization is done; `answerBytes` is the size of what it answered (or would have). */
   leave(organizationId: string, answerBytes?: number): void {
     if (answerBytes !== undefined) this.weigh(organizationId, answerBytes);
@@ -107,4 +126,14 @@ export class OrganizationGate {
     }
     if (queue && queue.length === 0) this.waiting.delete(organizationId);
   }
+}
+
+/** Lends the gate to a request that takes its places itself (the SSE route, which is not gated as a whole). */
+export function lendOrganizationGate(res: Response, gate: OrganizationGate): void {
+  res.locals.organizationGate = gate;
+}
+
+/** The gate lent to this request, if any. */
+export function organizationGateOf(res: Response): OrganizationGate | undefined {
+  return res.locals.organizationGate as OrganizationGate | undefined;
 }

@@ -322,7 +322,7 @@ describe('execution-stream', () => {
   let other: TestOrganization;
 
   beforeAll(async () => {
-    app = await startTestApp({ live: { subscriptionsPerKey: 20, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 200 } });
+    app = await startTestApp({ live: { subscriptionsPerKey: 20, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 200, sseMaxBufferedBytes: 1_048_576 } });
     acme = await app.organization('Acme');
     other = await app.organization('Other');
     await acme.grantCredits(100);
@@ -454,7 +454,7 @@ describe('execution-stream', () => {
   }, 30_000);
 
   it('takes none of the organization’s concurrency places and outlives the request timeout', async () => {
-    const slow = await startTestApp({ requestTimeoutMs: 300, concurrencyPerOrganization: 1, live: { subscriptionsPerKey: 20, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 100 } });
+    const slow = await startTestApp({ requestTimeoutMs: 300, concurrencyPerOrganization: 1, live: { subscriptionsPerKey: 20, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 100, sseMaxBufferedBytes: 1_048_576 } });
     try {
       const org = await slow.organization('Slow');
       await org.grantCredits(10);
@@ -492,7 +492,7 @@ describe('subscriptions', () => {
   }
 
   beforeAll(async () => {
-    app = await startTestApp({ live: { subscriptionsPerKey: 3, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000 }, jwtTtlSeconds: 2 });
+    app = await startTestApp({ live: { subscriptionsPerKey: 3, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1_048_576 }, jwtTtlSeconds: 2 });
     acme = await app.organization('Acme');
     other = await app.organization('Other');
     await addCredits(acme, 100);

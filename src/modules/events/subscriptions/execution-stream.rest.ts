@@ -1,8 +1,11 @@
 import type { Request, Response } from 'express';
 import { toAppError } from '../../../common/error-mapping.js';
+import { organizationGateOf } from '../../../platform/organization-gate.js';
 import { defineRoute } from '../../../rest/routes.js';
 import type { Event } from '../event.entity.js';
-import { REPLAY_BATCH } from './live.service.js';
+import type { LiveStream } from './live-feed.js';
+import { REPLAY_BATCH, type ReplayRow } from './live.service.js';
+import { SseWriter, type WriteOutcome } from './sse-writer.js';
 
 const SSE_EXAMPLE =
   'id: 0190d6a2-6a39-7c1e-9c59-1f0e5f0a1b2c\nevent: execution.started\ndata: {"id":"…","status":"running","from":"scheduled","to":"running","reason":"user",…}\n\n' +
@@ -16,15 +19,32 @@ export function isLiveStream(req: Request): boolean {
   return (req.method === 'GET' || req.method === 'HEAD') && STREAM_PATH.test(req.originalUrl.split('?')[0]!);
 }
 
-/** One SSE message: id, event type, the payload as JSON on one data line. */
+/** One SSE message of a live event: id, event type, the payload as JSON on one data line. */
 function message(event: Event): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.payload)}\n\n`;
 }
 
-function write(res: Response, chunk: string): boolean {
-  if (res.writableEnded || res.destroyed) return false;
-  res.write(chunk);
-  return true;
+/** One SSE message of a replayed row: its payload is already JSON text (jsonb's text has no line break). */
+function replayed(row: ReplayRow): string {
+  return `id: ${row.id}\nevent: ${row.type}\ndata: ${row.payload}\n\n`;
+}
+
+/** One of the organization's places, taken and given back around each page of a replay. */
+function placeOf(res: Response, organizationId: string) {
+  const gate = organizationGateOf(res);
+  let leave: (() => void) | null = null;
+  return {
+    get held(): boolean {
+      return leave !== null;
+    },
+    async take(): Promise<void> {
+      leave = gate ? await gate.take(organizationId) : () => undefined;
+    },
+    leave(): void {
+      leave?.();
+      leave = null;
+    },
+  };
 }
 
 /** Server-Sent Events for REST clients: an execution's events, resumable with Last-Event-ID. */
@@ -38,51 +58,86 @@ export const executionStreamRoutes = [
       'Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). ' +
       'Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) ' +
       'it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. ' +
-      'The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}.',
+      'The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. ' +
+      'An API key holds at most LIVE_CONNECTIONS_PER_KEY open streams and subscription sockets, an organization LIVE_CONNECTIONS_PER_ORG: past them 429 RATE_LIMITED. ' +
+      'A client that reads too slowly (more than SSE_MAX_BUFFERED_BYTES written and not yet sent) is cut off; it reconnects with Last-Event-ID.',
     tag: 'Events',
-    errors: [404],
+    errors: [404, 429],
     streams: {
       mediaType: 'text/event-stream',
       example: SSE_EXAMPLE,
     },
     async handler({ actor, params, services, req, res }) {
       const live = services.live;
-      const { executionId, stream } = await live.executionStream(actor, params.id!);
-      const lastEventId = req.get('last-event-id')?.trim() || null;
-      res.status(200);
-      res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-      res.setHeader('x-accel-buffering', 'no');
-      res.flushHeaders();
-      const stop = () => void stream.return();
-      res.once('close', stop);
-      const heartbeat = setInterval(() => write(res, ': heartbeat\n\n'), live.heartbeatMs);
       try {
+        // However the answer ends (the client, a cut, an error, a 404 sent, shutdown), the connection's place is given back.
+        res.once('close', live.connections.open(actor));
+      } catch (error) {
+        res.setHeader('Retry-After', '5');
+        throw error;
+      }
+      const place = placeOf(res, actor.organizationId);
+      const writer = new SseWriter(res, live.maxBufferedBytes);
+      let stream: LiveStream<Event> | undefined;
+      const stop = () => void stream?.return();
+      res.once('close', stop);
+      let heartbeat: NodeJS.Timeout | undefined;
+      try {
+        // The check (404 before any header), the cursor and the replay run under one of the organization's places, a page at a time.
+        await place.take();
+        const opened = await live.executionStream(actor, params.id!);
+        stream = opened.stream;
+        if (!writer.open) return;
+        let after = await live.replayCursor(actor, req.get('last-event-id')?.trim() || null);
+        res.status(200);
+        res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+        res.setHeader('x-accel-buffering', 'no');
+        res.flushHeaders();
+        heartbeat = setInterval(() => writer.write(': heartbeat\n\n'), live.heartbeatMs);
         // Subscribed before the replay: what commits meanwhile waits in the stream; what the replay already sent is skipped.
-        const replayed = new Set<string>();
-        let after = await live.replayCursor(actor, lastEventId);
+        const sent = new Set<string>();
+        let rows: ReplayRow[] = [];
+        let next = 0;
+        let lastPage = false;
         for (;;) {
-          const rows = await live.replayPage(actor, executionId, after);
-          for (const row of rows) {
-            replayed.add(row.id);
-            if (!write(res, `id: ${row.id}\nevent: ${row.type}\ndata: ${row.payload}\n\n`)) return;
+          if (!place.held) await place.take();
+          if (next === rows.length) {
+            rows = await live.replayPage(actor, opened.executionId, after);
+            next = 0;
+            lastPage = rows.length < REPLAY_BATCH;
+          }
+          let outcome: WriteOutcome = 'sent';
+          while (next < rows.length && outcome === 'sent') {
+            const row = rows[next++]!;
+            outcome = writer.write(replayed(row));
+            if (outcome === 'gone') return;
+            sent.add(row.id);
             after = row;
           }
-          if (rows.length < REPLAY_BATCH) break;
+          place.leave();
+          // The socket is full: the rest of the page waits, without a place, until it has drained.
+          if (outcome === 'full') {
+            await writer.drained();
+            if (!writer.open) return;
+          } else if (lastPage) break;
         }
+        // Live events are written as they come; a client that does not keep up passes the ceiling and is cut.
         for await (const event of stream) {
-          if (replayed.has(event.id)) continue;
-          if (!write(res, message(event))) return;
+          if (sent.has(event.id)) continue;
+          if (writer.write(message(event)) === 'gone') return;
         }
       } catch (error) {
+        if (!res.headersSent) throw error; // 404 and the like: a problem, nothing of the stream was sent
         // Headers are sent: no problem body can follow. The client reconnects with Last-Event-ID.
         res.destroy();
         if (toAppError(error).code === 'UNAVAILABLE') return; // shutting down, or the client fell too far behind
         throw error;
       } finally {
+        place.leave();
         clearInterval(heartbeat);
         res.off('close', stop);
         stop();
-        if (!res.writableEnded && !res.destroyed) res.end();
+        if (res.headersSent && !res.writableEnded && !res.destroyed) res.end();
       }
     },
   }),

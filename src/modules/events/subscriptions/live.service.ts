@@ -12,8 +12,8 @@ import { EVENT_TYPES } from '../event.types.js';
 import { LiveFeed, type LiveStream } from './live-feed.js';
 import { LiveConnections } from '../../../platform/live-connections.js';
 
-/** Events read per statement when an SSE stream replays what it missed. */
-export const REPLAY_BATCH = 500;
+/** Events read per statement when an SSE stream replays what it missed (one page, read and sent under one of the organization's places). */
+export const REPLAY_BATCH = 100;
 
 /**
  * The execution an event is about: its own id for `execution.*`, else its payload's `executionId`.
@@ -77,6 +77,8 @@ export class LiveService {
     readonly heartbeatMs = 15_000,
     /** Open live connections per key and organization, counted across graphql-ws sockets and SSE streams. */
     readonly connections = new LiveConnections({ perKey: 10, perOrganization: 50 }),
+    /** Bytes an SSE stream may hold unsent before it is cut (SSE_MAX_BUFFERED_BYTES). */
+    readonly maxBufferedBytes = 1_048_576,
   ) {}
 
   /** `events(types)`: every event of the organization, of these types (none: all). */
