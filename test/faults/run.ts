@@ -5,9 +5,10 @@
 //   4. a response-size bomb (answers over RESPONSE_MAX_BYTES beside large allowed ones)
 //   5. a search storm (concurrent knowledge searches and retrieving messages over a few MB)
 //   6. a subscription bomb (subscriptions whose every event is over RESPONSE_MAX_BYTES, events firing)
+//   7. an SSE flood (one key opening execution streams over and over, readers and silent readers)
 // One line per assertion, a summary, exit code 1 on any failure (with the gateways' log tails).
 // `--json FILE` also writes {numPassedTests, numFailedTests}, the shape .ci/run adds up.
-// FAULTS_ONLY=pg-restart,sigterm,pool,response-size,search-storm,subscription-bomb runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
+// FAULTS_ONLY=pg-restart,sigterm,pool,response-size,search-storm,subscription-bomb,sse-flood runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import { responseSizeScenario } from './scenarios/response-size.js';
 import { searchStormScenario } from './scenarios/search-storm.js';
 import { sigtermScenario } from './scenarios/sigterm.js';
 import { subscriptionBombScenario } from './scenarios/subscription-bomb.js';
+import { sseFloodScenario } from './scenarios/sse-flood.js';
 
 const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ['pg-restart', pgRestartScenario],
@@ -29,6 +31,7 @@ const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ['response-size', responseSizeScenario],
   ['search-storm', searchStormScenario],
   ['subscription-bomb', subscriptionBombScenario],
+  ['sse-flood', sseFloodScenario],
 ];
 
 const jsonFlag = process.argv.indexOf('--json');
