@@ -165,7 +165,7 @@ describe('live sockets', () => {
 
   beforeAll(async () => {
     app = await startTestApp({
-      live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: PER_ORG, sseHeartbeatMs: 15_000 },
+      live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: PER_ORG, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 },
       rateLimit: { perMinute: 0, anonymousPerMinute: ANONYMOUS, organizationPerMinute: 0 },
       // The tests' own connections come from loopback: X-Forwarded-For is believed from there only.
       trustProxy: 'loopback',
@@ -266,5 +266,54 @@ describe('live sockets', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
     // The HTTP door counts the same window: an anonymous request from this IP is refused too.
     expect((await app.rest().get('/api/users/me')).status).toBe(429);
+  }, 30_000);
+});
+
+describe('live connections across both doors', () => {
+  const PER_KEY = 2;
+  let app: TestApp;
+  let acme: TestOrganization;
+  const clients: LiveClient[] = [];
+  const streams: AbortController[] = [];
+
+  beforeAll(async () => {
+    app = await startTestApp({ live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 } });
+    acme = await app.organization('Acme');
+  }, 60_000);
+  afterAll(async () => {
+    for (const stream of streams.splice(0)) stream.abort();
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    await app?.close();
+  });
+
+  /** GET /api/executions/{id}/stream: its status, the stream kept open until the test ends. */
+  async function openStream(executionId: string): Promise<number> {
+    const controller = new AbortController();
+    streams.push(controller);
+    const res = await fetch(`${app.baseUrl}/api/executions/${executionId}/stream`, { headers: { 'x-api-key': acme.apiKey }, signal: controller.signal });
+    if (res.status !== 200) await res.body?.cancel();
+    return res.status;
+  }
+
+  it('a socket and an SSE stream of one key share LIVE_CONNECTIONS_PER_KEY: past it the next stream is 429 and the next socket closes 4429', async () => {
+    const { programId } = await buildCampaign(acme, 1);
+    const executionId = (await acme.rest.post(`/api/programs/${programId}/executions`)).body.id as string;
+    const socket = liveClient(app.baseUrl, { 'x-api-key': acme.apiKey });
+    clients.push(socket);
+    await socket.connected;
+    expect(await openStream(executionId)).toBe(200);
+    expect(app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization).toBe(PER_KEY);
+
+    expect(await openStream(executionId)).toBe(429);
+    const refused = liveClient(app.baseUrl, { 'x-api-key': acme.apiKey });
+    clients.push(refused);
+    const closed = await within(refused.closed, 'the refused socket did not close');
+    expect(closed.code).toBe(4429);
+    expect(closed.reason).toMatch(/LIVE_CONNECTIONS_PER_KEY/);
+
+    // Closing the socket frees a place the SSE door can take.
+    await socket.close();
+    await eventually(() => app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization === PER_KEY - 1);
+    expect(await openStream(executionId)).toBe(200);
   }, 30_000);
 });
