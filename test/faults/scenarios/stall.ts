@@ -1,6 +1,7 @@
 // What the stall scenarios (response-size bomb, search storm) watch while the load runs: /healthz
 // latency, another organization's GET /api/users/me, and the gateway's resident memory.
 import { execFileSync, spawn } from 'node:child_process';
+import type { Report } from '../report.js';
 import { API_KEY, sleep, type GatewayProcess } from '../server.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -130,6 +131,39 @@ export function watchResponsiveness(gateway: GatewayProcess, otherKey: string, e
       };
     },
   };
+}
+
+export type Responsiveness = Awaited<ReturnType<ReturnType<typeof watchResponsiveness>['stop']>>;
+
+/**
+ * The checks a stall scenario makes of what watchResponsiveness saw under its load (`seen`) against the
+ * same load without the fault (`baseline`, measured first in the same run): /healthz p99 under
+ * `healthP99Ms` or under `baselineFactor` times its p99 without the fault; the other organization's
+ * requests all 200 within `meMaxMs`; RSS growth from before the baseline under `rssGrowthMiB`.
+ */
+export function checkResponsiveness(
+  report: Report,
+  seen: Responsiveness,
+  baseline: Responsiveness,
+  limits: { fault: string; healthP99Ms: number; baselineFactor: number; meMaxMs: number; rssGrowthMiB: number },
+): void {
+  report.check(
+    `/healthz p99 under ${limits.healthP99Ms} ms, or under ${limits.baselineFactor} × its p99 without the ${limits.fault}`,
+    seen.health.p99 < limits.healthP99Ms || seen.health.p99 < limits.baselineFactor * baseline.health.p99,
+    `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes; without the ${limits.fault} p99 ${baseline.health.p99} ms`,
+  );
+  report.check(
+    `another organization's GET /api/users/me answers 200 within ${limits.meMaxMs} ms`,
+    seen.me.count > 0 && seen.me.bad === 0 && seen.me.max < limits.meMaxMs,
+    `${seen.me.count} calls, ${seen.me.bad} not 200, p99 ${seen.me.p99} ms, max ${seen.me.max} ms`,
+  );
+  const rssStart = baseline.rss.start;
+  const rssPeak = Math.max(seen.rss.peak, baseline.rss.peak);
+  report.check(
+    `RSS grows less than ${limits.rssGrowthMiB} MiB`,
+    rssPeak - rssStart < limits.rssGrowthMiB,
+    `${rssStart.toFixed(0)} → peak ${rssPeak.toFixed(0)} → ${seen.rss.end.toFixed(0)} MiB`,
+  );
 }
 
 /** `workers` loops, each calling `step(n)` until `durationMs` has passed; answers every result. */

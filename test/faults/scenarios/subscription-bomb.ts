@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { sample } from '../report.js';
 import { API_KEY, sleep, startGateway } from '../server.js';
 import type { ScenarioContext } from './context.js';
-import { call, createOrganization, percentile, watchResponsiveness } from './stall.js';
+import { call, checkResponsiveness, createOrganization, percentile, watchResponsiveness } from './stall.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const MAX_BYTES = 4 * 1024 * 1024;
@@ -200,18 +200,6 @@ export async function subscriptionBombScenario(ctx: ScenarioContext): Promise<vo
     small.data - smallBefore === moves.length && small.ended === undefined,
     `${small.data - smallBefore} of ${moves.length} moves`,
   );
-  report.check(
-    `/healthz p99 under ${HEALTH_P99_MS} ms, or under ${BASELINE_FACTOR} × its p99 without the bomb`,
-    seen.health.p99 < HEALTH_P99_MS || seen.health.p99 < BASELINE_FACTOR * baseline.health.p99,
-    `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes; without the bomb p99 ${baseline.health.p99} ms`,
-  );
-  report.check(
-    `another organization's GET /api/users/me answers 200 within ${ME_MAX_MS} ms`,
-    seen.me.count > 0 && seen.me.bad === 0 && seen.me.max < ME_MAX_MS,
-    `${seen.me.count} calls, ${seen.me.bad} not 200, p99 ${seen.me.p99} ms, max ${seen.me.max} ms`,
-  );
-  const rssStart = baseline.rss.start;
-  const rssPeak = Math.max(seen.rss.peak, baseline.rss.peak);
-  report.check(`RSS grows less than ${RSS_GROWTH_MIB} MiB`, rssPeak - rssStart < RSS_GROWTH_MIB, `${rssStart.toFixed(0)} → peak ${rssPeak.toFixed(0)} → ${seen.rss.end.toFixed(0)} MiB`);
+  checkResponsiveness(report, seen, baseline, { fault: 'bomb', healthP99Ms: HEALTH_P99_MS, baselineFactor: BASELINE_FACTOR, meMaxMs: ME_MAX_MS, rssGrowthMiB: RSS_GROWTH_MIB });
   await Promise.all([watcher, ...sockets].map((client) => client.dispose()));
 }
