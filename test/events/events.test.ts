@@ -9,7 +9,7 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { createAudience } from '../programs/fixtures.js';
 import { FLOW } from '../telephony/fixtures.js';
 import { addCredits, ALWAYS_ANSWERED, buildCampaign, buildRunner, clock, readExecution, tickUntil } from '../campaigns/fixtures.js';
-import { eventually, liveClient, type LiveClient } from './live-client.js';
+import { eventually, liveClients } from './live-client.js';
 
 // Events: the events API, campaign events, the execution stream and GraphQL subscriptions, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -483,13 +483,7 @@ describe('subscriptions', () => {
   let app: TestApp;
   let acme: TestOrganization;
   let other: TestOrganization;
-  const clients: LiveClient[] = [];
-
-  function connect(params: Record<string, unknown>): LiveClient {
-    const client = liveClient(app.baseUrl, params);
-    clients.push(client);
-    return client;
-  }
+  const { connect, closeAll } = liveClients(() => app.baseUrl);
 
   beforeAll(async () => {
     app = await startTestApp({ live: { subscriptionsPerKey: 3, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1_048_576 }, jwtTtlSeconds: 2 });
@@ -497,9 +491,7 @@ describe('subscriptions', () => {
     other = await app.organization('Other');
     await addCredits(acme, 100);
   }, 60_000);
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.close()));
-  });
+  afterEach(() => closeAll());
   afterAll(() => app?.close());
 
   async function newExecution(org: TestOrganization, contacts = 2) {

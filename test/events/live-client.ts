@@ -136,6 +136,21 @@ export function liveClient(baseUrl: string, params: Record<string, unknown>): Li
   };
 }
 
+/** The sockets a describe block opens (`connect`), all closed at its end (`closeAll`). */
+export function liveClients(baseUrl: () => string) {
+  const open: LiveClient[] = [];
+  return {
+    connect(params: Record<string, unknown>): LiveClient {
+      const client = liveClient(baseUrl(), params);
+      open.push(client);
+      return client;
+    },
+    async closeAll(): Promise<void> {
+      await Promise.all(open.splice(0).map((client) => client.close()));
+    },
+  };
+}
+
 /** Waits until `check` holds, polling. */
 export async function eventually(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
   const deadline = Date.now() + ms;

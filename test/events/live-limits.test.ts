@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import type { Actor } from '../../src/common/actor.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addCredits, buildCampaign } from '../campaigns/fixtures.js';
-import { eventually, liveClient, type LiveClient } from './live-client.js';
+import { eventually, liveClients, type LiveClient } from './live-client.js';
 
 // The WebSocket door held to the HTTP door's limits: each subscription event's answer to RESPONSE_MAX_BYTES
 // (and weighed by the organization gate), sockets to LIVE_CONNECTIONS_PER_KEY / _PER_ORG, and failed
@@ -51,13 +51,7 @@ describe('subscription answers', () => {
   let app: TestApp;
   let acme: TestOrganization;
   let actor: Actor;
-  const clients: LiveClient[] = [];
-
-  function connect(params: Record<string, unknown>): LiveClient {
-    const client = liveClient(app.baseUrl, params);
-    clients.push(client);
-    return client;
-  }
+  const { connect, closeAll } = liveClients(() => app.baseUrl);
 
   beforeAll(async () => {
     app = await startTestApp({ responseMaxBytes: MAX_BYTES });
@@ -65,9 +59,7 @@ describe('subscription answers', () => {
     await addCredits(acme, 100);
     actor = (await RequestContext.create(app.db.database.orm.em, () => app.gateway.services.auth.authenticate({ apiKey: acme.apiKey })))!;
   }, 60_000);
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.close()));
-  });
+  afterEach(() => closeAll());
   afterAll(() => app?.close());
 
   /** Moves an execution the service's way (no HTTP request, so the organization gate weighs only the event). */
@@ -155,13 +147,7 @@ describe('live sockets', () => {
   const ANONYMOUS = 5;
   let app: TestApp;
   let acme: TestOrganization;
-  const clients: LiveClient[] = [];
-
-  function connect(params: Record<string, unknown>): LiveClient {
-    const client = liveClient(app.baseUrl, params);
-    clients.push(client);
-    return client;
-  }
+  const { connect, closeAll } = liveClients(() => app.baseUrl);
 
   beforeAll(async () => {
     app = await startTestApp({
@@ -173,7 +159,7 @@ describe('live sockets', () => {
     acme = await app.organization('Acme');
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.close()));
+    await closeAll();
     await app?.close();
   });
 
@@ -273,7 +259,7 @@ describe('live connections across both doors', () => {
   const PER_KEY = 2;
   let app: TestApp;
   let acme: TestOrganization;
-  const clients: LiveClient[] = [];
+  const { connect, closeAll } = liveClients(() => app.baseUrl);
   const streams: AbortController[] = [];
 
   beforeAll(async () => {
@@ -282,7 +268,7 @@ describe('live connections across both doors', () => {
   }, 60_000);
   afterAll(async () => {
     for (const stream of streams.splice(0)) stream.abort();
-    await Promise.all(clients.splice(0).map((client) => client.close()));
+    await closeAll();
     await app?.close();
   });
 
@@ -298,15 +284,13 @@ describe('live connections across both doors', () => {
   it('a socket and an SSE stream of one key share LIVE_CONNECTIONS_PER_KEY: past it the next stream is 429 and the next socket closes 4429', async () => {
     const { programId } = await buildCampaign(acme, 1);
     const executionId = (await acme.rest.post(`/api/programs/${programId}/executions`)).body.id as string;
-    const socket = liveClient(app.baseUrl, { 'x-api-key': acme.apiKey });
-    clients.push(socket);
+    const socket = connect({ 'x-api-key': acme.apiKey });
     await socket.connected;
     expect(await openStream(executionId)).toBe(200);
     expect(app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization).toBe(PER_KEY);
 
     expect(await openStream(executionId)).toBe(429);
-    const refused = liveClient(app.baseUrl, { 'x-api-key': acme.apiKey });
-    clients.push(refused);
+    const refused = connect({ 'x-api-key': acme.apiKey });
     const closed = await within(refused.closed, 'the refused socket did not close');
     expect(closed.code).toBe(4429);
     expect(closed.reason).toMatch(/LIVE_CONNECTIONS_PER_KEY/);
