@@ -33,6 +33,7 @@ import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
 import { failedRequestLimit, FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
+import type { UpgradeLimit } from './platform/upgrade-limit.js';
 import { explorerRouter } from './platform/explorer.js';
 import { lendOrganizationGate, OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
@@ -243,6 +244,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   await limiter.start?.();
   // One organization's requests take at most CONCURRENCY_PER_ORG places at once; the rest queue.
   const gate = new OrganizationGate(config.concurrencyPerOrganization);
+  // The anonymous limit of the HTTP door for WebSocket upgrades, on the same counters and the same `ip:<address>` keys.
+  const upgradeLimit: UpgradeLimit = { limiter, perMinute: config.rateLimit.anonymousPerMinute, clientIp: (req) => clientIp(app, req) };
   const subscriptions = subscriptionServer({
     schema,
     services,
@@ -257,10 +260,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     responseMaxBytes: config.responseMaxBytes,
     // The same gate as the HTTP doors': an organization's subscription events and requests share its places.
     ...(config.concurrencyPerOrganization > 0 ? { gate } : {}),
-    // The anonymous limit of the HTTP door, on the same counters and the same `ip:<address>` keys.
-    limiter,
-    anonymousPerMinute: config.rateLimit.anonymousPerMinute,
-    clientIp: (req) => clientIp(app, req),
+    anonymous: upgradeLimit,
   });
 
   const limit = (reject: (res: Response, error: AppError) => void) =>
@@ -396,6 +396,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           knowledge: services.agentPorts.knowledge,
           withContext: (work) => RequestContext.create(database.orm.em, work),
           realtime: { url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey },
+          anonymous: upgradeLimit,
           logger,
         }),
       );

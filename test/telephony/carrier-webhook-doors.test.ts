@@ -126,6 +126,26 @@ it(`past ${ANONYMOUS_PER_MINUTE} refused posts from one address in a minute: 429
   expect((await post(statusPath(), new URLSearchParams(fields), { 'x-forwarded-for': nextClient() })).status).toBe(403);
 });
 
+it(`the media streams' upgrade: past ${ANONYMOUS_PER_MINUTE} refused upgrades from one address in a minute it answers 429 before checking anything`, async () => {
+  const client = nextClient();
+  const mediaPath = () => `/telephony/twilio/${connectionId}/media/${randomUUID()}/not-a-nonce`;
+  /** One upgrade over raw HTTP: the status line of the answer. */
+  const upgrade = async (path: string, from: string) => {
+    const answer = await rawRequest(
+      `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n` +
+        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nX-Twilio-Signature: forged\r\nX-Forwarded-For: ${from}\r\n\r\n`,
+    );
+    return answer.split('\r\n')[0];
+  };
+  const statuses: (string | undefined)[] = [];
+  for (let i = 0; i < ANONYMOUS_PER_MINUTE + 1; i++) statuses.push(await upgrade(mediaPath(), client));
+  expect(statuses.slice(0, ANONYMOUS_PER_MINUTE)).toEqual(new Array(ANONYMOUS_PER_MINUTE).fill('HTTP/1.1 403 Forbidden'));
+  expect(statuses[ANONYMOUS_PER_MINUTE]).toBe('HTTP/1.1 429 Too Many Requests');
+  // The same count as the doors' anonymous limit, and another address has its own.
+  expect((await fetch(`${app.baseUrl}/api/users/me`, { headers: { 'x-forwarded-for': client } })).status).toBe(429);
+  expect(await upgrade(mediaPath(), nextClient())).toBe('HTTP/1.1 403 Forbidden');
+});
+
 it('a connection whose token does not open with CREDENTIALS_KEY: its signed webhooks answer 503 with Retry-After, not 500', async () => {
   const [{ organization_id: organizationId }] = await app.sql<{ organization_id: string }>('select organization_id from carrier_connections where id = ?', [connectionId]);
   const foreign = randomUUID();

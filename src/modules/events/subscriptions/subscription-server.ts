@@ -21,14 +21,14 @@ import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import type { Actor } from '../../../common/actor.js';
 import { toAppError } from '../../../common/error-mapping.js';
-import { ERROR_TITLE, errorAnchor } from '../../../common/errors.js';
 import { logServerError } from '../../../common/logger.js';
 import type { Database } from '../../../db/orm.js';
 import type { GraphQLContext, GraphQLLoaders } from '../../../graphql/context.js';
 import { operationCost } from '../../../graphql/cost.js';
 import { formatError } from '../../../graphql/errors.js';
 import type { OrganizationGate } from '../../../platform/organization-gate.js';
-import type { RateDecision, RateLimiter } from '../../../platform/rate-limit.js';
+import type { RateDecision } from '../../../platform/rate-limit.js';
+import { admitUpgrade, countRefusal, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
 import type { Services } from '../../../services.js';
 import { eventAnswers } from './event-answers.js';
 
@@ -64,11 +64,8 @@ export interface SubscriptionServerOptions {
   responseMaxBytes: number;
   /** The HTTP door's organization gate: each event's execution takes one of its organization's places and is weighed; undefined when CONCURRENCY_PER_ORG is 0. */
   gate?: OrganizationGate;
-  /** The HTTP door's rate limiter: an upgrade from a client IP over RATE_LIMIT_ANONYMOUS_PER_MINUTE is answered 429, and each failed connection_init counts against its IP. */
-  limiter: RateLimiter;
-  anonymousPerMinute: number;
-  /** The client IP as the HTTP door counts it (Express's req.ip, which honours TRUST_PROXY). */
-  clientIp(req: IncomingMessage): string;
+  /** The HTTP door's anonymous limit: an upgrade from a client IP over RATE_LIMIT_ANONYMOUS_PER_MINUTE is answered 429, and each failed connection_init counts against its IP. */
+  anonymous: UpgradeLimit;
 }
 
 /** What a socket carries once connection_init authenticated it. */
@@ -141,10 +138,6 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
       return { ...shaped, extensions: { ...shaped.extensions, requestId } };
     });
 
-  const anonymousKey = (req: IncomingMessage) => `ip:${options.clientIp(req)}`;
-  /** Counts a failed connection_init against its client IP; undefined when the anonymous limit is off. */
-  const anonymousRequest = async (req: IncomingMessage): Promise<RateDecision | undefined> =>
-    options.anonymousPerMinute > 0 ? options.limiter.take(anonymousKey(req), options.anonymousPerMinute) : undefined;
   const anonymousRefusal = (decision: RateDecision) =>
     `Too many failed authentications: RATE_LIMIT_ANONYMOUS_PER_MINUTE is ${decision.limit} per client IP; retry in ${decision.resetSeconds} s`;
   /** LiveConnections' refusal, short enough for a close reason (123 bytes), naming the variable. */
@@ -164,7 +157,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
         const credentials = credentialsOf(ctx.connectionParams);
         // Credentials that do not authenticate count against the client IP, as an HTTP request without them does.
         const refuse = async (reason: string) => {
-          const decision = await anonymousRequest(request);
+          const decision = await countRefusal(options.anonymous, request);
           if (decision && !decision.allowed) socket.close(TOO_MANY, anonymousRefusal(decision));
           else socket.close(UNAUTHORIZED, reason);
           return false;
@@ -323,18 +316,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
      * upgrade, as the HTTP door answers it; the upgrade itself counts nothing.
      */
     async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-      if (options.anonymousPerMinute > 0) {
-        let decision: RateDecision;
-        try {
-          decision = await options.limiter.peek(anonymousKey(req), options.anonymousPerMinute);
-        } catch (error) {
-          logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'subscription upgrade: rate limit check failed');
-          socket.destroy();
-          return;
-        }
-        if (!decision.allowed) return refuseUpgrade(socket, decision);
-      }
-      if (socket.destroyed) return;
+      if (!(await admitUpgrade(options.anonymous, req, socket))) return;
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     /** Open sockets and subscriptions (tests, metrics). */
@@ -351,24 +333,4 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
       return closing;
     },
   };
-}
-
-/** Answers an upgrade over the anonymous limit with 429 (problem+json, as the REST door answers it) and closes the socket. */
-function refuseUpgrade(socket: Duplex, decision: RateDecision): void {
-  const detail = `Too many requests: the limit is ${decision.limit} per minute per client without credentials; retry in ${decision.resetSeconds} s`;
-  const body = JSON.stringify({ type: `/docs/errors#${errorAnchor('RATE_LIMITED')}`, title: ERROR_TITLE.RATE_LIMITED, status: 429, detail, code: 'RATE_LIMITED', requestId: randomUUID() });
-  socket.end(
-    [
-      'HTTP/1.1 429 Too Many Requests',
-      'Content-Type: application/problem+json',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `Retry-After: ${decision.resetSeconds}`,
-      `RateLimit-Limit: ${decision.limit}`,
-      `RateLimit-Remaining: ${decision.remaining}`,
-      `RateLimit-Reset: ${decision.resetSeconds}`,
-      'Connection: close',
-      '',
-      body,
-    ].join('\r\n'),
-  );
 }

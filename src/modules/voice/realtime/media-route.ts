@@ -6,6 +6,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { isUuid } from '../../../db/base.entity.js';
 import { at, query } from '../../programs/runner/sql.js';
 import type { CarrierAccount, CarrierAdapter } from '../../telephony/carrier.js';
+import { admitUpgrade, countRefusal, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
 import { CallBridge, type BridgeDeps, type BridgedCall } from './bridge.js';
 import { mediaStreamUrl, streamNonceHash } from './stream-twiml.js';
 
@@ -23,6 +24,8 @@ export interface MediaRouteOptions extends Omit<BridgeDeps, 'logger'> {
   account: (connectionId: string) => Promise<CarrierAccount | null>;
   publicUrl: () => string | undefined;
   logger: Logger;
+  /** The HTTP door's anonymous per-IP limit: a refused upgrade counts against its address, and an address over the limit is answered 429. */
+  anonymous?: UpgradeLimit;
   /** Upgrades to these paths belong to another handler on the same server (GraphQL subscriptions): left alone. */
   leave?: (path: string) => boolean;
 }
@@ -155,15 +158,19 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
     const [, , callId = '', nonce = ''] = match;
     socket.on('error', () => undefined);
     (async () => {
+      // Twilio's own upgrades are signed and claim a call: only refusals are counted, as on /telephony.
+      if (options.anonymous && !(await admitUpgrade(options.anonymous, req, socket))) return null;
       if (!callId || !nonce) return 'no call and nonce in its URL';
       if (!(await authorized(req, connectionId, callId, nonce))) return 'no valid signature for this connection';
       return (await claim(callId, nonce, connectionId)) ?? 'not the nonce of a call in progress on this connection, or already used';
     })()
-      .then((outcome) => {
+      .then(async (outcome) => {
+        if (outcome === null) return; // over the anonymous limit: answered 429
         if (typeof outcome === 'string') {
           // The nonce is a credential: never logged.
           logger.warn({ connectionId, callId: isUuid(callId) ? callId : undefined, signed: Boolean(req.headers['x-twilio-signature']), reason: outcome }, 'media stream refused');
           refuse(socket, 403, 'Forbidden');
+          if (options.anonymous) await countRefusal(options.anonymous, req);
           return;
         }
         wss.handleUpgrade(req, socket, head, (ws) => serve(ws, connectionId, outcome));
