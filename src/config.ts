@@ -95,6 +95,14 @@ export interface Config {
     openaiCompatibleApiKey?: string;
     /** OPENAI_REALTIME_URL: OpenAI Realtime's WebSocket endpoint (ws/wss), for a proxy or a test double; unset: OpenAI's own. */
     openaiRealtimeUrl?: string;
+    /** GEMINI_API_KEY: Google's Gemini API key, for `google/…` text replies and Gemini Live (stsProvider google). */
+    geminiApiKey?: string;
+    /**
+     * GEMINI_BASE_URL: the Gemini API's endpoint without its version (a regional one, a proxy or a test
+     * double); unset: https://generativelanguage.googleapis.com. Text replies use `{it}/v1beta`; the Live
+     * socket is the SDK's, built on it with a ws/wss scheme.
+     */
+    geminiBaseUrl?: string;
   };
 }
 
@@ -327,6 +335,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       openaiCompatibleBaseUrl: url(env, 'OPENAI_COMPATIBLE_BASE_URL', ['http:', 'https:']),
       openaiCompatibleApiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
       openaiRealtimeUrl: url(env, 'OPENAI_REALTIME_URL', ['ws:', 'wss:']),
+      geminiApiKey: env.GEMINI_API_KEY || undefined,
+      geminiBaseUrl: url(env, 'GEMINI_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     },
   };
 }

@@ -40,7 +40,7 @@ describe('parseModelName', () => {
 
   it('refuses an unknown provider and an unknown builtin model, naming them', () => {
     expect(refusal('mistral/large').errors).toEqual([
-      { field: 'modelConfig.model', message: 'Unknown model provider "mistral": use one of builtin, openai, anthropic, openai-compatible' },
+      { field: 'modelConfig.model', message: 'Unknown model provider "mistral": use one of builtin, openai, anthropic, openai-compatible, google' },
     ]);
     expect(refusal('builtin/gpt').errors).toEqual([
       { field: 'modelConfig.model', message: 'Unknown builtin model "gpt": use builtin/echo or builtin/extractive' },

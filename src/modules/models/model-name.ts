@@ -1,6 +1,6 @@
 import { AppError } from '../../common/errors.js';
 
-export const MODEL_PROVIDERS = ['builtin', 'openai', 'anthropic', 'openai-compatible'] as const;
+export const MODEL_PROVIDERS = ['builtin', 'openai', 'anthropic', 'openai-compatible', 'google'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
 
 export const BUILTIN_MODELS = ['echo', 'extractive'] as const;

@@ -28,6 +28,8 @@ const ALLOWED: Record<ModelProvider, { key: string; options: Record<string, Chec
   openai: { key: 'openai', options: { user: shortString, reasoningEffort, textVerbosity } },
   anthropic: { key: 'anthropic', options: { sendReasoning: boolean } },
   'openai-compatible': { key: 'openaiCompatible', options: { user: shortString, reasoningEffort, textVerbosity } },
+  // Google's options (thinking budgets, safety settings, cached contents) change cost or what is answered: none yet.
+  google: null,
 };
 
 const FIELD = 'modelConfig.providerOptions';

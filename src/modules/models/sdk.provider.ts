@@ -1,4 +1,5 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, RetryError, type LanguageModel, type ModelMessage } from 'ai';
@@ -34,7 +35,15 @@ export function languageModel(config: Config['providers'], provider: SdkProvider
         apiKey: config.openaiCompatibleApiKey,
         includeUsage: true,
       })(name);
+    case 'google':
+      if (!config.geminiApiKey) throw notConfigured(provider, 'GEMINI_API_KEY');
+      return createGoogleGenerativeAI({ apiKey: config.geminiApiKey, baseURL: geminiApiUrl(config) })(name);
   }
+}
+
+/** The Gemini API's versioned base (`generateContent` lives under it): GEMINI_BASE_URL's, or Google's own. */
+export function geminiApiUrl(config: Config['providers']): string {
+  return `${config.geminiBaseUrl ?? 'https://generativelanguage.googleapis.com'}/v1beta`;
 }
 
 /** The innermost error of the SDK's retry wrapper and fetch's cause chain. */
