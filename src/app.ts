@@ -93,7 +93,7 @@ import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js
 import { attachMediaRoute } from './modules/voice/realtime/media-route.js';
 import { WebhookReplays } from './modules/voice/webhook-replays.js';
 import { CallConversations } from './modules/voice/realtime/call-conversation.js';
-import { DEFAULT_OPENAI_REALTIME_URL } from './modules/voice/realtime/openai-realtime.js';
+import { DEFAULT_OPENAI_REALTIME_URL, OpenAiSpeechProvider } from './modules/voice/realtime/openai-realtime.js';
 
 /**
  * The OpenAPI document, the server's own and the same for everyone: built and serialized on the
@@ -395,7 +395,9 @@ export async function createGateway(config: Config, database: Database, logger: 
           tracker: callTracker,
           knowledge: services.agentPorts.knowledge,
           withContext: (work) => RequestContext.create(database.orm.em, work),
-          realtime: { url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey },
+          speech: {
+            openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),
+          },
           anonymous: upgradeLimit,
           logger,
         }),

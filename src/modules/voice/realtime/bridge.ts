@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import type { Agent } from '../../agents/agent.entity.js';
-import { AgentStatus, ConversationStatus, MessageRole, PipelineMode, StsProvider } from '../../agents/agent.enums.js';
+import { AgentStatus, ConversationStatus, MessageRole, PipelineMode, type StsProvider } from '../../agents/agent.enums.js';
 import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
 import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallConversations } from './call-conversation.js';
-import { PCMU, RealtimeConnection, realtimeModel, realtimeVoice, type RealtimeEvent, type RealtimeFunctionTool, type RealtimeSessionConfig } from './openai-realtime.js';
+import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -22,7 +22,8 @@ export interface BridgeDeps {
   knowledge: KnowledgePort;
   /** Runs database work of the agents and knowledge modules in a request context of its own. */
   withContext<T>(work: () => Promise<T>): Promise<T>;
-  realtime: { url: string; apiKey: string | undefined };
+  /** The speech-to-speech providers the bridge speaks, by the agents' `stsProvider`. */
+  speech: Partial<Record<StsProvider, SpeechProvider>>;
   logger: Logger;
 }
 
@@ -38,6 +39,8 @@ export interface BridgedCall {
 interface SpokenTurn {
   responseId: string | null;
   text: string;
+  /** Where each delta began in the item's audio (ms sent before it), to cut the words where the caller stopped hearing. */
+  marks?: { ms: number; length: number }[];
 }
 
 /** The words the agent's session is given: the text replies' system prompt, then its memory of earlier calls. */
@@ -50,61 +53,21 @@ export function sessionInstructions(agent: Agent, passages: Passage[], memory: C
   return instructions;
 }
 
-function tools(agent: Agent): RealtimeFunctionTool[] {
-  const labels = agent.resolutionCriteria.map((criterion) => criterion.label);
-  return [
-    {
-      type: 'function',
-      name: 'end_call',
-      description: 'Hang up the phone call. Say goodbye first; the call ends once that has been heard.',
-      parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: [] },
-    },
-    {
-      type: 'function',
-      name: 'reach_resolution',
-      description: 'Record that the conversation reached one of its resolution criteria.',
-      parameters: {
-        type: 'object',
-        properties: { label: { type: 'string', ...(labels.length > 0 ? { enum: labels } : {}) }, explanation: { type: 'string' } },
-        required: ['label'],
-      },
-    },
-  ];
-}
-
-/**
- * The call's session in OpenAI's GA shape: μ-law both ways (Twilio's audio untouched), audio
- * replies with their transcript, the caller transcribed, server-side turn detection, the agent's
- * tools and voice.
- */
-export function sessionConfig(agent: Agent, instructions: string): RealtimeSessionConfig {
-  const voiceId = agent.voiceConfig?.voiceId;
-  return {
-    type: 'realtime',
-    output_modalities: ['audio'],
-    instructions,
-    audio: {
-      input: { format: PCMU, transcription: { model: 'whisper-1' }, turn_detection: { type: 'server_vad' } },
-      output: { format: PCMU, ...(voiceId ? { voice: realtimeVoice(voiceId) } : {}) },
-    },
-    tools: tools(agent),
-    tool_choice: 'auto',
-  };
-}
-
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
 /**
- * One call's speech-to-speech bridge: Twilio Media Streams on one side, an OpenAI Realtime
- * session (the GA interface) on the other, both carrying μ-law 8 kHz (no transcoding). Caller
- * audio goes to the provider as it comes; the agent's audio goes to the caller unless its
- * transcript has started to repeat the hidden policy. Every database write goes through one queue, so turns are stored
- * in the order they were heard.
+ * One call's speech-to-speech bridge: Twilio Media Streams on one side, the agent's provider's
+ * session on the other (OpenAI Realtime, Gemini Live: a SpeechSession, which speaks μ-law 8 kHz
+ * to the bridge whatever its own audio is). Caller audio goes to the provider as it comes; the
+ * agent's audio goes to the caller unless its transcript has started to repeat the hidden policy.
+ * Every database write goes through one queue, so turns are stored in the order they were heard.
  */
-export class CallBridge {
-  private provider: RealtimeConnection | null = null;
+export class CallBridge implements SpeechEvents {
+  private provider: SpeechSession | null = null;
+  private speech: SpeechProvider | null = null;
+  private modelLabel: string | null = null;
   private agent: Agent | null = null;
   private conversationId: string | null = null;
   private memory: ChatMessage[] = [];
@@ -129,17 +92,18 @@ export class CallBridge {
 
   /**
    * Opens the conversation and the provider's session; a failure ends the call `failed`. A call
-   * whose agent does not speak through OpenAI Realtime is not ours to bridge: `refuse` is told
-   * why and nothing is written.
+   * whose agent does not speak through a provider the bridge has is not ours to bridge: `refuse`
+   * is told why and nothing is written.
    */
   async start(refuse: (reason: string) => void): Promise<void> {
     const { conversations, logger } = this.deps;
     try {
       this.agent = await conversations.agent(this.call.organizationId, this.call.agentId);
       const voice = this.agent?.voiceConfig;
-      if (this.agent && (voice?.pipelineMode !== PipelineMode.sts || voice.stsProvider !== StsProvider.openai)) {
+      const speech = voice?.pipelineMode === PipelineMode.sts && voice.stsProvider ? this.deps.speech[voice.stsProvider] : undefined;
+      if (this.agent && !speech) {
         this.finished = true;
-        refuse('the call’s agent is not a speech-to-speech agent on OpenAI');
+        refuse('the call’s agent is not a speech-to-speech agent on OpenAI or Google');
         return;
       }
       if (!this.agent) throw new Error('The call’s agent no longer exists');
@@ -153,18 +117,17 @@ export class CallBridge {
       this.memory = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
       const lastCallerTurn = [...this.memory].reverse().find((message) => message.role === 'user')?.content ?? '';
       const passages = await this.retrieve(lastCallerTurn);
-      if (!this.deps.realtime.apiKey) throw new Error('OPENAI_API_KEY is not set: the speech-to-speech provider cannot be reached');
       if (this.finished) return;
-      const provider = await RealtimeConnection.open({ url: this.deps.realtime.url, apiKey: this.deps.realtime.apiKey, model: realtimeModel(this.agent.modelConfig.model) });
+      this.speech = speech!;
+      this.modelLabel = speech!.modelLabel(this.agent);
+      const provider = await speech!.open(this.agent, sessionInstructions(this.agent, passages, this.memory), this);
       if (this.finished) {
         provider.close();
         return;
       }
       this.provider = provider;
-      provider.onEvent((event) => this.fromProvider(event));
       provider.onLost((reason) => this.fail(reason));
-      provider.send({ type: 'session.update', session: sessionConfig(this.agent, sessionInstructions(this.agent, passages, this.memory)) });
-      for (const audio of this.queued.splice(0)) provider.send({ type: 'input_audio_buffer.append', audio });
+      for (const audio of this.queued.splice(0)) provider.appendCallerAudio(audio);
       logger.info({ callId: this.call.id, conversationId: this.conversationId }, 'speech-to-speech bridge open');
     } catch (error) {
       this.fail(error instanceof Error ? error.message : String(error));
@@ -178,7 +141,7 @@ export class CallBridge {
       case 'media': {
         const payload = text((message.media as Record<string, unknown> | undefined)?.payload);
         if (!payload) return;
-        if (this.provider) this.provider.send({ type: 'input_audio_buffer.append', audio: payload });
+        if (this.provider) this.provider.appendCallerAudio(payload);
         else if (this.queued.length < MAX_QUEUED_FRAMES) this.queued.push(payload);
         return;
       }
@@ -196,76 +159,74 @@ export class CallBridge {
     this.finish(ConversationStatus.ended);
   }
 
-  /** One provider event: the GA names, and the beta names still read (a proxy or an older endpoint may send them). */
-  private fromProvider(event: RealtimeEvent): void {
+  // What the provider says (SpeechEvents), in the order it says it.
+
+  callerStarted(): void {
+    if (!this.finished) this.bargeIn();
+  }
+
+  /** The provider stopped its reply because the caller spoke: what Twilio still holds is dropped, the words kept as far as they were heard. */
+  interrupted(): void {
     if (this.finished) return;
-    switch (event.type) {
-      case 'input_audio_buffer.speech_started':
-        this.bargeIn();
-        return;
-      case 'conversation.item.input_audio_transcription.completed': {
-        const transcript = text(event.transcript).trim();
-        if (!transcript) return;
-        this.store(MessageRole.user, transcript);
-        void this.refreshPassages(transcript);
-        return;
-      }
-      case 'response.created':
-        this.activeResponse = text((event.response as Record<string, unknown> | undefined)?.id) || null;
-        return;
-      case 'response.audio.delta':
-      case 'response.output_audio.delta':
-        this.agentAudio(text(event.response_id), text(event.item_id), text(event.delta));
-        return;
-      case 'response.audio_transcript.delta':
-      case 'response.output_audio_transcript.delta':
-        this.agentWords(text(event.response_id), text(event.item_id), text(event.delta));
-        return;
-      case 'response.audio_transcript.done':
-      case 'response.output_audio_transcript.done': {
-        const itemId = text(event.item_id);
-        const responseId = text(event.response_id);
-        const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
-        const cut = this.suppressed.has(responseId);
-        this.turns.set(itemId, { ...turn, text: (!cut && text(event.transcript)) || turn.text });
-        this.storeTurn(itemId);
-        return;
-      }
-      case 'response.function_call_arguments.done':
-        this.tool(text(event.name), text(event.call_id), text(event.arguments));
-        return;
-      case 'response.done': {
-        const id = text((event.response as Record<string, unknown> | undefined)?.id);
-        if (!id || id === this.activeResponse) this.activeResponse = null;
-        // A cancelled or cut reply keeps what was said of it.
-        for (const [itemId, turn] of this.turns) if (!id || turn.responseId === id) this.storeTurn(itemId);
-        if (this.endRequested) this.sayGoodbyeThenEnd();
-        else if (this.followUp) {
-          this.followUp = false;
-          this.provider?.send({ type: 'response.create' });
-        }
-        return;
-      }
-      case 'error': {
-        const error = event.error as Record<string, unknown> | undefined;
-        this.deps.logger.warn({ callId: this.call.id, code: error?.code, error: error?.message }, 'the realtime provider reported an error');
-        return;
-      }
+    this.cutAgentAudio(false);
+    this.activeResponse = null;
+  }
+
+  callerTurn(transcript: string): void {
+    if (this.finished) return;
+    this.store(MessageRole.user, transcript);
+    void this.refreshPassages(transcript);
+  }
+
+  replyStarted(replyId: string): void {
+    if (!this.finished) this.activeResponse = replyId || null;
+  }
+
+  agentItemDone(responseId: string, itemId: string, transcript: string): void {
+    if (this.finished) return;
+    const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
+    const cut = this.suppressed.has(responseId);
+    this.turns.set(itemId, { ...turn, text: (!cut && transcript) || turn.text });
+    this.storeTurn(itemId);
+  }
+
+  replyDone(id: string): void {
+    if (this.finished) return;
+    if (!id || id === this.activeResponse) this.activeResponse = null;
+    // A cancelled or cut reply keeps what was said of it.
+    for (const [itemId, turn] of this.turns) if (!id || turn.responseId === id) this.storeTurn(itemId);
+    if (this.endRequested) this.sayGoodbyeThenEnd();
+    else if (this.followUp) {
+      this.followUp = false;
+      this.provider?.replyAfterTools();
     }
   }
 
-  private agentAudio(responseId: string, itemId: string, delta: string): void {
-    if (!delta || this.suppressed.has(responseId)) return;
+  toolCall(name: string, callId: string, args: Record<string, unknown>): void {
+    if (!this.finished) this.tool(name, callId, args);
+  }
+
+  providerError(code: unknown, message: unknown): void {
+    this.deps.logger.warn({ callId: this.call.id, code, error: message }, 'the realtime provider reported an error');
+  }
+
+  agentAudio(responseId: string, itemId: string, delta: string): void {
+    if (this.finished || !delta || this.suppressed.has(responseId)) return;
     if (!this.playing || this.playing.itemId !== itemId) this.playing = { itemId, firstAt: Date.now(), bytes: 0 };
     this.playing.bytes += Math.floor((delta.length * 3) / 4);
     this.toCarrier({ event: 'media', streamSid: this.streamSid, media: { payload: delta } });
   }
 
   /** The agent's words as they are generated: the policy guard watches them before more audio goes out. */
-  private agentWords(responseId: string, itemId: string, delta: string): void {
+  agentWords(responseId: string, itemId: string, delta: string): void {
+    if (this.finished) return;
     const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
     // Once the guard has cut a reply, what follows was never heard: it is not the transcript either.
     if (this.suppressed.has(responseId)) return;
+    if (this.speech?.transcriptCutAtHeard) {
+      const sentMs = this.playing?.itemId === itemId ? this.playing.bytes / ULAW_BYTES_PER_MS : 0;
+      (turn.marks ??= []).push({ ms: sentMs, length: turn.text.length });
+    }
     turn.text += delta;
     this.turns.set(itemId, turn);
     const policy = this.agent?.policy ?? null;
@@ -284,22 +245,25 @@ export class CallBridge {
 
   private cutAgentAudio(cancel: boolean): void {
     this.toCarrier({ event: 'clear', streamSid: this.streamSid });
-    if (cancel) this.provider?.send({ type: 'response.cancel' });
+    if (cancel) this.provider?.cancelReply();
     if (this.playing) {
       const heardMs = Math.max(0, Math.min(this.playing.bytes / ULAW_BYTES_PER_MS, Date.now() - this.playing.firstAt));
-      this.provider?.send({ type: 'conversation.item.truncate', item_id: this.playing.itemId, content_index: 0, audio_end_ms: Math.floor(heardMs) });
+      this.provider?.truncate(this.playing.itemId, heardMs);
+      this.cutWordsAtHeard(this.playing.itemId, heardMs);
       this.playing = null;
     }
   }
 
-  private tool(name: string, callId: string, rawArguments: string): void {
-    let args: Record<string, unknown> = {};
-    try {
-      const parsed: unknown = JSON.parse(rawArguments || '{}');
-      if (parsed && typeof parsed === 'object') args = parsed as Record<string, unknown>;
-    } catch {
-      // Arguments that are not JSON are read as none.
-    }
+  /** A provider whose transcript is what it generated: the cut reply keeps the words whose audio had begun to play. */
+  private cutWordsAtHeard(itemId: string, heardMs: number): void {
+    const turn = this.turns.get(itemId);
+    if (!this.speech?.transcriptCutAtHeard || !turn?.marks) return;
+    const unheard = turn.marks.find((mark) => mark.ms >= heardMs);
+    if (unheard) turn.text = turn.text.slice(0, unheard.length);
+    this.storeTurn(itemId);
+  }
+
+  private tool(name: string, callId: string, args: Record<string, unknown>): void {
     let output: Record<string, unknown>;
     if (name === 'end_call') {
       this.endRequested = true;
@@ -319,7 +283,7 @@ export class CallBridge {
       output = { error: `unknown tool ${name}` };
       this.followUp = true;
     }
-    this.provider?.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) } });
+    this.provider?.answerTool(callId, name, output);
   }
 
   /** Twilio echoes a mark once the audio before it was played: then the stream is closed and the call hangs up. */
@@ -334,8 +298,7 @@ export class CallBridge {
     if (!this.agent?.knowledgeBaseConfig) return;
     try {
       const passages = await this.retrieve(query);
-      // A GA update names its session type every time; only the instructions change.
-      if (!this.finished && this.agent) this.provider?.send({ type: 'session.update', session: { type: 'realtime', instructions: sessionInstructions(this.agent, passages, this.memory) } });
+      if (!this.finished && this.agent) this.provider?.updateInstructions(sessionInstructions(this.agent, passages, this.memory));
     } catch (error) {
       this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'knowledge retrieval failed during a call; the session keeps its passages');
     }
@@ -357,7 +320,7 @@ export class CallBridge {
   }
 
   private store(role: MessageRole, content: string): void {
-    const model = role === MessageRole.assistant && this.agent ? `openai/${realtimeModel(this.agent.modelConfig.model)}` : null;
+    const model = role === MessageRole.assistant ? this.modelLabel : null;
     this.queue(() => this.deps.conversations.add(this.conversationId!, this.call.organizationId, role, content.slice(0, 10_000), model));
   }
 

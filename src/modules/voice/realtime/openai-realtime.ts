@@ -1,4 +1,7 @@
 import WebSocket from 'ws';
+import type { Agent } from '../../agents/agent.entity.js';
+import { callTools } from './call-tools.js';
+import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
 
 export const DEFAULT_OPENAI_REALTIME_URL = 'wss://api.openai.com/v1/realtime';
 /** OpenAI's GA realtime model alias (the model of its Realtime guide and SDK examples). */
@@ -131,5 +134,121 @@ export class RealtimeConnection {
   close(): void {
     this.closedByUs = true;
     if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000);
+  }
+}
+
+/**
+ * The call's session in OpenAI's GA shape: μ-law both ways (Twilio's audio untouched), audio
+ * replies with their transcript, the caller transcribed, server-side turn detection, the agent's
+ * tools and voice.
+ */
+export function sessionConfig(agent: Agent, instructions: string): RealtimeSessionConfig {
+  const voiceId = agent.voiceConfig?.voiceId;
+  return {
+    type: 'realtime',
+    output_modalities: ['audio'],
+    instructions,
+    audio: {
+      input: { format: PCMU, transcription: { model: 'whisper-1' }, turn_detection: { type: 'server_vad' } },
+      output: { format: PCMU, ...(voiceId ? { voice: realtimeVoice(voiceId) } : {}) },
+    },
+    tools: callTools(agent).map((tool) => ({ type: 'function', ...tool })),
+    tool_choice: 'auto',
+  };
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** OpenAI Realtime behind the bridge's SpeechSession: its GA events (and the beta names still read) in the bridge's words. */
+class OpenAiSpeechSession implements SpeechSession {
+  constructor(private readonly connection: RealtimeConnection) {}
+
+  listen(events: SpeechEvents): void {
+    this.connection.onEvent((event) => {
+      switch (event.type) {
+        case 'input_audio_buffer.speech_started':
+          return events.callerStarted();
+        case 'conversation.item.input_audio_transcription.completed': {
+          const transcript = text(event.transcript).trim();
+          if (transcript) events.callerTurn(transcript);
+          return;
+        }
+        case 'response.created':
+          return events.replyStarted(text((event.response as Record<string, unknown> | undefined)?.id));
+        case 'response.audio.delta':
+        case 'response.output_audio.delta':
+          return events.agentAudio(text(event.response_id), text(event.item_id), text(event.delta));
+        case 'response.audio_transcript.delta':
+        case 'response.output_audio_transcript.delta':
+          return events.agentWords(text(event.response_id), text(event.item_id), text(event.delta));
+        case 'response.audio_transcript.done':
+        case 'response.output_audio_transcript.done':
+          return events.agentItemDone(text(event.response_id), text(event.item_id), text(event.transcript));
+        case 'response.function_call_arguments.done': {
+          let args: Record<string, unknown> = {};
+          try {
+            const parsed: unknown = JSON.parse(text(event.arguments) || '{}');
+            if (parsed && typeof parsed === 'object') args = parsed as Record<string, unknown>;
+          } catch {
+            // Arguments that are not JSON are read as none.
+          }
+          return events.toolCall(text(event.name), text(event.call_id), args);
+        }
+        case 'response.done':
+          return events.replyDone(text((event.response as Record<string, unknown> | undefined)?.id));
+        case 'error': {
+          const error = event.error as Record<string, unknown> | undefined;
+          return events.providerError(error?.code, error?.message);
+        }
+      }
+    });
+  }
+
+  appendCallerAudio(ulaw: string): void {
+    this.connection.send({ type: 'input_audio_buffer.append', audio: ulaw });
+  }
+  cancelReply(): void {
+    this.connection.send({ type: 'response.cancel' });
+  }
+  truncate(itemId: string, heardMs: number): void {
+    this.connection.send({ type: 'conversation.item.truncate', item_id: itemId, content_index: 0, audio_end_ms: Math.floor(heardMs) });
+  }
+  answerTool(callId: string, _name: string, output: Record<string, unknown>): void {
+    this.connection.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) } });
+  }
+  replyAfterTools(): void {
+    this.connection.send({ type: 'response.create' });
+  }
+  updateInstructions(instructions: string): void {
+    // A GA update names its session type every time; only the instructions change.
+    this.connection.send({ type: 'session.update', session: { type: 'realtime', instructions } });
+  }
+  onLost(listener: (reason: string) => void): void {
+    this.connection.onLost(listener);
+  }
+  close(): void {
+    this.connection.close();
+  }
+}
+
+/** OpenAI Realtime as the bridge's speech provider: OPENAI_REALTIME_URL and OPENAI_API_KEY. */
+export class OpenAiSpeechProvider implements SpeechProvider {
+  readonly transcriptCutAtHeard = false;
+
+  constructor(private readonly options: { url: string; apiKey: string | undefined }) {}
+
+  modelLabel(agent: Agent): string {
+    return `openai/${realtimeModel(agent.modelConfig.model)}`;
+  }
+
+  async open(agent: Agent, instructions: string, events: SpeechEvents): Promise<SpeechSession> {
+    if (!this.options.apiKey) throw new Error('OPENAI_API_KEY is not set: the speech-to-speech provider cannot be reached');
+    const connection = await RealtimeConnection.open({ url: this.options.url, apiKey: this.options.apiKey, model: realtimeModel(agent.modelConfig.model) });
+    const session = new OpenAiSpeechSession(connection);
+    session.listen(events);
+    connection.send({ type: 'session.update', session: sessionConfig(agent, instructions) });
+    return session;
   }
 }

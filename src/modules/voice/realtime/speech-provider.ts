@@ -1,0 +1,54 @@
+import type { Agent } from '../../agents/agent.entity.js';
+
+/**
+ * What a speech-to-speech provider tells the bridge, in the bridge's words (the provider's own
+ * events are translated by its session class). Audio is always Twilio's: μ-law 8 kHz, base64.
+ */
+export interface SpeechEvents {
+  /** The provider heard the caller start to speak: a reply being played is cut (barge-in). */
+  callerStarted(): void;
+  /** The provider stopped its reply itself because the caller spoke over it (Gemini's `interrupted`). */
+  interrupted(): void;
+  /** One finished caller turn, as the provider transcribed it. */
+  callerTurn(text: string): void;
+  replyStarted(replyId: string): void;
+  agentAudio(replyId: string, itemId: string, ulaw: string): void;
+  /** The agent's words as they are generated, with its audio. */
+  agentWords(replyId: string, itemId: string, delta: string): void;
+  /** One spoken item of a reply is complete; `transcript` is the provider's whole text of it, when it sends one. */
+  agentItemDone(replyId: string, itemId: string, transcript: string): void;
+  /** The reply is over (done, cancelled or interrupted); '' when the provider did not name it. */
+  replyDone(replyId: string): void;
+  toolCall(name: string, callId: string, args: Record<string, unknown>): void;
+  /** An error the provider reported while the session goes on. */
+  providerError(code: unknown, message: unknown): void;
+}
+
+/** One call's open session with a speech-to-speech provider. */
+export interface SpeechSession {
+  appendCallerAudio(ulaw: string): void;
+  /** Stops the reply being generated (a provider that stops on its own does nothing). */
+  cancelReply(): void;
+  /** Tells the provider how much of an item the caller heard, when it keeps that in its context. */
+  truncate(itemId: string, heardMs: number): void;
+  answerTool(callId: string, name: string, output: Record<string, unknown>): void;
+  /** After a tool the model should speak to: OpenAI is asked for a new reply; Gemini goes on by itself. */
+  replyAfterTools(): void;
+  /** New instructions (fresh passages) for the replies to come, where the provider takes them mid-session. */
+  updateInstructions(instructions: string): void;
+  /** Called once when the session ends without us closing it. */
+  onLost(listener: (reason: string) => void): void;
+  close(): void;
+}
+
+export interface SpeechProvider {
+  /** What the agent's messages on the phone are labelled with, e.g. `openai/gpt-realtime`. */
+  modelLabel(agent: Agent): string;
+  /**
+   * Whether a cut reply is stored as far as the caller heard it (the provider's transcript is what
+   * it generated and it cannot be told where the caller stopped), rather than as the words generated.
+   */
+  readonly transcriptCutAtHeard: boolean;
+  /** Opens and configures the call's session; rejects with a message fit for the call record. */
+  open(agent: Agent, instructions: string, events: SpeechEvents): Promise<SpeechSession>;
+}
