@@ -94,6 +94,7 @@ import { attachMediaRoute } from './modules/voice/realtime/media-route.js';
 import { WebhookReplays } from './modules/voice/webhook-replays.js';
 import { CallConversations } from './modules/voice/realtime/call-conversation.js';
 import { DEFAULT_OPENAI_REALTIME_URL, OpenAiSpeechProvider } from './modules/voice/realtime/openai-realtime.js';
+import { GeminiSpeechProvider } from './modules/voice/realtime/gemini-live.js';
 
 /**
  * The OpenAPI document, the server's own and the same for everyone: built and serialized on the
@@ -397,6 +398,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           withContext: (work) => RequestContext.create(database.orm.em, work),
           speech: {
             openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),
+            google: new GeminiSpeechProvider({ apiKey: config.providers.geminiApiKey, baseUrl: config.providers.geminiBaseUrl }),
           },
           anonymous: upgradeLimit,
           logger,

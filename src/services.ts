@@ -70,7 +70,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),
-    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId), { publicUrl: () => config.telephony.publicUrl }),
+    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId), { publicUrl: () => config.telephony.publicUrl, geminiConfigured: () => Boolean(config.providers.geminiApiKey) }),
     carriers,
     carrierConnections: new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey }),
     phoneNumbers: new PhoneNumberService(em),

@@ -61,9 +61,9 @@ describe('activation', () => {
       await refusedOnBothDoors(async () => ({ agentId }), agentId, /agent "Streamer" .* pipelineMode streaming/);
     });
 
-    it('a flow whose ask node speaks sts through a provider other than openai: 409', async () => {
+    it('a flow whose ask node speaks sts through google while GEMINI_API_KEY is not set: 409 naming the variable', async () => {
       const agentId = await createVoiceAgent(acme, { name: 'Gemini', voiceConfig: { pipelineMode: 'sts', stsProvider: 'google' } });
-      await refusedOnBothDoors(async () => ({ flowId: await flowSpokenBy(agentId) }), agentId, /pipelineMode sts with stsProvider google/);
+      await refusedOnBothDoors(async () => ({ flowId: await flowSpokenBy(agentId) }), agentId, /pipelineMode sts with stsProvider google \(GEMINI_API_KEY is not set\)/);
     });
 
     it('batch, and sts with openai, are activated', async () => {

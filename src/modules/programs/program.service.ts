@@ -73,8 +73,8 @@ export class ProgramService {
     private readonly em: EntityManager,
     /** Called in the transaction that activates or changes a program, so a live program's triggers follow it (or neither happens). */
     private readonly onProgramChanged?: (em: EntityManager, programId: string) => Promise<unknown>,
-    /** PUBLIC_URL, read at activation: a real carrier's webhooks need it. */
-    private readonly telephony: { publicUrl: () => string | undefined } = { publicUrl: () => undefined },
+    /** PUBLIC_URL, read at activation: a real carrier's webhooks need it; and whether Gemini Live has its key (GEMINI_API_KEY). */
+    private readonly telephony: { publicUrl: () => string | undefined; geminiConfigured?: () => boolean } = { publicUrl: () => undefined },
   ) {}
 
   /**
@@ -194,8 +194,9 @@ export class ProgramService {
 
   /**
    * Every agent that would speak (the program's, or its flow's nodes') uses a voice pipeline the
-   * gateway runs: batch, or sts through OpenAI Realtime. Streaming, and sts with another provider,
-   * are not implemented yet: 409 naming the agent and the mode, never a silent call.
+   * gateway runs: batch, sts through OpenAI Realtime, or sts through Gemini Live when GEMINI_API_KEY
+   * is set. Streaming, sts without a provider, and Google without its key: 409 naming the agent and
+   * the mode, never a silent call.
    */
   private async assertVoiceImplemented(em: EntityManager, actor: Actor, program: Program): Promise<void> {
     const flow = program.flow ? await em.findOne(CallFlow, { id: program.flow.id, organization: actor.organizationId }) : null;
@@ -205,13 +206,13 @@ export class ProgramService {
     const refused = agents.flatMap((agent) => {
       const voice = agent.voiceConfig;
       if (voice?.pipelineMode === PipelineMode.streaming) return [`agent "${agent.name}" (${agent.id}) uses pipelineMode streaming`];
-      if (voice?.pipelineMode === PipelineMode.sts && voice.stsProvider !== StsProvider.openai) {
-        return [`agent "${agent.name}" (${agent.id}) uses pipelineMode sts with stsProvider ${voice.stsProvider ?? '(none)'}`];
-      }
-      return [];
+      if (voice?.pipelineMode !== PipelineMode.sts || voice.stsProvider === StsProvider.openai) return [];
+      if (voice.stsProvider === StsProvider.google && this.telephony.geminiConfigured?.()) return [];
+      const why = voice.stsProvider === StsProvider.google ? ' (GEMINI_API_KEY is not set)' : '';
+      return [`agent "${agent.name}" (${agent.id}) uses pipelineMode sts with stsProvider ${voice.stsProvider ?? '(none)'}${why}`];
     });
     if (refused.length > 0) {
-      throw new AppError('CONFLICT', `The program cannot be activated: ${refused.join('; ')}, which is not implemented yet (batch, or sts with openai, are)`);
+      throw new AppError('CONFLICT', `The program cannot be activated: ${refused.join('; ')}, which is not available (batch, sts with openai, and sts with google once GEMINI_API_KEY is set, are)`);
     }
   }
 

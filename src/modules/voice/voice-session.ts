@@ -319,7 +319,8 @@ export class VoiceEngine {
   }
 }
 
-/** An agent whose voice runs speech-to-speech through a provider the bridge speaks (OpenAI Realtime). */
+/** An agent whose voice runs speech-to-speech through a provider the bridge speaks (OpenAI Realtime, Gemini Live). */
 function isStreamed(agent: AgentRow | undefined): boolean {
-  return agent?.voice_config?.pipelineMode === PipelineMode.sts && agent.voice_config.stsProvider === StsProvider.openai;
+  const provider = agent?.voice_config?.stsProvider;
+  return agent?.voice_config?.pipelineMode === PipelineMode.sts && (provider === StsProvider.openai || provider === StsProvider.google);
 }

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../../../config.js';
+import { DEFAULT_GEMINI_LIVE_MODEL, geminiLiveModel, geminiVoice } from './gemini-live.js';
 import { DEFAULT_REALTIME_MODEL, realtimeModel, realtimeVoice } from './openai-realtime.js';
 import { mediaStreamUrl } from './stream-twiml.js';
 
@@ -33,5 +34,27 @@ describe('the realtime bridge settings', () => {
     expect(loadConfig({ ...base, OPENAI_REALTIME_URL: 'wss://proxy.example.com/v1/realtime' }).providers.openaiRealtimeUrl).toBe('wss://proxy.example.com/v1/realtime');
     expect(() => loadConfig({ ...base, OPENAI_REALTIME_URL: 'https://api.openai.com/v1/realtime' })).toThrow(new ConfigError('OPENAI_REALTIME_URL must start with ws: or wss:, got "https:"'));
     expect(() => loadConfig({ ...base, OPENAI_REALTIME_URL: 'not a url' })).toThrow(/^OPENAI_REALTIME_URL must be a URL/);
+  });
+
+  it('takes the agent’s own Gemini Live model, else gemini-3.8-live', () => {
+    expect(DEFAULT_GEMINI_LIVE_MODEL).toBe('gemini-3.8-live');
+    expect(geminiLiveModel('google/gemini-3.1-flash-live-preview')).toBe('gemini-3.1-flash-live-preview');
+    expect(geminiLiveModel('google/gemini-2.5-flash-native-audio-preview-12-2025')).toBe('gemini-2.5-flash-native-audio-preview-12-2025');
+    expect(geminiLiveModel('google/gemini-3.5-flash')).toBe(DEFAULT_GEMINI_LIVE_MODEL);
+    expect(geminiLiveModel('google/delivery-bot')).toBe(DEFAULT_GEMINI_LIVE_MODEL);
+    expect(geminiLiveModel('openai/gpt-realtime')).toBe(DEFAULT_GEMINI_LIVE_MODEL);
+  });
+
+  it('sends a Gemini voice (a capitalised name) and leaves an OpenAI one out', () => {
+    expect(geminiVoice('Kore')).toBe('Kore');
+    expect(geminiVoice('alloy')).toBeUndefined();
+    expect(geminiVoice(null)).toBeUndefined();
+  });
+
+  it('reads GEMINI_API_KEY, and GEMINI_BASE_URL as an http(s) URL without a trailing slash', () => {
+    expect(loadConfig(base).providers).toMatchObject({ geminiApiKey: undefined, geminiBaseUrl: undefined });
+    const config = loadConfig({ ...base, GEMINI_API_KEY: 'k', GEMINI_BASE_URL: 'http://127.0.0.1:9999/' });
+    expect(config.providers).toMatchObject({ geminiApiKey: 'k', geminiBaseUrl: 'http://127.0.0.1:9999' });
+    expect(() => loadConfig({ ...base, GEMINI_BASE_URL: 'wss://generativelanguage.googleapis.com' })).toThrow(new ConfigError('GEMINI_BASE_URL must start with http: or https:, got "wss:"'));
   });
 });
