@@ -1,0 +1,309 @@
+import { randomUUID } from 'node:crypto';
+import twilio from 'twilio';
+import alawmulaw from 'alawmulaw';
+import { ActivateProgramDocument, ConversationDocument } from '../generated/graphql.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { createAudience } from '../programs/fixtures.js';
+import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+import { frequency } from '../support/fake-openai-realtime.js';
+import { GEMINI_AGENT_HZ, GEMINI_WORD_MS, LIVE_PATH, startFakeGeminiLive, type FakeGeminiLive, type FakeGeminiSession } from '../support/fake-gemini-live.js';
+import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
+import { insertCall } from '../telephony/call-seed.js';
+import { startTwilioApp } from '../telephony/fixtures.js';
+
+// The speech-to-speech bridge on Google: an agent with stsProvider google, a live Twilio call, the
+// Media Streams caller sending μ-law, and the Gemini Live double (GEMINI_BASE_URL) hearing 16 kHz
+// PCM and answering 24 kHz PCM. Runs on PGlite, and on PostgreSQL with TEST_DATABASE_URL.
+
+const { mulaw } = alawmulaw;
+const INSTRUCTIONS = 'You are Ada, the voice assistant of the Acme shop. Keep answers short.';
+const GEMINI_KEY = 'gemini-test-key';
+
+let twilioFake: FakeTwilio;
+let gemini: FakeGeminiLive;
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let connectionId: string;
+let agentId: string;
+let contactId: string;
+
+beforeAll(async () => {
+  twilioFake = await startFakeTwilio();
+  gemini = await startFakeGeminiLive(GEMINI_KEY);
+  app = await startTwilioApp(twilioFake, undefined, { providers: { geminiApiKey: GEMINI_KEY, geminiBaseUrl: gemini.baseUrl } });
+  acme = await app.organization('Acme gemini');
+  other = await app.organization('Other gemini');
+  const connection = await acme.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
+  expect(connection.status).toBe(201);
+  connectionId = connection.body.id;
+  const agent = await acme.rest.post('/api/agents', {
+    name: 'Ada on Gemini',
+    instructions: INSTRUCTIONS,
+    modelConfig: { model: 'google/gemini-3.8-live' },
+    voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'Kore' },
+    resolutionCriteria: [{ label: 'Booked', description: 'The caller booked a visit' }],
+  });
+  expect(agent.status).toBe(201);
+  agentId = agent.body.id;
+  contactId = (await createAudience(acme, 1)).contactIds[0]!;
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await gemini?.close();
+  await twilioFake?.close();
+});
+
+beforeEach(() => {
+  gemini.script.length = 0;
+  gemini.refuseWith = null;
+  gemini.problems.length = 0;
+});
+
+afterEach(() => {
+  // The double parses every message as the service does: the gateway sent none it would refuse.
+  expect(gemini.problems).toEqual([]);
+});
+
+async function liveCall(): Promise<string> {
+  const id = await insertCall(app, {
+    organizationId: acme.organizationId,
+    agentId,
+    contactId,
+    carrier: 'twilio',
+    carrierCallId: `CA${randomUUID().replace(/-/g, '')}`,
+    status: 'in_progress',
+    queuedAt: new Date(Date.now() - 10_000),
+    answeredAt: new Date(Date.now() - 5_000),
+  });
+  await app.sql('update calls set carrier_connection_id = ? where id = ?', [connectionId, id]);
+  return id;
+}
+
+const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/** The <Stream> URL the signed answer webhook gives for the call, and its CallSid. */
+async function answeredStream(callId: string): Promise<{ url: string; callSid: string }> {
+  const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
+  const url = `${app.baseUrl}/telephony/twilio/${connectionId}/answer?callId=${callId}`;
+  const params = { CallSid: row!.carrier_call_id, AccountSid: twilioFake.accountSid, CallStatus: 'in-progress' };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
+    body: new URLSearchParams(params),
+  });
+  expect(res.status).toBe(200);
+  const stream = /<Stream url="([^"]+)"/.exec(await res.text());
+  if (!stream) throw new Error('no <Stream> in the answer');
+  return { url: unescapeXml(stream[1]!), callSid: row!.carrier_call_id };
+}
+
+async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeGeminiSession }> {
+  const { url, callSid } = await answeredStream(callId);
+  const opened = await MediaStreamClient.open(url, twilioFake.authToken);
+  if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
+  const next = gemini.nextSession();
+  opened.start(callId, callSid);
+  const session = await next;
+  await session.waitFor('setup');
+  return { caller: opened, session };
+}
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 5000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function callRow(callId: string) {
+  const [row] = await app.sql<{ status: string; error_text: string | null; conversation_id: string | null }>('select status, error_text, conversation_id from calls where id = ?', [callId]);
+  return row!;
+}
+
+async function transcript(conversationId: string, count: number): Promise<{ role: string; content: string; model?: string | null }[]> {
+  const rest = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}/messages?limit=100`), (res) => res.body.data?.length === count, 'the stored transcript');
+  return rest.body.data.map((message: { role: string; content: string }) => ({ role: message.role, content: message.content }));
+}
+
+/** The SNR (dB) of the 16 kHz audio the double heard against the caller's μ-law, decoded and linearly interpolated to 16 kHz, at the best delay. */
+function snrAgainstCaller(heard: Int16Array, ulaw: Buffer): number {
+  const original = mulaw.decode(new Uint8Array(ulaw));
+  const want = Int16Array.from({ length: original.length * 2 }, (_, i) => (i % 2 === 0 ? original[i / 2]! : Math.round((original[(i - 1) / 2]! + (original[(i + 1) / 2] ?? 0)) / 2)));
+  let best = -Infinity;
+  for (let lag = 0; lag <= 120; lag++) {
+    let signal = 0;
+    let noise = 0;
+    for (let i = 200; i + lag < heard.length && i < want.length - 200; i++) {
+      signal += want[i]! ** 2;
+      noise += (heard[i + lag]! - want[i]!) ** 2;
+    }
+    best = Math.max(best, 10 * Math.log10(signal / Math.max(noise, 1)));
+  }
+  return best;
+}
+
+describe('a speech-to-speech call on Gemini Live', () => {
+  it('sets the session up through the SDK, transcodes both ways, and stores both sides as the conversation', async () => {
+    gemini.script.push({ caller: 'Can I come by tomorrow morning?', reply: [{ text: 'Yes, we open at nine tomorrow.' }] });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+
+    // The SDK's socket, built on GEMINI_BASE_URL, with the key; the setup in the Live API's shape.
+    expect(session.path.replace(/^\/+/, '/').split('?')[0]).toBe(LIVE_PATH);
+    expect(session.key).toBe(GEMINI_KEY);
+    expect(session.setup).toMatchObject({
+      model: 'models/gemini-3.8-live',
+      generationConfig: { responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Kore' } } } },
+      systemInstruction: { parts: [{ text: expect.stringContaining(INSTRUCTIONS) }] },
+      inputAudioTranscription: {},
+      outputAudioTranscription: {},
+      sessionResumption: {},
+    });
+    expect(session.setup!.tools[0].functionDeclarations.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution']);
+
+    // The caller speaks: Gemini hears it as 16 kHz PCM, close to the caller's own audio.
+    const speech = callerSpeech(600, 400);
+    await caller.sendAudio(speech);
+    await caller.waitFor(() => caller.events('media').length >= 6, 'the agent’s reply');
+    const heardByGemini = session.audio();
+    expect(heardByGemini.length).toBe(speech.length * 2);
+    expect(snrAgainstCaller(heardByGemini, speech)).toBeGreaterThan(20);
+    expect(session.received.every((message) => !message.realtimeInput || message.realtimeInput.audio.mimeType === 'audio/pcm;rate=16000')).toBe(true);
+
+    // The agent's 24 kHz words reach the caller as μ-law 8 kHz, 200 ms each, at their pitch.
+    const heard = caller.heard();
+    expect(heard).toHaveLength(6);
+    for (const frame of heard) {
+      expect(frame.payload.length).toBe((GEMINI_WORD_MS * 8000) / 1000);
+      expect(Math.abs(frequency(frame.payload) - GEMINI_AGENT_HZ)).toBeLessThan(20);
+    }
+
+    const row = await eventually(() => callRow(callId), (value) => Boolean(value.conversation_id), 'the conversation link');
+    expect(await transcript(row.conversation_id!, 2)).toEqual([
+      { role: 'user', content: 'Can I come by tomorrow morning?' },
+      { role: 'assistant', content: 'Yes, we open at nine tomorrow.' },
+    ]);
+    const graphql = await acme.graphql.ok(ConversationDocument, { id: row.conversation_id!, limit: 100 });
+    expect(graphql.conversation.messages.data.map((message) => message.content)).toEqual(['Can I come by tomorrow morning?', 'Yes, we open at nine tomorrow.']);
+    const [stored] = await app.sql<{ model: string }>(`select model from messages where conversation_id = ? and role = 'assistant'`, [row.conversation_id]);
+    expect(stored!.model).toBe('google/gemini-3.8-live');
+    // Another organization sees the conversation on neither door.
+    expect((await other.rest.get(`/api/conversations/${row.conversation_id}`)).status).toBe(404);
+    expect((await other.graphql.run(ConversationDocument, { id: row.conversation_id! })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+
+    caller.stop();
+    caller.hangUp();
+    await session.closed;
+    await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+  });
+
+  it('clears the caller’s audio when Gemini says it was interrupted, and keeps the words as far as they were heard', async () => {
+    const words = Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(' ');
+    gemini.script.push({ caller: 'Tell me everything about your shop.', reply: [{ text: words }], paceMs: 60 });
+    const callId = await liveCall();
+    const { caller } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= 3, 'the start of the reply');
+    await caller.sendAudio(callerSpeech(300, 0));
+    await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
+    expect(caller.events('clear')[0]!.streamSid).toBe(caller.streamSid);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(caller.events('media').length).toBeLessThan(20);
+    const heardWords = caller.heard().length;
+
+    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    const messages = await transcript(conversationId!, 2);
+    expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
+    // The words whose audio had begun to play: what was heard, one word of slack for the word being played.
+    const kept = messages[1]!.content.split(' ');
+    expect(kept[0]).toBe('word1');
+    expect(kept.length).toBeGreaterThanOrEqual(Math.max(1, heardWords - 1));
+    expect(kept.length).toBeLessThanOrEqual(heardWords + 1);
+    expect(messages[1]!.content).not.toContain('word20');
+    caller.hangUp();
+  });
+
+  it('records a resolution, answers a tool the agent does not have with an error, and hangs up after the goodbye on end_call', async () => {
+    gemini.script.push({
+      caller: 'Please book me a visit on Monday.',
+      reply: [{ text: 'You are booked for Monday. Goodbye!' }],
+      tools: [
+        { name: 'transfer_call', args: { to: '+15550000000' } },
+        { name: 'reach_resolution', args: { label: 'Booked', explanation: 'Visit booked for Monday' } },
+        { name: 'end_call', args: { reason: 'done' } },
+      ],
+    });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    const closed = await caller.closed;
+    expect(closed.code).toBe(1000);
+    expect(caller.heard()).toHaveLength(6);
+    expect(caller.events('mark').map((message) => message.mark.name)).toEqual(['end_call']);
+    const responses = session.received.filter((message) => message.toolResponse).flatMap((message) => message.toolResponse.functionResponses);
+    expect(responses.map((response: { name: string; response: unknown }) => [response.name, response.response])).toEqual([
+      ['transfer_call', { error: 'unknown tool transfer_call' }],
+      ['reach_resolution', { recorded: true }],
+      ['end_call', { ending: true }],
+    ]);
+    const { conversation_id: conversationId } = await callRow(callId);
+    const ended = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+    expect(ended.body.outcome).toEqual([{ label: 'Booked', met: true, explanation: 'Visit booked for Monday' }]);
+  });
+
+  it('resumes the session on goAway with the last handle, the call going on', async () => {
+    gemini.script.push({ caller: 'First question?', reply: [{ text: 'First answer.' }] }, { caller: 'Second question?', reply: [{ text: 'Second answer.' }] });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= 2, 'the first reply');
+    const next = gemini.nextSession();
+    session.goAway(1500);
+    const resumed = await next;
+    await resumed.waitFor('setup');
+    expect(resumed.resumedFrom).toMatch(/^handle-/);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= 4, 'the reply of the resumed session');
+    await session.closed;
+    expect(await closeCodeWithin(caller, 300)).toBe('still open');
+    const { conversation_id: conversationId } = await callRow(callId);
+    expect(await transcript(conversationId!, 4)).toEqual([
+      { role: 'user', content: 'First question?' },
+      { role: 'assistant', content: 'First answer.' },
+      { role: 'user', content: 'Second question?' },
+      { role: 'assistant', content: 'Second answer.' },
+    ]);
+    caller.hangUp();
+  });
+
+  it('ends the call failed with the provider’s words when Gemini refuses the session', async () => {
+    gemini.refuseWith = { code: 1008, reason: 'API key not valid. Please pass a valid API key.' };
+    const callId = await liveCall();
+    const { url, callSid } = await answeredStream(callId);
+    const opened = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
+    opened.start(callId, callSid);
+    expect((await opened.closed).code).toBe(1011);
+    const row = await eventually(() => callRow(callId), (value) => value.status === 'failed', 'the failed call');
+    expect(row.error_text).toBe('The realtime provider refused the session (code 1008: API key not valid. Please pass a valid API key.)');
+  });
+});
+
+function closeCodeWithin(client: MediaStreamClient, ms: number): Promise<number | 'still open'> {
+  return Promise.race([client.closed.then((closed) => closed.code), new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), ms))]);
+}
+
+describe('activation with stsProvider google', () => {
+  it('activates a program whose agent speaks through Gemini Live once GEMINI_API_KEY is set', async () => {
+    const audience = await createAudience(acme, 1);
+    const program = await acme.rest.post('/api/programs', { name: 'Gemini calls', kind: 'campaign', audienceId: audience.id, agentId });
+    expect(program.status).toBe(201);
+    const { activateProgram } = await acme.graphql.ok(ActivateProgramDocument, { id: program.body.id });
+    expect(activateProgram.status).toBe('active');
+  });
+});
