@@ -9,7 +9,8 @@ import { frequency } from '../support/fake-openai-realtime.js';
 import { GEMINI_AGENT_HZ, GEMINI_WORD_MS, LIVE_PATH, startFakeGeminiLive, type FakeGeminiLive, type FakeGeminiSession } from '../support/fake-gemini-live.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { insertCall } from '../telephony/call-seed.js';
-import { startTwilioApp } from '../telephony/fixtures.js';
+import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { voiceCampaign } from './fixtures.js';
 
 // The speech-to-speech bridge on Google: an agent with stsProvider google, a live Twilio call, the
 // Media Streams caller sending μ-law, and the Gemini Live double (GEMINI_BASE_URL) hearing 16 kHz
@@ -297,6 +298,47 @@ describe('a speech-to-speech call on Gemini Live', () => {
 function closeCodeWithin(client: MediaStreamClient, ms: number): Promise<number | 'still open'> {
   return Promise.race([client.closed.then((closed) => closed.code), new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), ms))]);
 }
+
+describe('an outbound campaign call on Gemini Live', () => {
+  it('is placed through Twilio, streamed to Gemini, talked through and hung up by the agent, its transcript the conversation', async () => {
+    // The call stays answered long enough to be bridged and talked through.
+    twilioFake.script(() => ({ outcome: 'answered', stepMs: 2500 }));
+    gemini.script.push({ caller: 'Hello, who is calling?', reply: [{ text: 'Ada from the Acme shop. Goodbye!' }], tools: [{ name: 'end_call', args: {} }] });
+    const campaign = await voiceCampaign(acme, twilioFake, { agentId });
+    const runner = twilioRunner(app);
+    runner.start();
+    try {
+      const [call] = await eventually(
+        () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+        (rows) => rows.length === 1,
+        'the answered call',
+        15_000,
+      );
+      // The stream Twilio was told to open when it asked the answer URL.
+      const twiml = await eventually(async () => twilioFake.calls().find((placed) => placed.sid === call!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
+      const url = unescapeXml(/<Stream url="([^"]+)"/.exec(twiml!)![1]!);
+      const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+      if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+      const next = gemini.nextSession();
+      caller.start(call!.id, call!.carrier_call_id);
+      await (await next).waitFor('setup');
+      await caller.sendAudio(callerSpeech(600, 400));
+      expect((await caller.closed).code).toBe(1000);
+      expect(caller.heard()).toHaveLength(6);
+      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
+      expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
+      const row = await callRow(call!.id);
+      expect(row.status).toBe('completed');
+      expect(await transcript(row.conversation_id!, 2)).toEqual([
+        { role: 'user', content: 'Hello, who is calling?' },
+        { role: 'assistant', content: 'Ada from the Acme shop. Goodbye!' },
+      ]);
+    } finally {
+      await runner.stop();
+    }
+    await twilioFake.settled();
+  }, 30_000);
+});
 
 describe('activation with stsProvider google', () => {
   it('activates a program whose agent speaks through Gemini Live once GEMINI_API_KEY is set', async () => {
