@@ -53,6 +53,15 @@ describe('μ-law and PCM16', () => {
     expect(pcmToBytes(Int16Array.from([1, -2, 32767]))).toEqual(Buffer.from([1, 0, 0xfe, 0xff, 0xff, 0x7f]));
     expect([...bytesToPcm(Buffer.from([1, 0, 0xfe, 0xff, 9]))]).toEqual([1, -2]);
   });
+
+  it('μ-law alone (no resampling) is the floor the paths below are measured against', () => {
+    for (const [name, signal] of [['tone 1 kHz', tone], ['speech-like', speech]] as const) {
+      const exact = render(signal, 8000, 2);
+      const db = snr(ulawToPcm(pcmToUlaw(exact)), exact, 0);
+      measured[`μ-law alone ${name} (the floor)`] = `${db.toFixed(1)} dB`;
+      expect(db).toBeGreaterThan(30);
+    }
+  });
 });
 
 describe('the resampler', () => {
