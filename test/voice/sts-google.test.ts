@@ -229,6 +229,23 @@ describe('a speech-to-speech call on Gemini Live', () => {
     caller.hangUp();
   });
 
+  it('clears a reply Gemini finished generating but the caller is still hearing when the caller speaks again', async () => {
+    gemini.script.push({ caller: 'What are your hours?', reply: [{ text: 'We open at nine and close at six on weekdays.' }] }, { caller: 'Thanks.', reply: [{ text: 'Bye.' }] });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await session.waitFor('realtimeInput');
+    // The whole reply (10 words, 2 s of audio) is sent at once; the caller talks while it plays.
+    await caller.waitFor(() => caller.events('media').length >= 10, 'the whole reply');
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
+    expect(caller.heard().length).toBeLessThan(10);
+    const { conversation_id: conversationId } = await callRow(callId);
+    const messages = await transcript(conversationId!, 4);
+    expect(messages.map((message) => message.content)).toEqual(['What are your hours?', 'We open at nine and close at six on weekdays.', 'Thanks.', 'Bye.']);
+    caller.hangUp();
+  });
+
   it('records a resolution, answers a tool the agent does not have with an error, and hangs up after the goodbye on end_call', async () => {
     gemini.script.push({
       caller: 'Please book me a visit on Monday.',

@@ -112,7 +112,12 @@ class GeminiSpeechSession implements SpeechSession {
     if (message.goAway) void this.resume();
     const content = message.serverContent;
     if (content) {
-      if (content.inputTranscription?.text) this.callerWords += content.inputTranscription.text;
+      if (content.inputTranscription?.text) {
+        // The caller's first words of a turn: if Twilio still plays a reply Gemini already finished
+        // generating (Gemini sends `interrupted` only while it generates), that audio is cut too.
+        if (!this.callerWords) this.events.callerStarted();
+        this.callerWords += content.inputTranscription.text;
+      }
       if (content.interrupted && this.replying) {
         this.dropping = true;
         this.events.interrupted();
