@@ -2199,6 +2199,8 @@ export interface components {
             errorText?: string | null;
             /** @description Credits the call cost (0 when the carrier never took it) */
             creditsCharged: number;
+            /** @description Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns */
+            turnLatency?: components["schemas"]["CallTurnLatency"] | null;
             /**
              * Format: date-time
              * @description When the call was created (ISO 8601)
@@ -2832,6 +2834,17 @@ export interface components {
             /** @description The carrier account the number belongs to; batched across numbers */
             carrierConnection?: components["schemas"]["CarrierConnection"] | null;
         };
+        /** @description The agent’s turn latency on a speech-to-speech call, recorded when its media stream ends */
+        CallTurnLatency: {
+            /** @description The speech-to-speech provider that answered (openai) */
+            provider: string;
+            /** @description The agent turns in order (at most the first 500) */
+            turns: components["schemas"]["CallTurnTiming"][];
+            /** @description Median totalMs of the turns (the lower middle one of an even count) */
+            p50Ms: number;
+            /** @description Largest totalMs of the turns */
+            maxMs: number;
+        };
         /** @description One page of a list of Event items, and where it sits in the list */
         EventPage: {
             /** @description The items of this page, in the list’s order */
@@ -3136,6 +3149,17 @@ export interface components {
             offsetDays: number;
             /** @description HH:MM in the contact’s time zone */
             timeOfDay: string;
+        };
+        /** @description One agent turn of a speech-to-speech call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier */
+        CallTurnTiming: {
+            /** @description When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call) */
+            endOfSpeechAt?: string | null;
+            /** @description Milliseconds from the end of the caller’s speech (or our request) to the first agent audio sent to the carrier: providerMs + gatewayMs */
+            totalMs: number;
+            /** @description The provider’s share: milliseconds from the end of speech (or our request) to its first audio of the reply reaching the gateway */
+            providerMs: number;
+            /** @description The gateway’s own share: milliseconds from that audio reaching the gateway to its being written to the carrier’s socket */
+            gatewayMs: number;
         };
         /** @description One try at sending a delivery */
         WebhookDeliveryAttempt: {
@@ -7671,6 +7695,19 @@ export interface operations {
                      *             ],
                      *             "errorText": "Example errorText",
                      *             "creditsCharged": 3,
+                     *             "turnLatency": {
+                     *               "provider": "Example provider",
+                     *               "turns": [
+                     *                 {
+                     *                   "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
+                     *                   "totalMs": 3,
+                     *                   "providerMs": 3,
+                     *                   "gatewayMs": 3
+                     *                 }
+                     *               ],
+                     *               "p50Ms": 3,
+                     *               "maxMs": 3
+                     *             },
                      *             "createdAt": "2026-11-24T09:30:00.000Z",
                      *             "updatedAt": "2026-11-24T09:30:00.000Z"
                      *           }
@@ -25717,6 +25754,19 @@ export interface operations {
                      *           ],
                      *           "errorText": "Example errorText",
                      *           "creditsCharged": 3,
+                     *           "turnLatency": {
+                     *             "provider": "Example provider",
+                     *             "turns": [
+                     *               {
+                     *                 "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
+                     *                 "totalMs": 3,
+                     *                 "providerMs": 3,
+                     *                 "gatewayMs": 3
+                     *               }
+                     *             ],
+                     *             "p50Ms": 3,
+                     *             "maxMs": 3
+                     *           },
                      *           "createdAt": "2026-11-24T09:30:00.000Z",
                      *           "updatedAt": "2026-11-24T09:30:00.000Z"
                      *         }
@@ -25914,6 +25964,19 @@ export interface operations {
                      *       ],
                      *       "errorText": "Example errorText",
                      *       "creditsCharged": 3,
+                     *       "turnLatency": {
+                     *         "provider": "Example provider",
+                     *         "turns": [
+                     *           {
+                     *             "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
+                     *             "totalMs": 3,
+                     *             "providerMs": 3,
+                     *             "gatewayMs": 3
+                     *           }
+                     *         ],
+                     *         "p50Ms": 3,
+                     *         "maxMs": 3
+                     *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z"
                      *     }

@@ -3,6 +3,7 @@ import { Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/dec
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
+import { CallTurnLatency } from './call-latency.types.js';
 import { CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js';
 
 /**
@@ -135,6 +136,11 @@ export class Call extends BaseEntity {
   @Field(() => String, { nullable: true, description: 'Why the call failed, when it did' })
   @Property({ type: 'text', nullable: true })
   errorText: (string & Opt) | null = null;
+
+  /** Speech to speech: each agent turn's latency (bridge.ts), written once when the media stream ends; null for other calls. */
+  @Field(() => CallTurnLatency, { nullable: true, description: 'Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns' })
+  @Property({ type: 'json', nullable: true })
+  turnLatency: (CallTurnLatency & Opt) | null = null;
 
   @Field(() => Int, { description: 'Credits the call cost (0 when the carrier never took it)' })
   @Property({ type: 'integer', default: 0 })

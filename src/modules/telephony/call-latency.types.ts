@@ -1,0 +1,33 @@
+import { Field, Float, ObjectType } from 'type-graphql';
+
+/** One agent turn of a speech-to-speech call: how long the caller waited for the agent's first audio, and whose time it was. */
+@ObjectType({ description: 'One agent turn of a speech-to-speech call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier' })
+export class CallTurnTiming {
+  @Field(() => Date, { nullable: true, description: 'When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call)' })
+  endOfSpeechAt!: string | null;
+
+  @Field(() => Float, { description: 'Milliseconds from the end of the caller’s speech (or our request) to the first agent audio sent to the carrier: providerMs + gatewayMs' })
+  totalMs!: number;
+
+  @Field(() => Float, { description: 'The provider’s share: milliseconds from the end of speech (or our request) to its first audio of the reply reaching the gateway' })
+  providerMs!: number;
+
+  @Field(() => Float, { description: 'The gateway’s own share: milliseconds from that audio reaching the gateway to its being written to the carrier’s socket' })
+  gatewayMs!: number;
+}
+
+/** The turns of a speech-to-speech call, written once when its media stream ends. */
+@ObjectType({ description: 'The agent’s turn latency on a speech-to-speech call, recorded when its media stream ends' })
+export class CallTurnLatency {
+  @Field({ description: 'The speech-to-speech provider that answered (openai)' })
+  provider!: string;
+
+  @Field(() => [CallTurnTiming], { description: 'The agent turns in order (at most the first 500)' })
+  turns!: CallTurnTiming[];
+
+  @Field(() => Float, { description: 'Median totalMs of the turns (the lower middle one of an even count)' })
+  p50Ms!: number;
+
+  @Field(() => Float, { description: 'Largest totalMs of the turns' })
+  maxMs!: number;
+}
