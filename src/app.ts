@@ -401,6 +401,7 @@ export async function createGateway(config: Config, database: Database, logger: 
             google: new GeminiSpeechProvider({ apiKey: config.providers.geminiApiKey, baseUrl: config.providers.geminiBaseUrl }),
           },
           anonymous: upgradeLimit,
+          observeTurn: metrics ? (labels, turn) => metrics.observeVoiceTurn(labels, turn) : undefined,
           logger,
         }),
       );

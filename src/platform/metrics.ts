@@ -20,6 +20,7 @@ export class GatewayMetrics {
   private readonly requests: Counter<'door' | 'route' | 'method' | 'status'>;
   private readonly duration: Histogram<'door' | 'route' | 'method'>;
   private readonly errors: Counter<'code'>;
+  private readonly voiceTurns: Histogram<'mode' | 'provider' | 'part'>;
   private readonly operations = new Set<string>();
 
   constructor(database: Database) {
@@ -39,6 +40,15 @@ export class GatewayMetrics {
       registers,
     });
     this.errors = new Counter({ name: 'errors_total', help: 'Errors answered, by error code', labelNames: ['code'], registers });
+    this.voiceTurns = new Histogram({
+      name: 'gateway_voice_turn_latency_seconds',
+      help:
+        'Agent turns of voice calls: from the end of the caller’s speech to the first agent audio sent to the carrier (part=total), ' +
+        'the provider’s share up to that audio reaching the gateway (part=provider) and the gateway’s own, received to sent (part=gateway), by mode and provider',
+      labelNames: ['mode', 'provider', 'part'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
     new Gauge({
       name: 'db_pool_connections',
       help: 'PostgreSQL pool connections by state (absent on the embedded PGlite, which has no pool)',
@@ -79,6 +89,13 @@ export class GatewayMetrics {
     if (this.operations.size >= MAX_OPERATION_LABELS) return 'other';
     this.operations.add(name);
     return name;
+  }
+
+  /** One agent turn of a voice call (milliseconds, as the call records them). */
+  observeVoiceTurn(labels: { mode: string; provider: string }, turn: { totalMs: number; providerMs: number; gatewayMs: number }): void {
+    this.voiceTurns.observe({ ...labels, part: 'total' }, turn.totalMs / 1000);
+    this.voiceTurns.observe({ ...labels, part: 'provider' }, turn.providerMs / 1000);
+    this.voiceTurns.observe({ ...labels, part: 'gateway' }, turn.gatewayMs / 1000);
   }
 
   countError(code: string): void {

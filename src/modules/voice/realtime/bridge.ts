@@ -7,6 +7,8 @@ import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallConversations } from './call-conversation.js';
 import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
+import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
+import { TurnClock } from './turn-latency.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -25,6 +27,8 @@ export interface BridgeDeps {
   /** The speech-to-speech providers the bridge speaks, by the agents' `stsProvider`. */
   speech: Partial<Record<StsProvider, SpeechProvider>>;
   logger: Logger;
+  /** Told each agent turn's latency as it completes (the Prometheus histograms). */
+  observeTurn?: (labels: { mode: 'sts'; provider: string }, turn: CallTurnTiming) => void;
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -82,13 +86,19 @@ export class CallBridge implements SpeechEvents {
   private endTimer: NodeJS.Timeout | null = null;
   private finished = false;
   private writes: Promise<void> = Promise.resolve();
+  /** The agent's `stsProvider`, once the session is opened (the latency's label). */
+  private providerName = '';
+  /** Each agent turn's stamps (turn-latency.ts), stored on the call when the stream ends. */
+  private readonly clock: TurnClock;
 
   constructor(
     private readonly deps: BridgeDeps,
     private readonly twilio: WebSocket,
     private readonly call: BridgedCall,
     private readonly streamSid: string,
-  ) {}
+  ) {
+    this.clock = new TurnClock((turn) => deps.observeTurn?.({ mode: 'sts', provider: this.providerName }, turn));
+  }
 
   /**
    * Opens the conversation and the provider's session; a failure ends the call `failed`. A call
@@ -119,6 +129,7 @@ export class CallBridge implements SpeechEvents {
       const passages = await this.retrieve(lastCallerTurn);
       if (this.finished) return;
       this.speech = speech!;
+      this.providerName = voice!.stsProvider!;
       this.modelLabel = speech!.modelLabel(this.agent);
       const provider = await speech!.open(this.agent, sessionInstructions(this.agent, passages, this.memory), this);
       if (this.finished) {
@@ -165,6 +176,11 @@ export class CallBridge implements SpeechEvents {
     if (!this.finished) this.bargeIn();
   }
 
+  /** The provider heard the caller stop (OpenAI's server VAD): the agent's turn is timed from here. */
+  callerStopped(): void {
+    if (!this.finished) this.clock.begin(true, this.activeResponse);
+  }
+
   /** The provider stopped its reply because the caller spoke: what Twilio still holds is dropped, the words kept as far as they were heard. */
   interrupted(): void {
     if (this.finished) return;
@@ -199,6 +215,7 @@ export class CallBridge implements SpeechEvents {
     else if (this.followUp) {
       this.followUp = false;
       this.provider?.replyAfterTools();
+      this.clock.begin(false, id || null);
     }
   }
 
@@ -214,7 +231,9 @@ export class CallBridge implements SpeechEvents {
     if (this.finished || !delta || this.suppressed.has(responseId)) return;
     if (!this.playing || this.playing.itemId !== itemId) this.playing = { itemId, firstAt: Date.now(), bytes: 0 };
     this.playing.bytes += Math.floor((delta.length * 3) / 4);
+    const firstOfTurn = this.clock.audio(responseId);
     this.toCarrier({ event: 'media', streamSid: this.streamSid, media: { payload: delta } });
+    if (firstOfTurn !== null) this.clock.sent(firstOfTurn);
   }
 
   /** The agent's words as they are generated: the policy guard watches them before more audio goes out. */
@@ -319,6 +338,12 @@ export class CallBridge implements SpeechEvents {
     if (spoken) this.store(MessageRole.assistant, redactPolicy(spoken, this.agent?.policy ?? null));
   }
 
+  /** The call's turn latency, written once as the stream ends (none without a completed agent turn). */
+  private storeLatency(): void {
+    const latency = this.clock.summary(this.providerName);
+    if (latency) this.queue(() => this.deps.conversations.recordTurnLatency(this.call.id, latency));
+  }
+
   private store(role: MessageRole, content: string): void {
     const model = role === MessageRole.assistant ? this.modelLabel : null;
     this.queue(() => this.deps.conversations.add(this.conversationId!, this.call.organizationId, role, content.slice(0, 10_000), model));
@@ -340,6 +365,7 @@ export class CallBridge implements SpeechEvents {
     this.finished = true;
     if (this.endTimer) clearTimeout(this.endTimer);
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.storeLatency();
     this.provider?.close();
     if (this.conversationId) {
       const conversationId = this.conversationId;
@@ -355,6 +381,7 @@ export class CallBridge implements SpeechEvents {
     if (this.endTimer) clearTimeout(this.endTimer);
     this.deps.logger.warn({ callId: this.call.id, reason }, 'speech-to-speech call failed');
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.storeLatency();
     this.provider?.close();
     const conversationId = this.conversationId;
     this.queue(async () => {

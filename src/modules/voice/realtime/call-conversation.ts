@@ -5,6 +5,7 @@ import { Agent } from '../../agents/agent.entity.js';
 import { ConversationStatus, MessageRole } from '../../agents/agent.enums.js';
 import type { ChatMessage } from '../../agents/agent.ports.js';
 import type { CriterionOutcome } from '../../agents/agent.types.js';
+import type { CallTurnLatency } from '../../telephony/call-latency.types.js';
 import { memoryWindow } from '../../agents/prompt.js';
 
 /**
@@ -78,6 +79,11 @@ export class CallConversations {
       `update conversations set status = ?, ended_at = now(), updated_at = now() where id = ? and status in ('pending', 'active')`,
       [status, conversationId],
     );
+  }
+
+  /** The call's agent turn latency, once, as its media stream ends. */
+  async recordTurnLatency(callId: string, latency: CallTurnLatency): Promise<void> {
+    await query(this.em.fork(), 'update calls set turn_latency = ?::jsonb, updated_at = now() where id = ?', [JSON.stringify(latency), callId]);
   }
 
   /**

@@ -170,6 +170,8 @@ class OpenAiSpeechSession implements SpeechSession {
       switch (event.type) {
         case 'input_audio_buffer.speech_started':
           return events.callerStarted();
+        case 'input_audio_buffer.speech_stopped':
+          return events.callerStopped();
         case 'conversation.item.input_audio_transcription.completed': {
           const transcript = text(event.transcript).trim();
           if (transcript) events.callerTurn(transcript);

@@ -7,6 +7,8 @@ import type { Agent } from '../../agents/agent.entity.js';
 export interface SpeechEvents {
   /** The provider heard the caller start to speak: a reply being played is cut (barge-in). */
   callerStarted(): void;
+  /** The provider heard the caller stop speaking (the end of the caller's turn): the agent's turn is timed from here. A provider with no such signal (Gemini Live) never calls it, and its turns are not timed. */
+  callerStopped(): void;
   /** The provider stopped its reply itself because the caller spoke over it (Gemini's `interrupted`). */
   interrupted(): void;
   /** One finished caller turn, as the provider transcribed it. */
