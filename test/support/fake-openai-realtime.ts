@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
 import { clientEventProblem, serverEventProblem, type SpecProblem } from './openai-realtime-spec.js';
@@ -16,7 +17,9 @@ import { clientEventProblem, serverEventProblem, type SpecProblem } from './open
 // appended μ-law audio, and answers each spoken turn from a script with the events the real service
 // sends: speech_started/stopped, the caller's transcription, then a reply as audio deltas (μ-law
 // tones it generates, one per word) with its transcript deltas, tool calls and response.done. It
-// can drop a session, or refuse them.
+// can drop a session, or refuse them. A turn may declare the provider's delay (`delayMs`) before
+// its reply; each session notes when every appended frame arrived and every audio delta left, and
+// which frame ended each turn, so a benchmark reads relay times through the gateway on one clock.
 
 const { mulaw } = alawmulaw;
 
@@ -38,6 +41,18 @@ export interface ScriptedTurn {
   tools?: { name: string; arguments: Record<string, unknown> }[];
   /** Milliseconds between two words sent (each word is WORD_MS of audio); default 5. */
   paceMs?: number;
+  /** The provider's declared delay: milliseconds from the end of the caller's speech to the reply's start (response.created, then its first audio); default 0. */
+  delayMs?: number;
+}
+
+/** One turn as the double saw it (performance.now() times, in the double's process). */
+export interface HeardTurn {
+  /** Index in `appendedAt` of the caller's frame that ended the turn (its silence reached SILENCE_TO_STOP_MS). */
+  frameIndex: number;
+  /** When speech_stopped was sent. */
+  stoppedAt: number;
+  /** Index in `audioSentAt` of the reply's first audio delta, once sent. */
+  firstAudioIndex: number | null;
 }
 
 export const WORD_MS = 200;
@@ -52,6 +67,14 @@ export function tone(hz: number, ms: number, amplitude = 8000): Buffer {
   const samples = new Int16Array(Math.round((SAMPLE_RATE * ms) / 1000));
   for (let i = 0; i < samples.length; i++) samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / SAMPLE_RATE));
   return Buffer.from(mulaw.encode(samples));
+}
+
+const wordTones = new Map<number, string>();
+/** One word's audio (WORD_MS of a tone), base64, made once per frequency. */
+function wordAudio(hz: number): string {
+  let audio = wordTones.get(hz);
+  if (!audio) wordTones.set(hz, (audio = tone(hz, WORD_MS).toString('base64')));
+  return audio;
 }
 
 export function rms(ulaw: Buffer): number {
@@ -115,9 +138,17 @@ function merged(into: Json, update: Json): Json {
 export class FakeRealtimeSession {
   readonly received: RealtimeEvent[] = [];
   readonly audioChunks: Buffer[] = [];
+  /** When each appended chunk arrived (performance.now()), in order: a benchmark's relay times. */
+  readonly appendedAt: number[] = [];
+  /** When each agent audio delta was sent (performance.now()), in order. */
+  readonly audioSentAt: number[] = [];
+  /** The caller's turns the double answered, in order. */
+  readonly heardTurns: HeardTurn[] = [];
   /** The effective session configuration, as `session.updated` reports it. */
   config: Json;
   private speaking = false;
+  /** When the message being handled arrived (before it was parsed and checked). */
+  private messageAt = 0;
   private silentMs = 0;
   private responding: { id: string; cancelled: boolean } | null = null;
   /** Milliseconds of audio sent per assistant item, so a truncation past the end is refused as the service does. */
@@ -157,7 +188,10 @@ export class FakeRealtimeSession {
       socket.close(4000, 'beta_api_shape_disabled');
       return;
     }
-    socket.on('message', (data) => this.onMessage(data.toString()));
+    socket.on('message', (data) => {
+      this.messageAt = performance.now();
+      this.onMessage(data.toString());
+    });
     this.send({ type: 'session.created', session: this.config });
   }
 
@@ -193,13 +227,16 @@ export class FakeRealtimeSession {
     return this.respond({ caller: '', reply, ...options });
   }
 
-  private send(event: RealtimeEvent): void {
+  /** `stamps`: where to note when it went out (just before the socket write). */
+  private send(event: RealtimeEvent, stamps?: number[]): void {
     const full = { event_id: `event_${randomUUID()}`, ...event };
     const problem = serverEventProblem(full);
     if (problem) this.problems.push({ kind: 'sent', event: full, problem });
     // Checked as GA, then renamed when the test asks for the beta names (a proxy or an older endpoint).
     if (this.legacyNames() && LEGACY_NAMES[full.type]) full.type = LEGACY_NAMES[full.type];
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(full));
+    const data = JSON.stringify(full);
+    stamps?.push(performance.now());
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(data);
   }
 
   /** The service's answer to an event it will not act on: an `error` naming the event, the session kept. */
@@ -263,6 +300,7 @@ export class FakeRealtimeSession {
 
   /** Server VAD, simulated: loud frames start speech, SILENCE_TO_STOP_MS of quiet ends it and the turn is answered. */
   private heard(chunk: Buffer): void {
+    this.appendedAt.push(this.messageAt);
     this.audioChunks.push(chunk);
     const level = rms(chunk);
     const ms = (chunk.length / SAMPLE_RATE) * 1000;
@@ -276,9 +314,11 @@ export class FakeRealtimeSession {
         this.speaking = false;
         const itemId = `item_${randomUUID()}`;
         this.send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: 0, item_id: itemId });
+        const heard: HeardTurn = { frameIndex: this.appendedAt.length - 1, stoppedAt: performance.now(), firstAudioIndex: null };
         this.send({ type: 'input_audio_buffer.committed', item_id: itemId, previous_item_id: null });
         const turn = this.nextTurn();
         if (!turn) return;
+        this.heardTurns.push(heard);
         this.send({
           type: 'conversation.item.input_audio_transcription.completed',
           item_id: itemId,
@@ -286,14 +326,15 @@ export class FakeRealtimeSession {
           transcript: turn.caller,
           usage: { type: 'duration', seconds: 1 },
         });
-        void this.respond(turn);
+        void this.respond(turn, heard);
       }
     } else if (this.speaking) {
       this.silentMs = 0;
     }
   }
 
-  private async respond(turn: ScriptedTurn): Promise<void> {
+  private async respond(turn: ScriptedTurn, heard?: HeardTurn): Promise<void> {
+    if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));
     const response = { id: `resp_${randomUUID()}`, cancelled: false };
     this.responding = response;
     const itemId = `item_${randomUUID()}`;
@@ -311,7 +352,8 @@ export class FakeRealtimeSession {
         const delta = spoken.length === 0 ? word : ` ${word}`;
         spoken.push(delta);
         this.send({ type: 'response.output_audio_transcript.delta', ...base, delta });
-        this.send({ type: 'response.output_audio.delta', ...base, delta: tone(part.hz ?? AGENT_HZ, WORD_MS).toString('base64') });
+        if (heard && heard.firstAudioIndex === null) heard.firstAudioIndex = this.audioSentAt.length;
+        this.send({ type: 'response.output_audio.delta', ...base, delta: wordAudio(part.hz ?? AGENT_HZ) }, this.audioSentAt);
         this.audioMs.set(itemId, (this.audioMs.get(itemId) ?? 0) + WORD_MS);
         await new Promise((resolve) => setTimeout(resolve, turn.paceMs ?? 5));
       }
@@ -368,6 +410,8 @@ export interface FakeRealtime {
   sessions: FakeRealtimeSession[];
   /** Turns answered in order, across sessions. */
   script: ScriptedTurn[];
+  /** When set, the turn every caller turn is answered with once the script is empty (a benchmark's endless calls). */
+  everyTurn: ScriptedTurn | null;
   /** When set, every new session is refused with this HTTP status. */
   refuseWith: number | null;
   /**
@@ -389,6 +433,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     url: '',
     sessions: [],
     script: [],
+    everyTurn: null,
     refuseWith: null,
     problems: [],
     legacyEventNames: false,
@@ -417,7 +462,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const model = new URL(req.url ?? '/', 'http://fake').searchParams.get('model');
-      const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift(), fake.problems, () => fake.legacyEventNames);
+      const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift() ?? fake.everyTurn ?? undefined, fake.problems, () => fake.legacyEventNames);
       fake.sessions.push(session);
       for (const notify of pending.splice(0)) notify(session);
     });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import twilio from 'twilio';
 import WebSocket from 'ws';
@@ -46,6 +47,8 @@ export class MediaStreamClient {
   readonly streamSid = `MZ${randomBytes(16).toString('hex')}`;
   readonly received: Record<string, any>[] = [];
   readonly frames: PlayedFrame[] = [];
+  /** When each `media` message arrived (performance.now()), in order: a benchmark's relay times. */
+  readonly mediaArrivals: number[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   private cursor = 0;
   private readonly markTimers = new Map<NodeJS.Timeout, string>();
@@ -53,7 +56,10 @@ export class MediaStreamClient {
   constructor(private readonly socket: WebSocket) {
     this.closed = new Promise((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
     socket.on('close', () => this.markTimers.forEach((_name, timer) => clearTimeout(timer)));
-    socket.on('message', (data) => this.onMessage(JSON.parse(data.toString()) as Record<string, any>));
+    socket.on('message', (data) => {
+      const arrivedAt = performance.now();
+      this.onMessage(JSON.parse(data.toString()) as Record<string, any>, arrivedAt);
+    });
   }
 
   /** Opens the stream as Twilio would; `authToken` signs it (a wrong one makes a forged signature). */
@@ -130,10 +136,11 @@ export class MediaStreamClient {
     if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
   }
 
-  private onMessage(message: Record<string, any>): void {
+  private onMessage(message: Record<string, any>, arrivedAt: number): void {
     this.received.push(message);
     const now = Date.now();
     if (message.event === 'media') {
+      this.mediaArrivals.push(arrivedAt);
       const payload = Buffer.from(String(message.media?.payload ?? ''), 'base64');
       const startsAt = Math.max(now, this.cursor);
       this.cursor = startsAt + (payload.length / SAMPLE_RATE) * 1000;
