@@ -18,6 +18,7 @@ import { renderStreamTwiml } from '../../src/modules/voice/realtime/stream-twiml
 const INSTRUCTIONS = 'You are Ada, the voice assistant of the Acme shop. Keep answers short.';
 const POLICY = 'Never offer a discount above ten percent to anyone.';
 const LEAK_HZ = 1200;
+const METRICS_TOKEN = 'metrics-token-for-sts-tests';
 
 let twilioFake: FakeTwilio;
 let realtime: FakeRealtime;
@@ -32,7 +33,7 @@ let contactId: string;
 beforeAll(async () => {
   twilioFake = await startFakeTwilio();
   realtime = await startFakeRealtime();
-  app = await startTwilioApp(twilioFake, undefined, { providers: { openaiApiKey: 'sk-test-realtime-key', openaiRealtimeUrl: realtime.url } });
+  app = await startTwilioApp(twilioFake, undefined, { providers: { openaiApiKey: 'sk-test-realtime-key', openaiRealtimeUrl: realtime.url }, metricsToken: METRICS_TOKEN });
   acme = await app.organization('Acme voice');
   other = await app.organization('Other voice');
   const connection = await acme.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
@@ -254,6 +255,66 @@ describe('a speech-to-speech call', () => {
     await session.closed;
     const ended = await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'ended', 'the conversation’s end');
     expect(ended.body.messageCount).toBe(2);
+  });
+
+  it('records each agent turn’s latency on the call (total, the provider’s share, the gateway’s), the same on both doors, and in /metrics', async () => {
+    // The double declares its delay: each reply starts PROVIDER_DELAY_MS after it said the caller stopped.
+    const PROVIDER_DELAY_MS = 120;
+    const replies = ['Yes.', 'Nine.', 'Bye.'];
+    for (const [index, reply] of replies.entries()) realtime.script.push({ caller: `Question ${index + 1}?`, reply: [{ text: reply }], delayMs: PROVIDER_DELAY_MS });
+    const callId = await liveCall();
+    const startedAt = Date.now();
+    const { caller } = await openStream(callId);
+    for (let turn = 1; turn <= replies.length; turn++) {
+      await caller.sendAudio(callerSpeech(400, 400));
+      await caller.waitFor(() => caller.events('media').length >= turn, `reply ${turn}`);
+      // The one-word reply (WORD_MS of audio) has played before the caller speaks again: no barge-in.
+      await new Promise((resolve) => setTimeout(resolve, WORD_MS + 50));
+    }
+    // Nothing is written while the stream is open: the call's record is made as it ends.
+    expect((await acme.rest.get(`/api/calls/${callId}`)).body.turnLatency).toBeNull();
+    caller.stop();
+    caller.hangUp();
+
+    const rest = await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the call’s turn latency');
+    const latency = rest.body.turnLatency;
+    expect(latency.provider).toBe('openai');
+    expect(latency.turns).toHaveLength(replies.length);
+    for (const turn of latency.turns) {
+      expect(Date.parse(turn.endOfSpeechAt)).toBeGreaterThanOrEqual(startedAt);
+      expect(Date.parse(turn.endOfSpeechAt)).toBeLessThanOrEqual(Date.now());
+      expect(turn.providerMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
+      expect(turn.gatewayMs).toBeGreaterThanOrEqual(0);
+      expect(turn.gatewayMs).toBeLessThan(1000);
+      expect(turn.totalMs).toBeCloseTo(turn.providerMs + turn.gatewayMs, 2);
+      expect(turn.totalMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
+    }
+    const totals = latency.turns.map((turn: { totalMs: number }) => turn.totalMs).sort((a: number, b: number) => a - b);
+    expect(latency.p50Ms).toBe(totals[1]);
+    expect(latency.maxMs).toBe(totals[2]);
+    const starts = latency.turns.map((turn: { endOfSpeechAt: string }) => Date.parse(turn.endOfSpeechAt));
+    expect([...starts].sort((a, b) => a - b)).toEqual(starts);
+
+    // The same record on the GraphQL door; another organization sees the call on neither.
+    expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call.turnLatency).toEqual(latency);
+    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+    expect((await other.graphql.run(StsCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+
+    // A call without a completed agent turn records none.
+    const silent = await liveCall();
+    const quiet = await openStream(silent);
+    quiet.caller.hangUp();
+    await quiet.session.closed;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await acme.rest.get(`/api/calls/${silent}`)).body.turnLatency).toBeNull();
+    expect((await acme.graphql.ok(StsCallDocument, { id: silent })).call.turnLatency).toBeNull();
+
+    // Prometheus: the three parts of each turn, by mode and provider.
+    const metrics = await (await fetch(`${app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    for (const part of ['total', 'provider', 'gateway']) {
+      const count = new RegExp(`^gateway_voice_turn_latency_seconds_count\\{mode="sts",provider="openai",part="${part}"\\} (\\d+)$`, 'm').exec(metrics);
+      expect(Number(count?.[1])).toBeGreaterThanOrEqual(replies.length);
+    }
   });
 
   it('clears the caller’s audio and cancels the reply when the caller talks over the agent (barge-in)', async () => {
