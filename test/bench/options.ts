@@ -19,13 +19,23 @@ export interface BenchOptions {
   warmup: number;
   /** The campaign runner section (test/bench/runner.ts): `--only=runner`, or part of the default run. */
   runner: boolean;
+  /** The speech-to-speech section (test/bench/voice.ts): `--only=voice`, or part of the default run. */
+  voice: boolean;
+  /** The voice section's ramp: concurrent calls per step. */
+  voiceSteps: number[];
+  /** The voice section on the embedded PGlite rather than PostgreSQL (`--pglite`; also when no PostgreSQL can be had). */
+  pglite: boolean;
 }
 
-export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S]
+const SECTIONS = ['runner', 'voice'];
+
+export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --pglite]
 
 Env (argv wins): DATABASE_URL, BENCH_DURATION (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10),
 BENCH_ONLY (comma list), BENCH_WARMUP (2), BENCH_KEEP_DATABASE=1 (with DATABASE_URL:
-keep gateway_bench at the end). Kinds: ${KINDS.join(', ')}, runner (the campaign runner section).`;
+keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100). Kinds: ${KINDS.join(', ')},
+runner (the campaign runner section), voice (speech-to-speech calls: --duration is each step's
+measured seconds, --voice-steps the concurrent calls of each step, --pglite the embedded database).`;
 
 function positive(name: string, value: string | undefined, fallback: number, integer: boolean, zero = false): number {
   if (value === undefined || value === '') return fallback;
@@ -45,6 +55,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       connections: { type: 'string' },
       only: { type: 'string' },
       warmup: { type: 'string' },
+      'voice-steps': { type: 'string' },
+      pglite: { type: 'boolean' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -54,8 +66,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     process.exit(0);
   }
   const only = (values.only ?? env.BENCH_ONLY ?? '').split(',').map((kind) => kind.trim()).filter(Boolean);
-  const unknown = only.filter((kind) => kind !== 'runner' && !(KINDS as readonly string[]).includes(kind));
-  if (unknown.length > 0) throw new Error(`unknown kind(s) ${unknown.join(', ')}: use ${KINDS.join(', ')}`);
+  const unknown = only.filter((kind) => !SECTIONS.includes(kind) && !(KINDS as readonly string[]).includes(kind));
+  if (unknown.length > 0) throw new Error(`unknown kind(s) ${unknown.join(', ')}: use ${[...KINDS, ...SECTIONS].join(', ')}`);
+  const steps = (values['voice-steps'] ?? env.BENCH_VOICE_STEPS ?? '10,25,50,100').split(',').map((step) => step.trim()).filter(Boolean);
+  const voiceSteps = steps.map((step) => positive('BENCH_VOICE_STEPS', step, 0, true));
+  if (voiceSteps.length === 0) throw new Error(`BENCH_VOICE_STEPS names no step\n\n${USAGE}`);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     keepDatabase: env.BENCH_KEEP_DATABASE === '1',
@@ -64,6 +79,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     connections: positive('BENCH_CONNECTIONS', values.connections ?? env.BENCH_CONNECTIONS, 10, true),
     kinds: only.length > 0 ? KINDS.filter((kind) => only.includes(kind)) : [...KINDS],
     runner: only.length === 0 || only.includes('runner'),
+    voice: only.length === 0 || only.includes('voice'),
+    voiceSteps,
+    pglite: values.pglite ?? false,
     warmup: positive('BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, 2, false, true),
   };
 }

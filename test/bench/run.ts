@@ -17,6 +17,7 @@ import { machine, markdown, summarize, type KindResult } from './report.js';
 import { BENCH_METRICS_TOKEN, rssMb, startBaselineProcess, startGateway, startPostGraphileProcess, type ServerProcess } from './servers.js';
 import { seed } from './seed.js';
 import { killRunnerBench, runnerBench, runnerMarkdown } from './runner.js';
+import { killVoiceBench, voiceBench, voiceMarkdown } from './voice.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -105,10 +106,24 @@ async function main(): Promise<void> {
   writeFileSync(`${RESULTS}.gitignore`, '*\n!.gitignore\n');
   for (const file of readdirSync(RESULTS)) if (file.startsWith('mismatch-')) rmSync(`${RESULTS}${file}`);
 
+  const voiceOnly = options.kinds.length === 0 && !options.runner;
+  if (voiceOnly && options.pglite) return voiceSection(null, options);
   log(options.databaseUrl ? 'Creating the database gateway_bench on DATABASE_URL…' : 'Starting a throwaway PostgreSQL cluster…');
-  const database = (state.database = await openBenchDatabase(options.databaseUrl, options.keepDatabase));
+  let database: BenchDatabase;
+  try {
+    database = state.database = await openBenchDatabase(options.databaseUrl, options.keepDatabase);
+  } catch (error) {
+    // The voice section alone can do without PostgreSQL: the server then runs on its embedded PGlite.
+    if (!voiceOnly) throw error;
+    log(`  no PostgreSQL (${error instanceof Error ? error.message : String(error)}): the voice section runs on PGlite`);
+    return voiceSection(null, options);
+  }
   if (!database.statements) log('  pg_stat_statements is not available on this server: SQL/request will read n/a');
-  if (options.kinds.length === 0) return void process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
+  if (options.kinds.length === 0) {
+    if (options.runner) process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
+    if (options.voice) await voiceSection(database, options);
+    return;
+  }
 
   // A fresh key per run for organization A (the measured one); never printed or stored.
   const key = `bench_${randomBytes(24).toString('hex')}`;
@@ -166,6 +181,14 @@ async function main(): Promise<void> {
   );
   log(`\nRaw numbers: ${latest}; total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (options.runner) process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
+  if (options.voice) await voiceSection(database, options);
+}
+
+/** The speech-to-speech section (test/bench/voice.ts), on the bench's PostgreSQL or, without one, PGlite. */
+async function voiceSection(database: BenchDatabase | null, options: BenchOptions): Promise<void> {
+  const where = database && !options.pglite ? `PostgreSQL ${database.serverVersion}` : 'PGlite';
+  const summary = await voiceBench(database && !options.pglite ? database.url : null, where, options.duration, options.voiceSteps, log);
+  process.stdout.write(`\n${voiceMarkdown(summary)}\n`);
 }
 
 let exiting = false;
@@ -186,6 +209,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 // Last resort when something exits the process without finish(): no orphan servers or clusters.
 process.on('exit', () => {
   killRunnerBench();
+  killVoiceBench();
   state.gateway?.kill();
   state.baseline?.kill();
   state.postgraphile?.kill();

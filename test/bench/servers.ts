@@ -74,27 +74,33 @@ async function waitReady(server: ServerProcess, path: string, timeoutMs: number,
  * The gateway as production runs it: NODE_ENV=production, logs at info into a file. The rate limit is
  * off (the load is one key) and so is the runner (statement counts are the requests' own).
  */
-export async function startGateway(databaseUrl: string, bootstrapKey: string, log: string): Promise<ServerProcess> {
-  const port = await freePort();
+export async function startGateway(
+  databaseUrl: string | null,
+  bootstrapKey: string,
+  log: string,
+  /** The voice section's: a port chosen beforehand (PUBLIC_URL names it), and more environment (undefined removes a variable). */
+  extra: { port?: number; env?: Record<string, string | undefined> } = {},
+): Promise<ServerProcess> {
+  const port = extra.port ?? (await freePort());
   const out = openSync(log, 'a');
   // BENCH_GATEWAY_NODE_ARGS: Node flags for the gateway only (e.g. --max-old-space-size=192 to compare memory settings).
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, `${ROOT}dist/src/main.js`], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      BOOTSTRAP_API_KEY: bootstrapKey,
-      RATE_LIMIT_PER_MINUTE: '0',
-      RUNNER_ENABLED: 'false',
-      METRICS_TOKEN: BENCH_METRICS_TOKEN,
-    },
-    stdio: ['ignore', out, out],
-  });
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NODE_ENV: 'production',
+    // null: the embedded PGlite (under DATA_DIR).
+    DATABASE_URL: databaseUrl ?? undefined,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    BOOTSTRAP_API_KEY: bootstrapKey,
+    RATE_LIMIT_PER_MINUTE: '0',
+    RUNNER_ENABLED: 'false',
+    METRICS_TOKEN: BENCH_METRICS_TOKEN,
+    ...extra.env,
+  };
+  for (const name of Object.keys(env)) if (env[name] === undefined) delete env[name];
+  const child = spawn(process.execPath, [...nodeArgs, `${ROOT}dist/src/main.js`], { cwd: ROOT, env, stdio: ['ignore', out, out] });
   closeSync(out);
   const server = watch('gateway', child, port, log);
   await waitReady(server, '/readyz', 60_000);
