@@ -9,6 +9,7 @@ import type { CallConversations } from './call-conversation.js';
 import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
 import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
 import { TurnClock } from './turn-latency.js';
+import { EndOfSpeechDetector } from './end-of-speech.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -90,6 +91,8 @@ export class CallBridge implements SpeechEvents {
   private providerName = '';
   /** Each agent turn's stamps (turn-latency.ts), stored on the call when the stream ends. */
   private readonly clock: TurnClock;
+  /** Our end-of-speech signal, for a provider without one; dropped once the agent's provider is known to have its own. */
+  private endOfSpeech: EndOfSpeechDetector | null = new EndOfSpeechDetector(() => this.callerStopped());
 
   constructor(
     private readonly deps: BridgeDeps,
@@ -111,6 +114,7 @@ export class CallBridge implements SpeechEvents {
       this.agent = await conversations.agent(this.call.organizationId, this.call.agentId);
       const voice = this.agent?.voiceConfig;
       const speech = voice?.pipelineMode === PipelineMode.sts && voice.stsProvider ? this.deps.speech[voice.stsProvider] : undefined;
+      if (!speech || speech.reportsEndOfSpeech) this.endOfSpeech = null;
       if (this.agent && !speech) {
         this.finished = true;
         refuse('the call’s agent is not a speech-to-speech agent on OpenAI or Google');
@@ -152,6 +156,8 @@ export class CallBridge implements SpeechEvents {
       case 'media': {
         const payload = text((message.media as Record<string, unknown> | undefined)?.payload);
         if (!payload) return;
+        // Before the frame goes on: the turn is timed from the frame that ended the speech, not from the provider's hearing it.
+        this.endOfSpeech?.push(Buffer.from(payload, 'base64'));
         if (this.provider) this.provider.appendCallerAudio(payload);
         else if (this.queued.length < MAX_QUEUED_FRAMES) this.queued.push(payload);
         return;
@@ -176,7 +182,7 @@ export class CallBridge implements SpeechEvents {
     if (!this.finished) this.bargeIn();
   }
 
-  /** The provider heard the caller stop (OpenAI's server VAD): the agent's turn is timed from here. */
+  /** The caller stopped speaking (OpenAI's server VAD, or our detector for Gemini): the agent's turn is timed from here. */
   callerStopped(): void {
     if (!this.finished) this.clock.begin(true, this.activeResponse);
   }
@@ -227,11 +233,11 @@ export class CallBridge implements SpeechEvents {
     this.deps.logger.warn({ callId: this.call.id, code, error: message }, 'the realtime provider reported an error');
   }
 
-  agentAudio(responseId: string, itemId: string, delta: string): void {
+  agentAudio(responseId: string, itemId: string, delta: string, receivedAt?: number): void {
     if (this.finished || !delta || this.suppressed.has(responseId)) return;
     if (!this.playing || this.playing.itemId !== itemId) this.playing = { itemId, firstAt: Date.now(), bytes: 0 };
     this.playing.bytes += Math.floor((delta.length * 3) / 4);
-    const firstOfTurn = this.clock.audio(responseId);
+    const firstOfTurn = this.clock.audio(responseId, receivedAt);
     this.toCarrier({ event: 'media', streamSid: this.streamSid, media: { payload: delta } });
     if (firstOfTurn !== null) this.clock.sent(firstOfTurn);
   }

@@ -1,4 +1,5 @@
 // Types only here: the SDK (and google-auth-library under it) loads when a call first needs it.
+import { performance } from 'node:perf_hooks';
 import type { Behavior, LiveConnectConfig, LiveServerMessage, Modality, Session } from '@google/genai';
 import type { Agent } from '../../agents/agent.entity.js';
 import { AgentAudio, CallerAudio } from './audio.js';
@@ -100,13 +101,14 @@ class GeminiSpeechSession implements SpeechSession {
   /** Every message of the session the SDK hands over, in order (the SDK's callbacks must not throw: they run unawaited). */
   receive(message: LiveServerMessage): void {
     try {
-      this.dispatch(message);
+      this.dispatch(message, performance.now());
     } catch (error) {
       this.events.providerError('bridge', error instanceof Error ? error.message : String(error));
     }
   }
 
-  private dispatch(message: LiveServerMessage): void {
+  /** `receivedAt`: the reply's first audio ends the provider's share of a turn there, before our transcoding. */
+  private dispatch(message: LiveServerMessage, receivedAt: number): void {
     const update = message.sessionResumptionUpdate;
     if (update?.resumable && update.newHandle) this.handle = update.newHandle;
     if (message.goAway) void this.resume();
@@ -128,7 +130,7 @@ class GeminiSpeechSession implements SpeechSession {
           if (!part.inlineData?.data) continue;
           this.startReply();
           const ulaw = this.fromGemini.convert(Buffer.from(part.inlineData.data, 'base64'));
-          if (ulaw.length > 0) this.events.agentAudio(replyId, replyId, ulaw.toString('base64'));
+          if (ulaw.length > 0) this.events.agentAudio(replyId, replyId, ulaw.toString('base64'), receivedAt);
         }
         if (content.outputTranscription?.text) {
           this.startReply();
@@ -251,6 +253,8 @@ class GeminiSpeechSession implements SpeechSession {
 /** Gemini Live as the bridge's speech provider: GEMINI_API_KEY, and GEMINI_BASE_URL for another endpoint. */
 export class GeminiSpeechProvider implements SpeechProvider {
   readonly transcriptCutAtHeard = true;
+  /** Live sends no end-of-speech event: the bridge's own detector times the turns. */
+  readonly reportsEndOfSpeech = false;
 
   constructor(private readonly options: { apiKey: string | undefined; baseUrl?: string; timeoutMs?: number }) {}
 

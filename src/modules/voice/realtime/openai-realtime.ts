@@ -238,6 +238,8 @@ class OpenAiSpeechSession implements SpeechSession {
 /** OpenAI Realtime as the bridge's speech provider: OPENAI_REALTIME_URL and OPENAI_API_KEY. */
 export class OpenAiSpeechProvider implements SpeechProvider {
   readonly transcriptCutAtHeard = false;
+  /** Server VAD's input_audio_buffer.speech_stopped. */
+  readonly reportsEndOfSpeech = true;
 
   constructor(private readonly options: { url: string; apiKey: string | undefined }) {}
 

@@ -7,14 +7,19 @@ import type { Agent } from '../../agents/agent.entity.js';
 export interface SpeechEvents {
   /** The provider heard the caller start to speak: a reply being played is cut (barge-in). */
   callerStarted(): void;
-  /** The provider heard the caller stop speaking (the end of the caller's turn): the agent's turn is timed from here. A provider with no such signal (Gemini Live) never calls it, and its turns are not timed. */
+  /**
+   * The caller stopped speaking (the end of the caller's turn): the agent's turn is timed from here.
+   * Said by the provider when it has the signal (OpenAI's speech_stopped); for one without it (Gemini
+   * Live, `reportsEndOfSpeech` false) the bridge's own detector says it (end-of-speech.ts).
+   */
   callerStopped(): void;
   /** The provider stopped its reply itself because the caller spoke over it (Gemini's `interrupted`). */
   interrupted(): void;
   /** One finished caller turn, as the provider transcribed it. */
   callerTurn(text: string): void;
   replyStarted(replyId: string): void;
-  agentAudio(replyId: string, itemId: string, ulaw: string): void;
+  /** `receivedAt`: when the provider's message carrying it arrived (performance.now()), when converting it took time of ours; else now. */
+  agentAudio(replyId: string, itemId: string, ulaw: string, receivedAt?: number): void;
   /** The agent's words as they are generated, with its audio. */
   agentWords(replyId: string, itemId: string, delta: string): void;
   /** One spoken item of a reply is complete; `transcript` is the provider's whole text of it, when it sends one. */
@@ -51,6 +56,8 @@ export interface SpeechProvider {
    * it generated and it cannot be told where the caller stopped), rather than as the words generated.
    */
   readonly transcriptCutAtHeard: boolean;
+  /** Whether the provider says when the caller stopped speaking (`callerStopped`); when not, the bridge detects it on the caller's audio. */
+  readonly reportsEndOfSpeech: boolean;
   /** Opens and configures the call's session; rejects with a message fit for the call record. */
   open(agent: Agent, instructions: string, events: SpeechEvents): Promise<SpeechSession>;
 }

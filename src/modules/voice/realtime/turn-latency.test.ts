@@ -52,6 +52,19 @@ describe('TurnClock', () => {
     expect(turn).toEqual({ endOfSpeechAt: null, totalMs: 81, providerMs: 80, gatewayMs: 1 });
   });
 
+  it('ends the provider’s share when the audio arrived, as the provider’s session says (its transcoding is the gateway’s)', () => {
+    const clock = new TurnClock();
+    clock.begin(true, null);
+    now += 200;
+    const arrived = now;
+    // 3 ms converting the audio before the bridge sees it.
+    now += 3;
+    const first = clock.audio('turn-0', arrived);
+    now += 1;
+    clock.sent(first!);
+    expect(clock.summary('google')!.turns[0]).toMatchObject({ providerMs: 200, gatewayMs: 4, totalMs: 204 });
+  });
+
   it('answers the lower middle total as the median and keeps the first MAX_RECORDED_TURNS turns', () => {
     const clock = new TurnClock();
     expect(clock.summary('openai')).toBeNull();

@@ -29,9 +29,8 @@ export class TurnClock {
     this.pending = { at: performance.now(), wallAt: fromSpeech ? Date.now() : null, stale };
   }
 
-  /** An agent audio delta arrived: its arrival time when it is the first of the pending turn's reply, else null. */
-  audio(responseId: string): number | null {
-    const receivedAt = performance.now();
+  /** An agent audio delta arrived (at `receivedAt`, now unless said): its arrival time when it is the first of the pending turn's reply, else null. */
+  audio(responseId: string, receivedAt = performance.now()): number | null {
     this.lastAudioResponse = responseId || this.lastAudioResponse;
     if (!this.pending || this.pending.stale.has(responseId)) return null;
     return receivedAt;
