@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
 
 // A Gemini Live double on loopback (the Gemini API's BidiGenerateContent WebSocket), for the
@@ -24,7 +25,10 @@ import WebSocket, { WebSocketServer } from 'ws';
 // inline audio (PCM16 24 kHz tones it generates, one per word) with `outputTranscription`,
 // `toolCall`s (waiting for their `toolResponse`), `interrupted` when the caller speaks over a reply,
 // `generationComplete` and `turnComplete`, and `goAway` when a test asks; a session opened with a
-// known handle is marked resumed.
+// known handle is marked resumed. A turn may declare the service's delay before its reply
+// (`delayMs`), `everyTurn` answers endless calls, and each session notes when every audio message
+// arrived and every audio part left, and which message ended each turn (a benchmark's relay times,
+// on the clock of the process it runs in), as the OpenAI double does.
 
 export type Json = Record<string, any>;
 type Shape = 'string' | 'number' | 'boolean' | 'base64' | 'any' | { enum: string[] } | { of: Shape } | { [field: string]: Shape };
@@ -159,6 +163,18 @@ export interface GeminiTurn {
   tools?: { name: string; args: Record<string, unknown> }[];
   /** Milliseconds between two words sent; default 5. */
   paceMs?: number;
+  /** The service's declared delay: milliseconds from the end of the caller's speech (its activity detection) to the reply's first message; default 0. */
+  delayMs?: number;
+}
+
+/** One caller turn as the double heard it (performance.now() times). */
+export interface GeminiHeardTurn {
+  /** Index in `appendedAt` of the audio message that ended the turn. */
+  frameIndex: number;
+  /** When the double decided the caller had stopped. */
+  stoppedAt: number;
+  /** Index in `audioSentAt` of the reply's first audio part, once sent. */
+  firstAudioIndex: number | null;
 }
 
 /** PCM16 little-endian bytes of a sine tone at 24 kHz. */
@@ -167,6 +183,14 @@ export function tone24k(hz: number, ms: number, amplitude = 8000): Buffer {
   const bytes = Buffer.alloc(samples * 2);
   for (let i = 0; i < samples; i++) bytes.writeInt16LE(Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / OUTPUT_HZ)), i * 2);
   return bytes;
+}
+
+/** A word's audio, base64, made once per pitch (a benchmark sends thousands). */
+const wordAudioCache = new Map<number, string>();
+function wordAudio(hz: number): string {
+  let audio = wordAudioCache.get(hz);
+  if (!audio) wordAudioCache.set(hz, (audio = tone24k(hz, GEMINI_WORD_MS).toString('base64')));
+  return audio;
 }
 
 export interface GeminiProblem {
@@ -179,6 +203,15 @@ export class FakeGeminiSession {
   /** Caller audio received, PCM16 at 16 kHz. */
   readonly audioChunks: Buffer[] = [];
   setup: Json | null = null;
+  /** When the setup arrived (performance.now()): the gateway's session is open from here. */
+  setupAt: number | null = null;
+  /** When each realtimeInput audio message arrived (performance.now()), in order. */
+  readonly appendedAt: number[] = [];
+  /** When each modelTurn audio part was sent (performance.now()), in order. */
+  readonly audioSentAt: number[] = [];
+  readonly heardTurns: GeminiHeardTurn[] = [];
+  /** When the message being handled arrived. */
+  private messageAt = 0;
   /** The handle this session resumed, when it was opened with a known one. */
   resumedFrom: string | null = null;
   readonly closed: Promise<{ code: number; reason: string }>;
@@ -196,7 +229,10 @@ export class FakeGeminiSession {
     private readonly handles: Set<string>,
   ) {
     this.closed = new Promise((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-    socket.on('message', (data) => this.onMessage(data.toString()));
+    socket.on('message', (data) => {
+      this.messageAt = performance.now();
+      this.onMessage(data.toString());
+    });
   }
 
   /** Every 16 kHz sample the caller's side sent, as one buffer. */
@@ -225,9 +261,12 @@ export class FakeGeminiSession {
     this.socket.terminate();
   }
 
-  private send(message: Json): void {
+  /** `stamps`: where to note when it went out. */
+  private send(message: Json, stamps?: number[]): void {
     // The service sends its JSON in binary frames.
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(Buffer.from(JSON.stringify(message)));
+    const data = Buffer.from(JSON.stringify(message));
+    stamps?.push(performance.now());
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(data);
   }
 
   private refuse(message: unknown, code: 1007 | 1008, problem: string): void {
@@ -307,6 +346,7 @@ export class FakeGeminiSession {
       this.resumedFrom = setup.sessionResumption.handle;
     }
     this.setup = setup;
+    this.setupAt = this.messageAt;
     this.send({ setupComplete: {} });
     if (setup.sessionResumption) this.newHandle();
     return true;
@@ -320,6 +360,7 @@ export class FakeGeminiSession {
 
   /** Automatic activity detection, simulated: loud audio starts speech, SILENCE_TO_STOP_MS of quiet ends the turn. */
   private heard(bytes: Buffer): void {
+    this.appendedAt.push(this.messageAt);
     this.audioChunks.push(bytes);
     let sum = 0;
     for (let i = 0; i + 1 < bytes.length; i += 2) sum += bytes.readInt16LE(i) ** 2;
@@ -338,20 +379,23 @@ export class FakeGeminiSession {
       this.silentMs += ms;
       if (this.silentMs >= SILENCE_TO_STOP_MS) {
         this.speaking = false;
-        const turn = this.fake.script.shift();
+        const turn = this.fake.script.shift() ?? this.fake.everyTurn ?? undefined;
         if (!turn) return;
+        const heard: GeminiHeardTurn = { frameIndex: this.appendedAt.length - 1, stoppedAt: performance.now(), firstAudioIndex: null };
+        this.heardTurns.push(heard);
         const words = turn.caller.split(' ');
         const half = Math.ceil(words.length / 2);
         this.send({ serverContent: { inputTranscription: { text: words.slice(0, half).join(' ') } } });
         if (words.length > half) this.send({ serverContent: { inputTranscription: { text: ` ${words.slice(half).join(' ')}` } } });
-        void this.respond(turn);
+        void this.respond(turn, heard);
       }
     } else if (this.speaking) {
       this.silentMs = 0;
     }
   }
 
-  private async respond(turn: GeminiTurn): Promise<void> {
+  private async respond(turn: GeminiTurn, heard: GeminiHeardTurn): Promise<void> {
+    if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));
     const response = { interrupted: false };
     this.responding = response;
     let first = true;
@@ -359,7 +403,8 @@ export class FakeGeminiSession {
       for (const word of part.text.split(/\s+/).filter(Boolean)) {
         if (response.interrupted) break;
         this.send({ serverContent: { outputTranscription: { text: first ? word : ` ${word}` } } });
-        this.send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: `audio/pcm;rate=${OUTPUT_HZ}`, data: tone24k(part.hz ?? GEMINI_AGENT_HZ, GEMINI_WORD_MS).toString('base64') } }] } } });
+        if (heard.firstAudioIndex === null) heard.firstAudioIndex = this.audioSentAt.length;
+        this.send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: `audio/pcm;rate=${OUTPUT_HZ}`, data: wordAudio(part.hz ?? GEMINI_AGENT_HZ) } }] } } }, this.audioSentAt);
         first = false;
         await new Promise((resolve) => setTimeout(resolve, turn.paceMs ?? 5));
       }
@@ -385,6 +430,8 @@ export interface FakeGeminiLive {
   apiKey: string;
   sessions: FakeGeminiSession[];
   script: GeminiTurn[];
+  /** When set, the turn every caller turn is answered with once the script is empty (a benchmark's endless calls). */
+  everyTurn: GeminiTurn | null;
   /** When set, every new session's setup is answered by closing with this code and reason. */
   refuseWith: { code: number; reason: string } | null;
   /** Messages of the gateway the double refused as the service would: a test requires none. */
@@ -403,6 +450,7 @@ export async function startFakeGeminiLive(apiKey = 'gemini-test-key'): Promise<F
     apiKey,
     sessions: [],
     script: [],
+    everyTurn: null,
     refuseWith: null,
     problems: [],
     nextSession(timeoutMs = 5000) {
