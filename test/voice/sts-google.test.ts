@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 import alawmulaw from 'alawmulaw';
-import { ActivateProgramDocument, ConversationDocument } from '../generated/graphql.js';
+import { ActivateProgramDocument, ConversationDocument, StsCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
@@ -201,6 +201,46 @@ describe('a speech-to-speech call on Gemini Live', () => {
     caller.hangUp();
     await session.closed;
     await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+  });
+
+  it('times each agent turn from the end of the caller’s speech (our detector: Gemini sends no such event) to its first audio, the same on both doors', async () => {
+    // The double declares its delay: each reply starts PROVIDER_DELAY_MS after its own activity detection ended the caller's turn.
+    const PROVIDER_DELAY_MS = 150;
+    const replies = ['Yes.', 'Nine.', 'Bye.'];
+    for (const [index, reply] of replies.entries()) gemini.script.push({ caller: `Question ${index + 1}?`, reply: [{ text: reply }], delayMs: PROVIDER_DELAY_MS });
+    const callId = await liveCall();
+    const startedAt = Date.now();
+    const { caller } = await openStream(callId);
+    for (let turn = 1; turn <= replies.length; turn++) {
+      await caller.sendAudio(callerSpeech(400, 400));
+      await caller.waitFor(() => caller.events('media').length >= turn, `reply ${turn}`);
+      // The one-word reply has played before the caller speaks again: no barge-in.
+      await new Promise((resolve) => setTimeout(resolve, GEMINI_WORD_MS + 50));
+    }
+    expect((await acme.rest.get(`/api/calls/${callId}`)).body.turnLatency).toBeNull();
+    caller.stop();
+    caller.hangUp();
+
+    const rest = await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the call’s turn latency');
+    const latency = rest.body.turnLatency;
+    expect(latency.provider).toBe('google');
+    expect(latency.turns).toHaveLength(replies.length);
+    for (const turn of latency.turns) {
+      expect(Date.parse(turn.endOfSpeechAt)).toBeGreaterThanOrEqual(startedAt);
+      expect(Date.parse(turn.endOfSpeechAt)).toBeLessThanOrEqual(Date.now());
+      expect(turn.providerMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
+      expect(turn.totalMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
+      // Under a second past the declared delay: the turn began at this caller turn's end, not an earlier one's.
+      expect(turn.totalMs).toBeLessThan(PROVIDER_DELAY_MS + 1000);
+      expect(turn.gatewayMs).toBeGreaterThanOrEqual(0);
+      expect(turn.totalMs).toBeCloseTo(turn.providerMs + turn.gatewayMs, 2);
+    }
+    const totals = latency.turns.map((turn: { totalMs: number }) => turn.totalMs).sort((a: number, b: number) => a - b);
+    expect(latency.p50Ms).toBe(totals[1]);
+    expect(latency.maxMs).toBe(totals[2]);
+    expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call.turnLatency).toEqual(latency);
+    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+    expect((await other.graphql.run(StsCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
   });
 
   it('clears the caller’s audio when Gemini says it was interrupted, and keeps the words as far as they were heard', async () => {
