@@ -20,6 +20,8 @@ import { clientEventProblem, serverEventProblem, type SpecProblem } from './open
 // can drop a session, or refuse them. A turn may declare the provider's delay (`delayMs`) before
 // its reply; each session notes when every appended frame arrived and every audio delta left, and
 // which frame ended each turn, so a benchmark reads relay times through the gateway on one clock.
+// `openDelayMs` answers each handshake that late (a provider slow to open its session), and each
+// session notes when its first session.update arrived (the gateway's session open from there).
 
 const { mulaw } = alawmulaw;
 
@@ -146,6 +148,8 @@ export class FakeRealtimeSession {
   readonly heardTurns: HeardTurn[] = [];
   /** The effective session configuration, as `session.updated` reports it. */
   config: Json;
+  /** When the first session.update arrived (performance.now()): the gateway's session is open from here. */
+  configuredAt: number | null = null;
   private speaking = false;
   /** When the message being handled arrived (before it was parsed and checked). */
   private messageAt = 0;
@@ -277,6 +281,7 @@ export class FakeRealtimeSession {
     }
     switch (event.type) {
       case 'session.update':
+        this.configuredAt ??= this.messageAt;
         this.config = merged(this.config, event.session);
         this.send({ type: 'session.updated', session: this.config });
         return;
@@ -414,6 +419,8 @@ export interface FakeRealtime {
   everyTurn: ScriptedTurn | null;
   /** When set, every new session is refused with this HTTP status. */
   refuseWith: number | null;
+  /** Milliseconds each handshake is answered late (0: at once): the gateway's session opens that much later. */
+  openDelayMs: number;
   /**
    * Events of the gateway the double refused as the service would (not GA, unknown keys, no
    * session.type...), and events of its own that are not GA: a test requires this stays empty.
@@ -435,6 +442,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     script: [],
     everyTurn: null,
     refuseWith: null,
+    openDelayMs: 0,
     problems: [],
     legacyEventNames: false,
     nextSession(timeoutMs = 5000) {
@@ -460,12 +468,15 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
       socket.end(`HTTP/1.1 ${fake.refuseWith} Refused\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const model = new URL(req.url ?? '/', 'http://fake').searchParams.get('model');
-      const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift() ?? fake.everyTurn ?? undefined, fake.problems, () => fake.legacyEventNames);
-      fake.sessions.push(session);
-      for (const notify of pending.splice(0)) notify(session);
-    });
+    const accept = () =>
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const model = new URL(req.url ?? '/', 'http://fake').searchParams.get('model');
+        const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift() ?? fake.everyTurn ?? undefined, fake.problems, () => fake.legacyEventNames);
+        fake.sessions.push(session);
+        for (const notify of pending.splice(0)) notify(session);
+      });
+    if (fake.openDelayMs > 0) setTimeout(accept, fake.openDelayMs);
+    else accept();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   fake.url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/realtime`;
