@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import twilio from 'twilio';
 import { ConversationDocument, StsCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
@@ -71,6 +72,7 @@ beforeEach(() => {
   realtime.refuseWith = null;
   realtime.problems.length = 0;
   realtime.legacyEventNames = false;
+  realtime.openDelayMs = 0;
 });
 
 afterEach(() => {
@@ -315,6 +317,35 @@ describe('a speech-to-speech call', () => {
       const count = new RegExp(`^gateway_voice_turn_latency_seconds_count\\{mode="sts",provider="openai",part="${part}"\\} (\\d+)$`, 'm').exec(metrics);
       expect(Number(count?.[1])).toBeGreaterThanOrEqual(replies.length);
     }
+  });
+
+  it('keeps every frame the caller sends from `start` on while the provider’s session opens, and sends them all, byte for byte and in order', async () => {
+    // The provider answers its handshake late: the caller's first half second of frames arrives before any session exists.
+    realtime.openDelayMs = 600;
+    const callId = await liveCall();
+    const { url, callSid } = await answeredStream(callId);
+    const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+    const next = realtime.nextSession();
+    caller.start(callId, callSid);
+    // Right after `start`, in real time (one 20 ms frame at a time), as Twilio sends them.
+    const speech = callerSpeech(1000, 200);
+    const sentAt: number[] = [];
+    for (let offset = 0; offset < speech.length; offset += 160) {
+      await caller.sendAudio(speech.subarray(offset, offset + 160));
+      sentAt.push(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const session = await next;
+    await caller.waitFor(() => session.audioChunks.length >= sentAt.length, 'every frame at the provider');
+    const configuredAt = session.configuredAt!;
+    expect(sentAt.filter((at) => at < configuredAt).length).toBeGreaterThanOrEqual(20);
+    // Every frame, one append each, in the order sent; none before the session was configured.
+    expect(session.audioChunks).toHaveLength(sentAt.length);
+    expect(session.audio().equals(speech)).toBe(true);
+    expect(session.appendedAt[0]).toBeGreaterThanOrEqual(configuredAt);
+    caller.hangUp();
+    await session.closed;
   });
 
   it('clears the caller’s audio and cancels the reply when the caller talks over the agent (barge-in)', async () => {
