@@ -23,19 +23,24 @@ export interface BenchOptions {
   voice: boolean;
   /** The voice section's ramp: concurrent calls per step. */
   voiceSteps: number[];
+  /** The voice section's providers, each measured through its double (`--voice-providers`, default both). */
+  voiceProviders: VoiceProvider[];
   /** The voice section on the embedded PGlite rather than PostgreSQL (`--pglite`; also when no PostgreSQL can be had). */
   pglite: boolean;
 }
 
 const SECTIONS = ['runner', 'voice'];
+export const VOICE_PROVIDERS = ['openai', 'google'] as const;
+export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
 
-export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --pglite]
+export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --voice-providers=openai,google --pglite]
 
 Env (argv wins): DATABASE_URL, BENCH_DURATION (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10),
 BENCH_ONLY (comma list), BENCH_WARMUP (2), BENCH_KEEP_DATABASE=1 (with DATABASE_URL:
-keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100). Kinds: ${KINDS.join(', ')},
+keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100), BENCH_VOICE_PROVIDERS (openai,google). Kinds: ${KINDS.join(', ')},
 runner (the campaign runner section), voice (speech-to-speech calls: --duration is each step's
-measured seconds, --voice-steps the concurrent calls of each step, --pglite the embedded database).`;
+measured seconds, --voice-steps the concurrent calls of each step, --voice-providers the doubles called
+(OpenAI Realtime, Gemini Live), --pglite the embedded database).`;
 
 function positive(name: string, value: string | undefined, fallback: number, integer: boolean, zero = false): number {
   if (value === undefined || value === '') return fallback;
@@ -56,6 +61,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       only: { type: 'string' },
       warmup: { type: 'string' },
       'voice-steps': { type: 'string' },
+      'voice-providers': { type: 'string' },
       pglite: { type: 'boolean' },
       help: { type: 'boolean' },
     },
@@ -71,6 +77,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const steps = (values['voice-steps'] ?? env.BENCH_VOICE_STEPS ?? '10,25,50,100').split(',').map((step) => step.trim()).filter(Boolean);
   const voiceSteps = steps.map((step) => positive('BENCH_VOICE_STEPS', step, 0, true));
   if (voiceSteps.length === 0) throw new Error(`BENCH_VOICE_STEPS names no step\n\n${USAGE}`);
+  const providers = (values['voice-providers'] ?? env.BENCH_VOICE_PROVIDERS ?? VOICE_PROVIDERS.join(',')).split(',').map((name) => name.trim()).filter(Boolean);
+  const unknownProviders = providers.filter((name) => !(VOICE_PROVIDERS as readonly string[]).includes(name));
+  if (providers.length === 0 || unknownProviders.length > 0) throw new Error(`BENCH_VOICE_PROVIDERS must name ${VOICE_PROVIDERS.join(' and/or ')}, got "${providers.join(',')}"\n\n${USAGE}`);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     keepDatabase: env.BENCH_KEEP_DATABASE === '1',
@@ -81,6 +90,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     runner: only.length === 0 || only.includes('runner'),
     voice: only.length === 0 || only.includes('voice'),
     voiceSteps,
+    voiceProviders: VOICE_PROVIDERS.filter((name) => providers.includes(name)),
     pglite: values.pglite ?? false,
     warmup: positive('BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, 2, false, true),
   };

@@ -187,7 +187,7 @@ async function main(): Promise<void> {
 /** The speech-to-speech section (test/bench/voice.ts), on the bench's PostgreSQL or, without one, PGlite. */
 async function voiceSection(database: BenchDatabase | null, options: BenchOptions): Promise<void> {
   const where = database && !options.pglite ? `PostgreSQL ${database.serverVersion}` : 'PGlite';
-  const summary = await voiceBench(database && !options.pglite ? database.url : null, where, options.duration, options.voiceSteps, log);
+  const summary = await voiceBench(database && !options.pglite ? database.url : null, where, options.duration, options.voiceSteps, options.voiceProviders, log);
   process.stdout.write(`\n${voiceMarkdown(summary)}\n`);
 }
 
