@@ -1,16 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 import alawmulaw from 'alawmulaw';
-import { ActivateProgramDocument, ConversationDocument, StsCallDocument } from '../generated/graphql.js';
+import { ActivateProgramDocument, ConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { frequency } from '../support/fake-openai-realtime.js';
 import { GEMINI_AGENT_HZ, GEMINI_WORD_MS, LIVE_PATH, startFakeGeminiLive, type FakeGeminiLive, type FakeGeminiSession } from '../support/fake-gemini-live.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
-import { insertCall } from '../telephony/call-seed.js';
 import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
 import { voiceCampaign } from './fixtures.js';
+import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
 
 // The speech-to-speech bridge on Google: an agent with stsProvider google, a live Twilio call, the
 // Media Streams caller sending μ-law, and the Gemini Live double (GEMINI_BASE_URL) hearing 16 kHz
@@ -67,37 +66,10 @@ afterEach(() => {
   expect(gemini.problems).toEqual([]);
 });
 
-async function liveCall(): Promise<string> {
-  const id = await insertCall(app, {
-    organizationId: acme.organizationId,
-    agentId,
-    contactId,
-    carrier: 'twilio',
-    carrierCallId: `CA${randomUUID().replace(/-/g, '')}`,
-    status: 'in_progress',
-    queuedAt: new Date(Date.now() - 10_000),
-    answeredAt: new Date(Date.now() - 5_000),
-  });
-  await app.sql('update calls set carrier_connection_id = ? where id = ?', [connectionId, id]);
-  return id;
-}
+const { liveCall: insertLiveCall, answeredStream, callRow, transcript, expectTurnLatency } = stsHelpers(() => ({ app, twilioFake, acme }));
 
-const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-
-/** The <Stream> URL the signed answer webhook gives for the call, and its CallSid. */
-async function answeredStream(callId: string): Promise<{ url: string; callSid: string }> {
-  const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
-  const url = `${app.baseUrl}/telephony/twilio/${connectionId}/answer?callId=${callId}`;
-  const params = { CallSid: row!.carrier_call_id, AccountSid: twilioFake.accountSid, CallStatus: 'in-progress' };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
-    body: new URLSearchParams(params),
-  });
-  expect(res.status).toBe(200);
-  const stream = /<Stream url="([^"]+)"/.exec(await res.text());
-  if (!stream) throw new Error('no <Stream> in the answer');
-  return { url: unescapeXml(stream[1]!), callSid: row!.carrier_call_id };
+function liveCall(): Promise<string> {
+  return insertLiveCall({ org: acme, agentId, contactId, connectionId });
 }
 
 async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeGeminiSession }> {
@@ -109,26 +81,6 @@ async function openStream(callId: string): Promise<{ caller: MediaStreamClient; 
   const session = await next;
   await session.waitFor('setup');
   return { caller: opened, session };
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-async function callRow(callId: string) {
-  const [row] = await app.sql<{ status: string; error_text: string | null; conversation_id: string | null }>('select status, error_text, conversation_id from calls where id = ?', [callId]);
-  return row!;
-}
-
-async function transcript(conversationId: string, count: number): Promise<{ role: string; content: string; model?: string | null }[]> {
-  const rest = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}/messages?limit=100`), (res) => res.body.data?.length === count, 'the stored transcript');
-  return rest.body.data.map((message: { role: string; content: string }) => ({ role: message.role, content: message.content }));
 }
 
 /** The SNR (dB) of the 16 kHz audio the double heard against the caller's μ-law, decoded and linearly interpolated to 16 kHz, at the best delay. */
@@ -221,26 +173,9 @@ describe('a speech-to-speech call on Gemini Live', () => {
     caller.stop();
     caller.hangUp();
 
-    const rest = await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the call’s turn latency');
-    const latency = rest.body.turnLatency;
-    expect(latency.provider).toBe('google');
-    expect(latency.turns).toHaveLength(replies.length);
-    for (const turn of latency.turns) {
-      expect(Date.parse(turn.endOfSpeechAt)).toBeGreaterThanOrEqual(startedAt);
-      expect(Date.parse(turn.endOfSpeechAt)).toBeLessThanOrEqual(Date.now());
-      expect(turn.providerMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
-      expect(turn.totalMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
-      // Under a second past the declared delay: the turn began at this caller turn's end, not an earlier one's.
-      expect(turn.totalMs).toBeLessThan(PROVIDER_DELAY_MS + 1000);
-      expect(turn.gatewayMs).toBeGreaterThanOrEqual(0);
-      expect(turn.totalMs).toBeCloseTo(turn.providerMs + turn.gatewayMs, 2);
-    }
-    const totals = latency.turns.map((turn: { totalMs: number }) => turn.totalMs).sort((a: number, b: number) => a - b);
-    expect(latency.p50Ms).toBe(totals[1]);
-    expect(latency.maxMs).toBe(totals[2]);
-    expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call.turnLatency).toEqual(latency);
-    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
-    expect((await other.graphql.run(StsCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const latency = await expectTurnLatency(callId, { provider: 'google', turns: replies.length, delayMs: PROVIDER_DELAY_MS, startedAt, other });
+    // Under a second past the declared delay: each turn began at this caller turn's end, not an earlier one's.
+    for (const turn of latency.turns) expect(turn.totalMs).toBeLessThan(PROVIDER_DELAY_MS + 1000);
   });
 
   it('clears the caller’s audio when Gemini says it was interrupted, and keeps the words as far as they were heard', async () => {

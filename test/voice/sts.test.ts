@@ -7,9 +7,9 @@ import { createAudience } from '../programs/fixtures.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { AGENT_HZ, frequency, startFakeRealtime, WORD_MS, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
-import { insertCall } from '../telephony/call-seed.js';
 import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
 import { voiceCampaign } from './fixtures.js';
+import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
 import { renderStreamTwiml } from '../../src/modules/voice/realtime/stream-twiml.js';
 
 // The speech-to-speech bridge end to end: the fake Twilio's account behind a carrier connection, a
@@ -81,46 +81,21 @@ afterEach(() => {
 });
 
 /** A live (answered) Twilio call of the agent on this connection, as the runner and the answer webhook leave it. */
-async function liveCall(options: { org?: TestOrganization; connection?: string; status?: string; agent?: string | null } = {}): Promise<string> {
+const { liveCall: insertLiveCall, answeredStream, callRow, transcript, expectTurnLatency } = stsHelpers(() => ({ app, twilioFake, acme }));
+
+function liveCall(options: { org?: TestOrganization; connection?: string; status?: string; agent?: string | null } = {}): Promise<string> {
   const org = options.org ?? acme;
-  const id = await insertCall(app, {
-    organizationId: org.organizationId,
+  return insertLiveCall({
+    org,
     agentId: options.agent === undefined ? agentId : options.agent,
     contactId: org === acme ? contactId : null,
-    carrier: 'twilio',
-    carrierCallId: `CA${randomUUID().replace(/-/g, '')}`,
-    status: options.status ?? 'in_progress',
-    queuedAt: new Date(Date.now() - 10_000),
-    answeredAt: new Date(Date.now() - 5_000),
+    connectionId: options.connection ?? connectionId,
+    ...(options.status ? { status: options.status } : {}),
   });
-  await app.sql('update calls set carrier_connection_id = ? where id = ?', [options.connection ?? connectionId, id]);
-  return id;
 }
 
 function mediaUrl(connection = connectionId): string {
   return `${app.baseUrl.replace(/^http/, 'ws')}/telephony/twilio/${connection}/media`;
-}
-
-const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-
-/**
- * What Twilio is told once the call is answered (the signed answer webhook, as Twilio asks it, with
- * the call's CallSid): the <Stream> URL it then opens, and the call's CallSid its `start` carries.
- */
-async function answeredStream(callId: string, fields: Record<string, string> = { CallStatus: 'in-progress' }): Promise<{ url: string; callSid: string }> {
-  const [row] = await app.sql<{ carrier_call_id: string; carrier_connection_id: string }>('select carrier_call_id, carrier_connection_id from calls where id = ?', [callId]);
-  const url = `${app.baseUrl}/telephony/twilio/${row!.carrier_connection_id}/answer?callId=${callId}`;
-  const params = { CallSid: row!.carrier_call_id, AccountSid: twilioFake.accountSid, ...fields };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
-    body: new URLSearchParams(params),
-  });
-  expect(res.status).toBe(200);
-  const twiml = await res.text();
-  const stream = /<Stream url="([^"]+)"/.exec(twiml);
-  if (!stream) throw new Error(`no <Stream> in the answer: ${twiml}`);
-  return { url: unescapeXml(stream[1]!), callSid: row!.carrier_call_id };
 }
 
 /** How an upgrade ended: refused with its HTTP status, or 'opened' (the socket is then hung up). */
@@ -144,33 +119,6 @@ async function openStream(callId: string): Promise<{ caller: MediaStreamClient; 
   const session = await next;
   await session.waitFor('session.update');
   return { caller: opened, session };
-}
-
-async function callRow(callId: string) {
-  const [row] = await app.sql<{ status: string; outcome: string | null; error_text: string | null; conversation_id: string | null; updated_at: Date }>(
-    'select status, outcome, error_text, conversation_id, updated_at from calls where id = ?',
-    [callId],
-  );
-  return row!;
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** The stored transcript on the REST door, once it has `count` messages; the GraphQL door then reads the same. */
-async function transcript(conversationId: string, count: number): Promise<{ role: string; content: string }[]> {
-  const rest = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}/messages?limit=100`), (res) => res.body.data?.length === count, 'the stored transcript');
-  const messages = rest.body.data.map((message: { role: string; content: string }) => ({ role: message.role, content: message.content }));
-  const graphql = await acme.graphql.ok(ConversationDocument, { id: conversationId, limit: 100 });
-  expect(graphql.conversation.messages.data.map((message) => ({ role: message.role, content: message.content }))).toEqual(messages);
-  return messages;
 }
 
 describe('renderStreamTwiml', () => {
@@ -278,29 +226,8 @@ describe('a speech-to-speech call', () => {
     caller.stop();
     caller.hangUp();
 
-    const rest = await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the call’s turn latency');
-    const latency = rest.body.turnLatency;
-    expect(latency.provider).toBe('openai');
-    expect(latency.turns).toHaveLength(replies.length);
-    for (const turn of latency.turns) {
-      expect(Date.parse(turn.endOfSpeechAt)).toBeGreaterThanOrEqual(startedAt);
-      expect(Date.parse(turn.endOfSpeechAt)).toBeLessThanOrEqual(Date.now());
-      expect(turn.providerMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
-      expect(turn.gatewayMs).toBeGreaterThanOrEqual(0);
-      expect(turn.gatewayMs).toBeLessThan(1000);
-      expect(turn.totalMs).toBeCloseTo(turn.providerMs + turn.gatewayMs, 2);
-      expect(turn.totalMs).toBeGreaterThanOrEqual(PROVIDER_DELAY_MS);
-    }
-    const totals = latency.turns.map((turn: { totalMs: number }) => turn.totalMs).sort((a: number, b: number) => a - b);
-    expect(latency.p50Ms).toBe(totals[1]);
-    expect(latency.maxMs).toBe(totals[2]);
-    const starts = latency.turns.map((turn: { endOfSpeechAt: string }) => Date.parse(turn.endOfSpeechAt));
-    expect([...starts].sort((a, b) => a - b)).toEqual(starts);
-
-    // The same record on the GraphQL door; another organization sees the call on neither.
-    expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call.turnLatency).toEqual(latency);
-    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
-    expect((await other.graphql.run(StsCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const latency = await expectTurnLatency(callId, { provider: 'openai', turns: replies.length, delayMs: PROVIDER_DELAY_MS, startedAt, other });
+    for (const turn of latency.turns) expect(turn.gatewayMs).toBeLessThan(1000);
 
     // A call without a completed agent turn records none.
     const silent = await liveCall();
