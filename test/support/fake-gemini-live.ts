@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
+import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
 
 // A Gemini Live double on loopback (the Gemini API's BidiGenerateContent WebSocket), for the
 // speech-to-speech bridge's Google provider. Google publishes no machine-readable description of
@@ -444,7 +445,6 @@ export async function startFakeGeminiLive(apiKey = 'gemini-test-key'): Promise<F
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ noServer: true });
   const handles = new Set<string>();
-  const pending: ((session: FakeGeminiSession) => void)[] = [];
   const fake: FakeGeminiLive = {
     baseUrl: '',
     apiKey,
@@ -453,24 +453,10 @@ export async function startFakeGeminiLive(apiKey = 'gemini-test-key'): Promise<F
     everyTurn: null,
     refuseWith: null,
     problems: [],
-    nextSession(timeoutMs = 5000) {
-      const index = fake.sessions.length;
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('no Gemini Live session was opened')), timeoutMs);
-        pending.push((session) => {
-          if (fake.sessions.indexOf(session) >= index) {
-            clearTimeout(timer);
-            resolve(session);
-          }
-        });
-      });
-    },
-    async close() {
-      for (const client of wss.clients) client.terminate();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    nextSession: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    close: () => closeLoopback(server, wss),
   };
+  const waiters = sessionWaiters<FakeGeminiSession>(fake.sessions, 'Gemini Live');
   server.on('upgrade', (req, socket, head) => {
     // A bare-origin baseUrl serializes with a trailing '/', so the SDK's path starts '//ws/…' (which
     // `new URL` would read as a host): the path is read as it is, its leading slashes collapsed.
@@ -482,7 +468,7 @@ export async function startFakeGeminiLive(apiKey = 'gemini-test-key'): Promise<F
     wss.handleUpgrade(req, socket, head, (ws) => {
       const session = new FakeGeminiSession(ws, req.url ?? '', url.searchParams.get('key'), fake, handles);
       fake.sessions.push(session);
-      for (const notify of pending.splice(0)) notify(session);
+      waiters.opened(session);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
 import { clientEventProblem, serverEventProblem, type SpecProblem } from './openai-realtime-spec.js';
+import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
 
 // An OpenAI Realtime double on loopback (WebSocket, the GA interface), for the speech-to-speech
 // bridge. It speaks and checks the protocol as OpenAI publishes it (openai-realtime.schemas.json,
@@ -435,7 +436,6 @@ export interface FakeRealtime {
 export async function startFakeRealtime(): Promise<FakeRealtime> {
   const server: Server = createServer((_req, res) => res.writeHead(426).end());
   const wss = new WebSocketServer({ noServer: true });
-  const pending: ((session: FakeRealtimeSession) => void)[] = [];
   const fake: FakeRealtime = {
     url: '',
     sessions: [],
@@ -445,24 +445,10 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     openDelayMs: 0,
     problems: [],
     legacyEventNames: false,
-    nextSession(timeoutMs = 5000) {
-      const index = fake.sessions.length;
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('no realtime session was opened')), timeoutMs);
-        pending.push((session) => {
-          if (fake.sessions.indexOf(session) >= index) {
-            clearTimeout(timer);
-            resolve(session);
-          }
-        });
-      });
-    },
-    async close() {
-      for (const client of wss.clients) client.terminate();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    nextSession: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    close: () => closeLoopback(server, wss),
   };
+  const waiters = sessionWaiters<FakeRealtimeSession>(fake.sessions, 'realtime');
   server.on('upgrade', (req, socket, head) => {
     if (fake.refuseWith) {
       socket.end(`HTTP/1.1 ${fake.refuseWith} Refused\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
@@ -473,7 +459,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
         const model = new URL(req.url ?? '/', 'http://fake').searchParams.get('model');
         const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift() ?? fake.everyTurn ?? undefined, fake.problems, () => fake.legacyEventNames);
         fake.sessions.push(session);
-        for (const notify of pending.splice(0)) notify(session);
+        waiters.opened(session);
       });
     if (fake.openDelayMs > 0) setTimeout(accept, fake.openDelayMs);
     else accept();
