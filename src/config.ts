@@ -103,6 +103,16 @@ export interface Config {
      * socket is the SDK's, built on it with a ws/wss scheme.
      */
     geminiBaseUrl?: string;
+    /** DEEPGRAM_API_KEY: Deepgram's key, for the streaming pipeline's recognizer (sttProvider deepgram). */
+    deepgramApiKey?: string;
+    /** DEEPGRAM_BASE_URL: Deepgram's API base (http/https/ws/wss; the SDK builds `{it}/v1/listen`), for a proxy or a test double; unset: Deepgram's own. */
+    deepgramBaseUrl?: string;
+    /** ELEVENLABS_API_KEY: ElevenLabs' key, for the streaming pipeline's synthesizer (ttsProvider elevenlabs). */
+    elevenlabsApiKey?: string;
+    /** ELEVENLABS_BASE_URL: ElevenLabs' WebSocket base (ws/wss; `{it}/v1/text-to-speech/{voice_id}/stream-input`), for a proxy or a test double; unset: wss://api.elevenlabs.io. */
+    elevenlabsBaseUrl?: string;
+    /** OPENAI_BASE_URL: OpenAI's REST API base (speech synthesis for ttsProvider openai), for a proxy or a test double; unset: https://api.openai.com/v1. */
+    openaiBaseUrl?: string;
   };
 }
 
@@ -337,6 +347,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       openaiRealtimeUrl: url(env, 'OPENAI_REALTIME_URL', ['ws:', 'wss:']),
       geminiApiKey: env.GEMINI_API_KEY || undefined,
       geminiBaseUrl: url(env, 'GEMINI_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+      deepgramApiKey: env.DEEPGRAM_API_KEY || undefined,
+      deepgramBaseUrl: url(env, 'DEEPGRAM_BASE_URL', ['http:', 'https:', 'ws:', 'wss:'])?.replace(/\/+$/, ''),
+      elevenlabsApiKey: env.ELEVENLABS_API_KEY || undefined,
+      elevenlabsBaseUrl: url(env, 'ELEVENLABS_BASE_URL', ['ws:', 'wss:'])?.replace(/\/+$/, ''),
+      openaiBaseUrl: url(env, 'OPENAI_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     },
   };
 }
