@@ -1,0 +1,512 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import alawmulaw from 'alawmulaw';
+import WebSocket, { WebSocketServer } from 'ws';
+import { clientMessageProblem, QUERY_PARAMETERS, serverMessageProblem } from './deepgram-listen-spec.js';
+import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
+
+// A Deepgram live transcription double on loopback (`/v1/listen`), for the streaming pipeline's
+// recognizer. It checks what it is sent against Deepgram's AsyncAPI (deepgram-listen.asyncapi.json,
+// through deepgram-listen-spec.ts): the handshake's `Authorization: Token <key>` (a wrong or missing
+// key is refused with 401 and Deepgram's INVALID_AUTH body and `dg-error` header), every query
+// parameter (one the channel does not list, or a value its schema refuses, is refused with 400),
+// every JSON message (closed to unknown fields; one that fails closes the socket with 1008) and the
+// audio (binary frames, never empty); it closes a socket idle for 10 s with 1011 `NET-0001` as
+// Deepgram does. It "transcribes" from a script, one entry per caller turn, hearing turns by energy
+// in the μ-law audio (the same kind of detector as the gateway's end-of-speech.ts) and answering as
+// Deepgram does: SpeechStarted, interim Results, a final Result with speech_final after
+// `endpointing` ms of silence, UtteranceEnd after `utterance_end_ms` without words, all timed in
+// seconds of the audio received; every message it sends is checked against the server schemas.
+// Faults on demand: refuse every key (`refuse`), drop a session (`session.drop()`), hang the
+// handshake (`hang`), answer late (`openDelayMs`), delay every message (`messageDelayMs`), send every
+// final twice (`duplicateFinals`).
+
+const { mulaw } = alawmulaw;
+
+type Json = Record<string, any>;
+
+/** μ-law 8 kHz, the only audio the double hears (the gateway sends nothing else). */
+const SAMPLE_RATE = 8000;
+/** The detector works on 20 ms windows, Twilio's frame. */
+const WINDOW_MS = 20;
+/** A window is speech when its RMS (16-bit) is above this (as in end-of-speech.ts). */
+const SPEECH_RMS = 500;
+/** Speech starts after this much loud audio without a break. */
+const SPEECH_ONSET_MS = 60;
+/** An interim result every this much audio of speech. */
+const INTERIM_EVERY_MS = 100;
+/** Deepgram closes a socket without audio or a text message for this long (`NET-0001`). */
+export const DEEPGRAM_IDLE_MS = 10_000;
+
+/** μ-law bytes of a sine tone (a caller "speaking"). */
+export function tone(ms: number, hz = 300, amplitude = 8000): Buffer {
+  const samples = new Int16Array(Math.round((SAMPLE_RATE * ms) / 1000));
+  for (let i = 0; i < samples.length; i++) samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / SAMPLE_RATE));
+  return Buffer.from(mulaw.encode(samples));
+}
+
+/** μ-law bytes of silence. */
+export function silence(ms: number): Buffer {
+  return Buffer.alloc(Math.round((SAMPLE_RATE * ms) / 1000), 0xff);
+}
+
+/** Splits audio into Twilio's 20 ms frames. */
+export function frames(audio: Buffer, frameBytes = 160): Buffer[] {
+  const out: Buffer[] = [];
+  for (let offset = 0; offset < audio.length; offset += frameBytes) out.push(audio.subarray(offset, offset + frameBytes));
+  return out;
+}
+
+function rms(window: Buffer): number {
+  const samples = mulaw.decode(new Uint8Array(window));
+  let sum = 0;
+  for (const sample of samples) sum += sample * sample;
+  return samples.length ? Math.sqrt(sum / samples.length) : 0;
+}
+
+/** What the double refused, or sent that Deepgram's description does not allow, so a test can require there was nothing. */
+export interface DeepgramProblem {
+  /** `handshake`: a refused handshake; `refused`: a message from the gateway refused; `sent`: one of the double's own that is not in the description. */
+  kind: 'handshake' | 'refused' | 'sent';
+  problem: string;
+  message?: unknown;
+}
+
+/**
+ * The types the AsyncAPI leaves as "Any type" for some parameters, from Deepgram's reference for the
+ * live socket (developers.deepgram.com/reference/speech-to-text/listen-streaming): integers,
+ * `endpointing` an integer or `false`, `mip_opt_out` a boolean, the rest free strings.
+ */
+const ANY_TYPE_PARAMETERS: Record<string, (value: string) => boolean> = {
+  channels: (value) => /^[1-9][0-9]*$/.test(value),
+  sample_rate: (value) => /^[1-9][0-9]*$/.test(value),
+  endpointing: (value) => value === 'false' || /^(0|[1-9][0-9]*)$/.test(value),
+  utterance_end_ms: (value) => /^[1-9][0-9]*$/.test(value),
+  mip_opt_out: (value) => value === 'true' || value === 'false',
+  language: (value) => /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$|^multi$/.test(value),
+};
+/** Parameters Deepgram takes more than once (the others once). */
+const REPEATABLE = new Set(['keyterm', 'keywords', 'search', 'replace', 'tag', 'extra']);
+
+/** Why Deepgram would refuse this handshake query (400), or null. */
+export function queryProblem(query: URLSearchParams): string | null {
+  const seen = new Set<string>();
+  for (const [name, value] of query) {
+    const schema = QUERY_PARAMETERS.get(name);
+    if (!schema) return `Unknown query parameter: '${name}'.`;
+    if (seen.has(name) && !REPEATABLE.has(name)) return `Query parameter '${name}' was given more than once.`;
+    seen.add(name);
+    const allowed = schema.enum as string[] | undefined;
+    if (allowed && !allowed.includes(value)) return `Invalid value for '${name}': '${value}' (expected one of ${allowed.join(', ')}).`;
+    const check = ANY_TYPE_PARAMETERS[name];
+    if (check && !check(value)) return `Invalid value for '${name}': '${value}'.`;
+    if (!allowed && !check && value.trim() === '') return `Empty value for '${name}'.`;
+  }
+  // "Sample rate of submitted audio. Required (and only read) when a value is provided for encoding."
+  if (query.has('encoding') && !query.has('sample_rate')) return "'sample_rate' is required when 'encoding' is given.";
+  // Nova-3 takes key terms (`keyterm`); it refuses `keywords` before upgrading (the SDK quotes this).
+  if (/^nova-3/.test(query.get('model') ?? '') && query.has('keywords')) return 'Keywords are not supported for Nova-3. Please use `keyterm` instead.';
+  return null;
+}
+
+/** What the gateway asked for, read from the query with Deepgram's defaults (the AsyncAPI's). */
+interface ListenSettings {
+  interimResults: boolean;
+  vadEvents: boolean;
+  /** null: endpointing disabled. */
+  endpointingMs: number | null;
+  utteranceEndMs: number | null;
+  bytesPerSecond: number;
+}
+
+function settings(query: URLSearchParams): ListenSettings {
+  const value = (name: string) => query.get(name) ?? (QUERY_PARAMETERS.get(name)?.default as string | undefined) ?? null;
+  const endpointing = value('endpointing');
+  const utteranceEnd = value('utterance_end_ms');
+  return {
+    interimResults: value('interim_results') === 'true',
+    vadEvents: value('vad_events') === 'true',
+    endpointingMs: endpointing === null || endpointing === 'false' ? null : Number(endpointing),
+    utteranceEndMs: utteranceEnd === null ? null : Number(utteranceEnd),
+    bytesPerSecond: Number(query.get('sample_rate') ?? SAMPLE_RATE) * Number(value('channels') ?? 1),
+  };
+}
+
+interface HeardTurn {
+  words: string[];
+  startMs: number;
+  interims: number;
+  /** Its words were already given in a final (after Finalize). */
+  finalized: boolean;
+}
+
+export class FakeDeepgramSession {
+  /** Every JSON message accepted, in order. */
+  readonly received: Json[] = [];
+  /** Every message sent, in order (after any delay, as it left). */
+  readonly sent: Json[] = [];
+  readonly audioChunks: Buffer[] = [];
+  audioBytes = 0;
+  keepAlives = 0;
+  finalizes = 0;
+  closeStreamed = false;
+  readonly requestId = randomUUID();
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private readonly settings: ListenSettings;
+  private position = 0;
+  private pending = Buffer.alloc(0);
+  private speaking = false;
+  private loudMs = 0;
+  private quietMs = 0;
+  private turn: HeardTurn | null = null;
+  private segmentStartMs = 0;
+  private lastWordEndMs: number | null = null;
+  private idle: NodeJS.Timeout | undefined;
+  private ended = false;
+  private readonly waiters: { test: () => boolean; resolve: () => void }[] = [];
+
+  constructor(
+    private readonly socket: WebSocket,
+    readonly query: URLSearchParams,
+    readonly headers: IncomingHttpHeaders,
+    private readonly fake: FakeDeepgram,
+    private readonly nextTurn: () => string | undefined,
+  ) {
+    this.settings = settings(query);
+    this.closed = new Promise((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    socket.once('close', () => {
+      this.ended = true;
+      clearTimeout(this.idle);
+    });
+    socket.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    this.touch();
+  }
+
+  /** Milliseconds of audio heard (whole 20 ms windows; all timing is kept in integer milliseconds). */
+  get audioMs(): number {
+    return Math.round((this.position * 1000) / this.settings.bytesPerSecond);
+  }
+
+  /** Everything received as audio, as one buffer. */
+  audio(): Buffer {
+    return Buffer.concat(this.audioChunks);
+  }
+
+  /** Resolves once `test` holds (checked after every message received or sent); rejects after `timeoutMs`. */
+  until(test: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+    if (test()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the Deepgram double saw no ${what} in ${timeoutMs} ms`)), timeoutMs);
+      this.waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  }
+
+  /** Deepgram drops the session: a close frame (1011 and a reason, as its NET errors), or the socket ended without one. */
+  drop(how: 'terminate' | { code: number; reason: string } = { code: 1011, reason: 'NET-0000' }): void {
+    if (how === 'terminate') this.socket.terminate();
+    else this.socket.close(how.code, how.reason);
+  }
+
+  private notify(): void {
+    for (const waiter of [...this.waiters]) {
+      if (waiter.test()) {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  }
+
+  /** Deepgram's 10 s without audio or a text message. */
+  private touch(): void {
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.socket.close(1011, 'NET-0001'), this.fake.idleTimeoutMs);
+    this.idle.unref();
+  }
+
+  private refuse(problem: string, message: unknown): void {
+    this.fake.problems.push({ kind: 'refused', problem, message });
+    this.socket.close(1008, problem.slice(0, 120));
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (this.ended || this.closeStreamed) return;
+    this.touch();
+    if (isBinary) {
+      if (data.length === 0) return this.refuse('An empty binary frame (Deepgram reads it as the end of the stream).', data);
+      this.audioChunks.push(Buffer.from(data));
+      this.audioBytes += data.length;
+      this.hear(data);
+      this.notify();
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(data.toString());
+    } catch {
+      return this.refuse('A text frame that is not JSON.', data.toString());
+    }
+    const problem = clientMessageProblem(message);
+    if (problem) return this.refuse(`Invalid control message: ${problem}.`, message);
+    const accepted = message as Json;
+    this.received.push(accepted);
+    switch (accepted.type) {
+      case 'KeepAlive':
+        this.keepAlives++;
+        break;
+      case 'Finalize':
+        this.finalizes++;
+        this.finalizeNow();
+        break;
+      case 'CloseStream':
+        this.closeStreamed = true;
+        this.finishStream();
+        break;
+    }
+    this.notify();
+  }
+
+  /** Feeds audio through 20 ms windows: loud ones start a turn, quiet ones end it. */
+  private hear(chunk: Buffer): void {
+    const windowBytes = (this.settings.bytesPerSecond * WINDOW_MS) / 1000;
+    this.pending = Buffer.concat([this.pending, chunk]);
+    while (this.pending.length >= windowBytes) {
+      const window = this.pending.subarray(0, windowBytes);
+      this.pending = this.pending.subarray(windowBytes);
+      this.position += windowBytes;
+      this.onWindow(rms(window) > SPEECH_RMS);
+    }
+  }
+
+  private onWindow(loud: boolean): void {
+    const now = this.audioMs;
+    if (loud) {
+      this.quietMs = 0;
+      if (!this.speaking) {
+        this.loudMs += WINDOW_MS;
+        if (this.loudMs >= SPEECH_ONSET_MS) this.startTurn(now - this.loudMs);
+      } else {
+        this.interimIfDue(now);
+      }
+      return;
+    }
+    if (!this.speaking) {
+      this.loudMs = 0;
+      this.utteranceEndIfDue(now);
+      return;
+    }
+    this.quietMs += WINDOW_MS;
+    const endpointing = this.settings.endpointingMs;
+    if (endpointing !== null && this.quietMs >= Math.max(endpointing, WINDOW_MS)) this.endTurn(now);
+  }
+
+  private startTurn(startMs: number): void {
+    this.speaking = true;
+    const text = this.nextTurn() ?? '';
+    this.turn = { words: text.split(/\s+/).filter(Boolean), startMs, interims: 0, finalized: false };
+    if (this.settings.vadEvents) this.send({ type: 'SpeechStarted', channel: [0, 1], timestamp: startMs / 1000 });
+  }
+
+  private interimIfDue(now: number): void {
+    const turn = this.turn!;
+    if (!this.settings.interimResults || turn.finalized || turn.interims >= turn.words.length) return;
+    if (now - turn.startMs < (turn.interims + 1) * INTERIM_EVERY_MS) return;
+    turn.interims++;
+    this.sendResults({ words: turn.words.slice(0, turn.interims), from: turn.startMs, to: now, isFinal: false, speechFinal: false });
+  }
+
+  private endTurn(now: number): void {
+    const turn = this.turn!;
+    const speechEnd = now - this.quietMs;
+    this.speaking = false;
+    this.loudMs = 0;
+    this.quietMs = 0;
+    this.turn = null;
+    const words = turn.finalized ? [] : turn.words;
+    this.sendResults({ words, from: turn.startMs, to: speechEnd, isFinal: true, speechFinal: true });
+    if (words.length > 0) this.lastWordEndMs = speechEnd;
+  }
+
+  private utteranceEndIfDue(now: number): void {
+    const wait = this.settings.utteranceEndMs;
+    if (wait === null || this.lastWordEndMs === null || now - this.lastWordEndMs < wait) return;
+    this.send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: this.lastWordEndMs / 1000 });
+    this.lastWordEndMs = null;
+  }
+
+  /** Finalize: what was heard since the last final, made final now (Deepgram marks it `from_finalize`). */
+  private finalizeNow(): void {
+    const now = this.audioMs;
+    const turn = this.turn;
+    const words = turn && !turn.finalized ? turn.words : [];
+    if (turn) turn.finalized = true;
+    this.sendResults({ words, from: turn?.startMs ?? now, to: now, isFinal: true, speechFinal: false, fromFinalize: true });
+    if (words.length > 0) this.lastWordEndMs = now;
+  }
+
+  /** CloseStream: the last words final, then Metadata, then the socket closed (1000). */
+  private finishStream(): void {
+    clearTimeout(this.idle);
+    const turn = this.turn;
+    if (turn && !turn.finalized && turn.words.length > 0) {
+      this.sendResults({ words: turn.words, from: turn.startMs, to: this.audioMs, isFinal: true, speechFinal: false });
+    }
+    this.send({
+      type: 'Metadata',
+      transaction_key: 'deprecated',
+      request_id: this.requestId,
+      sha256: '0'.repeat(64),
+      created: new Date().toISOString(),
+      duration: this.audioMs / 1000,
+      channels: 1,
+    });
+    this.later(() => this.socket.close(1000));
+  }
+
+  /**
+   * A Results message for the audio since the last final, up to all the audio heard (as Deepgram's
+   * windows do); its words spread evenly over [from, to] (milliseconds), the speech they were heard in.
+   */
+  private sendResults(result: { words: string[]; from: number; to: number; isFinal: boolean; speechFinal: boolean; fromFinalize?: boolean }): void {
+    const start = this.segmentStartMs;
+    const end = this.audioMs;
+    if (result.isFinal) this.segmentStartMs = end;
+    const span = Math.max(result.to - result.from, 0) / Math.max(result.words.length, 1);
+    const words = result.words.map((word, index) => ({
+      word: word.toLowerCase().replace(/[^\p{L}\p{N}']/gu, ''),
+      start: seconds(result.from + index * span),
+      end: seconds(result.from + (index + 1) * span),
+      confidence: 0.99,
+      punctuated_word: word,
+    }));
+    const message: Json = {
+      type: 'Results',
+      channel_index: [0, 1],
+      duration: seconds(end - start),
+      start: seconds(start),
+      is_final: result.isFinal,
+      speech_final: result.speechFinal,
+      channel: { alternatives: [{ transcript: result.words.join(' '), confidence: result.words.length ? 0.99 : 0, words }] },
+      metadata: { request_id: this.requestId, model_info: { name: '2-general-nova', version: '2024-01-09.29447', arch: 'nova-3' }, model_uuid: randomUUID() },
+      from_finalize: result.fromFinalize ?? false,
+    };
+    this.send(message);
+    if (result.isFinal && this.fake.duplicateFinals) this.send(message);
+  }
+
+  private send(message: Json): void {
+    const problem = serverMessageProblem(message);
+    if (problem) this.fake.problems.push({ kind: 'sent', problem, message });
+    this.later(() => {
+      if (this.socket.readyState !== WebSocket.OPEN) return;
+      this.socket.send(JSON.stringify(message));
+      this.sent.push(message);
+      this.notify();
+    });
+  }
+
+  /** Now, or after `messageDelayMs` (timers of one delay fire in order, so the messages keep theirs). */
+  private later(action: () => void): void {
+    if (this.fake.messageDelayMs > 0) setTimeout(action, this.fake.messageDelayMs);
+    else action();
+  }
+}
+
+/** Milliseconds as Deepgram's seconds, to the millisecond. */
+function seconds(ms: number): number {
+  return Math.round(ms) / 1000;
+}
+
+export interface FakeDeepgram {
+  /** `ws://127.0.0.1:<port>`: DEEPGRAM_BASE_URL. */
+  readonly baseUrl: string;
+  /** The key the double accepts (`Authorization: Token <it>`). */
+  apiKey: string;
+  sessions: FakeDeepgramSession[];
+  problems: DeepgramProblem[];
+  /** The words of the caller's next turns, one entry a turn (a turn beyond them is heard without words). */
+  script(turns: string[]): void;
+  /** Refuses every handshake as Deepgram would for this status (401 INVALID_AUTH by default). */
+  refuse: { status: number; err_code: string; err_msg: string } | null;
+  /** Accepts the connection and never answers the handshake. */
+  hang: boolean;
+  /** Answers each handshake this late. */
+  openDelayMs: number;
+  /** Sends every message this late (in order). */
+  messageDelayMs: number;
+  /** Sends every final Results message twice. */
+  duplicateFinals: boolean;
+  /** Closes a socket idle this long with 1011 NET-0001 (Deepgram: 10 s). */
+  idleTimeoutMs: number;
+  /** The first session opened after this call. */
+  nextSession(timeoutMs?: number): Promise<FakeDeepgramSession>;
+  close(): Promise<void>;
+}
+
+/** Deepgram's INVALID_AUTH, as its reference gives it. */
+export const INVALID_AUTH = { status: 401, err_code: 'INVALID_AUTH', err_msg: 'Invalid credentials.' } as const;
+
+export async function startFakeDeepgram(options: { apiKey?: string } = {}): Promise<FakeDeepgram> {
+  const server: Server = createServer((_request, response) => response.writeHead(426).end());
+  const wss = new WebSocketServer({ noServer: true });
+  const hung = new Set<Socket>();
+  const turns: string[] = [];
+  let baseUrl = '';
+  const fake: FakeDeepgram = {
+    get baseUrl() {
+      return baseUrl;
+    },
+    apiKey: options.apiKey ?? 'dg-test-key',
+    sessions: [],
+    problems: [],
+    script: (next) => void turns.push(...next),
+    refuse: null,
+    hang: false,
+    openDelayMs: 0,
+    messageDelayMs: 0,
+    duplicateFinals: false,
+    idleTimeoutMs: DEEPGRAM_IDLE_MS,
+    nextSession: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    close: async () => {
+      for (const socket of hung) socket.destroy();
+      await closeLoopback(server, wss);
+    },
+  };
+  const waiters = sessionWaiters<FakeDeepgramSession>(fake.sessions, 'Deepgram');
+
+  /** Deepgram's refusal of a handshake: the status, `dg-request-id`, `dg-error` and the same words as a JSON body. */
+  const refuseHandshake = (socket: Socket, status: number, errCode: string, errMsg: string) => {
+    fake.problems.push({ kind: 'handshake', problem: `${status} ${errCode}: ${errMsg}` });
+    const requestId = randomUUID();
+    const body = JSON.stringify({ err_code: errCode, err_msg: errMsg, request_id: requestId });
+    const reason = status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : status === 400 ? 'Bad Request' : 'Refused';
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\ndg-request-id: ${requestId}\r\ndg-error: ${body}\r\n` +
+        `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  };
+
+  server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (fake.hang) {
+      hung.add(socket);
+      return;
+    }
+    const url = new URL(request.url ?? '/', 'http://fake');
+    if (fake.refuse) return refuseHandshake(socket, fake.refuse.status, fake.refuse.err_code, fake.refuse.err_msg);
+    if (url.pathname !== '/v1/listen') return refuseHandshake(socket, 404, 'NOT_FOUND', `No such path: ${url.pathname}`);
+    if (request.headers.authorization !== `Token ${fake.apiKey}`) return refuseHandshake(socket, INVALID_AUTH.status, INVALID_AUTH.err_code, INVALID_AUTH.err_msg);
+    const problem = queryProblem(url.searchParams);
+    if (problem) return refuseHandshake(socket, 400, 'Bad Request', problem);
+    const accept = () =>
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        const session = new FakeDeepgramSession(ws, url.searchParams, request.headers, fake, () => turns.shift());
+        fake.sessions.push(session);
+        waiters.opened(session);
+      });
+    if (fake.openDelayMs > 0) setTimeout(accept, fake.openDelayMs);
+    else accept();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return fake;
+}
