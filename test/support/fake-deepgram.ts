@@ -233,7 +233,7 @@ export class FakeDeepgramSession {
     if (this.ended || this.closeStreamed) return;
     this.touch();
     if (isBinary) {
-      if (data.length === 0) return this.refuse('An empty binary frame (Deepgram reads it as the end of the stream).', data);
+      if (data.length === 0) return this.refuse('An empty binary frame (Deepgram documents that it closes the stream).', data);
       this.audioChunks.push(Buffer.from(data));
       this.audioBytes += data.length;
       this.hear(data);

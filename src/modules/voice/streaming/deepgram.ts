@@ -147,7 +147,7 @@ class DeepgramSession implements RecognizerSession {
   }
 
   send(ulaw: Buffer): void {
-    // An empty binary frame is read by Deepgram as the end of the stream: never send one.
+    // Deepgram's docs warn that an empty binary frame closes the stream unexpectedly: never send one.
     if (ulaw.length === 0 || this.closing || this.ended) return;
     if (this.socket.readyState === WebSocket.OPEN) {
       this.socket.send(ulaw);
