@@ -331,8 +331,13 @@ export async function startFakeElevenLabs(options: { apiKey?: string } = {}): Pr
       fake.problems.length = 0;
       fake.refusedHandshakes.length = 0;
     },
-    close: () => closeLoopback(server, wss),
+    close: async () => {
+      for (const socket of hung) socket.destroy();
+      await closeLoopback(server, wss);
+    },
   };
+  /** Handshakes left unanswered (the `hang: 'handshake'` fault): an upgraded socket is no longer the HTTP server's to close. */
+  const hung = new Set<import('node:stream').Duplex>();
   const waiters = sessionWaiters<FakeElevenLabsStream>(fake.streams, 'ElevenLabs stream-input');
 
   /** Refuses a handshake with an HTTP answer, ElevenLabs' JSON `detail` as its body. */
@@ -343,7 +348,13 @@ export async function startFakeElevenLabs(options: { apiKey?: string } = {}): Pr
   }
 
   server.on('upgrade', (req, socket, head) => {
-    if (fake.faults.hang === 'handshake') return; // Never answered: the client's handshake timeout decides.
+    if (fake.faults.hang === 'handshake') {
+      // Never answered: the client's handshake timeout decides. Its giving up ends the socket here too.
+      hung.add(socket);
+      socket.once('end', () => socket.destroy());
+      socket.once('close', () => hung.delete(socket));
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = PATH.exec(url.pathname);
     if (!path) return refuseHandshake(socket, 404, { detail: 'Not Found' });
