@@ -384,7 +384,7 @@ export async function createGateway(config: Config, database: Database, logger: 
       server.on('upgrade', (req, socket, head) => {
         if ((req.url ?? '').split('?')[0] === SUBSCRIPTIONS_PATH) void subscriptions.upgrade(req, socket, head);
       });
-      // Twilio Media Streams for speech-to-speech calls, bridged to the realtime provider.
+      // Twilio Media Streams for speech-to-speech calls (bridged to the realtime provider) and streaming ones (the streaming pipeline).
       mediaRoutes.push(
         attachMediaRoute(server, {
           leave: (path) => path === SUBSCRIPTIONS_PATH,
@@ -399,6 +399,14 @@ export async function createGateway(config: Config, database: Database, logger: 
           speech: {
             openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),
             google: new GeminiSpeechProvider({ apiKey: config.providers.geminiApiKey, baseUrl: config.providers.geminiBaseUrl }),
+          },
+          streaming: {
+            model: services.models,
+            recognizers: services.voiceParties.recognizers,
+            synthesizers: services.voiceParties.synthesizers,
+            endConversation: (organizationId, conversationId, failed) =>
+              RequestContext.create(database.orm.em, () => services.conversations.closeForCall(organizationId, conversationId, failed)),
+            observeTurn: metrics ? (labels, turn) => metrics.observeVoiceTurn(labels, turn) : undefined,
           },
           anonymous: upgradeLimit,
           observeTurn: metrics ? (labels, turn) => metrics.observeVoiceTurn(labels, turn) : undefined,

@@ -78,6 +78,7 @@ async function start(): Promise<void> {
         },
         logger,
         conversations: config.runner.dialerVoice ? gateway.services.conversations : undefined,
+        streaming: { model: gateway.services.models, knowledge: gateway.services.knowledge },
         intervalMs: config.runner.intervalMs,
         leaseMs: config.runner.leaseMs,
       })

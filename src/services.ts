@@ -34,6 +34,7 @@ import { WebhookEndpointService } from './modules/webhooks/webhook-endpoint.serv
 import { LiveFeed } from './modules/events/subscriptions/live-feed.js';
 import { LiveService } from './modules/events/subscriptions/live.service.js';
 import { LiveConnections } from './platform/live-connections.js';
+import { createVoiceParties, streamingMissing } from './modules/voice/streaming/parties.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -49,6 +50,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const knowledge = new KnowledgeService(em, { ...config.knowledge, maxCandidates: MAX_CANDIDATES });
   // The agents module sees models and knowledge through its ports; tests wrap these to observe prompts.
   const agentPorts = { model: models, knowledge };
+  // The streaming voice pipeline's recognizers and synthesizers (each SDK loads with the class that uses it).
+  const voiceParties = createVoiceParties(config.providers);
   const triggers = new TriggerService(em, executionEvents);
   const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
   const webhookEndpoints = new WebhookEndpointService(em, { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.webhooks.allowPrivate });
@@ -61,6 +64,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     models,
     knowledge,
     agentPorts,
+    voiceParties,
     agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
     conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
     contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
@@ -70,7 +74,11 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     callFlows: new CallFlowService(em),
-    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId), { publicUrl: () => config.telephony.publicUrl, geminiConfigured: () => Boolean(config.providers.geminiApiKey) }),
+    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId), {
+      publicUrl: () => config.telephony.publicUrl,
+      geminiConfigured: () => Boolean(config.providers.geminiApiKey),
+      streamingMissing: (voice) => streamingMissing(voiceParties, voice),
+    }),
     carriers,
     carrierConnections: new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey }),
     phoneNumbers: new PhoneNumberService(em),

@@ -44,7 +44,8 @@ export class GatewayMetrics {
       name: 'gateway_voice_turn_latency_seconds',
       help:
         'Agent turns of voice calls: from the end of the caller’s speech to the first agent audio sent to the carrier (part=total), ' +
-        'the provider’s share up to that audio reaching the gateway (part=provider) and the gateway’s own, received to sent (part=gateway), by mode and provider',
+        'the providers’ share up to that audio reaching the gateway (part=provider) and the gateway’s own (part=gateway), by mode and provider; ' +
+        'streaming calls also split the providers’ share (part=recognizer, model, synthesizer)',
       labelNames: ['mode', 'provider', 'part'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
@@ -92,10 +93,17 @@ export class GatewayMetrics {
   }
 
   /** One agent turn of a voice call (milliseconds, as the call records them). */
-  observeVoiceTurn(labels: { mode: string; provider: string }, turn: { totalMs: number; providerMs: number; gatewayMs: number }): void {
+  observeVoiceTurn(
+    labels: { mode: string; provider: string },
+    turn: { totalMs: number; providerMs: number; gatewayMs: number; recognizerMs?: number | null; modelMs?: number | null; synthesizerMs?: number | null },
+  ): void {
     this.voiceTurns.observe({ ...labels, part: 'total' }, turn.totalMs / 1000);
     this.voiceTurns.observe({ ...labels, part: 'provider' }, turn.providerMs / 1000);
     this.voiceTurns.observe({ ...labels, part: 'gateway' }, turn.gatewayMs / 1000);
+    for (const part of ['recognizer', 'model', 'synthesizer'] as const) {
+      const ms = turn[`${part}Ms`];
+      if (typeof ms === 'number') this.voiceTurns.observe({ ...labels, part }, ms / 1000);
+    }
   }
 
   countError(code: string): void {

@@ -1,8 +1,8 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { IsBoolean, IsEnum, IsInt, IsNumber, IsObject, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsEnum, IsInt, IsNumber, IsObject, IsOptional, IsString, IsUUID, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { Field, Float, ID, InputType, Int } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
-import { PipelineMode, StsProvider } from './agent.enums.js';
+import { PipelineMode, StsProvider, SttProvider, TtsProvider } from './agent.enums.js';
 
 @InputType()
 export class ModelConfigInput {
@@ -41,6 +41,35 @@ export class VoiceConfigInput {
   @OptionalNonNull()
   @IsEnum(StsProvider)
   stsProvider?: StsProvider;
+
+  @Field(() => SttProvider, { nullable: true })
+  @OptionalNonNull()
+  @IsEnum(SttProvider)
+  sttProvider?: SttProvider;
+
+  @Field({ nullable: true })
+  @OptionalNonNull()
+  @Length(1, 100)
+  @IsString()
+  sttModel?: string;
+
+  @Field(() => TtsProvider, { nullable: true })
+  @OptionalNonNull()
+  @IsEnum(TtsProvider)
+  ttsProvider?: TtsProvider;
+
+  @Field({ nullable: true })
+  @OptionalNonNull()
+  @Length(1, 100)
+  @IsString()
+  ttsModel?: string;
+
+  @Field({ nullable: true })
+  @OptionalNonNull()
+  @Matches(/^(multi|[a-z]{2,3}(-[A-Za-z0-9]{2,8})*)$/, { message: 'language must be a BCP-47 tag such as en, en-US or fr, or multi' })
+  @Length(2, 35)
+  @IsString()
+  language?: string;
 }
 
 @InputType()

@@ -77,3 +77,35 @@ registerEnumType(StsProvider, {
     google: { description: 'Google’s live speech model' },
   },
 });
+
+/** The recognizer of a streaming voice pipeline (the caller's speech to text, as it comes). */
+export enum SttProvider {
+  deepgram = 'deepgram',
+  openai = 'openai',
+  builtin = 'builtin',
+}
+registerEnumType(SttProvider, {
+  name: 'SttProvider',
+  description: 'The speech recognizer of a streaming voice pipeline',
+  valuesConfig: {
+    deepgram: { description: 'Deepgram live transcription (DEEPGRAM_API_KEY)' },
+    openai: { description: 'OpenAI’s streaming transcription (OPENAI_API_KEY)' },
+    builtin: { description: 'The offline pair: only the simulator’s calls (it is not speech)' },
+  },
+});
+
+/** The synthesizer of a streaming voice pipeline (the agent's text to speech, as it is written). */
+export enum TtsProvider {
+  elevenlabs = 'elevenlabs',
+  openai = 'openai',
+  builtin = 'builtin',
+}
+registerEnumType(TtsProvider, {
+  name: 'TtsProvider',
+  description: 'The speech synthesizer of a streaming voice pipeline',
+  valuesConfig: {
+    elevenlabs: { description: 'ElevenLabs input-streaming synthesis (ELEVENLABS_API_KEY)' },
+    openai: { description: 'OpenAI’s speech synthesis (OPENAI_API_KEY)' },
+    builtin: { description: 'The offline pair: only the simulator’s calls (it is not speech)' },
+  },
+});

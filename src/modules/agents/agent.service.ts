@@ -11,7 +11,7 @@ import type { AgentListArgs, ConversationListArgs } from './agent.args.js';
 import { Conversation } from './conversation.entity.js';
 import { conversationsKey, conversationsOfAgents } from './conversation.service.js';
 import { Agent } from './agent.entity.js';
-import { AgentStatus } from './agent.enums.js';
+import { AgentStatus, PipelineMode, SttProvider, TtsProvider } from './agent.enums.js';
 import type { CreateAgentInput } from './agent.inputs.js';
 import type { KnowledgePort, ModelConfigCheck, ModelPort } from './agent.ports.js';
 import { AgentResponder } from './agent.responder.js';
@@ -202,7 +202,19 @@ function toModelConfig(input: ModelConfigInput): ModelConfig {
 }
 
 function toVoiceConfig(input: VoiceConfigInput | null | undefined): VoiceConfig | null {
-  return input ? { pipelineMode: input.pipelineMode, voiceId: input.voiceId ?? null, stsProvider: input.stsProvider ?? null } : null;
+  if (!input) return null;
+  const streaming = input.pipelineMode === PipelineMode.streaming;
+  return {
+    pipelineMode: input.pipelineMode,
+    voiceId: input.voiceId ?? null,
+    stsProvider: input.stsProvider ?? null,
+    // A streaming agent names its recognizer and synthesizer; unset, the defaults are stored so every answer says what will speak.
+    sttProvider: input.sttProvider ?? (streaming ? SttProvider.deepgram : null),
+    sttModel: input.sttModel ?? null,
+    ttsProvider: input.ttsProvider ?? (streaming ? TtsProvider.elevenlabs : null),
+    ttsModel: input.ttsModel ?? null,
+    language: input.language ?? null,
+  };
 }
 
 function toMemoryConfig(input: MemoryConfigInput | null | undefined): MemoryConfig | null {

@@ -1,7 +1,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Extensions, Field, Int, ObjectType } from 'type-graphql';
 import { LARGE_VALUE } from '../../platform/answer-budget.js';
-import { PipelineMode, StsProvider } from './agent.enums.js';
+import { PipelineMode, StsProvider, SttProvider, TtsProvider } from './agent.enums.js';
 
 @ObjectType({ description: 'The language model of an agent' })
 export class ModelConfig {
@@ -25,6 +25,21 @@ export class VoiceConfig {
 
   @Field(() => StsProvider, { nullable: true })
   stsProvider?: StsProvider | null;
+
+  @Field(() => SttProvider, { nullable: true })
+  sttProvider?: SttProvider | null;
+
+  @Field(() => String, { nullable: true })
+  sttModel?: string | null;
+
+  @Field(() => TtsProvider, { nullable: true })
+  ttsProvider?: TtsProvider | null;
+
+  @Field(() => String, { nullable: true })
+  ttsModel?: string | null;
+
+  @Field(() => String, { nullable: true })
+  language?: string | null;
 }
 
 @ObjectType()

@@ -4,7 +4,7 @@ import { generateBuiltin } from './builtin.model.js';
 import { parseModelName, type BuiltinModel } from './model-name.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, parseModelSettings } from './model-settings.js';
 import { parseProviderOptions } from './provider-options.js';
-import type { GenerateRequest, GenerateResult } from './model.types.js';
+import type { GenerateRequest, GenerateResult, StreamPart, StreamRequest } from './model.types.js';
 
 export interface ModelServiceOptions {
   /** Upper bound of one provider call, retries included. */
@@ -64,5 +64,30 @@ export class ModelService {
     // The AI SDK and its providers (a tenth of the server's heap) load when an agent first uses one.
     const { generateWithSdk } = await import('./sdk.provider.js');
     return generateWithSdk(this.config, provider, name, request, { settings, providerOptions }, this.timeoutMs);
+  }
+
+  /**
+   * The reply streamed as it is written (the streaming voice pipeline): the same names, settings and
+   * errors as generate, thrown before the first part. The builtin models write their deterministic
+   * reply word by word, yielding to the event loop between words as a provider's stream would.
+   * `signal` ends the stream early without an error.
+   */
+  async *stream(request: StreamRequest): AsyncGenerator<StreamPart> {
+    const { provider, name } = parseModelName(request.model);
+    const settings = parseModelSettings(request.settings, this.maxOutputTokens);
+    const providerOptions = parseProviderOptions(provider, request.providerOptions);
+    if (provider === 'builtin') {
+      const result = generateBuiltin(name as BuiltinModel, request.model, request);
+      for (const word of result.text.match(/\S+\s*/g) ?? []) {
+        if (request.signal.aborted) return;
+        await new Promise((resolve) => setImmediate(resolve));
+        yield { type: 'text', text: word };
+      }
+      yield { type: 'usage', usage: result.usage };
+      return;
+    }
+    settings.maxOutputTokens ??= this.maxOutputTokens;
+    const { streamWithSdk } = await import('./sdk.provider.js');
+    yield* streamWithSdk(this.config, provider, name, request, { settings, providerOptions }, this.timeoutMs);
   }
 }

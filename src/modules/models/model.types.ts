@@ -34,3 +34,22 @@ export interface GenerateResult {
   text: string;
   usage: ModelUsage;
 }
+
+/** A tool the model may call while it streams; `execute` runs it and its answer goes back to the model. */
+export interface StreamTool {
+  name: string;
+  description: string;
+  /** JSON Schema of its arguments (an object). */
+  parameters: Record<string, unknown>;
+  execute(args: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+export interface StreamRequest extends GenerateRequest {
+  /** Stops the generation (the caller spoke over the agent): the stream ends without error. */
+  signal: AbortSignal;
+  /** Tools the model may call (providers through the AI SDK; the builtin models call none). */
+  tools?: StreamTool[];
+}
+
+/** What a streamed reply yields: its text as it is written, then its usage once. */
+export type StreamPart = { type: 'text'; text: string } | { type: 'usage'; usage: ModelUsage };

@@ -2,13 +2,13 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, generateText, RetryError, type LanguageModel, type ModelMessage } from 'ai';
+import { APICallError, generateText, jsonSchema, RetryError, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import type { ModelProvider } from './model-name.js';
 import type { ModelSettings } from './model-settings.js';
 import type { ProviderOptions } from './provider-options.js';
-import type { GenerateRequest, GenerateResult } from './model.types.js';
+import type { GenerateRequest, GenerateResult, StreamPart, StreamRequest } from './model.types.js';
 
 export type SdkProvider = Exclude<ModelProvider, 'builtin'>;
 
@@ -138,5 +138,62 @@ export async function generateWithSdk(
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw providerFailure(provider, name, error, signal.aborted, timeoutMs);
+  }
+}
+
+/**
+ * A reply streamed from a real provider through the AI SDK, with the agent's tools run as the model
+ * calls them (at most three steps: a tool call, then the words after it). The request's signal ends
+ * it quietly; the timeout, a provider error or a refused key end it with providerFailure's UNAVAILABLE.
+ */
+export async function* streamWithSdk(
+  config: Config['providers'],
+  provider: SdkProvider,
+  name: string,
+  request: StreamRequest,
+  checked: { settings: ModelSettings; providerOptions: ProviderOptions },
+  timeoutMs: number,
+): AsyncGenerator<StreamPart> {
+  const model = languageModel(config, provider, name);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([timeout, request.signal]);
+  const tools: ToolSet = {};
+  for (const each of request.tools ?? []) {
+    tools[each.name] = tool({
+      description: each.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(each.parameters as Parameters<typeof jsonSchema>[0]),
+      execute: (args: Record<string, unknown>) => each.execute(args),
+    });
+  }
+  let failure: unknown = null;
+  try {
+    const result = streamText({
+      model,
+      instructions: request.system || undefined,
+      messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
+      allowSystemInMessages: true,
+      ...checked.settings,
+      providerOptions: checked.providerOptions as Parameters<typeof streamText>[0]['providerOptions'],
+      ...(request.tools?.length ? { tools, stopWhen: stepCountIs(3) } : {}),
+      maxRetries: 0,
+      abortSignal: signal,
+      onError: ({ error }) => {
+        failure = error;
+      },
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta' && part.text) yield { type: 'text', text: part.text };
+      else if (part.type === 'error') failure = part.error;
+    }
+    if (request.signal.aborted) return;
+    if (failure) throw failure;
+    const usage = await result.totalUsage;
+    const inputTokens = withoutHidden(usage.inputTokens ?? 0, request);
+    const outputTokens = usage.outputTokens ?? 0;
+    yield { type: 'usage', usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
+  } catch (error) {
+    if (request.signal.aborted) return;
+    if (error instanceof AppError) throw error;
+    throw providerFailure(provider, name, error, timeout.aborted, timeoutMs);
   }
 }

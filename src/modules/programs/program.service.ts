@@ -19,6 +19,7 @@ import { authorize } from '../organizations/roles.js';
 import { CarrierConnection } from '../telephony/carrier-connection.entity.js';
 import { PhoneNumber } from '../telephony/phone-number.entity.js';
 import { CarrierKind, ProgramCarrier } from '../telephony/telephony.enums.js';
+import type { VoiceConfig } from '../agents/agent.types.js';
 
 export const PROGRAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'status', 'kind'] as const;
 
@@ -74,7 +75,12 @@ export class ProgramService {
     /** Called in the transaction that activates or changes a program, so a live program's triggers follow it (or neither happens). */
     private readonly onProgramChanged?: (em: EntityManager, programId: string) => Promise<unknown>,
     /** PUBLIC_URL, read at activation: a real carrier's webhooks need it; and whether Gemini Live has its key (GEMINI_API_KEY). */
-    private readonly telephony: { publicUrl: () => string | undefined; geminiConfigured?: () => boolean } = { publicUrl: () => undefined },
+    private readonly telephony: {
+      publicUrl: () => string | undefined;
+      geminiConfigured?: () => boolean;
+      /** What a streaming agent's recognizer and synthesizer lack to run on a real carrier (e.g. `DEEPGRAM_API_KEY is not set`); none: they can. */
+      streamingMissing?: (voice: VoiceConfig) => string[];
+    } = { publicUrl: () => undefined },
   ) {}
 
   /**
@@ -205,14 +211,19 @@ export class ProgramService {
     const agents = await em.find(Agent, { id: { $in: ids }, organization: actor.organizationId }, { orderBy: { name: 'asc' } });
     const refused = agents.flatMap((agent) => {
       const voice = agent.voiceConfig;
-      if (voice?.pipelineMode === PipelineMode.streaming) return [`agent "${agent.name}" (${agent.id}) uses pipelineMode streaming`];
+      if (voice?.pipelineMode === PipelineMode.streaming) {
+        // The simulator hears and speaks through the builtin pair: nothing to configure.
+        if (program.carrier === ProgramCarrier.simulator) return [];
+        const missing = this.telephony.streamingMissing?.(voice) ?? ['the streaming pipeline is not configured'];
+        return missing.length === 0 ? [] : [`agent "${agent.name}" (${agent.id}) uses pipelineMode streaming, but ${missing.join(' and ')}`];
+      }
       if (voice?.pipelineMode !== PipelineMode.sts || voice.stsProvider === StsProvider.openai) return [];
       if (voice.stsProvider === StsProvider.google && this.telephony.geminiConfigured?.()) return [];
       const why = voice.stsProvider === StsProvider.google ? ' (GEMINI_API_KEY is not set)' : '';
       return [`agent "${agent.name}" (${agent.id}) uses pipelineMode sts with stsProvider ${voice.stsProvider ?? '(none)'}${why}`];
     });
     if (refused.length > 0) {
-      throw new AppError('CONFLICT', `The program cannot be activated: ${refused.join('; ')}, which is not available (batch, sts with openai, and sts with google once GEMINI_API_KEY is set, are)`);
+      throw new AppError('CONFLICT', `The program cannot be activated: ${refused.join('; ')}, which is not available (batch, streaming with its providers' keys set, sts with openai, and sts with google once GEMINI_API_KEY is set, are)`);
     }
   }
 

@@ -1,7 +1,7 @@
-import { Field, Float, ObjectType } from 'type-graphql';
+import { Field, Float, Int, ObjectType } from 'type-graphql';
 
 /** One agent turn of a speech-to-speech call: how long the caller waited for the agent's first audio, and whose time it was. */
-@ObjectType({ description: 'One agent turn of a speech-to-speech call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier' })
+@ObjectType({ description: 'One agent turn of a speech-to-speech or streaming call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier' })
 export class CallTurnTiming {
   @Field(() => Date, { nullable: true, description: 'When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call)' })
   endOfSpeechAt!: string | null;
@@ -14,12 +14,24 @@ export class CallTurnTiming {
 
   @Field(() => Float, { description: 'The gateway’s own share: milliseconds from that audio reaching the gateway to its being written to the carrier’s socket' })
   gatewayMs!: number;
+
+  @Field(() => Float, { nullable: true, description: 'Streaming calls: the recognizer’s share, from the end of speech to its end of the turn; null on a speech-to-speech call' })
+  recognizerMs?: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'Streaming calls: the model’s share, from being asked to its first sentence or clause; null on a speech-to-speech call' })
+  modelMs?: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'Streaming calls: the synthesizer’s share, from that first sentence to its first audio; null on a speech-to-speech call' })
+  synthesizerMs?: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'Streaming calls: time the first audio was held for the grace period after the end of speech (a natural pause; zero when the providers took longer); null on a speech-to-speech call' })
+  waitMs?: number | null;
 }
 
 /** The turns of a speech-to-speech call, written once when its media stream ends. */
 @ObjectType({ description: 'The agent’s turn latency on a speech-to-speech call, recorded when its media stream ends' })
 export class CallTurnLatency {
-  @Field({ description: 'The speech-to-speech provider that answered (openai)' })
+  @Field({ description: 'Who answered: the speech-to-speech provider (openai, google), or a streaming call’s recognizer+synthesizer (deepgram+elevenlabs)' })
   provider!: string;
 
   @Field(() => [CallTurnTiming], { description: 'The agent turns in order (at most the first 500)' })
@@ -30,4 +42,7 @@ export class CallTurnLatency {
 
   @Field(() => Float, { description: 'Largest totalMs of the turns' })
   maxMs!: number;
+
+  @Field(() => Int, { nullable: true, description: 'Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call' })
+  bargeIns?: number | null;
 }

@@ -319,8 +319,12 @@ export class VoiceEngine {
   }
 }
 
-/** An agent whose voice runs speech-to-speech through a provider the bridge speaks (OpenAI Realtime, Gemini Live). */
+/**
+ * An agent whose voice runs over the call's media stream: speech-to-speech through a provider the
+ * bridge speaks (OpenAI Realtime, Gemini Live), or the streaming pipeline.
+ */
 function isStreamed(agent: AgentRow | undefined): boolean {
   const provider = agent?.voice_config?.stsProvider;
+  if (agent?.voice_config?.pipelineMode === PipelineMode.streaming) return true;
   return agent?.voice_config?.pipelineMode === PipelineMode.sts && (provider === StsProvider.openai || provider === StsProvider.google);
 }

@@ -1,5 +1,11 @@
 import { VoiceEngine } from '../../voice/voice-session.js';
 import type { ConversationService } from '../../agents/conversation.service.js';
+import type { KnowledgePort } from '../../agents/agent.ports.js';
+import { RequestContext } from '@mikro-orm/core';
+import { CallConversations } from '../../voice/realtime/call-conversation.js';
+import { BuiltinRecognizer, BuiltinSynthesizer } from '../../voice/streaming/builtin-speech.js';
+import { SimulatedStreams } from '../../voice/streaming/simulated-stream.js';
+import type { StreamingDeps } from '../../voice/streaming/streaming-call.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -57,6 +63,12 @@ export interface CampaignRunnerOptions {
   events?: ExecutionEvents;
   /** The agents' conversations: given, the simulated carrier talks answered calls through the voice engine with a scripted caller. */
   conversations?: ConversationService;
+  /**
+   * The agents' model and knowledge: given with `conversations`, a simulated call whose agent is a
+   * streaming one is played over a simulated media stream through the streaming pipeline (the builtin
+   * recognizer and synthesizer); without it, such a call ends at its stream.
+   */
+  streaming?: { model: StreamingDeps['model']; knowledge: KnowledgePort };
 }
 
 /**
@@ -116,7 +128,25 @@ export class CampaignRunner {
     this.simulator = new SimulatedCarrier(options.dialer, this.logger, this.clock, options.simulatedSwitch);
     this.simulator.attach(this.tracker);
     // With the conversation service, simulated calls are talked through the voice engine (a scripted caller).
-    if (options.conversations) this.simulator.attachVoice(new VoiceEngine(options.em, this.tracker, options.conversations, this.logger));
+    if (options.conversations) {
+      const conversations = options.conversations;
+      const streams = options.streaming
+        ? new SimulatedStreams({
+            em: options.em,
+            conversations: new CallConversations(options.em),
+            tracker: this.tracker,
+            knowledge: options.streaming.knowledge,
+            model: options.streaming.model,
+            withContext: (work) => RequestContext.create(options.em, work),
+            endConversation: (organizationId, conversationId, failed) =>
+              RequestContext.create(options.em, () => conversations.closeForCall(organizationId, conversationId, failed)),
+            recognizers: { builtin: new BuiltinRecognizer() },
+            synthesizers: { builtin: new BuiltinSynthesizer() },
+            logger: this.logger,
+          })
+        : undefined;
+      this.simulator.attachVoice(new VoiceEngine(options.em, this.tracker, conversations, this.logger), streams);
+    }
   }
 
   /** Calls being placed, and simulated calls not yet ended. */

@@ -5,6 +5,7 @@ import type { CallTracker } from '../../telephony/call-tracker.js';
 import { CallStatus, ProgramCarrier } from '../../telephony/telephony.enums.js';
 import { reachesNodes, type CallOutcome, type CallResult, type Dialer } from './dialer.js';
 import { DEFAULT_UTTERANCES, playCaller } from '../../voice/simulated-caller.js';
+import type { SimulatedStreams } from '../../voice/streaming/simulated-stream.js';
 import type { VoiceEngine } from '../../voice/voice-session.js';
 
 /** The simulator needs no account; this stands in where a real carrier's would be. */
@@ -57,8 +58,12 @@ export class SimulatedCarrier implements CarrierAdapter {
   /** The voice engine an answered call with a flow or an agent is talked through (the simulated caller's lines); without it the dialer's walk is recorded. */
   private voice: VoiceEngine | null = null;
 
-  attachVoice(engine: VoiceEngine): void {
+  /** The simulated media stream, for a call whose agent is a streaming one (none: such a call ends at its stream). */
+  private streams: SimulatedStreams | undefined;
+
+  attachVoice(engine: VoiceEngine, streams?: SimulatedStreams): void {
     this.voice = engine;
+    this.streams = streams;
   }
 
   /** Where the progress reports go: the tracker of the runner that places the calls. */
@@ -146,7 +151,7 @@ export class SimulatedCarrier implements CarrierAdapter {
       if (this.voice && (context?.flow || context?.agentId)) {
         // The caller is played against the voice engine: the nodes reached are those the conversation walked.
         await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }));
-        await playCaller(this.voice, request.callId, answeredBy, context.utterances ?? DEFAULT_UTTERANCES);
+        await playCaller(this.voice, request.callId, answeredBy, context.utterances ?? DEFAULT_UTTERANCES, this.streams);
         await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.completed, { answeredBy, durationSeconds: result.durationSeconds }));
         await this.voice.ended(request.callId);
         return;

@@ -31,9 +31,9 @@ export class CallConversations {
       const now = at(new Date());
       await query(
         tx as EntityManager,
-        `insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, title, message_count)
-         values (?, ?::timestamptz, ?::timestamptz, ?, ?, 'active', ?, 0)`,
-        [id, now, now, organizationId, agentId, title.slice(0, 255)],
+        `insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, title, message_count, call_id)
+         values (?, ?::timestamptz, ?::timestamptz, ?, ?, 'active', ?, 0, ?)`,
+        [id, now, now, organizationId, agentId, title.slice(0, 255), callId],
       );
       await query(tx as EntityManager, 'update calls set conversation_id = ?, updated_at = ?::timestamptz where id = ?', [id, now, callId]);
       return id;

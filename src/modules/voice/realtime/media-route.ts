@@ -8,6 +8,7 @@ import { at, query } from '../../programs/runner/sql.js';
 import type { CarrierAccount, CarrierAdapter } from '../../telephony/carrier.js';
 import { admitUpgrade, countRefusal, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
 import { CallBridge, type BridgeDeps, type BridgedCall } from './bridge.js';
+import { StreamingCall, type CarrierLink, type StreamingDeps } from '../streaming/streaming-call.js';
 import { mediaStreamUrl, streamNonceHash } from './stream-twiml.js';
 
 /** `/telephony/twilio/{connectionId}/media/{callId}/{nonce}` (the bare `/media`, or one without its nonce, is matched only to be refused). */
@@ -28,6 +29,30 @@ export interface MediaRouteOptions extends Omit<BridgeDeps, 'logger'> {
   anonymous?: UpgradeLimit;
   /** Upgrades to these paths belong to another handler on the same server (GraphQL subscriptions): left alone. */
   leave?: (path: string) => boolean;
+  /** The streaming pipeline's parties, for calls whose agent's pipelineMode is streaming. */
+  streaming: Pick<StreamingDeps, 'model' | 'recognizers' | 'synthesizers' | 'rules' | 'observeTurn' | 'endConversation'>;
+}
+
+/** What the media route drives for one call: the speech-to-speech bridge or the streaming pipeline. */
+interface MediaSession {
+  start(refuse: (reason: string) => void): Promise<void>;
+  fromCarrier(message: Record<string, unknown>): void;
+  carrierClosed(): void;
+}
+
+/** Twilio's socket as the streaming pipeline's carrier link. */
+export function socketLink(socket: WebSocket): CarrierLink {
+  return {
+    send(message) {
+      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+    },
+    close(code, reason) {
+      if (socket.readyState === WebSocket.OPEN) socket.close(code, reason);
+    },
+    get open() {
+      return socket.readyState === WebSocket.OPEN;
+    },
+  };
 }
 
 interface CallRow {
@@ -37,6 +62,7 @@ interface CallRow {
   contact_id: string | null;
   to_number: string;
   carrier_call_id: string | null;
+  pipeline_mode: string | null;
 }
 
 function refuse(socket: Duplex, status: 403 | 404, text: string): void {
@@ -56,7 +82,7 @@ function refuse(socket: Duplex, status: 403 | 404, text: string): void {
 export function attachMediaRoute(server: Server, options: MediaRouteOptions): { close(): void } {
   const { logger } = options;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
-  const bridged = new Map<string, CallBridge>();
+  const bridged = new Map<string, MediaSession>();
 
   async function authorized(req: IncomingMessage, connectionId: string, callId: string, nonce: string): Promise<boolean> {
     const publicUrl = options.publicUrl();
@@ -78,7 +104,8 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
       options.em.fork(),
       `update calls set stream_nonce_hash = null, stream_opened_at = ?::timestamptz, updated_at = ?::timestamptz
         where id = ? and carrier_connection_id = ? and stream_nonce_hash = ? and status = 'in_progress' and stream_opened_at is null
-        returning id, organization_id, agent_id, contact_id, to_number, carrier_call_id`,
+        returning id, organization_id, agent_id, contact_id, to_number, carrier_call_id,
+                  (select a.voice_config->>'pipelineMode' from agents a where a.id = calls.agent_id and a.organization_id = calls.organization_id) as pipeline_mode`,
       [now, now, callId, connectionId, streamNonceHash(nonce)],
     );
     return row ?? null;
@@ -96,7 +123,7 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
   }
 
   function serve(socket: WebSocket, connectionId: string, row: CallRow): void {
-    let bridge: CallBridge | null = null;
+    let bridge: MediaSession | null = null;
     let starting = false;
     const startTimer = setTimeout(() => socket.close(POLICY_VIOLATION, 'no start'), START_TIMEOUT_MS);
     socket.on('error', (error) => logger.warn({ connectionId, error: error.message }, 'media stream socket error'));
@@ -125,7 +152,10 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
       }
       if (socket.readyState !== WebSocket.OPEN) return;
       const call: BridgedCall = { id: row.id, organizationId: row.organization_id, agentId: row.agent_id!, contactId: row.contact_id, to: row.to_number };
-      const opened = new CallBridge({ ...options, logger }, socket, call, streamSid);
+      const opened: MediaSession =
+        row.pipeline_mode === 'streaming'
+          ? new StreamingCall({ ...options, ...options.streaming, observeTurn: options.streaming.observeTurn, logger }, socketLink(socket), call, streamSid)
+          : new CallBridge({ ...options, logger }, socket, call, streamSid);
       bridge = opened;
       bridged.set(call.id, opened);
       socket.once('close', () => {
@@ -134,7 +164,7 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
       });
       void opened.start((reason) => {
         logger.warn({ connectionId, callId: call.id, reason }, 'media stream refused');
-        socket.close(POLICY_VIOLATION, 'not a speech-to-speech call');
+        socket.close(POLICY_VIOLATION, 'not a speech-to-speech or streaming call');
       });
     });
     socket.on('close', () => clearTimeout(startTimer));

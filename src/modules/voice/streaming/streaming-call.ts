@@ -1,0 +1,749 @@
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Agent } from '../../agents/agent.entity.js';
+import { AgentStatus, ConversationStatus, MessageRole, PipelineMode } from '../../agents/agent.enums.js';
+import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
+import { buildSystemPrompt, memoryWindow, policySection, redactPolicy } from '../../agents/prompt.js';
+import type { StreamPart, StreamRequest, StreamTool } from '../../models/model.types.js';
+import type { CallTracker } from '../../telephony/call-tracker.js';
+import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
+import { WORDS } from '../voice-actions.js';
+import type { CallConversations } from '../realtime/call-conversation.js';
+import { callTools } from '../realtime/call-tools.js';
+import { EndOfSpeechDetector } from '../realtime/end-of-speech.js';
+import { PolicyGuard } from './policy-guard.js';
+import { SentenceChunker } from './sentences.js';
+import type { Recognizer, RecognizerEvents, RecognizerName, RecognizerSession, SynthesisStream, Synthesizer, SynthesizerName } from './speech-ports.js';
+import { StreamingTurnClock } from './streaming-latency.js';
+
+/** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
+const BYTES_PER_MS = 8;
+/** Caller audio kept while the recognizer's session opens (Twilio's 20 ms frames: 10 s). */
+const MAX_QUEUED_FRAMES = 500;
+const END_CALL_MARK = 'end_call';
+/** How long an ending call waits for the carrier to say the goodbye was played, past its length. */
+const END_CALL_GRACE_MS = 3000;
+
+/** The pipeline's timing rules; each has a default, tests and the benchmark may set them. */
+export interface TurnRules {
+  /** The least time between the end of the caller's speech and the agent's first audio: a natural pause, never a longer wait (providers slower than it add nothing). */
+  graceMs: number;
+  /** A caller turn longer than this is cut: what was heard is made final and answered. */
+  maxTurnMs: number;
+  /** Keys pressed without `#` end the turn after this long without another key. */
+  keysTimeoutMs: number;
+  /** The caller silent this long after the agent spoke: a reprompt, then, the second time, goodbye. */
+  silenceMs: number;
+  /** A reply whose first audio has not come this long after its turn ended fails the call (a hung provider). */
+  replyTimeoutMs: number;
+}
+
+export const DEFAULT_TURN_RULES: TurnRules = {
+  graceMs: 200,
+  maxTurnMs: 30_000,
+  keysTimeoutMs: 2_000,
+  silenceMs: 10_000,
+  replyTimeoutMs: 15_000,
+};
+
+/** The carrier side of a call's media: Twilio's socket, or the simulator's caller in-process. */
+export interface CarrierLink {
+  /** One Twilio Media Streams message (media, mark, clear). */
+  send(message: Record<string, unknown>): void;
+  /** Ends the stream (the carrier moves past <Connect>). */
+  close(code: number, reason: string): void;
+  readonly open: boolean;
+}
+
+export interface StreamingDeps {
+  conversations: CallConversations;
+  tracker: CallTracker;
+  knowledge: KnowledgePort;
+  /** Runs database work of the agents and knowledge modules in a request context of its own. */
+  withContext<T>(work: () => Promise<T>): Promise<T>;
+  /** The agent's model, streamed (ModelService.stream). */
+  model: { stream(request: StreamRequest): AsyncIterable<StreamPart> };
+  recognizers: Partial<Record<RecognizerName, Recognizer>>;
+  synthesizers: Partial<Record<SynthesizerName, Synthesizer>>;
+  logger: Logger;
+  rules?: Partial<TurnRules>;
+  /** The simulator: every call hears and speaks through the builtin pair, whatever its agent names. */
+  offline?: boolean;
+  /** Told each agent turn's latency as it completes (the Prometheus histograms). */
+  observeTurn?: (labels: { mode: 'streaming'; provider: string }, turn: CallTurnTiming) => void;
+  /** Ends the call's conversation as a typed one ends (its resolution criteria judged); without it, it is only closed. */
+  endConversation?: (organizationId: string, conversationId: string, failed: boolean) => Promise<void>;
+}
+
+/** The call a media stream carries, as the media route checked it. */
+export interface StreamedCall {
+  id: string;
+  organizationId: string;
+  agentId: string;
+  contactId: string | null;
+  to: string;
+}
+
+/** One agent reply in flight: its text as written, what was sent to the synthesizer, what the caller heard. */
+interface Reply {
+  id: number;
+  abort: AbortController;
+  synthesis: SynthesisStream | null;
+  /** Text pushed to the synthesizer (all pushes joined). */
+  spoken: string;
+  /** Characters of `spoken` whose audio has been sent, and of those, heard (the carrier's marks). */
+  sentChars: number;
+  heardChars: number;
+  /** Audio sent to the carrier for this reply, in ms, and when its first byte went. */
+  sentMs: number;
+  firstSentAt: number | null;
+  /** Every push was synthesized and sent. */
+  synthesized: boolean;
+  /** Stored in the conversation (once). */
+  stored: boolean;
+  /** Said by the gateway itself (greeting, reprompt, goodbye), not the model: stored without a model label. */
+  fixed: boolean;
+  /** The call ends once this reply has been heard. */
+  endsCall: boolean;
+  /** Where the reply goes in the model's memory of this call (after the caller's turn it answers); null for the gateway's own lines. */
+  historyAt: number | null;
+  /** Audio waiting for the grace period to pass. */
+  held: { ulaw: Buffer; textEnd: number }[];
+  holdTimer: NodeJS.Timeout | null;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** The caller's words and keys of one turn, as the model is given them (keys as in the batch pipeline). */
+function callerTurnText(speech: string, keys: string): string {
+  const said = speech.trim();
+  if (!keys) return said;
+  return said ? `${said} (pressed ${keys})` : keys;
+}
+
+/** The text up to `chars`, cut back to a whole word unless the cut falls at a word's end. */
+function heardText(spoken: string, chars: number): string {
+  if (chars >= spoken.length) return spoken.trim();
+  const head = spoken.slice(0, chars);
+  if (/\s/u.test(spoken[chars] ?? ' ')) return head.trim();
+  const space = head.search(/\s\S*$/u);
+  return space < 0 ? '' : head.slice(0, space).trim();
+}
+
+/**
+ * One call's streaming voice pipeline: Twilio Media Streams on one side; on the other a streaming
+ * recognizer hearing the caller as the audio comes, the agent's model (the prompt path of typed
+ * messages: instructions, hidden policy, passages, memory, resolution tools) streaming its reply, and
+ * a streaming synthesizer speaking each sentence as it completes. The policy guard reads the reply
+ * before any of it reaches the synthesizer. Barge-in clears the carrier's audio and cancels the
+ * model and the synthesis; the agent's words are stored as far as the carrier said they were played
+ * (its marks). Every database write goes through one queue, so turns are stored in the order heard.
+ */
+export class StreamingCall implements RecognizerEvents {
+  private agent: Agent | null = null;
+  private conversationId: string | null = null;
+  private modelLabel: string | null = null;
+  private recognizer: RecognizerSession | null = null;
+  private synthesizer: Synthesizer | null = null;
+  private voice = { voiceId: '', model: '' };
+  private guard = new PolicyGuard(null);
+  private readonly rules: TurnRules;
+  private readonly clock: StreamingTurnClock;
+  private providerLabel = '';
+  /** Caller frames waiting for the recognizer, and the audio sent to it with when each frame arrived (audioEndMs → time). */
+  private queued: Buffer[] = [];
+  private audioMs = 0;
+  private readonly frameTimes: { endMs: number; at: number }[] = [];
+  /** Our own end of speech, for a recognizer that does not say where the words ended. */
+  private readonly endOfSpeech: EndOfSpeechDetector;
+  private lastSpeechEndAt: number | null = null;
+  /** The caller's turn being heard. */
+  private turnWords = '';
+  private interimWords = '';
+  private keys = '';
+  private turnStartedAt: number | null = null;
+  private keysTimer: NodeJS.Timeout | null = null;
+  private turnTimer: NodeJS.Timeout | null = null;
+  /** Messages of this call so far (for the model's memory), with the earlier calls' first. */
+  private history: ChatMessage[] = [];
+  private reply: Reply | null = null;
+  private replies = 0;
+  private silenceTimer: NodeJS.Timeout | null = null;
+  private silencePrompts = 0;
+  private endTimer: NodeJS.Timeout | null = null;
+  private finished = false;
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: StreamingDeps,
+    private readonly link: CarrierLink,
+    private readonly call: StreamedCall,
+    private readonly streamSid: string,
+  ) {
+    this.rules = { ...DEFAULT_TURN_RULES, ...deps.rules };
+    this.clock = new StreamingTurnClock(this.rules.graceMs, (turn) => deps.observeTurn?.({ mode: 'streaming', provider: this.providerLabel }, turn));
+    this.endOfSpeech = new EndOfSpeechDetector(() => {
+      this.lastSpeechEndAt = performance.now();
+    });
+  }
+
+  /** Whether an agent speaks through this pipeline. */
+  static handles(agent: Pick<Agent, 'voiceConfig'> | null): boolean {
+    return agent?.voiceConfig?.pipelineMode === PipelineMode.streaming;
+  }
+
+  /**
+   * Opens the conversation, the recognizer and the greeting; a failure ends the call `failed`. A
+   * call whose agent is not a streaming one is not ours: `refuse` is told why and nothing is written.
+   */
+  async start(refuse: (reason: string) => void): Promise<void> {
+    const { conversations, logger } = this.deps;
+    try {
+      this.agent = await conversations.agent(this.call.organizationId, this.call.agentId);
+      if (this.agent && !StreamingCall.handles(this.agent)) {
+        this.finished = true;
+        refuse('the call’s agent is not a streaming agent');
+        return;
+      }
+      if (!this.agent) throw new Error('The call’s agent no longer exists');
+      if (this.agent.status === AgentStatus.archived) throw new Error('The call’s agent is archived');
+      const voice = this.agent.voiceConfig!;
+      const recognizerName: RecognizerName = this.deps.offline ? 'builtin' : (voice.sttProvider ?? 'deepgram');
+      const synthesizerName: SynthesizerName = this.deps.offline ? 'builtin' : (voice.ttsProvider ?? 'elevenlabs');
+      const recognizer = this.deps.recognizers[recognizerName];
+      const synthesizer = this.deps.synthesizers[synthesizerName];
+      if (!recognizer || !synthesizer) throw new Error(`The ${recognizer ? `synthesizer ${synthesizerName}` : `recognizer ${recognizerName}`} is not available`);
+      const missing = recognizer.missing() ?? synthesizer.missing();
+      if (missing) throw new Error(missing);
+      this.synthesizer = synthesizer;
+      this.voice = {
+        voiceId: (synthesizerName === (voice.ttsProvider ?? 'elevenlabs') ? voice.voiceId : null) ?? synthesizer.defaultVoice,
+        model: (this.deps.offline ? null : voice.ttsModel) ?? synthesizer.defaultModel,
+      };
+      this.guard = new PolicyGuard(this.agent.policy);
+      this.modelLabel = this.agent.modelConfig.model;
+      this.providerLabel = `${recognizerName}+${synthesizerName}`;
+      this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`);
+      if (this.finished) {
+        await conversations.close(this.conversationId, ConversationStatus.ended);
+        return;
+      }
+      this.history = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
+      const session = await recognizer.open(
+        { model: (this.deps.offline ? null : voice.sttModel) ?? recognizer.defaultModel, language: voice.language ?? 'en' },
+        this,
+      );
+      if (this.finished) {
+        session.close();
+        return;
+      }
+      this.recognizer = session;
+      for (const frame of this.queued.splice(0)) session.send(frame);
+      logger.info({ callId: this.call.id, conversationId: this.conversationId, recognizer: recognizerName, synthesizer: synthesizerName }, 'streaming voice pipeline open');
+      this.say(WORDS.greeting(this.agent.name), false);
+    } catch (error) {
+      this.fail(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** One Twilio Media Streams message after `start`. */
+  fromCarrier(message: Record<string, unknown>): void {
+    if (this.finished) return;
+    switch (message.event) {
+      case 'media': {
+        const payload = text((message.media as Record<string, unknown> | undefined)?.payload);
+        if (!payload) return;
+        const frame = Buffer.from(payload, 'base64');
+        this.endOfSpeech.push(frame);
+        this.audioMs += frame.length / BYTES_PER_MS;
+        this.frameTimes.push({ endMs: this.audioMs, at: performance.now() });
+        if (this.frameTimes.length > 1000) this.frameTimes.splice(0, 500);
+        if (this.recognizer) this.recognizer.send(frame);
+        else if (this.queued.length < MAX_QUEUED_FRAMES) this.queued.push(frame);
+        return;
+      }
+      case 'dtmf':
+        this.key(text((message.dtmf as Record<string, unknown> | undefined)?.digit));
+        return;
+      case 'mark':
+        this.marked(text((message.mark as Record<string, unknown> | undefined)?.name));
+        return;
+      case 'stop':
+        this.finish();
+        return;
+    }
+  }
+
+  /** The carrier's socket closed: the caller hung up (what was said is kept). */
+  carrierClosed(): void {
+    this.finish();
+  }
+
+  // What the recognizer says (RecognizerEvents).
+
+  speechStarted(): void {
+    // A sound is not yet a word: barge-in waits for the recognizer's words (a cough does not cut the agent).
+  }
+
+  interim(words: string): void {
+    if (this.finished || !words.trim()) return;
+    this.interimWords = words;
+    this.callerSpeaking();
+  }
+
+  final(words: string, endOfTurn: boolean, audioEndMs?: number): void {
+    if (this.finished) return;
+    this.interimWords = '';
+    if (words.trim()) {
+      this.turnWords = this.turnWords ? `${this.turnWords} ${words.trim()}` : words.trim();
+      this.callerSpeaking();
+    }
+    if (endOfTurn) this.endTurn(audioEndMs);
+  }
+
+  utteranceEnd(audioEndMs?: number): void {
+    if (!this.finished) this.endTurn(audioEndMs);
+  }
+
+  lost(reason: string): void {
+    this.fail(reason);
+  }
+
+  // The caller's turn.
+
+  /** The caller is saying words: the agent stops if it was speaking, the turn's clocks start. */
+  private callerSpeaking(): void {
+    this.stopSilenceTimer();
+    this.silencePrompts = 0;
+    if (this.reply?.endsCall) return; // a goodbye is not interrupted
+    if (this.reply) this.bargeIn();
+    if (this.turnStartedAt === null) {
+      this.turnStartedAt = Date.now();
+      this.turnTimer = setTimeout(() => this.longTurn(), this.rules.maxTurnMs);
+    }
+  }
+
+  /** A caller who has not stopped after maxTurnMs: what was heard is made final and answered. */
+  private longTurn(): void {
+    if (this.finished) return;
+    this.deps.logger.info({ callId: this.call.id, maxTurnMs: this.rules.maxTurnMs }, 'a caller turn reached its limit: answered as heard so far');
+    this.recognizer?.finalize();
+    if (this.interimWords) this.turnWords = this.turnWords ? `${this.turnWords} ${this.interimWords}` : this.interimWords;
+    this.interimWords = '';
+    this.endTurn();
+  }
+
+  private key(digit: string): void {
+    if (this.finished || !/^[0-9*#]$/.test(digit)) return;
+    this.stopSilenceTimer();
+    if (this.reply && !this.reply.endsCall) this.bargeIn();
+    if (this.keysTimer) clearTimeout(this.keysTimer);
+    this.keysTimer = null;
+    if (digit === '#') {
+      this.endTurn();
+      return;
+    }
+    this.keys += digit;
+    this.keysTimer = setTimeout(() => this.endTurn(), this.rules.keysTimeoutMs);
+  }
+
+  /** The caller's turn is over (the recognizer's endpointing, `#`, a key timeout, the turn limit): the agent answers it. */
+  private endTurn(audioEndMs?: number): void {
+    const said = callerTurnText(this.turnWords, this.keys);
+    if (!said || this.finished) return;
+    const now = performance.now();
+    const endOfSpeech = this.speechEndAt(audioEndMs) ?? now;
+    this.turnWords = '';
+    this.keys = '';
+    this.turnStartedAt = null;
+    if (this.turnTimer) clearTimeout(this.turnTimer);
+    if (this.keysTimer) clearTimeout(this.keysTimer);
+    this.turnTimer = this.keysTimer = null;
+    if (this.reply) this.bargeIn();
+    this.store(MessageRole.user, said);
+    this.clock.begin(endOfSpeech, now);
+    void this.answer(said, endOfSpeech);
+  }
+
+  /** When the audio that ended at `audioEndMs` arrived (the recognizer's word timings), else our detector's last end of speech. */
+  private speechEndAt(audioEndMs?: number): number | null {
+    if (audioEndMs !== undefined && Number.isFinite(audioEndMs)) {
+      const frame = this.frameTimes.find((each) => each.endMs >= audioEndMs);
+      if (frame) return frame.at;
+    }
+    return this.lastSpeechEndAt;
+  }
+
+  // The agent's reply.
+
+  /** Asks the model, streaming: each complete sentence the guard passes goes to the synthesizer while the model writes on. */
+  private async answer(said: string, endOfSpeech: number): Promise<void> {
+    const agent = this.agent!;
+    const reply = this.newReply(false);
+    const window = memoryWindow(agent.memoryConfig);
+    const history = window > 0 ? this.history.slice(-window) : [];
+    this.history.push({ role: 'user', content: said });
+    reply.historyAt = this.history.length;
+    const synthesis = this.openSynthesis(reply);
+    const replyTimer = setTimeout(() => {
+      if (this.reply === reply && reply.firstSentAt === null) this.fail('The voice providers did not answer in time');
+    }, this.rules.replyTimeoutMs);
+    let written = '';
+    try {
+      const passages = await this.retrieve(said);
+      if (this.reply !== reply) return;
+      const chunker = new SentenceChunker();
+      this.clock.modelAsked(reply.id);
+      const stream = this.deps.model.stream({
+        model: agent.modelConfig.model,
+        system: buildSystemPrompt(agent.instructions, agent.policy, passages),
+        hidden: policySection(agent.policy),
+        messages: [...history, { role: 'user', content: said }],
+        settings: agent.modelConfig.modelSettings ?? null,
+        providerOptions: agent.modelConfig.providerOptions ?? null,
+        passages: passages.map((passage) => ({ content: passage.content, score: passage.score, title: passage.title })),
+        signal: reply.abort.signal,
+        tools: this.tools(),
+      });
+      let leaked = false;
+      for await (const part of stream) {
+        if (this.reply !== reply) break;
+        if (part.type !== 'text') continue;
+        written += part.text;
+        for (const chunk of chunker.push(part.text)) {
+          if (!(await this.speak(reply, synthesis, chunk))) {
+            leaked = true;
+            break;
+          }
+        }
+        if (leaked) break;
+      }
+      if (this.reply !== reply) return;
+      const rest = leaked ? null : chunker.flush();
+      if (rest) await this.speak(reply, synthesis, rest);
+      const opened = await synthesis;
+      if (this.reply !== reply) return;
+      if (!reply.spoken.trim()) {
+        // Nothing to say (an empty reply, or one the guard stopped before a word): the line stays quiet.
+        opened?.cancel();
+        this.replyHeard(reply);
+      } else opened?.end();
+    } catch (error) {
+      if (this.reply !== reply) return;
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.logger.warn({ callId: this.call.id, error: message, wrote: written.length }, 'the agent’s model failed during a call turn');
+      this.fail(message);
+    } finally {
+      clearTimeout(replyTimer);
+    }
+  }
+
+  /** Sends one chunk to the synthesizer unless, with what was already said, it says or begins the hidden policy (then false: the reply stops here). */
+  private async speak(reply: Reply, synthesis: Promise<SynthesisStream | null>, chunk: string): Promise<boolean> {
+    if (this.guard.leaks(reply.spoken + chunk)) {
+      this.deps.logger.warn({ callId: this.call.id }, 'the agent began to say its hidden policy: the reply was stopped before it reached the synthesizer');
+      reply.abort.abort();
+      return false;
+    }
+    const opened = await synthesis;
+    if (this.reply !== reply || !opened) return true;
+    if (reply.spoken === '') this.clock.firstChunk(reply.id);
+    reply.spoken += chunk;
+    opened.push(chunk);
+    return true;
+  }
+
+  /** The gateway's own line (greeting, reprompt, goodbye): no model, the same synthesizer. */
+  private say(line: string, endsCall: boolean): void {
+    if (this.finished) return;
+    const reply = this.newReply(true);
+    reply.endsCall = endsCall;
+    const synthesis = this.openSynthesis(reply);
+    void synthesis.then((opened) => {
+      if (!opened || this.reply !== reply) return;
+      reply.spoken = line;
+      opened.push(line);
+      opened.end();
+    });
+  }
+
+  private newReply(fixed: boolean): Reply {
+    this.stopSilenceTimer();
+    const reply: Reply = {
+      id: ++this.replies,
+      abort: new AbortController(),
+      synthesis: null,
+      spoken: '',
+      sentChars: 0,
+      heardChars: 0,
+      sentMs: 0,
+      firstSentAt: null,
+      synthesized: false,
+      stored: false,
+      fixed,
+      endsCall: false,
+      historyAt: null,
+      held: [],
+      holdTimer: null,
+    };
+    this.reply = reply;
+    return reply;
+  }
+
+  /** The reply's synthesis stream, opened at once so its setup overlaps the model's first words; a failure fails the call. */
+  private openSynthesis(reply: Reply): Promise<SynthesisStream | null> {
+    return this.synthesizer!.open(this.voice, {
+      audio: (ulaw, textEnd) => this.agentAudio(reply, ulaw, textEnd),
+      done: () => {
+        if (this.reply !== reply) return;
+        reply.synthesized = true;
+        this.flushHeld(reply);
+        this.afterSent(reply);
+      },
+      lost: (reason) => {
+        if (this.reply === reply) this.fail(reason);
+      },
+    }).then(
+      (opened) => {
+        if (this.reply !== reply || this.finished) {
+          opened.cancel();
+          return null;
+        }
+        reply.synthesis = opened;
+        return opened;
+      },
+      (error: unknown) => {
+        if (this.reply === reply) this.fail(error instanceof Error ? error.message : String(error));
+        return null;
+      },
+    );
+  }
+
+  /** Synthesized audio: to the carrier, after the grace period for a reply's first audio, each chunk followed by a mark naming how much of the text it ends. */
+  private agentAudio(reply: Reply, ulaw: Buffer, textEnd: number): void {
+    if (this.reply !== reply || this.finished || ulaw.length === 0) return;
+    this.clock.audioArrived(reply.id);
+    const earliest = this.clock.earliestAudio(reply.id);
+    if (reply.held.length > 0 || (earliest !== null && performance.now() < earliest)) {
+      reply.held.push({ ulaw, textEnd });
+      if (!reply.holdTimer && earliest !== null) {
+        reply.holdTimer = setTimeout(() => this.flushHeld(reply), Math.max(0, earliest - performance.now()));
+      }
+      return;
+    }
+    this.send(reply, ulaw, textEnd);
+  }
+
+  private flushHeld(reply: Reply): void {
+    if (reply.holdTimer) clearTimeout(reply.holdTimer);
+    reply.holdTimer = null;
+    if (this.reply !== reply) return;
+    const earliest = this.clock.earliestAudio(reply.id);
+    if (earliest !== null && performance.now() < earliest && reply.held.length > 0) {
+      reply.holdTimer = setTimeout(() => this.flushHeld(reply), Math.max(0, earliest - performance.now()));
+      return;
+    }
+    for (const chunk of reply.held.splice(0)) this.send(reply, chunk.ulaw, chunk.textEnd);
+    if (reply.synthesized) this.afterSent(reply);
+  }
+
+  private send(reply: Reply, ulaw: Buffer, textEnd: number): void {
+    this.link.send({ event: 'media', streamSid: this.streamSid, media: { payload: ulaw.toString('base64') } });
+    if (reply.firstSentAt === null) {
+      reply.firstSentAt = Date.now();
+      this.clock.sent(reply.id);
+    }
+    reply.sentMs += ulaw.length / BYTES_PER_MS;
+    reply.sentChars = Math.max(reply.sentChars, Math.min(textEnd, reply.spoken.length || textEnd));
+    this.link.send({ event: 'mark', streamSid: this.streamSid, mark: { name: `r${reply.id}:${reply.sentChars}` } });
+  }
+
+  /** Every push was synthesized and sent: once the carrier has played it all (the last mark) the reply is heard. */
+  private afterSent(reply: Reply): void {
+    if (reply.held.length > 0 || !reply.synthesized) return;
+    reply.sentChars = reply.spoken.length;
+    if (reply.firstSentAt === null) this.replyHeard(reply);
+    else this.link.send({ event: 'mark', streamSid: this.streamSid, mark: { name: `r${reply.id}:done` } });
+  }
+
+  /** The carrier played the audio before a mark: the caller heard that much of the reply. */
+  private marked(name: string): void {
+    if (name === END_CALL_MARK) {
+      this.finish();
+      return;
+    }
+    const match = /^r(\d+):(\d+|done)$/.exec(name);
+    const reply = this.reply;
+    if (!match || !reply || Number(match[1]) !== reply.id) return;
+    if (match[2] === 'done') {
+      reply.heardChars = reply.spoken.length;
+      this.replyHeard(reply);
+    } else reply.heardChars = Math.max(reply.heardChars, Number(match[2]));
+  }
+
+  /** The whole reply was heard: stored, then the call listens (or ends, after a goodbye). */
+  private replyHeard(reply: Reply): void {
+    if (this.reply !== reply) return;
+    this.storeReply(reply, reply.spoken);
+    this.reply = null;
+    if (reply.endsCall) {
+      this.endCall();
+      return;
+    }
+    this.startSilenceTimer();
+  }
+
+  /** The caller spoke over the agent: the carrier's audio is dropped, the model and the synthesis stopped, the words kept as far as they were played. */
+  private bargeIn(): void {
+    const reply = this.reply;
+    if (!reply) return;
+    this.reply = null;
+    reply.abort.abort();
+    reply.synthesis?.cancel();
+    if (reply.holdTimer) clearTimeout(reply.holdTimer);
+    if (reply.firstSentAt !== null) {
+      this.link.send({ event: 'clear', streamSid: this.streamSid });
+      this.clock.bargeIn();
+    }
+    this.storeReply(reply, heardText(reply.spoken, reply.heardChars));
+    if (reply.endsCall) this.endCall();
+  }
+
+  private storeReply(reply: Reply, words: string): void {
+    if (reply.stored) return;
+    reply.stored = true;
+    const said = words.trim();
+    if (!said) return;
+    // The model remembers what the caller heard of its reply, not what it wrote.
+    if (reply.historyAt !== null && this.history.length >= reply.historyAt) {
+      this.history.length = reply.historyAt;
+      this.history.push({ role: 'assistant', content: said });
+    }
+    this.store(MessageRole.assistant, redactPolicy(said, this.agent?.policy ?? null), reply.fixed ? null : this.modelLabel);
+  }
+
+  // Silence, tools, the end.
+
+  private startSilenceTimer(): void {
+    this.stopSilenceTimer();
+    if (this.finished || this.endTimer) return;
+    this.silenceTimer = setTimeout(() => {
+      if (this.finished || this.reply || this.turnStartedAt !== null) return;
+      this.silencePrompts += 1;
+      if (this.silencePrompts === 1) this.say(WORDS.reprompt, false);
+      else this.say(WORDS.noInputGoodbye, true);
+    }, this.rules.silenceMs);
+  }
+
+  private stopSilenceTimer(): void {
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    this.silenceTimer = null;
+  }
+
+  /** The agent's tools on the phone, run as the model calls them: hang up after this reply, or record a resolution. */
+  private tools(): StreamTool[] {
+    return callTools(this.agent!).map((tool) => ({
+      ...tool,
+      execute: async (args: Record<string, unknown>) => {
+        if (tool.name === 'end_call') {
+          if (this.reply) this.reply.endsCall = true;
+          return { ending: true };
+        }
+        const label = text(args.label).trim().slice(0, 128);
+        const known = this.agent?.resolutionCriteria.map((criterion) => criterion.label) ?? [];
+        if (!label || (known.length > 0 && !known.includes(label))) {
+          return { recorded: false, error: known.length > 0 ? `label must be one of: ${known.join(', ')}` : 'label is required' };
+        }
+        const explanation = redactPolicy(text(args.explanation).slice(0, 2000) || 'Reached on the call', this.agent?.policy ?? null);
+        this.queue(() => this.deps.conversations.resolve(this.conversationId!, { label, met: true, explanation }));
+        return { recorded: true };
+      },
+    }));
+  }
+
+  /** The goodbye was heard (or cut): the carrier is asked to confirm it played, then the stream closes. */
+  private endCall(): void {
+    if (this.endTimer || this.finished) return;
+    this.link.send({ event: 'mark', streamSid: this.streamSid, mark: { name: END_CALL_MARK } });
+    this.endTimer = setTimeout(() => this.finish(), END_CALL_GRACE_MS);
+  }
+
+  private async retrieve(query: string): Promise<Passage[]> {
+    const config = this.agent?.knowledgeBaseConfig;
+    if (!config || !query.trim()) return [];
+    try {
+      return await this.deps.withContext(() =>
+        this.deps.knowledge.retrieve(this.call.organizationId, config.knowledgeBaseId, query, { topK: config.topK, similarityThreshold: config.similarityThreshold }),
+      );
+    } catch (error) {
+      this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'knowledge retrieval failed during a call; the turn is answered without passages');
+      return [];
+    }
+  }
+
+  private store(role: MessageRole, content: string, model: string | null = null): void {
+    const conversationId = this.conversationId;
+    if (!conversationId) return;
+    this.queue(() => this.deps.conversations.add(conversationId, this.call.organizationId, role, content.slice(0, 10_000), model));
+  }
+
+  private queue(work: () => Promise<void>): void {
+    this.writes = this.writes.then(work).catch((error: unknown) => {
+      this.deps.logger.error({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a call turn could not be stored');
+    });
+  }
+
+  private stopEverything(): void {
+    this.finished = true;
+    for (const timer of [this.endTimer, this.silenceTimer, this.keysTimer, this.turnTimer, this.reply?.holdTimer ?? null]) if (timer) clearTimeout(timer);
+    const reply = this.reply;
+    if (reply) {
+      this.reply = null;
+      reply.abort.abort();
+      reply.synthesis?.cancel();
+      this.storeReply(reply, heardText(reply.spoken, reply.heardChars));
+    }
+    const said = callerTurnText(this.turnWords + (this.interimWords ? ` ${this.interimWords}` : ''), this.keys);
+    if (said && this.conversationId) this.store(MessageRole.user, said);
+    this.recognizer?.close();
+    const latency = this.clock.summary(this.providerLabel);
+    if (latency) this.queue(() => this.deps.conversations.recordTurnLatency(this.call.id, latency));
+  }
+
+  /** The call is over (hang-up, end_call): what was said is kept, the conversation ended. */
+  private finish(): void {
+    if (this.finished) return;
+    this.stopEverything();
+    if (this.conversationId) {
+      const conversationId = this.conversationId;
+      const end = this.deps.endConversation;
+      this.queue(() => (end ? end(this.call.organizationId, conversationId, false) : this.deps.conversations.close(conversationId, ConversationStatus.ended)));
+    }
+    if (this.link.open) this.link.close(1000, 'call ended');
+  }
+
+  /**
+   * A provider is gone or never came (a refused key, a dropped socket, a hung synthesizer, the model's
+   * error): the call ends `failed` with the provider's words, what was said is kept, and closing the
+   * stream makes the carrier ask what next, which is the apology (stream-ended); the contact is
+   * retried per the program.
+   */
+  private fail(reason: string): void {
+    if (this.finished) return;
+    this.deps.logger.warn({ callId: this.call.id, reason }, 'streaming voice call failed');
+    this.stopEverything();
+    const conversationId = this.conversationId;
+    this.queue(async () => {
+      if (conversationId) await this.deps.conversations.close(conversationId, ConversationStatus.failed);
+      await this.deps.tracker.failLive(this.call.id, reason.slice(0, 500));
+    });
+    if (this.link.open) this.link.close(1011, 'voice provider unavailable');
+  }
+
+  /** Resolves once every turn was stored (tests and shutdown). */
+  settled(): Promise<void> {
+    return this.writes;
+  }
+}
