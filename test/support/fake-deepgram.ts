@@ -426,6 +426,8 @@ export interface FakeDeepgram {
   problems: DeepgramProblem[];
   /** The words of the caller's next turns, one entry a turn (a turn beyond them is heard without words). */
   script(turns: string[]): void;
+  /** Forgets the turns scripted and not yet heard (a test that failed half-way leaves none to the next). */
+  clearScript(): void;
   /** Refuses every handshake as Deepgram would for this status (401 INVALID_AUTH by default). */
   refuse: { status: number; err_code: string; err_msg: string } | null;
   /** Accepts the connection and never answers the handshake. */
@@ -460,6 +462,7 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
     sessions: [],
     problems: [],
     script: (next) => void turns.push(...next),
+    clearScript: () => void turns.splice(0),
     refuse: null,
     hang: false,
     openDelayMs: 0,

@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 // fields below are the ones that page names, not re-read in full that day): `connected` {event,
 // protocol, version}; `start` {event, sequenceNumber, start: {streamSid, accountSid, callSid, tracks,
 // customParameters, mediaFormat}, streamSid};
-// `media`, `mark`, `clear` and `stop` as below. The <Stream> URL takes no query string (custom
+// `media`, `mark`, `clear`, `dtmf` and `stop` as below. The <Stream> URL takes no query string (custom
 // values travel as <Parameter>s), and the upgrade is signed with X-Twilio-Signature over that URL.
 
 const { mulaw } = alawmulaw;
@@ -105,6 +105,11 @@ export class MediaStreamClient {
       this.send({ event: 'media', streamSid: this.streamSid, media: { track: 'inbound', payload: ulaw.subarray(offset, offset + FRAME_BYTES).toString('base64') } });
       if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
+  }
+
+  /** A key pressed on the caller's phone: Twilio's `dtmf` message (the inbound track's). */
+  sendDigit(digit: string): void {
+    this.send({ event: 'dtmf', streamSid: this.streamSid, sequenceNumber: String(Date.now()), dtmf: { track: 'inbound_track', digit } });
   }
 
   stop(): void {

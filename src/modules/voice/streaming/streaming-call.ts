@@ -97,8 +97,9 @@ interface Reply {
   /** Audio sent to the carrier for this reply, in ms, and when its first byte went. */
   sentMs: number;
   firstSentAt: number | null;
-  /** Every push was synthesized and sent. */
+  /** Every push was synthesized; and all its audio was sent, with the last mark. */
   synthesized: boolean;
+  allSent: boolean;
   /** Stored in the conversation (once). */
   stored: boolean;
   /** Said by the gateway itself (greeting, reprompt, goodbye), not the model: stored without a model label. */
@@ -481,6 +482,7 @@ export class StreamingCall implements RecognizerEvents {
       sentMs: 0,
       firstSentAt: null,
       synthesized: false,
+      allSent: false,
       stored: false,
       fixed,
       endsCall: false,
@@ -499,8 +501,8 @@ export class StreamingCall implements RecognizerEvents {
       done: () => {
         if (this.reply !== reply) return;
         reply.synthesized = true;
+        // Sends what the grace period still holds, then the reply's last mark.
         this.flushHeld(reply);
-        this.afterSent(reply);
       },
       lost: (reason) => {
         if (this.reply === reply) this.fail(reason);
@@ -562,7 +564,8 @@ export class StreamingCall implements RecognizerEvents {
 
   /** Every push was synthesized and sent: once the carrier has played it all (the last mark) the reply is heard. */
   private afterSent(reply: Reply): void {
-    if (reply.held.length > 0 || !reply.synthesized) return;
+    if (reply.held.length > 0 || !reply.synthesized || reply.allSent) return;
+    reply.allSent = true;
     reply.sentChars = reply.spoken.length;
     if (reply.firstSentAt === null) this.replyHeard(reply);
     else this.link.send({ event: 'mark', streamSid: this.streamSid, mark: { name: `r${reply.id}:done` } });

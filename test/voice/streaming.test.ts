@@ -1,0 +1,362 @@
+import twilio from 'twilio';
+import { ActivateProgramDocument, StreamingCallDocument } from '../generated/graphql.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { createAudience } from '../programs/fixtures.js';
+import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+import { INVALID_AUTH, startFakeDeepgram, type FakeDeepgram } from '../support/fake-deepgram.js';
+import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-elevenlabs.js';
+import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
+import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { twilioNumber, voiceCampaign } from './fixtures.js';
+import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
+
+// The streaming pipeline end to end on the real doors: the fake Twilio's account behind a carrier
+// connection, a live call of a streaming agent, a Media Streams caller sending real μ-law audio, the
+// Deepgram double hearing it (checked against Deepgram's AsyncAPI) and the ElevenLabs double speaking
+// the agent's sentences (checked against ElevenLabs'). The agent's model is builtin/echo, streamed.
+// Runs on PGlite, and on PostgreSQL with TEST_DATABASE_URL.
+
+const POLICY = 'Never offer a discount above ten percent to anyone.';
+const GREETING = 'Hello, this is Ada. How can I help you?';
+const DEEPGRAM_KEY = 'dg-test-key-streaming';
+const ELEVENLABS_KEY = 'xi-test-key-streaming';
+
+let twilioFake: FakeTwilio;
+let deepgram: FakeDeepgram;
+let elevenlabs: FakeElevenLabs;
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let connectionId: string;
+let agentId: string;
+let contactId: string;
+
+beforeAll(async () => {
+  twilioFake = await startFakeTwilio();
+  deepgram = await startFakeDeepgram({ apiKey: DEEPGRAM_KEY });
+  elevenlabs = await startFakeElevenLabs({ apiKey: ELEVENLABS_KEY });
+  app = await startTwilioApp(twilioFake, undefined, {
+    providers: { deepgramApiKey: DEEPGRAM_KEY, deepgramBaseUrl: deepgram.baseUrl, elevenlabsApiKey: ELEVENLABS_KEY, elevenlabsBaseUrl: elevenlabs.baseUrl },
+  });
+  acme = await app.organization('Acme streaming calls');
+  other = await app.organization('Other streaming calls');
+  const connection = await acme.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
+  expect(connection.status).toBe(201);
+  connectionId = connection.body.id;
+  const agent = await acme.rest.post('/api/agents', {
+    name: 'Ada',
+    instructions: 'You answer callers of the Acme shop.',
+    policy: POLICY,
+    modelConfig: { model: 'builtin/echo' },
+    voiceConfig: { pipelineMode: 'streaming', sttProvider: 'deepgram', ttsProvider: 'elevenlabs', language: 'en-US' },
+  });
+  expect(agent.status).toBe(201);
+  agentId = agent.body.id;
+  contactId = (await createAudience(acme, 1)).contactIds[0]!;
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await deepgram?.close();
+  await elevenlabs?.close();
+  await twilioFake?.close();
+});
+
+beforeEach(() => {
+  deepgram.refuse = null;
+  deepgram.messageDelayMs = 0;
+  deepgram.clearScript();
+  elevenlabs.reset();
+  // Four times a brisk speaking rate: the tests wait for what the caller hears.
+  elevenlabs.faults.speed = 4;
+  elevenlabs.problems.length = 0;
+  deepgram.problems.length = 0;
+});
+
+afterEach(() => {
+  // Both doubles check everything the gateway sends against their providers' published descriptions.
+  // (A handshake refused on purpose, a fault under test, is the double's answer, not a problem of what was sent.)
+  expect(deepgram.problems.filter((problem) => problem.kind !== 'handshake')).toEqual([]);
+  expect(elevenlabs.problems.filter((problem) => problem.kind === 'sent')).toEqual([]);
+  expect(elevenlabs.problems).toEqual([]);
+});
+
+const { liveCall, answeredStream, callRow, transcript } = stsHelpers(() => ({ app, twilioFake, acme }));
+
+async function openStream(callId: string): Promise<MediaStreamClient> {
+  const { url, callSid } = await answeredStream(callId);
+  const opened = await MediaStreamClient.open(url, twilioFake.authToken);
+  if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
+  opened.start(callId, callSid);
+  return opened;
+}
+
+/** Waits until the caller has heard (played to the end) every audio frame received so far and the agent's reply marks came back. */
+async function heardEverything(caller: MediaStreamClient, replies: number): Promise<void> {
+  await caller.waitFor(() => caller.events('mark').filter((mark) => /:done$/.test(mark.mark?.name ?? '')).length >= replies, `${replies} replies sent to the end`, 10_000);
+  const last = caller.frames[caller.frames.length - 1];
+  const endsAt = last ? last.startsAt + last.payload.length / 8 : Date.now();
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, endsAt - Date.now()) + 50));
+}
+
+/** The caller says something (speech-like audio, then silence long enough for Deepgram's endpointing). */
+async function say(caller: MediaStreamClient, options: { speechMs?: number; realTime?: boolean } = {}): Promise<void> {
+  await caller.sendAudio(callerSpeech(options.speechMs ?? 600, 700), options.realTime ? 20 : 2);
+}
+
+describe('a streaming call', () => {
+  it('greets, hears the caller through Deepgram, answers through the model and ElevenLabs, stores both sides and times the turn', async () => {
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    deepgram.script(['I would like to book a visit on Monday.']);
+    const startedAt = Date.now();
+    const caller = await openStream(callId);
+    const session = await deepgram.nextSession();
+    // The recognizer hears Twilio's audio as it is: μ-law at 8 kHz, interim results, endpointing, utterance ends.
+    expect(Object.fromEntries(session.query)).toMatchObject({ encoding: 'mulaw', sample_rate: '8000', channels: '1', interim_results: 'true', model: 'nova-3', language: 'en-US' });
+    await heardEverything(caller, 1);
+    // In real time, so the end of speech and Deepgram's endpointing fall where they would on a call.
+    await say(caller, { realTime: true });
+    await eventually(async () => elevenlabs.texts, (texts) => texts.length >= 2, 'the answer sent to the synthesizer');
+    await heardEverything(caller, 2);
+    caller.stop();
+    await caller.closed;
+
+    expect(elevenlabs.texts.map((text) => text.trim())).toEqual([GREETING, 'Echo: I would like to book a visit on Monday.']);
+    expect(caller.events('clear')).toEqual([]);
+    const row = await eventually(() => callRow(callId), (call) => call.conversation_id !== null, 'the call’s conversation');
+    expect(await transcript(row.conversation_id!, 3)).toEqual([
+      { role: 'assistant', content: GREETING },
+      { role: 'user', content: 'I would like to book a visit on Monday.' },
+      { role: 'assistant', content: 'Echo: I would like to book a visit on Monday.' },
+    ]);
+    const latency = (await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the turn latency')).body.turnLatency;
+    expect(latency).toMatchObject({ provider: 'deepgram+elevenlabs', bargeIns: 0 });
+    expect(latency.turns).toHaveLength(1);
+    const [turn] = latency.turns;
+    expect(Date.parse(turn.endOfSpeechAt)).toBeGreaterThanOrEqual(startedAt);
+    // Deepgram's endpointing (300 ms of silence) is the recognizer's share; the grace period the least wait.
+    expect(turn.recognizerMs).toBeGreaterThanOrEqual(250);
+    expect(turn.totalMs).toBeGreaterThanOrEqual(200);
+    expect(turn.totalMs).toBeCloseTo(turn.recognizerMs + turn.modelMs + turn.synthesizerMs + turn.waitMs + turn.gatewayMs, 1);
+    expect((await acme.graphql.ok(StreamingCallDocument, { id: callId })).call.turnLatency).toEqual(latency);
+    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+    expect((await other.graphql.run(StreamingCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await other.rest.get(`/api/conversations/${row.conversation_id}`)).status).toBe(404);
+  }, 30_000);
+
+  it('clears the caller’s audio, stops the model and the synthesis when the caller speaks over the agent, and stores what was heard', async () => {
+    const long = 'Tell me everything about the opening hours of the shop on weekdays, at weekends and on public holidays, please.';
+    deepgram.script([long, 'Stop, that is enough.']);
+    elevenlabs.faults.speed = 1;
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const caller = await openStream(callId);
+    await heardEverything(caller, 1);
+    await say(caller);
+    const greetingFrames = caller.frames.length;
+    await eventually(async () => elevenlabs.texts, (texts) => texts.length >= 2, 'the long answer sent to the synthesizer');
+    // A second of the answer is played, then the caller talks over it.
+    await caller.waitFor(() => caller.frames.length > greetingFrames, 'the answer playing');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await say(caller);
+    await caller.waitFor(() => caller.events('clear').length === 1, 'the clear');
+    await eventually(async () => elevenlabs.texts.length, (count) => count >= 3, 'the answer to the interruption');
+    await heardEverything(caller, 3);
+    caller.stop();
+    await caller.closed;
+
+    const row = await callRow(callId);
+    const messages = await transcript(row.conversation_id!, 5);
+    expect(messages.slice(0, 2)).toEqual([{ role: 'assistant', content: GREETING }, { role: 'user', content: long }]);
+    const cut = messages[2]!;
+    expect(cut.role).toBe('assistant');
+    expect(`Echo: ${long}`.startsWith(cut.content)).toBe(true);
+    expect(cut.content.length).toBeGreaterThan(5);
+    expect(cut.content.length).toBeLessThan(`Echo: ${long}`.length - 20);
+    expect(messages.slice(3)).toEqual([
+      { role: 'user', content: 'Stop, that is enough.' },
+      { role: 'assistant', content: 'Echo: Stop, that is enough.' },
+    ]);
+    // The interrupted synthesis was closed by the gateway, not left to run.
+    expect(elevenlabs.streams.length).toBeGreaterThanOrEqual(3);
+    const latency = (await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the turn latency')).body.turnLatency;
+    expect(latency.bargeIns).toBe(1);
+  }, 30_000);
+
+  it('never sends the hidden policy to the synthesizer, even when the model writes it, and goes on with the call', async () => {
+    deepgram.script([POLICY, 'What time do you open?']);
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const caller = await openStream(callId);
+    await heardEverything(caller, 1);
+    await say(caller);
+    // The echo model repeats the policy: nothing of it is synthesized, the line stays quiet.
+    const row = await eventually(() => callRow(callId), (call) => call.conversation_id !== null, 'the conversation');
+    await transcript(row.conversation_id!, 2);
+    await say(caller);
+    await eventually(async () => elevenlabs.texts.length, (count) => count >= 2, 'the next answer');
+    await heardEverything(caller, 2);
+    caller.stop();
+    await caller.closed;
+    expect(elevenlabs.texts.join(' ')).not.toMatch(/discount|ten percent/i);
+    const messages = await transcript(row.conversation_id!, 4);
+    expect(messages.map((message) => message.content).join(' ')).not.toMatch(/Echo: Never offer/i);
+    expect(messages.slice(2)).toEqual([
+      { role: 'user', content: 'What time do you open?' },
+      { role: 'assistant', content: 'Echo: What time do you open?' },
+    ]);
+  }, 30_000);
+
+  it('passes keys pressed during a turn to the agent, ended by #', async () => {
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const caller = await openStream(callId);
+    await heardEverything(caller, 1);
+    for (const digit of ['4', '2', '#']) caller.sendDigit(digit);
+    await eventually(async () => elevenlabs.texts.length, (count) => count >= 2, 'the answer to the keys');
+    await heardEverything(caller, 2);
+    caller.stop();
+    await caller.closed;
+    const row = await callRow(callId);
+    expect((await transcript(row.conversation_id!, 3)).slice(1)).toEqual([
+      { role: 'user', content: '42' },
+      { role: 'assistant', content: 'Echo: 42' },
+    ]);
+  }, 30_000);
+});
+
+describe('an inbound call to a number answered by a streaming agent', () => {
+  it('streams the call to the pipeline: greeting, the caller’s words, the answer, a conversation of the number’s organization', async () => {
+    const { connectionId: inboundConnection, numberId, number } = await twilioNumber(acme, twilioFake);
+    expect((await acme.rest.put(`/api/phone-numbers/${numberId}`, { inboundAgentId: agentId })).status).toBe(200);
+    const callSid = `CA${'1'.repeat(16)}${Date.now().toString(16).padStart(16, '0')}`;
+    const url = `${app.baseUrl}/telephony/twilio/${inboundConnection}/inbound`;
+    const params = { AccountSid: twilioFake.accountSid, CallSid: callSid, From: '+15557770000', To: number, CallStatus: 'ringing', Direction: 'inbound' };
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
+      body: new URLSearchParams(params),
+    });
+    expect(answer.status).toBe(200);
+    const stream = /<Stream url="([^"]+)"/.exec(await answer.text());
+    expect(stream).not.toBeNull();
+    const [call] = await app.sql<{ id: string }>('select id from calls where carrier_call_id = ?', [callSid]);
+    deepgram.script(['Is the shop open today?']);
+    const caller = await MediaStreamClient.open(unescapeXml(stream![1]!), twilioFake.authToken);
+    if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+    caller.start(call!.id, callSid);
+    await heardEverything(caller, 1);
+    await say(caller);
+    await eventually(async () => elevenlabs.texts.length, (count) => count >= 2, 'the answer');
+    await heardEverything(caller, 2);
+    caller.stop();
+    await caller.closed;
+    const row = await callRow(call!.id);
+    expect(await transcript(row.conversation_id!, 3)).toEqual([
+      { role: 'assistant', content: GREETING },
+      { role: 'user', content: 'Is the shop open today?' },
+      { role: 'assistant', content: 'Echo: Is the shop open today?' },
+    ]);
+    expect((await other.rest.get(`/api/conversations/${row.conversation_id}`)).status).toBe(404);
+  }, 30_000);
+});
+
+describe('faults', () => {
+  it('a recognizer refusing the key: the call ends failed with Deepgram’s words (never the key), the caller is told sorry', async () => {
+    deepgram.refuse = { ...INVALID_AUTH };
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const caller = await openStream(callId);
+    expect((await caller.closed).code).toBe(1011);
+    const row = await eventually(() => callRow(callId), (call) => call.status === 'failed', 'the failed call');
+    expect(row.error_text).toContain('Deepgram refused the session (HTTP 401: Invalid credentials.)');
+    expect(row.error_text).not.toContain(DEEPGRAM_KEY);
+    // Twilio asks what next once the stream ends: the apology, then the hang-up.
+    const url = `${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}`;
+    const params = { CallSid: `CA${'0'.repeat(32)}`, AccountSid: twilioFake.accountSid };
+    const ended = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
+      body: new URLSearchParams(params),
+    });
+    expect(unescapeXml(await ended.text())).toContain('Sorry, something went wrong on our side.');
+  }, 20_000);
+
+  it('a synthesizer dropping its socket mid-reply: the call ends failed with ElevenLabs’ words and keeps what was said', async () => {
+    deepgram.script(['Please tell me a long story about the shop and its many products.']);
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const caller = await openStream(callId);
+    await heardEverything(caller, 1);
+    elevenlabs.faults.dropAfterChunks = 2;
+    await say(caller);
+    expect((await caller.closed).code).toBe(1011);
+    const row = await eventually(() => callRow(callId), (call) => call.status === 'failed', 'the failed call');
+    expect(row.error_text).toMatch(/ElevenLabs/);
+    expect(row.error_text).not.toContain(ELEVENLABS_KEY);
+    const messages = await transcript(row.conversation_id!, 2);
+    expect(messages).toEqual([
+      { role: 'assistant', content: GREETING },
+      { role: 'user', content: 'Please tell me a long story about the shop and its many products.' },
+    ]);
+    expect((await acme.rest.get(`/api/conversations/${row.conversation_id}`)).body.status).toBe('failed');
+  }, 20_000);
+
+  it('an outbound campaign whose recognizer fails retries the contact per the program', async () => {
+    let placed = 0;
+    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 20 }));
+    const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
+    const runner = twilioRunner(app);
+    runner.start();
+    try {
+      const [first] = await eventually(
+        () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+        (rows) => rows.length === 1,
+        'the answered first call',
+      );
+      const answered = await eventually(async () => twilioFake.calls().find((call) => call.sid === first!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
+      const url = unescapeXml(/<Stream url="([^"]+)"/.exec(answered!)![1]!);
+      const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+      if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+      deepgram.refuse = { ...INVALID_AUTH };
+      caller.start(first!.id, first!.carrier_call_id);
+      expect((await caller.closed).code).toBe(1011);
+      deepgram.refuse = null;
+      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
+      expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
+    } finally {
+      await runner.stop();
+    }
+    await twilioFake.settled();
+    const calls = await app.sql<{ attempt: number; status: string; error_text: string | null }>('select attempt, status, error_text from calls where execution_id = ? order by attempt', [campaign.executionId]);
+    expect(calls).toEqual([
+      { attempt: 1, status: 'failed', error_text: expect.stringContaining('Deepgram refused the session') },
+      { attempt: 2, status: 'completed', error_text: null },
+    ]);
+  }, 30_000);
+});
+
+describe('activation of a streaming agent on Twilio', () => {
+  it('is refused with 409 on both doors naming the missing key, or the builtin pair, and allowed when both keys are set', async () => {
+    async function activate(voiceConfig: Record<string, unknown>) {
+      const agent = await acme.rest.post('/api/agents', { name: 'Keys', instructions: 'Hi.', modelConfig: { model: 'builtin/echo' }, voiceConfig: { pipelineMode: 'streaming', ...voiceConfig } });
+      expect(agent.status).toBe(201);
+      const { numberId } = await twilioNumber(acme, twilioFake);
+      const program = async () => {
+        const audience = await createAudience(acme, 1);
+        const created = await acme.rest.post('/api/programs', { name: 'P', kind: 'campaign', agentId: agent.body.id, audienceId: audience.id, carrier: 'twilio', fromNumberId: numberId });
+        expect(created.status).toBe(201);
+        return created.body.id as string;
+      };
+      const rest = await acme.rest.post(`/api/programs/${await program()}/activate`);
+      const graphql = await acme.graphql.run(ActivateProgramDocument, { id: await program() });
+      return { rest, graphql };
+    }
+    const openai = await activate({ sttProvider: 'deepgram', ttsProvider: 'openai' });
+    expect(openai.rest.status).toBe(409);
+    expect(openai.rest.body.detail).toContain('uses pipelineMode streaming, but OPENAI_API_KEY is not set (ttsProvider openai)');
+    expect(openai.graphql.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+    expect(openai.graphql.errors?.[0]?.message).toBe(openai.rest.body.detail);
+    const builtin = await activate({ sttProvider: 'builtin' });
+    expect(builtin.rest.status).toBe(409);
+    expect(builtin.rest.body.detail).toContain('sttProvider builtin runs in the simulator only');
+    const ready = await activate({});
+    expect(ready.rest.status).toBe(200);
+    expect(ready.graphql.data?.activateProgram?.status).toBe('active');
+  });
+});
