@@ -48,3 +48,8 @@ it("Twilio's REST client and its HTTP stack load on the first request to Twilio"
 it('the OpenAPI document is built on its first ask (GET /api/openapi.json)', () => {
   expect(loads(/\/dist\/src\/rest\/openapi(-docs)?\.js$/)).toEqual([]);
 });
+
+it('the streaming pipeline’s OpenAI synthesizer loads the openai SDK only when an agent first speaks through it', () => {
+  expect(loads(/\/dist\/src\/modules\/voice\/streaming\/openai-speech\.js$/)).toHaveLength(1);
+  expect(loads(/\/node_modules\/openai\//)).toEqual([]);
+});

@@ -100,7 +100,8 @@ export function stsHelpers(world: () => StsWorld) {
       for (const turn of latency.turns) {
         expect(Date.parse(turn.endOfSpeechAt)).toBeGreaterThanOrEqual(expected.startedAt);
         expect(Date.parse(turn.endOfSpeechAt)).toBeLessThanOrEqual(Date.now());
-        expect(turn.providerMs).toBeGreaterThanOrEqual(expected.delayMs);
+        // The double's delay runs from its own send of the end of speech; the gateway stamps its arrival, a socket hop later, so a busy machine may show a hair less.
+        expect(turn.providerMs).toBeGreaterThanOrEqual(expected.delayMs - 5);
         expect(turn.gatewayMs).toBeGreaterThanOrEqual(0);
         expect(turn.totalMs).toBeCloseTo(turn.providerMs + turn.gatewayMs, 2);
         expect(turn.totalMs).toBeGreaterThanOrEqual(expected.delayMs);

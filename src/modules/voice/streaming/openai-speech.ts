@@ -1,4 +1,7 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type OpenAI from 'openai';
+
+/** The official SDK, loaded when an agent first speaks through OpenAI (like the Twilio client: a process that never does, never loads it). */
+let sdk: typeof import('openai') | null = null;
 import { bytesToPcm, pcmToUlaw, Resampler } from '../realtime/audio.js';
 import { realtimeVoice } from '../realtime/openai-realtime.js';
 import { openAiWords } from './openai-words.js';
@@ -54,6 +57,7 @@ function pieces(text: string): string[] {
 /** A failure in OpenAI's words (its error JSON's message when it sent one), without the key. */
 function reason(error: unknown, apiKey: string): string {
   let said: string;
+  const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk!;
   if (error instanceof APIConnectionTimeoutError) said = `OpenAI's speech service did not answer in time`;
   else if (error instanceof APIConnectionError) said = `OpenAI's speech service could not be reached (${error.cause instanceof Error ? error.cause.message : error.message})`;
   else if (error instanceof APIError && error.status) {
@@ -243,7 +247,8 @@ export class OpenAiSynthesizer implements Synthesizer {
     const apiKey = this.options.apiKey;
     if (!apiKey) throw new Error('OPENAI_API_KEY is not set: the OpenAI synthesizer cannot be reached');
     // One client for every call: it keeps its connections to the service warm between sentences.
-    this.client ??= new OpenAI({ apiKey, baseURL: this.options.baseUrl ?? DEFAULT_OPENAI_BASE_URL, maxRetries: 0 });
+    sdk ??= await import('openai');
+    this.client ??= new sdk.default({ apiKey, baseURL: this.options.baseUrl ?? DEFAULT_OPENAI_BASE_URL, maxRetries: 0 });
     const request = { model: options.model || DEFAULT_SPEECH_MODEL, voice: realtimeVoice(options.voiceId || DEFAULT_SPEECH_VOICE) };
     return new OpenAiSynthesisStream(this.client, request, events, this.options.timeoutMs ?? 10_000, apiKey);
   }

@@ -23,6 +23,8 @@ const MAX_QUEUED_FRAMES = 500;
 const END_CALL_MARK = 'end_call';
 /** How long an ending call waits for the carrier to say the goodbye was played, past its length. */
 const END_CALL_GRACE_MS = 3000;
+/** How long a turn cut at its limit waits for the recognizer's final before taking its interim words. */
+const FINALIZE_WAIT_MS = 500;
 
 /** The pipeline's timing rules; each has a default, tests and the benchmark may set them. */
 export interface TurnRules {
@@ -106,6 +108,8 @@ interface Reply {
   fixed: boolean;
   /** The call ends once this reply has been heard. */
   endsCall: boolean;
+  /** The caller speaking does not cut it (the answer to a turn cut at its limit). */
+  holdsFloor: boolean;
   /** Where the reply goes in the model's memory of this call (after the caller's turn it answers); null for the gateway's own lines. */
   historyAt: number | null;
   /** Audio waiting for the grace period to pass. */
@@ -167,6 +171,9 @@ export class StreamingCall implements RecognizerEvents {
   private turnStartedAt: number | null = null;
   private keysTimer: NodeJS.Timeout | null = null;
   private turnTimer: NodeJS.Timeout | null = null;
+  /** The next reply takes the floor (answers a turn cut at maxTurnMs); a turn that ended while the agent had the floor (its audio end). */
+  private takeFloor = false;
+  private turnEndWaiting: number | null | undefined = undefined;
   /** Messages of this call so far (for the model's memory), with the earlier calls' first. */
   private history: ChatMessage[] = [];
   private reply: Reply | null = null;
@@ -314,32 +321,46 @@ export class StreamingCall implements RecognizerEvents {
 
   // The caller's turn.
 
-  /** The caller is saying words: the agent stops if it was speaking, the turn's clocks start. */
+  /** The caller is saying words: the agent stops if it was speaking (unless it may not be cut), the turn's clocks start. */
   private callerSpeaking(): void {
     this.stopSilenceTimer();
     this.silencePrompts = 0;
-    if (this.reply?.endsCall) return; // a goodbye is not interrupted
-    if (this.reply) this.bargeIn();
+    if (this.reply && this.cuttable(this.reply)) this.bargeIn();
     if (this.turnStartedAt === null) {
       this.turnStartedAt = Date.now();
       this.turnTimer = setTimeout(() => this.longTurn(), this.rules.maxTurnMs);
     }
   }
 
-  /** A caller who has not stopped after maxTurnMs: what was heard is made final and answered. */
+  /** A goodbye is not cut, nor the answer that takes the floor from a caller who would not stop. */
+  private cuttable(reply: Reply): boolean {
+    return !reply.endsCall && !reply.holdsFloor;
+  }
+
+  /**
+   * A caller who has not stopped after maxTurnMs: the recognizer is asked to make what it heard final
+   * (its final ends the turn), and that answer is not cut by the caller's speaking on; what they say
+   * meanwhile is their next turn. A recognizer that does not finalize: its interim words, a moment later.
+   */
   private longTurn(): void {
+    this.turnTimer = null;
     if (this.finished) return;
     this.deps.logger.info({ callId: this.call.id, maxTurnMs: this.rules.maxTurnMs }, 'a caller turn reached its limit: answered as heard so far');
+    this.takeFloor = true;
     this.recognizer?.finalize();
-    if (this.interimWords) this.turnWords = this.turnWords ? `${this.turnWords} ${this.interimWords}` : this.interimWords;
-    this.interimWords = '';
-    this.endTurn();
+    this.turnTimer = setTimeout(() => {
+      this.turnTimer = null;
+      if (this.finished || this.turnStartedAt === null) return;
+      if (this.interimWords) this.turnWords = this.turnWords ? `${this.turnWords} ${this.interimWords}` : this.interimWords;
+      this.interimWords = '';
+      this.endTurn();
+    }, FINALIZE_WAIT_MS);
   }
 
   private key(digit: string): void {
     if (this.finished || !/^[0-9*#]$/.test(digit)) return;
     this.stopSilenceTimer();
-    if (this.reply && !this.reply.endsCall) this.bargeIn();
+    if (this.reply && this.cuttable(this.reply)) this.bargeIn();
     if (this.keysTimer) clearTimeout(this.keysTimer);
     this.keysTimer = null;
     if (digit === '#') {
@@ -354,6 +375,11 @@ export class StreamingCall implements RecognizerEvents {
   private endTurn(audioEndMs?: number): void {
     const said = callerTurnText(this.turnWords, this.keys);
     if (!said || this.finished) return;
+    if (this.reply && !this.cuttable(this.reply)) {
+      // The agent has the floor: this turn is answered once its reply has been heard.
+      this.turnEndWaiting = audioEndMs ?? null;
+      return;
+    }
     const now = performance.now();
     const endOfSpeech = this.speechEndAt(audioEndMs) ?? now;
     this.turnWords = '';
@@ -363,6 +389,7 @@ export class StreamingCall implements RecognizerEvents {
     if (this.keysTimer) clearTimeout(this.keysTimer);
     this.turnTimer = this.keysTimer = null;
     if (this.reply) this.bargeIn();
+    this.turnEndWaiting = undefined;
     this.store(MessageRole.user, said);
     this.clock.begin(endOfSpeech, now);
     void this.answer(said, endOfSpeech);
@@ -383,14 +410,13 @@ export class StreamingCall implements RecognizerEvents {
   private async answer(said: string, endOfSpeech: number): Promise<void> {
     const agent = this.agent!;
     const reply = this.newReply(false);
+    reply.holdsFloor = this.takeFloor;
+    this.takeFloor = false;
     const window = memoryWindow(agent.memoryConfig);
     const history = window > 0 ? this.history.slice(-window) : [];
     this.history.push({ role: 'user', content: said });
     reply.historyAt = this.history.length;
     const synthesis = this.openSynthesis(reply);
-    const replyTimer = setTimeout(() => {
-      if (this.reply === reply && reply.firstSentAt === null) this.fail('The voice providers did not answer in time');
-    }, this.rules.replyTimeoutMs);
     let written = '';
     try {
       const passages = await this.retrieve(said);
@@ -436,8 +462,6 @@ export class StreamingCall implements RecognizerEvents {
       const message = error instanceof Error ? error.message : String(error);
       this.deps.logger.warn({ callId: this.call.id, error: message, wrote: written.length }, 'the agent’s model failed during a call turn');
       this.fail(message);
-    } finally {
-      clearTimeout(replyTimer);
     }
   }
 
@@ -486,11 +510,18 @@ export class StreamingCall implements RecognizerEvents {
       stored: false,
       fixed,
       endsCall: false,
+      holdsFloor: false,
       historyAt: null,
       held: [],
       holdTimer: null,
     };
     this.reply = reply;
+    // A model or synthesizer that never produces the reply's first audio (a hung provider) fails the call rather than leave the line silent.
+    const timer = setTimeout(() => {
+      if (this.reply === reply && reply.firstSentAt === null && !reply.synthesized) this.fail('The voice providers did not answer in time');
+    }, this.rules.replyTimeoutMs);
+    timer.unref?.();
+    reply.abort.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     return reply;
   }
 
@@ -593,6 +624,10 @@ export class StreamingCall implements RecognizerEvents {
     this.reply = null;
     if (reply.endsCall) {
       this.endCall();
+      return;
+    }
+    if (this.turnEndWaiting !== undefined) {
+      this.endTurn(this.turnEndWaiting ?? undefined);
       return;
     }
     this.startSilenceTimer();

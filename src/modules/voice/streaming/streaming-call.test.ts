@@ -1,0 +1,186 @@
+import pino from 'pino';
+import type { Agent } from '../../agents/agent.entity.js';
+import { MessageRole, PipelineMode } from '../../agents/agent.enums.js';
+import type { StreamPart, StreamRequest } from '../../models/model.types.js';
+import type { CallConversations } from '../realtime/call-conversation.js';
+import type { CallTracker } from '../../telephony/call-tracker.js';
+import { BuiltinRecognizer, BuiltinSynthesizer, encodeSpeech } from './builtin-speech.js';
+import type { SynthesisStream, Synthesizer } from './speech-ports.js';
+import { StreamingCall, type CarrierLink, type TurnRules } from './streaming-call.js';
+
+// The pipeline's rules for the turns a caller takes badly — silence, a turn that never ends, keys —
+// and a synthesizer that never answers, with the builtin pair and in-memory stores: no database,
+// no socket. The end-to-end behaviour on the real doors is in test/voice/streaming.test.ts.
+
+const FRAME = 160;
+const SILENCE = Buffer.alloc(FRAME, 0xff);
+
+function agent(): Agent {
+  return {
+    id: 'agent-1',
+    name: 'Ada',
+    status: 'active',
+    instructions: 'Answer briefly.',
+    policy: null,
+    modelConfig: { model: 'builtin/echo' },
+    voiceConfig: { pipelineMode: PipelineMode.streaming, sttProvider: 'builtin', ttsProvider: 'builtin' },
+    memoryConfig: null,
+    knowledgeBaseConfig: null,
+    resolutionCriteria: [],
+  } as unknown as Agent;
+}
+
+/** Echoes the caller's last words, as builtin/echo does, one word per event-loop turn. */
+const echo = {
+  async *stream(request: StreamRequest): AsyncGenerator<StreamPart> {
+    const said = request.messages[request.messages.length - 1]!.content;
+    for (const word of `Echo: ${said}`.match(/\S+\s*/g) ?? []) {
+      if (request.signal.aborted) return;
+      await new Promise((resolve) => setImmediate(resolve));
+      yield { type: 'text', text: word };
+    }
+  },
+};
+
+/** A call on an in-memory line: the caller's frames in, the agent's audio and marks out (marks echoed at once, as if played). */
+function harness(rules: Partial<TurnRules>, synthesizer: Synthesizer = new BuiltinSynthesizer()) {
+  const stored: { role: MessageRole; content: string }[] = [];
+  const failed: string[] = [];
+  let closed: { code: number; reason: string } | null = null;
+  const conversations = {
+    agent: async () => agent(),
+    open: async () => 'conversation-1',
+    memory: async () => [],
+    add: async (_id: string, _org: string, role: MessageRole, content: string) => void stored.push({ role, content }),
+    close: async () => undefined,
+    resolve: async () => undefined,
+    recordTurnLatency: async () => undefined,
+  } as unknown as CallConversations;
+  let call: StreamingCall;
+  const link: CarrierLink = {
+    send(message) {
+      if (message.event === 'mark') setImmediate(() => call.fromCarrier({ event: 'mark', mark: message.mark }));
+    },
+    close(code, reason) {
+      closed = { code, reason };
+    },
+    get open() {
+      return closed === null;
+    },
+  };
+  call = new StreamingCall(
+    {
+      conversations,
+      tracker: { failLive: async (_id: string, reason: string) => void failed.push(reason) } as unknown as CallTracker,
+      knowledge: { retrieve: async () => [], assertExists: async () => undefined },
+      withContext: (work) => work(),
+      model: echo,
+      recognizers: { builtin: new BuiltinRecognizer() },
+      synthesizers: { builtin: synthesizer },
+      logger: pino({ level: 'silent' }),
+      rules,
+    },
+    link,
+    { id: 'call-1', organizationId: 'org-1', agentId: 'agent-1', contactId: null, to: '+15550001111' },
+    'MZtest',
+  );
+  const audio = (ulaw: Buffer) => {
+    for (let at = 0; at < ulaw.length; at += FRAME) call.fromCarrier({ event: 'media', media: { payload: ulaw.subarray(at, at + FRAME).toString('base64') } });
+  };
+  return {
+    call,
+    stored,
+    failed,
+    closed: () => closed,
+    audio,
+    silence: (ms: number) => audio(Buffer.concat(Array.from({ length: Math.ceil(ms / 20) }, () => SILENCE))),
+    async until(test: () => boolean, what: string, timeoutMs = 5000) {
+      const end = Date.now() + timeoutMs;
+      while (!test()) {
+        if (Date.now() > end) throw new Error(`never: ${what} (stored ${JSON.stringify(stored)})`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
+  };
+}
+
+describe('StreamingCall', () => {
+  it('a silent caller is asked once, then told goodbye, and the call ends', async () => {
+    const line = harness({ silenceMs: 50 });
+    await line.call.start(() => undefined);
+    await line.until(() => line.closed() !== null, 'the end of the call');
+    expect(line.stored.map((message) => message.content)).toEqual([
+      'Hello, this is Ada. How can I help you?',
+      'Sorry, I did not hear you.',
+      'I did not hear anything, so I will end the call now. Goodbye.',
+    ]);
+    expect(line.closed()).toEqual({ code: 1000, reason: 'call ended' });
+    expect(line.failed).toEqual([]);
+  });
+
+  it('a caller who never stops is answered with what was heard once the turn reaches its limit', async () => {
+    const line = harness({ maxTurnMs: 150, silenceMs: 60_000 });
+    await line.call.start(() => undefined);
+    await line.until(() => line.stored.length === 1, 'the greeting stored');
+    // Much longer than the limit, without a pause: the recognizer never ends the turn by itself.
+    const speech = encodeSpeech('I have a very long story to tell you about my order and the parcel that never came');
+    for (let at = 0; at < speech.length; at += FRAME * 10) {
+      line.audio(speech.subarray(at, at + FRAME * 10));
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    line.silence(400);
+    const said = 'I have a very long story to tell you about my order and the parcel that never came';
+    const userTurns = () => line.stored.filter((message) => message.role === MessageRole.user).map((message) => message.content);
+    // (The builtin recognizer finalizes where it is, even inside a word.)
+    const letters = (text: string) => text.replace(/\s/g, '');
+    await line.until(() => letters(userTurns().join('')) === letters(said) && line.stored[line.stored.length - 1]!.role === MessageRole.assistant, 'every part answered');
+    // The speech was cut into turns at the limit, each answered whole (the caller speaking on does not cut that answer).
+    const [, ...turns] = line.stored;
+    expect(turns.length).toBeGreaterThanOrEqual(4);
+    for (let index = 0; index < turns.length; index += 2) {
+      expect(turns[index]!.role).toBe(MessageRole.user);
+      expect(turns[index + 1]).toEqual({ role: MessageRole.assistant, content: `Echo: ${turns[index]!.content}` });
+    }
+    expect(turns[0]!.content.length).toBeLessThan(said.length);
+    line.call.carrierClosed();
+  });
+
+  it('keys without # end the turn after the keys timeout, and are answered', async () => {
+    const line = harness({ keysTimeoutMs: 30, silenceMs: 60_000 });
+    await line.call.start(() => undefined);
+    await line.until(() => line.stored.length === 1, 'the greeting stored');
+    for (const digit of ['7', '0']) line.call.fromCarrier({ event: 'dtmf', dtmf: { digit } });
+    line.call.fromCarrier({ event: 'dtmf', dtmf: { digit: 'x' } }); // not a key: ignored
+    await line.until(() => line.stored.length === 3, 'the answer to the keys');
+    expect(line.stored.slice(1)).toEqual([
+      { role: MessageRole.user, content: '70' },
+      { role: MessageRole.assistant, content: 'Echo: 70' },
+    ]);
+    line.call.carrierClosed();
+  });
+
+  it('a synthesizer that never speaks fails its own call after the reply limit, without holding up another call', async () => {
+    const hung: Synthesizer = {
+      name: 'builtin',
+      defaultModel: 'builtin',
+      defaultVoice: 'builtin',
+      missing: () => null,
+      open: async (): Promise<SynthesisStream> => ({ push: () => undefined, end: () => undefined, cancel: () => undefined }),
+    };
+    const stuck = harness({ replyTimeoutMs: 100 }, hung);
+    const fine = harness({ silenceMs: 60_000 });
+    await Promise.all([stuck.call.start(() => undefined), fine.call.start(() => undefined)]);
+    await fine.until(() => fine.stored.length === 1, 'the other call’s greeting');
+    fine.audio(encodeSpeech('Are you open on Sunday?'));
+    fine.silence(400);
+    await fine.until(() => fine.stored.length === 3, 'the other call’s answer');
+    expect(fine.stored[2]).toEqual({ role: MessageRole.assistant, content: 'Echo: Are you open on Sunday?' });
+    // The stuck call's greeting never came; it is failed with a reason, never left hanging.
+    stuck.audio(encodeSpeech('Hello?'));
+    stuck.silence(400);
+    await stuck.until(() => stuck.failed.length === 1, 'the stuck call failed');
+    expect(stuck.failed[0]).toBe('The voice providers did not answer in time');
+    expect(stuck.closed()).toEqual({ code: 1011, reason: 'voice provider unavailable' });
+    fine.call.carrierClosed();
+  });
+});
