@@ -1,4 +1,7 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import { ModelService } from '../../models/model.service.js';
 import type { Agent } from '../../agents/agent.entity.js';
 import { MessageRole, PipelineMode } from '../../agents/agent.enums.js';
 import type { StreamPart, StreamRequest } from '../../models/model.types.js';
@@ -15,7 +18,7 @@ import { StreamingCall, type CarrierLink, type TurnRules } from './streaming-cal
 const FRAME = 160;
 const SILENCE = Buffer.alloc(FRAME, 0xff);
 
-function agent(): Agent {
+function agent(overrides: Partial<Agent> = {}): Agent {
   return {
     id: 'agent-1',
     name: 'Ada',
@@ -27,6 +30,7 @@ function agent(): Agent {
     memoryConfig: null,
     knowledgeBaseConfig: null,
     resolutionCriteria: [],
+    ...overrides,
   } as unknown as Agent;
 }
 
@@ -43,17 +47,22 @@ const echo = {
 };
 
 /** A call on an in-memory line: the caller's frames in, the agent's audio and marks out (marks echoed at once, as if played). */
-function harness(rules: Partial<TurnRules>, synthesizer: Synthesizer = new BuiltinSynthesizer()) {
+function harness(
+  rules: Partial<TurnRules>,
+  synthesizer: Synthesizer = new BuiltinSynthesizer(),
+  options: { agent?: Partial<Agent>; model?: { stream(request: StreamRequest): AsyncIterable<StreamPart> } } = {},
+) {
   const stored: { role: MessageRole; content: string }[] = [];
+  const resolutions: { label: string; met: boolean; explanation: string }[] = [];
   const failed: string[] = [];
   let closed: { code: number; reason: string } | null = null;
   const conversations = {
-    agent: async () => agent(),
+    agent: async () => agent(options.agent),
     open: async () => 'conversation-1',
     memory: async () => [],
     add: async (_id: string, _org: string, role: MessageRole, content: string) => void stored.push({ role, content }),
     close: async () => undefined,
-    resolve: async () => undefined,
+    resolve: async (_id: string, outcome: { label: string; met: boolean; explanation: string }) => void resolutions.push(outcome),
     recordTurnLatency: async () => undefined,
   } as unknown as CallConversations;
   let call: StreamingCall;
@@ -74,7 +83,7 @@ function harness(rules: Partial<TurnRules>, synthesizer: Synthesizer = new Built
       tracker: { failLive: async (_id: string, reason: string) => void failed.push(reason) } as unknown as CallTracker,
       knowledge: { retrieve: async () => [], assertExists: async () => undefined },
       withContext: (work) => work(),
-      model: echo,
+      model: options.model ?? echo,
       recognizers: { builtin: new BuiltinRecognizer() },
       synthesizers: { builtin: synthesizer },
       logger: pino({ level: 'silent' }),
@@ -90,6 +99,7 @@ function harness(rules: Partial<TurnRules>, synthesizer: Synthesizer = new Built
   return {
     call,
     stored,
+    resolutions,
     failed,
     closed: () => closed,
     audio,
@@ -182,5 +192,65 @@ describe('StreamingCall', () => {
     expect(stuck.failed[0]).toBe('The voice providers did not answer in time');
     expect(stuck.closed()).toEqual({ code: 1011, reason: 'voice provider unavailable' });
     fine.call.carrierClosed();
+  });
+});
+
+// An OpenAI-compatible chat completions endpoint streaming as the Chat Completions API documents its
+// streamed answer (platform.openai.com/docs/api-reference/chat-streaming, read 2026-11-26): server-sent
+// `chat.completion.chunk` events, tool calls as `delta.tool_calls` fragments, then `[DONE]`. The first
+// request is answered with a sentence and two tool calls; the one that carries their results, with a goodbye.
+describe('StreamingCall with a model that calls its tools', () => {
+  let server: Server;
+  let baseUrl: string;
+  const requests: Record<string, any>[] = [];
+
+  beforeAll(async () => {
+    server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, any>;
+      requests.push(body);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const send = (delta: Record<string, unknown>, finish: string | null = null) =>
+        res.write(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      const answered = body.messages.some((message: { role: string }) => message.role === 'tool');
+      if (!answered) {
+        send({ role: 'assistant', content: 'Your visit is booked for Monday. ' });
+        send({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'reach_resolution', arguments: '{"label":"Booked",' } }] });
+        send({ tool_calls: [{ index: 0, function: { arguments: '"explanation":"Monday at nine"}' } }] });
+        send({ tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'end_call', arguments: '{}' } }] }, 'tool_calls');
+      } else {
+        send({ role: 'assistant', content: 'Goodbye!' }, 'stop');
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it('records the resolution, says what the model wrote around the tools, and hangs up once the goodbye was heard', async () => {
+    const model = new ModelService({ openaiCompatibleBaseUrl: baseUrl });
+    const line = harness({ silenceMs: 60_000 }, new BuiltinSynthesizer(), {
+      agent: { modelConfig: { model: 'openai-compatible/booker' }, resolutionCriteria: [{ label: 'Booked', description: 'A visit was booked' }] } as Partial<Agent>,
+      model,
+    });
+    await line.call.start(() => undefined);
+    await line.until(() => line.stored.length === 1, 'the greeting stored');
+    line.audio(encodeSpeech('Monday at nine, please.'));
+    line.silence(400);
+    await line.until(() => line.closed() !== null, 'the end of the call');
+    expect(line.stored.slice(1)).toEqual([
+      { role: MessageRole.user, content: 'Monday at nine, please.' },
+      { role: MessageRole.assistant, content: 'Your visit is booked for Monday. Goodbye!' },
+    ]);
+    expect(line.resolutions).toEqual([{ label: 'Booked', met: true, explanation: 'Monday at nine' }]);
+    expect(line.closed()).toEqual({ code: 1000, reason: 'call ended' });
+    // The model was offered the agent's tools, the criteria as the label's choices, and was streamed.
+    expect(requests[0]).toMatchObject({ stream: true, model: 'booker' });
+    const tools = requests[0]!.tools.map((tool: { function: { name: string } }) => tool.function.name);
+    expect(tools).toEqual(['end_call', 'reach_resolution']);
+    expect(requests[0]!.tools[1].function.parameters.properties.label.enum).toEqual(['Booked']);
+    expect(requests).toHaveLength(2);
   });
 });
