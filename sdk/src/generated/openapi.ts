@@ -2088,6 +2088,22 @@ export interface components {
              * @enum {string}
              */
             stsProvider?: "openai" | "google";
+            /**
+             * @description The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise
+             * @enum {string}
+             */
+            sttProvider?: "deepgram" | "openai" | "builtin";
+            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-4o-transcribe) */
+            sttModel?: string;
+            /**
+             * @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise
+             * @enum {string}
+             */
+            ttsProvider?: "elevenlabs" | "openai" | "builtin";
+            /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts) */
+            ttsModel?: string;
+            /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
+            language?: string;
         };
         MemoryConfigInput: {
             /** @description Whether the model sees earlier messages at all */
@@ -2836,7 +2852,7 @@ export interface components {
         };
         /** @description The agent’s turn latency on a speech-to-speech call, recorded when its media stream ends */
         CallTurnLatency: {
-            /** @description The speech-to-speech provider that answered (openai) */
+            /** @description Who answered: the speech-to-speech provider (openai, google), or a streaming call’s recognizer+synthesizer (deepgram+elevenlabs) */
             provider: string;
             /** @description The agent turns in order (at most the first 500) */
             turns: components["schemas"]["CallTurnTiming"][];
@@ -2844,6 +2860,8 @@ export interface components {
             p50Ms: number;
             /** @description Largest totalMs of the turns */
             maxMs: number;
+            /** @description Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call */
+            bargeIns?: number | null;
         };
         /** @description One page of a list of Event items, and where it sits in the list */
         EventPage: {
@@ -3027,6 +3045,16 @@ export interface components {
             voiceId?: string | null;
             /** @description The speech-to-speech provider when pipelineMode is sts; null otherwise */
             stsProvider?: ("openai" | "google") | null;
+            /** @description The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise */
+            sttProvider?: ("deepgram" | "openai" | "builtin") | null;
+            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-4o-transcribe) */
+            sttModel?: string | null;
+            /** @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise */
+            ttsProvider?: ("elevenlabs" | "openai" | "builtin") | null;
+            /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts) */
+            ttsModel?: string | null;
+            /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
+            language?: string | null;
         };
         /** @description Whether and how far an agent remembers earlier messages of a conversation */
         MemoryConfig: {
@@ -3150,7 +3178,7 @@ export interface components {
             /** @description HH:MM in the contact’s time zone */
             timeOfDay: string;
         };
-        /** @description One agent turn of a speech-to-speech call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier */
+        /** @description One agent turn of a speech-to-speech or streaming call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier */
         CallTurnTiming: {
             /** @description When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call) */
             endOfSpeechAt?: string | null;
@@ -3160,6 +3188,14 @@ export interface components {
             providerMs: number;
             /** @description The gateway’s own share: milliseconds from that audio reaching the gateway to its being written to the carrier’s socket */
             gatewayMs: number;
+            /** @description Streaming calls: the recognizer’s share, from the end of speech to its end of the turn; null on a speech-to-speech call */
+            recognizerMs?: number | null;
+            /** @description Streaming calls: the model’s share, from being asked to its first sentence or clause; null on a speech-to-speech call */
+            modelMs?: number | null;
+            /** @description Streaming calls: the synthesizer’s share, from that first sentence to its first audio; null on a speech-to-speech call */
+            synthesizerMs?: number | null;
+            /** @description Streaming calls: time the first audio was held for the grace period after the end of speech (a natural pause; zero when the providers took longer); null on a speech-to-speech call */
+            waitMs?: number | null;
         };
         /** @description One try at sending a delivery */
         WebhookDeliveryAttempt: {
@@ -5659,7 +5695,12 @@ export interface operations {
                      *           "voiceConfig": {
                      *             "pipelineMode": "batch",
                      *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "stsProvider": "openai"
+                     *             "stsProvider": "openai",
+                     *             "sttProvider": "deepgram",
+                     *             "sttModel": "nova-3",
+                     *             "ttsProvider": "elevenlabs",
+                     *             "ttsModel": "eleven_flash_v2_5",
+                     *             "language": "en-US"
                      *           },
                      *           "memoryConfig": {
                      *             "enabled": true,
@@ -5855,7 +5896,12 @@ export interface operations {
                  *       "voiceConfig": {
                  *         "pipelineMode": "batch",
                  *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *         "stsProvider": "openai"
+                 *         "stsProvider": "openai",
+                 *         "sttProvider": "deepgram",
+                 *         "sttModel": "nova-3",
+                 *         "ttsProvider": "elevenlabs",
+                 *         "ttsModel": "eleven_flash_v2_5",
+                 *         "language": "en-US"
                  *       },
                  *       "memoryConfig": {
                  *         "enabled": true,
@@ -5915,7 +5961,12 @@ export interface operations {
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
                      *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "stsProvider": "openai"
+                     *         "stsProvider": "openai",
+                     *         "sttProvider": "deepgram",
+                     *         "sttModel": "nova-3",
+                     *         "ttsProvider": "elevenlabs",
+                     *         "ttsModel": "eleven_flash_v2_5",
+                     *         "language": "en-US"
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -6229,7 +6280,12 @@ export interface operations {
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
                      *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "stsProvider": "openai"
+                     *         "stsProvider": "openai",
+                     *         "sttProvider": "deepgram",
+                     *         "sttModel": "nova-3",
+                     *         "ttsProvider": "elevenlabs",
+                     *         "ttsModel": "eleven_flash_v2_5",
+                     *         "language": "en-US"
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -6438,7 +6494,12 @@ export interface operations {
                  *       "voiceConfig": {
                  *         "pipelineMode": "batch",
                  *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *         "stsProvider": "openai"
+                 *         "stsProvider": "openai",
+                 *         "sttProvider": "deepgram",
+                 *         "sttModel": "nova-3",
+                 *         "ttsProvider": "elevenlabs",
+                 *         "ttsModel": "eleven_flash_v2_5",
+                 *         "language": "en-US"
                  *       },
                  *       "memoryConfig": {
                  *         "enabled": true,
@@ -6497,7 +6558,12 @@ export interface operations {
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
                      *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "stsProvider": "openai"
+                     *         "stsProvider": "openai",
+                     *         "sttProvider": "deepgram",
+                     *         "sttModel": "nova-3",
+                     *         "ttsProvider": "elevenlabs",
+                     *         "ttsModel": "eleven_flash_v2_5",
+                     *         "language": "en-US"
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -6811,7 +6877,12 @@ export interface operations {
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
                      *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "stsProvider": "openai"
+                     *         "stsProvider": "openai",
+                     *         "sttProvider": "deepgram",
+                     *         "sttModel": "nova-3",
+                     *         "ttsProvider": "elevenlabs",
+                     *         "ttsModel": "eleven_flash_v2_5",
+                     *         "language": "en-US"
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -7079,7 +7150,12 @@ export interface operations {
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
                      *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "stsProvider": "openai"
+                     *         "stsProvider": "openai",
+                     *         "sttProvider": "deepgram",
+                     *         "sttModel": "nova-3",
+                     *         "ttsProvider": "elevenlabs",
+                     *         "ttsModel": "eleven_flash_v2_5",
+                     *         "language": "en-US"
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -7702,11 +7778,16 @@ export interface operations {
                      *                   "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
                      *                   "totalMs": 3,
                      *                   "providerMs": 3,
-                     *                   "gatewayMs": 3
+                     *                   "gatewayMs": 3,
+                     *                   "recognizerMs": 3,
+                     *                   "modelMs": 3,
+                     *                   "synthesizerMs": 3,
+                     *                   "waitMs": 3
                      *                 }
                      *               ],
                      *               "p50Ms": 3,
-                     *               "maxMs": 3
+                     *               "maxMs": 3,
+                     *               "bargeIns": 3
                      *             },
                      *             "createdAt": "2026-11-24T09:30:00.000Z",
                      *             "updatedAt": "2026-11-24T09:30:00.000Z"
@@ -18596,7 +18677,12 @@ export interface operations {
                      *             "voiceConfig": {
                      *               "pipelineMode": "batch",
                      *               "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "stsProvider": "openai"
+                     *               "stsProvider": "openai",
+                     *               "sttProvider": "deepgram",
+                     *               "sttModel": "nova-3",
+                     *               "ttsProvider": "elevenlabs",
+                     *               "ttsModel": "eleven_flash_v2_5",
+                     *               "language": "en-US"
                      *             },
                      *             "memoryConfig": {
                      *               "enabled": true,
@@ -18952,7 +19038,12 @@ export interface operations {
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
                      *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "stsProvider": "openai"
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -19343,7 +19434,12 @@ export interface operations {
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
                      *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "stsProvider": "openai"
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -19715,7 +19811,12 @@ export interface operations {
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
                      *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "stsProvider": "openai"
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -20369,7 +20470,12 @@ export interface operations {
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
                      *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "stsProvider": "openai"
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -23070,7 +23176,12 @@ export interface operations {
                      *           "voiceConfig": {
                      *             "pipelineMode": "batch",
                      *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "stsProvider": "openai"
+                     *             "stsProvider": "openai",
+                     *             "sttProvider": "deepgram",
+                     *             "sttModel": "nova-3",
+                     *             "ttsProvider": "elevenlabs",
+                     *             "ttsModel": "eleven_flash_v2_5",
+                     *             "language": "en-US"
                      *           },
                      *           "memoryConfig": {
                      *             "enabled": true,
@@ -25761,11 +25872,16 @@ export interface operations {
                      *                 "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
                      *                 "totalMs": 3,
                      *                 "providerMs": 3,
-                     *                 "gatewayMs": 3
+                     *                 "gatewayMs": 3,
+                     *                 "recognizerMs": 3,
+                     *                 "modelMs": 3,
+                     *                 "synthesizerMs": 3,
+                     *                 "waitMs": 3
                      *               }
                      *             ],
                      *             "p50Ms": 3,
-                     *             "maxMs": 3
+                     *             "maxMs": 3,
+                     *             "bargeIns": 3
                      *           },
                      *           "createdAt": "2026-11-24T09:30:00.000Z",
                      *           "updatedAt": "2026-11-24T09:30:00.000Z"
@@ -25971,11 +26087,16 @@ export interface operations {
                      *             "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
                      *             "totalMs": 3,
                      *             "providerMs": 3,
-                     *             "gatewayMs": 3
+                     *             "gatewayMs": 3,
+                     *             "recognizerMs": 3,
+                     *             "modelMs": 3,
+                     *             "synthesizerMs": 3,
+                     *             "waitMs": 3
                      *           }
                      *         ],
                      *         "p50Ms": 3,
-                     *         "maxMs": 3
+                     *         "maxMs": 3,
+                     *         "bargeIns": 3
                      *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z"
