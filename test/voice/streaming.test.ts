@@ -20,6 +20,7 @@ const POLICY = 'Never offer a discount above ten percent to anyone.';
 const GREETING = 'Hello, this is Ada. How can I help you?';
 const DEEPGRAM_KEY = 'dg-test-key-streaming';
 const ELEVENLABS_KEY = 'xi-test-key-streaming';
+const METRICS_TOKEN = 'metrics-token-for-streaming-tests';
 
 let twilioFake: FakeTwilio;
 let deepgram: FakeDeepgram;
@@ -37,6 +38,7 @@ beforeAll(async () => {
   elevenlabs = await startFakeElevenLabs({ apiKey: ELEVENLABS_KEY });
   app = await startTwilioApp(twilioFake, undefined, {
     providers: { deepgramApiKey: DEEPGRAM_KEY, deepgramBaseUrl: deepgram.baseUrl, elevenlabsApiKey: ELEVENLABS_KEY, elevenlabsBaseUrl: elevenlabs.baseUrl },
+    metricsToken: METRICS_TOKEN,
   });
   acme = await app.organization('Acme streaming calls');
   other = await app.organization('Other streaming calls');
@@ -65,6 +67,7 @@ afterAll(async () => {
 beforeEach(() => {
   deepgram.refuse = null;
   deepgram.messageDelayMs = 0;
+  deepgram.duplicateFinals = false;
   deepgram.clearScript();
   elevenlabs.reset();
   // Four times a brisk speaking rate: the tests wait for what the caller hears.
@@ -108,6 +111,8 @@ describe('a streaming call', () => {
   it('greets, hears the caller through Deepgram, answers through the model and ElevenLabs, stores both sides and times the turn', async () => {
     const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
     deepgram.script(['I would like to book a visit on Monday.']);
+    // Every final result arrives twice (a duplicate on the wire): the turn is heard once.
+    deepgram.duplicateFinals = true;
     const startedAt = Date.now();
     const caller = await openStream(callId);
     const session = await deepgram.nextSession();
@@ -142,6 +147,10 @@ describe('a streaming call', () => {
     expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
     expect((await other.graphql.run(StreamingCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await other.rest.get(`/api/conversations/${row.conversation_id}`)).status).toBe(404);
+    const metrics = await (await fetch(`${app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    for (const part of ['total', 'recognizer', 'model', 'synthesizer', 'gateway']) {
+      expect(metrics).toMatch(new RegExp(`gateway_voice_turn_latency_seconds_count\\{mode="streaming",provider="deepgram\\+elevenlabs",part="${part}"\\} [1-9]`));
+    }
   }, 30_000);
 
   it('clears the caller’s audio, stops the model and the synthesis when the caller speaks over the agent, and stores what was heard', async () => {
