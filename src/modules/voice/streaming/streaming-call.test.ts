@@ -254,3 +254,38 @@ describe('StreamingCall with a model that calls its tools', () => {
     expect(requests).toHaveLength(2);
   });
 });
+
+describe('StreamingCall with a slow model', () => {
+  it('says a filler while the model has written nothing, and stores only the model’s words', async () => {
+    const slow = {
+      async *stream(request: StreamRequest): AsyncGenerator<StreamPart> {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        yield* echo.stream(request);
+      },
+    };
+    // The builtin synthesizer, noting every text it is given.
+    const spoken: string[] = [];
+    const builtin = new BuiltinSynthesizer();
+    const noting: Synthesizer = {
+      ...builtin,
+      name: 'builtin',
+      missing: () => null,
+      open: async (options, events) => {
+        const stream = await builtin.open(options, events);
+        return { push: (text) => (spoken.push(text), stream.push(text)), end: () => stream.end(), cancel: () => stream.cancel() };
+      },
+    };
+    const line = harness({ fillerAfterMs: 40, silenceMs: 60_000 }, noting, { model: slow });
+    await line.call.start(() => undefined);
+    await line.until(() => line.stored.length === 1, 'the greeting stored');
+    line.audio(encodeSpeech('Is it open?'));
+    line.silence(400);
+    await line.until(() => line.stored.length === 3, 'the answer');
+    expect(line.stored.slice(1)).toEqual([
+      { role: MessageRole.user, content: 'Is it open?' },
+      { role: MessageRole.assistant, content: 'Echo: Is it open?' },
+    ]);
+    expect(spoken.map((text) => text.trim())).toEqual(['Hello, this is Ada. How can I help you?', 'One moment.', 'Echo: Is it open?']);
+    line.call.carrierClosed();
+  });
+});

@@ -38,6 +38,8 @@ export interface TurnRules {
   silenceMs: number;
   /** A reply whose first audio has not come this long after its turn ended fails the call (a hung provider). */
   replyTimeoutMs: number;
+  /** A model whose first sentence has not come this long after it was asked: a short filler is said meanwhile (0: never). */
+  fillerAfterMs: number;
 }
 
 export const DEFAULT_TURN_RULES: TurnRules = {
@@ -46,6 +48,7 @@ export const DEFAULT_TURN_RULES: TurnRules = {
   keysTimeoutMs: 2_000,
   silenceMs: 10_000,
   replyTimeoutMs: 15_000,
+  fillerAfterMs: 1_500,
 };
 
 /** The carrier side of a call's media: Twilio's socket, or the simulator's caller in-process. */
@@ -110,6 +113,10 @@ interface Reply {
   endsCall: boolean;
   /** The caller speaking does not cut it (the answer to a turn cut at its limit). */
   holdsFloor: boolean;
+  /** Says the filler if the model is slow; cleared by the model's first words. */
+  fillerTimer: NodeJS.Timeout | null;
+  /** Characters of `spoken` that are the gateway's filler, said while the model was slow (not the model's words). */
+  fillerChars: number;
   /** Where the reply goes in the model's memory of this call (after the caller's turn it answers); null for the gateway's own lines. */
   historyAt: number | null;
   /** Audio waiting for the grace period to pass. */
@@ -423,6 +430,7 @@ export class StreamingCall implements RecognizerEvents {
       if (this.reply !== reply) return;
       const chunker = new SentenceChunker();
       this.clock.modelAsked(reply.id);
+      this.fillIfSlow(reply, synthesis);
       const stream = this.deps.model.stream({
         model: agent.modelConfig.model,
         system: buildSystemPrompt(agent.instructions, agent.policy, passages),
@@ -472,12 +480,35 @@ export class StreamingCall implements RecognizerEvents {
       reply.abort.abort();
       return false;
     }
+    if (reply.fillerTimer) clearTimeout(reply.fillerTimer);
     const opened = await synthesis;
     if (this.reply !== reply || !opened) return true;
     if (reply.spoken === '') this.clock.firstChunk(reply.id);
     reply.spoken += chunk;
     opened.push(chunk);
     return true;
+  }
+
+  /**
+   * A model slower than fillerAfterMs to write its first sentence (a slow provider, a tool call): the
+   * caller hears a short filler meanwhile rather than silence. It is the reply's first words to the
+   * synthesizer (the turn's model time ends there), and it is not stored as the model's words.
+   */
+  private fillIfSlow(reply: Reply, synthesis: Promise<SynthesisStream | null>): void {
+    if (this.rules.fillerAfterMs <= 0) return;
+    const timer = setTimeout(() => {
+      void synthesis.then((opened) => {
+        if (!opened || this.reply !== reply || reply.spoken !== '' || reply.abort.signal.aborted) return;
+        const filler = `${WORDS.filler} `;
+        this.clock.firstChunk(reply.id);
+        reply.spoken = filler;
+        reply.fillerChars = filler.length;
+        opened.push(filler);
+      });
+    }, this.rules.fillerAfterMs);
+    timer.unref?.();
+    reply.fillerTimer = timer;
+    reply.abort.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   }
 
   /** The gateway's own line (greeting, reprompt, goodbye): no model, the same synthesizer. */
@@ -511,6 +542,8 @@ export class StreamingCall implements RecognizerEvents {
       fixed,
       endsCall: false,
       holdsFloor: false,
+      fillerChars: 0,
+      fillerTimer: null,
       historyAt: null,
       held: [],
       holdTimer: null,
@@ -652,7 +685,8 @@ export class StreamingCall implements RecognizerEvents {
   private storeReply(reply: Reply, words: string): void {
     if (reply.stored) return;
     reply.stored = true;
-    const said = words.trim();
+    // The filler is the gateway's, not the model's words: what is stored and remembered starts after it.
+    const said = (reply.fillerChars > 0 ? words.slice(Math.min(words.length, reply.fillerChars)) : words).trim();
     if (!said) return;
     // The model remembers what the caller heard of its reply, not what it wrote.
     if (reply.historyAt !== null && this.history.length >= reply.historyAt) {
