@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
 import { clientMessageProblem, QUERY_PARAMETERS, serverMessageProblem } from './deepgram-listen-spec.js';
@@ -20,7 +21,10 @@ import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
 // seconds of the audio received; every message it sends is checked against the server schemas.
 // Faults on demand: refuse every key (`refuse`), drop a session (`session.drop()`), hang the
 // handshake (`hang`), answer late (`openDelayMs`), delay every message (`messageDelayMs`), send every
-// final twice (`duplicateFinals`).
+// final twice (`duplicateFinals`). For the benchmark, it can hear the same words in every turn past the
+// script (`everyTurn`, or a session's own `everyTurn`) and stamps, on performance.now(), when each
+// audio frame arrived and when each turn's final left, so a relay through the gateway is read on the
+// bench's one clock.
 
 const { mulaw } = alawmulaw;
 
@@ -152,6 +156,16 @@ export class FakeDeepgramSession {
   finalizes = 0;
   closeStreamed = false;
   readonly requestId = randomUUID();
+  /** When the session opened, and when each binary frame arrived (performance.now(), one per frame, never trimmed). */
+  readonly openedAt = performance.now();
+  readonly audioAt: number[] = [];
+  /**
+   * Each turn with words that ended by endpointing: the index (in `audioAt`) of the frame whose
+   * silence ended it, and when its speech_final Results left (null until it has, after any delay).
+   */
+  readonly turnEnds: { frameIndex: number; finalSentAt: number | null }[] = [];
+  /** The words of this session's every turn once the script is used up (before the double's own `everyTurn`). */
+  everyTurn: string | null = null;
   readonly closed: Promise<{ code: number; reason: string }>;
   private readonly settings: ListenSettings;
   private position = 0;
@@ -234,6 +248,7 @@ export class FakeDeepgramSession {
     this.touch();
     if (isBinary) {
       if (data.length === 0) return this.refuse('An empty binary frame (Deepgram documents that it closes the stream).', data);
+      this.audioAt.push(performance.now());
       this.audioChunks.push(Buffer.from(data));
       this.audioBytes += data.length;
       this.hear(data);
@@ -323,7 +338,11 @@ export class FakeDeepgramSession {
     this.quietMs = 0;
     this.turn = null;
     const words = turn.finalized ? [] : turn.words;
-    this.sendResults({ words, from: turn.startMs, to: speechEnd, isFinal: true, speechFinal: true });
+    const ended = words.length > 0 ? { frameIndex: this.audioAt.length - 1, finalSentAt: null as number | null } : null;
+    if (ended) this.turnEnds.push(ended);
+    this.sendResults({ words, from: turn.startMs, to: speechEnd, isFinal: true, speechFinal: true }, () => {
+      if (ended && ended.finalSentAt === null) ended.finalSentAt = performance.now();
+    });
     if (words.length > 0) this.lastWordEndMs = speechEnd;
   }
 
@@ -367,7 +386,10 @@ export class FakeDeepgramSession {
    * A Results message for the audio since the last final, up to all the audio heard (as Deepgram's
    * windows do); its words spread evenly over [from, to] (milliseconds), the speech they were heard in.
    */
-  private sendResults(result: { words: string[]; from: number; to: number; isFinal: boolean; speechFinal: boolean; fromFinalize?: boolean }): void {
+  private sendResults(
+    result: { words: string[]; from: number; to: number; isFinal: boolean; speechFinal: boolean; fromFinalize?: boolean },
+    onSent?: () => void,
+  ): void {
     const start = this.segmentStartMs;
     const end = this.audioMs;
     if (result.isFinal) this.segmentStartMs = end;
@@ -390,16 +412,18 @@ export class FakeDeepgramSession {
       metadata: { request_id: this.requestId, model_info: { name: '2-general-nova', version: '2024-01-09.29447', arch: 'nova-3' }, model_uuid: randomUUID() },
       from_finalize: result.fromFinalize ?? false,
     };
-    this.send(message);
+    this.send(message, onSent);
     if (result.isFinal && this.fake.duplicateFinals) this.send(message);
   }
 
-  private send(message: Json): void {
+  /** Checks and sends one message (after any delay); `onSent` once it left. */
+  private send(message: Json, onSent?: () => void): void {
     const problem = serverMessageProblem(message);
     if (problem) this.fake.problems.push({ kind: 'sent', problem, message });
     this.later(() => {
       if (this.socket.readyState !== WebSocket.OPEN) return;
       this.socket.send(JSON.stringify(message));
+      onSent?.();
       this.sent.push(message);
       this.notify();
     });
@@ -424,10 +448,12 @@ export interface FakeDeepgram {
   apiKey: string;
   sessions: FakeDeepgramSession[];
   problems: DeepgramProblem[];
-  /** The words of the caller's next turns, one entry a turn (a turn beyond them is heard without words). */
+  /** The words of the caller's next turns, one entry a turn (a turn beyond them is heard without words, unless `everyTurn`). */
   script(turns: string[]): void;
   /** Forgets the turns scripted and not yet heard (a test that failed half-way leaves none to the next). */
   clearScript(): void;
+  /** The words of every turn once the script is used up (a session's own `everyTurn` first); null: heard without words. */
+  everyTurn: string | null;
   /** Refuses every handshake as Deepgram would for this status (401 INVALID_AUTH by default). */
   refuse: { status: number; err_code: string; err_msg: string } | null;
   /** Accepts the connection and never answers the handshake. */
@@ -463,6 +489,7 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
     problems: [],
     script: (next) => void turns.push(...next),
     clearScript: () => void turns.splice(0),
+    everyTurn: null,
     refuse: null,
     hang: false,
     openDelayMs: 0,
@@ -502,7 +529,7 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
     if (problem) return refuseHandshake(socket, 400, 'Bad Request', problem);
     const accept = () =>
       wss.handleUpgrade(request, socket, head, (ws) => {
-        const session = new FakeDeepgramSession(ws, url.searchParams, request.headers, fake, () => turns.shift());
+        const session: FakeDeepgramSession = new FakeDeepgramSession(ws, url.searchParams, request.headers, fake, () => turns.shift() ?? session.everyTurn ?? fake.everyTurn ?? undefined);
         fake.sessions.push(session);
         waiters.opened(session);
       });

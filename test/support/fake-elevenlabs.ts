@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
 import { clientMessageProblem, queryProblem, serverMessageProblem, STREAM_INPUT_SPEC_SOURCE } from './elevenlabs-stream-input-spec.js';
@@ -25,7 +26,9 @@ import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
 // against the server schemas too. It records the texts it received in order (across streams), and
 // offers faults: refuse the key (at the handshake or by a 1008 close), hang (never answer the
 // handshake, or never speak), delay the first audio, pace the chunks slower than real time, drop the
-// socket after a number of audio chunks.
+// socket after a number of audio chunks. For the benchmark, each stream stamps (performance.now()) when
+// each text arrived and when each audio message left, so a relay through the gateway is read on the
+// bench's one clock.
 
 const { mulaw } = alawmulaw;
 
@@ -127,8 +130,11 @@ export class FakeElevenLabsStream {
   readonly texts: string[] = [];
   /** The texts spoken, one per generation, in order. */
   readonly generations: string[] = [];
-  /** Audio chunks sent. */
+  /** When each of `texts` arrived (performance.now()). */
+  readonly textAt: number[] = [];
+  /** Audio chunks sent, and when each left (performance.now()). */
   audioChunks = 0;
+  readonly audioSentAt: number[] = [];
   initialization: Json | null = null;
   ended = false;
   /** How the socket closed, and by whom. */
@@ -221,6 +227,7 @@ export class FakeElevenLabsStream {
     // A single space keeps the stream alive and says nothing (developer-guides/websockets, Tips).
     if (text === ' ') return;
     this.texts.push(text);
+    this.textAt.push(performance.now());
     this.fake.texts.push(text);
     this.buffer += text;
     const threshold = this.schedule[Math.min(this.generations.length, this.schedule.length - 1)]!;
@@ -269,6 +276,7 @@ export class FakeElevenLabsStream {
         const alignment = { chars: chunk.map((entry) => entry.char), charStartTimesMs: starts, charsDurationsMs: chunk.map((entry) => entry.ms) };
         const audio = Buffer.concat(chunk.map((entry) => tone(entry.hz, entry.ms))).toString('base64');
         this.send('AudioOutput', { audio, alignment, normalizedAlignment: alignment });
+        this.audioSentAt.push(performance.now());
         this.audioChunks++;
         if (faults.dropAfterChunks !== null && this.audioChunks >= faults.dropAfterChunks) {
           this.drop();
