@@ -23,24 +23,26 @@ export interface BenchOptions {
   voice: boolean;
   /** The voice section's ramp: concurrent calls per step. */
   voiceSteps: number[];
-  /** The voice section's providers, each measured through its double (`--voice-providers`, default both). */
+  /** The voice section's providers, each measured through its doubles (`--voice-providers`, default all three). */
   voiceProviders: VoiceProvider[];
   /** The voice section on the embedded PGlite rather than PostgreSQL (`--pglite`; also when no PostgreSQL can be had). */
   pglite: boolean;
 }
 
 const SECTIONS = ['runner', 'voice'];
-export const VOICE_PROVIDERS = ['openai', 'google'] as const;
+/** The speech-to-speech bridge to OpenAI Realtime or Gemini Live, or the streaming pipeline (Deepgram → the agent's model → ElevenLabs). */
+export const VOICE_PROVIDERS = ['openai', 'google', 'streaming'] as const;
 export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
 
-export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --voice-providers=openai,google --pglite]
+export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --voice-providers=openai,google,streaming --pglite]
 
 Env (argv wins): DATABASE_URL, BENCH_DURATION (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10),
 BENCH_ONLY (comma list), BENCH_WARMUP (2), BENCH_KEEP_DATABASE=1 (with DATABASE_URL:
-keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100), BENCH_VOICE_PROVIDERS (openai,google). Kinds: ${KINDS.join(', ')},
-runner (the campaign runner section), voice (speech-to-speech calls: --duration is each step's
-measured seconds, --voice-steps the concurrent calls of each step, --voice-providers the doubles called
-(OpenAI Realtime, Gemini Live), --pglite the embedded database).`;
+keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100), BENCH_VOICE_PROVIDERS (openai,google,streaming). Kinds: ${KINDS.join(', ')},
+runner (the campaign runner section), voice (voice calls through the media stream: --duration is each
+step's measured seconds, --voice-steps the concurrent calls of each step, --voice-providers the doubles
+called (openai: OpenAI Realtime, google: Gemini Live, streaming: the streaming pipeline with Deepgram and
+ElevenLabs), --pglite the embedded database).`;
 
 function positive(name: string, value: string | undefined, fallback: number, integer: boolean, zero = false): number {
   if (value === undefined || value === '') return fallback;

@@ -12,18 +12,33 @@
 // open) runs every step, unless one drops frames or misses the latency target tenfold (the process
 // is past what it carries: the ramp stops there). Numbers are reported, never asserted: only a
 // broken setup fails the section.
+//
+// The `streaming` provider is the streaming pipeline (src/modules/voice/streaming/streaming-call.ts)
+// through the same media route: the number's agent has pipelineMode streaming, model builtin/echo,
+// Deepgram as its recognizer and ElevenLabs as its synthesizer, both loopback doubles
+// (test/support/fake-deepgram.ts, fake-elevenlabs.ts, each checking what it is sent against the
+// vendor's AsyncAPI). Deepgram ends each turn after the gateway's endpointing (300 ms of silence in
+// the audio it hears) and sends its final at once; ElevenLabs sends a reply's first audio
+// STREAMING_FIRST_AUDIO_MS after its first text. Every caller speaks its own words (`Caller <n>.`),
+// which the echo model repeats, so each reply's synthesizer stream is known to be its call's. Per
+// turn the section reads the gateway's own share as the pipeline recorded it (`turnLatency`'s
+// gatewayMs) and, on the bench's one clock, the relay of the turn's last frame to Deepgram, the
+// time from Deepgram's final to the reply's first text at ElevenLabs (the gateway's turn handling,
+// the in-process model included) and from ElevenLabs' first audio to the caller.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import twilio from 'twilio';
 import { ApiClient } from './client.js';
 import { cpuSeconds } from './runner.js';
-import { rssMb, startGateway, type ServerProcess } from './servers.js';
+import { BENCH_METRICS_TOKEN, rssMb, startGateway, type ServerProcess } from './servers.js';
 import { startFakeRealtime, type FakeRealtime } from '../support/fake-openai-realtime.js';
 import { startFakeGeminiLive, type FakeGeminiLive } from '../support/fake-gemini-live.js';
+import { startFakeDeepgram, type FakeDeepgram, type FakeDeepgramSession } from '../support/fake-deepgram.js';
+import { startFakeElevenLabs, type FakeElevenLabs, type FakeElevenLabsStream } from '../support/fake-elevenlabs.js';
 import type { VoiceProvider } from './options.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
@@ -40,11 +55,42 @@ const FRAME_MS = 20;
 const FRAME_BYTES = 160;
 /** The reply: three words (each 200 ms of audio), sent as fast as the double makes them. */
 const REPLY = 'one two three';
-/** Targets of issue #23. */
+/** Targets of issue #23 (speech to speech). */
 export const ADDED_P99_TARGET_MS = 20;
-export const CPU_TARGET_MS: Record<VoiceProvider, number> = { openai: 2.5, google: 5 };
+export const CPU_TARGET_MS: Partial<Record<VoiceProvider, number>> = { openai: 2.5, google: 5 };
 export const RSS_TARGET_MB = 1;
-const NUMBERS: Record<VoiceProvider, string> = { openai: '+15550100100', google: '+15550100200' };
+const NUMBERS: Record<VoiceProvider, string> = { openai: '+15550100100', google: '+15550100200', streaming: '+15550100300' };
+/** The streaming rows: the ElevenLabs double's first audio of a reply this long after its first text (its flash model's own figure is about 75 ms, plus the network). */
+export const STREAMING_FIRST_AUDIO_MS = 100;
+/** The streaming pipeline's target: the gateway's own share of a turn (recorded gatewayMs), p99, at 100 concurrent calls. */
+export const STREAMING_GATEWAY_P99_TARGET_MS = 30;
+/** What each streaming caller says: its own number, so its replies (the echo model repeats it) are known to be its. */
+const callerWords = (tag: number) => `Caller ${tag}.`;
+
+export interface Spread {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** The streaming rows' numbers of one step. */
+export interface StreamingStepNumbers {
+  /** Turns the calls recorded whose speech ended in the window. */
+  recordedTurns: number;
+  /** Their parts (turnLatency): the gateway's own share, the providers', the grace period's wait, the total. */
+  gatewayMs: Spread | null;
+  recognizerMs: Spread | null;
+  modelMs: Spread | null;
+  synthesizerMs: Spread | null;
+  waitMs: Spread | null;
+  totalMs: Spread | null;
+  /** On the bench's clock, per turn: Deepgram's final sent → the reply's first text received by ElevenLabs (the gateway's turn handling, the builtin model included). */
+  finalToTextMs: Spread | null;
+  /** ElevenLabs' first audio of a reply sent → the caller received it. */
+  firstAudioRelayMs: Spread | null;
+  /** Calls that ended failed (a provider lost, a reply not in time). */
+  failedCalls: number;
+}
 
 export interface VoiceStep {
   calls: number;
@@ -73,13 +119,24 @@ export interface VoiceStep {
   /** (RSS at the end of the window − the idle RSS after one warm-up call) / calls. */
   rssMbPerCall: number;
   loadAverage: number;
+  /**
+   * Event-loop delay over the window, p99 / max in ms past the monitors' 10 ms timer (their
+   * histograms hold the whole interval): the gateway's (prom-client's monitor, read from /metrics,
+   * which resets it on each read) and the bench process's own (the callers and doubles: its stamps
+   * are late by as much).
+   */
+  eventLoopDelayMs: { gateway: { p99: number; max: number } | null; bench: { p99: number; max: number } };
+  /** Of the machine's CPU time over the window (/proc/stat, all cores): the gateway's, the bench process's (callers and doubles), and the rest (PostgreSQL and whatever else runs), in %; the gateway's and the bench's from their own CPU counters. */
+  machineCpuPercent: { gateway: number; bench: number; rest: number; idle: number } | null;
   passed: boolean;
+  /** The streaming rows only. */
+  streaming?: StreamingStepNumbers;
 }
 
 export interface VoiceProviderRun {
   provider: VoiceProvider;
   steps: VoiceStep[];
-  /** The most concurrent calls of a step that, like every step below it, had p99 added latency ≤ 20 ms and no frame dropped (null: none). */
+  /** The most concurrent calls of a step that, like every step below it, had p99 added latency ≤ 20 ms (streaming: recorded gatewayMs ≤ 30 ms) and no frame dropped (null: none). */
   maxCalls: number | null;
   idleRssMb: number;
 }
@@ -87,6 +144,7 @@ export interface VoiceProviderRun {
 export interface VoiceSummary {
   database: string;
   providerDelayMs: number;
+  streamingFirstAudioMs: number;
   cycleMs: number;
   duration: number;
   runs: VoiceProviderRun[];
@@ -94,6 +152,7 @@ export interface VoiceSummary {
 }
 
 const live: { gateway?: ServerProcess; twilio?: FakeTwilio; dataDir?: string } = {};
+let tags = 0;
 /** On a signal or an error: the server goes (the doubles go with this process). */
 export function killVoiceBench(): void {
   live.gateway?.kill();
@@ -103,6 +162,9 @@ export function killVoiceBench(): void {
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+function spread(values: number[]): Spread | null {
+  return values.length > 0 ? { p50: percentile(values, 50), p99: percentile(values, 99), max: Math.max(...values) } : null;
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -123,6 +185,9 @@ interface BenchCall {
   id: string;
   client: MediaStreamClient;
   session: DoubleSession | null;
+  /** Streaming: the Deepgram session (also `session`), and the number the caller says. */
+  deepgram?: FakeDeepgramSession;
+  tag?: number;
   startedAt: number;
   sentAt: number[];
 }
@@ -169,6 +234,8 @@ interface Setup {
   fakeTwilio: FakeTwilio;
   realtime: FakeRealtime;
   gemini: FakeGeminiLive;
+  deepgram: FakeDeepgram;
+  elevenlabs: FakeElevenLabs;
 }
 
 /** The provider's next session of the gateway, as the bench reads it. */
@@ -182,6 +249,23 @@ async function nextSession(setup: Setup, provider: VoiceProvider): Promise<Doubl
         if (session.audioChunks.length > 500) session.audioChunks.length = 0;
       },
     });
+  }
+  if (provider === 'streaming') {
+    const session = await setup.deepgram.nextSession(10_000);
+    return {
+      // Deepgram's session hears the caller; the replies come from ElevenLabs' streams, read apart.
+      appendedAt: session.audioAt,
+      audioSentAt: [],
+      heardTurns: [],
+      closed: session.closed,
+      readyAt: () => session.openedAt,
+      trim() {
+        if (session.received.length > 500) session.received.length = 0;
+        if (session.sent.length > 500) session.sent.length = 0;
+        if (session.audioChunks.length > 500) session.audioChunks.length = 0;
+      },
+      deepgram: session,
+    } as DoubleSession;
   }
   const session = await setup.gemini.nextSession(10_000);
   return Object.assign(session, {
@@ -199,6 +283,9 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
   realtime.everyTurn = { caller: 'A bench caller’s turn.', reply: [{ text: REPLY }], delayMs: PROVIDER_DELAY_MS };
   const gemini = await startFakeGeminiLive('gemini-bench-key');
   gemini.everyTurn = { caller: 'A bench caller’s turn.', reply: [{ text: REPLY }], delayMs: PROVIDER_DELAY_MS };
+  const deepgram = await startFakeDeepgram({ apiKey: 'dg-bench-key' });
+  const elevenlabs = await startFakeElevenLabs({ apiKey: 'xi-bench-key' });
+  elevenlabs.faults.firstAudioDelayMs = STREAMING_FIRST_AUDIO_MS;
   const key = `bench_${randomBytes(24).toString('hex')}`;
   const port = await freePort();
   const gatewayLog = `${RESULTS}voice-gateway.log`;
@@ -214,27 +301,36 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
       OPENAI_REALTIME_URL: realtime.url,
       GEMINI_API_KEY: gemini.apiKey,
       GEMINI_BASE_URL: gemini.baseUrl,
+      DEEPGRAM_API_KEY: deepgram.apiKey,
+      DEEPGRAM_BASE_URL: deepgram.baseUrl,
+      ELEVENLABS_API_KEY: elevenlabs.apiKey,
+      ELEVENLABS_BASE_URL: elevenlabs.baseUrl,
       ...(live.dataDir ? { DATA_DIR: live.dataDir } : {}),
     },
   }));
   const api = new ApiClient(gateway.base, key);
   const connection = await api.post<{ id: string }>('/api/carrier-connections', { name: 'Bench Twilio', accountSid: fakeTwilio.accountSid, authToken: fakeTwilio.authToken });
-  const agents = {
-    openai: { model: 'openai/gpt-realtime', voiceId: 'alloy' },
-    google: { model: 'google/gemini-3.8-live', voiceId: 'Kore' },
+  const agents: Record<VoiceProvider, { model: string; voiceConfig: Record<string, unknown> }> = {
+    openai: { model: 'openai/gpt-realtime', voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' } },
+    google: { model: 'google/gemini-3.8-live', voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'Kore' } },
+    // The model in-process and instant (it repeats the caller's words): what is timed is the gateway's own work around it.
+    streaming: { model: 'builtin/echo', voiceConfig: { pipelineMode: 'streaming', sttProvider: 'deepgram', ttsProvider: 'elevenlabs' } },
   };
-  for (const [provider, { model, voiceId }] of Object.entries(agents) as [VoiceProvider, { model: string; voiceId: string }][]) {
+  for (const [provider, { model, voiceConfig }] of Object.entries(agents) as [VoiceProvider, (typeof agents)[VoiceProvider]][]) {
     const agent = await api.post<{ id: string }>('/api/agents', {
       name: `Bench voice agent (${provider})`,
       instructions: 'You answer the phone for the bench. Keep answers short.',
       modelConfig: { model },
-      voiceConfig: { pipelineMode: 'sts', stsProvider: provider, voiceId },
+      voiceConfig,
     });
     await api.post(`/api/agents/${agent.id}/activate`);
     await api.post('/api/phone-numbers', { number: NUMBERS[provider], carrierConnectionId: connection.id, inboundAgentId: agent.id });
   }
-  log(`  voice: gateway on port ${gateway.port} (log: ${gatewayLog}), ${databaseUrl ? 'PostgreSQL' : 'PGlite'}; sts agents on ${NUMBERS.openai} (openai) and ${NUMBERS.google} (google)`);
-  return { gateway, api, connectionId: connection.id, fakeTwilio, realtime, gemini };
+  log(
+    `  voice: gateway on port ${gateway.port} (log: ${gatewayLog}), ${databaseUrl ? 'PostgreSQL' : 'PGlite'}; sts agents on ${NUMBERS.openai} (openai) and ${NUMBERS.google} (google), ` +
+      `a streaming agent (builtin/echo, Deepgram, ElevenLabs) on ${NUMBERS.streaming}`,
+  );
+  return { gateway, api, connectionId: connection.id, fakeTwilio, realtime, gemini, deepgram, elevenlabs };
 }
 
 /**
@@ -263,11 +359,104 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   const call: BenchCall = { id: callId, client, session: null, startedAt: performance.now(), sentAt: [] };
   calls.add(call);
   call.session = await next;
+  const deepgram = (call.session as DoubleSession & { deepgram?: FakeDeepgramSession }).deepgram;
+  if (deepgram) {
+    // Set as the session opens, long before its first turn is heard (60 ms of speech).
+    call.tag = ++tags;
+    call.deepgram = deepgram;
+    deepgram.everyTurn = callerWords(call.tag);
+  }
   return call;
+}
+
+/** The event-loop monitors' timer (prom-client's default, and the bench's own). */
+const LOOP_RESOLUTION_MS = 10;
+
+/** The machine's CPU ticks, all cores (/proc/stat's first line): busy and idle (iowait counted idle). */
+function machineTicks(): { busy: number; idle: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = fields[3]! + fields[4]!;
+    return { busy: fields.slice(0, 8).reduce((sum, value) => sum + value, 0) - idle, idle };
+  } catch {
+    return null;
+  }
+}
+
+/** The gateway's event-loop delay since its last read (prom-client resets its monitor on each /metrics), ms; null if unreadable. */
+async function gatewayLoopDelay(gateway: ServerProcess): Promise<{ p99: number; max: number } | null> {
+  try {
+    const text = await (await fetch(`${gateway.base}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })).text();
+    const read = (name: string) => Math.max(0, Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) * 1000 - LOOP_RESOLUTION_MS);
+    const p99 = read('nodejs_eventloop_lag_p99_seconds');
+    const max = read('nodejs_eventloop_lag_max_seconds');
+    return Number.isFinite(p99) && Number.isFinite(max) ? { p99, max } : null;
+  } catch {
+    return null;
+  }
 }
 
 function within(at: number, from: number, to: number): boolean {
   return at >= from && at < to;
+}
+
+/** One agent turn as a streaming call recorded it (`turnLatency.turns`). */
+interface RecordedTurn {
+  endOfSpeechAt: string;
+  totalMs: number;
+  gatewayMs: number;
+  recognizerMs: number;
+  modelMs: number;
+  synthesizerMs: number;
+  waitMs: number;
+}
+
+/**
+ * The streaming turns whose final Deepgram sent in the window, read on the bench's clock: each
+ * reply's ElevenLabs stream is its call's by the words it speaks (the echo of the caller's own), and
+ * its first after the turn's final; its audio reaches the caller as one media message per chunk, in
+ * order (no grace wait holds it: Deepgram's endpointing alone is longer), so the caller's first
+ * media after the stream's first audio is that audio.
+ */
+function streamingTurns(calls: BenchCall[], streams: FakeElevenLabsStream[], from: number, to: number) {
+  const byTag = new Map<number, FakeElevenLabsStream[]>();
+  for (const stream of streams) {
+    const tag = /Caller (\d+)\./.exec(stream.texts.join(''));
+    if (!tag || stream.textAt.length === 0) continue;
+    const list = byTag.get(Number(tag[1])) ?? [];
+    list.push(stream);
+    byTag.set(Number(tag[1]), list);
+  }
+  const out = { added: [] as number[], finalToText: [] as number[], firstAudio: [] as number[], relayOut: [] as number[], framesOut: 0, droppedOut: 0 };
+  for (const call of calls) {
+    const deepgram = call.deepgram!;
+    const lost = Math.max(0, call.sentAt.length - deepgram.audioAt.length);
+    const replies = (byTag.get(call.tag!) ?? []).sort((a, b) => a.textAt[0]! - b.textAt[0]!);
+    const arrivals = call.client.mediaArrivals;
+    deepgram.turnEnds.forEach((end, index) => {
+      const finalAt = end.finalSentAt;
+      if (finalAt === null || !within(finalAt, from, to)) return;
+      const nextFinal = deepgram.turnEnds[index + 1]?.finalSentAt ?? Infinity;
+      const reply = replies.find((stream) => stream.textAt[0]! >= finalAt && stream.textAt[0]! < nextFinal);
+      if (!reply || reply.audioSentAt.length === 0) return;
+      const first = arrivals.findIndex((at) => at >= reply.audioSentAt[0]!);
+      reply.audioSentAt.forEach((sentAt, chunk) => {
+        out.framesOut++;
+        const arrived = first < 0 ? undefined : arrivals[first + chunk];
+        if (arrived === undefined) out.droppedOut++;
+        else out.relayOut.push(arrived - sentAt);
+      });
+      const frameSent = call.sentAt[end.frameIndex + lost];
+      const frameArrived = deepgram.audioAt[end.frameIndex];
+      if (first < 0 || frameSent === undefined || frameArrived === undefined) return;
+      const finalToText = reply.textAt[0]! - finalAt;
+      const firstAudio = arrivals[first]! - reply.audioSentAt[0]!;
+      out.finalToText.push(finalToText);
+      out.firstAudio.push(firstAudio);
+      out.added.push(frameArrived - frameSent + finalToText + firstAudio);
+    });
+  }
+  return out;
 }
 
 async function step(setup: Setup, provider: VoiceProvider, count: number, seconds: number, idleRssMb: number, log: (line: string) => void): Promise<VoiceStep> {
@@ -279,13 +468,24 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
     for (let index = 0; index < count; index++) opened.push(await dialIn(setup, provider, calls));
     // A turn's time for the last calls to settle in before the window opens.
     await sleep(1000);
+    await gatewayLoopDelay(gateway);
+    const benchLoop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+    benchLoop.enable();
     const cpuStart = cpuSeconds(gateway.pid) ?? 0;
+    const benchCpuStart = process.cpuUsage();
+    const ticksStart = machineTicks();
     const from = performance.now();
+    const fromWall = Date.now();
     let rssPeak = rssMb(gateway.pid) ?? 0;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMb(gateway.pid) ?? 0)), 200);
     await sleep(seconds * 1000);
     const to = performance.now();
+    const toWall = Date.now();
     const cpuEnd = cpuSeconds(gateway.pid) ?? 0;
+    const benchCpu = process.cpuUsage(benchCpuStart);
+    const ticksEnd = machineTicks();
+    benchLoop.disable();
+    const gatewayLoop = await gatewayLoopDelay(gateway);
     clearInterval(sampler);
     const rssEnd = rssMb(gateway.pid) ?? 0;
     rssPeak = Math.max(rssPeak, rssEnd);
@@ -341,26 +541,77 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
     }
     // The gateway's own stamps, as each call recorded them when its stream ended.
     const recorded: number[] = [];
+    const recordedTurns: RecordedTurn[] = [];
+    let failedCalls = 0;
     for (const call of opened) {
       const deadline = Date.now() + 5000;
       for (;;) {
-        const row = await api.get<{ turnLatency: { turns: { gatewayMs: number }[] } | null }>(`/api/calls/${call.id}`);
+        const row = await api.get<{ status: string; turnLatency: { turns: RecordedTurn[] } | null }>(`/api/calls/${call.id}`);
         if (row.turnLatency) {
           recorded.push(...row.turnLatency.turns.map((turn) => turn.gatewayMs));
+          // Streaming: the turns whose speech ended in the window (the calls' first turns fell in their settling).
+          recordedTurns.push(...row.turnLatency.turns.filter((turn) => within(Date.parse(turn.endOfSpeechAt), fromWall, toWall)));
+        }
+        if (row.turnLatency || Date.now() > deadline) {
+          if (row.status === 'failed') failedCalls++;
           break;
         }
-        if (Date.now() > deadline) break;
         await sleep(50);
       }
     }
+    let streaming: StreamingStepNumbers | undefined;
+    if (provider === 'streaming') {
+      const turns = streamingTurns(opened, setup.elevenlabs.streams, from, to);
+      added.push(...turns.added);
+      relayOut.push(...turns.relayOut);
+      framesOut = turns.framesOut;
+      droppedOut = turns.droppedOut;
+      const part = (name: keyof Omit<RecordedTurn, 'endOfSpeechAt'>) => spread(recordedTurns.map((turn) => turn[name]));
+      streaming = {
+        recordedTurns: recordedTurns.length,
+        gatewayMs: part('gatewayMs'),
+        recognizerMs: part('recognizerMs'),
+        modelMs: part('modelMs'),
+        synthesizerMs: part('synthesizerMs'),
+        waitMs: part('waitMs'),
+        totalMs: part('totalMs'),
+        finalToTextMs: spread(turns.finalToText),
+        firstAudioRelayMs: spread(turns.firstAudio),
+        failedCalls,
+      };
+      // The doubles' records of this step are read: the next step starts without them.
+      setup.elevenlabs.streams.length = 0;
+      setup.elevenlabs.texts.length = 0;
+      if (streaming.recordedTurns === 0) throw new Error(`the streaming pipeline recorded no turn in ${count} calls over ${seconds} s (see ${RESULTS}voice-gateway.log)`);
+    }
     const windowSeconds = (to - from) / 1000;
+    let machineCpuPercent: VoiceStep['machineCpuPercent'] = null;
+    if (ticksStart && ticksEnd) {
+      // /proc/stat counts in USER_HZ ticks: their total over the window is every core's time.
+      const busy = ticksEnd.busy - ticksStart.busy;
+      const idle = ticksEnd.idle - ticksStart.idle;
+      const total = busy + idle;
+      const perTick = windowSeconds / (total / availableParallelism());
+      const gatewayPercent = (((cpuEnd - cpuStart) / perTick) * 100) / total;
+      const benchPercent = ((((benchCpu.user + benchCpu.system) / 1e6) / perTick) * 100) / total;
+      machineCpuPercent = {
+        gateway: gatewayPercent,
+        bench: benchPercent,
+        rest: Math.max(0, (busy / total) * 100 - gatewayPercent - benchPercent),
+        idle: (idle / total) * 100,
+      };
+    }
     const result: VoiceStep = {
       calls: count,
       seconds: windowSeconds,
       callSeconds: count * windowSeconds,
       turns: added.length,
       addedMs: added.length > 0 ? { p50: percentile(added, 50), p99: percentile(added, 99), max: Math.max(...added) } : null,
-      recordedGatewayMs: recorded.length > 0 ? { p50: percentile(recorded, 50), p99: percentile(recorded, 99) } : null,
+      recordedGatewayMs: streaming
+        ? streaming.gatewayMs && { p50: streaming.gatewayMs.p50, p99: streaming.gatewayMs.p99 }
+        : recorded.length > 0
+          ? { p50: percentile(recorded, 50), p99: percentile(recorded, 99) }
+          : null,
       relayInP99: relayIn.length > 0 ? percentile(relayIn, 99) : null,
       relayOutP99: relayOut.length > 0 ? percentile(relayOut, 99) : null,
       framesIn,
@@ -373,9 +624,24 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       rssMb: rssPeak,
       rssMbPerCall: (rssEnd - idleRssMb) / count,
       loadAverage: loadavg()[0]!,
-      passed: added.length > 0 && percentile(added, 99) <= ADDED_P99_TARGET_MS && droppedIn + droppedOut + lostAtStart === 0,
+      machineCpuPercent,
+      eventLoopDelayMs: { gateway: gatewayLoop, bench: { p99: Math.max(0, benchLoop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS), max: Math.max(0, benchLoop.max / 1e6 - LOOP_RESOLUTION_MS) } },
+      passed: streaming
+        ? (streaming.gatewayMs?.p99 ?? Infinity) <= STREAMING_GATEWAY_P99_TARGET_MS && droppedIn + droppedOut + lostAtStart + streaming.failedCalls === 0
+        : added.length > 0 && percentile(added, 99) <= ADDED_P99_TARGET_MS && droppedIn + droppedOut + lostAtStart === 0,
+      streaming,
     };
-    const fmt = (value: number | null | undefined) => (value === null || value === undefined ? 'n/a' : value.toFixed(2));
+    const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? 'n/a' : value.toFixed(digits));
+    if (streaming) {
+      log(
+        `  voice streaming ${count} calls, ${windowSeconds.toFixed(1)} s: ${streaming.recordedTurns} turns recorded, gatewayMs p50 ${fmt(streaming.gatewayMs?.p50)} p99 ${fmt(streaming.gatewayMs?.p99)} max ${fmt(streaming.gatewayMs?.max)} ms ` +
+          `(recognizer p50 ${fmt(streaming.recognizerMs?.p50)}, model ${fmt(streaming.modelMs?.p50)}, synthesizer ${fmt(streaming.synthesizerMs?.p50)}, wait ${fmt(streaming.waitMs?.p50)}, total p50 ${fmt(streaming.totalMs?.p50)} p99 ${fmt(streaming.totalMs?.p99)}); ` +
+          `on the bench's clock (${result.turns} turns): final → text p50 ${fmt(streaming.finalToTextMs?.p50)} p99 ${fmt(streaming.finalToTextMs?.p99)}, first audio → caller p50 ${fmt(streaming.firstAudioRelayMs?.p50)} p99 ${fmt(streaming.firstAudioRelayMs?.p99)}, ` +
+          `added p50 ${fmt(result.addedMs?.p50)} p99 ${fmt(result.addedMs?.p99)} ms; failed calls ${streaming.failedCalls}; ` +
+          `event-loop delay p99 / max: gateway ${fmt(gatewayLoop?.p99)} / ${fmt(gatewayLoop?.max)}, bench ${fmt(result.eventLoopDelayMs.bench.p99)} / ${fmt(result.eventLoopDelayMs.bench.max)} ms; ` +
+          `machine CPU % gateway ${fmt(machineCpuPercent?.gateway, 0)}, bench ${fmt(machineCpuPercent?.bench, 0)}, rest ${fmt(machineCpuPercent?.rest, 0)}, idle ${fmt(machineCpuPercent?.idle, 0)}`,
+      );
+    }
     log(
       `  voice ${provider} ${count} calls, ${windowSeconds.toFixed(1)} s: ${result.turns} turns, added p50 ${fmt(result.addedMs?.p50)} p99 ${fmt(result.addedMs?.p99)} ms ` +
         `(recorded gatewayMs p99 ${fmt(result.recordedGatewayMs?.p99)}), relay p99 in ${fmt(result.relayInP99)} out ${fmt(result.relayOutP99)} ms, ` +
@@ -416,20 +682,38 @@ export async function voiceBench(
       first.client.hangUp();
       await sleep(500);
       const idleRssMb = rssMb(setup.gateway.pid) ?? 0;
-      log(`  voice ${provider}: steps of ${steps.join(', ')} concurrent calls, ${duration} s measured each; the double answers each turn after ${PROVIDER_DELAY_MS} ms`);
+      log(
+        `  voice ${provider}: steps of ${steps.join(', ')} concurrent calls, ${duration} s measured each; ` +
+          (provider === 'streaming'
+            ? `Deepgram's final after its endpointing (300 ms of silence), ElevenLabs' first audio ${STREAMING_FIRST_AUDIO_MS} ms after a reply's first text, the model builtin/echo`
+            : `the double answers each turn after ${PROVIDER_DELAY_MS} ms`),
+      );
       const results: VoiceStep[] = [];
       for (const calls of steps) {
         const result = await step(setup, provider, calls, duration, idleRssMb, log);
         results.push(result);
-        if (result.droppedIn + result.droppedOut + result.lostAtStart > 0 || (result.addedMs?.p99 ?? Infinity) > 10 * ADDED_P99_TARGET_MS) break;
+        const overloaded = result.streaming
+          ? (result.streaming.gatewayMs?.p99 ?? Infinity) > 10 * STREAMING_GATEWAY_P99_TARGET_MS
+          : (result.addedMs?.p99 ?? Infinity) > 10 * ADDED_P99_TARGET_MS;
+        if (result.droppedIn + result.droppedOut + result.lostAtStart > 0 || overloaded) break;
       }
       const failed = results.findIndex((result) => !result.passed);
       const passing = (failed === -1 ? results : results.slice(0, failed)).map((result) => result.calls);
       runs.push({ provider, steps: results, maxCalls: passing.length > 0 ? Math.max(...passing) : null, idleRssMb });
     }
-    const summary: VoiceSummary = { database, providerDelayMs: PROVIDER_DELAY_MS, cycleMs: CYCLE_MS, duration, runs, machine: machineLine() };
+    const summary: VoiceSummary = {
+      database,
+      providerDelayMs: PROVIDER_DELAY_MS,
+      streamingFirstAudioMs: STREAMING_FIRST_AUDIO_MS,
+      cycleMs: CYCLE_MS,
+      duration,
+      runs,
+      machine: machineLine(),
+    };
     if (setup.realtime.problems.length > 0) throw new Error(`the OpenAI double refused events of the gateway: ${JSON.stringify(setup.realtime.problems.slice(0, 3))}`);
     if (setup.gemini.problems.length > 0) throw new Error(`the Gemini Live double refused messages of the gateway: ${JSON.stringify(setup.gemini.problems.slice(0, 3))}`);
+    if (setup.deepgram.problems.length > 0) throw new Error(`the Deepgram double refused messages of the gateway: ${JSON.stringify(setup.deepgram.problems.slice(0, 3))}`);
+    if (setup.elevenlabs.problems.length > 0) throw new Error(`the ElevenLabs double refused messages of the gateway: ${JSON.stringify(setup.elevenlabs.problems.slice(0, 3))}`);
     writeFileSync(`${RESULTS}voice.json`, `${JSON.stringify({ finishedAt: new Date().toISOString(), ...summary }, null, 2)}\n`);
     return summary;
   } finally {
@@ -437,6 +721,8 @@ export async function voiceBench(
     live.gateway = undefined;
     await setup.realtime.close();
     await setup.gemini.close();
+    await setup.deepgram.close();
+    await setup.elevenlabs.close();
     await setup.fakeTwilio.close();
     if (live.dataDir) rmSync(live.dataDir, { recursive: true, force: true });
     live.dataDir = undefined;
@@ -446,30 +732,65 @@ export async function voiceBench(
 export function voiceMarkdown(summary: VoiceSummary): string {
   const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? 'n/a' : value.toFixed(digits));
   const mark = (ok: boolean) => (ok ? '✓' : '✗');
+  const pair = (value: Spread | null | undefined) => `${fmt(value?.p50)} / ${fmt(value?.p99)}`;
   const targets = Object.entries(CPU_TARGET_MS).map(([provider, ms]) => `${provider} ${ms}`).join(', ');
-  return [
-    `Speech to speech (${summary.runs.map((run) => run.provider).join(', ')}; ${summary.database}): callers send 20 ms μ-law frames in real time from right after \`start\`, a turn every ${summary.cycleMs / 1000} s; ` +
-      `each double answers after ${summary.providerDelayMs} ms; ${summary.duration} s measured per step. ${summary.machine}; idle RSS ${summary.runs.map((run) => `${run.provider} ${run.idleRssMb.toFixed(0)} MB`).join(', ')}.`,
-    '',
-    `| provider | calls | turns | added latency per turn p50 / p99 (ms; target p99 ≤ ${ADDED_P99_TARGET_MS}) | recorded gatewayMs p50 / p99 | frame relay p99 in / out (ms) | frames dropped in / out | frames lost at start (sent before the session was ready) | CPU ms per call-second (target ≤ ${targets}) | RSS per call (MB; target ≤ ${RSS_TARGET_MB}) | load |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...summary.runs.flatMap((run) =>
-      run.steps.map(
-        (step) =>
-          `| ${run.provider} | ${step.calls} | ${step.turns} | ${fmt(step.addedMs?.p50)} / ${fmt(step.addedMs?.p99)}${step.addedMs ? ` ${mark(step.addedMs.p99 <= ADDED_P99_TARGET_MS)}` : ''} | ` +
-          `${fmt(step.recordedGatewayMs?.p50)} / ${fmt(step.recordedGatewayMs?.p99)} | ${fmt(step.relayInP99)} / ${fmt(step.relayOutP99)} | ` +
-          `${step.droppedIn} / ${step.droppedOut} of ${step.framesIn} / ${step.framesOut} | ${step.lostAtStart} ${mark(step.lostAtStart === 0)} (${step.framesBeforeReady}) | ` +
-          `${fmt(step.cpuMsPerCallSecond)} ${mark(step.cpuMsPerCallSecond <= CPU_TARGET_MS[run.provider])} | ` +
-          `${fmt(step.rssMbPerCall)} ${mark(step.rssMbPerCall <= RSS_TARGET_MB)} | ${fmt(step.loadAverage)} |`,
+  const sts = summary.runs.filter((run) => run.provider !== 'streaming');
+  const streaming = summary.runs.filter((run) => run.provider === 'streaming');
+  const lines: string[] = [];
+  if (sts.length > 0) {
+    lines.push(
+      `Speech to speech (${sts.map((run) => run.provider).join(', ')}; ${summary.database}): callers send 20 ms μ-law frames in real time from right after \`start\`, a turn every ${summary.cycleMs / 1000} s; ` +
+        `each double answers after ${summary.providerDelayMs} ms; ${summary.duration} s measured per step. ${summary.machine}; idle RSS ${sts.map((run) => `${run.provider} ${run.idleRssMb.toFixed(0)} MB`).join(', ')}.`,
+      '',
+      `| provider | calls | turns | added latency per turn p50 / p99 (ms; target p99 ≤ ${ADDED_P99_TARGET_MS}) | recorded gatewayMs p50 / p99 | frame relay p99 in / out (ms) | frames dropped in / out | frames lost at start (sent before the session was ready) | CPU ms per call-second (target ≤ ${targets}) | RSS per call (MB; target ≤ ${RSS_TARGET_MB}) | load |`,
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...sts.flatMap((run) =>
+        run.steps.map(
+          (step) =>
+            `| ${run.provider} | ${step.calls} | ${step.turns} | ${fmt(step.addedMs?.p50)} / ${fmt(step.addedMs?.p99)}${step.addedMs ? ` ${mark(step.addedMs.p99 <= ADDED_P99_TARGET_MS)}` : ''} | ` +
+            `${fmt(step.recordedGatewayMs?.p50)} / ${fmt(step.recordedGatewayMs?.p99)} | ${fmt(step.relayInP99)} / ${fmt(step.relayOutP99)} | ` +
+            `${step.droppedIn} / ${step.droppedOut} of ${step.framesIn} / ${step.framesOut} | ${step.lostAtStart} ${mark(step.lostAtStart === 0)} (${step.framesBeforeReady}) | ` +
+            `${fmt(step.cpuMsPerCallSecond)} ${mark(step.cpuMsPerCallSecond <= (CPU_TARGET_MS[run.provider] ?? Infinity))} | ` +
+            `${fmt(step.rssMbPerCall)} ${mark(step.rssMbPerCall <= RSS_TARGET_MB)} | ${fmt(step.loadAverage)} |`,
+        ),
       ),
-    ),
-    '',
-    ...summary.runs.map((run) => {
-      const larger = run.steps.filter((step) => step.passed && step.calls > (run.maxCalls ?? 0)).map((step) => step.calls);
-      return (
-        `${run.provider}: most concurrent calls with p99 added latency ≤ ${ADDED_P99_TARGET_MS} ms and no frame dropped or lost (at that step and every step below it): ${run.maxCalls ?? 'none of the steps'}` +
-        (larger.length > 0 ? `; a larger step passed too (${larger.join(', ')})` : '')
-      );
-    }),
-  ].join('\n');
+      '',
+      ...sts.map((run) => {
+        const larger = run.steps.filter((step) => step.passed && step.calls > (run.maxCalls ?? 0)).map((step) => step.calls);
+        return (
+          `${run.provider}: most concurrent calls with p99 added latency ≤ ${ADDED_P99_TARGET_MS} ms and no frame dropped or lost (at that step and every step below it): ${run.maxCalls ?? 'none of the steps'}` +
+          (larger.length > 0 ? `; a larger step passed too (${larger.join(', ')})` : '')
+        );
+      }),
+    );
+  }
+  for (const run of streaming) {
+    if (lines.length > 0) lines.push('');
+    const larger = run.steps.filter((step) => step.passed && step.calls > (run.maxCalls ?? 0)).map((step) => step.calls);
+    lines.push(
+      `Streaming (${summary.database}): the same callers (a turn every ${summary.cycleMs / 1000} s), a streaming agent (builtin/echo) with the Deepgram double (its final after the gateway's 300 ms endpointing) ` +
+        `and the ElevenLabs double (first audio ${summary.streamingFirstAudioMs} ms after a reply's first text); ${summary.duration} s measured per step. ${summary.machine}; idle RSS ${run.idleRssMb.toFixed(0)} MB.`,
+      '',
+      `| calls | turns recorded / timed | gatewayMs p50 / p99 (ms; target p99 ≤ ${STREAMING_GATEWAY_P99_TARGET_MS}) | recognizer / model / synthesizer / wait p50 (ms) | total p50 / p99 (ms) | ` +
+        `final → text at the synthesizer p50 / p99 | synthesizer's first audio → caller p50 / p99 | added per turn p50 / p99 | frame relay p99 in / out | frames dropped in / out | lost at start | failed calls | ` +
+        `event-loop delay p99 / max, gateway · bench (ms) | CPU ms per call-second | RSS per call (MB) | machine CPU %: gateway · bench · rest · idle | load |`,
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...run.steps.map((step) => {
+        const numbers = step.streaming!;
+        return (
+          `| ${step.calls} | ${numbers.recordedTurns} / ${step.turns} | ${pair(numbers.gatewayMs)}${numbers.gatewayMs ? ` ${mark(numbers.gatewayMs.p99 <= STREAMING_GATEWAY_P99_TARGET_MS)}` : ''} | ` +
+          `${fmt(numbers.recognizerMs?.p50, 0)} / ${fmt(numbers.modelMs?.p50, 1)} / ${fmt(numbers.synthesizerMs?.p50, 0)} / ${fmt(numbers.waitMs?.p50, 0)} | ${pair(numbers.totalMs)} | ` +
+          `${pair(numbers.finalToTextMs)} | ${pair(numbers.firstAudioRelayMs)} | ${pair(step.addedMs)} | ${fmt(step.relayInP99)} / ${fmt(step.relayOutP99)} | ` +
+          `${step.droppedIn} / ${step.droppedOut} of ${step.framesIn} / ${step.framesOut} | ${step.lostAtStart} (${step.framesBeforeReady}) | ${numbers.failedCalls} | ` +
+          `${fmt(step.eventLoopDelayMs.gateway?.p99, 0)} / ${fmt(step.eventLoopDelayMs.gateway?.max, 0)} · ${fmt(step.eventLoopDelayMs.bench.p99, 0)} / ${fmt(step.eventLoopDelayMs.bench.max, 0)} | ` +
+          `${fmt(step.cpuMsPerCallSecond)} | ${fmt(step.rssMbPerCall)} | ` +
+          `${step.machineCpuPercent ? [step.machineCpuPercent.gateway, step.machineCpuPercent.bench, step.machineCpuPercent.rest, step.machineCpuPercent.idle].map((value) => fmt(value, 0)).join(' · ') : 'n/a'} | ${fmt(step.loadAverage)} |`
+        );
+      }),
+      '',
+      `streaming: most concurrent calls with recorded gatewayMs p99 ≤ ${STREAMING_GATEWAY_P99_TARGET_MS} ms, no frame dropped or lost and no call failed (at that step and every step below it): ${run.maxCalls ?? 'none of the steps'}` +
+        (larger.length > 0 ? `; a larger step passed too (${larger.join(', ')})` : ''),
+    );
+  }
+  return lines.join('\n');
 }
