@@ -3,7 +3,7 @@
 // real bridge. Each call comes in as Twilio would bring it (the signed /inbound webhook of a number
 // bound to an sts agent, the <Stream> URL of its answer, a Media Streams socket sending 20 ms μ-law
 // frames in real time from right after its `start`: a turn of speech and silence every CYCLE_MS);
-// per provider (--voice-providers, default both), the loopback OpenAI Realtime double
+// per provider (--voice-providers, default all three, streaming below), the loopback OpenAI Realtime double
 // (test/support/fake-openai-realtime.ts) or Gemini Live double (test/support/fake-gemini-live.ts,
 // the gateway transcoding both ways) answers every turn after a declared fixed delay. The doubles
 // and the callers run in this process and stamp every frame with performance.now(), so a frame's
