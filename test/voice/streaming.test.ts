@@ -110,7 +110,7 @@ async function say(caller: MediaStreamClient, options: { speechMs?: number; real
 describe('a streaming call', () => {
   it('greets, hears the caller through Deepgram, answers through the model and ElevenLabs, stores both sides and times the turn', async () => {
     const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
-    deepgram.script(['I would like to book a visit on Monday.']);
+    deepgram.script(['I would like to book a visit on Monday. Is nine possible?']);
     // Every final result arrives twice (a duplicate on the wire): the turn is heard once.
     deepgram.duplicateFinals = true;
     const startedAt = Date.now();
@@ -121,18 +121,20 @@ describe('a streaming call', () => {
     await heardEverything(caller, 1);
     // In real time, so the end of speech and Deepgram's endpointing fall where they would on a call.
     await say(caller, { realTime: true });
-    await eventually(async () => elevenlabs.texts, (texts) => texts.length >= 2, 'the answer sent to the synthesizer');
+    await eventually(async () => elevenlabs.texts, (texts) => texts.length >= 3, 'the answer sent to the synthesizer');
     await heardEverything(caller, 2);
     caller.stop();
     await caller.closed;
 
-    expect(elevenlabs.texts.map((text) => text.trim())).toEqual([GREETING, 'Echo: I would like to book a visit on Monday.']);
+    // The reply reached the synthesizer sentence by sentence, in order, as the model wrote it.
+    expect(elevenlabs.texts.map((text) => text.trim())).toEqual([GREETING, 'Echo: I would like to book a visit on Monday.', 'Is nine possible?']);
+    expect(elevenlabs.streams.map((stream) => stream.texts.length)).toEqual([1, 2]);
     expect(caller.events('clear')).toEqual([]);
     const row = await eventually(() => callRow(callId), (call) => call.conversation_id !== null, 'the call’s conversation');
     expect(await transcript(row.conversation_id!, 3)).toEqual([
       { role: 'assistant', content: GREETING },
-      { role: 'user', content: 'I would like to book a visit on Monday.' },
-      { role: 'assistant', content: 'Echo: I would like to book a visit on Monday.' },
+      { role: 'user', content: 'I would like to book a visit on Monday. Is nine possible?' },
+      { role: 'assistant', content: 'Echo: I would like to book a visit on Monday. Is nine possible?' },
     ]);
     const latency = (await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the turn latency')).body.turnLatency;
     expect(latency).toMatchObject({ provider: 'deepgram+elevenlabs', bargeIns: 0 });
@@ -306,28 +308,48 @@ describe('faults', () => {
     expect((await acme.rest.get(`/api/conversations/${row.conversation_id}`)).body.status).toBe('failed');
   }, 20_000);
 
-  it('an outbound campaign whose recognizer fails retries the contact per the program', async () => {
+  it('an outbound campaign: a call whose recognizer fails is retried per the program, and the retry is talked through', async () => {
     let placed = 0;
-    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 20 }));
+    // Each call stays answered long enough to be streamed (the carrier ends it after stepMs).
+    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 6000 }));
     const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
     const runner = twilioRunner(app);
     runner.start();
-    try {
-      const [first] = await eventually(
-        () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+    /** The in-progress call of the given attempt, its stream opened and started as Twilio does. */
+    const streamOf = async (attempt: number) => {
+      const [call] = await eventually(
+        () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and attempt = ? and status = 'in_progress'`, [campaign.executionId, attempt]),
         (rows) => rows.length === 1,
-        'the answered first call',
+        `the answered call of attempt ${attempt}`,
       );
-      const answered = await eventually(async () => twilioFake.calls().find((call) => call.sid === first!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
+      const answered = await eventually(async () => twilioFake.calls().find((each) => each.sid === call!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
       const url = unescapeXml(/<Stream url="([^"]+)"/.exec(answered!)![1]!);
       const caller = await MediaStreamClient.open(url, twilioFake.authToken);
       if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+      caller.start(call!.id, call!.carrier_call_id);
+      return { caller, callId: call!.id };
+    };
+    try {
       deepgram.refuse = { ...INVALID_AUTH };
-      caller.start(first!.id, first!.carrier_call_id);
-      expect((await caller.closed).code).toBe(1011);
+      const first = await streamOf(1);
+      expect((await first.caller.closed).code).toBe(1011);
       deepgram.refuse = null;
+      deepgram.script(['Yes, Monday suits me.']);
+      const second = await streamOf(2);
+      await heardEverything(second.caller, 1);
+      await say(second.caller);
+      await eventually(async () => elevenlabs.texts.length, (count) => count >= 2, 'the answer of the retried call');
+      await heardEverything(second.caller, 2);
+      second.caller.stop();
+      await second.caller.closed;
       const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
       expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
+      const row = await callRow(second.callId);
+      expect(await transcript(row.conversation_id!, 3)).toEqual([
+        { role: 'assistant', content: GREETING },
+        { role: 'user', content: 'Yes, Monday suits me.' },
+        { role: 'assistant', content: 'Echo: Yes, Monday suits me.' },
+      ]);
     } finally {
       await runner.stop();
     }
@@ -337,7 +359,7 @@ describe('faults', () => {
       { attempt: 1, status: 'failed', error_text: expect.stringContaining('Deepgram refused the session') },
       { attempt: 2, status: 'completed', error_text: null },
     ]);
-  }, 30_000);
+  }, 40_000);
 });
 
 describe('activation of a streaming agent on Twilio', () => {

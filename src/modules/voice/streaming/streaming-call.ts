@@ -481,9 +481,10 @@ export class StreamingCall implements RecognizerEvents {
       return false;
     }
     if (reply.fillerTimer) clearTimeout(reply.fillerTimer);
+    // The model's share ends here: waiting for the synthesizer's socket to open is the synthesizer's.
+    this.clock.firstChunk(reply.id);
     const opened = await synthesis;
     if (this.reply !== reply || !opened) return true;
-    if (reply.spoken === '') this.clock.firstChunk(reply.id);
     reply.spoken += chunk;
     opened.push(chunk);
     return true;
