@@ -321,6 +321,7 @@ describe('faults', () => {
         () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and attempt = ? and status = 'in_progress'`, [campaign.executionId, attempt]),
         (rows) => rows.length === 1,
         `the answered call of attempt ${attempt}`,
+        20_000,
       );
       const answered = await eventually(async () => twilioFake.calls().find((each) => each.sid === call!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
       const url = unescapeXml(/<Stream url="([^"]+)"/.exec(answered!)![1]!);
@@ -359,7 +360,7 @@ describe('faults', () => {
       { attempt: 1, status: 'failed', error_text: expect.stringContaining('Deepgram refused the session') },
       { attempt: 2, status: 'completed', error_text: null },
     ]);
-  }, 40_000);
+  }, 60_000);
 });
 
 describe('activation of a streaming agent on Twilio', () => {
