@@ -5,6 +5,8 @@ import { createAudience } from '../programs/fixtures.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { INVALID_AUTH, startFakeDeepgram, type FakeDeepgram } from '../support/fake-deepgram.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-elevenlabs.js';
+import { startFakeSpeech, type FakeSpeech } from '../support/fake-openai-speech.js';
+import { startFakeTranscription, type FakeTranscription } from '../support/fake-openai-transcription.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
 import { twilioNumber, voiceCampaign } from './fixtures.js';
@@ -391,4 +393,67 @@ describe('activation of a streaming agent on Twilio', () => {
     expect(ready.rest.status).toBe(200);
     expect(ready.graphql.data?.activateProgram?.status).toBe('active');
   });
+});
+
+// The second recognizer and synthesizer: OpenAI's streaming transcription (a GA Realtime transcription
+// session) and speech (`POST /audio/speech`), on their doubles, with the same OPENAI_API_KEY.
+describe('a streaming call through OpenAI (sttProvider and ttsProvider openai)', () => {
+  let transcription: FakeTranscription;
+  let speech: FakeSpeech;
+  let openaiApp: TestApp;
+  let org: TestOrganization;
+  let openaiAgent: string;
+  let openaiConnection: string;
+
+  beforeAll(async () => {
+    transcription = await startFakeTranscription();
+    speech = await startFakeSpeech();
+    transcription.apiKey = speech.apiKey;
+    openaiApp = await startTwilioApp(twilioFake, undefined, {
+      providers: { openaiApiKey: speech.apiKey, openaiRealtimeUrl: transcription.url, openaiBaseUrl: speech.baseUrl },
+    });
+    org = await openaiApp.organization('OpenAI voices');
+    const connection = await org.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
+    openaiConnection = connection.body.id;
+    const agent = await org.rest.post('/api/agents', {
+      name: 'Ada',
+      instructions: 'You answer callers of the Acme shop.',
+      modelConfig: { model: 'builtin/echo' },
+      voiceConfig: { pipelineMode: 'streaming', sttProvider: 'openai', ttsProvider: 'openai', voiceId: 'alloy' },
+    });
+    expect(agent.status).toBe(201);
+    openaiAgent = agent.body.id;
+  }, 60_000);
+  afterAll(async () => {
+    await openaiApp?.close();
+    await transcription?.close();
+    await speech?.close();
+  });
+
+  it('hears the caller through the transcription session and speaks each sentence through /audio/speech, in order', async () => {
+    const helpers = stsHelpers(() => ({ app: openaiApp, twilioFake, acme: org }));
+    const callId = await helpers.liveCall({ org, agentId: openaiAgent, contactId: null, connectionId: openaiConnection });
+    transcription.script.push({ caller: 'Do you deliver on Saturday? I live in town.' });
+    const { url, callSid } = await helpers.answeredStream(callId);
+    const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+    caller.start(callId, callSid);
+    await heardEverything(caller, 1);
+    await caller.sendAudio(callerSpeech(600, 900), 2);
+    await speech.waitForRequests(3, 10_000);
+    await heardEverything(caller, 2);
+    caller.stop();
+    await caller.closed;
+    expect(speech.requests.map((request) => request.input?.trim())).toEqual([GREETING, 'Echo: Do you deliver on Saturday?', 'I live in town.']);
+    expect(speech.problems).toEqual([]);
+    expect(transcription.problems).toEqual([]);
+    const row = await helpers.callRow(callId);
+    expect(await helpers.transcript(row.conversation_id!, 3)).toEqual([
+      { role: 'assistant', content: GREETING },
+      { role: 'user', content: 'Do you deliver on Saturday? I live in town.' },
+      { role: 'assistant', content: 'Echo: Do you deliver on Saturday? I live in town.' },
+    ]);
+    const latency = (await eventually(() => org.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the turn latency')).body.turnLatency;
+    expect(latency).toMatchObject({ provider: 'openai+openai', bargeIns: 0 });
+  }, 30_000);
 });
