@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { closeSchemas } from './closed-schema.js';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 
 // Deepgram's live transcription socket (`/v1/listen`) as Deepgram publishes it
@@ -33,21 +34,8 @@ function resolved(schema: Json): Json {
 /** Every query parameter the channel's bindings list, with its schema (the `$ref` resolved, the binding's default kept). */
 export const QUERY_PARAMETERS: ReadonlyMap<string, Json> = new Map(Object.entries(channel.bindings.ws.query.properties).map(([name, schema]) => [name, resolved(schema)]));
 
-/** Closes every schema that lists its properties. */
-function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
-  if (!schema || typeof schema !== 'object') return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema as Json)) {
-    if (key === 'properties' && value && typeof value === 'object') {
-      out.properties = Object.fromEntries(Object.entries(value as Json).map(([name, property]) => [name, closed(property)]));
-    } else {
-      out[key] = closed(value);
-    }
-  }
-  if (out.properties && !('additionalProperties' in out)) out.additionalProperties = false;
-  return out;
-}
+/** Closes every schema that lists its properties (closed-schema.ts). */
+const closed = (schema: unknown): unknown => closeSchemas(schema);
 
 // Formats (double, uuid) are not what is checked: the shapes and the keys are.
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: false });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { closeSchemas } from './closed-schema.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 // ElevenLabs' input-streaming text-to-speech socket as ElevenLabs publishes it
@@ -33,24 +34,15 @@ function fernType(type: string): Json {
   throw new Error(`x-fern-type ${type} is not understood here`);
 }
 
-/** Closes every schema that lists its properties, and reads Fern's types. */
+/** Closes every schema that lists its properties (closed-schema.ts), and reads Fern's types. */
 function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
-  if (!schema || typeof schema !== 'object') return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema as Json)) {
-    if (key === 'properties' && value && typeof value === 'object') {
-      out.properties = Object.fromEntries(Object.entries(value as Json).map(([name, property]) => [name, closed(property)]));
-    } else if (key === 'x-fern-type' && typeof value === 'string') {
+  return closeSchemas(schema, {
+    key: (key, value, out) => {
+      if (key !== 'x-fern-type' || typeof value !== 'string') return false;
       Object.assign(out, fernType(value));
-    } else if (key === 'example' || key === 'examples' || key.startsWith('x-')) {
-      out[key] = value;
-    } else {
-      out[key] = closed(value);
-    }
-  }
-  if (out.properties && !('additionalProperties' in out)) out.additionalProperties = false;
-  return out;
+      return true;
+    },
+  });
 }
 
 const schemas = closed(vendored.components.schemas) as Record<string, Json>;

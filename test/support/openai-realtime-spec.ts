@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { closeSchemas } from './closed-schema.js';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 
 // The OpenAI Realtime (GA) events as OpenAI publishes them (test/support/openai-realtime.schemas.json,
@@ -43,31 +44,22 @@ function byDiscriminant(branches: unknown[]): Json | null {
   return rest;
 }
 
-/** Closes every schema that lists its properties, and spells OpenAPI's `nullable` the JSON Schema way. */
+/** Closes every schema that lists its properties (closed-schema.ts), picks `oneOf` shapes by `type`, and spells OpenAPI's `nullable` the JSON Schema way. */
 function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
-  if (!schema || typeof schema !== 'object') return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema as Json)) {
-    // Property names, examples and vendor extensions are not schemas.
-    if (key === 'properties' && value && typeof value === 'object') {
-      out.properties = Object.fromEntries(Object.entries(value as Json).map(([name, property]) => [name, closed(property)]));
-    } else if (key === 'example' || key === 'examples' || key.startsWith('x-')) {
-      out[key] = value;
-    } else if (key === 'oneOf' && Array.isArray(value) && byDiscriminant(value)) {
+  return closeSchemas(schema, {
+    key: (key, value, out) => {
+      if (key !== 'oneOf' || !Array.isArray(value) || !byDiscriminant(value)) return false;
       out.allOf = [byDiscriminant(value)];
-    } else {
-      out[key] = closed(value);
-    }
-  }
-  if (out.properties && !('additionalProperties' in out)) out.additionalProperties = false;
-  if (out.nullable === true) {
-    delete out.nullable;
-    for (const combinator of ['oneOf', 'anyOf'] as const) {
-      if (Array.isArray(out[combinator])) (out[combinator] as unknown[]).push({ type: 'null' });
-    }
-  }
-  return out;
+      return true;
+    },
+    after: (out) => {
+      if (out.nullable !== true) return;
+      delete out.nullable;
+      for (const combinator of ['oneOf', 'anyOf'] as const) {
+        if (Array.isArray(out[combinator])) (out[combinator] as unknown[]).push({ type: 'null' });
+      }
+    },
+  });
 }
 
 // Formats (uri, unixtime) are not what is checked here: the shapes and the keys are.

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { closeSchemas } from './closed-schema.js';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 
 // OpenAI's speech synthesis request (`POST /audio/speech`, `CreateSpeechRequest`) and its error
@@ -19,22 +20,8 @@ const vendored = JSON.parse(readFileSync(new URL('./openai-speech.schemas.json',
 /** Where the schemas come from (repository and commit), for messages. */
 export const SPEECH_SPEC_SOURCE = vendored.source;
 
-function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
-  if (!schema || typeof schema !== 'object') return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema as Json)) {
-    if (key === 'properties' && value && typeof value === 'object') {
-      out.properties = Object.fromEntries(Object.entries(value as Json).map(([name, property]) => [name, closed(property)]));
-    } else if (key === 'example' || key === 'examples' || key.startsWith('x-')) {
-      out[key] = value;
-    } else {
-      out[key] = closed(value);
-    }
-  }
-  if (out.properties && !('additionalProperties' in out)) out.additionalProperties = false;
-  return out;
-}
+/** Closes every schema that lists its properties (closed-schema.ts). */
+const closed = (schema: unknown): unknown => closeSchemas(schema);
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: false });
 ajv.addSchema({ components: { schemas: closed(vendored.components.schemas) } }, 'openai-speech');
