@@ -395,6 +395,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           conversations: new CallConversations(database.em),
           tracker: callTracker,
           knowledge: services.agentPorts.knowledge,
+          doNotCall: services.doNotCall,
           withContext: (work) => RequestContext.create(database.orm.em, work),
           speech: {
             openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),

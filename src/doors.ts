@@ -25,6 +25,7 @@ import { BusinessEntityResolver, ContactEntitiesResolver } from './modules/conta
 import { OrganizationResolver } from './modules/organizations/organization.resolver.js';
 import { TeamResolver } from './modules/organizations/team.resolver.js';
 import { ContactResolver } from './modules/contacts/contact.resolver.js';
+import { DoNotCallResolver } from './modules/contacts/do-not-call.resolver.js';
 import { CallFlowResolver } from './modules/programs/call-flow.resolver.js';
 import { ExecutionResolver } from './modules/programs/execution.resolver.js';
 import { ProgramResolver } from './modules/programs/program.resolver.js';
@@ -38,6 +39,7 @@ import { userRoutes } from './modules/auth/users.rest.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
 import { businessEntityRoutes } from './modules/contacts/business-entities.rest.js';
 import { contactRoutes } from './modules/contacts/contacts.rest.js';
+import { doNotCallRoutes } from './modules/contacts/do-not-call.rest.js';
 import { organizationRoutes } from './modules/organizations/organizations.rest.js';
 import { teamRoutes } from './modules/organizations/teams.rest.js';
 import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
@@ -63,6 +65,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   KnowledgeResolver,
   AudienceResolver,
   ContactResolver,
+  DoNotCallResolver,
   OrganizationResolver,
   TeamResolver,
   BusinessEntityResolver,
@@ -92,6 +95,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...conversationRoutes,
   ...knowledgeRoutes,
   ...contactRoutes,
+  ...doNotCallRoutes,
   ...businessEntityRoutes,
   ...organizationRoutes,
   ...teamRoutes,

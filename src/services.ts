@@ -9,6 +9,7 @@ import { AuthService } from './modules/auth/auth.service.js';
 import { UserService } from './modules/auth/user.service.js';
 import { AudienceService } from './modules/contacts/audience.service.js';
 import { ContactService } from './modules/contacts/contact.service.js';
+import { DoNotCallService } from './modules/contacts/do-not-call.service.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
@@ -68,6 +69,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
     conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
     contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
+    doNotCall: new DoNotCallService(em),
     audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),
     organizations: new OrganizationService(em),
     credits: new CreditService(em),

@@ -4,6 +4,7 @@ import { Message } from '../modules/agents/message.entity.js';
 import { BusinessEntity } from '../modules/contacts/business-entity.entity.js';
 import { Audience, AudienceMember } from '../modules/contacts/audience.entity.js';
 import { Contact } from '../modules/contacts/contact.entity.js';
+import { DoNotCallEntry } from '../modules/contacts/do-not-call.entity.js';
 import { Event } from '../modules/events/event.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
@@ -42,6 +43,7 @@ export const ENTITIES = [
   KnowledgeDocument,
   KnowledgeChunk,
   Contact,
+  DoNotCallEntry,
   Audience,
   AudienceMember,
   CallFlow,

@@ -117,7 +117,7 @@ describe('a speech-to-speech call on Gemini Live', () => {
       outputAudioTranscription: {},
       sessionResumption: {},
     });
-    expect(session.setup!.tools[0].functionDeclarations.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution']);
+    expect(session.setup!.tools[0].functionDeclarations.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution', 'opt_out']);
 
     // The caller speaks: Gemini hears it as 16 kHz PCM, close to the caller's own audio.
     const speech = callerSpeech(600, 400);

@@ -169,7 +169,7 @@ describe('a speech-to-speech call', () => {
       tool_choice: 'auto',
     });
     expect(session.headers['openai-beta']).toBeUndefined();
-    expect(config.tools.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution']);
+    expect(config.tools.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution', 'opt_out']);
 
     // The caller speaks: every byte reaches the provider, and the agent's words come back as audio.
     const speech = callerSpeech(600, 400);
@@ -355,6 +355,32 @@ describe('a speech-to-speech call', () => {
     const graphql = await acme.graphql.ok(ConversationDocument, { id: conversationId! });
     expect(graphql.conversation.outcome).toEqual(rest.body.outcome);
     expect(graphql.conversation.status).toBe('ended');
+  });
+
+  it('opts the caller out with the opt_out tool: the number goes on the do-not-call list (source call), the contact is opted out, and the call ends after the confirmation', async () => {
+    realtime.script.push({
+      caller: 'Stop calling me, please.',
+      reply: [{ text: 'Understood, we will not call you again. Goodbye.' }],
+      tools: [{ name: 'opt_out', arguments: { reason: 'asked' } }],
+    });
+    const callId = await liveCall();
+    const [{ to_number: number }] = (await app.sql<{ to_number: string }>('select to_number from calls where id = ?', [callId])) as [{ to_number: string }];
+    const { caller, session } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    expect((await caller.closed).code).toBe(1000);
+    expect(caller.events('mark').map((message) => message.mark.name)).toEqual(['end_call']);
+    const outputs = session.received.filter((event) => event.type === 'conversation.item.create').map((event) => JSON.parse(event.item.output));
+    expect(outputs).toEqual([{ optedOut: true, ending: true }]);
+
+    const entry = await eventually(() => acme.rest.get(`/api/do-not-call/${encodeURIComponent(number)}`), (res) => res.status === 200, 'the do-not-call entry');
+    expect(entry.body).toMatchObject({ phone: number, source: 'call', callId, contactId });
+    expect((await acme.rest.get(`/api/contacts/${contactId}`)).body.optedOut).toBe(true);
+    const events = (await acme.rest.get('/api/events?type=contact.opted_out')).body.data as { payload: Record<string, unknown> }[];
+    expect(events.map((event) => event.payload)).toContainEqual(expect.objectContaining({ phone: number, callId, contactId, source: 'call' }));
+    expect((await other.rest.get(`/api/do-not-call/${encodeURIComponent(number)}`)).status).toBe(404);
+    // The rest of this file calls the same contact.
+    await app.sql('update contacts set opted_out = false where id = ?', [contactId]);
+    await app.sql('delete from do_not_call_entries where phone = ?', [number]);
   });
 
   it('still reads the beta names of the audio and transcript events (a proxy or an older endpoint)', async () => {

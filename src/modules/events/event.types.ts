@@ -15,6 +15,7 @@ export const EVENT_TYPES = [
   'agent.activated',
   'agent.archived',
   'trigger.fired',
+  'contact.opted_out',
   'knowledge.document.ready',
   'knowledge.document.failed',
 ] as const;

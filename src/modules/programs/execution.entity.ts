@@ -50,6 +50,8 @@ export class Execution extends BaseEntity {
   @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsFailed: number & Opt = 0;
   @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsPending: number & Opt = 0;
   @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsInProgress: number & Opt = 0;
+  /** Of contactsFailed, those not called because their number was on the do-not-call list when the call was to be placed. */
+  @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsDoNotCall: number & Opt = 0;
 
   @Field(() => Date, { nullable: true })
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })

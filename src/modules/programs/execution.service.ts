@@ -152,6 +152,9 @@ export class ExecutionService {
     authorize(actor, 'executions.control');
     if (!isUuid(id)) throw AppError.notFound('Execution');
     await this.events.transaction(this.em, async (em, record) => {
+      // A move to running takes its program's lock first, then the execution's row (the order the
+      // scheduler takes them in too), so two starts of one program's executions are decided one after the other.
+      if (action === 'start' || action === 'resume') await lockRunningSlot(em, actor.organizationId, id);
       const execution = await em.findOne(
         Execution,
         { id, organization: actor.organizationId },
@@ -160,7 +163,10 @@ export class ExecutionService {
       if (!execution) throw AppError.notFound('Execution');
       const from = execution.status;
       const to = assertControl(action, from);
-      if (to === ExecutionStatus.running) await this.assertCredits(em, actor, execution);
+      if (to === ExecutionStatus.running) {
+        await this.assertAloneRunning(em, execution);
+        await this.assertCredits(em, actor, execution);
+      }
       const now = new Date();
       execution.status = to;
       if (action === 'start') execution.actualStartAt = now;
@@ -173,6 +179,20 @@ export class ExecutionService {
       record({ executionId: execution.id, programId: execution.program.id, organizationId: actor.organizationId, from, to, reason: 'user' });
     });
     return this.fresh(actor, id);
+  }
+
+  /**
+   * 409 when another execution of the program is running: a program runs one execution at a time,
+   * so that two runs never call the same contacts (held by a unique index too).
+   */
+  private async assertAloneRunning(em: EntityManager, execution: Execution): Promise<void> {
+    const running = await em.findOne(Execution, { program: execution.program.id, status: ExecutionStatus.running, id: { $ne: execution.id } }, { fields: ['id'] });
+    if (!running) return;
+    throw new AppError(
+      'CONFLICT',
+      `Execution ${running.id} of this program is running, and a program runs one execution at a time so that no contact is called twice: ` +
+        'stop it or wait for it to complete, then start this one',
+    );
   }
 
   /** 409 naming the credits missing when contacts wait to be called and not one call can be paid for. */
@@ -194,4 +214,15 @@ export class ExecutionService {
     if (!execution) throw AppError.notFound('Execution');
     return execution;
   }
+}
+
+/** The advisory lock every move of a program's execution to running takes (user moves and the scheduler), by program. */
+export async function lockProgramRuns(em: EntityManager, programId: string): Promise<void> {
+  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`running-execution:${programId}`]);
+}
+
+/** lockProgramRuns for the program of an execution of the organization (nothing when there is no such execution: the caller answers 404). */
+async function lockRunningSlot(em: EntityManager, organizationId: string, executionId: string): Promise<void> {
+  const [row] = await em.execute<{ program_id: string }[]>('select program_id from executions where id = ? and organization_id = ?', [executionId, organizationId]);
+  if (row) await lockProgramRuns(em, row.program_id);
 }

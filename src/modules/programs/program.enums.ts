@@ -97,6 +97,7 @@ export enum FlowNodeType {
   transfer = 'transfer',
   voicemail = 'voicemail',
   end = 'end',
+  opt_out = 'opt_out',
 }
 registerEnumType(FlowNodeType, {
   name: 'FlowNodeType',
@@ -108,6 +109,11 @@ registerEnumType(FlowNodeType, {
     transfer: { description: 'The call is transferred to a person' },
     voicemail: { description: 'A message is left on voicemail' },
     end: { description: 'The call ends' },
+    opt_out: {
+      description:
+        'The caller asked not to be called again: their number goes on the do-not-call list (source call), the contact is marked opted out, ' +
+        'the label (or a short default confirmation) is spoken and the call ends. Reach it from an ask node by an edge such as said:stop calling or digit:9',
+    },
   },
 });
 

@@ -89,7 +89,7 @@ export class Call extends BaseEntity {
   @Enum({ items: () => CallStatus, default: CallStatus.queued })
   status: CallStatus & Opt = CallStatus.queued;
 
-  @Field(() => String, { nullable: true, description: 'answered, voicemail, no_answer, busy or failed once the call ended' })
+  @Field(() => String, { nullable: true, description: 'answered, voicemail, no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled)' })
   @Property({ type: 'string', length: 32, nullable: true })
   outcome: (string & Opt) | null = null;
 

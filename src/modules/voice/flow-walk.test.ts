@@ -56,6 +56,23 @@ describe('walking a flow on the call', () => {
     expect(walk.reached).toHaveLength(50);
   });
 
+  it('an opt_out node says its label (or the default confirmation), hangs up and asks for the opt-out', () => {
+    const flow = context({
+      nodes: [...context().nodes, { id: 'out', type: FlowNodeType.opt_out, agentId: 'a1' }, { id: 'out2', type: FlowNodeType.opt_out, label: 'Done, bye.' }],
+      edges: [...context().edges, { from: 'q', to: 'out', condition: 'said:stop calling' }, { from: 'q', to: 'out2', condition: 'digit:9' }],
+    });
+    const out = nextNode(flow, 'q', { speech: 'Please STOP calling me' });
+    expect(out).toBe('out');
+    expect(walkFrom(flow, out, {})).toEqual({
+      actions: [{ kind: 'say', text: 'Understood. We will not call you again. Goodbye.', voice: 'Polly.Matthew' }, { kind: 'hangup' }],
+      reached: ['out'],
+      waitingAt: null,
+      optOut: true,
+    });
+    expect(walkFrom(flow, nextNode(flow, 'q', { digits: '9' }), {}).actions[0]).toEqual({ kind: 'say', text: 'Done, bye.', voice: null });
+    expect(walkFrom(flow, 'start', { outcome: 'answered' }).optOut).toBeUndefined();
+  });
+
   it('maps voiceIds to Twilio voices', () => {
     expect(twilioVoice('Polly.Matthew')).toBe('Polly.Matthew');
     expect(twilioVoice('Google.en-US-Neural2-F')).toBe('Google.en-US-Neural2-F');

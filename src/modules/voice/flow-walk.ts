@@ -18,6 +18,8 @@ export interface WalkResult {
   reached: string[];
   /** The ask node the call now listens at; null when the walk hung up or transferred. */
   waitingAt: string | null;
+  /** The walk reached an opt_out node: the caller's number is to go on the do-not-call list. */
+  optOut?: boolean;
 }
 
 /**
@@ -73,6 +75,10 @@ export function walkFrom(context: WalkContext, from: string | null, event: NodeE
       case FlowNodeType.end:
         actions.push({ kind: 'hangup' });
         return { actions, reached, waitingAt: null };
+      case FlowNodeType.opt_out:
+        // The confirmation is the node's label, else the engine's own words; then the call ends.
+        actions.push({ kind: 'say', text: node.label?.trim() || WORDS.optOut, voice: context.voiceOf(node.agentId) }, { kind: 'hangup' });
+        return { actions, reached, waitingAt: null, optOut: true };
       default:
         break;
     }

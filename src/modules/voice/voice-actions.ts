@@ -34,5 +34,6 @@ export const WORDS = {
   apology: 'Sorry, something went wrong on our side. We will call you back. Goodbye.',
   turnsGoodbye: 'Thank you for your time. Goodbye.',
   unbound: 'Sorry, this number does not take calls. Goodbye.',
+  optOut: 'Understood. We will not call you again. Goodbye.',
   greeting: (name: string) => `Hello, this is ${name}. How can I help you?`,
 } as const;

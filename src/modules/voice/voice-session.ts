@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ConversationService } from '../agents/conversation.service.js';
+import { DoNotCallService } from '../contacts/do-not-call.service.js';
 import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import type { FlowEdge, FlowNode } from '../programs/call-flow.types.js';
 import type { NodeEvent } from '../programs/edge-condition.js';
@@ -65,13 +66,17 @@ const FINAL = new Set(['completed', 'busy', 'no_answer', 'failed', 'canceled']);
 export class VoiceEngine {
   /** Turns started by the gather route, awaited by the reply route of this process. */
   private readonly turns = new Map<string, Promise<void>>();
+  /** Where an opt_out node puts the caller's number (it works in the engine's request context). */
+  private readonly doNotCall: DoNotCallService;
 
   constructor(
     private readonly em: EntityManager,
     private readonly tracker: CallTracker,
     private readonly conversations: ConversationService,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.doNotCall = new DoNotCallService(em);
+  }
 
   private scoped<T>(work: () => Promise<T>): Promise<T> {
     return RequestContext.create(this.em, work);
@@ -141,6 +146,7 @@ export class VoiceEngine {
       const walk = walkFrom(this.context(script, machine), start?.id ?? null, { outcome: machine ? 'voicemail' : 'answered' });
       await this.tracker.reached(callId, walk.reached, answeredBy);
       await this.save(callId, { ...state, nodeId: walk.waitingAt });
+      if (walk.optOut && !machine) await this.optOut(call);
       return walk.actions;
     });
   }
@@ -225,7 +231,21 @@ export class VoiceEngine {
     const walk = walkFrom(this.context(script, state.machine), from, { outcome: 'answered' });
     await this.tracker.reached(call.id, walk.reached);
     await this.save(call.id, { ...state, nodeId: walk.waitingAt, reprompts: 0 });
+    if (walk.optOut && !state.machine) await this.optOut(call);
     return walk.actions;
+  }
+
+  /**
+   * The flow reached an opt_out node: the number goes on the do-not-call list before the caller
+   * hears the confirmation. A machine never opts anyone out. A failure is logged and the call still
+   * ends as the flow says (the confirmation is not taken back), so an operator can add the number.
+   */
+  private async optOut(call: CallRow): Promise<void> {
+    try {
+      await this.doNotCall.optOut(call.organization_id, { callId: call.id });
+    } catch (error) {
+      this.logger.error({ callId: call.id, err: error instanceof Error ? error.message : String(error) }, 'the caller opted out but the number could not be put on the do-not-call list');
+    }
   }
 
   /** Takes the pending turn (once, whichever request gets it), asks the agent, speaks the reply and moves on. */

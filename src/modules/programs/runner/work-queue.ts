@@ -10,6 +10,9 @@ import { isWithinWindow } from './calling-window.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, placeholders, query } from './sql.js';
 import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
+import { EventWriter } from '../../events/event-writer.js';
+import { Call } from '../../telephony/call.entity.js';
+import { callJson } from '../../telephony/call.types.js';
 
 /** A running execution and the program settings the runner needs to advance it. */
 export interface RunnableExecution {
@@ -128,8 +131,12 @@ interface CandidateRow {
   phone: string;
   time_zone: string | null;
   attempts: number;
-  /** Why the row fails without a call: the contact opted out, or was deleted, since the start. */
-  gone: 'opted_out' | 'contact_deleted' | null;
+  /**
+   * Why the row fails without a call: its number is on the do-not-call list (checked by number, so
+   * a contact re-imported under another id is caught too), or the contact opted out or was deleted
+   * since the start.
+   */
+  gone: 'do_not_call' | 'opted_out' | 'contact_deleted' | null;
 }
 
 /**
@@ -216,20 +223,28 @@ export async function claimCalls(
         ...(open.includes(null) ? ['ec.time_zone is null'] : []),
       ];
     }
+    // The do-not-call list is read here, in the statement that claims, so a number added a moment
+    // ago is never dialed. A number in a live call of the same program (another execution's, a
+    // paused one's still on the line) is not claimed until that call ends: one person, one call.
     const candidates = await query<CandidateRow>(
       tx,
       `select ec.id, ec.contact_id, ec.phone, ec.time_zone, ec.attempts,
-              case when c.id is null then 'contact_deleted' when c.opted_out then 'opted_out' end as gone
+              case when exists (select 1 from do_not_call_entries d where d.organization_id = ec.organization_id and d.phone = ec.phone) then 'do_not_call'
+                   when c.id is null then 'contact_deleted' when c.opted_out then 'opted_out' end as gone
          from execution_contacts ec left join contacts c on c.id = ec.contact_id
         where ${due} and (${zoneClauses.join(' or ')})
+          and not exists (select 1 from calls l where l.program_id = ? and l.to_number = ec.phone and l.direction = 'outbound'
+                                                  and l.status in ('queued', 'ringing', 'in_progress'))
         order by ec.next_attempt_at nulls first, ec.created_at, ec.id
         limit ?
         for update of ec skip locked`,
-      [execution.id, at(now), ...named, slots],
+      [execution.id, at(now), ...named, execution.programId, slots],
     );
 
     const gone = candidates.filter((row) => row.gone).map((row) => row.id);
-    for (const reason of ['opted_out', 'contact_deleted'] as const) {
+    const suppressed = candidates.filter((row) => row.gone === 'do_not_call');
+    await suppressCalls(tx, execution, suppressed, now);
+    for (const reason of ['do_not_call', 'opted_out', 'contact_deleted'] as const) {
       const failing = candidates.filter((row) => row.gone === reason).map((row) => row.id);
       if (failing.length === 0) continue;
       await query(
@@ -239,7 +254,9 @@ export async function claimCalls(
         [reason, at(now), at(now), ...failing],
       );
     }
-    const callable = candidates.filter((row) => !row.gone);
+    // Two rows of one number in a batch (a contact whose number changed, and another given it) are one person: one call.
+    const numbers = new Set<string>();
+    const callable = candidates.filter((row) => !row.gone && !numbers.has(row.phone) && Boolean(numbers.add(row.phone)));
     // The rows and their call records first, then the credits: the organization's row (which every
     // claim of the organization updates) is held from the credits to the commit, two statements.
     const callIds = await openCalls(tx, execution, callable, token, options.leaseClock ?? null, now, {
@@ -285,9 +302,9 @@ export async function claimCalls(
       const applied = await query(
         tx,
         `update executions set contacts_pending = contacts_pending - ?, contacts_in_progress = contacts_in_progress + ?,
-                contacts_failed = contacts_failed + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz
+                contacts_failed = contacts_failed + ?, contacts_do_not_call = contacts_do_not_call + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz
           where id = ? and status = 'running' and (?::int = 0 or contacts_in_progress + ?::int <= ?) returning id`,
-        [taken, ids.length, gone.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id, ids.length, ids.length, execution.maxConcurrentCalls],
+        [taken, ids.length, gone.length, suppressed.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id, ids.length, ids.length, execution.maxConcurrentCalls],
       );
       if (applied.length === 0) throw new ClaimRaced(execution.id);
     }
@@ -303,6 +320,44 @@ export async function claimCalls(
       contactId: row.contact_id,
     }));
   });
+}
+
+/**
+ * Contacts whose number is on the do-not-call list: each gets a call record that was never placed
+ * (status canceled, outcome do_not_call, no credit, no carrier, no connection, so no pacing slot)
+ * and its call.ended event, in the claim's transaction. So the calls list, the calls CSV (one row
+ * per contact, with its last call's outcome) and the event stream all say do_not_call, as the
+ * execution's contactsDoNotCall counter does.
+ */
+async function suppressCalls(tx: EntityManager, execution: RunnableExecution, rows: CandidateRow[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  const ids = rows.map(() => randomUUID());
+  await query(
+    tx,
+    `insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, agent_id, execution_contact_id,
+                        direction, from_number, to_number, status, outcome, attempt, carrier, queued_at, ended_at, reached_node_ids, error_text, credits_charged)
+     values ${rows.map(() => `(?, ?::timestamptz, ?::timestamptz, ?, ?, ?, ?, ?, ?, 'outbound', ?, ?, 'canceled', 'do_not_call', ?, ?, ?::timestamptz, ?::timestamptz, '[]'::jsonb, ?, 0)`).join(', ')}`,
+    rows.flatMap((row, index) => [
+      ids[index],
+      at(now),
+      at(now),
+      execution.organizationId,
+      execution.id,
+      execution.programId,
+      row.contact_id,
+      execution.agentId,
+      row.id,
+      execution.fromNumber,
+      row.phone,
+      row.attempts + 1,
+      execution.carrier,
+      at(now),
+      at(now),
+      'Not placed: the number is on the do-not-call list',
+    ]),
+  );
+  const calls = await tx.find(Call, { id: { $in: ids } });
+  await EventWriter.write(tx, ...calls.map((call) => ({ organizationId: execution.organizationId, type: 'call.ended' as const, payload: callJson(call) })));
 }
 
 /** The carrier's clock for pacing: the runner's injected one in tests, else the database's, read now. */

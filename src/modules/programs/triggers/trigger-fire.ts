@@ -71,6 +71,8 @@ async function enqueue(em: EntityManager, execution: Execution, contacts: Contac
       // Called before for another date: the same row is queued again, moved from its final count.
       if (row.status === ExecutionContactStatus.completed) execution.contactsCompleted -= 1;
       else execution.contactsFailed -= 1;
+      // Suppressed last time: it leaves that count too (the list is checked again when it is claimed).
+      if (row.lastOutcome === 'do_not_call') execution.contactsDoNotCall -= 1;
       execution.contactsPending += 1;
       Object.assign(row, {
         status: ExecutionContactStatus.pending,

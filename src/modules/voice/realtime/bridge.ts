@@ -6,6 +6,7 @@ import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.por
 import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallConversations } from './call-conversation.js';
+import { OPT_OUT_TOOL } from './call-tools.js';
 import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
 import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
 import { TurnClock } from './turn-latency.js';
@@ -30,6 +31,8 @@ export interface BridgeDeps {
   logger: Logger;
   /** Told each agent turn's latency as it completes (the Prometheus histograms). */
   observeTurn?: (labels: { mode: 'sts'; provider: string }, turn: CallTurnTiming) => void;
+  /** The do-not-call list, for the agent's opt_out tool (DoNotCallService.optOut). */
+  doNotCall: { optOut(organizationId: string, target: { callId: string }): Promise<unknown> };
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -293,6 +296,14 @@ export class CallBridge implements SpeechEvents {
     if (name === 'end_call') {
       this.endRequested = true;
       output = { ending: true };
+    } else if (name === OPT_OUT_TOOL) {
+      // Like end_call, the confirmation said with the tool is heard, then the call ends; the number is
+      // written in the call's queue of writes, so it is on the list before the stream's end is stored.
+      this.endRequested = true;
+      this.queue(async () => {
+        await this.deps.withContext(() => this.deps.doNotCall.optOut(this.call.organizationId, { callId: this.call.id }));
+      });
+      output = { optedOut: true, ending: true };
     } else if (name === 'reach_resolution') {
       const label = text(args.label).trim().slice(0, 128);
       const known = this.agent?.resolutionCriteria.map((criterion) => criterion.label) ?? [];

@@ -7,7 +7,10 @@ export interface CallTool {
   parameters: { type: 'object'; properties: Record<string, Record<string, unknown>>; required: string[] };
 }
 
-/** The agent's tools on the phone: hang up, and record a resolution (one of its criteria, when it has some). */
+/** The opt-out tool's name: the person asked not to be called again. */
+export const OPT_OUT_TOOL = 'opt_out';
+
+/** The agent's tools on the phone: hang up, record a resolution (one of its criteria, when it has some), and opt the person out. */
 export function callTools(agent: Agent): CallTool[] {
   const labels = agent.resolutionCriteria.map((criterion) => criterion.label);
   return [
@@ -24,6 +27,13 @@ export function callTools(agent: Agent): CallTool[] {
         properties: { label: { type: 'string', ...(labels.length > 0 ? { enum: labels } : {}) }, explanation: { type: 'string' } },
         required: ['label'],
       },
+    },
+    {
+      name: OPT_OUT_TOOL,
+      description:
+        'The person asked not to be called again (stop calling, remove me from your list). Their number is put on the do-not-call list ' +
+        'and the call ends: say a short confirmation first, for example "Understood, we will not call you again. Goodbye."',
+      parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: [] },
     },
   ];
 }

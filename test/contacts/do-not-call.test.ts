@@ -1,0 +1,145 @@
+import {
+  AddDoNotCallDocument,
+  DoNotCallEntriesDocument,
+  DoNotCallEntryDocument,
+  ImportDoNotCallDocument,
+  RemoveDoNotCallDocument,
+} from '../generated/graphql.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { addUser } from '../helpers/users.js';
+
+// The do-not-call list on both doors: add, read, list, remove, import with a per-row report; the
+// same errors for the same bad input on REST and GraphQL; nothing crosses organizations.
+// Runs on PGlite, and on PostgreSQL with TEST_DATABASE_URL.
+
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await app.organization('Acme DNC');
+  other = await app.organization('Other DNC');
+});
+afterAll(() => app.close());
+
+const path = (phone: string) => `/api/do-not-call/${encodeURIComponent(phone)}`;
+
+describe('the do-not-call list', () => {
+  it('adds, reads, lists and removes a number on both doors, each entry with its source and time', async () => {
+    const rest = await acme.rest.post('/api/do-not-call', { phone: '+14155550100', note: 'asked by email' });
+    expect(rest.status).toBe(201);
+    expect(rest.body).toMatchObject({ phone: '+14155550100', source: 'manual', note: 'asked by email', callId: null, contactId: null, organizationId: acme.organizationId });
+    expect(Date.parse(rest.body.createdAt)).toBeGreaterThan(Date.now() - 60_000);
+    const { addDoNotCall } = await acme.graphql.ok(AddDoNotCallDocument, { input: { phone: '+14155550101' } });
+    expect(addDoNotCall).toMatchObject({ phone: '+14155550101', source: 'manual', note: null });
+
+    // The number in the path as it is, or with its + escaped.
+    expect((await acme.rest.get('/api/do-not-call/+14155550101')).body).toEqual(addDoNotCall);
+    expect((await acme.rest.get(path('+14155550100'))).body).toEqual(rest.body);
+    expect((await acme.graphql.ok(DoNotCallEntryDocument, { phone: '+14155550100' })).doNotCallEntry).toEqual(rest.body);
+
+    const listed = await acme.rest.get('/api/do-not-call?sortBy=phone&sortOrder=asc&limit=1');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((entry: { phone: string }) => entry.phone)).toEqual(['+14155550100']);
+    expect(listed.body.meta).toEqual({ page: 1, limit: 1, total: 2, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
+    const { doNotCallEntries } = await acme.graphql.ok(DoNotCallEntriesDocument, { sortBy: 'phone', sortOrder: 'asc', limit: 1, page: 2 });
+    expect(doNotCallEntries.data.map((entry) => entry.phone)).toEqual(['+14155550101']);
+    expect((await acme.rest.get('/api/do-not-call?search=email')).body.data.map((entry: { phone: string }) => entry.phone)).toEqual(['+14155550100']);
+
+    expect((await acme.rest.delete(path('+14155550100'))).status).toBe(204);
+    expect((await acme.graphql.ok(RemoveDoNotCallDocument, { phone: '+14155550101' })).removeDoNotCall.id).toBe(addDoNotCall.id);
+    expect((await acme.rest.get(path('+14155550100'))).status).toBe(404);
+    expect((await acme.graphql.run(DoNotCallEntryDocument, { phone: '+14155550101' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await acme.rest.delete(path('+14155550101'))).status).toBe(404);
+  });
+
+  it('answers the same errors on both doors: a bad number 400 naming phone, a number already listed 409, a bad sortBy 400', async () => {
+    const rest = await acme.rest.post('/api/do-not-call', { phone: '415-555-0100' });
+    const gql = await acme.graphql.run(AddDoNotCallDocument, { input: { phone: '415-555-0100' } });
+    expect([rest.status, rest.body.code, rest.body.errors]).toEqual([400, 'BAD_USER_INPUT', [{ field: 'phone', message: 'phone must be an E.164 number such as +14155550100' }]]);
+    expect([gql.errors?.[0]?.extensions.code, gql.errors?.[0]?.extensions.errors]).toEqual(['BAD_USER_INPUT', rest.body.errors]);
+
+    expect((await acme.rest.post('/api/do-not-call', { phone: '+14155550102' })).status).toBe(201);
+    const again = await acme.rest.post('/api/do-not-call', { phone: '+14155550102' });
+    const againGql = await acme.graphql.run(AddDoNotCallDocument, { input: { phone: '+14155550102' } });
+    expect([again.status, again.body.code]).toEqual([409, 'CONFLICT']);
+    expect(again.body.detail).toMatch(/^\+14155550102 is already on the do-not-call list \(manual, since .+\)$/);
+    expect([againGql.errors?.[0]?.extensions.code, againGql.errors?.[0]?.message]).toEqual(['CONFLICT', again.body.detail]);
+
+    const sort = await acme.rest.get('/api/do-not-call?sortBy=note');
+    const sortGql = await acme.graphql.run(DoNotCallEntriesDocument, { sortBy: 'note' });
+    expect([sort.status, sort.body.errors]).toEqual([400, [{ field: 'sortBy', message: 'sortBy must be one of createdAt, phone' }]]);
+    expect(sortGql.errors?.[0]?.extensions.errors).toEqual(sort.body.errors);
+  });
+
+  it('imports a CSV on both doors: the good rows land, each bad row is reported with its line and reason, repeats are merged', async () => {
+    await acme.rest.post('/api/do-not-call', { phone: '+14155550200' });
+    const csv = [
+      'name,phone,note',
+      'Ada,+14155550201,asked on the phone',
+      'Bob,not a number,',
+      'Cy,,',
+      '',
+      'Di,+14155550201,twice',
+      'Ed,+14155550200,',
+      'Fay,"+14155550202","lawyer, please"',
+    ].join('\r\n');
+    const rest = await acme.rest.post('/api/do-not-call/import', { csv });
+    expect(rest.status).toBe(200);
+    expect(rest.body).toEqual({
+      added: 2,
+      skipped: [
+        { line: 6, phone: '+14155550201', reason: 'repeats line 2' },
+        { line: 7, phone: '+14155550200', reason: expect.stringMatching(/^\+14155550200 is already on the do-not-call list \(manual, since /) },
+      ],
+      rejected: [
+        { line: 3, reason: '"not a number" is not an E.164 number such as +14155550100' },
+        { line: 4, reason: 'no phone number' },
+      ],
+    });
+    const imported = await acme.rest.get(path('+14155550202'));
+    expect(imported.body).toMatchObject({ source: 'import', note: 'lawyer, please' });
+    expect((await acme.rest.get(path('+14155550201'))).body.note).toBe('asked on the phone');
+
+    // The same file again through GraphQL: the same report, every good row now already listed.
+    const { importDoNotCall } = await acme.graphql.ok(ImportDoNotCallDocument, { input: { csv } });
+    expect(importDoNotCall.added).toBe(0);
+    expect(importDoNotCall.rejected).toEqual(rest.body.rejected);
+    expect(importDoNotCall.skipped.map((row) => [row.line, row.phone])).toEqual([[2, '+14155550201'], [6, '+14155550201'], [7, '+14155550200'], [8, '+14155550202']]);
+
+    // A file over 10000 rows is refused whole, the same on both doors.
+    const big = Array.from({ length: 10_001 }, (_, i) => `+1202${String(5_000_000 + i)}`).join('\n');
+    const tooMany = await acme.rest.post('/api/do-not-call/import', { csv: big });
+    const tooManyGql = await acme.graphql.run(ImportDoNotCallDocument, { input: { csv: big } });
+    expect([tooMany.status, tooMany.body.errors]).toEqual([400, [{ field: 'csv', message: 'csv must have at most 10000 rows; it has 10001' }]]);
+    expect(tooManyGql.errors?.[0]?.extensions.errors).toEqual(tooMany.body.errors);
+    expect((await acme.rest.get(path('+12025000000'))).status).toBe(404);
+    const empty = await acme.rest.post('/api/do-not-call/import', { csv: '' });
+    const emptyGql = await acme.graphql.run(ImportDoNotCallDocument, { input: { csv: '' } });
+    expect([empty.status, empty.body.errors?.[0]?.field]).toEqual([400, 'csv']);
+    expect(emptyGql.errors?.[0]?.extensions.errors).toEqual(empty.body.errors);
+  });
+
+  it('another organization neither sees nor removes an entry (404 on both doors), and keeps a list of its own', async () => {
+    expect((await acme.rest.post('/api/do-not-call', { phone: '+14155550300' })).status).toBe(201);
+    expect((await other.rest.get(path('+14155550300'))).status).toBe(404);
+    expect((await other.rest.delete(path('+14155550300'))).status).toBe(404);
+    expect((await other.graphql.run(DoNotCallEntryDocument, { phone: '+14155550300' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await other.graphql.run(RemoveDoNotCallDocument, { phone: '+14155550300' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await other.rest.get('/api/do-not-call')).body.meta.total).toBe(0);
+    expect((await other.graphql.ok(DoNotCallEntriesDocument, {})).doNotCallEntries.meta.total).toBe(0);
+    // The same number on the other organization's own list is its own entry.
+    expect((await other.rest.post('/api/do-not-call', { phone: '+14155550300' })).status).toBe(201);
+    expect((await acme.rest.get(path('+14155550300'))).body.organizationId).toBe(acme.organizationId);
+  });
+
+  it('lets a member read the list but not change it, on both doors', async () => {
+    const member = await addUser(app, acme, 'member');
+    expect((await member.rest.get('/api/do-not-call')).status).toBe(200);
+    expect((await member.graphql.ok(DoNotCallEntriesDocument, {})).doNotCallEntries.meta.total).toBeGreaterThan(0);
+    const rest = await member.rest.post('/api/do-not-call', { phone: '+14155550400' });
+    const gql = await member.graphql.run(AddDoNotCallDocument, { input: { phone: '+14155550400' } });
+    expect([rest.status, rest.body.code, gql.errors?.[0]?.extensions.code]).toEqual([403, 'FORBIDDEN', 'FORBIDDEN']);
+  });
+});
