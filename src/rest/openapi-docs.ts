@@ -9,6 +9,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Knowledge Bases': 'Knowledge bases and their documents, cut into passages an agent retrieves',
   Audiences: 'Named sets of contacts a program calls',
   Contacts: 'The people a program calls, with their phone number, time zone and attributes',
+  'Do not call': 'The organization’s do-not-call list: numbers no dial ever calls (checked by number when each call is placed), added by hand, by CSV import or by the person on a call',
   Entities: 'Business records of a contact (orders, appointments, ...) whose dates can trigger live programs',
   Organization: 'The caller’s organization, its credit balance and the credit ledger',
   Teams: 'Teams of users',
@@ -41,6 +42,8 @@ function noun(segment: string): string {
 
 /** `{id}` takes the noun of the segment before it; `{agentId}` its own name. */
 export function pathParameterDescription(path: string, name: string): string {
+  // The do-not-call list names its entries by the number itself, not by an id.
+  if (name === 'number') return 'An E.164 number such as +14155550100 (the + as it is or as %2B); a number not on the caller’s list answers 404';
   const segments = path.split('/');
   const index = segments.indexOf(`{${name}}`);
   const owner = name === 'id' ? noun(segments[index - 1] ?? '') : noun(name.replace(/Id$/, '').replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase());

@@ -63,7 +63,7 @@ const executionJson = (e: string) => `json_build_object(
   'autoPauseRules', (select coalesce(json_agg(json_build_object('nodeId', r.value->'nodeId', 'threshold', r.value->'threshold',
     'resetOnResume', r.value->'resetOnResume') order by r.n), '[]'::json)
     from jsonb_array_elements(${e}.auto_pause_rules) with ordinality as r(value, n)),
-  'creditsSpent', ${e}.credits_spent)`;
+  'creditsSpent', ${e}.credits_spent, 'contactsDoNotCall', ${e}.contacts_do_not_call)`;
 
 /** GET /api/agents?limit&page: the page and its meta, archived agents left out, newest first. $2 limit, $3 page. */
 const LIST_AGENTS_SQL = `${CALLER},

@@ -22,6 +22,8 @@ export interface Seeded {
   phoneNumber: string;
   event: string;
   webhookEndpoint: string;
+  /** A number on the organization's do-not-call list (its routes name the entry by number). */
+  doNotCall: string;
 }
 
 export type Resource = keyof Seeded;
@@ -101,7 +103,10 @@ export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded
       [webhookEndpoint, org.organizationId],
     );
   }
-  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber, event, webhookEndpoint };
+  const doNotCall = `+1646555${String(1000 + n).padStart(4, '0')}`;
+  const listed = await org.rest.post('/api/do-not-call', { phone: doNotCall });
+  if (listed.status !== 201) throw new Error(`seeding the do-not-call list answered ${listed.status}`);
+  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber, event, webhookEndpoint, doNotCall };
 }
 
 const SEGMENT_RESOURCE: Record<string, Resource> = {
@@ -134,6 +139,7 @@ const PARAM_RESOURCE: Record<string, Resource> = {
   teamId: 'team',
   userId: 'user',
   endpointId: 'webhookEndpoint',
+  number: 'doNotCall',
 };
 
 /** The resource a path parameter names: by its own name, or for `{id}` by the segment before it. */

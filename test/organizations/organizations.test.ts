@@ -1,5 +1,5 @@
 import { RequestContext } from '@mikro-orm/core';
-import { ActivateAgentDocument, ActivateProgramDocument, AddAudienceMembersDocument, AddCreditsDocument, AddDocumentDocument, AddTeamMemberDocument, AddUserDocument, BusinessEntitiesDocument, BusinessEntityDocument, ContactsWithEntitiesDocument, ControlExecutionDocument, CreateAgentDocument, CreateAudienceDocument, CreateBusinessEntityDocument, CreateCallFlowDocument, CreateCarrierConnectionDocument, CreateContactDocument, CreateExecutionDocument, CreateKnowledgeBaseDocument, CreatePhoneNumberDocument, CreateProgramDocument, CreateTeamDocument, CreateWebhookDeliveryDocument, CreateWebhookEndpointDocument, CreditLedgerDocument, DeleteAgentDocument, DeleteAudienceDocument, DeleteBusinessEntityDocument, DeleteCallFlowDocument, DeleteCarrierConnectionDocument, DeleteContactDocument, DeleteKnowledgeBaseDocument, DeletePhoneNumberDocument, DeleteProgramDocument, DeleteTeamDocument, DeleteWebhookEndpointDocument, ImportContactsDocument, MeDocument, OrganizationDocument, RemoveAudienceMembersDocument, RemoveTeamMemberDocument, RemoveUserDocument, RotateWebhookEndpointSecretDocument, SendMessageDocument, StartConversationDocument, SyncProgramTriggersDocument, TeamDocument, TeamsDocument, TestAgentDocument, TestWebhookEndpointDocument, UpdateAgentDocument, UpdateAudienceDocument, UpdateBusinessEntityDocument, UpdateCallFlowDocument, UpdateCarrierConnectionDocument, UpdateContactDocument, UpdateOrganizationDocument, UpdatePhoneNumberDocument, UpdateProgramDocument, UpdateTeamDocument, UpdateUserRoleDocument, UpdateWebhookEndpointDocument, UsersDocument } from '../generated/graphql.js';
+import { ActivateAgentDocument, AddDoNotCallDocument, ImportDoNotCallDocument, RemoveDoNotCallDocument, ActivateProgramDocument, AddAudienceMembersDocument, AddCreditsDocument, AddDocumentDocument, AddTeamMemberDocument, AddUserDocument, BusinessEntitiesDocument, BusinessEntityDocument, ContactsWithEntitiesDocument, ControlExecutionDocument, CreateAgentDocument, CreateAudienceDocument, CreateBusinessEntityDocument, CreateCallFlowDocument, CreateCarrierConnectionDocument, CreateContactDocument, CreateExecutionDocument, CreateKnowledgeBaseDocument, CreatePhoneNumberDocument, CreateProgramDocument, CreateTeamDocument, CreateWebhookDeliveryDocument, CreateWebhookEndpointDocument, CreditLedgerDocument, DeleteAgentDocument, DeleteAudienceDocument, DeleteBusinessEntityDocument, DeleteCallFlowDocument, DeleteCarrierConnectionDocument, DeleteContactDocument, DeleteKnowledgeBaseDocument, DeletePhoneNumberDocument, DeleteProgramDocument, DeleteTeamDocument, DeleteWebhookEndpointDocument, ImportContactsDocument, MeDocument, OrganizationDocument, RemoveAudienceMembersDocument, RemoveTeamMemberDocument, RemoveUserDocument, RotateWebhookEndpointSecretDocument, SendMessageDocument, StartConversationDocument, SyncProgramTriggersDocument, TeamDocument, TeamsDocument, TestAgentDocument, TestWebhookEndpointDocument, UpdateAgentDocument, UpdateAudienceDocument, UpdateBusinessEntityDocument, UpdateCallFlowDocument, UpdateCarrierConnectionDocument, UpdateContactDocument, UpdateOrganizationDocument, UpdatePhoneNumberDocument, UpdateProgramDocument, UpdateTeamDocument, UpdateUserRoleDocument, UpdateWebhookEndpointDocument, UsersDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addUser, recordStatements, type TestUser } from '../helpers/users.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -781,7 +781,7 @@ describe('permissions', () => {
     'organizations', 'users', 'teams', 'team_memberships', 'agents', 'conversations', 'messages', 'knowledge_bases',
     'knowledge_documents', 'knowledge_chunks', 'contacts', 'business_entities', 'audiences', 'audience_members',
     'call_flows', 'programs', 'executions', 'execution_contacts', 'contact_triggers', 'carrier_connections', 'phone_numbers', 'calls',
-    'webhook_endpoints', 'webhook_deliveries',
+    'webhook_endpoints', 'webhook_deliveries', 'do_not_call_entries',
   ];
   const connectionBody = { name: 'Twilio', accountSid: `AC${'1'.repeat(32)}`, authToken: 'f'.repeat(32) };
 
@@ -827,6 +827,9 @@ describe('permissions', () => {
     { name: 'change a contact', permission: 'contacts.manage', rest: () => ['put', `/api/contacts/${ids.contact}`, { name: 'X' }], graphql: () => [UpdateContactDocument, { id: ids.contact, input: { name: 'X' } }] },
     { name: 'delete a contact', permission: 'contacts.manage', rest: () => ['delete', `/api/contacts/${ids.contact}`], graphql: () => [DeleteContactDocument, { id: ids.contact }] },
     { name: 'import contacts', permission: 'contacts.manage', rest: () => ['post', '/api/contacts/import', { contacts: [{ phone: '+12025550998' }] }], graphql: () => [ImportContactsDocument, { input: { contacts: [{ phone: '+12025550998' }] } }] },
+    { name: 'put a number on the do-not-call list', permission: 'contacts.manage', rest: () => ['post', '/api/do-not-call', { phone: '+12025550996' }], graphql: () => [AddDoNotCallDocument, { input: { phone: '+12025550996' } }] },
+    { name: 'take a number off the do-not-call list', permission: 'contacts.manage', rest: () => ['delete', '/api/do-not-call/+12025550995'], graphql: () => [RemoveDoNotCallDocument, { phone: '+12025550995' }] },
+    { name: 'import numbers to the do-not-call list', permission: 'contacts.manage', rest: () => ['post', '/api/do-not-call/import', { csv: '+12025550994' }], graphql: () => [ImportDoNotCallDocument, { input: { csv: '+12025550994' } }] },
     { name: 'create a business record', permission: 'contacts.manage', rest: () => ['post', '/api/business-entities', { contactId: ids.contact, type: 'order', name: 'O' }], graphql: () => [CreateBusinessEntityDocument, { input: { contactId: ids.contact, type: 'order', name: 'O' } }] },
     { name: 'change a business record', permission: 'contacts.manage', rest: () => ['put', `/api/business-entities/${ids.entity}`, { name: 'P' }], graphql: () => [UpdateBusinessEntityDocument, { id: ids.entity, input: { name: 'P' } }] },
     { name: 'delete a business record', permission: 'contacts.manage', rest: () => ['delete', `/api/business-entities/${ids.entity}`], graphql: () => [DeleteBusinessEntityDocument, { id: ids.entity }] },
@@ -885,6 +888,7 @@ describe('permissions', () => {
     expect((await acme.rest.post(`/api/agents/${agent}/activate`)).status).toBe(200);
     const draftProgram = await post('/api/programs', { name: 'Draft', kind: 'campaign', flowId: campaign.flowId, audienceId: campaign.audienceId, callingWindow: ALL_DAY });
     const team = await post('/api/teams', { name: 'Ops' });
+    await post('/api/do-not-call', { phone: '+12025550995' });
     // A connection as it is stored (made through the door it is first checked with the carrier).
     const connection = '7b0c4a8e-2f65-4f1d-9a7e-5d3c2b1a0f9e';
     await app.sql(
@@ -945,7 +949,7 @@ describe('permissions', () => {
 
   describe('what a member may do', () => {
     it('reads everything and talks to agents on both doors', async () => {
-      for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization', '/api/carrier-connections', '/api/phone-numbers', '/api/calls', '/api/webhook-endpoints', `/api/webhook-endpoints/${ids.endpoint}/deliveries`]) {
+      for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization', '/api/carrier-connections', '/api/phone-numbers', '/api/calls', '/api/do-not-call', '/api/webhook-endpoints', `/api/webhook-endpoints/${ids.endpoint}/deliveries`]) {
         expect([path, (await member.rest.get(path)).status]).toEqual([path, 200]);
       }
       expect((await member.rest.post(`/api/agents/${ids.agent}/test`, { message: 'hi' })).body.response).toBe('Echo: hi');

@@ -352,7 +352,7 @@ describe('executions', () => {
   afterAll(() => app.close());
 
   const ENDPOINT_9_KEYS = [
-    'actualEndAt', 'actualStartAt', 'audienceId', 'autoPauseRules', 'contactsCompleted', 'contactsFailed', 'contactsInProgress',
+    'actualEndAt', 'actualStartAt', 'audienceId', 'autoPauseRules', 'contactsCompleted', 'contactsDoNotCall', 'contactsFailed', 'contactsInProgress',
     'contactsPending', 'createdAt', 'creditsSpent', 'flowId', 'id', 'organizationId', 'programId', 'scheduledStartAt', 'scheduledStopAt', 'status',
     'totalContacts', 'updatedAt',
   ];
