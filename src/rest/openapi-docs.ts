@@ -42,8 +42,8 @@ function noun(segment: string): string {
 
 /** `{id}` takes the noun of the segment before it; `{agentId}` its own name. */
 export function pathParameterDescription(path: string, name: string): string {
-  // The do-not-call list names its entries by the number itself, not by an id.
-  if (name === 'number') return 'An E.164 number such as +14155550100 (the + as it is or as %2B); a number not on the caller’s list answers 404';
+  // A do-not-call entry is named by its id or by the number itself.
+  if (path.startsWith('/do-not-call/')) return 'The entry’s id (a UUID) or its E.164 number such as +14155550100 (the + as it is or as %2B); one not on the caller’s list answers 404';
   const segments = path.split('/');
   const index = segments.indexOf(`{${name}}`);
   const owner = name === 'id' ? noun(segments[index - 1] ?? '') : noun(name.replace(/Id$/, '').replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase());

@@ -37,7 +37,11 @@ describe('the do-not-call list', () => {
     // The number in the path as it is, or with its + escaped.
     expect((await acme.rest.get('/api/do-not-call/+14155550101')).body).toEqual(addDoNotCall);
     expect((await acme.rest.get(path('+14155550100'))).body).toEqual(rest.body);
-    expect((await acme.graphql.ok(DoNotCallEntryDocument, { phone: '+14155550100' })).doNotCallEntry).toEqual(rest.body);
+    expect((await acme.graphql.ok(DoNotCallEntryDocument, { id: '+14155550100' })).doNotCallEntry).toEqual(rest.body);
+    // Or by the entry's id.
+    expect((await acme.rest.get(`/api/do-not-call/${rest.body.id}`)).body).toEqual(rest.body);
+    expect((await acme.graphql.ok(DoNotCallEntryDocument, { id: addDoNotCall.id })).doNotCallEntry).toEqual(addDoNotCall);
+    expect((await acme.rest.get('/api/do-not-call/4155550100')).status).toBe(404);
 
     const listed = await acme.rest.get('/api/do-not-call?sortBy=phone&sortOrder=asc&limit=1');
     expect(listed.status).toBe(200);
@@ -48,9 +52,9 @@ describe('the do-not-call list', () => {
     expect((await acme.rest.get('/api/do-not-call?search=email')).body.data.map((entry: { phone: string }) => entry.phone)).toEqual(['+14155550100']);
 
     expect((await acme.rest.delete(path('+14155550100'))).status).toBe(204);
-    expect((await acme.graphql.ok(RemoveDoNotCallDocument, { phone: '+14155550101' })).removeDoNotCall.id).toBe(addDoNotCall.id);
+    expect((await acme.graphql.ok(RemoveDoNotCallDocument, { id: addDoNotCall.id })).removeDoNotCall.phone).toBe('+14155550101');
     expect((await acme.rest.get(path('+14155550100'))).status).toBe(404);
-    expect((await acme.graphql.run(DoNotCallEntryDocument, { phone: '+14155550101' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await acme.graphql.run(DoNotCallEntryDocument, { id: '+14155550101' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     expect((await acme.rest.delete(path('+14155550101'))).status).toBe(404);
   });
 
@@ -122,11 +126,14 @@ describe('the do-not-call list', () => {
   });
 
   it('another organization neither sees nor removes an entry (404 on both doors), and keeps a list of its own', async () => {
-    expect((await acme.rest.post('/api/do-not-call', { phone: '+14155550300' })).status).toBe(201);
+    const entry = await acme.rest.post('/api/do-not-call', { phone: '+14155550300' });
+    expect(entry.status).toBe(201);
     expect((await other.rest.get(path('+14155550300'))).status).toBe(404);
+    expect((await other.rest.get(`/api/do-not-call/${entry.body.id}`)).status).toBe(404);
+    expect((await other.graphql.run(RemoveDoNotCallDocument, { id: entry.body.id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     expect((await other.rest.delete(path('+14155550300'))).status).toBe(404);
-    expect((await other.graphql.run(DoNotCallEntryDocument, { phone: '+14155550300' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
-    expect((await other.graphql.run(RemoveDoNotCallDocument, { phone: '+14155550300' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await other.graphql.run(DoNotCallEntryDocument, { id: '+14155550300' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await other.graphql.run(RemoveDoNotCallDocument, { id: '+14155550300' })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
     expect((await other.rest.get('/api/do-not-call')).body.meta.total).toBe(0);
     expect((await other.graphql.ok(DoNotCallEntriesDocument, {})).doNotCallEntries.meta.total).toBe(0);
     // The same number on the other organization's own list is its own entry.

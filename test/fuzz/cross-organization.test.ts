@@ -78,6 +78,7 @@ const ARG_RESOURCE: Record<string, Resource> = {
 };
 // Order matters: the first name found in the field's name decides what its `id` is.
 const FIELD_RESOURCE: [string, Resource][] = [
+  ['donotcall', 'doNotCall'],
   ['webhookendpoint', 'webhookEndpoint'],
   ['event', 'event'],
   ['apikey', 'apiKey'],

@@ -22,7 +22,7 @@ export interface Seeded {
   phoneNumber: string;
   event: string;
   webhookEndpoint: string;
-  /** A number on the organization's do-not-call list (its routes name the entry by number). */
+  /** A number on the organization's do-not-call list (its routes name an entry by id or by number). */
   doNotCall: string;
 }
 
@@ -127,6 +127,7 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   'phone-numbers': 'phoneNumber',
   events: 'event',
   'webhook-endpoints': 'webhookEndpoint',
+  'do-not-call': 'doNotCall',
 };
 
 const PARAM_RESOURCE: Record<string, Resource> = {
@@ -139,7 +140,6 @@ const PARAM_RESOURCE: Record<string, Resource> = {
   teamId: 'team',
   userId: 'user',
   endpointId: 'webhookEndpoint',
-  number: 'doNotCall',
 };
 
 /** The resource a path parameter names: by its own name, or for `{id}` by the segment before it. */

@@ -575,7 +575,7 @@ export interface paths {
          * A page of the do-not-call list: {data, meta}; search matches the number or the note; sortBy createdAt or phone
          * @description A page of the do-not-call list: {data, meta}; search matches the number or the note; sortBy createdAt or phone. Any role of the organization may call it.
          */
-        get: operations["listDoNotCall"];
+        get: operations["listDoNotCallEntries"];
         put?: never;
         /**
          * Put a number on the do-not-call list (source manual); a number already on it → 409
@@ -608,7 +608,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/do-not-call/{number}": {
+    "/api/do-not-call/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -616,15 +616,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The entry of a number (E.164); a number not on the list → 404
-         * @description The entry of a number (E.164); a number not on the list → 404. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * An entry by its id or its number (E.164); one not on the list → 404
+         * @description An entry by its id or its number (E.164); one not on the list → 404. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
-        get: operations["getDoNotCall"];
+        get: operations["getDoNotCallEntry"];
         put?: never;
         post?: never;
         /**
-         * Take a number off the list (it may be called again); a number not on the list → 404
-         * @description Take a number off the list (it may be called again); a number not on the list → 404. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Take a number off the list by the entry’s id or the number (it may be called again); one not on the list → 404
+         * @description Take a number off the list by the entry’s id or the number (it may be called again); one not on the list → 404. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeDoNotCall"];
         options?: never;
@@ -13907,7 +13907,7 @@ export interface operations {
             };
         };
     };
-    listDoNotCall: {
+    listDoNotCallEntries: {
         parameters: {
             query?: {
                 /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
@@ -14597,13 +14597,13 @@ export interface operations {
             };
         };
     };
-    getDoNotCall: {
+    getDoNotCallEntry: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description An E.164 number such as +14155550100 (the + as it is or as %2B); a number not on the caller’s list answers 404 */
-                number: string;
+                /** @description The entry’s id (a UUID) or its E.164 number such as +14155550100 (the + as it is or as %2B); one not on the caller’s list answers 404 */
+                id: string;
             };
             cookie?: never;
         };
@@ -14788,8 +14788,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description An E.164 number such as +14155550100 (the + as it is or as %2B); a number not on the caller’s list answers 404 */
-                number: string;
+                /** @description The entry’s id (a UUID) or its E.164 number such as +14155550100 (the + as it is or as %2B); one not on the caller’s list answers 404 */
+                id: string;
             };
             cookie?: never;
         };

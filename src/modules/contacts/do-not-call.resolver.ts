@@ -1,9 +1,11 @@
-import { Arg, Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { PageArgs, type Page } from '../../common/pagination.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { DoNotCallEntry } from './do-not-call.entity.js';
 import { AddDoNotCallInput, ImportDoNotCallInput } from './do-not-call.inputs.js';
 import { DoNotCallImportResult, DoNotCallPage } from './do-not-call.types.js';
+
+const ID_OR_NUMBER = 'The entry’s id, or its number in E.164 (for example +14155550100)';
 
 @Resolver(() => DoNotCallEntry)
 export class DoNotCallResolver {
@@ -12,9 +14,9 @@ export class DoNotCallResolver {
     return context.services.doNotCall.list(actorOf(context), args);
   }
 
-  @Query(() => DoNotCallEntry, { description: 'The entry of a number (E.164); a number not on the list is NOT_FOUND' })
-  doNotCallEntry(@Arg('phone', { description: 'E.164, for example +14155550100' }) phone: string, @Ctx() context: GraphQLContext): Promise<DoNotCallEntry> {
-    return context.services.doNotCall.get(actorOf(context), phone);
+  @Query(() => DoNotCallEntry, { description: 'An entry by its id or its number (E.164); one not on the list is NOT_FOUND (REST GET /api/do-not-call/{id})' })
+  doNotCallEntry(@Arg('id', () => ID, { description: ID_OR_NUMBER }) id: string, @Ctx() context: GraphQLContext): Promise<DoNotCallEntry> {
+    return context.services.doNotCall.get(actorOf(context), id);
   }
 
   @Mutation(() => DoNotCallEntry, { description: 'Put a number on the do-not-call list (source manual); a number already on it is a CONFLICT' })
@@ -22,9 +24,9 @@ export class DoNotCallResolver {
     return context.services.doNotCall.add(actorOf(context), input);
   }
 
-  @Mutation(() => DoNotCallEntry, { description: 'Take a number off the list (answers the entry removed); a number not on the list is NOT_FOUND' })
-  removeDoNotCall(@Arg('phone', { description: 'E.164, for example +14155550100' }) phone: string, @Ctx() context: GraphQLContext): Promise<DoNotCallEntry> {
-    return context.services.doNotCall.remove(actorOf(context), phone);
+  @Mutation(() => DoNotCallEntry, { description: 'Take a number off the list by the entry’s id or the number (answers the entry removed); one not on the list is NOT_FOUND' })
+  removeDoNotCall(@Arg('id', () => ID, { description: ID_OR_NUMBER }) id: string, @Ctx() context: GraphQLContext): Promise<DoNotCallEntry> {
+    return context.services.doNotCall.remove(actorOf(context), id);
   }
 
   @Mutation(() => DoNotCallImportResult, { description: 'Add the numbers of a CSV (source import): good rows added, bad rows reported with their line and reason, repeats merged (REST POST /api/do-not-call/import)' })

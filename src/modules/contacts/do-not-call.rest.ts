@@ -2,12 +2,12 @@ import { PageArgs } from '../../common/pagination.js';
 import { defineRoute, ref } from '../../rest/routes.js';
 import { AddDoNotCallInput, ImportDoNotCallInput } from './do-not-call.inputs.js';
 
-/** The do-not-call list: `{number}` is the E.164 number itself (`+` may be sent as is or as %2B). */
+/** The do-not-call list: `{id}` is an entry's id or its E.164 number (`+` may be sent as is or as %2B). */
 export const doNotCallRoutes = [
   defineRoute({
     method: 'get',
     path: '/do-not-call',
-    operationId: 'listDoNotCall',
+    operationId: 'listDoNotCallEntries',
     summary: 'A page of the do-not-call list: {data, meta}; search matches the number or the note; sortBy createdAt or phone',
     tag: 'Do not call',
     query: PageArgs,
@@ -50,26 +50,26 @@ export const doNotCallRoutes = [
   }),
   defineRoute({
     method: 'get',
-    path: '/do-not-call/{number}',
-    operationId: 'getDoNotCall',
-    summary: 'The entry of a number (E.164); a number not on the list → 404',
+    path: '/do-not-call/{id}',
+    operationId: 'getDoNotCallEntry',
+    summary: 'An entry by its id or its number (E.164); one not on the list → 404',
     tag: 'Do not call',
     response: ref('DoNotCallEntry'),
     errors: [404],
     async handler({ actor, params, services, presenter }) {
-      return presenter.present('DoNotCallEntry', await services.doNotCall.get(actor, params.number!));
+      return presenter.present('DoNotCallEntry', await services.doNotCall.get(actor, params.id!));
     },
   }),
   defineRoute({
     method: 'delete',
-    path: '/do-not-call/{number}',
+    path: '/do-not-call/{id}',
     operationId: 'removeDoNotCall',
-    summary: 'Take a number off the list (it may be called again); a number not on the list → 404',
+    summary: 'Take a number off the list by the entry’s id or the number (it may be called again); one not on the list → 404',
     tag: 'Do not call',
     status: 204,
     errors: [404],
     async handler({ actor, params, services }) {
-      await services.doNotCall.remove(actor, params.number!);
+      await services.doNotCall.remove(actor, params.id!);
     },
   }),
 ];

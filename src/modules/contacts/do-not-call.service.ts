@@ -46,9 +46,10 @@ export class DoNotCallService {
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }
 
-  /** The entry of a number; a number not on the caller's list (or not a number) → 404. */
-  async get(actor: Actor, phone: string): Promise<DoNotCallEntry> {
-    const entry = E164.test(phone) ? await this.em.findOne(DoNotCallEntry, { organization: actor.organizationId, phone }) : null;
+  /** An entry by its id or by its number (E.164); one not on the caller's list (or neither an id nor a number) → 404. */
+  async get(actor: Actor, idOrPhone: string): Promise<DoNotCallEntry> {
+    const key = isUuid(idOrPhone) ? { id: idOrPhone } : E164.test(idOrPhone) ? { phone: idOrPhone } : null;
+    const entry = key ? await this.em.findOne(DoNotCallEntry, { organization: actor.organizationId, ...key }) : null;
     if (!entry) throw AppError.notFound('Do-not-call entry');
     return entry;
   }
@@ -69,9 +70,9 @@ export class DoNotCallService {
   }
 
   /** Takes the number off the list: it may be called again. A contact marked opted out stays so (see README). */
-  async remove(actor: Actor, phone: string): Promise<DoNotCallEntry> {
+  async remove(actor: Actor, idOrPhone: string): Promise<DoNotCallEntry> {
     authorize(actor, 'contacts.manage');
-    const entry = await this.get(actor, phone);
+    const entry = await this.get(actor, idOrPhone);
     await this.em.remove(entry).flush();
     return entry;
   }
