@@ -78,7 +78,7 @@ async function start(): Promise<void> {
         },
         logger,
         conversations: config.runner.dialerVoice ? gateway.services.conversations : undefined,
-        streaming: { model: gateway.services.models, knowledge: gateway.services.knowledge },
+        streaming: { model: gateway.services.models, knowledge: gateway.services.knowledge, doNotCall: gateway.services.doNotCall },
         intervalMs: config.runner.intervalMs,
         leaseMs: config.runner.leaseMs,
       })

@@ -58,7 +58,7 @@ async function offlineCampaign(agentId: string, utterances: string[], contacts: 
   const services = app.gateway.services;
   const runner = new CampaignRunner({
     em: app.db.database.em, dialer, logger: createLogger('silent'), intervalMs: 10,
-    conversations: services.conversations, streaming: { model: services.models, knowledge: services.knowledge },
+    conversations: services.conversations, streaming: { model: services.models, knowledge: services.knowledge, doNotCall: services.doNotCall },
   });
   runner.start();
   try {

@@ -68,7 +68,7 @@ export interface CampaignRunnerOptions {
    * streaming one is played over a simulated media stream through the streaming pipeline (the builtin
    * recognizer and synthesizer); without it, such a call ends at its stream.
    */
-  streaming?: { model: StreamingDeps['model']; knowledge: KnowledgePort };
+  streaming?: { model: StreamingDeps['model']; knowledge: KnowledgePort; doNotCall: StreamingDeps['doNotCall'] };
 }
 
 /**
@@ -137,6 +137,7 @@ export class CampaignRunner {
             tracker: this.tracker,
             knowledge: options.streaming.knowledge,
             model: options.streaming.model,
+            doNotCall: options.streaming.doNotCall,
             withContext: (work) => RequestContext.create(options.em, work),
             endConversation: (organizationId, conversationId, failed) =>
               RequestContext.create(options.em, () => conversations.closeForCall(organizationId, conversationId, failed)),

@@ -6,7 +6,7 @@ import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.por
 import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallConversations } from './call-conversation.js';
-import { OPT_OUT_TOOL } from './call-tools.js';
+import { callToolEffect } from './call-tools.js';
 import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
 import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
 import { TurnClock } from './turn-latency.js';
@@ -292,34 +292,21 @@ export class CallBridge implements SpeechEvents {
   }
 
   private tool(name: string, callId: string, args: Record<string, unknown>): void {
-    let output: Record<string, unknown>;
-    if (name === 'end_call') {
-      this.endRequested = true;
-      output = { ending: true };
-    } else if (name === OPT_OUT_TOOL) {
-      // Like end_call, the confirmation said with the tool is heard, then the call ends; the number is
-      // written in the call's queue of writes, so it is on the list before the stream's end is stored.
-      this.endRequested = true;
+    const effect = callToolEffect(this.agent, name, args);
+    if (effect.resolution) {
+      const resolution = effect.resolution;
+      this.queue(() => this.deps.conversations.resolve(this.conversationId!, resolution));
+    }
+    if (effect.optOut) {
+      // The number is written in the call's queue of writes, so it is on the list before the stream's end is stored.
       this.queue(async () => {
         await this.deps.withContext(() => this.deps.doNotCall.optOut(this.call.organizationId, { callId: this.call.id }));
       });
-      output = { optedOut: true, ending: true };
-    } else if (name === 'reach_resolution') {
-      const label = text(args.label).trim().slice(0, 128);
-      const known = this.agent?.resolutionCriteria.map((criterion) => criterion.label) ?? [];
-      if (!label || (known.length > 0 && !known.includes(label))) {
-        output = { recorded: false, error: known.length > 0 ? `label must be one of: ${known.join(', ')}` : 'label is required' };
-      } else {
-        const explanation = redactPolicy(text(args.explanation).slice(0, 2000) || 'Reached on the call', this.agent?.policy ?? null);
-        this.queue(() => this.deps.conversations.resolve(this.conversationId!, { label, met: true, explanation }));
-        output = { recorded: true };
-      }
-      this.followUp = true;
-    } else {
-      output = { error: `unknown tool ${name}` };
-      this.followUp = true;
     }
-    this.provider?.answerTool(callId, name, output);
+    // Like end_call, what is said with the tool is heard, then the call ends; after any other tool the model speaks on.
+    if (effect.endsCall) this.endRequested = true;
+    else this.followUp = true;
+    this.provider?.answerTool(callId, name, effect.output);
   }
 
   /** Twilio echoes a mark once the audio before it was played: then the stream is closed and the call hangs up. */

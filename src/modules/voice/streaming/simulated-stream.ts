@@ -18,12 +18,10 @@ const SILENCE = Buffer.alloc(FRAME_BYTES, 0xff);
 /** The simulated caller waits this much audio of the agent's silence for an answer, then goes on. */
 const PATIENCE_MS = 30_000;
 
-/** The pipeline's wall-clock rules on the simulated line's clock (SIMULATED_SPEED times real time); the providers' answer limit stays. */
+/** The pipeline's wall-clock rules on the simulated line's clock (SIMULATED_SPEED times real time); those counted in the caller's audio need nothing, nor the providers' answer limit. */
 const SIMULATED_RULES: Partial<TurnRules> = {
   graceMs: DEFAULT_TURN_RULES.graceMs / SIMULATED_SPEED,
-  maxTurnMs: DEFAULT_TURN_RULES.maxTurnMs / SIMULATED_SPEED,
   keysTimeoutMs: DEFAULT_TURN_RULES.keysTimeoutMs / SIMULATED_SPEED,
-  silenceMs: DEFAULT_TURN_RULES.silenceMs / SIMULATED_SPEED,
 };
 
 /** What a simulated streaming call heard, as its own ear (the builtin recognizer) understood the agent. */

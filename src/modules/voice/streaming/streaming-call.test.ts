@@ -54,6 +54,7 @@ function harness(
 ) {
   const stored: { role: MessageRole; content: string }[] = [];
   const resolutions: { label: string; met: boolean; explanation: string }[] = [];
+  const optedOut: string[] = [];
   const failed: string[] = [];
   let closed: { code: number; reason: string } | null = null;
   const conversations = {
@@ -84,6 +85,7 @@ function harness(
       knowledge: { retrieve: async () => [], assertExists: async () => undefined },
       withContext: (work) => work(),
       model: options.model ?? echo,
+      doNotCall: { optOut: async (_org: string, target: { callId: string }) => void optedOut.push(target.callId) },
       recognizers: { builtin: new BuiltinRecognizer() },
       synthesizers: { builtin: synthesizer },
       logger: pino({ level: 'silent' }),
@@ -100,6 +102,7 @@ function harness(
     call,
     stored,
     resolutions,
+    optedOut,
     failed,
     closed: () => closed,
     audio,
@@ -116,9 +119,13 @@ function harness(
 
 describe('StreamingCall', () => {
   it('a silent caller is asked once, then told goodbye, and the call ends', async () => {
-    const line = harness({ silenceMs: 50 });
+    const line = harness({ silenceMs: 200 });
     await line.call.start(() => undefined);
-    await line.until(() => line.closed() !== null, 'the end of the call');
+    // Twilio sends the caller's frames without a break, silence too: the silence is counted in them.
+    for (let sent = 0; line.closed() === null && sent < 500; sent++) {
+      line.silence(100);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     expect(line.stored.map((message) => message.content)).toEqual([
       'Hello, this is Ada. How can I help you?',
       'Sorry, I did not hear you.',
@@ -214,7 +221,13 @@ describe('StreamingCall with a model that calls its tools', () => {
       const send = (delta: Record<string, unknown>, finish: string | null = null) =>
         res.write(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
       const answered = body.messages.some((message: { role: string }) => message.role === 'tool');
-      if (!answered) {
+      const said = String(body.messages.filter((message: { role: string }) => message.role === 'user').pop()?.content ?? '');
+      if (!answered && /stop calling/i.test(said)) {
+        send({ role: 'assistant', content: 'Understood, we will not call you again. Goodbye. ' });
+        send({ tool_calls: [{ index: 0, id: 'call_3', type: 'function', function: { name: 'opt_out', arguments: '{"reason":"asked"}' } }] }, 'tool_calls');
+      } else if (answered && /stop calling/i.test(said)) {
+        send({ role: 'assistant', content: '' }, 'stop');
+      } else if (!answered) {
         send({ role: 'assistant', content: 'Your visit is booked for Monday. ' });
         send({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'reach_resolution', arguments: '{"label":"Booked",' } }] });
         send({ tool_calls: [{ index: 0, function: { arguments: '"explanation":"Monday at nine"}' } }] });
@@ -249,9 +262,26 @@ describe('StreamingCall with a model that calls its tools', () => {
     // The model was offered the agent's tools, the criteria as the label's choices, and was streamed.
     expect(requests[0]).toMatchObject({ stream: true, model: 'booker' });
     const tools = requests[0]!.tools.map((tool: { function: { name: string } }) => tool.function.name);
-    expect(tools).toEqual(['end_call', 'reach_resolution']);
+    expect(tools).toEqual(['end_call', 'reach_resolution', 'opt_out']);
     expect(requests[0]!.tools[1].function.parameters.properties.label.enum).toEqual(['Booked']);
     expect(requests).toHaveLength(2);
+    expect(line.optedOut).toEqual([]);
+  });
+
+  it('puts the number on the do-not-call list when the caller opts out, says the confirmation and hangs up', async () => {
+    const model = new ModelService({ openaiCompatibleBaseUrl: baseUrl });
+    const line = harness({ silenceMs: 60_000 }, new BuiltinSynthesizer(), { agent: { modelConfig: { model: 'openai-compatible/booker' } } as Partial<Agent>, model });
+    await line.call.start(() => undefined);
+    await line.until(() => line.stored.length === 1, 'the greeting stored');
+    line.audio(encodeSpeech('Please stop calling me.'));
+    line.silence(400);
+    await line.until(() => line.closed() !== null, 'the end of the call');
+    await line.call.settled();
+    expect(line.optedOut).toEqual(['call-1']);
+    expect(line.stored.slice(1)).toEqual([
+      { role: MessageRole.user, content: 'Please stop calling me.' },
+      { role: MessageRole.assistant, content: 'Understood, we will not call you again. Goodbye.' },
+    ]);
   });
 });
 

@@ -9,7 +9,7 @@ import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
 import { WORDS } from '../voice-actions.js';
 import type { CallConversations } from '../realtime/call-conversation.js';
-import { callTools } from '../realtime/call-tools.js';
+import { callToolEffect, callTools } from '../realtime/call-tools.js';
 import { EndOfSpeechDetector } from '../realtime/end-of-speech.js';
 import { PolicyGuard } from './policy-guard.js';
 import { SentenceChunker } from './sentences.js';
@@ -30,11 +30,11 @@ const FINALIZE_WAIT_MS = 500;
 export interface TurnRules {
   /** The least time between the end of the caller's speech and the agent's first audio: a natural pause, never a longer wait (providers slower than it add nothing). */
   graceMs: number;
-  /** A caller turn longer than this is cut: what was heard is made final and answered. */
+  /** A caller turn longer than this (in the caller's audio) is cut: what was heard is made final and answered. */
   maxTurnMs: number;
   /** Keys pressed without `#` end the turn after this long without another key. */
   keysTimeoutMs: number;
-  /** The caller silent this long after the agent spoke: a reprompt, then, the second time, goodbye. */
+  /** The caller silent this long (in the caller's audio) after the agent spoke: a reprompt, then, the second time, goodbye. */
   silenceMs: number;
   /** A reply whose first audio has not come this long after its turn ended fails the call (a hung provider). */
   replyTimeoutMs: number;
@@ -76,6 +76,8 @@ export interface StreamingDeps {
   offline?: boolean;
   /** Told each agent turn's latency as it completes (the Prometheus histograms). */
   observeTurn?: (labels: { mode: 'streaming'; provider: string }, turn: CallTurnTiming) => void;
+  /** The do-not-call list, for the agent's opt_out tool (DoNotCallService.optOut). */
+  doNotCall: { optOut(organizationId: string, target: { callId: string }): Promise<unknown> };
   /** Ends the call's conversation as a typed one ends (its resolution criteria judged); without it, it is only closed. */
   endConversation?: (organizationId: string, conversationId: string, failed: boolean) => Promise<void>;
 }
@@ -175,7 +177,10 @@ export class StreamingCall implements RecognizerEvents {
   private turnWords = '';
   private interimWords = '';
   private keys = '';
+  /** Where in the caller's audio (ms) the turn being heard started; null between turns. */
   private turnStartedAt: number | null = null;
+  /** The turn was cut at maxTurnMs and waits for the recognizer's final. */
+  private cutting = false;
   private keysTimer: NodeJS.Timeout | null = null;
   private turnTimer: NodeJS.Timeout | null = null;
   /** The next reply takes the floor (answers a turn cut at maxTurnMs); a turn that ended while the agent had the floor (its audio end). */
@@ -185,7 +190,8 @@ export class StreamingCall implements RecognizerEvents {
   private history: ChatMessage[] = [];
   private reply: Reply | null = null;
   private replies = 0;
-  private silenceTimer: NodeJS.Timeout | null = null;
+  /** Where in the caller's audio the agent last finished speaking (the silence counted from there); null while someone speaks. */
+  private silenceFrom: number | null = null;
   private silencePrompts = 0;
   private endTimer: NodeJS.Timeout | null = null;
   private finished = false;
@@ -277,6 +283,7 @@ export class StreamingCall implements RecognizerEvents {
         if (this.frameTimes.length > 1000) this.frameTimes.splice(0, 500);
         if (this.recognizer) this.recognizer.send(frame);
         else if (this.queued.length < MAX_QUEUED_FRAMES) this.queued.push(frame);
+        this.onAudioClock();
         return;
       }
       case 'dtmf':
@@ -333,10 +340,8 @@ export class StreamingCall implements RecognizerEvents {
     this.stopSilenceTimer();
     this.silencePrompts = 0;
     if (this.reply && this.cuttable(this.reply)) this.bargeIn();
-    if (this.turnStartedAt === null) {
-      this.turnStartedAt = Date.now();
-      this.turnTimer = setTimeout(() => this.longTurn(), this.rules.maxTurnMs);
-    }
+    // The turn's length is counted in the caller's audio (Twilio sends frames without a break), so it means the same on a busy server and on the simulator's faster line.
+    if (this.turnStartedAt === null) this.turnStartedAt = this.audioMs;
   }
 
   /** A goodbye is not cut, nor the answer that takes the floor from a caller who would not stop. */
@@ -350,8 +355,8 @@ export class StreamingCall implements RecognizerEvents {
    * meanwhile is their next turn. A recognizer that does not finalize: its interim words, a moment later.
    */
   private longTurn(): void {
-    this.turnTimer = null;
-    if (this.finished) return;
+    if (this.finished || this.cutting) return;
+    this.cutting = true;
     this.deps.logger.info({ callId: this.call.id, maxTurnMs: this.rules.maxTurnMs }, 'a caller turn reached its limit: answered as heard so far');
     this.takeFloor = true;
     this.recognizer?.finalize();
@@ -392,6 +397,7 @@ export class StreamingCall implements RecognizerEvents {
     this.turnWords = '';
     this.keys = '';
     this.turnStartedAt = null;
+    this.cutting = false;
     if (this.turnTimer) clearTimeout(this.turnTimer);
     if (this.keysTimer) clearTimeout(this.keysTimer);
     this.turnTimer = this.keysTimer = null;
@@ -699,39 +705,45 @@ export class StreamingCall implements RecognizerEvents {
 
   // Silence, tools, the end.
 
+  /** The agent finished speaking: the caller's silence is counted from here, in their audio. */
   private startSilenceTimer(): void {
-    this.stopSilenceTimer();
-    if (this.finished || this.endTimer) return;
-    this.silenceTimer = setTimeout(() => {
-      if (this.finished || this.reply || this.turnStartedAt !== null) return;
-      this.silencePrompts += 1;
-      if (this.silencePrompts === 1) this.say(WORDS.reprompt, false);
-      else this.say(WORDS.noInputGoodbye, true);
-    }, this.rules.silenceMs);
+    this.silenceFrom = this.finished || this.endTimer ? null : this.audioMs;
   }
 
   private stopSilenceTimer(): void {
-    if (this.silenceTimer) clearTimeout(this.silenceTimer);
-    this.silenceTimer = null;
+    this.silenceFrom = null;
   }
 
-  /** The agent's tools on the phone, run as the model calls them: hang up after this reply, or record a resolution. */
+  /** The rules counted in the caller's audio, checked on each frame: the turn limit, and silence. */
+  private onAudioClock(): void {
+    if (this.turnStartedAt !== null && !this.cutting && this.audioMs - this.turnStartedAt >= this.rules.maxTurnMs) this.longTurn();
+    if (this.silenceFrom !== null && this.audioMs - this.silenceFrom >= this.rules.silenceMs) {
+      this.silenceFrom = null;
+      if (this.reply || this.turnStartedAt !== null || this.keys) return;
+      this.silencePrompts += 1;
+      if (this.silencePrompts === 1) this.say(WORDS.reprompt, false);
+      else this.say(WORDS.noInputGoodbye, true);
+    }
+  }
+
+  /** The agent's tools on the phone (call-tools.ts), run as the model calls them: hang up or opt out after this reply, or record a resolution. */
   private tools(): StreamTool[] {
     return callTools(this.agent!).map((tool) => ({
       ...tool,
       execute: async (args: Record<string, unknown>) => {
-        if (tool.name === 'end_call') {
-          if (this.reply) this.reply.endsCall = true;
-          return { ending: true };
+        const effect = callToolEffect(this.agent, tool.name, args);
+        if (effect.endsCall && this.reply) this.reply.endsCall = true;
+        if (effect.resolution) {
+          const resolution = effect.resolution;
+          this.queue(() => this.deps.conversations.resolve(this.conversationId!, resolution));
         }
-        const label = text(args.label).trim().slice(0, 128);
-        const known = this.agent?.resolutionCriteria.map((criterion) => criterion.label) ?? [];
-        if (!label || (known.length > 0 && !known.includes(label))) {
-          return { recorded: false, error: known.length > 0 ? `label must be one of: ${known.join(', ')}` : 'label is required' };
+        if (effect.optOut) {
+          const optOut = this.deps.doNotCall;
+          this.queue(async () => {
+            await this.deps.withContext(() => optOut.optOut(this.call.organizationId, { callId: this.call.id }));
+          });
         }
-        const explanation = redactPolicy(text(args.explanation).slice(0, 2000) || 'Reached on the call', this.agent?.policy ?? null);
-        this.queue(() => this.deps.conversations.resolve(this.conversationId!, { label, met: true, explanation }));
-        return { recorded: true };
+        return effect.output;
       },
     }));
   }
@@ -770,7 +782,7 @@ export class StreamingCall implements RecognizerEvents {
 
   private stopEverything(): void {
     this.finished = true;
-    for (const timer of [this.endTimer, this.silenceTimer, this.keysTimer, this.turnTimer, this.reply?.holdTimer ?? null]) if (timer) clearTimeout(timer);
+    for (const timer of [this.endTimer, this.keysTimer, this.turnTimer, this.reply?.holdTimer ?? null]) if (timer) clearTimeout(timer);
     const reply = this.reply;
     if (reply) {
       this.reply = null;
