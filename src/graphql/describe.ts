@@ -68,7 +68,7 @@ const OWN: Record<string, string> = {
   'Execution.actualEndAt': 'When the execution reached a final state (ISO 8601); null before',
   'Execution.actualStartAt': 'When the execution started running (ISO 8601); null before',
   'Execution.autoPauseRules': 'The program’s auto-pause rules as they were when the execution was created',
-  'Execution.contactsCompleted': 'Contacts called to the end of the flow',
+  'Execution.contactsCompleted': 'Contacts whose calls are over because one connected (answered by a person, or by a machine: voicemail); outcomes splits them',
   'Execution.contactsDoNotCall': 'Contacts not called because their number was on the do-not-call list when their call was to be placed (outcome do_not_call; counted in contactsFailed too, no credit spent)',
   'Execution.contactsFailed': 'Contacts whose call failed after every retry, or that were not called (opted out, deleted, or on the do-not-call list)',
   'Execution.contactsInProgress': 'Contacts being called now',

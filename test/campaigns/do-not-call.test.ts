@@ -109,6 +109,8 @@ describe('the do-not-call list at dial time', () => {
     const { runner } = buildRunner(app, { seed: 'dnc', weights: ALWAYS_ANSWERED });
     const end = await tickUntil(runner, () => readExecution(org, otherProgram, otherExecution), (execution) => execution.status === 'completed');
     expect(end).toMatchObject({ totalContacts: 2, contactsCompleted: 1, contactsFailed: 1, contactsDoNotCall: 1, creditsSpent: 1 });
+    // The results say what happened: one answered, one not called for the list.
+    expect(end.outcomes).toMatchObject({ answered: 1, doNotCall: 1, voicemail: 0, noAnswer: 0, busy: 0, failed: 0 });
     expect((await org.graphql.ok(CampaignExecutionDocument, { id: otherExecution })).execution).toMatchObject({ contactsDoNotCall: 1, contactsFailed: 1, creditsSpent: 1 });
     expect(await creditBalance(org)).toBe(balance - 1);
     expect(await dialed(quitter!.phone)).toBe(1);
@@ -148,6 +150,7 @@ describe('the do-not-call list at dial time', () => {
     expect((await org.graphql.ok(AddDoNotCallDocument, { input: { phone: retried!.phone, note: 'by email' } })).addDoNotCall.source).toBe('manual');
     const retryEnd = await tickUntil(unanswered, () => readExecution(org, retryProgram, retryExecution), (execution) => execution.status === 'completed');
     expect(retryEnd).toMatchObject({ contactsDoNotCall: 1, contactsFailed: 1, creditsSpent: 1 });
+    expect(retryEnd.outcomes.doNotCall).toBe(1);
     const attempts = (await org.rest.get(`/api/calls?executionId=${retryExecution}&sortBy=queuedAt&sortOrder=asc`)).body.data as Record<string, unknown>[];
     expect(attempts.map((call) => [call.attempt, call.status, call.outcome])).toEqual([[1, 'no_answer', 'no_answer'], [2, 'canceled', 'do_not_call']]);
     expect(await dialed(retried!.phone)).toBe(1);

@@ -146,6 +146,8 @@ export interface Counters {
   contactsInProgress: number;
   actualStartAt: string | null;
   actualEndAt: string | null;
+  /** Finished contacts by outcome (answered, voicemail, noAnswer, busy, failed, doNotCall, notCalled). */
+  outcomes: Record<string, number>;
 }
 
 /** The execution as endpoint 9 lists it, with the invariant checked on what the door answered. */

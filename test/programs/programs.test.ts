@@ -353,7 +353,7 @@ describe('executions', () => {
 
   const ENDPOINT_9_KEYS = [
     'actualEndAt', 'actualStartAt', 'audienceId', 'autoPauseRules', 'contactsCompleted', 'contactsDoNotCall', 'contactsFailed', 'contactsInProgress',
-    'contactsPending', 'createdAt', 'creditsSpent', 'flowId', 'id', 'organizationId', 'programId', 'scheduledStartAt', 'scheduledStopAt', 'status',
+    'contactsPending', 'createdAt', 'creditsSpent', 'flowId', 'id', 'organizationId', 'outcomes', 'programId', 'scheduledStartAt', 'scheduledStopAt', 'status',
     'totalContacts', 'updatedAt',
   ];
 

@@ -2838,6 +2838,23 @@ export interface components {
             /** @description A resume starts the count again */
             resetOnResume: boolean;
         };
+        /** @description An execution’s finished contacts by outcome */
+        ExecutionOutcomes: {
+            /** @description Answered by a person */
+            answered: number;
+            /** @description Answered by a machine (voicemail): the call ended there, whatever nodes it reached */
+            voicemail: number;
+            /** @description Not answered, after every attempt */
+            noAnswer: number;
+            /** @description Busy, after every attempt */
+            busy: number;
+            /** @description Failed (the carrier or the gateway), after every attempt */
+            failed: number;
+            /** @description Not called: the number was on the do-not-call list when the call was to be placed */
+            doNotCall: number;
+            /** @description Not called: the contact opted out or was deleted before its call */
+            notCalled: number;
+        };
         /** @description A run of a program over its contacts */
         Execution: {
             /** @description The execution’s id (a UUID) */
@@ -2857,7 +2874,7 @@ export interface components {
             status: "scheduled" | "running" | "paused" | "paused_no_credits" | "paused_threshold" | "completed" | "stopped" | "cancelled";
             /** @description Contacts the execution calls: its audience’s contacts that had not opted out when it was created */
             totalContacts: number;
-            /** @description Contacts called to the end of the flow */
+            /** @description Contacts whose calls are over because one connected (answered by a person, or by a machine: voicemail); outcomes splits them */
             contactsCompleted: number;
             /** @description Contacts whose call failed after every retry, or that were not called (opted out, deleted, or on the do-not-call list) */
             contactsFailed: number;
@@ -2889,6 +2906,8 @@ export interface components {
             creditsSpent: number;
             /** @description Contacts not called because their number was on the do-not-call list when their call was to be placed (outcome do_not_call; counted in contactsFailed too, no credit spent) */
             contactsDoNotCall: number;
+            /** @description Finished contacts by outcome: what happened to each, not only completed or failed */
+            outcomes: components["schemas"]["ExecutionOutcomes"];
         };
         /** @description The outcome of resyncing a live program's triggers with its audience */
         TriggerSync: {
@@ -22048,7 +22067,16 @@ export interface operations {
                      *           }
                      *         ],
                      *         "creditsSpent": 3,
-                     *         "contactsDoNotCall": 3
+                     *         "contactsDoNotCall": 3,
+                     *         "outcomes": {
+                     *           "answered": 3,
+                     *           "voicemail": 3,
+                     *           "noAnswer": 3,
+                     *           "busy": 3,
+                     *           "failed": 3,
+                     *           "doNotCall": 3,
+                     *           "notCalled": 3
+                     *         }
                      *       }
                      *     ]
                      */
@@ -22266,7 +22294,16 @@ export interface operations {
                      *         }
                      *       ],
                      *       "creditsSpent": 3,
-                     *       "contactsDoNotCall": 3
+                     *       "contactsDoNotCall": 3,
+                     *       "outcomes": {
+                     *         "answered": 3,
+                     *         "voicemail": 3,
+                     *         "noAnswer": 3,
+                     *         "busy": 3,
+                     *         "failed": 3,
+                     *         "doNotCall": 3,
+                     *         "notCalled": 3
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -22561,7 +22598,16 @@ export interface operations {
                      *         }
                      *       ],
                      *       "creditsSpent": 3,
-                     *       "contactsDoNotCall": 3
+                     *       "contactsDoNotCall": 3,
+                     *       "outcomes": {
+                     *         "answered": 3,
+                     *         "voicemail": 3,
+                     *         "noAnswer": 3,
+                     *         "busy": 3,
+                     *         "failed": 3,
+                     *         "doNotCall": 3,
+                     *         "notCalled": 3
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -22764,7 +22810,16 @@ export interface operations {
                      *         }
                      *       ],
                      *       "creditsSpent": 3,
-                     *       "contactsDoNotCall": 3
+                     *       "contactsDoNotCall": 3,
+                     *       "outcomes": {
+                     *         "answered": 3,
+                     *         "voicemail": 3,
+                     *         "noAnswer": 3,
+                     *         "busy": 3,
+                     *         "failed": 3,
+                     *         "doNotCall": 3,
+                     *         "notCalled": 3
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -23036,7 +23091,16 @@ export interface operations {
                      *         }
                      *       ],
                      *       "creditsSpent": 3,
-                     *       "contactsDoNotCall": 3
+                     *       "contactsDoNotCall": 3,
+                     *       "outcomes": {
+                     *         "answered": 3,
+                     *         "voicemail": 3,
+                     *         "noAnswer": 3,
+                     *         "busy": 3,
+                     *         "failed": 3,
+                     *         "doNotCall": 3,
+                     *         "notCalled": 3
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -23308,7 +23372,16 @@ export interface operations {
                      *         }
                      *       ],
                      *       "creditsSpent": 3,
-                     *       "contactsDoNotCall": 3
+                     *       "contactsDoNotCall": 3,
+                     *       "outcomes": {
+                     *         "answered": 3,
+                     *         "voicemail": 3,
+                     *         "noAnswer": 3,
+                     *         "busy": 3,
+                     *         "failed": 3,
+                     *         "doNotCall": 3,
+                     *         "notCalled": 3
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -23580,7 +23653,16 @@ export interface operations {
                      *         }
                      *       ],
                      *       "creditsSpent": 3,
-                     *       "contactsDoNotCall": 3
+                     *       "contactsDoNotCall": 3,
+                     *       "outcomes": {
+                     *         "answered": 3,
+                     *         "voicemail": 3,
+                     *         "noAnswer": 3,
+                     *         "busy": 3,
+                     *         "failed": 3,
+                     *         "doNotCall": 3,
+                     *         "notCalled": 3
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -23852,7 +23934,16 @@ export interface operations {
                      *         }
                      *       ],
                      *       "creditsSpent": 3,
-                     *       "contactsDoNotCall": 3
+                     *       "contactsDoNotCall": 3,
+                     *       "outcomes": {
+                     *         "answered": 3,
+                     *         "voicemail": 3,
+                     *         "noAnswer": 3,
+                     *         "busy": 3,
+                     *         "failed": 3,
+                     *         "doNotCall": 3,
+                     *         "notCalled": 3
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];

@@ -6,6 +6,7 @@ import { Organization } from '../organizations/organization.entity.js';
 import { ExecutionStatus } from './program.enums.js';
 import { Program } from './program.entity.js';
 import { AutoPauseRule } from './program.types.js';
+import { ExecutionOutcomes, outcomesOf } from './execution-outcomes.js';
 
 /**
  * One run of a program. The four counters always add up to totalContacts: they move in the
@@ -72,6 +73,15 @@ export class Execution extends BaseEntity {
   @Field(() => [AutoPauseRule])
   @Property({ type: 'json' })
   autoPauseRules: AutoPauseRule[] & Opt = [];
+
+  /** Finished contacts by the outcome of their last call (or why they were not called): what `outcomes` shows. */
+  @Property({ type: 'json', default: '{}' })
+  outcomeCounts: Record<string, number> & Opt = {};
+
+  @Field(() => ExecutionOutcomes, { description: 'Finished contacts by outcome: what happened to each, not only completed or failed' })
+  get outcomes(): ExecutionOutcomes & Opt {
+    return outcomesOf(this.outcomeCounts);
+  }
 
   /** Contacts that reached each node since the count last started (a resume with resetOnResume restarts it). */
   @Property({ type: 'json' })

@@ -31,8 +31,9 @@ export const EXECUTION_FIELDS = [
   'id', 'programId', 'organizationId', 'audienceId', 'flowId', 'status',
   'totalContacts', 'contactsCompleted', 'contactsFailed', 'contactsPending', 'contactsInProgress',
   'scheduledStartAt', 'createdAt', 'updatedAt', 'scheduledStopAt', 'actualStartAt', 'actualEndAt', 'autoPauseRules', 'creditsSpent',
-  // Issue #25, past the interface's fields: the contacts not called because their number is on the do-not-call list.
-  'contactsDoNotCall',
+  // Issue #25, past the interface's fields: the contacts not called because their number is on the do-not-call list,
+  // and the finished contacts by outcome.
+  'contactsDoNotCall', 'outcomes',
 ] as const;
 
 /** An execution as the interface shows it: exactly EXECUTION_FIELDS, dates as ISO 8601. */

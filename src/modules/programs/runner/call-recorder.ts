@@ -8,6 +8,7 @@ import { addReached, trippedRule } from './auto-pause.js';
 import { isFinalOutcome, reachesNodes, type CallResult } from './dialer.js';
 import type { ClaimedCall } from './work-queue.js';
 import { at, placeholders, query } from './sql.js';
+import { addOutcomeCounts } from '../execution-outcomes.js';
 
 interface ExecutionState {
   status: ExecutionStatus;
@@ -62,6 +63,7 @@ interface ExecutionRowState extends ExecutionState {
   progress_event_at: Date | string | null;
   contacts_completed_delta: number;
   contacts_failed_delta: number;
+  outcomes_delta: Record<string, number>;
   ended: boolean;
   touched: boolean;
 }
@@ -89,7 +91,7 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
     return row && row.claimed_by === call.claim.token && (row.status === ExecutionContactStatus.in_progress || row.status === ExecutionContactStatus.pending);
   };
   const updates: Record<string, unknown>[] = [];
-  const counted: { call: CallToRecord['claim']; wasPending: boolean; next: ExecutionContactStatus; firstReached: string[] }[] = [];
+  const counted: { call: CallToRecord['claim']; wasPending: boolean; next: ExecutionContactStatus; firstReached: string[]; outcome: string }[] = [];
 
   // The contacts first: what each call makes of its row does not depend on the execution's counters.
   const results = calls.map((toRecord): RecordResult => {
@@ -125,7 +127,7 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
       completed_at: next === ExecutionContactStatus.pending ? null : at(now),
     });
     // The row leaves whichever count it was in; a later call of the same row in this batch is dropped.
-    counted.push({ call, wasPending: row.status === ExecutionContactStatus.pending, next, firstReached });
+    counted.push({ call, wasPending: row.status === ExecutionContactStatus.pending, next, firstReached, outcome: result.outcome });
     row.status = next;
     row.claimed_by = null;
     row.reached_node_ids = reached;
@@ -154,8 +156,10 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
        from executions where id in (${placeholders(executionIds)}) order by id for no key update`,
     executionIds,
   );
-  const executionById = new Map(executions.map((row) => [row.id, { ...row, contacts_completed_delta: 0, contacts_failed_delta: 0, ended: false, touched: false }]));
-  for (const { call, wasPending, next, firstReached } of counted) {
+  const executionById = new Map(
+    executions.map((row) => [row.id, { ...row, contacts_completed_delta: 0, contacts_failed_delta: 0, outcomes_delta: {} as Record<string, number>, ended: false, touched: false }]),
+  );
+  for (const { call, wasPending, next, firstReached, outcome } of counted) {
     const execution = executionById.get(call.execution.id);
     if (!execution) continue;
     execution.touched = true;
@@ -163,6 +167,8 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
     execution.contacts_in_progress = execution.contacts_in_progress - (wasPending ? 0 : 1);
     if (next === ExecutionContactStatus.completed) execution.contacts_completed_delta++;
     if (next === ExecutionContactStatus.failed) execution.contacts_failed_delta++;
+    // A contact that is done counts by its last call's outcome.
+    if (next !== ExecutionContactStatus.pending) execution.outcomes_delta[outcome] = (execution.outcomes_delta[outcome] ?? 0) + 1;
     execution.node_counts = addReached(execution.node_counts ?? {}, firstReached);
     const from = execution.status;
     // Nothing left to call: completed, even when this last call also tripped a rule.
@@ -187,10 +193,11 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
     tx,
     `update executions e set contacts_in_progress = v.in_progress, contacts_pending = v.pending,
             contacts_completed = e.contacts_completed + v.completed, contacts_failed = e.contacts_failed + v.failed,
+            outcome_counts = ${addOutcomeCounts('e.outcome_counts', 'v.outcomes')},
             node_counts = v.node_counts, status = v.status,
             actual_end_at = case when v.ended then ?::timestamptz else e.actual_end_at end,
             progress_event_at = case when v.progress then ?::timestamptz else e.progress_event_at end, updated_at = ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v(id uuid, in_progress int, pending int, completed int, failed int, node_counts jsonb, status text, ended boolean, progress boolean)
+       from jsonb_to_recordset(?::jsonb) as v(id uuid, in_progress int, pending int, completed int, failed int, outcomes jsonb, node_counts jsonb, status text, ended boolean, progress boolean)
       where e.id = v.id`,
     [
       at(now),
@@ -203,6 +210,7 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
           pending: execution.contacts_pending,
           completed: execution.contacts_completed_delta,
           failed: execution.contacts_failed_delta,
+          outcomes: execution.outcomes_delta,
           node_counts: execution.node_counts ?? {},
           status: execution.status,
           ended: execution.ended,

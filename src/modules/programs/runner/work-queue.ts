@@ -9,6 +9,7 @@ import type { CallingWindow, RetryPolicy } from '../program.types.js';
 import { isWithinWindow } from './calling-window.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, placeholders, query } from './sql.js';
+import { addOutcomeCounts } from '../execution-outcomes.js';
 import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
 import { EventWriter } from '../../events/event-writer.js';
 import { Call } from '../../telephony/call.entity.js';
@@ -302,9 +303,15 @@ export async function claimCalls(
       const applied = await query(
         tx,
         `update executions set contacts_pending = contacts_pending - ?, contacts_in_progress = contacts_in_progress + ?,
-                contacts_failed = contacts_failed + ?, contacts_do_not_call = contacts_do_not_call + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz
+                contacts_failed = contacts_failed + ?, contacts_do_not_call = contacts_do_not_call + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz,
+                outcome_counts = ${addOutcomeCounts('outcome_counts', '?::jsonb')}
           where id = ? and status = 'running' and (?::int = 0 or contacts_in_progress + ?::int <= ?) returning id`,
-        [taken, ids.length, gone.length, suppressed.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now), execution.id, ids.length, ids.length, execution.maxConcurrentCalls],
+        [
+          taken, ids.length, gone.length, suppressed.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now),
+          // The contacts not called, by why: their outcome, as the rows just written say.
+          JSON.stringify(countBy(candidates.filter((row) => row.gone).map((row) => String(row.gone)))),
+          execution.id, ids.length, ids.length, execution.maxConcurrentCalls,
+        ],
       );
       if (applied.length === 0) throw new ClaimRaced(execution.id);
     }
@@ -419,4 +426,11 @@ async function openCalls(
     [...alongside.params, ...params],
   );
   return ids;
+}
+
+/** How many times each value occurs. */
+function countBy(values: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
 }

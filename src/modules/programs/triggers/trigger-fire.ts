@@ -73,6 +73,10 @@ async function enqueue(em: EntityManager, execution: Execution, contacts: Contac
       else execution.contactsFailed -= 1;
       // Suppressed last time: it leaves that count too (the list is checked again when it is claimed).
       if (row.lastOutcome === 'do_not_call') execution.contactsDoNotCall -= 1;
+      // And its outcome's count (what `outcomes` shows is the contacts finished now).
+      if (row.lastOutcome && (execution.outcomeCounts[row.lastOutcome] ?? 0) > 0) {
+        execution.outcomeCounts = { ...execution.outcomeCounts, [row.lastOutcome]: execution.outcomeCounts[row.lastOutcome]! - 1 };
+      }
       execution.contactsPending += 1;
       Object.assign(row, {
         status: ExecutionContactStatus.pending,
