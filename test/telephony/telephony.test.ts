@@ -868,7 +868,11 @@ describe('simulated-campaign', () => {
     expect(calls.every((call) => call.carrier === 'simulator' && /^SM[0-9a-f]{32}$/.test(String(call.carrierCallId)) && call.from === '+14155550142')).toBe(true);
     expect(calls.every((call) => ['completed', 'busy', 'no_answer', 'failed'].includes(String(call.status)) && call.endedAt !== null)).toBe(true);
     const connected = calls.filter((call) => call.outcome === 'answered' || call.outcome === 'voicemail');
-    expect(connected.every((call) => call.status === 'completed' && call.answeredAt !== null && Number(call.durationSeconds) > 0)).toBe(true);
+    expect(connected.every((call) => call.status === 'completed' && call.answeredAt !== null)).toBe(true);
+    // A simulated call lasts as long as it was played: its duration agrees with its own answeredAt → endedAt.
+    for (const call of connected) {
+      expect(call.durationSeconds).toBe(Math.ceil((Date.parse(String(call.endedAt)) - Date.parse(String(call.answeredAt))) / 1000));
+    }
     expect(connected.filter((call) => call.outcome === 'answered').every((call) => JSON.stringify(call.reachedNodeIds) === '["start","hello","end"]')).toBe(true);
     expect(calls.filter((call) => !connected.includes(call)).every((call) => (call.reachedNodeIds as string[]).length === 0 && call.durationSeconds === 0)).toBe(true);
 

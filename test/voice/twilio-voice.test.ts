@@ -79,13 +79,18 @@ describe('a flow spoken on a Twilio call', () => {
     expect(record).toMatchObject({ status: 'completed', outcome: 'answered', reached_node_ids: ['start', 'greet', 'ask', 'bye', 'end'] });
     expect(record.conversation_id).not.toBeNull();
     const messages = await messagesOf(app, record.conversation_id!);
+    // The whole call: what the flow said (its say line and ask prompt, its goodbye) and the agent's replies, in the order heard.
     expect(messages.map((message) => [message.role, message.content])).toEqual([
+      ['assistant', 'Hello, this is Acme Dental.'],
+      ['assistant', 'How can I help you?'],
       ['user', 'I need to move my appointment'],
       ['assistant', 'Echo: I need to move my appointment'],
       ['user', 'No, goodbye'],
       ['assistant', 'Echo: No, goodbye'],
+      ['assistant', 'Thank you, goodbye.'],
     ]);
-    expect(messages[1]!.usage!.totalTokens).toBeGreaterThan(0);
+    expect(messages[0]!.usage).toBeNull();
+    expect(messages[3]!.usage!.totalTokens).toBeGreaterThan(0);
 
     // Both doors link the call and its conversation; the conversation ended with the call.
     const restCall = (await acme.rest.get(`/api/calls/${record.id}`)).body;
@@ -131,7 +136,8 @@ describe('a flow spoken on a Twilio call', () => {
       expect(documents.toLowerCase()).not.toContain(secret.toLowerCase());
     }
     expect(heard[0]!.heard).toContain('Echo: Repeat: [redacted]. [redacted].');
-    const replies = (await messagesOf(app, stored[0]!.conversation_id!)).filter((message) => message.role === 'assistant');
+    // The agent's three replies (the flow's own lines, stored too, carry no usage).
+    const replies = (await messagesOf(app, stored[0]!.conversation_id!)).filter((message) => message.role === 'assistant' && message.usage !== null);
     expect(replies).toHaveLength(3);
     for (const reply of replies) expect(reply.content).not.toMatch(/refunds to anyone|blue falcon/i);
   });
@@ -151,7 +157,8 @@ describe('a flow spoken on a Twilio call', () => {
     expect(stored[0]!.error_text).toMatch(/The agent could not answer: .*openai/i);
     const conversation = await closedConversation(acme, stored[0]!.conversation_id!);
     expect(conversation.status).toBe('failed');
-    expect((await messagesOf(app, stored[0]!.conversation_id!)).map((message) => message.role)).toEqual(['user']);
+    // What the flow said before the turn, and the caller's words; no reply.
+    expect((await messagesOf(app, stored[0]!.conversation_id!)).map((message) => message.role)).toEqual(['assistant', 'assistant', 'user']);
   });
 
   it('a program of one agent talks on the phone with a greeting and answers until the caller is silent', async () => {
@@ -164,7 +171,11 @@ describe('a flow spoken on a Twilio call', () => {
       'Sorry, I did not hear you.',
       'I did not hear anything, so I will end the call now. Goodbye.',
     ]);
-    expect((await messagesOf(app, stored[0]!.conversation_id!)).map((message) => message.content)).toEqual(['Is the clinic open on Sunday?', 'Echo: Is the clinic open on Sunday?']);
+    expect((await messagesOf(app, stored[0]!.conversation_id!)).map((message) => message.content)).toEqual([
+      'Hello, this is Max. How can I help you?',
+      'Is the clinic open on Sunday?',
+      'Echo: Is the clinic open on Sunday?',
+    ]);
   });
 });
 
@@ -278,22 +289,23 @@ describe('replayed webhooks and the log at trace', () => {
     const reply = await post(`${base}/reply?callId=${callId}`, { AccountSid: traceFake.accountSid, CallSid: callSid }, 'reply-token-1');
     expect(reply.twiml).toContain('Echo: I need to move my appointment');
     const conversationId = (await state(callId))[0]!.conversation_id!;
-    expect(await messages(conversationId)).toHaveLength(2);
+    // The greeting, the caller's turn and the reply.
+    expect(await messages(conversationId)).toHaveLength(3);
     const before = await state(callId);
 
     const replayed = await post(gather.url, gather.params, 'gather-token-1');
     expect(replayed.status).toBe(200);
     expect(replayed.twiml).toBe(first.twiml);
-    expect(await settledMessages(conversationId, 4)).toHaveLength(2);
+    expect(await settledMessages(conversationId, 5)).toHaveLength(3);
     expect(await state(callId)).toEqual(before);
 
     // Without Twilio's token, the signed URL and body name the request: the same request twice is one turn.
     const second = { ...gather.params, SpeechResult: 'Thursday works, goodbye' };
     await post(gather.url, second, null);
     await post(`${base}/reply?callId=${callId}`, { AccountSid: traceFake.accountSid, CallSid: callSid }, 'reply-token-2');
-    expect(await messages(conversationId)).toHaveLength(4);
+    expect(await messages(conversationId)).toHaveLength(5);
     await post(gather.url, second, null);
-    expect(await settledMessages(conversationId, 6)).toHaveLength(4);
+    expect(await settledMessages(conversationId, 7)).toHaveLength(5);
   });
 
   it('without a token, silences at two prompts are two requests, not one sent twice: each prompt has URLs of its own', async () => {

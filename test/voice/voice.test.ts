@@ -153,7 +153,11 @@ describe('inbound', () => {
       ]);
       const [stored] = await inboundCallsTo(number);
       expect(stored).toMatchObject({ organization_id: acme.organizationId, direction: 'inbound', status: 'completed', from_number: CALLER, duration_seconds: 12 });
-      expect((await messagesOf(app, stored!.conversation_id!)).map((message) => message.content)).toEqual(['What are your opening hours?', 'Echo: What are your opening hours?']);
+      expect((await messagesOf(app, stored!.conversation_id!)).map((message) => message.content)).toEqual([
+        'Hello, this is Reception. How can I help you?',
+        'What are your opening hours?',
+        'Echo: What are your opening hours?',
+      ]);
       expect(await closedConversation(acme, stored!.conversation_id!)).toMatchObject({ callId: stored!.id, status: 'ended', agentId });
 
       const listed = await acme.rest.get('/api/calls?direction=inbound');
@@ -266,6 +270,8 @@ describe('simulated-voice', () => {
         expect(call).toMatchObject({ status: 'completed', reached_node_ids: ['start', 'greet', 'ask', 'end'] });
         const messages = await messagesOf(app, call.conversation_id!);
         expect(messages.map((message) => `${message.role}: ${message.content}`)).toEqual([
+          'assistant: Hello from Acme.',
+          'assistant: Can you come on Monday?',
           'user: Monday is fine.',
           'assistant: Echo: Monday is fine.',
           'user: Goodbye then',

@@ -256,6 +256,17 @@ export class ConversationService {
     return this.turn(conversation, agent, message);
   }
 
+  /**
+   * What the call's flow said (its `say` lines and `ask` prompts), stored as the agent's messages in
+   * the order heard, so the transcript is the whole call and not only the agent's replies.
+   */
+  async addSpokenOnCall(organizationId: string, conversationId: string, lines: readonly string[]): Promise<void> {
+    if (lines.length === 0) return;
+    const conversation = await this.em.findOneOrFail(Conversation, { id: conversationId, organization: organizationId }, { populate: ['agent'] });
+    if (CLOSED.has(conversation.status)) return;
+    for (const line of lines) await this.storeMessage(conversation, MessageRole.assistant, line.slice(0, 10_000));
+  }
+
   /** Whether the conversation so far meets every resolution criterion of its agent (null: it has none). */
   async resolvedOnCall(organizationId: string, conversationId: string): Promise<boolean | null> {
     const conversation = await this.em.findOneOrFail(Conversation, { id: conversationId, organization: organizationId }, { populate: ['agent'] });

@@ -27,6 +27,13 @@ export interface VoiceState {
   pending: { speech: string | null; digits: string | null } | null;
   /** What the agent's answer to it says, waiting for the reply route. */
   reply?: VoiceAction[] | null;
+  /** What the flow said (say lines, ask prompts) not yet in the call's conversation: stored before the next turn, or when the call ends. */
+  said?: string[];
+}
+
+/** The lines of a walk the caller hears from the flow: its `say` lines and `ask` prompts. */
+function flowLines(actions: VoiceAction[]): string[] {
+  return actions.flatMap((action) => (action.kind === 'say' ? [action.text] : action.kind === 'gather' && action.prompt ? [action.prompt] : []));
 }
 
 interface CallRow {
@@ -139,13 +146,14 @@ export class VoiceEngine {
         await this.tracker.reached(callId, [], answeredBy);
         if (!agent || machine) return [{ kind: 'hangup' }];
         if (isStreamed(agent)) return [{ kind: 'stream' }];
-        await this.save(callId, state);
-        return [{ kind: 'gather', prompt: WORDS.greeting(agent.name), voice: agent.voice_config?.voiceId ?? null }];
+        const greeting = WORDS.greeting(agent.name);
+        await this.save(callId, { ...state, said: [greeting] });
+        return [{ kind: 'gather', prompt: greeting, voice: agent.voice_config?.voiceId ?? null }];
       }
       const start = script.flow.nodes.find((node) => node.type === 'start') ?? script.flow.nodes[0];
       const walk = walkFrom(this.context(script, machine), start?.id ?? null, { outcome: machine ? 'voicemail' : 'answered' });
       await this.tracker.reached(callId, walk.reached, answeredBy);
-      await this.save(callId, { ...state, nodeId: walk.waitingAt });
+      await this.save(callId, { ...state, nodeId: walk.waitingAt, said: flowLines(walk.actions) });
       if (walk.optOut && !machine) await this.optOut(call);
       return walk.actions;
     });
@@ -230,7 +238,7 @@ export class VoiceEngine {
   private async walkOn(call: CallRow, state: VoiceState, script: Script, from: string | null): Promise<VoiceAction[]> {
     const walk = walkFrom(this.context(script, state.machine), from, { outcome: 'answered' });
     await this.tracker.reached(call.id, walk.reached);
-    await this.save(call.id, { ...state, nodeId: walk.waitingAt, reprompts: 0 });
+    await this.save(call.id, { ...state, nodeId: walk.waitingAt, reprompts: 0, said: [...(state.said ?? []), ...flowLines(walk.actions)] });
     if (walk.optOut && !state.machine) await this.optOut(call);
     return walk.actions;
   }
@@ -261,7 +269,8 @@ export class VoiceEngine {
     const before = taken[0]?.voice_state;
     if (!before?.pending) return null;
     if (!call || FINAL.has(call.status)) return [{ kind: 'hangup' }];
-    const state: VoiceState = { ...before, pending: null, turns: before.turns + 1 };
+    // What the flow said before this turn goes into the conversation first, then the turn.
+    const state: VoiceState = { ...before, pending: null, turns: before.turns + 1, said: [] };
     const { speech, digits } = before.pending;
     const script = await this.script(call);
     const context = this.context(script, state.machine);
@@ -276,6 +285,7 @@ export class VoiceEngine {
         conversationId = (await this.conversations.openForCall(call.organization_id, agentId, callId)).id;
         await query(this.em.fork(), 'update calls set conversation_id = ? where id = ?', [conversationId, callId]);
       }
+      await this.conversations.addSpokenOnCall(call.organization_id, conversationId, before.said ?? []);
       replyText = (await this.conversations.replyOnCall(call.organization_id, conversationId, agentId, speech ?? digits!)).response;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
@@ -334,6 +344,8 @@ export class VoiceEngine {
     return this.scoped(async () => {
       const call = await this.load(callId);
       if (!call?.conversation_id) return;
+      // The flow's last lines (the goodbye after the agent's last reply) complete the transcript.
+      await this.conversations.addSpokenOnCall(call.organization_id, call.conversation_id, call.voice_state?.said ?? []);
       await this.conversations.closeForCall(call.organization_id, call.conversation_id, call.status === 'failed');
     }).catch((error: unknown) => this.logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'the conversation of an ended call could not be closed'));
   }

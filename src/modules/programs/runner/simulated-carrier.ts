@@ -114,6 +114,16 @@ export class SimulatedCarrier implements CarrierAdapter {
     return null;
   }
 
+  /**
+   * A connected call's end: it lasted as long as it was played, its duration the whole seconds from
+   * its answer to now (rounded up, as a carrier bills), so durationSeconds agrees with answeredAt →
+   * endedAt (the seeded dialer's talk time paces nothing and is not reported).
+   */
+  private ended(carrierCallId: string, answeredAt: Date, answeredBy: AnsweredBy): CarrierCallState {
+    const state = this.state(carrierCallId, CallStatus.completed, { answeredBy });
+    return { ...state, durationSeconds: Math.ceil(Math.max(0, state.at.getTime() - answeredAt.getTime()) / 1000) };
+  }
+
   private state(carrierCallId: string, status: CallStatus, extra: Partial<CarrierCallState> = {}): CarrierCallState {
     return { carrierCallId, status, answeredBy: null, durationSeconds: null, at: this.clock(), ...extra };
   }
@@ -150,15 +160,17 @@ export class SimulatedCarrier implements CarrierAdapter {
       const context = request.context;
       if (this.voice && (context?.flow || context?.agentId)) {
         // The caller is played against the voice engine: the nodes reached are those the conversation walked.
-        await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }));
+        const answered = this.state(carrierCallId, CallStatus.in_progress, { answeredBy });
+        await this.report(tracker, request.callId, answered);
         await playCaller(this.voice, request.callId, answeredBy, context.utterances ?? DEFAULT_UTTERANCES, this.streams);
-        await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.completed, { answeredBy, durationSeconds: result.durationSeconds }));
+        await this.report(tracker, request.callId, this.ended(carrierCallId, answered.at, answeredBy));
         await this.voice.ended(request.callId);
         return;
       }
       // Answered: the nodes its dialer walked are recorded with the answer, as a real call records them when it is told what to say.
-      await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.in_progress, { answeredBy }), result.reachedNodeIds);
-      await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.completed, { answeredBy, durationSeconds: result.durationSeconds }));
+      const answered = this.state(carrierCallId, CallStatus.in_progress, { answeredBy });
+      await this.report(tracker, request.callId, answered, result.reachedNodeIds);
+      await this.report(tracker, request.callId, this.ended(carrierCallId, answered.at, answeredBy));
       return;
     }
     await this.report(tracker, request.callId, this.state(carrierCallId, FINAL_STATUS[result.outcome], { durationSeconds: 0 }));
