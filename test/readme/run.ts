@@ -1,7 +1,11 @@
-// `npm run test:readme`: the README's ```sh blocks, run as written against a fresh server.
-// - Blocks run in order in one bash (`set -euo pipefail`), so a variable set in one is there in the next.
-// - `<!-- readme-runner: skip -->` on the line before a block leaves it out (a block that installs,
-//   starts a server of its own or needs a PostgreSQL server); `<!-- readme-runner: server-stopped -->`
+// `npm run test:readme`: the ```sh blocks of README.md and of every guide in docs/, run as written
+// against a fresh server.
+// - The files are read in the order of GUIDE_FILES (src/platform/guides.ts), and their blocks run in
+//   that order in one bash (`set -euo pipefail`), so a variable set in one block is there in the next,
+//   also in a later page (the README's tour, then Getting started, … then the development pages).
+//   `npm run test:readme -- docs/voice.md …` runs only the files named, in the order named.
+// - `<!-- readme-runner: skip (why) -->` on the line before a block leaves it out (a block that installs,
+//   starts a server of its own or needs a PostgreSQL server); a skip without its reason fails the run; `<!-- readme-runner: server-stopped -->`
 //   runs it with the server stopped and starts the server again after it (operator CLI commands on
 //   the embedded database, which one process holds at a time — what the README tells a reader to do).
 // - The server is the built one (`node dist/src/main.js`) on a free port with a fresh DATA_DIR in
@@ -13,22 +17,27 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
+import { GUIDE_FILES } from '../../src/platform/guides.js';
 import { Report } from '../faults/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const WORK = join(ROOT, '.readme-run');
-const MARKER = /<!--\s*readme-runner:\s*(skip|server-stopped)\b[^>]*-->/;
+const MARKER = /<!--\s*readme-runner:\s*(skip|server-stopped)\b([^>]*)-->/;
 
 export interface ReadmeBlock {
+  /** The file's path in the repository, set by the runner (extractBlocks leaves it empty). */
+  file: string;
   line: number;
   heading: string;
   code: string;
   mode: 'run' | 'skip' | 'server-stopped';
+  /** What the marker says after its mode: for a skip, why (required). */
+  reason: string;
 }
 
 /** The ```sh blocks of a markdown text, with the section they are in and the marker before them. */
-export function extractBlocks(markdown: string): ReadmeBlock[] {
+export function extractBlocks(markdown: string, file = ''): ReadmeBlock[] {
   const lines = markdown.split('\n');
   const blocks: ReadmeBlock[] = [];
   let heading = '';
@@ -42,7 +51,7 @@ export function extractBlocks(markdown: string): ReadmeBlock[] {
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && lines[i]!.trim() !== '```'; i++) body.push(lines[i]!);
-    blocks.push({ line: start + 1, heading, code: body.join('\n'), mode: marker ? (marker[1] as ReadmeBlock['mode']) : 'run' });
+    blocks.push({ file, line: start + 1, heading, code: body.join('\n'), mode: marker ? (marker[1] as ReadmeBlock['mode']) : 'run', reason: marker ? marker[2]!.trim().replace(/^\((.*)\)$/, '$1') : '' });
   }
   return blocks;
 }
@@ -91,12 +100,16 @@ function script(blocks: ReadmeBlock[], port: number, logFile: string): string {
 async function main(): Promise<number> {
   const jsonFlag = process.argv.indexOf('--json');
   const jsonFile = jsonFlag >= 0 ? process.argv[jsonFlag + 1] : undefined;
-  const readme = process.argv.find((arg) => arg.endsWith('.md')) ?? join(ROOT, 'README.md');
-  const name = basename(readme);
-  const all = extractBlocks(readFileSync(readme, 'utf8'));
+  const named = process.argv.slice(2).filter((arg) => arg.endsWith('.md'));
+  const files = named.length > 0 ? named : [...GUIDE_FILES];
+  const all = files.flatMap((file) => extractBlocks(readFileSync(join(ROOT, file), 'utf8'), file));
   const blocks = all.filter((block) => block.mode !== 'skip');
   const report = new Report();
-  report.section(`README blocks (${blocks.length} to run, ${all.length - blocks.length} skipped by their marker)`);
+  report.section(`Shell blocks of ${files.length} files (${blocks.length} to run, ${all.length - blocks.length} skipped by their marker)`);
+  for (const block of all.filter((block) => block.mode === 'skip')) {
+    if (block.reason) report.note(`skipped ${block.file}:${block.line} (${block.heading}): ${block.reason}`);
+    else report.check(`${block.file}:${block.line} (${block.heading}) is skipped with its reason`, false, 'write why after "skip"');
+  }
 
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
@@ -116,7 +129,7 @@ async function main(): Promise<number> {
     } else if (ok) {
       const block = blocks[Number(ok[1])]!;
       passed.add(Number(ok[1]));
-      report.check(`${name}:${block.line} (${block.heading})${block.mode === 'server-stopped' ? ', server stopped' : ''}`, true);
+      report.check(`${block.file}:${block.line} (${block.heading})${block.mode === 'server-stopped' ? ', server stopped' : ''}`, true);
     } else output += `${line}\n`;
   };
   let pending = '';
@@ -133,7 +146,7 @@ async function main(): Promise<number> {
 
   blocks.forEach((block, index) => {
     if (passed.has(index)) return;
-    const where = `${name}:${block.line} (${block.heading})`;
+    const where = `${block.file}:${block.line} (${block.heading})`;
     if (index === current) report.check(where, false, `exit ${code}; its output:\n${output.trimEnd().split('\n').slice(-30).join('\n')}`);
     else report.check(where, false, index < current || current < 0 ? 'the server did not start' : 'not run: an earlier block failed');
   });
