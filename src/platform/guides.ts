@@ -10,7 +10,11 @@ import { PROJECT_ROOT } from '../common/package-info.js';
  * the pages it continues. The link check holds this list to the files: every guide exists, and every
  * Markdown file of docs/ is here, so each one is both served and run.
  */
-export const GUIDE_FILES = ['README.md', 'docs/README.md'] as const;
+export const GUIDE_FILES = [
+  'README.md',
+  'docs/README.md',
+  'docs/getting-started.md',
+] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
 export function guideUrl(file: string): string {
