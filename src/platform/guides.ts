@@ -14,6 +14,7 @@ export const GUIDE_FILES = [
   'README.md',
   'docs/README.md',
   'docs/getting-started.md',
+  'docs/agents-and-knowledge.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
