@@ -15,6 +15,7 @@ export const GUIDE_FILES = [
   'docs/README.md',
   'docs/getting-started.md',
   'docs/agents-and-knowledge.md',
+  'docs/campaigns.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
