@@ -16,6 +16,8 @@ export const GUIDE_FILES = [
   'docs/getting-started.md',
   'docs/agents-and-knowledge.md',
   'docs/campaigns.md',
+  'docs/calls-and-carriers.md',
+  'docs/development/carriers.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
