@@ -18,6 +18,7 @@ export const GUIDE_FILES = [
   'docs/campaigns.md',
   'docs/calls-and-carriers.md',
   'docs/development/carriers.md',
+  'docs/voice.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
