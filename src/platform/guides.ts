@@ -19,6 +19,7 @@ export const GUIDE_FILES = [
   'docs/calls-and-carriers.md',
   'docs/development/carriers.md',
   'docs/voice.md',
+  'docs/events.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
