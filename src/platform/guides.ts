@@ -20,6 +20,7 @@ export const GUIDE_FILES = [
   'docs/development/carriers.md',
   'docs/voice.md',
   'docs/events.md',
+  'docs/sdk.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
