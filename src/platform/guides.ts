@@ -21,6 +21,7 @@ export const GUIDE_FILES = [
   'docs/voice.md',
   'docs/events.md',
   'docs/sdk.md',
+  'docs/development/testing.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
