@@ -22,6 +22,7 @@ export const GUIDE_FILES = [
   'docs/events.md',
   'docs/sdk.md',
   'docs/development/testing.md',
+  'docs/security.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
