@@ -23,6 +23,7 @@ export const GUIDE_FILES = [
   'docs/sdk.md',
   'docs/development/testing.md',
   'docs/security.md',
+  'docs/performance.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
