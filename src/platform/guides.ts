@@ -24,6 +24,7 @@ export const GUIDE_FILES = [
   'docs/development/testing.md',
   'docs/security.md',
   'docs/performance.md',
+  'docs/api-decisions.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
