@@ -25,6 +25,7 @@ export const GUIDE_FILES = [
   'docs/security.md',
   'docs/performance.md',
   'docs/api-decisions.md',
+  'docs/operating.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
