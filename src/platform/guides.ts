@@ -17,15 +17,16 @@ export const GUIDE_FILES = [
   'docs/agents-and-knowledge.md',
   'docs/campaigns.md',
   'docs/calls-and-carriers.md',
-  'docs/development/carriers.md',
   'docs/voice.md',
   'docs/events.md',
   'docs/sdk.md',
-  'docs/development/testing.md',
+  'docs/operating.md',
   'docs/security.md',
   'docs/performance.md',
   'docs/api-decisions.md',
-  'docs/operating.md',
+  'CONTRIBUTING.md',
+  'docs/development/testing.md',
+  'docs/development/carriers.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
