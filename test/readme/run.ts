@@ -12,7 +12,7 @@
 //   .readme-run/, which is the blocks' working directory, so `cat .data/first-api-key` reads its key;
 //   `localhost:4000` in the blocks is rewritten to that port.
 // - Every `curl` fails on an HTTP status of 400 or more (a bash function adds `--fail-with-body -S`).
-// One line per block, `N passed, N failed`; `--json FILE` writes {numPassedTests, numFailedTests}
+// One line per block (`--verbose`: with what it printed), `N passed, N failed`; `--json FILE` writes {numPassedTests, numFailedTests}
 // for .ci/run. A failed block stops the run: the blocks after it are counted failed, not run.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -100,6 +100,7 @@ function script(blocks: ReadmeBlock[], port: number, logFile: string): string {
 async function main(): Promise<number> {
   const jsonFlag = process.argv.indexOf('--json');
   const jsonFile = jsonFlag >= 0 ? process.argv[jsonFlag + 1] : undefined;
+  const verbose = process.argv.includes('--verbose');
   const named = process.argv.slice(2).filter((arg) => arg.endsWith('.md'));
   const files = named.length > 0 ? named : [...GUIDE_FILES];
   const all = files.flatMap((file) => extractBlocks(readFileSync(join(ROOT, file), 'utf8'), file));
@@ -130,6 +131,7 @@ async function main(): Promise<number> {
       const block = blocks[Number(ok[1])]!;
       passed.add(Number(ok[1]));
       report.check(`${block.file}:${block.line} (${block.heading})${block.mode === 'server-stopped' ? ', server stopped' : ''}`, true);
+      if (verbose) output.trimEnd().split('\n').forEach((text) => report.note(text));
     } else output += `${line}\n`;
   };
   let pending = '';
