@@ -15,6 +15,9 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The guides the server renders at /docs/guides, from the same Markdown as the repository's.
+COPY README.md CONTRIBUTING.md ./
+COPY docs ./docs
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 4000

@@ -35,6 +35,7 @@ import { failedRequestLimit, FixedWindowLimiter, rateLimit, type RateLimiter } f
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import type { UpgradeLimit } from './platform/upgrade-limit.js';
 import { explorerRouter } from './platform/explorer.js';
+import { guidesRouter } from './platform/guides.js';
 import { lendOrganizationGate, OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
 import { answerBudgetOf, responseSizeLimit } from './platform/response-size.js';
@@ -222,8 +223,9 @@ export async function createGateway(config: Config, database: Database, logger: 
   });
   app.use(['/api', '/graphql'], corsPolicy);
 
-  // The landing page, the REST reference and GraphiQL: static pages, no credentials, no CDN.
+  // The landing page, the REST reference, GraphiQL and the guides: static pages, no credentials, no CDN.
   app.use(explorerRouter());
+  app.use(guidesRouter());
 
   const apiTimeout = requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId)));
   // An SSE stream stays open as long as its client wants: it is not held to the request timeout.

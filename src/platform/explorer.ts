@@ -40,6 +40,7 @@ const LANDING = page(
 <p>Version ${PACKAGE_VERSION}. Every <code>/api</code> route and GraphQL operation needs
 <code>x-api-key: &lt;key&gt;</code> or <code>Authorization: Bearer &lt;token&gt;</code>.</p>
 <ul>
+  <li><a href="/docs/guides">Guides</a>: how to do each thing, from a first key to voice campaigns (works offline)</li>
   <li><a href="/docs">REST API reference</a> (Swagger UI, works offline)</li>
   <li><a href="/graphiql">GraphiQL</a> with the explorer (works offline)</li>
   <li><a href="/graphql">Apollo Sandbox</a> (needs the internet)</li>
@@ -50,8 +51,10 @@ const LANDING = page(
 
 const SWAGGER_PAGE = page(
   'REST API reference · Telephony agent gateway',
-  '<link rel="stylesheet" href="/docs/assets/swagger-ui/swagger-ui.css">',
-  `<div id="swagger-ui"></div>
+  `<link rel="stylesheet" href="/docs/assets/swagger-ui/swagger-ui.css">
+<style>#gateway-nav { font: 15px/1.5 system-ui, sans-serif; padding: .6rem 1rem; background: #f2f4f8; border-bottom: 1px solid #d8dde6; } #gateway-nav a { margin-right: 1rem; }</style>`,
+  `<nav id="gateway-nav"><a href="/">Telephony agent gateway</a><a href="/docs/guides">Guides</a><a href="/graphiql">GraphiQL</a><a href="/docs/errors">Error codes</a></nav>
+<div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/init.js"></script>`,
 );

@@ -1,4 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
+import { GUIDE_FILES, guideUrl } from '../../src/platform/guides.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { browserAvailable, launchChromium, offlineContext } from '../support/browser.js';
 
@@ -17,7 +18,7 @@ describe('the landing page', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await res.text();
-    for (const href of ['/docs', '/graphiql', '/graphql', '/api/openapi.json', '/healthz']) {
+    for (const href of ['/docs', '/docs/guides', '/graphiql', '/graphql', '/api/openapi.json', '/healthz']) {
       expect(html).toContain(`href="${href}"`);
     }
   });
@@ -30,6 +31,25 @@ describe('the landing page', () => {
     }
     expect((await fetch(`${app.baseUrl}/graphiql/assets/nothing.js`)).status).toBe(404);
     expect((await fetch(`${app.baseUrl}/docs/assets/swagger-ui/nothing.js`)).status).toBe(404);
+  });
+});
+
+describe('the guides', () => {
+  it('serves each guide as HTML without credentials, under a policy that allows no script, and 404 for an unknown page', async () => {
+    for (const file of GUIDE_FILES) {
+      const res = await fetch(`${app.baseUrl}${guideUrl(file)}`);
+      expect([file, res.status]).toEqual([file, 200]);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(await res.text()).not.toContain('<script');
+    }
+    expect((await fetch(`${app.baseUrl}/docs/guides/`)).status).toBe(200);
+    expect((await fetch(`${app.baseUrl}/docs/guides/nothing`)).status).toBe(404);
+    expect((await fetch(`${app.baseUrl}/docs/guides/assets/guides.css`)).headers.get('content-type')).toMatch(/^text\/css/);
+  });
+
+  it('are linked from the REST reference', async () => {
+    expect(await (await fetch(`${app.baseUrl}/docs`)).text()).toContain('href="/docs/guides"');
   });
 });
 
@@ -46,6 +66,10 @@ describe('the landing page', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
+    // Console errors too: a refused stylesheet or a blocked request under the guides' policy shows only there.
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
     await page.goto(`${app.baseUrl}${path}`, { waitUntil: 'load' });
     return { page, blocked, errors };
   }
@@ -98,4 +122,33 @@ describe('the landing page', () => {
     expect(blocked).toEqual([]);
     await page.context().close();
   });
+
+  it('every guide loads with no console error, styled, and each of its links reaches a page that loads (and the heading it names)', async () => {
+    const ids = new Map<string, string[]>();
+    const links = new Map<string, string>();
+    for (const file of GUIDE_FILES) {
+      const path = guideUrl(file);
+      const { page, blocked, errors } = await open(path);
+      expect([path, errors, blocked]).toEqual([path, [], []]);
+      // The stylesheet applied (not refused by the policy): the header has its background.
+      expect(await page.evaluate(`getComputedStyle(document.querySelector('header')).backgroundColor`)).toBe('rgb(242, 244, 248)');
+      ids.set(path, await page.evaluate<string[]>(`[...document.querySelectorAll('[id]')].map((element) => element.id)`));
+      const hrefs = await page.evaluate<string[]>(`[...document.querySelectorAll('a[href]')].map((a) => a.href)`);
+      for (const href of hrefs) if (href.startsWith(app.baseUrl)) links.set(href, path);
+      await page.context().close();
+    }
+    expect(links.size).toBeGreaterThan(30);
+    const loaded = new Set<string>();
+    for (const [href, from] of links) {
+      const url = new URL(href);
+      if (!ids.has(url.pathname) && !loaded.has(url.pathname)) {
+        const res = await fetch(`${app.baseUrl}${url.pathname}`);
+        expect([from, href, res.status]).toEqual([from, href, 200]);
+        loaded.add(url.pathname);
+      }
+      if (url.hash && ids.has(url.pathname)) {
+        expect([from, href, ids.get(url.pathname)!.includes(decodeURIComponent(url.hash.slice(1)))]).toEqual([from, href, true]);
+      }
+    }
+  }, 120_000);
 });
