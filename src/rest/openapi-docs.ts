@@ -67,7 +67,7 @@ export function classFieldDescriptions(target: Function | undefined): Record<str
 export function operationDescription(route: RouteDefinition, isList: boolean): string {
   const parts = [route.description ?? `${route.summary}.`];
   if (route.method === 'get') parts.push('Any role of the organization may call it.');
-  else if (!route.path.startsWith('/auth/')) parts.push('A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.');
+  else if (!route.path.startsWith('/auth/')) parts.push('A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.');
   if (isList) parts.push('Paged: `page` (from 1) and `limit` (1 to 100, default 20); answers `{data, meta}`.');
   if (route.path.includes('{')) parts.push('An id of another organization answers 404, exactly like an unknown id.');
   if (route.idempotent) parts.push('Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.');

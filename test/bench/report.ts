@@ -1,5 +1,5 @@
 // The bench's outcome: medians per request kind, the ratio to the baseline and the targets,
-// as a Markdown table (stdout, for the README) and as raw numbers (test/bench/results/latest.json).
+// as a Markdown table (stdout, for docs/performance.md) and as raw numbers (test/bench/results/latest.json).
 import { cpus, release, totalmem } from 'node:os';
 import type { BenchRequest } from './kinds.js';
 import { median, type RunResult } from './measure.js';

@@ -480,7 +480,7 @@ describe('pauses', () => {
 });
 
 describe('semantics', () => {
-  // The campaign semantics README › Campaigns › "Campaign semantics" writes down, each on both doors.
+  // The campaign semantics docs/campaigns.md › "Campaign semantics" writes down, each on both doors.
 
   let app: TestApp;
   beforeAll(async () => {

@@ -185,7 +185,7 @@ describe('error-docs', () => {
     });
   });
 
-  describe('GET queries on /graphql (as the README says)', () => {
+  describe('GET queries on /graphql (as Getting started says)', () => {
     it('need the apollo-require-preflight header (CSRF protection); with it they answer', async () => {
       const url = `${app.baseUrl}/graphql?query=${encodeURIComponent('{ me { id } }')}`;
       const blocked = await fetch(url, { headers: { 'x-api-key': acme.apiKey } });

@@ -15,7 +15,7 @@ export const MAIN = 'dist/src/main.js';
  * Node options of every process these tests start. `--liftoff-only`: V8 compiles PGlite's
  * WebAssembly with its baseline compiler only. A process here lives for seconds, and optimizing
  * the Postgres functions hot at start-up cost more than it saved: a server start took about 2.5
- * CPU s with it, 1.7 s without. Nothing but the compiler tier differs (README, The test suite).
+ * CPU s with it, 1.7 s without. Nothing but the compiler tier differs (docs/development/testing.md, The test suite).
  */
 export const NODE_ARGS = ['--liftoff-only'];
 

@@ -111,7 +111,7 @@ export interface paths {
         put?: never;
         /**
          * Add a user with a role; owner only. The answer carries the user’s first API key, its secret shown only this once
-         * @description Add a user with a role; owner only. The answer carries the user’s first API key, its secret shown only this once. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Add a user with a role; owner only. The answer carries the user’s first API key, its secret shown only this once. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["addUser"];
         delete?: never;
@@ -130,13 +130,13 @@ export interface paths {
         get?: never;
         /**
          * Change a user’s role; owner only; the last owner cannot be demoted (409)
-         * @description Change a user’s role; owner only; the last owner cannot be demoted (409). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change a user’s role; owner only; the last owner cannot be demoted (409). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateUserRole"];
         post?: never;
         /**
          * Remove a user and its API keys; owner only; the last owner cannot be removed (409); 204 with no body
-         * @description Remove a user and its API keys; owner only; the last owner cannot be removed (409); 204 with no body. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Remove a user and its API keys; owner only; the last owner cannot be removed (409); 204 with no body. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeUser"];
         options?: never;
@@ -159,7 +159,7 @@ export interface paths {
         put?: never;
         /**
          * Create an agent (a draft at version 1)
-         * @description Create an agent (a draft at version 1). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         * @description Create an agent (a draft at version 1). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
          */
         post: operations["createAgent"];
         delete?: never;
@@ -182,13 +182,13 @@ export interface paths {
         get: operations["getAgent"];
         /**
          * Change the fields that are sent; the version goes up by one
-         * @description Change the fields that are sent; the version goes up by one. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; the version goes up by one. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateAgent"];
         post?: never;
         /**
          * Soft delete: the agent is archived with a deletedAt, its record kept
-         * @description Soft delete: the agent is archived with a deletedAt, its record kept. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Soft delete: the agent is archived with a deletedAt, its record kept. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteAgent"];
         options?: never;
@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Activate a draft agent; from active or archived: 409
-         * @description Activate a draft agent; from active or archived: 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Activate a draft agent; from active or archived: 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["activateAgent"];
         delete?: never;
@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Send one test message to the agent; nothing is stored
-         * @description Send one test message to the agent; nothing is stored. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Send one test message to the agent; nothing is stored. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["testAgent"];
         delete?: never;
@@ -251,7 +251,7 @@ export interface paths {
         put?: never;
         /**
          * Start a conversation (pending until its first message), with an optional title
-         * @description Start a conversation (pending until its first message), with an optional title. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         * @description Start a conversation (pending until its first message), with an optional title. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
          */
         post: operations["startConversation"];
         delete?: never;
@@ -295,7 +295,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message; the message and the reply are stored in order
-         * @description Send a message; the message and the reply are stored in order. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Send a message; the message and the reply are stored in order. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -315,7 +315,7 @@ export interface paths {
         put?: never;
         /**
          * End a conversation and evaluate its resolution criteria
-         * @description End a conversation and evaluate its resolution criteria. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description End a conversation and evaluate its resolution criteria. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["endConversation"];
         delete?: never;
@@ -339,7 +339,7 @@ export interface paths {
         put?: never;
         /**
          * Create a knowledge base
-         * @description Create a knowledge base. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Create a knowledge base. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createKnowledgeBase"];
         delete?: never;
@@ -364,7 +364,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a knowledge base with all its documents and chunks
-         * @description Delete a knowledge base with all its documents and chunks. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a knowledge base with all its documents and chunks. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteKnowledgeBase"];
         options?: never;
@@ -387,7 +387,7 @@ export interface paths {
         put?: never;
         /**
          * Add a document; it is chunked for retrieval before the answer
-         * @description Add a document; it is chunked for retrieval before the answer. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Add a document; it is chunked for retrieval before the answer. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["addDocument"];
         delete?: never;
@@ -431,7 +431,7 @@ export interface paths {
         put?: never;
         /**
          * Create an audience
-         * @description Create an audience. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Create an audience. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createAudience"];
         delete?: never;
@@ -454,13 +454,13 @@ export interface paths {
         get: operations["getAudience"];
         /**
          * Change the fields that are sent; the others keep their values
-         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateAudience"];
         post?: never;
         /**
          * Delete an audience and its memberships (the contacts stay)
-         * @description Delete an audience and its memberships (the contacts stay). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete an audience and its memberships (the contacts stay). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteAudience"];
         options?: never;
@@ -479,12 +479,12 @@ export interface paths {
         put?: never;
         /**
          * Add contacts of the organization to an audience; answers the audience
-         * @description Add contacts of the organization to an audience; answers the audience. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Add contacts of the organization to an audience; answers the audience. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["addAudienceMembers"];
         /**
          * Remove contacts from an audience; 204 with no body
-         * @description Remove contacts from an audience; 204 with no body. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Remove contacts from an audience; 204 with no body. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeAudienceMembers"];
         options?: never;
@@ -507,7 +507,7 @@ export interface paths {
         put?: never;
         /**
          * Create a contact; a phone already in the organization → 409
-         * @description Create a contact; a phone already in the organization → 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Create a contact; a phone already in the organization → 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createContact"];
         delete?: never;
@@ -527,7 +527,7 @@ export interface paths {
         put?: never;
         /**
          * Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written
-         * @description Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["importContacts"];
         delete?: never;
@@ -550,13 +550,13 @@ export interface paths {
         get: operations["getContact"];
         /**
          * Change the fields that are sent; the others keep their values
-         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateContact"];
         post?: never;
         /**
          * Delete a contact and its audience memberships
-         * @description Delete a contact and its audience memberships. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a contact and its audience memberships. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteContact"];
         options?: never;
@@ -579,7 +579,7 @@ export interface paths {
         put?: never;
         /**
          * Put a number on the do-not-call list (source manual); a number already on it → 409
-         * @description From then on every dial of the organization checks it at the moment the call is placed: campaigns, live triggers and retries skip the number, spend no credit and count the contact as do_not_call. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description From then on every dial of the organization checks it at the moment the call is placed: campaigns, live triggers and retries skip the number, spend no credit and count the contact as do_not_call. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["addDoNotCall"];
         delete?: never;
@@ -599,7 +599,7 @@ export interface paths {
         put?: never;
         /**
          * Add the numbers of a CSV (source import): the good rows are added, bad rows are reported with their line and reason, repeats are merged
-         * @description The body is `{"csv": "<text>"}`. A first line naming a `phone` (or `number`) column is a header (its `note` column is kept); without one the first column is the number, the second the note. Blank lines are skipped. The answer lists `rejected` rows (not E.164, no number, an unclosed quote) and `skipped` rows (a number repeated in the file, or already on the list: merged into the entry that is there). A file of more than 10000 rows → 400 naming csv, nothing added. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description The body is `{"csv": "<text>"}`. A first line naming a `phone` (or `number`) column is a header (its `note` column is kept); without one the first column is the number, the second the note. Blank lines are skipped. The answer lists `rejected` rows (not E.164, no number, an unclosed quote) and `skipped` rows (a number repeated in the file, or already on the list: merged into the entry that is there). A file of more than 10000 rows → 400 naming csv, nothing added. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["importDoNotCall"];
         delete?: never;
@@ -624,7 +624,7 @@ export interface paths {
         post?: never;
         /**
          * Take a number off the list by the entry’s id or the number (it may be called again); one not on the list → 404
-         * @description Take a number off the list by the entry’s id or the number (it may be called again); one not on the list → 404. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Take a number off the list by the entry’s id or the number (it may be called again); one not on the list → 404. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeDoNotCall"];
         options?: never;
@@ -647,7 +647,7 @@ export interface paths {
         put?: never;
         /**
          * Create a business record of a contact of the organization
-         * @description Create a business record of a contact of the organization. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Create a business record of a contact of the organization. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createBusinessEntity"];
         delete?: never;
@@ -670,13 +670,13 @@ export interface paths {
         get: operations["getBusinessEntity"];
         /**
          * Change the fields that are sent; the others keep their values
-         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateBusinessEntity"];
         post?: never;
         /**
          * Delete a business record
-         * @description Delete a business record. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a business record. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteBusinessEntity"];
         options?: never;
@@ -698,7 +698,7 @@ export interface paths {
         get: operations["getOrganization"];
         /**
          * Rename the organization; owner only
-         * @description Rename the organization; owner only. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Rename the organization; owner only. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         put: operations["updateOrganization"];
         post?: never;
@@ -719,7 +719,7 @@ export interface paths {
         put?: never;
         /**
          * Gone: always 403 FORBIDDEN; credits are granted by the operator (npm run cli -- credits:add)
-         * @description Gone: always 403 FORBIDDEN; credits are granted by the operator (npm run cli -- credits:add). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Gone: always 403 FORBIDDEN; credits are granted by the operator (npm run cli -- credits:add). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["addCredits"];
         delete?: never;
@@ -763,7 +763,7 @@ export interface paths {
         put?: never;
         /**
          * Create a team; a name already in the organization → 409
-         * @description Create a team; a name already in the organization → 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Create a team; a name already in the organization → 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createTeam"];
         delete?: never;
@@ -786,13 +786,13 @@ export interface paths {
         get: operations["getTeam"];
         /**
          * Change the fields that are sent; the others keep their values
-         * @description Change the fields that are sent; the others keep their values. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; the others keep their values. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateTeam"];
         post?: never;
         /**
          * Delete a team and its memberships (the users stay)
-         * @description Delete a team and its memberships (the users stay). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a team and its memberships (the users stay). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteTeam"];
         options?: never;
@@ -811,7 +811,7 @@ export interface paths {
         put?: never;
         /**
          * Add a user of the organization to the team (or change their role); answers the team
-         * @description Add a user of the organization to the team (or change their role); answers the team. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Add a user of the organization to the team (or change their role); answers the team. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["addTeamMember"];
         delete?: never;
@@ -832,7 +832,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a user from the team; 204 with no body
-         * @description Remove a user from the team; 204 with no body. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Remove a user from the team; 204 with no body. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeTeamMember"];
         options?: never;
@@ -855,7 +855,7 @@ export interface paths {
         put?: never;
         /**
          * Create a call flow: 1 to 200 nodes with unique ids, exactly one start node, edges between existing nodes
-         * @description Create a call flow: 1 to 200 nodes with unique ids, exactly one start node, edges between existing nodes. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Create a call flow: 1 to 200 nodes with unique ids, exactly one start node, edges between existing nodes. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createCallFlow"];
         delete?: never;
@@ -878,13 +878,13 @@ export interface paths {
         get: operations["getCallFlow"];
         /**
          * Change the fields that are sent; nodes and edges are checked together
-         * @description Change the fields that are sent; nodes and edges are checked together. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; nodes and edges are checked together. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateCallFlow"];
         post?: never;
         /**
          * Delete a call flow; programs that used it keep their record without a flow
-         * @description Delete a call flow; programs that used it keep their record without a flow. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a call flow; programs that used it keep their record without a flow. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteCallFlow"];
         options?: never;
@@ -907,7 +907,7 @@ export interface paths {
         put?: never;
         /**
          * Create a draft program (a campaign over an audience, or a live program with liveTrigger)
-         * @description Create a draft program (a campaign over an audience, or a live program with liveTrigger). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Create a draft program (a campaign over an audience, or a live program with liveTrigger). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createProgram"];
         delete?: never;
@@ -930,13 +930,13 @@ export interface paths {
         get: operations["getProgram"];
         /**
          * Change the fields that are sent; the result is checked as a whole
-         * @description Change the fields that are sent; the result is checked as a whole. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; the result is checked as a whole. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateProgram"];
         post?: never;
         /**
          * Delete a program and its executions; 409 while one of them is not finished
-         * @description Delete a program and its executions; 409 while one of them is not finished. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a program and its executions; 409 while one of them is not finished. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteProgram"];
         options?: never;
@@ -955,7 +955,7 @@ export interface paths {
         put?: never;
         /**
          * draft → active; from any other state 409
-         * @description draft → active; from any other state 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description draft → active; from any other state 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["activateProgram"];
         delete?: never;
@@ -979,7 +979,7 @@ export interface paths {
         put?: never;
         /**
          * A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise
-         * @description A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         * @description A scheduled execution of an active campaign over its audience’s contacts that have not opted out; 409 otherwise. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
          */
         post: operations["createExecution"];
         delete?: never;
@@ -1019,7 +1019,7 @@ export interface paths {
         put?: never;
         /**
          * scheduled → running; a move the state machine forbids is 409
-         * @description scheduled → running; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description scheduled → running; a move the state machine forbids is 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["startExecution"];
         delete?: never;
@@ -1039,7 +1039,7 @@ export interface paths {
         put?: never;
         /**
          * running → paused; a move the state machine forbids is 409
-         * @description running → paused; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description running → paused; a move the state machine forbids is 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["pauseExecution"];
         delete?: never;
@@ -1059,7 +1059,7 @@ export interface paths {
         put?: never;
         /**
          * any paused state → running; a move the state machine forbids is 409
-         * @description any paused state → running; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description any paused state → running; a move the state machine forbids is 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["resumeExecution"];
         delete?: never;
@@ -1079,7 +1079,7 @@ export interface paths {
         put?: never;
         /**
          * running or paused → stopped; pending contacts are never dialed; a move the state machine forbids is 409
-         * @description running or paused → stopped; pending contacts are never dialed; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description running or paused → stopped; pending contacts are never dialed; a move the state machine forbids is 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["stopExecution"];
         delete?: never;
@@ -1099,7 +1099,7 @@ export interface paths {
         put?: never;
         /**
          * scheduled → cancelled; a move the state machine forbids is 409
-         * @description scheduled → cancelled; a move the state machine forbids is 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description scheduled → cancelled; a move the state machine forbids is 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["cancelExecution"];
         delete?: never;
@@ -1139,7 +1139,7 @@ export interface paths {
         put?: never;
         /**
          * Brings a live program's triggers in line with its audience and contacts now
-         * @description Brings a live program's triggers in line with its audience and contacts now. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Brings a live program's triggers in line with its audience and contacts now. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["syncProgramTriggers"];
         delete?: never;
@@ -1163,7 +1163,7 @@ export interface paths {
         put?: never;
         /**
          * Connect a carrier account; the carrier checks the credentials first (rejected → 400, unreachable → 503); needs CREDENTIALS_KEY (409 otherwise)
-         * @description Connect a carrier account; the carrier checks the credentials first (rejected → 400, unreachable → 503); needs CREDENTIALS_KEY (409 otherwise). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Connect a carrier account; the carrier checks the credentials first (rejected → 400, unreachable → 503); needs CREDENTIALS_KEY (409 otherwise). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createCarrierConnection"];
         delete?: never;
@@ -1186,13 +1186,13 @@ export interface paths {
         get: operations["getCarrierConnection"];
         /**
          * Change the fields that are sent; a new authToken (rotation) is checked with the carrier first
-         * @description Change the fields that are sent; a new authToken (rotation) is checked with the carrier first. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; a new authToken (rotation) is checked with the carrier first. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateCarrierConnection"];
         post?: never;
         /**
          * Delete a carrier connection; its numbers stay, without a connection
-         * @description Delete a carrier connection; its numbers stay, without a connection. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a carrier connection; its numbers stay, without a connection. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteCarrierConnection"];
         options?: never;
@@ -1215,7 +1215,7 @@ export interface paths {
         put?: never;
         /**
          * Add a number (E.164); a number already in the organization → 409, a carrierConnectionId not of it → 404
-         * @description Add a number (E.164); a number already in the organization → 409, a carrierConnectionId not of it → 404. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Add a number (E.164); a number already in the organization → 409, a carrierConnectionId not of it → 404. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createPhoneNumber"];
         delete?: never;
@@ -1238,13 +1238,13 @@ export interface paths {
         get: operations["getPhoneNumber"];
         /**
          * Change the fields that are sent; null clears label and carrierConnectionId
-         * @description Change the fields that are sent; null clears label and carrierConnectionId. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; null clears label and carrierConnectionId. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updatePhoneNumber"];
         post?: never;
         /**
          * Delete a phone number; programs that used it as caller ID lose it
-         * @description Delete a phone number; programs that used it as caller ID lose it. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a phone number; programs that used it as caller ID lose it. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deletePhoneNumber"];
         options?: never;
@@ -1367,7 +1367,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint; the answer holds its signing secret (whsec_…), shown only here
-         * @description Deliveries follow Standard Webhooks: POST with headers webhook-id (the event id), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256>; two during the 24 h after a rotation), body {type, timestamp, data}. The URL must be https and resolve only to public addresses (400 otherwise; http and private addresses only with WEBHOOK_ALLOW_PRIVATE=true). eventTypes lists the types to deliver (empty or left out: every type; an unknown type is 400). Needs CREDENTIALS_KEY (409 otherwise); an organization holds at most 20 endpoints (409 past that). A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes.
+         * @description Deliveries follow Standard Webhooks: POST with headers webhook-id (the event id), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256>; two during the 24 h after a rotation), body {type, timestamp, data}. The URL must be https and resolve only to public addresses (400 otherwise; http and private addresses only with WEBHOOK_ALLOW_PRIVATE=true). eventTypes lists the types to deliver (empty or left out: every type; an unknown type is 400). Needs CREDENTIALS_KEY (409 otherwise); an organization holds at most 20 endpoints (409 past that). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1390,13 +1390,13 @@ export interface paths {
         get: operations["getWebhookEndpoint"];
         /**
          * Change the fields that are sent; enabled: false fails the pending deliveries, enabled: true clears disabledReason
-         * @description Change the fields that are sent; enabled: false fails the pending deliveries, enabled: true clears disabledReason. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Change the fields that are sent; enabled: false fails the pending deliveries, enabled: true clears disabledReason. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateWebhookEndpoint"];
         post?: never;
         /**
          * Delete a webhook endpoint and its deliveries
-         * @description Delete a webhook endpoint and its deliveries. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Delete a webhook endpoint and its deliveries. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -1415,7 +1415,7 @@ export interface paths {
         put?: never;
         /**
          * A new signing secret, shown only in this answer; the old one keeps signing alongside it for 24 hours
-         * @description A new signing secret, shown only in this answer; the old one keeps signing alongside it for 24 hours. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description A new signing secret, shown only in this answer; the old one keeps signing alongside it for 24 hours. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -1439,7 +1439,7 @@ export interface paths {
         put?: never;
         /**
          * Send an event of the organization to the endpoint again, now (a new delivery; webhook-id stays the event id)
-         * @description eventId names an event of the organization (404 otherwise). A disabled endpoint answers 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description eventId names an event of the organization (404 otherwise). A disabled endpoint answers 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["createWebhookDelivery"];
         delete?: never;
@@ -1459,7 +1459,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event to this endpoint (a new delivery); it is not in the event stream nor sent to other endpoints
-         * @description A disabled endpoint answers 409. A role without the permission (see Security › Roles and permissions in the README) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description A disabled endpoint answers 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;

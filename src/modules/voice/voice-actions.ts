@@ -26,7 +26,7 @@ export function withPromptIds(actions: VoiceAction[]): VoiceAction[] {
   return actions.map((action) => (action.kind === 'gather' && !action.promptId ? { ...action, promptId: randomBytes(6).toString('base64url') } : action));
 }
 
-/** Fixed words of the engine (documented in README › Voice). */
+/** Fixed words of the engine (documented in docs/voice.md). */
 export const WORDS = {
   filler: 'One moment.',
   reprompt: 'Sorry, I did not hear you.',

@@ -12,12 +12,12 @@ const WORKERS = 6;
 const DURATION_MS = 8000;
 // The issue asks for p99 under 100 ms. The answer budget refuses the bomb once the texts it has charged
 // pass the limit, before the rest are read and before anything is serialized, and weighs its organization
-// at once, so the organization gate gives it one place from its first refusal on (README, Security ›
+// at once, so the organization gate gives it one place from its first refusal on (docs/security.md ›
 // The answer budget).
 const HEALTH_P50_MS = 100;
 const HEALTH_P99_MS = 100;
 // A 2-core machine shared with PostgreSQL, the load's clients and the probe does not always hold
-// 100 ms whatever the gateway does (README, Security › Query cost, answer size and knowledge search).
+// 100 ms whatever the gateway does (docs/security.md › Query cost, answer size and knowledge search).
 // So the same load without the bomb is run first, in this run on this machine, and the bomb may not
 // make /healthz worse than three times its p99 there (about twice, measured). The code before the
 // answer budget gave 150 to 290 ms where this load alone gives 36. A refused bomb that costs little
