@@ -394,7 +394,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           twilio: services.carriers.twilio,
           account: (connectionId) => services.carrierConnections.accountById(connectionId),
           publicUrl: () => config.telephony.publicUrl,
-          conversations: new CallConversations(database.em),
+          conversations: new CallConversations(database.em, () => services.analyses.nudge()),
           tracker: callTracker,
           knowledge: services.agentPorts.knowledge,
           doNotCall: services.doNotCall,
@@ -429,6 +429,7 @@ export async function createGateway(config: Config, database: Database, logger: 
       services.live.feed.close();
       await subscriptions.close();
       await eventBus.stop();
+      await services.analyses.stop();
       await apollo.stop();
       await limiter.close?.();
     },

@@ -103,6 +103,8 @@ async function start(): Promise<void> {
     logger,
   });
   webhooks.start();
+  // Analyses run as calls end; the tick picks up those a restart (or a dead replica's claim) left due.
+  gateway.services.analyses.start();
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AgentService } from './modules/agents/agent.service.js';
 import { ConversationService } from './modules/agents/conversation.service.js';
+import { AnalysisWorker } from './modules/agents/analysis/analysis-worker.js';
 import { ApiKeyService } from './modules/auth/api-key.service.js';
 import { KeyCache } from './modules/auth/key-cache.js';
 import { AuthService } from './modules/auth/auth.service.js';
@@ -55,6 +56,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const voiceParties = createVoiceParties(config.providers);
   const triggers = new TriggerService(em, executionEvents);
   const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
+  // Fills the analysis plans of ended calls in the background; the gateway stops it, main.ts starts its recovery tick.
+  const analyses = new AnalysisWorker({ em, model: models, logger });
   const webhookEndpoints = new WebhookEndpointService(em, { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.webhooks.allowPrivate });
   const services = {
     tokens,
@@ -67,7 +70,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     agentPorts,
     voiceParties,
     agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
-    conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge),
+    conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge, () => analyses.nudge()),
+    analyses,
     contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
     doNotCall: new DoNotCallService(em),
     audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),

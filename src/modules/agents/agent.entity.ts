@@ -5,6 +5,7 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { AgentStatus } from './agent.enums.js';
+import { AnalysisPlan } from './analysis/analysis.types.js';
 import { MemoryConfig, ModelConfig, ResolutionCriterion, VoiceConfig, type KnowledgeBaseConfig } from './agent.types.js';
 
 /** A configurable assistant. Its `policy` reaches the model only: it is no GraphQL field, so no door shows it. */
@@ -61,6 +62,10 @@ export class Agent extends BaseEntity {
   @Field(() => [ResolutionCriterion])
   @Property({ type: 'json' })
   resolutionCriteria: ResolutionCriterion[] & Opt = [];
+
+  @Field(() => AnalysisPlan, { nullable: true, description: 'What the agent’s model fills when one of its calls ends (a summary, fields by a JSON Schema); null when nothing' })
+  @Property({ type: 'json', nullable: true })
+  analysisPlan: (AnalysisPlan & Opt) | null = null;
 
   @Field(() => ID, { nullable: true, description: 'The user who created the agent' })
   @Property({ type: 'uuid', nullable: true })

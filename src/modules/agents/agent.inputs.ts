@@ -10,6 +10,7 @@ import {
   VoiceConfigInput,
 } from './agent-config.inputs.js';
 import { AgentRules } from './agent.rules.js';
+import { AnalysisPlanInput } from './analysis/analysis.types.js';
 
 @InputType({ description: 'A new agent; it starts as a draft at version 1' })
 export class CreateAgentInput {
@@ -59,4 +60,9 @@ export class CreateAgentInput {
   @OptionalNonNull()
   @AgentRules.resolutionCriteria()
   resolutionCriteria?: ResolutionCriterionInput[];
+
+  @Field(() => AnalysisPlanInput, { nullable: true, description: 'What the agent’s model fills when one of its calls ends; null for nothing' })
+  @IsOptional()
+  @AgentRules.analysisPlan()
+  analysisPlan?: AnalysisPlanInput | null;
 }

@@ -8,6 +8,7 @@ import {
   ResolutionCriterionInput,
   VoiceConfigInput,
 } from './agent-config.inputs.js';
+import { AnalysisPlanInput } from './analysis/analysis.types.js';
 
 /** A nested object: @IsObject runs first, then the inner class is validated. */
 const nested = (type: new () => object) => Rules(ValidateNested(), Type(() => type), IsObject());
@@ -26,5 +27,6 @@ export const AgentRules = {
   memoryConfig: () => nested(MemoryConfigInput),
   metadata: () => IsObject(),
   knowledgeBaseConfig: () => nested(KnowledgeBaseConfigInput),
+  analysisPlan: () => nested(AnalysisPlanInput),
   resolutionCriteria: () => Rules(ValidateNested({ each: true }), Type(() => ResolutionCriterionInput), ArrayMaxSize(5), IsArray()),
 };

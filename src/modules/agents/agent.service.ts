@@ -21,6 +21,7 @@ import { DEFAULT_LAST_MESSAGES } from './prompt.js';
 import { EventWriter } from '../events/event-writer.js';
 import { agentPayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
+import { toAnalysisPlan } from './analysis/analysis-plan.js';
 
 /** What an agents page reads with its rows, when the caller's selection asks for it. */
 export interface AgentInclude {
@@ -53,6 +54,7 @@ export class AgentService {
     authorize(actor, 'agents.manage');
     this.checkModel(input.modelConfig);
     if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
+    const analysisPlan = await toAnalysisPlan(input.analysisPlan);
     const agent = this.em.create(Agent, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -65,6 +67,7 @@ export class AgentService {
       metadata: input.metadata ?? null,
       knowledgeBaseConfig: toKnowledgeBaseConfig(input.knowledgeBaseConfig),
       resolutionCriteria: toCriteria(input.resolutionCriteria),
+      analysisPlan,
       createdBy: actor.userId,
     });
     await this.em.flush();
@@ -133,6 +136,7 @@ export class AgentService {
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be changed');
     if (input.modelConfig) this.checkModel(input.modelConfig);
     if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
+    const analysisPlan = input.analysisPlan !== undefined ? await toAnalysisPlan(input.analysisPlan) : undefined;
     if (input.name !== undefined) agent.name = input.name;
     if (input.description !== undefined) agent.description = input.description;
     if (input.instructions !== undefined) agent.instructions = input.instructions;
@@ -143,6 +147,7 @@ export class AgentService {
     if (input.metadata !== undefined) agent.metadata = input.metadata;
     if (input.knowledgeBaseConfig !== undefined) agent.knowledgeBaseConfig = toKnowledgeBaseConfig(input.knowledgeBaseConfig);
     if (input.resolutionCriteria !== undefined) agent.resolutionCriteria = toCriteria(input.resolutionCriteria);
+    if (analysisPlan !== undefined) agent.analysisPlan = analysisPlan;
     agent.version += 1;
     agent.updatedAt = new Date();
     await this.em.flush();

@@ -6,6 +6,7 @@ import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
 import { ConversationStatus } from './agent.enums.js';
 import { CriterionOutcome } from './agent.types.js';
+import { CallAnalysis, type StoredAnalysis } from './analysis/analysis.types.js';
 
 @ObjectType({ description: 'A conversation with an agent' })
 @Entity({ tableName: 'conversations' })
@@ -39,6 +40,14 @@ export class Conversation extends BaseEntity {
   @Property({ type: 'uuid', nullable: true })
   @Index()
   callId: (string & Opt) | null = null;
+
+  @Field(() => CallAnalysis, { nullable: true, description: 'A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise' })
+  @Property({ type: 'json', nullable: true })
+  analysis: (StoredAnalysis & Opt) | null = null;
+
+  /** When the analysis is due (set as the call ends), or the end of the claim a worker holds on it; null once recorded. */
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true, hidden: true })
+  analysisDueAt: (Date & Opt) | null = null;
 
   @Field(() => Int)
   @Property({ type: 'integer', default: 0 })

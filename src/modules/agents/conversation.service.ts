@@ -19,6 +19,9 @@ import { criterionPrompt, isMet, memoryWindow, redactPolicy } from './prompt.js'
 import { EventWriter } from '../events/event-writer.js';
 import { conversationPayload, messagePayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
+import { plansSomething } from './analysis/analysis-plan.js';
+import { PENDING_ANALYSIS } from './analysis/analysis-worker.js';
+import { Call } from '../telephony/call.entity.js';
 
 const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at', status: 'status' } as const;
 const SORT_FIELDS = Object.keys(SORT_COLUMNS) as (keyof typeof SORT_COLUMNS)[];
@@ -83,6 +86,8 @@ export class ConversationService {
     private readonly em: EntityManager,
     private readonly model: ModelPort,
     knowledge: KnowledgePort,
+    /** Told when a call's conversation is left due for analysis (the analysis worker's nudge). */
+    private readonly analysisDue: () => void = () => {},
   ) {
     this.responder = new AgentResponder(model, knowledge);
   }
@@ -281,8 +286,17 @@ export class ConversationService {
     conversation.outcome = failed ? null : await this.judge(conversation);
     conversation.status = failed ? ConversationStatus.failed : ConversationStatus.ended;
     conversation.endedAt = new Date();
+    // Marked due with the end itself (the same flush), so a restart before the analysis loses nothing.
+    const analyze = !failed && plansSomething(conversation.agent.analysisPlan);
+    if (analyze) {
+      conversation.analysis = PENDING_ANALYSIS;
+      conversation.analysisDueAt = conversation.endedAt;
+      const call = conversation.callId ? await this.em.findOne(Call, { id: conversation.callId, organization: organizationId }) : null;
+      if (call) call.analysis = PENDING_ANALYSIS;
+    }
     EventWriter.stage(this.em, { organizationId, type: 'conversation.ended', payload: conversationPayload(conversation) });
     await this.em.flush();
+    if (analyze) this.analysisDue();
   }
 
   /**

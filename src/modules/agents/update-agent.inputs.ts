@@ -10,6 +10,7 @@ import {
   VoiceConfigInput,
 } from './agent-config.inputs.js';
 import { AgentRules } from './agent.rules.js';
+import { AnalysisPlanInput } from './analysis/analysis.types.js';
 
 /** The limits of CreateAgentInput; fields left out keep their values, null clears a nullable one. */
 @InputType({ description: 'Changes to an agent; each update adds one to its version' })
@@ -63,4 +64,9 @@ export class UpdateAgentInput {
   @OptionalNonNull()
   @AgentRules.resolutionCriteria()
   resolutionCriteria?: ResolutionCriterionInput[];
+
+  @Field(() => AnalysisPlanInput, { nullable: true, description: 'What the agent’s model fills when one of its calls ends; null for nothing' })
+  @IsOptional()
+  @AgentRules.analysisPlan()
+  analysisPlan?: AnalysisPlanInput | null;
 }

@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'execution.progress',
   'call.started',
   'call.ended',
+  'call.analyzed',
   'conversation.message',
   'conversation.ended',
   'agent.activated',

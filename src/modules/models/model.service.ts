@@ -4,7 +4,8 @@ import { generateBuiltin } from './builtin.model.js';
 import { parseModelName, type BuiltinModel } from './model-name.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, parseModelSettings } from './model-settings.js';
 import { parseProviderOptions } from './provider-options.js';
-import type { GenerateRequest, GenerateResult, StreamPart, StreamRequest } from './model.types.js';
+import { generateBuiltinObject } from './builtin-object.js';
+import type { GenerateObjectRequest, GenerateObjectResult, GenerateRequest, GenerateResult, StreamPart, StreamRequest } from './model.types.js';
 
 export interface ModelServiceOptions {
   /** Upper bound of one provider call, retries included. */
@@ -64,6 +65,22 @@ export class ModelService {
     // The AI SDK and its providers (a tenth of the server's heap) load when an agent first uses one.
     const { generateWithSdk } = await import('./sdk.provider.js');
     return generateWithSdk(this.config, provider, name, request, { settings, providerOptions }, this.timeoutMs);
+  }
+
+  /**
+   * A JSON answer asked to follow `request.schema` (structured output through the AI SDK), with the
+   * names, settings and errors of generate. The answer is parsed, not validated: an answer that is not
+   * JSON throws ModelOutputError, and the caller checks the value against its schema. The builtin
+   * models fill the schema deterministically from the transcript (builtin-object.ts).
+   */
+  async generateObject(request: GenerateObjectRequest): Promise<GenerateObjectResult> {
+    const { provider, name } = parseModelName(request.model);
+    const settings = parseModelSettings(request.settings, this.maxOutputTokens);
+    const providerOptions = parseProviderOptions(provider, request.providerOptions);
+    if (provider === 'builtin') return generateBuiltinObject(request);
+    settings.maxOutputTokens ??= this.maxOutputTokens;
+    const { generateObjectWithSdk } = await import('./sdk.provider.js');
+    return generateObjectWithSdk(this.config, provider, name, request, { settings, providerOptions }, this.timeoutMs);
   }
 
   /**

@@ -53,3 +53,25 @@ export interface StreamRequest extends GenerateRequest {
 
 /** What a streamed reply yields: its text as it is written, then its usage once. */
 export type StreamPart = { type: 'text'; text: string } | { type: 'usage'; usage: ModelUsage };
+
+/** A request for a JSON answer that follows a schema (the analysis of an ended call). */
+export interface GenerateObjectRequest extends GenerateRequest {
+  /** The JSON Schema (draft-07, type object) the answer is asked to follow. */
+  schema: Record<string, unknown>;
+  /** The conversation the answer is about, oldest first: what the builtin models extract from. */
+  transcript: ChatMessage[];
+}
+
+export interface GenerateObjectResult {
+  /** The parsed JSON answer, not yet checked against the schema: the caller validates it. */
+  object: unknown;
+  usage: ModelUsage;
+}
+
+/** The provider answered, but not with a JSON value (or not with one the SDK could read as the output). */
+export class ModelOutputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelOutputError';
+  }
+}

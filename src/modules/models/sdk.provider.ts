@@ -2,13 +2,13 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, generateText, jsonSchema, RetryError, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, NoOutputGeneratedError, Output, RetryError, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import type { ModelProvider } from './model-name.js';
 import type { ModelSettings } from './model-settings.js';
 import type { ProviderOptions } from './provider-options.js';
-import type { GenerateRequest, GenerateResult, StreamPart, StreamRequest } from './model.types.js';
+import { ModelOutputError, type GenerateObjectRequest, type GenerateObjectResult, type GenerateRequest, type GenerateResult, type StreamPart, type StreamRequest } from './model.types.js';
 
 export type SdkProvider = Exclude<ModelProvider, 'builtin'>;
 
@@ -137,6 +137,49 @@ export async function generateWithSdk(
     return { text: result.text, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
   } catch (error) {
     if (error instanceof AppError) throw error;
+    throw providerFailure(provider, name, error, signal.aborted, timeoutMs);
+  }
+}
+
+/**
+ * A JSON answer from a real provider through the AI SDK's structured output (generateText with an
+ * object output; the provider is sent the schema as its response format). The SDK parses the answer
+ * but is given no validator: the caller checks it against the schema, so one validator (ajv) decides
+ * for every provider. An answer that is not JSON is ModelOutputError; other failures providerFailure's
+ * UNAVAILABLE. No call is waiting on the line, but the caller retries a bad answer itself, so the
+ * SDK's own retries stay off.
+ */
+export async function generateObjectWithSdk(
+  config: Config['providers'],
+  provider: SdkProvider,
+  name: string,
+  request: GenerateObjectRequest,
+  checked: { settings: ModelSettings; providerOptions: ProviderOptions },
+  timeoutMs: number,
+): Promise<GenerateObjectResult> {
+  const model = languageModel(config, provider, name);
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const result = await generateText({
+      model,
+      instructions: request.system || undefined,
+      messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
+      allowSystemInMessages: true,
+      output: Output.object({ schema: jsonSchema<unknown>(request.schema as Parameters<typeof jsonSchema>[0]), name: 'call_analysis' }),
+      ...checked.settings,
+      providerOptions: checked.providerOptions as Parameters<typeof generateText>[0]['providerOptions'],
+      maxRetries: 0,
+      abortSignal: signal,
+    });
+    const object: unknown = result.output;
+    const inputTokens = withoutHidden(result.usage.inputTokens ?? 0, request);
+    const outputTokens = result.usage.outputTokens ?? 0;
+    return { object, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    // The provider's text is not repeated: it may quote the transcript. Its length tells enough.
+    if (NoObjectGeneratedError.isInstance(error)) throw new ModelOutputError(`the answer was not JSON (${error.text?.length ?? 0} characters)`);
+    if (NoOutputGeneratedError.isInstance(error)) throw new ModelOutputError('the answer held no output');
     throw providerFailure(provider, name, error, signal.aborted, timeoutMs);
   }
 }

@@ -4,6 +4,7 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { CallTurnLatency } from './call-latency.types.js';
+import { CallAnalysis, type StoredAnalysis } from '../agents/analysis/analysis.types.js';
 import { CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js';
 
 /**
@@ -141,6 +142,11 @@ export class Call extends BaseEntity {
   @Field(() => CallTurnLatency, { nullable: true, description: 'Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns' })
   @Property({ type: 'json', nullable: true })
   turnLatency: (CallTurnLatency & Opt) | null = null;
+
+  /** Its conversation's analysis, copied when it is recorded (so lists, the CSV and call.analyzed read it with the call). */
+  @Field(() => CallAnalysis, { nullable: true, description: 'The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation' })
+  @Property({ type: 'json', nullable: true })
+  analysis: (StoredAnalysis & Opt) | null = null;
 
   @Field(() => Int, { description: 'Credits the call cost (0 when the carrier never took it)' })
   @Property({ type: 'integer', default: 0 })

@@ -11,7 +11,10 @@ import { Conversation } from '../agents/conversation.entity.js';
 import { Execution } from '../programs/execution.entity.js';
 import { Call } from './call.entity.js';
 import type { CallListArgs, CallPageArgs } from './call.args.js';
-import type { CallCsvRow } from './call-csv.js';
+import { analysisColumns, type AnalysisColumns, type CallCsvRow } from './call-csv.js';
+import type { StoredAnalysis } from '../agents/analysis/analysis.types.js';
+import { Agent } from '../agents/agent.entity.js';
+import { Program } from '../programs/program.entity.js';
 
 export const CALL_SORT_FIELDS = ['createdAt', 'updatedAt', 'queuedAt', 'endedAt', 'durationSeconds'] as const;
 const NULLABLE_SORT_FIELDS = new Set<string>(['endedAt', 'durationSeconds']);
@@ -23,12 +26,12 @@ export const CSV_BATCH_SIZE = 500;
  * One contact of the execution with its last call (highest attempt, then latest queuedAt). A call
  * belongs to the queue row it names, or, naming none, to the row of its contact.
  */
-const LAST_CALL_COLUMNS = 'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.error_text, c.credits_charged';
+const LAST_CALL_COLUMNS = 'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.error_text, c.credits_charged, c.analysis';
 const LAST_CALL_ORDER = 'order by c.attempt desc, c.queued_at desc, c.id desc limit 1';
 // Two lookups, each on its own index (execution_contact_id; execution_id, contact_id), rather than one OR that scans.
 const CSV_SQL = `select ec.id as row_id, ec.contact_id, ec.phone, ec.status as contact_status, ec.attempts,
     last.id as call_id, last.status as call_status, last.outcome, last.queued_at, last.answered_at, last.ended_at,
-    last.duration_seconds, last.error_text, last.credits_charged
+    last.duration_seconds, last.error_text, last.credits_charged, last.analysis
   from (
     select id, organization_id, execution_id, contact_id, phone, status, attempts from execution_contacts
     where organization_id = ? and execution_id = ? and id > ? order by id limit ?
@@ -132,6 +135,19 @@ export class CallService {
   }
 
   /**
+   * The CSV's analysis columns: from the current analysis plans of the execution's program's agents
+   * (its agent, then those of its flow's nodes in order), so the header is known before a row is read.
+   */
+  async csvAnalysisColumns(actor: Actor, execution: Execution): Promise<AnalysisColumns | null> {
+    const program = await this.em.findOne(Program, { id: execution.program.id, organization: actor.organizationId }, { populate: ['flow'] });
+    if (!program) return null;
+    const ids = [...new Set([program.agent?.id, ...(program.flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => typeof id === 'string' && isUuid(id)))];
+    if (ids.length === 0) return null;
+    const agents = new Map((await this.em.find(Agent, { organization: actor.organizationId, id: { $in: ids } })).map((agent) => [agent.id, agent]));
+    return analysisColumns(ids.map((id) => agents.get(id)?.analysisPlan));
+  }
+
+  /**
    * The execution's contacts with their last calls, CSV_BATCH_SIZE rows per statement (keyset on the
    * queue row's id), so that memory stays flat whatever the execution's size. Statements go through
    * the request's EntityManager: once its client has gone, no further one starts. The page of queue
@@ -156,6 +172,7 @@ export class CallService {
         durationSeconds: asNumber(row.duration_seconds),
         errorText: (row.error_text as string | null) ?? null,
         creditsCharged: asNumber(row.credits_charged),
+        analysis: (typeof row.analysis === 'string' ? JSON.parse(row.analysis) : row.analysis) as StoredAnalysis | null,
       }));
       if (rows.length < CSV_BATCH_SIZE) return;
       after = String(rows[rows.length - 1]!.row_id);

@@ -8,7 +8,7 @@ export const CallPage = createPageType(Call, 'CallPage');
 export const CALL_FIELDS = [
   'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'conversationId', 'direction', 'from', 'to',
   'status', 'outcome', 'answeredBy', 'attempt', 'carrier', 'carrierConnectionId', 'carrierCallId',
-  'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'reachedNodeIds', 'errorText', 'creditsCharged', 'turnLatency', 'createdAt', 'updatedAt',
+  'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'reachedNodeIds', 'errorText', 'creditsCharged', 'turnLatency', 'analysis', 'createdAt', 'updatedAt',
 ] as const;
 
 /** A call as REST shows it: exactly CALL_FIELDS, dates as ISO 8601. */

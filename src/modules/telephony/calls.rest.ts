@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { abortSignalOf } from '../../platform/request-timeout.js';
 import { defineRoute } from '../../rest/routes.js';
 import { CallListArgs } from './call.args.js';
-import { CALL_CSV_HEADER, callCsvLine } from './call-csv.js';
+import { CALL_CSV_HEADER, callCsvHeader, callCsvLine } from './call-csv.js';
 import { CALL_JSON_SCHEMA, CALL_PAGE_JSON_SCHEMA, callJson, callPageJson } from './call.types.js';
 
 const CSV_EXAMPLE =
@@ -61,7 +61,8 @@ export const callRoutes = [
     summary: 'The execution’s results as CSV, streamed: one row per contact with its last call',
     description:
       'text/csv (RFC 4180, CRLF, a header line), one row per contact of the execution, called or not, with its last call (highest attempt, then latest queuedAt): ' +
-      'contactId, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged. ' +
+      'contactId, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged; ' +
+      'then, when the program’s agents have analysis plans, the last call’s analysis: analysisStatus, summary (when a plan asks for one), one data.<field> per top-level field of the plans’ schemas (objects and arrays as JSON), analysisError. ' +
       'A cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe, so a spreadsheet never runs it. Written as it is read (chunked), not held to RESPONSE_MAX_BYTES; ' +
       'a download cut short (REQUEST_TIMEOUT_MS, a server error) ends without the closing chunk, so a client sees it is incomplete.',
     tag: 'Calls',
@@ -73,13 +74,14 @@ export const callRoutes = [
     },
     async handler({ actor, params, services, res }) {
       const execution = await services.calls.csvExecution(actor, params.id!);
+      const columns = await services.calls.csvAnalysisColumns(actor, execution);
       res.status(200);
       res.setHeader('content-type', 'text/csv; charset=utf-8');
       res.setHeader('content-disposition', `attachment; filename="execution-${execution.id}-calls.csv"`);
-      if (!(await write(res, CALL_CSV_HEADER))) return;
+      if (!(await write(res, callCsvHeader(columns)))) return;
       try {
         for await (const rows of services.calls.csvRows(actor, execution.id)) {
-          if (!(await write(res, rows.map(callCsvLine).join('')))) return; // the client left: read no further page
+          if (!(await write(res, rows.map((row) => callCsvLine(row, columns)).join('')))) return; // the client left: read no further page
         }
       } catch (error) {
         // Headers are sent: no problem body can follow. Cut the answer (no closing chunk) and let the error be logged.

@@ -55,7 +55,7 @@ export const executionStreamRoutes = [
     operationId: 'streamExecutionEvents',
     summary: 'The execution’s events as Server-Sent Events (text/event-stream): what is kept, then live; resumable with Last-Event-ID',
     description:
-      'Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). ' +
+      'Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, call.analyzed, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). ' +
       'Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) ' +
       'it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. ' +
       'The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. ' +

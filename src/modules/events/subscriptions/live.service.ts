@@ -103,11 +103,11 @@ export class LiveService {
     });
   }
 
-  /** The calls of an execution as they start and end. */
+  /** The calls of an execution as they start and end, and as their analysis is recorded. */
   async executionCalls(actor: Actor, executionId: string): Promise<LiveStream<Event>> {
     const execution = await this.ports.executions.get(actor, executionId);
     return this.feed.subscribe(actor.organizationId, {
-      types: ['call.started', 'call.ended'],
+      types: ['call.started', 'call.ended', 'call.analyzed'],
       accept: (event) => event.payload.executionId === execution.id,
     });
   }

@@ -34,7 +34,7 @@ export class SubscriptionResolver {
   }
 
   @Subscription(() => Call, {
-    description: 'Each call of the execution when it starts (in_progress) and when it ends',
+    description: 'Each call of the execution when it starts (in_progress), when it ends, and when its analysis is recorded (call.analyzed)',
     subscribe: ({ args, context }: Data) => live(context).executionCalls(actorOf(context), String(args.executionId)),
   })
   callUpdated(@Arg('executionId', () => ID) _executionId: string, @Root() event: Event, @Ctx() context: GraphQLContext): Promise<Call> {

@@ -7,6 +7,7 @@ import type { ChatMessage } from '../../agents/agent.ports.js';
 import type { CriterionOutcome } from '../../agents/agent.types.js';
 import type { CallTurnLatency } from '../../telephony/call-latency.types.js';
 import { memoryWindow } from '../../agents/prompt.js';
+import { PENDING_ANALYSIS } from '../../agents/analysis/analysis-worker.js';
 
 /**
  * The conversation a speech-to-speech call is stored as: opened when the media stream starts
@@ -15,7 +16,11 @@ import { memoryWindow } from '../../agents/prompt.js';
  * number is taken from the conversation row in the transaction of the insert.
  */
 export class CallConversations {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Told when a conversation is left due for analysis (the analysis worker's nudge). */
+    private readonly analysisDue: () => void = () => {},
+  ) {}
 
   /** The call's agent, when it belongs to the call's organization. */
   async agent(organizationId: string, agentId: string): Promise<Agent | null> {
@@ -72,13 +77,31 @@ export class CallConversations {
     });
   }
 
-  /** Ends the conversation (ended, or failed when the call failed); a closed one stays as it is. */
+  /**
+   * Ends the conversation (ended, or failed when the call failed); a closed one stays as it is. An
+   * ended one whose agent has an analysis plan is left due for analysis in the same statement, and
+   * its call shows the analysis pending (both in one transaction), so a restart loses nothing.
+   */
   async close(conversationId: string, status: ConversationStatus.ended | ConversationStatus.failed): Promise<void> {
-    await query(
-      this.em.fork(),
-      `update conversations set status = ?, ended_at = now(), updated_at = now() where id = ? and status in ('pending', 'active')`,
-      [status, conversationId],
-    );
+    const pending = JSON.stringify(PENDING_ANALYSIS);
+    const due = await this.em.fork().transactional(async (tx) => {
+      const [row] = await query<{ call_id: string | null; analyze: boolean }>(
+        tx as EntityManager,
+        `update conversations c set status = ?, ended_at = now(), updated_at = now(),
+                analysis = case when plan.planned then ?::jsonb else c.analysis end,
+                analysis_due_at = case when plan.planned then now() else c.analysis_due_at end
+           from (select a.id, ? = 'ended' and a.analysis_plan is not null
+                        and (coalesce((a.analysis_plan->>'summary')::boolean, false) or jsonb_typeof(a.analysis_plan->'structuredData') = 'object') as planned
+                   from agents a) plan
+          where plan.id = c.agent_id and c.id = ? and c.status in ('pending', 'active')
+          returning c.call_id, plan.planned as analyze`,
+        [status, pending, status, conversationId],
+      );
+      if (!row?.analyze) return false;
+      if (row.call_id) await query(tx as EntityManager, 'update calls set analysis = ?::jsonb, updated_at = now() where id = ?', [pending, row.call_id]);
+      return true;
+    });
+    if (due) this.analysisDue();
   }
 
   /** The call's agent turn latency, once, as its media stream ends. */

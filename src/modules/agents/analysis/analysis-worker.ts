@@ -1,0 +1,188 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { AppError } from '../../../common/errors.js';
+import { EventWriter } from '../../events/event-writer.js';
+import type { GenerateObjectRequest, GenerateObjectResult } from '../../models/model.types.js';
+import { ModelOutputError } from '../../models/model.types.js';
+import { at, query } from '../../programs/runner/sql.js';
+import { Call } from '../../telephony/call.entity.js';
+import { callJson } from '../../telephony/call.types.js';
+import { Agent } from '../agent.entity.js';
+import type { ChatMessage } from '../agent.ports.js';
+import { redactPolicy } from '../prompt.js';
+import { analysisPrompt, answerSchema, answerValidator, plansSomething } from './analysis-plan.js';
+import { AnalysisStatus, type StoredAnalysis } from './analysis.types.js';
+
+/** What the worker needs of the models module: ModelService satisfies it. */
+export interface AnalysisModelPort {
+  generateObject(request: GenerateObjectRequest): Promise<GenerateObjectResult>;
+}
+
+export interface AnalysisWorkerOptions {
+  em: EntityManager;
+  model: AnalysisModelPort;
+  logger?: Logger;
+  /** How often a started worker looks for analyses left due (after a restart, or a claim whose worker died). */
+  intervalMs?: number;
+  /** How long a claim holds a conversation; past it another worker may take it again. Two model calls fit well within. */
+  leaseMs?: number;
+  /** Analyses run at once by this worker. */
+  concurrency?: number;
+}
+
+interface Claimed {
+  id: string;
+  organization_id: string;
+  agent_id: string;
+  call_id: string | null;
+  analysis_due_at: Date | string;
+}
+
+/** The analysis a conversation and its call show from the moment it ends until the model has answered. */
+export const PENDING_ANALYSIS: StoredAnalysis = { status: AnalysisStatus.pending, summary: null, data: null, error: null, model: null, analyzedAt: null };
+
+/**
+ * Fills the analysis plans of ended calls. Ending a call's conversation only marks it due
+ * (`analysis_due_at`, in the statement that ends it), so the call's end and the campaign never wait
+ * on a model; the closing code then nudges this worker, which claims due conversations with
+ * `FOR UPDATE SKIP LOCKED` and a lease, asks the agent's model, and writes the result on the
+ * conversation and its call with a `call.analyzed` event in one transaction. A restart loses
+ * nothing: what was due, or claimed by a worker that died, is due again and a started worker's tick
+ * picks it up. An answer outside the schema is asked for once more, then recorded as the error.
+ */
+export class AnalysisWorker {
+  private readonly intervalMs: number;
+  private readonly leaseMs: number;
+  private readonly concurrency: number;
+  private timer: NodeJS.Timeout | null = null;
+  private draining: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+
+  constructor(private readonly options: AnalysisWorkerOptions) {
+    this.intervalMs = options.intervalMs ?? 10_000;
+    this.leaseMs = options.leaseMs ?? 5 * 60_000;
+    this.concurrency = options.concurrency ?? 4;
+  }
+
+  /** Looks for due analyses now, in the background; nudges while a pass runs make it look once more. */
+  nudge(): void {
+    if (this.closed) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = this.drain()
+      .catch((error: unknown) => this.options.logger?.error({ err: error }, 'call analysis pass failed'))
+      .finally(() => {
+        this.draining = null;
+        if (this.again && !this.closed) {
+          this.again = false;
+          this.nudge();
+        }
+      });
+  }
+
+  /** Ticks every intervalMs, so what was left due (a restart, a dead worker's claim) is picked up. */
+  start(): void {
+    if (this.timer || this.closed) return;
+    this.nudge();
+    this.timer = setInterval(() => this.nudge(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** No new pass; waits for the one in flight (its model calls are bounded by the model timeout). */
+  async stop(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    while (this.draining) await this.draining;
+  }
+
+  /** Claims and analyses due conversations, `concurrency` at a time, until none is due. */
+  async drain(): Promise<void> {
+    for (;;) {
+      if (this.closed) return;
+      const claimed = await this.claim(new Date());
+      if (claimed.length === 0) return;
+      await Promise.all(claimed.map((row) => this.analyze(row)));
+    }
+  }
+
+  private claim(now: Date): Promise<Claimed[]> {
+    return query<Claimed>(
+      this.options.em.fork(),
+      `update conversations set analysis_due_at = ?::timestamptz
+        where id in (select id from conversations where analysis_due_at <= clock_timestamp()
+                     order by analysis_due_at limit ? for update skip locked)
+        returning id, organization_id, agent_id, call_id, analysis_due_at`,
+      // Due by the database's clock (an end stamped by now() is due at once); the lease in whole
+      // milliseconds, so the Date read back names this claim exactly when the result is recorded.
+      [at(new Date(now.getTime() + this.leaseMs)), this.concurrency],
+    );
+  }
+
+  private async analyze(row: Claimed): Promise<void> {
+    try {
+      await this.record(row, await this.fill(row));
+    } catch (error) {
+      // The claim's lease runs out and the conversation is due again.
+      this.options.logger?.error({ err: error, conversationId: row.id }, 'call analysis not recorded; it is tried again when its claim runs out');
+    }
+  }
+
+  /** The analysis of one conversation: completed, or failed with the reason. */
+  private async fill(row: Claimed): Promise<StoredAnalysis> {
+    const em = this.options.em.fork();
+    const agent = await em.findOne(Agent, { id: row.agent_id, organization: row.organization_id });
+    const plan = agent?.analysisPlan;
+    const model = agent?.modelConfig.model ?? null;
+    const failed = (error: string): StoredAnalysis => ({ ...PENDING_ANALYSIS, status: AnalysisStatus.failed, error, model, analyzedAt: new Date().toISOString() });
+    if (!agent || !plansSomething(plan)) return failed('The agent no longer has an analysis plan');
+    const messages = await query<ChatMessage>(em, 'select role, content from messages where conversation_id = ? order by sequence', [row.id]);
+    if (messages.length === 0) return failed('Nothing was said on the call');
+    const validate = await answerValidator(plan);
+    const request: GenerateObjectRequest = {
+      model: agent.modelConfig.model,
+      ...analysisPrompt(plan, messages),
+      schema: answerSchema(plan),
+      transcript: messages,
+      settings: agent.modelConfig.modelSettings ?? null,
+      providerOptions: agent.modelConfig.providerOptions ?? null,
+    };
+    let reason = '';
+    // An answer outside the schema is asked for once more; a provider that fails is not (it would fail alike).
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        const checked = validate((await this.options.model.generateObject(request)).object);
+        if (checked.ok) {
+          const summary = checked.value.summary === null ? null : redactPolicy(checked.value.summary, agent.policy);
+          return { status: AnalysisStatus.completed, summary, data: checked.value.data, error: null, model, analyzedAt: new Date().toISOString() };
+        }
+        reason = checked.reason;
+      } catch (error) {
+        if (error instanceof ModelOutputError) reason = error.message;
+        else if (error instanceof AppError) return failed(error.message);
+        else throw error;
+      }
+    }
+    return failed(`The model answered outside the schema twice: ${reason}`);
+  }
+
+  /** The result on the conversation and its call, and call.analyzed, in one transaction; only while this claim holds it. */
+  private async record(row: Claimed, analysis: StoredAnalysis): Promise<void> {
+    const json = JSON.stringify(analysis);
+    await this.options.em.fork().transactional(async (tx) => {
+      const held = await query(
+        tx,
+        `update conversations set analysis = ?::jsonb, analysis_due_at = null, updated_at = now()
+          where id = ? and analysis_due_at = ?::timestamptz returning id`,
+        [json, row.id, at(new Date(row.analysis_due_at))],
+      );
+      if (held.length === 0 || !row.call_id) return;
+      await query(tx, 'update calls set analysis = ?::jsonb, updated_at = now() where id = ? and organization_id = ?', [json, row.call_id, row.organization_id]);
+      const call = await tx.findOne(Call, { id: row.call_id, organization: row.organization_id }, { refresh: true });
+      if (call) await EventWriter.write(tx, { organizationId: row.organization_id, type: 'call.analyzed', payload: callJson(call) });
+    });
+  }
+}
