@@ -1301,7 +1301,7 @@ export interface paths {
         };
         /**
          * The execution’s results as CSV, streamed: one row per contact with its last call
-         * @description text/csv (RFC 4180, CRLF, a header line), one row per contact of the execution, called or not, with its last call (highest attempt, then latest queuedAt): contactId, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged. A cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe, so a spreadsheet never runs it. Written as it is read (chunked), not held to RESPONSE_MAX_BYTES; a download cut short (REQUEST_TIMEOUT_MS, a server error) ends without the closing chunk, so a client sees it is incomplete. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * @description text/csv (RFC 4180, CRLF, a header line), one row per contact of the execution, called or not, with its last call (highest attempt, then latest queuedAt): contactId, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged; then, when the program’s agents have analysis plans, the last call’s analysis: analysisStatus, summary (when a plan asks for one), one data.<field> per top-level field of the plans’ schemas (objects and arrays as JSON), analysisError. A cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe, so a spreadsheet never runs it. Written as it is read (chunked), not held to RESPONSE_MAX_BYTES; a download cut short (REQUEST_TIMEOUT_MS, a server error) ends without the closing chunk, so a client sees it is incomplete. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
         get: operations["exportExecutionCalls"];
         put?: never;
@@ -1477,7 +1477,7 @@ export interface paths {
         };
         /**
          * The execution’s events as Server-Sent Events (text/event-stream): what is kept, then live; resumable with Last-Event-ID
-         * @description Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. An API key holds at most LIVE_CONNECTIONS_PER_KEY open streams and subscription sockets, an organization LIVE_CONNECTIONS_PER_ORG: past them 429 RATE_LIMITED. A client that reads too slowly (more than SSE_MAX_BUFFERED_BYTES written and not yet sent) is cut off; it reconnects with Last-Event-ID. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * @description Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, call.analyzed, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. An API key holds at most LIVE_CONNECTIONS_PER_KEY open streams and subscription sockets, an organization LIVE_CONNECTIONS_PER_ORG: past them 429 RATE_LIMITED. A client that reads too slowly (more than SSE_MAX_BUFFERED_BYTES written and not yet sent) is cut off; it reconnects with Last-Event-ID. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
         get: operations["streamExecutionEvents"];
         put?: never;
@@ -1595,6 +1595,8 @@ export interface components {
             knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfigInput"];
             /** @description At most 5 */
             resolutionCriteria?: components["schemas"]["ResolutionCriterionInput"][];
+            /** @description What the agent’s model fills when one of its calls ends; null for nothing */
+            analysisPlan?: components["schemas"]["AnalysisPlanInput"];
         };
         UpdateAgentInput: {
             /** @description The update agent input’s name */
@@ -1619,6 +1621,8 @@ export interface components {
             knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfigInput"];
             /** @description At most 5 */
             resolutionCriteria?: components["schemas"]["ResolutionCriterionInput"][];
+            /** @description What the agent’s model fills when one of its calls ends; null for nothing */
+            analysisPlan?: components["schemas"]["AnalysisPlanInput"];
         };
         MessageArgs: {
             /** @description 1 to 10000 characters */
@@ -1959,8 +1963,8 @@ export interface components {
         CreateWebhookEndpointInput: {
             /** @description https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
             url: string;
-            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
-            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
+            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
+            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
             /** @description At most 500 characters */
             description?: string;
             /** @description Default true */
@@ -1969,8 +1973,8 @@ export interface components {
         UpdateWebhookEndpointInput: {
             /** @description https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
             url?: string;
-            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
-            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
+            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
+            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
             /** @description At most 500 characters; null clears it */
             description?: string;
             /** @description false stops new deliveries (pending ones fail); true starts them again */
@@ -2132,6 +2136,8 @@ export interface components {
             knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfig"] | null;
             /** @description Up to 5 rules an ended conversation is evaluated against */
             resolutionCriteria: components["schemas"]["ResolutionCriterion"][];
+            /** @description What the agent’s model fills when one of its calls ends (a summary, fields by a JSON Schema); null when nothing */
+            analysisPlan?: components["schemas"]["AnalysisPlan"] | null;
             /** @description The user who created the agent */
             createdBy?: string | null;
             /** @description Set when the agent is deleted (archived); the record is kept */
@@ -2208,6 +2214,14 @@ export interface components {
             /** @description At most 1000 characters */
             description: string;
         };
+        AnalysisPlanInput: {
+            /** @description Whether a short summary of the call is written; default true */
+            summary?: boolean;
+            /** @description A JSON Schema (draft-07) of the fields to extract: top-level type object with 1 to 50 properties, at most 16 KB and nested at most 5 levels deep */
+            structuredData?: {
+                [key: string]: unknown;
+            };
+        };
         /** @description One page of a list of Agent items, and where it sits in the list */
         AgentPage: {
             /** @description The items of this page, in the list’s order */
@@ -2230,6 +2244,26 @@ export interface components {
             met: boolean;
             /** @description Why the model judged it so */
             explanation: string;
+        };
+        /** @description What came out of a call: the summary and the fields of its agent’s analysis plan */
+        CallAnalysis: {
+            /**
+             * @description pending until the model has answered, then completed or failed
+             * @enum {string}
+             */
+            status: "pending" | "completed" | "failed";
+            /** @description A short summary of the call; null when the plan asks for none, or while pending or failed */
+            summary?: string | null;
+            /** @description The fields extracted, valid against the plan’s structuredData schema; null when it has none, or while pending or failed */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Why the analysis failed; null otherwise */
+            error?: string | null;
+            /** @description The model that filled it (<provider>/<model_name>); null while pending */
+            model?: string | null;
+            /** @description When the analysis was completed or failed (ISO 8601); null while pending */
+            analyzedAt?: string | null;
         };
         /** @description One call: an attempt to reach a contact, from queued to its final status */
         Call: {
@@ -2295,6 +2329,8 @@ export interface components {
             creditsCharged: number;
             /** @description Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns */
             turnLatency?: components["schemas"]["CallTurnLatency"] | null;
+            /** @description The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation */
+            analysis?: components["schemas"]["CallAnalysis"] | null;
             /**
              * Format: date-time
              * @description When the call was created (ISO 8601)
@@ -2348,6 +2384,8 @@ export interface components {
             endedAt?: string | null;
             /** @description The phone call this conversation was spoken on */
             callId?: string | null;
+            /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
+            analysis?: components["schemas"]["CallAnalysis"] | null;
             /** @description Messages stored so far, the user’s and the agent’s */
             messageCount: number;
             /** @description The id of the agent */
@@ -3216,6 +3254,15 @@ export interface components {
             label: string;
             /** @description What the criterion asks of a conversation, at most 1000 characters */
             description: string;
+        };
+        /** @description What the agent’s model fills when one of its calls ends */
+        AnalysisPlan: {
+            /** @description Whether a short summary of the call is written */
+            summary: boolean;
+            /** @description A JSON Schema (type object) of the fields to extract from each call; null when none */
+            structuredData?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** @description Tokens a model reply cost */
         Usage: {
@@ -5882,6 +5929,12 @@ export interface operations {
                      *               "description": "Answers questions about opening hours and bookings"
                      *             }
                      *           ],
+                     *           "analysisPlan": {
+                     *             "summary": true,
+                     *             "structuredData": {
+                     *               "source": "crm"
+                     *             }
+                     *           },
                      *           "createdBy": "Example createdBy",
                      *           "deletedAt": "2026-11-24T09:30:00.000Z",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -6082,7 +6135,13 @@ export interface operations {
                  *           "label": "Booked an appointment",
                  *           "description": "Answers questions about opening hours and bookings"
                  *         }
-                 *       ]
+                 *       ],
+                 *       "analysisPlan": {
+                 *         "summary": true,
+                 *         "structuredData": {
+                 *           "source": "crm"
+                 *         }
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAgentInput"];
@@ -6148,6 +6207,12 @@ export interface operations {
                      *           "description": "Answers questions about opening hours and bookings"
                      *         }
                      *       ],
+                     *       "analysisPlan": {
+                     *         "summary": true,
+                     *         "structuredData": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -6467,6 +6532,12 @@ export interface operations {
                      *           "description": "Answers questions about opening hours and bookings"
                      *         }
                      *       ],
+                     *       "analysisPlan": {
+                     *         "summary": true,
+                     *         "structuredData": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -6680,7 +6751,13 @@ export interface operations {
                  *           "label": "Booked an appointment",
                  *           "description": "Answers questions about opening hours and bookings"
                  *         }
-                 *       ]
+                 *       ],
+                 *       "analysisPlan": {
+                 *         "summary": true,
+                 *         "structuredData": {
+                 *           "source": "crm"
+                 *         }
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateAgentInput"];
@@ -6745,6 +6822,12 @@ export interface operations {
                      *           "description": "Answers questions about opening hours and bookings"
                      *         }
                      *       ],
+                     *       "analysisPlan": {
+                     *         "summary": true,
+                     *         "structuredData": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7064,6 +7147,12 @@ export interface operations {
                      *           "description": "Answers questions about opening hours and bookings"
                      *         }
                      *       ],
+                     *       "analysisPlan": {
+                     *         "summary": true,
+                     *         "structuredData": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7337,6 +7426,12 @@ export interface operations {
                      *           "description": "Answers questions about opening hours and bookings"
                      *         }
                      *       ],
+                     *       "analysisPlan": {
+                     *         "summary": true,
+                     *         "structuredData": {
+                     *           "source": "crm"
+                     *         }
+                     *       },
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7902,6 +7997,16 @@ export interface operations {
                      *           ],
                      *           "endedAt": "2026-11-24T09:30:00.000Z",
                      *           "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "analysis": {
+                     *             "status": "pending",
+                     *             "summary": "Example summary",
+                     *             "data": {
+                     *               "source": "crm"
+                     *             },
+                     *             "error": "Example error",
+                     *             "model": "builtin/echo",
+                     *             "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *           },
                      *           "messageCount": 3,
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7950,6 +8055,16 @@ export interface operations {
                      *               "maxMs": 3,
                      *               "bargeIns": 3
                      *             },
+                     *             "analysis": {
+                     *               "status": "pending",
+                     *               "summary": "Example summary",
+                     *               "data": {
+                     *                 "source": "crm"
+                     *               },
+                     *               "error": "Example error",
+                     *               "model": "builtin/echo",
+                     *               "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *             },
                      *             "createdAt": "2026-11-24T09:30:00.000Z",
                      *             "updatedAt": "2026-11-24T09:30:00.000Z"
                      *           }
@@ -7993,6 +8108,8 @@ export interface operations {
                             endedAt?: string | null;
                             /** @description The phone call this conversation was spoken on */
                             callId?: string | null;
+                            /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
+                            analysis?: components["schemas"]["CallAnalysis"] | null;
                             /** @description Messages stored so far, the user’s and the agent’s */
                             messageCount: number;
                             /** @description The id of the agent */
@@ -19957,6 +20074,12 @@ export interface operations {
                      *                 "description": "Answers questions about opening hours and bookings"
                      *               }
                      *             ],
+                     *             "analysisPlan": {
+                     *               "summary": true,
+                     *               "structuredData": {
+                     *                 "source": "crm"
+                     *               }
+                     *             },
                      *             "createdBy": "Example createdBy",
                      *             "deletedAt": "2026-11-24T09:30:00.000Z",
                      *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -20318,6 +20441,12 @@ export interface operations {
                      *             "description": "Answers questions about opening hours and bookings"
                      *           }
                      *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -20714,6 +20843,12 @@ export interface operations {
                      *             "description": "Answers questions about opening hours and bookings"
                      *           }
                      *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -21091,6 +21226,12 @@ export interface operations {
                      *             "description": "Answers questions about opening hours and bookings"
                      *           }
                      *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -21750,6 +21891,12 @@ export interface operations {
                      *             "description": "Answers questions about opening hours and bookings"
                      *           }
                      *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -24536,6 +24683,12 @@ export interface operations {
                      *               "description": "Answers questions about opening hours and bookings"
                      *             }
                      *           ],
+                     *           "analysisPlan": {
+                     *             "summary": true,
+                     *             "structuredData": {
+                     *               "source": "crm"
+                     *             }
+                     *           },
                      *           "createdBy": "Example createdBy",
                      *           "deletedAt": "2026-11-24T09:30:00.000Z",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -27217,6 +27370,16 @@ export interface operations {
                      *             "maxMs": 3,
                      *             "bargeIns": 3
                      *           },
+                     *           "analysis": {
+                     *             "status": "pending",
+                     *             "summary": "Example summary",
+                     *             "data": {
+                     *               "source": "crm"
+                     *             },
+                     *             "error": "Example error",
+                     *             "model": "builtin/echo",
+                     *             "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *           },
                      *           "createdAt": "2026-11-24T09:30:00.000Z",
                      *           "updatedAt": "2026-11-24T09:30:00.000Z"
                      *         }
@@ -27431,6 +27594,16 @@ export interface operations {
                      *         "p50Ms": 3,
                      *         "maxMs": 3,
                      *         "bargeIns": 3
+                     *       },
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
                      *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z"
@@ -27769,8 +27942,8 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Only events of these types (REST: repeat the parameter or separate with commas): execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
-                type?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
+                /** @description Only events of these types (REST: repeat the parameter or separate with commas): execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
+                type?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
                 /** @description Only events created at or after this instant (ISO 8601 date-time) */
                 createdAfter?: string;
                 /** @description Only events created before this instant (ISO 8601 date-time); after createdAfter */
