@@ -642,7 +642,7 @@ describe('calls-read', () => {
 });
 
 describe('calls-csv', () => {
-  const COLUMNS = ['contactId', 'phone', 'contactStatus', 'attempts', 'lastCallId', 'lastCallStatus', 'outcome', 'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'errorText', 'creditsCharged'];
+  const COLUMNS = ['contactId', 'contactName', 'phone', 'contactStatus', 'attempts', 'lastCallId', 'lastCallStatus', 'outcome', 'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'errorText', 'creditsCharged'];
   const T0 = new Date('2026-11-20T09:00:00.000Z');
   const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 
@@ -710,6 +710,9 @@ describe('calls-csv', () => {
       await app.sql(`update execution_contacts set status = 'completed', attempts = 2 where id = ?`, [row(c1)]);
       await app.sql(`update execution_contacts set status = 'failed', attempts = 1 where id = ?`, [row(c2)]);
 
+      // The contact's name as it is now: a name given since the call shows; one without a name is empty.
+      await app.sql(`update contacts set name = ? where id = ?`, ['Ada "the caller", Jr.', c1]);
+      await app.sql(`update contacts set name = null where id = ?`, [c3]);
       const res = await csvOf(a, campaign.executionId);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
@@ -725,12 +728,12 @@ describe('calls-csv', () => {
       const phones = await app.sql<{ contact_id: string; phone: string }>('select contact_id, phone from execution_contacts where execution_id = ?', [campaign.executionId]);
       const phoneOf = Object.fromEntries(phones.map((p) => [p.contact_id, p.phone]));
       expect(byContact[c1]).toEqual({
-        contactId: c1, phone: phoneOf[c1], contactStatus: 'completed', attempts: '2', lastCallId: last1, lastCallStatus: 'completed', outcome: 'answered',
+        contactId: c1, contactName: 'Ada "the caller", Jr.', phone: phoneOf[c1], contactStatus: 'completed', attempts: '2', lastCallId: last1, lastCallStatus: 'completed', outcome: 'answered',
         queuedAt: at(30).toISOString(), answeredAt: at(30.1).toISOString(), endedAt: at(31).toISOString(), durationSeconds: '54', errorText: '', creditsCharged: '1',
       });
       expect(byContact[c2]).toMatchObject({ lastCallId: last2, lastCallStatus: 'failed', contactStatus: 'failed', errorText: '\'=HYPERLINK("http://evil.example","click"), then\r\nmore', creditsCharged: '0' });
       expect(byContact[c3]).toEqual({
-        contactId: c3, phone: phoneOf[c3], contactStatus: 'pending', attempts: '0', lastCallId: '', lastCallStatus: '', outcome: '',
+        contactId: c3, contactName: '', phone: phoneOf[c3], contactStatus: 'pending', attempts: '0', lastCallId: '', lastCallStatus: '', outcome: '',
         queuedAt: '', answeredAt: '', endedAt: '', durationSeconds: '', errorText: '', creditsCharged: '',
       });
     });
@@ -772,9 +775,9 @@ describe('calls-csv', () => {
       expect(Buffer.byteLength(text)).toBeGreaterThan(app.config.responseMaxBytes);
       const records = parseCsv(text);
       expect(records).toHaveLength(rows + 2); // the header, the contact made through the API, the 3000
-      const ids = new Set(records.slice(1).map((cells) => cells[4]));
+      const ids = new Set(records.slice(1).map((cells) => cells[5]));
       expect(ids.size).toBe(rows + 1); // every seeded call once (and one empty lastCallId)
-      expect(records.filter((cells) => cells[11]?.startsWith("'-+1415"))).toHaveLength(rows);
+      expect(records.filter((cells) => cells[12]?.startsWith("'-+1415"))).toHaveLength(rows);
       // 3001 rows read 500 at a time: at least 7 statements, never one for everything.
       expect(csvStatements.filter((sql) => sql.includes('left join lateral')).length).toBeGreaterThanOrEqual(7);
     }, 120_000);
@@ -802,7 +805,7 @@ describe('calls-csv', () => {
         expect(res.status).toBe(200);
         const reader = res.body!.getReader();
         const first = await reader.read();
-        expect(new TextDecoder().decode(first.value).startsWith('contactId,phone,')).toBe(true);
+        expect(new TextDecoder().decode(first.value).startsWith('contactId,contactName,phone,')).toBe(true);
         controller.abort();
         await reader.cancel().catch(() => undefined);
         // Give the server time to notice; a server that kept reading would run every page meanwhile.

@@ -1301,7 +1301,7 @@ export interface paths {
         };
         /**
          * The execution’s results as CSV, streamed: one row per contact with its last call
-         * @description text/csv (RFC 4180, CRLF, a header line), one row per contact of the execution, called or not, with its last call (highest attempt, then latest queuedAt): contactId, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged; then, when the program’s agents have analysis plans, the last call’s analysis: analysisStatus, summary (when a plan asks for one), one data.<field> per top-level field of the plans’ schemas (objects and arrays as JSON), analysisError. A cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe, so a spreadsheet never runs it. Written as it is read (chunked), not held to RESPONSE_MAX_BYTES; a download cut short (REQUEST_TIMEOUT_MS, a server error) ends without the closing chunk, so a client sees it is incomplete. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * @description text/csv (RFC 4180, CRLF, a header line), one row per contact of the execution, called or not, with its last call (highest attempt, then latest queuedAt): contactId, contactName, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged; then, when the program’s agents have analysis plans, the last call’s analysis: analysisStatus, summary (when a plan asks for one), one data.<field> per top-level field of the plans’ schemas (objects and arrays as JSON), analysisError. A cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe, so a spreadsheet never runs it. Written as it is read (chunked), not held to RESPONSE_MAX_BYTES; a download cut short (REQUEST_TIMEOUT_MS, a server error) ends without the closing chunk, so a client sees it is incomplete. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
         get: operations["exportExecutionCalls"];
         put?: never;
@@ -27785,7 +27785,7 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example contactId,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged
+                     * @example contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged
                      *     0b6f9d3e-8c1a-4c7e-9f4b-2d5a6e7f8a90,'+14155550123,completed,1,5e2d1c4b-3a29-4f18-8e07-6d5c4b3a2910,completed,answered,2026-11-25T10:00:00.000Z,2026-11-25T10:00:04.000Z,2026-11-25T10:01:10.000Z,66,,1
                      */
                     "text/csv": string;

@@ -35,6 +35,6 @@ describe('csvField', () => {
 describe('csvLine', () => {
   it('joins fields with commas and ends with CRLF', () => {
     expect(csvLine(['a', 1, null, 'b,c'])).toBe('a,1,,"b,c"\r\n');
-    expect(CALL_CSV_HEADER.startsWith('contactId,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,')).toBe(true);
+    expect(CALL_CSV_HEADER.startsWith('contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,')).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import type { AnalysisPlan, StoredAnalysis } from '../agents/analysis/analysis.t
 
 /** The columns of GET /api/executions/{id}/calls.csv, in order: one row per contact of the execution. */
 export const CALL_CSV_COLUMNS = [
-  'contactId', 'phone', 'contactStatus', 'attempts', 'lastCallId', 'lastCallStatus', 'outcome',
+  'contactId', 'contactName', 'phone', 'contactStatus', 'attempts', 'lastCallId', 'lastCallStatus', 'outcome',
   'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'errorText', 'creditsCharged',
 ] as const;
 

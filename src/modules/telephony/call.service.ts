@@ -29,7 +29,7 @@ export const CSV_BATCH_SIZE = 500;
 const LAST_CALL_COLUMNS = 'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.error_text, c.credits_charged, c.analysis';
 const LAST_CALL_ORDER = 'order by c.attempt desc, c.queued_at desc, c.id desc limit 1';
 // Two lookups, each on its own index (execution_contact_id; execution_id, contact_id), rather than one OR that scans.
-const CSV_SQL = `select ec.id as row_id, ec.contact_id, ec.phone, ec.status as contact_status, ec.attempts,
+const CSV_SQL = `select ec.id as row_id, ec.contact_id, (select ct.name from contacts ct where ct.id = ec.contact_id) as contact_name, ec.phone, ec.status as contact_status, ec.attempts,
     last.id as call_id, last.status as call_status, last.outcome, last.queued_at, last.answered_at, last.ended_at,
     last.duration_seconds, last.error_text, last.credits_charged, last.analysis
   from (
@@ -160,6 +160,8 @@ export class CallService {
       if (rows.length === 0) return;
       yield rows.map((row) => ({
         contactId: (row.contact_id as string | null) ?? null,
+        // The contact's name as it is now (null for a contact deleted since, or without one).
+        contactName: (row.contact_name as string | null) ?? null,
         phone: row.phone as string,
         contactStatus: row.contact_status as string,
         attempts: asNumber(row.attempts),

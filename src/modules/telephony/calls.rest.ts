@@ -61,7 +61,7 @@ export const callRoutes = [
     summary: 'The execution’s results as CSV, streamed: one row per contact with its last call',
     description:
       'text/csv (RFC 4180, CRLF, a header line), one row per contact of the execution, called or not, with its last call (highest attempt, then latest queuedAt): ' +
-      'contactId, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged; ' +
+      'contactId, contactName, phone, contactStatus, attempts, lastCallId, lastCallStatus, outcome, queuedAt, answeredAt, endedAt, durationSeconds, errorText, creditsCharged; ' +
       'then, when the program’s agents have analysis plans, the last call’s analysis: analysisStatus, summary (when a plan asks for one), one data.<field> per top-level field of the plans’ schemas (objects and arrays as JSON), analysisError. ' +
       'A cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe, so a spreadsheet never runs it. Written as it is read (chunked), not held to RESPONSE_MAX_BYTES; ' +
       'a download cut short (REQUEST_TIMEOUT_MS, a server error) ends without the closing chunk, so a client sees it is incomplete.',
