@@ -256,12 +256,17 @@ describe('carrier webhooks', () => {
   });
 
   it('the real signed callback ends the call and counts the contact once, however often it comes', async () => {
-    const params = completed();
+    // Twilio's Timestamp is whole seconds, and this one is before the call was queued: the call's times stay in order.
+    const [{ queued_at: queuedAt }] = await app.sql<{ queued_at: Date }>('select queued_at from calls where id = ?', [callId]);
+    const params = { ...completed(), Timestamp: new Date(new Date(queuedAt).getTime() - 2000).toUTCString() };
     const signature = twilio.getExpectedTwilioSignature(fake.authToken, statusUrl(), params);
     for (let i = 0; i < 3; i++) expect((await post(statusUrl(), params, signature)).status).toBe(200);
     expect(await state()).toBe('completed');
     const execution = (await acme.rest.get(`/api/executions/${campaign.executionId}`)).body;
     expect(execution).toMatchObject({ status: 'completed', contactsInProgress: 0, contactsCompleted: 1 });
+    const call = (await acme.rest.get(`/api/calls/${callId}`)).body;
+    expect(Date.parse(call.answeredAt)).toBeGreaterThanOrEqual(Date.parse(call.queuedAt));
+    expect(Date.parse(call.endedAt)).toBeGreaterThanOrEqual(Date.parse(call.answeredAt));
     // A late ringing after the end changes nothing.
     const ringing = { ...params, CallStatus: 'ringing' };
     expect((await post(statusUrl(), ringing, twilio.getExpectedTwilioSignature(fake.authToken, statusUrl(), ringing))).status).toBe(200);

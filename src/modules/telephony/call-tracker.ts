@@ -271,8 +271,14 @@ export class CallTracker {
         row.status = next;
         row.carrier_call_id = row.carrier_call_id ?? (event.carrierCallId || null);
         row.answered_by = answeredBy;
-        row.answered_at = answeredAt && at(new Date(answeredAt));
-        row.ended_at = final ? at(event.at) : null;
+        // The carrier's clock and ours are combined so that a call's times stay in order: Twilio stamps its
+        // callbacks in whole seconds (up to a second before our queuedAt), so an answer or an end the
+        // carrier places before the call was queued is taken as the queue time, and an end before the
+        // answer as the answer time; the carrier's time is kept wherever it is already in order.
+        const queuedMs = new Date(row.queued_at).getTime();
+        const answeredMs = answeredAt ? Math.max(new Date(answeredAt).getTime(), queuedMs) : null;
+        row.answered_at = answeredMs === null ? null : at(new Date(answeredMs));
+        row.ended_at = final ? at(new Date(Math.max(event.at.getTime(), answeredMs ?? queuedMs))) : null;
         row.duration_seconds = duration;
         row.outcome = outcome;
         row.error_text = event.errorText ?? row.error_text;
