@@ -168,10 +168,10 @@ describe('a streaming call', () => {
     const greetingFrames = caller.frames.length;
     await eventually(async () => elevenlabs.texts, (texts) => texts.length >= 2, 'the long answer sent to the synthesizer');
     // A second of the answer is played, then the caller talks over it.
-    await caller.waitFor(() => caller.frames.length > greetingFrames, 'the answer playing');
+    await caller.waitFor(() => caller.frames.length > greetingFrames, 'the answer playing', 15_000);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await say(caller);
-    await caller.waitFor(() => caller.events('clear').length === 1, 'the clear');
+    await caller.waitFor(() => caller.events('clear').length === 1, 'the clear', 15_000);
     await eventually(async () => elevenlabs.texts.length, (count) => count >= 3, 'the answer to the interruption');
     await heardEverything(caller, 3);
     caller.stop();
