@@ -36,6 +36,8 @@ import { closeConnectionsWhen } from './platform/connection-close.js';
 import type { UpgradeLimit } from './platform/upgrade-limit.js';
 import { explorerRouter } from './platform/explorer.js';
 import { guidesRouter } from './platform/guides.js';
+import { newOperatorToken } from './operator/operator-file.js';
+import { operatorRouter } from './operator/operator.rest.js';
 import { lendOrganizationGate, OrganizationGate } from './platform/organization-gate.js';
 import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
 import { answerBudgetOf, responseSizeLimit } from './platform/response-size.js';
@@ -59,6 +61,8 @@ export interface Gateway {
   closeStreams(): void;
   /** Ends the live streams (SSE and GraphQL subscriptions) so their connections do not hold up a shutdown. */
   closeLive(): void;
+  /** The secret of this process's /operator door; main.ts hands it to the CLI in DATA_DIR/operator.json. */
+  operatorToken: string;
   stop(): Promise<void>;
 }
 
@@ -237,6 +241,9 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use((_req, res, next) => RequestContext.create(database.orm.em, next, database.abortOptions(abortSignalOf(res))));
   app.use('/api', responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   app.use('/graphql', responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
+  // The operator CLI's door while this process holds the embedded database (src/operator/operator.rest.ts).
+  const operatorToken = newOperatorToken();
+  app.use('/operator', operatorRouter(services, operatorToken, logger));
 
   // One authentication per request, then the per-key and per-organization limits; /healthz, /readyz and
   // the OpenAPI document are exempt. REDIS_URL shares the counters across replicas.
@@ -378,6 +385,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     metricsApp,
     services,
     gate,
+    operatorToken,
     setReady(value) {
       ready = value;
     },

@@ -1,6 +1,8 @@
 import './node-version.js';
 import 'reflect-metadata';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
 import { ConfigError, loadConfig } from './config.js';
 import { secureDataDir } from './platform/data-dir.js';
@@ -8,107 +10,16 @@ import { createLogger } from './common/logger.js';
 import { AppError } from './common/errors.js';
 import { DatabaseInUseError } from './db/errors.js';
 import type { Services } from './services.js';
-
-type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | undefined>;
-
-/**
- * One operator command: its usage, what it does, its options, and what it runs against the services.
- * `prepare` checks the options before the database is opened (a usage error answers at once, and
- * does not wait for the embedded database's lock) and returns the work to run against the services.
- */
-interface Command {
-  usage: string;
-  description: string;
-  options: Options;
-  prepare(values: Values): (services: Services) => Promise<void>;
-}
-
-class UsageError extends Error {}
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+import { OPERATOR_COMMANDS as COMMANDS, UsageError } from './operator/operator-commands.js';
+import { readOperatorFile, type OperatorEndpoint } from './operator/operator-file.js';
 
 function print(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
 }
 
-function text(values: Values, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value.trim() : undefined;
-}
-
-/** The operator commands; adding one is one more entry here. */
-const COMMANDS: Record<string, Command> = {
-  'org:create': {
-    usage: 'org:create --name <organization> --email <admin email> [--user-name <name>]',
-    description:
-      'Creates an organization, its owner and a first API key; prints {"organizationId", "userId", "apiKey"}\n' +
-      'as one JSON line. The key is shown only once (keys:create makes another).',
-    options: { name: { type: 'string' }, email: { type: 'string' }, 'user-name': { type: 'string' } },
-    prepare(values) {
-      const name = text(values, 'name');
-      const email = text(values, 'email');
-      if (!name || name.length > 255) throw new UsageError('--name is required (1 to 255 characters)');
-      if (!email || !EMAIL.test(email) || email.length > 320) throw new UsageError('--email is required and must be an email address');
-      return async (services) => print(await services.provisioning.createOrganization({ name, email, userName: text(values, 'user-name') }));
-    },
-  },
-  'keys:create': {
-    usage: 'keys:create (--org <organization id> | --email <user email> | both) [--name <key name>]',
-    description:
-      'Creates a new API key for an existing organization: owned by the user with --email, or by the\n' +
-      'organization\'s first owner; prints {"organizationId", "userId", "apiKeyId", "apiKey"} as one JSON line.\n' +
-      'The key is shown only once. An email used in several organizations needs --org too.',
-    options: { org: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
-    prepare(values) {
-      const organizationId = text(values, 'org');
-      const email = text(values, 'email');
-      const name = text(values, 'name');
-      if (!organizationId && !email) throw new UsageError('--org or --email is required');
-      if (email !== undefined && !EMAIL.test(email)) throw new UsageError('--email must be an email address');
-      if (name !== undefined && (name.length === 0 || name.length > 255)) throw new UsageError('--name must be 1 to 255 characters');
-      return async (services) => print(await services.provisioning.issueKey({ organizationId, email, name }));
-    },
-  },
-  'credits:add': {
-    usage: 'credits:add --org <organization id> --amount <1..1000000000> [--reason <text>]',
-    description:
-      'Grants credits to an organization and writes the grant to its credit ledger; prints\n' +
-      '{"organizationId", "amount", "creditBalance", "ledgerEntryId"} as one JSON line.',
-    options: { org: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' } },
-    prepare(values) {
-      const organizationId = text(values, 'org');
-      const amount = text(values, 'amount');
-      const reason = typeof values.reason === 'string' ? values.reason : undefined;
-      if (!organizationId) throw new UsageError('--org is required (an organization id)');
-      if (!amount || !/^\d+$/.test(amount) || Number(amount) < 1 || Number(amount) > 1_000_000_000) {
-        throw new UsageError('--amount is required (a whole number from 1 to 1000000000)');
-      }
-      if (reason !== undefined && reason.length > 500) throw new UsageError('--reason is at most 500 characters');
-      return async (services) => {
-        try {
-          print(await services.credits.grant({ organizationId, amount: Number(amount), reason }));
-        } catch (error) {
-          if (error instanceof AppError && error.code === 'NOT_FOUND') throw new Error(`no organization with the id ${organizationId}`);
-          throw error;
-        }
-      };
-    },
-  },
-  'org:list': {
-    usage: 'org:list',
-    description: 'Lists the organizations, oldest first: one JSON line each, {"id", "name", "createdAt", "users"}.',
-    options: {},
-    prepare() {
-      return async (services) => {
-        for (const organization of await services.provisioning.listOrganizations()) print(organization);
-      };
-    },
-  },
-};
-
 const FOOTER = `The CLI uses DATABASE_URL and DATA_DIR exactly as the server does. On the embedded
-database, stop the server first: only one process can hold it.`;
+database only one process can hold it: while the server runs, the CLI sends the command to it
+(through DATA_DIR/operator.json); otherwise it opens the database itself.`;
 
 function usage(): string {
   const commands = Object.values(COMMANDS).map((command) => `  ${command.usage}\n${indent(command.description)}`);
@@ -127,7 +38,7 @@ function indent(lines: string): string {
     .join('\n');
 }
 
-async function withServices(run: (services: Services) => Promise<void>): Promise<void> {
+async function withServices(run: (services: Services) => Promise<unknown[]>): Promise<void> {
   const config = loadConfig();
   secureDataDir(config.dataDir);
   const { openDatabase } = await import('./db/orm.js');
@@ -140,10 +51,57 @@ async function withServices(run: (services: Services) => Promise<void>): Promise
   });
   try {
     const services = createServices(database.em, config);
-    await RequestContext.create(database.orm.em, () => run(services));
+    for (const line of await RequestContext.create(database.orm.em, () => run(services))) print(line);
   } finally {
     await database.close();
   }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The running server that holds the embedded database, when there is one: its pid is the lock's
+ * (DATA_DIR/pglite.pid) and it wrote where its /operator door is. On PostgreSQL every process may
+ * open the database, so the CLI always does.
+ */
+function runningServer(): OperatorEndpoint | undefined {
+  const config = loadConfig();
+  if (config.databaseUrl) return undefined;
+  const endpoint = readOperatorFile(config.dataDir);
+  const lock = join(config.dataDir, 'pglite.pid');
+  if (!endpoint || !existsSync(lock) || Number(readFileSync(lock, 'utf8')) !== endpoint.pid || !isAlive(endpoint.pid)) return undefined;
+  return endpoint;
+}
+
+/** Has the running server run the command: the same checks and answers as running it here. */
+async function viaServer(endpoint: OperatorEndpoint, name: string, values: Record<string, unknown>): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(`${endpoint.url}/operator/commands/${name}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${endpoint.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(values),
+    });
+  } catch (error) {
+    throw new Error(
+      `the server (process ${endpoint.pid}) holds the embedded database but does not answer at ${endpoint.url} ` +
+        `(${error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error)}); wait until it has started, or stop it`,
+    );
+  }
+  const body = (await res.json().catch(() => undefined)) as { lines?: unknown[]; detail?: string; code?: string } | undefined;
+  if (res.ok && Array.isArray(body?.lines)) {
+    for (const line of body.lines) print(line);
+    return;
+  }
+  if (body?.code === 'BAD_USER_INPUT' && res.status === 400 && body.detail) throw new UsageError(body.detail);
+  throw new Error(body?.detail ?? `the server answered ${res.status}`);
 }
 
 let current: string | undefined;
@@ -164,7 +122,14 @@ async function main(argv: string[]): Promise<void> {
     console.log(commandUsage(name));
     return;
   }
-  await withServices(command.prepare(values));
+  const run = command.prepare(values);
+  const server = runningServer();
+  if (server) {
+    const { help: _help, ...options } = values;
+    await viaServer(server, name, options);
+  } else {
+    await withServices(run);
+  }
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -1,11 +1,13 @@
 import './node-version.js';
 import 'reflect-metadata';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.js';
 import { chooseLogFormat, createLogger } from './common/logger.js';
 import { DatabaseInUseError } from './db/errors.js';
 import { eventRetentionHook } from './modules/events/event-retention.js';
 import { secureDataDir, storeFirstApiKey } from './platform/data-dir.js';
+import { loopbackUrl, writeOperatorFile } from './operator/operator-file.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -56,6 +58,16 @@ async function start(): Promise<void> {
     });
     logger.info({ metricsPort: config.metricsPort }, `metrics on http://localhost:${config.metricsPort}/metrics`);
   }
+  // On the embedded database this process is the only one that can open it: the operator CLI finds
+  // here where to send its commands instead (src/operator/operator-file.ts).
+  const removeOperatorFile =
+    database.kind === 'pglite' && !config.dataDir.startsWith('memory:')
+      ? writeOperatorFile(config.dataDir, {
+          pid: process.pid,
+          url: loopbackUrl(config.host, (server.address() as AddressInfo).port),
+          token: gateway.operatorToken,
+        })
+      : () => {};
   await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line), (apiKey) =>
     storeFirstApiKey(config.dataDir, apiKey),
   );
@@ -125,6 +137,7 @@ async function start(): Promise<void> {
     clearTimeout(force);
     metricsServer?.closeAllConnections();
     await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    removeOperatorFile();
     await gateway.stop();
     await database.close();
     logger.info('stopped');

@@ -100,7 +100,7 @@ describe('keys:create and org:list', () => {
     const cases: [string[], RegExp][] = [
       [[], /^--org or --email is required\n/],
       [['--org', randomUUID()], /^Error: Organization not found\n$/],
-      [['--org', 'not-a-uuid'], /^Error: Organization not found\n$/],
+      [['--org', 'not-a-name'], /^Error: No organization has the id or name "not-a-name"; npm run cli -- org:list lists them\n$/],
       [['--email', 'ops@shared.test'], /^Error: ops@shared.test is a user of several organizations; add --org <id>\n$/],
       [['--email', 'nobody@shared.test'], /^Error: A user with that email not found\n$/],
       [['--org', acme.organizationId, '--email', 'nobody@shared.test'], /^Error: A user with that email not found\n$/],

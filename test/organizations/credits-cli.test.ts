@@ -29,7 +29,7 @@ it('credits:add grants credits to an organization and prints the balance and the
 });
 
 it.each([
-  [['--org', randomUUID(), '--amount', '5'], /no organization with the id/],
+  [['--org', randomUUID(), '--amount', '5'], /^Error: No organization with the id [0-9a-f-]{36}; npm run cli -- org:list lists them\n$/],
   [['--org', randomUUID(), '--amount', '0'], /--amount is required \(a whole number/],
   [['--org', randomUUID(), '--amount', '1.5'], /--amount is required/],
   [['--amount', '5'], /--org is required/],
