@@ -78,7 +78,13 @@ export class ProvisioningService {
       });
       logger.info({ organizationId: created.organizationId }, 'created the Default organization');
       if (bootstrapKey) print('Registered BOOTSTRAP_API_KEY as the API key of the Default organization.');
-      else print(`Default organization created. Its API key is in ${store(created.apiKey)} (readable by this user only); keep it somewhere safe, then delete that file.`);
+      else {
+        // The guides read the key from this file, so the line says to keep it, and how to get another.
+        print(
+          `Default organization created. Its API key is in ${store(created.apiKey)} (readable by this user only); ` +
+            'the guides read it from there, so keep that file. Another key: npm run cli -- keys:create --org Default',
+        );
+      }
       return;
     }
     if (!bootstrapKey || (await em.count(ApiKey, { keyHash: hashKey(bootstrapKey) })) > 0) return;
