@@ -269,6 +269,7 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       ...(route.idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
       ...(route.streams?.headers ?? {}),
     };
+    if (route.streams?.noContent) responses['204'] = { description: route.streams.noContent, headers: { ...SUCCESS_HEADERS } };
     for (const errorStatus of errorStatuses(route)) {
       responses[String(errorStatus)] = problemResponse(errorStatus);
     }

@@ -47,7 +47,7 @@ export interface RouteDefinition<B = any, Q = any> {
    * The handler writes the answer itself, as it is read (a CSV export): OpenAPI documents it with this
    * media type and example, and no JSON is sent after it. It is not held to RESPONSE_MAX_BYTES.
    */
-  streams?: { mediaType: string; example: string; headers?: Record<string, JsonSchema> };
+  streams?: { mediaType: string; example: string; headers?: Record<string, JsonSchema>; /** When the route answers 204 instead of a stream. */ noContent?: string };
   handler(context: RouteContext<B, Q>): Promise<unknown>;
 }
 

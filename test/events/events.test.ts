@@ -379,6 +379,8 @@ describe('execution-stream', () => {
         }
         return events();
       },
+      /** Resolves when the server ends the stream. */
+      ended: reading,
       async close() {
         controller.abort();
         await reading;
@@ -440,6 +442,29 @@ describe('execution-stream', () => {
     const tail = await latest.until((got) => got.length >= 1);
     expect(tail.map((event) => event.event)).toEqual(['execution.stopped']);
     await latest.close();
+  }, 30_000);
+
+  it('ends after the execution’s final event; a finished execution’s stream is its replay, then the end; nothing left answers 204', async () => {
+    const executionId = await newExecution();
+    const stream = await openStream(`/api/executions/${executionId}/stream`, { 'x-api-key': acme.apiKey });
+    await stream.until((events) => events.length >= 1);
+    expect((await acme.rest.post(`/api/executions/${executionId}/start`)).status).toBe(200);
+    expect((await acme.rest.post(`/api/executions/${executionId}/stop`)).status).toBe(200);
+    await stream.ended; // the server closed it after execution.stopped
+    expect(stream.events().map((event) => event.event)).toEqual(['execution.created', 'execution.started', 'execution.stopped']);
+
+    // A late client of the finished execution gets what is kept, and the end, without waiting for more.
+    const late = await openStream(`/api/executions/${executionId}/stream`, { 'x-api-key': acme.apiKey });
+    expect(late.res.status).toBe(200);
+    await late.ended;
+    expect(late.events().map((event) => event.id)).toEqual(stream.events().map((event) => event.id));
+    // Reconnecting after the last event (as an EventSource does when a stream ends): 204, so it stops.
+    const after = await fetch(`${app.baseUrl}/api/executions/${executionId}/stream`, {
+      headers: { 'x-api-key': acme.apiKey, 'last-event-id': stream.events().at(-1)!.id! },
+    });
+    expect([after.status, await after.text()]).toEqual([204, '']);
+    // Nothing stays subscribed.
+    await eventually(() => app.gateway.services.live.feed.size === 0);
   }, 30_000);
 
   it('answers 404 for another organization’s execution, as the GET does, and 401 without credentials', async () => {
@@ -524,6 +549,35 @@ describe('subscriptions', () => {
     const program = await all.until((got) => got.some((value) => value.executionsUpdated.id === second));
     expect(program.map((value) => value.executionsUpdated.id)).toEqual(expect.arrayContaining([executionId, second]));
     expect(updates.values.every((value) => value.executionUpdated.id === executionId)).toBe(true);
+  }, 60_000);
+
+  it('executionUpdated yields the execution as it is at once, then each move, and completes after the final one; a late subscriber gets the final state and the end', async () => {
+    const { executionId } = await newExecution(acme);
+    const live = connect({ 'x-api-key': acme.apiKey });
+    await live.connected;
+    const updates = live.subscribe(ExecutionUpdatedDocument, { id: executionId });
+    // Nothing has moved yet: the current state comes at once.
+    const [current] = await updates.until((got) => got.length >= 1);
+    expect(current!.executionUpdated).toMatchObject({ id: executionId, status: 'scheduled' });
+    expect((await acme.rest.post(`/api/executions/${executionId}/start`)).status).toBe(200);
+    expect((await acme.rest.post(`/api/executions/${executionId}/stop`)).status).toBe(200);
+    expect(await updates.ended()).toEqual([]);
+    expect(updates.completed).toBe(true);
+    const statuses = updates.values.map((value) => value.executionUpdated.status);
+    expect([statuses[0], statuses.includes('running'), statuses.at(-1)]).toEqual(['scheduled', true, 'stopped']);
+
+    const late = live.subscribe(ExecutionUpdatedDocument, { id: executionId });
+    expect(await late.ended()).toEqual([]);
+    expect(late.values.map((value) => value.executionUpdated.status)).toEqual(['stopped']);
+    await eventually(() => app.gateway.services.live.feed.size === 0);
+
+    // A subscriber that leaves while it waits for the next move leaves nothing subscribed behind.
+    const other = await newExecution(acme);
+    const waiting = live.subscribe(ExecutionUpdatedDocument, { id: other.executionId });
+    await waiting.until((got) => got.length >= 1);
+    expect(app.gateway.services.live.feed.size).toBe(1);
+    waiting.dispose();
+    await eventually(() => app.gateway.services.live.feed.size === 0);
   }, 60_000);
 
   it('callUpdated yields each call of a campaign run by the runner, as it starts and ends', async () => {

@@ -79,12 +79,15 @@ describe('subscription answers', () => {
     const live = connect({ 'x-api-key': acme.apiKey });
     const updates = collect(live, `subscription Big($id: ID!) { executionUpdated(id: $id) ${selection} }`, { id: executionId });
     await eventually(() => app.gateway.services.live.feed.size >= 1);
-
+    // The execution as it is comes first, refused the same way; the organization is weighed after it.
     const gate = app.gateway.gate;
+    await eventually(() => updates.results.length >= 1 && gate.load(acme.organizationId).running === 0);
+    expect(updates.results[0]!.errors!.map((each) => each.extensions?.code)).toEqual(['BAD_USER_INPUT']);
+
     const before = gate.averageAnswerBytes(acme.organizationId);
     await control(executionId, 'start');
-    await eventually(() => updates.results.length >= 1);
-    const [refused] = updates.results;
+    await eventually(() => updates.results.length >= 2);
+    const refused = updates.results[1];
     expect(refused).not.toHaveProperty('data');
     expect(refused!.errors).toHaveLength(1);
     const error = refused!.errors![0]!;
@@ -108,8 +111,8 @@ describe('subscription answers', () => {
 
     // The subscription is still open: the next move is refused the same way, not the end of the stream.
     await control(executionId, 'pause');
-    await eventually(() => updates.results.length >= 2);
-    expect(updates.results[1]!.errors!.map((each) => each.message)).toEqual([error.message]);
+    await eventually(() => updates.results.length >= 3);
+    expect(updates.results[2]!.errors!.map((each) => each.message)).toEqual([error.message]);
     expect(updates.ended).toBeUndefined();
   }, 60_000);
 

@@ -1477,7 +1477,7 @@ export interface paths {
         };
         /**
          * The execution’s events as Server-Sent Events (text/event-stream): what is kept, then live; resumable with Last-Event-ID
-         * @description Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, call.analyzed, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. An API key holds at most LIVE_CONNECTIONS_PER_KEY open streams and subscription sockets, an organization LIVE_CONNECTIONS_PER_ORG: past them 429 RATE_LIMITED. A client that reads too slowly (more than SSE_MAX_BUFFERED_BYTES written and not yet sent) is cut off; it reconnects with Last-Event-ID. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * @description Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, call.analyzed, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. The stream ends after the execution's final event (execution.completed, execution.stopped, execution.cancelled), at once after the replay when it is final already; a reconnect with the Last-Event-ID of that last event answers 204 No Content, which stops a browser's EventSource from reconnecting. Until then it stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. An API key holds at most LIVE_CONNECTIONS_PER_KEY open streams and subscription sockets, an organization LIVE_CONNECTIONS_PER_ORG: past them 429 RATE_LIMITED. A client that reads too slowly (more than SSE_MAX_BUFFERED_BYTES written and not yet sent) is cut off; it reconnects with Last-Event-ID. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
         get: operations["streamExecutionEvents"];
         put?: never;
@@ -30545,6 +30545,17 @@ export interface operations {
                      */
                     "text/event-stream": string;
                 };
+            };
+            /** @description The execution is final and nothing is left after Last-Event-ID: the stream is over (an EventSource stops reconnecting) */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {

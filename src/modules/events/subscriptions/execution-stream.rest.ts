@@ -4,7 +4,7 @@ import { organizationGateOf } from '../../../platform/organization-gate.js';
 import { defineRoute } from '../../../rest/routes.js';
 import type { Event } from '../event.entity.js';
 import type { LiveStream } from './live-feed.js';
-import { REPLAY_BATCH, type ReplayRow } from './live.service.js';
+import { FINAL_EVENTS, REPLAY_BATCH, type ReplayRow } from './live.service.js';
 import { SseWriter, type WriteOutcome } from './sse-writer.js';
 
 const SSE_EXAMPLE =
@@ -58,7 +58,9 @@ export const executionStreamRoutes = [
       'Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, call.analyzed, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). ' +
       'Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) ' +
       'it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. ' +
-      'The stream stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. ' +
+      'The stream ends after the execution\'s final event (execution.completed, execution.stopped, execution.cancelled), at once after the replay when it is final already; ' +
+      'a reconnect with the Last-Event-ID of that last event answers 204 No Content, which stops a browser\'s EventSource from reconnecting. ' +
+      'Until then it stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. ' +
       'An API key holds at most LIVE_CONNECTIONS_PER_KEY open streams and subscription sockets, an organization LIVE_CONNECTIONS_PER_ORG: past them 429 RATE_LIMITED. ' +
       'A client that reads too slowly (more than SSE_MAX_BUFFERED_BYTES written and not yet sent) is cut off; it reconnects with Last-Event-ID.',
     tag: 'Events',
@@ -66,6 +68,7 @@ export const executionStreamRoutes = [
     streams: {
       mediaType: 'text/event-stream',
       example: SSE_EXAMPLE,
+      noContent: 'The execution is final and nothing is left after Last-Event-ID: the stream is over (an EventSource stops reconnecting)',
     },
     async handler({ actor, params, services, req, res }) {
       const live = services.live;
@@ -89,6 +92,19 @@ export const executionStreamRoutes = [
         stream = opened.stream;
         if (!writer.open) return;
         let after = await live.replayCursor(actor, req.get('last-event-id')?.trim() || null);
+        let rows: ReplayRow[] = [];
+        let next = 0;
+        let lastPage = false;
+        if (opened.final) {
+          // Final: the replay is all there is. Nothing left after Last-Event-ID answers 204, which tells
+          // a browser's EventSource not to reconnect (it reconnects after the 200 stream below ends).
+          rows = await live.replayPage(actor, opened.executionId, after);
+          lastPage = rows.length < REPLAY_BATCH;
+          if (rows.length === 0) {
+            res.status(204).end();
+            return;
+          }
+        }
         res.status(200);
         res.setHeader('content-type', 'text/event-stream; charset=utf-8');
         res.setHeader('x-accel-buffering', 'no');
@@ -96,9 +112,8 @@ export const executionStreamRoutes = [
         heartbeat = setInterval(() => writer.write(': heartbeat\n\n'), live.heartbeatMs);
         // Subscribed before the replay: what commits meanwhile waits in the stream; what the replay already sent is skipped.
         const sent = new Set<string>();
-        let rows: ReplayRow[] = [];
-        let next = 0;
-        let lastPage = false;
+        // After the execution's final move the stream ends: the client has everything there will be.
+        let ended = opened.final;
         for (;;) {
           if (!place.held) await place.take();
           if (next === rows.length) {
@@ -113,6 +128,7 @@ export const executionStreamRoutes = [
             if (outcome === 'gone') return;
             sent.add(row.id);
             after = row;
+            if (FINAL_EVENTS.has(row.type)) ended = true;
           }
           place.leave();
           // The socket is full: the rest of the page waits, without a place, until it has drained.
@@ -121,10 +137,12 @@ export const executionStreamRoutes = [
             if (!writer.open) return;
           } else if (lastPage) break;
         }
+        if (ended) return;
         // Live events are written as they come; a client that does not keep up passes the ceiling and is cut.
         for await (const event of stream) {
           if (sent.has(event.id)) continue;
           if (writer.write(message(event)) === 'gone') return;
+          if (FINAL_EVENTS.has(event.type)) return;
         }
       } catch (error) {
         if (!res.headersSent) throw error; // 404 and the like: a problem, nothing of the stream was sent

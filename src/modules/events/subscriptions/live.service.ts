@@ -9,6 +9,7 @@ import type { ProgramService } from '../../programs/program.service.js';
 import { query } from '../../programs/runner/sql.js';
 import type { Event } from '../event.entity.js';
 import { EVENT_TYPES } from '../event.types.js';
+import { FINAL_STATES } from '../../programs/execution-state.js';
 import { LiveFeed, type LiveStream } from './live-feed.js';
 import { LiveConnections } from '../../../platform/live-connections.js';
 
@@ -45,6 +46,61 @@ export function replayPageSql(after: boolean): string {
   return `select id, type, payload::text as payload, created_at::text as created_at from events
     where organization_id = ? and execution_id = ?${after ? ' and (created_at, id) > (?::timestamptz, ?::uuid)' : ''}
     order by created_at, id limit ${REPLAY_BATCH}`;
+}
+
+/** The events of an execution's final moves: after one, nothing more happens to it. */
+export const FINAL_EVENTS: ReadonlySet<string> = new Set(['execution.completed', 'execution.stopped', 'execution.cancelled']);
+
+/** What executionUpdated yields: the execution to read again for the subscriber. */
+export interface ExecutionUpdate {
+  executionId: string;
+}
+
+/**
+ * The current state, then one update per event of the stream, ending after a final move's event
+ * (or at once when the execution was final already). Not an async generator: its return() must
+ * end a subscriber waiting for the next event at once, which a generator's does only after that
+ * event has come.
+ */
+class UntilFinal implements AsyncIterableIterator<ExecutionUpdate> {
+  private first = true;
+  private ended: boolean;
+
+  constructor(
+    private readonly executionId: string,
+    final: boolean,
+    private readonly stream: LiveStream<Event>,
+  ) {
+    this.ended = final;
+    if (final) void stream.return(); // nothing will follow the current state
+  }
+
+  async next(): Promise<IteratorResult<ExecutionUpdate>> {
+    const update = { value: { executionId: this.executionId }, done: false as const };
+    if (this.first) {
+      this.first = false;
+      return update;
+    }
+    if (this.ended) return { value: undefined, done: true };
+    const result = await this.stream.next();
+    if (result.done) return result;
+    if (FINAL_EVENTS.has(result.value.type)) {
+      this.ended = true;
+      await this.stream.return();
+    }
+    return update;
+  }
+
+  async return(): Promise<IteratorResult<ExecutionUpdate>> {
+    this.ended = true;
+    this.first = false;
+    await this.stream.return();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionUpdate> {
+    return this;
+  }
 }
 
 /** The unknown types of a list, refused as GET /api/events?type=bogus is (400 BAD_USER_INPUT naming the argument). */
@@ -87,12 +143,23 @@ export class LiveService {
     return this.feed.subscribe(actor.organizationId, { types: known });
   }
 
-  /** An execution's moves and progress. */
-  async execution(actor: Actor, executionId: string): Promise<LiveStream<Event>> {
-    const execution = await this.ports.executions.get(actor, executionId);
-    return this.feed.subscribe(actor.organizationId, {
-      accept: (event) => event.type.startsWith('execution.') && event.payload.id === execution.id,
+  /**
+   * An execution's moves and progress: first its current state, then one update per move, and the
+   * end once it is final (completed, stopped, cancelled), so a late subscriber neither waits for a
+   * move that will never come nor stays open after the last one. Subscribed before the state is
+   * read, so no move falls between the two.
+   */
+  async execution(actor: Actor, executionId: string): Promise<AsyncIterableIterator<ExecutionUpdate>> {
+    const stream = this.feed.subscribe(actor.organizationId, {
+      accept: (event) => event.type.startsWith('execution.') && event.payload.id === executionId,
     });
+    try {
+      const execution = await this.ports.executions.get(actor, executionId);
+      return new UntilFinal(execution.id, FINAL_STATES.includes(execution.status), stream);
+    } catch (error) {
+      await stream.return();
+      throw error;
+    }
   }
 
   /** The moves and progress of every execution of a program. */
@@ -121,10 +188,20 @@ export class LiveService {
     });
   }
 
-  /** Every event of an execution (SSE): live from now; `replayPage` replays what came before. */
-  async executionStream(actor: Actor, executionId: string): Promise<{ executionId: string; stream: LiveStream<Event> }> {
-    const execution = await this.ports.executions.get(actor, executionId);
-    return { executionId: execution.id, stream: this.feed.subscribe(actor.organizationId, { accept: isExecutionEvent(execution.id) }) };
+  /**
+   * Every event of an execution (SSE): live from now; `replayPage` replays what came before. `final`
+   * is read after subscribing: when it is true, every event of the execution is already stored (its
+   * final move and its event commit together), so the replay is the whole stream.
+   */
+  async executionStream(actor: Actor, executionId: string): Promise<{ executionId: string; final: boolean; stream: LiveStream<Event> }> {
+    const stream = this.feed.subscribe(actor.organizationId, { accept: isExecutionEvent(executionId) });
+    try {
+      const execution = await this.ports.executions.get(actor, executionId);
+      return { executionId: execution.id, final: FINAL_STATES.includes(execution.status), stream };
+    } catch (error) {
+      await stream.return();
+      throw error;
+    }
   }
 
   /** Where a replay after `afterId` starts: null (from the first kept event) when it is none of the organization's events. */

@@ -5,6 +5,7 @@ import { Call } from '../../telephony/call.entity.js';
 import { actorOf, type GraphQLContext } from '../../../graphql/context.js';
 import { Event } from '../event.entity.js';
 import { EVENT_TYPES } from '../event.types.js';
+import type { ExecutionUpdate } from './live.service.js';
 
 type Data = SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>;
 
@@ -18,11 +19,13 @@ const live = (context: GraphQLContext) => context.services.live;
 @Resolver()
 export class SubscriptionResolver {
   @Subscription(() => Execution, {
-    description: 'The execution each time it moves (started, paused, resumed, completed, …) or its counters progress (at most once a second)',
+    description:
+      'The execution as it is now, then each time it moves (started, paused, resumed, …) or its counters progress (at most once a second); ' +
+      'completes once it is final (completed, stopped, cancelled), at once when it already was',
     subscribe: ({ args, context }: Data) => live(context).execution(actorOf(context), String(args.id)),
   })
-  executionUpdated(@Arg('id', () => ID) _id: string, @Root() event: Event, @Ctx() context: GraphQLContext): Promise<Execution> {
-    return context.services.executions.get(actorOf(context), String(event.payload.id));
+  executionUpdated(@Arg('id', () => ID) _id: string, @Root() update: ExecutionUpdate, @Ctx() context: GraphQLContext): Promise<Execution> {
+    return context.services.executions.get(actorOf(context), update.executionId);
   }
 
   @Subscription(() => Execution, {
