@@ -39,12 +39,22 @@ describe('contacts', () => {
       expect(updateContact).toMatchObject({ name: 'Keep', timeZone: null, attributes: { a: 1 }, optedOut: true });
     });
 
-    it('a phone already in the organization → 409 CONFLICT on both doors', async () => {
-      await acme.rest.post('/api/contacts', { phone: '+14155550122' });
+    it('a phone already in the organization → 409 CONFLICT on both doors, naming the field and the contact that has it', async () => {
+      const first = await acme.rest.post('/api/contacts', { phone: '+14155550122' });
       const rest = await acme.rest.post('/api/contacts', { phone: '+14155550122' });
       expect(rest.status).toBe(409);
+      const message = `A contact with phone +14155550122 already exists: ${first.body.id}`;
+      expect([rest.body.code, rest.body.detail, rest.body.errors]).toEqual(['CONFLICT', message, [{ field: 'phone', message }]]);
       const gql = await acme.graphql.run(CreateContactDocument, { input: { phone: '+14155550122' } });
       expect(gql.errors?.[0]?.extensions.code).toBe('CONFLICT');
+      expect([gql.errors?.[0]?.message, gql.errors?.[0]?.extensions.errors]).toEqual([message, [{ field: 'phone', message }]]);
+      // Moving another contact onto the number is the same refusal, on both doors.
+      const { body: second } = await acme.rest.post('/api/contacts', { phone: '+14155550123' });
+      const moved = await acme.rest.put(`/api/contacts/${second.id}`, { phone: '+14155550122' });
+      expect([moved.status, moved.body.detail, moved.body.errors]).toEqual([409, message, [{ field: 'phone', message }]]);
+      const movedGql = await acme.graphql.run(UpdateContactDocument, { id: second.id, input: { phone: '+14155550122' } });
+      expect([movedGql.errors?.[0]?.extensions.code, movedGql.errors?.[0]?.message]).toEqual(['CONFLICT', message]);
+      expect((await acme.rest.get(`/api/contacts/${second.id}`)).body.phone).toBe('+14155550123');
       // Another organization may hold the same number.
       const other = await app.organization('Same number');
       expect((await other.rest.post('/api/contacts', { phone: '+14155550122' })).status).toBe(201);
@@ -341,6 +351,23 @@ describe('audiences', () => {
       expect(three.contacts.data.map((contact) => contact.phone)).toEqual(['+14155550000', '+14155550001']);
       expect(three.contacts.meta).toMatchObject({ total: 3, totalPages: 2, hasNextPage: true });
       expect(audiences.data.find((audience) => audience.name === 'None')!.contacts.meta.total).toBe(0);
+
+      // REST's twin of Audience.contacts: the same page, the same meta, the same list arguments.
+      const members = await org.rest.get(`/api/audience/${made.Three}/members?limit=2&sortBy=phone&sortOrder=asc`);
+      expect(members.status).toBe(200);
+      expect(members.body.data.map((contact: { phone: string }) => contact.phone)).toEqual(['+14155550000', '+14155550001']);
+      expect(members.body.meta).toEqual(three.contacts.meta);
+      const second = await org.rest.get(`/api/audience/${made.Three}/members?limit=2&page=2&sortBy=phone&sortOrder=asc`);
+      expect(second.body.data).toEqual([expect.objectContaining({ id: ids[2], phone: '+14155550002', organizationId: org.organizationId })]);
+      expect((await org.rest.get(`/api/audience/${made.Three}/members?search=0001`)).body.data.map((contact: { id: string }) => contact.id)).toEqual([ids[1]]);
+      expect((await org.rest.get(`/api/audience/${made.None}/members`)).body).toEqual({
+        data: [],
+        meta: { page: 1, limit: 20, total: 0, totalPages: 0, hasNextPage: false, hasPreviousPage: false },
+      });
+      const bad = await org.rest.get(`/api/audience/${made.Three}/members?limit=101&sortBy=sideways`);
+      expect([bad.status, fieldsOf(bad.body.errors)]).toEqual([400, ['limit']]);
+      expect((await org.rest.get(`/api/audience/${made.Three}/members?sortBy=sideways`)).status).toBe(400);
+      expect((await org.rest.get('/api/audience/not-a-uuid/members')).status).toBe(404);
     });
 
     it('an update changes only the fields sent and moves updatedAt', async () => {
@@ -416,6 +443,7 @@ describe('isolation', () => {
         await other.rest.put(`/api/audience/${audienceId}`, { name: 'stolen' }),
         await other.rest.post(`/api/audience/${audienceId}/members`, members),
         await other.rest.request('DELETE', `/api/audience/${audienceId}/members`, members),
+        await other.rest.get(`/api/audience/${audienceId}/members`),
         await other.rest.delete(`/api/audience/${audienceId}`),
         await other.rest.get(`/api/contacts/${contactId}`),
         await other.rest.put(`/api/contacts/${contactId}`, { name: 'stolen' }),

@@ -130,6 +130,13 @@ export class AudienceService {
     return this.get(actor, id);
   }
 
+  /** A page of one audience's members (REST); 404 for an audience of another organization. */
+  async members(actor: Actor, audienceId: string, args: PageArgs): Promise<Page<Contact>> {
+    const audience = await this.get(actor, audienceId);
+    const [page] = await this.membersOf(actor, [audience.id], args);
+    return page!;
+  }
+
   /**
    * One page of members for each audience, in two statements whatever the number of audiences
    * (a window function pages every audience at once); audiences must already be the caller's.

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
@@ -44,11 +45,11 @@ export class ContactService {
     return contact;
   }
 
-  /** A phone already used in the organization → 409 CONFLICT. */
+  /** A phone already used in the organization → 409 CONFLICT naming the field and that contact. */
   async create(actor: Actor, input: CreateContactInput): Promise<Contact> {
     authorize(actor, 'contacts.manage');
     const contact = this.em.create(Contact, { ...this.row(actor, input) });
-    await this.em.flush();
+    await this.flushPhone(actor, contact.phone);
     await this.onContactChanged?.(actor.organizationId, contact.id);
     return contact;
   }
@@ -63,9 +64,26 @@ export class ContactService {
     if (input.attributes !== undefined) contact.attributes = input.attributes;
     if (input.optedOut !== undefined) contact.optedOut = input.optedOut;
     contact.updatedAt = new Date();
-    await this.em.flush();
+    await this.flushPhone(actor, contact.phone);
     await this.onContactChanged?.(actor.organizationId, contact.id);
     return contact;
+  }
+
+  /**
+   * Flushes; the (organization, phone) unique index's refusal becomes a 409 that names the field and
+   * the contact that has the number, so a client can update that one instead. The database decides
+   * (no read before the write), so two requests at once cannot both pass.
+   */
+  private async flushPhone(actor: Actor, phone: string): Promise<void> {
+    try {
+      await this.em.flush();
+    } catch (error) {
+      if (!(error instanceof UniqueConstraintViolationException)) throw error;
+      const existing = await this.em.fork().findOne(Contact, { organization: actor.organizationId, phone }, { fields: ['id'] });
+      if (!existing) throw error;
+      const message = `A contact with phone ${phone} already exists: ${existing.id}`;
+      throw new AppError('CONFLICT', message, [{ field: 'phone', message }]);
+    }
   }
 
   /** Deletes the contact; its audience memberships go with it (foreign key cascade). */

@@ -68,6 +68,19 @@ export const contactRoutes = [
     },
   }),
   defineRoute({
+    method: 'get',
+    path: '/audience/{audienceId}/members',
+    operationId: 'listAudienceMembers',
+    summary: 'A page of the audience’s members: {data, meta}, as GraphQL’s Audience.contacts; search matches name or phone',
+    tag: 'Audiences',
+    query: PageArgs,
+    response: ref('ContactPage'),
+    errors: [404],
+    async handler({ actor, params, query, services, presenter }) {
+      return presenter.present('ContactPage', await services.audiences.members(actor, params.audienceId!, query));
+    },
+  }),
+  defineRoute({
     method: 'post',
     path: '/audience/{audienceId}/members',
     operationId: 'addAudienceMembers',
