@@ -19,6 +19,11 @@ export interface CallScript {
   stepMs?: number;
   /** What the caller answers each `<Gather>`, in order: words (SpeechResult), keys ({ digits }), or null for silence; silence once they run out. */
   turns?: CallerTurn[];
+  /**
+   * An answered call stays in progress until this settles, then ends: a test that must act while the
+   * call lasts (open its media stream) says when it is done, instead of racing the steps' timers.
+   */
+  holdUntil?: Promise<void>;
 }
 
 export type CallerTurn = string | { digits: string } | null;
@@ -307,6 +312,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
         await follow(call, call.url, { ...baseParams(call), ...answeredBy }, [...(script.turns ?? [])]);
         await step('in-progress', 'answered', answeredBy);
+        if (script.holdUntil) await script.holdUntil;
         call.duration = script.durationSeconds ?? 1;
         call.endTime = new Date();
         await step('completed', 'completed', { ...answeredBy, CallDuration: String(call.duration), Duration: String(Math.ceil(call.duration / 60)) });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { get as httpGet } from 'node:http';
 import { ActivateCarrierProgramDocument, CallsDocument, type CallsQueryVariables, CallWithRelationsDocument, CarrierConnectionDocument, CarrierConnectionsDocument, CarrierProgramsDocument, ContactsWithCallsDocument, CreateCarrierConnectionDocument, CreateCarrierProgramDocument, CreatePhoneNumberDocument, DeleteCarrierConnectionDocument, DeletePhoneNumberDocument, ExecutionCallsDocument, PhoneNumberDocument, PhoneNumbersDocument, UpdateCarrierConnectionDocument, UpdateCarrierProgramDocument, UpdatePhoneNumberDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addUser, recordStatements } from '../helpers/users.js';
@@ -800,15 +801,28 @@ describe('calls-csv', () => {
       );
       const pages = Math.ceil((rows + 1) / 500);
       const statements = await recordStatements(app, async () => {
-        const controller = new AbortController();
-        const res = await fetch(`${app.baseUrl}/api/executions/${seeded.executionId}/calls.csv`, { headers: { 'x-api-key': big.apiKey }, signal: controller.signal });
-        expect(res.status).toBe(200);
-        const reader = res.body!.getReader();
-        const first = await reader.read();
-        expect(new TextDecoder().decode(first.value).startsWith('contactId,contactName,phone,')).toBe(true);
-        controller.abort();
-        await reader.cancel().catch(() => undefined);
-        // Give the server time to notice; a server that kept reading would run every page meanwhile.
+        // A connection of its own (agent: false), not one of fetch's pooled keep-alive connections: the
+        // insert above holds this process's event loop (PGlite runs in it) for seconds on a busy machine,
+        // and a pooled connection idle from before it could be closed by the server's keep-alive timer
+        // just as it is reused, which failed the request with ECONNRESET. The client leaves by
+        // destroying the socket after the first chunk.
+        const first = await new Promise<{ status: number | undefined; text: string }>((resolve, reject) => {
+          const req = httpGet(
+            `${app.baseUrl}/api/executions/${seeded.executionId}/calls.csv`,
+            { headers: { 'x-api-key': big.apiKey }, agent: false },
+            (res) => {
+              res.once('data', (chunk: Buffer) => {
+                resolve({ status: res.statusCode, text: chunk.toString('utf8') });
+                req.destroy();
+              });
+            },
+          );
+          req.on('error', reject); // after the destroy, a settled promise ignores it
+        });
+        expect(first.status).toBe(200);
+        expect(first.text.startsWith('contactId,contactName,phone,')).toBe(true);
+        // Give the server time to notice; a server that kept reading would run every page meanwhile
+        // (a slower server reads fewer pages in this time, never more).
         await new Promise((resolve) => setTimeout(resolve, 3000));
       });
       const read = statements.filter((sql) => sql.includes('left join lateral')).length;

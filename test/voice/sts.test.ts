@@ -458,19 +458,24 @@ describe('faults', () => {
 
   it('retries the contact per the program’s retry policy when the provider fails mid-call (a campaign through the fake Twilio)', async () => {
     let placed = 0;
-    // The first call stays answered long enough to be bridged; the retry ends at once.
-    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 20 }));
+    // The first call stays answered until the test has bridged it and the provider has failed (it
+    // holds until `release`), however long that takes on a busy machine; the retry ends at once.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    twilioFake.script(() => ({ outcome: 'answered', ...(placed++ === 0 ? { holdUntil: held } : {}) }));
     const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
     const runner = twilioRunner(app);
     runner.start();
     try {
+      // Generous waits: they end as soon as the runner gets there, and only a broken run waits them out.
       const [first] = await eventually(
         () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
         (rows) => rows.length === 1,
         'the answered first call',
+        30_000,
       );
       // The stream Twilio was told to open when it asked the answer URL.
-      const answered = await eventually(async () => twilioFake.calls().find((call) => call.sid === first!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
+      const answered = await eventually(async () => twilioFake.calls().find((call) => call.sid === first!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML', 30_000);
       const twiml = answered!;
       const url = unescapeXml(/<Stream url="([^"]+)"/.exec(twiml)![1]!);
       const caller = await MediaStreamClient.open(url, twilioFake.authToken);
@@ -481,9 +486,11 @@ describe('faults', () => {
       await session.waitFor('session.update');
       session.drop();
       expect((await caller.closed).code).toBe(1011);
-      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
+      release(); // the carrier now ends the first call too, after the gateway has failed it
+      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed', 60_000);
       expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
     } finally {
+      release();
       await runner.stop();
     }
     await twilioFake.settled();
@@ -496,7 +503,7 @@ describe('faults', () => {
       { attempt: 1, status: 'failed', outcome: 'failed', error_text: expect.stringContaining('realtime provider closed the session') },
       { attempt: 2, status: 'completed', outcome: 'answered', error_text: null },
     ]);
-  }, 30_000);
+  }, 120_000);
 
   it('ends the call failed when the provider refuses the session', async () => {
     realtime.refuseWith = 503;
