@@ -9,4 +9,9 @@ export const PROJECT_ROOT = (() => {
   return dir;
 })();
 
-export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string; license?: string };
+
+export const PACKAGE_VERSION = PACKAGE.version;
+
+/** package.json's `license`: an SPDX expression, or UNLICENSED (npm's word for "no licence is granted"). */
+export const PACKAGE_LICENSE = PACKAGE.license ?? 'UNLICENSED';

@@ -134,6 +134,11 @@ export function exampleOf(schema: JsonSchema, components: Record<string, JsonSch
   if (typeof schema.$ref === 'string') return exampleOf(components[schema.$ref.split('/').pop()!] ?? {}, components, name, depth + 1);
   if (schema.example !== undefined) return schema.example;
   if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (Array.isArray(schema.allOf)) {
+    // Every part describes the same object: the example has the properties of each.
+    const parts = (schema.allOf as JsonSchema[]).map((part) => exampleOf(part, components, name, depth + 1));
+    return Object.assign({}, ...parts.filter((part) => part && typeof part === 'object'));
+  }
   if (Array.isArray(schema.anyOf)) {
     const branch = (schema.anyOf as JsonSchema[]).find((option) => option.type !== 'null');
     return branch ? exampleOf(branch, components, name, depth + 1) : null;
@@ -162,7 +167,7 @@ export function exampleOf(schema: JsonSchema, components: Record<string, JsonSch
   if (type === 'boolean') return !/^(optedOut|hasPreviousPage)$/.test(name);
   if (type === 'string') {
     if (schema.format === 'date-time' || /At$/.test(name)) return DATE;
-    if (schema.format === 'uuid' || name === 'id' || /Ids?$/.test(name)) return UUID;
+    if (STRINGS[name] === undefined && (schema.format === 'uuid' || name === 'id' || /Ids?$/.test(name))) return UUID;
     const text = STRINGS[name] ?? `Example ${name || 'text'}`;
     const max = typeof schema.maxLength === 'number' ? schema.maxLength : text.length;
     return text.slice(0, max);

@@ -1,5 +1,5 @@
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
-import { getFromContainer, MetadataStorage } from 'class-validator';
+import { getMetadataStorage as getValidationMetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import {
   isEnumType,
@@ -12,9 +12,11 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
-import { getMetadataStorage } from 'type-graphql';
+import { PACKAGE_LICENSE } from '../common/package-info.js';
+import { getMetadataStorage, Int } from 'type-graphql';
 import { classFieldDescriptions, describeProperties, exampleOf, operationDescription, pathParameterDescription, TAG_DESCRIPTIONS } from './openapi-docs.js';
 import { PAGE_HEADERS } from './array-page.js';
+import { isGraphqlOnly } from './present.js';
 import { OMIT_MARKER, type JsonSchema, type RouteDefinition } from './routes.js';
 
 const SCALARS: Record<string, JsonSchema> = {
@@ -42,31 +44,51 @@ const KNOWLEDGE_BASE_CONFIG: JsonSchema = {
   additionalProperties: false,
 };
 
-/** JSON schema of a GraphQL output type; object types become components, collected in `pending`. */
-function outputSchema(type: GraphQLOutputType, pending: Set<string>): { schema: JsonSchema; required: boolean } {
-  if (isNonNullType(type)) return { schema: outputSchema(type.ofType, pending).schema, required: true };
-  if (isListType(type)) return { schema: { type: 'array', items: outputSchema(type.ofType, pending).schema }, required: false };
-  if (isScalarType(type)) return { schema: SCALARS[type.name] ?? {}, required: false };
-  if (isEnumType(type)) return { schema: { type: 'string', enum: type.getValues().map((value) => value.value) }, required: false };
-  pending.add(type.name);
-  return { schema: { $ref: `#/components/schemas/${type.name}` }, required: false };
+/**
+ * The schema of a value that may be null, in OpenAPI 3.1's words: `type: [X, 'null']` (and null among
+ * an enum's values) where the schema has a type, `anyOf` with null around a `$ref`.
+ */
+export function orNull(schema: JsonSchema): JsonSchema {
+  if (typeof schema.$ref === 'string' || schema.type === undefined) return { anyOf: [schema, { type: 'null' }] };
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
+  return { ...schema, type: [...types, 'null'], ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}) };
 }
 
+/** JSON schema of a GraphQL output type; object types become components, collected in `pending`. Nullable types take null. */
+function outputSchema(type: GraphQLOutputType, pending: Set<string>): JsonSchema {
+  if (isNonNullType(type)) return nonNullSchema(type.ofType, pending);
+  return orNull(nonNullSchema(type, pending));
+}
+
+function nonNullSchema(type: GraphQLOutputType, pending: Set<string>): JsonSchema {
+  if (isNonNullType(type)) return nonNullSchema(type.ofType, pending);
+  if (isListType(type)) return { type: 'array', items: outputSchema(type.ofType, pending) };
+  if (isScalarType(type)) return { ...(SCALARS[type.name] ?? {}) };
+  if (isEnumType(type)) return { type: 'string', enum: type.getValues().map((value) => value.value) };
+  pending.add(type.name);
+  return { $ref: `#/components/schemas/${type.name}` };
+}
+
+/**
+ * The REST shape of a GraphQL object type. The REST presenter writes every field without arguments
+ * into every answer (null where GraphQL answers null), so every such field is required, and a
+ * nullable one takes null; fields marked GRAPHQL_ONLY are not on this door at all.
+ */
 function objectTypeSchema(schema: GraphQLSchema, name: string, pending: Set<string>): JsonSchema {
   const type = schema.getType(name);
   if (!type || !isObjectType(type)) throw new Error(`OpenAPI: no GraphQL object type ${name}`);
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const field of Object.values(type.getFields())) {
-    if (field.args.length > 0) continue;
+    if (field.args.length > 0 || isGraphqlOnly(field.extensions)) continue;
     const known = KNOWN_OBJECTS[field.name];
-    const { schema: fieldSchema, required: isRequired } = known
-      ? { schema: { $ref: `#/components/schemas/${known}` }, required: isNonNullType(field.type) }
+    const fieldSchema = known
+      ? isNonNullType(field.type)
+        ? { $ref: `#/components/schemas/${known}` }
+        : orNull({ $ref: `#/components/schemas/${known}` })
       : outputSchema(field.type, pending);
-    properties[field.name] = isRequired
-      ? { ...fieldSchema, ...(field.description ? { description: field.description } : {}) }
-      : { anyOf: [fieldSchema, { type: 'null' }], ...(field.description ? { description: field.description } : {}) };
-    if (isRequired) required.push(field.name);
+    properties[field.name] = { ...fieldSchema, ...(field.description ? { description: field.description } : {}) };
+    required.push(field.name);
   }
   return { type: 'object', ...(type.description ? { description: type.description } : {}), properties, required };
 }
@@ -320,6 +342,9 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       title: 'Telephony agent gateway',
       version,
       description: 'REST door of the gateway. Every route needs x-api-key or Authorization: Bearer. Errors are RFC 9457 problem details.',
+      license: licenseOf(PACKAGE_LICENSE),
+      // The document is served by each deployment: whoever runs it (and issued the key) answers for it.
+      contact: { name: 'The operator of this gateway, who issued your API key' },
     },
     servers: [{ url: '/', description: 'The gateway that serves this document' }],
     tags: [...usedTags].map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) })),
@@ -333,6 +358,17 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       },
     },
   };
+}
+
+/**
+ * The info object's licence, from package.json: an SPDX identifier as such; UNLICENSED (a private
+ * package, no licence granted) by name, with npm's page saying what that word means.
+ */
+function licenseOf(license: string): JsonSchema {
+  if (license === 'UNLICENSED') {
+    return { name: 'UNLICENSED (proprietary: no licence is granted)', url: 'https://docs.npmjs.com/cli/v11/configuring-npm/package-json#license' };
+  }
+  return { name: license, identifier: license };
 }
 
 /**
@@ -363,12 +399,24 @@ function describeInputs(inputSchemas: Record<string, JsonSchema>, schema: GraphQ
   }
 }
 
-/** The properties of a class (and its parents) that carry @IsInt. */
+/**
+ * The properties of a class (and its parents) that hold whole numbers: @IsInt, or an Int on GraphQL
+ * (`@Field(() => Int)`). class-validator-jsonschema merges @Min/@Max's `type: number` over @IsInt's
+ * `integer`, so the type is put right here. (The metadata is the global storage the decorators write to,
+ * not a container's.)
+ */
 function integerProperties(target: Function | undefined): Set<string> {
   const out = new Set<string>();
   if (!target) return out;
-  for (const rule of getFromContainer(MetadataStorage).getTargetValidationMetadatas(target, '', true, false)) {
+  for (const rule of getValidationMetadataStorage().getTargetValidationMetadatas(target, '', true, false)) {
     if (rule.name === 'isInt') out.add(rule.propertyName);
+  }
+  const chain: Function[] = [];
+  for (let current: Function | undefined = target; current && current !== Function.prototype; current = Object.getPrototypeOf(current)) chain.push(current);
+  for (const field of getMetadataStorage().fields) {
+    if (!chain.includes(field.target)) continue;
+    const type = field.getType();
+    if (type === Int || (type as { name?: string }).name === 'Int') out.add(field.name);
   }
   return out;
 }

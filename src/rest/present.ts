@@ -11,13 +11,25 @@ import {
 } from 'graphql';
 import { chargeAnswer, isLargeValue } from '../platform/answer-budget.js';
 
+/**
+ * Marks a GraphQL field (`@Extensions(GRAPHQL_ONLY)`) that the REST door does not show: a relation
+ * resolved on GraphQL only, whose id REST shows instead. Neither the presenter nor the OpenAPI document has it.
+ */
+export const GRAPHQL_ONLY = { graphqlOnly: true } as const;
+
+/** Whether a field's extensions carry the GRAPHQL_ONLY mark. */
+export function isGraphqlOnly(extensions: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  return extensions?.graphqlOnly === true;
+}
+
 /** How one value of a GraphQL output type is shaped; built once per type, used for every row. */
 type Shape = (value: unknown) => unknown;
 
 /**
  * Shapes a service result for the REST door by the fields of its GraphQL type, so both doors
  * show the same fields and nothing a type does not declare (a key hash, an agent's policy) leaks.
- * Fields that take arguments (paged relations) are GraphQL-only and left out.
+ * Every other field is in every answer, null where GraphQL answers null (the OpenAPI document marks them all
+ * required). Fields that take arguments (paged relations) and fields marked GRAPHQL_ONLY are left out.
  * Fields marked LARGE_VALUE are charged to the request's answer budget as they are shaped.
  */
 export class Presenter {
@@ -50,10 +62,9 @@ export class Presenter {
     let shape = this.objects.get(type.name);
     if (shape) return shape;
     const fields = Object.values(type.getFields())
-      .filter((field) => field.args.length === 0)
+      .filter((field) => field.args.length === 0 && !isGraphqlOnly(field.extensions))
       .map((field) => ({
         name: field.name,
-        optional: !isNonNullType(field.type),
         largeValue: isLargeValue(field.extensions),
         shape: this.shape(field.type),
       }));
@@ -63,7 +74,6 @@ export class Presenter {
       const out: Record<string, unknown> = {};
       for (const field of fields) {
         const fieldValue = source[field.name];
-        if (fieldValue === undefined && field.optional) continue;
         // As on GraphQL: a value no input limit bounds is charged to the answer budget before the body is built.
         if (field.largeValue) chargeAnswer(fieldValue);
         out[field.name] = field.shape(fieldValue);

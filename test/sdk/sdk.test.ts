@@ -80,6 +80,9 @@ const created = await client.rest.POST('/api/agents', {
 if (!created.data) throw new Error('create failed: ' + JSON.stringify(created.error));
 const agent: components['schemas']['Agent'] = created.data;
 const version: number = agent.version;
+// Fields every answer carries are required in the document (nullable where they can be null): no \`!\`, no \`?? null\`.
+const description: string | null = agent.description;
+const voiceConfig: components['schemas']['VoiceConfig'] | null = agent.voiceConfig;
 
 const listed = await client.rest.GET('/api/agents', {
   params: { query: { search: 'sdk', limit: 5, sortBy: 'name', sortOrder: 'asc', status: 'draft' } },
@@ -119,7 +122,7 @@ export function typesAreChecked(): void {
 }
 
 console.log(JSON.stringify({
-  agentId: agent.id, version, names, total,
+  agentId: agent.id, version, description, voiceConfig, names, total,
   missingStatus: missing.response.status, code, detail: notFound?.detail,
   refusedStatus: refused.response.status, refusedCode: refused.error?.code, fields,
   me: me.data?.me.organization.name, graphNames, graphStatus: graphRefused.status, graphCode,
@@ -164,6 +167,8 @@ describe('a consumer compiled against the SDK, on a live gateway', () => {
 
     const out = JSON.parse(await runAsync([join(dir, 'consumer.js'), app.baseUrl, org.apiKey]));
     expect(out.version).toBe(1);
+    expect(out.description).toBeNull();
+    expect(out.voiceConfig).toBeNull();
     expect(out.names).toEqual(['SDK agent']);
     expect(out.total).toBe(1);
     expect(out.missingStatus).toBe(404);

@@ -2020,8 +2020,11 @@ export interface components {
             keyPrefix: string;
             /** @description Whether the key works */
             isActive: boolean;
-            /** @description When the key stops working (ISO 8601); null when it never expires */
-            expiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working (ISO 8601); null when it never expires
+             */
+            expiresAt: string | null;
             /** @description The full key value. It is shown only in this response; store it safely. */
             secret: string;
         };
@@ -2045,8 +2048,11 @@ export interface components {
             keyPrefix: string;
             /** @description false turns the key off: it then answers 401 like an unknown key */
             isActive: boolean;
-            /** @description When the key stops working (ISO 8601); null when it never expires */
-            expiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working (ISO 8601); null when it never expires
+             */
+            expiresAt: string | null;
         };
         /** @description The caller: the user behind the key or token */
         CurrentUser: {
@@ -2116,7 +2122,7 @@ export interface components {
             /** @description The agent’s name */
             name: string;
             /** @description What the agent is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description The system prompt */
             instructions: string;
             /**
@@ -2129,23 +2135,26 @@ export interface components {
             /** @description The language model the agent answers with */
             modelConfig: components["schemas"]["ModelConfig"];
             /** @description How the agent speaks on calls; null when not set */
-            voiceConfig?: components["schemas"]["VoiceConfig"] | null;
+            voiceConfig: components["schemas"]["VoiceConfig"] | null;
             /** @description Whether and how far the agent remembers earlier messages of a conversation; null when not set */
-            memoryConfig?: components["schemas"]["MemoryConfig"] | null;
+            memoryConfig: components["schemas"]["MemoryConfig"] | null;
             /** @description Free-form JSON object the caller keeps with the agent */
-            metadata?: {
+            metadata: {
                 [key: string]: unknown;
             } | null;
             /** @description {knowledgeBaseId, topK, similarityThreshold} */
-            knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfig"] | null;
+            knowledgeBaseConfig: components["schemas"]["KnowledgeBaseConfig"] | null;
             /** @description Up to 5 rules an ended conversation is evaluated against */
             resolutionCriteria: components["schemas"]["ResolutionCriterion"][];
             /** @description What the agent’s model fills when one of its calls ends (a summary, fields by a JSON Schema); null when nothing */
-            analysisPlan?: components["schemas"]["AnalysisPlan"] | null;
+            analysisPlan: components["schemas"]["AnalysisPlan"] | null;
             /** @description The user who created the agent */
-            createdBy?: string | null;
-            /** @description Set when the agent is deleted (archived); the record is kept */
-            deletedAt?: string | null;
+            createdBy: string | null;
+            /**
+             * Format: date-time
+             * @description Set when the agent is deleted (archived); the record is kept
+             */
+            deletedAt: string | null;
             /** @description The id of the organization the agent belongs to */
             organizationId: string;
             /** @description Whether a policy is set; the policy itself is never shown */
@@ -2257,94 +2266,20 @@ export interface components {
              */
             status: "pending" | "completed" | "failed";
             /** @description A short summary of the call; null when the plan asks for none, or while pending or failed */
-            summary?: string | null;
+            summary: string | null;
             /** @description The fields extracted, valid against the plan’s structuredData schema; null when it has none, or while pending or failed */
-            data?: {
+            data: {
                 [key: string]: unknown;
             } | null;
             /** @description Why the analysis failed; null otherwise */
-            error?: string | null;
+            error: string | null;
             /** @description The model that filled it (<provider>/<model_name>); null while pending */
-            model?: string | null;
-            /** @description When the analysis was completed or failed (ISO 8601); null while pending */
-            analyzedAt?: string | null;
-        };
-        /** @description One call: an attempt to reach a contact, from queued to its final status */
-        Call: {
-            /** @description The call’s id (a UUID) */
-            id: string;
-            /** @description The id of the organization the call belongs to */
-            organizationId: string;
-            /** @description The id of the execution */
-            executionId?: string | null;
-            /** @description The id of the program */
-            programId?: string | null;
-            /** @description The id of the contact */
-            contactId?: string | null;
-            /** @description The id of the agent */
-            agentId?: string | null;
-            /** @description The id of the conversation */
-            conversationId?: string | null;
-            /**
-             * @description outbound (placed by an execution) or inbound
-             * @enum {string}
-             */
-            direction: "outbound" | "inbound";
-            /** @description The caller ID (E.164) */
-            from?: string | null;
-            /** @description The number called (E.164) */
-            to: string;
-            /**
-             * @description Where the call is at the carrier: queued, ringing, in_progress, then completed, busy, no_answer, failed or canceled
-             * @enum {string}
-             */
-            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
-            /** @description answered, voicemail, no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled) */
-            outcome?: string | null;
-            /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
-            answeredBy?: string | null;
-            /** @description 1 for the first call to this contact in the execution */
-            attempt: number;
-            /**
-             * @description The carrier that placed the call: simulator or twilio
-             * @enum {string}
-             */
-            carrier: "simulator" | "twilio";
-            /** @description The id of the carrier connection */
-            carrierConnectionId?: string | null;
-            /** @description The carrier’s id for the call (Twilio CallSid) */
-            carrierCallId?: string | null;
+            model: string | null;
             /**
              * Format: date-time
-             * @description When the call was queued to be placed (ISO 8601); the calls list’s queuedAfter/queuedBefore filter on it
+             * @description When the analysis was completed or failed (ISO 8601); null while pending
              */
-            queuedAt: string;
-            /** @description When the call was answered (ISO 8601); null when it never was */
-            answeredAt?: string | null;
-            /** @description When the call reached its final status (ISO 8601); null while it goes on */
-            endedAt?: string | null;
-            /** @description Seconds from answer to hang-up, as the carrier reports them */
-            durationSeconds?: number | null;
-            /** @description Flow node ids the call reached, in order */
-            reachedNodeIds: string[];
-            /** @description Why the call failed, when it did */
-            errorText?: string | null;
-            /** @description Credits the call cost (0 when the carrier never took it) */
-            creditsCharged: number;
-            /** @description Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns */
-            turnLatency?: components["schemas"]["CallTurnLatency"] | null;
-            /** @description The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation */
-            analysis?: components["schemas"]["CallAnalysis"] | null;
-            /**
-             * Format: date-time
-             * @description When the call was created (ISO 8601)
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the call last changed (ISO 8601)
-             */
-            updatedAt: string;
+            analyzedAt: string | null;
         };
         /** @description Where a page sits in its list */
         PageMeta: {
@@ -2381,15 +2316,18 @@ export interface components {
              */
             status: "pending" | "active" | "ended" | "failed" | "archived";
             /** @description A title for the conversation, 1 to 255 characters; what conversation search matches; null when none was given */
-            title?: string | null;
+            title: string | null;
             /** @description Set when the conversation ends */
-            outcome?: components["schemas"]["CriterionOutcome"][] | null;
-            /** @description When the conversation was ended (ISO 8601); null while it goes on */
-            endedAt?: string | null;
+            outcome: components["schemas"]["CriterionOutcome"][] | null;
+            /**
+             * Format: date-time
+             * @description When the conversation was ended (ISO 8601); null while it goes on
+             */
+            endedAt: string | null;
             /** @description The phone call this conversation was spoken on */
-            callId?: string | null;
+            callId: string | null;
             /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
-            analysis?: components["schemas"]["CallAnalysis"] | null;
+            analysis: components["schemas"]["CallAnalysis"] | null;
             /** @description Messages stored so far, the user’s and the agent’s */
             messageCount: number;
             /** @description The id of the agent */
@@ -2398,8 +2336,6 @@ export interface components {
             organizationId: string;
             /** @description The agent the conversation is with */
             agent: components["schemas"]["Agent"];
-            /** @description The phone call the conversation was spoken on; batched */
-            call?: components["schemas"]["Call"] | null;
         };
         /** @description A message of a conversation */
         Message: {
@@ -2425,9 +2361,9 @@ export interface components {
             /** @description The message’s text */
             content: string;
             /** @description Tokens the reply cost (assistant messages); null for user messages */
-            usage?: components["schemas"]["Usage"] | null;
+            usage: components["schemas"]["Usage"] | null;
             /** @description The model that wrote it (assistant messages); null for user messages */
-            model?: string | null;
+            model: string | null;
             /** @description The id of the conversation */
             conversationId: string;
         };
@@ -2455,7 +2391,7 @@ export interface components {
             /** @description The knowledge base’s name */
             name: string;
             /** @description What the knowledge base is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description The id of the organization the knowledge base belongs to */
             organizationId: string;
         };
@@ -2497,7 +2433,7 @@ export interface components {
              */
             status: "processing" | "ready" | "failed";
             /** @description Why processing failed */
-            error?: string | null;
+            error: string | null;
             /** @description Passages the document was cut into */
             chunkCount: number;
             /** @description The id of the knowledge base */
@@ -2529,7 +2465,7 @@ export interface components {
             /** @description The audience’s name */
             name: string;
             /** @description What the audience is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description How many contacts are members */
             contactCount: number;
         };
@@ -2557,11 +2493,11 @@ export interface components {
             /** @description The id of the organization the contact belongs to */
             organizationId: string;
             /** @description Full name */
-            name?: string | null;
+            name: string | null;
             /** @description E.164, for example +14155550100 */
             phone: string;
             /** @description IANA time zone, for example Europe/Paris */
-            timeZone?: string | null;
+            timeZone: string | null;
             /** @description Free-form attributes (dates among them) used by campaigns */
             attributes: {
                 [key: string]: unknown;
@@ -2600,11 +2536,11 @@ export interface components {
              */
             source: "manual" | "import" | "call";
             /** @description Why the number is on the list, as the user wrote it */
-            note?: string | null;
+            note: string | null;
             /** @description The call the person opted out on (source call) */
-            callId?: string | null;
+            callId: string | null;
             /** @description The contact who opted out on the call (source call) */
-            contactId?: string | null;
+            contactId: string | null;
         };
         /** @description What a do-not-call import did: the good rows were added, each other row is reported with its line */
         DoNotCallImportResult: {
@@ -2729,7 +2665,7 @@ export interface components {
             /** @description The call flow’s name */
             name: string;
             /** @description What the call flow is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description The steps of a call */
             nodes: components["schemas"]["FlowNode"][];
             /** @description The moves between nodes */
@@ -2787,7 +2723,7 @@ export interface components {
             /** @description The program’s name */
             name: string;
             /** @description What the program is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /**
              * @description campaign or live
              * @enum {string}
@@ -2798,18 +2734,24 @@ export interface components {
              * @enum {string}
              */
             status: "draft" | "active" | "archived";
-            /** @description When executions may start at the earliest (ISO 8601); null for now */
-            scheduledStartAt?: string | null;
-            /** @description When executions stop at the latest (ISO 8601); null for no limit */
-            scheduledStopAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When executions may start at the earliest (ISO 8601); null for now
+             */
+            scheduledStartAt: string | null;
+            /**
+             * Format: date-time
+             * @description When executions stop at the latest (ISO 8601); null for no limit
+             */
+            scheduledStopAt: string | null;
             /** @description When calls may be placed; null for any time */
-            callingWindow?: components["schemas"]["CallingWindow"] | null;
+            callingWindow: components["schemas"]["CallingWindow"] | null;
             /** @description Calls placed at once at most, 1 to 100 */
             maxConcurrentCalls: number;
             /** @description How failed calls are retried; null for no retries */
             retryPolicy: components["schemas"]["RetryPolicy"];
             /** @description What the simulated carrier’s caller says at ask nodes (null: seeded default lines) */
-            simulatedCaller?: components["schemas"]["SimulatedCaller"] | null;
+            simulatedCaller: components["schemas"]["SimulatedCaller"] | null;
             /** @description Rules that pause an execution when enough contacts reach a node */
             autoPauseRules: components["schemas"]["AutoPauseRule"][];
             /**
@@ -2818,17 +2760,17 @@ export interface components {
              */
             carrier: "simulator" | "twilio";
             /** @description The phone number (of the organization) the program calls from; required to activate a program on a real carrier */
-            fromNumberId?: string | null;
+            fromNumberId: string | null;
             /** @description Set for live programs */
-            liveTrigger?: components["schemas"]["LiveTrigger"] | null;
+            liveTrigger: components["schemas"]["LiveTrigger"] | null;
             /** @description The call flow each call follows; null when none was chosen */
-            flow?: components["schemas"]["CallFlow"] | null;
+            flow: components["schemas"]["CallFlow"] | null;
             /** @description The agent of a program without a flow */
-            agent?: components["schemas"]["Agent"] | null;
+            agent: components["schemas"]["Agent"] | null;
             /** @description The contacts the program calls; null when none was chosen */
-            audience?: components["schemas"]["Audience"] | null;
+            audience: components["schemas"]["Audience"] | null;
             /** @description The caller ID of the program’s calls; batched across programs */
-            fromNumber?: components["schemas"]["PhoneNumber"] | null;
+            fromNumber: components["schemas"]["PhoneNumber"] | null;
         };
         ProgramCallingWindowInput: {
             /** @description HH:MM, 24-hour clock */
@@ -2906,9 +2848,9 @@ export interface components {
             /** @description The id of the organization the execution belongs to */
             organizationId: string;
             /** @description The id of the audience */
-            audienceId?: string | null;
+            audienceId: string | null;
             /** @description The id of the flow */
-            flowId?: string | null;
+            flowId: string | null;
             /**
              * @description Where the execution is in its state machine
              * @enum {string}
@@ -2924,8 +2866,11 @@ export interface components {
             contactsPending: number;
             /** @description Contacts being called now */
             contactsInProgress: number;
-            /** @description When the execution is to start (ISO 8601); null to start when asked */
-            scheduledStartAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution is to start (ISO 8601); null to start when asked
+             */
+            scheduledStartAt: string | null;
             /**
              * Format: date-time
              * @description When the execution was created (ISO 8601)
@@ -2936,12 +2881,21 @@ export interface components {
              * @description When the execution last changed (ISO 8601)
              */
             updatedAt: string;
-            /** @description When the execution is to stop at the latest (ISO 8601); null for no limit */
-            scheduledStopAt?: string | null;
-            /** @description When the execution started running (ISO 8601); null before */
-            actualStartAt?: string | null;
-            /** @description When the execution reached a final state (ISO 8601); null before */
-            actualEndAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution is to stop at the latest (ISO 8601); null for no limit
+             */
+            scheduledStopAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution started running (ISO 8601); null before
+             */
+            actualStartAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution reached a final state (ISO 8601); null before
+             */
+            actualEndAt: string | null;
             /** @description The program’s auto-pause rules as they were when the execution was created */
             autoPauseRules: components["schemas"]["AutoPauseRule"][];
             /** @description Credits this execution has spent on calls */
@@ -3027,15 +2981,15 @@ export interface components {
             /** @description E.164, e.g. +14155550100 */
             number: string;
             /** @description A name for the number, at most 255 characters */
-            label?: string | null;
+            label: string | null;
             /** @description Inbound calls to this number talk to this agent */
-            inboundAgentId?: string | null;
+            inboundAgentId: string | null;
             /** @description Inbound calls to this number walk this call flow */
-            inboundFlowId?: string | null;
+            inboundFlowId: string | null;
             /** @description The id of the carrier connection */
-            carrierConnectionId?: string | null;
+            carrierConnectionId: string | null;
             /** @description The carrier account the number belongs to; batched across numbers */
-            carrierConnection?: components["schemas"]["CarrierConnection"] | null;
+            carrierConnection: components["schemas"]["CarrierConnection"] | null;
         };
         /** @description The agent’s turn latency on a speech-to-speech call, recorded when its media stream ends */
         CallTurnLatency: {
@@ -3048,7 +3002,90 @@ export interface components {
             /** @description Largest totalMs of the turns */
             maxMs: number;
             /** @description Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call */
-            bargeIns?: number | null;
+            bargeIns: number | null;
+        };
+        /** @description One call: an attempt to reach a contact, from queued to its final status */
+        Call: {
+            /** @description The call’s id (a UUID) */
+            id: string;
+            /** @description The id of the organization the call belongs to */
+            organizationId: string;
+            /** @description The id of the execution */
+            executionId: string | null;
+            /** @description The id of the program */
+            programId: string | null;
+            /** @description The id of the contact */
+            contactId: string | null;
+            /** @description The id of the agent */
+            agentId: string | null;
+            /** @description The id of the conversation */
+            conversationId: string | null;
+            /**
+             * @description outbound (placed by an execution) or inbound
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound";
+            /** @description The caller ID (E.164) */
+            from: string | null;
+            /** @description The number called (E.164) */
+            to: string;
+            /**
+             * @description Where the call is at the carrier: queued, ringing, in_progress, then completed, busy, no_answer, failed or canceled
+             * @enum {string}
+             */
+            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+            /** @description answered, voicemail, no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled) */
+            outcome: string | null;
+            /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
+            answeredBy: string | null;
+            /** @description 1 for the first call to this contact in the execution */
+            attempt: number;
+            /**
+             * @description The carrier that placed the call: simulator or twilio
+             * @enum {string}
+             */
+            carrier: "simulator" | "twilio";
+            /** @description The id of the carrier connection */
+            carrierConnectionId: string | null;
+            /** @description The carrier’s id for the call (Twilio CallSid) */
+            carrierCallId: string | null;
+            /**
+             * Format: date-time
+             * @description When the call was queued to be placed (ISO 8601); the calls list’s queuedAfter/queuedBefore filter on it
+             */
+            queuedAt: string;
+            /**
+             * Format: date-time
+             * @description When the call was answered (ISO 8601); null when it never was
+             */
+            answeredAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the call reached its final status (ISO 8601); null while it goes on
+             */
+            endedAt: string | null;
+            /** @description Seconds from answer to hang-up, as the carrier reports them */
+            durationSeconds: number | null;
+            /** @description Flow node ids the call reached, in order */
+            reachedNodeIds: string[];
+            /** @description Why the call failed, when it did */
+            errorText: string | null;
+            /** @description Credits the call cost (0 when the carrier never took it) */
+            creditsCharged: number;
+            /** @description Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns */
+            turnLatency: components["schemas"]["CallTurnLatency"] | null;
+            /** @description The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation */
+            analysis: components["schemas"]["CallAnalysis"] | null;
+            /**
+             * Format: date-time
+             * @description When the call was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the call last changed (ISO 8601)
+             */
+            updatedAt: string;
         };
         /** @description One page of a list of Event items, and where it sits in the list */
         EventPage: {
@@ -3103,15 +3140,18 @@ export interface components {
             /** @description The event types delivered; empty = every type */
             eventTypes: string[];
             /** @description What the webhook endpoint with secret is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description Disabled endpoints get no new deliveries */
             enabled: boolean;
             /** @description Why the gateway disabled the endpoint (a 410 answer, 5 days of failures); null when enabled or disabled by a user */
-            disabledReason?: string | null;
+            disabledReason: string | null;
             /** @description The last 4 characters of the current signing secret */
             secretHint: string;
-            /** @description Until when the secret before the last rotation still signs alongside the current one */
-            previousSecretExpiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs alongside the current one
+             */
+            previousSecretExpiresAt: string | null;
             /** @description whsec_ + base64 of 32 random bytes. Shown only in this answer; store it safely */
             secret: string;
         };
@@ -3136,15 +3176,18 @@ export interface components {
             /** @description The event types delivered; empty = every type */
             eventTypes: string[];
             /** @description What the webhook endpoint is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description Disabled endpoints get no new deliveries */
             enabled: boolean;
             /** @description Why the gateway disabled the endpoint (a 410 answer, 5 days of failures); null when enabled or disabled by a user */
-            disabledReason?: string | null;
+            disabledReason: string | null;
             /** @description The last 4 characters of the current signing secret */
             secretHint: string;
-            /** @description Until when the secret before the last rotation still signs alongside the current one */
-            previousSecretExpiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs alongside the current one
+             */
+            previousSecretExpiresAt: string | null;
         };
         /** @description One page of a list of WebhookDelivery items, and where it sits in the list */
         WebhookDeliveryPage: {
@@ -3170,13 +3213,13 @@ export interface components {
             /** @description The id of the endpoint */
             endpointId: string;
             /** @description The event delivered; null for a test event (webhook.test), which is not in the event stream */
-            eventId?: string | null;
+            eventId: string | null;
             /** @description The webhook-id header: the event id (a test event has its own), the same on every attempt and re-send */
             messageId: string;
             /** @description The event type (webhook.test for a test event) */
             eventType: string;
             /** @description The data of a test event; null for an event’s delivery, which sends the event’s payload */
-            payload?: {
+            payload: {
                 [key: string]: unknown;
             } | null;
             /** @description True for a re-send on demand or a test event */
@@ -3188,16 +3231,22 @@ export interface components {
             status: "pending" | "succeeded" | "failed";
             /** @description Attempts made so far */
             attemptCount: number;
-            /** @description When the next attempt is due (pending only) */
-            nextAttemptAt?: string | null;
-            /** @description When the last attempt was made */
-            lastAttemptAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (pending only)
+             */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the last attempt was made
+             */
+            lastAttemptAt: string | null;
             /** @description The HTTP status of the last attempt; null when none came */
-            lastStatusCode?: number | null;
+            lastStatusCode: number | null;
             /** @description Milliseconds the last attempt took */
-            lastLatencyMs?: number | null;
+            lastLatencyMs: number | null;
             /** @description Why the last attempt failed; null when it succeeded or none was made */
-            lastError?: string | null;
+            lastError: string | null;
             /** @description Every attempt, oldest first (at most 12) */
             attempts: components["schemas"]["WebhookDeliveryAttempt"][];
         };
@@ -3213,11 +3262,11 @@ export interface components {
             /** @description <provider>/<model_name> */
             model: string;
             /** @description temperature, maxTokens, topP, ... */
-            modelSettings?: {
+            modelSettings: {
                 [key: string]: unknown;
             } | null;
             /** @description Per-provider options, allow-listed per provider; null when not set */
-            providerOptions?: {
+            providerOptions: {
                 [key: string]: unknown;
             } | null;
         };
@@ -3229,19 +3278,28 @@ export interface components {
              */
             pipelineMode: "batch" | "streaming" | "sts";
             /** @description The voice to speak with, 1 to 200 characters; null for the provider’s default */
-            voiceId?: string | null;
-            /** @description The speech-to-speech provider when pipelineMode is sts; null otherwise */
-            stsProvider?: ("openai" | "google") | null;
-            /** @description The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise */
-            sttProvider?: ("deepgram" | "openai" | "builtin") | null;
+            voiceId: string | null;
+            /**
+             * @description The speech-to-speech provider when pipelineMode is sts; null otherwise
+             * @enum {string|null}
+             */
+            stsProvider: "openai" | "google" | null;
+            /**
+             * @description The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise
+             * @enum {string|null}
+             */
+            sttProvider: "deepgram" | "openai" | "builtin" | null;
             /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-4o-transcribe) */
-            sttModel?: string | null;
-            /** @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise */
-            ttsProvider?: ("elevenlabs" | "openai" | "builtin") | null;
+            sttModel: string | null;
+            /**
+             * @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise
+             * @enum {string|null}
+             */
+            ttsProvider: "elevenlabs" | "openai" | "builtin" | null;
             /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts) */
-            ttsModel?: string | null;
+            ttsModel: string | null;
             /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
-            language?: string | null;
+            language: string | null;
         };
         /** @description Whether and how far an agent remembers earlier messages of a conversation */
         MemoryConfig: {
@@ -3250,7 +3308,7 @@ export interface components {
             /** @description How many earlier messages the model sees, 0 to 100; 10 when the agent was created without it */
             lastMessages: number;
             /** @description Whether earlier messages are recalled by meaning too; null when not set */
-            semanticRecall?: boolean | null;
+            semanticRecall: boolean | null;
         };
         /** @description A rule used to evaluate how a conversation ended */
         ResolutionCriterion: {
@@ -3264,7 +3322,7 @@ export interface components {
             /** @description Whether a short summary of the call is written */
             summary: boolean;
             /** @description A JSON Schema (type object) of the fields to extract from each call; null when none */
-            structuredData?: {
+            structuredData: {
                 [key: string]: unknown;
             } | null;
         };
@@ -3309,9 +3367,9 @@ export interface components {
             /** @description The balance right after this movement */
             balanceAfter: number;
             /** @description The operator’s reason for a grant */
-            reason?: string | null;
+            reason: string | null;
             /** @description The execution whose calls a spend paid for */
-            executionId?: string | null;
+            executionId: string | null;
             /**
              * Format: date-time
              * @description When the credit ledger entry was created (ISO 8601)
@@ -3338,11 +3396,11 @@ export interface components {
              */
             type: "start" | "say" | "ask" | "transfer" | "voicemail" | "end" | "opt_out";
             /** @description The agent that speaks at this node */
-            agentId?: string | null;
+            agentId: string | null;
             /** @description What a say or voicemail node speaks; what an ask node asks */
-            label?: string | null;
+            label: string | null;
             /** @description Where a transfer node bridges the call (E.164) */
-            transferTo?: string | null;
+            transferTo: string | null;
         };
         /** @description A move from one call flow node to another */
         FlowEdge: {
@@ -3351,7 +3409,7 @@ export interface components {
             /** @description Node id */
             to: string;
             /** @description When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved, no_input; none: otherwise */
-            condition?: string | null;
+            condition: string | null;
         };
         /** @description When calls may be placed, in each contact’s own time zone */
         CallingWindow: {
@@ -3384,7 +3442,7 @@ export interface components {
              */
             source: "contact" | "entity";
             /** @description For source "entity": the entity type, e.g. "appointment" */
-            entityType?: string | null;
+            entityType: string | null;
             /** @description Days relative to the date: -1 is the day before */
             offsetDays: number;
             /** @description HH:MM in the contact’s time zone */
@@ -3392,8 +3450,11 @@ export interface components {
         };
         /** @description One agent turn of a speech-to-speech or streaming call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier */
         CallTurnTiming: {
-            /** @description When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call) */
-            endOfSpeechAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call)
+             */
+            endOfSpeechAt: string | null;
             /** @description Milliseconds from the end of the caller’s speech (or our request) to the first agent audio sent to the carrier: providerMs + gatewayMs */
             totalMs: number;
             /** @description The provider’s share: milliseconds from the end of speech (or our request) to its first audio of the reply reaching the gateway */
@@ -3401,13 +3462,13 @@ export interface components {
             /** @description The gateway’s own share: milliseconds from that audio reaching the gateway to its being written to the carrier’s socket */
             gatewayMs: number;
             /** @description Streaming calls: the recognizer’s share, from the end of speech to its end of the turn; null on a speech-to-speech call */
-            recognizerMs?: number | null;
+            recognizerMs: number | null;
             /** @description Streaming calls: the model’s share, from being asked to its first sentence or clause; null on a speech-to-speech call */
-            modelMs?: number | null;
+            modelMs: number | null;
             /** @description Streaming calls: the synthesizer’s share, from that first sentence to its first audio; null on a speech-to-speech call */
-            synthesizerMs?: number | null;
+            synthesizerMs: number | null;
             /** @description Streaming calls: time the first audio was held for the grace period after the end of speech (a natural pause; zero when the providers took longer); null on a speech-to-speech call */
-            waitMs?: number | null;
+            waitMs: number | null;
         };
         /** @description One try at sending a delivery */
         WebhookDeliveryAttempt: {
@@ -3419,11 +3480,11 @@ export interface components {
              */
             attemptedAt: string;
             /** @description The HTTP status the endpoint answered; null when none came (timeout, network error, refused address) */
-            statusCode?: number | null;
+            statusCode: number | null;
             /** @description Milliseconds from sending to the answer (or the failure) */
             latencyMs: number;
             /** @description Why the attempt failed; null when it succeeded */
-            error?: string | null;
+            error: string | null;
         };
         /** @description A user of the organization */
         User: {
@@ -5906,7 +5967,7 @@ export interface operations {
                      *           },
                      *           "voiceConfig": {
                      *             "pipelineMode": "batch",
-                     *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "voiceId": "alloy",
                      *             "stsProvider": "openai",
                      *             "sttProvider": "deepgram",
                      *             "sttModel": "nova-3",
@@ -6113,7 +6174,7 @@ export interface operations {
                  *       },
                  *       "voiceConfig": {
                  *         "pipelineMode": "batch",
-                 *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *         "voiceId": "alloy",
                  *         "stsProvider": "openai",
                  *         "sttProvider": "deepgram",
                  *         "sttModel": "nova-3",
@@ -6184,7 +6245,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -6509,7 +6570,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -6729,7 +6790,7 @@ export interface operations {
                  *       },
                  *       "voiceConfig": {
                  *         "pipelineMode": "batch",
-                 *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *         "voiceId": "alloy",
                  *         "stsProvider": "openai",
                  *         "sttProvider": "deepgram",
                  *         "sttModel": "nova-3",
@@ -6799,7 +6860,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -7124,7 +7185,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -7403,7 +7464,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -8013,65 +8074,7 @@ export interface operations {
                      *           },
                      *           "messageCount": 3,
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "call": {
-                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "direction": "outbound",
-                     *             "from": "Example from",
-                     *             "to": "Example to",
-                     *             "status": "queued",
-                     *             "outcome": "Example outcome",
-                     *             "answeredBy": "Example answeredBy",
-                     *             "attempt": 3,
-                     *             "carrier": "simulator",
-                     *             "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "carrierCallId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "queuedAt": "2026-11-24T09:30:00.000Z",
-                     *             "answeredAt": "2026-11-24T09:30:00.000Z",
-                     *             "endedAt": "2026-11-24T09:30:00.000Z",
-                     *             "durationSeconds": 3,
-                     *             "reachedNodeIds": [
-                     *               "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
-                     *             ],
-                     *             "errorText": "Example errorText",
-                     *             "creditsCharged": 3,
-                     *             "turnLatency": {
-                     *               "provider": "Example provider",
-                     *               "turns": [
-                     *                 {
-                     *                   "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
-                     *                   "totalMs": 3,
-                     *                   "providerMs": 3,
-                     *                   "gatewayMs": 3,
-                     *                   "recognizerMs": 3,
-                     *                   "modelMs": 3,
-                     *                   "synthesizerMs": 3,
-                     *                   "waitMs": 3
-                     *                 }
-                     *               ],
-                     *               "p50Ms": 3,
-                     *               "maxMs": 3,
-                     *               "bargeIns": 3
-                     *             },
-                     *             "analysis": {
-                     *               "status": "pending",
-                     *               "summary": "Example summary",
-                     *               "data": {
-                     *                 "source": "crm"
-                     *               },
-                     *               "error": "Example error",
-                     *               "model": "builtin/echo",
-                     *               "analyzedAt": "2026-11-24T09:30:00.000Z"
-                     *             },
-                     *             "createdAt": "2026-11-24T09:30:00.000Z",
-                     *             "updatedAt": "2026-11-24T09:30:00.000Z"
-                     *           }
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
                      *       ],
                      *       "meta": {
@@ -8105,23 +8108,24 @@ export interface operations {
                              */
                             status: "pending" | "active" | "ended" | "failed" | "archived";
                             /** @description A title for the conversation, 1 to 255 characters; what conversation search matches; null when none was given */
-                            title?: string | null;
+                            title: string | null;
                             /** @description Set when the conversation ends */
-                            outcome?: components["schemas"]["CriterionOutcome"][] | null;
-                            /** @description When the conversation was ended (ISO 8601); null while it goes on */
-                            endedAt?: string | null;
+                            outcome: components["schemas"]["CriterionOutcome"][] | null;
+                            /**
+                             * Format: date-time
+                             * @description When the conversation was ended (ISO 8601); null while it goes on
+                             */
+                            endedAt: string | null;
                             /** @description The phone call this conversation was spoken on */
-                            callId?: string | null;
+                            callId: string | null;
                             /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
-                            analysis?: components["schemas"]["CallAnalysis"] | null;
+                            analysis: components["schemas"]["CallAnalysis"] | null;
                             /** @description Messages stored so far, the user’s and the agent’s */
                             messageCount: number;
                             /** @description The id of the agent */
                             agentId: string;
                             /** @description The id of the organization the conversation belongs to */
                             organizationId: string;
-                            /** @description The phone call the conversation was spoken on; batched */
-                            call?: components["schemas"]["Call"] | null;
                         }[];
                         /** @description Where this page sits in the list */
                         meta: components["schemas"]["PageMeta"];
@@ -8312,6 +8316,113 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "status": "pending",
+                     *       "title": "Opening hours question",
+                     *       "outcome": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "met": true,
+                     *           "explanation": "The caller agreed to a time on Tuesday."
+                     *         }
+                     *       ],
+                     *       "endedAt": "2026-11-24T09:30:00.000Z",
+                     *       "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "messageCount": 3,
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "alloy",
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "messages": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "sequence": 3,
+                     *           "role": "user",
+                     *           "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *           "usage": {
+                     *             "inputTokens": 3,
+                     *             "outputTokens": 3,
+                     *             "totalTokens": 3,
+                     *             "model": "builtin/echo"
+                     *           },
+                     *           "model": "builtin/echo",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Conversation"] & {
                         /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
@@ -8580,6 +8691,113 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "status": "pending",
+                     *       "title": "Opening hours question",
+                     *       "outcome": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "met": true,
+                     *           "explanation": "The caller agreed to a time on Tuesday."
+                     *         }
+                     *       ],
+                     *       "endedAt": "2026-11-24T09:30:00.000Z",
+                     *       "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "messageCount": 3,
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "alloy",
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "messages": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "sequence": 3,
+                     *           "role": "user",
+                     *           "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *           "usage": {
+                     *             "inputTokens": 3,
+                     *             "outputTokens": 3,
+                     *             "totalTokens": 3,
+                     *             "model": "builtin/echo"
+                     *           },
+                     *           "model": "builtin/echo",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Conversation"] & {
                         /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
@@ -9250,6 +9468,113 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "status": "pending",
+                     *       "title": "Opening hours question",
+                     *       "outcome": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "met": true,
+                     *           "explanation": "The caller agreed to a time on Tuesday."
+                     *         }
+                     *       ],
+                     *       "endedAt": "2026-11-24T09:30:00.000Z",
+                     *       "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "messageCount": 3,
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "alloy",
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "messages": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "sequence": 3,
+                     *           "role": "user",
+                     *           "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *           "usage": {
+                     *             "inputTokens": 3,
+                     *             "outputTokens": 3,
+                     *             "totalTokens": 3,
+                     *             "model": "builtin/echo"
+                     *           },
+                     *           "model": "builtin/echo",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Conversation"] & {
                         /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
@@ -10375,7 +10700,7 @@ export interface operations {
                              */
                             status: "processing" | "ready" | "failed";
                             /** @description Why processing failed */
-                            error?: string | null;
+                            error: string | null;
                             /** @description Passages the document was cut into */
                             chunkCount: number;
                             /** @description The id of the knowledge base */
@@ -20205,7 +20530,7 @@ export interface operations {
                      *           },
                      *           "autoPauseRules": [
                      *             {
-                     *               "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "nodeId": "ask-time",
                      *               "threshold": 1,
                      *               "resetOnResume": true
                      *             }
@@ -20263,7 +20588,7 @@ export interface operations {
                      *             },
                      *             "voiceConfig": {
                      *               "pipelineMode": "batch",
-                     *               "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "voiceId": "alloy",
                      *               "stsProvider": "openai",
                      *               "sttProvider": "deepgram",
                      *               "sttModel": "nova-3",
@@ -20511,7 +20836,7 @@ export interface operations {
                  *       },
                  *       "autoPauseRules": [
                  *         {
-                 *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "nodeId": "ask-time",
                  *           "threshold": 1,
                  *           "resetOnResume": true
                  *         }
@@ -20572,7 +20897,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -20630,7 +20955,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -20974,7 +21299,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -21032,7 +21357,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -21296,7 +21621,7 @@ export interface operations {
                  *       },
                  *       "autoPauseRules": [
                  *         {
-                 *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *           "nodeId": "ask-time",
                  *           "threshold": 1,
                  *           "resetOnResume": true
                  *         }
@@ -21357,7 +21682,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -21415,7 +21740,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -22022,7 +22347,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -22080,7 +22405,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -22424,7 +22749,7 @@ export interface operations {
                      *         "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *         "autoPauseRules": [
                      *           {
-                     *             "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "nodeId": "ask-time",
                      *             "threshold": 1,
                      *             "resetOnResume": true
                      *           }
@@ -22651,7 +22976,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -22955,7 +23280,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -23167,7 +23492,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -23448,7 +23773,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -23729,7 +24054,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -24010,7 +24335,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -24291,7 +24616,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -24814,7 +25139,7 @@ export interface operations {
                      *         },
                      *         "autoPauseRules": [
                      *           {
-                     *             "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "nodeId": "ask-time",
                      *             "threshold": 1,
                      *             "resetOnResume": true
                      *           }
@@ -24872,7 +25197,7 @@ export interface operations {
                      *           },
                      *           "voiceConfig": {
                      *             "pipelineMode": "batch",
-                     *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "voiceId": "alloy",
                      *             "stsProvider": "openai",
                      *             "sttProvider": "deepgram",
                      *             "sttModel": "nova-3",

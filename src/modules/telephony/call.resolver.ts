@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import type { Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { Agent } from '../agents/agent.entity.js';
@@ -9,6 +9,7 @@ import { Program } from '../programs/program.entity.js';
 import { CallListArgs, CallPageArgs } from './call.args.js';
 import { Call } from './call.entity.js';
 import { CallPage } from './call.types.js';
+import { GRAPHQL_ONLY } from '../../rest/present.js';
 
 @Resolver(() => Call)
 export class CallResolver {
@@ -60,7 +61,9 @@ export class ExecutionCallsResolver {
 /** Adds Conversation.call without the agents module knowing about telephony. */
 @Resolver(() => Conversation)
 export class ConversationCallResolver {
+  // REST shows callId (GET /api/calls/{id} reads the call): the agents module's routes know nothing of calls.
   @FieldResolver(() => Call, { nullable: true, description: 'The phone call the conversation was spoken on; batched' })
+  @Extensions(GRAPHQL_ONLY)
   call(@Root() conversation: Conversation, @Ctx() context: GraphQLContext): Promise<Call | null> | null {
     return conversation.callId ? loadersOf(context).calls.byId.load(conversation.callId) : null;
   }

@@ -1,6 +1,7 @@
 import { createPageType, type PageMeta } from '../../common/pagination.js';
 import { arrayOf, objectOf, ref, refPicking } from '../../rest/routes.js';
 import { Call } from './call.entity.js';
+import { turnLatencyJson } from './call-latency.types.js';
 
 export const CallPage = createPageType(Call, 'CallPage');
 
@@ -19,6 +20,7 @@ export function callJson(call: Call): Record<string, unknown> {
     out[field] = value instanceof Date ? value.toISOString() : (value ?? null);
   }
   out.reachedNodeIds = [...call.reachedNodeIds];
+  out.turnLatency = call.turnLatency ? turnLatencyJson(call.turnLatency) : null;
   return out;
 }
 
