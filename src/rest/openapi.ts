@@ -16,6 +16,7 @@ import { PACKAGE_LICENSE } from '../common/package-info.js';
 import { getMetadataStorage, Int } from 'type-graphql';
 import { classFieldDescriptions, describeProperties, exampleOf, operationDescription, pathParameterDescription, TAG_DESCRIPTIONS } from './openapi-docs.js';
 import { PAGE_HEADERS } from './array-page.js';
+import { REQUEST_EXAMPLES } from './openapi-examples.js';
 import { isGraphqlOnly } from './present.js';
 import { OMIT_MARKER, type JsonSchema, type RouteDefinition } from './routes.js';
 
@@ -333,7 +334,8 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
   describeProperties(components);
   for (const content of examplesWanted) {
     const media = content['application/json'] as JsonSchema;
-    media.example = exampleOf(media.schema as JsonSchema, components);
+    const bodyName = ((media.schema as JsonSchema).$ref as string | undefined)?.split('/').pop();
+    media.example = (bodyName && REQUEST_EXAMPLES[bodyName]) ?? exampleOf(media.schema as JsonSchema, components);
   }
 
   return {

@@ -46,7 +46,7 @@ it("Twilio's REST client and its HTTP stack load on the first request to Twilio"
 });
 
 it('the OpenAPI document is built on its first ask (GET /api/openapi.json)', () => {
-  expect(loads(/\/dist\/src\/rest\/openapi(-docs)?\.js$/)).toEqual([]);
+  expect(loads(/\/dist\/src\/rest\/openapi(-docs|-examples)?\.js$/)).toEqual([]);
 });
 
 it('the streaming pipeline’s OpenAI synthesizer loads the openai SDK only when an agent first speaks through it', () => {

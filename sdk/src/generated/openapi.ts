@@ -3893,9 +3893,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "CRM integration",
                  *       "prefix": "gw_live",
-                 *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                 *       "expiresAt": "2036-01-05T00:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateApiKeyInput"];
@@ -4321,9 +4321,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "CRM integration (2036)",
                  *       "isActive": true,
-                 *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                 *       "expiresAt": "2036-01-05T00:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateApiKeyInput"];
@@ -5126,9 +5126,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "ada@example.com",
-                 *       "name": "Front desk agent",
-                 *       "role": "owner"
+                 *       "email": "grace@example.com",
+                 *       "name": "Grace Hopper",
+                 *       "role": "member"
                  *     }
                  */
                 "application/json": components["schemas"]["AddUserInput"];
@@ -5402,7 +5402,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "role": "owner"
+                 *       "role": "admin"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateUserRoleInput"];
@@ -6166,47 +6166,35 @@ export interface operations {
                  *       "modelConfig": {
                  *         "model": "builtin/echo",
                  *         "modelSettings": {
-                 *           "source": "crm"
-                 *         },
-                 *         "providerOptions": {
-                 *           "source": "crm"
+                 *           "temperature": 0.3,
+                 *           "maxOutputTokens": 300
                  *         }
                  *       },
                  *       "voiceConfig": {
-                 *         "pipelineMode": "batch",
-                 *         "voiceId": "alloy",
+                 *         "pipelineMode": "sts",
                  *         "stsProvider": "openai",
-                 *         "sttProvider": "deepgram",
-                 *         "sttModel": "nova-3",
-                 *         "ttsProvider": "elevenlabs",
-                 *         "ttsModel": "eleven_flash_v2_5",
+                 *         "voiceId": "alloy",
                  *         "language": "en-US"
                  *       },
                  *       "memoryConfig": {
                  *         "enabled": true,
-                 *         "lastMessages": 3,
-                 *         "semanticRecall": true
+                 *         "lastMessages": 10,
+                 *         "semanticRecall": false
                  *       },
                  *       "metadata": {
-                 *         "source": "crm"
+                 *         "team": "front-desk"
                  *       },
                  *       "knowledgeBaseConfig": {
-                 *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *         "topK": 1,
+                 *         "knowledgeBaseId": "7d2e1b0f-3c4e-4f60-9b8c-2d3e4f5a6b71",
+                 *         "topK": 3,
                  *         "similarityThreshold": 0.2
                  *       },
                  *       "resolutionCriteria": [
                  *         {
                  *           "label": "Booked an appointment",
-                 *           "description": "Answers questions about opening hours and bookings"
+                 *           "description": "The caller agreed to a date and time for a visit"
                  *         }
-                 *       ],
-                 *       "analysisPlan": {
-                 *         "summary": true,
-                 *         "structuredData": {
-                 *           "source": "crm"
-                 *         }
-                 *       }
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAgentInput"];
@@ -6775,53 +6763,14 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
-                 *       "policy": "Never quote prices over the phone.",
+                 *       "instructions": "You are the front desk of Acme Dental. Answer briefly, politely, and offer to book a visit.",
                  *       "modelConfig": {
-                 *         "model": "builtin/echo",
-                 *         "modelSettings": {
-                 *           "source": "crm"
-                 *         },
-                 *         "providerOptions": {
-                 *           "source": "crm"
-                 *         }
-                 *       },
-                 *       "voiceConfig": {
-                 *         "pipelineMode": "batch",
-                 *         "voiceId": "alloy",
-                 *         "stsProvider": "openai",
-                 *         "sttProvider": "deepgram",
-                 *         "sttModel": "nova-3",
-                 *         "ttsProvider": "elevenlabs",
-                 *         "ttsModel": "eleven_flash_v2_5",
-                 *         "language": "en-US"
+                 *         "model": "builtin/extractive"
                  *       },
                  *       "memoryConfig": {
                  *         "enabled": true,
-                 *         "lastMessages": 3,
-                 *         "semanticRecall": true
-                 *       },
-                 *       "metadata": {
-                 *         "source": "crm"
-                 *       },
-                 *       "knowledgeBaseConfig": {
-                 *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *         "topK": 1,
-                 *         "similarityThreshold": 0.2
-                 *       },
-                 *       "resolutionCriteria": [
-                 *         {
-                 *           "label": "Booked an appointment",
-                 *           "description": "Answers questions about opening hours and bookings"
-                 *         }
-                 *       ],
-                 *       "analysisPlan": {
-                 *         "summary": true,
-                 *         "structuredData": {
-                 *           "source": "crm"
-                 *         }
+                 *         "lastMessages": 20,
+                 *         "semanticRecall": false
                  *       }
                  *     }
                  */
@@ -12653,7 +12602,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "contactIds": [
-                 *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *         "8e3f2c1a-4d5f-4a71-8c9d-3e4f5a6b7c82"
                  *       ]
                  *     }
                  */
@@ -12918,7 +12867,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "contactIds": [
-                 *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *         "8e3f2c1a-4d5f-4a71-8c9d-3e4f5a6b7c82"
                  *       ]
                  *     }
                  */
@@ -13352,12 +13301,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "Ada Lovelace",
                  *       "phone": "+14155550123",
                  *       "timeZone": "America/New_York",
                  *       "attributes": {
                  *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
+                 *         "renewalDate": "2036-12-01"
                  *       },
                  *       "optedOut": false
                  *     }
@@ -13626,12 +13575,20 @@ export interface operations {
                  * @example {
                  *       "contacts": [
                  *         {
-                 *           "name": "Front desk agent",
+                 *           "name": "Ada Lovelace",
                  *           "phone": "+14155550123",
                  *           "timeZone": "America/New_York",
                  *           "attributes": {
                  *             "plan": "gold",
-                 *             "renewalDate": "2026-12-01"
+                 *             "renewalDate": "2036-12-01"
+                 *           }
+                 *         },
+                 *         {
+                 *           "name": "Alan Turing",
+                 *           "phone": "+14155550124",
+                 *           "timeZone": "Europe/London",
+                 *           "attributes": {
+                 *             "plan": "silver"
                  *           },
                  *           "optedOut": false
                  *         }
@@ -14084,14 +14041,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "phone": "+14155550123",
-                 *       "timeZone": "America/New_York",
+                 *       "name": "Ada King",
+                 *       "timeZone": "Europe/London",
                  *       "attributes": {
-                 *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
-                 *       },
-                 *       "optedOut": false
+                 *         "plan": "platinum",
+                 *         "renewalDate": "2037-12-01"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateContactInput"];
@@ -15901,12 +15856,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "type": "order",
-                 *       "name": "Front desk agent",
+                 *       "contactId": "8e3f2c1a-4d5f-4a71-8c9d-3e4f5a6b7c82",
+                 *       "type": "appointment",
+                 *       "name": "Check-up",
                  *       "attributes": {
-                 *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
+                 *         "appointmentDate": "2036-01-12",
+                 *         "dentist": "Dr. Smith"
                  *       }
                  *     }
                  */
@@ -16362,12 +16317,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "type": "order",
-                 *       "name": "Front desk agent",
+                 *       "name": "Check-up and cleaning",
                  *       "attributes": {
-                 *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
+                 *         "appointmentDate": "2036-01-19",
+                 *         "dentist": "Dr. Smith"
                  *       }
                  *     }
                  */
@@ -18790,8 +18743,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "role": "lead"
+                 *       "userId": "b16c5f4d-7a8c-4da4-9f20-6b7c8d9e0fb5",
+                 *       "role": "member"
                  *     }
                  */
                 "application/json": components["schemas"]["AddTeamMemberInput"];
@@ -19476,22 +19429,56 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "name": "Appointment reminder",
+                 *       "description": "Greets, asks for a confirmation, leaves a voicemail when nobody answers",
                  *       "nodes": [
                  *         {
-                 *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "type": "start",
-                 *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "label": "Booked an appointment",
-                 *           "transferTo": "Example transfer"
+                 *           "id": "start",
+                 *           "type": "start"
+                 *         },
+                 *         {
+                 *           "id": "greet",
+                 *           "type": "say",
+                 *           "label": "Hello, this is Acme Dental reminding you of your appointment tomorrow at 10:00."
+                 *         },
+                 *         {
+                 *           "id": "confirm",
+                 *           "type": "ask",
+                 *           "label": "Can you make it? Say yes or no.",
+                 *           "agentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
+                 *         },
+                 *         {
+                 *           "id": "voicemail",
+                 *           "type": "voicemail",
+                 *           "label": "Sorry we missed you; please call us back on 415 555 0100."
+                 *         },
+                 *         {
+                 *           "id": "end",
+                 *           "type": "end"
                  *         }
                  *       ],
                  *       "edges": [
                  *         {
-                 *           "from": "Example from",
-                 *           "to": "Example to",
-                 *           "condition": "Example condition"
+                 *           "from": "start",
+                 *           "to": "greet",
+                 *           "condition": "answered"
+                 *         },
+                 *         {
+                 *           "from": "start",
+                 *           "to": "voicemail",
+                 *           "condition": "voicemail"
+                 *         },
+                 *         {
+                 *           "from": "greet",
+                 *           "to": "confirm"
+                 *         },
+                 *         {
+                 *           "from": "confirm",
+                 *           "to": "end"
+                 *         },
+                 *         {
+                 *           "from": "voicemail",
+                 *           "to": "end"
                  *         }
                  *       ]
                  *     }
@@ -19970,22 +19957,55 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "description": "Greets and asks for a confirmation; a voicemail when nobody answers",
                  *       "nodes": [
                  *         {
-                 *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "type": "start",
-                 *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "label": "Booked an appointment",
-                 *           "transferTo": "Example transfer"
+                 *           "id": "start",
+                 *           "type": "start"
+                 *         },
+                 *         {
+                 *           "id": "greet",
+                 *           "type": "say",
+                 *           "label": "Hello, this is Acme Dental reminding you of your appointment tomorrow at 10:00."
+                 *         },
+                 *         {
+                 *           "id": "confirm",
+                 *           "type": "ask",
+                 *           "label": "Can you make it? Say yes or no.",
+                 *           "agentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
+                 *         },
+                 *         {
+                 *           "id": "voicemail",
+                 *           "type": "voicemail",
+                 *           "label": "Sorry we missed you; please call us back on 415 555 0100."
+                 *         },
+                 *         {
+                 *           "id": "end",
+                 *           "type": "end"
                  *         }
                  *       ],
                  *       "edges": [
                  *         {
-                 *           "from": "Example from",
-                 *           "to": "Example to",
-                 *           "condition": "Example condition"
+                 *           "from": "start",
+                 *           "to": "greet",
+                 *           "condition": "answered"
+                 *         },
+                 *         {
+                 *           "from": "start",
+                 *           "to": "voicemail",
+                 *           "condition": "voicemail"
+                 *         },
+                 *         {
+                 *           "from": "greet",
+                 *           "to": "confirm"
+                 *         },
+                 *         {
+                 *           "from": "confirm",
+                 *           "to": "end"
+                 *         },
+                 *         {
+                 *           "from": "voicemail",
+                 *           "to": "end"
                  *         }
                  *       ]
                  *     }
@@ -20809,47 +20829,42 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "Appointment reminders",
                  *       "kind": "campaign",
-                 *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
-                 *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                 *       "audienceId": "9f4a3d2b-5e6a-4b82-9d0e-4f5a6b7c8d93",
+                 *       "description": "Calls next week’s patients to confirm their appointment",
+                 *       "flowId": "a05b4e3c-6f7b-4c93-8e1f-5a6b7c8d9ea4",
+                 *       "scheduledStartAt": "2036-01-05T14:00:00.000Z",
+                 *       "scheduledStopAt": "2036-01-05T22:00:00.000Z",
                  *       "callingWindow": {
                  *         "startTime": "09:00",
                  *         "endTime": "17:00",
                  *         "daysOfWeek": [
-                 *           3
+                 *           1,
+                 *           2,
+                 *           3,
+                 *           4,
+                 *           5
                  *         ]
                  *       },
-                 *       "maxConcurrentCalls": 3,
+                 *       "maxConcurrentCalls": 2,
                  *       "simulatedCaller": {
                  *         "utterances": [
-                 *           "Example utterances"
+                 *           "Yes, that works for me."
                  *         ]
                  *       },
                  *       "retryPolicy": {
-                 *         "maxAttempts": 1,
-                 *         "retryDelayMinutes": 3
+                 *         "maxAttempts": 2,
+                 *         "retryDelayMinutes": 60
                  *       },
                  *       "autoPauseRules": [
                  *         {
-                 *           "nodeId": "ask-time",
-                 *           "threshold": 1,
+                 *           "nodeId": "voicemail",
+                 *           "threshold": 50,
                  *           "resetOnResume": true
                  *         }
                  *       ],
-                 *       "liveTrigger": {
-                 *         "attribute": "Example attribute",
-                 *         "source": "contact",
-                 *         "entityType": "Example entityType",
-                 *         "offsetDays": 3,
-                 *         "timeOfDay": "09:00"
-                 *       },
-                 *       "carrier": "simulator",
-                 *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "carrier": "simulator"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateProgramInput"];
@@ -21594,47 +21609,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "kind": "campaign",
-                 *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
-                 *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
-                 *       "callingWindow": {
-                 *         "startTime": "09:00",
-                 *         "endTime": "17:00",
-                 *         "daysOfWeek": [
-                 *           3
-                 *         ]
-                 *       },
-                 *       "maxConcurrentCalls": 3,
-                 *       "simulatedCaller": {
-                 *         "utterances": [
-                 *           "Example utterances"
-                 *         ]
-                 *       },
+                 *       "maxConcurrentCalls": 4,
                  *       "retryPolicy": {
-                 *         "maxAttempts": 1,
-                 *         "retryDelayMinutes": 3
+                 *         "maxAttempts": 3,
+                 *         "retryDelayMinutes": 120
                  *       },
-                 *       "autoPauseRules": [
-                 *         {
-                 *           "nodeId": "ask-time",
-                 *           "threshold": 1,
-                 *           "resetOnResume": true
-                 *         }
-                 *       ],
-                 *       "liveTrigger": {
-                 *         "attribute": "Example attribute",
-                 *         "source": "contact",
-                 *         "entityType": "Example entityType",
-                 *         "offsetDays": 3,
-                 *         "timeOfDay": "09:00"
-                 *       },
-                 *       "carrier": "simulator",
-                 *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "scheduledStopAt": "2036-01-05T23:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProgramInput"];
@@ -22937,7 +22917,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z"
+                 *       "scheduledStartAt": "2036-01-05T14:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateExecutionInput"];
@@ -26815,10 +26795,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "number": "+14155550100",
-                 *       "label": "Booked an appointment",
-                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "label": "Front desk line",
+                 *       "carrierConnectionId": "c27d6a5e-8b9d-4eb5-8a31-7c8d9e0f1ac6",
+                 *       "inboundAgentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
                  *     }
                  */
                 "application/json": components["schemas"]["CreatePhoneNumberInput"];
@@ -27314,11 +27293,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "number": "+14155550100",
-                 *       "label": "Booked an appointment",
-                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "label": "Front desk line (after hours)",
+                 *       "inboundAgentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdatePhoneNumberInput"];
@@ -29050,11 +29026,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://crm.example.com/webhooks/gateway",
+                 *       "url": "https://example.com/webhooks/gateway",
                  *       "eventTypes": [
-                 *         "execution.created"
+                 *         "call.ended",
+                 *         "execution.completed"
                  *       ],
-                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "description": "The CRM’s call log",
                  *       "enabled": true
                  *     }
                  */
@@ -29515,12 +29492,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://crm.example.com/webhooks/gateway",
                  *       "eventTypes": [
-                 *         "execution.created"
+                 *         "call.ended"
                  *       ],
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "enabled": true
+                 *       "description": "The CRM’s call log (calls only)"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhookEndpointInput"];
@@ -30487,7 +30462,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "eventId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "eventId": "e49f8c7a-adbf-40d7-8c53-9e0f1a2b3ce8"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhookDeliveryInput"];
