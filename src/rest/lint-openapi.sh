@@ -6,5 +6,18 @@ cd "$(dirname "$0")/../.."
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
 node src/build-if-stale.mjs
 node dist/src/print-openapi.js
-redocly lint sdk/openapi.json --config redocly.yaml --max-problems 50
+# Redocly exits non-zero on errors only: its JSON report's totals count the warnings too.
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+redocly lint sdk/openapi.json --config redocly.yaml --format json --max-problems 1000 >"$report" 2>/dev/null || true
+node -e '
+  const report = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+  for (const problem of report.problems ?? []) {
+    const where = problem.location?.[0]?.pointer ?? "";
+    console.log(`redocly ${problem.severity} ${problem.ruleId}: ${problem.message} ${where}`);
+  }
+  const { errors = 0, warnings = 0 } = report.totals ?? {};
+  console.log(`Redocly (recommended): ${errors} errors, ${warnings} warnings`);
+  process.exit(report.totals && errors + warnings === 0 ? 0 : 1);
+' "$report"
 spectral lint sdk/openapi.json --ruleset .spectral.yaml --fail-severity warn --display-only-failures
