@@ -1,3 +1,5 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
@@ -47,6 +49,21 @@ export class OpenApiContract {
     this.operations.sort((a, b) => b.template.replace(/\{\w+\}/g, '').length - a.template.replace(/\{\w+\}/g, '').length);
   }
 
+  private readonly recorded = new Set<string>();
+
+  /**
+   * Notes an operation and the status it answered, once per process, for the run's coverage report
+   * (test/support/openapi-coverage-report.mjs) when jest's globalSetup gave a folder for it.
+   */
+  private record(key: string, status: number): void {
+    const dir = process.env.OPENAPI_COVERAGE_DIR;
+    const line = `${status} ${key}`;
+    if (!dir || this.recorded.has(line)) return;
+    if (this.recorded.size === 0) writeFileSync(join(dir, 'operations.json'), JSON.stringify(this.operationKeys().sort()));
+    this.recorded.add(line);
+    appendFileSync(join(dir, `${process.pid}.log`), `${line}\n`);
+  }
+
   /** Every documented operation as `METHOD /template`. */
   operationKeys(): string[] {
     return this.operations.map((operation) => `${operation.method} ${operation.template}`);
@@ -62,6 +79,7 @@ export class OpenApiContract {
   check(method: string, path: string, status: number, contentType: string | null, body: unknown): ContractViolation[] {
     const operation = this.find(method, path);
     if (!operation) return [];
+    this.record(`${method.toUpperCase()} ${operation.template}`, status);
     const violation = (problem: string): ContractViolation[] => [{ method: method.toUpperCase(), path: operation.template, status, problem }];
     const declared = operation.responses[String(status)] as Json | undefined;
     if (!declared) return violation(`status ${status} is not declared (declared: ${Object.keys(operation.responses).join(', ')})`);
