@@ -46,26 +46,3 @@ export class CallTurnLatency {
   @Field(() => Int, { nullable: true, description: 'Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call' })
   bargeIns?: number | null;
 }
-
-/**
- * A stored summary as both doors show it: every field of the two types, null where it was not recorded
- * (a speech-to-speech call's summary has no streaming shares). Keys the types do not declare stay inside.
- */
-export function turnLatencyJson(latency: CallTurnLatency): CallTurnLatency {
-  return {
-    provider: latency.provider,
-    turns: latency.turns.map((turn) => ({
-      endOfSpeechAt: turn.endOfSpeechAt ?? null,
-      totalMs: turn.totalMs,
-      providerMs: turn.providerMs,
-      gatewayMs: turn.gatewayMs,
-      recognizerMs: turn.recognizerMs ?? null,
-      modelMs: turn.modelMs ?? null,
-      synthesizerMs: turn.synthesizerMs ?? null,
-      waitMs: turn.waitMs ?? null,
-    })),
-    p50Ms: latency.p50Ms,
-    maxMs: latency.maxMs,
-    bargeIns: latency.bargeIns ?? null,
-  };
-}

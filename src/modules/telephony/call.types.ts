@@ -1,7 +1,9 @@
 import { createPageType, type PageMeta } from '../../common/pagination.js';
 import { arrayOf, objectOf, ref, refPicking } from '../../rest/routes.js';
 import { Call } from './call.entity.js';
-import { turnLatencyJson } from './call-latency.types.js';
+import { CallTurnLatency } from './call-latency.types.js';
+import { CallAnalysis } from '../agents/analysis/analysis.types.js';
+import { withEveryField } from '../../common/object-fields.js';
 
 export const CallPage = createPageType(Call, 'CallPage');
 
@@ -20,7 +22,9 @@ export function callJson(call: Call): Record<string, unknown> {
     out[field] = value instanceof Date ? value.toISOString() : (value ?? null);
   }
   out.reachedNodeIds = [...call.reachedNodeIds];
-  out.turnLatency = call.turnLatency ? turnLatencyJson(call.turnLatency) : null;
+  // Stored JSON: a speech-to-speech call's latency has no streaming shares, a pending analysis no summary.
+  out.turnLatency = withEveryField(CallTurnLatency, call.turnLatency);
+  out.analysis = withEveryField(CallAnalysis, call.analysis);
   return out;
 }
 
