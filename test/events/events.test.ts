@@ -535,6 +535,8 @@ describe('subscriptions', () => {
     await eventually(() => app.gateway.services.live.feed.size >= 2);
 
     expect((await acme.rest.post(`/api/executions/${executionId}/start`)).status).toBe(200);
+    // Each update is the execution read as it is when its event is delivered: the pause waits for the start's.
+    await updates.until((got) => got.some((value) => value.executionUpdated.status === 'running'));
     await acme.graphql.ok(PauseExecutionDocument, { id: executionId });
     const values = await updates.until((got) => got.some((value) => value.executionUpdated.status === 'paused'));
     expect(values.map((value) => value.executionUpdated.status)).toEqual(expect.arrayContaining(['running', 'paused']));

@@ -201,6 +201,8 @@ describe('voice webhooks are signed and scoped', () => {
     const agentId = await createVoiceAgent(acme);
     const { campaign, stored } = await runCall({ flow: flowWith(agentId), turns: ['goodbye'] });
     const callId = stored[0]!.id;
+    // The call's end stores the flow's last lines and closes the conversation: wait for it before taking the picture.
+    await closedConversation(acme, stored[0]!.conversation_id!);
     const before = await app.sql('select voice_state, reached_node_ids, status from calls where id = ?', [callId]);
     const messagesBefore = await messagesOf(app, stored[0]!.conversation_id!);
     const url = `${app.baseUrl}/telephony/twilio/${campaign.connectionId}/gather?callId=${callId}`;
