@@ -91,6 +91,8 @@ import { InboundCalls } from './modules/voice/inbound.js';
 import { renderTwiml } from './modules/voice/twiml.js';
 import type { VoiceAction } from './modules/voice/voice-actions.js';
 import { voiceWebhookRouter } from './modules/voice/voice.rest.js';
+import { recordingWebhookRouter } from './modules/recordings/recording-webhooks.rest.js';
+import { RecordingLedger } from './modules/recordings/recording-ledger.js';
 import { VoiceEngine } from './modules/voice/voice-session.js';
 import { ExecutionCallSink } from './modules/programs/runner/execution-call-sink.js';
 import { ExecutionEvents } from './modules/programs/execution-events.js';
@@ -365,6 +367,10 @@ export async function createGateway(config: Config, database: Database, logger: 
       publicUrl: () => config.telephony.publicUrl,
       logger,
     }),
+  );
+  app.use(
+    '/telephony',
+    recordingWebhookRouter({ guard: twilioRequestGuard(webhookOptions), twilio: services.carriers.twilio, tracker: callTracker, ledger: new RecordingLedger(database.em), logger }),
   );
   app.use(
     '/telephony',

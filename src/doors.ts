@@ -15,6 +15,7 @@ import { ProgramLoaders } from './modules/programs/programs.loaders.js';
 import { TriggerLoaders } from './modules/programs/triggers/trigger.loaders.js';
 import { TelephonyLoaders } from './modules/telephony/telephony.loaders.js';
 import { CallLoaders } from './modules/telephony/call.loaders.js';
+import { RecordingLoaders } from './modules/recordings/recording.loaders.js';
 import { AgentResolver } from './modules/agents/agent.resolver.js';
 import { ConversationResolver } from './modules/agents/conversation.resolver.js';
 import { ApiKeyResolver } from './modules/auth/api-key.resolver.js';
@@ -48,6 +49,8 @@ import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { carrierConnectionRoutes, phoneNumberRoutes } from './modules/telephony/telephony.rest.js';
 import { callRoutes } from './modules/telephony/calls.rest.js';
+import { recordingRoutes } from './modules/recordings/recordings.rest.js';
+import { CallRecordingResolver } from './modules/recordings/recording.resolver.js';
 import { EventResolver } from './modules/events/event.resolver.js';
 import { eventRoutes } from './modules/events/events.rest.js';
 import { WebhookEndpointResolver } from './modules/webhooks/webhook.resolver.js';
@@ -82,6 +85,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ExecutionCallsResolver,
   ConversationCallResolver,
   ContactCallsResolver,
+  CallRecordingResolver,
   EventResolver,
   WebhookEndpointResolver,
   SubscriptionResolver,
@@ -106,6 +110,7 @@ export const REST_ROUTES: RouteDefinition[] = [
   ...carrierConnectionRoutes,
   ...phoneNumberRoutes,
   ...callRoutes,
+  ...recordingRoutes,
   ...eventRoutes,
   ...webhookRoutes,
   ...executionStreamRoutes,
@@ -122,6 +127,7 @@ export function createLoaders(services: Services, actor: Actor): GraphQLLoaders 
     knowledge: new KnowledgeLoaders(services.knowledge, actor),
     telephony: new TelephonyLoaders(services.carrierConnections, services.phoneNumbers, actor),
     calls: new CallLoaders(services.calls, actor),
+    recordings: new RecordingLoaders(services.recordings, actor),
     webhooks: new WebhookLoaders(services.webhookDeliveries, actor),
   };
 }

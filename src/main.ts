@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { chooseLogFormat, createLogger } from './common/logger.js';
 import { DatabaseInUseError } from './db/errors.js';
 import { eventRetentionHook } from './modules/events/event-retention.js';
+import { recordingRetentionHook } from './modules/recordings/recording-retention.js';
 import { secureDataDir, storeFirstApiKey } from './platform/data-dir.js';
 import { loopbackUrl, writeOperatorFile } from './operator/operator-file.js';
 
@@ -104,6 +105,8 @@ async function start(): Promise<void> {
   });
   // The events outbox keeps EVENTS_RETENTION_DAYS days.
   runner?.onTick.push(eventRetentionHook(gateway.services.events, config.eventsRetentionDays));
+  // Call recordings are kept each organization's recordingRetentionDays, then deleted at the carrier too.
+  runner?.onTick.push(recordingRetentionHook(gateway.services.recordings));
   runner?.start();
   // Every replica sends due webhook deliveries; claims with SKIP LOCKED and a lease keep them apart.
   const { WebhookWorker } = await import('./modules/webhooks/webhook-worker.js');

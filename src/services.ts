@@ -30,6 +30,7 @@ import { CarrierConnectionService } from './modules/telephony/carrier-connection
 import { PhoneNumberService } from './modules/telephony/phone-number.service.js';
 import { TwilioCarrier } from './modules/telephony/twilio.carrier.js';
 import { CallService } from './modules/telephony/call.service.js';
+import { RecordingService } from './modules/recordings/recording.service.js';
 import { EventService } from './modules/events/event.service.js';
 import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.service.js';
 import { WebhookEndpointService } from './modules/webhooks/webhook-endpoint.service.js';
@@ -58,6 +59,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
   // Fills the analysis plans of ended calls in the background; the gateway stops it, main.ts starts its recovery tick.
   const analyses = new AnalysisWorker({ em, model: models, logger });
+  const carrierConnections = new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey });
   const webhookEndpoints = new WebhookEndpointService(em, { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.webhooks.allowPrivate });
   const services = {
     tokens,
@@ -86,11 +88,12 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
       streamingMissing: (voice) => streamingMissing(voiceParties, voice),
     }),
     carriers,
-    carrierConnections: new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey }),
+    carrierConnections,
     phoneNumbers: new PhoneNumberService(em),
     executions: new ExecutionService(em, executionEvents),
     triggers,
     calls: new CallService(em),
+    recordings: new RecordingService(em, { carriers, account: (connectionId) => carrierConnections.accountById(connectionId), logger }),
     events: new EventService(em),
     webhookEndpoints,
     webhookDeliveries: new WebhookDeliveryService(em, webhookEndpoints),

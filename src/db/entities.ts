@@ -22,6 +22,7 @@ import { Execution } from '../modules/programs/execution.entity.js';
 import { ExecutionContact } from '../modules/programs/execution-contact.entity.js';
 import { Program } from '../modules/programs/program.entity.js';
 import { Call } from '../modules/telephony/call.entity.js';
+import { CallRecording } from '../modules/recordings/recording.entity.js';
 import { CarrierConnection } from '../modules/telephony/carrier-connection.entity.js';
 import { PhoneNumber } from '../modules/telephony/phone-number.entity.js';
 
@@ -57,6 +58,7 @@ export const ENTITIES = [
   CarrierConnection,
   PhoneNumber,
   Call,
+  CallRecording,
   WebhookEndpoint,
   WebhookDelivery,
 ];

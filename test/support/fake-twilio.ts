@@ -2,11 +2,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import twilio from 'twilio';
+import { ACCOUNT_SID, createCallRecordingProblem, DELETE_RECORDING_STATUS, RECORDING_SID } from './twilio-recordings-spec.js';
 
 // A Twilio Programmable Voice double on loopback, for the subset the gateway uses: Basic auth, the
 // account, creating, fetching and listing calls, and each call's life told as signed status
 // callbacks (form-encoded, X-Twilio-Signature over the URL and the fields, as Twilio signs them).
 // Point the gateway at it with TWILIO_API_BASE_URL (config.telephony.twilioApiBaseUrl = fake.url).
+// Recordings: `Record` on a created call (its Record* parameters checked against Twilio's published
+// CreateCall schema, twilio-recordings-spec.ts) or `<Start><Recording>` in a call's TwiML starts one
+// at that point; it reports to its RecordingStatusCallback (signed), and its audio is served at
+// `/Recordings/{Sid}.wav|.mp3` behind the account's Basic auth and deleted at `/Recordings/{Sid}.json`.
 
 export type CallOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
 
@@ -47,6 +52,28 @@ export interface FakeTwilioFaults {
   rejectCredentials?: boolean;
   /** More creates than this within one second answer 429 (Twilio's 20429). */
   maxCallsPerSecond?: number;
+  /** Recordings end with this status (and Twilio's ErrorCode 16104 for failed) rather than completed; they keep no audio. */
+  recordingStatus?: 'failed' | 'absent';
+  /** Recording downloads and deletes answer 404, as for a recording lost (or deleted) at Twilio. */
+  recordingMissing?: boolean;
+  /** Recording downloads and deletes answer this 5xx status. */
+  recordingStatusCode?: number;
+}
+
+/** A recording the double keeps: what Twilio's Recording resource says, and its audio. */
+export interface FakeRecording {
+  sid: string;
+  callSid: string;
+  /** `OutboundAPI` (Record on the call) or `StartCallRecordingTwiML` (`<Start><Recording>`). */
+  source: string;
+  channels: 'mono' | 'dual';
+  status: string;
+  durationSeconds: number;
+  statusCallback: string | null;
+  statusCallbackEvents: string[];
+  deleted: boolean;
+  /** The query each download of it came with (RequestedChannels for a dual one). */
+  downloads: { format: string; query: Record<string, string> }[];
 }
 
 export interface RecordedRequest {
@@ -95,6 +122,8 @@ export interface FakeCall {
   /** Whether the TwiML ended with `<Hangup/>` (rather than running out of verbs or a `<Dial>`). */
   hungUp: boolean;
   direction: 'outbound-api' | 'inbound';
+  /** `Record` on the create: how to record the call once it is answered (null: not from the start). */
+  record: { channels: 'mono' | 'dual'; statusCallback: string | null; events: string[] } | null;
 }
 
 /** A call placed to one of the account's numbers, as Twilio's "A call comes in" webhook sees it. */
@@ -121,6 +150,8 @@ export interface FakeTwilio {
   /** Replaces the faults in force (none by default). */
   faults(faults: FakeTwilioFaults): void;
   calls(): FakeCall[];
+  /** The recordings made, deleted ones too. */
+  recordings(): FakeRecording[];
   requests(): RecordedRequest[];
   callbacks(): DeliveredCallback[];
   /** A caller dials one of the account's numbers: the voice URL is fetched, its TwiML followed, the end reported; resolves with the call once it ended. */
@@ -139,6 +170,25 @@ function twilioError(res: ServerResponse, status: number, code: number, message:
   res.end(JSON.stringify({ code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status }));
 }
 
+/** A short WAV of silence (16-bit PCM, 8 kHz) standing for a recording's audio. */
+function fakeWav(channels: number, seconds: number): Buffer {
+  const data = Buffer.alloc(Math.max(1, Math.min(seconds, 5)) * 8000 * 2 * channels);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(8000 * 2 * channels, 28);
+  header.writeUInt16LE(2 * channels, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
@@ -154,6 +204,9 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   const delivered: DeliveredCallback[] = [];
   const lives: Promise<void>[] = [];
   const creates: number[] = [];
+  const recordings = new Map<string, FakeRecording>();
+  /** The recordings of a call now being recorded, to be ended with it. */
+  const recording = new Map<string, FakeRecording[]>();
   let sequence = 0;
 
   const resource = (call: FakeCall) => ({
@@ -238,10 +291,21 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       next = null;
       if (answer.status !== 200) break;
       const body = /<Response>([\s\S]*)<\/Response>/.exec(answer.text)?.[1] ?? '';
-      for (const verb of body.matchAll(/<(Say|Gather|Redirect|Dial|Hangup|Connect|Pause)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g)) {
+      for (const verb of body.matchAll(/<(Say|Gather|Redirect|Dial|Hangup|Connect|Pause|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g)) {
         const [, name, attrs, inner = ''] = verb;
         const options = attributes(attrs ?? '');
         if (name === 'Say') call.heard.push(decode(inner));
+        else if (name === 'Start') {
+          const noun = /<Recording\b([^>]*?)\/?>/.exec(inner);
+          if (noun) {
+            const recordingOptions = attributes(noun[1] ?? '');
+            await startRecording(call, 'StartCallRecordingTwiML', {
+              channels: recordingOptions.channels === 'dual' ? 'dual' : 'mono',
+              statusCallback: recordingOptions.recordingStatusCallback ?? null,
+              events: (recordingOptions.recordingStatusCallbackEvent ?? 'completed').split(' ').filter(Boolean),
+            });
+          }
+        }
         else if (name === 'Gather') {
           for (const say of inner.matchAll(/<Say\b[^>]*>([\s\S]*?)<\/Say>/g)) call.heard.push(decode(say[1]!));
           const turn = turns.shift() ?? null;
@@ -261,6 +325,57 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         } else if (name === 'Connect') break;
       }
     }
+  };
+
+  /** A recording's callback, signed like a call's; sent when its event was asked for (a failure always is). */
+  const recordingCallback = async (call: FakeCall, item: FakeRecording, event: string, extra: Record<string, string> = {}) => {
+    if (!item.statusCallback || (event !== 'failed' && !item.statusCallbackEvents.includes(event))) return;
+    if (faults.delayMs) await sleep(faults.delayMs);
+    const params = {
+      AccountSid: accountSid,
+      CallSid: call.sid,
+      RecordingSid: item.sid,
+      RecordingUrl: `${url}${API}/Accounts/${accountSid}/Recordings/${item.sid}`,
+      RecordingStatus: event,
+      RecordingChannels: item.channels === 'dual' ? '2' : '1',
+      RecordingSource: item.source,
+      RecordingStartTime: rfc2822(new Date()),
+      ...extra,
+    };
+    const times = faults.duplicate ? 2 : 1;
+    for (let i = 0; i < times; i++) {
+      const { status, signature } = await signedPost(item.statusCallback, params);
+      delivered.push({ callSid: call.sid, url: item.statusCallback, params, signature, status, at: Date.now() });
+    }
+  };
+
+  const startRecording = async (call: FakeCall, source: string, how: { channels: 'mono' | 'dual'; statusCallback: string | null; events: string[] }) => {
+    const item: FakeRecording = {
+      sid: `RE${randomBytes(16).toString('hex')}`,
+      callSid: call.sid,
+      source,
+      channels: how.channels,
+      status: 'in-progress',
+      durationSeconds: 0,
+      statusCallback: how.statusCallback,
+      statusCallbackEvents: how.events,
+      deleted: false,
+      downloads: [],
+    };
+    recordings.set(item.sid, item);
+    recording.set(call.sid, [...(recording.get(call.sid) ?? []), item]);
+    await recordingCallback(call, item, 'in-progress');
+  };
+
+  /** The call ended: its recordings end too, completed (or as the fault says) with the call's duration. */
+  const endRecordings = async (call: FakeCall) => {
+    for (const item of recording.get(call.sid) ?? []) {
+      item.status = faults.recordingStatus ?? 'completed';
+      item.durationSeconds = call.duration ?? 0;
+      const failed = item.status === 'failed' ? { ErrorCode: '16104' } : { ErrorCode: '0' };
+      await recordingCallback(call, item, item.status, { RecordingDuration: String(item.durationSeconds), ...failed });
+    }
+    recording.delete(call.sid);
   };
 
   const sendCallback = async (call: FakeCall, params: Record<string, string>) => {
@@ -309,16 +424,42 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         call.answeredBy = amd ? (script.outcome === 'voicemail' ? 'machine_end_beep' : 'human') : null;
         const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         call.status = 'in-progress';
+        if (call.record) await startRecording(call, 'OutboundAPI', call.record);
         // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
         await follow(call, call.url, { ...baseParams(call), ...answeredBy }, [...(script.turns ?? [])]);
         await step('in-progress', 'answered', answeredBy);
         if (script.holdUntil) await script.holdUntil;
         call.duration = script.durationSeconds ?? 1;
         call.endTime = new Date();
+        await endRecordings(call);
         await step('completed', 'completed', { ...answeredBy, CallDuration: String(call.duration), Duration: String(Math.ceil(call.duration / 60)) });
       }
     }
     for (const params of held.reverse()) await sendCallback(call, params);
+  };
+
+  /** `GET …/Recordings/{Sid}.wav|.mp3` (the audio), `GET …/Recordings/{Sid}.json` (the resource), `DELETE …/Recordings/{Sid}.json`. */
+  const recordingRequest = (req: IncomingMessage, res: ServerResponse, account: string, sid: string, extension: string, query: Record<string, string>) => {
+    const notFound = () => twilioError(res, 404, 20404, `The requested resource ${req.url} was not found`);
+    if (!ACCOUNT_SID.test(account) || account !== accountSid || !RECORDING_SID.test(sid)) return notFound();
+    if (faults.recordingStatusCode) return twilioError(res, faults.recordingStatusCode, 20500, 'Internal Server Error');
+    const item = recordings.get(sid);
+    if (!item || item.deleted || faults.recordingMissing) return notFound();
+    if (req.method === 'DELETE' && extension === 'json') {
+      item.deleted = true;
+      res.writeHead(DELETE_RECORDING_STATUS);
+      return res.end();
+    }
+    if (req.method !== 'GET') return twilioError(res, 405, 20004, 'Method not allowed');
+    if (extension === 'json') {
+      return json(res, 200, { sid, account_sid: accountSid, call_sid: item.callSid, status: item.status, channels: item.channels === 'dual' ? 2 : 1, duration: String(item.durationSeconds), source: item.source, uri: `${API}/Accounts/${accountSid}/Recordings/${sid}.json` });
+    }
+    if (item.status !== 'completed') return notFound();
+    item.downloads.push({ format: extension, query });
+    const channelCount = item.channels === 'dual' && query.RequestedChannels === '2' ? 2 : 1;
+    const body = extension === 'wav' ? fakeWav(channelCount, item.durationSeconds) : Buffer.concat([Buffer.from('ID3\u0004\u0000\u0000\u0000\u0000\u0000\u0000', 'latin1'), randomBytes(2048)]);
+    res.writeHead(200, { 'content-type': extension === 'wav' ? 'audio/x-wav' : 'audio/mpeg', 'content-length': String(body.length) });
+    res.end(body);
   };
 
   const authorized = (req: IncomingMessage): boolean => {
@@ -340,6 +481,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
 
     if (faults.unavailable) return twilioError(res, faults.unavailable, 20500, 'Service Unavailable');
     if (!authorized(req)) return twilioError(res, 401, 20003, 'Authenticate');
+    const media = /^\/2010-04-01\/Accounts\/([^/]+)\/Recordings\/([^/.]+)\.(wav|mp3|json)$/.exec(url.pathname);
+    if (media) return recordingRequest(req, res, media[1]!, media[2]!, media[3]!, query);
     const match = /^\/2010-04-01\/Accounts\/([^/]+?)(?:\/Calls(?:\/([^/]+?))?)?\.json$/.exec(url.pathname);
     if (!match) return twilioError(res, 404, 20404, `The requested resource ${url.pathname} was not found`);
     const sid = match[1];
@@ -371,6 +514,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       if (!form.To) return twilioError(res, 400, 21201, "No 'To' number is specified");
       if (!form.From) return twilioError(res, 400, 21213, "No 'From' number is specified");
       if (!form.Url && !form.Twiml) return twilioError(res, 400, 21205, 'Url parameter is required.');
+      const recordProblem = createCallRecordingProblem(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      if (recordProblem) return twilioError(res, 400, 21236, recordProblem);
       creates.push(now);
       const call: FakeCall = {
         sid: `CA${randomBytes(16).toString('hex')}`,
@@ -394,7 +539,16 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         transfers: [],
         hungUp: false,
         direction: 'outbound-api',
+        record:
+          form.Record === 'true'
+            ? {
+                channels: form.RecordingChannels === 'dual' ? 'dual' : 'mono',
+                statusCallback: form.RecordingStatusCallback ?? null,
+                events: new URLSearchParams(Buffer.concat(chunks).toString('utf8')).getAll('RecordingStatusCallbackEvent').flatMap((value) => value.split(' ')).filter(Boolean),
+              }
+            : null,
       };
+      if (call.record && call.record.events.length === 0) call.record.events = ['completed'];
       calls.set(call.sid, call);
       lives.push(live(call, decide(call.to, form)));
       return json(res, 201, resource(call));
@@ -448,7 +602,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         sid: `CA${randomBytes(16).toString('hex')}`, to: incoming.to, from: incoming.from, url: incoming.url,
         statusCallback: incoming.statusCallback ?? null, statusCallbackEvents: ['completed'], machineDetection: null,
         status: 'in-progress', answeredBy: null, duration: null, dateCreated: now, dateUpdated: now, startTime: now, endTime: null,
-        twiml: null, twimlStatus: null, documents: [], heard: [], transfers: [], hungUp: false, direction: 'inbound',
+        twiml: null, twimlStatus: null, documents: [], heard: [], transfers: [], hungUp: false, direction: 'inbound', record: null,
       };
       calls.set(call.sid, call);
       const life = (async () => {
@@ -456,6 +610,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         call.status = 'completed';
         call.duration = incoming.durationSeconds ?? 1;
         call.endTime = new Date();
+        await endRecordings(call);
         if (call.statusCallback) {
           await sendCallback(call, { ...baseParams(call), CallDuration: String(call.duration), SequenceNumber: String(sequence++), Timestamp: rfc2822(call.endTime) });
         }
@@ -466,6 +621,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     },
     faults: (next) => void (faults = { ...next }),
     calls: () => [...calls.values()],
+    recordings: () => [...recordings.values()],
     requests: () => [...requests],
     callbacks: () => [...delivered],
     async settled() {

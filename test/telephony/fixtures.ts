@@ -64,7 +64,7 @@ export interface TwilioCampaign {
 export async function twilioCampaign(
   org: TestOrganization,
   fake: FakeTwilio,
-  options: { contacts: number; callsPerSecond?: number; maxConcurrentCalls?: number; maxAttempts?: number; credits?: number; connectionId?: string },
+  options: { contacts: number; callsPerSecond?: number; maxConcurrentCalls?: number; maxAttempts?: number; credits?: number; connectionId?: string; program?: Record<string, unknown> },
 ): Promise<TwilioCampaign> {
   let connectionId = options.connectionId;
   // One connection per account in an organization: the first campaign makes it, the next ones reuse it.
@@ -89,6 +89,7 @@ export async function twilioCampaign(
     fromNumberId: number.body.id,
     maxConcurrentCalls: options.maxConcurrentCalls ?? 10,
     retryPolicy: { maxAttempts: options.maxAttempts ?? 1, retryDelayMinutes: 0 },
+    ...options.program,
   });
   expect(program.status).toBe(201);
   expect((await org.rest.post(`/api/programs/${program.body.id}/activate`)).status).toBe(200);

@@ -406,7 +406,7 @@ describe('calls-read', () => {
   const REST_FIELDS = [
     'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'conversationId', 'direction', 'from', 'to', 'status', 'outcome', 'answeredBy', 'attempt',
     'carrier', 'carrierConnectionId', 'carrierCallId', 'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'reachedNodeIds', 'errorText',
-    'creditsCharged', 'turnLatency', 'analysis', 'createdAt', 'updatedAt',
+    'creditsCharged', 'turnLatency', 'analysis', 'createdAt', 'updatedAt', 'recording',
   ];
 
   const T0 = new Date('2026-11-20T09:00:00.000Z');

@@ -15,4 +15,9 @@ export class Organization extends BaseEntity {
   @Field(() => Int)
   @Property({ type: 'integer', default: 0 })
   creditBalance: number & Opt = 0;
+
+  /** Recordings older than this many days are deleted (at the carrier too) by the runner; null keeps them until a user deletes them. */
+  @Field(() => Int, { nullable: true, description: 'Call recordings are deleted (at the carrier too) this many days after they were made; null: kept until deleted' })
+  @Property({ type: 'integer', nullable: true })
+  recordingRetentionDays: (number & Opt) | null = null;
 }

@@ -1,14 +1,26 @@
-import { IsEnum, IsOptional, IsString, Length } from 'class-validator';
-import { ArgsType, Field, InputType } from 'type-graphql';
+import { IsEnum, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { ArgsType, Field, InputType, Int } from 'type-graphql';
+import { OptionalNonNull } from '../../common/validation.js';
 import { PageOnlyArgs } from '../../common/pagination.js';
 import { CreditEntryKind } from './credit-ledger.entity.js';
 
-@InputType({ description: 'Changes to the organization' })
+/** The most a recording can be kept by the retention setting: ten years. */
+export const MAX_RECORDING_RETENTION_DAYS = 3650;
+
+@InputType({ description: 'Changes to the organization: the fields that are sent' })
 export class UpdateOrganizationInput {
-  @Field({ description: '1 to 255 characters' })
+  @Field({ nullable: true, description: '1 to 255 characters' })
+  @OptionalNonNull()
   @Length(1, 255)
   @IsString()
-  name!: string;
+  name?: string;
+
+  @Field(() => Int, { nullable: true, description: `Delete call recordings this many days after they were made, 1 to ${MAX_RECORDING_RETENTION_DAYS}; null keeps them until a user deletes them` })
+  @IsOptional()
+  @Max(MAX_RECORDING_RETENTION_DAYS)
+  @Min(1)
+  @IsInt()
+  recordingRetentionDays?: number | null;
 }
 
 /** The ledger's list arguments: a page, newest first, optionally one kind. */

@@ -20,11 +20,12 @@ export class OrganizationService {
     return organization;
   }
 
-  /** Owner only. */
+  /** Owner only; the fields sent change, the others stay. */
   async update(actor: Actor, input: UpdateOrganizationInput): Promise<Organization> {
     authorize(actor, 'organization.manage');
     const organization = await this.get(actor);
-    organization.name = input.name;
+    if (input.name !== undefined) organization.name = input.name;
+    if (input.recordingRetentionDays !== undefined) organization.recordingRetentionDays = input.recordingRetentionDays;
     organization.updatedAt = new Date();
     await this.em.flush();
     return organization;

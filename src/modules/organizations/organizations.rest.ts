@@ -18,7 +18,7 @@ export const organizationRoutes = [
     method: 'put',
     path: '/organization',
     operationId: 'updateOrganization',
-    summary: 'Rename the organization; owner only',
+    summary: 'Change the organization (its name, its recordingRetentionDays): the fields sent; owner only',
     tag: 'Organization',
     body: UpdateOrganizationInput,
     response: ref('Organization'),

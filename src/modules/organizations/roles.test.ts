@@ -26,6 +26,7 @@ describe('the permission matrix', () => {
     ['executions.control', ['owner', 'admin']],
     ['teams.manage', ['owner', 'admin']],
     ['telephony.manage', ['owner', 'admin']],
+    ['recordings.manage', ['owner', 'admin']],
     ['webhooks.manage', ['owner', 'admin']],
     ['organization.manage', ['owner']],
     ['users.manage', ['owner']],

@@ -21,6 +21,7 @@ export const PERMISSIONS = {
   'executions.control': { roles: ['owner', 'admin'], action: 'start or control executions' },
   'teams.manage': { roles: ['owner', 'admin'], action: 'create, change or delete teams' },
   'telephony.manage': { roles: ['owner', 'admin'], action: 'create, change or delete carrier connections and phone numbers' },
+  'recordings.manage': { roles: ['owner', 'admin'], action: 'delete call recordings' },
   'webhooks.manage': { roles: ['owner', 'admin'], action: 'create, change, delete or test webhook endpoints, rotate their secrets and re-send events' },
   'organization.manage': { roles: ['owner'], action: 'change the organization' },
   'users.manage': { roles: ['owner'], action: 'add, change or remove users' },

@@ -9,6 +9,7 @@ import { PhoneNumber } from '../telephony/phone-number.entity.js';
 import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { CallFlow } from './call-flow.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
+import { ProgramRecording } from '../recordings/recording-settings.js';
 import { AutoPauseRule, CallingWindow, LiveTrigger, RetryPolicy, SimulatedCaller } from './program.types.js';
 
 /** A call campaign's configuration: who is called, through which flow, when, and how often. */
@@ -90,6 +91,10 @@ export class Program extends BaseEntity {
   get fromNumberId(): (string & Opt) | null {
     return this.fromNumber?.id ?? null;
   }
+
+  @Field(() => ProgramRecording, { nullable: true, description: 'Whether the program’s answered calls are recorded (null: they are not)' })
+  @Property({ type: 'json', nullable: true })
+  recording: (ProgramRecording & Opt) | null = null;
 
   @Field(() => LiveTrigger, { nullable: true, description: 'Set for live programs' })
   @Property({ type: 'json', nullable: true })

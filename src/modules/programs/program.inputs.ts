@@ -5,6 +5,7 @@ import { toDate } from '../../common/dates.js';
 import { OptionalNonNull } from '../../common/validation.js';
 import { ProgramKind } from './program.enums.js';
 import { ProgramCarrier } from '../telephony/telephony.enums.js';
+import { ProgramRecordingInput } from '../recordings/recording-settings.js';
 import { ProgramAutoPauseRuleInput, ProgramCallingWindowInput, ProgramLiveTriggerInput, ProgramRetryPolicyInput, ProgramSimulatedCallerInput } from './program-settings.inputs.js';
 
 // Rules across fields (flowId xor agentId, stop after start, liveTrigger iff live, nodeIds of the flow) are in ProgramService.
@@ -62,6 +63,13 @@ export class ProgramSettingsInput {
   @Type(() => ProgramSimulatedCallerInput)
   @IsObject()
   simulatedCaller?: ProgramSimulatedCallerInput | null;
+
+  @Field(() => ProgramRecordingInput, { nullable: true, description: 'Record the answered calls (mono or dual), optionally after a consent sentence; null or absent on create: not recorded' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProgramRecordingInput)
+  @IsObject()
+  recording?: ProgramRecordingInput | null;
 
   @Field(() => ProgramRetryPolicyInput, { nullable: true, description: 'Default: one attempt' })
   @OptionalNonNull()

@@ -20,6 +20,7 @@ import { CarrierConnection } from '../telephony/carrier-connection.entity.js';
 import { PhoneNumber } from '../telephony/phone-number.entity.js';
 import { CarrierKind, ProgramCarrier } from '../telephony/telephony.enums.js';
 import type { VoiceConfig } from '../agents/agent.types.js';
+import { programRecordingOf } from '../recordings/recording-settings.js';
 
 export const PROGRAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'status', 'kind'] as const;
 
@@ -156,6 +157,7 @@ export class ProgramService {
       maxConcurrentCalls: pick(input.maxConcurrentCalls, program.maxConcurrentCalls),
       retryPolicy: pick(input.retryPolicy, program.retryPolicy),
       simulatedCaller: pick(input.simulatedCaller, program.simulatedCaller),
+      recording: pick(input.recording, program.recording),
       autoPauseRules: pick(input.autoPauseRules, program.autoPauseRules),
       liveTrigger: pick(input.liveTrigger, program.liveTrigger),
       carrier: pick(input.carrier, program.carrier),
@@ -262,6 +264,7 @@ export class ProgramService {
     program.maxConcurrentCalls = settings.maxConcurrentCalls ?? 1;
     program.retryPolicy = settings.retryPolicy ? { ...settings.retryPolicy } : { maxAttempts: 1, retryDelayMinutes: 0 };
     program.simulatedCaller = settings.simulatedCaller ? { utterances: [...settings.simulatedCaller.utterances] } : null;
+    program.recording = programRecordingOf(settings.recording);
     program.autoPauseRules = (settings.autoPauseRules ?? []).map((rule) => ({ ...rule }));
     program.liveTrigger = settings.liveTrigger ? { ...settings.liveTrigger, entityType: settings.liveTrigger.entityType ?? null } : null;
   }

@@ -3,7 +3,25 @@ import { abortSignalOf } from '../../platform/request-timeout.js';
 import { defineRoute } from '../../rest/routes.js';
 import { CallListArgs } from './call.args.js';
 import { CALL_CSV_HEADER, callCsvHeader, callCsvLine } from './call-csv.js';
-import { CALL_JSON_SCHEMA, CALL_PAGE_JSON_SCHEMA, callJson, callPageJson } from './call.types.js';
+import type { Actor } from '../../common/actor.js';
+import type { Presenter } from '../../rest/present.js';
+import type { Services } from '../../services.js';
+import { arrayOf, objectOf, ref, refPicking } from '../../rest/routes.js';
+import type { Call } from './call.entity.js';
+import { CALL_FIELDS, callJson } from './call.types.js';
+
+/** REST's call: callJson's fields and the call's recording (null: none), as GraphQL's Call.recording. */
+const REST_CALL_SCHEMA = refPicking('Call', [...CALL_FIELDS, 'recording']);
+const REST_CALL_PAGE_SCHEMA = objectOf({ data: arrayOf(REST_CALL_SCHEMA), meta: ref('PageMeta') });
+
+/** The calls as REST shows them, their recordings read in one statement. */
+async function callsWithRecordings(services: Services, presenter: Presenter, actor: Actor, calls: Call[]): Promise<Record<string, unknown>[]> {
+  const recordings = await services.recordings.recordingsFor(actor, calls.map((call) => call.id));
+  return calls.map((call) => {
+    const recording = recordings.get(call.id);
+    return { ...callJson(call), recording: recording ? presenter.present('CallRecording', recording) : null };
+  });
+}
 
 const CSV_EXAMPLE =
   CALL_CSV_HEADER +
@@ -37,9 +55,10 @@ export const callRoutes = [
       'queuedAfter is inclusive and queuedBefore exclusive (ISO 8601 date-times). sortBy is one of createdAt, updatedAt, queuedAt, endedAt, durationSeconds (calls without one last).',
     tag: 'Calls',
     query: CallListArgs,
-    response: CALL_PAGE_JSON_SCHEMA,
-    async handler({ actor, query, services }) {
-      return callPageJson(await services.calls.list(actor, query));
+    response: REST_CALL_PAGE_SCHEMA,
+    async handler({ actor, query, services, presenter }) {
+      const page = await services.calls.list(actor, query);
+      return { data: await callsWithRecordings(services, presenter, actor, page.data), meta: page.meta };
     },
   }),
   defineRoute({
@@ -48,10 +67,11 @@ export const callRoutes = [
     operationId: 'getCall',
     summary: 'Read a call',
     tag: 'Calls',
-    response: CALL_JSON_SCHEMA,
+    response: REST_CALL_SCHEMA,
     errors: [404],
-    async handler({ actor, params, services }) {
-      return callJson(await services.calls.get(actor, params.id!));
+    async handler({ actor, params, services, presenter }) {
+      const [call] = await callsWithRecordings(services, presenter, actor, [await services.calls.get(actor, params.id!)]);
+      return call;
     },
   }),
   defineRoute({

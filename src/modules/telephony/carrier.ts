@@ -22,6 +22,11 @@ export interface PlaceCallRequest {
   machineDetection: boolean;
   /** 1 for the first call to this contact in the execution. */
   attempt: number;
+  /**
+   * Record the call from its answer (Twilio: `Record` on the call), reporting to this URL. Absent when
+   * the program records only after a consent sentence: the answer's TwiML starts that recording.
+   */
+  recording?: { channels: 'mono' | 'dual'; statusCallbackUrl: string } | null;
   /** What the gateway knows of the call, for a simulated carrier that decides its outcome itself. */
   context?: CallContext;
 }
@@ -34,6 +39,37 @@ export interface CallContext {
   flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
   /** What the simulated caller says at ask nodes (null: its default lines). */
   utterances?: string[] | null;
+  /** The program's recording setting, for a simulated carrier that leaves a generated recording. */
+  recording?: { enabled: boolean; channels: 'mono' | 'dual'; consent: { sentence: string; refuseOn: string[] } | null } | null;
+}
+
+/** A report of a call's recording, in the gateway's words (RecordingStatus's values). */
+export interface RecordingStatusEvent {
+  carrierRecordingId: string;
+  /** The call it records, when the carrier says (Twilio's CallSid). */
+  carrierCallId: string | null;
+  status: 'in_progress' | 'completed' | 'absent' | 'failed';
+  durationSeconds: number | null;
+  channels: 'mono' | 'dual' | null;
+  /** Why it failed, in the carrier's words. */
+  errorText: string | null;
+}
+
+/** A recording's audio as the carrier sends it, to be passed on as it arrives. */
+export interface RecordingMedia {
+  contentType: string;
+  contentLength: number | null;
+  body: ReadableStream<Uint8Array>;
+}
+
+/** What a carrier that keeps recordings implements besides CarrierAdapter (Twilio). */
+export interface RecordingCarrier {
+  /** The report a recording status callback carries, or null when its fields do not describe one. */
+  parseRecordingCallback(params: Record<string, string>): RecordingStatusEvent | null;
+  /** The recording's audio in this format, or null when the carrier has no such recording. Throws CarrierError. */
+  openRecording(account: CarrierAccount, carrierRecordingId: string, format: 'wav' | 'mp3', channels: 'mono' | 'dual', signal?: AbortSignal): Promise<RecordingMedia | null>;
+  /** Deletes the recording at the carrier: `missing` when it had none. Throws CarrierError. */
+  deleteRecording(account: CarrierAccount, carrierRecordingId: string): Promise<'deleted' | 'missing'>;
 }
 
 /** Who picked up, as far as the carrier could tell. */

@@ -12,6 +12,9 @@ import {
   type CarrierCallState,
   type KnownCall,
   type PlaceCallRequest,
+  type RecordingCarrier,
+  type RecordingMedia,
+  type RecordingStatusEvent,
 } from './carrier.js';
 import { CallStatus, ProgramCarrier } from './telephony.enums.js';
 
@@ -102,7 +105,7 @@ function twilioSdk(): NonNullable<typeof sdk> {
 }
 
 /** Twilio Programmable Voice through the official SDK. */
-export class TwilioCarrier implements CarrierAdapter {
+export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
   readonly kind = ProgramCarrier.twilio;
   private readonly apiBaseUrl: string;
   private httpClient?: RequestClient;
@@ -137,6 +140,15 @@ export class TwilioCarrier implements CarrierAdapter {
         statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
         statusCallbackMethod: 'POST',
         ...(request.machineDetection ? { machineDetection: 'Enable' } : {}),
+        ...(request.recording
+          ? {
+              record: true,
+              recordingChannels: request.recording.channels,
+              recordingStatusCallback: request.recording.statusCallbackUrl,
+              recordingStatusCallbackMethod: 'POST',
+              recordingStatusCallbackEvent: [...RECORDING_EVENTS],
+            }
+          : {}),
       }),
     );
     return { carrierCallId: created.sid };
@@ -182,7 +194,80 @@ export class TwilioCarrier implements CarrierAdapter {
       at: timestamp && !Number.isNaN(timestamp.getTime()) ? timestamp : new Date(),
     };
   }
+
+  parseRecordingCallback(params: Record<string, string>): RecordingStatusEvent | null {
+    const status = RECORDING_STATUSES[params.RecordingStatus ?? ''];
+    if (!params.RecordingSid || !status) return null;
+    const code = params.ErrorCode && params.ErrorCode !== '0' ? params.ErrorCode : null;
+    return {
+      carrierRecordingId: params.RecordingSid,
+      carrierCallId: params.CallSid || null,
+      status,
+      durationSeconds: seconds(params.RecordingDuration),
+      channels: params.RecordingChannels === '2' ? 'dual' : params.RecordingChannels === '1' ? 'mono' : null,
+      errorText: status === 'failed' || status === 'absent' ? `Twilio reported the recording ${params.RecordingStatus}${code ? ` (ErrorCode ${code}, https://www.twilio.com/docs/errors/${code})` : ''}` : null,
+    };
+  }
+
+  /**
+   * The media file, fetched with the account's Basic auth (Twilio's `/Recordings/{Sid}.wav|.mp3`)
+   * and handed on unread. A dual-channel recording is asked for with `RequestedChannels=2`, else
+   * Twilio mixes it down to one channel. Redirects are followed without the credentials.
+   */
+  async openRecording(account: CarrierAccount, carrierRecordingId: string, format: 'wav' | 'mp3', channels: 'mono' | 'dual', signal?: AbortSignal): Promise<RecordingMedia | null> {
+    const path = `/2010-04-01/Accounts/${encodeURIComponent(account.accountSid)}/Recordings/${encodeURIComponent(carrierRecordingId)}.${format}`;
+    const url = `${this.apiBaseUrl}${path}${channels === 'dual' ? '?RequestedChannels=2' : ''}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { authorization: `Basic ${Buffer.from(`${account.accountSid}:${account.authToken}`).toString('base64')}` },
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TWILIO_TIMEOUT_MS)]) : AbortSignal.timeout(TWILIO_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw carrierErrorOf(error);
+    }
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return null;
+    }
+    if (!response.ok || !response.body) {
+      const text = (await response.text().catch(() => '')).slice(0, 200);
+      let message = text;
+      try {
+        message = (JSON.parse(text) as { message?: string }).message ?? text;
+      } catch {
+        // Not Twilio's JSON error: its text as it came.
+      }
+      throw carrierErrorOf({ status: response.status, message });
+    }
+    const length = Number(response.headers.get('content-length'));
+    return {
+      contentType: response.headers.get('content-type')?.split(';')[0] ?? (format === 'wav' ? 'audio/wav' : 'audio/mpeg'),
+      contentLength: Number.isInteger(length) && length >= 0 && response.headers.has('content-length') ? length : null,
+      body: response.body,
+    };
+  }
+
+  async deleteRecording(account: CarrierAccount, carrierRecordingId: string): Promise<'deleted' | 'missing'> {
+    try {
+      await this.client(account).recordings(carrierRecordingId).remove();
+      return 'deleted';
+    } catch (error) {
+      if ((error as { status?: unknown })?.status === 404) return 'missing';
+      throw carrierErrorOf(error);
+    }
+  }
 }
+
+/** The recording reports asked for: started, ready, and nothing to keep (silence); a failure comes as `failed` with them. */
+export const RECORDING_EVENTS = ['in-progress', 'completed', 'absent'] as const;
+
+const RECORDING_STATUSES: Record<string, RecordingStatusEvent['status']> = {
+  'in-progress': 'in_progress',
+  completed: 'completed',
+  absent: 'absent',
+  failed: 'failed',
+};
 
 /** A call resource as the state machine reads it. */
 function stateOf(call: CallInstance): CarrierCallState | null {

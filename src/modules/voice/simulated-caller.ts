@@ -15,6 +15,10 @@ export interface SimulatedConversation {
   transfers: string[];
   /** A streaming call: how many times the caller spoke over the agent. */
   bargeIns: number;
+  /** What the caller said, in order (silences left out). */
+  said: string[];
+  /** Where in `heard` and `said` a recording the call started (consent given) begins; null when it started none. */
+  recordedFrom: { heard: number; said: number } | null;
 }
 
 /**
@@ -34,6 +38,8 @@ export async function playCaller(
   const lines = [...utterances];
   const heard: string[] = [];
   const transfers: string[] = [];
+  const said: string[] = [];
+  let recordedFrom: SimulatedConversation['recordedFrom'] = null;
   let bargeIns = 0;
   let actions: VoiceAction[] = await engine.answer(callId, answeredBy);
   for (let hops = 0; hops < 100; hops++) {
@@ -43,6 +49,7 @@ export async function playCaller(
       else if (action.kind === 'gather') {
         if (action.prompt) heard.push(action.prompt);
         const line = lines.shift()?.trim() ?? '';
+        if (line) said.push(line);
         const keys = KEYS.test(line);
         next = () => engine.gather(callId, { speech: keys ? null : line || null, digits: keys ? line : null, silence: !line });
         break;
@@ -50,6 +57,7 @@ export async function playCaller(
         next = () => engine.reply(callId);
         break;
       } else if (action.kind === 'dial') transfers.push(action.number);
+      else if (action.kind === 'record') recordedFrom ??= { heard: heard.length, said: said.length };
       else if (action.kind === 'stream' && streams) {
         const streamed = await streams.play(callId, lines);
         heard.push(...(streamed?.heard ?? []));
@@ -60,5 +68,5 @@ export async function playCaller(
     if (!next) break;
     actions = await next();
   }
-  return { heard, transfers, bargeIns };
+  return { heard, transfers, bargeIns, said, recordedFrom };
 }

@@ -20,14 +20,27 @@ export interface TwimlContext {
 
 /** The TwiML document of a step of the call. */
 export function renderTwiml(actions: VoiceAction[], context: TwimlContext): string {
-  const stream = actions.find((action) => action.kind === 'stream');
-  // A stream without its nonce (never armed) renders a URL the media route refuses.
-  if (stream) return renderStreamTwiml({ ...context, nonce: stream.nonce ?? '' });
   const base = `${context.publicUrl}/telephony/twilio/${context.connectionId}`;
   const query = `callId=${encodeURIComponent(context.callId)}`;
+  const record = actions.find((action) => action.kind === 'record');
+  const startRecording = (response: VoiceResponse) => {
+    if (record?.kind !== 'record') return;
+    response.start().recording({
+      channels: record.channels,
+      recordingStatusCallback: `${base}/recording?${query}`,
+      recordingStatusCallbackMethod: 'POST',
+      recordingStatusCallbackEvent: ['in-progress', 'completed', 'absent'],
+    });
+  };
+  const stream = actions.find((action) => action.kind === 'stream');
+  // A stream without its nonce (never armed) renders a URL the media route refuses.
+  if (stream) return renderStreamTwiml({ ...context, nonce: stream.nonce ?? '' }, startRecording);
   const response = new VoiceResponse();
   for (const action of withPromptIds(actions)) {
     switch (action.kind) {
+      case 'record':
+        startRecording(response);
+        break;
       case 'say':
         response.say({ voice: twilioVoice(action.voice) as never }, action.text);
         break;

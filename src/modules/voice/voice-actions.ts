@@ -16,6 +16,8 @@ export type VoiceAction =
    * stream URL's single-use nonce, issued (its hash stored on the call) only when the TwiML is sent.
    */
   | { kind: 'stream'; nonce?: string }
+  /** Start recording the call from here on (after the callee consented): Twilio's `<Start><Recording>`. */
+  | { kind: 'record'; channels: 'mono' | 'dual' }
   | { kind: 'hangup' };
 
 /**

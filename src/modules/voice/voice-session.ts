@@ -13,6 +13,8 @@ import type { CallTracker } from '../telephony/call-tracker.js';
 import { needsResolution, nextNode, walkFrom, type WalkContext } from './flow-walk.js';
 import { newStreamNonce } from './realtime/stream-twiml.js';
 import { WORDS, type VoiceAction } from './voice-actions.js';
+import { RecordingLedger } from '../recordings/recording-ledger.js';
+import { refusesConsent, type ProgramRecording } from '../recordings/recording-settings.js';
 
 /** Where a call's voice session is, kept in calls.voice_state. */
 export interface VoiceState {
@@ -29,6 +31,10 @@ export interface VoiceState {
   reply?: VoiceAction[] | null;
   /** What the flow said (say lines, ask prompts) not yet in the call's conversation: stored before the next turn, or when the call ends. */
   said?: string[];
+  /** The recording's consent sentence: asked, then given or refused (absent: the program asks none). */
+  consent?: 'asking' | 'given' | 'refused';
+  /** Who answered, kept while the consent is asked, for the flow that starts after it. */
+  answeredBy?: AnsweredBy | null;
 }
 
 /** The lines of a walk the caller hears from the flow: its `say` lines and `ask` prompts. */
@@ -57,6 +63,8 @@ interface Script {
   flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
   agentId: string | null;
   agents: Map<string, AgentRow>;
+  /** The program's recording setting (null: not recorded, or not a program's call). */
+  recording: ProgramRecording | null;
 }
 
 const MAX_TURNS = 20;
@@ -75,6 +83,8 @@ export class VoiceEngine {
   private readonly turns = new Map<string, Promise<void>>();
   /** Where an opt_out node puts the caller's number (it works in the engine's request context). */
   private readonly doNotCall: DoNotCallService;
+  /** Where a refused consent is kept. */
+  private readonly recordings: RecordingLedger;
 
   constructor(
     private readonly em: EntityManager,
@@ -83,6 +93,7 @@ export class VoiceEngine {
     private readonly logger: Logger,
   ) {
     this.doNotCall = new DoNotCallService(em);
+    this.recordings = new RecordingLedger(em);
   }
 
   private scoped<T>(work: () => Promise<T>): Promise<T> {
@@ -102,24 +113,26 @@ export class VoiceEngine {
     const em = this.em.fork();
     let flow: Script['flow'] = null;
     let agentId = call.voice_state?.agentId ?? call.agent_id;
+    let recording: ProgramRecording | null = null;
     if (call.voice_state?.flowId) {
       const [row] = await query<{ nodes: FlowNode[]; edges: FlowEdge[] }>(em, 'select nodes, edges from call_flows where id = ? and organization_id = ?', [call.voice_state.flowId, call.organization_id]);
       flow = row ?? null;
     } else if (call.execution_id) {
-      const [row] = await query<{ nodes: FlowNode[] | null; edges: FlowEdge[] | null; agent_id: string | null }>(
+      const [row] = await query<{ nodes: FlowNode[] | null; edges: FlowEdge[] | null; agent_id: string | null; recording: ProgramRecording | null }>(
         em,
-        `select f.nodes, f.edges, p.agent_id from executions e join programs p on p.id = e.program_id
+        `select f.nodes, f.edges, p.agent_id, p.recording from executions e join programs p on p.id = e.program_id
            left join call_flows f on f.id = coalesce(e.flow_id, p.flow_id) where e.id = ?`,
         [call.execution_id],
       );
       flow = row?.nodes ? { nodes: row.nodes, edges: row.edges ?? [] } : null;
       agentId ??= row?.agent_id ?? null;
+      recording = row?.recording?.enabled ? row.recording : null;
     }
     const ids = [...new Set([agentId, ...(flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => Boolean(id)))];
     const agents = ids.length
       ? await query<AgentRow>(em, `select id, name, voice_config from agents where organization_id = ? and id in (${ids.map(() => '?').join(', ')})`, [call.organization_id, ...ids])
       : [];
-    return { flow, agentId, agents: new Map(agents.map((agent) => [agent.id, agent])) };
+    return { flow, agentId, agents: new Map(agents.map((agent) => [agent.id, agent])), recording };
   }
 
   private context(script: Script, machine: boolean): WalkContext {
@@ -133,30 +146,65 @@ export class VoiceEngine {
     };
   }
 
-  /** The call was answered: what it hears first, with the nodes reached recorded on the call. */
+  /**
+   * The call was answered: what it hears first, with the nodes reached recorded on the call. A
+   * program that records after consent asks its sentence first (not of a machine); the flow starts
+   * with the answer (gather).
+   */
   answer(callId: string, answeredBy: AnsweredBy | null): Promise<VoiceAction[]> {
     return this.scoped(async () => {
       const call = await this.load(callId);
       if (!call || FINAL.has(call.status)) return [{ kind: 'hangup' }];
       const script = await this.script(call);
-      const machine = answeredBy === 'machine';
-      const state: VoiceState = { ...call.voice_state, nodeId: null, machine, reprompts: 0, turns: 0, pending: null };
-      if (!script.flow) {
-        const agent = script.agents.get(script.agentId ?? '');
+      const consent = script.recording?.consent;
+      if (consent && answeredBy !== 'machine') {
         await this.tracker.reached(callId, [], answeredBy);
-        if (!agent || machine) return [{ kind: 'hangup' }];
-        if (isStreamed(agent)) return [{ kind: 'stream' }];
-        const greeting = WORDS.greeting(agent.name);
-        await this.save(callId, { ...state, said: [greeting] });
-        return [{ kind: 'gather', prompt: greeting, voice: agent.voice_config?.voiceId ?? null }];
+        await this.save(callId, { ...call.voice_state, nodeId: null, machine: false, reprompts: 0, turns: 0, pending: null, consent: 'asking', answeredBy, said: [...(call.voice_state?.said ?? []), consent.sentence] });
+        return [{ kind: 'gather', prompt: consent.sentence, voice: this.context(script, false).voiceOf(null) }];
       }
-      const start = script.flow.nodes.find((node) => node.type === 'start') ?? script.flow.nodes[0];
-      const walk = walkFrom(this.context(script, machine), start?.id ?? null, { outcome: machine ? 'voicemail' : 'answered' });
-      await this.tracker.reached(callId, walk.reached, answeredBy);
-      await this.save(callId, { ...state, nodeId: walk.waitingAt, said: flowLines(walk.actions) });
-      if (walk.optOut && !machine) await this.optOut(call);
-      return walk.actions;
+      return this.begin(call, script, answeredBy);
     });
+  }
+
+  /**
+   * The callee answered the consent sentence (or said nothing, which consents): a refusal is kept as
+   * the call's recording (status refused) and nothing is recorded; otherwise recording starts, and
+   * the flow or agent begins as it would have on the answer.
+   */
+  private async consented(call: CallRow, state: VoiceState, answer: { speech: string | null; digits: string | null }): Promise<VoiceAction[]> {
+    const script = await this.script(call);
+    const recording = script.recording;
+    const refused = recording?.consent ? refusesConsent(recording.consent.refuseOn, answer) : false;
+    if (refused && recording) await this.recordings.refused(call.id, recording.channels);
+    const decided: VoiceState = { ...state, consent: refused ? 'refused' : 'given' };
+    // Kept before the flow starts, so whatever comes next (a stream, a hang-up) never asks again.
+    await this.save(call.id, decided);
+    const actions = await this.begin({ ...call, voice_state: decided }, script, state.answeredBy ?? null);
+    return recording && !refused ? [{ kind: 'record', channels: recording.channels }, ...actions] : actions;
+  }
+
+  /** The flow (or the agent) starts: what the answered call hears first. */
+  private async begin(call: CallRow, script: Script, answeredBy: AnsweredBy | null): Promise<VoiceAction[]> {
+    const callId = call.id;
+    const machine = answeredBy === 'machine';
+    const state: VoiceState = { ...call.voice_state, nodeId: null, machine, reprompts: 0, turns: 0, pending: null };
+    // After a consent sentence, it stays in what the flow said (for the transcript); a first answer starts afresh.
+    const before = call.voice_state?.consent ? (call.voice_state.said ?? []) : [];
+    if (!script.flow) {
+      const agent = script.agents.get(script.agentId ?? '');
+      await this.tracker.reached(callId, [], answeredBy);
+      if (!agent || machine) return [{ kind: 'hangup' }];
+      if (isStreamed(agent)) return [{ kind: 'stream' }];
+      const greeting = WORDS.greeting(agent.name);
+      await this.save(callId, { ...state, said: [...before, greeting] });
+      return [{ kind: 'gather', prompt: greeting, voice: agent.voice_config?.voiceId ?? null }];
+    }
+    const start = script.flow.nodes.find((node) => node.type === 'start') ?? script.flow.nodes[0];
+    const walk = walkFrom(this.context(script, machine), start?.id ?? null, { outcome: machine ? 'voicemail' : 'answered' });
+    await this.tracker.reached(callId, walk.reached, answeredBy);
+    await this.save(callId, { ...state, nodeId: walk.waitingAt, said: [...before, ...flowLines(walk.actions)] });
+    if (walk.optOut && !machine) await this.optOut(call);
+    return walk.actions;
   }
 
   /**
@@ -171,6 +219,7 @@ export class VoiceEngine {
       if (!call || !state || FINAL.has(call.status)) return [{ kind: 'hangup' }];
       const speech = input.speech?.trim() || null;
       const digits = input.digits?.trim() || null;
+      if (state.consent === 'asking') return this.consented(call, state, { speech, digits });
       if (!speech && !digits) return this.silence(call, state);
       await this.save(callId, { ...state, reprompts: 0, pending: { speech, digits } });
       const turn = this.keepTurn(callId).finally(() => this.turns.delete(callId));

@@ -22,6 +22,7 @@ import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './sim
 import { advanceSchedules } from './schedule.js';
 import { ClaimRaced, claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
 import { query } from './sql.js';
+import { RecordingLedger } from '../../recordings/recording-ledger.js';
 
 /** How long a contact whose call the carrier never took (down, 5xx) waits before it is tried again. */
 export const PLACEMENT_RETRY_MS = 30_000;
@@ -127,6 +128,7 @@ export class CampaignRunner {
     this.tracker = new CallTracker(options.em, sink, this.logger, this.clock);
     this.simulator = new SimulatedCarrier(options.dialer, this.logger, this.clock, options.simulatedSwitch);
     this.simulator.attach(this.tracker);
+    this.simulator.keepRecordingsIn(new RecordingLedger(options.em));
     // With the conversation service, simulated calls are talked through the voice engine (a scripted caller).
     if (options.conversations) {
       const conversations = options.conversations;
@@ -308,10 +310,10 @@ export class CampaignRunner {
   }
 
   /** Where the carrier reports this call's progress and asks what to say, under PUBLIC_URL. */
-  private callbackUrls(call: ClaimedCall): { statusCallbackUrl: string; answerUrl: string } {
+  private callbackUrls(call: ClaimedCall): { statusCallbackUrl: string; answerUrl: string; recordingCallbackUrl: string } {
     const base = `${this.options.carriers?.publicUrl ?? ''}/telephony/${call.execution.carrier}/${call.execution.connectionId ?? 'simulator'}`;
     const query = `callId=${encodeURIComponent(call.callId)}`;
-    return { statusCallbackUrl: `${base}/status?${query}`, answerUrl: `${base}/answer?${query}` };
+    return { statusCallbackUrl: `${base}/status?${query}`, answerUrl: `${base}/answer?${query}`, recordingCallbackUrl: `${base}/recording?${query}` };
   }
 
   /**
@@ -331,14 +333,18 @@ export class CampaignRunner {
         }
         // The simulator's account is at hand: its call starts before place() returns, as the tests observe.
         const account = carrier === ProgramCarrier.simulator ? SIMULATED_ACCOUNT : await this.account(carrier, call.execution.connectionId);
+        const { recordingCallbackUrl, ...urls } = this.callbackUrls(call);
+        const { recording } = call.execution;
         const { carrierCallId } = await adapter.placeCall(account, {
           callId: call.callId,
           to: call.phone,
           from: call.execution.fromNumber,
-          ...this.callbackUrls(call),
+          ...urls,
           machineDetection: true,
           attempt: call.attempt,
-          context: { executionContactId: call.executionContactId, timeZone: call.timeZone, agentId: call.execution.agentId, flow: call.execution.flow, utterances: call.execution.utterances },
+          // Without a consent sentence the carrier records from the answer; with one, the answer's TwiML starts it once consent is given.
+          recording: recording && !recording.consent ? { channels: recording.channels, statusCallbackUrl: recordingCallbackUrl } : null,
+          context: { executionContactId: call.executionContactId, timeZone: call.timeZone, agentId: call.execution.agentId, flow: call.execution.flow, utterances: call.execution.utterances, recording },
         });
         // The simulator's own reports carry its call id; a real carrier's may not have come yet.
         if (adapter !== this.simulator) await this.tracker.placed(call.callId, carrierCallId);

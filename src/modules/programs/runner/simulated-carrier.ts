@@ -7,6 +7,9 @@ import { reachesNodes, type CallOutcome, type CallResult, type Dialer } from './
 import { DEFAULT_UTTERANCES, playCaller } from '../../voice/simulated-caller.js';
 import type { SimulatedStreams } from '../../voice/streaming/simulated-stream.js';
 import type { VoiceEngine } from '../../voice/voice-session.js';
+import type { RecordingLedger } from '../../recordings/recording-ledger.js';
+import { refusesConsent } from '../../recordings/recording-settings.js';
+import { simulatedRecording } from '../../recordings/simulated-recording.js';
 
 /** The simulator needs no account; this stands in where a real carrier's would be. */
 export const SIMULATED_ACCOUNT: CarrierAccount = { connectionId: null, accountSid: 'simulator', authToken: '' };
@@ -60,6 +63,13 @@ export class SimulatedCarrier implements CarrierAdapter {
 
   /** The simulated media stream, for a call whose agent is a streaming one (none: such a call ends at its stream). */
   private streams: SimulatedStreams | undefined;
+
+  /** Where the simulated recordings are kept (none: the simulator records nothing). */
+  private recordings: RecordingLedger | null = null;
+
+  keepRecordingsIn(ledger: RecordingLedger): void {
+    this.recordings = ledger;
+  }
 
   attachVoice(engine: VoiceEngine, streams?: SimulatedStreams): void {
     this.voice = engine;
@@ -124,6 +134,37 @@ export class SimulatedCarrier implements CarrierAdapter {
     return { ...state, durationSeconds: Math.ceil(Math.max(0, state.at.getTime() - answeredAt.getTime()) / 1000) };
   }
 
+  /**
+   * Without the voice engine, a consent sentence is answered by the simulated caller's first line
+   * (a machine is never asked, so never recorded after consent).
+   */
+  private async recordWithoutVoice(request: PlaceCallRequest, answeredBy: AnsweredBy): Promise<void> {
+    const recording = request.context?.recording;
+    if (!recording) return;
+    const said = (request.context?.utterances ?? DEFAULT_UTTERANCES).slice(0, 1);
+    if (recording.consent) {
+      if (answeredBy === 'machine') return;
+      const line = said[0]?.trim() ?? '';
+      const keys = /^[0-9*#]+$/.test(line);
+      if (refusesConsent(recording.consent.refuseOn, { speech: keys ? null : line, digits: keys ? line : null })) {
+        await this.recordings?.refused(request.callId, recording.channels);
+        return;
+      }
+    }
+    await this.record(request.callId, [], recording.consent ? said.slice(1) : said, recording.channels);
+  }
+
+  /** Leaves the call's generated recording, where GET /api/calls/{id}/recording finds it; a failure is logged and the call goes on. */
+  private async record(callId: string, heard: string[], said: string[], channels: 'mono' | 'dual'): Promise<void> {
+    if (!this.recordings) return;
+    try {
+      const { wav, durationSeconds } = simulatedRecording(heard, said, channels);
+      await this.recordings.simulated(callId, wav, channels, durationSeconds, this.clock());
+    } catch (error) {
+      this.logger.error({ err: error, callId }, 'the simulated carrier could not keep the call’s recording');
+    }
+  }
+
   private state(carrierCallId: string, status: CallStatus, extra: Partial<CarrierCallState> = {}): CarrierCallState {
     return { carrierCallId, status, answeredBy: null, durationSeconds: null, at: this.clock(), ...extra };
   }
@@ -162,7 +203,11 @@ export class SimulatedCarrier implements CarrierAdapter {
         // The caller is played against the voice engine: the nodes reached are those the conversation walked.
         const answered = this.state(carrierCallId, CallStatus.in_progress, { answeredBy });
         await this.report(tracker, request.callId, answered);
-        await playCaller(this.voice, request.callId, answeredBy, context.utterances ?? DEFAULT_UTTERANCES, this.streams);
+        const played = await playCaller(this.voice, request.callId, answeredBy, context.utterances ?? DEFAULT_UTTERANCES, this.streams);
+        // Without a consent sentence the call is recorded from its answer (as Twilio's Record does); with one, once it was given.
+        const recording = context.recording;
+        const from = recording?.consent ? played.recordedFrom : { heard: 0, said: 0 };
+        if (recording && from) await this.record(request.callId, played.heard.slice(from.heard), played.said.slice(from.said), recording.channels);
         await this.report(tracker, request.callId, this.ended(carrierCallId, answered.at, answeredBy));
         await this.voice.ended(request.callId);
         return;
@@ -170,6 +215,7 @@ export class SimulatedCarrier implements CarrierAdapter {
       // Answered: the nodes its dialer walked are recorded with the answer, as a real call records them when it is told what to say.
       const answered = this.state(carrierCallId, CallStatus.in_progress, { answeredBy });
       await this.report(tracker, request.callId, answered, result.reachedNodeIds);
+      await this.recordWithoutVoice(request, answeredBy);
       await this.report(tracker, request.callId, this.ended(carrierCallId, answered.at, answeredBy));
       return;
     }

@@ -14,6 +14,7 @@ import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
 import { EventWriter } from '../../events/event-writer.js';
 import { Call } from '../../telephony/call.entity.js';
 import { callJson } from '../../telephony/call.types.js';
+import type { ProgramRecording } from '../../recordings/recording-settings.js';
 
 /** A running execution and the program settings the runner needs to advance it. */
 export interface RunnableExecution {
@@ -27,6 +28,8 @@ export interface RunnableExecution {
   flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
   /** What the simulated caller says (null: its default lines). */
   utterances: string[] | null;
+  /** The program's recording setting (null: its calls are not recorded). */
+  recording: ProgramRecording | null;
   /** Where the calls are placed, with which caller ID, through which connection at how many new calls per second. */
   carrier: ProgramCarrier;
   fromNumber: string | null;
@@ -67,6 +70,7 @@ interface ExecutionRow {
   retry_policy: RetryPolicy;
   agent_id: string | null;
   simulated_caller: { utterances: string[] } | null;
+  recording: ProgramRecording | null;
   flow_nodes: FlowNode[] | null;
   flow_edges: FlowEdge[] | null;
   carrier: ProgramCarrier;
@@ -75,7 +79,7 @@ interface ExecutionRow {
   calls_per_second: number | null;
 }
 
-const EXECUTION_SELECT = `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id, p.simulated_caller,
+const EXECUTION_SELECT = `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id, p.simulated_caller, p.recording,
             f.nodes as flow_nodes, f.edges as flow_edges, p.carrier, pn.number as from_number,
             case when p.carrier <> 'simulator' then cc.id end as connection_id, cc.calls_per_second
        from executions e
@@ -94,6 +98,7 @@ function runnable(row: ExecutionRow): RunnableExecution {
     retryPolicy: row.retry_policy,
     agentId: row.agent_id,
     utterances: row.simulated_caller?.utterances ?? null,
+    recording: row.recording?.enabled ? row.recording : null,
     flow: row.flow_nodes ? { nodes: row.flow_nodes, edges: row.flow_edges ?? [] } : null,
     carrier: row.carrier,
     fromNumber: row.from_number,

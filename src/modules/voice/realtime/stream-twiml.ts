@@ -33,8 +33,13 @@ export function streamNonceHash(nonce: string): string {
  * ends Twilio asks `/stream-ended` what next: an apology when our side failed the call (the
  * provider dropped), else hang up.
  */
-export function renderStreamTwiml({ publicUrl, connectionId, callId, nonce }: { publicUrl: string; connectionId: string; callId: string; nonce: string }): string {
+export function renderStreamTwiml(
+  { publicUrl, connectionId, callId, nonce }: { publicUrl: string; connectionId: string; callId: string; nonce: string },
+  /** Verbs before the stream (a recording started once consent was given). */
+  prelude?: (response: VoiceResponse) => void,
+): string {
   const response = new VoiceResponse();
+  prelude?.(response);
   const action = `${publicUrl.replace(/\/+$/, '')}/telephony/twilio/${connectionId}/stream-ended?callId=${encodeURIComponent(callId)}`;
   const stream = response.connect({ action, method: 'POST' }).stream({ url: callStreamUrl(publicUrl, connectionId, callId, nonce) });
   stream.parameter({ name: 'callId', value: callId });

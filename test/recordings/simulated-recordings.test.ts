@@ -1,0 +1,243 @@
+import { createLogger } from '../../src/common/logger.js';
+import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
+import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
+import { recordingRetentionHook } from '../../src/modules/recordings/recording-retention.js';
+import { CallRecordingsDocument, CallWithRecordingDocument, CreateRecordingProgramDocument, DeleteCallRecordingDocument, ProgramRecordingDocument, SetRecordingRetentionDocument } from '../generated/graphql.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { addUser, type TestUser } from '../helpers/users.js';
+import { ALL_DAY, clock, createAudience, createFlow, importContacts, readExecution, tickUntil } from '../campaigns/fixtures.js';
+import { download, readWav, wordsIn } from './fixtures.js';
+
+// Recordings on the simulated carrier: no account, the audio generated from the call's words and
+// kept by the gateway, downloaded, deleted and expired through both doors.
+
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let member: TestUser;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await app.organization('Acme');
+  other = await app.organization('Other');
+  member = await addUser(app, acme, 'member');
+  await acme.grantCredits(100);
+});
+afterAll(() => app?.close());
+
+const DAY_MS = 86_400_000;
+
+/** A runner that talks answered calls through the voice engine with the program's simulated caller. */
+function voiceRunner(seed: string, weights: Record<string, number>) {
+  return new CampaignRunner({
+    em: app.db.database.em,
+    dialer: new SimulatedDialer({ seed, speedMs: 0, weights }),
+    logger: createLogger('silent'),
+    clock,
+    conversations: app.gateway.services.conversations,
+  });
+}
+
+/** A campaign over `contacts` new contacts with these program settings, run to its end; its calls as REST lists them. */
+async function runCampaign(settings: Record<string, unknown>, contacts: number, seed: string, weights: Record<string, number>) {
+  const imported = await importContacts(acme, contacts);
+  const flowId = await createFlow(acme);
+  const created = await acme.rest.post('/api/programs', {
+    name: `Recorded ${seed}`, kind: 'campaign', flowId, audienceId: await createAudience(acme, imported.map((contact) => contact.id)),
+    callingWindow: ALL_DAY, maxConcurrentCalls: 3, ...settings,
+  });
+  expect(created.status).toBe(201);
+  expect((await acme.rest.post(`/api/programs/${created.body.id}/activate`)).status).toBe(200);
+  const execution = (await acme.rest.post(`/api/programs/${created.body.id}/executions`)).body.id as string;
+  expect((await acme.rest.post(`/api/executions/${execution}/start`)).status).toBe(200);
+  await tickUntil(voiceRunner(seed, weights), () => readExecution(acme, created.body.id, execution), (state) => state.status === 'completed');
+  const calls = (await acme.rest.get(`/api/calls?executionId=${execution}&limit=100`)).body.data as Record<string, any>[];
+  expect(calls).toHaveLength(contacts);
+  return { programId: created.body.id as string, executionId: execution, calls };
+}
+
+const headers = () => ({ 'x-api-key': acme.apiKey });
+
+describe('a campaign with recording on', () => {
+  let run: Awaited<ReturnType<typeof runCampaign>>;
+  beforeAll(async () => {
+    run = await runCampaign({ recording: { enabled: true, channels: 'dual' } }, 6, 'rec-dual', { answered: 1, no_answer: 1, busy: 0, voicemail: 0, failed: 0 });
+  });
+
+  it('keeps the setting, defaults filled in, on both doors', async () => {
+    const rest = (await acme.rest.get(`/api/programs/${run.programId}`)).body;
+    expect(rest.recording).toEqual({ enabled: true, channels: 'dual', consent: null });
+    expect((await acme.graphql.ok(ProgramRecordingDocument, { id: run.programId })).program.recording).toEqual(rest.recording);
+  });
+
+  it('leaves a downloadable WAV per answered call, made from its words, and none for the calls not answered', async () => {
+    const answered = run.calls.filter((call) => call.outcome === 'answered');
+    const missed = run.calls.filter((call) => call.outcome !== 'answered');
+    expect(answered.length).toBeGreaterThan(0);
+    expect(missed.length).toBeGreaterThan(0);
+    for (const call of answered) {
+      expect(call.recording).toMatchObject({ callId: call.id, carrier: 'simulator', status: 'completed', channels: 'dual', deletedAt: null, deletionReason: null, errorText: null });
+      expect(call.recording.durationSeconds).toBeGreaterThan(0);
+      expect(call.recording.carrierRecordingId).toMatch(/^SR[0-9a-f]{32}$/);
+      const audio = await download(app.baseUrl, `/api/calls/${call.id}/recording`, headers());
+      expect([audio.status, audio.type]).toEqual([200, 'audio/wav']);
+      expect(Number(audio.length)).toBe(audio.body.length);
+      const wav = readWav(audio.body);
+      expect([wav.channels, wav.sampleRate]).toEqual([2, 8000]);
+      expect(Math.round(wav.samples[0]!.length / 8000)).toBe(call.recording.durationSeconds);
+      // The gateway's side (second channel) says what the flow said; the callee (first) was never asked anything, so is silent.
+      expect(wordsIn(wav.samples[1]!)).toBe('Say hello');
+      expect(wav.samples[0]!.every((sample) => sample === 0)).toBe(true);
+    }
+    for (const call of missed) {
+      expect(call.recording).toBeNull();
+      const none = await acme.rest.get(`/api/calls/${call.id}/recording`);
+      expect([none.status, none.body.code]).toEqual([404, 'NOT_FOUND']);
+      expect(none.body.detail).toContain('has no recording');
+    }
+    const gql = await acme.graphql.ok(CallRecordingsDocument, { executionId: run.executionId });
+    const byId = new Map(run.calls.map((call) => [call.id, call.recording]));
+    for (const call of gql.calls.data) expect(call.recording).toEqual(byId.get(call.id));
+  });
+
+  it('serves WAV only for a simulated call: format=mp3 → 400 naming format; a bad format → 400', async () => {
+    const call = run.calls.find((each) => each.outcome === 'answered')!;
+    const mp3 = await acme.rest.get(`/api/calls/${call.id}/recording?format=mp3`);
+    expect([mp3.status, mp3.body.code, mp3.body.errors?.[0]?.field]).toEqual([400, 'BAD_USER_INPUT', 'format']);
+    const bad = await acme.rest.get(`/api/calls/${call.id}/recording?format=ogg`);
+    expect([bad.status, bad.body.errors?.[0]?.field]).toEqual([400, 'format']);
+  });
+
+  it('another organization gets 404 on every route and field, and nothing changes', async () => {
+    const call = run.calls.find((each) => each.outcome === 'answered')!;
+    for (const method of ['GET', 'DELETE']) {
+      const res = await other.rest.request(method, `/api/calls/${call.id}/recording`);
+      expect([method, res.status, res.body.code]).toEqual([method, 404, 'NOT_FOUND']);
+    }
+    expect((await other.graphql.run(DeleteCallRecordingDocument, { callId: call.id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await other.graphql.run(CallWithRecordingDocument, { id: call.id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await acme.rest.get(`/api/calls/${call.id}`)).body.recording).toEqual(call.recording);
+  });
+
+  it('a member reads and downloads, but may not delete (403 on both doors, nothing changes)', async () => {
+    const call = run.calls.find((each) => each.outcome === 'answered')!;
+    expect((await download(app.baseUrl, `/api/calls/${call.id}/recording`, { 'x-api-key': member.apiKey })).status).toBe(200);
+    expect((await member.rest.delete(`/api/calls/${call.id}/recording`)).status).toBe(403);
+    expect((await member.graphql.run(DeleteCallRecordingDocument, { callId: call.id })).errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    expect((await acme.rest.get(`/api/calls/${call.id}`)).body.recording).toEqual(call.recording);
+  });
+
+  it('deletes on both doors: the audio is gone, the record says when and why; twice → 409 and nothing changes', async () => {
+    const [first, second] = run.calls.filter((each) => each.outcome === 'answered');
+    const rest = await acme.rest.delete(`/api/calls/${first!.id}/recording`);
+    expect(rest.status).toBe(200);
+    expect(rest.body).toMatchObject({ callId: first!.id, status: 'completed', deletionReason: 'user' });
+    expect(Date.parse(rest.body.deletedAt)).toBeGreaterThan(Date.parse(first!.recording.createdAt));
+    const gone = await acme.rest.get(`/api/calls/${first!.id}/recording`);
+    expect([gone.status, gone.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect(gone.body.detail).toContain('was deleted');
+    const again = await acme.rest.delete(`/api/calls/${first!.id}/recording`);
+    expect([again.status, again.body.code]).toEqual([409, 'CONFLICT']);
+    expect(again.body.detail).toContain('already deleted');
+    const gqlAgain = await acme.graphql.run(DeleteCallRecordingDocument, { callId: first!.id });
+    expect(gqlAgain.errors?.[0]?.extensions.code).toBe('CONFLICT');
+    expect((await acme.rest.get(`/api/calls/${first!.id}`)).body.recording).toEqual(rest.body);
+
+    const gql = await acme.graphql.ok(DeleteCallRecordingDocument, { callId: second!.id });
+    expect(gql.deleteCallRecording).toMatchObject({ callId: second!.id, deletionReason: 'user' });
+    expect(gql.deleteCallRecording.deletedAt).not.toBeNull();
+    const [row] = await app.sql<{ audio: unknown }>('select audio from call_recordings where call_id = ?', [second!.id]);
+    expect(row!.audio).toBeNull();
+  });
+
+  it('a call without a recording: DELETE → 404 saying so', async () => {
+    const missed = run.calls.find((each) => each.outcome !== 'answered')!;
+    const res = await acme.rest.delete(`/api/calls/${missed.id}/recording`);
+    expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect(res.body.detail).toContain('has no recording');
+  });
+});
+
+describe('consent', () => {
+  const consent = { sentence: 'This call may be recorded. Press 2 or say no to refuse.' };
+
+  it('a callee who refuses is not recorded (the recording says refused); one who says yes is, after the sentence', async () => {
+    const refused = await runCampaign({ recording: { enabled: true, consent }, simulatedCaller: { utterances: ['2', 'Yes, that works for me.'] } }, 2, 'rec-refuse', { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 });
+    for (const call of refused.calls) {
+      expect(call.recording).toMatchObject({ status: 'refused', carrierRecordingId: null, durationSeconds: null, channels: 'mono' });
+      const res = await acme.rest.get(`/api/calls/${call.id}/recording`);
+      expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
+      expect(res.body.detail).toContain('refused to be recorded');
+      expect((await acme.rest.delete(`/api/calls/${call.id}/recording`)).status).toBe(409);
+    }
+    const saidNo = await runCampaign({ recording: { enabled: true, consent: { ...consent, refuseOn: ['said:no'] } }, simulatedCaller: { utterances: ['No, please do not.'] } }, 1, 'rec-no', { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 });
+    expect(saidNo.calls[0]!.recording.status).toBe('refused');
+
+    const given = await runCampaign({ recording: { enabled: true, consent }, simulatedCaller: { utterances: ['Yes, I know, go ahead.'] } }, 2, 'rec-given', { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 });
+    for (const call of given.calls) {
+      expect(call.recording).toMatchObject({ status: 'completed', channels: 'mono' });
+      expect(call.reachedNodeIds).toEqual(['start', 'say', 'end']);
+      const audio = await download(app.baseUrl, `/api/calls/${call.id}/recording`, { ...headers(), accept: 'audio/wav' });
+      const wav = readWav(audio.body);
+      expect(wav.channels).toBe(1);
+      // Recorded from the consent on: what the flow said, neither the consent sentence nor the answer to it.
+      expect(wordsIn(wav.samples[0]!)).toBe('Say hello');
+    }
+    const program = (await acme.rest.get(`/api/programs/${given.programId}`)).body;
+    expect(program.recording).toEqual({ enabled: true, channels: 'mono', consent: { sentence: consent.sentence, refuseOn: ['digit:2', 'said:no'] } });
+  });
+
+  it('bad settings answer the same 400 on both doors', async () => {
+    const audienceId = await createAudience(acme, (await importContacts(acme, 1)).map((contact) => contact.id));
+    const flowId = await createFlow(acme);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ enabled: true, consent: { sentence: '' } }, 'recording.consent.sentence'],
+      [{ enabled: true, consent: { sentence: 'Recorded.', refuseOn: ['maybe'] } }, 'recording.consent.refuseOn'],
+      [{ enabled: true, consent: { sentence: 'Recorded.', refuseOn: [] } }, 'recording.consent.refuseOn'],
+    ];
+    for (const [recording, field] of cases) {
+      const input = { name: 'Bad', kind: 'campaign', flowId, audienceId, recording };
+      const rest = await acme.rest.post('/api/programs', input);
+      expect([rest.status, rest.body.code]).toEqual([400, 'BAD_USER_INPUT']);
+      expect(rest.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+      const gql = await acme.graphql.run(CreateRecordingProgramDocument, { input: input as never });
+      expect(gql.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+      expect((gql.errors?.[0]?.extensions.errors as { field: string }[]).map((error) => error.field)).toEqual(rest.body.errors.map((error: { field: string }) => error.field));
+    }
+    const rest = await acme.rest.post('/api/programs', { name: 'Bad', kind: 'campaign', flowId, audienceId, recording: { enabled: true, channels: 'stereo' } });
+    expect([rest.status, rest.body.errors?.[0]?.field]).toEqual([400, 'recording.channels']);
+  });
+});
+
+describe('retention', () => {
+  it('is an organization setting on both doors, checked the same way', async () => {
+    const rest = await acme.rest.put('/api/organization', { recordingRetentionDays: 30 });
+    expect(rest.status).toBe(200);
+    expect(rest.body).toMatchObject({ name: 'Acme', recordingRetentionDays: 30 });
+    const gql = await acme.graphql.ok(SetRecordingRetentionDocument, { input: { recordingRetentionDays: 7 } });
+    expect(gql.updateOrganization).toMatchObject({ name: 'Acme', recordingRetentionDays: 7 });
+    for (const days of [0, 3651, 1.5]) {
+      const bad = await acme.rest.put('/api/organization', { recordingRetentionDays: days });
+      expect([bad.status, bad.body.errors?.[0]?.field]).toEqual([400, 'recordingRetentionDays']);
+      const badGql = await acme.graphql.run(SetRecordingRetentionDocument, { input: { recordingRetentionDays: days } });
+      expect(badGql.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    }
+    expect((await member.rest.put('/api/organization', { recordingRetentionDays: 1 })).status).toBe(403);
+    expect((await acme.rest.get('/api/organization')).body.recordingRetentionDays).toBe(7);
+  });
+
+  it('past it, a runner tick deletes the recordings and the record says retention; younger ones and other organizations’ stay', async () => {
+    const run = await runCampaign({ recording: { enabled: true } }, 2, 'rec-retention', { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 });
+    expect((await acme.rest.put('/api/organization', { recordingRetentionDays: 2 })).status).toBe(200);
+    const hook = recordingRetentionHook(app.gateway.services.recordings, 0);
+    await hook(new Date(Date.now() + DAY_MS));
+    for (const call of run.calls) expect((await acme.rest.get(`/api/calls/${call.id}`)).body.recording.deletedAt).toBeNull();
+    await hook(new Date(Date.now() + 3 * DAY_MS));
+    for (const call of run.calls) {
+      const { recording } = (await acme.rest.get(`/api/calls/${call.id}`)).body;
+      expect(recording).toMatchObject({ status: 'completed', deletionReason: 'retention' });
+      expect((await acme.graphql.ok(CallWithRecordingDocument, { id: call.id })).call.recording).toEqual(recording);
+      expect((await acme.rest.get(`/api/calls/${call.id}/recording`)).status).toBe(404);
+    }
+  });
+});
