@@ -29,12 +29,13 @@ const RECORD_PROPERTIES: Record<string, Json> = Object.fromEntries(
     .filter(([name]) => name.startsWith('Record') || name === 'Trim')
     .map(([name, schema]) => {
       const values = describedEnum(schema.description);
-      if (!values || schema.enum || schema.format === 'http-method') return [name, schema];
+      // A boolean's description lists its two values too ("Can be `true` to record …, or `false`"): only strings and arrays take the list.
+      if (!values || schema.enum || schema.type === 'boolean') return [name, schema];
       return [name, schema.type === 'array' ? { ...schema, items: { ...schema.items, enum: values } } : { ...schema, enum: values }];
     }),
 );
 
-const ajv = new Ajv({ strict: false, allErrors: true, coerceTypes: false });
+const ajv = new Ajv({ strict: false, allErrors: true, coerceTypes: false, validateFormats: false });
 const validateRecord: ValidateFunction = ajv.compile({ type: 'object', properties: RECORD_PROPERTIES });
 
 /** The names of the CreateCall parameters about recording that Twilio publishes. */

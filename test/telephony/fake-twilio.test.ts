@@ -134,3 +134,50 @@ it('faults: credentials rejected (401), 5xx, a cap on creates per second (429)',
   expect(second).toMatchObject({ kind: 'unavailable', status: 429 });
   await fake.settled();
 });
+
+describe('recordings at the fake', () => {
+  const form = (fields: Record<string, string | string[]>) => {
+    const body = new URLSearchParams({ To: '+14155550123', From: '+14155550100', Url: `${hooksUrl}/answer` });
+    for (const [key, value] of Object.entries(fields)) for (const each of [value].flat()) body.append(key, each);
+    return body;
+  };
+  const create = (body: URLSearchParams) =>
+    fetch(`${fake.url}/2010-04-01/Accounts/${fake.accountSid}/Calls.json`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+
+  it.each([
+    ['RecordingChannels=stereo', { Record: 'true', RecordingChannels: 'stereo' }, 'RecordingChannels'],
+    ['Record=yes', { Record: 'yes' }, 'Record'],
+    ['an event Twilio does not send', { Record: 'true', RecordingStatusCallbackEvent: ['completed', 'started'] }, 'RecordingStatusCallbackEvent'],
+    ['RecordingStatusCallbackMethod=PUT', { Record: 'true', RecordingStatusCallbackMethod: 'PUT' }, 'RecordingStatusCallbackMethod'],
+    ['a Record parameter Twilio does not publish', { Record: 'true', RecordingFormat: 'mp3' }, 'RecordingFormat'],
+  ])('refuses a CreateCall with %s (400 naming it), as Twilio’s published schema does', async (_label, fields, name) => {
+    const res = await create(form(fields));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toContain(name);
+    expect(fake.calls()).toHaveLength(0);
+  });
+
+  it('takes the SDK’s Record parameters, records the answered call, and serves and deletes its audio behind Basic auth', async () => {
+    fake.script(() => ({ outcome: 'answered', durationSeconds: 3, stepMs: 1 }));
+    await carrier.placeCall(account(), { ...request('+14155550123'), recording: { channels: 'dual', statusCallbackUrl: `${hooksUrl}/recording` } });
+    await fake.settled();
+    const [recording] = fake.recordings();
+    expect(recording).toMatchObject({ source: 'OutboundAPI', channels: 'dual', status: 'completed', durationSeconds: 3, statusCallbackEvents: ['in-progress', 'completed', 'absent'] });
+    const reports = received.filter((each) => each.path === '/recording');
+    expect(reports.map((each) => each.params.RecordingStatus)).toEqual(['in-progress', 'completed']);
+    for (const report of reports) expect(twilio.validateRequest(fake.authToken, report.signature!, `${hooksUrl}/recording`, report.params)).toBe(true);
+    expect(carrier.parseRecordingCallback(reports[1]!.params)).toMatchObject({ carrierRecordingId: recording!.sid, status: 'completed', durationSeconds: 3, channels: 'dual', errorText: null });
+    const wrongToken = await carrier.openRecording({ ...account(), authToken: 'wrong' }, recording!.sid, 'wav', 'dual').catch((error: unknown) => error);
+    expect(wrongToken).toBeInstanceOf(CarrierError);
+    expect((wrongToken as CarrierError).kind).toBe('credentials');
+    const media = await carrier.openRecording(account(), recording!.sid, 'wav', 'dual');
+    expect(Buffer.from(await new Response(media!.body).arrayBuffer()).readUInt16LE(22)).toBe(2);
+    expect(await carrier.deleteRecording(account(), recording!.sid)).toBe('deleted');
+    expect(await carrier.deleteRecording(account(), recording!.sid)).toBe('missing');
+    expect(await carrier.openRecording(account(), recording!.sid, 'mp3', 'dual')).toBeNull();
+  });
+});

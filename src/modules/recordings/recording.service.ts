@@ -82,7 +82,8 @@ export class RecordingService {
     }
     const media = await this.atCarrier(recording, (carrier, account) => carrier.openRecording(account, recording.carrierRecordingId!, format, recording.channels, signal));
     if (!media) throw new AppError('NOT_FOUND', 'The carrier no longer has this recording (it was deleted or lost there); DELETE /api/calls/{id}/recording marks it deleted');
-    return { contentType: media.contentType, contentLength: media.contentLength, filename, body: Readable.fromWeb(media.body as never) };
+    // Named as asked, whatever the carrier calls it (Twilio answers audio/x-wav for WAV).
+    return { contentType: RECORDING_MEDIA_TYPES[format], contentLength: media.contentLength, filename, body: Readable.fromWeb(media.body as never) };
   }
 
   /**

@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import twilio from 'twilio';
+import { recordingRetentionHook } from '../../src/modules/recordings/recording-retention.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+import { TWILIO_SPEC_SOURCE } from '../support/twilio-recordings-spec.js';
+import { startTwilioApp, twilioCampaign, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { download } from './fixtures.js';
+
+// Recordings through Twilio (the loopback double): Record on the call, <Start><Recording> after
+// consent, signed recording callbacks, the audio streamed with the connection's credentials, and
+// the carrier's faults.
+
+let fake: FakeTwilio;
+let app: TestApp;
+let acme: TestOrganization;
+
+beforeAll(async () => {
+  fake = await startFakeTwilio();
+  app = await startTwilioApp(fake);
+  acme = await app.organization('Acme');
+});
+afterAll(async () => {
+  await app?.close();
+  await fake?.close();
+});
+afterEach(() => fake.faults({}));
+
+const headers = () => ({ 'x-api-key': acme.apiKey });
+
+/** A Twilio campaign with these program settings, run to its end; its calls as REST lists them. */
+async function run(contacts: number, program: Record<string, unknown>, script: (phones: string[]) => void) {
+  const campaign = await twilioCampaign(acme, fake, { contacts, program });
+  script(campaign.phones);
+  const runner = twilioRunner(app);
+  runner.start();
+  try {
+    await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
+    await fake.settled();
+  } finally {
+    await runner.stop();
+  }
+  const calls = (await acme.rest.get(`/api/calls?executionId=${campaign.executionId}&limit=100`)).body.data as Record<string, any>[];
+  return { campaign, calls };
+}
+
+const creates = () => fake.requests().filter((request) => request.method === 'POST' && /\/Calls\.json$/.test(request.path));
+
+describe('Record on the call', () => {
+  let result: Awaited<ReturnType<typeof run>>;
+  beforeAll(async () => {
+    result = await run(3, { recording: { enabled: true, channels: 'dual' } }, (phones) => {
+      fake.script((to) => ({ outcome: to === phones[1] ? 'busy' : 'answered', durationSeconds: 42, stepMs: 5 }));
+    });
+  });
+
+  it('asks Twilio to record each call with parameters its published CreateCall schema accepts', () => {
+    const forms = creates().filter((request) => result.calls.some((call) => call.to === request.form.To));
+    expect(forms).toHaveLength(3);
+    for (const { form, query } of forms) {
+      expect(query).toEqual({});
+      expect(form).toMatchObject({ Record: 'true', RecordingChannels: 'dual', RecordingStatusCallbackMethod: 'POST' });
+      const call = result.calls.find((each) => each.to === form.To)!;
+      expect(form.RecordingStatusCallback).toBe(`${app.baseUrl}/telephony/twilio/${result.campaign.connectionId}/recording?callId=${call.id}`);
+    }
+    expect(TWILIO_SPEC_SOURCE.commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('keeps a recording per answered call, with Twilio’s id and none of its URL; the busy call has none', async () => {
+    for (const call of result.calls) {
+      const atTwilio = fake.recordings().filter((item) => item.callSid === call.carrierCallId);
+      if (call.outcome !== 'answered') {
+        expect([call.outcome, call.recording, atTwilio]).toEqual(['busy', null, []]);
+        continue;
+      }
+      expect(atTwilio).toHaveLength(1);
+      expect(atTwilio[0]!.source).toBe('OutboundAPI');
+      expect(call.recording).toMatchObject({ carrier: 'twilio', carrierRecordingId: atTwilio[0]!.sid, status: 'completed', channels: 'dual', durationSeconds: 42, errorText: null, deletedAt: null });
+      const [row] = await app.sql<Record<string, unknown>>('select * from call_recordings where call_id = ?', [call.id]);
+      expect(JSON.stringify(row)).not.toContain('http');
+      expect(JSON.stringify(row)).not.toContain(fake.authToken);
+    }
+  });
+
+  it('streams the audio from Twilio with the account’s credentials: WAV with both channels, or MP3 by Accept or format', async () => {
+    const call = result.calls.find((each) => each.outcome === 'answered')!;
+    const sid = call.recording.carrierRecordingId as string;
+    const wav = await download(app.baseUrl, `/api/calls/${call.id}/recording`, headers());
+    expect([wav.status, wav.type]).toEqual([200, 'audio/wav']);
+    expect(wav.body.subarray(0, 4).toString('ascii')).toBe('RIFF');
+    expect(wav.body.readUInt16LE(22)).toBe(2);
+    const mp3 = await download(app.baseUrl, `/api/calls/${call.id}/recording`, { ...headers(), accept: 'audio/mpeg' });
+    expect([mp3.status, mp3.type, mp3.body.subarray(0, 3).toString('latin1')]).toEqual([200, 'audio/mpeg', 'ID3']);
+    const byQuery = await download(app.baseUrl, `/api/calls/${call.id}/recording?format=mp3`, { ...headers(), accept: 'audio/wav' });
+    expect(byQuery.type).toBe('audio/mpeg');
+    const fetched = fake.requests().filter((request) => request.path.includes(`/Recordings/${sid}.`));
+    expect(fetched.map((request) => [request.method, request.path.split('.').pop(), request.query.RequestedChannels])).toEqual([
+      ['GET', 'wav', '2'], ['GET', 'mp3', '2'], ['GET', 'mp3', '2'],
+    ]);
+    for (const request of fetched) expect(request.headers.authorization).toBe(`Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`);
+  });
+
+  it('the carrier failing: 503 on download and delete, and nothing changes; lost at the carrier: 404 on download, delete marks it so', async () => {
+    const [first, second] = result.calls.filter((each) => each.outcome === 'answered');
+    fake.faults({ recordingStatusCode: 503 });
+    const down = await acme.rest.get(`/api/calls/${first!.id}/recording`);
+    expect([down.status, down.body.code]).toEqual([503, 'UNAVAILABLE']);
+    const del = await acme.rest.delete(`/api/calls/${first!.id}/recording`);
+    expect([del.status, del.body.code]).toEqual([503, 'UNAVAILABLE']);
+    expect((await acme.rest.get(`/api/calls/${first!.id}`)).body.recording).toEqual(first!.recording);
+
+    fake.faults({ recordingMissing: true });
+    const lost = await acme.rest.get(`/api/calls/${first!.id}/recording`);
+    expect([lost.status, lost.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect(lost.body.detail).toContain('carrier no longer has this recording');
+    const marked = await acme.rest.delete(`/api/calls/${first!.id}/recording`);
+    expect([marked.status, marked.body.deletionReason]).toEqual([200, 'carrier']);
+    expect((await acme.rest.get(`/api/calls/${first!.id}`)).body).toMatchObject({ status: 'completed', outcome: 'answered', durationSeconds: 42 });
+
+    fake.faults({});
+    const deleted = await acme.rest.delete(`/api/calls/${second!.id}/recording`);
+    expect([deleted.status, deleted.body.deletionReason]).toEqual([200, 'user']);
+    expect(fake.recordings().find((item) => item.sid === second!.recording.carrierRecordingId)!.deleted).toBe(true);
+    const twice = await acme.rest.delete(`/api/calls/${second!.id}/recording`);
+    expect([twice.status, twice.body.code]).toEqual([409, 'CONFLICT']);
+  });
+});
+
+describe('consent, then <Start><Recording>', () => {
+  it('records the callee who says yes from the consent on, and not the one who presses 2', async () => {
+    const sentence = 'This call may be recorded. Press 2 to refuse.';
+    const { calls } = await run(2, { recording: { enabled: true, consent: { sentence, refuseOn: ['digit:2'] } } }, (phones) => {
+      fake.script((to) => ({ outcome: 'answered', durationSeconds: 30, stepMs: 5, turns: to === phones[0] ? ['Yes, sure.'] : [{ digits: '2' }] }));
+    });
+    for (const { form } of creates().filter((request) => calls.some((call) => call.to === request.form.To))) expect(form.Record).toBeUndefined();
+    const [yes, no] = [calls.find((call) => call.recording?.status === 'completed'), calls.find((call) => call.recording?.status === 'refused')];
+    expect(yes && no).toBeTruthy();
+    const twilioYes = fake.calls().find((call) => call.sid === yes!.carrierCallId)!;
+    const twilioNo = fake.calls().find((call) => call.sid === no!.carrierCallId)!;
+    expect(twilioYes.heard[0]).toBe(sentence);
+    expect(twilioNo.heard[0]).toBe(sentence);
+    expect(twilioYes.documents[1]!.twiml).toContain('<Start><Recording');
+    expect(twilioNo.documents.some((document) => document.twiml.includes('<Recording'))).toBe(false);
+    expect(fake.recordings().filter((item) => item.callSid === twilioNo.sid)).toEqual([]);
+    const [recorded] = fake.recordings().filter((item) => item.callSid === twilioYes.sid);
+    expect(recorded).toMatchObject({ source: 'StartCallRecordingTwiML', channels: 'mono', status: 'completed' });
+    expect(yes!.recording).toMatchObject({ carrierRecordingId: recorded!.sid, durationSeconds: 30 });
+    expect(yes!.reachedNodeIds).toEqual(['start', 'hello', 'end']);
+    expect((await download(app.baseUrl, `/api/calls/${yes!.id}/recording`, headers())).status).toBe(200);
+    const refused = await acme.rest.get(`/api/calls/${no!.id}/recording`);
+    expect([refused.status, refused.body.detail]).toEqual([404, expect.stringContaining('refused to be recorded')]);
+  });
+});
+
+describe('the carrier failing a recording', () => {
+  it('the call keeps its data; the recording says failed in Twilio’s words', async () => {
+    fake.faults({ recordingStatus: 'failed' });
+    const { calls } = await run(1, { recording: { enabled: true } }, () => fake.script(() => ({ outcome: 'answered', durationSeconds: 12, stepMs: 5 })));
+    const [call] = calls;
+    expect(call).toMatchObject({ status: 'completed', outcome: 'answered', durationSeconds: 12, errorText: null });
+    expect(call!.recording).toMatchObject({ status: 'failed', channels: 'mono' });
+    expect(call!.recording.errorText).toContain('ErrorCode 16104');
+    const res = await acme.rest.get(`/api/calls/${call!.id}/recording`);
+    expect([res.status, res.body.detail]).toEqual([404, expect.stringContaining('failed to record')]);
+  });
+});
+
+describe('the recording status callback', () => {
+  let callId: string;
+  let connectionId: string;
+  let delivered: { url: string; params: Record<string, string>; signature: string };
+
+  beforeAll(async () => {
+    const { calls, campaign } = await run(1, { recording: { enabled: true } }, () => fake.script(() => ({ outcome: 'answered', durationSeconds: 5, stepMs: 5 })));
+    callId = calls[0]!.id;
+    connectionId = campaign.connectionId;
+    delivered = fake.callbacks().filter((callback) => callback.params.RecordingStatus === 'completed' && callback.url.includes(callId)).at(-1)!;
+  });
+
+  const rowOf = async () => (await app.sql('select * from call_recordings where call_id = ?', [callId]))[0];
+  const post = (url: string, params: Record<string, string>, signature?: string) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signature ? { 'x-twilio-signature': signature } : {}) }, body: new URLSearchParams(params).toString() });
+
+  it('unsigned, forged, or for another connection: 403 and nothing changes', async () => {
+    const before = await rowOf();
+    const failed = { ...delivered.params, RecordingStatus: 'failed', ErrorCode: '16104' };
+    expect((await post(delivered.url, failed)).status).toBe(403);
+    expect((await post(delivered.url, failed, twilio.getExpectedTwilioSignature('not-the-token', delivered.url, failed))).status).toBe(403);
+    // Signed with the right token, but the URL names a connection that is not this account's.
+    const elsewhere = delivered.url.replace(connectionId, randomUUID());
+    expect((await post(elsewhere, failed, twilio.getExpectedTwilioSignature(fake.authToken, elsewhere, failed))).status).toBe(403);
+    expect(await rowOf()).toEqual(before);
+  });
+
+  it('a replay, a late in-progress, a report of an unknown call, of another organization’s connection or of another recording is a logged no-op (200)', async () => {
+    const before = await rowOf();
+    expect((await post(delivered.url, delivered.params, delivered.signature)).status).toBe(200);
+    const late = { ...delivered.params, RecordingStatus: 'in-progress' };
+    expect((await post(delivered.url, late, twilio.getExpectedTwilioSignature(fake.authToken, delivered.url, late))).status).toBe(200);
+    const unknown = delivered.url.replace(callId, randomUUID());
+    expect((await post(unknown, delivered.params, twilio.getExpectedTwilioSignature(fake.authToken, unknown, delivered.params))).status).toBe(200);
+    // Another organization's connection to the same Twilio account: its signature holds, but the call is not of that connection.
+    const intruder = await app.organization('Intruder');
+    const theirs = await intruder.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: fake.accountSid, authToken: fake.authToken });
+    expect(theirs.status).toBe(201);
+    const crossed = delivered.url.replace(connectionId, theirs.body.id);
+    const crossedFailed = { ...delivered.params, RecordingStatus: 'failed' };
+    expect((await post(crossed, crossedFailed, twilio.getExpectedTwilioSignature(fake.authToken, crossed, crossedFailed))).status).toBe(200);
+    const another = { ...delivered.params, RecordingSid: `RE${'a'.repeat(32)}`, RecordingStatus: 'failed' };
+    expect((await post(delivered.url, another, twilio.getExpectedTwilioSignature(fake.authToken, delivered.url, another))).status).toBe(200);
+    expect(await rowOf()).toEqual(before);
+  });
+
+  it('retention deletes it at Twilio too, past the organization’s days', async () => {
+    expect((await acme.rest.put('/api/organization', { recordingRetentionDays: 1 })).status).toBe(200);
+    await recordingRetentionHook(app.gateway.services.recordings, 0)(new Date(Date.now() + 2 * 86_400_000));
+    const { recording } = (await acme.rest.get(`/api/calls/${callId}`)).body;
+    expect(recording).toMatchObject({ deletionReason: 'retention' });
+    expect(fake.recordings().find((item) => item.sid === recording.carrierRecordingId)!.deleted).toBe(true);
+    expect((await acme.rest.put('/api/organization', { recordingRetentionDays: null })).body.recordingRetentionDays).toBeNull();
+  });
+});
