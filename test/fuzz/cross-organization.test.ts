@@ -75,6 +75,7 @@ const ARG_RESOURCE: Record<string, Resource> = {
   carrierConnectionId: 'carrierConnection',
   fromNumberId: 'phoneNumber',
   endpointId: 'webhookEndpoint',
+  callId: 'call',
 };
 // Order matters: the first name found in the field's name decides what its `id` is.
 const FIELD_RESOURCE: [string, Resource][] = [

@@ -75,6 +75,12 @@ export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded
        values (?, now(), now(), ?, ?, ?, ?, 'outbound', '+14155550199', 'completed', 1, 'simulator', now(), '[]'::jsonb, 0)`,
       [call, org.organizationId, execution, program, contact],
     );
+    // Its recording, kept as the simulated carrier keeps one (a few bytes stand for the audio).
+    await app.sql(
+      `insert into call_recordings (id, created_at, updated_at, organization_id, call_id, carrier, carrier_recording_id, status, channels, duration_seconds, audio)
+       values (?, now(), now(), ?, ?, 'simulator', ?, 'completed', 'mono', 1, ?)`,
+      [randomUUID(), org.organizationId, call, `SR${randomUUID().replaceAll('-', '')}`, Buffer.from('RIFF')],
+    );
   }
   // A connection is checked with the carrier when made through the door: one row as it would be stored (its token never opened here).
   const carrierConnection = randomUUID();

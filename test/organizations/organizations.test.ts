@@ -1,5 +1,5 @@
 import { RequestContext } from '@mikro-orm/core';
-import { ActivateAgentDocument, AddDoNotCallDocument, ImportDoNotCallDocument, RemoveDoNotCallDocument, ActivateProgramDocument, AddAudienceMembersDocument, AddCreditsDocument, AddDocumentDocument, AddTeamMemberDocument, AddUserDocument, BusinessEntitiesDocument, BusinessEntityDocument, ContactsWithEntitiesDocument, ControlExecutionDocument, CreateAgentDocument, CreateAudienceDocument, CreateBusinessEntityDocument, CreateCallFlowDocument, CreateCarrierConnectionDocument, CreateContactDocument, CreateExecutionDocument, CreateKnowledgeBaseDocument, CreatePhoneNumberDocument, CreateProgramDocument, CreateTeamDocument, CreateWebhookDeliveryDocument, CreateWebhookEndpointDocument, CreditLedgerDocument, DeleteAgentDocument, DeleteAudienceDocument, DeleteBusinessEntityDocument, DeleteCallFlowDocument, DeleteCarrierConnectionDocument, DeleteContactDocument, DeleteKnowledgeBaseDocument, DeletePhoneNumberDocument, DeleteProgramDocument, DeleteTeamDocument, DeleteWebhookEndpointDocument, ImportContactsDocument, MeDocument, OrganizationDocument, RemoveAudienceMembersDocument, RemoveTeamMemberDocument, RemoveUserDocument, RotateWebhookEndpointSecretDocument, SendMessageDocument, StartConversationDocument, SyncProgramTriggersDocument, TeamDocument, TeamsDocument, TestAgentDocument, TestWebhookEndpointDocument, UpdateAgentDocument, UpdateAudienceDocument, UpdateBusinessEntityDocument, UpdateCallFlowDocument, UpdateCarrierConnectionDocument, UpdateContactDocument, UpdateOrganizationDocument, UpdatePhoneNumberDocument, UpdateProgramDocument, UpdateTeamDocument, UpdateUserRoleDocument, UpdateWebhookEndpointDocument, UsersDocument } from '../generated/graphql.js';
+import { DeleteCallRecordingDocument, ActivateAgentDocument, AddDoNotCallDocument, ImportDoNotCallDocument, RemoveDoNotCallDocument, ActivateProgramDocument, AddAudienceMembersDocument, AddCreditsDocument, AddDocumentDocument, AddTeamMemberDocument, AddUserDocument, BusinessEntitiesDocument, BusinessEntityDocument, ContactsWithEntitiesDocument, ControlExecutionDocument, CreateAgentDocument, CreateAudienceDocument, CreateBusinessEntityDocument, CreateCallFlowDocument, CreateCarrierConnectionDocument, CreateContactDocument, CreateExecutionDocument, CreateKnowledgeBaseDocument, CreatePhoneNumberDocument, CreateProgramDocument, CreateTeamDocument, CreateWebhookDeliveryDocument, CreateWebhookEndpointDocument, CreditLedgerDocument, DeleteAgentDocument, DeleteAudienceDocument, DeleteBusinessEntityDocument, DeleteCallFlowDocument, DeleteCarrierConnectionDocument, DeleteContactDocument, DeleteKnowledgeBaseDocument, DeletePhoneNumberDocument, DeleteProgramDocument, DeleteTeamDocument, DeleteWebhookEndpointDocument, ImportContactsDocument, MeDocument, OrganizationDocument, RemoveAudienceMembersDocument, RemoveTeamMemberDocument, RemoveUserDocument, RotateWebhookEndpointSecretDocument, SendMessageDocument, StartConversationDocument, SyncProgramTriggersDocument, TeamDocument, TeamsDocument, TestAgentDocument, TestWebhookEndpointDocument, UpdateAgentDocument, UpdateAudienceDocument, UpdateBusinessEntityDocument, UpdateCallFlowDocument, UpdateCarrierConnectionDocument, UpdateContactDocument, UpdateOrganizationDocument, UpdatePhoneNumberDocument, UpdateProgramDocument, UpdateTeamDocument, UpdateUserRoleDocument, UpdateWebhookEndpointDocument, UsersDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addUser, recordStatements, type TestUser } from '../helpers/users.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -31,7 +31,7 @@ describe('organization', () => {
     it('is the caller’s own, the same on both doors, for any role', async () => {
       const rest = await acme.rest.get('/api/organization');
       expect(rest.status).toBe(200);
-      expect(rest.body).toEqual({ id: acme.organizationId, name: 'Acme', creditBalance: 0, createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(rest.body).toEqual({ id: acme.organizationId, name: 'Acme', creditBalance: 0, recordingRetentionDays: null, createdAt: expect.any(String), updatedAt: expect.any(String) });
       const { organization } = await member.graphql.ok(OrganizationDocument);
       expect(organization).toEqual(rest.body);
       const other = await app.organization('Other');
@@ -781,7 +781,7 @@ describe('permissions', () => {
     'organizations', 'users', 'teams', 'team_memberships', 'agents', 'conversations', 'messages', 'knowledge_bases',
     'knowledge_documents', 'knowledge_chunks', 'contacts', 'business_entities', 'audiences', 'audience_members',
     'call_flows', 'programs', 'executions', 'execution_contacts', 'contact_triggers', 'carrier_connections', 'phone_numbers', 'calls',
-    'webhook_endpoints', 'webhook_deliveries', 'do_not_call_entries',
+    'webhook_endpoints', 'webhook_deliveries', 'do_not_call_entries', 'call_recordings',
   ];
   const connectionBody = { name: 'Twilio', accountSid: `AC${'1'.repeat(32)}`, authToken: 'f'.repeat(32) };
 
@@ -865,6 +865,8 @@ describe('permissions', () => {
     { name: 'delete a team', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}`], graphql: () => [DeleteTeamDocument, { id: ids.team }] },
     { name: 'add a team member', permission: 'teams.manage', rest: () => ['post', `/api/teams/${ids.team}/members`, { userId: ids.member }], graphql: () => [AddTeamMemberDocument, { teamId: ids.team, userId: ids.member }] },
     { name: 'remove a team member', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}/members/${ids.owner}`], graphql: () => [RemoveTeamMemberDocument, { teamId: ids.team, userId: ids.owner }] },
+    { name: 'delete a call recording', permission: 'recordings.manage', rest: () => ['delete', `/api/calls/${ids.call}/recording`], graphql: () => [DeleteCallRecordingDocument, { callId: ids.call! }] },
+    { name: 'set how long call recordings are kept', permission: 'organization.manage', rest: () => ['put', '/api/organization', { recordingRetentionDays: 1 }], graphql: () => [UpdateOrganizationDocument, { input: { recordingRetentionDays: 1 } }] },
     { name: 'rename the organization', permission: 'organization.manage', rest: () => ['put', '/api/organization', { name: 'Hijacked' }], graphql: () => [UpdateOrganizationDocument, { input: { name: 'Hijacked' } }] },
     { name: 'add a user', permission: 'users.manage', rest: () => ['post', '/api/users', { email: 'mallory@example.test', role: 'owner' }], graphql: () => [AddUserDocument, { input: { email: 'mallory@example.test', role: 'owner' as const } }] },
     { name: 'change a user’s role', permission: 'users.manage', rest: () => ['put', `/api/users/${ids.member}`, { role: 'owner' }], graphql: () => [UpdateUserRoleDocument, { id: ids.member, role: 'owner' as const }] },
@@ -889,6 +891,18 @@ describe('permissions', () => {
     const draftProgram = await post('/api/programs', { name: 'Draft', kind: 'campaign', flowId: campaign.flowId, audienceId: campaign.audienceId, callingWindow: ALL_DAY });
     const team = await post('/api/teams', { name: 'Ops' });
     await post('/api/do-not-call', { phone: '+12025550995' });
+    // A call with its recording, as the runner and the simulated carrier write them.
+    const call = '5d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a';
+    await app.sql(
+      `insert into calls (id, created_at, updated_at, organization_id, direction, to_number, status, attempt, carrier, queued_at, reached_node_ids, credits_charged)
+       values (?, now(), now(), ?, 'outbound', '+14155550199', 'completed', 1, 'simulator', now(), '[]'::jsonb, 0)`,
+      [call, acme.organizationId],
+    );
+    await app.sql(
+      `insert into call_recordings (id, created_at, updated_at, organization_id, call_id, carrier, carrier_recording_id, status, channels, duration_seconds, audio)
+       values ('6e3d2c1b-0a9f-4e8d-9c7b-6a5f4e3d2c1b', now(), now(), ?, ?, 'simulator', 'SR00000000000000000000000000000001', 'completed', 'mono', 1, ?)`,
+      [acme.organizationId, call, Buffer.from('RIFF')],
+    );
     // A connection as it is stored (made through the door it is first checked with the carrier).
     const connection = '7b0c4a8e-2f65-4f1d-9a7e-5d3c2b1a0f9e';
     await app.sql(
@@ -906,6 +920,7 @@ describe('permissions', () => {
     );
     const [event] = (await acme.rest.get('/api/events?limit=1')).body.data;
     ids = {
+      call,
       endpoint,
       event: event.id,
       owner: acme.userId,
