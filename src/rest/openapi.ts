@@ -328,6 +328,12 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
     pending.delete(name!);
     if (components[name!]) continue;
     components[name!] = named[name!] ?? inputSchemas[name!] ?? objectTypeSchema(schema, name!, pending);
+    // An input nested two deep (a program's recording's consent) is named only by the input that holds it.
+    if (!named[name!] && inputSchemas[name!]) {
+      const nested = new Set<string>();
+      collectRefs(components[name!]!, nested);
+      for (const inner of nested) if (inputSchemas[inner] && !components[inner]) pending.add(inner);
+    }
   }
   Object.assign(components, named);
   describeProperties(paths);

@@ -31,9 +31,9 @@ describe('names', () => {
 
   /** REST reads whose GraphQL form is a field of another type, not a root field. */
   const NESTED_ONLY: Record<string, string> = { listMessages: 'Conversation.messages', listDocuments: 'KnowledgeBase.documents', listWebhookDeliveries: 'WebhookEndpoint.deliveries', listAudienceMembers: 'Audience.contacts' };
-  /** REST answers GraphQL does not give: a file download (text/csv) has no GraphQL form. */
+  /** REST answers GraphQL does not give: a file download (text/csv, a call's recording) has no GraphQL form. */
   // The SSE stream's GraphQL counterparts are subscriptions (executionUpdated, callUpdated), not a query.
-  const REST_ONLY = new Set(['exportExecutionCalls', 'streamExecutionEvents']);
+  const REST_ONLY = new Set(['exportExecutionCalls', 'streamExecutionEvents', 'downloadCallRecording']);
 
   /** `knowledge-bases` → `knowledgeBaseId`, `programs` → `programId`, `audience` → `audienceId`. */
   function parentId(segment: string): string {

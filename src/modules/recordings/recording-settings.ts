@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsEnum, IsObject, IsOptional, IsString, Length, Validate, ValidateNested, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsEnum, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { Field, InputType, ObjectType } from 'type-graphql';
 import { conditionHolds, parseEdgeCondition } from '../programs/edge-condition.js';
 import { RecordingChannels } from './recording.enums.js';
@@ -7,17 +7,8 @@ import { RecordingChannels } from './recording.enums.js';
 /** What refuses consent when the program names nothing: pressing 2, or saying no. */
 export const DEFAULT_REFUSE_ON = ['digit:2', 'said:no'];
 
-@ValidatorConstraint({ name: 'refusal' })
-class RefusalCondition implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    const parsed = typeof value === 'string' ? parseEdgeCondition(value) : null;
-    return parsed?.kind === 'digit' || parsed?.kind === 'said';
-  }
-
-  defaultMessage(): string {
-    return 'each refuseOn entry must be digit:<one of 0-9 * #> or said:<words>';
-  }
-}
+/** What parseEdgeCondition reads as a digit: or said: condition. */
+const REFUSAL = /^\s*(digit:[0-9*#]|said:.*\S.*)\s*$/;
 
 @ObjectType('RecordingConsent', { description: 'A sentence spoken before the call is recorded; an answer in refuseOn leaves the call unrecorded' })
 export class RecordingConsent {
@@ -49,7 +40,7 @@ export class RecordingConsentInput {
 
   @Field(() => [String], { nullable: true, description: '1 to 5 of digit:<key> or said:<words>; default ["digit:2", "said:no"]' })
   @IsOptional()
-  @Validate(RefusalCondition, { each: true })
+  @Matches(REFUSAL, { each: true, message: 'each refuseOn entry must be digit:<one of 0-9 * #> or said:<words>' })
   @Length(1, 100, { each: true })
   @IsString({ each: true })
   @ArrayMaxSize(5)

@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import { IsIn, IsOptional, IsString } from 'class-validator';
 import { ArgsType, Field } from 'type-graphql';
 import { abortSignalOf } from '../../platform/request-timeout.js';
-import { defineRoute, ref } from '../../rest/routes.js';
+import { defineRoute } from '../../rest/routes.js';
 import type { RecordingFormat } from './recording.service.js';
 
 @ArgsType()
@@ -65,15 +65,15 @@ export const recordingRoutes = [
     method: 'delete',
     path: '/calls/{id}/recording',
     operationId: 'deleteCallRecording',
-    summary: 'Delete the call’s recording at the carrier and here: the recording, now with deletedAt; owner or admin',
+    summary: 'Delete the call’s recording at the carrier and here (204); owner or admin',
     description:
-      'The audio is deleted at the carrier, then the recording is marked deleted (deletionReason user; carrier when the carrier no longer had it) and can no longer be downloaded; its record stays. ' +
+      'The audio is deleted at the carrier, then the recording is marked deleted (deletionReason user; carrier when the carrier no longer had it) and can no longer be downloaded; its record stays, on the call (GET /api/calls/{id}: recording.deletedAt). ' +
       'A second delete, or one of a recording without audio (refused, failed, absent, in progress), answers 409 saying why and changes nothing; 503 when the carrier cannot be reached (nothing changed).',
     tag: 'Calls',
-    response: ref('CallRecording'),
+    status: 204,
     errors: [403, 404, 409, 503],
-    async handler({ actor, params, services, presenter }) {
-      return presenter.present('CallRecording', await services.recordings.delete(actor, params.id!));
+    async handler({ actor, params, services }) {
+      await services.recordings.delete(actor, params.id!);
     },
   }),
 ];
