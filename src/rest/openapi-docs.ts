@@ -120,6 +120,8 @@ const STRINGS: Record<string, string> = {
   secretHint: 'Qk8=',
   disabledReason: 'The endpoint answered 410 Gone at 2026-11-24T09:30:00.000Z',
   lastError: 'The endpoint answered 503',
+  sentence: 'This call may be recorded. Press 2 or say no to refuse.',
+  refuseOn: 'digit:2',
 };
 
 /** A webhook signing secret (Standard Webhooks: whsec_ + base64), where a type shows one. */
