@@ -1,4 +1,4 @@
-import { createPageType, type PageMeta } from '../../common/pagination.js';
+import { createPageType } from '../../common/pagination.js';
 import { arrayOf, objectOf, ref, refPicking } from '../../rest/routes.js';
 import { Call } from './call.entity.js';
 import { CallTurnLatency } from './call-latency.types.js';
@@ -28,10 +28,9 @@ export function callJson(call: Call): Record<string, unknown> {
   return out;
 }
 
-export function callPageJson(page: { data: Call[]; meta: PageMeta }): Record<string, unknown> {
-  return { data: page.data.map(callJson), meta: page.meta };
-}
-
-/** callJson's schema: the named component Call with only CALL_FIELDS. */
-export const CALL_JSON_SCHEMA = refPicking('Call', CALL_FIELDS);
+/**
+ * REST's call: callJson's fields and the call's recording (null: none), as GraphQL's Call.recording;
+ * the named component Call with only these fields. Events carry callJson alone.
+ */
+export const CALL_JSON_SCHEMA = refPicking('Call', [...CALL_FIELDS, 'recording']);
 export const CALL_PAGE_JSON_SCHEMA = objectOf({ data: arrayOf(CALL_JSON_SCHEMA), meta: ref('PageMeta') });

@@ -6,13 +6,8 @@ import { CALL_CSV_HEADER, callCsvHeader, callCsvLine } from './call-csv.js';
 import type { Actor } from '../../common/actor.js';
 import type { Presenter } from '../../rest/present.js';
 import type { Services } from '../../services.js';
-import { arrayOf, objectOf, ref, refPicking } from '../../rest/routes.js';
 import type { Call } from './call.entity.js';
-import { CALL_FIELDS, callJson } from './call.types.js';
-
-/** REST's call: callJson's fields and the call's recording (null: none), as GraphQL's Call.recording. */
-const REST_CALL_SCHEMA = refPicking('Call', [...CALL_FIELDS, 'recording']);
-const REST_CALL_PAGE_SCHEMA = objectOf({ data: arrayOf(REST_CALL_SCHEMA), meta: ref('PageMeta') });
+import { CALL_JSON_SCHEMA, CALL_PAGE_JSON_SCHEMA, callJson } from './call.types.js';
 
 /** The calls as REST shows them, their recordings read in one statement. */
 async function callsWithRecordings(services: Services, presenter: Presenter, actor: Actor, calls: Call[]): Promise<Record<string, unknown>[]> {
@@ -55,7 +50,7 @@ export const callRoutes = [
       'queuedAfter is inclusive and queuedBefore exclusive (ISO 8601 date-times). sortBy is one of createdAt, updatedAt, queuedAt, endedAt, durationSeconds (calls without one last).',
     tag: 'Calls',
     query: CallListArgs,
-    response: REST_CALL_PAGE_SCHEMA,
+    response: CALL_PAGE_JSON_SCHEMA,
     async handler({ actor, query, services, presenter }) {
       const page = await services.calls.list(actor, query);
       return { data: await callsWithRecordings(services, presenter, actor, page.data), meta: page.meta };
@@ -67,7 +62,7 @@ export const callRoutes = [
     operationId: 'getCall',
     summary: 'Read a call',
     tag: 'Calls',
-    response: REST_CALL_SCHEMA,
+    response: CALL_JSON_SCHEMA,
     errors: [404],
     async handler({ actor, params, services, presenter }) {
       const [call] = await callsWithRecordings(services, presenter, actor, [await services.calls.get(actor, params.id!)]);
