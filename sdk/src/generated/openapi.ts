@@ -2050,8 +2050,11 @@ export interface components {
             keyPrefix: string;
             /** @description Whether the key works */
             isActive: boolean;
-            /** @description When the key stops working (ISO 8601); null when it never expires */
-            expiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working (ISO 8601); null when it never expires
+             */
+            expiresAt: string | null;
             /** @description The full key value. It is shown only in this response; store it safely. */
             secret: string;
         };
@@ -2075,8 +2078,11 @@ export interface components {
             keyPrefix: string;
             /** @description false turns the key off: it then answers 401 like an unknown key */
             isActive: boolean;
-            /** @description When the key stops working (ISO 8601); null when it never expires */
-            expiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working (ISO 8601); null when it never expires
+             */
+            expiresAt: string | null;
         };
         /** @description The caller: the user behind the key or token */
         CurrentUser: {
@@ -2146,7 +2152,7 @@ export interface components {
             /** @description The agent’s name */
             name: string;
             /** @description What the agent is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description The system prompt */
             instructions: string;
             /**
@@ -2159,23 +2165,26 @@ export interface components {
             /** @description The language model the agent answers with */
             modelConfig: components["schemas"]["ModelConfig"];
             /** @description How the agent speaks on calls; null when not set */
-            voiceConfig?: components["schemas"]["VoiceConfig"] | null;
+            voiceConfig: components["schemas"]["VoiceConfig"] | null;
             /** @description Whether and how far the agent remembers earlier messages of a conversation; null when not set */
-            memoryConfig?: components["schemas"]["MemoryConfig"] | null;
+            memoryConfig: components["schemas"]["MemoryConfig"] | null;
             /** @description Free-form JSON object the caller keeps with the agent */
-            metadata?: {
+            metadata: {
                 [key: string]: unknown;
             } | null;
             /** @description {knowledgeBaseId, topK, similarityThreshold} */
-            knowledgeBaseConfig?: components["schemas"]["KnowledgeBaseConfig"] | null;
+            knowledgeBaseConfig: components["schemas"]["KnowledgeBaseConfig"] | null;
             /** @description Up to 5 rules an ended conversation is evaluated against */
             resolutionCriteria: components["schemas"]["ResolutionCriterion"][];
             /** @description What the agent’s model fills when one of its calls ends (a summary, fields by a JSON Schema); null when nothing */
-            analysisPlan?: components["schemas"]["AnalysisPlan"] | null;
+            analysisPlan: components["schemas"]["AnalysisPlan"] | null;
             /** @description The user who created the agent */
-            createdBy?: string | null;
-            /** @description Set when the agent is deleted (archived); the record is kept */
-            deletedAt?: string | null;
+            createdBy: string | null;
+            /**
+             * Format: date-time
+             * @description Set when the agent is deleted (archived); the record is kept
+             */
+            deletedAt: string | null;
             /** @description The id of the organization the agent belongs to */
             organizationId: string;
             /** @description Whether a policy is set; the policy itself is never shown */
@@ -2287,96 +2296,20 @@ export interface components {
              */
             status: "pending" | "completed" | "failed";
             /** @description A short summary of the call; null when the plan asks for none, or while pending or failed */
-            summary?: string | null;
+            summary: string | null;
             /** @description The fields extracted, valid against the plan’s structuredData schema; null when it has none, or while pending or failed */
-            data?: {
+            data: {
                 [key: string]: unknown;
             } | null;
             /** @description Why the analysis failed; null otherwise */
-            error?: string | null;
+            error: string | null;
             /** @description The model that filled it (<provider>/<model_name>); null while pending */
-            model?: string | null;
-            /** @description When the analysis was completed or failed (ISO 8601); null while pending */
-            analyzedAt?: string | null;
-        };
-        /** @description One call: an attempt to reach a contact, from queued to its final status */
-        Call: {
-            /** @description The call’s id (a UUID) */
-            id: string;
-            /** @description The id of the organization the call belongs to */
-            organizationId: string;
-            /** @description The id of the execution */
-            executionId?: string | null;
-            /** @description The id of the program */
-            programId?: string | null;
-            /** @description The id of the contact */
-            contactId?: string | null;
-            /** @description The id of the agent */
-            agentId?: string | null;
-            /** @description The id of the conversation */
-            conversationId?: string | null;
-            /**
-             * @description outbound (placed by an execution) or inbound
-             * @enum {string}
-             */
-            direction: "outbound" | "inbound";
-            /** @description The caller ID (E.164) */
-            from?: string | null;
-            /** @description The number called (E.164) */
-            to: string;
-            /**
-             * @description Where the call is at the carrier: queued, ringing, in_progress, then completed, busy, no_answer, failed or canceled
-             * @enum {string}
-             */
-            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
-            /** @description answered, voicemail, no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled) */
-            outcome?: string | null;
-            /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
-            answeredBy?: string | null;
-            /** @description 1 for the first call to this contact in the execution */
-            attempt: number;
-            /**
-             * @description The carrier that placed the call: simulator or twilio
-             * @enum {string}
-             */
-            carrier: "simulator" | "twilio";
-            /** @description The id of the carrier connection */
-            carrierConnectionId?: string | null;
-            /** @description The carrier’s id for the call (Twilio CallSid) */
-            carrierCallId?: string | null;
+            model: string | null;
             /**
              * Format: date-time
-             * @description When the call was queued to be placed (ISO 8601); the calls list’s queuedAfter/queuedBefore filter on it
+             * @description When the analysis was completed or failed (ISO 8601); null while pending
              */
-            queuedAt: string;
-            /** @description When the call was answered (ISO 8601); null when it never was */
-            answeredAt?: string | null;
-            /** @description When the call reached its final status (ISO 8601); null while it goes on */
-            endedAt?: string | null;
-            /** @description Seconds from answer to hang-up, as the carrier reports them */
-            durationSeconds?: number | null;
-            /** @description Flow node ids the call reached, in order */
-            reachedNodeIds: string[];
-            /** @description Why the call failed, when it did */
-            errorText?: string | null;
-            /** @description Credits the call cost (0 when the carrier never took it) */
-            creditsCharged: number;
-            /** @description Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns */
-            turnLatency?: components["schemas"]["CallTurnLatency"] | null;
-            /** @description The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation */
-            analysis?: components["schemas"]["CallAnalysis"] | null;
-            /**
-             * Format: date-time
-             * @description When the call was created (ISO 8601)
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the call last changed (ISO 8601)
-             */
-            updatedAt: string;
-            /** @description The call’s recording, when its program records calls (null: none); the audio is downloaded with GET /api/calls/{id}/recording; batched */
-            recording?: components["schemas"]["CallRecording"] | null;
+            analyzedAt: string | null;
         };
         /** @description Where a page sits in its list */
         PageMeta: {
@@ -2413,15 +2346,18 @@ export interface components {
              */
             status: "pending" | "active" | "ended" | "failed" | "archived";
             /** @description A title for the conversation, 1 to 255 characters; what conversation search matches; null when none was given */
-            title?: string | null;
+            title: string | null;
             /** @description Set when the conversation ends */
-            outcome?: components["schemas"]["CriterionOutcome"][] | null;
-            /** @description When the conversation was ended (ISO 8601); null while it goes on */
-            endedAt?: string | null;
+            outcome: components["schemas"]["CriterionOutcome"][] | null;
+            /**
+             * Format: date-time
+             * @description When the conversation was ended (ISO 8601); null while it goes on
+             */
+            endedAt: string | null;
             /** @description The phone call this conversation was spoken on */
-            callId?: string | null;
+            callId: string | null;
             /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
-            analysis?: components["schemas"]["CallAnalysis"] | null;
+            analysis: components["schemas"]["CallAnalysis"] | null;
             /** @description Messages stored so far, the user’s and the agent’s */
             messageCount: number;
             /** @description The id of the agent */
@@ -2430,8 +2366,6 @@ export interface components {
             organizationId: string;
             /** @description The agent the conversation is with */
             agent: components["schemas"]["Agent"];
-            /** @description The phone call the conversation was spoken on; batched */
-            call?: components["schemas"]["Call"] | null;
         };
         /** @description A message of a conversation */
         Message: {
@@ -2457,9 +2391,9 @@ export interface components {
             /** @description The message’s text */
             content: string;
             /** @description Tokens the reply cost (assistant messages); null for user messages */
-            usage?: components["schemas"]["Usage"] | null;
+            usage: components["schemas"]["Usage"] | null;
             /** @description The model that wrote it (assistant messages); null for user messages */
-            model?: string | null;
+            model: string | null;
             /** @description The id of the conversation */
             conversationId: string;
         };
@@ -2487,7 +2421,7 @@ export interface components {
             /** @description The knowledge base’s name */
             name: string;
             /** @description What the knowledge base is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description The id of the organization the knowledge base belongs to */
             organizationId: string;
         };
@@ -2529,7 +2463,7 @@ export interface components {
              */
             status: "processing" | "ready" | "failed";
             /** @description Why processing failed */
-            error?: string | null;
+            error: string | null;
             /** @description Passages the document was cut into */
             chunkCount: number;
             /** @description The id of the knowledge base */
@@ -2561,7 +2495,7 @@ export interface components {
             /** @description The audience’s name */
             name: string;
             /** @description What the audience is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description How many contacts are members */
             contactCount: number;
         };
@@ -2589,11 +2523,11 @@ export interface components {
             /** @description The id of the organization the contact belongs to */
             organizationId: string;
             /** @description Full name */
-            name?: string | null;
+            name: string | null;
             /** @description E.164, for example +14155550100 */
             phone: string;
             /** @description IANA time zone, for example Europe/Paris */
-            timeZone?: string | null;
+            timeZone: string | null;
             /** @description Free-form attributes (dates among them) used by campaigns */
             attributes: {
                 [key: string]: unknown;
@@ -2632,11 +2566,11 @@ export interface components {
              */
             source: "manual" | "import" | "call";
             /** @description Why the number is on the list, as the user wrote it */
-            note?: string | null;
+            note: string | null;
             /** @description The call the person opted out on (source call) */
-            callId?: string | null;
+            callId: string | null;
             /** @description The contact who opted out on the call (source call) */
-            contactId?: string | null;
+            contactId: string | null;
         };
         /** @description What a do-not-call import did: the good rows were added, each other row is reported with its line */
         DoNotCallImportResult: {
@@ -2700,7 +2634,7 @@ export interface components {
             /** @description Credits left for calls; granted by the operator, spent by executions */
             creditBalance: number;
             /** @description Call recordings are deleted (at the carrier too) this many days after they were made; null: kept until deleted */
-            recordingRetentionDays?: number | null;
+            recordingRetentionDays: number | null;
         };
         /** @description One page of a list of CreditLedgerEntry items, and where it sits in the list */
         CreditLedgerPage: {
@@ -2763,7 +2697,7 @@ export interface components {
             /** @description The call flow’s name */
             name: string;
             /** @description What the call flow is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description The steps of a call */
             nodes: components["schemas"]["FlowNode"][];
             /** @description The moves between nodes */
@@ -2821,7 +2755,7 @@ export interface components {
             /** @description The program’s name */
             name: string;
             /** @description What the program is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /**
              * @description campaign or live
              * @enum {string}
@@ -2832,18 +2766,24 @@ export interface components {
              * @enum {string}
              */
             status: "draft" | "active" | "archived";
-            /** @description When executions may start at the earliest (ISO 8601); null for now */
-            scheduledStartAt?: string | null;
-            /** @description When executions stop at the latest (ISO 8601); null for no limit */
-            scheduledStopAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When executions may start at the earliest (ISO 8601); null for now
+             */
+            scheduledStartAt: string | null;
+            /**
+             * Format: date-time
+             * @description When executions stop at the latest (ISO 8601); null for no limit
+             */
+            scheduledStopAt: string | null;
             /** @description When calls may be placed; null for any time */
-            callingWindow?: components["schemas"]["CallingWindow"] | null;
+            callingWindow: components["schemas"]["CallingWindow"] | null;
             /** @description Calls placed at once at most, 1 to 100 */
             maxConcurrentCalls: number;
             /** @description How failed calls are retried; null for no retries */
             retryPolicy: components["schemas"]["RetryPolicy"];
             /** @description What the simulated carrier’s caller says at ask nodes (null: seeded default lines) */
-            simulatedCaller?: components["schemas"]["SimulatedCaller"] | null;
+            simulatedCaller: components["schemas"]["SimulatedCaller"] | null;
             /** @description Rules that pause an execution when enough contacts reach a node */
             autoPauseRules: components["schemas"]["AutoPauseRule"][];
             /**
@@ -2852,19 +2792,19 @@ export interface components {
              */
             carrier: "simulator" | "twilio";
             /** @description The phone number (of the organization) the program calls from; required to activate a program on a real carrier */
-            fromNumberId?: string | null;
+            fromNumberId: string | null;
             /** @description Whether the program’s answered calls are recorded (null: they are not) */
-            recording?: components["schemas"]["ProgramRecording"] | null;
+            recording: components["schemas"]["ProgramRecording"] | null;
             /** @description Set for live programs */
-            liveTrigger?: components["schemas"]["LiveTrigger"] | null;
+            liveTrigger: components["schemas"]["LiveTrigger"] | null;
             /** @description The call flow each call follows; null when none was chosen */
-            flow?: components["schemas"]["CallFlow"] | null;
+            flow: components["schemas"]["CallFlow"] | null;
             /** @description The agent of a program without a flow */
-            agent?: components["schemas"]["Agent"] | null;
+            agent: components["schemas"]["Agent"] | null;
             /** @description The contacts the program calls; null when none was chosen */
-            audience?: components["schemas"]["Audience"] | null;
+            audience: components["schemas"]["Audience"] | null;
             /** @description The caller ID of the program’s calls; batched across programs */
-            fromNumber?: components["schemas"]["PhoneNumber"] | null;
+            fromNumber: components["schemas"]["PhoneNumber"] | null;
         };
         ProgramCallingWindowInput: {
             /** @description HH:MM, 24-hour clock */
@@ -2953,9 +2893,9 @@ export interface components {
             /** @description The id of the organization the execution belongs to */
             organizationId: string;
             /** @description The id of the audience */
-            audienceId?: string | null;
+            audienceId: string | null;
             /** @description The id of the flow */
-            flowId?: string | null;
+            flowId: string | null;
             /**
              * @description Where the execution is in its state machine
              * @enum {string}
@@ -2971,8 +2911,11 @@ export interface components {
             contactsPending: number;
             /** @description Contacts being called now */
             contactsInProgress: number;
-            /** @description When the execution is to start (ISO 8601); null to start when asked */
-            scheduledStartAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution is to start (ISO 8601); null to start when asked
+             */
+            scheduledStartAt: string | null;
             /**
              * Format: date-time
              * @description When the execution was created (ISO 8601)
@@ -2983,12 +2926,21 @@ export interface components {
              * @description When the execution last changed (ISO 8601)
              */
             updatedAt: string;
-            /** @description When the execution is to stop at the latest (ISO 8601); null for no limit */
-            scheduledStopAt?: string | null;
-            /** @description When the execution started running (ISO 8601); null before */
-            actualStartAt?: string | null;
-            /** @description When the execution reached a final state (ISO 8601); null before */
-            actualEndAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution is to stop at the latest (ISO 8601); null for no limit
+             */
+            scheduledStopAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution started running (ISO 8601); null before
+             */
+            actualStartAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the execution reached a final state (ISO 8601); null before
+             */
+            actualEndAt: string | null;
             /** @description The program’s auto-pause rules as they were when the execution was created */
             autoPauseRules: components["schemas"]["AutoPauseRule"][];
             /** @description Credits this execution has spent on calls */
@@ -3074,15 +3026,15 @@ export interface components {
             /** @description E.164, e.g. +14155550100 */
             number: string;
             /** @description A name for the number, at most 255 characters */
-            label?: string | null;
+            label: string | null;
             /** @description Inbound calls to this number talk to this agent */
-            inboundAgentId?: string | null;
+            inboundAgentId: string | null;
             /** @description Inbound calls to this number walk this call flow */
-            inboundFlowId?: string | null;
+            inboundFlowId: string | null;
             /** @description The id of the carrier connection */
-            carrierConnectionId?: string | null;
+            carrierConnectionId: string | null;
             /** @description The carrier account the number belongs to; batched across numbers */
-            carrierConnection?: components["schemas"]["CarrierConnection"] | null;
+            carrierConnection: components["schemas"]["CarrierConnection"] | null;
         };
         /** @description The agent’s turn latency on a speech-to-speech call, recorded when its media stream ends */
         CallTurnLatency: {
@@ -3095,7 +3047,7 @@ export interface components {
             /** @description Largest totalMs of the turns */
             maxMs: number;
             /** @description Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call */
-            bargeIns?: number | null;
+            bargeIns: number | null;
         };
         /** @description A call’s recording: its state at the carrier; the audio is downloaded with GET /api/calls/{id}/recording */
         CallRecording: {
@@ -3121,7 +3073,7 @@ export interface components {
              */
             carrier: "simulator" | "twilio";
             /** @description The carrier’s id for the recording (Twilio RecordingSid); null for a refused consent */
-            carrierRecordingId?: string | null;
+            carrierRecordingId: string | null;
             /**
              * @description in_progress, then completed, absent or failed as the carrier reports; refused when the callee refused consent
              * @enum {string}
@@ -3133,13 +3085,104 @@ export interface components {
              */
             channels: "mono" | "dual";
             /** @description Length of the audio in seconds, once completed */
-            durationSeconds?: number | null;
+            durationSeconds: number | null;
             /** @description Why the recording failed, in the carrier’s words */
-            errorText?: string | null;
-            /** @description When the audio was deleted (at the carrier too); it cannot be downloaded since */
-            deletedAt?: string | null;
-            /** @description Why the audio was deleted: user, retention or carrier (it was already gone there); null while kept */
-            deletionReason?: ("user" | "retention" | "carrier") | null;
+            errorText: string | null;
+            /**
+             * Format: date-time
+             * @description When the audio was deleted (at the carrier too); it cannot be downloaded since
+             */
+            deletedAt: string | null;
+            /**
+             * @description Why the audio was deleted: user, retention or carrier (it was already gone there); null while kept
+             * @enum {string|null}
+             */
+            deletionReason: "user" | "retention" | "carrier" | null;
+        };
+        /** @description One call: an attempt to reach a contact, from queued to its final status */
+        Call: {
+            /** @description The call’s id (a UUID) */
+            id: string;
+            /** @description The id of the organization the call belongs to */
+            organizationId: string;
+            /** @description The id of the execution */
+            executionId: string | null;
+            /** @description The id of the program */
+            programId: string | null;
+            /** @description The id of the contact */
+            contactId: string | null;
+            /** @description The id of the agent */
+            agentId: string | null;
+            /** @description The id of the conversation */
+            conversationId: string | null;
+            /**
+             * @description outbound (placed by an execution) or inbound
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound";
+            /** @description The caller ID (E.164) */
+            from: string | null;
+            /** @description The number called (E.164) */
+            to: string;
+            /**
+             * @description Where the call is at the carrier: queued, ringing, in_progress, then completed, busy, no_answer, failed or canceled
+             * @enum {string}
+             */
+            status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+            /** @description answered, voicemail, no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled) */
+            outcome: string | null;
+            /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
+            answeredBy: string | null;
+            /** @description 1 for the first call to this contact in the execution */
+            attempt: number;
+            /**
+             * @description The carrier that placed the call: simulator or twilio
+             * @enum {string}
+             */
+            carrier: "simulator" | "twilio";
+            /** @description The id of the carrier connection */
+            carrierConnectionId: string | null;
+            /** @description The carrier’s id for the call (Twilio CallSid) */
+            carrierCallId: string | null;
+            /**
+             * Format: date-time
+             * @description When the call was queued to be placed (ISO 8601); the calls list’s queuedAfter/queuedBefore filter on it
+             */
+            queuedAt: string;
+            /**
+             * Format: date-time
+             * @description When the call was answered (ISO 8601); null when it never was
+             */
+            answeredAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the call reached its final status (ISO 8601); null while it goes on
+             */
+            endedAt: string | null;
+            /** @description Seconds from answer to hang-up, as the carrier reports them */
+            durationSeconds: number | null;
+            /** @description Flow node ids the call reached, in order */
+            reachedNodeIds: string[];
+            /** @description Why the call failed, when it did */
+            errorText: string | null;
+            /** @description Credits the call cost (0 when the carrier never took it) */
+            creditsCharged: number;
+            /** @description Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns */
+            turnLatency: components["schemas"]["CallTurnLatency"] | null;
+            /** @description The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation */
+            analysis: components["schemas"]["CallAnalysis"] | null;
+            /**
+             * Format: date-time
+             * @description When the call was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the call last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description The call’s recording, when its program records calls (null: none); the audio is downloaded with GET /api/calls/{id}/recording; batched */
+            recording: components["schemas"]["CallRecording"] | null;
         };
         /** @description One page of a list of Event items, and where it sits in the list */
         EventPage: {
@@ -3194,15 +3237,18 @@ export interface components {
             /** @description The event types delivered; empty = every type */
             eventTypes: string[];
             /** @description What the webhook endpoint with secret is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description Disabled endpoints get no new deliveries */
             enabled: boolean;
             /** @description Why the gateway disabled the endpoint (a 410 answer, 5 days of failures); null when enabled or disabled by a user */
-            disabledReason?: string | null;
+            disabledReason: string | null;
             /** @description The last 4 characters of the current signing secret */
             secretHint: string;
-            /** @description Until when the secret before the last rotation still signs alongside the current one */
-            previousSecretExpiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs alongside the current one
+             */
+            previousSecretExpiresAt: string | null;
             /** @description whsec_ + base64 of 32 random bytes. Shown only in this answer; store it safely */
             secret: string;
         };
@@ -3227,15 +3273,18 @@ export interface components {
             /** @description The event types delivered; empty = every type */
             eventTypes: string[];
             /** @description What the webhook endpoint is for, in a sentence or two */
-            description?: string | null;
+            description: string | null;
             /** @description Disabled endpoints get no new deliveries */
             enabled: boolean;
             /** @description Why the gateway disabled the endpoint (a 410 answer, 5 days of failures); null when enabled or disabled by a user */
-            disabledReason?: string | null;
+            disabledReason: string | null;
             /** @description The last 4 characters of the current signing secret */
             secretHint: string;
-            /** @description Until when the secret before the last rotation still signs alongside the current one */
-            previousSecretExpiresAt?: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs alongside the current one
+             */
+            previousSecretExpiresAt: string | null;
         };
         /** @description One page of a list of WebhookDelivery items, and where it sits in the list */
         WebhookDeliveryPage: {
@@ -3261,13 +3310,13 @@ export interface components {
             /** @description The id of the endpoint */
             endpointId: string;
             /** @description The event delivered; null for a test event (webhook.test), which is not in the event stream */
-            eventId?: string | null;
+            eventId: string | null;
             /** @description The webhook-id header: the event id (a test event has its own), the same on every attempt and re-send */
             messageId: string;
             /** @description The event type (webhook.test for a test event) */
             eventType: string;
             /** @description The data of a test event; null for an event’s delivery, which sends the event’s payload */
-            payload?: {
+            payload: {
                 [key: string]: unknown;
             } | null;
             /** @description True for a re-send on demand or a test event */
@@ -3279,16 +3328,22 @@ export interface components {
             status: "pending" | "succeeded" | "failed";
             /** @description Attempts made so far */
             attemptCount: number;
-            /** @description When the next attempt is due (pending only) */
-            nextAttemptAt?: string | null;
-            /** @description When the last attempt was made */
-            lastAttemptAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (pending only)
+             */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the last attempt was made
+             */
+            lastAttemptAt: string | null;
             /** @description The HTTP status of the last attempt; null when none came */
-            lastStatusCode?: number | null;
+            lastStatusCode: number | null;
             /** @description Milliseconds the last attempt took */
-            lastLatencyMs?: number | null;
+            lastLatencyMs: number | null;
             /** @description Why the last attempt failed; null when it succeeded or none was made */
-            lastError?: string | null;
+            lastError: string | null;
             /** @description Every attempt, oldest first (at most 12) */
             attempts: components["schemas"]["WebhookDeliveryAttempt"][];
         };
@@ -3304,11 +3359,11 @@ export interface components {
             /** @description <provider>/<model_name> */
             model: string;
             /** @description temperature, maxTokens, topP, ... */
-            modelSettings?: {
+            modelSettings: {
                 [key: string]: unknown;
             } | null;
             /** @description Per-provider options, allow-listed per provider; null when not set */
-            providerOptions?: {
+            providerOptions: {
                 [key: string]: unknown;
             } | null;
         };
@@ -3320,19 +3375,28 @@ export interface components {
              */
             pipelineMode: "batch" | "streaming" | "sts";
             /** @description The voice to speak with, 1 to 200 characters; null for the provider’s default */
-            voiceId?: string | null;
-            /** @description The speech-to-speech provider when pipelineMode is sts; null otherwise */
-            stsProvider?: ("openai" | "google") | null;
-            /** @description The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise */
-            sttProvider?: ("deepgram" | "openai" | "builtin") | null;
+            voiceId: string | null;
+            /**
+             * @description The speech-to-speech provider when pipelineMode is sts; null otherwise
+             * @enum {string|null}
+             */
+            stsProvider: "openai" | "google" | null;
+            /**
+             * @description The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise
+             * @enum {string|null}
+             */
+            sttProvider: "deepgram" | "openai" | "builtin" | null;
             /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-4o-transcribe) */
-            sttModel?: string | null;
-            /** @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise */
-            ttsProvider?: ("elevenlabs" | "openai" | "builtin") | null;
+            sttModel: string | null;
+            /**
+             * @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise
+             * @enum {string|null}
+             */
+            ttsProvider: "elevenlabs" | "openai" | "builtin" | null;
             /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts) */
-            ttsModel?: string | null;
+            ttsModel: string | null;
             /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
-            language?: string | null;
+            language: string | null;
         };
         /** @description Whether and how far an agent remembers earlier messages of a conversation */
         MemoryConfig: {
@@ -3341,7 +3405,7 @@ export interface components {
             /** @description How many earlier messages the model sees, 0 to 100; 10 when the agent was created without it */
             lastMessages: number;
             /** @description Whether earlier messages are recalled by meaning too; null when not set */
-            semanticRecall?: boolean | null;
+            semanticRecall: boolean | null;
         };
         /** @description A rule used to evaluate how a conversation ended */
         ResolutionCriterion: {
@@ -3355,7 +3419,7 @@ export interface components {
             /** @description Whether a short summary of the call is written */
             summary: boolean;
             /** @description A JSON Schema (type object) of the fields to extract from each call; null when none */
-            structuredData?: {
+            structuredData: {
                 [key: string]: unknown;
             } | null;
         };
@@ -3400,9 +3464,9 @@ export interface components {
             /** @description The balance right after this movement */
             balanceAfter: number;
             /** @description The operator’s reason for a grant */
-            reason?: string | null;
+            reason: string | null;
             /** @description The execution whose calls a spend paid for */
-            executionId?: string | null;
+            executionId: string | null;
             /**
              * Format: date-time
              * @description When the credit ledger entry was created (ISO 8601)
@@ -3429,11 +3493,11 @@ export interface components {
              */
             type: "start" | "say" | "ask" | "transfer" | "voicemail" | "end" | "opt_out";
             /** @description The agent that speaks at this node */
-            agentId?: string | null;
+            agentId: string | null;
             /** @description What a say or voicemail node speaks; what an ask node asks */
-            label?: string | null;
+            label: string | null;
             /** @description Where a transfer node bridges the call (E.164) */
-            transferTo?: string | null;
+            transferTo: string | null;
         };
         /** @description A move from one call flow node to another */
         FlowEdge: {
@@ -3442,7 +3506,7 @@ export interface components {
             /** @description Node id */
             to: string;
             /** @description When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved, no_input; none: otherwise */
-            condition?: string | null;
+            condition: string | null;
         };
         /** @description When calls may be placed, in each contact’s own time zone */
         CallingWindow: {
@@ -3475,7 +3539,7 @@ export interface components {
              */
             channels: "mono" | "dual";
             /** @description Without it, recording starts when the call is answered */
-            consent?: components["schemas"]["RecordingConsent"] | null;
+            consent: components["schemas"]["RecordingConsent"] | null;
         };
         /** @description When a live program calls a contact: a date attribute of the contact (or of a business record), offset by days */
         LiveTrigger: {
@@ -3487,7 +3551,7 @@ export interface components {
              */
             source: "contact" | "entity";
             /** @description For source "entity": the entity type, e.g. "appointment" */
-            entityType?: string | null;
+            entityType: string | null;
             /** @description Days relative to the date: -1 is the day before */
             offsetDays: number;
             /** @description HH:MM in the contact’s time zone */
@@ -3501,8 +3565,11 @@ export interface components {
         };
         /** @description One agent turn of a speech-to-speech or streaming call, timed from the end of the caller’s speech to the agent’s first audio sent to the carrier */
         CallTurnTiming: {
-            /** @description When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call) */
-            endOfSpeechAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the provider said the caller stopped speaking (ISO 8601); null for a turn the gateway’s own request started (the reply after a tool call)
+             */
+            endOfSpeechAt: string | null;
             /** @description Milliseconds from the end of the caller’s speech (or our request) to the first agent audio sent to the carrier: providerMs + gatewayMs */
             totalMs: number;
             /** @description The provider’s share: milliseconds from the end of speech (or our request) to its first audio of the reply reaching the gateway */
@@ -3510,13 +3577,13 @@ export interface components {
             /** @description The gateway’s own share: milliseconds from that audio reaching the gateway to its being written to the carrier’s socket */
             gatewayMs: number;
             /** @description Streaming calls: the recognizer’s share, from the end of speech to its end of the turn; null on a speech-to-speech call */
-            recognizerMs?: number | null;
+            recognizerMs: number | null;
             /** @description Streaming calls: the model’s share, from being asked to its first sentence or clause; null on a speech-to-speech call */
-            modelMs?: number | null;
+            modelMs: number | null;
             /** @description Streaming calls: the synthesizer’s share, from that first sentence to its first audio; null on a speech-to-speech call */
-            synthesizerMs?: number | null;
+            synthesizerMs: number | null;
             /** @description Streaming calls: time the first audio was held for the grace period after the end of speech (a natural pause; zero when the providers took longer); null on a speech-to-speech call */
-            waitMs?: number | null;
+            waitMs: number | null;
         };
         /** @description One try at sending a delivery */
         WebhookDeliveryAttempt: {
@@ -3528,11 +3595,11 @@ export interface components {
              */
             attemptedAt: string;
             /** @description The HTTP status the endpoint answered; null when none came (timeout, network error, refused address) */
-            statusCode?: number | null;
+            statusCode: number | null;
             /** @description Milliseconds from sending to the answer (or the failure) */
             latencyMs: number;
             /** @description Why the attempt failed; null when it succeeded */
-            error?: string | null;
+            error: string | null;
         };
         /** @description A user of the organization */
         User: {
@@ -3948,9 +4015,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "CRM integration",
                  *       "prefix": "gw_live",
-                 *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                 *       "expiresAt": "2036-01-05T00:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateApiKeyInput"];
@@ -4376,9 +4443,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "CRM integration (2036)",
                  *       "isActive": true,
-                 *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                 *       "expiresAt": "2036-01-05T00:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateApiKeyInput"];
@@ -5181,9 +5248,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "ada@example.com",
-                 *       "name": "Front desk agent",
-                 *       "role": "owner"
+                 *       "email": "grace@example.com",
+                 *       "name": "Grace Hopper",
+                 *       "role": "member"
                  *     }
                  */
                 "application/json": components["schemas"]["AddUserInput"];
@@ -5457,7 +5524,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "role": "owner"
+                 *       "role": "admin"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateUserRoleInput"];
@@ -6022,7 +6089,7 @@ export interface operations {
                      *           },
                      *           "voiceConfig": {
                      *             "pipelineMode": "batch",
-                     *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "voiceId": "alloy",
                      *             "stsProvider": "openai",
                      *             "sttProvider": "deepgram",
                      *             "sttModel": "nova-3",
@@ -6221,47 +6288,35 @@ export interface operations {
                  *       "modelConfig": {
                  *         "model": "builtin/echo",
                  *         "modelSettings": {
-                 *           "source": "crm"
-                 *         },
-                 *         "providerOptions": {
-                 *           "source": "crm"
+                 *           "temperature": 0.3,
+                 *           "maxOutputTokens": 300
                  *         }
                  *       },
                  *       "voiceConfig": {
-                 *         "pipelineMode": "batch",
-                 *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                 *         "pipelineMode": "sts",
                  *         "stsProvider": "openai",
-                 *         "sttProvider": "deepgram",
-                 *         "sttModel": "nova-3",
-                 *         "ttsProvider": "elevenlabs",
-                 *         "ttsModel": "eleven_flash_v2_5",
+                 *         "voiceId": "alloy",
                  *         "language": "en-US"
                  *       },
                  *       "memoryConfig": {
                  *         "enabled": true,
-                 *         "lastMessages": 3,
-                 *         "semanticRecall": true
+                 *         "lastMessages": 10,
+                 *         "semanticRecall": false
                  *       },
                  *       "metadata": {
-                 *         "source": "crm"
+                 *         "team": "front-desk"
                  *       },
                  *       "knowledgeBaseConfig": {
-                 *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *         "topK": 1,
+                 *         "knowledgeBaseId": "7d2e1b0f-3c4e-4f60-9b8c-2d3e4f5a6b71",
+                 *         "topK": 3,
                  *         "similarityThreshold": 0.2
                  *       },
                  *       "resolutionCriteria": [
                  *         {
                  *           "label": "Booked an appointment",
-                 *           "description": "Answers questions about opening hours and bookings"
+                 *           "description": "The caller agreed to a date and time for a visit"
                  *         }
-                 *       ],
-                 *       "analysisPlan": {
-                 *         "summary": true,
-                 *         "structuredData": {
-                 *           "source": "crm"
-                 *         }
-                 *       }
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAgentInput"];
@@ -6300,7 +6355,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -6625,7 +6680,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -6830,53 +6885,14 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
-                 *       "policy": "Never quote prices over the phone.",
+                 *       "instructions": "You are the front desk of Acme Dental. Answer briefly, politely, and offer to book a visit.",
                  *       "modelConfig": {
-                 *         "model": "builtin/echo",
-                 *         "modelSettings": {
-                 *           "source": "crm"
-                 *         },
-                 *         "providerOptions": {
-                 *           "source": "crm"
-                 *         }
-                 *       },
-                 *       "voiceConfig": {
-                 *         "pipelineMode": "batch",
-                 *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *         "stsProvider": "openai",
-                 *         "sttProvider": "deepgram",
-                 *         "sttModel": "nova-3",
-                 *         "ttsProvider": "elevenlabs",
-                 *         "ttsModel": "eleven_flash_v2_5",
-                 *         "language": "en-US"
+                 *         "model": "builtin/extractive"
                  *       },
                  *       "memoryConfig": {
                  *         "enabled": true,
-                 *         "lastMessages": 3,
-                 *         "semanticRecall": true
-                 *       },
-                 *       "metadata": {
-                 *         "source": "crm"
-                 *       },
-                 *       "knowledgeBaseConfig": {
-                 *         "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *         "topK": 1,
-                 *         "similarityThreshold": 0.2
-                 *       },
-                 *       "resolutionCriteria": [
-                 *         {
-                 *           "label": "Booked an appointment",
-                 *           "description": "Answers questions about opening hours and bookings"
-                 *         }
-                 *       ],
-                 *       "analysisPlan": {
-                 *         "summary": true,
-                 *         "structuredData": {
-                 *           "source": "crm"
-                 *         }
+                 *         "lastMessages": 20,
+                 *         "semanticRecall": false
                  *       }
                  *     }
                  */
@@ -6915,7 +6931,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -7240,7 +7256,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -7519,7 +7535,7 @@ export interface operations {
                      *       },
                      *       "voiceConfig": {
                      *         "pipelineMode": "batch",
-                     *         "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "voiceId": "alloy",
                      *         "stsProvider": "openai",
                      *         "sttProvider": "deepgram",
                      *         "sttModel": "nova-3",
@@ -8129,80 +8145,7 @@ export interface operations {
                      *           },
                      *           "messageCount": 3,
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *           "call": {
-                     *             "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "direction": "outbound",
-                     *             "from": "Example from",
-                     *             "to": "Example to",
-                     *             "status": "queued",
-                     *             "outcome": "Example outcome",
-                     *             "answeredBy": "Example answeredBy",
-                     *             "attempt": 3,
-                     *             "carrier": "simulator",
-                     *             "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "carrierCallId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *             "queuedAt": "2026-11-24T09:30:00.000Z",
-                     *             "answeredAt": "2026-11-24T09:30:00.000Z",
-                     *             "endedAt": "2026-11-24T09:30:00.000Z",
-                     *             "durationSeconds": 3,
-                     *             "reachedNodeIds": [
-                     *               "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
-                     *             ],
-                     *             "errorText": "Example errorText",
-                     *             "creditsCharged": 3,
-                     *             "turnLatency": {
-                     *               "provider": "Example provider",
-                     *               "turns": [
-                     *                 {
-                     *                   "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
-                     *                   "totalMs": 3,
-                     *                   "providerMs": 3,
-                     *                   "gatewayMs": 3,
-                     *                   "recognizerMs": 3,
-                     *                   "modelMs": 3,
-                     *                   "synthesizerMs": 3,
-                     *                   "waitMs": 3
-                     *                 }
-                     *               ],
-                     *               "p50Ms": 3,
-                     *               "maxMs": 3,
-                     *               "bargeIns": 3
-                     *             },
-                     *             "analysis": {
-                     *               "status": "pending",
-                     *               "summary": "Example summary",
-                     *               "data": {
-                     *                 "source": "crm"
-                     *               },
-                     *               "error": "Example error",
-                     *               "model": "builtin/echo",
-                     *               "analyzedAt": "2026-11-24T09:30:00.000Z"
-                     *             },
-                     *             "createdAt": "2026-11-24T09:30:00.000Z",
-                     *             "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *             "recording": {
-                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "createdAt": "2026-11-24T09:30:00.000Z",
-                     *               "updatedAt": "2026-11-24T09:30:00.000Z",
-                     *               "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "carrier": "simulator",
-                     *               "carrierRecordingId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *               "status": "in_progress",
-                     *               "channels": "mono",
-                     *               "durationSeconds": 3,
-                     *               "errorText": "Example errorText",
-                     *               "deletedAt": "2026-11-24T09:30:00.000Z",
-                     *               "deletionReason": "user"
-                     *             }
-                     *           }
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
                      *       ],
                      *       "meta": {
@@ -8236,23 +8179,24 @@ export interface operations {
                              */
                             status: "pending" | "active" | "ended" | "failed" | "archived";
                             /** @description A title for the conversation, 1 to 255 characters; what conversation search matches; null when none was given */
-                            title?: string | null;
+                            title: string | null;
                             /** @description Set when the conversation ends */
-                            outcome?: components["schemas"]["CriterionOutcome"][] | null;
-                            /** @description When the conversation was ended (ISO 8601); null while it goes on */
-                            endedAt?: string | null;
+                            outcome: components["schemas"]["CriterionOutcome"][] | null;
+                            /**
+                             * Format: date-time
+                             * @description When the conversation was ended (ISO 8601); null while it goes on
+                             */
+                            endedAt: string | null;
                             /** @description The phone call this conversation was spoken on */
-                            callId?: string | null;
+                            callId: string | null;
                             /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
-                            analysis?: components["schemas"]["CallAnalysis"] | null;
+                            analysis: components["schemas"]["CallAnalysis"] | null;
                             /** @description Messages stored so far, the user’s and the agent’s */
                             messageCount: number;
                             /** @description The id of the agent */
                             agentId: string;
                             /** @description The id of the organization the conversation belongs to */
                             organizationId: string;
-                            /** @description The phone call the conversation was spoken on; batched */
-                            call?: components["schemas"]["Call"] | null;
                         }[];
                         /** @description Where this page sits in the list */
                         meta: components["schemas"]["PageMeta"];
@@ -8443,6 +8387,113 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "status": "pending",
+                     *       "title": "Opening hours question",
+                     *       "outcome": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "met": true,
+                     *           "explanation": "The caller agreed to a time on Tuesday."
+                     *         }
+                     *       ],
+                     *       "endedAt": "2026-11-24T09:30:00.000Z",
+                     *       "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "messageCount": 3,
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "alloy",
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "messages": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "sequence": 3,
+                     *           "role": "user",
+                     *           "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *           "usage": {
+                     *             "inputTokens": 3,
+                     *             "outputTokens": 3,
+                     *             "totalTokens": 3,
+                     *             "model": "builtin/echo"
+                     *           },
+                     *           "model": "builtin/echo",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Conversation"] & {
                         /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
@@ -8711,6 +8762,113 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "status": "pending",
+                     *       "title": "Opening hours question",
+                     *       "outcome": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "met": true,
+                     *           "explanation": "The caller agreed to a time on Tuesday."
+                     *         }
+                     *       ],
+                     *       "endedAt": "2026-11-24T09:30:00.000Z",
+                     *       "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "messageCount": 3,
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "alloy",
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "messages": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "sequence": 3,
+                     *           "role": "user",
+                     *           "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *           "usage": {
+                     *             "inputTokens": 3,
+                     *             "outputTokens": 3,
+                     *             "totalTokens": 3,
+                     *             "model": "builtin/echo"
+                     *           },
+                     *           "model": "builtin/echo",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Conversation"] & {
                         /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
@@ -9381,6 +9539,113 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "status": "pending",
+                     *       "title": "Opening hours question",
+                     *       "outcome": [
+                     *         {
+                     *           "label": "Booked an appointment",
+                     *           "met": true,
+                     *           "explanation": "The caller agreed to a time on Tuesday."
+                     *         }
+                     *       ],
+                     *       "endedAt": "2026-11-24T09:30:00.000Z",
+                     *       "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "messageCount": 3,
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "agent": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "name": "Front desk agent",
+                     *         "description": "Answers questions about opening hours and bookings",
+                     *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "status": "draft",
+                     *         "version": 1,
+                     *         "modelConfig": {
+                     *           "model": "builtin/echo",
+                     *           "modelSettings": {
+                     *             "source": "crm"
+                     *           },
+                     *           "providerOptions": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "voiceConfig": {
+                     *           "pipelineMode": "batch",
+                     *           "voiceId": "alloy",
+                     *           "stsProvider": "openai",
+                     *           "sttProvider": "deepgram",
+                     *           "sttModel": "nova-3",
+                     *           "ttsProvider": "elevenlabs",
+                     *           "ttsModel": "eleven_flash_v2_5",
+                     *           "language": "en-US"
+                     *         },
+                     *         "memoryConfig": {
+                     *           "enabled": true,
+                     *           "lastMessages": 3,
+                     *           "semanticRecall": true
+                     *         },
+                     *         "metadata": {
+                     *           "source": "crm"
+                     *         },
+                     *         "knowledgeBaseConfig": {
+                     *           "knowledgeBaseId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "topK": 1,
+                     *           "similarityThreshold": 0.2
+                     *         },
+                     *         "resolutionCriteria": [
+                     *           {
+                     *             "label": "Booked an appointment",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
+                     *         "analysisPlan": {
+                     *           "summary": true,
+                     *           "structuredData": {
+                     *             "source": "crm"
+                     *           }
+                     *         },
+                     *         "createdBy": "Example createdBy",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "hasPolicy": true
+                     *       },
+                     *       "messages": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "sequence": 3,
+                     *           "role": "user",
+                     *           "content": "Acme Dental is open Monday to Friday, 9:00 to 17:00.",
+                     *           "usage": {
+                     *             "inputTokens": 3,
+                     *             "outputTokens": 3,
+                     *             "totalTokens": 3,
+                     *             "model": "builtin/echo"
+                     *           },
+                     *           "model": "builtin/echo",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Conversation"] & {
                         /** @description The conversation’s latest messages, oldest first (the whole list is paged at /messages) */
                         messages: components["schemas"]["Message"][];
@@ -10506,7 +10771,7 @@ export interface operations {
                              */
                             status: "processing" | "ready" | "failed";
                             /** @description Why processing failed */
-                            error?: string | null;
+                            error: string | null;
                             /** @description Passages the document was cut into */
                             chunkCount: number;
                             /** @description The id of the knowledge base */
@@ -12459,7 +12724,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "contactIds": [
-                 *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *         "8e3f2c1a-4d5f-4a71-8c9d-3e4f5a6b7c82"
                  *       ]
                  *     }
                  */
@@ -12724,7 +12989,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "contactIds": [
-                 *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *         "8e3f2c1a-4d5f-4a71-8c9d-3e4f5a6b7c82"
                  *       ]
                  *     }
                  */
@@ -13158,12 +13423,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "Ada Lovelace",
                  *       "phone": "+14155550123",
                  *       "timeZone": "America/New_York",
                  *       "attributes": {
                  *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
+                 *         "renewalDate": "2036-12-01"
                  *       },
                  *       "optedOut": false
                  *     }
@@ -13432,12 +13697,20 @@ export interface operations {
                  * @example {
                  *       "contacts": [
                  *         {
-                 *           "name": "Front desk agent",
+                 *           "name": "Ada Lovelace",
                  *           "phone": "+14155550123",
                  *           "timeZone": "America/New_York",
                  *           "attributes": {
                  *             "plan": "gold",
-                 *             "renewalDate": "2026-12-01"
+                 *             "renewalDate": "2036-12-01"
+                 *           }
+                 *         },
+                 *         {
+                 *           "name": "Alan Turing",
+                 *           "phone": "+14155550124",
+                 *           "timeZone": "Europe/London",
+                 *           "attributes": {
+                 *             "plan": "silver"
                  *           },
                  *           "optedOut": false
                  *         }
@@ -13890,14 +14163,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "phone": "+14155550123",
-                 *       "timeZone": "America/New_York",
+                 *       "name": "Ada King",
+                 *       "timeZone": "Europe/London",
                  *       "attributes": {
-                 *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
-                 *       },
-                 *       "optedOut": false
+                 *         "plan": "platinum",
+                 *         "renewalDate": "2037-12-01"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateContactInput"];
@@ -15707,12 +15978,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "type": "order",
-                 *       "name": "Front desk agent",
+                 *       "contactId": "8e3f2c1a-4d5f-4a71-8c9d-3e4f5a6b7c82",
+                 *       "type": "appointment",
+                 *       "name": "Check-up",
                  *       "attributes": {
-                 *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
+                 *         "appointmentDate": "2036-01-12",
+                 *         "dentist": "Dr. Smith"
                  *       }
                  *     }
                  */
@@ -16168,12 +16439,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "type": "order",
-                 *       "name": "Front desk agent",
+                 *       "name": "Check-up and cleaning",
                  *       "attributes": {
-                 *         "plan": "gold",
-                 *         "renewalDate": "2026-12-01"
+                 *         "appointmentDate": "2036-01-19",
+                 *         "dentist": "Dr. Smith"
                  *       }
                  *     }
                  */
@@ -18600,8 +18869,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "userId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "role": "lead"
+                 *       "userId": "b16c5f4d-7a8c-4da4-9f20-6b7c8d9e0fb5",
+                 *       "role": "member"
                  *     }
                  */
                 "application/json": components["schemas"]["AddTeamMemberInput"];
@@ -19286,22 +19555,56 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "name": "Appointment reminder",
+                 *       "description": "Greets, asks for a confirmation, leaves a voicemail when nobody answers",
                  *       "nodes": [
                  *         {
-                 *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "type": "start",
-                 *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "label": "Booked an appointment",
-                 *           "transferTo": "Example transfer"
+                 *           "id": "start",
+                 *           "type": "start"
+                 *         },
+                 *         {
+                 *           "id": "greet",
+                 *           "type": "say",
+                 *           "label": "Hello, this is Acme Dental reminding you of your appointment tomorrow at 10:00."
+                 *         },
+                 *         {
+                 *           "id": "confirm",
+                 *           "type": "ask",
+                 *           "label": "Can you make it? Say yes or no.",
+                 *           "agentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
+                 *         },
+                 *         {
+                 *           "id": "voicemail",
+                 *           "type": "voicemail",
+                 *           "label": "Sorry we missed you; please call us back on 415 555 0100."
+                 *         },
+                 *         {
+                 *           "id": "end",
+                 *           "type": "end"
                  *         }
                  *       ],
                  *       "edges": [
                  *         {
-                 *           "from": "Example from",
-                 *           "to": "Example to",
-                 *           "condition": "Example condition"
+                 *           "from": "start",
+                 *           "to": "greet",
+                 *           "condition": "answered"
+                 *         },
+                 *         {
+                 *           "from": "start",
+                 *           "to": "voicemail",
+                 *           "condition": "voicemail"
+                 *         },
+                 *         {
+                 *           "from": "greet",
+                 *           "to": "confirm"
+                 *         },
+                 *         {
+                 *           "from": "confirm",
+                 *           "to": "end"
+                 *         },
+                 *         {
+                 *           "from": "voicemail",
+                 *           "to": "end"
                  *         }
                  *       ]
                  *     }
@@ -19780,22 +20083,55 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "description": "Greets and asks for a confirmation; a voicemail when nobody answers",
                  *       "nodes": [
                  *         {
-                 *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "type": "start",
-                 *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "label": "Booked an appointment",
-                 *           "transferTo": "Example transfer"
+                 *           "id": "start",
+                 *           "type": "start"
+                 *         },
+                 *         {
+                 *           "id": "greet",
+                 *           "type": "say",
+                 *           "label": "Hello, this is Acme Dental reminding you of your appointment tomorrow at 10:00."
+                 *         },
+                 *         {
+                 *           "id": "confirm",
+                 *           "type": "ask",
+                 *           "label": "Can you make it? Say yes or no.",
+                 *           "agentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
+                 *         },
+                 *         {
+                 *           "id": "voicemail",
+                 *           "type": "voicemail",
+                 *           "label": "Sorry we missed you; please call us back on 415 555 0100."
+                 *         },
+                 *         {
+                 *           "id": "end",
+                 *           "type": "end"
                  *         }
                  *       ],
                  *       "edges": [
                  *         {
-                 *           "from": "Example from",
-                 *           "to": "Example to",
-                 *           "condition": "Example condition"
+                 *           "from": "start",
+                 *           "to": "greet",
+                 *           "condition": "answered"
+                 *         },
+                 *         {
+                 *           "from": "start",
+                 *           "to": "voicemail",
+                 *           "condition": "voicemail"
+                 *         },
+                 *         {
+                 *           "from": "greet",
+                 *           "to": "confirm"
+                 *         },
+                 *         {
+                 *           "from": "confirm",
+                 *           "to": "end"
+                 *         },
+                 *         {
+                 *           "from": "voicemail",
+                 *           "to": "end"
                  *         }
                  *       ]
                  *     }
@@ -20340,7 +20676,7 @@ export interface operations {
                      *           },
                      *           "autoPauseRules": [
                      *             {
-                     *               "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "nodeId": "ask-time",
                      *               "threshold": 1,
                      *               "resetOnResume": true
                      *             }
@@ -20408,7 +20744,7 @@ export interface operations {
                      *             },
                      *             "voiceConfig": {
                      *               "pipelineMode": "batch",
-                     *               "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "voiceId": "alloy",
                      *               "stsProvider": "openai",
                      *               "sttProvider": "deepgram",
                      *               "sttModel": "nova-3",
@@ -20629,57 +20965,42 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "Appointment reminders",
                  *       "kind": "campaign",
-                 *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
-                 *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
+                 *       "audienceId": "9f4a3d2b-5e6a-4b82-9d0e-4f5a6b7c8d93",
+                 *       "description": "Calls next week’s patients to confirm their appointment",
+                 *       "flowId": "a05b4e3c-6f7b-4c93-8e1f-5a6b7c8d9ea4",
+                 *       "scheduledStartAt": "2036-01-05T14:00:00.000Z",
+                 *       "scheduledStopAt": "2036-01-05T22:00:00.000Z",
                  *       "callingWindow": {
                  *         "startTime": "09:00",
                  *         "endTime": "17:00",
                  *         "daysOfWeek": [
-                 *           3
+                 *           1,
+                 *           2,
+                 *           3,
+                 *           4,
+                 *           5
                  *         ]
                  *       },
-                 *       "maxConcurrentCalls": 3,
+                 *       "maxConcurrentCalls": 2,
                  *       "simulatedCaller": {
                  *         "utterances": [
-                 *           "Example utterances"
+                 *           "Yes, that works for me."
                  *         ]
                  *       },
-                 *       "recording": {
-                 *         "enabled": true,
-                 *         "channels": "mono",
-                 *         "consent": {
-                 *           "sentence": "This call may be recorded. Press 2 or say no to refuse.",
-                 *           "refuseOn": [
-                 *             "digit:2"
-                 *           ]
-                 *         }
-                 *       },
                  *       "retryPolicy": {
-                 *         "maxAttempts": 1,
-                 *         "retryDelayMinutes": 3
+                 *         "maxAttempts": 2,
+                 *         "retryDelayMinutes": 60
                  *       },
                  *       "autoPauseRules": [
                  *         {
-                 *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "threshold": 1,
+                 *           "nodeId": "voicemail",
+                 *           "threshold": 50,
                  *           "resetOnResume": true
                  *         }
                  *       ],
-                 *       "liveTrigger": {
-                 *         "attribute": "Example attribute",
-                 *         "source": "contact",
-                 *         "entityType": "Example entityType",
-                 *         "offsetDays": 3,
-                 *         "timeOfDay": "09:00"
-                 *       },
-                 *       "carrier": "simulator",
-                 *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "carrier": "simulator"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateProgramInput"];
@@ -20727,7 +21048,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -20795,7 +21116,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -21139,7 +21460,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -21207,7 +21528,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -21444,57 +21765,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "kind": "campaign",
-                 *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z",
-                 *       "scheduledStopAt": "2026-11-24T09:30:00.000Z",
-                 *       "callingWindow": {
-                 *         "startTime": "09:00",
-                 *         "endTime": "17:00",
-                 *         "daysOfWeek": [
-                 *           3
-                 *         ]
-                 *       },
-                 *       "maxConcurrentCalls": 3,
-                 *       "simulatedCaller": {
-                 *         "utterances": [
-                 *           "Example utterances"
-                 *         ]
-                 *       },
-                 *       "recording": {
-                 *         "enabled": true,
-                 *         "channels": "mono",
-                 *         "consent": {
-                 *           "sentence": "This call may be recorded. Press 2 or say no to refuse.",
-                 *           "refuseOn": [
-                 *             "digit:2"
-                 *           ]
-                 *         }
-                 *       },
+                 *       "maxConcurrentCalls": 4,
                  *       "retryPolicy": {
-                 *         "maxAttempts": 1,
-                 *         "retryDelayMinutes": 3
+                 *         "maxAttempts": 3,
+                 *         "retryDelayMinutes": 120
                  *       },
-                 *       "autoPauseRules": [
-                 *         {
-                 *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *           "threshold": 1,
-                 *           "resetOnResume": true
-                 *         }
-                 *       ],
-                 *       "liveTrigger": {
-                 *         "attribute": "Example attribute",
-                 *         "source": "contact",
-                 *         "entityType": "Example entityType",
-                 *         "offsetDays": 3,
-                 *         "timeOfDay": "09:00"
-                 *       },
-                 *       "carrier": "simulator",
-                 *       "fromNumberId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "scheduledStopAt": "2036-01-05T23:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProgramInput"];
@@ -21542,7 +21818,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -21610,7 +21886,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -22217,7 +22493,7 @@ export interface operations {
                      *       },
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -22285,7 +22561,7 @@ export interface operations {
                      *         },
                      *         "voiceConfig": {
                      *           "pipelineMode": "batch",
-                     *           "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "voiceId": "alloy",
                      *           "stsProvider": "openai",
                      *           "sttProvider": "deepgram",
                      *           "sttModel": "nova-3",
@@ -22629,7 +22905,7 @@ export interface operations {
                      *         "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *         "autoPauseRules": [
                      *           {
-                     *             "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "nodeId": "ask-time",
                      *             "threshold": 1,
                      *             "resetOnResume": true
                      *           }
@@ -22817,7 +23093,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "scheduledStartAt": "2026-11-24T09:30:00.000Z"
+                 *       "scheduledStartAt": "2036-01-05T14:00:00.000Z"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateExecutionInput"];
@@ -22856,7 +23132,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -23160,7 +23436,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -23372,7 +23648,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -23653,7 +23929,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -23934,7 +24210,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -24215,7 +24491,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -24496,7 +24772,7 @@ export interface operations {
                      *       "actualEndAt": "2026-11-24T09:30:00.000Z",
                      *       "autoPauseRules": [
                      *         {
-                     *           "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "nodeId": "ask-time",
                      *           "threshold": 1,
                      *           "resetOnResume": true
                      *         }
@@ -25019,7 +25295,7 @@ export interface operations {
                      *         },
                      *         "autoPauseRules": [
                      *           {
-                     *             "nodeId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "nodeId": "ask-time",
                      *             "threshold": 1,
                      *             "resetOnResume": true
                      *           }
@@ -25087,7 +25363,7 @@ export interface operations {
                      *           },
                      *           "voiceConfig": {
                      *             "pipelineMode": "batch",
-                     *             "voiceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "voiceId": "alloy",
                      *             "stsProvider": "openai",
                      *             "sttProvider": "deepgram",
                      *             "sttModel": "nova-3",
@@ -26705,10 +26981,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "number": "+14155550100",
-                 *       "label": "Booked an appointment",
-                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "label": "Front desk line",
+                 *       "carrierConnectionId": "c27d6a5e-8b9d-4eb5-8a31-7c8d9e0f1ac6",
+                 *       "inboundAgentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
                  *     }
                  */
                 "application/json": components["schemas"]["CreatePhoneNumberInput"];
@@ -27204,11 +27479,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "number": "+14155550100",
-                 *       "label": "Booked an appointment",
-                 *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundAgentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                 *       "inboundFlowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "label": "Front desk line (after hours)",
+                 *       "inboundAgentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdatePhoneNumberInput"];
@@ -29389,11 +29661,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://crm.example.com/webhooks/gateway",
+                 *       "url": "https://example.com/webhooks/gateway",
                  *       "eventTypes": [
-                 *         "execution.created"
+                 *         "call.ended",
+                 *         "execution.completed"
                  *       ],
-                 *       "description": "Answers questions about opening hours and bookings",
+                 *       "description": "The CRM’s call log",
                  *       "enabled": true
                  *     }
                  */
@@ -29854,12 +30127,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://crm.example.com/webhooks/gateway",
                  *       "eventTypes": [
-                 *         "execution.created"
+                 *         "call.ended"
                  *       ],
-                 *       "description": "Answers questions about opening hours and bookings",
-                 *       "enabled": true
+                 *       "description": "The CRM’s call log (calls only)"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhookEndpointInput"];
@@ -30826,7 +31097,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "eventId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                 *       "eventId": "e49f8c7a-adbf-40d7-8c53-9e0f1a2b3ce8"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhookDeliveryInput"];
