@@ -45,6 +45,7 @@ const LANDING = page(
   <li><a href="/graphiql">GraphiQL</a> with the explorer (works offline)</li>
   <li><a href="/graphql">Apollo Sandbox</a> (needs the internet)</li>
   <li><a href="/api/openapi.json">OpenAPI document</a> (<code>/api/openapi.json</code>)</li>
+  <li><a href="/docs/errors">Error codes</a>: what each problem's <code>code</code> means and what to do about it</li>
   <li><a href="/healthz">Health</a> (<code>/healthz</code>) and readiness (<code>/readyz</code>)</li>
 </ul>`,
 );
