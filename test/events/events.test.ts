@@ -295,7 +295,8 @@ describe('campaign-events', () => {
     expect(started.map((event) => event.payload.id).sort()).toEqual(calls.map((call) => call.id).sort());
     for (const event of ended) {
       const call = calls.find((each) => each.id === event.payload.id)!;
-      expect(Object.keys(event.payload).sort()).toEqual(Object.keys(call).sort()); // jsonb keeps keys in its own order
+      // The call as REST shows it, but its recording (read with the call, not carried by its events); jsonb keeps keys in its own order.
+      expect(Object.keys(event.payload).sort()).toEqual(Object.keys(call).filter((key) => key !== 'recording').sort());
       expect(event.payload).toMatchObject({ status: call.status, outcome: call.outcome, endedAt: call.endedAt, durationSeconds: call.durationSeconds });
     }
     expect(started.every((event) => event.payload.status === 'in_progress' && event.payload.endedAt === null)).toBe(true);
