@@ -164,8 +164,9 @@ describe('a streaming call', () => {
     const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
     const caller = await openStream(callId);
     await heardEverything(caller, 1);
-    await say(caller);
+    // Counted before the caller speaks: the answer may arrive while the silence after the words is still being sent.
     const greetingFrames = caller.frames.length;
+    await say(caller);
     await eventually(async () => elevenlabs.texts, (texts) => texts.length >= 2, 'the long answer sent to the synthesizer');
     // A second of the answer is played, then the caller talks over it.
     await caller.waitFor(() => caller.frames.length > greetingFrames, 'the answer playing', 15_000);
