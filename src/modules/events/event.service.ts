@@ -4,7 +4,7 @@ import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPage } from '../../db/read-model.js';
-import { query } from '../programs/runner/sql.js';
+import { query } from '../../db/sql.js';
 import type { EventListArgs } from './event.args.js';
 import { Event } from './event.entity.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { at, query } from '../programs/runner/sql.js';
+import { at, query } from '../../db/sql.js';
 import type { RecordingStatusEvent } from '../telephony/carrier.js';
 
 /** What a report did: `applied` moved the recording; `ignored` changed nothing (a replay, a late or foreign report, a deleted recording). */

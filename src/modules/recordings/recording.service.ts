@@ -5,7 +5,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
 import { authorize } from '../organizations/roles.js';
-import { at, query } from '../programs/runner/sql.js';
+import { at, query } from '../../db/sql.js';
 import { Call } from '../telephony/call.entity.js';
 import { CarrierError, type CarrierAccount, type RecordingCarrier } from '../telephony/carrier.js';
 import { ProgramCarrier } from '../telephony/telephony.enums.js';

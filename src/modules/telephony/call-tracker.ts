@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { EventWriter } from '../events/event-writer.js';
-import { at, placeholders, query } from '../programs/runner/sql.js';
+import { at, placeholders, query } from '../../db/sql.js';
 import { Call } from './call.entity.js';
 import { callJson } from './call.types.js';
 import type { AnsweredBy, CallStatusEvent } from './carrier.js';

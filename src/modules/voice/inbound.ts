@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { at, query } from '../programs/runner/sql.js';
+import { at, query } from '../../db/sql.js';
 import { WORDS, withPromptIds, type VoiceAction } from './voice-actions.js';
 import type { VoiceEngine } from './voice-session.js';
 import type { WebhookReplays } from './webhook-replays.js';

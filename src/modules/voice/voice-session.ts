@@ -7,7 +7,7 @@ import { DoNotCallService } from '../contacts/do-not-call.service.js';
 import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import type { FlowEdge, FlowNode } from '../programs/call-flow.types.js';
 import type { NodeEvent } from '../programs/edge-condition.js';
-import { at, query } from '../programs/runner/sql.js';
+import { at, query } from '../../db/sql.js';
 import type { AnsweredBy } from '../telephony/carrier.js';
 import type { CallTracker } from '../telephony/call-tracker.js';
 import { needsResolution, nextNode, walkFrom, type WalkContext } from './flow-walk.js';

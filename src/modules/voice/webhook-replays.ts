@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Request } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { query } from '../programs/runner/sql.js';
+import { query } from '../../db/sql.js';
 import type { VoiceAction } from './voice-actions.js';
 
 /** How long a repeat waits for the first request's answer while that one is still being worked out. */

@@ -8,7 +8,7 @@ import { pagesByParent } from '../../db/pages-by-parent.js';
 import { Event } from '../events/event.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
-import { query } from '../programs/runner/sql.js';
+import { query } from '../../db/sql.js';
 import { WebhookDelivery, WebhookDeliveryAttempt } from './webhook-delivery.entity.js';
 import type { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import type { WebhookEndpointService } from './webhook-endpoint.service.js';

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { at, query } from '../programs/runner/sql.js';
+import { at, query } from '../../db/sql.js';
 
 /**
  * Disables an endpoint (with the gateway's reason, or null when a user did it) and fails its pending

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { CredentialsError, open } from '../../platform/credentials.js';
-import { at, query } from '../programs/runner/sql.js';
+import { at, query } from '../../db/sql.js';
 import { disableEndpoint } from './webhook-disable.js';
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from './webhook-schedule.js';
 import { sendDelivery, type SendResult } from './webhook-sender.js';

@@ -4,7 +4,7 @@ import { AppError } from '../../../common/errors.js';
 import { EventWriter } from '../../events/event-writer.js';
 import type { GenerateObjectRequest, GenerateObjectResult } from '../../models/model.types.js';
 import { ModelOutputError } from '../../models/model.types.js';
-import { at, query } from '../../programs/runner/sql.js';
+import { at, query } from '../../../db/sql.js';
 import { Call } from '../../telephony/call.entity.js';
 import { callJson } from '../../telephony/call.types.js';
 import { Agent } from '../agent.entity.js';

@@ -6,7 +6,7 @@ import { Message } from '../../agents/message.entity.js';
 import type { ConversationService } from '../../agents/conversation.service.js';
 import type { ExecutionService } from '../../programs/execution.service.js';
 import type { ProgramService } from '../../programs/program.service.js';
-import { query } from '../../programs/runner/sql.js';
+import { query } from '../../../db/sql.js';
 import type { Event } from '../event.entity.js';
 import { EVENT_TYPES } from '../event.types.js';
 import { FINAL_STATES } from '../../programs/execution-state.js';

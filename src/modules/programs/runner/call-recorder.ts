@@ -7,7 +7,7 @@ import type { AutoPauseRule } from '../program.types.js';
 import { addReached, trippedRule } from './auto-pause.js';
 import { isFinalOutcome, reachesNodes, type CallResult } from './dialer.js';
 import type { ClaimedCall } from './work-queue.js';
-import { at, placeholders, query } from './sql.js';
+import { at, placeholders, query } from '../../../db/sql.js';
 import { addOutcomeCounts } from '../execution-outcomes.js';
 
 interface ExecutionState {

@@ -21,7 +21,7 @@ import { reconcileExpiredCalls } from './reconcile.js';
 import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './simulated-carrier.js';
 import { advanceSchedules } from './schedule.js';
 import { ClaimRaced, claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
-import { query } from './sql.js';
+import { query } from '../../../db/sql.js';
 import { RecordingLedger } from '../../recordings/recording-ledger.js';
 
 /** How long a contact whose call the carrier never took (down, 5xx) waits before it is tried again. */

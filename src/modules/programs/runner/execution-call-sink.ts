@@ -6,7 +6,7 @@ import { recordLedgerEntry } from '../../organizations/credit.service.js';
 import type { ExecutionEvents, RecordTransition } from '../execution-events.js';
 import { recordCallsIn } from './call-recorder.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
-import { at, query } from './sql.js';
+import { at, query } from '../../../db/sql.js';
 import { loadExecutions } from './work-queue.js';
 
 export interface ExecutionCallSinkOptions {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { at, placeholders, query } from './sql.js';
+import { at, placeholders, query } from '../../../db/sql.js';
 
 /**
  * Leases are written and compared on one clock: the database's `now()` in production, so runners

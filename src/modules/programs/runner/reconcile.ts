@@ -4,7 +4,7 @@ import { CarrierError, type CarrierAccount, type CarrierAdapter, type CarrierCal
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallStatus, ProgramCarrier } from '../../telephony/telephony.enums.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
-import { query } from './sql.js';
+import { query } from '../../../db/sql.js';
 
 interface ExpiredCall {
   call_id: string;

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ExecutionEvents } from '../execution-events.js';
 import { canMove } from '../execution-state.js';
 import { ExecutionStatus } from '../program.enums.js';
-import { at, placeholders, query } from './sql.js';
+import { at, placeholders, query } from '../../../db/sql.js';
 import { lockProgramRuns } from '../execution.service.js';
 
 const STOPPABLE = Object.values(ExecutionStatus).filter((status) => canMove(status, ExecutionStatus.stopped));

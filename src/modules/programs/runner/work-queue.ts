@@ -8,7 +8,7 @@ import { ExecutionStatus } from '../program.enums.js';
 import type { CallingWindow, RetryPolicy } from '../program.types.js';
 import { isWithinWindow } from './calling-window.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
-import { at, placeholders, query } from './sql.js';
+import { at, placeholders, query } from '../../../db/sql.js';
 import { addOutcomeCounts } from '../execution-outcomes.js';
 import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
 import { EventWriter } from '../../events/event-writer.js';

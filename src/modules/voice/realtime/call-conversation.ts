@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { at, query } from '../../programs/runner/sql.js';
+import { at, query } from '../../../db/sql.js';
 import { Agent } from '../../agents/agent.entity.js';
 import { ConversationStatus, MessageRole } from '../../agents/agent.enums.js';
 import type { ChatMessage } from '../../agents/agent.ports.js';

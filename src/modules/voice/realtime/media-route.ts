@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { isUuid } from '../../../db/base.entity.js';
-import { at, query } from '../../programs/runner/sql.js';
+import { at, query } from '../../../db/sql.js';
 import type { CarrierAccount, CarrierAdapter } from '../../telephony/carrier.js';
 import { admitUpgrade, countRefusal, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
 import { CallBridge, type BridgeDeps, type BridgedCall } from './bridge.js';

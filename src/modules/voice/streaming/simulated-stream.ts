@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { query } from '../../programs/runner/sql.js';
+import { query } from '../../../db/sql.js';
 import { BuiltinRecognizer, encodeSpeech } from './builtin-speech.js';
 import type { RecognizerSession } from './speech-ports.js';
 import { DEFAULT_TURN_RULES, StreamingCall, type CarrierLink, type StreamingDeps, type TurnRules } from './streaming-call.js';
