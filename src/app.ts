@@ -95,7 +95,6 @@ import { recordingWebhookRouter } from './modules/recordings/recording-webhooks.
 import { RecordingLedger } from './modules/recordings/recording-ledger.js';
 import { VoiceEngine } from './modules/voice/voice-session.js';
 import { ExecutionCallSink } from './modules/programs/runner/execution-call-sink.js';
-import { ExecutionEvents } from './modules/programs/execution-events.js';
 import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js';
 import { attachMediaRoute } from './modules/voice/realtime/media-route.js';
 import { WebhookReplays } from './modules/voice/webhook-replays.js';
@@ -331,7 +330,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   // Carrier-facing: Twilio's status callbacks and answer requests, checked against its signature.
   const callTracker = new CallTracker(
     database.em,
-    new ExecutionCallSink({ events: new ExecutionEvents(logger), logger, leaseMs: config.runner.leaseMs, retryMs: PLACEMENT_RETRY_MS }),
+    new ExecutionCallSink({ events: services.executionEvents, logger, leaseMs: config.runner.leaseMs, retryMs: PLACEMENT_RETRY_MS }),
     logger,
   );
   const webhookOptions = {

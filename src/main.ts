@@ -20,6 +20,7 @@ async function start(): Promise<void> {
   const { openDatabase } = await import('./db/orm.js');
   const { createGateway } = await import('./app.js');
   const { CampaignRunner } = await import('./modules/programs/runner/campaign-runner.js');
+  const { gatewayRunnerOptions } = await import('./modules/programs/runner/gateway-runner.js');
   const { SimulatedDialer } = await import('./modules/programs/runner/simulated-dialer.js');
   const { FIRE_BATCH } = await import('./modules/programs/triggers/trigger-fire.js');
   const database = await openDatabase({
@@ -80,18 +81,8 @@ async function start(): Promise<void> {
     ? new CampaignRunner({
         em: database.em,
         dialer: new SimulatedDialer({ seed: config.runner.dialerSeed, speedMs: config.runner.dialerSpeedMs }),
-        carriers: {
-          adapters: gateway.services.carriers,
-          account: async (connectionId) => {
-            const account = await gateway.services.carrierConnections.accountById(connectionId);
-            if (!account) throw new Error(`Carrier connection ${connectionId} is gone`);
-            return account;
-          },
-          publicUrl: config.telephony.publicUrl,
-        },
         logger,
-        conversations: config.runner.dialerVoice ? gateway.services.conversations : undefined,
-        streaming: { model: gateway.services.models, knowledge: gateway.services.knowledge, doNotCall: gateway.services.doNotCall },
+        ...gatewayRunnerOptions(gateway.services, { publicUrl: config.telephony.publicUrl, talkSimulatedCalls: config.runner.dialerVoice }),
         intervalMs: config.runner.intervalMs,
         leaseMs: config.runner.leaseMs,
       })

@@ -62,6 +62,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const carrierConnections = new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey });
   const webhookEndpoints = new WebhookEndpointService(em, { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.webhooks.allowPrivate });
   const services = {
+    executionEvents,
     tokens,
     apiKeys,
     auth: new AuthService(em, tokens, keyCache),

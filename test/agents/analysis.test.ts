@@ -4,13 +4,13 @@ import { CallAnalysisDocument, ConversationAnalysisDocument, CreateAnalysisAgent
 import { TEST_JWT_SECRET, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { AnalysisWorker } from '../../src/modules/agents/analysis/analysis-worker.js';
 import { createAudience } from '../programs/fixtures.js';
 import { waitForExecution } from '../telephony/fixtures.js';
 import { drain, startWebhookApp, TestClock, worker } from '../webhooks/fixtures.js';
 import { WebhookReceiver } from '../webhooks/receiver.js';
+import { testRunner } from '../runner/fixtures.js';
 
 /**
  * A loopback OpenAI-compatible server: a turn of the call is answered with text; a request for
@@ -101,7 +101,7 @@ async function offlineCampaign(agentId: string, contacts: number): Promise<{ exe
   const execution = (await acme.rest.post(`/api/programs/${program.body.id}/executions`)).body;
   expect((await acme.rest.post(`/api/executions/${execution.id}/start`)).status).toBe(200);
   const dialer = new SimulatedDialer({ seed: 'analysis', speedMs: 0, weights: { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 } });
-  const runner = new CampaignRunner({ em: app.db.database.em, dialer, logger: createLogger('silent'), intervalMs: 10, conversations: app.gateway.services.conversations });
+  const runner = testRunner(app, { dialer, logger: createLogger('silent'), intervalMs: 10, conversations: app.gateway.services.conversations });
   runner.start();
   try {
     await waitForExecution(acme, execution.id, (row) => row.status === 'completed');

@@ -4,8 +4,7 @@ import { ActivateProgramDocument, AudienceDocument, CallFlowDocument, CampaignCr
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addCredits, ALL_DAY, ALWAYS_ANSWERED, buildCampaign, buildRunner, clock, type Counters, createAudience, createFlow, creditBalance, importContacts, loggedErrors, logs, poll, readExecution, sleep, tickUntil } from './fixtures.js';
 import { createLogger } from '../../src/common/logger.js';
-import { expectedCalls } from '../runner/fixtures.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
+import { expectedCalls, testRunner } from '../runner/fixtures.js';
 
 // Campaigns: runs, isolation, live programs, pauses, semantics and transition logs, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -603,7 +602,7 @@ describe('semantics', () => {
     await org.rest.post(`/api/executions/${id}/start`);
     // A carrier that claims its unanswered calls walked the flow.
     const dialer: Dialer = { placeCall: async () => ({ outcome: 'no_answer', reachedNodeIds: ['start', 'say', 'end'], durationSeconds: 0 }) };
-    const runner = new CampaignRunner({ em: app.db.database.em, dialer, logger: createLogger('warn'), intervalMs: 5, clock });
+    const runner = testRunner(app, { dialer, logger: createLogger('warn'), intervalMs: 5, clock });
     const end = await tickUntil(runner, () => readExecution(org, programId, id), (each) => each.status !== 'running');
     expect(end).toMatchObject({ status: 'completed', contactsFailed: 3, contactsCompleted: 0 });
     expect((await org.graphql.ok(CampaignExecutionDocument, { id })).execution).toMatchObject({ status: 'completed', contactsFailed: 3, creditsSpent: 3 });
@@ -673,7 +672,7 @@ describe('transition-logs', () => {
   /** A runner as main.ts builds it, logging at info into the same destination. */
   function runner(seed: string, now: () => Date = clock) {
     const dialer = new SimulatedDialer({ speedMs: 0, seed, weights: ALWAYS_ANSWERED });
-    return new CampaignRunner({ em: app.db.database.em, dialer, logger: createLogger('info', sink), intervalMs: 5, clock: now });
+    return testRunner(app, { dialer, logger: createLogger('info', sink), intervalMs: 5, clock: now });
   }
 
   async function created(org: TestOrganization, programId: string, body?: Record<string, unknown>): Promise<string> {

@@ -1,10 +1,10 @@
 import { AddDoNotCallDocument, CampaignExecutionDocument, ControlExecutionDocument, ResumeExecutionDocument, StartExecutionDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { CALL_CSV_COLUMNS } from '../../src/modules/telephony/call-csv.js';
 import { addCredits, ALL_DAY, ALWAYS_ANSWERED, activeProgram, buildRunner, clock, createAudience, createFlow, creditBalance, importContacts, loggedErrors, logs, readExecution, tickUntil } from './fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // The do-not-call list where it matters: at the moment a call is placed. A person opts out on a
 // batch call of one program; their number is then never dialed by another program, a live trigger
@@ -75,9 +75,7 @@ describe('the do-not-call list at dial time', () => {
     expect(flow.status).toBe(201);
     const optingProgram = await activeProgram(org, flow.body.id, await createAudience(org, [quitter!.id]), { simulatedCaller: { utterances: ['No thanks, please stop calling me.'] } });
     const optingExecution = await started(org, optingProgram);
-    const voiceRunner = new CampaignRunner({
-      em: app.db.database.em,
-      dialer: new SimulatedDialer({ seed: 'opt-out', speedMs: 0, weights: ALWAYS_ANSWERED }),
+    const voiceRunner = testRunner(app, { dialer: new SimulatedDialer({ seed: 'opt-out', speedMs: 0, weights: ALWAYS_ANSWERED }),
       logger: createLogger('warn', { write: (line: string) => void logs.push(JSON.parse(line)) }),
       clock,
       conversations: app.gateway.services.conversations,

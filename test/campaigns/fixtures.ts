@@ -3,6 +3,7 @@ import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runne
 import { SimulatedDialer, type SimulatedDialerOptions } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { FIRE_BATCH } from '../../src/modules/programs/triggers/trigger-fire.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // Everything here goes through the doors (REST and GraphQL); only the runner is built in-process, as src/main.ts builds it.
 
@@ -29,7 +30,7 @@ export const loggedErrors = () => logs.filter((entry) => entry.level >= 50).map(
 /** A runner as src/main.ts builds it: the root em, a simulated dialer, and the live-program trigger hook. */
 export function buildRunner(app: TestApp, dialer: SimulatedDialerOptions, now: () => Date = clock) {
   const simulated = new SimulatedDialer({ speedMs: 0, ...dialer });
-  const runner = new CampaignRunner({ em: app.db.database.em, dialer: simulated, logger: createLogger('warn', sink), intervalMs: 5, clock: now });
+  const runner = testRunner(app, { dialer: simulated, logger: createLogger('warn', sink), intervalMs: 5, clock: now });
   runner.onTick.push(async (at) => {
     for (;;) {
       const { triggered, cancelled } = await app.gateway.services.triggers.fireDue(at);

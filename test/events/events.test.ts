@@ -2,7 +2,6 @@ import { CallUpdatedDocument, ConversationMessageAddedDocument, EventDocument, E
 import { createLogger } from '../../src/common/logger.js';
 import { EventWriter } from '../../src/modules/events/event-writer.js';
 import { ExecutionEvents } from '../../src/modules/programs/execution-events.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { eventRetentionHook } from '../../src/modules/events/event-retention.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
@@ -10,6 +9,7 @@ import { createAudience } from '../programs/fixtures.js';
 import { FLOW } from '../telephony/fixtures.js';
 import { addCredits, ALWAYS_ANSWERED, buildCampaign, buildRunner, clock, readExecution, tickUntil } from '../campaigns/fixtures.js';
 import { eventually, liveClients } from './live-client.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // Events: the events API, campaign events, the execution stream and GraphQL subscriptions, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -213,7 +213,7 @@ describe('events-api', () => {
       const before = await events(acme);
       expect(before.some((event) => event.payload.old === true)).toBe(true);
       let now = new Date();
-      const runner = new CampaignRunner({ em: app.db.database.em, dialer: new SimulatedDialer({ seed: 'retention' }), logger: createLogger('silent'), clock: () => now });
+      const runner = testRunner(app, { dialer: new SimulatedDialer({ seed: 'retention' }), logger: createLogger('silent'), clock: () => now });
       runner.onTick.push(eventRetentionHook(app.gateway.services.events, app.config.eventsRetentionDays));
       await runner.tick();
       const kept = await events(acme);

@@ -3,8 +3,8 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { createAudience, createFlow } from './fixtures.js';
 import { waitForExecution } from '../telephony/fixtures.js';
 import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // An execution's results say what happened: its finished contacts counted by the outcome of their
 // last call (or why none was placed), the same on both doors, and agreeing with the calls themselves.
@@ -31,7 +31,7 @@ it('counts every finished contact by outcome, on both doors, as its last call en
   const execution = (await acme.rest.post(`/api/programs/${program.body.id}/executions`)).body;
   expect((await acme.rest.post(`/api/executions/${execution.id}/start`)).status).toBe(200);
   const dialer = new SimulatedDialer({ seed: 'outcomes', speedMs: 0, weights: { answered: 2, voicemail: 2, no_answer: 1, busy: 1, failed: 1 } });
-  const runner = new CampaignRunner({ em: app.db.database.em, dialer, logger: createLogger('silent'), intervalMs: 10 });
+  const runner = testRunner(app, { dialer, logger: createLogger('silent'), intervalMs: 10 });
   runner.start();
   let rest: Record<string, any>;
   try {

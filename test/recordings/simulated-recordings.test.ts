@@ -1,5 +1,4 @@
 import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { recordingRetentionHook } from '../../src/modules/recordings/recording-retention.js';
 import { CallRecordingsDocument, CallWithRecordingDocument, CreateRecordingProgramDocument, DeleteCallRecordingDocument, ProgramRecordingDocument, SetRecordingRetentionDocument } from '../generated/graphql.js';
@@ -7,6 +6,7 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { addUser, type TestUser } from '../helpers/users.js';
 import { ALL_DAY, clock, createAudience, createFlow, importContacts, readExecution, tickUntil } from '../campaigns/fixtures.js';
 import { download, readWav, wordsIn } from './fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // Recordings on the simulated carrier: no account, the audio generated from the call's words and
 // kept by the gateway, downloaded, deleted and expired through both doors.
@@ -29,9 +29,7 @@ const DAY_MS = 86_400_000;
 
 /** A runner that talks answered calls through the voice engine with the program's simulated caller. */
 function voiceRunner(seed: string, weights: Record<string, number>) {
-  return new CampaignRunner({
-    em: app.db.database.em,
-    dialer: new SimulatedDialer({ seed, speedMs: 0, weights }),
+  return testRunner(app, { dialer: new SimulatedDialer({ seed, speedMs: 0, weights }),
     logger: createLogger('silent'),
     clock,
     conversations: app.gateway.services.conversations,

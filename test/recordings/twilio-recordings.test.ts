@@ -4,8 +4,9 @@ import { recordingRetentionHook } from '../../src/modules/recordings/recording-r
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { TWILIO_SPEC_SOURCE } from '../support/twilio-recordings-spec.js';
-import { startTwilioApp, twilioCampaign, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { startTwilioApp, twilioCampaign, waitForExecution } from '../telephony/fixtures.js';
 import { download } from './fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // Recordings through Twilio (the loopback double): Record on the call, <Start><Recording> after
 // consent, signed recording callbacks, the audio streamed with the connection's credentials, and
@@ -32,7 +33,7 @@ const headers = () => ({ 'x-api-key': acme.apiKey });
 async function run(contacts: number, program: Record<string, unknown>, script: (phones: string[]) => void) {
   const campaign = await twilioCampaign(acme, fake, { contacts, program });
   script(campaign.phones);
-  const runner = twilioRunner(app);
+  const runner = testRunner(app, { intervalMs: 20 });
   runner.start();
   try {
     await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');

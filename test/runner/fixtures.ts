@@ -13,7 +13,8 @@ import { ExecutionStatus, FlowNodeType, ProgramKind, ProgramStatus } from '../..
 import type { AutoPauseRule, CallingWindow, RetryPolicy } from '../../src/modules/programs/program.types.js';
 import { CampaignRunner, type CampaignRunnerOptions } from '../../src/modules/programs/runner/campaign-runner.js';
 import { type CallOutcome, type CallRequest, type CallResult, type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
-import type { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
+import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
+import { gatewayRunnerOptions } from '../../src/modules/programs/runner/gateway-runner.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 
 /** start → greet → offer → end when answered; start → vm → end on voicemail; start alone otherwise. */
@@ -187,8 +188,20 @@ export function runnerErrors(): string[] {
   return runnerLogs.filter((entry) => entry.level >= 50).map((entry) => entry.msg);
 }
 
-export function testRunner(app: TestApp, options: Partial<CampaignRunnerOptions> & Pick<CampaignRunnerOptions, 'dialer'>): CampaignRunner {
-  return new CampaignRunner({ em: app.db.database.em, logger: createLogger('warn', logSink), intervalMs: 5, ...options });
+/**
+ * A runner wired as main.ts wires the served one (the app's ExecutionEvents, carriers with PUBLIC_URL
+ * the app's own address, its streaming parties), logging warnings to `runnerLogs`; the simulated
+ * carrier answers at once unless a dialer is given. Every test that ticks a runner builds it here.
+ */
+export function testRunner(app: TestApp, options: Partial<CampaignRunnerOptions> = {}): CampaignRunner {
+  return new CampaignRunner({
+    em: app.db.database.em,
+    dialer: new SimulatedDialer({ speedMs: 0 }),
+    logger: createLogger('warn', logSink),
+    intervalMs: 5,
+    ...gatewayRunnerOptions(app.gateway.services, { publicUrl: app.baseUrl }),
+    ...options,
+  });
 }
 
 /** Polls until `done` holds, calling `each` on every sample. */

@@ -1,8 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
-import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner, type CampaignRunnerOptions } from '../../src/modules/programs/runner/campaign-runner.js';
-import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
 import type { FakeTwilio } from '../support/fake-twilio.js';
@@ -12,27 +8,6 @@ export async function startTwilioApp(fake: FakeTwilio, logTo?: Parameters<typeof
   const app = await startTestApp({ telephony: { twilioApiBaseUrl: fake.url, credentialsKey: randomBytes(32), publicUrl: undefined }, ...overrides }, logTo);
   app.config.telephony.publicUrl = app.baseUrl;
   return app;
-}
-
-/** A runner as main.ts builds it, placing calls through the app's carriers and reporting to its webhooks. */
-export function twilioRunner(app: TestApp, options: Partial<CampaignRunnerOptions> & { logger?: Logger } = {}): CampaignRunner {
-  const services = app.gateway.services;
-  return new CampaignRunner({
-    em: app.db.database.em,
-    dialer: new SimulatedDialer({ speedMs: 0 }),
-    logger: options.logger ?? createLogger('silent'),
-    intervalMs: 20,
-    carriers: {
-      adapters: services.carriers,
-      account: async (connectionId) => {
-        const account = await services.carrierConnections.accountById(connectionId);
-        if (!account) throw new Error('no such connection');
-        return account;
-      },
-      publicUrl: app.baseUrl,
-    },
-    ...options,
-  });
 }
 
 export const FLOW = {

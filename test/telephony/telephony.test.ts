@@ -7,9 +7,9 @@ import { type FakeTwilio, startFakeTwilio } from '../support/fake-twilio.js';
 import { createAudience, createFlow } from '../programs/fixtures.js';
 import { type Campaign, campaignWithExecution, insertCall } from './call-seed.js';
 import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { FLOW, waitForExecution } from './fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // Telephony: carrier connections, phone numbers and programs, reading calls, the calls CSV and a simulated
 // campaign, one describe each (they were one file each), each on its own app(s) and database(s).
@@ -868,7 +868,7 @@ describe('simulated-campaign', () => {
     const execution = (await acme.rest.post(`/api/programs/${program.body.id}/executions`)).body;
     expect((await acme.rest.post(`/api/executions/${execution.id}/start`)).status).toBe(200);
 
-    const runner = new CampaignRunner({ em: app.db.database.em, dialer: new SimulatedDialer({ seed: 'offline', speedMs: 5 }), logger: createLogger('silent'), intervalMs: 10 });
+    const runner = testRunner(app, { dialer: new SimulatedDialer({ seed: 'offline', speedMs: 5 }), logger: createLogger('silent'), intervalMs: 10 });
     runner.start();
     let done: Record<string, number & string>;
     try {

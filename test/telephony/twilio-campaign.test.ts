@@ -4,7 +4,8 @@ import { createLogger } from '../../src/common/logger.js';
 import { loadConfig } from '../../src/config.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallOutcome, type FakeTwilio } from '../support/fake-twilio.js';
-import { FLOW, startTwilioApp, twilioCampaign, twilioRunner, waitForExecution } from './fixtures.js';
+import { FLOW, startTwilioApp, twilioCampaign, waitForExecution } from './fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
 
 let fake: FakeTwilio;
 let app: TestApp;
@@ -90,7 +91,7 @@ describe('a campaign through Twilio', () => {
   it('places every call with a signed status callback and machine detection, and records each call and contact once', async () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 6, callsPerSecond: 20 });
     const byPhone = scriptOutcomes(campaign.phones);
-    const runner = twilioRunner(app);
+    const runner = testRunner(app, { intervalMs: 20 });
     runner.start();
     try {
       await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
@@ -133,7 +134,7 @@ describe('a campaign through Twilio', () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 6, callsPerSecond: 20 });
     const byPhone = scriptOutcomes(campaign.phones);
     fake.faults({ duplicate: true, reorder: true });
-    const runner = twilioRunner(app);
+    const runner = testRunner(app, { intervalMs: 20 });
     runner.start();
     try {
       await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
@@ -151,7 +152,7 @@ describe('a campaign through Twilio', () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 6, callsPerSecond: 20 });
     const byPhone = scriptOutcomes(campaign.phones);
     fake.faults({ drop: true });
-    const runner = twilioRunner(app, { leaseMs: 1000 });
+    const runner = testRunner(app, { intervalMs: 20, leaseMs: 1000 });
     runner.start();
     try {
       await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
@@ -167,7 +168,7 @@ describe('a campaign through Twilio', () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 2, callsPerSecond: 20, credits: 2 });
     fake.script(() => ({ outcome: 'answered', durationSeconds: 5, stepMs: 5 }));
     fake.faults({ createStatus: 503 });
-    const runner = twilioRunner(app, { placementRetryMs: 300 });
+    const runner = testRunner(app, { intervalMs: 20, placementRetryMs: 300 });
     runner.start();
     try {
       // Both placements fail: nothing is spent, the execution still runs, the contacts wait.
@@ -205,7 +206,7 @@ describe('carrier webhooks', () => {
     campaign = await twilioCampaign(acme, fake, { contacts: 1, callsPerSecond: 20 });
     fake.script(() => ({ outcome: 'answered', durationSeconds: 3, stepMs: 5 }));
     fake.faults({ drop: ['completed'] }); // the call stays in progress here: its end is what the forgeries try to write
-    const runner = twilioRunner(app);
+    const runner = testRunner(app, { intervalMs: 20 });
     await runner.tick();
     await runner.idle();
     await fake.settled();
@@ -280,7 +281,7 @@ describe('pacing', () => {
     const campaign = await twilioCampaign(other, fake, { contacts: 8, callsPerSecond: 2, maxConcurrentCalls: 8 });
     fake.script(() => ({ outcome: 'busy', stepMs: 5 }));
     fake.faults({ maxCallsPerSecond: 2 });
-    const runners = [twilioRunner(app, { intervalMs: 10, placementRetryMs: 200 }), twilioRunner(app, { intervalMs: 10, placementRetryMs: 200 })];
+    const runners = [testRunner(app, { intervalMs: 10, placementRetryMs: 200 }), testRunner(app, { intervalMs: 10, placementRetryMs: 200 })];
     for (const runner of runners) runner.start();
     try {
       await waitForExecution(other, campaign.executionId, (execution) => execution.status === 'completed', 30_000);
@@ -305,11 +306,11 @@ describe('two replicas and a kill mid-call', () => {
     const campaign = await twilioCampaign(org, fake, { contacts: 4, callsPerSecond: 50, maxConcurrentCalls: 4 });
     fake.script(() => ({ outcome: 'answered', durationSeconds: 2, stepMs: 400 }));
     fake.faults({ drop: ['completed'] }); // the ends are only known by asking
-    const doomed = twilioRunner(app, { leaseMs: 1000, logger: createLogger('silent') });
+    const doomed = testRunner(app, { intervalMs: 20, leaseMs: 1000, logger: createLogger('silent') });
     await doomed.tick();
     await doomed.idle();
     await doomed.stop(0); // killed: its leases are never renewed again
-    const survivor = twilioRunner(app, { leaseMs: 1000, intervalMs: 50 });
+    const survivor = testRunner(app, { leaseMs: 1000, intervalMs: 50 });
     survivor.start();
     try {
       await waitForExecution(org, campaign.executionId, (execution) => execution.status === 'completed', 30_000);

@@ -4,10 +4,10 @@ import { createAudience } from '../programs/fixtures.js';
 import { waitForExecution } from '../telephony/fixtures.js';
 import { messagesOf } from './fixtures.js';
 import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { BARGE_IN_AFTER_MS } from '../../src/modules/voice/streaming/simulated-stream.js';
 import { speechDurationMs } from '../../src/modules/voice/streaming/builtin-speech.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // The streaming pipeline offline: a campaign on the simulator whose agent's pipelineMode is
 // streaming, with no provider account. The simulated caller speaks its lines as builtin audio over a
@@ -56,9 +56,8 @@ async function offlineCampaign(agentId: string, utterances: string[], contacts: 
   expect((await acme.rest.post(`/api/executions/${execution.id}/start`)).status).toBe(200);
   const dialer = new SimulatedDialer({ seed: 'streaming', speedMs: 0, weights: { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 } });
   const services = app.gateway.services;
-  const runner = new CampaignRunner({
-    em: app.db.database.em, dialer, logger: createLogger('silent'), intervalMs: 10,
-    conversations: services.conversations, streaming: { model: services.models, knowledge: services.knowledge, doNotCall: services.doNotCall },
+  const runner = testRunner(app, { dialer, logger: createLogger('silent'), intervalMs: 10,
+    conversations: services.conversations,
   });
   runner.start();
   try {

@@ -8,9 +8,10 @@ import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-eleven
 import { startFakeSpeech, type FakeSpeech } from '../support/fake-openai-speech.js';
 import { startFakeTranscription, type FakeTranscription } from '../support/fake-openai-transcription.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
-import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { twilioNumber, voiceCampaign } from './fixtures.js';
 import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // The streaming pipeline end to end on the real doors: the fake Twilio's account behind a carrier
 // connection, a live call of a streaming agent, a Media Streams caller sending real μ-law audio, the
@@ -316,7 +317,7 @@ describe('faults', () => {
     // Each call stays answered long enough to be streamed (the carrier ends it after stepMs).
     twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 6000 }));
     const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
-    const runner = twilioRunner(app);
+    const runner = testRunner(app, { intervalMs: 20 });
     runner.start();
     /** The in-progress call of the given attempt, its stream opened and started as Twilio does. */
     const streamOf = async (attempt: number) => {

@@ -7,9 +7,10 @@ import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { frequency } from '../support/fake-openai-realtime.js';
 import { GEMINI_AGENT_HZ, GEMINI_WORD_MS, LIVE_PATH, startFakeGeminiLive, type FakeGeminiLive, type FakeGeminiSession } from '../support/fake-gemini-live.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
-import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { voiceCampaign } from './fixtures.js';
 import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // The speech-to-speech bridge on Google: an agent with stsProvider google, a live Twilio call, the
 // Media Streams caller sending μ-law, and the Gemini Live double (GEMINI_BASE_URL) hearing 16 kHz
@@ -297,7 +298,7 @@ describe('an outbound campaign call on Gemini Live', () => {
     twilioFake.script(() => ({ outcome: 'answered', stepMs: 2500 }));
     gemini.script.push({ caller: 'Hello, who is calling?', reply: [{ text: 'Ada from the Acme shop. Goodbye!' }], tools: [{ name: 'end_call', args: {} }] });
     const campaign = await voiceCampaign(acme, twilioFake, { agentId });
-    const runner = twilioRunner(app);
+    const runner = testRunner(app, { intervalMs: 20 });
     runner.start();
     try {
       const [call] = await eventually(

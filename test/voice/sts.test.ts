@@ -7,10 +7,11 @@ import { createAudience } from '../programs/fixtures.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { AGENT_HZ, frequency, startFakeRealtime, WORD_MS, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
-import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { voiceCampaign } from './fixtures.js';
 import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
 import { renderStreamTwiml } from '../../src/modules/voice/realtime/stream-twiml.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // The speech-to-speech bridge end to end: the fake Twilio's account behind a carrier connection, a
 // live call of an sts agent, a Media Streams caller sending real μ-law audio, and the fake OpenAI
@@ -464,7 +465,7 @@ describe('faults', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     twilioFake.script(() => ({ outcome: 'answered', ...(placed++ === 0 ? { holdUntil: held } : {}) }));
     const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
-    const runner = twilioRunner(app);
+    const runner = testRunner(app, { intervalMs: 20 });
     runner.start();
     try {
       // Generous waits: they end as soon as the runner gets there, and only a broken run waits them out.

@@ -3,9 +3,10 @@ import twilio from 'twilio';
 import { CallConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallerTurn, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
-import { startTwilioApp, twilioRunner, waitForExecution } from '../telephony/fixtures.js';
+import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { callsOf, closedConversation, createVoiceAgent, messagesOf, POLICY, twilioNumber, voiceCampaign } from './fixtures.js';
 import { WORDS } from '../../src/modules/voice/voice-actions.js';
+import { testRunner } from '../runner/fixtures.js';
 
 let fake: FakeTwilio;
 let app: TestApp;
@@ -44,7 +45,7 @@ const flowWith = (agentId: string) => ({
 async function runCall(options: { flow?: Record<string, unknown>; agentId?: string; turns: CallerTurn[]; maxAttempts?: number }) {
   const campaign = await voiceCampaign(acme, fake, { flow: options.flow, agentId: options.agentId, maxAttempts: options.maxAttempts });
   fake.script(() => ({ outcome: 'answered', durationSeconds: 30, stepMs: 5, turns: options.turns }));
-  const runner = twilioRunner(app);
+  const runner = testRunner(app, { intervalMs: 20 });
   runner.start();
   try {
     await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');

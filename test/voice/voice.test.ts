@@ -6,12 +6,12 @@ import twilio from 'twilio';
 import { type FakeTwilio, startFakeTwilio } from '../support/fake-twilio.js';
 import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { createLogger } from '../../src/common/logger.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { DEFAULT_UTTERANCES } from '../../src/modules/voice/simulated-caller.js';
 import WebSocket from 'ws';
 import { freePort } from '../support/pg-cluster.js';
 import { operatorEnvironment, startServer, type OperatorEnvironment } from '../support/entry-points.js';
+import { testRunner } from '../runner/fixtures.js';
 
 // Voice: activation, inbound calls, the simulated voice and the speech-to-speech server, one describe each (they were one file each), each on its own app(s) and database(s).
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -249,7 +249,7 @@ describe('simulated-voice', () => {
     expect((await acme.rest.post(`/api/executions/${execution.id}/start`)).status).toBe(200);
     // Every call answered by a person, so every contact talks.
     const dialer = new SimulatedDialer({ seed: 'voice', speedMs: 0, weights: { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 } });
-    const runner = new CampaignRunner({ em: app.db.database.em, dialer, logger: createLogger('silent'), intervalMs: 10, conversations: app.gateway.services.conversations });
+    const runner = testRunner(app, { dialer, logger: createLogger('silent'), intervalMs: 10, conversations: app.gateway.services.conversations });
     runner.start();
     try {
       await waitForExecution(acme, execution.id, (row) => row.status === 'completed');

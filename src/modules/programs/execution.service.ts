@@ -60,7 +60,7 @@ export function executionsOfPrograms(em: EntityManager, organizationId: string, 
 export class ExecutionService {
   constructor(
     private readonly em: EntityManager,
-    private readonly events: ExecutionEvents = new ExecutionEvents(),
+    private readonly events: ExecutionEvents,
   ) {}
 
   /** Endpoint 9: a page of the program's executions, newest first (REST answers the rows as an array). */

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { ExecutionEvents } from '../execution-events.js';
+import type { ExecutionEvents } from '../execution-events.js';
 import { CarrierError, type CarrierAccount, type CarrierAdapter } from '../../telephony/carrier.js';
 import { CallTracker } from '../../telephony/call-tracker.js';
 import { ProgramCarrier } from '../../telephony/telephony.enums.js';
@@ -60,8 +60,8 @@ export interface CampaignRunnerOptions {
   id?: string;
   /** The runner's notion of now (tests pin it). Without one, leases run on the database clock. */
   clock?: () => Date;
-  /** Where the executions' state changes go; default: logged through `logger`. */
-  events?: ExecutionEvents;
+  /** Where the executions' state changes go: the gateway's one ExecutionEvents (services.executionEvents). */
+  events: ExecutionEvents;
   /** The agents' conversations: given, the simulated carrier talks answered calls through the voice engine with a scripted caller. */
   conversations?: ConversationService;
   /**
@@ -115,7 +115,7 @@ export class CampaignRunner {
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger.child({ runner: this.id });
-    this.events = options.events ?? new ExecutionEvents(this.logger);
+    this.events = options.events;
     this.placementRetryMs = options.placementRetryMs ?? PLACEMENT_RETRY_MS;
     const sink = new ExecutionCallSink({
       events: this.events,

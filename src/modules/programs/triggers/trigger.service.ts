@@ -26,7 +26,7 @@ export interface TriggerPageArgs {
 export class TriggerService {
   constructor(
     private readonly em: EntityManager,
-    private readonly events: ExecutionEvents = new ExecutionEvents(),
+    private readonly events: ExecutionEvents,
   ) {}
 
   /** Endpoint 8: a page of a program's triggers by triggerAt; empty for a campaign program; another organization's program → 404. */

@@ -1,0 +1,44 @@
+import type { ConversationService } from '../../agents/conversation.service.js';
+import type { DoNotCallService } from '../../contacts/do-not-call.service.js';
+import type { KnowledgeService } from '../../knowledge/knowledge.service.js';
+import type { ModelService } from '../../models/model.service.js';
+import type { CarrierConnectionService } from '../../telephony/carrier-connection.service.js';
+import type { ExecutionEvents } from '../execution-events.js';
+import type { CampaignRunnerOptions, RunnerCarriers } from './campaign-runner.js';
+
+/** The parts of the service layer a runner works with (the composition root's `Services` has them all). */
+export interface RunnerServices {
+  executionEvents: ExecutionEvents;
+  carriers: RunnerCarriers['adapters'];
+  carrierConnections: Pick<CarrierConnectionService, 'accountById'>;
+  conversations: ConversationService;
+  models: ModelService;
+  knowledge: KnowledgeService;
+  doNotCall: DoNotCallService;
+}
+
+/**
+ * What a campaign runner takes from the gateway it runs beside: the one ExecutionEvents every state
+ * change goes through, the real carriers and their accounts, and — when simulated calls are talked —
+ * the voice engine's conversations and the streaming pipeline's model and knowledge. main.ts and the
+ * tests build their runners from this, so a test's runner is wired as the served one.
+ */
+export function gatewayRunnerOptions(
+  services: RunnerServices,
+  settings: { publicUrl?: string; talkSimulatedCalls?: boolean },
+): Pick<CampaignRunnerOptions, 'events' | 'carriers' | 'conversations' | 'streaming'> {
+  return {
+    events: services.executionEvents,
+    carriers: {
+      adapters: services.carriers,
+      account: async (connectionId) => {
+        const account = await services.carrierConnections.accountById(connectionId);
+        if (!account) throw new Error(`Carrier connection ${connectionId} is gone`);
+        return account;
+      },
+      publicUrl: settings.publicUrl,
+    },
+    conversations: settings.talkSimulatedCalls ? services.conversations : undefined,
+    streaming: { model: services.models, knowledge: services.knowledge, doNotCall: services.doNotCall },
+  };
+}
