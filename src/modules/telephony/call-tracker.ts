@@ -128,8 +128,10 @@ export const APPLY_BATCH = 200;
 
 interface QueuedReport {
   callId: string;
-  event: CallStatusEvent;
+  /** null: only flow nodes reached (and who answered) are recorded, the status does not move. */
+  event: CallStatusEvent | null;
   reached: string[];
+  answeredBy: AnsweredBy | null;
   resolve: (result: ApplyResult) => void;
   reject: (error: unknown) => void;
 }
@@ -187,8 +189,21 @@ export class CallTracker {
    * so one bad report fails alone.
    */
   apply(callId: string, event: CallStatusEvent, reached: string[] = []): Promise<ApplyResult> {
+    return this.enqueue({ callId, event, reached, answeredBy: event.answeredBy ?? null });
+  }
+
+  /**
+   * Records flow nodes the call reached (a voice session's walk) and who answered, without moving
+   * its status: the same queue and batches as `apply`, so a call's nodes are recorded one way, in
+   * the order its reports arrived.
+   */
+  async reached(callId: string, nodeIds: string[], answeredBy: AnsweredBy | null = null): Promise<void> {
+    await this.enqueue({ callId, event: null, reached: nodeIds, answeredBy });
+  }
+
+  private enqueue(report: Omit<QueuedReport, 'resolve' | 'reject'>): Promise<ApplyResult> {
     return new Promise<ApplyResult>((resolve, reject) => {
-      this.queue.push({ callId, event, reached, resolve, reject });
+      this.queue.push({ ...report, resolve, reject });
       this.flushing ??= this.flush().finally(() => (this.flushing = null));
     });
   }
@@ -240,15 +255,17 @@ export class CallTracker {
       const live: TrackedCall[] = [];
       const ended: EndedCall[] = [];
       const now = at(this.clock());
-      const results = reports.map(({ callId, event, reached }): ApplyResult => {
+      const results = reports.map(({ callId, event, reached, answeredBy: reachedBy }): ApplyResult => {
         const row = byId.get(callId);
         if (!row) return 'unknown';
-        if (reached.length > 0) {
+        if (reached.length > 0 || (event === null && reachedBy !== null && row.answered_by === null)) {
+          // Each node once, in the order first reached; who answered is kept once known.
           const before = row.reached_node_ids ?? [];
           row.reached_node_ids = [...before, ...reached.filter((id, index) => !before.includes(id) && reached.indexOf(id) === index)];
-          row.answered_by = row.answered_by ?? event.answeredBy ?? null;
+          row.answered_by = row.answered_by ?? reachedBy;
           changed.set(row.id, row);
         }
+        if (event === null) return 'applied';
         if (row.carrier_call_id && event.carrierCallId && row.carrier_call_id !== event.carrierCallId) {
           this.logger.warn({ callId, carrierCallId: event.carrierCallId }, 'a status report names another carrier call id; ignored');
           return 'ignored';
@@ -389,24 +406,5 @@ export class CallTracker {
       await effects.ended(call, 'failed', duration);
       return 'applied';
     });
-  }
-
-  /** Records flow nodes the call reached (the simulated carrier's walk). */
-  async reached(callId: string, nodeIds: string[], answeredBy: AnsweredBy | null = null): Promise<void> {
-    await this.em.fork().transactional(async (tx) => {
-      const row = await lockCall(tx as EntityManager, callId);
-      if (row) await this.reachIn(tx as EntityManager, row, nodeIds, answeredBy);
-    });
-  }
-
-  private async reachIn(tx: EntityManager, row: CallRow, nodeIds: string[], answeredBy: AnsweredBy | null): Promise<void> {
-    const before = row.reached_node_ids ?? [];
-    const reached = [...before, ...nodeIds.filter((id, index) => !before.includes(id) && nodeIds.indexOf(id) === index)];
-    await query(tx, 'update calls set reached_node_ids = ?::jsonb, answered_by = coalesce(answered_by, ?), updated_at = ?::timestamptz where id = ?', [
-      JSON.stringify(reached),
-      answeredBy,
-      at(this.clock()),
-      row.id,
-    ]);
   }
 }
