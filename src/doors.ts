@@ -92,7 +92,8 @@ export const RESOLVERS: NonEmptyArray<Function> = [
 ];
 
 /** Every REST route under /api, in the order they are matched. */
-export const REST_ROUTES: RouteDefinition[] = [
+// Each table names the services its handlers call; the composition root's Services has them all.
+export const REST_ROUTES: RouteDefinition<any, any, Services>[] = [
   ...authRoutes,
   ...userRoutes,
   ...agentRoutes,

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Actor } from '../common/actor.js';
 import type { AppError } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
-import type { Services } from '../services.js';
+import type { AuthService } from '../modules/auth/auth.service.js';
 
 /** Who sent the request, decided once per request and shared by the rate limit and both doors. */
 export interface Principal {
@@ -16,7 +16,7 @@ export function principalOf(res: Response): Principal {
 }
 
 /** Authenticates the request's x-api-key or Bearer token (one lookup) and keeps the outcome on res.locals. */
-export function authenticateRequest(services: Services) {
+export function authenticateRequest(services: { auth: Pick<AuthService, 'authenticate'> }) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     if (res.locals.principal) return next();
     let principal: Principal;

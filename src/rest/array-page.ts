@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Page } from '../common/pagination.js';
-import type { JsonSchema } from './routes.js';
+import type { JsonSchema } from './json-schema.js';
 
 /**
  * Lists whose answer the interface fixes as an array (or `{apiKeys}`) stay that shape and are

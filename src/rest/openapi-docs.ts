@@ -1,5 +1,6 @@
 import { getMetadataStorage } from 'type-graphql';
-import type { JsonSchema, RouteDefinition } from './routes.js';
+import type { RouteDefinition } from './routes.js';
+import type { JsonSchema } from './json-schema.js';
 
 /** The document's tags, one per part of the API, each with what it holds. */
 export const TAG_DESCRIPTIONS: Record<string, string> = {

@@ -1,4 +1,4 @@
-import type { JsonSchema } from './routes.js';
+import type { JsonSchema } from './json-schema.js';
 
 /**
  * The ids the request examples name, one per kind of record, so that a reader of "Try it out" sees

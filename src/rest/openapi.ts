@@ -18,7 +18,8 @@ import { classFieldDescriptions, describeProperties, exampleOf, operationDescrip
 import { PAGE_HEADERS } from './array-page.js';
 import { REQUEST_EXAMPLES } from './openapi-examples.js';
 import { isGraphqlOnly } from './present.js';
-import { OMIT_MARKER, type JsonSchema, type RouteDefinition } from './routes.js';
+import { type RouteDefinition } from './routes.js';
+import { type JsonSchema, OMIT_MARKER } from './json-schema.js';
 
 const SCALARS: Record<string, JsonSchema> = {
   ID: { type: 'string' },

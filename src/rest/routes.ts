@@ -4,25 +4,26 @@ import { AppError } from '../common/errors.js';
 import { parseInput } from '../common/validation.js';
 import { principalOf } from '../platform/principal.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
-import type { Services } from '../services.js';
+import type { IdempotencyService } from '../modules/idempotency/idempotency.service.js';
+import type { JsonSchema } from './json-schema.js';
 import type { Presenter } from './present.js';
 
-export type JsonSchema = Record<string, unknown>;
 type Constructor<T = object> = new () => T;
 
-export interface RouteContext<B, Q> {
+export interface RouteContext<B, Q, S> {
   actor: Actor;
   body: B;
   query: Q;
   params: Record<string, string>;
-  services: Services;
+  /** The services this route table declared it uses (routesUsing), no more. */
+  services: S;
   presenter: Presenter;
   req: Request;
   res: Response;
 }
 
 /** One REST route: what Express serves and what the OpenAPI document says, from one declaration. */
-export interface RouteDefinition<B = any, Q = any> {
+export interface RouteDefinition<B = any, Q = any, S = any> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI style, relative to /api: `/auth/api-keys/{id}`. */
   path: string;
@@ -48,40 +49,27 @@ export interface RouteDefinition<B = any, Q = any> {
    * media type and example, and no JSON is sent after it. It is not held to RESPONSE_MAX_BYTES.
    */
   streams?: { mediaType: string; example: string; headers?: Record<string, JsonSchema>; /** When the route answers 204 instead of a stream. */ noContent?: string };
-  handler(context: RouteContext<B, Q>): Promise<unknown>;
+  handler(context: RouteContext<B, Q, S>): Promise<unknown>;
 }
 
-export function defineRoute<B = undefined, Q = undefined>(route: RouteDefinition<B, Q>): RouteDefinition<B, Q> {
-  return route;
-}
-
-/** `$ref` to a GraphQL object type; the OpenAPI builder turns it into a component schema. */
-export function ref(typeName: string): JsonSchema {
-  return { $ref: `#/components/schemas/${typeName}` };
-}
-
-/** A GraphQL object type without some of its fields (a list item that leaves out a large field). */
-export function refWithout(typeName: string, omit: string[]): JsonSchema {
-  return { [OMIT_MARKER]: { typeName, omit } };
-}
-
-/** A GraphQL object type with only some of its fields, as a named component (`#/components/schemas/<typeName>`) REST shows instead of the full type. */
-export function refPicking(typeName: string, pick: readonly string[]): JsonSchema {
-  return { [OMIT_MARKER]: { typeName, omit: [], pick: [...pick] } };
-}
-
-export const OMIT_MARKER = 'x-gateway-omit';
-
-export function arrayOf(items: JsonSchema): JsonSchema {
-  return { type: 'array', items };
-}
-
-export function objectOf(properties: Record<string, JsonSchema>): JsonSchema {
-  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+/**
+ * The route builder of one route table, whose handlers see only the services `S` it names: a table
+ * declares what it calls (`routesUsing<{ agents: AgentService }>()`), so no module imports the
+ * composition root's whole `Services`, and what a table depends on is read at its top.
+ */
+export function routesUsing<S>() {
+  return function defineRoute<B = undefined, Q = undefined>(route: RouteDefinition<B, Q, S>): RouteDefinition<B, Q, S> {
+    return route;
+  };
 }
 
 /** Mounts the routes on an Express router: authenticate, validate with the input classes, call, answer. */
-export function mountRoutes(router: Router, routes: RouteDefinition[], services: Services, presenter: Presenter): void {
+export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'run'> }>(
+  router: Router,
+  routes: RouteDefinition<any, any, S>[],
+  services: S,
+  presenter: Presenter,
+): void {
   for (const route of routes) {
     const expressPath = route.path.replace(/\{(\w+)\}/g, ':$1');
     router[route.method](expressPath, async (req: Request, res: Response) => {

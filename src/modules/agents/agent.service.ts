@@ -11,6 +11,7 @@ import type { AgentListArgs, ConversationListArgs } from './agent.args.js';
 import { Conversation } from './conversation.entity.js';
 import { conversationsKey, conversationsOfAgents } from './conversation.service.js';
 import { Agent } from './agent.entity.js';
+import { findAgent } from './find-agent.js';
 import { AgentStatus, PipelineMode, SttProvider, TtsProvider } from './agent.enums.js';
 import type { CreateAgentInput } from './agent.inputs.js';
 import type { KnowledgePort, ModelConfigCheck, ModelPort } from './agent.ports.js';
@@ -29,13 +30,6 @@ export interface AgentInclude {
 }
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
-
-/** An agent of the actor's organization, archived ones included; 404 otherwise. */
-export async function findAgent(em: EntityManager, actor: Actor, id: string): Promise<Agent> {
-  const agent = isUuid(id) ? await em.findOne(Agent, { id, organization: actor.organizationId }) : null;
-  if (!agent) throw AppError.notFound('Agent');
-  return agent;
-}
 
 /** Agents of the actor's organization: CRUD, activation, soft delete and a one-off test message. */
 export class AgentService {

@@ -1,7 +1,13 @@
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { AgentListArgs, MessageArgs } from './agent.args.js';
 import { CreateAgentInput } from './agent.inputs.js';
 import { UpdateAgentInput } from './update-agent.inputs.js';
+import type { AgentService } from './agent.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { agents: AgentService };
+const defineRoute = routesUsing<RouteServices>();
 
 const TAG = 'Agents';
 

@@ -11,7 +11,7 @@ import { Agent } from './agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
 import type { ChatMessage, KnowledgePort, ModelPort } from './agent.ports.js';
 import { AgentResponder } from './agent.responder.js';
-import { findAgent } from './agent.service.js';
+import { findAgent } from './find-agent.js';
 import type { CriterionOutcome, MessageReply } from './agent.types.js';
 import { Conversation } from './conversation.entity.js';
 import { Message } from './message.entity.js';

@@ -1,10 +1,15 @@
 import { PageOnlyArgs, type Page } from '../../common/pagination.js';
 import type { Presenter } from '../../rest/present.js';
-import { arrayOf, defineRoute, objectOf, ref, refWithout } from '../../rest/routes.js';
-import type { Services } from '../../services.js';
+import { routesUsing } from '../../rest/routes.js';
+import { arrayOf, objectOf, ref, refWithout } from '../../rest/json-schema.js';
 import type { Actor } from '../../common/actor.js';
 import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
 import type { Conversation } from './conversation.entity.js';
+import type { ConversationService } from './conversation.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { conversations: ConversationService };
+const defineRoute = routesUsing<RouteServices>();
 
 const TAG = 'Agents';
 
@@ -20,7 +25,7 @@ const CONVERSATION_WITH_MESSAGES = {
  * REST shows a conversation with every field of its GraphQL type and its last EMBEDDED_MESSAGES
  * messages (messageCount tells how many there are). Those of all conversations come in one statement.
  */
-async function present(services: Services, presenter: Presenter, actor: Actor, conversations: Conversation[]): Promise<unknown[]> {
+async function present(services: RouteServices, presenter: Presenter, actor: Actor, conversations: Conversation[]): Promise<unknown[]> {
   const messages = await services.conversations.lastMessagesFor(actor, conversations.map((conversation) => conversation.id), EMBEDDED_MESSAGES);
   return conversations.map((conversation) => ({
     ...(presenter.present('Conversation', conversation) as Record<string, unknown>),

@@ -1,7 +1,15 @@
 import { PageOnlyArgs } from '../../common/pagination.js';
 import { setPageHeaders } from '../../rest/array-page.js';
-import { arrayOf, defineRoute, objectOf, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { arrayOf, objectOf, ref } from '../../rest/json-schema.js';
 import { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
+import type { ApiKeyService } from './api-key.service.js';
+import type { AuthService } from './auth.service.js';
+import type { TokenService } from './token.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { apiKeys: ApiKeyService; auth: AuthService; tokens: TokenService };
+const defineRoute = routesUsing<RouteServices>();
 
 const TAG = 'Authentication';
 

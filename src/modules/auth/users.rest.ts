@@ -1,6 +1,12 @@
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { AddUserInput, UpdateUserRoleInput } from './user.inputs.js';
+import type { UserService } from './user.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { users: UserService };
+const defineRoute = routesUsing<RouteServices>();
 
 const TAG = 'Users';
 

@@ -1,5 +1,11 @@
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessEntityInput } from './business-entity.inputs.js';
+import type { BusinessEntityService } from './business-entity.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { businessEntities: BusinessEntityService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** Business records ("Entities"): named records of a contact with attributes. */
 export const businessEntityRoutes = [

@@ -1,7 +1,14 @@
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, objectOf, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { objectOf, ref } from '../../rest/json-schema.js';
 import { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
 import { CreateContactInput, ImportContactsInput, UpdateContactInput } from './contact.inputs.js';
+import type { AudienceService } from './audience.service.js';
+import type { ContactService } from './contact.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { audiences: AudienceService; contacts: ContactService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** Endpoint 10 of the interface (the audience list) and the Audiences/Contacts operations around it. */
 export const contactRoutes = [

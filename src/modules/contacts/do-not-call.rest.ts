@@ -1,6 +1,12 @@
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { AddDoNotCallInput, ImportDoNotCallInput } from './do-not-call.inputs.js';
+import type { DoNotCallService } from './do-not-call.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { doNotCall: DoNotCallService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** The do-not-call list: `{id}` is an entry's id or its E.164 number (`+` may be sent as is or as %2B). */
 export const doNotCallRoutes = [

@@ -1,5 +1,11 @@
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { EventListArgs } from './event.args.js';
+import type { EventService } from './event.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { events: EventService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** The events API: the outbox, read. */
 export const eventRoutes = [

@@ -1,6 +1,12 @@
 import { PageArgs } from '../../common/pagination.js';
-import { arrayOf, defineRoute, objectOf, ref, refWithout } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { arrayOf, objectOf, ref, refWithout } from '../../rest/json-schema.js';
 import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
+import type { KnowledgeService } from './knowledge.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { knowledge: KnowledgeService };
+const defineRoute = routesUsing<RouteServices>();
 
 const TAG = 'Knowledge Bases';
 

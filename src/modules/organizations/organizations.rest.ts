@@ -1,5 +1,12 @@
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { CreditLedgerArgs, UpdateOrganizationInput } from './organization.inputs.js';
+import type { CreditService } from './credit.service.js';
+import type { OrganizationService } from './organization.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { credits: CreditService; organizations: OrganizationService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** The caller's organization and its credits. */
 export const organizationRoutes = [

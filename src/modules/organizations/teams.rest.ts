@@ -1,13 +1,18 @@
 import type { Actor } from '../../common/actor.js';
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import type { Presenter } from '../../rest/present.js';
-import type { Services } from '../../services.js';
 import type { Team } from './team.entity.js';
 import { AddTeamMemberInput, CreateTeamInput, UpdateTeamInput } from './team.inputs.js';
+import type { TeamService } from './team.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { teams: TeamService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** Teams as GraphQL shows them, members included (loaded for all the teams at once). */
-async function presentTeams(services: Services, presenter: Presenter, actor: Actor, teams: Team[]) {
+async function presentTeams(services: RouteServices, presenter: Presenter, actor: Actor, teams: Team[]) {
   const members = await services.teams.membersOf(actor, teams.map((team) => team.id));
   return teams.map((team) => ({
     ...(presenter.present('Team', team) as Record<string, unknown>),

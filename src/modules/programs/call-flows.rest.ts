@@ -1,6 +1,12 @@
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
+import type { CallFlowService } from './call-flow.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { callFlows: CallFlowService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** Call flows: not in the interface's table; shaped like its other resources. */
 export const callFlowRoutes = [

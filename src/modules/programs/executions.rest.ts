@@ -1,9 +1,14 @@
 import { PageOnlyArgs } from '../../common/pagination.js';
 import { setPageHeaders } from '../../rest/array-page.js';
-import { defineRoute, type RouteDefinition } from '../../rest/routes.js';
+import { type RouteDefinition, routesUsing } from '../../rest/routes.js';
 import type { ControlAction } from './execution-state.js';
 import { CreateExecutionInput } from './program.inputs.js';
 import { EXECUTION_JSON_SCHEMA, executionJson } from './programs.types.js';
+import type { ExecutionService } from './execution.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { executions: ExecutionService };
+const defineRoute = routesUsing<RouteServices>();
 
 const CONTROLS: [ControlAction, string][] = [
   ['start', 'scheduled → running'],

@@ -2,10 +2,11 @@ import DataLoader from 'dataloader';
 import type { Actor } from '../../common/actor.js';
 import type { Agent } from '../agents/agent.entity.js';
 import type { Audience } from '../contacts/audience.entity.js';
-import type { Services } from '../../services.js';
+import type { ConversationService } from '../agents/conversation.service.js';
+import type { CallFlowService } from './call-flow.service.js';
 import type { CallFlow } from './call-flow.entity.js';
 import type { Execution } from './execution.entity.js';
-import { executionsKey, type ExecutionPageArgs } from './execution.service.js';
+import { executionsKey, type ExecutionPageArgs, type ExecutionService } from './execution.service.js';
 import type { Page } from '../../common/pagination.js';
 import { preloaded } from '../../db/read-model.js';
 import type { Program } from './program.entity.js';
@@ -27,7 +28,7 @@ export class ProgramLoaders {
   private readonly executionPages = new Map<string, DataLoader<string, Page<Execution>>>();
 
   constructor(
-    private readonly services: Services,
+    private readonly services: { callFlows: CallFlowService; conversations: ConversationService; executions: ExecutionService },
     private readonly actor: Actor,
   ) {
     this.flows = byId((ids) => services.callFlows.flowsFor(actor, ids));

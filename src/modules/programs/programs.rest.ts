@@ -1,15 +1,34 @@
 import type { Actor } from '../../common/actor.js';
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, ref } from '../../rest/routes.js';
-import type { Services } from '../../services.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import type { Program } from './program.entity.js';
 import { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
+import type { CallFlowService } from './call-flow.service.js';
+import type { CarrierConnectionService } from '../telephony/carrier-connection.service.js';
+import type { ConversationService } from '../agents/conversation.service.js';
+import type { ExecutionService } from './execution.service.js';
+import type { PhoneNumberService } from '../telephony/phone-number.service.js';
+import type { ProgramService } from './program.service.js';
+
+/** What showing a program's relations inline reads (the triggers' routes show them too). */
+export type ProgramRelationServices = {
+  callFlows: CallFlowService;
+  carrierConnections: CarrierConnectionService;
+  conversations: ConversationService;
+  executions: ExecutionService;
+  phoneNumbers: PhoneNumberService;
+};
+
+/** The services this route table calls. */
+export type RouteServices = ProgramRelationServices & { programs: ProgramService };
+const defineRoute = routesUsing<RouteServices>();
 
 /**
  * Flow, agent, audience and caller ID (with its carrier connection) of the programs, inline as this door shows them: the same per-relation
  * batches GraphQL's loaders use, for managed programs and a list page's read objects alike.
  */
-export async function showRelations(services: Services, actor: Actor, programs: Program[]): Promise<void> {
+export async function showRelations(services: ProgramRelationServices, actor: Actor, programs: Program[]): Promise<void> {
   const ids = (refs: ({ id: string } | null)[]) => [...new Set(refs.flatMap((ref) => (ref ? [ref.id] : [])))];
   const flows = await services.callFlows.flowsFor(actor, ids(programs.map((program) => program.flow)));
   const agents = await services.conversations.agentsFor(actor, ids(programs.map((program) => program.agent)));

@@ -1,6 +1,6 @@
 import { registerEnumType } from 'type-graphql';
 import { createPageType } from '../../common/pagination.js';
-import { refPicking } from '../../rest/routes.js';
+import { refPicking } from '../../rest/json-schema.js';
 import type { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 

@@ -1,7 +1,4 @@
-import type { RecordingService } from './recording.service.js';
-
-/** Recordings deleted per retention statement. */
-export const RETENTION_BATCH = 50;
+import { RETENTION_BATCH, type RecordingService } from './recording.service.js';
 
 /** How often the retention pass looks for recordings past their organization's retention. */
 export const RETENTION_INTERVAL_MS = 60_000;

@@ -11,7 +11,9 @@ import { CarrierError, type CarrierAccount, type RecordingCarrier } from '../tel
 import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { RecordingDeletionReason, RecordingStatus } from './recording.enums.js';
 import { CallRecording } from './recording.entity.js';
-import { RETENTION_BATCH } from './recording-retention.js';
+
+/** Recordings deleted per retention statement (recording-retention.ts runs batch after batch). */
+export const RETENTION_BATCH = 50;
 
 export type RecordingFormat = 'wav' | 'mp3';
 

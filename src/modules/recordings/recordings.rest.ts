@@ -2,8 +2,13 @@ import { pipeline } from 'node:stream/promises';
 import { IsIn, IsOptional, IsString } from 'class-validator';
 import { ArgsType, Field } from 'type-graphql';
 import { abortSignalOf } from '../../platform/request-timeout.js';
-import { defineRoute } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
 import type { RecordingFormat } from './recording.service.js';
+import type { RecordingService } from './recording.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { recordings: RecordingService };
+const defineRoute = routesUsing<RouteServices>();
 
 @ArgsType()
 export class RecordingDownloadArgs {

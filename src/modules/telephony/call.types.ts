@@ -1,5 +1,5 @@
 import { createPageType } from '../../common/pagination.js';
-import { arrayOf, objectOf, ref, refPicking } from '../../rest/routes.js';
+import { arrayOf, objectOf, ref, refPicking } from '../../rest/json-schema.js';
 import { Call } from './call.entity.js';
 import { CallTurnLatency } from './call-latency.types.js';
 import { CallAnalysis } from '../agents/analysis/analysis.types.js';

@@ -1,16 +1,21 @@
 import type { Response } from 'express';
 import { abortSignalOf } from '../../platform/request-timeout.js';
-import { defineRoute } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
 import { CallListArgs } from './call.args.js';
 import { CALL_CSV_HEADER, callCsvHeader, callCsvLine } from './call-csv.js';
 import type { Actor } from '../../common/actor.js';
 import type { Presenter } from '../../rest/present.js';
-import type { Services } from '../../services.js';
 import type { Call } from './call.entity.js';
 import { CALL_JSON_SCHEMA, CALL_PAGE_JSON_SCHEMA, callJson } from './call.types.js';
+import type { CallService } from './call.service.js';
+import type { RecordingService } from '../recordings/recording.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { calls: CallService; recordings: RecordingService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** The calls as REST shows them, their recordings read in one statement. */
-async function callsWithRecordings(services: Services, presenter: Presenter, actor: Actor, calls: Call[]): Promise<Record<string, unknown>[]> {
+async function callsWithRecordings(services: RouteServices, presenter: Presenter, actor: Actor, calls: Call[]): Promise<Record<string, unknown>[]> {
   const recordings = await services.recordings.recordingsFor(actor, calls.map((call) => call.id));
   return calls.map((call) => {
     const recording = recordings.get(call.id);

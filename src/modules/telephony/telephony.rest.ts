@@ -1,12 +1,18 @@
 import type { Actor } from '../../common/actor.js';
 import { PageArgs } from '../../common/pagination.js';
-import { defineRoute, ref } from '../../rest/routes.js';
-import type { Services } from '../../services.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import type { PhoneNumber } from './phone-number.entity.js';
 import { CreateCarrierConnectionInput, CreatePhoneNumberInput, UpdateCarrierConnectionInput, UpdatePhoneNumberInput } from './telephony.inputs.js';
+import type { CarrierConnectionService } from './carrier-connection.service.js';
+import type { PhoneNumberService } from './phone-number.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { carrierConnections: CarrierConnectionService; phoneNumbers: PhoneNumberService };
+const defineRoute = routesUsing<RouteServices>();
 
 /** Loads the numbers' connections (one statement), so the REST body shows each inline as GraphQL does. */
-async function showConnections(services: Services, actor: Actor, numbers: PhoneNumber[]): Promise<PhoneNumber[]> {
+async function showConnections(services: RouteServices, actor: Actor, numbers: PhoneNumber[]): Promise<PhoneNumber[]> {
   const ids = [...new Set(numbers.flatMap((number) => (number.carrierConnection ? [number.carrierConnection.id] : [])))];
   const connections = await services.carrierConnections.connectionsFor(actor, ids);
   for (const number of numbers) if (number.carrierConnection) number.carrierConnection = connections.get(number.carrierConnection.id) ?? null;

@@ -1,6 +1,13 @@
 import { PageArgs, PageOnlyArgs } from '../../common/pagination.js';
-import { defineRoute, ref } from '../../rest/routes.js';
+import { routesUsing } from '../../rest/routes.js';
+import { ref } from '../../rest/json-schema.js';
 import { CreateWebhookDeliveryInput, CreateWebhookEndpointInput, UpdateWebhookEndpointInput } from './webhook.inputs.js';
+import type { WebhookDeliveryService } from './webhook-delivery.service.js';
+import type { WebhookEndpointService } from './webhook-endpoint.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { webhookDeliveries: WebhookDeliveryService; webhookEndpoints: WebhookEndpointService };
+const defineRoute = routesUsing<RouteServices>();
 
 const SIGNING =
   'Deliveries follow Standard Webhooks: POST with headers webhook-id (the event id), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256>; two during the 24 h after a rotation), body {type, timestamp, data}.';

@@ -1,11 +1,16 @@
 import type { Request, Response } from 'express';
 import { toAppError } from '../../../common/error-mapping.js';
 import { organizationGateOf } from '../../../platform/organization-gate.js';
-import { defineRoute } from '../../../rest/routes.js';
+import { routesUsing } from '../../../rest/routes.js';
 import type { Event } from '../event.entity.js';
 import type { LiveStream } from './live-feed.js';
 import { FINAL_EVENTS, REPLAY_BATCH, type ReplayRow } from './live.service.js';
 import { SseWriter, type WriteOutcome } from './sse-writer.js';
+import type { LiveService } from './live.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = { live: LiveService };
+const defineRoute = routesUsing<RouteServices>();
 
 const SSE_EXAMPLE =
   'id: 0190d6a2-6a39-7c1e-9c59-1f0e5f0a1b2c\nevent: execution.started\ndata: {"id":"…","status":"running","from":"scheduled","to":"running","reason":"user",…}\n\n' +

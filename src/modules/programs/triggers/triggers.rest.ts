@@ -1,10 +1,16 @@
 import { setPageHeaders } from '../../../rest/array-page.js';
 import type { Presenter } from '../../../rest/present.js';
-import { arrayOf, defineRoute, ref, type JsonSchema } from '../../../rest/routes.js';
+import { routesUsing } from '../../../rest/routes.js';
+import { arrayOf, type JsonSchema, ref } from '../../../rest/json-schema.js';
 import type { ContactTrigger } from '../contact-trigger.entity.js';
-import { showRelations } from '../programs.rest.js';
+import { showRelations, type ProgramRelationServices } from '../programs.rest.js';
 import { TriggerListArgs } from './trigger.args.js';
 import { TRIGGER_FIELDS } from './trigger.types.js';
+import type { TriggerService } from './trigger.service.js';
+
+/** The services this route table calls. */
+export type RouteServices = ProgramRelationServices & { triggers: TriggerService };
+const defineRoute = routesUsing<RouteServices>();
 
 const TAG = 'Programs';
 const NULLABLE = new Set<string>(['contactName', 'triggeredAt']);
