@@ -242,9 +242,6 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use((_req, res, next) => RequestContext.create(database.orm.em, next, database.abortOptions(abortSignalOf(res))));
   app.use('/api', responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   app.use('/graphql', responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
-  // The operator CLI's door while this process holds the embedded database (src/operator/operator.rest.ts).
-  const operatorToken = newOperatorToken();
-  app.use('/operator', operatorRouter(services, operatorToken, logger));
 
   // One authentication per request, then the per-key and per-organization limits; /healthz, /readyz and
   // the OpenAPI document are exempt. REDIS_URL shares the counters across replicas.
@@ -253,6 +250,18 @@ export async function createGateway(config: Config, database: Database, logger: 
     ? new (await import('./platform/rate-limit-redis.js')).RedisRateLimiter(config.rateLimit.redisUrl, logger)
     : new FixedWindowLimiter();
   await limiter.start?.();
+  // The operator CLI's door while this process holds the embedded database (src/operator/operator.rest.ts),
+  // held to the anonymous limit as the carriers' door is: refused requests (a wrong token) count per IP.
+  const operatorToken = newOperatorToken();
+  app.use(
+    '/operator',
+    failedRequestLimit({
+      perMinute: config.rateLimit.anonymousPerMinute,
+      limiter,
+      reject: (_req, res, error) => sendProblem(res, error, String(res.locals.requestId)),
+    }),
+    operatorRouter(services, operatorToken, logger),
+  );
   // One organization's requests take at most CONCURRENCY_PER_ORG places at once; the rest queue.
   const gate = new OrganizationGate(config.concurrencyPerOrganization);
   // The anonymous limit of the HTTP door for WebSocket upgrades, on the same counters and the same `ip:<address>` keys.

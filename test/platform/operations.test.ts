@@ -970,6 +970,22 @@ describe('hardening', () => {
       }
     });
 
+    it('the operator door counts refused tokens per IP like any anonymous request: 401, 401, then 429 with Retry-After', async () => {
+      const target = await startTestApp({ rateLimit: { perMinute: 0, anonymousPerMinute: 2, organizationPerMinute: 0 } });
+      try {
+        const send = (token: string) =>
+          fetch(`${target.baseUrl}/operator/commands/org:list`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+        expect((await send(target.gateway.operatorToken)).status).toBe(200);
+        expect([(await send('guess-1')).status, (await send('guess-2')).status]).toEqual([401, 401]);
+        const limited = await send('guess-3');
+        expect(limited.status).toBe(429);
+        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(((await limited.json()) as { code: string }).code).toBe('RATE_LIMITED');
+      } finally {
+        await target.close();
+      }
+    });
+
     it('TRUST_PROXY values: true, hops, addresses and subnets; anything else stops the start', () => {
       const parse = (value: string) => loadConfig({ JWT_SECRET: 'x'.repeat(32), TRUST_PROXY: value }).trustProxy;
       expect(parse('true')).toBe(true);
