@@ -109,6 +109,30 @@ function withoutHidden(inputTokens: number, request: GenerateRequest): number {
   return Math.max(0, inputTokens - Math.round((inputTokens * hidden) / Math.max(total, 1)));
 }
 
+/**
+ * What every call to a provider sends: the prompt (instructions, then the messages), the checked
+ * settings and provider options, and no retry by the SDK (its backoff starts at 2 s: a caller on the
+ * line is better served by failing fast, and the analysis worker retries a bad answer itself).
+ */
+function callOptions(request: GenerateRequest, checked: { settings: ModelSettings; providerOptions: ProviderOptions }, signal: AbortSignal) {
+  return {
+    instructions: request.system || undefined,
+    messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
+    allowSystemInMessages: true as const,
+    ...checked.settings,
+    providerOptions: checked.providerOptions as Parameters<typeof generateText>[0]['providerOptions'],
+    maxRetries: 0,
+    abortSignal: signal,
+  };
+}
+
+/** The provider's token counts as the gateway reports them (the hidden part's share left out of the input). */
+function usageOf(usage: { inputTokens?: number; outputTokens?: number }, request: GenerateRequest): GenerateResult['usage'] {
+  const inputTokens = withoutHidden(usage.inputTokens ?? 0, request);
+  const outputTokens = usage.outputTokens ?? 0;
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model };
+}
+
 /** One answer from a real provider through the AI SDK; failures become providerFailure's UNAVAILABLE. */
 export async function generateWithSdk(
   config: Config['providers'],
@@ -121,20 +145,8 @@ export async function generateWithSdk(
   const model = languageModel(config, provider, name);
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const result = await generateText({
-      model,
-      instructions: request.system || undefined,
-      messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
-      allowSystemInMessages: true,
-      ...checked.settings,
-      providerOptions: checked.providerOptions as Parameters<typeof generateText>[0]['providerOptions'],
-      // A caller is waiting on the line: fail fast (the SDK's backoff starts at 2s) rather than retry.
-      maxRetries: 0,
-      abortSignal: signal,
-    });
-    const inputTokens = withoutHidden(result.usage.inputTokens ?? 0, request);
-    const outputTokens = result.usage.outputTokens ?? 0;
-    return { text: result.text, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
+    const result = await generateText({ model, ...callOptions(request, checked, signal) });
+    return { text: result.text, usage: usageOf(result.usage, request) };
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw providerFailure(provider, name, error, signal.aborted, timeoutMs);
@@ -162,19 +174,11 @@ export async function generateObjectWithSdk(
   try {
     const result = await generateText({
       model,
-      instructions: request.system || undefined,
-      messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
-      allowSystemInMessages: true,
+      ...callOptions(request, checked, signal),
       output: Output.object({ schema: jsonSchema<unknown>(request.schema as Parameters<typeof jsonSchema>[0]), name: 'call_analysis' }),
-      ...checked.settings,
-      providerOptions: checked.providerOptions as Parameters<typeof generateText>[0]['providerOptions'],
-      maxRetries: 0,
-      abortSignal: signal,
     });
     const object: unknown = result.output;
-    const inputTokens = withoutHidden(result.usage.inputTokens ?? 0, request);
-    const outputTokens = result.usage.outputTokens ?? 0;
-    return { object, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
+    return { object, usage: usageOf(result.usage, request) };
   } catch (error) {
     if (error instanceof AppError) throw error;
     // The provider's text is not repeated: it may quote the transcript. Its length tells enough.
@@ -212,14 +216,8 @@ export async function* streamWithSdk(
   try {
     const result = streamText({
       model,
-      instructions: request.system || undefined,
-      messages: request.messages.map((message): ModelMessage => ({ role: message.role, content: message.content })),
-      allowSystemInMessages: true,
-      ...checked.settings,
-      providerOptions: checked.providerOptions as Parameters<typeof streamText>[0]['providerOptions'],
+      ...callOptions(request, checked, signal),
       ...(request.tools?.length ? { tools, stopWhen: stepCountIs(3) } : {}),
-      maxRetries: 0,
-      abortSignal: signal,
       onError: ({ error }) => {
         failure = error;
       },
@@ -230,10 +228,7 @@ export async function* streamWithSdk(
     }
     if (request.signal.aborted) return;
     if (failure) throw failure;
-    const usage = await result.totalUsage;
-    const inputTokens = withoutHidden(usage.inputTokens ?? 0, request);
-    const outputTokens = usage.outputTokens ?? 0;
-    yield { type: 'usage', usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model } };
+    yield { type: 'usage', usage: usageOf(await result.totalUsage, request) };
   } catch (error) {
     if (request.signal.aborted) return;
     if (error instanceof AppError) throw error;
