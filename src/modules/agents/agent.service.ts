@@ -200,8 +200,26 @@ function toModelConfig(input: ModelConfigInput): ModelConfig {
   return { model: input.model, modelSettings: input.modelSettings ?? null, providerOptions: input.providerOptions ?? null };
 }
 
+/**
+ * The fields only one pipeline reads. Sent with another pipelineMode they would be stored and never
+ * used — an agent that says it speaks through a provider it never calls — so they are refused.
+ */
+const PIPELINE_FIELDS: Record<'stsProvider' | 'sttProvider' | 'sttModel' | 'ttsProvider' | 'ttsModel', PipelineMode> = {
+  stsProvider: PipelineMode.sts,
+  sttProvider: PipelineMode.streaming,
+  sttModel: PipelineMode.streaming,
+  ttsProvider: PipelineMode.streaming,
+  ttsModel: PipelineMode.streaming,
+};
+
 function toVoiceConfig(input: VoiceConfigInput | null | undefined): VoiceConfig | null {
   if (!input) return null;
+  const misplaced = Object.entries(PIPELINE_FIELDS).filter(([field, mode]) => input[field as keyof typeof PIPELINE_FIELDS] !== undefined && input.pipelineMode !== mode);
+  if (misplaced.length > 0) {
+    throw AppError.badInput(
+      misplaced.map(([field, mode]) => ({ field: `voiceConfig.${field}`, message: `${field} applies only to pipelineMode "${mode}" (this agent's is "${input.pipelineMode}")` })),
+    );
+  }
   const streaming = input.pipelineMode === PipelineMode.streaming;
   return {
     pipelineMode: input.pipelineMode,
