@@ -38,6 +38,11 @@ export default {
   reporters: ['clear-text', 'progress-append-only', 'json', 'html'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  // Incremental: the results of the last run are kept in the repository, and a run tests again only the
+  // mutants whose code or covering tests changed since (Stryker compares both), so CI spends seconds on
+  // the modules nobody touched. `npm run test:mutation -- --force` tests every mutant again.
+  incremental: true,
+  incrementalFile: 'test/mutation/incremental.json',
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
   ignorePatterns: ['dist', '.data', 'coverage', 'reports', 'test', 'schema', 'migrations'],

@@ -14,7 +14,8 @@ const resultsFile = jsonAt > 0 ? process.argv[jsonAt + 1] : undefined;
 // A report left by an earlier run must not stand in for this one.
 rmSync(`${root}reports/mutation/mutation.json`, { force: true });
 const started = Date.now();
-const stryker = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs'], {
+const force = process.argv.includes('--force') ? ['--force'] : [];
+const stryker = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs', ...force], {
   cwd: root,
   stdio: 'inherit',
 });
