@@ -63,6 +63,10 @@ export function waitKind(statement: string): string {
 
 export interface RunCpu {
   replicaSeconds: number;
+  /** Each replica's CPU seconds over the run, in start order. */
+  replicaEach: number[];
+  /** What postgresSeconds covers: the whole cluster (the postmaster and all its children), or only the bench database's backends (a server elsewhere). */
+  postgres: 'cluster' | 'bench database backends';
   postgresSeconds: number;
   /** CPU milliseconds per dialed contact, replicas and PostgreSQL together. */
   msPerContact: number;
@@ -83,6 +87,8 @@ export interface RunnerSummary {
   loadAverage: { start: number; end: number };
   /** Medians per replica count: CPU ms per dialed contact, cores busy, lock-wait seconds. */
   cpu: { one: CpuMedians | null; two: CpuMedians | null };
+  /** CPU ms per dialed contact with two replicas over one's (medians; target ≤ 1.2). */
+  cpuRatio: number | null;
   runs: RunnerRun[];
 }
 
@@ -105,6 +111,51 @@ export function cpuSeconds(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+}
+
+/** A process's parent pid (the 4th field of /proc/<pid>/stat), or null when it cannot be read. */
+function parentPid(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The CPU seconds a PostgreSQL cluster has used so far: the postmaster's own (utime + stime), its
+ * reaped children's (cutime + cstime: every backend and worker that has exited, whole lifetimes)
+ * and every live child's (utime + stime). The difference of two readings is exactly what the cluster
+ * used between them, backends that connected or exited in between included, and the background
+ * processes (WAL writer, checkpointer, autovacuum) with them. Null when the postmaster is not on
+ * this machine (a DATABASE_URL server elsewhere).
+ */
+export function clusterCpuSeconds(postmaster: number): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${postmaster}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime, stime, cutime, cstime: the 14th to 17th fields.
+  let ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (parentPid(pid) !== postmaster) continue;
+    const own = cpuSeconds(pid);
+    if (own !== null) ticks += own * CLOCK_TICKS;
+  }
+  return ticks / CLOCK_TICKS;
+}
+
+/** The postmaster of the server `client` is connected to: its backend's parent, when that backend is a process of this machine. */
+async function postmasterOf(client: pg.Client): Promise<number | null> {
+  const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+  const parent = parentPid(rows[0]!.pid);
+  return parent && parent > 1 && clusterCpuSeconds(parent) !== null ? parent : null;
 }
 
 /** USER_HZ: /proc's CPU times are in these ticks (100 on Linux everywhere but exotic builds). */
@@ -309,11 +360,13 @@ async function check(client: pg.Client, executionId: string): Promise<Checked> {
   return { seconds: e.seconds, dialed: Number(calls!.dialed), dialedTwice: Number(calls!.twice), notDialed: Number(calls!.not_dialed), countersExact };
 }
 
-function cpuOf(replicaSeconds: number, postgresSeconds: number, dialed: number, wallSeconds: number): RunCpu | null {
+function cpuOf(replicaSeconds: number, postgresSeconds: number, dialed: number, wallSeconds: number, replicaEach: number[], postgres: RunCpu['postgres']): RunCpu | null {
   if (replicaSeconds === 0 && postgresSeconds === 0) return null;
   const contacts = Math.max(1, dialed);
   return {
     replicaSeconds,
+    replicaEach,
+    postgres,
     postgresSeconds,
     msPerContact: ((replicaSeconds + postgresSeconds) * 1000) / contacts,
     replicaMsPerContact: (replicaSeconds * 1000) / contacts,
@@ -337,6 +390,11 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
       (await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((row) => row.pid);
     const replicaCpu = new CpuMeter(false);
     const postgresCpu = new CpuMeter(true);
+    // The whole cluster when its postmaster is on this machine (every backend and background process,
+    // those that exit during the run too); else the bench database's backends as pg_stat_activity lists them.
+    const postmaster = await postmasterOf(client);
+    const clusterAtStart = postmaster === null ? null : clusterCpuSeconds(postmaster);
+    const replicaAtStart = processes.map((process) => cpuSeconds(process.pid) ?? 0);
     replicaCpu.start(processes.map((process) => process.pid!).filter(Boolean));
     postgresCpu.start(await backends());
     const startedAt = Date.now();
@@ -378,8 +436,11 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
       if (Date.now() > deadline) throw new Error('the execution did not complete within 15 minutes');
     }
     const wallSeconds = (Date.now() - startedAt) / 1000;
+    const clusterAtEnd = postmaster === null ? null : clusterCpuSeconds(postmaster);
+    const replicaEach = processes.map((process, index) => (cpuSeconds(process.pid) ?? replicaAtStart[index]!) - replicaAtStart[index]!);
     replicaCpu.see(processes.map((process) => process.pid!).filter(Boolean));
     postgresCpu.see(await backends());
+    const postgresSeconds = clusterAtStart !== null && clusterAtEnd !== null ? clusterAtEnd - clusterAtStart : postgresCpu.seconds;
     const counted = await database.statementCount();
     // The start request's own statements are few and stay in (a fraction of a statement per contact in 10,000).
     // The polls, and the one backends() listing at the end.
@@ -397,14 +458,14 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
       notDialed: checked.notDialed,
       countersExact: checked.countersExact,
       loadAverage,
-      cpu: cpuOf(replicaCpu.seconds, postgresCpu.seconds, checked.dialed, wallSeconds),
+      cpu: cpuOf(replicaCpu.seconds, postgresSeconds, checked.dialed, wallSeconds, replicaEach, clusterAtStart !== null && clusterAtEnd !== null ? 'cluster' : 'bench database backends'),
       lockWaitSeconds,
       waits,
     };
     log(
       `  runner ${replicas} replica${replicas > 1 ? 's' : ''}, round ${round}: ${Math.round(run.callsPerSecond)} calls/s (${run.seconds.toFixed(1)} s), ` +
         `${run.statementsPerContact?.toFixed(2) ?? 'n/a'} statements/contact, dialed twice ${run.dialedTwice}, not dialed ${run.notDialed}, counters ${run.countersExact ? 'exact' : 'WRONG'}, ` +
-        `CPU ${run.cpu ? `${run.cpu.replicaMsPerContact.toFixed(2)} + ${run.cpu.postgresMsPerContact.toFixed(2)} ms/contact (replicas + PostgreSQL), ${run.cpu.coresBusy.toFixed(2)} cores busy` : 'n/a'}, ` +
+        `CPU ${run.cpu ? `${run.cpu.replicaMsPerContact.toFixed(2)} + ${run.cpu.postgresMsPerContact.toFixed(2)} ms/contact (replicas [${run.cpu.replicaEach.map((seconds) => seconds.toFixed(1)).join(', ')} s] + PostgreSQL ${run.cpu.postgres}), ${run.cpu.coresBusy.toFixed(2)} cores busy` : 'n/a'}, ` +
         `lock waits ${run.lockWaitSeconds.toFixed(1)} s (${lockWaitSamples} samples: ${JSON.stringify(waits)}), load ${loadAverage.toFixed(2)}`,
     );
     if (run.dialedTwice > 0 || run.notDialed > 0 || run.dialed !== RUNNER_CONTACTS || !run.countersExact) {
@@ -428,7 +489,8 @@ export async function runnerBench(database: BenchDatabase, rounds: number, log: 
   const runs: RunnerRun[] = [];
   try {
     await database.analyze();
-    const runCount = Math.max(3, rounds);
+    // BENCH_RUNNER_ROUNDS: fewer rounds for a quick look while developing (medians want 3 or more).
+    const runCount = Number(process.env.BENCH_RUNNER_ROUNDS) || Math.max(3, rounds);
     log(`  runner: ${runCount} rounds of (1 replica, 2 replicas), interleaved`);
     for (let round = 1; round <= runCount; round++) {
       for (const replicas of [1, 2]) runs.push(await oneRun(database, prepared.api, prepared.programId, replicas, round, log));
@@ -443,15 +505,17 @@ export async function runnerBench(database: BenchDatabase, rounds: number, log: 
   const summary: RunnerSummary = {
     contacts: RUNNER_CONTACTS,
     concurrency: RUNNER_CONCURRENCY,
-    rounds: Math.max(3, rounds),
+    rounds: runs.length / 2,
     intervalMs: RUNNER_BENCH_INTERVAL_MS,
     callsPerSecond: { one, two, ratio: two / one },
     statementsPerContact: { one: perContact(1), two: perContact(2) },
     dialedTwice: runs.reduce((sum, run) => sum + run.dialedTwice, 0),
     loadAverage: { start: loadAtStart, end: loadavg()[0]! },
     cpu: { one: cpuMedians(of(1)), two: cpuMedians(of(2)) },
+    cpuRatio: null,
     runs,
   };
+  if (summary.cpu.one && summary.cpu.two) summary.cpuRatio = summary.cpu.two.msPerContact / summary.cpu.one.msPerContact;
   writeFileSync(`${RESULTS}runner.json`, `${JSON.stringify({ finishedAt: new Date().toISOString(), ...summary }, null, 2)}\n`);
   return summary;
 }
@@ -470,6 +534,7 @@ function cpuMedians(runs: RunnerRun[]): CpuMedians | null {
 }
 
 const RATIO_TARGET = 1.7;
+const CPU_RATIO_TARGET = 1.2;
 const STATEMENTS_TARGET = 4;
 
 export function runnerMarkdown(summary: RunnerSummary): string {
@@ -487,12 +552,14 @@ export function runnerMarkdown(summary: RunnerSummary): string {
     `| 1 | ${Math.round(one).toLocaleString('en')} | 1.00× | ${fmt(statements.one)} | ${summary.runs.filter((run) => run.replicas === 1).reduce((sum, run) => sum + run.dialedTwice, 0)} |`,
     `| 2 | ${Math.round(two).toLocaleString('en')} | ${ratio.toFixed(2)}× (${mark(ratio >= RATIO_TARGET)}) | ${fmt(statements.two)} (${mark(worst <= STATEMENTS_TARGET)}) | ${summary.runs.filter((run) => run.replicas === 2).reduce((sum, run) => sum + run.dialedTwice, 0)} |`,
     '',
-    '| replicas | CPU ms / dialed contact (replicas + PostgreSQL) | cores busy (CPU s / wall s; the machine has ' + availableParallelism() + ') | lock waits (s, sampled) |',
-    '|---:|---:|---:|---:|',
-    ...([['1', summary.cpu.one], ['2', summary.cpu.two]] as const).map(([replicas, cpu]) =>
-      cpu
-        ? `| ${replicas} | ${cpu.msPerContact.toFixed(2)} (${cpu.replicaMsPerContact.toFixed(2)} + ${cpu.postgresMsPerContact.toFixed(2)}) | ${cpu.coresBusy.toFixed(2)} | ${cpu.lockWaitSeconds.toFixed(1)} |`
-        : `| ${replicas} | n/a | n/a | n/a |`,
-    ),
+    `| replicas | CPU ms / dialed contact (replicas + PostgreSQL ${summary.runs[0]?.cpu?.postgres ?? ''}) | ratio to 1 (target ≤ ${CPU_RATIO_TARGET}) | cores busy (CPU s / wall s; the machine has ${availableParallelism()}) | lock waits (s, sampled) | contacts dialed twice |`,
+    '|---:|---:|---:|---:|---:|---:|',
+    ...([[1, summary.cpu.one], [2, summary.cpu.two]] as const).map(([replicas, cpu]) => {
+      const twice = summary.runs.filter((run) => run.replicas === replicas).reduce((sum, run) => sum + run.dialedTwice, 0);
+      const ratio = replicas === 1 ? '1.00×' : summary.cpuRatio === null ? 'n/a' : `${summary.cpuRatio.toFixed(2)}× (${mark(summary.cpuRatio <= CPU_RATIO_TARGET)})`;
+      return cpu
+        ? `| ${replicas} | ${cpu.msPerContact.toFixed(2)} (${cpu.replicaMsPerContact.toFixed(2)} + ${cpu.postgresMsPerContact.toFixed(2)}) | ${ratio} | ${cpu.coresBusy.toFixed(2)} | ${cpu.lockWaitSeconds.toFixed(1)} | ${twice} |`
+        : `| ${replicas} | n/a | n/a | n/a | n/a | ${twice} |`;
+    }),
   ].join('\n');
 }
