@@ -14,6 +14,7 @@ import { Migration20261210000000 } from './Migration20261210000000.js';
 import { Migration20261214000000 } from './Migration20261214000000.js';
 import { Migration20261215071500 } from './Migration20261215071500.js';
 import { Migration20261216090000 } from './Migration20261216090000.js';
+import { Migration20261217113000 } from './Migration20261217113000.js';
 import { Migration20261122142019 } from './Migration20261122142019.js';
 import { Migration20261122034010 } from './Migration20261122034010.js';
 import { Migration20261122034801 } from './Migration20261122034801.js';
@@ -56,4 +57,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261214000000', class: Migration20261214000000 },
   { name: 'Migration20261215071500', class: Migration20261215071500 },
   { name: 'Migration20261216090000', class: Migration20261216090000 },
+  { name: 'Migration20261217113000', class: Migration20261217113000 },
 ];

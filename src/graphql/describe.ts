@@ -106,7 +106,7 @@ const OWN: Record<string, string> = {
   'Mutation.deleteBusinessEntity': 'Delete a business record',
   'Mutation.removeAudienceMembers': 'Remove contacts from an audience (the contacts are kept)',
   Organization: 'The caller’s organization',
-  'Organization.creditBalance': 'Credits left for calls; granted by the operator, spent by executions',
+  'Organization.creditBalance': 'Credits left for calls (not spent yet, creditsReserved included); granted by the operator, spent by executions',
   'OrganizationUser.role': 'owner, admin or member',
   'Program.audience': 'The contacts the program calls; null when none was chosen',
   'Program.autoPauseRules': 'Rules that pause an execution when enough contacts reach a node',

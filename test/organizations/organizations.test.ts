@@ -31,7 +31,7 @@ describe('organization', () => {
     it('is the caller’s own, the same on both doors, for any role', async () => {
       const rest = await acme.rest.get('/api/organization');
       expect(rest.status).toBe(200);
-      expect(rest.body).toEqual({ id: acme.organizationId, name: 'Acme', creditBalance: 0, recordingRetentionDays: null, createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(rest.body).toEqual({ id: acme.organizationId, name: 'Acme', creditBalance: 0, creditsReserved: 0, recordingRetentionDays: null, createdAt: expect.any(String), updatedAt: expect.any(String) });
       const { organization } = await member.graphql.ok(OrganizationDocument);
       expect(organization).toEqual(rest.body);
       const other = await app.organization('Other');

@@ -66,7 +66,7 @@ export async function createCampaign(app: TestApp, options: CampaignOptions = {}
   const org = options.org ?? (await app.organization());
   const em = app.db.database.em.fork() as EntityManager;
   const organization = em.getReference(Organization, org.organizationId);
-  await em.nativeUpdate(Organization, { id: org.organizationId }, { creditBalance: options.credits ?? 1_000_000 });
+  await em.nativeUpdate(Organization, { id: org.organizationId }, { unreservedCredits: options.credits ?? 1_000_000 });
 
   const count = options.contacts ?? 10;
   const zones = options.timeZones ?? [null];

@@ -2631,8 +2631,10 @@ export interface components {
             updatedAt: string;
             /** @description The organization’s name */
             name: string;
-            /** @description Credits left for calls; granted by the operator, spent by executions */
+            /** @description Credits left for calls (not spent yet, creditsReserved included); granted by the operator, spent by executions */
             creditBalance: number;
+            /** @description Of creditBalance, the credits campaign runners hold for running executions right now; they are not spent yet, and go back when unused (an execution pauses, stops or completes, or its runner stops) */
+            creditsReserved: number;
             /** @description Call recordings are deleted (at the carrier too) this many days after they were made; null: kept until deleted */
             recordingRetentionDays: number | null;
         };
@@ -16938,6 +16940,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",
                      *       "name": "Front desk agent",
                      *       "creditBalance": 3,
+                     *       "creditsReserved": 3,
                      *       "recordingRetentionDays": 3
                      *     }
                      */
@@ -17106,6 +17109,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",
                      *       "name": "Front desk agent",
                      *       "creditBalance": 3,
+                     *       "creditsReserved": 3,
                      *       "recordingRetentionDays": 3
                      *     }
                      */
@@ -17332,6 +17336,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",
                      *       "name": "Front desk agent",
                      *       "creditBalance": 3,
+                     *       "creditsReserved": 3,
                      *       "recordingRetentionDays": 3
                      *     }
                      */

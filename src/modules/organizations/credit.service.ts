@@ -6,6 +6,7 @@ import { pageMeta, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { CreditEntryKind, CreditLedgerEntry } from './credit-ledger.entity.js';
 import type { CreditLedgerArgs } from './organization.inputs.js';
+import { CREDIT_BALANCE_SQL } from './organization.entity.js';
 
 /** credit_balance is a PostgreSQL integer; a grant never takes it past this. */
 export const MAX_BALANCE = 2_147_483_647;
@@ -52,7 +53,7 @@ export class CreditService {
       if (!exists) throw AppError.notFound('Organization');
       const rows = await em.execute<{ credit_balance: number }[]>(
         `update organizations set credit_balance = credit_balance + ?, updated_at = now()
-          where id = ? and credit_balance <= ? returning credit_balance`,
+          where id = ? and credit_balance <= ? returning ${CREDIT_BALANCE_SQL('organizations')} as credit_balance`,
         [amount, organizationId, MAX_BALANCE - amount],
       );
       const row = rows[0];

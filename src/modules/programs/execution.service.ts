@@ -16,6 +16,8 @@ import { Program } from './program.entity.js';
 import { ExecutionStatus, ProgramKind, ProgramStatus } from './program.enums.js';
 import type { CreateExecutionInput } from './program.inputs.js';
 import { authorize } from '../organizations/roles.js';
+import { CREDIT_BALANCE_SQL } from '../organizations/organization.entity.js';
+import { releaseReservations } from './runner/credit-reservations.js';
 
 /** Which executions of a program to read: a page, optionally of one status. */
 export interface ExecutionPageArgs {
@@ -151,7 +153,9 @@ export class ExecutionService {
   async control(actor: Actor, id: string, action: ControlAction): Promise<Execution> {
     authorize(actor, 'executions.control');
     if (!isUuid(id)) throw AppError.notFound('Execution');
+    let leftRunning = false;
     await this.events.transaction(this.em, async (em, record) => {
+      leftRunning = false;
       // A move to running takes its program's lock first, then the execution's row (the order the
       // scheduler takes them in too), so two starts of one program's executions are decided one after the other.
       if (action === 'start' || action === 'resume') await lockRunningSlot(em, actor.organizationId, id);
@@ -176,8 +180,11 @@ export class ExecutionService {
       }
       execution.updatedAt = now;
       await em.flush();
+      leftRunning = from === ExecutionStatus.running;
       record({ executionId: execution.id, programId: execution.program.id, organizationId: actor.organizationId, from, to, reason: 'user' });
     });
+    // Paused or stopped: what runners reserved for it goes back to the organization now (a runner's tick would, later).
+    if (leftRunning) await releaseReservations(this.em, { executionIds: [id] });
     return this.fresh(actor, id);
   }
 
@@ -198,7 +205,7 @@ export class ExecutionService {
   /** 409 naming the credits missing when contacts wait to be called and not one call can be paid for. */
   private async assertCredits(em: EntityManager, actor: Actor, execution: Execution): Promise<void> {
     if (execution.contactsPending === 0) return;
-    const [row] = await em.execute<{ credit_balance: number }[]>('select credit_balance from organizations where id = ?', [actor.organizationId]);
+    const [row] = await em.execute<{ credit_balance: number }[]>(`select ${CREDIT_BALANCE_SQL('organizations')} as credit_balance from organizations where id = ?`, [actor.organizationId]);
     const balance = Number(row?.credit_balance ?? 0);
     if (balance >= 1) return;
     const waiting = execution.contactsPending;

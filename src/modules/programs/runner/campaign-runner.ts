@@ -17,6 +17,7 @@ import { ProgramCarrier } from '../../telephony/telephony.enums.js';
 import type { Dialer } from './dialer.js';
 import { ExecutionCallSink } from './execution-call-sink.js';
 import { recoverExpiredLeases, renewLeases } from './leases.js';
+import { releaseReservations, renewReservations, type Reservation } from './credit-reservations.js';
 import { reconcileExpiredCalls } from './reconcile.js';
 import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './simulated-carrier.js';
 import { advanceSchedules } from './schedule.js';
@@ -173,9 +174,12 @@ export class CampaignRunner {
     this.timer = null;
     await this.running;
     await this.claiming;
-    // Its share goes to the others at once.
+    // Its share goes to the others at once, and the credits it reserved to their organizations.
     await query(this.options.em.fork(), 'delete from runner_heartbeats where id = ?', [this.id]).catch((error: unknown) =>
       this.logger.warn({ err: error }, 'could not remove the runner heartbeat; it ages out'),
+    );
+    await releaseReservations(this.options.em.fork(), { runnerId: this.id }).catch((error: unknown) =>
+      this.logger.warn({ err: error }, 'could not give back the credits this runner reserved; another runner does when their lease runs out'),
     );
     this.runners = 1;
     if (this.callsInFlight > 0) {
@@ -217,7 +221,10 @@ export class CampaignRunner {
     // An injected clock also measures the leases (deterministic tests); otherwise the database's now() does.
     const leaseClock = this.options.clock ? now : null;
     if (this.started) await this.step('heartbeat', () => this.heartbeat(em));
-    await this.step('renew leases', () => renewLeases(em, [...new Set(this.calls.values())], this.leaseMs, leaseClock, now));
+    await this.step('renew leases', async () => {
+      await renewLeases(em, [...new Set(this.calls.values())], this.leaseMs, leaseClock, now);
+      await renewReservations(em, this.reservation(leaseClock));
+    });
     await this.step('reconcile calls', async () => {
       const reconciled = await reconcileExpiredCalls(em, {
         tracker: this.tracker,
@@ -233,6 +240,10 @@ export class CampaignRunner {
       if (recovered > 0) this.logger.warn({ recovered }, 'took back contacts whose lease expired');
     });
     await this.step('advance schedules', () => advanceSchedules(em, now, this.events));
+    await this.step('return reserved credits', async () => {
+      const returned = await releaseReservations(em, { stale: true, leaseClock });
+      if (returned > 0) this.logger.info({ credits: returned }, 'gave back credits reserved for executions no longer running, or by runners whose lease ran out');
+    });
     await this.step('claim calls', () => this.claimAll(em, now, leaseClock));
     for (const hook of this.onTick) await this.step('tick hook', () => hook(now));
   }
@@ -260,7 +271,8 @@ export class CampaignRunner {
       const token = `${this.id}#${++this.claims}`;
       try {
         const share = this.started ? { runnerId: this.id, runners: this.runners } : undefined;
-        for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events, share })) this.place(call);
+        const reservation = this.reservation(leaseClock);
+        for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events, share, reservation })) this.place(call);
       } catch (error) {
         if (error instanceof ClaimRaced) {
           // Rolled back, nothing placed: claim again with what the execution is now.
@@ -269,6 +281,11 @@ export class CampaignRunner {
         } else this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
       }
     }
+  }
+
+  /** This runner's credit reservations: held under its id, on the leases' clock. */
+  private reservation(leaseClock: Date | null): Reservation {
+    return { runnerId: this.id, leaseMs: this.leaseMs, leaseClock };
   }
 
   /**

@@ -8,6 +8,9 @@ import { recordCallsIn } from './call-recorder.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, query } from '../../../db/sql.js';
 import { loadExecutions } from './work-queue.js';
+import { releaseReservations } from './credit-reservations.js';
+import { ExecutionStatus } from '../program.enums.js';
+import { CREDIT_BALANCE_SQL } from '../../organizations/organization.entity.js';
 
 export interface ExecutionCallSinkOptions {
   events: ExecutionEvents;
@@ -31,10 +34,22 @@ export class ExecutionCallSink implements CallSink {
 
   async transaction<T>(em: EntityManager, work: (tx: EntityManager, effects: CallEffects) => Promise<T>): Promise<T> {
     let freed = false;
+    /** Executions these calls completed or paused: the credits runners reserved for them go back once this commits. */
+    const stopped = new Set<string>();
     const result = await this.options.events.transaction(em, (tx, record) => {
       freed = false;
-      return work(tx, this.effects(tx, record, () => (freed = true)));
+      stopped.clear();
+      const noting: RecordTransition = (transition) => {
+        if (transition.to !== ExecutionStatus.running) stopped.add(transition.executionId);
+        record(transition);
+      };
+      return work(tx, this.effects(tx, noting, () => (freed = true)));
     });
+    if (stopped.size > 0) {
+      await releaseReservations(em, { executionIds: [...stopped] }).catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, 'could not give back reserved credits yet; the next tick does'),
+      );
+    }
     if (freed) this.options.onFreed?.();
     return result;
   }
@@ -120,7 +135,7 @@ export class ExecutionCallSink implements CallSink {
   private async refund(tx: EntityManager, call: TrackedCall): Promise<void> {
     const [balance] = await query<{ credit_balance: number }>(
       tx,
-      'update organizations set credit_balance = credit_balance + 1 where id = ? returning credit_balance',
+      `update organizations set credit_balance = credit_balance + 1 where id = ? returning ${CREDIT_BALANCE_SQL('organizations')} as credit_balance`,
       [call.organizationId],
     );
     if (!balance) return;

@@ -14,6 +14,8 @@ import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
 import { EventWriter } from '../../events/event-writer.js';
 import { Call } from '../../telephony/call.entity.js';
 import { callJson } from '../../telephony/call.types.js';
+import { CREDITS_RESERVED_SQL } from '../../organizations/organization.entity.js';
+import { RESERVATION_BLOCK_MAX, releaseReservations, spendReserved, type Reservation } from './credit-reservations.js';
 import type { ProgramRecording } from '../../recordings/recording-settings.js';
 
 /** A running execution and the program settings the runner needs to advance it. */
@@ -162,7 +164,32 @@ export async function claimCalls(
    * its share (ceil(maxConcurrentCalls / runners)) of the execution's calls in progress, so every
    * replica gets work. Without it the runner fills every free slot.
    */
-  options: { now: Date; token: string; leaseMs: number; leaseClock?: Date | null; events: ExecutionEvents; share?: { runnerId: string; runners: number } },
+  /**
+   * `reservation`: the runner pays from its credit reservation for the execution (credit-reservations.ts),
+   * topped up from the organization in blocks; without it every claim takes its credits from the organization's row.
+   */
+  options: {
+    now: Date;
+    token: string;
+    leaseMs: number;
+    leaseClock?: Date | null;
+    events: ExecutionEvents;
+    share?: { runnerId: string; runners: number };
+    reservation?: Reservation;
+  },
+): Promise<ClaimedCall[]> {
+  let stoppedRunning = false;
+  const claimed = await claimIn(em, execution, options, () => (stoppedRunning = true));
+  // It completed or ran out of credits: what the runners still hold for it goes back now (else the next tick's pass does it).
+  if (stoppedRunning && options.reservation) await releaseReservations(em, { executionIds: [execution.id] }).catch(() => 0); // else the tick's pass gives them back
+  return claimed;
+}
+
+async function claimIn(
+  em: EntityManager,
+  execution: RunnableExecution,
+  options: Parameters<typeof claimCalls>[2],
+  stopped: () => void,
 ): Promise<ClaimedCall[]> {
   const { now, token } = options;
   const moved = (from: ExecutionStatus, to: ExecutionStatus, reason: 'no_credits' | 'no_contacts_left') => ({
@@ -202,6 +229,7 @@ export async function claimCalls(
         [at(now), at(now), execution.id],
       );
       record(moved(locked.status, ExecutionStatus.completed, 'no_contacts_left'));
+      stopped();
       return [];
     }
     let slots = execution.maxConcurrentCalls - state.contacts_in_progress;
@@ -275,11 +303,19 @@ export async function claimCalls(
     // organization has, up to one per callable row. The row is locked FOR NO KEY UPDATE, as an UPDATE
     // locks it, so other transactions' inserts that reference the organization (events) go on.
     let paidCount = 0;
-    if (callable.length > 0) {
+    /** Credits other reservations of the organization hold: while there are some, it has not run out. */
+    let reservedElsewhere = 0;
+    if (callable.length > 0 && options.reservation) {
+      const block = Math.max(callable.length, Math.min(state.contacts_pending, RESERVATION_BLOCK_MAX));
+      const spent = await spendReserved(tx, options.reservation, { organizationId: execution.organizationId, executionId: execution.id, count: callable.length, block });
+      paidCount = spent.taken;
+      reservedElsewhere = spent.reservedElsewhere;
+    } else if (callable.length > 0) {
       const [spent] = await query<{ credit_balance: number; taken: number }>(
         tx,
         `with t as (select id, least(greatest(credit_balance, 0), ?::int) as taken from organizations where id = ? for no key update),
-              spent as (update organizations o set credit_balance = o.credit_balance - t.taken from t where o.id = t.id returning o.credit_balance, t.taken),
+              spent as (update organizations o set credit_balance = o.credit_balance - t.taken from t where o.id = t.id
+                         returning o.credit_balance + ${CREDITS_RESERVED_SQL('o')} as credit_balance, t.taken),
               ledger as (insert into credit_ledger (id, organization_id, kind, amount, balance_after, reason, execution_id, created_at)
                          select ?, ?, ?, -taken, credit_balance, null, ?, now() from spent where taken > 0)
          select credit_balance, taken from spent`,
@@ -299,7 +335,9 @@ export async function claimCalls(
         unpaidIds,
       );
     }
-    const outOfCredits = unpaid.length > 0;
+    // Out of credits only when none are left anywhere: credits another runner holds come back to the
+    // organization when unused, so meanwhile the unpaid rows just wait.
+    const outOfCredits = unpaid.length > 0 && reservedElsewhere === 0;
     if (outOfCredits) assertMove(state.status, ExecutionStatus.paused_no_credits);
     const ids = paid.map((row) => row.id);
     const taken = ids.length + gone.length;
@@ -320,7 +358,10 @@ export async function claimCalls(
       );
       if (applied.length === 0) throw new ClaimRaced(execution.id);
     }
-    if (outOfCredits) record(moved(state.status, ExecutionStatus.paused_no_credits, 'no_credits'));
+    if (outOfCredits) {
+      record(moved(state.status, ExecutionStatus.paused_no_credits, 'no_credits'));
+      stopped();
+    }
     return paid.map((row, index) => ({
       executionContactId: row.id,
       token,
