@@ -81,11 +81,17 @@ export async function spendReserved(
   return { taken: Number(row?.taken ?? 0), reservedElsewhere: Number(row?.reserved_elsewhere ?? 0) };
 }
 
-/** Pushes the lease of every reservation the runner holds (each tick), so only a dead runner's run out. */
+/**
+ * Pushes the lease of every reservation the runner holds (each tick), so only a dead runner's run
+ * out. A reservation one of its claims is spending from is skipped, not waited for: that claim
+ * writes the lease itself.
+ */
 export async function renewReservations(em: EntityManager, reservation: Reservation): Promise<void> {
   await query(
     em,
-    `update credit_reservations set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond' where runner_id = ?`,
+    `update credit_reservations set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond'
+      where (runner_id, execution_id) in (select runner_id, execution_id from credit_reservations where runner_id = ?
+                                          order by execution_id for no key update skip locked)`,
     [leaseNow(reservation.leaseClock), reservation.leaseMs, reservation.runnerId],
   );
 }
