@@ -1,6 +1,6 @@
 import { createLogger } from '../../src/common/logger.js';
 import { openDatabase } from '../../src/db/orm.js';
-import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
+import { testRunner } from '../runner/fixtures.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { SimulatedSwitch } from '../../src/modules/programs/runner/simulated-carrier.js';
 import { CampaignCreditsDocument } from '../generated/graphql.js';
@@ -89,8 +89,7 @@ describe('credit reservations', () => {
     const time = () => now;
     const leaseMs = 60_000;
     // The crashed runner: one tick (a claim of two calls paid from a block it reserved), its calls end, then it is never heard of again.
-    const crashed = new CampaignRunner({
-      em: app.db.database.em,
+    const crashed = testRunner(app, {
       dialer: new SimulatedDialer({ seed: 'reserve-crash', speedMs: 0, weights: ALWAYS_ANSWERED }),
       logger: createLogger('warn', { write: () => undefined }),
       clock: time,
@@ -137,7 +136,7 @@ describe('credit reservations', () => {
     const replica = app.db.url ? await openDatabase({ databaseUrl: app.db.url, dataDir: 'memory://', migrate: false }) : null;
     const runners = [app.db.database.em, replica?.em ?? app.db.database.em].map(
       (em, index) =>
-        new CampaignRunner({
+        testRunner(app, {
           em,
           dialer: new SimulatedDialer({ seed: `reserve-two-${index}`, speedMs: 3 }),
           logger: createLogger('warn', { write: (line: string) => void logs.push(JSON.parse(line)) }),
