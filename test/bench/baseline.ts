@@ -43,14 +43,22 @@ const agentJson = (a: string) => `json_build_object(
   'modelConfig', json_build_object('model', ${a}.model_config->'model', 'modelSettings', ${a}.model_config->'modelSettings',
     'providerOptions', ${a}.model_config->'providerOptions'),
   'voiceConfig', case when ${a}.voice_config is null then null else json_build_object('pipelineMode', ${a}.voice_config->'pipelineMode',
-    'voiceId', ${a}.voice_config->'voiceId', 'stsProvider', ${a}.voice_config->'stsProvider') end,
+    'voiceId', ${a}.voice_config->'voiceId', 'stsProvider', ${a}.voice_config->'stsProvider',
+    'sttProvider', ${a}.voice_config->'sttProvider', 'sttModel', ${a}.voice_config->'sttModel',
+    'ttsProvider', ${a}.voice_config->'ttsProvider', 'ttsModel', ${a}.voice_config->'ttsModel',
+    'language', ${a}.voice_config->'language') end,
   'memoryConfig', case when ${a}.memory_config is null then null else json_build_object('enabled', ${a}.memory_config->'enabled',
     'lastMessages', ${a}.memory_config->'lastMessages', 'semanticRecall', ${a}.memory_config->'semanticRecall') end,
   'metadata', ${a}.metadata, 'knowledgeBaseConfig', ${a}.knowledge_base_config,
   'resolutionCriteria', (select coalesce(json_agg(json_build_object('label', c.value->'label', 'description', c.value->'description')
     order by c.n), '[]'::json) from jsonb_array_elements(${a}.resolution_criteria) with ordinality as c(value, n)),
+  'analysisPlan', case when ${a}.analysis_plan is null then null else json_build_object('summary', ${a}.analysis_plan->'summary',
+    'structuredData', ${a}.analysis_plan->'structuredData') end,
   'createdBy', ${a}.created_by, 'deletedAt', ${iso(`${a}.deleted_at`)}, 'organizationId', ${a}.organization_id,
   'hasPolicy', coalesce(${a}.policy, '') <> '')`;
+
+/** One count of an execution's outcome_counts (src/modules/programs/execution-outcomes.ts, outcomesOf): 0 when absent. */
+const outcome = (e: string, key: string) => `coalesce((${e}.outcome_counts->>'${key}')::int, 0)`;
 
 /** An execution as endpoint 9 shows it (src/modules/programs/programs.types.ts, EXECUTION_FIELDS). */
 const executionJson = (e: string) => `json_build_object(
@@ -63,7 +71,10 @@ const executionJson = (e: string) => `json_build_object(
   'autoPauseRules', (select coalesce(json_agg(json_build_object('nodeId', r.value->'nodeId', 'threshold', r.value->'threshold',
     'resetOnResume', r.value->'resetOnResume') order by r.n), '[]'::json)
     from jsonb_array_elements(${e}.auto_pause_rules) with ordinality as r(value, n)),
-  'creditsSpent', ${e}.credits_spent, 'contactsDoNotCall', ${e}.contacts_do_not_call)`;
+  'creditsSpent', ${e}.credits_spent, 'contactsDoNotCall', ${e}.contacts_do_not_call,
+  'outcomes', json_build_object('answered', ${outcome(e, 'answered')}, 'voicemail', ${outcome(e, 'voicemail')},
+    'noAnswer', ${outcome(e, 'no_answer')}, 'busy', ${outcome(e, 'busy')}, 'failed', ${outcome(e, 'failed')},
+    'doNotCall', ${outcome(e, 'do_not_call')}, 'notCalled', ${outcome(e, 'opted_out')} + ${outcome(e, 'contact_deleted')}))`;
 
 /** GET /api/agents?limit&page: the page and its meta, archived agents left out, newest first. $2 limit, $3 page. */
 const LIST_AGENTS_SQL = `${CALLER},

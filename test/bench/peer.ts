@@ -38,7 +38,7 @@ export const POSTGRAPHILE_AGENTS_PAGE = `query ($org: UUID!) {
     totalCount
     nodes {
       rowId createdAt updatedAt name description instructions status version modelConfig voiceConfig memoryConfig
-      metadata knowledgeBaseConfig resolutionCriteria createdBy deletedAt organizationId policy
+      metadata knowledgeBaseConfig resolutionCriteria analysisPlan createdBy deletedAt organizationId policy
     }
   }
 }`;
@@ -67,11 +67,12 @@ function agentOfPage(agent: Json): unknown {
     status: agent.status,
     version: agent.version,
     modelConfig: pick(agent.modelConfig, ['model', 'modelSettings', 'providerOptions']),
-    voiceConfig: pick(agent.voiceConfig, ['pipelineMode', 'voiceId', 'stsProvider']),
+    voiceConfig: pick(agent.voiceConfig, ['pipelineMode', 'voiceId', 'stsProvider', 'sttProvider', 'sttModel', 'ttsProvider', 'ttsModel', 'language']),
     memoryConfig: pick(agent.memoryConfig, ['enabled', 'lastMessages', 'semanticRecall']),
     metadata: agent.metadata,
     knowledgeBaseConfig: agent.knowledgeBaseConfig,
     resolutionCriteria: (agent.resolutionCriteria as Json[]).map((criterion) => pick(criterion, ['label', 'description'])),
+    analysisPlan: pick(agent.analysisPlan, ['summary', 'structuredData']),
     createdBy: agent.createdBy,
     deletedAt: iso(agent.deletedAt),
     organizationId: agent.organizationId,
