@@ -2,7 +2,9 @@
 // DATABASE_URL, in which the bench (re)creates its own database and drops it at the end. Statement
 // counts come from pg_stat_statements, read and reset from the maintenance database so that neither
 // the reset nor the reads are counted against the bench database.
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { parentPid, postgresChildren } from './cpu.js';
 import { startPgCluster, withDatabase, type PgCluster } from '../support/pg-cluster.js';
 
 export const BENCH_DATABASE = 'gateway_bench';
@@ -16,6 +18,12 @@ export interface BenchDatabase {
   /** Sum of `calls` of the bench database since the last reset; null without pg_stat_statements. */
   statementCount(): Promise<number | null>;
   resetStatements(): Promise<void>;
+  /**
+   * PostgreSQL's processes whose CPU counts against the requests (test/bench/cpu.ts): every child of
+   * the throwaway cluster's postmaster, or on DATABASE_URL's server the backends of gateway_bench;
+   * null when the server's processes are not visible from here (another machine or container).
+   */
+  postgresPids(): number[] | null;
   /** VACUUM ANALYZE after seeding, so autovacuum does not change plans in the middle of the runs. */
   analyze(): Promise<void>;
   /** Drops the database (DATABASE_URL) or destroys the cluster. */
@@ -31,6 +39,20 @@ async function connect(url: string): Promise<pg.Client> {
   });
   await client.connect();
   return client;
+}
+
+/**
+ * The postmaster of the server a backend (`pg_backend_pid()`) belongs to, when that backend is a
+ * process of this machine: its title must be PostgreSQL's ("postgres: …"), since a server in a
+ * container numbers its processes in its own namespace, where the same number is another process here.
+ */
+function postmasterOf(backend: number): number | null {
+  try {
+    if (!readFileSync(`/proc/${backend}/cmdline`, 'utf8').startsWith('postgres:')) return null;
+  } catch {
+    return null;
+  }
+  return parentPid(backend);
 }
 
 /** `keep`: leave gateway_bench in DATABASE_URL's server at the end, to look at the seeded data (BENCH_KEEP_DATABASE=1). */
@@ -51,6 +73,7 @@ export async function openBenchDatabase(databaseUrl: string | undefined, keep = 
       // not preloaded on this server, or no right to create the extension: statements are "n/a"
     }
     const { rows } = await admin.query<{ server_version: string }>('show server_version');
+    const postmaster = postmasterOf((await admin.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid);
     const url = withDatabase(adminUrl, BENCH_DATABASE);
     let closed = false;
     return {
@@ -65,6 +88,10 @@ export async function openBenchDatabase(databaseUrl: string | undefined, keep = 
           [BENCH_DATABASE],
         );
         return Number(result.rows[0]?.calls ?? 0);
+      },
+      postgresPids() {
+        if (postmaster === null) return null;
+        return cluster ? postgresChildren(postmaster) : postgresChildren(postmaster, BENCH_DATABASE);
       },
       async resetStatements() {
         if (statements) await admin.query('select pg_stat_statements_reset()');

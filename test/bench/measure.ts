@@ -1,7 +1,9 @@
-// One autocannon run against one server, with the server's largest RSS while it ran; and the count of
+// One autocannon run against one server, with the server's largest RSS while it ran and the CPU it and
+// PostgreSQL spent per answered request over exactly that run (cpu.ts); and the count of
 // SQL statements per request, from pg_stat_statements around a few requests sent one at a time (under
 // load, the requests still in flight when a run stops would blur the count).
 import autocannon from 'autocannon';
+import { CpuWindow } from './cpu.js';
 import type { BenchDatabase } from './database.js';
 import type { BenchRequest } from './kinds.js';
 import { sampleRss, type ServerName, type ServerProcess } from './servers.js';
@@ -17,6 +19,10 @@ export interface RunResult {
   errors: number;
   timeouts: number;
   rssMaxMb: number | null;
+  /** The server process's CPU milliseconds (user + system, all its threads) over the run, per request answered. */
+  cpuMsPerRequest: number;
+  /** PostgreSQL's CPU milliseconds over the same run per request answered; null where its processes cannot be seen. */
+  postgresMsPerRequest: number | null;
   /** The fixed rate asked for, when there was one. */
   rate?: number;
 }
@@ -39,10 +45,26 @@ export function sentTo(server: ServerProcess, request: BenchRequest): { method: 
   return { method: 'POST', path: '/graphql', body: request.peer.body };
 }
 
-export async function measure(server: ServerProcess, key: string, request: BenchRequest, settings: RunSettings): Promise<RunResult> {
+/** How often PostgreSQL's processes are listed again during a run, so a backend that comes or goes is counted. */
+const POSTGRES_SAMPLE_MS = 500;
+
+export async function measure(
+  server: ServerProcess,
+  key: string,
+  request: BenchRequest,
+  settings: RunSettings,
+  /** PostgreSQL's processes (BenchDatabase.postgresPids); null or absent: PostgreSQL's share reads n/a. */
+  postgres: () => number[] | null = () => null,
+): Promise<RunResult> {
   const rss = sampleRss(server.pid);
   const sent = sentTo(server, request);
-  const result = await autocannon({
+  // The CPU window opens right before the load starts and closes as soon as autocannon has stopped:
+  // the settling second below, in which requests already taken still finish, is outside it, and so
+  // are the requests of the run before. What is left over at either edge is at most `connections`
+  // requests, against thousands in a run.
+  const cpu = new CpuWindow(server.pid, postgres);
+  const sampler = setInterval(() => cpu.sample(), POSTGRES_SAMPLE_MS);
+  const running = autocannon({
     url: `${server.base}${sent.path}`,
     method: sent.method,
     headers: headersOf(key, sent),
@@ -52,12 +74,20 @@ export async function measure(server: ServerProcess, key: string, request: Bench
     duration: settings.duration,
     ...(settings.rate ? { overallRate: settings.rate } : {}),
   });
+  let result: Awaited<typeof running>;
+  try {
+    result = await running;
+  } finally {
+    clearInterval(sampler);
+  }
+  const used = cpu.stop();
   const rssMaxMb = rss.stop();
   // autocannon stops by dropping its connections; requests the server already took still run for a
   // while. Let them finish, so they load neither the next run nor the next statement count.
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   if (server.exited) throw new Error(`${server.name} exited (${server.exited}) during the ${request.kind} run`);
   const requests = result.requests.total;
+  const perRequest = (ms: number) => (requests > 0 ? ms / requests : 0);
   return {
     server: server.name,
     rps: result.requests.average,
@@ -68,6 +98,8 @@ export async function measure(server: ServerProcess, key: string, request: Bench
     errors: result.errors,
     timeouts: result.timeouts,
     rssMaxMb,
+    cpuMsPerRequest: perRequest(used.serverMs),
+    postgresMsPerRequest: used.postgresMs === null ? null : perRequest(used.postgresMs),
     ...(settings.rate ? { rate: settings.rate } : {}),
   };
 }

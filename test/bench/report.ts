@@ -1,4 +1,5 @@
-// The bench's outcome: medians per request kind, the ratio to the baseline and the issue's targets,
+// The bench's outcome: medians per request kind (CPU per request first, then throughput and latency),
+// the ratios to the baseline and to PostGraphile and the issue's targets,
 // as a Markdown table (stdout, for docs/performance.md) and as raw numbers (test/bench/results/latest.json).
 import { cpus, release, totalmem } from 'node:os';
 import type { BenchRequest } from './kinds.js';
@@ -9,6 +10,11 @@ export const FIXED_RATE_P99_FACTOR = 2;
 export const RSS_LIMIT_MB = 250;
 /** The gateway's share of PostGraphile's throughput the issue asks for on the nested GraphQL queries. */
 export const PEER_TARGET = 1.0;
+/** The gateway's CPU per request may be at most this many times PostGraphile's (the kinds it answers), and the baseline's (REST lists). */
+export const CPU_PEER_FACTOR = 1;
+export const CPU_BASELINE_FACTOR = 2;
+/** Idle RSS of the gateway on PostgreSQL (after start and a few requests) the issue asks for. */
+export const IDLE_RSS_LIMIT_MB = 200;
 /** The share of a fixed rate a server must reach for its latencies at that rate to count. */
 const KEPT_RATE = 0.95;
 
@@ -20,8 +26,26 @@ export interface KindResult {
   statements: { gateway: number | null; baseline: number | null; postgraphile: number | null };
 }
 
+/** Median CPU milliseconds per request of one server: its own process's, and PostgreSQL's while it was measured. */
+export interface CpuPerRequest {
+  server: number;
+  postgres: number | null;
+}
+
 export interface Summary {
   kind: string;
+  /** The headline: CPU per request of each server (medians of the rounds), and the gateway's against the targets. */
+  cpu: {
+    gateway: CpuPerRequest;
+    baseline: CpuPerRequest;
+    postgraphile: CpuPerRequest | null;
+    /** gateway / PostGraphile (server processes); the target (≤ 1) where PostGraphile answers the kind. */
+    peerRatio: number | null;
+    peerMet: boolean | null;
+    /** gateway / baseline (server processes); the target (≤ 2) on the REST lists. */
+    baselineRatio: number;
+    baselineMet: boolean | null;
+  };
   label: string;
   gateway: { rps: number; p50: number; p99: number };
   baseline: { rps: number; p50: number; p99: number };
@@ -85,12 +109,32 @@ export function summarize(result: KindResult): Summary {
       ? { rps: median(peerRuns.map((run) => run.rps)), p50: median(peerRuns.map((run) => run.p50)), p99: median(peerRuns.map((run) => run.p99)) }
       : null;
   const peerRatio = postgraphile && postgraphile.rps > 0 ? gateway.rps / postgraphile.rps : null;
+  const cpuOf = (runs: RunResult[]): CpuPerRequest => {
+    const postgres = runs.map((run) => run.postgresMsPerRequest).filter((value): value is number => value !== null);
+    return { server: median(runs.map((run) => run.cpuMsPerRequest)), postgres: postgres.length === runs.length ? median(postgres) : null };
+  };
+  const cpu = {
+    gateway: cpuOf(result.rounds.map((round) => round.gateway)),
+    baseline: cpuOf(result.rounds.map((round) => round.baseline)),
+    postgraphile: peerRuns.length > 0 ? cpuOf(peerRuns) : null,
+  };
+  const cpuPeerRatio = cpu.postgraphile && cpu.postgraphile.server > 0 ? cpu.gateway.server / cpu.postgraphile.server : null;
+  const cpuBaselineRatio = cpu.baseline.server > 0 ? cpu.gateway.server / cpu.baseline.server : Infinity;
+  // The REST lists: a GET under /api (the agents page, a program's executions).
+  const restList = result.request.method === 'GET' && result.request.path.startsWith('/api/');
   const nested = result.request.kind.startsWith('graphql-');
   const fixedRatio = result.fixed.baseline.p99 > 0 ? result.fixed.gateway.p99 / result.fixed.baseline.p99 : Infinity;
   const sum = (server: 'gateway' | 'baseline', pick: (run: RunResult) => number) => all(result, server).reduce((total, run) => total + pick(run), 0);
   return {
     kind: result.request.kind,
     label: result.request.label,
+    cpu: {
+      ...cpu,
+      peerRatio: cpuPeerRatio,
+      peerMet: cpuPeerRatio === null ? null : cpuPeerRatio <= CPU_PEER_FACTOR,
+      baselineRatio: cpuBaselineRatio,
+      baselineMet: restList ? cpuBaselineRatio <= CPU_BASELINE_FACTOR : null,
+    },
     gateway,
     baseline,
     ratio,
@@ -125,27 +169,36 @@ const fixed = (value: number, digits = 0) => value.toLocaleString('en-US', { min
 const ms = (value: number) => (value === 0 ? '<1' : value < 10 ? fixed(value, 1) : fixed(value));
 const orNa = (value: number | null, digits = 1) => (value === null ? 'n/a' : fixed(value, digits));
 const mark = (met: boolean) => (met ? '✅' : '❌');
+/** CPU milliseconds per request: two decimals, since the fastest servers spend a fraction of one. */
+const cpuMs = (value: number | null) => (value === null ? 'n/a' : fixed(value, 2));
 /** A gateway that cannot keep the fixed rate queues, and its p99 says so; the table shows how far it got. */
 const behind = (s: Summary) => (s.fixed.gatewayRps < s.fixed.rate * KEPT_RATE ? `, gw only ${fixed(s.fixed.gatewayRps)}` : '');
 
 export interface ReportContext {
   machine: Machine;
+  /** RSS of each server after its start and the equivalence checks' few requests, before any load. */
+  idleRssMb: { gateway: number | null; baseline: number | null; postgraphile: number | null };
   settings: { duration: number; rounds: number; connections: number; warmup: number };
   database: string;
 }
 
 export function markdown(summaries: Summary[], context: ReportContext): string {
   const lines = [
-    '| request | gateway req/s | PostGraphile req/s | baseline req/s | gw / PostGraphile (target) | gw / baseline (target) | p50 ms gw / PG / base | p99 ms gw / PG / base | p99 ms at ½ baseline max: gw / base (≤ 2×) | non-2xx gw / base | SQL/request gw / PG / base | RSS max MB gw / PG / base |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| request | CPU ms/request gw / PG / base | gw CPU / PostGraphile (≤ 1) | gw CPU / baseline (≤ 2 on REST lists) | PostgreSQL CPU ms/request gw / PG / base | gateway req/s | PostGraphile req/s | baseline req/s | gw / PostGraphile (target) | gw / baseline (target) | p50 ms gw / PG / base | p99 ms gw / PG / base | p99 ms at ½ baseline max: gw / base (≤ 2×) | non-2xx gw / base | SQL/request gw / PG / base | RSS max MB gw / PG / base |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const s of summaries) {
     const target = s.target === null ? '' : ` (≥ ${s.target} ${mark(s.throughputMet!)})`;
     const errors = s.errors.gateway + s.errors.baseline > 0 ? ` (+${s.errors.gateway} / ${s.errors.baseline} errors)` : '';
     const pg = s.postgraphile;
     const peer = s.peerRatio === null ? 'n/a' : `${fixed(s.peerRatio, 2)}×${s.peerMet === null ? '' : ` (≥ ${PEER_TARGET} ${mark(s.peerMet)})`}`;
+    const c = s.cpu;
+    const cpuPeer = c.peerRatio === null ? 'n/a' : `${fixed(c.peerRatio, 2)}× ${mark(c.peerMet!)}`;
+    const cpuBase = `${fixed(c.baselineRatio, 2)}×${c.baselineMet === null ? '' : ` ${mark(c.baselineMet)}`}`;
     lines.push(
-      `| ${s.label} | ${fixed(s.gateway.rps)} | ${pg ? fixed(pg.rps) : 'n/a'} | ${fixed(s.baseline.rps)} | ${peer} | ${fixed(s.ratio, 2)}×${target} ` +
+      `| ${s.label} | ${cpuMs(c.gateway.server)} / ${c.postgraphile ? cpuMs(c.postgraphile.server) : '–'} / ${cpuMs(c.baseline.server)} | ${cpuPeer} | ${cpuBase} ` +
+        `| ${cpuMs(c.gateway.postgres)} / ${c.postgraphile ? cpuMs(c.postgraphile.postgres) : '–'} / ${cpuMs(c.baseline.postgres)} ` +
+        `| ${fixed(s.gateway.rps)} | ${pg ? fixed(pg.rps) : 'n/a'} | ${fixed(s.baseline.rps)} | ${peer} | ${fixed(s.ratio, 2)}×${target} ` +
         `| ${ms(s.gateway.p50)} / ${pg ? ms(pg.p50) : '–'} / ${ms(s.baseline.p50)} | ${ms(s.gateway.p99)} / ${pg ? ms(pg.p99) : '–'} / ${ms(s.baseline.p99)} ` +
         `| ${ms(s.fixed.gatewayP99)} / ${ms(s.fixed.baselineP99)} at ${fixed(s.fixed.rate)} req/s${behind(s)} (${fixed(s.fixed.ratio, 1)}× ${mark(s.fixed.met)}) ` +
         `| ${s.non2xx.gateway} / ${s.non2xx.baseline}${errors} ` +
@@ -158,9 +211,21 @@ export function markdown(summaries: Summary[], context: ReportContext): string {
   const peerTargets = summaries.filter((s) => s.peerMet !== null);
   const m = context.machine;
   const { duration, rounds, connections, warmup } = context.settings;
+  const cpuPeer = summaries.filter((s) => s.cpu.peerMet !== null);
+  const cpuBaseline = summaries.filter((s) => s.cpu.baselineMet !== null);
+  const idle = context.idleRssMb;
   lines.push(
     '',
-    `Targets: ${summaries.filter((s) => s.throughputMet !== null).map((s) => `${s.kind} ${s.throughputMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
+    `CPU targets (server process, median of the rounds): gateway ≤ ${CPU_PEER_FACTOR}× PostGraphile's: ` +
+      `${cpuPeer.length === 0 ? 'n/a' : cpuPeer.map((s) => `${s.kind} ${s.cpu.peerMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
+      `≤ ${CPU_BASELINE_FACTOR}× the baseline's on REST lists: ` +
+      `${cpuBaseline.length === 0 ? 'n/a' : cpuBaseline.map((s) => `${s.kind} ${s.cpu.baselineMet ? 'pass' : 'MISS'}`).join(', ')}.`,
+    '',
+    `Idle RSS (after start and the equivalence checks' requests, before any load): gateway ${orNa(idle.gateway, 0)} MB ` +
+      `(≤ ${IDLE_RSS_LIMIT_MB} MB: ${idle.gateway === null ? 'n/a' : idle.gateway <= IDLE_RSS_LIMIT_MB ? 'pass' : 'MISS'}), ` +
+      `PostGraphile ${orNa(idle.postgraphile, 0)} MB, baseline ${orNa(idle.baseline, 0)} MB.`,
+    '',
+    `Throughput targets: ${summaries.filter((s) => s.throughputMet !== null).map((s) => `${s.kind} ${s.throughputMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
       `fixed-rate p99 ≤ ${FIXED_RATE_P99_FACTOR}× baseline: ${summaries.map((s) => `${s.kind} ${s.fixed.met ? 'pass' : 'MISS'}`).join(', ')}; ` +
       `gateway RSS under load ≤ ${RSS_LIMIT_MB} MB: ${rss === null ? 'n/a' : `${fixed(rss)} MB ${rss <= RSS_LIMIT_MB ? 'pass' : 'MISS'}`}; ` +
       `≥ ${PEER_TARGET}× PostGraphile: ${peerTargets.length === 0 ? 'n/a' : peerTargets.map((s) => `${s.kind} ${s.peerMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
@@ -168,6 +233,10 @@ export function markdown(summaries: Summary[], context: ReportContext): string {
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${fixed(m.memoryGb, 1)} GB RAM, ${m.os}, Node ${m.node}, PostgreSQL ${m.postgres} (${context.database}); ` +
       `load generator, the servers and PostgreSQL share the machine (load average ${m.loadAverage} when the bench started).`,
+    'CPU per request: the server process\'s user + system time (/proc/<pid>/stat, all its threads) over exactly each measured run, ' +
+      'divided by the requests it answered in that run; PostgreSQL\'s beside it, the same over its processes (every child of the throwaway ' +
+      'cluster\'s postmaster, or the backends of the bench database on DATABASE_URL\'s server; n/a when they are not visible from here). ' +
+      'It depends little on how busy the machine is, unlike req/s.',
     `Method: medians of ${rounds} round${rounds === 1 ? '' : 's'} of ${duration} s per server and request, interleaved gateway/baseline/PostGraphile, ${connections} connections, ` +
       `pipelining 1, after ${warmup} s of warm-up each; then ${duration} s at a fixed rate of half the baseline's median max ` +
       `(a pass needs the gateway to keep ${KEPT_RATE * 100} % of that rate). ` +

@@ -25,7 +25,8 @@ const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const round1 = (value: number) => Math.round(value * 10) / 10;
 const brief = (run: RunResult) =>
-  `${run.server} ${Math.round(run.rps)} req/s p50 ${round1(run.p50)} p99 ${round1(run.p99)} ms` +
+  `${run.server} ${Math.round(run.rps)} req/s p50 ${round1(run.p50)} p99 ${round1(run.p99)} ms ` +
+  `CPU ${run.cpuMsPerRequest.toFixed(2)}${run.postgresMsPerRequest === null ? '' : ` + PG ${run.postgresMsPerRequest.toFixed(2)}`} ms/req` +
   `${run.non2xx + run.errors > 0 ? ` non-2xx ${run.non2xx} errors ${run.errors}` : ''}`;
 
 /** What must go away on any exit: servers first, then the database. */
@@ -66,6 +67,11 @@ async function gatewayMemory(gateway: ServerProcess): Promise<Record<string, num
     const match = new RegExp(`^${name} (\\S+)`, 'm').exec(text);
     if (match) memory[name.replace(/_bytes$/, '_mb')] = Math.round(Number(match[1]) / 1024 / 102.4) / 10;
   }
+  // The young generation's size apart: V8 grows it to its maximum while allocation is fast (start-up, load), and it is resident.
+  for (const space of ['new', 'old', 'code']) {
+    const match = new RegExp(`^nodejs_heap_space_size_total_bytes\\{space="${space}"\\} (\\S+)`, 'm').exec(text);
+    if (match) memory[`heap_${space}_space_total_mb`] = Math.round(Number(match[1]) / 1024 / 102.4) / 10;
+  }
   return memory;
 }
 
@@ -74,6 +80,7 @@ async function measureKind(request: BenchRequest, key: string, options: BenchOpt
   // PostGraphile runs where it answers the same data (the agents page and the two nested queries).
   const peer = request.peer ? (state.postgraphile ?? null) : null;
   const settings = { duration: options.duration, connections: options.connections };
+  const postgres = () => database.postgresPids();
   const statements = {
     gateway: await statementsPerRequest(gateway, key, request, database),
     baseline: await statementsPerRequest(baseline, key, request, database),
@@ -84,15 +91,15 @@ async function measureKind(request: BenchRequest, key: string, options: BenchOpt
   }
   const rounds: KindResult['rounds'] = [];
   for (let round = 1; round <= options.rounds; round++) {
-    const ours = await measure(gateway, key, request, settings);
-    const theirs = await measure(baseline, key, request, settings);
-    const peers = peer ? await measure(peer, key, request, settings) : null;
+    const ours = await measure(gateway, key, request, settings, postgres);
+    const theirs = await measure(baseline, key, request, settings, postgres);
+    const peers = peer ? await measure(peer, key, request, settings, postgres) : null;
     rounds.push({ gateway: ours, baseline: theirs, postgraphile: peers });
     log(`  ${request.kind} round ${round}/${options.rounds}: ${brief(ours)} | ${brief(theirs)}${peers ? ` | ${brief(peers)}` : ''}`);
   }
   const rate = Math.max(1, Math.floor(median(rounds.map((round) => round.baseline.rps)) / 2));
-  const fixedGateway = await measure(gateway, key, request, { ...settings, rate });
-  const fixedBaseline = await measure(baseline, key, request, { ...settings, rate });
+  const fixedGateway = await measure(gateway, key, request, { ...settings, rate }, postgres);
+  const fixedBaseline = await measure(baseline, key, request, { ...settings, rate }, postgres);
   log(`  ${request.kind} at ${rate} req/s: ${brief(fixedGateway)} | ${brief(fixedBaseline)}`);
   return { request, rounds, fixed: { rate, gateway: fixedGateway, baseline: fixedBaseline }, statements };
 }
@@ -159,6 +166,8 @@ async function main(): Promise<void> {
     );
   }
   const idleRss = { gateway: rssMb(state.gateway.pid), baseline: rssMb(state.baseline.pid), postgraphile: rssMb(state.postgraphile.pid) };
+  const memoryIdle = await gatewayMemory(state.gateway);
+  log(`Idle RSS (MB): ${JSON.stringify(idleRss)}; the gateway's own view: ${JSON.stringify(memoryIdle)}`);
 
   log(`Measuring ${selected.length} request kinds: ${options.rounds} × (gateway, baseline, PostGraphile where it answers) × ${options.duration} s, then a fixed-rate run each…`);
   const results: KindResult[] = [];
@@ -169,6 +178,7 @@ async function main(): Promise<void> {
   const summaries = results.map(summarize);
   const context = {
     machine: machine(database.serverVersion, loadAtStart),
+    idleRssMb: idleRss,
     settings: { duration: options.duration, rounds: options.rounds, connections: options.connections, warmup: options.warmup },
     database: options.databaseUrl ? 'DATABASE_URL' : 'throwaway cluster, fsync off',
   };
@@ -177,7 +187,7 @@ async function main(): Promise<void> {
   const latest = `${RESULTS}latest.json`;
   writeFileSync(
     latest,
-    `${JSON.stringify({ finishedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, ...context, seed: seeded, idleRssMb: idleRss, gatewayMemoryAfter: memoryAfter, equivalence, summaries, runs: results }, null, 2)}\n`,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, ...context, seed: seeded, gatewayMemoryIdle: memoryIdle, gatewayMemoryAfter: memoryAfter, equivalence, summaries, runs: results }, null, 2)}\n`,
   );
   log(`\nRaw numbers: ${latest}; total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (options.runner) process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
