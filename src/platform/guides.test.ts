@@ -1,4 +1,5 @@
-import { GUIDE_FILES, guideLinks, guideUrl, headingAnchors, renderGuide, servedHref } from './guides.js';
+import { guideLinks, headingAnchors, renderGuide } from './guide-markdown.js';
+import { GUIDE_FILES, guideUrl, servedHref } from './guides.js';
 
 describe('guide anchors', () => {
   it('are GitHub’s: lower case, punctuation and markup dropped, spaces to dashes, repeats numbered', () => {

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import express, { type Router } from 'express';
-import GithubSlugger from 'github-slugger';
-import MarkdownIt, { type Token } from 'markdown-it';
 import { PROJECT_ROOT } from '../common/package-info.js';
 
 /**
@@ -37,38 +35,6 @@ export function guideUrl(file: string): string {
   return `/docs/guides/${name.toLowerCase()}`;
 }
 
-// html: false (markdown-it's default) renders any HTML in a page as text, since the guides are
-// served from the gateway's own origin; links go through markdown-it's validateLink, which refuses
-// javascript:, vbscript:, file: and data: URLs.
-const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
-
-/** A heading's text as GitHub slugs it: the text and code of its inline content, without markup. */
-function headingText(inline: Token | undefined): string {
-  return (inline?.children ?? [])
-    .filter((child) => child.type === 'text' || child.type === 'code_inline')
-    .map((child) => child.content)
-    .join('');
-}
-
-/** Every heading's anchor, as GitHub makes them (lower case, punctuation dropped, `-1`, `-2` for repeats). */
-export function headingAnchors(source: string): string[] {
-  const slugger = new GithubSlugger();
-  const tokens = markdown.parse(source, {});
-  return tokens.flatMap((token, index) => (token.type === 'heading_open' ? [slugger.slug(headingText(tokens[index + 1]))] : []));
-}
-
-/** The links of a page (not those inside code), as written. */
-export function guideLinks(source: string): { href: string; line: number }[] {
-  const links: { href: string; line: number }[] = [];
-  for (const token of markdown.parse(source, {})) {
-    for (const child of token.children ?? []) {
-      const href = child.type === 'link_open' ? child.attrGet('href') : child.type === 'image' ? child.attrGet('src') : null;
-      if (href !== null) links.push({ href: String(href), line: (token.map?.[0] ?? 0) + 1 });
-    }
-  }
-  return links;
-}
-
 /** Whether an address is relative to the repository (no scheme, not protocol-relative). */
 export function isRelativeLink(href: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('//');
@@ -85,39 +51,6 @@ export function servedHref(file: string, href: string): string | null {
   const target = posix.normalize(posix.join(posix.dirname(file), decodeURIComponent(path)));
   if (!(GUIDE_FILES as readonly string[]).includes(target)) return null;
   return guideUrl(target) + (anchor === undefined ? '' : `#${anchor}`);
-}
-
-/** A guide's HTML body: headings carry GitHub's anchors as ids, links between guides point to their pages. */
-export function renderGuide(file: string, source: string): { title: string; html: string } {
-  const tokens = markdown.parse(source, {});
-  const slugger = new GithubSlugger();
-  let title = file;
-  tokens.forEach((token, index) => {
-    // A table column's alignment as a class: the pages' policy allows no inline style.
-    const align = /^text-align:(left|right|center)$/.exec(String(token.attrGet('style') ?? ''));
-    if (align) {
-      token.attrs = (token.attrs ?? []).filter(([name]) => name !== 'style');
-      token.attrSet('class', `align-${align[1]}`);
-    }
-    if (token.type === 'heading_open') {
-      const text = headingText(tokens[index + 1]);
-      token.attrSet('id', slugger.slug(text));
-      if (token.tag === 'h1' && title === file) title = text;
-    }
-    for (const child of token.children ?? []) {
-      if (child.type !== 'link_open') continue;
-      const href = servedHref(file, String(child.attrGet('href') ?? ''));
-      if (href === null) {
-        // The closing token stays a closing `a` in the renderer; an `a` without href is plain text.
-        child.attrs = (child.attrs ?? []).filter(([name]) => name !== 'href');
-        child.attrSet('title', 'a file of the repository, not served here');
-      } else {
-        child.attrSet('href', href);
-        if (!isRelativeLink(href)) child.attrSet('rel', 'noopener noreferrer');
-      }
-    }
-  });
-  return { title, html: markdown.renderer.render(tokens, markdown.options, {}) };
 }
 
 /** A guide's text, read from the project (the Docker image copies README.md, CONTRIBUTING.md and docs/). */
@@ -146,8 +79,12 @@ a[title] { color: inherit; }
 // No script at all, and nothing from another origin: the pages are the Markdown's own text.
 const GUIDE_CSP = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/** Every guide rendered into its page, keyed by URL; a guide whose file is absent is left out (404). */
-function buildPages(): Map<string, string> {
+/**
+ * Every guide rendered into its page, keyed by URL; a guide whose file is absent is left out (404).
+ * markdown-it and the slugger load here, on the first ask for a guide: most processes serve none.
+ */
+async function buildPages(): Promise<Map<string, string>> {
+  const { renderGuide } = await import('./guide-markdown.js');
   const rendered = GUIDE_FILES.flatMap((file) => {
     try {
       return [{ file, ...renderGuide(file, readGuide(file)) }];
@@ -188,13 +125,13 @@ ${html}</main>
  */
 export function guidesRouter(): Router {
   const router = express.Router();
-  let pages: Map<string, string> | undefined;
+  let pages: Promise<Map<string, string>> | undefined;
   router.get('/docs/guides/assets/guides.css', (_req, res) => {
     res.type('text/css').send(GUIDE_CSS);
   });
-  router.get(['/docs/guides', '/docs/guides/{*page}'], (req, res, next) => {
+  router.get(['/docs/guides', '/docs/guides/{*page}'], async (req, res, next) => {
     pages ??= buildPages();
-    const page = pages.get(req.path.replace(/\/+$/, '') || '/docs/guides');
+    const page = (await pages).get(req.path.replace(/\/+$/, '') || '/docs/guides');
     if (!page) return next();
     res.setHeader('Content-Security-Policy', GUIDE_CSP);
     res.type('html').send(page);

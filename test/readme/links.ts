@@ -7,7 +7,8 @@
 // `--json FILE` writes {numPassedTests, numFailedTests} for .ci/run.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { GUIDE_FILES, guideLinks, headingAnchors, isRelativeLink } from '../../src/platform/guides.js';
+import { guideLinks, headingAnchors } from '../../src/platform/guide-markdown.js';
+import { GUIDE_FILES, isRelativeLink } from '../../src/platform/guides.js';
 import { Report } from '../faults/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
