@@ -29,10 +29,20 @@ beforeAll(() => {
 
 const loads = (pattern: RegExp) => loaded.filter((url) => pattern.test(url));
 
-it('the app loads its own modules and the SDK pieces it always needs (TwiML, signature checks)', () => {
+it('the app loads its own modules and the SDK pieces it always needs (signature checks)', () => {
   expect(loads(/\/dist\/src\/app\.js$/)).toHaveLength(1);
-  expect(loads(/\/node_modules\/twilio\/lib\/twiml\/VoiceResponse\.js$/)).toHaveLength(1);
   expect(loads(/\/node_modules\/twilio\/lib\/webhooks\/webhooks\.js$/)).toHaveLength(1);
+});
+
+it("Twilio's TwiML builder (and xmlbuilder) loads on the first TwiML document a call asks for", () => {
+  expect(loads(/\/dist\/src\/modules\/telephony\/voice-response\.js$/)).toHaveLength(1);
+  expect(loads(/\/node_modules\/(twilio\/lib\/twiml\/|xmlbuilder\/)/)).toEqual([]);
+});
+
+it('markdown-it loads on the first ask for a served guide (/docs/guides)', () => {
+  expect(loads(/\/dist\/src\/platform\/guides\.js$/)).toHaveLength(1);
+  expect(loads(/\/dist\/src\/platform\/guide-markdown\.js$/)).toEqual([]);
+  expect(loads(/\/node_modules\/(markdown-it|github-slugger|linkify-it|mdurl)\//)).toEqual([]);
 });
 
 it('Redis (ioredis, rate-limiter-flexible) loads only when REDIS_URL is set', () => {
@@ -45,8 +55,11 @@ it("Twilio's REST client and its HTTP stack load on the first request to Twilio"
   expect(loads(/\/node_modules\/axios\//)).toEqual([]);
 });
 
-it('the OpenAPI document is built on its first ask (GET /api/openapi.json)', () => {
+it('the OpenAPI document is built on its first ask (GET /api/openapi.json), with the schema converters of class-validator-jsonschema', () => {
   expect(loads(/\/dist\/src\/rest\/openapi(-docs|-examples)?\.js$/)).toEqual([]);
+  // The contacts' inputs take the decorator alone; the package's index (converters, lodash) is the document's.
+  expect(loads(/\/node_modules\/class-validator-jsonschema\/build\/decorators\.js$/)).toHaveLength(1);
+  expect(loads(/\/node_modules\/class-validator-jsonschema\/build\/(index|defaultConverters)\.js$/)).toEqual([]);
 });
 
 it('the streaming pipeline’s OpenAI synthesizer loads the openai SDK only when an agent first speaks through it', () => {

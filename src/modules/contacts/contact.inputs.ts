@@ -11,7 +11,9 @@ import {
   Matches,
   ValidateNested,
 } from 'class-validator';
-import { JSONSchema } from 'class-validator-jsonschema';
+// The decorator's own file: the package's index also loads its schema converters and lodash, which
+// only the OpenAPI document needs (src/rest/openapi.ts, loaded on the first ask for it).
+import { JSONSchema } from 'class-validator-jsonschema/build/decorators.js';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';

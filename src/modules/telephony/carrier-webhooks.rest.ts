@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
-import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
+import { newVoiceResponse } from './voice-response.js';
 import { isUuid } from '../../db/base.entity.js';
 import type { AnsweredBy, CarrierAccount, CarrierAdapter } from './carrier.js';
 import type { CallTracker } from './call-tracker.js';
@@ -148,7 +148,7 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
         return;
       }
       logger.warn({ callSid: fields.CallSid }, 'the carrier asked what to say on a call we do not know; hanging up');
-      res.status(200).type('text/xml').send(new VoiceResponse().hangup().toString());
+      res.status(200).type('text/xml').send(newVoiceResponse().hangup().toString());
     } catch (error) {
       next(error);
     }

@@ -1,5 +1,6 @@
-// TwiML's builder alone: the whole SDK (its REST client, axios) loads only when a call is placed.
-import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
+// TwiML's builder alone, on first use (telephony/voice-response.ts): the whole SDK (its REST client, axios) loads only when a call is placed.
+import type VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
+import { newVoiceResponse } from '../telephony/voice-response.js';
 import { renderStreamTwiml } from './realtime/stream-twiml.js';
 import { withPromptIds, type VoiceAction } from './voice-actions.js';
 
@@ -35,7 +36,7 @@ export function renderTwiml(actions: VoiceAction[], context: TwimlContext): stri
   const stream = actions.find((action) => action.kind === 'stream');
   // A stream without its nonce (never armed) renders a URL the media route refuses.
   if (stream) return renderStreamTwiml({ ...context, nonce: stream.nonce ?? '' }, startRecording);
-  const response = new VoiceResponse();
+  const response = newVoiceResponse();
   for (const action of withPromptIds(actions)) {
     switch (action.kind) {
       case 'record':

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
+import type VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
+import { newVoiceResponse } from '../../telephony/voice-response.js';
 
 /** The media WebSocket's address for a connection: PUBLIC_URL with its scheme as ws/wss. */
 export function mediaStreamUrl(publicUrl: string, connectionId: string): string {
@@ -38,7 +39,7 @@ export function renderStreamTwiml(
   /** Verbs before the stream (a recording started once consent was given). */
   prelude?: (response: VoiceResponse) => void,
 ): string {
-  const response = new VoiceResponse();
+  const response = newVoiceResponse();
   prelude?.(response);
   const action = `${publicUrl.replace(/\/+$/, '')}/telephony/twilio/${connectionId}/stream-ended?callId=${encodeURIComponent(callId)}`;
   const stream = response.connect({ action, method: 'POST' }).stream({ url: callStreamUrl(publicUrl, connectionId, callId, nonce) });
