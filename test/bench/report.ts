@@ -4,6 +4,7 @@
 import { cpus, release, totalmem } from 'node:os';
 import type { BenchRequest } from './kinds.js';
 import { median, type RunResult } from './measure.js';
+import { gatewayNodeArgs } from './servers.js';
 
 /** The issue's targets besides the per-kind throughput share. */
 export const FIXED_RATE_P99_FACTOR = 2;
@@ -251,7 +252,7 @@ export function markdown(summaries: Summary[], context: ReportContext): string {
     `Method: medians of ${rounds} round${rounds === 1 ? '' : 's'} of ${duration} s per server and request, interleaved gateway/baseline/PostGraphile, ${connections} connections, ` +
       `pipelining 1, after ${warmup} s of warm-up each; then ${duration} s at a fixed rate of half the baseline's median max ` +
       `(a pass needs the gateway to keep ${KEPT_RATE * 100} % of that rate). ` +
-      `Gateway: node ${process.env.BENCH_GATEWAY_NODE_ARGS ? `${process.env.BENCH_GATEWAY_NODE_ARGS} ` : ''}dist/src/main.js restarted after seeding, ` +
+      `Gateway: node ${[...gatewayNodeArgs(), 'dist/src/main.js'].join(' ')} restarted after seeding, ` +
       'NODE_ENV=production, log level info to a file, rate limit and campaign runner off ' +
       '(SQL/request counts only the requests\' statements, from pg_stat_statements, BEGIN/COMMIT included). ' +
       'Baseline: node:http + pg, one prepared statement per request (authentication included), same pool size. ' +

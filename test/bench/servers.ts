@@ -70,8 +70,19 @@ async function waitReady(server: ServerProcess, path: string, timeoutMs: number,
   throw new Error(`${server.name} was not ready within ${timeoutMs} ms`);
 }
 
+/** The Node flags the gateway ships with (Dockerfile's CMD, `npm start`): the young generation capped at 2 × 32 MB. */
+export const SHIPPED_NODE_ARGS = '--max-semi-space-size=32';
+
 /**
- * The gateway as production runs it: NODE_ENV=production, logs at info into a file. The rate limit is
+ * The gateway's Node flags in the bench: the shipped ones, or BENCH_GATEWAY_NODE_ARGS (e.g.
+ * `--max-old-space-size=192` to compare memory settings; an empty value runs on V8's defaults).
+ */
+export function gatewayNodeArgs(): string[] {
+  return (process.env.BENCH_GATEWAY_NODE_ARGS ?? SHIPPED_NODE_ARGS).split(' ').filter(Boolean);
+}
+
+/**
+ * The gateway as production runs it (with its shipped Node flags): NODE_ENV=production, logs at info into a file. The rate limit is
  * off (the load is one key) and so is the runner (statement counts are the requests' own).
  */
 export async function startGateway(
@@ -83,8 +94,7 @@ export async function startGateway(
 ): Promise<ServerProcess> {
   const port = extra.port ?? (await freePort());
   const out = openSync(log, 'a');
-  // BENCH_GATEWAY_NODE_ARGS: Node flags for the gateway only (e.g. --max-old-space-size=192 to compare memory settings).
-  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = gatewayNodeArgs();
   const env: Record<string, string | undefined> = {
     ...process.env,
     NODE_ENV: 'production',
