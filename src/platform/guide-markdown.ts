@@ -4,7 +4,7 @@
 // to the doors never needs.
 import GithubSlugger from 'github-slugger';
 import MarkdownIt, { type Token } from 'markdown-it';
-import { isRelativeLink, servedHref } from './guides.js';
+import { isRelativeLink, servedHref } from './guide-files.js';
 
 // html: false (markdown-it's default) renders any HTML in a page as text, since the guides are
 // served from the gateway's own origin; links go through markdown-it's validateLink, which refuses

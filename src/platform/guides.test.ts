@@ -1,5 +1,5 @@
 import { guideLinks, headingAnchors, renderGuide } from './guide-markdown.js';
-import { GUIDE_FILES, guideUrl, servedHref } from './guides.js';
+import { GUIDE_FILES, guideUrl, servedHref } from './guide-files.js';
 
 describe('guide anchors', () => {
   it('are GitHub’s: lower case, punctuation and markup dropped, spaces to dashes, repeats numbered', () => {

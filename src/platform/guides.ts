@@ -1,57 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import express, { type Router } from 'express';
 import { PROJECT_ROOT } from '../common/package-info.js';
-
-/**
- * The Markdown guides, in the order the README runner runs their shell blocks: a block may use a
- * variable an earlier page set (`KEY`, `json`, the first campaign's audience), so a page comes after
- * the pages it continues. The link check holds this list to the files: every guide exists, and every
- * Markdown file of docs/ is here, so each one is both served and run.
- */
-export const GUIDE_FILES = [
-  'README.md',
-  'docs/README.md',
-  'docs/getting-started.md',
-  'docs/agents-and-knowledge.md',
-  'docs/campaigns.md',
-  'docs/calls-and-carriers.md',
-  'docs/voice.md',
-  'docs/events.md',
-  'docs/sdk.md',
-  'docs/operating.md',
-  'docs/security.md',
-  'docs/performance.md',
-  'docs/api-decisions.md',
-  'CONTRIBUTING.md',
-  'docs/development/testing.md',
-  'docs/development/carriers.md',
-] as const;
-
-/** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */
-export function guideUrl(file: string): string {
-  if (file === 'docs/README.md') return '/docs/guides';
-  const name = file.replace(/^docs\//, '').replace(/\.md$/, '');
-  return `/docs/guides/${name.toLowerCase()}`;
-}
-
-/** Whether an address is relative to the repository (no scheme, not protocol-relative). */
-export function isRelativeLink(href: string): boolean {
-  return !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('//');
-}
-
-/**
- * A relative link of `file` as the served pages need it: a link to another guide becomes its URL
- * (with its anchor); a link to any other file of the repository, which the gateway does not serve,
- * becomes null (shown as its text).
- */
-export function servedHref(file: string, href: string): string | null {
-  if (!isRelativeLink(href) || href.startsWith('#')) return href;
-  const [path = '', anchor] = href.split('#', 2);
-  const target = posix.normalize(posix.join(posix.dirname(file), decodeURIComponent(path)));
-  if (!(GUIDE_FILES as readonly string[]).includes(target)) return null;
-  return guideUrl(target) + (anchor === undefined ? '' : `#${anchor}`);
-}
+import { GUIDE_FILES, guideUrl } from './guide-files.js';
 
 /** A guide's text, read from the project (the Docker image copies README.md, CONTRIBUTING.md and docs/). */
 export function readGuide(file: string): string {

@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { GUIDE_FILES, guideUrl } from '../../src/platform/guides.js';
+import { GUIDE_FILES, guideUrl } from '../../src/platform/guide-files.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { browserAvailable, launchChromium, offlineContext } from '../support/browser.js';
 

@@ -2,13 +2,13 @@
 // docs/**/*.md resolves, offline. A link to a Markdown file must name a heading it has (GitHub's
 // anchors: lower case, punctuation dropped, `-1` for a repeat); a link to any other path must name a
 // file or folder of the repository. Addresses with a scheme (https:, mailto:) are not fetched.
-// Also checks that the guides list (src/platform/guides.ts) and the Markdown files agree, since the
+// Also checks that the guides list (src/platform/guide-files.ts) and the Markdown files agree, since the
 // README runner and the served guides read that list. One line per file, `N passed, N failed`;
 // `--json FILE` writes {numPassedTests, numFailedTests} for .ci/run.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { guideLinks, headingAnchors } from '../../src/platform/guide-markdown.js';
-import { GUIDE_FILES, isRelativeLink } from '../../src/platform/guides.js';
+import { GUIDE_FILES, isRelativeLink } from '../../src/platform/guide-files.js';
 import { Report } from '../faults/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -52,7 +52,7 @@ function main(): number {
   const files = ['README.md', 'CONTRIBUTING.md', ...markdownFiles('docs')].filter((file) => existsSync(join(ROOT, file)));
   const report = new Report();
 
-  report.section('The guides list (src/platform/guides.ts) and the Markdown files');
+  report.section('The guides list (src/platform/guide-files.ts) and the Markdown files');
   const listed = new Set<string>(GUIDE_FILES);
   const missing = GUIDE_FILES.filter((file) => !existsSync(join(ROOT, file)));
   report.check('every listed guide exists', missing.length === 0, missing.join(', '));

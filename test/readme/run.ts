@@ -1,6 +1,6 @@
 // `npm run test:readme`: the ```sh blocks of README.md and of every guide in docs/, run as written
 // against a fresh server.
-// - The files are read in the order of GUIDE_FILES (src/platform/guides.ts), and their blocks run in
+// - The files are read in the order of GUIDE_FILES (src/platform/guide-files.ts), and their blocks run in
 //   that order in one bash (`set -euo pipefail`), so a variable set in one block is there in the next,
 //   also in a later page (the README's tour, then Getting started, … then the development pages).
 //   `npm run test:readme -- docs/voice.md …` runs only the files named, in the order named.
@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { GUIDE_FILES } from '../../src/platform/guides.js';
+import { GUIDE_FILES } from '../../src/platform/guide-files.js';
 import { Report } from '../faults/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
