@@ -73,6 +73,20 @@ export async function validateInstance(instance: object): Promise<void> {
  * Turns a REST body or query object into an input class instance and validates it with
  * the same rules GraphQL uses (TypeGraphQL calls validateInstance through validateFn).
  */
+/**
+ * Arguments as a resolver would get them: an instance of `type`, validated the same way; null when
+ * they are not valid (the resolver then refuses them itself, as it would without a look-ahead).
+ */
+export async function validArgs<T extends object>(type: Constructor<T>, args: Record<string, unknown>): Promise<T | null> {
+  const instance = plainToInstance(type, args);
+  try {
+    await validateInstance(instance);
+    return instance;
+  } catch {
+    return null;
+  }
+}
+
 export async function parseInput<T extends object>(type: Constructor<T>, plain: unknown, where = 'body'): Promise<T> {
   if (plain === undefined || plain === null) plain = {};
   if (typeof plain !== 'object' || Array.isArray(plain)) {

@@ -95,6 +95,8 @@ interface StoredProperty {
   name: string;
   column: string;
   date: boolean;
+  /** Lazy (a document's text, a secret) or hidden: read only when a field names it. */
+  onRequest: boolean;
 }
 
 const STORED = new WeakMap<object, StoredProperty[]>();
@@ -113,7 +115,7 @@ function storedProperties(em: EntityManager, entity: EntityClass<object>): Store
           prop.persist !== false &&
           (prop.kind === ReferenceKind.SCALAR || prop.kind === ReferenceKind.MANY_TO_ONE || (prop.kind === ReferenceKind.ONE_TO_ONE && prop.owner)),
       )
-      .map((prop) => ({ name: prop.name, column: prop.fieldNames[0]!, date: prop.runtimeType === 'Date' }));
+      .map((prop) => ({ name: prop.name, column: prop.fieldNames[0]!, date: prop.runtimeType === 'Date', onRequest: Boolean(prop.lazy || prop.hidden) }));
     STORED.set(entity, stored);
   }
   return stored;
@@ -123,7 +125,8 @@ function storedProperties(em: EntityManager, entity: EntityClass<object>): Store
  * `json_build_object(...)` of the row `alias` of `entity`, keyed by property name: its id, its to-one
  * relations' ids, the stored properties among `fields`, and the properties `derived` names for a
  * field that is computed from them (`audience` from `audienceId`). A field that is neither stored
- * nor derived (a getter, say) takes every stored property, so nothing a resolver reads is missing.
+ * nor derived (a getter, say) takes every stored property, so nothing a resolver reads is missing,
+ * but a lazy or hidden one (a document's text, a secret), which is read only when a field names it.
  */
 export function jsonObjectSql(
   em: EntityManager,
@@ -143,7 +146,7 @@ export function jsonObjectSql(
     else if (derived[field]) for (const name of derived[field]) wanted.add(name);
     else all = true;
   }
-  const props = all ? stored : stored.filter((prop) => wanted.has(prop.name));
+  const props = stored.filter((prop) => wanted.has(prop.name) || (all && !prop.onRequest));
   return `json_build_object(${props.map((prop) => `'${prop.name}', ${alias}."${prop.column}"`).join(', ')})`;
 }
 

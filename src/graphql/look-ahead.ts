@@ -1,4 +1,3 @@
-import { plainToInstance } from 'class-transformer';
 import {
   getArgumentValues,
   getNamedType,
@@ -11,7 +10,8 @@ import {
   type GraphQLResolveInfo,
   type SelectionSetNode,
 } from 'graphql';
-import { validateInstance } from '../common/validation.js';
+import type { EntityClass } from '@mikro-orm/core';
+import { relationsOf, type NestedRead } from '../db/nested-relation.js';
 
 // Look-ahead, as PostGraphile does it: a list resolver reads which relation of its rows the
 // selection asks for, and with which arguments, so the service can read that relation in the list's
@@ -67,16 +67,30 @@ export function lookAhead(info: GraphQLResolveInfo): Selection | null {
   return field ? selectionOf(info.fieldNodes[0]!, field, info) : null;
 }
 
+// validArgs lives beside validateInstance, where the relations' declarations read it too.
+export { validArgs } from '../common/validation.js';
+
 /**
- * The arguments as the field's resolver would get them: an instance of `type`, validated the same
- * way; null when they are not valid (the resolver then refuses them itself, as before).
+ * The declared relations of `parent` (see nestedRelation) that the selection of a list of parents asks
+ * for plainly under `data`, with the arguments their field would accept: what the list may read with
+ * its rows. A relation selected otherwise (twice, under a directive, with arguments the field refuses,
+ * or a child field the read path declines) is left out and its field resolves through its batch.
  */
-export async function validArgs<T extends object>(type: new () => T, args: Record<string, unknown>): Promise<T | null> {
-  const instance = plainToInstance(type, args);
-  try {
-    await validateInstance(instance);
-    return instance;
-  } catch {
-    return null;
+export async function nestedReads(info: GraphQLResolveInfo, parent: EntityClass<object>): Promise<NestedRead[]> {
+  const relations = relationsOf(parent);
+  const data = relations.length > 0 ? lookAhead(info)?.child('data') : null;
+  if (!data) return [];
+  const reads: NestedRead[] = [];
+  for (const relation of relations) {
+    const selection = data.fields.has(relation.field) ? data.child(relation.field) : null;
+    if (!selection) continue;
+    const rows = relation.shape === 'page' ? selection.child('data') : selection;
+    // A page whose rows are selected in a way the look-ahead does not read: the batch answers it.
+    if (!rows && selection.fields.has('data')) continue;
+    const fields: ReadonlySet<string> = rows?.fields ?? new Set();
+    if (relation.declines?.(fields)) continue;
+    const args = await relation.readArgs(selection.args);
+    if (args) reads.push({ relation, args, fields, withTotal: selection.fields.has('meta') });
   }
+  return reads;
 }

@@ -5,8 +5,8 @@ import type { Page, PageOnlyArgs } from '../../common/pagination.js';
 import type { ConversationListArgs } from './agent.args.js';
 import type { Agent } from './agent.entity.js';
 import type { Conversation } from './conversation.entity.js';
-import { conversationsKey, type ConversationService } from './conversation.service.js';
-import { preloaded } from '../../db/read-model.js';
+import { agentConversations, type ConversationService } from './conversation.service.js';
+import { preloadedRelation, relationKey } from '../../db/nested-relation.js';
 import type { Message } from './message.entity.js';
 
 /** Per-request batches for the relations of Agent and Conversation: a fixed number of statements per nested field. */
@@ -41,9 +41,9 @@ export class AgentLoaders {
 
   /** An agent's page of conversations: read with the agents page when it asked for them (AgentService.list), else batched. */
   conversationPage(agent: Agent, args: ConversationListArgs): Promise<Page<Conversation>> {
-    const key = conversationsKey(args);
-    const ready = preloaded<Page<Conversation>>(agent, key);
+    const ready = preloadedRelation<Page<Conversation>, ConversationListArgs>(agent, agentConversations, args);
     if (ready) return Promise.resolve(ready);
+    const key = relationKey(agentConversations, args);
     let loader = this.pages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {

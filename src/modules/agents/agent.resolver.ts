@@ -3,8 +3,7 @@ import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Info, Mutation, Query, R
 import type { Page } from '../../common/pagination.js';
 import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
-import { lookAhead, validArgs } from '../../graphql/look-ahead.js';
-import type { AgentInclude } from './agent.service.js';
+import { nestedReads } from '../../graphql/look-ahead.js';
 import { AgentListArgs, ConversationListArgs, MessageArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
 import { CreateAgentInput } from './agent.inputs.js';
@@ -12,14 +11,6 @@ import { AgentPage, ConversationPage } from './agent.pages.js';
 import { MessageReply } from './agent.types.js';
 import type { Conversation } from './conversation.entity.js';
 import { UpdateAgentInput } from './update-agent.inputs.js';
-
-/** Agent.conversations under `data`, when the selection asks for it plainly: read with the page (look-ahead). */
-async function includeOf(info: GraphQLResolveInfo): Promise<AgentInclude> {
-  const conversations = lookAhead(info)?.child('data')?.child('conversations');
-  const args = conversations ? await validArgs(ConversationListArgs, conversations.args) : null;
-  if (!conversations || !args) return {};
-  return { conversations: { args, fields: conversations.child('data')?.fields ?? ['*'], withTotal: conversations.fields.has('meta') } };
-}
 
 @Resolver(() => Agent)
 export class AgentResolver {
@@ -30,7 +21,7 @@ export class AgentResolver {
 
   @Query(() => AgentPage, { description: 'Archived agents are left out unless status is archived' })
   async agents(@Args() args: AgentListArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Agent>> {
-    return context.services.agents.list(actorOf(context), args, await includeOf(info));
+    return context.services.agents.list(actorOf(context), args, await nestedReads(info, Agent));
   }
 
   @Mutation(() => Agent, { description: 'Creates a draft at version 1' })

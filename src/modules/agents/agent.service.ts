@@ -4,12 +4,10 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { fromJson, preload, readPage, type NestedSelect } from '../../db/read-model.js';
+import { readPageWith, type NestedRead } from '../../db/nested-relation.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
-import type { AgentListArgs, ConversationListArgs } from './agent.args.js';
-import { Conversation } from './conversation.entity.js';
-import { conversationsKey, conversationsOfAgents } from './conversation.service.js';
+import type { AgentListArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
 import { findAgent } from './find-agent.js';
 import { AgentStatus, PipelineMode, SttProvider, TtsProvider } from './agent.enums.js';
@@ -23,11 +21,6 @@ import { EventWriter } from '../events/event-writer.js';
 import { agentPayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
 import { toAnalysisPlan } from './analysis/analysis-plan.js';
-
-/** What an agents page reads with its rows, when the caller's selection asks for it. */
-export interface AgentInclude {
-  conversations?: { args: ConversationListArgs; fields: Iterable<string>; withTotal: boolean };
-}
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
 
@@ -69,10 +62,10 @@ export class AgentService {
   }
 
   /**
-   * A page of agents; archived ones only when status=archived asks for them. `include.conversations`:
-   * each agent's page of conversations is read in the same statement and kept with it.
+   * A page of agents; archived ones only when status=archived asks for them. `include`: relations of
+   * each agent (Agent.conversations) read in the same statement and kept with it (see nestedRelation).
    */
-  async list(actor: Actor, args: AgentListArgs, include: AgentInclude = {}): Promise<Page<Agent>> {
+  async list(actor: Actor, args: AgentListArgs, include: readonly NestedRead[] = []): Promise<Page<Agent>> {
     const field = sortField(args.sortBy, AGENT_SORT);
     const where: FilterQuery<Agent> = {
       organization: actor.organizationId,
@@ -82,41 +75,14 @@ export class AgentService {
       const pattern = containsPattern(args.search);
       Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
     }
-    const conversations = include.conversations;
-    const reads = conversations ? this.conversationReads(actor, conversations) : null;
-    const { rows, total, nested } = await readPage(this.em, Agent, where as QBFilterQuery<Agent>, {
-      orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[],
-      limit: args.limit,
-      offset: (args.page - 1) * args.limit,
-      nested: reads ? [reads.data, ...(reads.total ? [reads.total] : [])] : ([] as NestedSelect[]),
-    });
-    if (conversations && reads) {
-      const { page, limit } = conversations.args;
-      rows.forEach((agent, index) => {
-        const values = nested[index]!;
-        const data = (values[reads.data.name] as Record<string, unknown>[]).map((row) => fromJson(this.em, Conversation, row));
-        const answer = reads.total
-          ? { data, meta: pageMeta(page, limit, Number(values[reads.total.name])) }
-          : // meta was not selected: nothing reads it, and nothing may pretend to know the total
-            Object.defineProperty({ data }, 'meta', {
-              get: () => {
-                throw new Error('meta was not read with this page');
-              },
-            });
-        preload(agent, conversationsKey(conversations.args), answer);
-      });
-    }
+    const { rows, total } = await readPageWith(
+      this.em,
+      Agent,
+      where as QBFilterQuery<Agent>,
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[], limit: args.limit, offset: (args.page - 1) * args.limit },
+      { organizationId: actor.organizationId, reads: include },
+    );
     return { data: rows, meta: pageMeta(args.page, args.limit, total) };
-  }
-
-  /** The conversations read with a page, or null where their arguments are refused (the field then refuses them itself, per agent, as without the look-ahead). */
-  private conversationReads(actor: Actor, conversations: NonNullable<AgentInclude['conversations']>): ReturnType<typeof conversationsOfAgents> | null {
-    try {
-      return conversationsOfAgents(this.em, actor.organizationId, conversations.args, conversations.fields, conversations.withTotal);
-    } catch (error) {
-      if (error instanceof AppError) return null;
-      throw error;
-    }
   }
 
   async get(actor: Actor, id: string): Promise<Agent> {

@@ -4,8 +4,10 @@ import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageOnlyArgs } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { isUuid } from '../../db/base.entity.js';
-import { columnsToReadObject, jsonObjectSql, type NestedSelect } from '../../db/read-model.js';
-import type { ConversationListArgs, StartConversationArgs } from './agent.args.js';
+import { columnsToReadObject } from '../../db/read-model.js';
+import { nestedRelation } from '../../db/nested-relation.js';
+import { validArgs } from '../../common/validation.js';
+import { ConversationListArgs, type StartConversationArgs } from './agent.args.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
@@ -27,11 +29,6 @@ const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at', status:
 const SORT_FIELDS = Object.keys(SORT_COLUMNS) as (keyof typeof SORT_COLUMNS)[];
 const CLOSED = new Set([ConversationStatus.ended, ConversationStatus.failed, ConversationStatus.archived]);
 
-/** The name a page of an agent's conversations is batched and preloaded under: one per argument set. */
-export function conversationsKey(args: ConversationListArgs): string {
-  return `conversations|${JSON.stringify([args.page, args.limit, args.search, args.sortBy, args.sortOrder, args.status])}`;
-}
-
 /** The filter and order of an agent's conversations for `args`, on the table aliased `alias`. */
 function conversationFilter(alias: string, organizationId: string, args: ConversationListArgs): { where: string; params: unknown[]; order: string } {
   const column = SORT_COLUMNS[sortField(args.sortBy, SORT_FIELDS)];
@@ -50,33 +47,22 @@ function conversationFilter(alias: string, organizationId: string, args: Convers
 }
 
 /**
- * A page of the conversations of each row of an agents page, read in the page's own statement: the
- * agent's conversations (LIMIT on its agent_id, created_at index) as a JSON array of the properties
- * `fields` needs, and their count only when `withTotal` (the selection asks for meta).
+ * Agent.conversations: an agent's page of conversations, read with an agents page when its selection
+ * asks for them (the agent_id, created_at index gives each agent's LIMIT), else batched by pagesFor.
  */
-export function conversationsOfAgents(
-  em: EntityManager,
-  organizationId: string,
-  args: ConversationListArgs,
-  fields: Iterable<string>,
-  withTotal: boolean,
-): { data: NestedSelect; total: NestedSelect | null } {
-  const { where, params, order } = conversationFilter('x', organizationId, args);
-  const object = jsonObjectSql(em, Conversation, 'x', fields, { agent: ['agent'] });
-  const key = conversationsKey(args);
-  return {
-    data: {
-      name: `${key}|data`,
-      sql: (alias) =>
-        `select coalesce(json_agg(${object} order by ${order}), '[]'::json) from (select * from conversations x ` +
-        `where x.agent_id = ${alias}.id and ${where} order by ${order} limit ? offset ?) x`,
-      params: [...params, args.limit, (args.page - 1) * args.limit],
-    },
-    total: withTotal
-      ? { name: `${key}|total`, sql: (alias) => `select count(*)::int from conversations x where x.agent_id = ${alias}.id and ${where}`, params }
-      : null,
-  };
-}
+export const agentConversations = nestedRelation<ConversationListArgs>({
+  parent: Agent,
+  field: 'conversations',
+  entity: Conversation,
+  shape: 'page',
+  argNames: ['page', 'limit', 'search', 'sortBy', 'sortOrder', 'status'],
+  readArgs: (raw) => validArgs(ConversationListArgs, raw),
+  source(parent, organizationId, args) {
+    const { where, params, order } = conversationFilter('x', organizationId, args);
+    return { from: 'from conversations x', where: `x.agent_id = ${parent}.id and ${where}`, params, order };
+  },
+  derived: { agent: ['agent'] },
+});
 
 /** Conversations of an agent and their messages; a message is answered by the agent's model. */
 export class ConversationService {

@@ -5,8 +5,9 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
-import { jsonObjectSql, type NestedSelect } from '../../db/read-model.js';
-import type { Page } from '../../common/pagination.js';
+import { nestedRelation } from '../../db/nested-relation.js';
+import { PageOnlyArgs, type Page } from '../../common/pagination.js';
+import { validArgs } from '../../common/validation.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { assertControl, type ControlAction } from './execution-state.js';
@@ -36,27 +37,29 @@ const SNAPSHOT_SQL = `insert into execution_contacts
 /** How a program's executions are ordered: newest first (endpoint 9, Program.executions). */
 const EXECUTION_ORDER = 'created_at desc, id desc';
 
-/** The name a page of a program's executions is batched and preloaded under: one per (status, page, limit). */
-export function executionsKey(args: ExecutionPageArgs): string {
-  return `executions|${args.status ?? ''}|${args.page}|${args.limit}`;
-}
-
 /**
- * A page of the executions of each row of a programs page, read in the page's own statement: the
- * executions of one program (LIMIT on its program_id, created_at index) as a JSON array holding the
- * properties `fields` needs (see jsonObjectSql; `audience` reads audienceId).
+ * Program.executions: a program's page of executions, newest first, read with a programs page when its
+ * selection asks for them (LIMIT per program on its program_id, created_at index), else batched by
+ * pagesForPrograms. The field answers the rows alone (REST endpoint 9 too).
  */
-export function executionsOfPrograms(em: EntityManager, organizationId: string, args: ExecutionPageArgs, fields: Iterable<string>): NestedSelect {
-  const object = jsonObjectSql(em, Execution, 'x', fields, { audience: ['audienceId'], program: ['program'] });
-  return {
-    name: executionsKey(args),
-    sql: (alias) =>
-      `select coalesce(json_agg(${object} order by x.created_at desc, x.id desc), '[]'::json) from (select * from executions x ` +
-      `where x.program_id = ${alias}.id and x.organization_id = ?${args.status ? ' and x.status = ?' : ''} ` +
-      `order by ${EXECUTION_ORDER} limit ? offset ?) x`,
-    params: [organizationId, ...(args.status ? [args.status] : []), args.limit, (args.page - 1) * args.limit],
-  };
-}
+export const programExecutions = nestedRelation<ExecutionPageArgs>({
+  parent: Program,
+  field: 'executions',
+  entity: Execution,
+  shape: 'list',
+  argNames: ['status', 'page', 'limit'],
+  async readArgs(raw) {
+    const page = await validArgs(PageOnlyArgs, { page: raw.page, limit: raw.limit });
+    return page ? { status: (raw.status as ExecutionStatus | null | undefined) ?? null, page: page.page, limit: page.limit } : null;
+  },
+  source: (parent, organizationId, args) => ({
+    from: 'from executions x',
+    where: `x.program_id = ${parent}.id and x.organization_id = ?${args.status ? ' and x.status = ?' : ''}`,
+    params: [organizationId, ...(args.status ? [args.status] : [])],
+    order: 'x.created_at desc, x.id desc',
+  }),
+  derived: { audience: ['audienceId'], program: ['program'] },
+});
 
 /** Executions of programs of the caller's organization: create, read, control. */
 export class ExecutionService {

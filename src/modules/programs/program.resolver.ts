@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { PageArgs, PageOnlyArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
-import { lookAhead, validArgs } from '../../graphql/look-ahead.js';
+import { nestedReads } from '../../graphql/look-ahead.js';
 import { Agent } from '../agents/agent.entity.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { Audience } from '../contacts/audience.entity.js';
@@ -12,23 +12,12 @@ import { Program } from './program.entity.js';
 import { ExecutionStatus } from './program.enums.js';
 import { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
 import { ProgramPage } from './programs.types.js';
-import type { ProgramInclude } from './program.service.js';
-
-/** Program.executions under `data`, when the selection asks for it plainly: read with the page (look-ahead). */
-async function includeOf(info: GraphQLResolveInfo): Promise<ProgramInclude> {
-  const executions = lookAhead(info)?.child('data')?.child('executions');
-  if (!executions) return {};
-  const page = await validArgs(PageOnlyArgs, { page: executions.args.page, limit: executions.args.limit });
-  if (!page) return {};
-  const status = (executions.args.status as ExecutionStatus | null | undefined) ?? null;
-  return { executions: { args: { status, page: page.page, limit: page.limit }, fields: executions.fields } };
-}
 
 @Resolver(() => Program)
 export class ProgramResolver {
   @Query(() => ProgramPage, { description: 'A page of programs; search matches name or description' })
   async programs(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Program>> {
-    return context.services.programs.list(actorOf(context), args, await includeOf(info));
+    return context.services.programs.list(actorOf(context), args, await nestedReads(info, Program));
   }
 
   @Query(() => Program)

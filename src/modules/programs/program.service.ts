@@ -3,7 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { fromJson, preload, readPage } from '../../db/read-model.js';
+import { readPageWith, type NestedRead } from '../../db/nested-relation.js';
 import { Agent } from '../agents/agent.entity.js';
 import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import { Audience } from '../contacts/audience.entity.js';
@@ -11,7 +11,6 @@ import { Organization } from '../organizations/organization.entity.js';
 import { CallFlow } from './call-flow.entity.js';
 import { FINAL_STATES } from './execution-state.js';
 import { Execution } from './execution.entity.js';
-import { executionsKey, executionsOfPrograms, type ExecutionPageArgs } from './execution.service.js';
 import { Program } from './program.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import type { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
@@ -64,11 +63,6 @@ export function programRuleErrors(settings: Settings, flowNodeIds: string[] | nu
   return errors;
 }
 
-/** What a programs page reads with its rows, when the caller's selection asks for it. */
-export interface ProgramInclude {
-  executions?: { args: ExecutionPageArgs; fields: Iterable<string> };
-}
-
 /** Programs of the caller's organization. */
 export class ProgramService {
   constructor(
@@ -85,30 +79,23 @@ export class ProgramService {
   ) {}
 
   /**
-   * A page of programs; `search` matches name or description. `include.executions`: each program's
-   * executions are read in the same statement and kept with it (Program.executions answers them).
+   * A page of programs; `search` matches name or description. `include`: relations of each program
+   * (Program.executions, Program.triggers) read in the same statement and kept with it (see nestedRelation).
    */
-  async list(actor: Actor, args: PageArgs, include: ProgramInclude = {}): Promise<Page<Program>> {
+  async list(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<Program>> {
     const field = sortField(args.sortBy, PROGRAM_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
     const where = {
       organization: actor.organizationId,
       ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
     };
-    const executions = include.executions;
-    const { rows: data, total, nested } = await readPage(this.em, Program, where, {
-      orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }],
-      limit: args.limit,
-      offset: (args.page - 1) * args.limit,
-      nested: executions ? [executionsOfPrograms(this.em, actor.organizationId, executions.args, executions.fields)] : [],
-    });
-    if (executions) {
-      const key = executionsKey(executions.args);
-      data.forEach((program, index) => {
-        const rows = nested[index]![key] as Record<string, unknown>[];
-        preload(program, key, rows.map((row) => fromJson(this.em, Execution, row)));
-      });
-    }
+    const { rows: data, total } = await readPageWith(
+      this.em,
+      Program,
+      where,
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      { organizationId: actor.organizationId, reads: include },
+    );
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }
 

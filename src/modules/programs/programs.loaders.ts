@@ -6,9 +6,9 @@ import type { ConversationService } from '../agents/conversation.service.js';
 import type { CallFlowService } from './call-flow.service.js';
 import type { CallFlow } from './call-flow.entity.js';
 import type { Execution } from './execution.entity.js';
-import { executionsKey, type ExecutionPageArgs, type ExecutionService } from './execution.service.js';
+import { programExecutions, type ExecutionPageArgs, type ExecutionService } from './execution.service.js';
 import type { Page } from '../../common/pagination.js';
-import { preloaded } from '../../db/read-model.js';
+import { preloadedRelation, relationKey } from '../../db/nested-relation.js';
 import type { Program } from './program.entity.js';
 
 /** Loads by id through `load`, answering null for ids that are gone (a relation set null later). */
@@ -39,12 +39,12 @@ export class ProgramLoaders {
 
   /**
    * A page of a program's executions; one statement per distinct (status, page, limit), whatever the
-   * number of programs, unless the programs page read them already (ProgramService.list's include).
+   * number of programs, unless the programs page read them already (programExecutions, read with the page).
    */
   async executions(program: Program, args: ExecutionPageArgs): Promise<Execution[]> {
-    const key = executionsKey(args);
-    const ready = preloaded<Execution[]>(program, key);
+    const ready = preloadedRelation<Execution[], ExecutionPageArgs>(program, programExecutions, args);
     if (ready) return ready;
+    const key = relationKey(programExecutions, args);
     let loader = this.executionPages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {
