@@ -1,5 +1,9 @@
 import DataLoader from 'dataloader';
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { preloadedRelation } from '../../db/nested-relation.js';
+import { nestedReads } from '../../graphql/look-ahead.js';
+import { audienceMembers } from './audience.service.js';
 import { PageArgs, type Page } from '../../common/pagination.js';
 import { parseInput } from '../../common/validation.js';
 import { DeletionResult } from '../auth/auth.types.js';
@@ -27,8 +31,8 @@ function memberLoader(context: GraphQLContext, args: PageArgs): DataLoader<strin
 @Resolver(() => Audience)
 export class AudienceResolver {
   @Query(() => AudiencePage, { description: 'A page of audiences; search matches name or description' })
-  audiences(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<Audience>> {
-    return context.services.audiences.list(actorOf(context), args);
+  async audiences(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Audience>> {
+    return context.services.audiences.list(actorOf(context), args, await nestedReads(info, Audience));
   }
 
   @Query(() => Audience)
@@ -38,7 +42,9 @@ export class AudienceResolver {
 
   @FieldResolver(() => ContactPage, { description: 'A page of the members' })
   contacts(@Root() audience: Audience, @Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<Contact>> {
-    return memberLoader(context, args).load(audience.id);
+    // Read with the audiences page when its selection asked for them (look-ahead), else batched.
+    const ready = preloadedRelation<Page<Contact>, PageArgs>(audience, audienceMembers, args);
+    return ready ? Promise.resolve(ready) : memberLoader(context, args).load(audience.id);
   }
 
   @Mutation(() => Audience)

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, pageMeta, PageArgs, sortField, type Page } from '../../common/pagination.js';
+import { validArgs } from '../../common/validation.js';
+import { nestedRelation, readPageWith, type NestedRead } from '../../db/nested-relation.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Audience, AudienceMember } from './audience.entity.js';
@@ -19,6 +21,29 @@ const CONTACT_COLUMNS: Record<(typeof CONTACT_SORT_FIELDS)[number], string> = {
   phone: 'phone',
 };
 
+/**
+ * Audience.contacts: a page of an audience's members, read with an audiences page when its selection
+ * asks for them, else batched by membersOf (the same join, search, order and scope).
+ */
+export const audienceMembers = nestedRelation<PageArgs>({
+  parent: Audience,
+  field: 'contacts',
+  entity: Contact,
+  shape: 'page',
+  argNames: ['page', 'limit', 'search', 'sortBy', 'sortOrder'],
+  readArgs: (raw) => validArgs(PageArgs, raw),
+  source(parent, organizationId, args) {
+    const column = CONTACT_COLUMNS[sortField(args.sortBy, CONTACT_SORT_FIELDS)];
+    const search = args.search ? ' and (x.name ilike ? or x.phone ilike ?)' : '';
+    return {
+      from: 'from audience_members m join contacts x on x.id = m.contact_id',
+      where: `m.audience_id = ${parent}.id and m.organization_id = ?${search}`,
+      params: [organizationId, ...(args.search ? [containsPattern(args.search), containsPattern(args.search)] : [])],
+      order: `x.${column} ${args.sortOrder === 'asc' ? 'asc' : 'desc'}, x.id asc`,
+    };
+  },
+});
+
 /** Told after an audience's members change or it is deleted, once committed (live programs' triggers follow). */
 export type AudienceChangedHook = (organizationId: string, audienceId: string) => Promise<void>;
 
@@ -29,22 +54,22 @@ export class AudienceService {
     private readonly onMembersChanged?: AudienceChangedHook,
   ) {}
 
-  /** A page of audiences; `search` matches name or description; contactCount is counted in the same query. */
-  async list(actor: Actor, args: PageArgs): Promise<Page<Audience>> {
+  /**
+   * A page of audiences; `search` matches name or description; contactCount is counted in the same
+   * query. `include`: relations of each audience (Audience.contacts) read in the same statement too.
+   */
+  async list(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<Audience>> {
     const field = sortField(args.sortBy, AUDIENCE_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [data, total] = await this.em.findAndCount(
+    const { rows: data, total } = await readPageWith(
+      this.em,
       Audience,
       {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
-      {
-        orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }],
-        limit: args.limit,
-        offset: (args.page - 1) * args.limit,
-        refresh: true,
-      },
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      { organizationId: actor.organizationId, reads: include },
     );
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }

@@ -3,6 +3,9 @@ import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Info, Mutation, Query, R
 import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
+import { nestedReads } from '../../graphql/look-ahead.js';
+import { preloadedRelation } from '../../db/nested-relation.js';
+import { baseDocuments } from './knowledge.service.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeDocument } from './knowledge-document.entity.js';
 import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs, SearchKnowledgeBaseArgs } from './knowledge.inputs.js';
@@ -26,8 +29,8 @@ function selectsContent(info: GraphQLResolveInfo): boolean {
 @Resolver(() => KnowledgeBase)
 export class KnowledgeResolver {
   @Query(() => KnowledgeBasePage, { description: "A page of the organization's knowledge bases; search matches name or description" })
-  knowledgeBases(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<KnowledgeBase>> {
-    return context.services.knowledge.listBases(actorOf(context), args);
+  async knowledgeBases(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<KnowledgeBase>> {
+    return context.services.knowledge.listBases(actorOf(context), args, await nestedReads(info, KnowledgeBase));
   }
 
   @Query(() => KnowledgeBase)
@@ -81,6 +84,9 @@ export class KnowledgeResolver {
     @Ctx() context: GraphQLContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<Page<KnowledgeDocument>> {
+    // Read with the knowledge bases page when its selection asked for them (look-ahead), else batched.
+    const ready = preloadedRelation<Page<KnowledgeDocument>, DocumentListArgs>(base, baseDocuments, args);
+    if (ready) return Promise.resolve(ready);
     const withContent = info.fieldNodes.some((node) =>
       selectionsOf(node.selectionSet, 'data', info).some((data) => selectionsOf(data, 'content', info).length > 0),
     );

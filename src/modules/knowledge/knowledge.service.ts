@@ -7,9 +7,11 @@ import { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunk-text.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
-import type { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs } from './knowledge.inputs.js';
+import { DocumentListArgs, type AddDocumentInput, type CreateKnowledgeBaseInput } from './knowledge.inputs.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
+import { nestedRelation, readPageWith, type NestedRead } from '../../db/nested-relation.js';
+import { validArgs } from '../../common/validation.js';
 import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 import { authorize } from '../organizations/roles.js';
 import { EventWriter } from '../events/event-writer.js';
@@ -29,6 +31,27 @@ export interface Passage {
 /** Every column of a document but its text. */
 const DOCUMENT_SUMMARY_COLUMNS =
   'id, created_at, updated_at, organization_id, knowledge_base_id, title, content_type, size_bytes, status, error, chunk_count';
+
+/**
+ * KnowledgeBase.documents: a base's page of documents, newest first, read with a knowledge bases page
+ * when its selection asks for them, else batched by documentPagesFor. A selection of `content`
+ * declines: the batch charges the text to the answer budget per base, which the page cannot do.
+ */
+export const baseDocuments = nestedRelation<DocumentListArgs>({
+  parent: KnowledgeBase,
+  field: 'documents',
+  entity: KnowledgeDocument,
+  shape: 'page',
+  argNames: ['status', 'page', 'limit'],
+  readArgs: (raw) => validArgs(DocumentListArgs, raw),
+  source: (parent, organizationId, args) => ({
+    from: 'from knowledge_documents x',
+    where: `x.knowledge_base_id = ${parent}.id and x.organization_id = ?${args.status ? ' and x.status = ?' : ''}`,
+    params: [organizationId, ...(args.status ? [args.status] : [])],
+    order: 'x.created_at desc, x.id asc',
+  }),
+  declines: (fields) => fields.has('content'),
+});
 
 export interface DocumentListOptions {
   /**
@@ -73,17 +96,22 @@ export class KnowledgeService {
     return base;
   }
 
-  /** A page of the organization's knowledge bases; `search` matches name or description. */
-  async listBases(actor: Actor, args: PageArgs): Promise<Page<KnowledgeBase>> {
+  /**
+   * A page of the organization's knowledge bases; `search` matches name or description. `include`:
+   * relations of each base (KnowledgeBase.documents) read in the same statement (see nestedRelation).
+   */
+  async listBases(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<KnowledgeBase>> {
     const field = sortField(args.sortBy, KNOWLEDGE_BASE_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [bases, total] = await this.em.findAndCount(
+    const { rows: bases, total } = await readPageWith(
+      this.em,
       KnowledgeBase,
       {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      { organizationId: actor.organizationId, reads: include },
     );
     return { data: bases, meta: pageMeta(args.page, args.limit, total) };
   }

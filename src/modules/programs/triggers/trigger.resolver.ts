@@ -3,6 +3,8 @@ import { actorOf, loadersOf, type GraphQLContext } from '../../../graphql/contex
 import { ContactTrigger } from '../contact-trigger.entity.js';
 import { Program } from '../program.entity.js';
 import { TriggerListArgs } from './trigger.args.js';
+import { programTriggers } from './trigger.service.js';
+import { preloadedRelation } from '../../../db/nested-relation.js';
 import { TriggerSync } from './trigger.types.js';
 
 @Resolver(() => ContactTrigger)
@@ -23,6 +25,7 @@ export class TriggerResolver {
 export class ProgramTriggersResolver {
   @FieldResolver(() => [ContactTrigger], { description: 'A page, like GET /api/programs/{programId}/triggers; batched across programs' })
   async triggers(@Root() program: Program, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
-    return (await loadersOf(context).triggers.forProgram(program.id, args)).data;
+    // Read with the programs page when its selection asked for them (look-ahead), else batched.
+    return preloadedRelation<ContactTrigger[], TriggerListArgs>(program, programTriggers, args) ?? (await loadersOf(context).triggers.forProgram(program.id, args)).data;
   }
 }

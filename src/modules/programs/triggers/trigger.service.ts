@@ -3,6 +3,9 @@ import type { Actor } from '../../../common/actor.js';
 import { AppError } from '../../../common/errors.js';
 import { isUuid } from '../../../db/base.entity.js';
 import { pagesByParent } from '../../../db/pages-by-parent.js';
+import { nestedRelation } from '../../../db/nested-relation.js';
+import { validArgs } from '../../../common/validation.js';
+import { TriggerListArgs } from './trigger.args.js';
 import type { Page } from '../../../common/pagination.js';
 import { ContactTrigger } from '../contact-trigger.entity.js';
 import { Program } from '../program.entity.js';
@@ -21,6 +24,26 @@ export interface TriggerPageArgs {
   limit: number;
   status?: TriggerStatus | null;
 }
+
+/**
+ * Program.triggers: a live program's page of triggers by triggerAt (none for a campaign), read with a
+ * programs page when its selection asks for them, else batched by triggersFor (the same filter: the
+ * batch asks the programs table for the program's kind, the read path reads it from the program's row).
+ */
+export const programTriggers = nestedRelation<TriggerPageArgs>({
+  parent: Program,
+  field: 'triggers',
+  entity: ContactTrigger,
+  shape: 'list',
+  argNames: ['status', 'page', 'limit'],
+  readArgs: (raw) => validArgs(TriggerListArgs, raw),
+  source: (parent, organizationId, args) => ({
+    from: 'from contact_triggers x',
+    where: `x.program_id = ${parent}.id and x.organization_id = ? and ${parent}.kind = ?${args.status ? ' and x.status = ?' : ''}`,
+    params: [organizationId, ProgramKind.live, ...(args.status ? [args.status] : [])],
+    order: 'x.trigger_at asc, x.id asc',
+  }),
+});
 
 /** Live programs' contact triggers: kept in line with audiences and contacts, fired by the runner. */
 export class TriggerService {
