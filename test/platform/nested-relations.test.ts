@@ -1,5 +1,7 @@
 import {
   LookAheadAudiencesBatchedDocument,
+  LookAheadContactCallsBatchedDocument,
+  LookAheadContactCallsDocument,
   LookAheadAudiencesDocument,
   LookAheadKnowledgeBasesBatchedDocument,
   LookAheadKnowledgeBasesContentDocument,
@@ -11,6 +13,7 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { recordStatements } from '../helpers/users.js';
 import { createAudience, createContact, insertProgram, syncProgram } from '../triggers/fixtures.js';
 import { ProgramKind } from '../../src/modules/programs/program.enums.js';
+import { insertCall } from '../telephony/call-seed.js';
 
 // The relations declared with nestedRelation (src/db/nested-relation.ts) beyond agents → conversations and
 // programs → executions (test/platform/queries.test.ts): knowledge bases → documents, audiences →
@@ -84,6 +87,31 @@ beforeAll(async () => {
   const live = await insertProgram(app, org, { audienceId: pair, name: 'Live' });
   await syncProgram(app, live);
   await insertProgram(app, org, { audienceId: pair, name: 'Campaign', kind: ProgramKind.campaign, liveTrigger: null });
+  // Calls to the members, 0 to 4 each over an hour, some answered and ended (with their times), some failed.
+  const start = Date.parse('2026-11-01T09:00:00.000Z');
+  for (const [index, contactId] of contacts.entries()) {
+    for (let k = 0; k < index; k++) {
+      const queuedAt = new Date(start + (index * 10 + k) * 60_000);
+      const answered = k % 2 === 0;
+      await insertCall(app, {
+        organizationId: org.organizationId,
+        contactId,
+        status: answered ? 'completed' : 'failed',
+        outcome: answered ? 'human' : null,
+        attempt: k + 1,
+        queuedAt,
+        answeredAt: answered ? new Date(queuedAt.getTime() + 5_000) : null,
+        endedAt: new Date(queuedAt.getTime() + 65_000),
+        durationSeconds: answered ? 60 : null,
+        reachedNodeIds: answered ? ['start', 'end'] : [],
+        errorText: answered ? null : 'busy',
+        creditsCharged: answered ? 2 : 0,
+      });
+    }
+  }
+  const [foreignContact] = await other.rest.get('/api/contacts').then((res) => res.body.data);
+  await insertCall(app, { organizationId: other.organizationId, contactId: foreignContact.id, queuedAt: new Date(start), errorText: 'foreign' });
+
   await app.db.database.em.fork().execute(`update contact_triggers set status = 'triggered', triggered_at = now() where id = (select min(id::text)::uuid from contact_triggers where program_id = ?)`, [live]);
 }, 120_000);
 afterAll(() => app.close());
@@ -226,5 +254,40 @@ describe('programs → triggers read with the page', () => {
     for (const trigger of byKind.live!) expect(new Date(trigger.triggerAt).toISOString()).toBe(trigger.triggerAt);
     const theirs = await other.graphql.ok(LookAheadProgramTriggersDocument, { limit: 10, triggers: 10 });
     expect(theirs.programs.data).toEqual([]);
+  });
+});
+
+describe('contacts → calls read with the page', () => {
+  const cases = [{ calls: 2 }, { calls: 2, page: 2 }, { calls: 5, status: 'completed' as const }, { calls: 5, status: 'failed' as const }, { calls: 1, page: 9 }];
+
+  it.each(cases)('answers what the batch answers, in fewer statements: %j', async (args) => {
+    const answer: any = await compare(
+      () => org.graphql.ok(LookAheadContactCallsDocument, { limit: 10, ...args }),
+      () => org.graphql.ok(LookAheadContactCallsBatchedDocument, { limit: 10, always: true, ...args }),
+    );
+    expect(answer.contacts.data).toHaveLength(5);
+  });
+
+  it('holds every call with its times, and none of another organization', async () => {
+    const ours = await org.graphql.ok(LookAheadContactCallsDocument, { limit: 10, calls: 10 });
+    expect(ours.contacts.data.map((contact) => contact.calls.meta.total).sort()).toEqual([0, 1, 2, 3, 4]);
+    for (const call of ours.contacts.data.flatMap((contact) => contact.calls.data)) {
+      expect(call.organizationId).toBe(org.organizationId);
+      expect(new Date(call.queuedAt).toISOString()).toBe(call.queuedAt);
+      if (call.status === 'completed') expect(call.reachedNodeIds).toEqual(['start', 'end']);
+    }
+    const theirs = await other.graphql.ok(LookAheadContactCallsDocument, { limit: 10, calls: 10 });
+    expect(theirs.contacts.data.map((contact) => contact.calls.data.map((call) => call.errorText))).toEqual([['foreign']]);
+  });
+
+  it('costs the same statements for a page of 2 contacts and of 5', async () => {
+    // The first contact by phone has no call, the second one (so each page has calls whose relations load in batches).
+    const two = await measured(() => org.graphql.ok(LookAheadContactCallsDocument, { limit: 2, calls: 5 }));
+    const five = await measured(() => org.graphql.ok(LookAheadContactCallsDocument, { limit: 5, calls: 5 }));
+    expect(two.answer.contacts.data.map((contact) => contact.calls.data.length)).toEqual([0, 1]);
+    expect(five.answer.contacts.data).toHaveLength(5);
+    expect(five.statements.length).toBe(two.statements.length);
+    // the page with each contact's calls, then the calls' contacts and recordings (their executions are none)
+    expect(five.statements.filter((sql) => /row_number\(\)/.test(sql))).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
-import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Args, Ctx, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
+import { nestedReads } from '../../graphql/look-ahead.js';
 import { PageArgs, type Page } from '../../common/pagination.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
@@ -9,8 +11,8 @@ import { ContactPage, ImportContactsResult } from './contacts.types.js';
 @Resolver(() => Contact)
 export class ContactResolver {
   @Query(() => ContactPage, { description: 'A page of contacts; search matches name or phone' })
-  contacts(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<Contact>> {
-    return context.services.contacts.list(actorOf(context), args);
+  async contacts(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Contact>> {
+    return context.services.contacts.list(actorOf(context), args, await nestedReads(info, Contact));
   }
 
   @Query(() => Contact)

@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { readPageWith, type NestedRead } from '../../db/nested-relation.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Contact } from './contact.entity.js';
@@ -24,17 +25,22 @@ export class ContactService {
     private readonly onContactChanged?: ContactChangedHook,
   ) {}
 
-  /** A page of contacts; `search` matches name or phone, case-insensitively. */
-  async list(actor: Actor, args: PageArgs): Promise<Page<Contact>> {
+  /**
+   * A page of contacts; `search` matches name or phone, case-insensitively. `include`: relations of
+   * each contact (Contact.calls) read in the same statement (see nestedRelation).
+   */
+  async list(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<Contact>> {
     const field = sortField(args.sortBy, CONTACT_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [data, total] = await this.em.findAndCount(
+    const { rows: data, total } = await readPageWith(
+      this.em,
       Contact,
       {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { phone: { $ilike: pattern } }] } : {}),
       },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      { organizationId: actor.organizationId, reads: include },
     );
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }

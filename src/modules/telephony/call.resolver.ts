@@ -9,6 +9,8 @@ import { Program } from '../programs/program.entity.js';
 import { CallListArgs, CallPageArgs } from './call.args.js';
 import { Call } from './call.entity.js';
 import { CallPage } from './call.types.js';
+import { contactCalls } from './call.service.js';
+import { preloadedRelation } from '../../db/nested-relation.js';
 import { GRAPHQL_ONLY } from '../../rest/present.js';
 
 @Resolver(() => Call)
@@ -74,6 +76,8 @@ export class ConversationCallResolver {
 export class ContactCallsResolver {
   @FieldResolver(() => CallPage, { description: 'The calls to (or from) the contact, every execution, newest first; batched across contacts' })
   calls(@Root() contact: Contact, @Args(() => CallPageArgs) args: CallPageArgs, @Ctx() context: GraphQLContext): Promise<Page<Call>> {
-    return loadersOf(context).calls.ofContact(contact.id, args);
+    // Read with the contacts page when its selection asked for them (look-ahead), else batched.
+    const ready = preloadedRelation<Page<Call>, CallPageArgs>(contact, contactCalls, args);
+    return ready ? Promise.resolve(ready) : loadersOf(context).calls.ofContact(contact.id, args);
   }
 }

@@ -6,11 +6,13 @@ import { containsPattern, pageMeta, sortField, type Page } from '../../common/pa
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { readPage } from '../../db/read-model.js';
+import { nestedRelation } from '../../db/nested-relation.js';
+import { validArgs } from '../../common/validation.js';
 import { Contact } from '../contacts/contact.entity.js';
 import { Conversation } from '../agents/conversation.entity.js';
 import { Execution } from '../programs/execution.entity.js';
 import { Call } from './call.entity.js';
-import type { CallListArgs, CallPageArgs } from './call.args.js';
+import { CallPageArgs, type CallListArgs } from './call.args.js';
 import { analysisColumns, type AnalysisColumns, type CallCsvRow } from './call-csv.js';
 import type { StoredAnalysis } from '../agents/analysis/analysis.types.js';
 import { Agent } from '../agents/agent.entity.js';
@@ -18,6 +20,25 @@ import { Program } from '../programs/program.entity.js';
 
 export const CALL_SORT_FIELDS = ['createdAt', 'updatedAt', 'queuedAt', 'endedAt', 'durationSeconds'] as const;
 const NULLABLE_SORT_FIELDS = new Set<string>(['endedAt', 'durationSeconds']);
+
+/**
+ * Contact.calls: the calls to (or from) a contact, newest first, read with a contacts page when its
+ * selection asks for them (LIMIT per contact), else batched by pagesForContacts (the same filter and order).
+ */
+export const contactCalls = nestedRelation<CallPageArgs>({
+  parent: Contact,
+  field: 'calls',
+  entity: Call,
+  shape: 'page',
+  argNames: ['status', 'page', 'limit'],
+  readArgs: (raw) => validArgs(CallPageArgs, raw),
+  source: (parent, organizationId, args) => ({
+    from: 'from calls x',
+    where: `x.contact_id = ${parent}.id and x.organization_id = ?${args.status ? ' and x.status = ?' : ''}`,
+    params: [organizationId, ...(args.status ? [args.status] : [])],
+    order: 'x.created_at desc, x.id desc',
+  }),
+});
 
 /** Rows of the CSV read per statement: the answer is written page by page, never held whole. */
 export const CSV_BATCH_SIZE = 500;
