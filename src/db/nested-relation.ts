@@ -64,6 +64,18 @@ export interface NestedRead {
   withTotal: boolean;
 }
 
+/**
+ * What a list's GraphQL selection tells it about its rows: the relations to read with them, and the
+ * fields it shows (null where unknown: every column, as the REST door and the batches read).
+ */
+export interface PageSelection {
+  reads: readonly NestedRead[];
+  fields: ReadonlySet<string> | null;
+}
+
+/** Every column and no relation: what a list reads when no selection is known (REST, other callers). */
+export const WHOLE_ROWS: PageSelection = { reads: [], fields: null };
+
 const RELATIONS = new Map<EntityClass<object>, NestedRelation<any>[]>();
 
 /** Declares a relation; a list of its parent then reads it with its rows when asked (see `relationsOf`). */
@@ -156,18 +168,20 @@ export function attachNested(
 
 /**
  * `readPage` with the relations `reads` asks for read in the page's statement and kept on each row
- * (their field resolvers answer from there). No read: the plain page, as `readPage`.
+ * (their field resolvers answer from there), and only the columns `fields` needs (a declared relation's
+ * field needs only the id, even when its batch answers it). WHOLE_ROWS: the plain page, as `readPage`.
  */
 export async function readPageWith<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
   where: QBFilterQuery<T>,
   options: ReadOptions<T> & { limit: number; offset: number },
-  include: { organizationId: string; reads: readonly NestedRead[] },
+  include: PageSelection & { organizationId: string },
 ): Promise<{ rows: T[]; total: number }> {
   const selects = nestedSelects(em, include.organizationId, include.reads);
   const nested = selects.flatMap(({ data, total }) => (total ? [data, total] : [data]));
-  const { rows, total, nested: values } = await readPage(em, entity, where, { ...options, nested: [...(options.nested ?? []), ...nested] });
+  const fields = include.fields ? { names: include.fields, ignore: new Set(relationsOf(entity).map((relation) => relation.field)) } : null;
+  const { rows, total, nested: values } = await readPage(em, entity, where, { ...options, nested: [...(options.nested ?? []), ...nested], fields });
   attachNested(em, rows, values, selects);
   return { rows, total };
 }

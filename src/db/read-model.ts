@@ -7,6 +7,11 @@ export interface ReadOptions<T> {
   offset?: number;
   /** Correlated subqueries read with each row (a relation's rows as JSON), by name; see `nestedJson`. */
   nested?: NestedSelect[];
+  /**
+   * Only the properties these fields read (see selectedProperties; `ignore`: fields answered by a batch
+   * of their own, which needs only the id); every column when a field is not known to need only some.
+   */
+  fields?: { names: Iterable<string>; ignore: ReadonlySet<string> } | null;
 }
 
 /** A value computed per parent row in the parent's own statement: `sql(alias)` sees the parent's table as `alias`. */
@@ -47,7 +52,10 @@ export async function readPage<T extends object>(
 ): Promise<{ rows: T[]; total: number; nested: Record<string, unknown>[] }> {
   const qb = em.createQueryBuilder(entity);
   const nested = options.nested ?? [];
-  qb.select(['*', raw('count(*) over () as "__total"'), ...nested.map((each, index) => raw(`(${each.sql(qb.alias)}) as "__nested_${index}"`, each.params))]).where(where);
+  const selected = options.fields ? selectedProperties(em, entity, options.fields.names, {}, options.fields.ignore) : null;
+  // A GraphQL page that asks for a few columns reads only those: no parsing of JSON columns, texts and dates nobody shows.
+  const columns = (selected && !selected.all ? selected.props.map((prop) => prop.name) : ['*']) as never[];
+  qb.select([...columns, raw('count(*) over () as "__total"'), ...nested.map((each, index) => raw(`(${each.sql(qb.alias)}) as "__nested_${index}"`, each.params))]).where(where);
   applyOptions(qb, options);
   const rows = (await qb.execute('all', true)) as Record<string, unknown>[];
   const total = rows.length > 0 ? Number(rows[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
@@ -121,13 +129,44 @@ function storedProperties(em: EntityManager, entity: EntityClass<object>): Store
   return stored;
 }
 
+const DERIVED = new WeakMap<object, Record<string, string[]>>();
+
+/** Declares the stored properties a getter of `entity` shown as a field reads (`hasPolicy` reads `policy`). */
+export function derivedFields(entity: EntityClass<object>, derived: Record<string, string[]>): void {
+  DERIVED.set(entity, { ...DERIVED.get(entity), ...derived });
+}
+
 /**
- * `json_build_object(...)` of the row `alias` of `entity`, keyed by property name: its id, its to-one
- * relations' ids, the stored properties among `fields`, and the properties `derived` names for a
- * field that is computed from them (`audience` from `audienceId`). A field that is neither stored
- * nor derived (a getter, say) takes every stored property, so nothing a resolver reads is missing,
- * but a lazy or hidden one (a document's text, a secret), which is read only when a field names it.
+ * The stored properties a selection of `fields` of `entity` reads: its id, its to-one relations' ids
+ * (so `agentId` of a to-one `agent` needs nothing more), the stored properties among `fields`, and the
+ * properties `derived` (or derivedFields) names for a field computed from them (`audience` from `audienceId`).
+ * A field that is none of these (a getter, a field resolver) takes every stored property, so nothing
+ * a resolver reads is missing, but a lazy or hidden one (a document's text, a secret), which is read
+ * only when a field names it. `ignore`: fields that need only the id (relations read by their own batch).
  */
+export function selectedProperties(
+  em: EntityManager,
+  entity: EntityClass<object>,
+  fields: Iterable<string>,
+  derived: Record<string, string[]> = {},
+  ignore: ReadonlySet<string> = new Set(),
+): { props: { name: string; column: string }[]; all: boolean } {
+  const stored = storedProperties(em, entity);
+  const byName = new Map(stored.map((prop) => [prop.name, prop]));
+  const toOne = new Set(toOneProperties(em, entity));
+  const wanted = new Set<string>(['id', ...toOne]);
+  derived = { ...DERIVED.get(entity), ...derived };
+  let all = false;
+  for (const field of fields) {
+    if (field.startsWith('__') || ignore.has(field)) continue;
+    if (byName.has(field)) wanted.add(field);
+    else if (derived[field]) for (const name of derived[field]) wanted.add(name);
+    else if (!(field.endsWith('Id') && toOne.has(field.slice(0, -2)))) all = true;
+  }
+  return { props: stored.filter((prop) => wanted.has(prop.name) || (all && !prop.onRequest)), all };
+}
+
+/** `json_build_object(...)` of the row `alias` of `entity`, keyed by property name, holding what `selectedProperties` reads. */
 export function jsonObjectSql(
   em: EntityManager,
   entity: EntityClass<object>,
@@ -135,18 +174,7 @@ export function jsonObjectSql(
   fields: Iterable<string>,
   derived: Record<string, string[]> = {},
 ): string {
-  const stored = storedProperties(em, entity);
-  const byName = new Map(stored.map((prop) => [prop.name, prop]));
-  const toOne = new Set(toOneProperties(em, entity));
-  const wanted = new Set<string>(['id', ...toOne]);
-  let all = false;
-  for (const field of fields) {
-    if (field.startsWith('__')) continue;
-    if (byName.has(field)) wanted.add(field);
-    else if (derived[field]) for (const name of derived[field]) wanted.add(name);
-    else all = true;
-  }
-  const props = stored.filter((prop) => wanted.has(prop.name) || (all && !prop.onRequest));
+  const { props } = selectedProperties(em, entity, fields, derived);
   return `json_build_object(${props.map((prop) => `'${prop.name}', ${alias}."${prop.column}"`).join(', ')})`;
 }
 

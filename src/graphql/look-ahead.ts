@@ -11,7 +11,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { EntityClass } from '@mikro-orm/core';
-import { relationsOf, type NestedRead } from '../db/nested-relation.js';
+import { relationsOf, WHOLE_ROWS, type NestedRead, type PageSelection } from '../db/nested-relation.js';
 
 // Look-ahead, as PostGraphile does it: a list resolver reads which relation of its rows the
 // selection asks for, and with which arguments, so the service can read that relation in the list's
@@ -75,11 +75,13 @@ export { validArgs } from '../common/validation.js';
  * for plainly under `data`, with the arguments their field would accept: what the list may read with
  * its rows. A relation selected otherwise (twice, under a directive, with arguments the field refuses,
  * or a child field the read path declines) is left out and its field resolves through its batch.
+ * With them, the fields selected under `data` (the columns the page reads); a `data` selected in a way
+ * the look-ahead does not read (under a directive, a fragment with one) reads every column and no relation.
  */
-export async function nestedReads(info: GraphQLResolveInfo, parent: EntityClass<object>): Promise<NestedRead[]> {
+export async function pageSelectionOf(info: GraphQLResolveInfo, parent: EntityClass<object>): Promise<PageSelection> {
   const relations = relationsOf(parent);
-  const data = relations.length > 0 ? lookAhead(info)?.child('data') : null;
-  if (!data) return [];
+  const data = lookAhead(info)?.child('data');
+  if (!data) return WHOLE_ROWS;
   const reads: NestedRead[] = [];
   for (const relation of relations) {
     const selection = data.fields.has(relation.field) ? data.child(relation.field) : null;
@@ -92,5 +94,5 @@ export async function nestedReads(info: GraphQLResolveInfo, parent: EntityClass<
     const args = await relation.readArgs(selection.args);
     if (args) reads.push({ relation, args, fields, withTotal: selection.fields.has('meta') });
   }
-  return reads;
+  return { reads, fields: data.fields };
 }

@@ -1,4 +1,6 @@
 import {
+  LookAheadAgentColumnsDocument,
+  LookAheadAgentColumnsWholeDocument,
   LookAheadAudiencesBatchedDocument,
   LookAheadContactCallsBatchedDocument,
   LookAheadContactCallsDocument,
@@ -87,6 +89,18 @@ beforeAll(async () => {
   const live = await insertProgram(app, org, { audienceId: pair, name: 'Live' });
   await syncProgram(app, live);
   await insertProgram(app, org, { audienceId: pair, name: 'Campaign', kind: ProgramKind.campaign, liveTrigger: null });
+  // Agents with and without a policy, description and metadata, with conversations.
+  for (let i = 0; i < 3; i++) {
+    const agent = await org.rest.post('/api/agents', {
+      name: `Agent ${i}`,
+      instructions: 'Answer briefly. '.repeat(50),
+      modelConfig: { model: 'builtin/echo', modelSettings: { temperature: 0.1 * i } },
+      ...(i > 0 ? { description: `Agent number ${i}`, policy: 'Never promise refunds.', metadata: { team: `t${i}` } } : {}),
+    });
+    expect(agent.status).toBe(201);
+    for (let k = 0; k < i; k++) expect((await org.rest.post(`/api/agents/${agent.body.id}/conversations`, { title: `Talk ${k}` })).status).toBe(201);
+  }
+
   // Calls to the members, 0 to 4 each over an hour, some answered and ended (with their times), some failed.
   const start = Date.parse('2026-11-01T09:00:00.000Z');
   for (const [index, contactId] of contacts.entries()) {
@@ -115,6 +129,21 @@ beforeAll(async () => {
   await app.db.database.em.fork().execute(`update contact_triggers set status = 'triggered', triggered_at = now() where id = (select min(id::text)::uuid from contact_triggers where program_id = ?)`, [live]);
 }, 120_000);
 afterAll(() => app.close());
+
+describe('a page reads the columns its selection shows', () => {
+  it('answers what the page with every column answers, in one statement, for agents', async () => {
+    const answer: any = await compare(
+      () => org.graphql.ok(LookAheadAgentColumnsDocument, { limit: 10 }),
+      () => org.graphql.ok(LookAheadAgentColumnsWholeDocument, { limit: 10, always: true }),
+    );
+    expect(answer.agents.data.map((agent: any) => [agent.hasPolicy, agent.conversations.data.length])).toEqual([[false, 0], [true, 1], [true, 2]]);
+    const pruned = await measured(() => org.graphql.ok(LookAheadAgentColumnsDocument, { limit: 10 }));
+    expect(pruned.statements).toHaveLength(1);
+    // the agents' instructions are not read (nothing shows them), their policy is (hasPolicy reads it)
+    expect(pruned.statements[0]).toMatch(/"a0"\."policy"/);
+    expect(pruned.statements[0]).not.toMatch(/"instructions"|"a0"\.\*/);
+  });
+});
 
 describe('knowledge bases → documents read with the page', () => {
   const cases = [{ documents: 2 }, { documents: 2, page: 2 }, { documents: 5, status: 'ready' as const }, { documents: 5, status: 'failed' as const }, { documents: 1, page: 9 }];

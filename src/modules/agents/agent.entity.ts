@@ -2,6 +2,7 @@ import type { Opt } from '@mikro-orm/core';
 import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { derivedFields } from '../../db/read-model.js';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { AgentStatus } from './agent.enums.js';
@@ -85,3 +86,6 @@ export class Agent extends BaseEntity {
     return Boolean(this.policy);
   }
 }
+
+// A page that shows hasPolicy reads the policy column (never shown itself), and no other it does not show.
+derivedFields(Agent, { hasPolicy: ['policy'] });

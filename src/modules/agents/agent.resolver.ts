@@ -3,7 +3,7 @@ import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Info, Mutation, Query, R
 import type { Page } from '../../common/pagination.js';
 import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
-import { nestedReads } from '../../graphql/look-ahead.js';
+import { pageSelectionOf } from '../../graphql/look-ahead.js';
 import { AgentListArgs, ConversationListArgs, MessageArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
 import { CreateAgentInput } from './agent.inputs.js';
@@ -21,7 +21,7 @@ export class AgentResolver {
 
   @Query(() => AgentPage, { description: 'Archived agents are left out unless status is archived' })
   async agents(@Args() args: AgentListArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Agent>> {
-    return context.services.agents.list(actorOf(context), args, await nestedReads(info, Agent));
+    return context.services.agents.list(actorOf(context), args, await pageSelectionOf(info, Agent));
   }
 
   @Mutation(() => Agent, { description: 'Creates a draft at version 1' })

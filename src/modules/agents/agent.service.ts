@@ -4,7 +4,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readPageWith, type NestedRead } from '../../db/nested-relation.js';
+import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
 import type { AgentListArgs } from './agent.args.js';
@@ -65,7 +65,7 @@ export class AgentService {
    * A page of agents; archived ones only when status=archived asks for them. `include`: relations of
    * each agent (Agent.conversations) read in the same statement and kept with it (see nestedRelation).
    */
-  async list(actor: Actor, args: AgentListArgs, include: readonly NestedRead[] = []): Promise<Page<Agent>> {
+  async list(actor: Actor, args: AgentListArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Agent>> {
     const field = sortField(args.sortBy, AGENT_SORT);
     const where: FilterQuery<Agent> = {
       organization: actor.organizationId,
@@ -80,7 +80,7 @@ export class AgentService {
       Agent,
       where as QBFilterQuery<Agent>,
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, reads: include },
+      { organizationId: actor.organizationId, ...include },
     );
     return { data: rows, meta: pageMeta(args.page, args.limit, total) };
   }

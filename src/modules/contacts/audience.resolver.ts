@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { preloadedRelation } from '../../db/nested-relation.js';
-import { nestedReads } from '../../graphql/look-ahead.js';
+import { pageSelectionOf } from '../../graphql/look-ahead.js';
 import { audienceMembers } from './audience.service.js';
 import { PageArgs, type Page } from '../../common/pagination.js';
 import { parseInput } from '../../common/validation.js';
@@ -32,7 +32,7 @@ function memberLoader(context: GraphQLContext, args: PageArgs): DataLoader<strin
 export class AudienceResolver {
   @Query(() => AudiencePage, { description: 'A page of audiences; search matches name or description' })
   async audiences(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Audience>> {
-    return context.services.audiences.list(actorOf(context), args, await nestedReads(info, Audience));
+    return context.services.audiences.list(actorOf(context), args, await pageSelectionOf(info, Audience));
   }
 
   @Query(() => Audience)

@@ -4,7 +4,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, PageArgs, sortField, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
-import { nestedRelation, readPageWith, type NestedRead } from '../../db/nested-relation.js';
+import { nestedRelation, readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Audience, AudienceMember } from './audience.entity.js';
@@ -58,7 +58,7 @@ export class AudienceService {
    * A page of audiences; `search` matches name or description; contactCount is counted in the same
    * query. `include`: relations of each audience (Audience.contacts) read in the same statement too.
    */
-  async list(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<Audience>> {
+  async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Audience>> {
     const field = sortField(args.sortBy, AUDIENCE_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
     const { rows: data, total } = await readPageWith(
@@ -69,7 +69,7 @@ export class AudienceService {
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, reads: include },
+      { organizationId: actor.organizationId, ...include },
     );
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }

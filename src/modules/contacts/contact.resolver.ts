@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Args, Ctx, ID, Info, Mutation, Query, Resolver } from 'type-graphql';
-import { nestedReads } from '../../graphql/look-ahead.js';
+import { pageSelectionOf } from '../../graphql/look-ahead.js';
 import { PageArgs, type Page } from '../../common/pagination.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
@@ -12,7 +12,7 @@ import { ContactPage, ImportContactsResult } from './contacts.types.js';
 export class ContactResolver {
   @Query(() => ContactPage, { description: 'A page of contacts; search matches name or phone' })
   async contacts(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Contact>> {
-    return context.services.contacts.list(actorOf(context), args, await nestedReads(info, Contact));
+    return context.services.contacts.list(actorOf(context), args, await pageSelectionOf(info, Contact));
   }
 
   @Query(() => Contact)

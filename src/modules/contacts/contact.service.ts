@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
-import { readPageWith, type NestedRead } from '../../db/nested-relation.js';
+import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Contact } from './contact.entity.js';
@@ -29,7 +29,7 @@ export class ContactService {
    * A page of contacts; `search` matches name or phone, case-insensitively. `include`: relations of
    * each contact (Contact.calls) read in the same statement (see nestedRelation).
    */
-  async list(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<Contact>> {
+  async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Contact>> {
     const field = sortField(args.sortBy, CONTACT_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
     const { rows: data, total } = await readPageWith(
@@ -40,7 +40,7 @@ export class ContactService {
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { phone: { $ilike: pattern } }] } : {}),
       },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, reads: include },
+      { organizationId: actor.organizationId, ...include },
     );
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }

@@ -3,7 +3,7 @@ import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Info, Mutation, Query, R
 import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
-import { nestedReads } from '../../graphql/look-ahead.js';
+import { pageSelectionOf } from '../../graphql/look-ahead.js';
 import { preloadedRelation } from '../../db/nested-relation.js';
 import { baseDocuments } from './knowledge.service.js';
 import { KnowledgeBase } from './knowledge-base.entity.js';
@@ -30,7 +30,7 @@ function selectsContent(info: GraphQLResolveInfo): boolean {
 export class KnowledgeResolver {
   @Query(() => KnowledgeBasePage, { description: "A page of the organization's knowledge bases; search matches name or description" })
   async knowledgeBases(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<KnowledgeBase>> {
-    return context.services.knowledge.listBases(actorOf(context), args, await nestedReads(info, KnowledgeBase));
+    return context.services.knowledge.listBases(actorOf(context), args, await pageSelectionOf(info, KnowledgeBase));
   }
 
   @Query(() => KnowledgeBase)

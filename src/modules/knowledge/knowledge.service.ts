@@ -10,7 +10,7 @@ import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document
 import { DocumentListArgs, type AddDocumentInput, type CreateKnowledgeBaseInput } from './knowledge.inputs.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
-import { nestedRelation, readPageWith, type NestedRead } from '../../db/nested-relation.js';
+import { nestedRelation, readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { validArgs } from '../../common/validation.js';
 import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 import { authorize } from '../organizations/roles.js';
@@ -100,7 +100,7 @@ export class KnowledgeService {
    * A page of the organization's knowledge bases; `search` matches name or description. `include`:
    * relations of each base (KnowledgeBase.documents) read in the same statement (see nestedRelation).
    */
-  async listBases(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<KnowledgeBase>> {
+  async listBases(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<KnowledgeBase>> {
     const field = sortField(args.sortBy, KNOWLEDGE_BASE_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
     const { rows: bases, total } = await readPageWith(
@@ -111,7 +111,7 @@ export class KnowledgeService {
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, reads: include },
+      { organizationId: actor.organizationId, ...include },
     );
     return { data: bases, meta: pageMeta(args.page, args.limit, total) };
   }

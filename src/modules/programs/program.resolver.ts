@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { PageArgs, PageOnlyArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
-import { nestedReads } from '../../graphql/look-ahead.js';
+import { pageSelectionOf } from '../../graphql/look-ahead.js';
 import { Agent } from '../agents/agent.entity.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { Audience } from '../contacts/audience.entity.js';
@@ -17,7 +17,7 @@ import { ProgramPage } from './programs.types.js';
 export class ProgramResolver {
   @Query(() => ProgramPage, { description: 'A page of programs; search matches name or description' })
   async programs(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<Page<Program>> {
-    return context.services.programs.list(actorOf(context), args, await nestedReads(info, Program));
+    return context.services.programs.list(actorOf(context), args, await pageSelectionOf(info, Program));
   }
 
   @Query(() => Program)

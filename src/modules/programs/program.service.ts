@@ -3,7 +3,7 @@ import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readPageWith, type NestedRead } from '../../db/nested-relation.js';
+import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { Agent } from '../agents/agent.entity.js';
 import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import { Audience } from '../contacts/audience.entity.js';
@@ -82,7 +82,7 @@ export class ProgramService {
    * A page of programs; `search` matches name or description. `include`: relations of each program
    * (Program.executions, Program.triggers) read in the same statement and kept with it (see nestedRelation).
    */
-  async list(actor: Actor, args: PageArgs, include: readonly NestedRead[] = []): Promise<Page<Program>> {
+  async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Program>> {
     const field = sortField(args.sortBy, PROGRAM_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
     const where = {
@@ -94,7 +94,7 @@ export class ProgramService {
       Program,
       where,
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, reads: include },
+      { organizationId: actor.organizationId, ...include },
     );
     return { data, meta: pageMeta(args.page, args.limit, total) };
   }
