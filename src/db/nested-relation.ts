@@ -15,6 +15,14 @@ import { fromJson, jsonObjectSql, preload, preloaded, readPage, type NestedSelec
 // same filters and order (the declaration writes them once for both where it can), the same page
 // and meta, the same presentation (read objects of the same entity class, dates as Date). What it
 // cannot express declines (`declines`), and the batch answers as before.
+//
+// What stays with the ORM and the batches, and why: every write (the unit of work needs managed
+// entities); a single record (`agent(id)`: one row, its relations batched); a relation of rows that
+// are themselves nested (programs → executions → calls: one batch per level, still constant in page
+// size); a relation of a list that is itself a batch (`executions(programId)` → calls,
+// `conversations(agentId)` → messages); an endpoint's deliveries, each of which carries its attempts;
+// a document's text (charged to the answer budget per base by the batch); a relation selected twice,
+// under a directive or with arguments its field refuses.
 
 /** What every relation's arguments have: a page of the children. */
 export interface RelationPageArgs {
