@@ -67,8 +67,6 @@ export function lookAhead(info: GraphQLResolveInfo): Selection | null {
   return field ? selectionOf(info.fieldNodes[0]!, field, info) : null;
 }
 
-// validArgs lives beside validateInstance, where the relations' declarations read it too.
-export { validArgs } from '../common/validation.js';
 
 /**
  * The declared relations of `parent` (see nestedRelation) that the selection of a list of parents asks

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { Organization } from './organization.entity.js';
+import { CREDIT_BALANCE_SQL, Organization } from './organization.entity.js';
 import type { UpdateOrganizationInput } from './organization.inputs.js';
 import { CreditEntryKind } from './credit-ledger.entity.js';
 import { recordLedgerEntry } from './credit.service.js';
@@ -41,8 +41,10 @@ export class OrganizationService {
 
   /**
    * Takes `amount` credits in one conditional UPDATE: true when they were taken, false (and
-   * nothing taken) when the balance is short. Concurrent spends can never take it below 0.
-   * For the campaign runner, which passes its own EntityManager (a transaction, say).
+   * nothing taken) when the credits no runner holds are short. Concurrent spends can never take it
+   * below 0. The caller passes its own EntityManager (a transaction, say); the campaign runner pays
+   * from its reservations instead (runner/credit-reservations.ts). The ledger row's balanceAfter is
+   * the balance a user reads (reservations included), as every other ledger row's.
    */
   async spendCredits(em: EntityManager, organizationId: string, amount: number): Promise<boolean> {
     if (!Number.isInteger(amount) || amount < 1) {
@@ -50,7 +52,7 @@ export class OrganizationService {
     }
     const rows = await em.getConnection().execute<{ credit_balance: number }[]>(
       `update organizations set credit_balance = credit_balance - ?, updated_at = now()
-       where id = ? and credit_balance >= ? returning credit_balance`,
+       where id = ? and credit_balance >= ? returning ${CREDIT_BALANCE_SQL('organizations')} as credit_balance`,
       [amount, organizationId, amount],
       'all',
       em.getTransactionContext(),
