@@ -17,6 +17,12 @@ export function cpuMs(pid: number): number | null {
   return fields ? ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS : null;
 }
 
+/** A process's system (kernel) CPU milliseconds so far: its syscalls, the loopback network stack's work on its sends included. */
+export function systemCpuMs(pid: number): number | null {
+  const fields = statFields(pid);
+  return fields ? (Number(fields[12]) * 1000) / CLOCK_TICKS : null;
+}
+
 /** The fields of /proc/<pid>/stat after the command name (which may hold spaces): state is [0], ppid [1], utime [11], stime [12]. */
 function statFields(pid: number): string[] | null {
   try {
@@ -68,6 +74,8 @@ export function postgresChildren(postmaster: number, database?: string): number[
 export interface CpuUsed {
   /** The server process's CPU milliseconds over the window. */
   serverMs: number;
+  /** The part of serverMs spent in the kernel (system time). */
+  serverSystemMs: number;
   /** PostgreSQL's (every process `postgres` listed), or null when its processes cannot be seen. */
   postgresMs: number | null;
 }
@@ -80,6 +88,7 @@ export interface CpuUsed {
  */
 export class CpuWindow {
   private readonly serverStart: number;
+  private readonly serverSystemStart: number;
   private readonly first = new Map<number, number>();
   private readonly last = new Map<number, number>();
 
@@ -90,6 +99,7 @@ export class CpuWindow {
   ) {
     this.seePostgres(true);
     this.serverStart = cpuMs(pid) ?? 0;
+    this.serverSystemStart = systemCpuMs(pid) ?? 0;
   }
 
   /** Lists PostgreSQL's processes again (newcomers from zero) and reads each one's CPU. */
@@ -100,11 +110,12 @@ export class CpuWindow {
   /** The window ends now: the server first (the measured thing), then PostgreSQL. */
   stop(): CpuUsed {
     const server = cpuMs(this.pid);
+    const system = systemCpuMs(this.pid) ?? this.serverSystemStart;
     if (server === null) throw new Error(`process ${this.pid} is gone: its CPU cannot be read`);
     const visible = this.seePostgres(false);
     let postgresMs = 0;
     for (const [pid, first] of this.first) postgresMs += (this.last.get(pid) ?? first) - first;
-    return { serverMs: server - this.serverStart, postgresMs: visible ? postgresMs : null };
+    return { serverMs: server - this.serverStart, serverSystemMs: system - this.serverSystemStart, postgresMs: visible ? postgresMs : null };
   }
 
   private seePostgres(atStart: boolean): boolean {

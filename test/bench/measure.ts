@@ -21,6 +21,8 @@ export interface RunResult {
   rssMaxMb: number | null;
   /** The server process's CPU milliseconds (user + system, all its threads) over the run, per request answered. */
   cpuMsPerRequest: number;
+  /** The kernel's part of cpuMsPerRequest (system time: the sockets' writes and reads). */
+  systemMsPerRequest: number;
   /** PostgreSQL's CPU milliseconds over the same run per request answered; null where its processes cannot be seen. */
   postgresMsPerRequest: number | null;
   /** The fixed rate asked for, when there was one. */
@@ -99,6 +101,7 @@ export async function measure(
     timeouts: result.timeouts,
     rssMaxMb,
     cpuMsPerRequest: perRequest(used.serverMs),
+    systemMsPerRequest: perRequest(used.serverSystemMs),
     postgresMsPerRequest: used.postgresMs === null ? null : perRequest(used.postgresMs),
     ...(settings.rate ? { rate: settings.rate } : {}),
   };

@@ -26,7 +26,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const round1 = (value: number) => Math.round(value * 10) / 10;
 const brief = (run: RunResult) =>
   `${run.server} ${Math.round(run.rps)} req/s p50 ${round1(run.p50)} p99 ${round1(run.p99)} ms ` +
-  `CPU ${run.cpuMsPerRequest.toFixed(2)}${run.postgresMsPerRequest === null ? '' : ` + PG ${run.postgresMsPerRequest.toFixed(2)}`} ms/req` +
+  `CPU ${run.cpuMsPerRequest.toFixed(2)} (sys ${run.systemMsPerRequest.toFixed(2)})${run.postgresMsPerRequest === null ? '' : ` + PG ${run.postgresMsPerRequest.toFixed(2)}`} ms/req` +
   `${run.non2xx + run.errors > 0 ? ` non-2xx ${run.non2xx} errors ${run.errors}` : ''}`;
 
 /** What must go away on any exit: servers first, then the database. */
