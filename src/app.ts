@@ -10,14 +10,13 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { RequestContext } from '@mikro-orm/core';
 import cors from 'cors';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { GraphQLSchema } from 'graphql';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
 import { AppError } from './common/errors.js';
-import { requestLogOptions } from './common/logger.js';
+import { requestLog } from './common/logger.js';
 import { PACKAGE_VERSION } from './common/package-info.js';
 import type { GraphQLContext } from './graphql/context.js';
 import { formatError, sendGraphQLError } from './graphql/errors.js';
@@ -186,15 +185,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   app.use(securityHeaders);
   app.use(closeConnectionsWhen(() => !ready));
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger,
-      ...requestLogOptions(logger),
-      genReqId: (_req, res) => String((res as Response).locals.requestId),
-      customProps: (_req, res) => ({ requestId: (res as Response).locals.requestId }),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-    }),
-  );
+  app.use(requestLog(logger, (res) => (res as Response).locals.requestId));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
