@@ -55,8 +55,44 @@ export function hostileJson(root: unknown): FieldError[] {
   return found.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
 }
 
+/**
+ * Instances already found valid, by class, under `flatKey`: the same small arguments come again and
+ * again (`limit: 20` on every page, a relation's arguments once per parent row), and class-validator
+ * spends more on them than the rest of reading them. Only passes are kept; what fails is checked each time.
+ */
+const VALID = new WeakMap<object, Set<string>>();
+/** How many passes are kept per class; past it the set starts again (cheaper than an LRU, enough for a hot few). */
+const VALID_PER_CLASS = 500;
+/** A longer key is not kept: large inputs are rare, and hashing them would cost what it saves. */
+const MAX_KEY_LENGTH = 512;
+
+/**
+ * A key that is the same for two instances of one class exactly when they validate alike: every own
+ * key in order, `undefined` included (an unknown key with no value is still refused), and each value a
+ * string, finite number, boolean or null, or an array of them, typed (`1` and `"1"` differ). Anything
+ * else (a nested input, a date, free-form JSON) gets no key and is always validated.
+ */
+function flatKey(instance: object): string | null {
+  let key = '';
+  for (const name of Object.keys(instance)) {
+    const value = (instance as Record<string, unknown>)[name];
+    const part = Array.isArray(value) ? (value.every(isFlat) ? `[${value.map(flatValue).join(',')}]` : null) : isFlat(value) ? flatValue(value) : null;
+    if (part === null) return null;
+    key += `${JSON.stringify(name)}:${part};`;
+    if (key.length > MAX_KEY_LENGTH) return null;
+  }
+  return key;
+}
+
+const isFlat = (value: unknown) =>
+  value === null || value === undefined || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+const flatValue = (value: unknown) => (value === undefined ? 'u' : typeof value === 'string' ? JSON.stringify(value) : `${typeof value}:${String(value)}`);
+
 /** Validates an instance of an input class; throws BAD_USER_INPUT naming every bad field. */
 export async function validateInstance(instance: object): Promise<void> {
+  const key = flatKey(instance);
+  const passed = VALID.get(instance.constructor);
+  if (key !== null && passed?.has(key)) return;
   const hostile = hostileJson(instance);
   if (hostile.length > 0) throw AppError.badInput(hostile);
   const errors = await validate(instance, {
@@ -67,6 +103,12 @@ export async function validateInstance(instance: object): Promise<void> {
     validationError: { target: false, value: false },
   });
   if (errors.length > 0) throw AppError.badInput(flatten(errors));
+  if (key === null) return;
+  if (!passed) VALID.set(instance.constructor, new Set([key]));
+  else {
+    if (passed.size >= VALID_PER_CLASS) passed.clear();
+    passed.add(key);
+  }
 }
 
 /**

@@ -5,32 +5,14 @@ import { validateInstance } from '../common/validation.js';
 import { describeSchema } from './describe.js';
 import { chargeLargeValues } from './large-values.js';
 
-/** Argument sets found valid, by class and values: a nested list field (`conversations(limit: 5)` on each of 20 agents) validates its arguments once, not once per row. */
-const VALID_ARGUMENTS = new WeakMap<object, Set<string>>();
-const VALID_ARGUMENTS_MAX = 1000;
-
-/** A key for an object whose values are all primitives (an @ArgsType like PageArgs); null for anything nested. */
-function flatKey(item: object): string | null {
-  for (const value of Object.values(item)) {
-    if (value !== null && typeof value === 'object') return null;
-  }
-  return JSON.stringify(item);
-}
-
 /** Inputs and argument classes are validated by the same function the REST door uses. */
 async function validateFn(value: unknown): Promise<void> {
   const values = Array.isArray(value) ? value : [value];
+  // validateInstance remembers small argument sets it passed: a nested list field (`conversations(limit: 5)`
+  // on each of 20 agents) is checked once, not once per row.
   for (const item of values) {
     if (item === null || typeof item !== 'object' || item instanceof Date) continue;
-    const key = flatKey(item);
-    let valid = VALID_ARGUMENTS.get(item.constructor);
-    if (key !== null && valid?.has(key)) continue;
     await validateInstance(item);
-    if (key !== null) {
-      if (!valid) VALID_ARGUMENTS.set(item.constructor, (valid = new Set()));
-      if (valid.size >= VALID_ARGUMENTS_MAX) valid.clear();
-      valid.add(key);
-    }
   }
 }
 

@@ -739,6 +739,32 @@ describe('client-input', () => {
 
   const CREATE_AGENT = 'mutation Create($input: CreateAgentInput!) { createAgent(input: $input) { id } }';
 
+  describe('arguments found valid once are remembered, and nothing else is', () => {
+    // validateInstance keeps small argument sets that passed; each case below follows a pass of nearly
+    // the same arguments and must still be refused, the same on both doors.
+    it('a pass does not let through an unknown key, another type or a value out of range', async () => {
+      expect((await acme.rest.get('/api/agents?limit=20')).status).toBe(200);
+      expect((await acme.rest.get('/api/agents?limit=20')).status).toBe(200);
+      const unknown = await acme.rest.get('/api/agents?limit=20&bogus=1');
+      expect(unknown.status).toBe(400);
+      expect(fields(unknown.body.errors)).toEqual(['bogus']);
+      for (let i = 0; i < 2; i++) {
+        const tooMany = await acme.rest.get('/api/agents?limit=101');
+        expect(tooMany.status).toBe(400);
+        expect(fields(tooMany.body.errors)).toEqual(['limit']);
+      }
+      const page = 'query($limit: Int, $inner: Int) { agents(limit: $limit) { data { id conversations(limit: $inner) { data { id } } } } }';
+      await acme.rest.post('/api/agents', agentInput());
+      const ok = await graphqlRaw(JSON.stringify({ query: page, variables: { limit: 20, inner: 5 } }));
+      expect(ok.body.errors).toBeUndefined();
+      for (const variables of [{ limit: 101, inner: 5 }, { limit: 20, inner: 101 }]) {
+        const refused = await graphqlRaw(JSON.stringify({ query: page, variables }));
+        expect(refused.body.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+        expect(fields(refused.body.errors?.[0]?.extensions.errors)).toEqual(['limit']);
+      }
+    });
+  });
+
   describe('object internals as keys inside free-form JSON', () => {
     it.each([
       ['metadata', ',"metadata":{"constructor":{"x":1}}', 'metadata.constructor'],
