@@ -34,10 +34,166 @@ export async function readRows<T extends object>(
   where: QBFilterQuery<T>,
   options: ReadOptions<T> = {},
 ): Promise<T[]> {
-  const qb = em.createQueryBuilder(entity).select('*').where(where);
-  applyOptions(qb, options);
-  const rows = (await qb.execute('all', true)) as Record<string, unknown>[];
+  const rows = await selectRows(em, entity, where, ['*'], [], options);
   return rows.map((row) => toReadObject(em, entity, row));
+}
+
+// The statements of these reads are kept once built. A list request used to build its statement with
+// MikroORM's QueryBuilder every time (the criteria walked, every name quoted, the SQL assembled):
+// about a tenth of a page request's CPU, for a statement that differs from the last one of the same
+// shape only in its values. So a read's shape (the entity, the criteria with each value replaced by a
+// numbered slot, the columns, the order, the nested selects' SQL, whether it is limited and offset)
+// keys the SQL the QueryBuilder built for it once, with placeholders, and which slot each placeholder
+// takes; the next read of that shape only fills the values in. The QueryBuilder builds the statement
+// from stand-ins (`slotValue`), so a shape whose values it transforms, inlines or adds to (a custom
+// type, a boolean, a date, a fragment of raw SQL in the criteria) finds a parameter that is no stand-in
+// and is never kept: those reads keep building their statement every time, as before.
+
+interface KeptStatement {
+  sql: string;
+  /** For each placeholder of `sql`, in order, the slot whose value it takes. */
+  slots: number[];
+}
+
+/** Statements by shape; null: a shape that cannot be kept. Bounded: started again when full. */
+const STATEMENTS = new Map<string, KeptStatement | null>();
+const MAX_STATEMENTS = 1000;
+
+/** A stand-in per slot: strings for strings, numbers no read uses for numbers (the stand-in keeps the value's type, which a JSON criterion's cast depends on). */
+const SLOT_PREFIX = '__read_model_slot_';
+const SLOT_NUMBER_BASE = 9_000_000_000_000;
+function slotValue(slot: number, value: unknown): unknown {
+  return typeof value === 'number' ? SLOT_NUMBER_BASE + slot : `${SLOT_PREFIX}${slot}__`;
+}
+function slotOf(parameter: unknown, slots: number): number | null {
+  if (typeof parameter === 'number') {
+    const slot = parameter - SLOT_NUMBER_BASE;
+    return Number.isInteger(slot) && slot >= 0 && slot < slots ? slot : null;
+  }
+  if (typeof parameter !== 'string' || !parameter.startsWith(SLOT_PREFIX)) return null;
+  const slot = Number(parameter.slice(SLOT_PREFIX.length, -2));
+  return Number.isInteger(slot) && slot >= 0 && slot < slots ? slot : null;
+}
+
+/** A placeholder, or a stand-in the QueryBuilder wrote into the SQL as a literal (a raw fragment's parameters: the nested selects'). */
+const PLACEHOLDER_OR_INLINED = new RegExp(`\\?|'${SLOT_PREFIX}(\\d+)__'|\\b${SLOT_NUMBER_BASE / 1e3}(\\d{3})\\b`, 'g');
+
+/**
+ * The statement the QueryBuilder built from stand-ins as a kept statement: every placeholder and every
+ * stand-in written in as a literal becomes a placeholder taking its slot, in the order they appear.
+ * Null when anything is not a stand-in, or when the SQL has a question mark that is no placeholder.
+ */
+function template(query: { sql: string; params: readonly unknown[] }, slots: number): KeptStatement | null {
+  if (query.sql.includes('??') || query.sql.includes('\\?')) return null;
+  const order: number[] = [];
+  let next = 0;
+  let refused = false;
+  const sql = query.sql.replace(PLACEHOLDER_OR_INLINED, (match, text: string | undefined, digits: string | undefined) => {
+    const slot = match === '?' ? slotOf(query.params[next++], slots) : Number(text ?? digits);
+    if (slot === null || !(slot < slots)) refused = true;
+    else order.push(slot);
+    return '?';
+  });
+  if (refused || next !== query.params.length || sql.includes(SLOT_PREFIX) || sql.includes(String(SLOT_NUMBER_BASE / 1e3))) return null;
+  return { sql, slots: order };
+}
+
+/**
+ * The criteria's shape as text, with every string and finite number replaced by a slot (its value pushed
+ * to `values`) in `standIn`; null when they hold anything but plain objects, arrays, strings, numbers,
+ * null and undefined (those stay in the shape as they are: booleans, and null for `is null`).
+ */
+function shapeOf(value: unknown, values: unknown[]): { shape: string; standIn: unknown } | null {
+  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) {
+    const slot = values.push(value) - 1;
+    return { shape: `$${typeof value}`, standIn: slotValue(slot, value) };
+  }
+  if (value === null || value === undefined || typeof value === 'boolean') return { shape: String(value), standIn: value };
+  if (Array.isArray(value)) {
+    const items = value.map((item) => shapeOf(item, values));
+    if (items.some((item) => item === null)) return null;
+    return { shape: `[${items.map((item) => item!.shape).join(',')}]`, standIn: items.map((item) => item!.standIn) };
+  }
+  if (typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return null;
+  let shape = '{';
+  const standIn: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const inner = shapeOf((value as Record<string, unknown>)[key], values);
+    if (inner === null) return null;
+    shape += `${JSON.stringify(key)}:${inner.shape},`;
+    standIn[key] = inner.standIn;
+  }
+  return { shape: `${shape}}`, standIn };
+}
+
+/**
+ * The rows of a read, mapped to property names as the QueryBuilder maps them: `columns` (property
+ * names, or `*`), optionally the page's total as `__total`, and each nested select as `__nested_<i>`.
+ * Built by the QueryBuilder once per shape, then from the kept statement (above).
+ */
+async function selectRows<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: QBFilterQuery<T>,
+  columns: string[],
+  nested: NestedSelect[],
+  options: ReadOptions<T>,
+  total = false,
+): Promise<Record<string, unknown>[]> {
+  const values: unknown[] = [];
+  const criteria = shapeOf(where, values);
+  const nestedParams = nested.map((each) => each.params.map((param) => shapeOf(param, values)));
+  const limit = options.limit === undefined ? undefined : shapeOf(options.limit, values);
+  const offset = options.offset === undefined ? undefined : shapeOf(options.offset, values);
+  const keepable =
+    criteria !== null &&
+    limit !== null &&
+    offset !== null &&
+    nestedParams.every((params) => params.every((param) => param !== null && param.shape.startsWith('$'))) &&
+    (limit === undefined || limit.shape === '$number') &&
+    (offset === undefined || offset.shape === '$number');
+  const key = keepable
+    ? JSON.stringify([
+        entity.name,
+        criteria.shape,
+        columns,
+        total,
+        options.orderBy ?? null,
+        nested.map((each) => [each.sql('__alias__'), each.params.length]),
+        limit !== undefined,
+        offset !== undefined,
+      ])
+    : null;
+  let kept = key === null ? null : STATEMENTS.get(key);
+  const build = (useStandIns: boolean) => {
+    const qb = em.createQueryBuilder(entity);
+    const params = (index: number) => (useStandIns ? nestedParams[index]!.map((param) => param!.standIn) : nested[index]!.params);
+    qb.select([
+      ...(columns as never[]),
+      ...(total ? [raw('count(*) over () as "__total"')] : []),
+      ...nested.map((each, index) => raw(`(${each.sql(qb.alias)}) as "__nested_${index}"`, params(index))),
+    ]).where((useStandIns ? criteria!.standIn : where) as never);
+    applyOptions(qb, useStandIns ? { ...options, limit: limit?.standIn as number | undefined, offset: offset?.standIn as number | undefined } : options);
+    return qb;
+  };
+  if (key !== null && kept === undefined) {
+    kept = template(build(true).toQuery(), values.length);
+    if (STATEMENTS.size >= MAX_STATEMENTS) STATEMENTS.clear();
+    STATEMENTS.set(key, kept);
+  }
+  if (!kept) return (await build(false).execute('all', true)) as Record<string, unknown>[];
+  // As QueryBuilder#execute runs it: in the request's transaction if there is one, with its abort signal.
+  const abort = (em as unknown as { getAbortOptions(): object | undefined }).getAbortOptions();
+  const connection = em.getDriver().getConnection(em.config.get('preferReadReplicas') ? 'read' : 'write');
+  const rows = await connection.execute<Record<string, unknown>[]>(
+    kept.sql,
+    kept.slots.map((slot) => values[slot]),
+    'all',
+    em.getTransactionContext(),
+    { id: em.id, ...abort } as Parameters<typeof connection.execute>[4],
+  );
+  const meta = em.getMetadata().get(entity);
+  return rows.map((row) => em.getDriver().mapResult(row as never, meta) as Record<string, unknown>);
 }
 
 /**
@@ -50,14 +206,11 @@ export async function readPage<T extends object>(
   where: QBFilterQuery<T>,
   options: ReadOptions<T> & { limit: number; offset: number },
 ): Promise<{ rows: T[]; total: number; nested: Record<string, unknown>[] }> {
-  const qb = em.createQueryBuilder(entity);
   const nested = options.nested ?? [];
   const selected = options.fields ? selectedProperties(em, entity, options.fields.names, {}, options.fields.ignore) : null;
   // A GraphQL page that asks for a few columns reads only those: no parsing of JSON columns, texts and dates nobody shows.
-  const columns = (selected && !selected.all ? selected.props.map((prop) => prop.name) : ['*']) as never[];
-  qb.select([...columns, raw('count(*) over () as "__total"'), ...nested.map((each, index) => raw(`(${each.sql(qb.alias)}) as "__nested_${index}"`, each.params))]).where(where);
-  applyOptions(qb, options);
-  const rows = (await qb.execute('all', true)) as Record<string, unknown>[];
+  const columns = selected && !selected.all ? selected.props.map((prop) => prop.name) : ['*'];
+  const rows = await selectRows(em, entity, where, columns, nested, options, true);
   const total = rows.length > 0 ? Number(rows[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
   const values = rows.map((row) => {
     const byName: Record<string, unknown> = {};

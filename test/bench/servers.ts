@@ -90,7 +90,7 @@ export async function startGateway(
   bootstrapKey: string,
   log: string,
   /** The voice section's: a port chosen beforehand (PUBLIC_URL names it), and more environment (undefined removes a variable). */
-  extra: { port?: number; env?: Record<string, string | undefined> } = {},
+  extra: { port?: number; env?: Record<string, string | undefined>; root?: string } = {},
 ): Promise<ServerProcess> {
   const port = extra.port ?? (await freePort());
   const out = openSync(log, 'a');
@@ -110,7 +110,9 @@ export async function startGateway(
     ...extra.env,
   };
   for (const name of Object.keys(env)) if (env[name] === undefined) delete env[name];
-  const child = spawn(process.execPath, [...nodeArgs, `${ROOT}dist/src/main.js`], { cwd: ROOT, env, stdio: ['ignore', out, out] });
+  // `root`: another checkout's build, to compare two versions of the gateway side by side on the same data.
+  const root = extra.root ?? ROOT;
+  const child = spawn(process.execPath, [...nodeArgs, `${root}dist/src/main.js`], { cwd: root, env, stdio: ['ignore', out, out] });
   closeSync(out);
   const server = watch('gateway', child, port, log);
   await waitReady(server, '/readyz', 60_000);

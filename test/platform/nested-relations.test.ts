@@ -320,3 +320,41 @@ describe('contacts → calls read with the page', () => {
     expect(five.statements.filter((sql) => /row_number\(\)/.test(sql))).toEqual([]);
   });
 });
+
+describe("a read's statement is kept by its shape, and only the values change", () => {
+  // src/db/read-model.ts keeps the statement the QueryBuilder built for a read's shape and fills in
+  // each read's values. Two organizations asking the same shapes in turn, with other search words and
+  // pages, must each get their own answer, as a fresh statement would give it.
+  it('two organizations and two search words in turn each get their own rows, on both doors', async () => {
+    const names = async (who: TestOrganization, query: string) =>
+      ((await who.rest.get(`/api/contacts?${query}`)).body.data as { name: string | null }[]).map((contact) => contact.name);
+    const ours = await createContact(org, { name: 'Kept Alpha Ours' });
+    const theirs = await createContact(other, { name: 'Kept Alpha Theirs' });
+    await createContact(other, { name: 'Kept Beta Theirs' });
+    for (let round = 0; round < 2; round++) {
+      expect(await names(org, 'search=Kept%20Alpha')).toEqual(['Kept Alpha Ours']);
+      expect(await names(other, 'search=Kept%20Alpha')).toEqual(['Kept Alpha Theirs']);
+      expect(await names(org, 'search=Kept%20Beta')).toEqual([]);
+      expect(await names(other, 'search=Kept%20Beta')).toEqual(['Kept Beta Theirs']);
+    }
+    // Pages of one: each page holds the next row, and the total is the organization's own.
+    const page = async (who: TestOrganization, n: number) => (await who.rest.get(`/api/contacts?search=Kept&limit=1&page=${n}`)).body;
+    expect((await page(other, 1)).meta.total).toBe(2);
+    expect((await page(org, 1)).meta.total).toBe(1);
+    const seen = [(await page(other, 1)).data[0].id, (await page(other, 2)).data[0].id];
+    expect(new Set(seen).size).toBe(2);
+    expect((await page(org, 2)).data).toEqual([]);
+    // GraphQL's page with a nested relation (its values are written into the statement by the QueryBuilder) alike.
+    const ownAudience = await createAudience(org, [ours]);
+    const theirAudience = await createAudience(other, [theirs]);
+    for (let round = 0; round < 2; round++) {
+      for (const [who, audience, member] of [[org, ownAudience, ours], [other, theirAudience, theirs]] as const) {
+        const { audiences } = await who.graphql.ok(LookAheadAudiencesDocument, { limit: 10, contacts: 5, search: 'Kept' });
+        const found = audiences.data.find((each) => each.id === audience);
+        expect(found?.contacts.data.map((contact) => contact.id)).toEqual([member]);
+        const foreign = who === org ? theirAudience : ownAudience;
+        expect(audiences.data.some((each) => each.id === foreign)).toBe(false);
+      }
+    }
+  });
+});
