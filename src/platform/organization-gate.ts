@@ -74,6 +74,13 @@ export class OrganizationGate {
    * request context (EntityManager fork, abort signal, answer budget), never another request's.
    */
   admit(organizationId: string, run: () => void): void {
+    // A free place and nobody ahead: run now, in this very context (nothing to bind, nothing to queue).
+    const running = this.running.get(organizationId) ?? 0;
+    if (!this.waiting.has(organizationId) && running < this.placesOf(organizationId)) {
+      this.running.set(organizationId, running + 1);
+      run();
+      return;
+    }
     const queue = this.waiting.get(organizationId) ?? [];
     queue.push(AsyncResource.bind(run));
     this.waiting.set(organizationId, queue);
