@@ -3,6 +3,7 @@ import { GraphQLError, Kind, type OperationDefinitionNode, type SelectionSetNode
 import { AppError } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
 import { logServerError } from '../common/logger.js';
+import { clientWentAway } from '../platform/request-timeout.js';
 import type { GraphQLContext } from './context.js';
 import { toGraphQLError } from './errors.js';
 
@@ -37,6 +38,8 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
         async didEncounterErrors({ contextValue, errors }) {
           // Over the answer budget, the statements it stopped fail too: the answer is the refusal, nothing to log.
           if (contextValue.answerBudget?.exceeded) return;
+          // The client went away: what failed was stopped on purpose, and nobody reads the answer.
+          if (clientWentAway(contextValue.signal)) return;
           for (const error of errors) {
             if (!error.originalError || error.originalError instanceof GraphQLError) continue;
             const mapped = toAppError(error.originalError);

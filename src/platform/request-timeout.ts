@@ -32,11 +32,26 @@ export function requestTimeout(ms: number, answer: (res: Response, error: AppErr
       clearTimeout(timer);
       // A client that hung up gets no answer: what the request still had to do is wasted work.
       if (!res.writableFinished && !controller.signal.aborted) {
-        controller.abort(new AppError('UNAVAILABLE', 'The client closed the connection before the answer'));
+        const reason = new AppError('UNAVAILABLE', 'The client closed the connection before the answer');
+        CLIENT_GONE.add(reason);
+        controller.abort(reason);
       }
     });
     next();
   };
+}
+
+/** The reasons of requests stopped because their client went away. */
+const CLIENT_GONE = new WeakSet<object>();
+
+/**
+ * Whether the request's work was stopped because its client went away. What then fails (every
+ * statement and field still under way) is the stop, not a fault: there is nobody to answer and
+ * nothing to log but the request's line (`aborted: true`). A GraphQL page used to log one error with
+ * its stack per field the stop reached: 400 for a page of programs with their executions' audiences.
+ */
+export function clientWentAway(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && CLIENT_GONE.has(signal.reason as object);
 }
 
 /** The request's abort signal (undefined outside the doors, e.g. for /healthz). */

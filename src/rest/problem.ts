@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { AppError, ERROR_TITLE, errorAnchor } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
 import { logServerError } from '../common/logger.js';
+import { abortSignalOf, clientWentAway } from '../platform/request-timeout.js';
 
 /** Writes an RFC 9457 problem+json body; every REST error goes out through here. */
 export function sendProblem(res: Response, error: AppError, requestId: string): void {
@@ -72,6 +73,7 @@ export function problemHandler(
       appError = toAppError(error);
     }
     if (res.locals.timedOut) return; // already answered 503; the late handler's failure is expected
+    if (clientWentAway(abortSignalOf(res))) return; // nobody to answer; the request's log line says aborted
     if (appError.logDetail) logger.info({ requestId, method: req.method, url: req.originalUrl, code: appError.code, ...appError.logDetail }, 'request refused');
     if (appError.status >= 500) {
       logServerError(logger, appError, (appError as { cause?: unknown }).cause ?? error, { requestId, method: req.method, url: req.originalUrl }, 'request failed');

@@ -334,3 +334,56 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     }
   }, 30_000);
 });
+
+onPostgres('PostgreSQL: a client that goes away', () => {
+  // Another session holds the organization's row lock, so adding a document waits in PostgreSQL; the
+  // client gives up first. The request's statement is cancelled, and what that stop makes fail is not
+  // a fault: no error or warning is logged for it on either door (a GraphQL page used to log one error
+  // with its stack per field the stop reached), only the request's line, which says it was aborted.
+  let app: TestApp;
+  let acme: TestOrganization;
+  let knowledgeBaseId: string;
+  let holder: pg.Client;
+  const lines: Record<string, unknown>[] = [];
+  beforeAll(async () => {
+    app = await startTestApp({ requestTimeoutMs: 10_000, logLevel: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    acme = await app.organization('Acme');
+    const base = await acme.rest.post('/api/knowledge-bases', { name: 'Help' });
+    expect(base.status).toBe(201);
+    knowledgeBaseId = base.body.id;
+    holder = new pg.Client({ connectionString: app.db.url });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select id from organizations where id = $1 for update', [acme.organizationId]);
+  });
+  afterAll(async () => {
+    await holder.query('rollback');
+    await holder.end();
+    await app.close();
+  });
+
+  const document = (title: string) => `addDocument(knowledgeBaseId: "${knowledgeBaseId}", input: { title: "${title}", content: "We open at nine." }) { id }`;
+  it.each([
+    ['REST', () => `/api/knowledge-bases/${knowledgeBaseId}/documents`, () => JSON.stringify({ title: 'Hours', content: 'We open at nine.' })],
+    // Two fields: the second, which the stop keeps from starting, fails too.
+    ['GraphQL', () => '/graphql', () => JSON.stringify({ query: `mutation { a: ${document('Hours')} b: ${document('Days')} }` })],
+  ])('%s: nothing but the request line, marked aborted', async (door, path, body) => {
+    const requestId = `gone-${door.toLowerCase()}`;
+    const client = new AbortController();
+    const sent = fetch(`${app.baseUrl}${path()}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey, 'x-request-id': requestId },
+      body: body(),
+      signal: client.signal,
+    }).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    client.abort();
+    await sent;
+    const mine = () => lines.filter((line) => line.requestId === requestId);
+    for (let tries = 0; tries < 40 && !mine().some((line) => line.aborted === true); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+    // Give the stopped work's failures time to be logged, were they logged.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(mine().filter((line) => Number(line.level) >= 40)).toEqual([]);
+    expect(mine().filter((line) => line.aborted === true)).toHaveLength(1);
+  });
+});
