@@ -119,17 +119,20 @@ export const REST_ROUTES: RouteDefinition<any, any, Services>[] = [
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
 export function createLoaders(services: Services, actor: Actor): GraphQLLoaders {
+  // Each group is made on its first use: a request uses one or two of them, and made eagerly the ten
+  // groups' DataLoaders were built, and collected, for every GraphQL request.
+  const made: Partial<GraphQLLoaders> = {};
   return {
-    agents: new AgentLoaders(services.conversations, actor),
-    teams: new TeamLoaders(services.teams, actor),
-    contacts: new ContactLoaders(services.businessEntities, actor),
-    programs: new ProgramLoaders(services, actor),
-    triggers: new TriggerLoaders(services.triggers, actor),
-    knowledge: new KnowledgeLoaders(services.knowledge, actor),
-    telephony: new TelephonyLoaders(services.carrierConnections, services.phoneNumbers, actor),
-    calls: new CallLoaders(services.calls, actor),
-    recordings: new RecordingLoaders(services.recordings, actor),
-    webhooks: new WebhookLoaders(services.webhookDeliveries, actor),
+    get agents() { return (made.agents ??= new AgentLoaders(services.conversations, actor)); },
+    get teams() { return (made.teams ??= new TeamLoaders(services.teams, actor)); },
+    get contacts() { return (made.contacts ??= new ContactLoaders(services.businessEntities, actor)); },
+    get programs() { return (made.programs ??= new ProgramLoaders(services, actor)); },
+    get triggers() { return (made.triggers ??= new TriggerLoaders(services.triggers, actor)); },
+    get knowledge() { return (made.knowledge ??= new KnowledgeLoaders(services.knowledge, actor)); },
+    get telephony() { return (made.telephony ??= new TelephonyLoaders(services.carrierConnections, services.phoneNumbers, actor)); },
+    get calls() { return (made.calls ??= new CallLoaders(services.calls, actor)); },
+    get recordings() { return (made.recordings ??= new RecordingLoaders(services.recordings, actor)); },
+    get webhooks() { return (made.webhooks ??= new WebhookLoaders(services.webhookDeliveries, actor)); },
   };
 }
 
