@@ -10,6 +10,7 @@ import { hashKey, randomKeyPart } from './secrets.js';
 import { authorize } from '../organizations/roles.js';
 import { pageMeta, type Page } from '../../common/pagination.js';
 import type { KeyCache } from './key-cache.js';
+import { readPage } from '../../db/read-model.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;
@@ -78,10 +79,11 @@ export class ApiKeyService {
 
   /** A page of the caller's keys, newest first. */
   async list(actor: Actor, args: { page: number; limit: number }): Promise<Page<ApiKey>> {
-    const [keys, total] = await this.em.findAndCount(
+    const { rows: keys, total } = await readPage(
+      this.em,
       ApiKey,
       { organization: actor.organizationId, user: actor.userId },
-      { orderBy: { createdAt: 'desc', id: 'asc' }, limit: args.limit, offset: (args.page - 1) * args.limit },
+      { orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
     );
     return { data: keys, meta: pageMeta(args.page, args.limit, total) };
   }

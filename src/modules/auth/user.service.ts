@@ -10,6 +10,7 @@ import { User } from './user.entity.js';
 import type { AddUserInput, UpdateUserRoleInput } from './user.inputs.js';
 import { UserRole, type AddedUser, type OrganizationUser } from './user.types.js';
 import type { KeyCache } from './key-cache.js';
+import { readPage } from '../../db/read-model.js';
 
 export const USER_SORT_FIELDS = ['createdAt', 'updatedAt', 'email', 'name', 'role'] as const;
 export const FIRST_KEY_PREFIX = 'tag_';
@@ -39,7 +40,8 @@ export class UserService {
   async list(actor: Actor, args: PageArgs): Promise<Page<OrganizationUser>> {
     const field = sortField(args.sortBy, USER_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [users, total] = await this.em.findAndCount(
+    const { rows: users, total } = await readPage(
+      this.em,
       User,
       {
         organization: actor.organizationId,

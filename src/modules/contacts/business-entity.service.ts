@@ -9,6 +9,7 @@ import type { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessE
 import { Contact } from './contact.entity.js';
 import type { ContactChangedHook } from './contact.service.js';
 import { authorize } from '../organizations/roles.js';
+import { readPage } from '../../db/read-model.js';
 
 export const BUSINESS_ENTITY_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'type'] as const;
 
@@ -25,11 +26,13 @@ export class BusinessEntityService {
     const field = sortField(args.sortBy, BUSINESS_ENTITY_SORT_FIELDS);
     const contact = args.contactId ? await this.contact(actor, args.contactId) : undefined;
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [data, total] = await this.em.findAndCount(
+    const { rows: data, total } = await readPage(
+      this.em,
       BusinessEntity,
       {
         organization: actor.organizationId,
-        ...(contact ? { contact } : {}),
+        // By id: a managed entity in the criteria would keep the read from reusing its kept statement.
+        ...(contact ? { contact: contact.id } : {}),
         ...(args.type ? { type: args.type } : {}),
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { type: { $ilike: pattern } }] } : {}),
       },

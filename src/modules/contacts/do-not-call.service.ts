@@ -11,6 +11,7 @@ import { parseDoNotCallCsv } from './do-not-call-csv.js';
 import { DoNotCallEntry, DoNotCallSource } from './do-not-call.entity.js';
 import { DO_NOT_CALL_IMPORT_MAX_ROWS, type AddDoNotCallInput, type ImportDoNotCallInput } from './do-not-call.inputs.js';
 import type { DoNotCallImportResult, DoNotCallSkippedRow } from './do-not-call.types.js';
+import { readPage } from '../../db/read-model.js';
 
 export const DO_NOT_CALL_SORT_FIELDS = ['createdAt', 'phone'] as const;
 /** Rows per INSERT statement: 8 columns each stays well under PostgreSQL's 65535 bind parameters. */
@@ -35,7 +36,8 @@ export class DoNotCallService {
   async list(actor: Actor, args: PageArgs): Promise<Page<DoNotCallEntry>> {
     const field = sortField(args.sortBy, DO_NOT_CALL_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [data, total] = await this.em.findAndCount(
+    const { rows: data, total } = await readPage(
+      this.em,
       DoNotCallEntry,
       {
         organization: actor.organizationId,

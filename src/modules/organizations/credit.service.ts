@@ -7,6 +7,7 @@ import { isUuid } from '../../db/base.entity.js';
 import { CreditEntryKind, CreditLedgerEntry } from './credit-ledger.entity.js';
 import type { CreditLedgerArgs } from './organization.inputs.js';
 import { CREDIT_BALANCE_SQL } from './organization.entity.js';
+import { readPage } from '../../db/read-model.js';
 
 /** credit_balance is a PostgreSQL integer; a grant never takes it past this. */
 export const MAX_BALANCE = 2_147_483_647;
@@ -66,7 +67,8 @@ export class CreditService {
 
   /** A page of the caller's ledger, newest first. */
   async ledger(actor: Actor, args: CreditLedgerArgs): Promise<Page<CreditLedgerEntry>> {
-    const [data, total] = await this.em.findAndCount(
+    const { rows: data, total } = await readPage(
+      this.em,
       CreditLedgerEntry,
       { organization: actor.organizationId, ...(args.kind ? { kind: args.kind } : {}) },
       { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: args.limit, offset: (args.page - 1) * args.limit },

@@ -9,6 +9,7 @@ import type { AddTeamMemberInput, CreateTeamInput, UpdateTeamInput } from './tea
 import { TeamRole, type TeamMember } from './team.types.js';
 import { authorize } from './roles.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { readPage } from '../../db/read-model.js';
 
 export const TEAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
@@ -19,7 +20,8 @@ export class TeamService {
   /** A page of teams; `search` matches the name. */
   async list(actor: Actor, args: PageArgs): Promise<Page<Team>> {
     const field = sortField(args.sortBy, TEAM_SORT_FIELDS);
-    const [teams, total] = await this.em.findAndCount(
+    const { rows: teams, total } = await readPage(
+      this.em,
       Team,
       { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },

@@ -12,6 +12,7 @@ import { E164 } from '../telephony/telephony.inputs.js';
 import { EDGE_CONDITION_HINT, isEdgeCondition } from './edge-condition.js';
 import { authorize } from '../organizations/roles.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { readPage } from '../../db/read-model.js';
 
 export const CALL_FLOW_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
@@ -54,7 +55,8 @@ export class CallFlowService {
   async list(actor: Actor, args: PageArgs): Promise<Page<CallFlow>> {
     const field = sortField(args.sortBy, CALL_FLOW_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [flows, total] = await this.em.findAndCount(
+    const { rows: flows, total } = await readPage(
+      this.em,
       CallFlow,
       {
         organization: actor.organizationId,

@@ -10,6 +10,7 @@ import { CarrierError, type CarrierAccount, type CarrierAdapter } from './carrie
 import { open, seal } from '../../platform/credentials.js';
 import { CarrierKind } from './telephony.enums.js';
 import type { CreateCarrierConnectionInput, UpdateCarrierConnectionInput } from './telephony.inputs.js';
+import { readPage } from '../../db/read-model.js';
 
 export const CARRIER_CONNECTION_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
@@ -33,7 +34,8 @@ export class CarrierConnectionService {
   /** A page of connections; `search` matches the name. */
   async list(actor: Actor, args: PageArgs): Promise<Page<CarrierConnection>> {
     const field = sortField(args.sortBy, CARRIER_CONNECTION_SORT_FIELDS);
-    const [data, total] = await this.em.findAndCount(
+    const { rows: data, total } = await readPage(
+      this.em,
       CarrierConnection,
       { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },

@@ -11,6 +11,7 @@ import { WebhookEndpoint, WebhookEndpointWithSecret } from './webhook-endpoint.e
 import { disableEndpoint } from './webhook-disable.js';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput } from './webhook.inputs.js';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, secretHint } from './webhook-secret.js';
+import { readPage } from '../../db/read-model.js';
 
 export const WEBHOOK_ENDPOINT_SORT_FIELDS = ['createdAt', 'updatedAt', 'url'] as const;
 
@@ -40,7 +41,8 @@ export class WebhookEndpointService {
   async list(actor: Actor, args: PageArgs): Promise<Page<WebhookEndpoint>> {
     const field = sortField(args.sortBy, WEBHOOK_ENDPOINT_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const [data, total] = await this.em.findAndCount(
+    const { rows: data, total } = await readPage(
+      this.em,
       WebhookEndpoint,
       { organization: actor.organizationId, ...(pattern ? { $or: [{ url: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}) },
       { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
