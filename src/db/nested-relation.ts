@@ -23,6 +23,13 @@ import { fromJson, jsonObjectSql, preload, preloaded, readPage, type NestedSelec
 // `conversations(agentId)` → messages); an endpoint's deliveries, each of which carries its attempts;
 // a document's text (charged to the answer budget per base by the batch); a relation selected twice,
 // under a directive or with arguments its field refuses.
+//
+// The plain lists read with readPage too: call flows, carrier connections, API keys, users, teams, the
+// credit ledger, do-not-call, business entities and webhook endpoints (their read objects carry the
+// lazy secret columns, which neither door shows: both show only the GraphQL type's fields). Two lists
+// still read managed entities with findAndCount, because their rows are changed after the list: phone
+// numbers (the REST list replaces each number's carrierConnection with the loaded connection) and an
+// endpoint's deliveries (the service sets each delivery's attempts).
 
 /** What every relation's arguments have: a page of the children. */
 export interface RelationPageArgs {

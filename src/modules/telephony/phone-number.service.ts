@@ -21,6 +21,7 @@ export class PhoneNumberService {
   async list(actor: Actor, args: PageArgs): Promise<Page<PhoneNumber>> {
     const field = sortField(args.sortBy, PHONE_NUMBER_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
+    // Managed entities, not readPage: the REST list then replaces each number's carrierConnection with the loaded connection.
     const [data, total] = await this.em.findAndCount(
       PhoneNumber,
       { organization: actor.organizationId, ...(pattern ? { $or: [{ number: { $ilike: pattern } }, { label: { $ilike: pattern } }] } : {}) },

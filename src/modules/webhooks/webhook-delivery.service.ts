@@ -27,6 +27,7 @@ export class WebhookDeliveryService {
   /** A page of the endpoint's deliveries, newest first, each with every attempt. */
   async list(actor: Actor, endpointId: string, args: PageOnlyArgs): Promise<Page<WebhookDelivery>> {
     const endpoint = await this.endpoints.get(actor, endpointId);
+    // Managed entities, not readPage: withAttempts then sets each listed delivery's attempts.
     const [data, total] = await this.em.findAndCount(
       WebhookDelivery,
       { endpoint: endpoint.id, organization: actor.organizationId },
