@@ -381,7 +381,20 @@ describe('pauses-and-replicas', () => {
 
   describe('two runners on one database', () => {
     it('never dial the same contact twice', async () => {
-      const carrier = new SimulatedDialer({ seed: 'replicas', speedMs: 3 });
+      // One carrier for both runners, counting the calls it has on the line at once.
+      const seeded = new SimulatedDialer({ seed: 'replicas', speedMs: 3 });
+      let onTheLine = 0;
+      let mostAtOnce = 0;
+      const carrier: Dialer = {
+        async placeCall(call) {
+          mostAtOnce = Math.max(mostAtOnce, ++onTheLine);
+          try {
+            return await seeded.placeCall(call);
+          } finally {
+            onTheLine--;
+          }
+        },
+      };
       const dialerOne = new RecordingDialer(carrier);
       const dialerTwo = new RecordingDialer(carrier);
       const campaign = await createCampaign(app, { contacts: 60, maxConcurrentCalls: 6 });
@@ -401,7 +414,10 @@ describe('pauses-and-replicas', () => {
       );
       await Promise.all([one.stop(), two.stop()]);
       await replica?.close();
-      // Both took part, and between them every contact was dialed exactly once.
+      // The carrier never had more calls on the line than the execution's concurrency, whichever runner placed them.
+      expect(mostAtOnce).toBeGreaterThan(0);
+      expect(mostAtOnce).toBeLessThanOrEqual(6);
+      // Both took part (each in its turns), and between them every contact was dialed exactly once.
       expect(dialerOne.calls.length).toBeGreaterThan(0);
       expect(dialerTwo.calls.length).toBeGreaterThan(0);
       const dialed = [...dialerOne.executionContactIds, ...dialerTwo.executionContactIds];
@@ -410,6 +426,97 @@ describe('pauses-and-replicas', () => {
       expect(end.contactsCompleted + end.contactsFailed).toBe(60);
       const notOnce = await app.sql<{ n: number }>('select count(*)::int as n from execution_contacts where execution_id = ? and attempts <> 1', [campaign.executionId]);
       expect(notOnce[0].n).toBe(0);
+    });
+
+    /** Holds every call until the test ends them all; counts the calls the carrier has on the line at once. */
+    class HeldCarrier implements Dialer {
+      readonly calls: CallRequest[] = [];
+      private readonly held: ((result: CallResult) => void)[] = [];
+      /** The most calls placed and not yet ended at any moment. */
+      mostAtOnce = 0;
+
+      placeCall(call: CallRequest): Promise<CallResult> {
+        this.calls.push(call);
+        const placed = new Promise<CallResult>((resolve) => this.held.push(resolve));
+        this.mostAtOnce = Math.max(this.mostAtOnce, this.held.length);
+        return placed;
+      }
+
+      get onTheLine(): number {
+        return this.held.length;
+      }
+
+      endAll(): void {
+        for (const end of this.held.splice(0)) end({ outcome: 'busy', reachedNodeIds: [], durationSeconds: 0 });
+      }
+    }
+
+    /**
+     * Runs a campaign of 40 contacts at concurrency 10 with started runners, ending the calls on the
+     * line ten at a time; returns the claims that placed calls and what the carrier saw. The runners'
+     * clock is pinned, so whose turn it is at the execution does not change during the run (the turns
+     * are what the other test, with clocks that move, exercises).
+     */
+    async function heldCampaign(runners: number) {
+      const carrier = new HeldCarrier();
+      // Paused until every runner has seen the others' heartbeats, so the first claim already knows them.
+      const campaign = await createCampaign(app, { contacts: 40, maxConcurrentCalls: 10, status: ExecutionStatus.paused });
+      const now = new Date();
+      // On PostgreSQL each further runner has its own ORM and connection pool, as a replica would.
+      const replicas = app.db.url ? await Promise.all(Array.from({ length: runners - 1 }, () => openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false }))) : [];
+      const started = Array.from({ length: runners }, (_, index) =>
+        testRunner(app, { dialer: carrier, intervalMs: 20, clock: () => now, ...(index > 0 && replicas[index - 1] ? { em: replicas[index - 1]!.em } : {}) }),
+      );
+      const inProgress: number[] = [];
+      try {
+        for (const runner of started) runner.start();
+        const ids = started.map((runner) => runner.id);
+        await waitFor(
+          () => app.sql<{ n: number }>(`select count(*)::int as n from runner_heartbeats where id in (${ids.map(() => '?').join(', ')})`, ids),
+          ([row]) => row!.n === runners,
+        );
+        await Promise.all(started.map((runner) => runner.tick()));
+        await app.sql(`update executions set status = 'running', actual_start_at = now() where id = ?`, [campaign.executionId]);
+        for (let placed = 10; placed <= 40; placed += 10) {
+          // The slots the ended calls freed are filled again, whichever runner recorded them.
+          await waitFor(
+            () => readExecution(app, campaign.executionId),
+            () => carrier.calls.length === placed && carrier.onTheLine === 10,
+            (row) => inProgress.push(row.contactsInProgress),
+          );
+          carrier.endAll();
+        }
+        const end = await waitFor(() => readExecution(app, campaign.executionId), (row) => row.status === ExecutionStatus.completed);
+        expectConsistent(end);
+        expect(end.contactsFailed).toBe(40);
+      } finally {
+        await Promise.all(started.map((runner) => runner.stop()));
+        await Promise.all(replicas.map((replica) => replica.close()));
+      }
+      const [claims] = await app.sql<{ calls: number; contacts: number; claims: number }>(
+        `select count(*)::int as calls, count(distinct execution_contact_id)::int as contacts, count(distinct claim_token)::int as claims
+           from calls where execution_id = ?`,
+        [campaign.executionId],
+      );
+      return { carrier, claims, inProgress };
+    }
+
+    it('two started runners claim every free slot of the execution, not half each: never more calls on the line than maxConcurrentCalls, no contact dialed twice, and about as many claims as one runner makes', async () => {
+      const one = await heldCampaign(1);
+      const two = await heldCampaign(2);
+      for (const run of [one, two]) {
+        // The carrier never had more than the execution's concurrency on the line, nor did the execution count more.
+        expect(run.carrier.mostAtOnce).toBe(10);
+        expect(Math.max(...run.inProgress)).toBeLessThanOrEqual(10);
+        // Every contact dialed once.
+        expect(run.claims.calls).toBe(40);
+        expect(run.claims.contacts).toBe(40);
+        expect(new Set(run.carrier.calls.map((call) => call.executionContactId)).size).toBe(40);
+        // Ten calls ended at once free ten slots, and a claim fills them: four claims, and one more when
+        // a claim came between two recorded batches. Half the concurrency per runner took eight.
+        expect(run.claims.claims).toBeGreaterThanOrEqual(4);
+        expect(run.claims.claims).toBeLessThanOrEqual(5);
+      }
     });
   });
 

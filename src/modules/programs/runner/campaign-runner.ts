@@ -28,6 +28,9 @@ import { RecordingLedger } from '../../recordings/recording-ledger.js';
 /** How long a contact whose call the carrier never took (down, 5xx) waits before it is tried again. */
 export const PLACEMENT_RETRY_MS = 30_000;
 
+/** How many ticks a started runner's turn at an execution lasts, when several runners are started. */
+export const CLAIM_TURN_TICKS = 10;
+
 export type TickHook = (now: Date) => Promise<void>;
 
 /** The real carriers a runner may place calls through, and how it reaches them. */
@@ -104,13 +107,14 @@ export class CampaignRunner {
   /** A claim pass started because recorded calls freed slots (between ticks); at most one at a time. */
   private claiming: Promise<void> | null = null;
   private claimAgain = false;
-  /** Started runners with a fresh heartbeat, this one included (1 until the first tick tells). */
-  private runners = 1;
+  /** Started runners with a fresh heartbeat, this one included, by id (only this one until the first tick tells). */
+  private runners: string[];
 
   constructor(private readonly options: CampaignRunnerOptions) {
     this.id = options.id ?? `${hostname().slice(0, 24)}-${process.pid}-${randomBytes(4).toString('hex')}`;
     // claimed_by holds `<id>#<claim number>` in 64 characters.
     if (this.id.length > 48) throw new Error('A campaign runner id is at most 48 characters');
+    this.runners = [this.id];
     this.intervalMs = options.intervalMs ?? 1000;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
@@ -174,14 +178,14 @@ export class CampaignRunner {
     this.timer = null;
     await this.running;
     await this.claiming;
-    // Its share goes to the others at once, and the credits it reserved to their organizations.
+    // Its turns go to the others at once, and the credits it reserved to their organizations.
     await query(this.options.em.fork(), 'delete from runner_heartbeats where id = ?', [this.id]).catch((error: unknown) =>
       this.logger.warn({ err: error }, 'could not remove the runner heartbeat; it ages out'),
     );
     await releaseReservations(this.options.em.fork(), { runnerId: this.id }).catch((error: unknown) =>
       this.logger.warn({ err: error }, 'could not give back the credits this runner reserved; another runner does when their lease runs out'),
     );
-    this.runners = 1;
+    this.runners = [this.id];
     if (this.callsInFlight > 0) {
       let timeout: NodeJS.Timeout | undefined;
       const bound = new Promise<void>((resolve) => (timeout = setTimeout(resolve, graceMs)));
@@ -249,30 +253,45 @@ export class CampaignRunner {
   }
 
   /**
-   * A started runner says it is alive and learns how many are (heartbeats of the last three ticks,
-   * at least 3 s): each then claims its share of an execution's concurrent calls.
+   * A started runner says it is alive and learns which runners are (heartbeats of the last three
+   * ticks, at least 3 s): they take turns at each execution (claimsMyTurn).
    */
   private async heartbeat(em: EntityManager): Promise<void> {
-    const [row] = await query<{ others: number | string }>(
+    const others = await query<{ id: string }>(
       em,
       `with beat as (insert into runner_heartbeats (id, seen_at) values (?, clock_timestamp())
                      on conflict (id) do update set seen_at = excluded.seen_at returning id)
-       select count(*) as others from runner_heartbeats
+       select id from runner_heartbeats
         where seen_at > clock_timestamp() - ? * interval '1 millisecond' and id <> (select id from beat)`,
       [this.id, Math.max(3 * this.intervalMs, 3000)],
     );
-    this.runners = 1 + Number(row?.others ?? 0);
+    this.runners = [this.id, ...others.map((row) => row.id)].sort();
   }
 
-  /** Claims due contacts of every running execution with free slots, and places their calls. */
+  /**
+   * Whether this runner claims for the execution now. Started runners take turns at an execution,
+   * CLAIM_TURN_TICKS ticks each, in id order, each execution's turns starting at another runner: in
+   * its turn a runner fills every free slot of the execution, whoever's calls freed it, so its claims
+   * and the recording of their calls come in batches as large as one runner's, and the others spend
+   * nothing on it. Runners that see a different list for a moment (one started or stopped) may both
+   * claim, or neither until their next heartbeat: the claim statement keeps the concurrency either way.
+   * A runner driven by hand (tick() without start()) always claims.
+   */
+  private claimsMyTurn(executionId: string, now: Date): boolean {
+    if (!this.started || this.runners.length < 2) return true;
+    const turn = Math.floor(now.getTime() / (CLAIM_TURN_TICKS * this.intervalMs));
+    return this.runners[(turn + spread(executionId)) % this.runners.length] === this.id;
+  }
+
+  /** Claims due contacts of every running execution with free slots whose turn it is, and places their calls. */
   private async claimAll(em: EntityManager, now: Date, leaseClock: Date | null): Promise<void> {
     for (const execution of await listRunnable(em)) {
       if (this.stopRequested) return;
+      if (!this.claimsMyTurn(execution.id, now)) continue;
       const token = `${this.id}#${++this.claims}`;
       try {
-        const share = this.started ? { runnerId: this.id, runners: this.runners } : undefined;
         const reservation = this.reservation(leaseClock);
-        for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events, share, reservation })) this.place(call);
+        for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events, reservation })) this.place(call);
       } catch (error) {
         if (error instanceof ClaimRaced) {
           // Rolled back, nothing placed: claim again with what the execution is now.
@@ -379,4 +398,11 @@ export class CampaignRunner {
     this.calls.set(done, call.token);
     void done.finally(() => this.calls.delete(done));
   }
+}
+
+/** A number from an id, the same in every replica, so each execution's turns start at a different runner. */
+function spread(id: string): number {
+  let hash = 0;
+  for (let index = 0; index < id.length; index++) hash = (hash * 31 + id.charCodeAt(index)) >>> 0;
+  return hash;
 }

@@ -154,16 +154,18 @@ interface CandidateRow {
  * (else the whole claim rolls back: ClaimRaced), so two runners cannot both fill the same slots
  * and a pause that committed first is never dialed past; rows another transaction holds are skipped. When the credits run out, the rows not paid for stay pending and the execution
  * moves to paused_no_credits. Contacts that opted out or were deleted since the start fail without a call.
+ *
+ * The free slots are the execution's, whichever runner holds its calls: a runner claims all of them
+ * (as far as the pending rows go), so its batches are sized by the work there is, not by how many
+ * replicas run. Claims of one execution take turns (an advisory lock per execution, held to the
+ * commit; recorders and control moves do not take it), and each counts the calls in progress in the
+ * statement that picks its rows, after the previous claim committed, so two runners do not both
+ * take the same free slots and roll one claim back.
  */
 export async function claimCalls(
   em: EntityManager,
   execution: RunnableExecution,
   /** `leaseClock`: the time leases are measured from; null for the database clock (see leases.ts). */
-  /**
-   * `share`: this runner and how many runners share the work (heartbeats); it then holds at most
-   * its share (ceil(maxConcurrentCalls / runners)) of the execution's calls in progress, so every
-   * replica gets work. Without it the runner fills every free slot.
-   */
   /**
    * `reservation`: the runner pays from its credit reservation for the execution (credit-reservations.ts),
    * topped up from the organization in blocks; without it every claim takes its credits from the organization's row.
@@ -174,7 +176,6 @@ export async function claimCalls(
     leaseMs: number;
     leaseClock?: Date | null;
     events: ExecutionEvents;
-    share?: { runnerId: string; runners: number };
     reservation?: Reservation;
   },
 ): Promise<ClaimedCall[]> {
@@ -201,18 +202,18 @@ async function claimIn(
     reason,
   });
   return options.events.transaction(em, async (tx, record) => {
-    const shared = options.share && options.share.runners > 1 ? options.share : null;
-    // Read without a lock: every decision below is made again by the conditional update at the end,
-    // which is the only statement that locks the execution's row (the row every recorder and control
-    // move locks too), so the row is held from that update to the commit and no longer.
-    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number; mine: number | string | null }>(
+    // The execution's row is read without a lock: every decision below is made again by the
+    // conditional update at the end, which is the only statement that locks it (the row every
+    // recorder and control move locks too), so the row is held from that update to the commit and no
+    // longer. The same statement waits for the execution's claim lock (another runner's claim of it
+    // commits first), so what it read may be a moment old: the free slots are counted again where
+    // the rows are picked.
+    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
       tx,
-      shared
-        ? `select status, contacts_pending, contacts_in_progress,
-                  (select count(*) from execution_contacts ec where ec.execution_id = e.id and ec.status = 'in_progress' and ec.claimed_by like ?) as mine
-             from executions e where id = ?`
-        : 'select status, contacts_pending, contacts_in_progress, null as mine from executions where id = ?',
-      shared ? [`${shared.runnerId.replace(/[\\%_]/g, '\\$&')}#%`, execution.id] : [execution.id],
+      `select e.status, e.contacts_pending, e.contacts_in_progress
+         from executions e cross join lateral (select pg_advisory_xact_lock(hashtextextended(?, 0))) as claiming
+        where e.id = ?`,
+      [`claim-execution:${execution.id}`, execution.id],
     );
     if (!state || state.status !== ExecutionStatus.running) return [];
     if (state.contacts_pending === 0 && state.contacts_in_progress === 0) {
@@ -232,9 +233,9 @@ async function claimIn(
       stopped();
       return [];
     }
-    let slots = execution.maxConcurrentCalls - state.contacts_in_progress;
-    if (shared) slots = Math.min(slots, Math.ceil(execution.maxConcurrentCalls / shared.runners) - Number(state.mine ?? 0));
-    if (slots <= 0 || state.contacts_pending === 0) return [];
+    if (state.contacts_pending === 0) return [];
+    // At most the execution's concurrency; the statement that picks the rows takes the calls in progress off it.
+    let slots = execution.maxConcurrentCalls;
     if (execution.carrier !== ProgramCarrier.simulator) {
       // The connection was deleted, or the number moved to another carrier: nothing is placed until it is mended.
       if (!execution.connectionId) return [];
@@ -258,7 +259,8 @@ async function claimIn(
       ];
     }
     // The do-not-call list is read here, in the statement that claims, so a number added a moment
-    // ago is never dialed. A number in a live call of the same program (another execution's, a
+    // ago is never dialed. So are the free slots: the execution's calls in progress as the last claim
+    // of it (this runner's or another's) committed them, less nothing it holds itself. A number in a live call of the same program (another execution's, a
     // paused one's still on the line) is not claimed until that call ends: one person, one call.
     const candidates = await query<CandidateRow>(
       tx,
@@ -270,9 +272,9 @@ async function claimIn(
           and not exists (select 1 from calls l where l.program_id = ? and l.to_number = ec.phone and l.direction = 'outbound'
                                                   and l.status in ('queued', 'ringing', 'in_progress'))
         order by ec.next_attempt_at nulls first, ec.created_at, ec.id
-        limit ?
+        limit least(?::int, greatest(0, ?::int - (select contacts_in_progress from executions where id = ?)))
         for update of ec skip locked`,
-      [execution.id, at(now), ...named, execution.programId, slots],
+      [execution.id, at(now), ...named, execution.programId, slots, execution.maxConcurrentCalls, execution.id],
     );
 
     const gone = candidates.filter((row) => row.gone).map((row) => row.id);
