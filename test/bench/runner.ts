@@ -36,6 +36,8 @@ export interface RunnerRun {
   statementsPerContact: number | null;
   /** Claims that placed calls (distinct claim tokens among the execution's calls): how the work was batched. */
   claims: number;
+  /** The execution's calls by the replica that claimed them (the runner id in their claim token), most first. */
+  callsByReplica: number[];
   /** Contacts with more than one call in the execution (must be 0). */
   dialedTwice: number;
   /** Contacts of the execution without any call (must be 0). */
@@ -326,6 +328,7 @@ interface Checked {
   seconds: number;
   dialed: number;
   claims: number;
+  callsByReplica: number[];
   dialedTwice: number;
   notDialed: number;
   countersExact: boolean;
@@ -333,9 +336,10 @@ interface Checked {
 
 /** What the run did, in SQL: calls per contact, and the execution's counters and credits against its rows. */
 async function check(client: pg.Client, executionId: string): Promise<Checked> {
-  const { rows: [calls] } = await client.query<{ dialed: string; claims: string; twice: string; not_dialed: string }>(
+  const { rows: [calls] } = await client.query<{ dialed: string; claims: string; by_replica: string[]; twice: string; not_dialed: string }>(
     `select (select count(distinct execution_contact_id) from calls where execution_id = $1) as dialed,
             (select count(distinct claim_token) from calls where execution_id = $1) as claims,
+            array(select count(*) from calls where execution_id = $1 group by split_part(claim_token, '#', 1) order by 1 desc) as by_replica,
             (select count(*) from (select execution_contact_id from calls where execution_id = $1 group by 1 having count(*) > 1) t) as twice,
             (select count(*) from execution_contacts ec where ec.execution_id = $1
                 and not exists (select 1 from calls c where c.execution_contact_id = ec.id)) as not_dialed`,
@@ -361,7 +365,7 @@ async function check(client: pg.Client, executionId: string): Promise<Checked> {
     e.contacts_failed === Number(e.failed_rows) &&
     e.contacts_completed + e.contacts_failed === e.total_contacts &&
     e.credits_spent === Number(e.charged);
-  return { seconds: e.seconds, dialed: Number(calls!.dialed), claims: Number(calls!.claims), dialedTwice: Number(calls!.twice), notDialed: Number(calls!.not_dialed), countersExact };
+  return { seconds: e.seconds, dialed: Number(calls!.dialed), claims: Number(calls!.claims), callsByReplica: calls!.by_replica.map(Number), dialedTwice: Number(calls!.twice), notDialed: Number(calls!.not_dialed), countersExact };
 }
 
 function cpuOf(replicaSeconds: number, postgresSeconds: number, dialed: number, wallSeconds: number, replicaEach: number[], postgres: RunCpu['postgres']): RunCpu | null {
@@ -459,6 +463,7 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
       statements,
       statementsPerContact: statements === null ? null : statements / Math.max(1, checked.dialed),
       claims: checked.claims,
+      callsByReplica: checked.callsByReplica,
       dialedTwice: checked.dialedTwice,
       notDialed: checked.notDialed,
       countersExact: checked.countersExact,
@@ -469,7 +474,7 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
     };
     log(
       `  runner ${replicas} replica${replicas > 1 ? 's' : ''}, round ${round}: ${Math.round(run.callsPerSecond)} calls/s (${run.seconds.toFixed(1)} s), ` +
-        `${run.statementsPerContact?.toFixed(2) ?? 'n/a'} statements/contact, ${(run.dialed / Math.max(1, run.claims)).toFixed(1)} calls per claim, dialed twice ${run.dialedTwice}, not dialed ${run.notDialed}, counters ${run.countersExact ? 'exact' : 'WRONG'}, ` +
+        `${run.statementsPerContact?.toFixed(2) ?? 'n/a'} statements/contact, ${(run.dialed / Math.max(1, run.claims)).toFixed(1)} calls per claim, calls by replica [${run.callsByReplica.join(', ')}], dialed twice ${run.dialedTwice}, not dialed ${run.notDialed}, counters ${run.countersExact ? 'exact' : 'WRONG'}, ` +
         `CPU ${run.cpu ? `${run.cpu.replicaMsPerContact.toFixed(2)} + ${run.cpu.postgresMsPerContact.toFixed(2)} ms/contact (replicas [${run.cpu.replicaEach.map((seconds) => seconds.toFixed(1)).join(', ')} s] + PostgreSQL ${run.cpu.postgres}), ${run.cpu.coresBusy.toFixed(2)} cores busy` : 'n/a'}, ` +
         `lock waits ${run.lockWaitSeconds.toFixed(1)} s (${lockWaitSamples} samples: ${JSON.stringify(waits)}), load ${loadAverage.toFixed(2)}`,
     );
