@@ -380,6 +380,22 @@ describe('pauses-and-replicas', () => {
   });
 
   describe('two runners on one database', () => {
+    /**
+     * Starts the runners and resumes the paused execution once each has seen the others' heartbeats:
+     * runners started at the same instant otherwise learn of each other only at their second tick,
+     * and until then the first one claims alone.
+     */
+    async function startTogether(runners: ReturnType<typeof testRunner>[], executionId: string): Promise<void> {
+      for (const runner of runners) runner.start();
+      const ids = runners.map((runner) => runner.id);
+      await waitFor(
+        () => app.sql<{ n: number }>(`select count(*)::int as n from runner_heartbeats where id in (${ids.map(() => '?').join(', ')})`, ids),
+        ([row]) => row!.n === runners.length,
+      );
+      await Promise.all(runners.map((runner) => runner.tick()));
+      await app.sql(`update executions set status = 'running', actual_start_at = now() where id = ?`, [executionId]);
+    }
+
     it('never dial the same contact twice', async () => {
       // One carrier for both runners, counting the calls it has on the line at once.
       const seeded = new SimulatedDialer({ seed: 'replicas', speedMs: 3 });
@@ -397,13 +413,12 @@ describe('pauses-and-replicas', () => {
       };
       const dialerOne = new RecordingDialer(carrier);
       const dialerTwo = new RecordingDialer(carrier);
-      const campaign = await createCampaign(app, { contacts: 60, maxConcurrentCalls: 6 });
+      const campaign = await createCampaign(app, { contacts: 60, maxConcurrentCalls: 6, status: ExecutionStatus.paused });
       // On PostgreSQL the second runner has its own ORM and connection pool, as a second replica would.
       const replica = app.db.url ? await openDatabase({ databaseUrl: app.db.url, dataDir: 'memory://', migrate: false }) : null;
       const one = testRunner(app, { dialer: dialerOne, intervalMs: 2 });
       const two = testRunner(app, { dialer: dialerTwo, intervalMs: 2, ...(replica ? { em: replica.em } : {}) });
-      one.start();
-      two.start();
+      await startTogether([one, two], campaign.executionId);
       const end = await waitFor(
         () => readExecution(app, campaign.executionId),
         (row) => row.status === ExecutionStatus.completed,
@@ -459,7 +474,7 @@ describe('pauses-and-replicas', () => {
      */
     async function heldCampaign(runners: number) {
       const carrier = new HeldCarrier();
-      // Paused until every runner has seen the others' heartbeats, so the first claim already knows them.
+      // Paused until every runner has seen the others' heartbeats (startTogether).
       const campaign = await createCampaign(app, { contacts: 40, maxConcurrentCalls: 10, status: ExecutionStatus.paused });
       const now = new Date();
       // On PostgreSQL each further runner has its own ORM and connection pool, as a replica would.
@@ -469,20 +484,18 @@ describe('pauses-and-replicas', () => {
       );
       const inProgress: number[] = [];
       try {
-        for (const runner of started) runner.start();
-        const ids = started.map((runner) => runner.id);
-        await waitFor(
-          () => app.sql<{ n: number }>(`select count(*)::int as n from runner_heartbeats where id in (${ids.map(() => '?').join(', ')})`, ids),
-          ([row]) => row!.n === runners,
-        );
-        await Promise.all(started.map((runner) => runner.tick()));
-        await app.sql(`update executions set status = 'running', actual_start_at = now() where id = ?`, [campaign.executionId]);
+        await startTogether(started, campaign.executionId);
         for (let placed = 10; placed <= 40; placed += 10) {
           // The slots the ended calls freed are filled again, whichever runner recorded them.
           await waitFor(
             () => readExecution(app, campaign.executionId),
             () => carrier.calls.length === placed && carrier.onTheLine === 10,
             (row) => inProgress.push(row.contactsInProgress),
+          );
+          // Their ringing reports recorded first, so the ten ends are recorded together.
+          await waitFor(
+            () => app.sql<{ n: number }>(`select count(*)::int as n from calls where execution_id = ? and status = 'ringing'`, [campaign.executionId]),
+            ([row]) => row!.n === 10,
           );
           carrier.endAll();
         }
