@@ -157,8 +157,8 @@ interface CandidateRow {
  *
  * The free slots are the execution's, whichever runner holds its calls: a runner claims all of them
  * (as far as the pending rows go), so its batches are sized by the work there is, not by how many
- * replicas run. Claims of one execution take turns (an advisory lock per execution, held to the
- * commit; recorders and control moves do not take it), and each counts the calls in progress in the
+ * replicas run. Claims of one execution are serialized (an advisory lock per execution, held to
+ * the commit; recorders and control moves do not take it), and each counts the calls in progress in the
  * statement that picks its rows, after the previous claim committed, so two runners do not both
  * take the same free slots and roll one claim back.
  */
@@ -233,7 +233,8 @@ async function claimIn(
       stopped();
       return [];
     }
-    if (state.contacts_pending === 0) return [];
+    // Full as of that read: nothing to claim (nor a carrier's pacing row to lock).
+    if (state.contacts_pending === 0 || state.contacts_in_progress >= execution.maxConcurrentCalls) return [];
     // At most the execution's concurrency; the statement that picks the rows takes the calls in progress off it.
     let slots = execution.maxConcurrentCalls;
     if (execution.carrier !== ProgramCarrier.simulator) {
