@@ -1,6 +1,6 @@
 import { createLogger } from '../../src/common/logger.js';
 import { openDatabase } from '../../src/db/orm.js';
-import { testRunner } from '../runner/fixtures.js';
+import { testRunner, waitFor } from '../runner/fixtures.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { SimulatedSwitch } from '../../src/modules/programs/runner/simulated-carrier.js';
 import { CampaignCreditsDocument } from '../generated/graphql.js';
@@ -131,7 +131,6 @@ describe('credit reservations', () => {
     const org = await app.organization();
     const { programId } = await buildCampaign(org, 60, { maxConcurrentCalls: 6, retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 } });
     await addCredits(org, 1000);
-    const id = await startedExecution(org, programId);
     // On PostgreSQL the second runner has its own ORM and connection pool, as a second replica would.
     const replica = app.db.url ? await openDatabase({ databaseUrl: app.db.url, dataDir: 'memory://', migrate: false }) : null;
     const runners = [app.db.database.em, replica?.em ?? app.db.database.em].map(
@@ -146,7 +145,17 @@ describe('credit reservations', () => {
         }),
     );
     for (const runner of runners) runner.start();
+    let id = '';
     try {
+      // Started once each runner has seen the other's heartbeat: runners take turns at an execution, and
+      // one that does not know of the other yet claims alone (on a loaded machine, possibly all 60 calls).
+      const ids = runners.map((runner) => runner.id);
+      await waitFor(
+        () => app.sql<{ n: number }>(`select count(*)::int as n from runner_heartbeats where id in (?, ?)`, ids),
+        ([row]) => row!.n === 2,
+      );
+      await Promise.all(runners.map((runner) => runner.tick()));
+      id = await startedExecution(org, programId);
       await poll(() => readExecution(org, programId, id), (execution) => execution.status === 'completed', 20_000);
     } finally {
       await Promise.all(runners.map((runner) => runner.stop()));

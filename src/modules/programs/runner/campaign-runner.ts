@@ -248,7 +248,7 @@ export class CampaignRunner {
       const returned = await releaseReservations(em, { stale: true, leaseClock });
       if (returned > 0) this.logger.info({ credits: returned }, 'gave back credits reserved for executions no longer running, or by runners whose lease ran out');
     });
-    await this.step('claim calls', () => this.claimAll(em, now, leaseClock));
+    await this.step('claim calls', () => this.claimOnTick(em, now, leaseClock));
     for (const hook of this.onTick) await this.step('tick hook', () => hook(now));
   }
 
@@ -300,6 +300,26 @@ export class CampaignRunner {
         } else this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
       }
     }
+  }
+
+  /**
+   * The tick's claim pass, serialized with the passes claimSoon starts as those are with each other:
+   * two passes of one runner would only queue on each execution's claim lock (a second pass of the
+   * same runner found its first one holding it, and waited). While a pass runs, the tick leaves the
+   * claiming to it and asks for one more after it. A runner driven by hand claims on its tick.
+   */
+  private async claimOnTick(em: EntityManager, now: Date, leaseClock: Date | null): Promise<void> {
+    if (!this.started) return this.claimAll(em, now, leaseClock);
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claimAgain = false;
+    this.claiming = this.claimAll(em, now, leaseClock).finally(() => {
+      this.claiming = null;
+      if (this.claimAgain) this.claimSoon();
+    });
+    await this.claiming;
   }
 
   /** This runner's credit reservations: held under its id, on the leases' clock. */
