@@ -165,51 +165,6 @@ describe('organization', () => {
     });
   });
 
-  describe('spendCredits', () => {
-    const spend = (organizationId: string, amount: number) =>
-      app.gateway.services.organizations.spendCredits(app.db.database.orm.em.fork() as never, organizationId, amount);
-
-    it('takes credits while the balance covers them, and refuses (taking nothing) when it does not', async () => {
-      const org = await app.organization('Spender');
-      await org.grantCredits(10);
-      expect(await spend(org.organizationId, 4)).toBe(true);
-      expect(await spend(org.organizationId, 6)).toBe(true);
-      expect(await spend(org.organizationId, 1)).toBe(false);
-      expect(await balanceOf(org.organizationId)).toBe(0);
-      expect((await org.rest.get('/api/organization')).body.creditBalance).toBe(0);
-      expect((await ledgerRows(org.organizationId)).map((row) => [row.kind, row.amount, row.balance_after])).toEqual([
-        ['grant', 10, 10],
-        ['spend', -4, 6],
-        ['spend', -6, 0],
-      ]);
-    });
-
-    it('many concurrent spends never take the balance below zero', async () => {
-      const org = await app.organization('Race');
-      await org.grantCredits(100);
-      const results = await Promise.all(Array.from({ length: 40 }, () => spend(org.organizationId, 7)));
-      expect(results.filter(Boolean)).toHaveLength(14);
-      expect(await balanceOf(org.organizationId)).toBe(2);
-    });
-
-    it('spends in the caller’s transaction, so a rollback gives the credits back', async () => {
-      const org = await app.organization('Rollback');
-      await org.grantCredits(5);
-      await expect(
-        app.db.database.orm.em.fork().transactional(async (em) => {
-          expect(await app.gateway.services.organizations.spendCredits(em as never, org.organizationId, 5)).toBe(true);
-          throw new Error('call failed');
-        }),
-      ).rejects.toThrow('call failed');
-      expect(await balanceOf(org.organizationId)).toBe(5);
-      expect((await ledgerRows(org.organizationId)).map((row) => row.kind)).toEqual(['grant']);
-    });
-
-    it('refuses an amount that is not a positive integer', async () => {
-      await expect(spend(acme.organizationId, 0)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
-      await expect(spend(acme.organizationId, 1.5)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
-    });
-  });
 });
 
 describe('users', () => {
