@@ -5,9 +5,9 @@ import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
-import { readRows } from '../../db/read-model.js';
+import { readPage, readRows } from '../../db/read-model.js';
 import { nestedRelation } from '../../db/nested-relation.js';
-import { PageOnlyArgs, type Page } from '../../common/pagination.js';
+import { PageOnlyArgs, pageMeta, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -72,7 +72,14 @@ export class ExecutionService {
   /** Endpoint 9: a page of the program's executions, newest first (REST answers the rows as an array). */
   async listForProgram(actor: Actor, programId: string, args: ExecutionPageArgs): Promise<Page<Execution>> {
     if (!isUuid(programId)) throw AppError.notFound('Program');
-    const page = (await this.pagesForPrograms(actor, [programId], args)).get(programId)!;
+    // One program's page is a plain page (its kept statement), not a batch ranked per program.
+    const { rows, total } = await readPage(
+      this.em,
+      Execution,
+      { organization: actor.organizationId, program: programId, ...(args.status ? { status: args.status } : {}) },
+      { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+    );
+    const page: Page<Execution> = { data: rows, meta: pageMeta(args.page, args.limit, total) };
     // An execution of the caller's organization proves its program is too; only an empty list asks.
     if (page.meta.total > 0) return page;
     if ((await this.em.count(Program, { id: programId, organization: actor.organizationId })) === 0) throw AppError.notFound('Program');
