@@ -1,11 +1,11 @@
 import { countsAfterResume } from './runner/auto-pause.js';
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, type QueryOrderMap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
-import { readPage, readRows } from '../../db/read-model.js';
+import { readByIds, readPage } from '../../db/read-model.js';
 import { nestedRelation } from '../../db/nested-relation.js';
 import { PageOnlyArgs, pageMeta, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
@@ -35,8 +35,9 @@ const SNAPSHOT_SQL = `insert into execution_contacts
   from audience_members m join contacts c on c.id = m.contact_id
   where m.audience_id = ? and m.organization_id = ? and c.opted_out = false`;
 
-/** How a program's executions are ordered: newest first (endpoint 9, Program.executions). */
+/** How a program's executions are ordered: newest first (endpoint 9, Program.executions); as SQL for the batch, as properties for a page. */
 const EXECUTION_ORDER = 'created_at desc, id desc';
+const EXECUTION_ORDER_BY: QueryOrderMap<Execution>[] = [{ createdAt: 'desc' }, { id: 'desc' }];
 
 /**
  * Program.executions: a program's page of executions, newest first, read with a programs page when its
@@ -77,7 +78,7 @@ export class ExecutionService {
       this.em,
       Execution,
       { organization: actor.organizationId, program: programId, ...(args.status ? { status: args.status } : {}) },
-      { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      { orderBy: EXECUTION_ORDER_BY, limit: args.limit, offset: (args.page - 1) * args.limit },
     );
     const page: Page<Execution> = { data: rows, meta: pageMeta(args.page, args.limit, total) };
     // An execution of the caller's organization proves its program is too; only an empty list asks.
@@ -109,10 +110,7 @@ export class ExecutionService {
 
   /** Programs by id, of the caller's organization, in one statement (Execution.program), as read objects like the audiences below. */
   async programsFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Program>> {
-    const wanted = [...new Set(ids.filter(isUuid))];
-    if (wanted.length === 0) return new Map();
-    const programs = await readRows(this.em, Program, { organization: actor.organizationId, id: { $in: wanted } });
-    return new Map(programs.map((program) => [program.id, program]));
+    return readByIds(this.em, Program, actor.organizationId, ids);
   }
 
   /**
@@ -121,10 +119,7 @@ export class ExecutionService {
    * executions was the largest part of the ORM's work in such a page.
    */
   async audiencesFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Audience>> {
-    const wanted = [...new Set(ids.filter(isUuid))];
-    if (wanted.length === 0) return new Map();
-    const audiences = await readRows(this.em, Audience, { organization: actor.organizationId, id: { $in: wanted } });
-    return new Map(audiences.map((audience) => [audience.id, audience]));
+    return readByIds(this.em, Audience, actor.organizationId, ids);
   }
 
   /**
