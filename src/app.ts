@@ -128,7 +128,7 @@ function clientIp(app: Express, req: IncomingMessage): string {
 export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
   const services = createServices(database.em, config, logger);
   const schema = await gatewaySchema();
-  const presenter = new Presenter(schema);
+  const presenter = new Presenter(schema, database.orm.getMetadata());
   const development = config.nodeEnv !== 'production';
   let ready = true;
 

@@ -79,6 +79,12 @@ export interface Page<T> {
   meta: PageMeta;
 }
 
+/** A page whose items the database wrote as JSON text, each as the REST door shows it (src/rest/present-sql.ts). */
+export interface JsonPage {
+  json: string[];
+  meta: PageMeta;
+}
+
 export function pageMeta(page: number, limit: number, total: number): PageMeta {
   const totalPages = Math.ceil(total / limit);
   return { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 };

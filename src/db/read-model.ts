@@ -20,6 +20,14 @@ export interface NestedSelect {
   name: string;
   sql(alias: string): string;
   params: unknown[];
+  /** Names `sql` in the kept statements' keys, when its text is long (a row's JSON); else the text itself does. */
+  key?: string;
+}
+
+/** One row's answer as JSON text, built by the database over the row's table alias (src/rest/present-sql.ts). */
+export interface RowJson {
+  readonly key: string;
+  sql(alias: string): string;
 }
 
 // Read-only answers (a list page, a batch of a nested relation) are built from rows mapped onto
@@ -160,7 +168,7 @@ async function selectRows<T extends object>(
         columns,
         total,
         options.orderBy ?? null,
-        nested.map((each) => [each.sql('__alias__'), each.params.length]),
+        nested.map((each) => [each.key ?? each.sql('__alias__'), each.params.length]),
         limit !== undefined,
         offset !== undefined,
       ])
@@ -244,6 +252,22 @@ export async function readPage<T extends object>(
   };
 }
 
+/**
+ * A page of `entity`'s rows matching `where`, each as the JSON text `row` builds, and the number of rows
+ * matching (as readPage): the REST door's list answers, sent as the database wrote them.
+ */
+export async function readJsonPage<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: QBFilterQuery<T>,
+  options: ReadOptions<T> & { limit: number; offset: number },
+  row: RowJson,
+): Promise<{ json: string[]; total: number }> {
+  const rows = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: [] }], options, true);
+  const total = rows.length > 0 ? Number(rows[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
+  return { json: rows.map((each) => each.__nested_0 as string), total };
+}
+
 // Relations read with their parents. When a GraphQL selection asks for a relation of every row of a
 // page (programs → executions, agents → conversations), the service reads it in the page's own
 // statement as a correlated subquery per parent (LIMIT per parent, on the relation's index) that
@@ -301,6 +325,28 @@ const DERIVED = new WeakMap<object, Record<string, string[]>>();
 /** Declares the stored properties a getter of `entity` shown as a field reads (`hasPolicy` reads `policy`). */
 export function derivedFields(entity: EntityClass<object>, derived: Record<string, string[]>): void {
   DERIVED.set(entity, { ...DERIVED.get(entity), ...derived });
+}
+
+/** A field's value as SQL over its row's table alias. */
+export type ComputedSql = (alias: string) => string;
+const COMPUTED = new WeakMap<object, Record<string, ComputedSql>>();
+
+/**
+ * Declares the SQL of fields `entity` computes in a getter (`hasPolicy` from `policy`), over the row's
+ * table alias: the getter's answer as a JSON value, for the answers the database writes as JSON.
+ */
+export function computedFieldSql(entity: EntityClass<object>, fields: Record<string, ComputedSql>): void {
+  COMPUTED.set(entity, { ...COMPUTED.get(entity), ...fields });
+}
+
+/** What computedFieldSql declared for `field` of `entity`, if anything. */
+export function computedSqlOf(entity: EntityClass<object>, field: string): ComputedSql | undefined {
+  return COMPUTED.get(entity)?.[field];
+}
+
+/** `Date#toISOString()` of a timestamptz column: UTC, milliseconds (truncated, as pg's parsing of the text truncates microseconds). */
+export function isoDateSql(column: string): string {
+  return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 /**

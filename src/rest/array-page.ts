@@ -7,7 +7,7 @@ import type { JsonSchema } from './json-schema.js';
  * still bounded: `page` and `limit` pick the rows, and the list's size and neighbours travel in
  * headers: `X-Total-Count` and an RFC 8288 `Link` with `first`, `last`, and `prev`/`next` where they exist.
  */
-export function setPageHeaders(req: Request, res: Response, page: Page<unknown>): void {
+export function setPageHeaders(req: Request, res: Response, page: Pick<Page<unknown>, 'meta'>): void {
   const { meta } = page;
   res.setHeader('X-Total-Count', String(meta.total));
   const url = new URL(req.originalUrl, 'http://gateway.invalid');

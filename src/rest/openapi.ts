@@ -17,7 +17,7 @@ import { getMetadataStorage, Int } from 'type-graphql';
 import { classFieldDescriptions, describeProperties, exampleOf, operationDescription, pathParameterDescription, TAG_DESCRIPTIONS } from './openapi-docs.js';
 import { PAGE_HEADERS } from './array-page.js';
 import { REQUEST_EXAMPLES } from './openapi-examples.js';
-import { isGraphqlOnly } from './present.js';
+import { isGraphqlOnly } from './graphql-only.js';
 import { type RouteDefinition } from './routes.js';
 import { type JsonSchema, OMIT_MARKER } from './json-schema.js';
 

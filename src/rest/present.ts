@@ -9,18 +9,13 @@ import {
   type GraphQLOutputType,
   type GraphQLSchema,
 } from 'graphql';
-import { chargeAnswer, isLargeValue } from '../platform/answer-budget.js';
+import type { EntityClass, MetadataStorage } from '@mikro-orm/core';
+import type { PageMeta } from '../common/pagination.js';
+import type { RowJson } from '../db/read-model.js';
+import { chargeAnswer, chargeAnswerBytes, isLargeValue } from '../platform/answer-budget.js';
+import { JsonText, SqlPresenter } from './present-sql.js';
 
-/**
- * Marks a GraphQL field (`@Extensions(GRAPHQL_ONLY)`) that the REST door does not show: a relation
- * resolved on GraphQL only, whose id REST shows instead. Neither the presenter nor the OpenAPI document has it.
- */
-export const GRAPHQL_ONLY = { graphqlOnly: true } as const;
-
-/** Whether a field's extensions carry the GRAPHQL_ONLY mark. */
-export function isGraphqlOnly(extensions: Readonly<Record<string, unknown>> | null | undefined): boolean {
-  return extensions?.graphqlOnly === true;
-}
+import { isGraphqlOnly } from './graphql-only.js';
 
 /** How one value of a GraphQL output type is shaped; built once per type, used for every row. */
 type Shape = (value: unknown) => unknown;
@@ -34,8 +29,46 @@ type Shape = (value: unknown) => unknown;
  */
 export class Presenter {
   private readonly objects = new Map<string, Shape>();
+  private readonly sql: SqlPresenter | null;
 
-  constructor(private readonly schema: GraphQLSchema) {}
+  /** `metadata`: the entities', for answers the database builds as JSON (`rowJson`); without it, none is. */
+  constructor(
+    private readonly schema: GraphQLSchema,
+    metadata?: MetadataStorage,
+  ) {
+    this.sql = metadata ? new SqlPresenter(schema, metadata) : null;
+  }
+
+  /**
+   * How the database writes one `entity` row as `present(typeName, row)` would show it (see
+   * present-sql.ts), or null when this type cannot be written so: the route then reads and presents rows.
+   */
+  rowJson(typeName: string, entity: EntityClass<object>, fields?: readonly string[]): RowJson | null {
+    return this.sql?.row(typeName, entity, fields) ?? null;
+  }
+
+  /**
+   * A page whose items the database wrote (`rowJson`), as `present(pageTypeName, page)` shows a page:
+   * its fields in the type's order, the items' JSON as it is. The items are charged to the answer budget.
+   */
+  jsonPage(pageTypeName: string, page: { json: string[]; meta: PageMeta }): JsonText {
+    const type = this.schema.getType(pageTypeName);
+    if (!type || !isObjectType(type)) throw new Error(`No GraphQL object type named ${pageTypeName}`);
+    const parts = Object.keys(type.getFields()).map((name) => {
+      if (name === 'data') return `"data":${this.jsonArray(page.json).text}`;
+      if (name === 'meta') return `"meta":${JSON.stringify(this.present('PageMeta', page.meta))}`;
+      throw new Error(`${pageTypeName} has a field ${name} besides data and meta`);
+    });
+    return new JsonText(`{${parts.join(',')}}`);
+  }
+
+  /** Items the database wrote (`rowJson`) as a JSON array; charged to the answer budget. */
+  jsonArray(items: string[]): JsonText {
+    let bytes = 0;
+    for (const item of items) bytes += item.length;
+    chargeAnswerBytes(bytes);
+    return new JsonText(`[${items.join(',')}]`);
+  }
 
   present(typeName: string, value: unknown): unknown {
     const type = this.schema.getType(typeName);

@@ -7,6 +7,7 @@ import { parseIdempotencyKey } from './idempotency-key.js';
 import type { IdempotencyService } from '../modules/idempotency/idempotency.service.js';
 import type { JsonSchema } from './json-schema.js';
 import type { Presenter } from './present.js';
+import { JsonText } from './present-sql.js';
 
 type Constructor<T = object> = new () => T;
 
@@ -140,5 +141,7 @@ export function unmatchedRoute(routes: RouteDefinition[]) {
 
 function send(res: Response, status: number, body: unknown): void {
   if (status === 204) res.status(204).end();
+  // JSON the database wrote (src/rest/present-sql.ts): sent as it is, with res.json's content type.
+  else if (body instanceof JsonText) res.status(status).type('application/json').send(body.text);
   else res.status(status).json(body);
 }

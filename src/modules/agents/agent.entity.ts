@@ -2,7 +2,7 @@ import type { Opt } from '@mikro-orm/core';
 import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
-import { derivedFields } from '../../db/read-model.js';
+import { computedFieldSql, derivedFields } from '../../db/read-model.js';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { AgentStatus } from './agent.enums.js';
@@ -89,3 +89,5 @@ export class Agent extends BaseEntity {
 
 // A page that shows hasPolicy reads the policy column (never shown itself), and no other it does not show.
 derivedFields(Agent, { hasPolicy: ['policy'] });
+// The same, when the database writes the answer: Boolean(policy).
+computedFieldSql(Agent, { hasPolicy: (alias) => `coalesce(${alias}.policy, '') <> ''` });

@@ -2,9 +2,10 @@ import type { FilterQuery, QueryOrderMap } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type JsonPage, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
+import { readJsonPage, type RowJson } from '../../db/read-model.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
 import type { AgentListArgs } from './agent.args.js';
@@ -23,6 +24,21 @@ import { authorize } from '../organizations/roles.js';
 import { toAnalysisPlan } from './analysis/analysis-plan.js';
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
+
+/** What a page of agents reads: archived ones only when status=archived asks for them. */
+function agentPage(actor: Actor, args: AgentListArgs) {
+  const field = sortField(args.sortBy, AGENT_SORT);
+  const where: FilterQuery<Agent> = {
+    organization: actor.organizationId,
+    status: args.status ?? { $ne: AgentStatus.archived },
+  };
+  if (args.search) {
+    const pattern = containsPattern(args.search);
+    Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
+  }
+  const orderBy = [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[];
+  return { where: where as QBFilterQuery<Agent>, options: { orderBy, limit: args.limit, offset: (args.page - 1) * args.limit } };
+}
 
 /** Agents of the actor's organization: CRUD, activation, soft delete and a one-off test message. */
 export class AgentService {
@@ -62,27 +78,19 @@ export class AgentService {
   }
 
   /**
-   * A page of agents; archived ones only when status=archived asks for them. `include`: relations of
-   * each agent (Agent.conversations) read in the same statement and kept with it (see nestedRelation).
+   * A page of agents (agentPage). `include`: relations of each agent (Agent.conversations) read in the same statement and kept with it (see nestedRelation).
    */
   async list(actor: Actor, args: AgentListArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Agent>> {
-    const field = sortField(args.sortBy, AGENT_SORT);
-    const where: FilterQuery<Agent> = {
-      organization: actor.organizationId,
-      status: args.status ?? { $ne: AgentStatus.archived },
-    };
-    if (args.search) {
-      const pattern = containsPattern(args.search);
-      Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
-    }
-    const { rows, total } = await readPageWith(
-      this.em,
-      Agent,
-      where as QBFilterQuery<Agent>,
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, ...include },
-    );
+    const { where, options } = agentPage(actor, args);
+    const { rows, total } = await readPageWith(this.em, Agent, where, options, { organizationId: actor.organizationId, ...include });
     return { data: rows, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  /** The same page as `list`, each agent as the JSON text `row` builds (the REST door's answer). */
+  async listJson(actor: Actor, args: AgentListArgs, row: RowJson): Promise<JsonPage> {
+    const { where, options } = agentPage(actor, args);
+    const { json, total } = await readJsonPage(this.em, Agent, where, options, row);
+    return { json, meta: pageMeta(args.page, args.limit, total) };
   }
 
   async get(actor: Actor, id: string): Promise<Agent> {

@@ -4,6 +4,7 @@ import { AgentListArgs, MessageArgs } from './agent.args.js';
 import { CreateAgentInput } from './agent.inputs.js';
 import { UpdateAgentInput } from './update-agent.inputs.js';
 import type { AgentService } from './agent.service.js';
+import { Agent } from './agent.entity.js';
 
 /** The services this route table calls. */
 export type RouteServices = { agents: AgentService };
@@ -37,6 +38,9 @@ export const agentRoutes = [
     query: AgentListArgs,
     response: ref('AgentPage'),
     async handler({ actor, query, services, presenter }) {
+      // Written as JSON by the database when Agent's fields compile (src/rest/present-sql.ts); else read and presented.
+      const row = presenter.rowJson('Agent', Agent);
+      if (row) return presenter.jsonPage('AgentPage', await services.agents.listJson(actor, query, row));
       return presenter.present('AgentPage', await services.agents.list(actor, query));
     },
   }),

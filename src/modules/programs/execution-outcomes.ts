@@ -39,6 +39,14 @@ export function outcomesOf(counts: Record<string, number> | null | undefined): E
   };
 }
 
+/** outcomesOf as SQL over an execution's `outcome_counts` column: the same object, for the answers the database writes as JSON. */
+export function outcomesSql(column: string): string {
+  const count = (key: string) => `coalesce((${column}->>'${key}')::int, 0)`;
+  return `json_build_object('answered', ${count('answered')}, 'voicemail', ${count('voicemail')}, 'noAnswer', ${count('no_answer')}, 'busy', ${count(
+    'busy',
+  )}, 'failed', ${count('failed')}, 'doNotCall', ${count('do_not_call')}, 'notCalled', ${count('opted_out')} + ${count('contact_deleted')})`;
+}
+
 /**
  * SQL adding `delta` (a jsonb object of counts, a parameter) to an execution's `outcome_counts`, key by
  * key, in the statement that moves its other counters: `outcome_counts = ${addOutcomeCounts('e.outcome_counts', '?::jsonb')}`.

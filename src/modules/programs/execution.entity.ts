@@ -6,7 +6,8 @@ import { Organization } from '../organizations/organization.entity.js';
 import { ExecutionStatus } from './program.enums.js';
 import { Program } from './program.entity.js';
 import { AutoPauseRule } from './program.types.js';
-import { ExecutionOutcomes, outcomesOf } from './execution-outcomes.js';
+import { ExecutionOutcomes, outcomesOf, outcomesSql } from './execution-outcomes.js';
+import { computedFieldSql } from '../../db/read-model.js';
 
 /**
  * One run of a program. The four counters always add up to totalContacts: they move in the
@@ -95,3 +96,6 @@ export class Execution extends BaseEntity {
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   progressEventAt: (Date & Opt) | null = null;
 }
+
+// `outcomes` when the database writes the answer as JSON.
+computedFieldSql(Execution, { outcomes: (alias) => outcomesSql(`${alias}.outcome_counts`) });

@@ -1,13 +1,13 @@
 import { countsAfterResume } from './runner/auto-pause.js';
 import { LockMode, type QueryOrderMap } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
-import { readByIds, readPage } from '../../db/read-model.js';
+import { readByIds, readJsonPage, readPage, type RowJson } from '../../db/read-model.js';
 import { nestedRelation } from '../../db/nested-relation.js';
-import { PageOnlyArgs, pageMeta, type Page } from '../../common/pagination.js';
+import { PageOnlyArgs, pageMeta, type JsonPage, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -72,16 +72,27 @@ export class ExecutionService {
 
   /** Endpoint 9: a page of the program's executions, newest first (REST answers the rows as an array). */
   async listForProgram(actor: Actor, programId: string, args: ExecutionPageArgs): Promise<Page<Execution>> {
-    if (!isUuid(programId)) throw AppError.notFound('Program');
     // One program's page is a plain page (its kept statement), not a batch ranked per program.
-    const { rows, total } = await readPage(
-      this.em,
-      Execution,
-      { organization: actor.organizationId, program: programId, ...(args.status ? { status: args.status } : {}) },
-      { orderBy: EXECUTION_ORDER_BY, limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
-    const page: Page<Execution> = { data: rows, meta: pageMeta(args.page, args.limit, total) };
-    // An execution of the caller's organization proves its program is too; only an empty list asks.
+    const { where, options } = this.programPage(actor, programId, args);
+    const { rows, total } = await readPage(this.em, Execution, where, options);
+    return this.ofKnownProgram(actor, programId, { data: rows, meta: pageMeta(args.page, args.limit, total) });
+  }
+
+  /** The same page as `listForProgram`, each execution as the JSON text `row` builds (the REST door's answer). */
+  async listForProgramJson(actor: Actor, programId: string, args: ExecutionPageArgs, row: RowJson): Promise<JsonPage> {
+    const { where, options } = this.programPage(actor, programId, args);
+    const { json, total } = await readJsonPage(this.em, Execution, where, options, row);
+    return this.ofKnownProgram(actor, programId, { json, meta: pageMeta(args.page, args.limit, total) });
+  }
+
+  private programPage(actor: Actor, programId: string, args: ExecutionPageArgs) {
+    if (!isUuid(programId)) throw AppError.notFound('Program');
+    const where: QBFilterQuery<Execution> = { organization: actor.organizationId, program: programId, ...(args.status ? { status: args.status } : {}) };
+    return { where, options: { orderBy: EXECUTION_ORDER_BY, limit: args.limit, offset: (args.page - 1) * args.limit } };
+  }
+
+  /** `page`, once its program is known to be the caller's: an execution of the organization proves it; only an empty page asks. */
+  private async ofKnownProgram<P extends { meta: { total: number } }>(actor: Actor, programId: string, page: P): Promise<P> {
     if (page.meta.total > 0) return page;
     if ((await this.em.count(Program, { id: programId, organization: actor.organizationId })) === 0) throw AppError.notFound('Program');
     return page;

@@ -3,7 +3,8 @@ import { setPageHeaders } from '../../rest/array-page.js';
 import { type RouteDefinition, routesUsing } from '../../rest/routes.js';
 import type { ControlAction } from './execution-state.js';
 import { CreateExecutionInput } from './program.inputs.js';
-import { EXECUTION_JSON_SCHEMA, executionJson } from './programs.types.js';
+import { EXECUTION_FIELDS, EXECUTION_JSON_SCHEMA, executionJson } from './programs.types.js';
+import { Execution } from './execution.entity.js';
 import type { ExecutionService } from './execution.service.js';
 
 /** The services this route table calls. */
@@ -30,7 +31,14 @@ export const executionRoutes: RouteDefinition[] = [
     pageHeaders: true,
     response: { type: 'array', items: EXECUTION_JSON_SCHEMA },
     errors: [404],
-    async handler({ actor, params, query, services, req, res }) {
+    async handler({ actor, params, query, services, presenter, req, res }) {
+      // Written as JSON by the database when the fields compile (src/rest/present-sql.ts); else read and shaped here.
+      const row = presenter.rowJson('Execution', Execution, EXECUTION_FIELDS);
+      if (row) {
+        const page = await services.executions.listForProgramJson(actor, params.programId!, query, row);
+        setPageHeaders(req, res, page);
+        return presenter.jsonArray(page.json);
+      }
       const page = await services.executions.listForProgram(actor, params.programId!, query);
       setPageHeaders(req, res, page);
       return page.data.map(executionJson);

@@ -11,7 +11,7 @@ import { Call } from './call.entity.js';
 import { CallPage } from './call.types.js';
 import { contactCalls } from './call.service.js';
 import { preloadedRelation } from '../../db/nested-relation.js';
-import { GRAPHQL_ONLY } from '../../rest/present.js';
+import { GRAPHQL_ONLY } from '../../rest/graphql-only.js';
 
 @Resolver(() => Call)
 export class CallResolver {

@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import { RequestContext } from '@mikro-orm/core';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { parse } from 'graphql';
+import type { Actor } from '../../src/common/actor.js';
+import { parseInput } from '../../src/common/validation.js';
+import { gatewaySchema } from '../../src/doors.js';
+import { AgentListArgs } from '../../src/modules/agents/agent.args.js';
+import { Agent } from '../../src/modules/agents/agent.entity.js';
+import { Execution } from '../../src/modules/programs/execution.entity.js';
+import { PageOnlyArgs } from '../../src/common/pagination.js';
+import { EXECUTION_FIELDS, executionJson } from '../../src/modules/programs/programs.types.js';
+import { Presenter } from '../../src/rest/present.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { activeCampaign } from '../programs/fixtures.js';
+
+// The REST lists whose answers PostgreSQL writes as JSON (src/rest/present-sql.ts): the agents page
+// and a program's executions. Each answer must be the JSON the JS presenter makes of the same rows
+// (the read path's read objects, shaped by the GraphQL type's fields, or executionJson), and the same
+// fields as GraphQL answers them, for rows that hold the values where the two could part: texts with
+// quotes, backslashes, control characters, emoji and line separators; JSON columns with nested
+// objects, floats, large integers, keys in any order, nulls, missing keys and JSON null; timestamps
+// with microseconds (truncated to milliseconds, as pg's parsing does) and nulls; empty and set
+// policies; outcome counts with keys missing. Another organization sees none of it (404 for a
+// program it does not own, on both doors), and both doors refuse the same bad input alike.
+
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let programId: string;
+let presenter: Presenter;
+
+const TRICKY = 'quote " backslash \\ tab \t newline \n nul-ish \u0001 \u001f emoji 🎧 line sep \u2028 para \u2029 é ñ 中文 </script>';
+
+function actorOf(org: TestOrganization): Actor {
+  return { userId: org.userId, organizationId: org.organizationId, roles: ['owner'] as Actor['roles'], via: 'api-key', apiKeyId: randomUUID() };
+}
+
+/** The JSON the JS path makes of the same page (what REST answered before the database wrote it). */
+async function inProcess<T>(run: () => Promise<T>): Promise<unknown> {
+  const value = await RequestContext.create(app.db.database.orm.em, run);
+  return JSON.parse(JSON.stringify(value));
+}
+
+async function createAgent(org: TestOrganization, body: Record<string, unknown>): Promise<string> {
+  const res = await org.rest.post('/api/agents', { instructions: 'Help the caller.', modelConfig: { model: 'builtin/echo' }, ...body });
+  if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+  return res.body.id;
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await app.organization('Acme');
+  other = await app.organization('Other');
+  presenter = new Presenter(await gatewaySchema());
+
+  await createAgent(acme, { name: 'Plain' });
+  const configured = await createAgent(acme, {
+    name: 'Configured',
+    description: TRICKY,
+    policy: 'Never mention the discount code.',
+    resolutionCriteria: [
+      { label: 'booked', description: 'An appointment was booked' },
+      { label: 'declined', description: TRICKY },
+    ],
+  });
+  await app.sql(
+    `update agents set
+       model_config = '{"model": "openai/gpt-4o-mini", "modelSettings": {"temperature": 0.7, "maxOutputTokens": 256}, "providerOptions": {"openai": {"reasoningEffort": "low"}}}'::jsonb,
+       voice_config = '{"pipelineMode": "batch", "sttProvider": "deepgram", "ttsProvider": "elevenlabs", "voiceId": "voice-1", "language": "en-US"}'::jsonb,
+       memory_config = '{"enabled": true, "lastMessages": 7}'::jsonb,
+       metadata = ?::jsonb
+     where id = ?`,
+    [JSON.stringify({ nested: { deep: [1, 2.5, -3e-7, null, 'x', true] }, big: 12345678901234, zero: 0, text: TRICKY }), configured],
+  );
+  const edge = await createAgent(acme, { name: 'Edge' });
+  // Values no input makes, written as a migration or an older version could have left them.
+  await app.sql(
+    `update agents set policy = '', description = null, voice_config = 'null'::jsonb, memory_config = '{"extra": 1, "enabled": false, "lastMessages": 5}'::jsonb,
+       metadata = '{"b": 1.0, "a": [], "c": {"z": null, "y": "\\u00e9"}, "num": 1e21}'::jsonb,
+       knowledge_base_config = '{"knowledgeBaseId": "9b2f7c1e-0d4a-4c35-9a51-0e7f6d1c2b3a", "topK": 3, "similarityThreshold": 0.25}'::jsonb,
+       resolution_criteria = '[{"zeta": 1, "label": "second key first", "description": ""}, {"description": "extra key", "extra": true, "label": "l"}]'::jsonb,
+       analysis_plan = '{"summary": true}'::jsonb,
+       model_config = '{"model": "builtin/echo", "unknownKey": 1}'::jsonb,
+       created_at = '2026-01-02 03:04:05.999999+00', updated_at = '1999-12-31 23:59:59.000001+00',
+       deleted_at = '2026-06-30 12:00:00.123456+00'
+     where id = ?`,
+    [edge],
+  );
+  await createAgent(acme, { name: 'Archived' }).then((id) => acme.rest.delete(`/api/agents/${id}`));
+  await createAgent(other, { name: 'Other’s agent', description: 'not Acme’s' });
+
+  const campaign = await activeCampaign(acme, 1);
+  programId = campaign.programId;
+  const insert = (values: string) =>
+    app.sql(
+      `insert into executions (id, created_at, updated_at, organization_id, program_id, audience_id, flow_id, status, total_contacts, contacts_completed,
+         contacts_failed, contacts_pending, contacts_in_progress, contacts_do_not_call, auto_pause_rules, outcome_counts, node_counts, credits_spent,
+         scheduled_start_at, actual_start_at, actual_end_at)
+       values ${values}`,
+      [randomUUID(), acme.organizationId, programId, campaign.audienceId, campaign.flowId, randomUUID(), acme.organizationId, programId],
+    );
+  await insert(
+    `(?, '2026-03-01 10:00:00.000500+00', now(), ?, ?, ?, ?, 'completed', 10, 7, 1, 0, 0, 2,
+      '[{"nodeId": "n1", "threshold": 3, "resetOnResume": true}, {"extra": "x", "threshold": 1, "resetOnResume": false, "nodeId": "n2"}]'::jsonb,
+      '{"answered": 5, "voicemail": 1, "no_answer": 1, "opted_out": 1, "contact_deleted": 1}'::jsonb, '{}'::jsonb, 42,
+      '2026-03-01 09:00:00+00', '2026-03-01 10:00:00.999+00', '2026-03-01 11:00:00.1+00'),
+     (?, '2026-03-02 10:00:00+00', now(), ?, ?, null, null, 'scheduled', 0, 0, 0, 0, 0, 0, '[]'::jsonb, '{}'::jsonb, '{}'::jsonb, 0, null, null, null)`,
+  );
+}, 60_000);
+afterAll(async () => {
+  await app?.close();
+});
+
+const AGENT_FIELDS =
+  'id createdAt updatedAt name description instructions status version modelConfig { model modelSettings providerOptions } ' +
+  'voiceConfig { pipelineMode voiceId stsProvider sttProvider sttModel ttsProvider ttsModel language } ' +
+  'memoryConfig { enabled lastMessages semanticRecall } metadata knowledgeBaseConfig resolutionCriteria { label description } ' +
+  'analysisPlan { summary structuredData } createdBy deletedAt organizationId hasPolicy';
+
+describe('the agents page, written as JSON by the database', () => {
+  it.each([
+    ['limit=20', { limit: '20' }],
+    ['two per page, page 2', { limit: '2', page: '2' }],
+    ['archived', { status: 'archived' }],
+    ['a search over the tricky description', { search: 'backslash' }],
+    ['sorted by name ascending', { sortBy: 'name', sortOrder: 'asc' }],
+    ['past the end', { page: '9', limit: '5' }],
+  ] as [string, Record<string, string>][])('%s: the JS presenter’s JSON of the same rows, and GraphQL’s', async (_name, params) => {
+    const res = await acme.rest.get(`/api/agents?${new URLSearchParams(params)}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const args = await parseInput(AgentListArgs, params, 'query');
+    const expected = await inProcess(async () => presenter.present('AgentPage', await app.gateway.services.agents.list(actorOf(acme), args)));
+    expect(res.body).toEqual(expected);
+    // Strictly: the same keys in the same order, numbers and nulls alike (toEqual lets undefined pass for missing).
+    expect(JSON.stringify(res.body)).toBe(JSON.stringify(expected));
+    const names = (res.body.data as { name: string }[]).map((agent) => agent.name);
+    expect(names).not.toContain('Other’s agent');
+
+    const graphql = await acme.graphql.run(
+      parse(`query($limit: Int, $page: Int, $status: AgentStatus, $search: String) {
+        agents(limit: $limit, page: $page, status: $status, search: $search${params.sortBy ? ', sortBy: "name", sortOrder: asc' : ''}) {
+          data { ${AGENT_FIELDS} } meta { page limit total totalPages hasNextPage hasPreviousPage } } }`) as TypedDocumentNode<Record<string, any>, Record<string, unknown>>,
+      { limit: args.limit, page: args.page, status: args.status ?? null, search: args.search ?? null },
+    );
+    expect(graphql.errors).toBeUndefined();
+    expect(graphql.data!.agents).toEqual(res.body);
+  });
+
+  it('the rows hold what the test is about (so the comparisons above compare something)', async () => {
+    const res = await acme.rest.get('/api/agents?limit=20');
+    const byName = Object.fromEntries((res.body.data as Record<string, any>[]).map((agent) => [agent.name, agent]));
+    expect(Object.keys(byName).sort()).toEqual(['Configured', 'Edge', 'Plain']);
+    expect(byName.Configured.description).toBe(TRICKY);
+    expect(byName.Configured.hasPolicy).toBe(true);
+    expect(byName.Configured).not.toHaveProperty('policy');
+    expect(JSON.stringify(res.body)).not.toContain('discount code');
+    expect(byName.Configured.metadata.big).toBe(12345678901234);
+    expect(byName.Edge.createdAt).toBe('2026-01-02T03:04:05.999Z');
+    expect(byName.Edge.updatedAt).toBe('1999-12-31T23:59:59.000Z');
+    expect(byName.Edge.hasPolicy).toBe(false);
+    expect(byName.Edge.voiceConfig).toBeNull();
+    expect(byName.Edge.resolutionCriteria).toEqual([
+      { label: 'second key first', description: '' },
+      { label: 'l', description: 'extra key' },
+    ]);
+    expect(byName.Edge.memoryConfig).toEqual({ enabled: false, lastMessages: 5, semanticRecall: null });
+    expect(byName.Edge.modelConfig).toEqual({ model: 'builtin/echo', modelSettings: null, providerOptions: null });
+  });
+
+  it('another organization’s page holds only its own agent', async () => {
+    const res = await other.rest.get('/api/agents?limit=20');
+    expect(res.status).toBe(200);
+    expect((res.body.data as { name: string }[]).map((agent) => agent.name)).toEqual(['Other’s agent']);
+  });
+
+  it('the same bad input gets the same error on REST and GraphQL', async () => {
+    const rest = await acme.rest.get('/api/agents?limit=0');
+    expect(rest.status).toBe(400);
+    const graphql = await acme.graphql.run(
+      parse('query { agents(limit: 0) { data { id } } }') as TypedDocumentNode<Record<string, any>, Record<string, never>>,
+    );
+    expect(graphql.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(rest.body.code).toBe('BAD_USER_INPUT');
+    expect(graphql.errors?.[0]?.message).toBe(rest.body.detail ?? rest.body.message);
+  });
+});
+
+describe('a program’s executions, written as JSON by the database', () => {
+  it.each([
+    ['the whole list', {}],
+    ['one per page, page 2', { limit: '1', page: '2' }],
+  ])('%s: executionJson of the same rows, and GraphQL’s fields', async (_name, params) => {
+    const res = await acme.rest.get(`/api/programs/${programId}/executions?${new URLSearchParams(params)}`);
+    expect(res.status).toBe(200);
+    const args = await parseInput(PageOnlyArgs, params, 'query');
+    const expected = await inProcess(async () =>
+      (await app.gateway.services.executions.listForProgram(actorOf(acme), programId, args)).data.map(executionJson),
+    );
+    expect(JSON.stringify(res.body)).toBe(JSON.stringify(expected));
+    expect(res.headers.get('x-total-count')).toBe('2');
+    for (const execution of res.body as Record<string, unknown>[]) expect(Object.keys(execution)).toEqual([...EXECUTION_FIELDS]);
+  });
+
+  it('the rows hold what the test is about', async () => {
+    const res = await acme.rest.get(`/api/programs/${programId}/executions`);
+    const [newer, older] = res.body as Record<string, any>[];
+    expect(newer.autoPauseRules).toEqual([]);
+    expect(newer.actualStartAt).toBeNull();
+    expect(older.createdAt).toBe('2026-03-01T10:00:00.000Z');
+    expect(older.actualStartAt).toBe('2026-03-01T10:00:00.999Z');
+    expect(older.autoPauseRules).toEqual([
+      { nodeId: 'n1', threshold: 3, resetOnResume: true },
+      { nodeId: 'n2', threshold: 1, resetOnResume: false },
+    ]);
+    expect(older.outcomes).toEqual({ answered: 5, voicemail: 1, noAnswer: 1, busy: 0, failed: 0, doNotCall: 0, notCalled: 2 });
+  });
+
+  it('another organization gets 404 on both doors, and an empty program’s page is []', async () => {
+    const rest = await other.rest.get(`/api/programs/${programId}/executions`);
+    expect(rest.status).toBe(404);
+    const graphql = await other.graphql.run(
+      parse(`query { program(id: "${programId}") { id } }`) as TypedDocumentNode<Record<string, any>, Record<string, never>>,
+    );
+    expect(graphql.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const empty = await activeCampaign(acme, 1);
+    const list = await acme.rest.get(`/api/programs/${empty.programId}/executions`);
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual([]);
+    expect(list.headers.get('x-total-count')).toBe('0');
+  });
+
+  it('the database writes every field of an execution REST shows, so the JS path is not what answered', () => {
+    // Were a field not compiled, the route would fall back to executionJson and this file would compare the JS path with itself.
+    const sql = new Presenter(presenter['schema'], app.db.database.orm.getMetadata());
+    expect(sql.rowJson('Execution', Execution, EXECUTION_FIELDS)).not.toBeNull();
+    expect(sql.rowJson('Agent', Agent)).not.toBeNull();
+  });
+});
