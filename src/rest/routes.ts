@@ -117,12 +117,19 @@ function requireJsonBody(req: Request): void {
   );
 }
 
+/** Each route's path as a pattern, compiled once per route table (an unknown path is checked against all of them). */
+const PATTERNS = new WeakMap<RouteDefinition[], RegExp[]>();
+
 /** The methods the route table serves on a path (HEAD with GET, as Express answers it), or none for an unknown path. */
 export function allowedMethods(routes: RouteDefinition[], path: string): string[] {
+  let patterns = PATTERNS.get(routes);
+  if (!patterns) {
+    patterns = routes.map((route) => new RegExp(`^${route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`));
+    PATTERNS.set(routes, patterns);
+  }
   const methods = new Set<string>();
-  for (const route of routes) {
-    const pattern = new RegExp(`^${route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`);
-    if (!pattern.test(path)) continue;
+  for (const [index, route] of routes.entries()) {
+    if (!patterns[index]!.test(path)) continue;
     methods.add(route.method.toUpperCase());
     if (route.method === 'get') methods.add('HEAD');
   }
