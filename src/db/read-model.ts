@@ -1,5 +1,6 @@
 import { raw, ReferenceKind, type EntityClass, type QueryOrderMap } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
+import { pageMeta, type JsonPage, type Page } from '../common/pagination.js';
 import { isUuid } from './base.entity.js';
 
 export interface ReadOptions<T> {
@@ -250,6 +251,30 @@ export async function readPage<T extends object>(
     total,
     nested: values,
   };
+}
+
+/**
+ * A list page as a service reads it for both doors: the entity, its criteria and order, and the page
+ * asked for. `readList` answers it as read objects, `readJsonList` as the REST door's JSON.
+ */
+export interface ListRead<T extends object> {
+  entity: EntityClass<T>;
+  where: QBFilterQuery<T>;
+  options: ReadOptions<T> & { limit: number; offset: number };
+  page: number;
+  limit: number;
+}
+
+/** `read` as a page of read objects. */
+export async function readList<T extends object>(em: EntityManager, read: ListRead<T>): Promise<Page<T>> {
+  const { rows, total } = await readPage(em, read.entity, read.where, read.options);
+  return { data: rows, meta: pageMeta(read.page, read.limit, total) };
+}
+
+/** `read` as a page of rows written as JSON by the database (`row`: src/rest/present-sql.ts). */
+export async function readJsonList<T extends object>(em: EntityManager, read: ListRead<T>, row: RowJson): Promise<JsonPage> {
+  const { json, total } = await readJsonPage(em, read.entity, read.where, read.options, row);
+  return { json, meta: pageMeta(read.page, read.limit, total) };
 }
 
 /**

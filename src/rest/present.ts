@@ -48,6 +48,28 @@ export class Presenter {
   }
 
   /**
+   * A list's answer as `present(pageTypeName, …)` shows it: written by the database (`json`, with how
+   * to write a row of the page's item type and `entity`) when that type compiles (`rowJson`), else
+   * read and presented (`rows`).
+   */
+  async listAnswer(
+    pageTypeName: string,
+    entity: EntityClass<object>,
+    read: { json(row: RowJson): Promise<{ json: string[]; meta: PageMeta }>; rows(): Promise<unknown> },
+  ): Promise<unknown> {
+    const row = this.rowJson(this.itemTypeOf(pageTypeName), entity);
+    return row ? this.jsonPage(pageTypeName, await read.json(row)) : this.present(pageTypeName, await read.rows());
+  }
+
+  /** The type of a page type's `data` items (`AgentPage` → `Agent`). */
+  private itemTypeOf(pageTypeName: string): string {
+    const type = this.schema.getType(pageTypeName);
+    const data = type && isObjectType(type) ? type.getFields().data : undefined;
+    if (!data) throw new Error(`${pageTypeName} is no page type with data`);
+    return getNamedType(data.type).name;
+  }
+
+  /**
    * A page whose items the database wrote (`rowJson`), as `present(pageTypeName, page)` shows a page:
    * its fields in the type's order, the items' JSON as it is. The items are charged to the answer budget.
    */

@@ -4,15 +4,23 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
 import type { Actor } from '../../src/common/actor.js';
 import { parseInput } from '../../src/common/validation.js';
-import { gatewaySchema } from '../../src/doors.js';
+import { gatewaySchema, REST_ROUTES } from '../../src/doors.js';
 import { AgentListArgs } from '../../src/modules/agents/agent.args.js';
 import { Agent } from '../../src/modules/agents/agent.entity.js';
 import { Execution } from '../../src/modules/programs/execution.entity.js';
 import { PageOnlyArgs } from '../../src/common/pagination.js';
 import { EXECUTION_FIELDS, executionJson } from '../../src/modules/programs/programs.types.js';
 import { Presenter } from '../../src/rest/present.js';
+import { CallFlow } from '../../src/modules/programs/call-flow.entity.js';
+import { DoNotCallEntry } from '../../src/modules/contacts/do-not-call.entity.js';
+import { BusinessEntity } from '../../src/modules/contacts/business-entity.entity.js';
+import { Contact } from '../../src/modules/contacts/contact.entity.js';
+import { KnowledgeBase } from '../../src/modules/knowledge/knowledge-base.entity.js';
+import { CreditLedgerEntry } from '../../src/modules/organizations/credit-ledger.entity.js';
+import { Event } from '../../src/modules/events/event.entity.js';
+import { CarrierConnection } from '../../src/modules/telephony/carrier-connection.entity.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
-import { activeCampaign } from '../programs/fixtures.js';
+import { activeCampaign, flowInput } from '../programs/fixtures.js';
 
 // The REST lists whose answers PostgreSQL writes as JSON (src/rest/present-sql.ts): the agents page
 // and a program's executions. Each answer must be the JSON the JS presenter makes of the same rows
@@ -236,5 +244,67 @@ describe('a program’s executions, written as JSON by the database', () => {
     const sql = new Presenter(presenter['schema'], app.db.database.orm.getMetadata());
     expect(sql.rowJson('Execution', Execution, EXECUTION_FIELDS)).not.toBeNull();
     expect(sql.rowJson('Agent', Agent)).not.toBeNull();
+  });
+});
+
+// The other lists the database writes: each answer the JS presenter's JSON of the same rows (the
+// service's own page, read in process with the route's own arguments), with rows holding the tricky text.
+interface OtherList {
+  path: string;
+  page: string;
+  entity: new () => object;
+  read(actor: Actor, args: any): Promise<unknown>;
+  params?: Record<string, string>;
+}
+const OTHER_LISTS: OtherList[] = [
+  { path: '/call-flows', page: 'CallFlowPage', entity: CallFlow, read: (actor, args) => app.gateway.services.callFlows.list(actor, args) },
+  { path: '/do-not-call', page: 'DoNotCallPage', entity: DoNotCallEntry, read: (actor, args) => app.gateway.services.doNotCall.list(actor, args) },
+  { path: '/business-entities', page: 'BusinessEntityPage', entity: BusinessEntity, read: (actor, args) => app.gateway.services.businessEntities.list(actor, args) },
+  { path: '/contacts', page: 'ContactPage', entity: Contact, read: (actor, args) => app.gateway.services.contacts.list(actor, args), params: { search: 'emoji' } },
+  { path: '/knowledge-bases', page: 'KnowledgeBasePage', entity: KnowledgeBase, read: (actor, args) => app.gateway.services.knowledge.listBases(actor, args) },
+  { path: '/organization/credit-ledger', page: 'CreditLedgerPage', entity: CreditLedgerEntry, read: (actor, args) => app.gateway.services.credits.ledger(actor, args) },
+  { path: '/events', page: 'EventPage', entity: Event, read: (actor, args) => app.gateway.services.events.list(actor, args), params: { limit: '50' } },
+  { path: '/carrier-connections', page: 'CarrierConnectionPage', entity: CarrierConnection, read: (actor, args) => app.gateway.services.carrierConnections.list(actor, args) },
+];
+
+describe('the other lists the database writes', () => {
+  beforeAll(async () => {
+    const flow = await acme.rest.post('/api/call-flows', flowInput());
+    expect(flow.status).toBe(201);
+    await app.sql('update call_flows set description = ? where id = ?', [TRICKY, flow.body.id]);
+    expect((await acme.rest.post('/api/do-not-call', { phone: '+14155550123', note: TRICKY })).status).toBe(201);
+    const contact = await acme.rest.post('/api/contacts', { name: TRICKY, phone: '+14155550124' });
+    expect(contact.status).toBe(201);
+    const entity = await acme.rest.post('/api/business-entities', { contactId: contact.body.id, type: 'account', name: TRICKY, attributes: { n: 1.5, nested: { t: TRICKY } } });
+    expect(entity.status).toBe(201);
+    expect((await acme.rest.post('/api/knowledge-bases', { name: 'Base', description: TRICKY })).status).toBe(201);
+    await acme.grantCredits(25, TRICKY);
+    await other.grantCredits(5, 'Other’s grant');
+  });
+
+  it.each(OTHER_LISTS.map((list) => [list.path, list] as const))('%s: the JS presenter’s JSON of the same rows, none of another organization', async (_path, list) => {
+    const route = REST_ROUTES.find((each) => each.method === 'get' && each.path === list.path)!;
+    const params = list.params ?? {};
+    const res = await acme.rest.get(`/api${list.path}?${new URLSearchParams(params)}`);
+    expect(res.status).toBe(200);
+    const args = await parseInput(route.query!, params, 'query');
+    const expected = await inProcess(async () => presenter.present(list.page, await list.read(actorOf(acme), args)));
+    expect(JSON.stringify(res.body)).toBe(JSON.stringify(expected));
+    const theirs = await other.rest.get(`/api${list.path}?${new URLSearchParams(params)}`);
+    expect(theirs.status).toBe(200);
+    const ours = new Set((res.body.data as { id: string }[]).map((row) => row.id));
+    for (const row of theirs.body.data as { id: string }[]) expect(ours.has(row.id)).toBe(false);
+  });
+
+  it('the lists hold the tricky rows, written by the database', async () => {
+    const sql = new Presenter(presenter['schema'], app.db.database.orm.getMetadata());
+    for (const list of OTHER_LISTS) {
+      const page = (await gatewaySchema()).getType(list.page) as import('graphql').GraphQLObjectType;
+      const item = (page.getFields().data!.type as any).ofType.ofType.ofType.name as string;
+      expect([list.path, sql.rowJson(item, list.entity) !== null]).toEqual([list.path, true]);
+    }
+    for (const path of ['/call-flows', '/do-not-call', '/contacts', '/business-entities', '/knowledge-bases', '/organization/credit-ledger']) {
+      expect([path, JSON.stringify((await acme.rest.get(`/api${path}`)).body).includes(JSON.stringify(TRICKY).slice(1, -1))]).toEqual([path, true]);
+    }
   });
 });

@@ -5,7 +5,7 @@ import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type JsonPage, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
-import { readJsonPage, type RowJson } from '../../db/read-model.js';
+import { readJsonList, type ListRead, type RowJson } from '../../db/read-model.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
 import type { AgentListArgs } from './agent.args.js';
@@ -26,7 +26,7 @@ import { toAnalysisPlan } from './analysis/analysis-plan.js';
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
 
 /** What a page of agents reads: archived ones only when status=archived asks for them. */
-function agentPage(actor: Actor, args: AgentListArgs) {
+function agentPage(actor: Actor, args: AgentListArgs): ListRead<Agent> {
   const field = sortField(args.sortBy, AGENT_SORT);
   const where: FilterQuery<Agent> = {
     organization: actor.organizationId,
@@ -37,7 +37,13 @@ function agentPage(actor: Actor, args: AgentListArgs) {
     Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
   }
   const orderBy = [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[];
-  return { where: where as QBFilterQuery<Agent>, options: { orderBy, limit: args.limit, offset: (args.page - 1) * args.limit } };
+  return {
+    entity: Agent,
+    where: where as QBFilterQuery<Agent>,
+    options: { orderBy, limit: args.limit, offset: (args.page - 1) * args.limit },
+    page: args.page,
+    limit: args.limit,
+  };
 }
 
 /** Agents of the actor's organization: CRUD, activation, soft delete and a one-off test message. */
@@ -88,9 +94,7 @@ export class AgentService {
 
   /** The same page as `list`, each agent as the JSON text `row` builds (the REST door's answer). */
   async listJson(actor: Actor, args: AgentListArgs, row: RowJson): Promise<JsonPage> {
-    const { where, options } = agentPage(actor, args);
-    const { json, total } = await readJsonPage(this.em, Agent, where, options, row);
-    return { json, meta: pageMeta(args.page, args.limit, total) };
+    return readJsonList(this.em, agentPage(actor, args), row);
   }
 
   async get(actor: Actor, id: string): Promise<Agent> {

@@ -38,10 +38,7 @@ export const agentRoutes = [
     query: AgentListArgs,
     response: ref('AgentPage'),
     async handler({ actor, query, services, presenter }) {
-      // Written as JSON by the database when Agent's fields compile (src/rest/present-sql.ts); else read and presented.
-      const row = presenter.rowJson('Agent', Agent);
-      if (row) return presenter.jsonPage('AgentPage', await services.agents.listJson(actor, query, row));
-      return presenter.present('AgentPage', await services.agents.list(actor, query));
+      return presenter.listAnswer('AgentPage', Agent, { json: (row) => services.agents.listJson(actor, query, row), rows: () => services.agents.list(actor, query) });
     },
   }),
   defineRoute({

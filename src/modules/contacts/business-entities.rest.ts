@@ -1,3 +1,4 @@
+import { BusinessEntity } from './business-entity.entity.js';
 import { routesUsing } from '../../rest/routes.js';
 import { ref } from '../../rest/json-schema.js';
 import { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessEntityInput } from './business-entity.inputs.js';
@@ -19,7 +20,7 @@ export const businessEntityRoutes = [
     response: ref('BusinessEntityPage'),
     errors: [404],
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('BusinessEntityPage', await services.businessEntities.list(actor, query));
+      return presenter.listAnswer('BusinessEntityPage', BusinessEntity, { json: (row) => services.businessEntities.listJson(actor, query, row), rows: () => services.businessEntities.list(actor, query) });
     },
   }),
   defineRoute({

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type JsonPage } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { BusinessEntity } from './business-entity.entity.js';
@@ -9,7 +9,7 @@ import type { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessE
 import { Contact } from './contact.entity.js';
 import type { ContactChangedHook } from './contact.service.js';
 import { authorize } from '../organizations/roles.js';
-import { readPage } from '../../db/read-model.js';
+import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 
 export const BUSINESS_ENTITY_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'type'] as const;
 
@@ -23,22 +23,32 @@ export class BusinessEntityService {
 
   /** A page of records; `search` matches name or type; a contactId not of the organization → 404. */
   async list(actor: Actor, args: BusinessEntityListArgs): Promise<Page<BusinessEntity>> {
+    return readList(this.em, await this.listRead(actor, args));
+  }
+
+  /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async listJson(actor: Actor, args: BusinessEntityListArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, await this.listRead(actor, args), row);
+  }
+
+  /** What a page of `list` reads. */
+  private async listRead(actor: Actor, args: BusinessEntityListArgs): Promise<ListRead<BusinessEntity>> {
     const field = sortField(args.sortBy, BUSINESS_ENTITY_SORT_FIELDS);
     const contact = args.contactId ? await this.contact(actor, args.contactId) : undefined;
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: data, total } = await readPage(
-      this.em,
-      BusinessEntity,
-      {
+    return {
+      entity: BusinessEntity,
+      where: {
         organization: actor.organizationId,
         // By id: a managed entity in the criteria would keep the read from reusing its kept statement.
         ...(contact ? { contact: contact.id } : {}),
         ...(args.type ? { type: args.type } : {}),
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { type: { $ilike: pattern } }] } : {}),
       },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
+      limit: args.limit,
+    };
   }
 
   async get(actor: Actor, id: string): Promise<BusinessEntity> {

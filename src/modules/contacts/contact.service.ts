@@ -1,9 +1,10 @@
+import { type ListRead, readJsonList, type RowJson } from '../../db/read-model.js';
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -30,19 +31,30 @@ export class ContactService {
    * each contact (Contact.calls) read in the same statement (see nestedRelation).
    */
   async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Contact>> {
+    const read = this.listRead(actor, args);
+    const { rows: data, total } = await readPageWith(this.em, Contact, read.where, read.options, { organizationId: actor.organizationId, ...include });
+    return { data, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async listJson(actor: Actor, args: PageArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, this.listRead(actor, args), row);
+  }
+
+  /** What a page of `list` reads. */
+  private listRead(actor: Actor, args: PageArgs): ListRead<Contact> {
     const field = sortField(args.sortBy, CONTACT_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: data, total } = await readPageWith(
-      this.em,
-      Contact,
-      {
+    return {
+      entity: Contact,
+      where: {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { phone: { $ilike: pattern } }] } : {}),
       },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, ...include },
-    );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
+      limit: args.limit,
+    };
   }
 
   async get(actor: Actor, id: string): Promise<Contact> {

@@ -1,3 +1,4 @@
+import { Contact } from './contact.entity.js';
 import { PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
 import { objectOf, ref } from '../../rest/json-schema.js';
@@ -136,7 +137,7 @@ export const contactRoutes = [
     query: PageArgs,
     response: ref('ContactPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('ContactPage', await services.contacts.list(actor, query));
+      return presenter.listAnswer('ContactPage', Contact, { json: (row) => services.contacts.listJson(actor, query, row), rows: () => services.contacts.list(actor, query) });
     },
   }),
   defineRoute({

@@ -1,3 +1,4 @@
+import { DoNotCallEntry } from './do-not-call.entity.js';
 import { PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
 import { ref } from '../../rest/json-schema.js';
@@ -19,7 +20,7 @@ export const doNotCallRoutes = [
     query: PageArgs,
     response: ref('DoNotCallPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('DoNotCallPage', await services.doNotCall.list(actor, query));
+      return presenter.listAnswer('DoNotCallPage', DoNotCallEntry, { json: (row) => services.doNotCall.listJson(actor, query, row), rows: () => services.doNotCall.list(actor, query) });
     },
   }),
   defineRoute({

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { EventWriter } from '../events/event-writer.js';
 import { authorize } from '../organizations/roles.js';
@@ -11,7 +11,7 @@ import { parseDoNotCallCsv } from './do-not-call-csv.js';
 import { DoNotCallEntry, DoNotCallSource } from './do-not-call.entity.js';
 import { DO_NOT_CALL_IMPORT_MAX_ROWS, type AddDoNotCallInput, type ImportDoNotCallInput } from './do-not-call.inputs.js';
 import type { DoNotCallImportResult, DoNotCallSkippedRow } from './do-not-call.types.js';
-import { readPage } from '../../db/read-model.js';
+import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 
 export const DO_NOT_CALL_SORT_FIELDS = ['createdAt', 'phone'] as const;
 /** Rows per INSERT statement: 8 columns each stays well under PostgreSQL's 65535 bind parameters. */
@@ -34,18 +34,28 @@ export class DoNotCallService {
 
   /** A page of entries; `search` matches the number or the note, case-insensitively. */
   async list(actor: Actor, args: PageArgs): Promise<Page<DoNotCallEntry>> {
+    return readList(this.em, this.listRead(actor, args));
+  }
+
+  /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async listJson(actor: Actor, args: PageArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, this.listRead(actor, args), row);
+  }
+
+  /** What a page of `list` reads. */
+  private listRead(actor: Actor, args: PageArgs): ListRead<DoNotCallEntry> {
     const field = sortField(args.sortBy, DO_NOT_CALL_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: data, total } = await readPage(
-      this.em,
-      DoNotCallEntry,
-      {
+    return {
+      entity: DoNotCallEntry,
+      where: {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ phone: { $ilike: pattern } }, { note: { $ilike: pattern } }] } : {}),
       },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
+      limit: args.limit,
+    };
   }
 
   /** An entry by its id or by its number (E.164); one not on the caller's list (or neither an id nor a number) → 404. */

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type JsonPage } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readPage } from '../../db/read-model.js';
+import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 import { query } from '../../db/sql.js';
 import type { EventListArgs } from './event.args.js';
 import { Event } from './event.entity.js';
@@ -19,6 +19,16 @@ export class EventService {
 
   /** A page of events, newest first by default; `search` matches the type. */
   async list(actor: Actor, args: EventListArgs): Promise<Page<Event>> {
+    return readList(this.em, this.listRead(actor, args));
+  }
+
+  /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async listJson(actor: Actor, args: EventListArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, this.listRead(actor, args), row);
+  }
+
+  /** What a page of `list` reads. */
+  private listRead(actor: Actor, args: EventListArgs): ListRead<Event> {
     const field = sortField(args.sortBy, EVENT_SORT_FIELDS);
     if (args.createdAfter && args.createdBefore && args.createdAfter >= args.createdBefore) {
       throw AppError.badInput([{ field: 'createdBefore', message: 'createdBefore must be after createdAfter' }]);
@@ -36,12 +46,13 @@ export class EventService {
       ...(Object.keys(type).length > 0 ? { type } : {}),
       ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
     };
-    const { rows: data, total } = await readPage(this.em, Event, where as never, {
-      orderBy: [{ [field]: args.sortOrder }, { id: args.sortOrder }] as never,
+    return {
+      entity: Event,
+      where: where as never,
+      options: { orderBy: [{ [field]: args.sortOrder }, { id: args.sortOrder }] as never, limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
       limit: args.limit,
-      offset: (args.page - 1) * args.limit,
-    });
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    };
   }
 
   async get(actor: Actor, id: string): Promise<Event> {

@@ -1,3 +1,4 @@
+import { Event } from './event.entity.js';
 import { routesUsing } from '../../rest/routes.js';
 import { ref } from '../../rest/json-schema.js';
 import { EventListArgs } from './event.args.js';
@@ -22,7 +23,7 @@ export const eventRoutes = [
     query: EventListArgs,
     response: ref('EventPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('EventPage', await services.events.list(actor, query));
+      return presenter.listAnswer('EventPage', Event, { json: (row) => services.events.listJson(actor, query, row), rows: () => services.events.list(actor, query) });
     },
   }),
   defineRoute({

@@ -1,3 +1,4 @@
+import { KnowledgeBase } from './knowledge-base.entity.js';
 import { PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
 import { arrayOf, objectOf, ref, refWithout } from '../../rest/json-schema.js';
@@ -34,7 +35,7 @@ export const knowledgeRoutes = [
     query: PageArgs,
     response: ref('KnowledgeBasePage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('KnowledgeBasePage', await services.knowledge.listBases(actor, query));
+      return presenter.listAnswer('KnowledgeBasePage', KnowledgeBase, { json: (row) => services.knowledge.listBasesJson(actor, query, row), rows: () => services.knowledge.listBases(actor, query) });
     },
   }),
   defineRoute({

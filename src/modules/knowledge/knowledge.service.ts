@@ -1,3 +1,4 @@
+import { type ListRead, readJsonList, type RowJson } from '../../db/read-model.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
@@ -8,7 +9,7 @@ import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
 import { DocumentListArgs, type AddDocumentInput, type CreateKnowledgeBaseInput } from './knowledge.inputs.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { nestedRelation, readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { validArgs } from '../../common/validation.js';
@@ -101,19 +102,30 @@ export class KnowledgeService {
    * relations of each base (KnowledgeBase.documents) read in the same statement (see nestedRelation).
    */
   async listBases(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<KnowledgeBase>> {
+    const read = this.listRead(actor, args);
+    const { rows: data, total } = await readPageWith(this.em, KnowledgeBase, read.where, read.options, { organizationId: actor.organizationId, ...include });
+    return { data, meta: pageMeta(args.page, args.limit, total) };
+  }
+
+  /** The same page as `listBases`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async listBasesJson(actor: Actor, args: PageArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, this.listRead(actor, args), row);
+  }
+
+  /** What a page of `listBases` reads. */
+  private listRead(actor: Actor, args: PageArgs): ListRead<KnowledgeBase> {
     const field = sortField(args.sortBy, KNOWLEDGE_BASE_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: bases, total } = await readPageWith(
-      this.em,
-      KnowledgeBase,
-      {
+    return {
+      entity: KnowledgeBase,
+      where: {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, ...include },
-    );
-    return { data: bases, meta: pageMeta(args.page, args.limit, total) };
+      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
+      limit: args.limit,
+    };
   }
 
   async getBase(actor: Actor, id: string): Promise<KnowledgeBase> {

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { pageMeta, type Page } from '../../common/pagination.js';
+import { type Page, type JsonPage } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { CreditEntryKind, CreditLedgerEntry } from './credit-ledger.entity.js';
 import type { CreditLedgerArgs } from './organization.inputs.js';
 import { CREDIT_BALANCE_SQL } from './organization.entity.js';
-import { readPage } from '../../db/read-model.js';
+import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 
 /** credit_balance is a PostgreSQL integer; a grant never takes it past this. */
 export const MAX_BALANCE = 2_147_483_647;
@@ -67,12 +67,22 @@ export class CreditService {
 
   /** A page of the caller's ledger, newest first. */
   async ledger(actor: Actor, args: CreditLedgerArgs): Promise<Page<CreditLedgerEntry>> {
-    const { rows: data, total } = await readPage(
-      this.em,
-      CreditLedgerEntry,
-      { organization: actor.organizationId, ...(args.kind ? { kind: args.kind } : {}) },
-      { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return readList(this.em, this.listRead(actor, args));
+  }
+
+  /** The same page as `ledger`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async ledgerJson(actor: Actor, args: CreditLedgerArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, this.listRead(actor, args), row);
+  }
+
+  /** What a page of `ledger` reads. */
+  private listRead(actor: Actor, args: CreditLedgerArgs): ListRead<CreditLedgerEntry> {
+    return {
+      entity: CreditLedgerEntry,
+      where: { organization: actor.organizationId, ...(args.kind ? { kind: args.kind } : {}) },
+      options: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
+      limit: args.limit,
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { CreditLedgerEntry } from './credit-ledger.entity.js';
 import { routesUsing } from '../../rest/routes.js';
 import { ref } from '../../rest/json-schema.js';
 import { CreditLedgerArgs, UpdateOrganizationInput } from './organization.inputs.js';
@@ -55,7 +56,7 @@ export const organizationRoutes = [
     query: CreditLedgerArgs,
     response: ref('CreditLedgerPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('CreditLedgerPage', await services.credits.ledger(actor, query));
+      return presenter.listAnswer('CreditLedgerPage', CreditLedgerEntry, { json: (row) => services.credits.ledgerJson(actor, query, row), rows: () => services.credits.ledger(actor, query) });
     },
   }),
 ];

@@ -11,8 +11,8 @@ import { FlowNodeType } from './program.enums.js';
 import { E164 } from '../telephony/telephony.inputs.js';
 import { EDGE_CONDITION_HINT, isEdgeCondition } from './edge-condition.js';
 import { authorize } from '../organizations/roles.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
-import { readPage } from '../../db/read-model.js';
+import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
+import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 
 export const CALL_FLOW_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
@@ -53,18 +53,28 @@ export class CallFlowService {
 
   /** A page of call flows; `search` matches name or description. */
   async list(actor: Actor, args: PageArgs): Promise<Page<CallFlow>> {
+    return readList(this.em, this.listRead(actor, args));
+  }
+
+  /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async listJson(actor: Actor, args: PageArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, this.listRead(actor, args), row);
+  }
+
+  /** What a page of `list` reads. */
+  private listRead(actor: Actor, args: PageArgs): ListRead<CallFlow> {
     const field = sortField(args.sortBy, CALL_FLOW_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: flows, total } = await readPage(
-      this.em,
-      CallFlow,
-      {
+    return {
+      entity: CallFlow,
+      where: {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
-    return { data: flows, meta: pageMeta(args.page, args.limit, total) };
+      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
+      limit: args.limit,
+    };
   }
 
   async get(actor: Actor, id: string): Promise<CallFlow> {

@@ -1,3 +1,4 @@
+import { CallFlow } from './call-flow.entity.js';
 import { PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
 import { ref } from '../../rest/json-schema.js';
@@ -19,7 +20,7 @@ export const callFlowRoutes = [
     query: PageArgs,
     response: ref('CallFlowPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('CallFlowPage', await services.callFlows.list(actor, query));
+      return presenter.listAnswer('CallFlowPage', CallFlow, { json: (row) => services.callFlows.listJson(actor, query, row), rows: () => services.callFlows.list(actor, query) });
     },
   }),
   defineRoute({

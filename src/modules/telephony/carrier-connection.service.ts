@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
@@ -10,7 +10,7 @@ import { CarrierError, type CarrierAccount, type CarrierAdapter } from './carrie
 import { open, seal } from '../../platform/credentials.js';
 import { CarrierKind } from './telephony.enums.js';
 import type { CreateCarrierConnectionInput, UpdateCarrierConnectionInput } from './telephony.inputs.js';
-import { readPage } from '../../db/read-model.js';
+import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 
 export const CARRIER_CONNECTION_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
 
@@ -33,14 +33,24 @@ export class CarrierConnectionService {
 
   /** A page of connections; `search` matches the name. */
   async list(actor: Actor, args: PageArgs): Promise<Page<CarrierConnection>> {
+    return readList(this.em, this.listRead(actor, args));
+  }
+
+  /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
+  async listJson(actor: Actor, args: PageArgs, row: RowJson): Promise<JsonPage> {
+    return readJsonList(this.em, this.listRead(actor, args), row);
+  }
+
+  /** What a page of `list` reads. */
+  private listRead(actor: Actor, args: PageArgs): ListRead<CarrierConnection> {
     const field = sortField(args.sortBy, CARRIER_CONNECTION_SORT_FIELDS);
-    const { rows: data, total } = await readPage(
-      this.em,
-      CarrierConnection,
-      { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return {
+      entity: CarrierConnection,
+      where: { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
+      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      page: args.page,
+      limit: args.limit,
+    };
   }
 
   async get(actor: Actor, id: string): Promise<CarrierConnection> {

@@ -1,3 +1,4 @@
+import { CarrierConnection } from './carrier-connection.entity.js';
 import type { Actor } from '../../common/actor.js';
 import { PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
@@ -30,7 +31,7 @@ export const carrierConnectionRoutes = [
     query: PageArgs,
     response: ref('CarrierConnectionPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.present('CarrierConnectionPage', await services.carrierConnections.list(actor, query));
+      return presenter.listAnswer('CarrierConnectionPage', CarrierConnection, { json: (row) => services.carrierConnections.listJson(actor, query, row), rows: () => services.carrierConnections.list(actor, query) });
     },
   }),
   defineRoute({
