@@ -2,7 +2,7 @@ import type { EntityClass } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import { AppError } from '../common/errors.js';
 import { pageMeta, type Page } from '../common/pagination.js';
-import { fromJson, jsonObjectSql, preload, preloaded, readPage, type NestedSelect, type ReadOptions } from './read-model.js';
+import { fromJson, jsonObjectSql, preload, preloaded, readPage, type ListRead, type NestedSelect, type ReadOptions } from './read-model.js';
 
 // One-to-many relations read with their parents' page. A relation is declared once (which parent,
 // which child entity, how its rows are found, filtered and ordered for a set of arguments); a list
@@ -199,4 +199,14 @@ export async function readPageWith<T extends object>(
   const { rows, total, nested: values } = await readPage(em, entity, where, { ...options, nested: [...(options.nested ?? []), ...nested], fields });
   attachNested(em, rows, values, selects);
   return { rows, total };
+}
+
+/** `read` as a page of read objects, with the relations and columns `include` asks for (readPageWith). */
+export async function readListWith<T extends object>(
+  em: EntityManager,
+  read: ListRead<T>,
+  include: PageSelection & { organizationId: string },
+): Promise<Page<T>> {
+  const { rows, total } = await readPageWith(em, read.entity, read.where, read.options, include);
+  return { data: rows, meta: pageMeta(read.page, read.limit, total) };
 }

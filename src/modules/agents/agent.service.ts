@@ -2,9 +2,9 @@ import type { FilterQuery, QueryOrderMap } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type JsonPage, type Page } from '../../common/pagination.js';
+import { containsPattern, sortField, type JsonPage, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
+import { readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { readJsonList, type ListRead, type RowJson } from '../../db/read-model.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
@@ -87,9 +87,7 @@ export class AgentService {
    * A page of agents (agentPage). `include`: relations of each agent (Agent.conversations) read in the same statement and kept with it (see nestedRelation).
    */
   async list(actor: Actor, args: AgentListArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Agent>> {
-    const { where, options } = agentPage(actor, args);
-    const { rows, total } = await readPageWith(this.em, Agent, where, options, { organizationId: actor.organizationId, ...include });
-    return { data: rows, meta: pageMeta(args.page, args.limit, total) };
+    return readListWith(this.em, agentPage(actor, args), { organizationId: actor.organizationId, ...include });
   }
 
   /** The same page as `list`, each agent as the JSON text `row` builds (the REST door's answer). */

@@ -4,8 +4,8 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
-import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
+import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
+import { readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Contact } from './contact.entity.js';
@@ -31,9 +31,7 @@ export class ContactService {
    * each contact (Contact.calls) read in the same statement (see nestedRelation).
    */
   async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Contact>> {
-    const read = this.listRead(actor, args);
-    const { rows: data, total } = await readPageWith(this.em, Contact, read.where, read.options, { organizationId: actor.organizationId, ...include });
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return readListWith(this.em, this.listRead(actor, args), { organizationId: actor.organizationId, ...include });
   }
 
   /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */

@@ -9,9 +9,9 @@ import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
 import { DocumentListArgs, type AddDocumentInput, type CreateKnowledgeBaseInput } from './knowledge.inputs.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
-import { nestedRelation, readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
+import { nestedRelation, readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { validArgs } from '../../common/validation.js';
 import { MAX_CANDIDATES, RETRIEVAL_SQL, toOrQuery } from './retrieval.js';
 import { authorize } from '../organizations/roles.js';
@@ -102,9 +102,7 @@ export class KnowledgeService {
    * relations of each base (KnowledgeBase.documents) read in the same statement (see nestedRelation).
    */
   async listBases(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<KnowledgeBase>> {
-    const read = this.listRead(actor, args);
-    const { rows: data, total } = await readPageWith(this.em, KnowledgeBase, read.where, read.options, { organizationId: actor.organizationId, ...include });
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return readListWith(this.em, this.listRead(actor, args), { organizationId: actor.organizationId, ...include });
   }
 
   /** The same page as `listBases`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
