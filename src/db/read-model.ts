@@ -44,7 +44,7 @@ export async function readRows<T extends object>(
   where: QBFilterQuery<T>,
   options: ReadOptions<T> = {},
 ): Promise<T[]> {
-  const rows = await selectRows(em, entity, where, ['*'], [], options);
+  const { rows } = await selectRows(em, entity, where, ['*'], [], options);
   return rows.map((row) => toReadObject(em, entity, row));
 }
 
@@ -138,8 +138,11 @@ function shapeOf(value: unknown, values: unknown[]): { shape: string; standIn: u
 
 /**
  * The rows of a read, mapped to property names as the QueryBuilder maps them: `columns` (property
- * names, or `*`), optionally the page's total as `__total`, and each nested select as `__nested_<i>`.
- * Built by the QueryBuilder once per shape, then from the kept statement (above).
+ * names, or `*`); beside each row in `extras`, the page's total as `__total` (when `total`) and each
+ * nested select as `__nested_<i>`. Built by the QueryBuilder once per shape, then from the kept
+ * statement (above). The extras are never left on (nor deleted from) the mapped rows: a property
+ * deleted from an object turns it into a dictionary in V8, slow to read for every field GraphQL or
+ * the presenter reads from it afterwards, and to key a WeakMap (the preloaded relations) with.
  */
 async function selectRows<T extends object>(
   em: EntityManager,
@@ -149,7 +152,7 @@ async function selectRows<T extends object>(
   nested: NestedSelect[],
   options: ReadOptions<T>,
   total = false,
-): Promise<Record<string, unknown>[]> {
+): Promise<{ rows: Record<string, unknown>[]; extras: Record<string, unknown>[] }> {
   const values: unknown[] = [];
   const criteria = shapeOf(where, values);
   const nestedParams = nested.map((each) => each.params.map((param) => shapeOf(param, values)));
@@ -191,7 +194,21 @@ async function selectRows<T extends object>(
     if (STATEMENTS.size >= MAX_STATEMENTS) STATEMENTS.clear();
     STATEMENTS.set(key, kept);
   }
-  if (!kept) return (await build(false).execute('all', true)) as Record<string, unknown>[];
+  const extraNames = [...(total ? ['__total'] : []), ...nested.map((_, index) => `__nested_${index}`)];
+  const extras: Record<string, unknown>[] = [];
+  if (!kept) {
+    const built = (await build(false).execute('all', true)) as Record<string, unknown>[];
+    if (extraNames.length === 0) return { rows: built, extras };
+    // Already mapped: copied without the extras.
+    const rows = built.map((row) => {
+      const clean: Record<string, unknown> = {};
+      const extra: Record<string, unknown> = {};
+      for (const key of Object.keys(row)) (extraNames.includes(key) ? extra : clean)[key] = row[key];
+      extras.push(extra);
+      return clean;
+    });
+    return { rows, extras };
+  }
   // As QueryBuilder#execute runs it: in the request's transaction if there is one, with its abort signal.
   const abort = (em as unknown as { getAbortOptions(): object | undefined }).getAbortOptions();
   const connection = em.getDriver().getConnection(em.config.get('preferReadReplicas') ? 'read' : 'write');
@@ -203,7 +220,19 @@ async function selectRows<T extends object>(
     { id: em.id, ...abort } as Parameters<typeof connection.execute>[4],
   );
   const meta = em.getMetadata().get(entity);
-  return rows.map((row) => em.getDriver().mapResult(row as never, meta) as Record<string, unknown>);
+  const mapped = rows.map((row) => {
+    if (extraNames.length > 0) {
+      // Taken off the driver's row, which is dropped once mapped, so the mapped row never holds them.
+      const extra: Record<string, unknown> = {};
+      for (const name of extraNames) {
+        extra[name] = row[name];
+        delete row[name];
+      }
+      extras.push(extra);
+    }
+    return em.getDriver().mapResult(row as never, meta) as Record<string, unknown>;
+  });
+  return { rows: mapped, extras };
 }
 
 /** The rows of `entity` of one organization with these ids (malformed ids left out), as read objects by id, in one statement. */
@@ -233,24 +262,16 @@ export async function readPage<T extends object>(
   const selected = options.fields ? selectedProperties(em, entity, options.fields.names, {}, options.fields.ignore) : null;
   // A GraphQL page that asks for a few columns reads only those: no parsing of JSON columns, texts and dates nobody shows.
   const columns = selected && !selected.all ? selected.props.map((prop) => prop.name) : ['*'];
-  const rows = await selectRows(em, entity, where, columns, nested, options, true);
-  const total = rows.length > 0 ? Number(rows[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
-  const values = rows.map((row) => {
+  const { rows, extras } = await selectRows(em, entity, where, columns, nested, options, true);
+  const total = rows.length > 0 ? Number(extras[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
+  const values = extras.map((extra) => {
     const byName: Record<string, unknown> = {};
     nested.forEach((each, index) => {
-      byName[each.name] = row[`__nested_${index}`];
-      delete row[`__nested_${index}`];
+      byName[each.name] = extra[`__nested_${index}`];
     });
     return byName;
   });
-  return {
-    rows: rows.map((row) => {
-      delete row.__total;
-      return toReadObject(em, entity, row);
-    }),
-    total,
-    nested: values,
-  };
+  return { rows: rows.map((row) => toReadObject(em, entity, row)), total, nested: values };
 }
 
 /**
@@ -288,9 +309,9 @@ export async function readJsonPage<T extends object>(
   options: ReadOptions<T> & { limit: number; offset: number },
   row: RowJson,
 ): Promise<{ json: string[]; total: number }> {
-  const rows = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: [] }], options, true);
-  const total = rows.length > 0 ? Number(rows[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
-  return { json: rows.map((each) => each.__nested_0 as string), total };
+  const { extras } = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: [] }], options, true);
+  const total = extras.length > 0 ? Number(extras[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
+  return { json: extras.map((each) => each.__nested_0 as string), total };
 }
 
 // Relations read with their parents. When a GraphQL selection asks for a relation of every row of a
@@ -301,18 +322,20 @@ export async function readJsonPage<T extends object>(
 // per-column parsing of rows nobody reads. Anything the look-ahead does not cover still goes
 // through the per-request DataLoaders.
 
-const PRELOADED = new WeakMap<object, Map<string, unknown>>();
+// Kept on the read object itself, under a symbol (which neither door shows, nor Object.keys nor JSON):
+// a WeakMap keyed by the read objects cost a microsecond or more per parent row to fill.
+const PRELOADED = Symbol('preloaded relations');
+type Preloading = { [PRELOADED]?: Map<string, unknown> };
 
 /** Keeps `value` as the answer of `key` (relation name and arguments) for the read object `parent`. */
 export function preload(parent: object, key: string, value: unknown): void {
-  let values = PRELOADED.get(parent);
-  if (!values) PRELOADED.set(parent, (values = new Map()));
-  values.set(key, value);
+  const holder = parent as Preloading;
+  (holder[PRELOADED] ??= new Map()).set(key, value);
 }
 
 /** What `preload` kept for `parent` under `key`, or undefined. */
 export function preloaded<V>(parent: object, key: string): V | undefined {
-  return PRELOADED.get(parent)?.get(key) as V | undefined;
+  return (parent as Preloading)[PRELOADED]?.get(key) as V | undefined;
 }
 
 interface StoredProperty {
