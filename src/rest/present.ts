@@ -30,6 +30,8 @@ type Shape = (value: unknown) => unknown;
 export class Presenter {
   private readonly objects = new Map<string, Shape>();
   private readonly sql: SqlPresenter | null;
+  /** The item type of each page type asked for (listAnswer). */
+  private readonly itemTypes = new Map<string, string>();
 
   /** `metadata`: the entities', for answers the database builds as JSON (`rowJson`); without it, none is. */
   constructor(
@@ -57,7 +59,9 @@ export class Presenter {
     entity: EntityClass<object>,
     read: { json(row: RowJson): Promise<{ json: string[]; meta: PageMeta }>; rows(): Promise<unknown> },
   ): Promise<unknown> {
-    const row = this.rowJson(this.itemTypeOf(pageTypeName), entity);
+    let itemType = this.itemTypes.get(pageTypeName);
+    if (itemType === undefined) this.itemTypes.set(pageTypeName, (itemType = this.itemTypeOf(pageTypeName)));
+    const row = this.rowJson(itemType, entity);
     return row ? this.jsonPage(pageTypeName, await read.json(row)) : this.present(pageTypeName, await read.rows());
   }
 

@@ -10,6 +10,15 @@ import { requestTimeout } from '../../src/platform/request-timeout.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/database.js';
 
+/** A client of its own that holds the organization's row locked in an open transaction (rolled back by the caller). */
+async function holdOrganizationRow(app: TestApp, org: TestOrganization): Promise<pg.Client> {
+  const holder = new pg.Client({ connectionString: app.db.url });
+  await holder.connect();
+  await holder.query('begin');
+  await holder.query('select id from organizations where id = $1 for update', [org.organizationId]);
+  return holder;
+}
+
 describe('requestTimeout', () => {
   let server: Server;
   let baseUrl: string;
@@ -214,10 +223,7 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     knowledgeBaseId = base.body.id;
   });
   beforeEach(async () => {
-    holder = new pg.Client({ connectionString: app.db.url });
-    await holder.connect();
-    await holder.query('begin');
-    await holder.query('select id from organizations where id = $1 for update', [acme.organizationId]);
+    holder = await holdOrganizationRow(app, acme);
   });
   afterEach(async () => {
     await holder.query('rollback');
@@ -351,10 +357,7 @@ onPostgres('PostgreSQL: a client that goes away', () => {
     const base = await acme.rest.post('/api/knowledge-bases', { name: 'Help' });
     expect(base.status).toBe(201);
     knowledgeBaseId = base.body.id;
-    holder = new pg.Client({ connectionString: app.db.url });
-    await holder.connect();
-    await holder.query('begin');
-    await holder.query('select id from organizations where id = $1 for update', [acme.organizationId]);
+    holder = await holdOrganizationRow(app, acme);
   });
   afterAll(async () => {
     await holder.query('rollback');
