@@ -147,7 +147,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   const metrics = config.metricsEnabled ? new GatewayMetrics(database) : null;
   const apollo = new ApolloServer<GraphQLContext>({
     // The schema, executed by graphql-jit's compiled operations (src/graphql/compiled-executor.ts).
-    gateway: compiledGateway(schema),
+    gateway: compiledGateway(schema, database.orm.getMetadata()),
     formatError(formatted, error) {
       const shaped = formatError(formatted, error);
       metrics?.countError(String(shaped.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));

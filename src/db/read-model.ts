@@ -29,6 +29,8 @@ export interface NestedSelect {
 export interface RowJson {
   readonly key: string;
   sql(alias: string): string;
+  /** The values of the `?` placeholders in `sql`, in order (none by default). */
+  readonly params?: unknown[];
 }
 
 // Read-only answers (a list page, a batch of a nested relation) are built from rows mapped onto
@@ -309,7 +311,7 @@ export async function readJsonPage<T extends object>(
   options: ReadOptions<T> & { limit: number; offset: number },
   row: RowJson,
 ): Promise<{ json: string[]; total: number }> {
-  const { extras } = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: [] }], options, true);
+  const { extras } = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: row.params ?? [] }], options, true);
   const total = extras.length > 0 ? Number(extras[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
   return { json: extras.map((each) => each.__nested_0 as string), total };
 }

@@ -1,6 +1,9 @@
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
 import { execute, getVariableValues, GraphQLError, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { MetadataStorage } from '@mikro-orm/core';
+import type { GraphQLContext } from './context.js';
+import { sqlAnswer } from './sql-answers.js';
 
 // graphql-js walks every field of every row through a generic executor (argument coercion, a promise
 // check, a result object per field); on a nested page that is thousands of fields. graphql-jit compiles
@@ -26,7 +29,8 @@ function compiledFor(schema: GraphQLSchema, document: DocumentNode, operationNam
   return byName.get(key)!;
 }
 
-export function compiledExecutor(schema: GraphQLSchema): GatewayExecutor {
+/** `metadata`: the ORM's, for the queries the database answers whole (src/graphql/sql-answers.ts); without it, none is. */
+export function compiledExecutor(schema: GraphQLSchema, metadata?: MetadataStorage): GatewayExecutor {
   return async ({ document, operation, operationName, request, context }) => {
     const variables = request.variables ?? {};
     // Variables are coerced by graphql-js first, so a bad variable is refused with graphql-js's own
@@ -34,6 +38,10 @@ export function compiledExecutor(schema: GraphQLSchema): GatewayExecutor {
     if (operation.variableDefinitions?.length) {
       const coerced = getVariableValues(schema, operation.variableDefinitions, variables);
       if (coerced.errors) return { errors: coerced.errors };
+    }
+    if (metadata) {
+      const answer = await sqlAnswer(schema, metadata, document, operation, variables, context as GraphQLContext);
+      if (answer) return answer;
     }
     const query = compiledFor(schema, document, operationName);
     if (!query) return execute({ schema, document, contextValue: context, variableValues: variables, operationName }) as never;
@@ -61,14 +69,14 @@ function asGraphQLJsErrors(result: ExecutionResult): ExecutionResult {
 }
 
 /** The `gateway` Apollo Server takes: a fixed schema and the compiled executor. */
-export function compiledGateway(schema: GraphQLSchema): GatewayInterface {
+export function compiledGateway(schema: GraphQLSchema, metadata?: MetadataStorage): GatewayInterface {
   return {
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
       return () => undefined;
     },
     async load() {
-      return { executor: compiledExecutor(schema) };
+      return { executor: compiledExecutor(schema, metadata) };
     },
     async stop() {},
   };

@@ -37,6 +37,7 @@ export class JsonText {
 /** Column types whose text PostgreSQL writes into JSON as the JS presenter shows the value pg parsed. */
 const PLAIN_COLUMN = /^(uuid|text|varchar(\(\d+\))?|character varying(\(\d+\))?|int|integer|int4|smallint|int2|boolean|bool)$/;
 const JSON_COLUMN = /^jsonb?$/;
+const TEXT_COLUMN = /^(text|varchar(\(\d+\))?|character varying(\(\d+\))?)$/;
 /** json_build_object takes at most 100 arguments. */
 const MAX_FIELDS = 50;
 
@@ -87,7 +88,7 @@ function shownFields(type: GraphQLObjectType): GraphQLField<unknown, unknown>[] 
 }
 
 /** One field of a row over its alias, or null when it is none of the kinds this compiles. */
-function fieldSql(meta: EntityMetadata, field: GraphQLField<unknown, unknown>): ComputedSql | null {
+export function fieldSql(meta: EntityMetadata, field: GraphQLField<unknown, unknown>): ComputedSql | null {
   const computed = computedSqlOf(meta.class as EntityClass<object>, field.name);
   if (computed) return computed;
   const prop = meta.properties[field.name as never] as EntityProperty | undefined;
@@ -122,6 +123,8 @@ function storedSql(prop: EntityProperty, fieldType: GraphQLOutputType): Computed
   if (!isScalarType(type) && !isEnumType(type)) return null;
   if (columnType === 'timestamptz' && prop.runtimeType === 'Date') return (alias) => isoDateSql(`${alias}.${column}`);
   if (PLAIN_COLUMN.test(columnType) && ['string', 'number', 'boolean'].includes(String(prop.runtimeType))) return (alias) => `${alias}.${column}`;
+  // A text column whose property type the metadata could not read (`string | null` with Opt): pg answers it as a string all the same.
+  if (TEXT_COLUMN.test(columnType) && !prop.customType && ['unknown', 'any'].includes(String(prop.runtimeType))) return (alias) => `${alias}.${column}`;
   return null;
 }
 

@@ -578,11 +578,16 @@ describe('response-size', () => {
       const written = await wordy.rest.get('/api/knowledge-bases?limit=100');
       expect(written.status).toBe(400);
       expect(written.body.detail).toMatch(/^The answer would be at least 2\d{4} bytes, over the limit of 20000; ask for fewer rows or fields$/);
-      const answer = await graphql('{ knowledgeBases(limit: 100) { data { name description } } }', {}, wordy.apiKey);
+      // GraphQL: the executor's answer (audiences) is measured whole; the page the database writes (knowledge bases) is charged its rows.
+      const answer = await graphql('{ audiences(limit: 100) { data { name description } } }', {}, wordy.apiKey);
       expect(answer.status).toBe(400);
       expect(answer.body.data).toBeUndefined();
       expect(answer.body.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
       expect(answer.body.errors?.[0]?.message).toMatch(/^The answer would be \d+ bytes, over the limit of 20000; ask for fewer rows or fields$/);
+      const charged = await graphql('{ knowledgeBases(limit: 100) { data { name description } } }', {}, wordy.apiKey);
+      expect(charged.status).toBe(400);
+      expect(charged.body.data).toBeUndefined();
+      expect(charged.body.errors?.[0]?.message).toMatch(/^The answer would be at least 2\d{4} bytes, over the limit of 20000; ask for fewer rows or fields$/);
       expect((await wordy.rest.get('/api/knowledge-bases?limit=5')).status).toBe(200);
     });
   });

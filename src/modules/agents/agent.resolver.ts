@@ -4,6 +4,7 @@ import type { Page } from '../../common/pagination.js';
 import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { pageSelectionOf } from '../../graphql/look-ahead.js';
+import { sqlList } from '../../graphql/sql-answers.js';
 import { AgentListArgs, ConversationListArgs, MessageArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
 import { CreateAgentInput } from './agent.inputs.js';
@@ -11,6 +12,9 @@ import { AgentPage, ConversationPage } from './agent.pages.js';
 import { MessageReply } from './agent.types.js';
 import type { Conversation } from './conversation.entity.js';
 import { UpdateAgentInput } from './update-agent.inputs.js';
+
+// The agents page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'agents', entity: Agent, args: AgentListArgs, read: (context, actor, args, row) => context.services.agents.listJson(actor, args, row) });
 
 @Resolver(() => Agent)
 export class AgentResolver {

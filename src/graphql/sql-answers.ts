@@ -1,0 +1,508 @@
+import type { EntityClass, EntityMetadata, EntityProperty, MetadataStorage } from '@mikro-orm/core';
+import {
+  getArgumentValues,
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  Kind,
+  type DocumentNode,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { createHash } from 'node:crypto';
+import type { Actor } from '../common/actor.js';
+import type { JsonPage, PageMeta } from '../common/pagination.js';
+import { validArgs } from '../common/validation.js';
+import { relationsOf, type NestedRelation, type RelationPageArgs } from '../db/nested-relation.js';
+import type { RowJson } from '../db/read-model.js';
+import { fieldSql } from '../rest/present-sql.js';
+import type { GraphQLContext } from './context.js';
+
+// Pages answered by PostgreSQL. A query whose every field the database can write (a root list of a
+// service's page, the stored and computed fields of its rows, their JSON columns by the selected
+// sub-fields, and one level of declared relations with their own pages) is compiled into the list's
+// one statement, which answers each row as the JSON of its selection (aliases, __typename and all):
+// the REST lists' technique (src/rest/present-sql.ts) applied to a GraphQL selection. graphql-jit,
+// the resolvers, the read objects and the per-field walk are skipped; Apollo's parsing, validation,
+// plugins (authentication, armor, the cost limit) and serialization are not.
+//
+// It can make a query cheaper, never different: anything it does not compile (a field with a
+// resolver of its own, a directive, an interface, a relation of a relation, a field selected twice
+// under one name, a non-null field over a nullable column, arguments the resolver would refuse) and
+// any error on the way (a refusal, a lost database) leave the whole operation to the executor, which
+// answers it as it always did, errors included. test/graphql/sql-answers.test.ts compares both
+// answers for the same data on both databases.
+
+/** A root list the database can answer: its service's page, each row as the JSON `row` builds. */
+export interface SqlList<Args extends object> {
+  /** The Query field. */
+  field: string;
+  /** The entity of the page's rows. */
+  entity: EntityClass<object>;
+  /** The field's arguments class, validated as TypeGraphQL validates it. */
+  args: new () => Args;
+  /** The page, as the resolver reads it (the same service, actor and arguments). */
+  read(context: GraphQLContext, actor: Actor, args: Args, row: RowJson): Promise<JsonPage>;
+}
+
+const LISTS = new Map<string, SqlList<any>>();
+
+let answered = 0;
+
+/** How many operations the database has answered whole in this process (the tests' witness that it did). */
+export function answeredByDatabase(): number {
+  return answered;
+}
+
+/** Declares a root list answerable by the database (beside its resolver, which stays the reference). */
+export function sqlList<Args extends object>(list: SqlList<Args>): void {
+  if (LISTS.has(list.field)) throw new Error(`${list.field} is declared twice`);
+  LISTS.set(list.field, list);
+}
+
+/** The root row's alias while compiling: no GraphQL name or SQL of ours has it, and the statement's own replaces it. */
+const ROW = '@@row@@';
+
+/** json_build_object takes at most 100 arguments. */
+const MAX_FIELDS = 50;
+
+/** Where the SQL of one answer is assembled: text and its parameters, in order. */
+class Sql {
+  text = '';
+  readonly params: unknown[] = [];
+  add(text: string, ...params: unknown[]): this {
+    this.text += text;
+    this.params.push(...params);
+    return this;
+  }
+}
+
+/** A field of the selection: its response key and node. */
+interface Selected {
+  key: string;
+  node: FieldNode;
+}
+
+/** The fields directly in a selection set (fragments on `type` spread), or null where anything makes it not plain. */
+function selectedFields(set: SelectionSetNode | undefined, type: GraphQLObjectType, fragments: Record<string, FragmentDefinitionNode>): Selected[] | null {
+  const found: Selected[] = [];
+  const keys = new Set<string>();
+  const walk = (inner: SelectionSetNode | undefined): boolean => {
+    for (const selection of inner?.selections ?? []) {
+      if (selection.directives?.length) return false;
+      if (selection.kind === Kind.FIELD) {
+        const key = selection.alias?.value ?? selection.name.value;
+        if (keys.has(key)) return false;
+        keys.add(key);
+        found.push({ key, node: selection });
+        continue;
+      }
+      const fragment = selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments[selection.name.value];
+      if (!fragment) return false;
+      if (fragment.typeCondition && fragment.typeCondition.name.value !== type.name) return false;
+      if (fragment.directives?.length) return false;
+      if (!walk(fragment.selectionSet)) return false;
+    }
+    return true;
+  };
+  return walk(set) && found.length <= MAX_FIELDS ? found : null;
+}
+
+interface Compiling {
+  schema: GraphQLSchema;
+  metadata: MetadataStorage;
+  fragments: Record<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  organizationId: string;
+  /** Whether a relation may be read here (one level: a relation's rows do not read theirs). */
+  relations: boolean;
+}
+
+/** The SQL of a row of `type` (`entity`, aliased `alias`) as the JSON of `set`, or null when any field is not compiled. */
+async function rowSql(c: Compiling, type: GraphQLObjectType, entity: EntityClass<object>, set: SelectionSetNode | undefined, alias: string): Promise<Sql | null> {
+  const selected = selectedFields(set, type, c.fragments);
+  if (!selected) return null;
+  const meta = c.metadata.get(entity);
+  const sql = new Sql().add('json_build_object(');
+  for (const [index, { key, node }] of selected.entries()) {
+    sql.add(`${index > 0 ? ', ' : ''}'${key}', `);
+    const name = node.name.value;
+    if (name === '__typename') {
+      sql.add(`'${type.name}'`);
+      continue;
+    }
+    const field = type.getFields()[name];
+    if (!field) return null;
+    const relation = relationsOf(entity).find((each) => each.field === name);
+    if (relation) {
+      if (!c.relations) return null;
+      const part = await relationSql(c, field, node, relation, alias);
+      if (!part) return null;
+      sql.add(part.text, ...part.params);
+      continue;
+    }
+    if (field.args.length > 0) return null;
+    const part = valueSql(meta, field, node, c, alias);
+    if (part === null) return null;
+    sql.add(part);
+  }
+  return sql.add(')');
+}
+
+/** A field without arguments: a stored or computed column, a to-one id, or a JSON column by its selected sub-fields. */
+function valueSql(meta: EntityMetadata, field: GraphQLField<unknown, unknown>, node: FieldNode, c: Compiling, alias: string): string | null {
+  const named = getNamedType(field.type);
+  if (isObjectType(named)) {
+    // A JSON column shown as an object (or a list of them): only its selected sub-fields.
+    if (field.resolve) return null;
+    const prop = meta.properties[field.name as never] as EntityProperty | undefined;
+    if (!prop || prop.kind !== 'scalar' || prop.fieldNames?.length !== 1 || prop.lazy || prop.hidden || prop.persist === false || prop.formula) return null;
+    if (!/^jsonb?$/.test(String(prop.columnTypes?.[0] ?? '').toLowerCase())) return null;
+    if (isNonNullType(field.type) && prop.nullable) return null;
+    return jsonValueSql(field.type, node.selectionSet, c, 0)?.(`${alias}."${prop.fieldNames[0]!.replace(/"/g, '""')}"`) ?? null;
+  }
+  if (!shownAsStored(named)) return null;
+  const compiled = fieldSql(meta, field);
+  if (!compiled) return null;
+  const prop = meta.properties[field.name as never] as EntityProperty | undefined;
+  // A stored property behind a resolver of its own may be shown otherwise than stored: left to the resolver.
+  if (prop && field.resolve && !isComputed(meta, field.name)) return null;
+  if (prop && isNonNullType(field.type) && prop.nullable) return null;
+  return compiled(alias);
+}
+
+function isComputed(meta: EntityMetadata, name: string): boolean {
+  const prop = meta.properties[name as never] as EntityProperty | undefined;
+  return prop === undefined || prop.persist === false;
+}
+
+/** A value read from JSON (a jsonb expression) shown as `fieldType` with the selection `set` (objects by their selected fields). */
+function jsonValueSql(fieldType: GraphQLOutputType, set: SelectionSetNode | undefined, c: Compiling, depth: number): ((value: string) => string) | null {
+  const type = getNullableType(fieldType);
+  if (isScalarType(type) || isEnumType(type)) return set || !shownAsStored(type) ? null : (value) => value;
+  if (isListType(type)) {
+    const item = getNullableType(type.ofType);
+    if (isScalarType(item) || isEnumType(item)) return set || !shownAsStored(item) ? null : (value) => value;
+    const each = jsonValueSql(item, set, c, depth + 1);
+    const alias = `item_${depth}`;
+    return (
+      each &&
+      ((value) =>
+        `case when jsonb_typeof(${value}) = 'array' then (select coalesce(json_agg(${each(`${alias}.value`)} order by ${alias}.n), '[]'::json) ` +
+        `from jsonb_array_elements(${value}) with ordinality as ${alias}(value, n)) end`)
+    );
+  }
+  if (!isObjectType(type)) return null;
+  const selected = selectedFields(set, type, c.fragments);
+  if (!selected) return null;
+  const parts: ((value: string) => string)[] = [];
+  for (const { node } of selected) {
+    const name = node.name.value;
+    if (name === '__typename') {
+      parts.push(() => `'${type.name}'`);
+      continue;
+    }
+    const field = type.getFields()[name];
+    if (!field || field.args.length > 0 || field.resolve) return null;
+    const part = jsonValueSql(field.type, node.selectionSet, c, depth);
+    if (!part) return null;
+    parts.push((value) => part(`(${value}->'${name}')`));
+  }
+  return (value) =>
+    `case when coalesce(jsonb_typeof(${value}), 'null') = 'null' then null else json_build_object(${selected
+      .map(({ key }, index) => `'${key}', ${parts[index]!(value)}`)
+      .join(', ')}) end`;
+}
+
+/** An enum whose GraphQL names are its stored values (GraphQL shows the name), or any scalar. */
+function shownAsStored(type: GraphQLOutputType): boolean {
+  return !isEnumType(type) || type.getValues().every((value) => value.value === value.name);
+}
+
+/** A declared relation of the row aliased `parent`: its page (or list) of children as JSON, in a correlated subquery. */
+async function relationSql(
+  c: Compiling,
+  field: GraphQLField<unknown, unknown>,
+  node: FieldNode,
+  relation: NestedRelation<RelationPageArgs>,
+  parent: string,
+): Promise<Sql | null> {
+  let args: RelationPageArgs | null;
+  try {
+    args = await relation.readArgs(getArgumentValues(field, node, c.variables));
+  } catch {
+    return null;
+  }
+  if (!args) return null;
+  const pageType = getNamedType(field.type);
+  if (!isObjectType(pageType)) return null;
+  let rowsSet: SelectionSetNode | undefined = node.selectionSet;
+  let itemType: GraphQLObjectType = pageType;
+  let pageSelection: Selected[] | null = null;
+  if (relation.shape === 'page') {
+    pageSelection = selectedFields(node.selectionSet, pageType, c.fragments);
+    if (!pageSelection) return null;
+    const data = pageSelection.filter((each) => each.node.name.value === 'data');
+    if (data.length > 1) return null;
+    rowsSet = data[0]?.node.selectionSet;
+    const dataField = pageType.getFields().data;
+    const item = dataField && getNamedType(dataField.type);
+    if (!item || !isObjectType(item)) return null;
+    itemType = item;
+  }
+  const rowFields = rowsSet ? selectedFields(rowsSet, itemType, c.fragments) : [];
+  if (!rowFields) return null;
+  if (relation.declines?.(new Set(rowFields.map((each) => each.node.name.value)))) return null;
+  let source;
+  try {
+    source = relation.source(parent, c.organizationId, args);
+  } catch {
+    return null;
+  }
+  const row = await rowSql({ ...c, relations: false }, itemType, relation.entity, rowsSet, 'x');
+  if (!row) return null;
+  const rows = new Sql()
+    .add(`(select coalesce(json_agg(${row.text} order by ${source.order}), '[]'::json) from (select x.* ${source.from} where ${source.where}`, ...row.params, ...source.params)
+    .add(` order by ${source.order} limit ? offset ?) x)`, args.limit, (args.page - 1) * args.limit);
+  if (relation.shape === 'list') return rows;
+  const sql = new Sql().add('json_build_object(');
+  for (const [index, { key, node: each }] of pageSelection!.entries()) {
+    sql.add(`${index > 0 ? ', ' : ''}'${key}', `);
+    const name = each.name.value;
+    if (name === '__typename') sql.add(`'${pageType.name}'`);
+    else if (name === 'data') sql.add(rows.text, ...rows.params);
+    else if (name === 'meta') {
+      const meta = metaSql(c, each, pageType, (total) => total.add(`(select count(*)::int ${source.from} where ${source.where})`, ...source.params), args);
+      if (!meta) return null;
+      sql.add(meta.text, ...meta.params);
+    } else return null;
+  }
+  return sql.add(')');
+}
+
+/** A page's meta as SQL (pageMeta's arithmetic over the count `total` writes). */
+function metaSql(c: Compiling, node: FieldNode, pageType: GraphQLObjectType, total: (sql: Sql) => Sql, args: RelationPageArgs): Sql | null {
+  const metaType = getNamedType(pageType.getFields().meta?.type);
+  if (!metaType || !isObjectType(metaType)) return null;
+  const selected = selectedFields(node.selectionSet, metaType, c.fragments);
+  if (!selected) return null;
+  const sql = new Sql().add('(select json_build_object(');
+  for (const [index, { key, node: each }] of selected.entries()) {
+    sql.add(`${index > 0 ? ', ' : ''}'${key}', `);
+    switch (each.name.value) {
+      case '__typename':
+        sql.add(`'${metaType.name}'`);
+        break;
+      case 'page':
+        sql.add('?::int', args.page);
+        break;
+      case 'limit':
+        sql.add('?::int', args.limit);
+        break;
+      case 'total':
+        sql.add('t.n');
+        break;
+      case 'totalPages':
+        sql.add('ceil(t.n::numeric / ?::int)::int', args.limit);
+        break;
+      case 'hasNextPage':
+        sql.add('?::int < ceil(t.n::numeric / ?::int)', args.page, args.limit);
+        break;
+      case 'hasPreviousPage':
+        sql.add('?::int > 1', args.page);
+        break;
+      default:
+        return null;
+    }
+  }
+  sql.add(') from (select ');
+  total(sql);
+  return sql.add(' as n) t)');
+}
+
+/** One root field of a compiled operation: `__typename`, or a list read with its row's JSON. */
+type RootPlan =
+  | { key: string; typename: string }
+  | {
+      key: string;
+      list: SqlList<object>;
+      args: object;
+      row: RowJson;
+      pageType: string;
+      /** The page's selection: `data`, `meta` (by its own selection) and `__typename`, in order. */
+      page: { key: string; name: 'data' | 'meta' | '__typename' }[];
+      meta: { key: string; name: string }[];
+      metaType: string;
+    };
+
+/** A root list compiled, or null when any part of it is not. */
+async function rootPlan(c: Compiling, key: string, node: FieldNode, field: GraphQLField<unknown, unknown>, list: SqlList<object>): Promise<RootPlan | null> {
+  const pageType = getNamedType(field.type);
+  if (!isObjectType(pageType)) return null;
+  const pageSelection = selectedFields(node.selectionSet, pageType, c.fragments);
+  if (!pageSelection) return null;
+  const args = await validArgs(list.args, getArgumentValues(field, node, c.variables));
+  if (!args) return null;
+  const page: { key: string; name: 'data' | 'meta' | '__typename' }[] = [];
+  for (const { key: pageKey, node: each } of pageSelection) {
+    const name = each.name.value;
+    if (name !== 'data' && name !== 'meta' && name !== '__typename') return null;
+    if (name !== '__typename' && page.some((other) => other.name === name)) return null;
+    page.push({ key: pageKey, name });
+  }
+  const itemType = getNamedType(pageType.getFields().data?.type);
+  const metaType = getNamedType(pageType.getFields().meta?.type);
+  if (!itemType || !isObjectType(itemType) || !metaType || !isObjectType(metaType)) return null;
+  const dataNode = pageSelection.find((each) => each.node.name.value === 'data')?.node;
+  const metaNode = pageSelection.find((each) => each.node.name.value === 'meta')?.node;
+  const row = dataNode ? await rowSql(c, itemType, list.entity, dataNode.selectionSet, ROW) : new Sql().add('null');
+  if (!row) return null;
+  const metaSelected = metaNode ? selectedFields(metaNode.selectionSet, metaType, c.fragments) : [];
+  if (!metaSelected) return null;
+  const meta = metaSelected.map(({ key: metaKey, node: each }) => ({ key: metaKey, name: each.name.value }));
+  if (meta.some(({ name }) => name !== '__typename' && !PAGE_META_FIELDS.has(name))) return null;
+  const text = row.text;
+  return {
+    key,
+    list,
+    args,
+    row: { key: statementKey(text), sql: (alias) => `${text.replaceAll(ROW, alias)}::text`, params: row.params },
+    pageType: pageType.name,
+    page,
+    meta,
+    metaType: metaType.name,
+  };
+}
+
+const PAGE_META_FIELDS = new Set(['page', 'limit', 'total', 'totalPages', 'hasNextPage', 'hasPreviousPage']);
+
+/** A short name for a row's SQL in the kept statements' keys (the text itself is long). */
+const STATEMENT_KEYS = new Map<string, string>();
+function statementKey(text: string): string {
+  let key = STATEMENT_KEYS.get(text);
+  if (key === undefined) {
+    if (STATEMENT_KEYS.size >= MAX_PLANS * 10) STATEMENT_KEYS.clear();
+    STATEMENT_KEYS.set(text, (key = `gql|${text.length}|${STATEMENT_KEYS.size}|${hashOf(text)}`));
+  }
+  return key;
+}
+
+function hashOf(text: string): string {
+  return createHash('sha1').update(text).digest('base64url');
+}
+
+/** Compiled operations, per parsed document (Apollo keeps one per query text), by operation, organization and variables. */
+const PLANS = new WeakMap<DocumentNode, Map<string, RootPlan[] | null>>();
+const MAX_PLANS = 100;
+
+async function planOf(
+  schema: GraphQLSchema,
+  metadata: MetadataStorage,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  organizationId: string,
+): Promise<RootPlan[] | null> {
+  let plans = PLANS.get(document);
+  if (!plans) PLANS.set(document, (plans = new Map()));
+  const key = `${operation.name?.value ?? ''}|${organizationId}|${JSON.stringify(variables)}`;
+  const known = plans.get(key);
+  if (known !== undefined) return known;
+  const plan = await compile(schema, metadata, document, operation, variables, organizationId);
+  if (plans.size >= MAX_PLANS) plans.clear();
+  plans.set(key, plan);
+  return plan;
+}
+
+async function compile(
+  schema: GraphQLSchema,
+  metadata: MetadataStorage,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  organizationId: string,
+): Promise<RootPlan[] | null> {
+  const query = schema.getQueryType();
+  if (operation.operation !== 'query' || !query) return null;
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  const roots = selectedFields(operation.selectionSet, query, fragments);
+  if (!roots || roots.length === 0) return null;
+  const c: Compiling = { schema, metadata, fragments, variables, organizationId, relations: true };
+  const plan: RootPlan[] = [];
+  try {
+    for (const { key, node } of roots) {
+      const name = node.name.value;
+      if (name === '__typename') {
+        plan.push({ key, typename: query.name });
+        continue;
+      }
+      const list = LISTS.get(name);
+      const root = list ? await rootPlan(c, key, node, query.getFields()[name]!, list) : null;
+      if (!root) return null;
+      plan.push(root);
+    }
+  } catch {
+    // Arguments graphql-js refuses (getArgumentValues): the executor refuses them.
+    return null;
+  }
+  return plan;
+}
+
+/**
+ * The operation's answer written by the database, or null when any part of it is not compiled (or
+ * anything failed on the way): the executor then answers the whole operation.
+ */
+export async function sqlAnswer(
+  schema: GraphQLSchema,
+  metadata: MetadataStorage,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  context: GraphQLContext,
+): Promise<ExecutionResult | null> {
+  const actor = context.actor;
+  if (operation.operation !== 'query' || !actor || context.signal?.aborted) return null;
+  const plan = await planOf(schema, metadata, document, operation, variables, actor.organizationId);
+  if (!plan) return null;
+  const data: Record<string, unknown> = {};
+  try {
+    for (const root of plan) {
+      if ('typename' in root) {
+        data[root.key] = root.typename;
+        continue;
+      }
+      const page = await root.list.read(context, actor, root.args, root.row);
+      const json = `[${page.json.join(',')}]`;
+      context.answerBudget?.charge(json.length);
+      const answer: Record<string, unknown> = {};
+      for (const { key, name } of root.page) {
+        if (name === '__typename') answer[key] = root.pageType;
+        else if (name === 'data') answer[key] = JSON.parse(json);
+        else {
+          const meta: Record<string, unknown> = {};
+          for (const each of root.meta) meta[each.key] = each.name === '__typename' ? root.metaType : page.meta[each.name as keyof PageMeta];
+          answer[key] = meta;
+        }
+      }
+      data[root.key] = answer;
+    }
+  } catch {
+    // Over the answer budget: the refusal is the answer (the plugin writes it); anything else (a refusal, a lost database), the executor answers.
+    if (context.answerBudget?.exceeded) return { data: null, errors: [context.answerBudget.exceeded as never] };
+    return null;
+  }
+  answered++;
+  return { data };
+}
