@@ -6,6 +6,10 @@ import { BusinessEntity } from './business-entity.entity.js';
 import { BusinessEntityListArgs, CreateBusinessEntityInput, UpdateBusinessEntityInput } from './business-entity.inputs.js';
 import { Contact } from './contact.entity.js';
 import { BusinessEntityPage } from './contacts.types.js';
+import { sqlList } from '../../graphql/sql-answers.js';
+
+// The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'businessEntities', entity: BusinessEntity, args: BusinessEntityListArgs, read: (context, actor, args, row) => context.services.businessEntities.listJson(actor, args, row) });
 
 @Resolver(() => BusinessEntity)
 export class BusinessEntityResolver {

@@ -7,6 +7,10 @@ import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { Contact } from './contact.entity.js';
 import { CreateContactInput, ImportContactsInput, UpdateContactInput } from './contact.inputs.js';
 import { ContactPage, ImportContactsResult } from './contacts.types.js';
+import { sqlList } from '../../graphql/sql-answers.js';
+
+// The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'contacts', entity: Contact, args: PageArgs, read: (context, actor, args, row) => context.services.contacts.listJson(actor, args, row) });
 
 @Resolver(() => Contact)
 export class ContactResolver {

@@ -4,8 +4,12 @@ import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { DoNotCallEntry } from './do-not-call.entity.js';
 import { AddDoNotCallInput, ImportDoNotCallInput } from './do-not-call.inputs.js';
 import { DoNotCallImportResult, DoNotCallPage } from './do-not-call.types.js';
+import { sqlList } from '../../graphql/sql-answers.js';
 
 const ID_OR_NUMBER = 'The entry’s id, or its number in E.164 (for example +14155550100)';
+
+// The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'doNotCallEntries', entity: DoNotCallEntry, args: PageArgs, read: (context, actor, args, row) => context.services.doNotCall.listJson(actor, args, row) });
 
 @Resolver(() => DoNotCallEntry)
 export class DoNotCallResolver {

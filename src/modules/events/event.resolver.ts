@@ -3,8 +3,12 @@ import { createPageType, type Page } from '../../common/pagination.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { EventListArgs } from './event.args.js';
 import { Event } from './event.entity.js';
+import { sqlList } from '../../graphql/sql-answers.js';
 
 export const EventPage = createPageType(Event, 'EventPage');
+
+// The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'events', entity: Event, args: EventListArgs, read: (context, actor, args, row) => context.services.events.listJson(actor, args, row) });
 
 @Resolver(() => Event)
 export class EventResolver {

@@ -11,6 +11,7 @@ import { KnowledgeDocument } from './knowledge-document.entity.js';
 import { AddDocumentInput, CreateKnowledgeBaseInput, DocumentListArgs, SearchKnowledgeBaseArgs } from './knowledge.inputs.js';
 import { PageArgs, type Page } from '../../common/pagination.js';
 import { KnowledgeBasePage, KnowledgeDocumentPage, KnowledgePassage } from './knowledge.types.js';
+import { sqlList } from '../../graphql/sql-answers.js';
 
 /** The selections of a field where a selection asks for it, looking through fragments (a leaf field gives an empty one). */
 function selectionsOf(selectionSet: SelectionSetNode | undefined, name: string, info: GraphQLResolveInfo): (SelectionSetNode | undefined)[] {
@@ -25,6 +26,9 @@ function selectionsOf(selectionSet: SelectionSetNode | undefined, name: string, 
 function selectsContent(info: GraphQLResolveInfo): boolean {
   return info.fieldNodes.some((node) => selectionsOf(node.selectionSet, 'content', info).length > 0);
 }
+
+// The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'knowledgeBases', entity: KnowledgeBase, args: PageArgs, read: (context, actor, args, row) => context.services.knowledge.listBasesJson(actor, args, row) });
 
 @Resolver(() => KnowledgeBase)
 export class KnowledgeResolver {

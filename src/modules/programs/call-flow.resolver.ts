@@ -4,8 +4,12 @@ import { DeletionResult } from '../auth/auth.types.js';
 import { createPageType, PageArgs, type Page } from '../../common/pagination.js';
 import { CallFlow } from './call-flow.entity.js';
 import { CreateCallFlowInput, UpdateCallFlowInput } from './call-flow.inputs.js';
+import { sqlList } from '../../graphql/sql-answers.js';
 
 export const CallFlowPage = createPageType(CallFlow, 'CallFlowPage');
+
+// The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'callFlows', entity: CallFlow, args: PageArgs, read: (context, actor, args, row) => context.services.callFlows.listJson(actor, args, row) });
 
 @Resolver(() => CallFlow)
 export class CallFlowResolver {

@@ -7,6 +7,10 @@ import { CarrierConnection } from './carrier-connection.entity.js';
 import { PhoneNumber } from './phone-number.entity.js';
 import { CreateCarrierConnectionInput, CreatePhoneNumberInput, UpdateCarrierConnectionInput, UpdatePhoneNumberInput } from './telephony.inputs.js';
 import { CarrierConnectionPage, PhoneNumberPage } from './telephony.types.js';
+import { sqlList } from '../../graphql/sql-answers.js';
+
+// The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
+sqlList({ field: 'carrierConnections', entity: CarrierConnection, args: PageArgs, read: (context, actor, args, row) => context.services.carrierConnections.listJson(actor, args, row) });
 
 @Resolver(() => CarrierConnection)
 export class CarrierConnectionResolver {
