@@ -110,6 +110,25 @@ export class GatewayMetrics {
     this.errors.inc({ code });
   }
 
+  // Each series' child, kept by its labels: prom-client hashes a label object (keys sorted) on every
+  // inc/observe otherwise. Bounded as the labels are (routes, bounded operation names, methods, statuses).
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+  private readonly durationChildren = new Map<string, { observe(value: number): void }>();
+
+  private requestSeries(door: string, route: string, method: string, status: number): { inc(): void } {
+    const key = `${door} ${method} ${status} ${route}`;
+    let child = this.requestChildren.get(key);
+    if (!child) this.requestChildren.set(key, (child = this.requests.labels({ door, route, method, status: String(status) })));
+    return child;
+  }
+
+  private durationSeries(door: string, route: string, method: string): { observe(value: number): void } {
+    const key = `${door} ${method} ${route}`;
+    let child = this.durationChildren.get(key);
+    if (!child) this.durationChildren.set(key, (child = this.duration.labels({ door, route, method })));
+    return child;
+  }
+
   /** Observes every request of the doors it is mounted on once it is answered. */
   observe() {
     return (req: Request, res: Response, next: NextFunction): void => {
@@ -122,9 +141,9 @@ export class GatewayMetrics {
           : req.route
             ? `/api${String(req.route.path)}`
             : 'unmatched';
-        const labels = { door: graphql ? 'graphql' : 'rest', route, method: req.method };
-        this.requests.inc({ ...labels, status: String(res.statusCode) });
-        this.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        const door = graphql ? 'graphql' : 'rest';
+        this.requestSeries(door, route, req.method, res.statusCode).inc();
+        this.durationSeries(door, route, req.method).observe(Number(process.hrtime.bigint() - started) / 1e9);
         if (typeof res.locals.errorCode === 'string') this.countError(res.locals.errorCode);
       });
       next();

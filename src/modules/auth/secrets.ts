@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -9,7 +9,7 @@ export function randomKeyPart(length = 40): string {
   return out;
 }
 
-/** Keys are stored and looked up only by this hash of their full value. */
+/** Keys are stored and looked up only by this hash of their full value (one-shot: no Hash object per request). */
 export function hashKey(fullKey: string): string {
-  return createHash('sha256').update(fullKey, 'utf8').digest('hex');
+  return hash('sha256', fullKey, 'hex');
 }
