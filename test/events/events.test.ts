@@ -721,6 +721,8 @@ describe('subscriptions', () => {
 
   it('refuses the subscription past SUBSCRIPTIONS_PER_KEY for that key, and takes one again once one completes', async () => {
     const { executionId } = await newExecution(acme);
+    // The counts below are the process's: the earlier tests' subscriptions are gone first (their sockets close asynchronously).
+    await eventually(() => app.gateway.services.live.feed.size === 0);
     const live = connect({ 'x-api-key': acme.apiKey });
     const open = [1, 2, 3].map(() => live.subscribe(ExecutionUpdatedDocument, { id: executionId }));
     await eventually(() => app.gateway.services.live.feed.size === 3);
@@ -732,7 +734,10 @@ describe('subscriptions', () => {
     const key = await acme.rest.post('/api/auth/api-keys', { name: 'second', prefix: 'sk_' });
     const second = connect({ 'x-api-key': key.body.secret });
     const theirs = second.subscribe(ExecutionUpdatedDocument, { id: executionId });
-    await eventually(() => app.gateway.services.live.feed.size === 4);
+    // Said in full if it fails (it failed once under load, cause not found): the count, and what the second key's subscription got.
+    await eventually(() => app.gateway.services.live.feed.size === 4).catch((error: Error) => {
+      throw new Error(`${error.message}: ${app.gateway.services.live.feed.size} subscriptions, the second key's errors ${JSON.stringify(theirs.errors)}`);
+    });
     expect(theirs.errors).toEqual([]);
     // One completes: the key may subscribe again.
     open[0]!.dispose();
