@@ -26,7 +26,7 @@ import type { JsonPage, PageMeta } from '../common/pagination.js';
 import { validArgs } from '../common/validation.js';
 import { relationsOf, type NestedRelation, type RelationPageArgs } from '../db/nested-relation.js';
 import type { RowJson } from '../db/read-model.js';
-import { fieldSql } from '../rest/present-sql.js';
+import { fieldSql, jsonListSql } from '../rest/present-sql.js';
 import type { GraphQLContext } from './context.js';
 
 // Pages answered by PostgreSQL. A query whose every field the database can write (a root list of a
@@ -134,6 +134,8 @@ async function rowSql(c: Compiling, type: GraphQLObjectType, entity: EntityClass
   const selected = selectedFields(set, type, c.fragments);
   if (!selected) return null;
   const meta = c.metadata.get(entity);
+  // What the row's values must hold for the executor to answer them without an error (see typeCheck).
+  const checks: string[] = [];
   const sql = new Sql().add('json_build_object(');
   for (const [index, { key, node }] of selected.entries()) {
     sql.add(`${index > 0 ? ', ' : ''}'${key}', `);
@@ -153,32 +155,118 @@ async function rowSql(c: Compiling, type: GraphQLObjectType, entity: EntityClass
       continue;
     }
     if (field.args.length > 0) return null;
-    const part = valueSql(meta, field, node, c, alias);
+    const part = valueSql(meta, field, node, c, alias, checks);
     if (part === null) return null;
     sql.add(part);
   }
-  return sql.add(')');
+  sql.add(')');
+  if (checks.length === 0) return sql;
+  // A row the executor would answer with an error (a value that is not of its GraphQL type) stops the
+  // statement (a division by zero, evaluated for that row only), and the executor answers the operation.
+  const checked = new Sql().add(`case when ${checks.join(' and ')} then `).add(sql.text, ...sql.params);
+  return checked.add(` else (1 / (0 * length(${alias}::text)))::text::json end`);
+}
+
+/** A stored column's SQL name over `alias`. */
+function columnOf(prop: EntityProperty, alias: string): string {
+  return `${alias}."${prop.fieldNames[0]!.replace(/"/g, '""')}"`;
+}
+
+/**
+ * A predicate over the jsonb `value` (SQL null for a missing key): true where graphql-js would serialize
+ * it as `fieldType` (the selection `set` for objects) without an error and as JSON writes it; null when
+ * the type has a scalar this does not check (the field is then not compiled).
+ */
+function typeCheck(fieldType: GraphQLOutputType, value: string, set: SelectionSetNode | undefined, c: Compiling, depth: number): string | null {
+  const absent = `(${value} is null or jsonb_typeof(${value}) = 'null')`;
+  if (isNonNullType(fieldType)) {
+    const inner = presentCheck(fieldType.ofType, value, set, c, depth);
+    return inner && `(not ${absent} and ${inner})`;
+  }
+  const inner = presentCheck(fieldType, value, set, c, depth);
+  return inner && `(${absent} or ${inner})`;
+}
+
+/** typeCheck of a value known to be present (not null). */
+function presentCheck(type: GraphQLOutputType, value: string, set: SelectionSetNode | undefined, c: Compiling, depth: number): string | null {
+  if (isEnumType(type)) {
+    return `(jsonb_typeof(${value}) = 'string' and (${value} #>> '{}') in (${type.getValues().map((each) => `'${each.name}'`).join(', ')}))`;
+  }
+  if (isScalarType(type)) {
+    switch (type.name) {
+      case 'String':
+      case 'ID':
+        return `jsonb_typeof(${value}) = 'string'`;
+      case 'Boolean':
+        return `jsonb_typeof(${value}) = 'boolean'`;
+      case 'Float':
+        return `jsonb_typeof(${value}) = 'number'`;
+      case 'Int':
+        return `(jsonb_typeof(${value}) = 'number' and ${value}::numeric between -2147483648 and 2147483647 and ${value}::numeric = trunc(${value}::numeric))`;
+      case 'JSONObject':
+        return `jsonb_typeof(${value}) = 'object'`;
+      default:
+        return null;
+    }
+  }
+  if (isListType(type)) {
+    const alias = `check_${depth}`;
+    const item = typeCheck(type.ofType, `${alias}.value`, set, c, depth + 1);
+    return item && `(jsonb_typeof(${value}) = 'array' and not exists (select 1 from jsonb_array_elements(${value}) as ${alias}(value) where not ${item}))`;
+  }
+  if (!isObjectType(type)) return null;
+  const selected = selectedFields(set, type, c.fragments);
+  if (!selected) return null;
+  const parts = [`jsonb_typeof(${value}) = 'object'`];
+  for (const { node } of selected) {
+    if (node.name.value === '__typename') continue;
+    const field = type.getFields()[node.name.value];
+    if (!field) return null;
+    const part = typeCheck(field.type, `(${value}->'${field.name}')`, node.selectionSet, c, depth);
+    if (!part) return null;
+    parts.push(part);
+  }
+  return `(${parts.join(' and ')})`;
 }
 
 /** A field without arguments: a stored or computed column, a to-one id, or a JSON column by its selected sub-fields. */
-function valueSql(meta: EntityMetadata, field: GraphQLField<unknown, unknown>, node: FieldNode, c: Compiling, alias: string): string | null {
+function valueSql(
+  meta: EntityMetadata,
+  field: GraphQLField<unknown, unknown>,
+  node: FieldNode,
+  c: Compiling,
+  alias: string,
+  checks: string[],
+): string | null {
   const named = getNamedType(field.type);
+  const prop = meta.properties[field.name as never] as EntityProperty | undefined;
+  const json = prop !== undefined && /^jsonb?$/.test(String(prop.columnTypes?.[0] ?? '').toLowerCase());
   if (isObjectType(named)) {
     // A JSON column shown as an object (or a list of them): only its selected sub-fields.
-    if (field.resolve) return null;
-    const prop = meta.properties[field.name as never] as EntityProperty | undefined;
-    if (!prop || prop.kind !== 'scalar' || prop.fieldNames?.length !== 1 || prop.lazy || prop.hidden || prop.persist === false || prop.formula) return null;
-    if (!/^jsonb?$/.test(String(prop.columnTypes?.[0] ?? '').toLowerCase())) return null;
-    if (isNonNullType(field.type) && prop.nullable) return null;
-    return jsonValueSql(field.type, node.selectionSet, c, 0)?.(`${alias}."${prop.fieldNames[0]!.replace(/"/g, '""')}"`) ?? null;
+    if (field.resolve || !json) return null;
+    if (prop.kind !== 'scalar' || prop.fieldNames?.length !== 1 || prop.lazy || prop.hidden || prop.persist === false || prop.formula) return null;
+    const check = typeCheck(field.type, columnOf(prop, alias), node.selectionSet, c, 0);
+    const value = jsonValueSql(field.type, node.selectionSet, c, 0);
+    if (!check || !value) return null;
+    checks.push(check);
+    return value(columnOf(prop, alias));
   }
   if (!shownAsStored(named)) return null;
   const compiled = fieldSql(meta, field);
   if (!compiled) return null;
-  const prop = meta.properties[field.name as never] as EntityProperty | undefined;
   // A stored property behind a resolver of its own may be shown otherwise than stored: left to the resolver.
   if (prop && field.resolve && !isComputed(meta, field.name)) return null;
   if (prop && isNonNullType(field.type) && prop.nullable) return null;
+  if (prop && json) {
+    // A JSON column shown as a scalar (JSONObject): what it holds is not held to the type by the database.
+    const check = prop.fieldNames?.length === 1 ? typeCheck(field.type, columnOf(prop, alias), undefined, c, 0) : null;
+    if (!check) return null;
+    checks.push(check);
+  } else if (prop && isEnumType(named) && prop.fieldNames?.length === 1) {
+    // A text column shown as an enum: only its values.
+    const column = columnOf(prop, alias);
+    checks.push(`(${column} is null or ${column} in (${named.getValues().map((each) => `'${each.name}'`).join(', ')}))`);
+  }
   return compiled(alias);
 }
 
@@ -195,13 +283,8 @@ function jsonValueSql(fieldType: GraphQLOutputType, set: SelectionSetNode | unde
     const item = getNullableType(type.ofType);
     if (isScalarType(item) || isEnumType(item)) return set || !shownAsStored(item) ? null : (value) => value;
     const each = jsonValueSql(item, set, c, depth + 1);
-    const alias = `item_${depth}`;
-    return (
-      each &&
-      ((value) =>
-        `case when jsonb_typeof(${value}) = 'array' then (select coalesce(json_agg(${each(`${alias}.value`)} order by ${alias}.n), '[]'::json) ` +
-        `from jsonb_array_elements(${value}) with ordinality as ${alias}(value, n)) end`)
-    );
+    // Each level of lists its own alias, so an inner list never reads the outer one's items.
+    return each && ((value) => jsonListSql(value, `item_${depth}`, each));
   }
   if (!isObjectType(type)) return null;
   const selected = selectedFields(set, type, c.fragments);
@@ -406,33 +489,29 @@ function hashOf(text: string): string {
 const PLANS = new WeakMap<DocumentNode, Map<string, RootPlan[] | null>>();
 const MAX_PLANS = 100;
 
-async function planOf(
-  schema: GraphQLSchema,
-  metadata: MetadataStorage,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-  organizationId: string,
-): Promise<RootPlan[] | null> {
-  let plans = PLANS.get(document);
-  if (!plans) PLANS.set(document, (plans = new Map()));
-  const key = `${operation.name?.value ?? ''}|${organizationId}|${JSON.stringify(variables)}`;
+/** What an operation is compiled from: the schema and metadata, the parsed operation, its variables and the caller's organization. */
+interface Operation {
+  schema: GraphQLSchema;
+  metadata: MetadataStorage;
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  variables: Record<string, unknown>;
+  organizationId: string;
+}
+
+async function planOf(op: Operation): Promise<RootPlan[] | null> {
+  let plans = PLANS.get(op.document);
+  if (!plans) PLANS.set(op.document, (plans = new Map()));
+  const key = `${op.operation.name?.value ?? ''}|${op.organizationId}|${JSON.stringify(op.variables)}`;
   const known = plans.get(key);
   if (known !== undefined) return known;
-  const plan = await compile(schema, metadata, document, operation, variables, organizationId);
+  const plan = await compile(op);
   if (plans.size >= MAX_PLANS) plans.clear();
   plans.set(key, plan);
   return plan;
 }
 
-async function compile(
-  schema: GraphQLSchema,
-  metadata: MetadataStorage,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-  organizationId: string,
-): Promise<RootPlan[] | null> {
+async function compile({ schema, metadata, document, operation, variables, organizationId }: Operation): Promise<RootPlan[] | null> {
   const query = schema.getQueryType();
   if (operation.operation !== 'query' || !query) return null;
   const fragments: Record<string, FragmentDefinitionNode> = {};
@@ -474,7 +553,7 @@ export async function sqlAnswer(
 ): Promise<ExecutionResult | null> {
   const actor = context.actor;
   if (operation.operation !== 'query' || !actor || context.signal?.aborted) return null;
-  const plan = await planOf(schema, metadata, document, operation, variables, actor.organizationId);
+  const plan = await planOf({ schema, metadata, document, operation, variables, organizationId: actor.organizationId });
   if (!plan) return null;
   const data: Record<string, unknown> = {};
   try {

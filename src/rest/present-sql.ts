@@ -128,6 +128,14 @@ function storedSql(prop: EntityProperty, fieldType: GraphQLOutputType): Computed
   return null;
 }
 
+/** A jsonb array `value`, each item (aliased `alias`, `alias.value`) as `each` writes it, in order; null for anything but an array. */
+export function jsonListSql(value: string, alias: string, each: (item: string) => string): string {
+  return (
+    `case when jsonb_typeof(${value}) = 'array' then (select coalesce(json_agg(${each(`${alias}.value`)} order by ${alias}.n), '[]'::json) ` +
+    `from jsonb_array_elements(${value}) with ordinality as ${alias}(value, n)) end`
+  );
+}
+
 /**
  * A JSON value (a jsonb expression) shown as the GraphQL `type`: a scalar as it is, an object by its
  * fields (null for null), a list of objects item by item (null for anything but an array).
@@ -141,12 +149,7 @@ function jsonValueSql(fieldType: GraphQLOutputType, depth = 0): ((value: string)
     // Each level of lists its own alias, so an inner list never reads the outer one's items.
     const alias = `item_${depth}`;
     const each = jsonValueSql(item, depth + 1);
-    return (
-      each &&
-      ((value) =>
-        `case when jsonb_typeof(${value}) = 'array' then (select coalesce(json_agg(${each(`${alias}.value`)} order by ${alias}.n), '[]'::json) ` +
-        `from jsonb_array_elements(${value}) with ordinality as ${alias}(value, n)) end`)
-    );
+    return each && ((value) => jsonListSql(value, alias, each));
   }
   if (!isObjectType(type)) return null;
   const fields = shownFields(type);

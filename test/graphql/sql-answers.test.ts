@@ -1,5 +1,6 @@
 import { answeredByDatabase } from '../../src/graphql/sql-answers.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { createAgent, createConfiguredAgent, TRICKY, TRICKY_METADATA } from '../helpers/tricky-agents.js';
 
 // Queries PostgreSQL answers whole (src/graphql/sql-answers.ts). Each query here is sent twice: as
 // it is, which the database must answer (the counter moves by one), and with `@include(if: true)`
@@ -14,8 +15,7 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 let app: TestApp;
 let acme: TestOrganization;
 let other: TestOrganization;
-
-const TRICKY = 'quote " backslash \\ tab \t newline \n ctl \u0001 emoji 🎧 line sep \u2028 para \u2029 中文 </script>';
+let configuredId: string;
 
 async function post(org: TestOrganization, query: string, variables: Record<string, unknown> = {}): Promise<{ status: number; text: string; body: any }> {
   const res = await fetch(`${app.baseUrl}/graphql`, {
@@ -45,12 +45,6 @@ async function sameBothWays(org: TestOrganization, query: string, variables: Rec
   return fast.body.data;
 }
 
-async function createAgent(org: TestOrganization, body: Record<string, unknown>): Promise<string> {
-  const res = await org.rest.post('/api/agents', { instructions: 'Help the caller.', modelConfig: { model: 'builtin/echo' }, ...body });
-  if (res.status !== 201) throw new Error(JSON.stringify(res.body));
-  return res.body.id;
-}
-
 async function conversation(org: TestOrganization, agentId: string, status: string, title: string | null, createdAt: string): Promise<void> {
   await app.sql(
     `insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, title, message_count)
@@ -71,25 +65,9 @@ beforeAll(async () => {
   acme = await app.organization('Acme');
   other = await app.organization('Other');
   await createAgent(acme, { name: 'Plain' });
-  const configured = await createAgent(acme, {
-    name: 'Configured',
-    description: TRICKY,
-    policy: 'Never mention the discount code.',
-    resolutionCriteria: [
-      { label: 'booked', description: 'An appointment was booked' },
-      { label: 'declined', description: TRICKY },
-    ],
-  });
-  await app.sql(
-    `update agents set
-       model_config = '{"model": "openai/gpt-4o-mini", "modelSettings": {"temperature": 0.7, "maxOutputTokens": 256}, "providerOptions": {"openai": {"reasoningEffort": "low"}}}'::jsonb,
-       voice_config = '{"pipelineMode": "batch", "sttProvider": "deepgram", "ttsProvider": "elevenlabs", "voiceId": "voice-1"}'::jsonb,
-       memory_config = '{"enabled": true, "lastMessages": 7, "semanticRecall": null}'::jsonb,
-       metadata = '{"z": 1, "a": [1.5, "x", null, {"k": "v"}], "big": 12345678901234}'::jsonb,
-       created_at = '2026-03-04T05:06:07.123456Z'
-     where id = ?`,
-    [configured],
-  );
+  const configured = await createConfiguredAgent(app, acme);
+  await app.sql(`update agents set created_at = '2026-03-04T05:06:07.123456Z', memory_config = '{"enabled": true, "lastMessages": 7, "semanticRecall": null}'::jsonb where id = ?`, [configured]);
+  configuredId = configured;
   const archived = await createAgent(acme, { name: 'Archived one' });
   expect((await acme.rest.delete(`/api/agents/${archived}`)).status).toBeLessThan(300);
   for (let i = 0; i < 4; i++) await createAgent(acme, { name: `Agent ${i}`, description: i % 2 ? null : `Number ${i}` });
@@ -115,7 +93,7 @@ describe('queries the database answers whole', () => {
     const configured = data.agents.data.find((agent: { name: string }) => agent.name === 'Configured');
     // The rows hold what the comparison is about.
     expect(configured).toMatchObject({ description: TRICKY, hasPolicy: true, createdAt: '2026-03-04T05:06:07.123Z' });
-    expect(configured.metadata).toEqual({ z: 1, a: [1.5, 'x', null, { k: 'v' }], big: 12345678901234 });
+    expect(configured.metadata).toEqual(TRICKY_METADATA);
     expect(configured.modelConfig.modelSettings).toEqual({ temperature: 0.7, maxOutputTokens: 256 });
     expect(JSON.stringify(configured)).not.toContain('discount');
     expect(data.agents.meta).toEqual({ page: 1, limit: 20, total: 6, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
@@ -168,6 +146,37 @@ describe('queries the database answers whole', () => {
 });
 
 describe('what the database does not answer is answered as before', () => {
+  // Stored JSON that is not of its GraphQL type: the executor answers with an error (a non-null field
+  // missing, a number that is no Int, a value that is no enum value, ...) or converts it (a number shown
+  // as a String); the database's statement stops at such a row and the executor answers, as always.
+  it.each([
+    ['a non-null field missing', 'memory_config', '{"enabled": true}', true],
+    ['an Int that is not an integer', 'memory_config', '{"enabled": true, "lastMessages": 7.5}', true],
+    ['an Int out of range', 'memory_config', '{"enabled": true, "lastMessages": 3000000000}', true],
+    ['a Boolean that is a string', 'memory_config', '{"enabled": "yes", "lastMessages": 7}', true],
+    ['a value that is no enum value', 'voice_config', '{"pipelineMode": "telepathy"}', true],
+    ['a String that is a number (converted: "42")', 'model_config', '{"model": 42}', false],
+    ['a JSONObject that is an array', 'metadata', '[1, 2]', true],
+    ['a null item of a list of non-null items', 'resolution_criteria', '[{"label": "a", "description": "b"}, null]', true],
+    ['a list that is an object', 'resolution_criteria', '{"label": "a"}', true],
+  ] as [string, string, string, boolean][])('%s', async (_what, column, value, erring) => {
+    const [saved] = await app.sql<{ value: string | null }>(`select ${column}::text as value from agents where id = ?`, [configuredId]);
+    await app.sql(`update agents set ${column} = ?::jsonb where id = ?`, [value, configuredId]);
+    try {
+      const query = `{ agents(search: "config") { data { ${AGENT_FIELDS} } } }`;
+      const before = answeredByDatabase();
+      const fast = await post(acme, query);
+      const slow = await post(acme, viaExecutor(query));
+      expect(answeredByDatabase()).toBe(before);
+      expect(fast.body.errors !== undefined).toBe(erring);
+      expect(fast.text.replace(/"requestId":"[^"]+"/g, '')).toBe(slow.text.replace(/"requestId":"[^"]+"/g, ''));
+    } finally {
+      await app.sql(`update agents set ${column} = ?::jsonb where id = ?`, [saved!.value, configuredId]);
+    }
+    // Back to stored values of their types: the database answers again.
+    await sameBothWays(acme, `{ agents(search: "config") { data { ${AGENT_FIELDS} } } }`);
+  });
+
   it.each([
     ['a field with a resolver of its own (a conversation’s agent)', `{ agents(search: "config") { data { conversations(limit: 1) { data { agent { name } } } } } }`],
     ['a relation of a relation (a conversation’s messages)', `{ agents(search: "config") { data { conversations(limit: 1) { data { messages { data { id } } } } } } }`],

@@ -22,6 +22,7 @@ import { CreditLedgerEntry } from '../../src/modules/organizations/credit-ledger
 import { Event } from '../../src/modules/events/event.entity.js';
 import { CarrierConnection } from '../../src/modules/telephony/carrier-connection.entity.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { createAgent, createConfiguredAgent, TRICKY } from '../helpers/tricky-agents.js';
 import { activeCampaign, flowInput } from '../programs/fixtures.js';
 
 // The REST lists whose answers PostgreSQL writes as JSON (src/rest/present-sql.ts): the agents page
@@ -41,8 +42,6 @@ let programId: string;
 let presenter: Presenter;
 let twilio: FakeTwilio;
 
-const TRICKY = 'quote " backslash \\ tab \t newline \n nul-ish \u0001 \u001f emoji 🎧 line sep \u2028 para \u2029 é ñ 中文 </script>';
-
 function actorOf(org: TestOrganization): Actor {
   return { userId: org.userId, organizationId: org.organizationId, roles: ['owner'] as Actor['roles'], via: 'api-key', apiKeyId: randomUUID() };
 }
@@ -53,12 +52,6 @@ async function inProcess<T>(run: () => Promise<T>): Promise<unknown> {
   return JSON.parse(JSON.stringify(value));
 }
 
-async function createAgent(org: TestOrganization, body: Record<string, unknown>): Promise<string> {
-  const res = await org.rest.post('/api/agents', { instructions: 'Help the caller.', modelConfig: { model: 'builtin/echo' }, ...body });
-  if (res.status !== 201) throw new Error(JSON.stringify(res.body));
-  return res.body.id;
-}
-
 beforeAll(async () => {
   twilio = await startFakeTwilio();
   app = await startTestApp({ telephony: { twilioApiBaseUrl: twilio.url, credentialsKey: randomBytes(32), publicUrl: 'https://gateway.example.test' } });
@@ -67,24 +60,7 @@ beforeAll(async () => {
   presenter = new Presenter(await gatewaySchema());
 
   await createAgent(acme, { name: 'Plain' });
-  const configured = await createAgent(acme, {
-    name: 'Configured',
-    description: TRICKY,
-    policy: 'Never mention the discount code.',
-    resolutionCriteria: [
-      { label: 'booked', description: 'An appointment was booked' },
-      { label: 'declined', description: TRICKY },
-    ],
-  });
-  await app.sql(
-    `update agents set
-       model_config = '{"model": "openai/gpt-4o-mini", "modelSettings": {"temperature": 0.7, "maxOutputTokens": 256}, "providerOptions": {"openai": {"reasoningEffort": "low"}}}'::jsonb,
-       voice_config = '{"pipelineMode": "batch", "sttProvider": "deepgram", "ttsProvider": "elevenlabs", "voiceId": "voice-1", "language": "en-US"}'::jsonb,
-       memory_config = '{"enabled": true, "lastMessages": 7}'::jsonb,
-       metadata = ?::jsonb
-     where id = ?`,
-    [JSON.stringify({ nested: { deep: [1, 2.5, -3e-7, null, 'x', true] }, big: 12345678901234, zero: 0, text: TRICKY }), configured],
-  );
+  const configured = await createConfiguredAgent(app, acme);
   const edge = await createAgent(acme, { name: 'Edge' });
   // Values no input makes, written as a migration or an older version could have left them.
   await app.sql(
