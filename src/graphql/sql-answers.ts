@@ -41,7 +41,9 @@ import type { GraphQLContext } from './context.js';
 // resolver of its own, a directive, an interface, a relation of a relation, a field selected twice
 // under one name, a non-null field over a nullable column, arguments the resolver would refuse) and
 // any error on the way (a refusal, a lost database) leave the whole operation to the executor, which
-// answers it as it always did, errors included. test/graphql/sql-answers.test.ts compares both
+// answers it as it always did, errors included. So does a row holding a value graphql-js would refuse
+// or convert (stored JSON not of its GraphQL type, a text outside its enum): the statement checks
+// every value it writes and stops at such a row (see typeCheck). test/graphql/sql-answers.test.ts compares both
 // answers for the same data on both databases.
 
 /** A root list the database can answer: its service's page, each row as the JSON `row` builds. */
