@@ -60,26 +60,6 @@ export interface SqlList<Args extends object> {
 
 const LISTS = new Map<string, SqlList<any>>();
 
-/**
- * A to-one relation a field of `parent` answers by its id (a loader within the organization, null when
- * the row is gone): the database reads it in the row's statement, by `foreignKey` (the parent's column).
- */
-export interface SqlToOne {
-  parent: EntityClass<object>;
-  field: string;
-  entity: EntityClass<object>;
-  foreignKey: string;
-}
-
-const TO_ONE = new Map<EntityClass<object>, SqlToOne[]>();
-
-/** Declares a to-one relation the database may read with its parent (beside the field's resolver, which stays the reference). */
-export function sqlToOne(relation: SqlToOne): void {
-  const declared = TO_ONE.get(relation.parent) ?? [];
-  if (declared.some((each) => each.field === relation.field)) throw new Error(`${relation.field} is declared twice`);
-  TO_ONE.set(relation.parent, [...declared, relation]);
-}
-
 let answered = 0;
 
 /** How many operations the database has answered whole in this process (the tests' witness that it did). */
@@ -149,8 +129,6 @@ interface Compiling {
   organizationId: string;
   /** Whether a relation may be read here (one level: a relation's rows do not read theirs). */
   relations: boolean;
-  /** Numbers the aliases of to-one reads, so that nested ones never shadow each other. */
-  aliases: { next: number };
 }
 
 /** The SQL of a row of `type` (`entity`, aliased `alias`) as the JSON of `set`, or null when any field is not compiled. */
@@ -178,13 +156,6 @@ async function rowSql(c: Compiling, type: GraphQLObjectType, entity: EntityClass
       sql.add(part.text, ...part.params);
       continue;
     }
-    const toOne = TO_ONE.get(entity)?.find((each) => each.field === name);
-    if (toOne) {
-      const part = await toOneSql(c, field, node, toOne, alias);
-      if (!part) return null;
-      sql.add(part.text, ...part.params);
-      continue;
-    }
     if (field.args.length > 0) return null;
     const part = valueSql(meta, field, node, c, alias, checks);
     if (part === null) return null;
@@ -196,22 +167,6 @@ async function rowSql(c: Compiling, type: GraphQLObjectType, entity: EntityClass
   // statement (a division by zero, evaluated for that row only), and the executor answers the operation.
   const checked = new Sql().add(`case when ${checks.join(' and ')} then `).add(sql.text, ...sql.params);
   return checked.add(` else (1 / (0 * length(${alias}::text)))::text::json end`);
-}
-
-/** A declared to-one relation of the row aliased `parent`: its row (null when none, or not the organization's), in a subquery. */
-async function toOneSql(c: Compiling, field: GraphQLField<unknown, unknown>, node: FieldNode, relation: SqlToOne, parent: string): Promise<Sql | null> {
-  const type = getNamedType(field.type);
-  // A non-null one would be an error where the row is gone: left to the executor.
-  if (field.args.length > 0 || isNonNullType(field.type) || !isObjectType(type)) return null;
-  const meta = c.metadata.get(relation.entity);
-  const organization = meta.properties['organization' as never] as EntityProperty | undefined;
-  if (!organization?.fieldNames?.[0] || !meta.tableName) return null;
-  const alias = `one_${c.aliases.next++}`;
-  const row = await rowSql({ ...c, relations: false }, type, relation.entity, node.selectionSet, alias);
-  if (!row) return null;
-  return new Sql()
-    .add(`(select ${row.text} from "${meta.tableName}" ${alias} where ${alias}.id = ${parent}."${relation.foreignKey}"`, ...row.params)
-    .add(` and ${alias}."${organization.fieldNames[0]}" = ?)`, c.organizationId);
 }
 
 /** A stored column's SQL name over `alias`. */
@@ -565,7 +520,7 @@ async function compile({ schema, metadata, document, operation, variables, organ
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   const roots = selectedFields(operation.selectionSet, query, fragments);
   if (!roots || roots.length === 0) return null;
-  const c: Compiling = { schema, metadata, fragments, variables, organizationId, relations: true, aliases: { next: 0 } };
+  const c: Compiling = { schema, metadata, fragments, variables, organizationId, relations: true };
   const plan: RootPlan[] = [];
   try {
     for (const { key, node } of roots) {

@@ -1,7 +1,6 @@
 import { answeredByDatabase } from '../../src/graphql/sql-answers.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createAgent, createConfiguredAgent, TRICKY, TRICKY_METADATA } from '../helpers/tricky-agents.js';
-import { activeCampaign } from '../programs/fixtures.js';
 
 // Queries PostgreSQL answers whole (src/graphql/sql-answers.ts). Each query here is sent twice: as
 // it is, which the database must answer (the counter moves by one), and with `@include(if: true)`
@@ -143,47 +142,6 @@ describe('queries the database answers whole', () => {
   it('another organization sees only its own rows, and its conversations only', async () => {
     const data = await sameBothWays(other, `{ agents { data { name conversations { data { title } meta { total } } } meta { total } } }`);
     expect(data.agents).toEqual({ data: [{ name: 'Other’s agent', conversations: { data: [{ title: 'theirs' }], meta: { total: 1 } } }], meta: { total: 1 } });
-  });
-});
-
-describe('programs, their executions and audiences (to-one relations, a counted field)', () => {
-  let programId: string;
-  let audienceId: string;
-  beforeAll(async () => {
-    ({ programId, audienceId } = await activeCampaign(acme, 3, 1));
-    for (let i = 0; i < 3; i++) expect((await acme.rest.post(`/api/programs/${programId}/executions`)).status).toBe(201);
-    // One execution's audience is gone (the executor answers null for it), one program has none.
-    const gone = await activeCampaign(acme, 1);
-    expect((await acme.rest.post(`/api/programs/${gone.programId}/executions`)).status).toBe(201);
-    await app.sql('update executions set audience_id = gen_random_uuid() where program_id = ?', [gone.programId]);
-    await app.sql('update programs set audience_id = null where id = ?', [gone.programId]);
-    // Another organization's program and audience: never in acme's answer.
-    const theirs = await activeCampaign(other, 2);
-    expect((await other.rest.post(`/api/programs/${theirs.programId}/executions`)).status).toBe(201);
-  }, 60_000);
-
-  it('the bench’s query, and the programs’ own audiences, with aliases', async () => {
-    const data = await sameBothWays(
-      acme,
-      `{ programs(limit: 20) { data { id name executions { id status totalContacts audience { name contactCount } } } } }`,
-    );
-    const program = data.programs.data.find((each: { id: string }) => each.id === programId);
-    expect(program.executions).toHaveLength(3);
-    expect(program.executions[0].audience).toEqual({ name: expect.any(String), contactCount: 3 });
-    expect(data.programs.data.some((each: any) => each.executions.some((execution: any) => execution.audience === null))).toBe(true);
-    const again = await sameBothWays(
-      acme,
-      `{ programs { meta { total } data { name status kind group: audience { __typename id count: contactCount name }
-          latest: executions(limit: 1) { id audience { id } } running: executions(status: running) { id } } } }`,
-    );
-    expect(again.programs.meta.total).toBe(2);
-    expect(again.programs.data.map((each: any) => each.group?.id ?? null)).toContain(audienceId);
-    expect(again.programs.data.map((each: any) => each.group)).toContain(null);
-  });
-
-  it('another organization sees its own program and audience only', async () => {
-    const data = await sameBothWays(other, `{ programs { data { name audience { contactCount } executions { audience { contactCount } } } } }`);
-    expect(data.programs.data).toEqual([{ name: 'Campaign', audience: { contactCount: 2 }, executions: [{ audience: { contactCount: 2 } }] }]);
   });
 });
 

@@ -2,14 +2,8 @@ import type { Opt } from '@mikro-orm/core';
 import { Entity, Formula, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
-import { computedFieldSql } from '../../db/read-model.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Contact } from './contact.entity.js';
-
-/** How many contacts are members of the audience aliased `alias`, from the (audience, contact) unique index. */
-function contactCountSql(alias: string): string {
-  return `(select count(*)::int from audience_members m where m.audience_id = ${alias}.id)`;
-}
 
 /** A named segment of contacts that a campaign execution calls. */
 @ObjectType({ description: 'A named segment of contacts' })
@@ -37,12 +31,9 @@ export class Audience extends BaseEntity {
    * (audience, contact) unique index, so it is always true to the members; never stored.
    */
   @Field(() => Int, { description: 'How many contacts are members' })
-  @Formula((columns) => contactCountSql(`${columns}`), { type: 'integer', lazy: false })
+  @Formula((columns) => `(select count(*)::int from audience_members m where m.audience_id = ${columns}.id)`, { type: 'integer', lazy: false })
   contactCount: number & Opt = 0;
 }
-
-// The same count where the database writes an audience's answer (src/graphql/sql-answers.ts).
-computedFieldSql(Audience, { contactCount: contactCountSql });
 
 /** Membership of a contact in an audience; goes away with either side. */
 @Entity({ tableName: 'audience_members' })

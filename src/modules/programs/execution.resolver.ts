@@ -7,10 +7,6 @@ import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 import { CreateExecutionInput } from './program.inputs.js';
 import { ExecutionAction } from './programs.types.js';
-import { sqlToOne } from '../../graphql/sql-answers.js';
-
-// An execution's audience, read with it where the database writes the answer (src/graphql/sql-answers.ts); as `audience` below.
-sqlToOne({ parent: Execution, field: 'audience', entity: Audience, foreignKey: 'audience_id' });
 
 @Resolver(() => Execution)
 export class ExecutionResolver {

@@ -12,11 +12,6 @@ import { Program } from './program.entity.js';
 import { ExecutionStatus } from './program.enums.js';
 import { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
 import { ProgramPage } from './programs.types.js';
-import { sqlList, sqlToOne } from '../../graphql/sql-answers.js';
-
-// The page and a program's audience as the database writes them, when the whole query can be (src/graphql/sql-answers.ts).
-sqlList({ field: 'programs', entity: Program, args: PageArgs, read: (context, actor, args, row) => context.services.programs.listJson(actor, args, row) });
-sqlToOne({ parent: Program, field: 'audience', entity: Audience, foreignKey: 'audience_id' });
 
 @Resolver(() => Program)
 export class ProgramResolver {

@@ -1,11 +1,9 @@
-import type { QueryOrderMap } from '@mikro-orm/core';
-import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
-import { containsPattern, sortField, type JsonPage, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
-import { readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
-import { readJsonList, type ListRead, type RowJson } from '../../db/read-model.js';
+import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { Agent } from '../agents/agent.entity.js';
 import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import { Audience } from '../contacts/audience.entity.js';
@@ -85,29 +83,20 @@ export class ProgramService {
    * (Program.executions, Program.triggers) read in the same statement and kept with it (see nestedRelation).
    */
   async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Program>> {
-    return readListWith(this.em, this.listRead(actor, args), { organizationId: actor.organizationId, ...include });
-  }
-
-  /** The same page as `list`, each program as the JSON text `row` builds (GraphQL's answer written by the database). */
-  async listJson(actor: Actor, args: PageArgs, row: RowJson): Promise<JsonPage> {
-    return readJsonList(this.em, this.listRead(actor, args), row);
-  }
-
-  /** What a page of `list` reads. */
-  private listRead(actor: Actor, args: PageArgs): ListRead<Program> {
     const field = sortField(args.sortBy, PROGRAM_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
     const where = {
       organization: actor.organizationId,
       ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
     };
-    return {
-      entity: Program,
-      where: where as QBFilterQuery<Program>,
-      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Program>[], limit: args.limit, offset: (args.page - 1) * args.limit },
-      page: args.page,
-      limit: args.limit,
-    };
+    const { rows: data, total } = await readPageWith(
+      this.em,
+      Program,
+      where,
+      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      { organizationId: actor.organizationId, ...include },
+    );
+    return { data, meta: pageMeta(args.page, args.limit, total) };
   }
 
   async get(actor: Actor, id: string, em: EntityManager = this.em): Promise<Program> {
