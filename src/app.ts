@@ -309,6 +309,8 @@ export async function createGateway(config: Config, database: Database, logger: 
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => {
         const { actor, authError } = principalOf(res);
+        // Built on first use: a query the database answers whole (src/graphql/sql-answers.ts) never needs them.
+        let loaders: ReturnType<typeof createLoaders> | undefined;
         return {
           services,
           requestId: String(res.locals.requestId),
@@ -317,7 +319,9 @@ export async function createGateway(config: Config, database: Database, logger: 
           logger,
           actor,
           authError,
-          loaders: actor ? createLoaders(services, actor) : undefined,
+          get loaders() {
+            return actor ? (loaders ??= createLoaders(services, actor)) : undefined;
+          },
           onOperation: (name) => {
             res.locals.graphqlOperation = name ?? 'unnamed';
           },

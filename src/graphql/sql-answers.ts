@@ -13,6 +13,7 @@ import {
   type ExecutionResult,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLEnumType,
   type GraphQLField,
   type GraphQLObjectType,
   type GraphQLOutputType,
@@ -26,7 +27,7 @@ import type { JsonPage, PageMeta } from '../common/pagination.js';
 import { validArgs } from '../common/validation.js';
 import { relationsOf, type NestedRelation, type RelationPageArgs } from '../db/nested-relation.js';
 import type { RowJson } from '../db/read-model.js';
-import { fieldSql, jsonListSql } from '../rest/present-sql.js';
+import { fieldSql, isPlainColumn, jsonListSql } from '../rest/present-sql.js';
 import type { GraphQLContext } from './context.js';
 
 // Pages answered by PostgreSQL. A query whose every field the database can write (a root list of a
@@ -122,7 +123,6 @@ function selectedFields(set: SelectionSetNode | undefined, type: GraphQLObjectTy
 }
 
 interface Compiling {
-  schema: GraphQLSchema;
   metadata: MetadataStorage;
   fragments: Record<string, FragmentDefinitionNode>;
   variables: Record<string, unknown>;
@@ -192,7 +192,7 @@ function typeCheck(fieldType: GraphQLOutputType, value: string, set: SelectionSe
 /** typeCheck of a value known to be present (not null). */
 function presentCheck(type: GraphQLOutputType, value: string, set: SelectionSetNode | undefined, c: Compiling, depth: number): string | null {
   if (isEnumType(type)) {
-    return `(jsonb_typeof(${value}) = 'string' and (${value} #>> '{}') in (${type.getValues().map((each) => `'${each.name}'`).join(', ')}))`;
+    return `(jsonb_typeof(${value}) = 'string' and (${value} #>> '{}') in ${enumValuesSql(type)})`;
   }
   if (isScalarType(type)) {
     switch (type.name) {
@@ -245,8 +245,7 @@ function valueSql(
   const json = prop !== undefined && /^jsonb?$/.test(String(prop.columnTypes?.[0] ?? '').toLowerCase());
   if (isObjectType(named)) {
     // A JSON column shown as an object (or a list of them): only its selected sub-fields.
-    if (field.resolve || !json) return null;
-    if (prop.kind !== 'scalar' || prop.fieldNames?.length !== 1 || prop.lazy || prop.hidden || prop.persist === false || prop.formula) return null;
+    if (field.resolve || !json || !isPlainColumn(prop)) return null;
     const check = typeCheck(field.type, columnOf(prop, alias), node.selectionSet, c, 0);
     const value = jsonValueSql(field.type, node.selectionSet, c, 0);
     if (!check || !value) return null;
@@ -267,7 +266,7 @@ function valueSql(
   } else if (prop && isEnumType(named) && prop.fieldNames?.length === 1) {
     // A text column shown as an enum: only its values.
     const column = columnOf(prop, alias);
-    checks.push(`(${column} is null or ${column} in (${named.getValues().map((each) => `'${each.name}'`).join(', ')}))`);
+    checks.push(`(${column} is null or ${column} in ${enumValuesSql(named)})`);
   }
   return compiled(alias);
 }
@@ -308,6 +307,11 @@ function jsonValueSql(fieldType: GraphQLOutputType, set: SelectionSetNode | unde
     `case when coalesce(jsonb_typeof(${value}), 'null') = 'null' then null else json_build_object(${selected
       .map(({ key }, index) => `'${key}', ${parts[index]!(value)}`)
       .join(', ')}) end`;
+}
+
+/** An enum's values as an SQL list, `('a', 'b')` (GraphQL names: letters, digits and underscores only). */
+function enumValuesSql(type: GraphQLEnumType): string {
+  return `(${type.getValues().map((each) => `'${each.name}'`).join(', ')})`;
 }
 
 /** An enum whose GraphQL names are its stored values (GraphQL shows the name), or any scalar. */
@@ -472,19 +476,9 @@ async function rootPlan(c: Compiling, key: string, node: FieldNode, field: Graph
 
 const PAGE_META_FIELDS = new Set(['page', 'limit', 'total', 'totalPages', 'hasNextPage', 'hasPreviousPage']);
 
-/** A short name for a row's SQL in the kept statements' keys (the text itself is long). */
-const STATEMENT_KEYS = new Map<string, string>();
+/** A short name for a row's SQL in the kept statements' keys (the text itself is long); computed once per plan. */
 function statementKey(text: string): string {
-  let key = STATEMENT_KEYS.get(text);
-  if (key === undefined) {
-    if (STATEMENT_KEYS.size >= MAX_PLANS * 10) STATEMENT_KEYS.clear();
-    STATEMENT_KEYS.set(text, (key = `gql|${text.length}|${STATEMENT_KEYS.size}|${hashOf(text)}`));
-  }
-  return key;
-}
-
-function hashOf(text: string): string {
-  return createHash('sha1').update(text).digest('base64url');
+  return `gql|${createHash('sha256').update(text).digest('base64url')}`;
 }
 
 /** Compiled operations, per parsed document (Apollo keeps one per query text), by operation, organization and variables. */
@@ -520,7 +514,7 @@ async function compile({ schema, metadata, document, operation, variables, organ
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   const roots = selectedFields(operation.selectionSet, query, fragments);
   if (!roots || roots.length === 0) return null;
-  const c: Compiling = { schema, metadata, fragments, variables, organizationId, relations: true };
+  const c: Compiling = { metadata, fragments, variables, organizationId, relations: true };
   const plan: RootPlan[] = [];
   try {
     for (const { key, node } of roots) {

@@ -108,11 +108,14 @@ export function fieldSql(meta: EntityMetadata, field: GraphQLField<unknown, unkn
   return null;
 }
 
+/** A property stored in one column of its own, read with every row (no formula, not lazy, not hidden). */
+export function isPlainColumn(prop: EntityProperty): boolean {
+  return prop.kind === ReferenceKind.SCALAR && !prop.formula && prop.persist !== false && !prop.lazy && !prop.hidden && prop.fieldNames?.length === 1;
+}
+
 /** A stored column shown as the GraphQL `type`. */
 function storedSql(prop: EntityProperty, fieldType: GraphQLOutputType): ComputedSql | null {
-  if (prop.kind !== ReferenceKind.SCALAR || prop.formula || prop.persist === false || prop.lazy || prop.hidden || prop.fieldNames?.length !== 1) {
-    return null;
-  }
+  if (!isPlainColumn(prop)) return null;
   const columnType = String(prop.columnTypes?.[0] ?? '').toLowerCase();
   const column = quoted(prop.fieldNames[0]!);
   const type = getNullableType(fieldType);
