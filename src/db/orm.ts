@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { ENTITIES } from './entities.js';
 import { releaseEndedConnections } from './ended-connections.js';
+import { preparePoolReads } from './prepared-reads.js';
 import { DatabaseInUseError, describeDatabaseUrlFailure } from './errors.js';
 
 export type DatabaseKind = 'pglite' | 'postgresql';
@@ -149,6 +150,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     throw (options.databaseUrl && describeDatabaseUrlFailure(options.databaseUrl, error)) || error;
   }
   const em = orm.em as unknown as EntityManager;
+  // The read model's kept statements run prepared on this pool (prepared-reads.ts).
+  if (pool) preparePoolReads(em.getDriver().getConnection('write'), pool);
   return {
     orm,
     kind,

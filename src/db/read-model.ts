@@ -2,6 +2,7 @@ import { raw, ReferenceKind, type EntityClass, type QueryOrderMap } from '@mikro
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import { pageMeta, type JsonPage, type Page } from '../common/pagination.js';
 import { isUuid } from './base.entity.js';
+import { cannotPrepare, poolOf, preparedStatement, runPrepared, type PreparedStatement } from './prepared-reads.js';
 
 export interface ReadOptions<T> {
   orderBy?: QueryOrderMap<T>[];
@@ -65,6 +66,8 @@ interface KeptStatement {
   sql: string;
   /** For each placeholder of `sql`, in order, the slot whose value it takes. */
   slots: number[];
+  /** `sql` as PostgreSQL's pool runs it (prepared-reads.ts); null once PostgreSQL refused to prepare it. */
+  prepared: PreparedStatement | null;
 }
 
 /** Statements by shape; null: a shape that cannot be kept. Bounded: started again when full. */
@@ -107,7 +110,7 @@ function template(query: { sql: string; params: readonly unknown[] }, slots: num
     return '?';
   });
   if (refused || next !== query.params.length || sql.includes(SLOT_PREFIX) || sql.includes(String(SLOT_NUMBER_BASE / 1e3))) return null;
-  return { sql, slots: order };
+  return { sql, slots: order, prepared: preparedStatement(sql) };
 }
 
 /**
@@ -212,15 +215,25 @@ async function selectRows<T extends object>(
     return { rows, extras };
   }
   // As QueryBuilder#execute runs it: in the request's transaction if there is one, with its abort signal.
-  const abort = (em as unknown as { getAbortOptions(): object | undefined }).getAbortOptions();
+  const abort = (em as unknown as { getAbortOptions(): { signal?: AbortSignal } | undefined }).getAbortOptions();
   const connection = em.getDriver().getConnection(em.config.get('preferReadReplicas') ? 'read' : 'write');
-  const rows = await connection.execute<Record<string, unknown>[]>(
-    kept.sql,
-    kept.slots.map((slot) => values[slot]),
-    'all',
-    em.getTransactionContext(),
-    { id: em.id, ...abort } as Parameters<typeof connection.execute>[4],
-  );
+  const params = kept.slots.map((slot) => values[slot]);
+  const transaction = em.getTransactionContext();
+  const viaOrm = () => connection.execute<Record<string, unknown>[]>(kept.sql, params, 'all', transaction, { id: em.id, ...abort } as Parameters<typeof connection.execute>[4]);
+  const pool = transaction ? undefined : poolOf(connection);
+  const prepared = kept.prepared;
+  let rows: Record<string, unknown>[];
+  if (pool && prepared) {
+    try {
+      // Through the connection's executeQuery (protected; what its own execute runs through), which times and logs it as the ORM's statements.
+      const logged = connection as unknown as { executeQuery<R>(sql: string, run: () => Promise<R>, context: object): Promise<R> };
+      rows = await logged.executeQuery(kept.sql, () => runPrepared(pool, prepared, params, abort?.signal), { id: em.id, params });
+    } catch (error) {
+      if (!cannotPrepare(error)) throw error;
+      kept.prepared = null;
+      rows = await viaOrm();
+    }
+  } else rows = await viaOrm();
   const meta = em.getMetadata().get(entity);
   const mapped = rows.map((row) => {
     if (extraNames.length > 0) {

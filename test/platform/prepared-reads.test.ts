@@ -1,0 +1,160 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { parse } from 'graphql';
+import pg from 'pg';
+import { RequestContext } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Agent } from '../../src/modules/agents/agent.entity.js';
+import { readJsonPage } from '../../src/db/read-model.js';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
+import { createAgent } from '../helpers/tricky-agents.js';
+import { recordStatements } from '../helpers/users.js';
+
+// The read model's kept statements run on PostgreSQL as prepared statements on the pool, with their
+// values as parameters (src/db/prepared-reads.ts); on PGlite, and inside a transaction, through the
+// ORM, which writes the values into the SQL. Both must read the same rows for the same values, a
+// value must stay a value whatever it holds, and an aborted request's read must not keep running.
+
+const SEARCHES = [`O'Brien`, `what?`, `$1`, `back\\slash`, `100%`, `under_score`, `'); drop table agents; --`];
+
+type AgentsPage = { agents: { data: { name: string }[]; meta: { total: number } } };
+const SEARCH_QUERY = 'query Search($search: String) { agents(search: $search, limit: 100) { data { name } meta { total } } }';
+const AGENTS_BY_SEARCH = parse(SEARCH_QUERY) as TypedDocumentNode<AgentsPage, { search: string }>;
+
+describe('kept reads: values stay values', () => {
+  let app: TestApp;
+  let acme: TestOrganization;
+  let other: TestOrganization;
+  beforeAll(async () => {
+    app = await startTestApp();
+    acme = await app.organization('Acme');
+    other = await app.organization('Other');
+    for (const org of [acme, other]) {
+      for (const search of [...SEARCHES, 'plain']) {
+        await createAgent(org, { name: `${search} agent` });
+      }
+    }
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it.each(SEARCHES)('searching for %j finds the one agent named with it, on both doors, twice', async (search) => {
+    // Each read twice: the first builds the statement, the second runs the kept one.
+    for (let round = 0; round < 2; round++) {
+      const rest = await acme.rest.get(`/api/agents?limit=100&search=${encodeURIComponent(search)}`);
+      expect(rest.status).toBe(200);
+      expect(rest.body.data.map((agent: { name: string }) => agent.name)).toEqual([`${search} agent`]);
+      const graphql = await acme.graphql.ok(AGENTS_BY_SEARCH, { search });
+      expect(graphql.agents.data.map((agent) => agent.name)).toEqual([`${search} agent`]);
+      expect(graphql.agents.meta.total).toBe(1);
+    }
+    // The agents table is still there, and the other organization's agents never showed.
+    expect((await acme.rest.get('/api/agents?limit=100')).body.meta.total).toBe(SEARCHES.length + 1);
+  });
+
+  it('a statement PostgreSQL cannot prepare (a value only its literal typed) is read the ORM way, tried prepared once', async () => {
+    const read = () =>
+      RequestContext.create(app.db.database.orm.em, async () => {
+        const em = app.db.database.orm.em.getContext() as unknown as EntityManager;
+        // json_build_object's arguments are "any": a parameter there has no type, a quoted literal is text.
+        const row = { key: 'untyped-parameter', sql: () => `json_build_object('tag', ?)::text`, params: ['kept'] };
+        const where = { organization: acme.organizationId, name: 'plain agent' };
+        return readJsonPage(em, Agent, where as never, { limit: 5, offset: 0 }, row);
+      });
+    const answers: unknown[] = [];
+    const counts: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      counts.push((await recordStatements(app, async () => void answers.push(await read()))).length);
+    }
+    expect(answers).toEqual(Array(3).fill({ json: ['{"tag" : "kept"}'], total: 1 }));
+    // Kept from the first read on: on PostgreSQL tried prepared, refused, and read the ORM way; from then on the ORM way only.
+    expect(counts).toEqual(TEST_DATABASE_URL ? [2, 1, 1] : [1, 1, 1]);
+  });
+});
+
+// PGlite has one in-process connection and no cancel: nothing can lock a table against it.
+(TEST_DATABASE_URL ? describe : describe.skip)('PostgreSQL: a kept read running at the deadline is cancelled', () => {
+  let app: TestApp;
+  let acme: TestOrganization;
+  let holder: pg.Client;
+  beforeAll(async () => {
+    app = await startTestApp({ requestTimeoutMs: 400 });
+    acme = await app.organization('Acme');
+    await createAgent(acme, { name: 'Front desk' });
+    // The first read of each shape builds its statement; these keep them, so the reads below are the kept ones.
+    expect((await acme.rest.get('/api/agents')).status).toBe(200);
+    await acme.graphql.ok(AGENTS_BY_SEARCH, { search: 'Front' });
+  });
+  beforeEach(async () => {
+    // Another session holds the agents table against every reader: the page's read waits in PostgreSQL.
+    holder = new pg.Client({ connectionString: app.db.url });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('lock table agents in access exclusive mode');
+  });
+  afterEach(async () => {
+    await holder.query('rollback');
+    await holder.end();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  /** The gateway's statements still waiting for a lock (the holder's), seen from a session of its own. */
+  async function waitingReads(): Promise<string[]> {
+    const observer = new pg.Client({ connectionString: app.db.url });
+    await observer.connect();
+    try {
+      const { rows } = await observer.query<{ query: string }>(
+        `select query from pg_stat_activity
+          where datname = current_database() and pid not in (pg_backend_pid(), $1) and state = 'active' and wait_event_type = 'Lock'`,
+        [(holder as unknown as { processID: number }).processID],
+      );
+      return rows.map((row) => row.query);
+    } finally {
+      await observer.end();
+    }
+  }
+
+  async function expectCancelled(send: () => Promise<number>): Promise<void> {
+    const started = Date.now();
+    const sending = send();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await waitingReads()).toHaveLength(1);
+    expect(await sending).toBe(503);
+    expect(Date.now() - started).toBeLessThan(2000);
+    let left = await waitingReads();
+    for (let tries = 0; left.length > 0 && tries < 10; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      left = await waitingReads();
+    }
+    expect(left).toEqual([]);
+  }
+
+  it('REST: 503, no statement left running, and the connection serves the next request', async () => {
+    await expectCancelled(async () => {
+      const res = await acme.rest.get('/api/agents');
+      expect(res.body.code).toBe('UNAVAILABLE');
+      return res.status;
+    });
+    await holder.query('rollback');
+    await holder.query('begin');
+    // Every connection of the pool, the cancelled one among them, answers again.
+    const pages = await Promise.all(Array.from({ length: 12 }, () => acme.rest.get('/api/agents')));
+    expect(pages.map((page) => page.status)).toEqual(Array(12).fill(200));
+  });
+
+  it('GraphQL: 503, and no statement left running', async () => {
+    await expectCancelled(async () => {
+      const res = await fetch(`${app.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
+        body: JSON.stringify({ query: SEARCH_QUERY, variables: { search: 'Front' } }),
+      });
+      const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
+      expect(body.errors[0]!.extensions.code).toBe('UNAVAILABLE');
+      return res.status;
+    });
+  });
+});
