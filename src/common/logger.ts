@@ -95,6 +95,10 @@ const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']);
  * (docs/performance.md, round three). Nothing in the gateway used the per-request loggers it attached.
  */
 export function requestLog(logger: Logger, requestIdOf: (res: ServerResponse) => unknown) {
+  // The line at info holds fixed fields, none of them a redacted path: written without the redaction
+  // pass, which cost ten times the rest of the line (about 12 against 1.5 µs). The detailed line, with
+  // the headers, goes through it.
+  const plain = logger.child({}, { redact: { paths: [] } });
   return (req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next: () => void): void => {
     const url = req.originalUrl ?? req.url ?? '';
     if (UNLOGGED_PATHS.has(url)) return next();
@@ -114,7 +118,7 @@ export function requestLog(logger: Logger, requestIdOf: (res: ServerResponse) =>
         responseTime,
       };
       if (!res.writableFinished) line.aborted = true;
-      logger.info(line, `${req.method} ${url} ${res.statusCode} ${responseTime}ms`);
+      (detailed ? logger : plain).info(line, `${req.method} ${url} ${res.statusCode} ${responseTime}ms`);
     };
     res.on('finish', done);
     res.on('close', done);
