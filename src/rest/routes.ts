@@ -146,9 +146,13 @@ export function unmatchedRoute(routes: RouteDefinition[]) {
   };
 }
 
+/** What res.json sends as its content type. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 function send(res: Response, status: number, body: unknown): void {
   if (status === 204) res.status(204).end();
-  // JSON the database wrote (src/rest/present-sql.ts): sent as it is, with res.json's content type.
-  else if (body instanceof JsonText) res.status(status).type('application/json').send(body.text);
+  // JSON the database wrote (src/rest/present-sql.ts): sent as it is, with res.json's content type,
+  // encoded once (a string would be measured for the size limit, then encoded by res.send).
+  else if (body instanceof JsonText) res.status(status).setHeader('content-type', JSON_CONTENT_TYPE).send(Buffer.from(body.text));
   else res.status(status).json(body);
 }
