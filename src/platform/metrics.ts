@@ -135,12 +135,10 @@ export class GatewayMetrics {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
         const graphql = req.originalUrl.startsWith('/graphql');
-        // The route pattern (never the raw URL, which would make a series per id).
-        const route = graphql
-          ? this.operationLabel(res.locals.graphqlOperation)
-          : req.route
-            ? `/api${String(req.route.path)}`
-            : 'unmatched';
+        // The route pattern (never the raw URL, which would make a series per id): the route table's
+        // (mountRoutes), or the Express route's for the routes outside it (the OpenAPI document).
+        const pattern = (res.locals.routePattern as string | undefined) ?? (req.route ? String(req.route.path) : undefined);
+        const route = graphql ? this.operationLabel(res.locals.graphqlOperation) : pattern ? `/api${pattern}` : 'unmatched';
         const door = graphql ? 'graphql' : 'rest';
         this.requestSeries(door, route, req.method, res.statusCode).inc();
         this.durationSeries(door, route, req.method).observe(Number(process.hrtime.bigint() - started) / 1e9);

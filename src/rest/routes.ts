@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { Actor } from '../common/actor.js';
 import { AppError } from '../common/errors.js';
 import { parseInput } from '../common/validation.js';
@@ -71,9 +71,26 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
   services: S,
   presenter: Presenter,
 ): void {
+  // Grouped by the path's first segment, each group a router of its own under that prefix. Express tries
+  // a request against each route in turn: a route late in the table (a program's executions, the 78th)
+  // was matched against every route before it on every request; now against the groups before its own,
+  // then its group's routes. Paths with different first segments never matched the same request, so
+  // the order that counts (within a group) is the table's.
+  const groups = new Map<string, Router>();
   for (const route of routes) {
-    const expressPath = route.path.replace(/\{(\w+)\}/g, ':$1');
-    router[route.method](expressPath, async (req: Request, res: Response) => {
+    const [, first = '', ...rest] = route.path.split('/');
+    if (!/^[\w.-]+$/.test(first)) throw new Error(`The route ${route.method} ${route.path} must begin with a fixed segment`);
+    let group = groups.get(first);
+    if (!group) {
+      group = Router();
+      groups.set(first, group);
+      router.use(`/${first}`, group);
+    }
+    const expressPath = `/${rest.join('/')}`.replace(/\{(\w+)\}/g, ':$1');
+    // The whole pattern, for the metrics' route label (req.route names only the group's part of it).
+    const pattern = route.path.replace(/\{(\w+)\}/g, ':$1');
+    group[route.method](expressPath, async (req: Request, res: Response) => {
+      res.locals.routePattern = pattern;
       // authenticateRequest (src/platform/principal.ts) ran once before the rate limit.
       const { actor, authError } = principalOf(res);
       if (authError) throw authError;
@@ -98,7 +115,7 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
         send(res, status, await call());
         return;
       }
-      const request = { method: req.method, path: `${req.baseUrl}${req.path}`, key, body: req.body as unknown };
+      const request = { method: req.method, path: req.originalUrl.split('?')[0]!, key, body: req.body as unknown };
       const answer = await services.idempotency.run(actor, request, async () => ({ status, body: await call() }));
       if (answer.replayed) res.setHeader('Idempotent-Replayed', 'true');
       send(res, answer.status, answer.body);
