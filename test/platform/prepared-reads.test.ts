@@ -9,6 +9,7 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { createAgent } from '../helpers/tricky-agents.js';
 import { recordStatements } from '../helpers/users.js';
+import { expectCancelledAtDeadline, holdLock } from '../helpers/lock-waits.js';
 
 // The read model's kept statements run on PostgreSQL as prepared statements on the pool, with their
 // values as parameters (src/db/prepared-reads.ts); on PGlite, and inside a transaction, through the
@@ -88,10 +89,7 @@ describe('kept reads: values stay values', () => {
   });
   beforeEach(async () => {
     // Another session holds the agents table against every reader: the page's read waits in PostgreSQL.
-    holder = new pg.Client({ connectionString: app.db.url });
-    await holder.connect();
-    await holder.query('begin');
-    await holder.query('lock table agents in access exclusive mode');
+    holder = await holdLock(app, 'lock table agents in access exclusive mode');
   });
   afterEach(async () => {
     await holder.query('rollback');
@@ -101,36 +99,7 @@ describe('kept reads: values stay values', () => {
     await app.close();
   });
 
-  /** The gateway's statements still waiting for a lock (the holder's), seen from a session of its own. */
-  async function waitingReads(): Promise<string[]> {
-    const observer = new pg.Client({ connectionString: app.db.url });
-    await observer.connect();
-    try {
-      const { rows } = await observer.query<{ query: string }>(
-        `select query from pg_stat_activity
-          where datname = current_database() and pid not in (pg_backend_pid(), $1) and state = 'active' and wait_event_type = 'Lock'`,
-        [(holder as unknown as { processID: number }).processID],
-      );
-      return rows.map((row) => row.query);
-    } finally {
-      await observer.end();
-    }
-  }
-
-  async function expectCancelled(send: () => Promise<number>): Promise<void> {
-    const started = Date.now();
-    const sending = send();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await waitingReads()).toHaveLength(1);
-    expect(await sending).toBe(503);
-    expect(Date.now() - started).toBeLessThan(2000);
-    let left = await waitingReads();
-    for (let tries = 0; left.length > 0 && tries < 10; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      left = await waitingReads();
-    }
-    expect(left).toEqual([]);
-  }
+  const expectCancelled = (send: () => Promise<number>) => expectCancelledAtDeadline(app, holder, send);
 
   it('REST: 503, no statement left running, and the connection serves the next request', async () => {
     await expectCancelled(async () => {

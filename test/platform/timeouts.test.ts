@@ -9,14 +9,11 @@ import { sendProblem } from '../../src/rest/problem.js';
 import { requestTimeout } from '../../src/platform/request-timeout.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/database.js';
+import { expectCancelledAtDeadline, holdLock } from '../helpers/lock-waits.js';
 
 /** A client of its own that holds the organization's row locked in an open transaction (rolled back by the caller). */
-async function holdOrganizationRow(app: TestApp, org: TestOrganization): Promise<pg.Client> {
-  const holder = new pg.Client({ connectionString: app.db.url });
-  await holder.connect();
-  await holder.query('begin');
-  await holder.query('select id from organizations where id = $1 for update', [org.organizationId]);
-  return holder;
+function holdOrganizationRow(app: TestApp, org: TestOrganization): Promise<pg.Client> {
+  return holdLock(app, 'select id from organizations where id = $1 for update', [org.organizationId]);
 }
 
 describe('requestTimeout', () => {
@@ -233,41 +230,7 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     await app.close();
   });
 
-  /**
-   * Statements of the gateway's connections still running, seen from a session of its own (in the
-   * holder's transaction pg_stat_activity would stay the snapshot first read).
-   */
-  async function runningWaits(): Promise<{ pid: number; query: string }[]> {
-    const observer = new pg.Client({ connectionString: app.db.url });
-    await observer.connect();
-    try {
-      const { rows } = await observer.query<{ pid: number; query: string }>(
-        `select pid, query from pg_stat_activity
-          where datname = current_database() and pid not in (pg_backend_pid(), $1) and state = 'active' and query ilike '%for update%'`,
-        [(holder as unknown as { processID: number }).processID],
-      );
-      return rows;
-    } finally {
-      await observer.end();
-    }
-  }
-
-  async function expectCancelled(send: () => Promise<number>): Promise<void> {
-    const started = Date.now();
-    const sending = send();
-    // The statement is waiting for the lock while the request is under way...
-    await sleep(200);
-    expect(await runningWaits()).toHaveLength(1);
-    expect(await sending).toBe(503);
-    expect(Date.now() - started).toBeLessThan(2000);
-    // ...and is gone shortly after the 503, though the lock is still held.
-    let left = await runningWaits();
-    for (let tries = 0; left.length > 0 && tries < 10; tries += 1) {
-      await sleep(50);
-      left = await runningWaits();
-    }
-    expect(left).toEqual([]);
-  }
+  const expectCancelled = (send: () => Promise<number>) => expectCancelledAtDeadline(app, holder, send);
 
   it('REST: 503, and no statement of the request is left running', async () => {
     await expectCancelled(async () => {
