@@ -13,6 +13,17 @@ import type { Pool, PoolClient } from 'pg';
 // PGlite (one in-process connection, no pool), and a statement PostgreSQL cannot prepare (a value
 // whose type only its literal told; tried once, then never again).
 
+/**
+ * Statements one connection keeps prepared at most. PostgreSQL keeps a prepared statement (and its
+ * cached plan) for the session's life, and the kept shapes are many where GraphQL selections vary;
+ * a connection past this many is closed when released (the pool opens a fresh one), so a session's
+ * memory does not grow with every new shape.
+ */
+export const MAX_PREPARED_PER_CONNECTION = 100;
+
+/** The names each pool connection has prepared. */
+const PREPARED = new WeakMap<PoolClient, Set<string>>();
+
 /** The pool behind each ORM connection that has one (PostgreSQL's; see openDatabase). */
 const POOLS = new WeakMap<object, Pool>();
 
@@ -59,9 +70,12 @@ export async function runPrepared(pool: Pool, statement: PreparedStatement, valu
     cancelling = pool.query('select pg_cancel_backend($1)', [pid]).catch(() => undefined);
   };
   let broken: Error | undefined;
+  let prepared = PREPARED.get(client);
+  if (!prepared) PREPARED.set(client, (prepared = new Set()));
   try {
     signal?.throwIfAborted();
     signal?.addEventListener('abort', cancel, { once: true });
+    prepared.add(statement.name);
     const result = await client.query<Record<string, unknown>>({ name: statement.name, text: statement.text, values });
     return result.rows;
   } catch (error) {
@@ -72,6 +86,6 @@ export async function runPrepared(pool: Pool, statement: PreparedStatement, valu
   } finally {
     signal?.removeEventListener('abort', cancel);
     if (cancelling) await cancelling;
-    client.release(broken);
+    client.release(broken ?? prepared.size > MAX_PREPARED_PER_CONNECTION);
   }
 }

@@ -5,6 +5,7 @@ import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../../src/modules/agents/agent.entity.js';
 import { readJsonPage } from '../../src/db/read-model.js';
+import { MAX_PREPARED_PER_CONNECTION } from '../../src/db/prepared-reads.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { createAgent } from '../helpers/tricky-agents.js';
@@ -71,6 +72,30 @@ describe('kept reads: values stay values', () => {
     expect(answers).toEqual(Array(3).fill({ json: ['{"tag" : "kept"}'], total: 1 }));
     // Kept from the first read on: on PostgreSQL tried prepared, refused, and read the ORM way; from then on the ORM way only.
     expect(counts).toEqual(TEST_DATABASE_URL ? [2, 1, 1] : [1, 1, 1]);
+  });
+
+  (TEST_DATABASE_URL ? it : it.skip)('a pool connection keeps at most MAX_PREPARED_PER_CONNECTION statements prepared', async () => {
+    // More distinct shapes than one connection may keep, read one after the other (the pool hands back the connection last released).
+    const shapes = MAX_PREPARED_PER_CONNECTION + 30;
+    for (let index = 0; index < shapes; index++) {
+      const answer = await RequestContext.create(app.db.database.orm.em, async () => {
+        const em = app.db.database.orm.em.getContext() as unknown as EntityManager;
+        const row = { key: `shape-${index}`, sql: () => `json_build_object('shape', ${index})::text` };
+        return readJsonPage(em, Agent, { organization: acme.organizationId, name: 'plain agent' } as never, { limit: 5, offset: 0 }, row);
+      });
+      expect(answer.json).toEqual([`{"shape" : ${index}}`]);
+    }
+    // Every connection the pool holds, asked what it has prepared.
+    const pool = await (app.db.database.orm.em.getDriver().getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
+    const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+    try {
+      const counts = await Promise.all(clients.map(async (client) => Number((await client.query<{ n: string }>(`select count(*) as n from pg_prepared_statements where name like 'read\\_%'`)).rows[0]!.n)));
+      expect(Math.max(...counts)).toBeLessThanOrEqual(MAX_PREPARED_PER_CONNECTION);
+      // The reads above were prepared: the connections hold some of them.
+      expect(counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
+    } finally {
+      for (const client of clients) client.release();
+    }
   });
 });
 
