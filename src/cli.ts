@@ -48,6 +48,7 @@ async function withServices(run: (services: Services) => Promise<unknown[]>): Pr
     dataDir: config.dataDir,
     migrate: true,
     logger: createLogger('silent'),
+    preparedReads: config.db.preparedStatements,
   });
   try {
     const services = createServices(database.em, config);

@@ -36,7 +36,7 @@ export interface Config {
   /** On SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
   shutdownDrainMs: number;
   /** PostgreSQL only: statement timeout, pool size and how long a request waits for a connection. */
-  db: { statementTimeoutMs: number; poolMax: number; poolAcquireTimeoutMs: number };
+  db: { statementTimeoutMs: number; poolMax: number; poolAcquireTimeoutMs: number; preparedStatements: boolean };
   metricsEnabled: boolean;
   /** GET /metrics needs `Authorization: Bearer <metricsToken>` when set. */
   metricsToken?: string;
@@ -305,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000),
       poolMax: integer(env, 'DB_POOL_MAX', 10, 1, 1000),
       poolAcquireTimeoutMs: integer(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 5000, 1, 600_000),
+      preparedStatements: boolean(env, 'DB_PREPARED_STATEMENTS', true),
     },
     metricsEnabled: boolean(env, 'METRICS_ENABLED', true),
     metricsToken: metricsToken(env),

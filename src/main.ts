@@ -29,6 +29,7 @@ async function start(): Promise<void> {
     migrate: config.migrateOnStart,
     logger,
     pool: { max: config.db.poolMax, acquireTimeoutMs: config.db.poolAcquireTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs },
+    preparedReads: config.db.preparedStatements,
   });
   const { assertCredentialsKeyFor } = await import('./modules/telephony/credentials-check.js');
   await assertCredentialsKeyFor(database.em, config.telephony.credentialsKey).catch(async (error: unknown) => {

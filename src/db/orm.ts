@@ -23,6 +23,8 @@ export interface DatabaseOptions {
   logger?: Logger;
   /** PostgreSQL only: pool size, wait for a connection and statement timeout (0 = none). */
   pool?: { max: number; acquireTimeoutMs: number; statementTimeoutMs: number };
+  /** PostgreSQL only: kept reads as named prepared statements on the pool (prepared-reads.ts); default true. */
+  preparedReads?: boolean;
   /** A PGlite instance to use instead of opening one (tests load a migrated template). */
   pglite?: unknown;
 }
@@ -142,16 +144,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       throw error;
     }
   }
+  const em = orm.em as unknown as EntityManager;
   try {
     if (options.migrate) await orm.migrator.up();
+    // The read model's kept statements run prepared on the pool (prepared-reads.ts). Asked of the
+    // connection, which opens it if nothing has yet (without migrations nothing has at this point).
+    if (kind === 'postgresql' && options.preparedReads !== false) {
+      const connection = em.getDriver().getConnection('write') as unknown as { getNativeClient(): Promise<Pool> };
+      preparePoolReads(connection, await connection.getNativeClient());
+    }
   } catch (error) {
     await orm.close(true);
     release();
     throw (options.databaseUrl && describeDatabaseUrlFailure(options.databaseUrl, error)) || error;
   }
-  const em = orm.em as unknown as EntityManager;
-  // The read model's kept statements run prepared on this pool (prepared-reads.ts).
-  if (pool) preparePoolReads(em.getDriver().getConnection('write'), pool);
   return {
     orm,
     kind,

@@ -5,6 +5,7 @@ import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../../src/modules/agents/agent.entity.js';
 import { readJsonPage } from '../../src/db/read-model.js';
+import { openDatabase, type Database } from '../../src/db/orm.js';
 import { MAX_PREPARED_PER_CONNECTION } from '../../src/db/prepared-reads.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
@@ -95,6 +96,41 @@ describe('kept reads: values stay values', () => {
       expect(counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
     } finally {
       for (const client of clients) client.release();
+    }
+  });
+
+  (TEST_DATABASE_URL ? it : it.skip)('prepared on a pool opened without migrations; with DB_PREPARED_STATEMENTS=false the same answers and nothing prepared', async () => {
+    // Both opened as a server with MIGRATE_ON_START=false opens it: nothing has used the pool yet.
+    const unprepared = await openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false, preparedReads: false });
+    const unmigrated = await openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false });
+    try {
+      const row = { key: 'names', sql: (alias: string) => `json_build_object('name', ${alias}."name")::text` };
+      const where = { organization: acme.organizationId, name: `O'Brien agent` };
+      const read = (database: Database) =>
+        RequestContext.create(database.orm.em, () =>
+          readJsonPage(database.orm.em.getContext() as unknown as EntityManager, Agent, where as never, { limit: 5, offset: 0, orderBy: [{ name: 'asc' }] as never }, row),
+        );
+      const expected = { json: ['{"name" : "O\'Brien agent"}'], total: 1 };
+      // Twice each: built, then kept; the kept read runs prepared on one, with its values written in on the other.
+      for (const database of [app.db.database, unprepared, unmigrated, app.db.database, unprepared, unmigrated]) expect(await read(database)).toEqual(expected);
+      // This read's statement, prepared on each connection of a database's pool.
+      const preparedOn = async (database: Database) => {
+        const pool = await (database.orm.em.getDriver().getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
+        const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+        try {
+          const sql = `select count(*) as n from pg_prepared_statements where statement like '%json_build_object(''name''%'`;
+          return await Promise.all(clients.map(async (client) => Number((await client.query<{ n: string }>(sql)).rows[0]!.n)));
+        } finally {
+          for (const client of clients) client.release();
+        }
+      };
+      for (const database of [app.db.database, unmigrated]) expect((await preparedOn(database)).reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
+      const counts = await preparedOn(unprepared);
+      expect(counts.length).toBeGreaterThan(0);
+      expect(counts).toEqual(counts.map(() => 0));
+    } finally {
+      await unprepared.close();
+      await unmigrated.close();
     }
   });
 });
