@@ -11,6 +11,7 @@ import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provi
 import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
 import { TurnClock } from './turn-latency.js';
 import { EndOfSpeechDetector } from './end-of-speech.js';
+import { closeAfter } from './close-after.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -392,8 +393,12 @@ export class CallBridge implements SpeechEvents {
       if (conversationId) await this.deps.conversations.close(conversationId, ConversationStatus.failed);
       await this.deps.tracker.failLive(this.call.id, reason);
     });
-    // Closing the stream ends <Connect>: the carrier moves past it and hangs up.
-    if (this.twilio.readyState === WebSocket.OPEN) this.twilio.close(1011, 'voice provider unavailable');
+    // Closing the stream ends <Connect>: the carrier asks what next (stream-ended, which apologizes for a
+    // call failed on our side) and then reports the call completed. Both must find the failure written,
+    // so the stream closes once it is (or after a few seconds, should the database not answer: close-after.ts).
+    void closeAfter(this.writes, () => {
+      if (this.twilio.readyState === WebSocket.OPEN) this.twilio.close(1011, 'voice provider unavailable');
+    });
   }
 
   /** Resolves once every turn was stored (tests and shutdown). */

@@ -11,6 +11,7 @@ import { WORDS } from '../voice-actions.js';
 import type { CallConversations } from '../realtime/call-conversation.js';
 import { callToolEffect, callTools } from '../realtime/call-tools.js';
 import { EndOfSpeechDetector } from '../realtime/end-of-speech.js';
+import { closeAfter } from '../realtime/close-after.js';
 import { PolicyGuard } from './policy-guard.js';
 import { SentenceChunker } from './sentences.js';
 import type { Recognizer, RecognizerEvents, RecognizerName, RecognizerSession, SynthesisStream, Synthesizer, SynthesizerName } from './speech-ports.js';
@@ -824,7 +825,10 @@ export class StreamingCall implements RecognizerEvents {
       if (conversationId) await this.deps.conversations.close(conversationId, ConversationStatus.failed);
       await this.deps.tracker.failLive(this.call.id, reason.slice(0, 500));
     });
-    if (this.link.open) this.link.close(1011, 'voice provider unavailable');
+    // Closed once the failure is written (the carrier's stream-ended and its completed must find it), as the speech-to-speech bridge does.
+    void closeAfter(this.writes, () => {
+      if (this.link.open) this.link.close(1011, 'voice provider unavailable');
+    });
   }
 
   /** Resolves once every turn was stored (tests and shutdown). */
