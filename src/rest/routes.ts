@@ -78,7 +78,7 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
   // the order that counts (within a group) is the table's.
   const groups = new Map<string, Router>();
   for (const route of routes) {
-    const [, first = '', ...rest] = route.path.split('/');
+    const first = route.path.split('/')[1] ?? '';
     if (!/^[\w.-]+$/.test(first)) throw new Error(`The route ${route.method} ${route.path} must begin with a fixed segment`);
     let group = groups.get(first);
     if (!group) {
@@ -86,9 +86,9 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
       groups.set(first, group);
       router.use(`/${first}`, group);
     }
-    const expressPath = `/${rest.join('/')}`.replace(/\{(\w+)\}/g, ':$1');
-    // The whole pattern, for the metrics' route label (req.route names only the group's part of it).
+    // The whole pattern in Express's form, for the metrics' route label (req.route names only the group's part of it).
     const pattern = route.path.replace(/\{(\w+)\}/g, ':$1');
+    const expressPath = pattern.slice(first.length + 1) || '/';
     group[route.method](expressPath, async (req: Request, res: Response) => {
       res.locals.routePattern = pattern;
       // authenticateRequest (src/platform/principal.ts) ran once before the rate limit.
