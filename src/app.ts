@@ -288,14 +288,13 @@ export async function createGateway(config: Config, database: Database, logger: 
 
   const limit = (reject: (res: Response, error: AppError) => void) =>
     rateLimit({ ...config.rateLimit, limiter, reject: (_req, res, error) => reject(res, error) });
-  const api = express.Router();
-  api.get('/openapi.json', async (_req, res) => {
+  apiDoor.get('/openapi.json', async (_req, res) => {
     const body = await openApiJson(schema);
     res.type('application/json').setHeader('content-length', body.length);
     res.end(body);
   });
   const gated = gate.middleware();
-  api.use(
+  apiDoor.use(
     authenticateRequest(services),
     limit((res, error) => sendProblem(res, error, String(res.locals.requestId))),
     // An SSE stream waits for events, not the event loop: it holds one of the organization's places
@@ -306,11 +305,10 @@ export async function createGateway(config: Config, database: Database, logger: 
       next();
     },
   );
-  api.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
-  mountRoutes(api, REST_ROUTES, services, presenter);
-  api.use(unmatchedRoute(REST_ROUTES));
-  api.use(problemHandler(logger));
-  apiDoor.use(api);
+  apiDoor.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
+  mountRoutes(apiDoor, REST_ROUTES, services, presenter);
+  apiDoor.use(unmatchedRoute(REST_ROUTES));
+  apiDoor.use(problemHandler(logger));
 
   graphqlDoor.use(
     authenticateRequest(services),
