@@ -144,8 +144,8 @@ function shapeOf(value: unknown, values: unknown[]): { shape: string; standIn: u
 /**
  * The rows of a read, mapped to property names as the QueryBuilder maps them: `columns` (property
  * names, or `*`); beside each row in `extras`, the page's total as `__total` (when `total`) and each
- * nested select as `__nested_<i>`. Built by the QueryBuilder once per shape, then from the kept
- * statement (above). The extras are never left on (nor deleted from) the mapped rows: a property
+ * nested select as `__nested_<i>` (with no column, no rows: the extras alone). Built by the
+ * QueryBuilder once per shape, then from the kept statement (above). The extras are never left on (nor deleted from) the mapped rows: a property
  * deleted from an object turns it into a dictionary in V8, slow to read for every field GraphQL or
  * the presenter reads from it afterwards, and to key a WeakMap (the preloaded relations) with.
  */
@@ -204,6 +204,7 @@ async function selectRows<T extends object>(
   if (!kept) {
     const built = (await build(false).execute('all', true)) as Record<string, unknown>[];
     if (extraNames.length === 0) return { rows: built, extras };
+    if (columns.length === 0) return { rows: [], extras: built };
     // Already mapped: copied without the extras.
     const rows = built.map((row) => {
       const clean: Record<string, unknown> = {};
@@ -234,6 +235,9 @@ async function selectRows<T extends object>(
       rows = await viaOrm();
     }
   } else rows = await viaOrm();
+  // Nothing but the extras selected (a page the database wrote as JSON, readJsonPage): the driver's rows
+  // are the extras as they are, and there is nothing to map (it cost a mapped object and two deletes a row).
+  if (columns.length === 0) return { rows: [], extras: rows };
   const meta = em.getMetadata().get(entity);
   const mapped = rows.map((row) => {
     if (extraNames.length > 0) {
