@@ -145,9 +145,10 @@ function shapeOf(value: unknown, values: unknown[]): { shape: string; standIn: u
  * The rows of a read, mapped to property names as the QueryBuilder maps them: `columns` (property
  * names, or `*`); beside each row in `extras`, the page's total as `__total` (when `total`) and each
  * nested select as `__nested_<i>` (with no column, no rows: the extras alone). Built by the
- * QueryBuilder once per shape, then from the kept statement (above). The extras are never left on (nor deleted from) the mapped rows: a property
- * deleted from an object turns it into a dictionary in V8, slow to read for every field GraphQL or
- * the presenter reads from it afterwards, and to key a WeakMap (the preloaded relations) with.
+ * QueryBuilder once per shape, then from the kept statement (above). The extras are never left on
+ * (nor deleted from) the mapped rows: a property deleted from an object turns it into a dictionary in
+ * V8, slow to read for every field GraphQL or the presenter reads from it afterwards, and to key a
+ * WeakMap (the preloaded relations) with.
  */
 async function selectRows<T extends object>(
   em: EntityManager,

@@ -50,3 +50,29 @@ export async function holdLock(app: TestApp, statement: string, params: unknown[
   await holder.query(statement, params);
   return holder;
 }
+
+/** Ends `holder`'s transaction, and with it its locks, and closes its session. */
+export async function releaseLock(holder: pg.Client): Promise<void> {
+  await holder.query('rollback');
+  await holder.end();
+}
+
+/**
+ * A lock taken by `take` before each test of the enclosing describe and released after it (PostgreSQL
+ * only). `expectCancelled` is expectCancelledAtDeadline against it; `letGo` ends its transaction and
+ * begins another that holds nothing, so what a test sends next runs.
+ */
+export function lockEachTest(app: () => TestApp, take: () => Promise<pg.Client>) {
+  let holder: pg.Client;
+  beforeEach(async () => {
+    holder = await take();
+  });
+  afterEach(() => releaseLock(holder));
+  return {
+    expectCancelled: (send: () => Promise<number>) => expectCancelledAtDeadline(app(), holder, send),
+    letGo: async () => {
+      await holder.query('rollback');
+      await holder.query('begin');
+    },
+  };
+}

@@ -11,7 +11,7 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { createAgent } from '../helpers/tricky-agents.js';
 import { recordStatements } from '../helpers/users.js';
-import { expectCancelledAtDeadline, holdLock } from '../helpers/lock-waits.js';
+import { holdLock, lockEachTest } from '../helpers/lock-waits.js';
 
 // The read model's kept statements run on PostgreSQL as prepared statements on the pool, with their
 // values as parameters (src/db/prepared-reads.ts); on PGlite, and inside a transaction, through the
@@ -139,7 +139,6 @@ describe('kept reads: values stay values', () => {
 (TEST_DATABASE_URL ? describe : describe.skip)('PostgreSQL: a kept read running at the deadline is cancelled', () => {
   let app: TestApp;
   let acme: TestOrganization;
-  let holder: pg.Client;
   beforeAll(async () => {
     app = await startTestApp({ requestTimeoutMs: 400 });
     acme = await app.organization('Acme');
@@ -148,19 +147,14 @@ describe('kept reads: values stay values', () => {
     expect((await acme.rest.get('/api/agents')).status).toBe(200);
     await acme.graphql.ok(AGENTS_BY_SEARCH, { search: 'Front' });
   });
-  beforeEach(async () => {
-    // Another session holds the agents table against every reader: the page's read waits in PostgreSQL.
-    holder = await holdLock(app, 'lock table agents in access exclusive mode');
-  });
-  afterEach(async () => {
-    await holder.query('rollback');
-    await holder.end();
-  });
+  // Another session holds the agents table against every reader: the page's read waits in PostgreSQL.
+  const { expectCancelled, letGo } = lockEachTest(
+    () => app,
+    () => holdLock(app, 'lock table agents in access exclusive mode'),
+  );
   afterAll(async () => {
     await app.close();
   });
-
-  const expectCancelled = (send: () => Promise<number>) => expectCancelledAtDeadline(app, holder, send);
 
   it('REST: 503, no statement left running, and the connection serves the next request', async () => {
     await expectCancelled(async () => {
@@ -168,8 +162,7 @@ describe('kept reads: values stay values', () => {
       expect(res.body.code).toBe('UNAVAILABLE');
       return res.status;
     });
-    await holder.query('rollback');
-    await holder.query('begin');
+    await letGo();
     // Every connection of the pool, the cancelled one among them, answers again.
     const pages = await Promise.all(Array.from({ length: 12 }, () => acme.rest.get('/api/agents')));
     expect(pages.map((page) => page.status)).toEqual(Array(12).fill(200));

@@ -9,7 +9,7 @@ import { sendProblem } from '../../src/rest/problem.js';
 import { requestTimeout } from '../../src/platform/request-timeout.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/database.js';
-import { expectCancelledAtDeadline, holdLock } from '../helpers/lock-waits.js';
+import { holdLock, lockEachTest, releaseLock } from '../helpers/lock-waits.js';
 
 /** A client of its own that holds the organization's row locked in an open transaction (rolled back by the caller). */
 function holdOrganizationRow(app: TestApp, org: TestOrganization): Promise<pg.Client> {
@@ -211,7 +211,6 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
   let app: TestApp;
   let acme: TestOrganization;
   let knowledgeBaseId: string;
-  let holder: pg.Client;
   beforeAll(async () => {
     app = await startTestApp({ requestTimeoutMs: 400 });
     acme = await app.organization('Acme');
@@ -219,18 +218,13 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     expect(base.status).toBe(201);
     knowledgeBaseId = base.body.id;
   });
-  beforeEach(async () => {
-    holder = await holdOrganizationRow(app, acme);
-  });
-  afterEach(async () => {
-    await holder.query('rollback');
-    await holder.end();
-  });
+  const { expectCancelled, letGo } = lockEachTest(
+    () => app,
+    () => holdOrganizationRow(app, acme),
+  );
   afterAll(async () => {
     await app.close();
   });
-
-  const expectCancelled = (send: () => Promise<number>) => expectCancelledAtDeadline(app, holder, send);
 
   it('REST: 503, and no statement of the request is left running', async () => {
     await expectCancelled(async () => {
@@ -256,8 +250,7 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
   });
 
   it('nothing was half-written: the cancelled writes left no document', async () => {
-    await holder.query('rollback');
-    await holder.query('begin');
+    await letGo();
     await sleep(300);
     const [row] = await app.sql<{ count: string | number }>('select count(*) as count from knowledge_documents where organization_id = ?', [acme.organizationId]);
     expect(Number(row!.count)).toBe(0);
@@ -323,8 +316,7 @@ onPostgres('PostgreSQL: a client that goes away', () => {
     holder = await holdOrganizationRow(app, acme);
   });
   afterAll(async () => {
-    await holder.query('rollback');
-    await holder.end();
+    await releaseLock(holder);
     await app.close();
   });
 
