@@ -26,4 +26,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:4000/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 # V8's young generation at most 2 × 32 MB (by default it grows to 2 × 64 MB under load and stays there):
 # 40–65 MB less RSS under the bench's load, for CPU per request within the runs' noise (docs/performance.md).
-CMD ["node", "--max-semi-space-size=32", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=32", "--heap-growing-percent=200", "dist/src/main.js"]
