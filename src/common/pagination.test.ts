@@ -23,6 +23,18 @@ describe('pageMeta', () => {
   ])('page %i of limit %i over %i rows', (page, limit, total, expected) => {
     expect(pageMeta(page, limit, total)).toEqual({ page, limit, total, ...expected });
   });
+
+  it.each([
+    [1, 20, false],
+    [3, 10, true],
+  ])('page %i of limit %i uncounted: its number, limit and hasPreviousPage (%s); what needs the count refuses to be read', (page, limit, previous) => {
+    const meta = pageMeta(page, limit, null);
+    expect({ page: meta.page, limit: meta.limit, hasPreviousPage: meta.hasPreviousPage }).toEqual({ page, limit, hasPreviousPage: previous });
+    const refusal = 'this page was read without counting its list (RowJson.total false); ask for the count to read total, totalPages or hasNextPage';
+    expect(() => meta.total).toThrow(refusal);
+    expect(() => meta.totalPages).toThrow(refusal);
+    expect(() => meta.hasNextPage).toThrow(refusal);
+  });
 });
 
 describe('sortField', () => {

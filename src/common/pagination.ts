@@ -85,9 +85,35 @@ export interface JsonPage {
   meta: PageMeta;
 }
 
-export function pageMeta(page: number, limit: number, total: number): PageMeta {
+/** A page's meta; `total` null when the list was read without counting it (nobody asked: see RowJson's `total`). */
+export function pageMeta(page: number, limit: number, total: number | null): PageMeta {
+  if (total === null) return uncountedPageMeta(page, limit);
   const totalPages = Math.ceil(total / limit);
   return { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 };
+}
+
+/**
+ * The meta of a page read without counting its list: its number and limit. What depends on the count
+ * refuses to be read, so that a caller that did not ask for the count cannot answer a made-up one.
+ */
+function uncountedPageMeta(page: number, limit: number): PageMeta {
+  const uncounted = (): never => {
+    throw new Error('this page was read without counting its list (RowJson.total false); ask for the count to read total, totalPages or hasNextPage');
+  };
+  return {
+    page,
+    limit,
+    get total(): number {
+      return uncounted();
+    },
+    get totalPages(): number {
+      return uncounted();
+    },
+    get hasNextPage(): boolean {
+      return uncounted();
+    },
+    hasPreviousPage: page > 1,
+  };
 }
 
 /** `XPage { data: [X!]!, meta: PageMeta! }` for a GraphQL object type X. */

@@ -32,6 +32,12 @@ export interface RowJson {
   sql(alias: string): string;
   /** The values of the `?` placeholders in `sql`, in order (none by default). */
   readonly params?: unknown[];
+  /**
+   * false when nobody reads the list's size (a GraphQL page whose selection asks for no `total`,
+   * `totalPages` or `hasNextPage`): the statement then counts nothing (no `count(*) over ()`, which reads
+   * every matching row before the page can be cut), and the page's meta holds only its page and limit.
+   */
+  readonly total?: boolean;
 }
 
 // Read-only answers (a list page, a batch of a nested relation) are built from rows mapped onto
@@ -320,7 +326,8 @@ export async function readJsonList<T extends object>(em: EntityManager, read: Li
 
 /**
  * A page of `entity`'s rows matching `where`, each as the JSON text `row` builds, and the number of rows
- * matching (as readPage): the REST door's list answers, sent as the database wrote them.
+ * matching (as readPage; null when `row.total` is false): the REST door's list answers, sent as the
+ * database wrote them, and the GraphQL pages PostgreSQL answers (src/graphql/sql-answers.ts).
  */
 export async function readJsonPage<T extends object>(
   em: EntityManager,
@@ -328,10 +335,13 @@ export async function readJsonPage<T extends object>(
   where: QBFilterQuery<T>,
   options: ReadOptions<T> & { limit: number; offset: number },
   row: RowJson,
-): Promise<{ json: string[]; total: number }> {
-  const { extras } = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: row.params ?? [] }], options, true);
+): Promise<{ json: string[]; total: number | null }> {
+  const counted = row.total !== false;
+  const { extras } = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: row.params ?? [] }], options, counted);
+  const json = extras.map((each) => each.__nested_0 as string);
+  if (!counted) return { json, total: null };
   const total = extras.length > 0 ? Number(extras[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
-  return { json: extras.map((each) => each.__nested_0 as string), total };
+  return { json, total };
 }
 
 // Relations read with their parents. When a GraphQL selection asks for a relation of every row of a

@@ -462,11 +462,13 @@ async function rootPlan(c: Compiling, key: string, node: FieldNode, field: Graph
   const meta = metaSelected.map(({ key: metaKey, node: each }) => ({ key: metaKey, name: each.name.value }));
   if (meta.some(({ name }) => name !== '__typename' && !PAGE_META_FIELDS.has(name))) return null;
   const text = row.text;
+  // The list is counted only when the selection shows the count or what is computed from it.
+  const counted = meta.some(({ name }) => COUNTED_META_FIELDS.has(name));
   return {
     key,
     list,
     args,
-    row: { key: statementKey(text), sql: (alias) => `${text.replaceAll(ROW, alias)}::text`, params: row.params },
+    row: { key: statementKey(text), sql: (alias) => `${text.replaceAll(ROW, alias)}::text`, params: row.params, total: counted },
     pageType: pageType.name,
     page,
     meta,
@@ -475,6 +477,8 @@ async function rootPlan(c: Compiling, key: string, node: FieldNode, field: Graph
 }
 
 const PAGE_META_FIELDS = new Set(['page', 'limit', 'total', 'totalPages', 'hasNextPage', 'hasPreviousPage']);
+/** The meta fields computed from the list's count (pageMeta); `page`, `limit` and `hasPreviousPage` are not. */
+const COUNTED_META_FIELDS = new Set(['total', 'totalPages', 'hasNextPage']);
 
 /** A short name for a row's SQL in the kept statements' keys (the text itself is long); computed once per plan. */
 function statementKey(text: string): string {

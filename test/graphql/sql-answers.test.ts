@@ -1,5 +1,6 @@
 import { answeredByDatabase } from '../../src/graphql/sql-answers.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { recordStatements } from '../helpers/users.js';
 import { createAgent, createConfiguredAgent, TRICKY, TRICKY_METADATA } from '../helpers/tricky-agents.js';
 
 // Queries PostgreSQL answers whole (src/graphql/sql-answers.ts). Each query here is sent twice: as
@@ -137,6 +138,36 @@ describe('queries the database answers whole', () => {
     );
     expect(data.archived.data).toEqual([{ name: 'Archived one', deletedAt: expect.stringMatching(/Z$/) }]);
     expect(data.none).toEqual({ data: [], meta: { total: 0, totalPages: 0 } });
+  });
+
+  // Counting the list reads every matching row before the page can be cut (count(*) over ()): only
+  // when the selection shows the count or what is computed from it.
+  it.each([
+    ['no meta', '', false, undefined],
+    ['the page, its limit and hasPreviousPage', 'meta { page limit hasPreviousPage }', false, { page: 2, limit: 2, hasPreviousPage: true }],
+    ['hasNextPage', 'meta { hasNextPage }', true, { hasNextPage: true }],
+    ['totalPages', 'meta { totalPages }', true, { totalPages: 3 }],
+    ['total', 'meta { page total }', true, { page: 2, total: 6 }],
+  ])('counts the list only when the selection shows it: %s', async (_what, meta, counted, expected) => {
+    const query = `{ agents(limit: 2, page: 2) { data { name } ${meta} } }`;
+    const statements = await recordStatements(app, async () => {
+      await post(acme, query);
+    });
+    const reads = statements.filter((sql) => /from "agents"/.test(sql));
+    expect(reads).toHaveLength(1);
+    expect(/count\(\*\)/.test(reads[0]!)).toBe(counted);
+    const data = await sameBothWays(acme, query);
+    expect(data.agents.data.map((agent: { name: string }) => agent.name)).toEqual(['Agent 1', 'Agent 0']);
+    expect(data.agents.meta).toEqual(expected);
+  });
+
+  it('an uncounted page past the end is empty, in one statement', async () => {
+    const query = `{ agents(limit: 5, page: 9) { data { name } meta { page hasPreviousPage } } }`;
+    const statements = await recordStatements(app, async () => {
+      await post(acme, query);
+    });
+    expect(statements.filter((sql) => /from "agents"/.test(sql))).toHaveLength(1);
+    expect(await sameBothWays(acme, query)).toEqual({ agents: { data: [], meta: { page: 9, hasPreviousPage: true } } });
   });
 
   it('another organization sees only its own rows, and its conversations only', async () => {
