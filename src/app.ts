@@ -23,6 +23,7 @@ import { formatError, sendGraphQLError } from './graphql/errors.js';
 import { costLimitPlugin } from './graphql/cost.js';
 import { gatewayPlugin } from './graphql/plugin.js';
 import { compiledGateway } from './graphql/compiled-executor.js';
+import { stringifyResult } from './graphql/sql-answers.js';
 import { Presenter } from './rest/present.js';
 import { errorDocs } from './rest/error-docs.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
@@ -148,6 +149,8 @@ export async function createGateway(config: Config, database: Database, logger: 
   const apollo = new ApolloServer<GraphQLContext>({
     // The schema, executed by graphql-jit's compiled operations (src/graphql/compiled-executor.ts).
     gateway: compiledGateway(schema, database.orm.getMetadata()),
+    // Pages the database wrote as JSON are copied into the answer as they are (src/graphql/sql-answers.ts).
+    stringifyResult,
     formatError(formatted, error) {
       const shaped = formatError(formatted, error);
       metrics?.countError(String(shaped.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));

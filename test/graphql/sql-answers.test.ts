@@ -6,8 +6,9 @@ import { createAgent, createConfiguredAgent, TRICKY, TRICKY_METADATA } from '../
 // Queries PostgreSQL answers whole (src/graphql/sql-answers.ts). Each query here is sent twice: as
 // it is, which the database must answer (the counter moves by one), and with `@include(if: true)`
 // on its first field, which means the same but is left to the executor (graphql-jit and the
-// resolvers, the counter stays). Both answers must be the same text: the same keys in the same
-// order, the same values. The data holds what could tell them apart: texts with quotes, backslashes,
+// resolvers, the counter stays). Both answers must be the same JSON: the same keys in the same
+// order, the same values (not the same bytes: the database's rows are sent as PostgreSQL wrote them,
+// with a space around each `:`, as on REST). The data holds what could tell them apart: texts with quotes, backslashes,
 // control characters, emoji and line separators; JSON columns with nested objects, floats, missing
 // keys and JSON null; microsecond timestamps; an archived agent; conversations in several states.
 // What the database does not answer is answered as before; another organization sees none of it;
@@ -42,7 +43,7 @@ async function sameBothWays(org: TestOrganization, query: string, variables: Rec
   expect(answeredByDatabase()).toBe(before + 1);
   expect(fast.status).toBe(200);
   expect(fast.body.errors).toBeUndefined();
-  expect(fast.text).toBe(slow.text);
+  expect(JSON.stringify(fast.body)).toBe(JSON.stringify(slow.body));
   return fast.body.data;
 }
 
@@ -98,6 +99,13 @@ describe('queries the database answers whole', () => {
     expect(configured.modelConfig.modelSettings).toEqual({ temperature: 0.7, maxOutputTokens: 256 });
     expect(JSON.stringify(configured)).not.toContain('discount');
     expect(data.agents.meta).toEqual({ page: 1, limit: 20, total: 6, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
+  });
+
+  it('sends the rows as the database wrote them, not parsed and written again', async () => {
+    const res = await post(acme, `{ agents(limit: 2) { data { id name } meta { total } } }`);
+    // PostgreSQL's json_build_object spaces its members; JSON.stringify would not.
+    expect(res.text).toMatch(/^\{"data":\{"agents":\{"data":\[\{"id" : "[0-9a-f-]{36}", "name" : "[^"]+"\},/);
+    expect(res.text.endsWith('],"meta":{"total":6}}}}\n')).toBe(true);
   });
 
   it('aliases, __typename at every level, fragments and variables', async () => {

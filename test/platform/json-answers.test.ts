@@ -294,7 +294,7 @@ describe('the other lists the database writes', () => {
   });
 
   it.each(OTHER_LISTS.map((list) => [list.field, list] as const))(
-    'GraphQL %s: the database’s answer of every stored field is the executor’s, byte for byte',
+    'GraphQL %s: the database’s answer of every stored field is the executor’s, key for key',
     async (_field, list) => {
       const schema = await gatewaySchema();
       const page = schema.getType(list.page) as GraphQLObjectType;
@@ -316,7 +316,8 @@ describe('the other lists the database writes', () => {
       expect(answeredByDatabase()).toBe(before + 1);
       expect(JSON.parse(fast).errors).toBeUndefined();
       expect(JSON.parse(fast).data.list.data.length).toBeGreaterThan(0);
-      expect(fast).toBe(slow);
+      // The same JSON, key order included; not the same bytes (PostgreSQL spaces its JSON, as on REST).
+      expect(JSON.stringify(JSON.parse(fast))).toBe(JSON.stringify(JSON.parse(slow)));
     },
   );
 
