@@ -167,8 +167,11 @@ async function rowSql(c: Compiling, type: GraphQLObjectType, entity: EntityClass
   if (checks.length === 0) return sql;
   // A row the executor would answer with an error (a value that is not of its GraphQL type) stops the
   // statement (a division by zero, evaluated for that row only), and the executor answers the operation.
+  // The division names the row's key, not the whole row: a whole-row reference makes a relation's
+  // subquery read and carry every column of each row (its JSON documents too), whatever is selected.
+  const key = columnOf(meta.properties[meta.primaryKeys[0] as never] as EntityProperty, alias);
   const checked = new Sql().add(`case when ${checks.join(' and ')} then `).add(sql.text, ...sql.params);
-  return checked.add(` else (1 / (0 * length(${alias}::text)))::text::json end`);
+  return checked.add(` else (1 / (0 * length(${key}::text)))::text::json end`);
 }
 
 /** A stored column's SQL name over `alias`. */

@@ -216,6 +216,25 @@ describe('what the database does not answer is answered as before', () => {
     await sameBothWays(acme, `{ agents(search: "config") { data { ${AGENT_FIELDS} } } }`);
   });
 
+  it('a conversation’s stored JSON not of its type stops the statement too, in the relation’s page', async () => {
+    const [row] = await app.sql<{ id: string }>(`select id from conversations where agent_id = ? and title = 'third'`, [configuredId]);
+    await app.sql(`update conversations set outcome = '[{"label": "paid", "met": "yes", "explanation": "x"}]'::jsonb where id = ?`, [row!.id]);
+    try {
+      const query = `{ agents(search: "config", limit: 1) { data { name conversations(limit: 4) { data { title outcome { label met explanation } } } } } }`;
+      const before = answeredByDatabase();
+      const fast = await post(acme, query);
+      const slow = await post(acme, viaExecutor(query));
+      expect(answeredByDatabase()).toBe(before);
+      expect(fast.body.errors?.[0]?.path).toEqual(['agents', 'data', 0, 'conversations', 'data', 1, 'outcome', 0, 'met']);
+      // The same answer (the errors' locations differ by the directive the second query has).
+      const shown = (body: any) => ({ data: body.data, errors: body.errors.map((error: any) => [error.message, error.path, error.extensions.code]) });
+      expect(shown(fast.body)).toEqual(shown(slow.body));
+    } finally {
+      await app.sql(`update conversations set outcome = null where id = ?`, [row!.id]);
+    }
+    await sameBothWays(acme, `{ agents(search: "config", limit: 1) { data { name conversations(limit: 4) { data { title outcome { label met explanation } } } } } }`);
+  });
+
   it.each([
     ['a field with a resolver of its own (a conversation’s agent)', `{ agents(search: "config") { data { conversations(limit: 1) { data { agent { name } } } } } }`],
     ['a relation of a relation (a conversation’s messages)', `{ agents(search: "config") { data { conversations(limit: 1) { data { messages { data { id } } } } } } }`],
