@@ -85,6 +85,9 @@ export interface JsonPage {
   meta: PageMeta;
 }
 
+/** The PageMeta fields computed from the list's count: a page read without counting it cannot give them. */
+export const COUNTED_PAGE_FIELDS: ReadonlySet<string> = new Set(['total', 'totalPages', 'hasNextPage']);
+
 /** A page's meta; `total` null when the list was read without counting it (nobody asked: see RowJson's `total`). */
 export function pageMeta(page: number, limit: number, total: number | null): PageMeta {
   if (total === null) return uncountedPageMeta(page, limit);
@@ -94,26 +97,16 @@ export function pageMeta(page: number, limit: number, total: number | null): Pag
 
 /**
  * The meta of a page read without counting its list: its number and limit. What depends on the count
- * refuses to be read, so that a caller that did not ask for the count cannot answer a made-up one.
+ * (COUNTED_PAGE_FIELDS) refuses to be read, so that a caller that did not ask for the count cannot
+ * answer a made-up one.
  */
 function uncountedPageMeta(page: number, limit: number): PageMeta {
+  const meta = { page, limit, hasPreviousPage: page > 1 };
   const uncounted = (): never => {
     throw new Error('this page was read without counting its list (RowJson.total false); ask for the count to read total, totalPages or hasNextPage');
   };
-  return {
-    page,
-    limit,
-    get total(): number {
-      return uncounted();
-    },
-    get totalPages(): number {
-      return uncounted();
-    },
-    get hasNextPage(): boolean {
-      return uncounted();
-    },
-    hasPreviousPage: page > 1,
-  };
+  for (const name of COUNTED_PAGE_FIELDS) Object.defineProperty(meta, name, { get: uncounted });
+  return meta as PageMeta;
 }
 
 /** `XPage { data: [X!]!, meta: PageMeta! }` for a GraphQL object type X. */

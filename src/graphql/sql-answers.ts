@@ -23,7 +23,7 @@ import {
 } from 'graphql';
 import { createHash } from 'node:crypto';
 import type { Actor } from '../common/actor.js';
-import type { JsonPage, PageMeta } from '../common/pagination.js';
+import { COUNTED_PAGE_FIELDS, type JsonPage, type PageMeta } from '../common/pagination.js';
 import { validArgs } from '../common/validation.js';
 import { relationsOf, type NestedRelation, type RelationPageArgs } from '../db/nested-relation.js';
 import type { RowJson } from '../db/read-model.js';
@@ -468,7 +468,7 @@ async function rootPlan(c: Compiling, key: string, node: FieldNode, field: Graph
   if (meta.some(({ name }) => name !== '__typename' && !PAGE_META_FIELDS.has(name))) return null;
   const text = row.text;
   // The list is counted only when the selection shows the count or what is computed from it.
-  const counted = meta.some(({ name }) => COUNTED_META_FIELDS.has(name));
+  const counted = meta.some(({ name }) => COUNTED_PAGE_FIELDS.has(name));
   return {
     key,
     list,
@@ -482,8 +482,6 @@ async function rootPlan(c: Compiling, key: string, node: FieldNode, field: Graph
 }
 
 const PAGE_META_FIELDS = new Set(['page', 'limit', 'total', 'totalPages', 'hasNextPage', 'hasPreviousPage']);
-/** The meta fields computed from the list's count (pageMeta); `page`, `limit` and `hasPreviousPage` are not. */
-const COUNTED_META_FIELDS = new Set(['total', 'totalPages', 'hasNextPage']);
 
 /** A short name for a row's SQL in the kept statements' keys (the text itself is long); computed once per plan. */
 function statementKey(text: string): string {
