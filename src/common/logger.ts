@@ -59,17 +59,51 @@ function prettyStream(): DestinationStream {
   return PinoPretty({ singleLine: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true });
 }
 
+/** How many bytes of JSON lines are gathered into one write of stdout, and how long a line waits for more. */
+export const STDOUT_BATCH = { bytes: 4096, ms: 100 };
+
 /**
- * JSON lines go to stdout asynchronously: the lines that come while a write is under way leave together
- * in the next one, where a synchronous stdout made one write per line (under the bench's load about 5 %
- * of a REST list request's CPU, docs/performance.md). Nothing waits for a buffer to fill: a line is
- * written as soon as the write before it is done. pino writes out what is left when the process exits
- * (process.exit, the end of a shutdown, an uncaught error); only a process killed outright (SIGKILL, the
- * OOM killer) can lose the lines of its last moment.
+ * stdout for JSON lines, written asynchronously and in batches: a line waits until 4 KiB of lines are
+ * gathered or 100 ms have passed since the first of them, whichever comes first, and they leave in one
+ * write. Each write cost the request that made it as much as a tenth of a REST list's CPU (the call into
+ * the file system, its completion), and one line per write is what a loaded server made: under the
+ * bench's load, 20 lines now share a write (docs/performance.md, round three). The timer keeps the
+ * process alive while lines wait, so a process that ends of itself writes them first; at exit (process.exit,
+ * the end of a shutdown, an uncaught error) what waits is written synchronously. Only a process killed
+ * outright (SIGKILL, the OOM killer) can lose the lines of its last moment.
  */
+export function batchedStdout(fd = 1, batch = STDOUT_BATCH): DestinationStream {
+  const out = pino.destination({ dest: fd, sync: false });
+  let waiting = '';
+  let due: NodeJS.Timeout | undefined;
+  const send = () => {
+    if (due) clearTimeout(due);
+    due = undefined;
+    if (waiting === '') return;
+    const lines = waiting;
+    waiting = '';
+    out.write(lines);
+  };
+  process.once('exit', () => {
+    send();
+    try {
+      out.flushSync();
+    } catch {
+      // stdout already closed or not yet open: nothing can be written anyway.
+    }
+  });
+  return {
+    write(line: string) {
+      waiting += line;
+      if (waiting.length >= batch.bytes) send();
+      else due ??= setTimeout(send, batch.ms);
+    },
+  };
+}
+
 export function createLogger(level: LogLevel, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, serializers: { err: withoutData } };
-  const stream = destination ?? (format === 'pretty' ? prettyStream() : pino.destination({ dest: 1, sync: false }));
+  const stream = destination ?? (format === 'pretty' ? prettyStream() : batchedStdout());
   return pino(options, stream);
 }
 
