@@ -15,6 +15,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Config } from './config.js';
 import type { Database } from './db/orm.js';
+import { runInRequestScope } from './db/request-scope.js';
 import { AppError } from './common/errors.js';
 import { requestLog } from './common/logger.js';
 import { PACKAGE_VERSION } from './common/package-info.js';
@@ -243,8 +244,9 @@ export async function createGateway(config: Config, database: Database, logger: 
   // The carrier webhooks too: Twilio waits about 15 s for an answer, and a request held longer only holds its resources.
   app.use('/telephony', apiTimeout);
   // The request's fork carries its abort signal: past the deadline no statement starts, and on PostgreSQL the running ones are cancelled.
+  // Forked on first use: a request that reads on the pool, or that PostgreSQL answers whole, makes none.
   const requestContext = (_req: Request, res: Response, next: NextFunction) =>
-    RequestContext.create(database.orm.em, next, database.abortOptions(abortSignalOf(res)));
+    runInRequestScope(database.orm.em, database.abortOptions(abortSignalOf(res)), next);
   apiDoor.use(requestContext, responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
   graphqlDoor.use(requestContext, responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
   app.use(['/telephony', '/operator'], requestContext);

@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../../migrations/index.js';
 import { ENTITIES } from './entities.js';
 import { releaseEndedConnections } from './ended-connections.js';
 import { preparePoolReads } from './prepared-reads.js';
+import { contextEntityManager } from './request-scope.js';
 import { DatabaseInUseError, describeDatabaseUrlFailure } from './errors.js';
 
 export type DatabaseKind = 'pglite' | 'postgresql';
@@ -63,6 +64,8 @@ function sharedOptions(options: DatabaseOptions) {
       transactional: true,
       allOrNothing: true,
     },
+    // A request's fork is made on its first use (request-scope.ts), not for every request.
+    context: contextEntityManager,
     debug: false,
     logger: (message: string) => options.logger?.debug({ orm: true }, message),
   };

@@ -3,6 +3,7 @@ import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import { pageMeta, type JsonPage, type Page } from '../common/pagination.js';
 import { isUuid } from './base.entity.js';
 import { cannotPrepare, poolOf, preparedStatement, runPrepared, type PreparedStatement } from './prepared-reads.js';
+import { unforkedRequestOptions } from './request-scope.js';
 
 export interface ReadOptions<T> {
   orderBy?: QueryOrderMap<T>[];
@@ -223,11 +224,18 @@ async function selectRows<T extends object>(
     return { rows, extras };
   }
   // As QueryBuilder#execute runs it: in the request's transaction if there is one, with its abort signal.
-  const abort = (em as unknown as { getAbortOptions(): { signal?: AbortSignal } | undefined }).getAbortOptions();
+  // A request whose fork is not made yet (request-scope.ts) has no transaction, and its signal is its own.
+  const unforked = unforkedRequestOptions(em);
+  const abort = unforked
+    ? unforked.signal || unforked.inflightQueryAbortStrategy
+      ? { signal: unforked.signal, inflightQueryAbortStrategy: unforked.inflightQueryAbortStrategy }
+      : undefined
+    : (em as unknown as { getAbortOptions(): { signal?: AbortSignal } | undefined }).getAbortOptions();
   const connection = em.getDriver().getConnection(em.config.get('preferReadReplicas') ? 'read' : 'write');
   const params = kept.slots.map((slot) => values[slot]);
-  const transaction = em.getTransactionContext();
-  const viaOrm = () => connection.execute<Record<string, unknown>[]>(kept.sql, params, 'all', transaction, { id: em.id, ...abort } as Parameters<typeof connection.execute>[4]);
+  const transaction = unforked ? undefined : em.getTransactionContext();
+  const id = unforked ? undefined : em.id;
+  const viaOrm = () => connection.execute<Record<string, unknown>[]>(kept.sql, params, 'all', transaction, { id, ...abort } as unknown as Parameters<typeof connection.execute>[4]);
   const pool = transaction ? undefined : poolOf(connection);
   const prepared = kept.prepared;
   let rows: Record<string, unknown>[];
@@ -235,7 +243,7 @@ async function selectRows<T extends object>(
     try {
       // Through the connection's executeQuery (protected; what its own execute runs through), which times and logs it as the ORM's statements.
       const logged = connection as unknown as { executeQuery<R>(sql: string, run: () => Promise<R>, context: object): Promise<R> };
-      rows = await logged.executeQuery(kept.sql, () => runPrepared(pool, prepared, params, abort?.signal), { id: em.id, params });
+      rows = await logged.executeQuery(kept.sql, () => runPrepared(pool, prepared, params, abort?.signal), { id, params });
     } catch (error) {
       if (!cannotPrepare(error)) throw error;
       kept.prepared = null;
