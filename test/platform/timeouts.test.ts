@@ -1,8 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import express from 'express';
-import { parse } from 'graphql';
 import pg from 'pg';
 import { toAppError } from '../../src/common/error-mapping.js';
 import { createLogger } from '../../src/common/logger.js';
@@ -12,7 +10,6 @@ import { requestTimeout } from '../../src/platform/request-timeout.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/database.js';
 import { holdLock, lockEachTest, releaseLock } from '../helpers/lock-waits.js';
-import { createAgent } from '../helpers/tricky-agents.js';
 
 /** A client of its own that holds the organization's row locked in an open transaction (rolled back by the caller). */
 function holdOrganizationRow(app: TestApp, org: TestOrganization): Promise<pg.Client> {
@@ -257,54 +254,6 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     await sleep(300);
     const [row] = await app.sql<{ count: string | number }>('select count(*) as count from knowledge_documents where organization_id = ?', [acme.organizationId]);
     expect(Number(row!.count)).toBe(0);
-  });
-});
-
-const AGENT_NAMES_QUERY = '{ agents(limit: 20) { data { id name } } }';
-const AGENT_NAMES = parse(AGENT_NAMES_QUERY) as TypedDocumentNode<unknown, Record<string, never>>;
-
-onPostgres('PostgreSQL: a page read at the deadline is cancelled too', () => {
-  // A list page is read on the pool with the request's own signal, before anything of the request has
-  // made its EntityManager fork (src/db/request-scope.ts): the signal must reach that read as it reaches
-  // a write's. Another session holds the agents table, so the page's statement waits in PostgreSQL.
-  let app: TestApp;
-  let acme: TestOrganization;
-  beforeAll(async () => {
-    app = await startTestApp({ requestTimeoutMs: 400 });
-    acme = await app.organization('Acme');
-    await createAgent(acme, { name: 'Front desk' });
-    // Each page read once: the first read of a shape builds its statement with the QueryBuilder, which
-    // makes the fork; from the second on, the kept statement runs on the pool and nothing makes it.
-    expect((await acme.rest.get('/api/agents?limit=20')).status).toBe(200);
-    await acme.graphql.ok(AGENT_NAMES);
-  });
-  const { expectCancelled } = lockEachTest(
-    () => app,
-    () => holdLock(app, 'lock table agents in access exclusive mode'),
-  );
-  afterAll(async () => {
-    await app.close();
-  });
-
-  it('REST: 503, and the page\'s statement is not left running', async () => {
-    await expectCancelled(async () => {
-      const res = await acme.rest.get('/api/agents?limit=20');
-      expect(res.body.code).toBe('UNAVAILABLE');
-      return res.status;
-    });
-  });
-
-  it('GraphQL: 503, and the page\'s statement is not left running', async () => {
-    await expectCancelled(async () => {
-      const res = await fetch(`${app.baseUrl}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
-        body: JSON.stringify({ query: AGENT_NAMES_QUERY }),
-      });
-      const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
-      expect(body.errors[0]!.extensions.code).toBe('UNAVAILABLE');
-      return res.status;
-    });
   });
 });
 
