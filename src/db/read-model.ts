@@ -105,7 +105,7 @@ const PLACEHOLDER_OR_INLINED = new RegExp(`\\?|'${SLOT_PREFIX}(\\d+)__'|\\b${SLO
  * stand-in written in as a literal becomes a placeholder taking its slot, in the order they appear.
  * Null when anything is not a stand-in, or when the SQL has a question mark that is no placeholder.
  */
-function template(query: { sql: string; params: readonly unknown[] }, slots: number): KeptStatement | null {
+function template(query: { sql: string; params: readonly unknown[] }, slots: number, literals: ReadonlyMap<number, number>): KeptStatement | null {
   if (query.sql.includes('??') || query.sql.includes('\\?')) return null;
   const order: number[] = [];
   let next = 0;
@@ -113,6 +113,7 @@ function template(query: { sql: string; params: readonly unknown[] }, slots: num
   const sql = query.sql.replace(PLACEHOLDER_OR_INLINED, (match, text: string | undefined, digits: string | undefined) => {
     const slot = match === '?' ? slotOf(query.params[next++], slots) : Number(text ?? digits);
     if (slot === null || !(slot < slots)) refused = true;
+    else if (literals.has(slot)) return String(literals.get(slot));
     else order.push(slot);
     return '?';
   });
@@ -171,6 +172,20 @@ async function selectRows<T extends object>(
   const nestedParams = nested.map((each) => each.params.map((param) => shapeOf(param, values)));
   const limit = options.limit === undefined ? undefined : shapeOf(options.limit, values);
   const offset = options.offset === undefined ? undefined : shapeOf(options.offset, values);
+  // The page's limit, and its offset when it is 0 (the first page), are written into the kept statement
+  // as numbers, the statement kept per value. As parameters, PostgreSQL's generic plan guesses a tenth
+  // of the rows for them, costs more than a custom plan, and is never chosen: every execution planned
+  // the statement again (agents → conversations: 0.23 ms of bind in 0.9). Written in, the generic plan
+  // costs what a custom one does, and PostgreSQL keeps it after five executions. Later pages keep the
+  // offset a parameter, or every page would be a statement of its own.
+  const literals = new Map<number, number>();
+  const literal = (shaped: { standIn: unknown } | null | undefined, value: number | undefined, when: (value: number) => boolean) => {
+    if (!shaped || value === undefined || !Number.isSafeInteger(value) || value < 0 || !when(value)) return '$';
+    literals.set((shaped.standIn as number) - SLOT_NUMBER_BASE, value);
+    return value;
+  };
+  const limitKey = literal(limit, options.limit, () => true);
+  const offsetKey = literal(offset, options.offset, (value) => value === 0);
   const keepable =
     criteria !== null &&
     limit !== null &&
@@ -186,8 +201,8 @@ async function selectRows<T extends object>(
         total,
         options.orderBy ?? null,
         nested.map((each) => [each.key ?? each.sql('__alias__'), each.params.length]),
-        limit !== undefined,
-        offset !== undefined,
+        limit === undefined ? null : limitKey,
+        offset === undefined ? null : offsetKey,
       ])
     : null;
   let kept = key === null ? null : STATEMENTS.get(key);
@@ -203,7 +218,7 @@ async function selectRows<T extends object>(
     return qb;
   };
   if (key !== null && kept === undefined) {
-    kept = template(build(true).toQuery(), values.length);
+    kept = template(build(true).toQuery(), values.length, literals);
     if (STATEMENTS.size >= MAX_STATEMENTS) STATEMENTS.clear();
     STATEMENTS.set(key, kept);
   }
