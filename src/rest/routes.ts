@@ -71,25 +71,25 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
   services: S,
   presenter: Presenter,
 ): void {
-  // Grouped by the path's first segment, each group a router of its own under that prefix. Express tries
-  // a request against each route in turn: a route late in the table (a program's executions, the 78th)
-  // was matched against every route before it on every request; now against the groups before its own,
-  // then its group's routes. Paths with different first segments never matched the same request, so
-  // the order that counts (within a group) is the table's.
+  // Grouped by the path's first segment, each group a router of its own, found by a look-up of the
+  // request's first segment. Express tried a request against each route in turn: a route late in the
+  // table (a program's executions, the 78th) was matched against every route before it on every
+  // request; then against the groups' prefixes before its own (twelve for the executions); now only
+  // against its group's routes. Paths with different first segments never matched the same request,
+  // so the order that counts (within a group) is the table's. Express matches paths regardless of case,
+  // so the look-up does too.
   const groups = new Map<string, Router>();
   for (const route of routes) {
     const first = route.path.split('/')[1] ?? '';
     if (!/^[\w.-]+$/.test(first)) throw new Error(`The route ${route.method} ${route.path} must begin with a fixed segment`);
-    let group = groups.get(first);
+    let group = groups.get(first.toLowerCase());
     if (!group) {
       group = Router();
-      groups.set(first, group);
-      router.use(`/${first}`, group);
+      groups.set(first.toLowerCase(), group);
     }
-    // The whole pattern in Express's form, for the metrics' route label (req.route names only the group's part of it).
+    // The whole pattern in Express's form: what the group matches, and the metrics' route label.
     const pattern = route.path.replace(/\{(\w+)\}/g, ':$1');
-    const expressPath = pattern.slice(first.length + 1) || '/';
-    group[route.method](expressPath, async (req: Request, res: Response) => {
+    group[route.method](pattern, async (req: Request, res: Response) => {
       res.locals.routePattern = pattern;
       // authenticateRequest (src/platform/principal.ts) ran once before the rate limit.
       const { actor, authError } = principalOf(res);
@@ -121,6 +121,12 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
       send(res, answer.status, answer.body);
     });
   }
+  router.use((req, res, next) => {
+    const slash = req.path.indexOf('/', 1);
+    const group = groups.get((slash < 0 ? req.path.slice(1) : req.path.slice(1, slash)).toLowerCase());
+    if (group) group(req, res, next);
+    else next();
+  });
 }
 
 /** A body sent as anything but JSON would be read as no body at all ("name must be a string"): say what to send. */

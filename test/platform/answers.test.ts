@@ -719,6 +719,12 @@ describe('media-types-and-methods', () => {
       }
     });
 
+    it('a path is matched regardless of case, as Express matches it: /api/Agents is the agents list', async () => {
+      const [lower, mixed] = await Promise.all([acme.rest.get('/api/agents?limit=1'), acme.rest.get('/api/Agents?limit=1')]);
+      expect(mixed.status).toBe(200);
+      expect(mixed.body).toEqual(lower.body);
+    });
+
     it('an unknown path is still 404 NOT_FOUND, without Allow', async () => {
       const res = await acme.rest.request('PATCH', '/api/nothing-here');
       expect([res.status, res.body.code, res.headers.get('allow')]).toEqual([404, 'NOT_FOUND', null]);
