@@ -102,8 +102,9 @@ it('refuses as it does without a server: a usage error with the usage, an unknow
   const malformed = await fetch(`${server.url}/operator/commands/org:list`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{' });
   expect(malformed.status).toBe(400);
 
-  expect(server.output()).toContain('/operator/commands/org:list'); // the debug log has the requests ...
-  expect(server.output()).not.toContain(endpoint.token); // ... but never the token
+  const output = await server.outputWith('/operator/commands/org:list');
+  expect(output).toContain('/operator/commands/org:list'); // the debug log has the requests ...
+  expect(output).not.toContain(endpoint.token); // ... but never the token
 });
 
 (TEST_DATABASE_URL ? it.skip : it)('once the server stops, the file is gone and the CLI opens the database itself', async () => {

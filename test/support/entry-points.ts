@@ -78,6 +78,11 @@ export interface ServerProcess {
   child: ChildProcess;
   url: string;
   output: () => string;
+  /**
+   * The output once it has a line matching `pattern` (within `timeoutMs`, else what it has): the
+   * server writes its JSON log lines in batches, up to 100 ms after they were logged.
+   */
+  outputWith(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
   exited: Promise<number | null>;
 }
 
@@ -97,12 +102,18 @@ export async function startServer(
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close': the process has ended and its output has all been read.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const outputWith = async (pattern: RegExp | string, timeoutMs = 10_000) => {
+    const has = () => (typeof pattern === 'string' ? output.includes(pattern) : pattern.test(output));
+    for (const until = Date.now() + timeoutMs; !has() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    return output;
+  };
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
     try {
-      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output, exited };
+      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output, outputWith, exited };
     } catch {
       // not listening yet
     }

@@ -366,9 +366,10 @@ describe('sts-server', () => {
       expect(await upgrade(`ws://127.0.0.1:${port}/elsewhere`)).toBe(404);
       // /graphql upgrades belong to GraphQL subscriptions (graphql-ws), served by the same server.
       expect(await upgrade(`ws://127.0.0.1:${port}/graphql`)).toBe('open');
-      expect(server.output()).toContain('"reason":"no valid signature for this connection","msg":"media stream refused"');
-      expect(server.output()).toContain('"reason":"no call and nonce in its URL","msg":"media stream refused"');
-      expect(server.output()).not.toContain('n'.repeat(43));
+      const output = await server.outputWith('"reason":"no call and nonce in its URL","msg":"media stream refused"');
+      expect(output).toContain('"reason":"no valid signature for this connection","msg":"media stream refused"');
+      expect(output).toContain('"reason":"no call and nonce in its URL","msg":"media stream refused"');
+      expect(output).not.toContain('n'.repeat(43));
     } finally {
       server.child.kill('SIGTERM');
     }
