@@ -72,8 +72,8 @@ export const STDOUT_BATCH = { bytes: 4096, ms: 100 };
  * the end of a shutdown, an uncaught error) what waits is written synchronously. Only a process killed
  * outright (SIGKILL, the OOM killer) can lose the lines of its last moment.
  */
-export function batchedStdout(fd = 1, batch = STDOUT_BATCH): DestinationStream {
-  const out = pino.destination({ dest: fd, sync: false });
+export function batchedStdout(): DestinationStream {
+  const out = pino.destination({ dest: 1, sync: false });
   let waiting = '';
   let due: NodeJS.Timeout | undefined;
   const send = () => {
@@ -95,8 +95,8 @@ export function batchedStdout(fd = 1, batch = STDOUT_BATCH): DestinationStream {
   return {
     write(line: string) {
       waiting += line;
-      if (waiting.length >= batch.bytes) send();
-      else due ??= setTimeout(send, batch.ms);
+      if (waiting.length >= STDOUT_BATCH.bytes) send();
+      else due ??= setTimeout(send, STDOUT_BATCH.ms);
     },
   };
 }

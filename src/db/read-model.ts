@@ -179,13 +179,13 @@ async function selectRows<T extends object>(
   // costs what a custom one does, and PostgreSQL keeps it after five executions. Later pages keep the
   // offset a parameter, or every page would be a statement of its own.
   const literals = new Map<number, number>();
-  const literal = (shaped: { standIn: unknown } | null | undefined, value: number | undefined, when: (value: number) => boolean) => {
-    if (!shaped || value === undefined || !Number.isSafeInteger(value) || value < 0 || !when(value)) return '$';
+  const literal = (shaped: { standIn: unknown } | null | undefined, value: number | undefined) => {
+    if (!shaped || value === undefined || !Number.isSafeInteger(value) || value < 0) return '$';
     literals.set((shaped.standIn as number) - SLOT_NUMBER_BASE, value);
     return value;
   };
-  const limitKey = literal(limit, options.limit, () => true);
-  const offsetKey = literal(offset, options.offset, (value) => value === 0);
+  const limitKey = literal(limit, options.limit);
+  const offsetKey = literal(offset, options.offset === 0 ? 0 : undefined);
   const keepable =
     criteria !== null &&
     limit !== null &&
@@ -241,11 +241,7 @@ async function selectRows<T extends object>(
   // As QueryBuilder#execute runs it: in the request's transaction if there is one, with its abort signal.
   // A request whose fork is not made yet (request-scope.ts) has no transaction, and its signal is its own.
   const unforked = unforkedRequestOptions(em);
-  const abort = unforked
-    ? unforked.signal || unforked.inflightQueryAbortStrategy
-      ? { signal: unforked.signal, inflightQueryAbortStrategy: unforked.inflightQueryAbortStrategy }
-      : undefined
-    : (em as unknown as { getAbortOptions(): { signal?: AbortSignal } | undefined }).getAbortOptions();
+  const abort = unforked ?? (em as unknown as { getAbortOptions(): { signal?: AbortSignal } | undefined }).getAbortOptions();
   const connection = em.getDriver().getConnection(em.config.get('preferReadReplicas') ? 'read' : 'write');
   const params = kept.slots.map((slot) => values[slot]);
   const transaction = unforked ? undefined : em.getTransactionContext();

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { RequestContext, TransactionContext, type EntityManager, type ForkOptions } from '@mikro-orm/core';
+import { RequestContext, TransactionContext, type EntityManager, type InflightQueryAbortStrategy } from '@mikro-orm/core';
 
 // A request's EntityManager, forked the first time something of the request asks for it. MikroORM's
 // RequestContext.create forks for every request it wraps, up front: an identity map, a unit of work and
@@ -8,12 +8,18 @@ import { RequestContext, TransactionContext, type EntityManager, type ForkOption
 // answers whole touches no entity). The ORM's `context` option (`contextEntityManager`) makes the fork
 // when an entity manager is first asked for inside the request, with the options the request gave.
 
+/** What a request's fork carries besides its identity map: its abort signal (Database.abortOptions). */
+export interface RequestOptions {
+  signal?: AbortSignal;
+  inflightQueryAbortStrategy?: InflightQueryAbortStrategy;
+}
+
 interface Scope {
-  name: string;
-  options: ForkOptions;
+  /** The global entity manager the fork is made from. */
+  root: EntityManager;
+  options: RequestOptions;
   /** The fork; null while it is being made (its constructor asks for its own context). */
   em: EntityManager | undefined | null;
-  fork(): EntityManager;
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
@@ -27,11 +33,11 @@ export function contextEntityManager(name: string): EntityManager | undefined {
   const held = RequestContext.getEntityManager(name);
   if (held) return held;
   const scope = scopes.getStore();
-  if (!scope || scope.name !== name || scope.em === null) return undefined;
+  if (!scope || scope.root.name !== name || scope.em === null) return undefined;
   if (scope.em === undefined) {
     scope.em = null;
     try {
-      scope.em = scope.fork();
+      scope.em = scope.root.fork({ ...scope.options, useContext: true, disableContextResolution: true });
     } catch (error) {
       scope.em = undefined;
       throw error;
@@ -41,11 +47,9 @@ export function contextEntityManager(name: string): EntityManager | undefined {
 }
 
 /** Runs `next` in a request's scope: `em`'s fork with `options` (an abort signal) is made on first use. */
-export function runInRequestScope<T>(em: EntityManager, options: ForkOptions, next: () => T): T {
-  const fork = () => em.fork({ ...options, useContext: true, disableContextResolution: true });
-  return scopes.run({ name: em.name, options, em: undefined, fork }, next);
+export function runInRequestScope<T>(em: EntityManager, options: RequestOptions, next: () => T): T {
+  return scopes.run({ root: em, options, em: undefined }, next);
 }
-
 
 /**
  * The request's own fork options when a statement run on `em` would be the request's and its fork is
@@ -54,10 +58,10 @@ export function runInRequestScope<T>(em: EntityManager, options: ForkOptions, ne
  * context only its abort signal and whether it is in a transaction (it is not): it takes them from here
  * rather than make the fork to ask it. Undefined otherwise: ask `em`.
  */
-export function unforkedRequestOptions(em: EntityManager): ForkOptions | undefined {
+export function unforkedRequestOptions(em: EntityManager): RequestOptions | undefined {
   if (!em.global) return undefined;
   const scope = scopes.getStore();
-  if (!scope || scope.em !== undefined || scope.name !== em.name) return undefined;
+  if (!scope || scope.em !== undefined || scope.root.name !== em.name) return undefined;
   if (TransactionContext.getEntityManager(em.name) || RequestContext.getEntityManager(em.name)) return undefined;
   return scope.options;
 }
