@@ -1,4 +1,4 @@
-# The gateway image: build the TypeScript once (swc, as `npm run build` does: seconds; types are
+# The gateway image: build the TypeScript once (swc, as `npm run build` does: seconds, and the console with Vite; types are
 # checked by `npm run typecheck` in CI, not here), run the compiled server on Node 24.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -8,10 +8,13 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY schema ./schema
+# The console (React, built by Vite into dist/console; its typed operations are generated and committed).
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
-ENV NODE_ENV=production PORT=4000 DATA_DIR=/data
+# HOST=0.0.0.0: the server's default is loopback only, which nothing outside the container could reach.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=4000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -3,9 +3,12 @@
 import { readFileSync } from 'node:fs';
 
 // Not the suite's sequencer (slowest first by recorded durations): these files take a tenth of a second each.
-// Nor its OpenAPI coverage report (global setup and teardown): unit tests call no route, and Stryker's
+// Nor its OpenAPI coverage report (global setup and teardown), nor the report of waits still running
+// after a test (setupFilesAfterEnv): unit tests call no route and wait for nothing, and Stryker's
 // sandbox leaves test/ out.
-const { testSequencer, globalSetup, globalTeardown, ...jest } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).jest;
+const { testSequencer, globalSetup, globalTeardown, setupFilesAfterEnv, ...jest } = JSON.parse(
+  readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
+).jest;
 
 export default {
   ...jest,

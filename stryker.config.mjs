@@ -4,9 +4,12 @@
 // with its tests in src/**/<module>.test.ts.
 const MODULES = [
   'src/common/dates.ts',
+  'src/common/linear-regexp.ts',
   'src/common/pagination.ts',
+  'src/common/tenant-json-schema.ts',
   'src/graphql/cost.ts',
   'src/modules/agents/prompt.ts',
+  'src/modules/agents/templates/template-language.ts',
   'src/modules/knowledge/chunk-text.ts',
   'src/modules/knowledge/retrieval.ts',
   'src/modules/models/model-name.ts',
@@ -14,6 +17,7 @@ const MODULES = [
   'src/modules/programs/execution-state.ts',
   'src/modules/programs/runner/auto-pause.ts',
   'src/modules/programs/runner/calling-window.ts',
+  'src/modules/programs/runner/waiting.ts',
   'src/modules/programs/triggers/trigger-schedule.ts',
   'src/modules/telephony/call-csv.ts',
   'src/modules/telephony/call-state.ts',
@@ -45,5 +49,5 @@ export default {
   incrementalFile: 'test/mutation/incremental.json',
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
-  ignorePatterns: ['dist', '.data', 'coverage', 'reports', 'test', 'schema', 'migrations'],
+  ignorePatterns: ['tools', 'dist', '.data', 'coverage', 'reports', 'test', 'schema', 'migrations'],
 };

@@ -2,7 +2,6 @@ import { Migration } from '@mikro-orm/migrations';
 
 /** Passages keep their tsvector (computed once, on write) behind a GIN index, instead of one per passage per search. */
 export class Migration20261123090000 extends Migration {
-
   override name = 'Migration20261123090000';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261123090000 extends Migration {
     this.addSql(`drop index if exists "knowledge_chunks_search_vector_index";`);
     this.addSql(`alter table "knowledge_chunks" drop column "search_vector";`);
   }
-
 }

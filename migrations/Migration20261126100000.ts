@@ -2,7 +2,6 @@ import { Migration } from '@mikro-orm/migrations';
 
 /** Voice: a conversation names the call it was spoken on (the call already names its conversation); what a program's simulated caller says. */
 export class Migration20261126100000 extends Migration {
-
   override name = 'Migration20261126100000';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261126100000 extends Migration {
     this.addSql(`drop index "conversations_call_id_index";`);
     this.addSql(`alter table "conversations" drop column "call_id";`);
   }
-
 }

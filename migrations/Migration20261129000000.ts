@@ -8,7 +8,6 @@ import { Migration } from '@mikro-orm/migrations';
  * and any session of the database may LISTEN; a subscriber reads the row, scoped to its organization.
  */
 export class Migration20261129000000 extends Migration {
-
   override name = 'Migration20261129000000';
 
   override up(): void | Promise<void> {
@@ -25,5 +24,4 @@ $$;`);
     this.addSql(`drop trigger if exists events_notify on "events";`);
     this.addSql(`drop function if exists gateway_events_notify();`);
   }
-
 }

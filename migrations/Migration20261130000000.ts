@@ -6,15 +6,15 @@ import { Migration } from '@mikro-orm/migrations';
  * an execution's concurrent calls (a runner that stops deletes its row; a dead one's row ages out).
  */
 export class Migration20261130000000 extends Migration {
-
   override name = 'Migration20261130000000';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "runner_heartbeats" ("id" varchar(48) not null, "seen_at" timestamptz not null, constraint "runner_heartbeats_pkey" primary key ("id"));`);
+    this.addSql(
+      `create table "runner_heartbeats" ("id" varchar(48) not null, "seen_at" timestamptz not null, constraint "runner_heartbeats_pkey" primary key ("id"));`,
+    );
   }
 
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "runner_heartbeats";`);
   }
-
 }

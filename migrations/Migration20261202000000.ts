@@ -11,7 +11,6 @@ import { Migration } from '@mikro-orm/migrations';
  * transaction, whichever path wrote it.
  */
 export class Migration20261202000000 extends Migration {
-
   override name = 'Migration20261202000000';
 
   override up(): void | Promise<void> {
@@ -37,8 +36,12 @@ $$;`);
     this.addSql(`drop trigger if exists events_notify on events;`);
     this.addSql(`drop function if exists webhook_fan_out();`);
     this.addSql(`drop function if exists gateway_events_notify();`);
-    this.addSql(`create trigger events_webhook_fan_out after insert on events referencing new table as new_events for each statement execute function webhook_fan_out_rows();`);
-    this.addSql(`create trigger events_notify after insert on events referencing new table as new_events for each statement execute function gateway_events_notify_rows();`);
+    this.addSql(
+      `create trigger events_webhook_fan_out after insert on events referencing new table as new_events for each statement execute function webhook_fan_out_rows();`,
+    );
+    this.addSql(
+      `create trigger events_notify after insert on events referencing new table as new_events for each statement execute function gateway_events_notify_rows();`,
+    );
   }
 
   override down(): void | Promise<void> {
@@ -65,5 +68,4 @@ $$;`);
     this.addSql(`create trigger events_webhook_fan_out after insert on events for each row execute function webhook_fan_out();`);
     this.addSql(`create trigger events_notify after insert on "events" for each row execute function gateway_events_notify();`);
   }
-
 }

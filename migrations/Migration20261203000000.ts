@@ -12,11 +12,12 @@ const EXECUTION_ID = `coalesce(case when "type" like 'execution.%' then "payload
  * EVENTS_RETENTION_DAYS).
  */
 export class Migration20261203000000 extends Migration {
-
   override name = 'Migration20261203000000';
 
   override up(): void | Promise<void> {
-    this.addSql(`alter table "events" add column "execution_id" uuid generated always as (case when ${EXECUTION_ID} ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (${EXECUTION_ID})::uuid end) stored;`);
+    this.addSql(
+      `alter table "events" add column "execution_id" uuid generated always as (case when ${EXECUTION_ID} ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (${EXECUTION_ID})::uuid end) stored;`,
+    );
     this.addSql(`create index "events_organization_id_execution_id_created_at_id_index" on "events" ("organization_id", "execution_id", "created_at", "id");`);
   }
 
@@ -24,5 +25,4 @@ export class Migration20261203000000 extends Migration {
     this.addSql(`drop index if exists "events_organization_id_execution_id_created_at_id_index";`);
     this.addSql(`alter table "events" drop column if exists "execution_id";`);
   }
-
 }

@@ -10,15 +10,15 @@ import { Migration } from '@mikro-orm/migrations';
  * a second turn.
  */
 export class Migration20261204000000 extends Migration {
-
   override name = 'Migration20261204000000';
 
   override up(): void | Promise<void> {
-    this.addSql(`alter table "calls" add "stream_nonce_hash" varchar(64) null, add "stream_opened_at" timestamptz null, add "webhook_replies" jsonb not null default '{}';`);
+    this.addSql(
+      `alter table "calls" add "stream_nonce_hash" varchar(64) null, add "stream_opened_at" timestamptz null, add "webhook_replies" jsonb not null default '{}';`,
+    );
   }
 
   override down(): void | Promise<void> {
     this.addSql(`alter table "calls" drop column "stream_nonce_hash", drop column "stream_opened_at", drop column "webhook_replies";`);
   }
-
 }

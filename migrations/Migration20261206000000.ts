@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * written once by the bridge when the media stream ends; null for every other call.
  */
 export class Migration20261206000000 extends Migration {
-
   override name = 'Migration20261206000000';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261206000000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "calls" drop column "turn_latency";`);
   }
-
 }

@@ -14,13 +14,16 @@ import { Migration } from '@mikro-orm/migrations';
  *   call of the same program (another execution's), and this index keeps that lookup cheap.
  */
 export class Migration20261210000000 extends Migration {
-
   override name = 'Migration20261210000000';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "do_not_call_entries" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "organization_id" uuid not null, "phone" varchar(16) not null, "source" text check ("source" in ('manual', 'import', 'call')) not null, "note" varchar(255) null, "call_id" uuid null, "contact_id" uuid null, primary key ("id"));`);
+    this.addSql(
+      `create table "do_not_call_entries" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "organization_id" uuid not null, "phone" varchar(16) not null, "source" text check ("source" in ('manual', 'import', 'call')) not null, "note" varchar(255) null, "call_id" uuid null, "contact_id" uuid null, primary key ("id"));`,
+    );
     this.addSql(`alter table "do_not_call_entries" add constraint "do_not_call_entries_organization_id_phone_unique" unique ("organization_id", "phone");`);
-    this.addSql(`alter table "do_not_call_entries" add constraint "do_not_call_entries_organization_id_foreign" foreign key ("organization_id") references "organizations" ("id") on delete cascade;`);
+    this.addSql(
+      `alter table "do_not_call_entries" add constraint "do_not_call_entries_organization_id_foreign" foreign key ("organization_id") references "organizations" ("id") on delete cascade;`,
+    );
     this.addSql(`create index "do_not_call_entries_organization_id_created_at_index" on "do_not_call_entries" ("organization_id", "created_at");`);
 
     this.addSql(`alter table "executions" add "contacts_do_not_call" int not null default 0;`);
@@ -31,7 +34,9 @@ export class Migration20261210000000 extends Migration {
           and (o."created_at", o."id") < (e."created_at", e."id"));`);
     this.addSql(`create unique index "executions_program_id_running_unique" on "executions" ("program_id") where "status" = 'running';`);
 
-    this.addSql(`create index "calls_program_id_to_number_live_index" on "calls" ("program_id", "to_number") where "direction" = 'outbound' and "status" in ('queued', 'ringing', 'in_progress');`);
+    this.addSql(
+      `create index "calls_program_id_to_number_live_index" on "calls" ("program_id", "to_number") where "direction" = 'outbound' and "status" in ('queued', 'ringing', 'in_progress');`,
+    );
   }
 
   override down(): void | Promise<void> {
@@ -40,5 +45,4 @@ export class Migration20261210000000 extends Migration {
     this.addSql(`alter table "executions" drop column "contacts_do_not_call";`);
     this.addSql(`drop table if exists "do_not_call_entries" cascade;`);
   }
-
 }

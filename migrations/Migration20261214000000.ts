@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * counted from their contacts' rows.
  */
 export class Migration20261214000000 extends Migration {
-
   override name = 'Migration20261214000000';
 
   override up(): void | Promise<void> {
@@ -22,5 +21,4 @@ export class Migration20261214000000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "executions" drop column "outcome_counts";`);
   }
-
 }

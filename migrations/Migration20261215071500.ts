@@ -8,7 +8,6 @@ import { Migration } from '@mikro-orm/migrations';
  * analyzedAt), pending until the model has filled it.
  */
 export class Migration20261215071500 extends Migration {
-
   override name = 'Migration20261215071500';
 
   override up(): void | Promise<void> {
@@ -24,5 +23,4 @@ export class Migration20261215071500 extends Migration {
     this.addSql(`alter table "conversations" drop column "analysis_due_at", drop column "analysis";`);
     this.addSql(`alter table "agents" drop column "analysis_plan";`);
   }
-
 }

@@ -15,6 +15,22 @@ import { Migration20261214000000 } from './Migration20261214000000.js';
 import { Migration20261215071500 } from './Migration20261215071500.js';
 import { Migration20261216090000 } from './Migration20261216090000.js';
 import { Migration20261217113000 } from './Migration20261217113000.js';
+import { Migration20261218000000 } from './Migration20261218000000.js';
+import { Migration20261220100000 } from './Migration20261220100000.js';
+import { Migration20261231300000 } from './Migration20261231300000.js';
+import { Migration20261231100000 } from './Migration20261231100000.js';
+import { Migration20261220000000 } from './Migration20261220000000.js';
+import { Migration20261218200000 } from './Migration20261218200000.js';
+import { Migration20261218200001 } from './Migration20261218200001.js';
+import { Migration20261222000000 } from './Migration20261222000000.js';
+import { Migration20261228500000 } from './Migration20261228500000.js';
+import { Migration20261230000000 } from './Migration20261230000000.js';
+import { Migration20261226000000 } from './Migration20261226000000.js';
+import { Migration20261226000001 } from './Migration20261226000001.js';
+import { Migration20261230100000 } from './Migration20261230100000.js';
+import { Migration20261218100000 } from './Migration20261218100000.js';
+import { Migration20261224100000 } from './Migration20261224100000.js';
+import { Migration20261224200000 } from './Migration20261224200000.js';
 import { Migration20261122142019 } from './Migration20261122142019.js';
 import { Migration20261122034010 } from './Migration20261122034010.js';
 import { Migration20261122034801 } from './Migration20261122034801.js';
@@ -58,4 +74,20 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261215071500', class: Migration20261215071500 },
   { name: 'Migration20261216090000', class: Migration20261216090000 },
   { name: 'Migration20261217113000', class: Migration20261217113000 },
+  { name: 'Migration20261218000000', class: Migration20261218000000 },
+  { name: 'Migration20261220000000', class: Migration20261220000000 },
+  { name: 'Migration20261218200000', class: Migration20261218200000 },
+  { name: 'Migration20261218200001', class: Migration20261218200001 },
+  { name: 'Migration20261222000000', class: Migration20261222000000 },
+  { name: 'Migration20261230000000', class: Migration20261230000000 },
+  { name: 'Migration20261218100000', class: Migration20261218100000 },
+  { name: 'Migration20261226000000', class: Migration20261226000000 },
+  { name: 'Migration20261226000001', class: Migration20261226000001 },
+  { name: 'Migration20261228500000', class: Migration20261228500000 },
+  { name: 'Migration20261230100000', class: Migration20261230100000 },
+  { name: 'Migration20261224100000', class: Migration20261224100000 },
+  { name: 'Migration20261224200000', class: Migration20261224200000 },
+  { name: 'Migration20261220100000', class: Migration20261220100000 },
+  { name: 'Migration20261231300000', class: Migration20261231300000 },
+  { name: 'Migration20261231100000', class: Migration20261231100000 },
 ];

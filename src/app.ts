@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
-import {
-  ApolloServerPluginLandingPageLocalDefault,
-  ApolloServerPluginLandingPageProductionDefault,
-} from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { RequestContext } from '@mikro-orm/core';
@@ -28,19 +25,21 @@ import { stringifyResult } from './graphql/sql-answers.js';
 import { Presenter } from './rest/present.js';
 import { errorDocs } from './rest/error-docs.js';
 import { problemHandler, sendProblem } from './rest/problem.js';
+import { jsonBody } from './rest/body-parsers.js';
 import { mountRoutes, unmatchedRoute } from './rest/routes.js';
 import { createLoaders, gatewaySchema, REST_ROUTES } from './doors.js';
 import { authenticateRequest, principalOf } from './platform/principal.js';
 import { GatewayMetrics } from './platform/metrics.js';
-import { failedRequestLimit, FixedWindowLimiter, rateLimit, type RateLimiter } from './platform/rate-limit.js';
+import { failedRequestLimit, FixedWindowLimiter, rateLimit, RefusalLimit, type RateLimiter } from './platform/rate-limit.js';
 import { closeConnectionsWhen } from './platform/connection-close.js';
 import type { UpgradeLimit } from './platform/upgrade-limit.js';
 import { explorerRouter } from './platform/explorer.js';
+import { consoleRouter } from './platform/console-page.js';
 import { guidesRouter } from './platform/guides.js';
 import { newOperatorToken } from './operator/operator-file.js';
 import { operatorRouter } from './operator/operator.rest.js';
 import { lendOrganizationGate, OrganizationGate } from './platform/organization-gate.js';
-import { abortSignalOf, requestTimeout } from './platform/request-timeout.js';
+import { abortSignalOf, type RequestDeadline, requestTimeout } from './platform/request-timeout.js';
 import { answerBudgetOf, responseSizeLimit } from './platform/response-size.js';
 import { createServices, type Services } from './services.js';
 import { openEventBus } from './modules/events/event-bus.js';
@@ -62,6 +61,8 @@ export interface Gateway {
   closeStreams(): void;
   /** Ends the live streams (SSE and GraphQL subscriptions) so their connections do not hold up a shutdown. */
   closeLive(): void;
+  /** The operator CLI's door (/operator), for main.ts to serve on a Unix socket of its own: never on the public listener. */
+  operatorApp: Express;
   /** The secret of this process's /operator door; main.ts hands it to the CLI in DATA_DIR/operator.json. */
   operatorToken: string;
   stop(): Promise<void>;
@@ -87,21 +88,23 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 }
 
 import { CallTracker } from './modules/telephony/call-tracker.js';
-import { carrierWebhookRouter, twilioRequestGuard } from './modules/telephony/carrier-webhooks.rest.js';
+import { carrierRequestGuard, carrierWebhookRouter } from './modules/telephony/carrier-webhooks.rest.js';
+import { amdWebhookRouter } from './modules/telephony/amd-webhooks.rest.js';
+import { VoicemailDrop } from './modules/voice/voicemail-drop.js';
 import { InboundCalls } from './modules/voice/inbound.js';
-import { renderTwiml } from './modules/voice/twiml.js';
-import type { VoiceAction } from './modules/voice/voice-actions.js';
 import { voiceWebhookRouter } from './modules/voice/voice.rest.js';
 import { recordingWebhookRouter } from './modules/recordings/recording-webhooks.rest.js';
 import { RecordingLedger } from './modules/recordings/recording-ledger.js';
 import { VoiceEngine } from './modules/voice/voice-session.js';
 import { ExecutionCallSink } from './modules/programs/runner/execution-call-sink.js';
 import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js';
-import { attachMediaRoute } from './modules/voice/realtime/media-route.js';
-import { WebhookReplays } from './modules/voice/webhook-replays.js';
+import { attachMediaRoute, type MediaRouteOptions } from './modules/voice/realtime/media-route.js';
+import { FIRST_ANSWER, WebhookReplays } from './modules/voice/webhook-replays.js';
 import { CallConversations } from './modules/voice/realtime/call-conversation.js';
 import { DEFAULT_OPENAI_REALTIME_URL, OpenAiSpeechProvider } from './modules/voice/realtime/openai-realtime.js';
 import { GeminiSpeechProvider } from './modules/voice/realtime/gemini-live.js';
+import { attachTalkRoute, TALK_SOCKET_PATH } from './modules/web-calls/talk-route.js';
+import { talkRouter } from './modules/web-calls/talk-pages.js';
 
 /**
  * The OpenAPI document, the server's own and the same for everyone: built and serialized on the
@@ -112,9 +115,7 @@ const openApiBodies = new WeakMap<GraphQLSchema, Promise<Buffer>>();
 function openApiJson(schema: GraphQLSchema): Promise<Buffer> {
   let body = openApiBodies.get(schema);
   if (!body) {
-    body = import('./rest/openapi.js').then(({ buildOpenApi }) =>
-      Buffer.from(JSON.stringify(buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION))),
-    );
+    body = import('./rest/openapi.js').then(({ buildOpenApi }) => Buffer.from(JSON.stringify(buildOpenApi(REST_ROUTES, schema, PACKAGE_VERSION))));
     openApiBodies.set(schema, body);
   }
   return body;
@@ -127,7 +128,12 @@ function clientIp(app: Express, req: IncomingMessage): string {
 }
 
 /** Builds the Express app: request id and log, request context, /api, /graphql, health. */
-export async function createGateway(config: Config, database: Database, logger: Logger): Promise<Gateway> {
+/** What tests replace in a gateway: the request deadline's clock (src/platform/request-timeout.ts). */
+export interface GatewaySeams {
+  requestDeadline?: RequestDeadline;
+}
+
+export async function createGateway(config: Config, database: Database, logger: Logger, seams: GatewaySeams = {}): Promise<Gateway> {
   const services = createServices(database.em, config, logger);
   const schema = await gatewaySchema();
   const presenter = new Presenter(schema, database.orm.getMetadata());
@@ -228,28 +234,47 @@ export async function createGateway(config: Config, database: Database, logger: 
     origin: config.corsOrigins,
     allowedHeaders: ['content-type', 'x-api-key', 'authorization', 'apollo-require-preflight', 'x-apollo-operation-name', 'idempotency-key', 'x-request-id'],
     maxAge: 600,
-    exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id', 'Idempotent-Replayed', 'X-Total-Count', 'Link'],
+    exposedHeaders: [
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+      'x-request-id',
+      'Idempotent-Replayed',
+      'X-Total-Count',
+      'Link',
+    ],
   });
   apiDoor.use(corsPolicy);
   graphqlDoor.use(corsPolicy);
 
-  // The landing page, the REST reference, GraphiQL and the guides: static pages, no credentials, no CDN.
+  // The landing page, the REST reference, GraphiQL, the guides and the console: static pages, no credentials, no CDN.
   app.use(explorerRouter());
   app.use(guidesRouter());
+  // The operator console (console/, built into dist/console): a page of the public GraphQL API only.
+  app.use(consoleRouter());
+  // Web calls: the /talk page and the widget's script (the socket is attached with the media streams).
+  app.use(talkRouter());
 
-  const apiTimeout = requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId)));
+  const apiTimeout = requestTimeout(config.requestTimeoutMs, (res, error) => sendProblem(res, error, String(res.locals.requestId)), seams.requestDeadline);
   // An SSE stream stays open as long as its client wants: it is not held to the request timeout.
   apiDoor.use((req, res, next) => (isLiveStream(req) ? next() : apiTimeout(req, res, next)));
-  graphqlDoor.use(requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
+  graphqlDoor.use(requestTimeout(config.requestTimeoutMs, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId)), seams.requestDeadline));
   // The carrier webhooks too: Twilio waits about 15 s for an answer, and a request held longer only holds its resources.
   app.use('/telephony', apiTimeout);
   // The request's fork carries its abort signal: past the deadline no statement starts, and on PostgreSQL the running ones are cancelled.
   // Forked on first use: a request that reads on the pool, or that PostgreSQL answers whole, makes none.
   const requestContext = (_req: Request, res: Response, next: NextFunction) =>
     runInRequestScope(database.orm.em, database.abortOptions(abortSignalOf(res)), next);
-  apiDoor.use(requestContext, responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))));
-  graphqlDoor.use(requestContext, responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))));
-  app.use(['/telephony', '/operator'], requestContext);
+  apiDoor.use(
+    requestContext,
+    responseSizeLimit(config.responseMaxBytes, (res, error) => sendProblem(res, error, String(res.locals.requestId))),
+  );
+  graphqlDoor.use(
+    requestContext,
+    responseSizeLimit(config.responseMaxBytes, (res, error) => sendGraphQLError(res, error, String(res.locals.requestId))),
+  );
+  app.use('/telephony', requestContext);
 
   // One authentication per request, then the per-key and per-organization limits; /healthz, /readyz and
   // the OpenAPI document are exempt. REDIS_URL shares the counters across replicas.
@@ -258,22 +283,37 @@ export async function createGateway(config: Config, database: Database, logger: 
     ? new (await import('./platform/rate-limit-redis.js')).RedisRateLimiter(config.rateLimit.redisUrl, logger)
     : new FixedWindowLimiter();
   await limiter.start?.();
+  // The anonymous limit of the doors that count only their refusals (/telephony, the WebSocket upgrades), on the same `ip:` counters.
+  const refusals = new RefusalLimit(limiter, config.rateLimit.anonymousPerMinute);
   // The operator CLI's door while this process holds the embedded database (src/operator/operator.rest.ts),
-  // held to the anonymous limit as the carriers' door is: refused requests (a wrong token) count per IP.
+  // an app of its own that main.ts serves on a Unix socket. A reverse proxy on the same host makes every
+  // public request a loopback peer, so "loopback only" would admit the world; the socket admits only
+  // who may open it (the server's user). Its refused requests (a wrong token) count in a bucket of their
+  // own, so failures elsewhere (anonymous requests from 127.0.0.1) never lock the CLI out, nor it them.
   const operatorToken = newOperatorToken();
-  app.use(
+  const operatorApp = express();
+  operatorApp.disable('x-powered-by');
+  operatorApp.disable('etag');
+  operatorApp.use(
+    requestId,
+    requestLog(logger, (res) => (res as Response).locals.requestId),
+    requestContext,
+  );
+  operatorApp.use(
     '/operator',
     failedRequestLimit({
-      perMinute: config.rateLimit.anonymousPerMinute,
-      limiter,
+      refusals,
+      bucket: () => 'operator',
+      scope: 'operator door',
       reject: (_req, res, error) => sendProblem(res, error, String(res.locals.requestId)),
     }),
     operatorRouter(services, operatorToken, logger),
   );
+  operatorApp.use((req, res) => sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${req.path}`), String(res.locals.requestId)));
   // One organization's requests take at most CONCURRENCY_PER_ORG places at once; the rest queue.
   const gate = new OrganizationGate(config.concurrencyPerOrganization);
   // The anonymous limit of the HTTP door for WebSocket upgrades, on the same counters and the same `ip:<address>` keys.
-  const upgradeLimit: UpgradeLimit = { limiter, perMinute: config.rateLimit.anonymousPerMinute, clientIp: (req) => clientIp(app, req) };
+  const upgradeLimit: UpgradeLimit = { refusals, clientIp: (req) => clientIp(app, req) };
   const subscriptions = subscriptionServer({
     schema,
     services,
@@ -310,7 +350,7 @@ export async function createGateway(config: Config, database: Database, logger: 
       next();
     },
   );
-  apiDoor.use(express.json({ limit: config.bodyLimitBytes, strict: false }));
+  apiDoor.use(jsonBody({ limit: config.bodyLimitBytes, strict: false }));
   mountRoutes(apiDoor, REST_ROUTES, services, presenter);
   apiDoor.use(unmatchedRoute(REST_ROUTES));
   apiDoor.use(problemHandler(logger));
@@ -319,7 +359,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     authenticateRequest(services),
     limit((res, error) => sendGraphQLError(res, error, String(res.locals.requestId))),
     gate.middleware(),
-    express.json({ limit: config.bodyLimitBytes }),
+    jsonBody({ limit: config.bodyLimitBytes }),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => {
         const { actor, authError } = principalOf(res);
@@ -352,7 +392,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     logger,
   );
   const webhookOptions = {
-    twilio: services.carriers.twilio,
+    carriers: services.carrierModules,
     account: (connectionId: string) => services.carrierConnections.accountById(connectionId),
     tracker: callTracker,
     publicUrl: () => config.telephony.publicUrl,
@@ -362,22 +402,19 @@ export async function createGateway(config: Config, database: Database, logger: 
   const voice = new VoiceEngine(database.em, callTracker, services.conversations, logger);
   // What each call's /gather and /inbound requests were answered, so a repeat (a retry or a replay) adds nothing.
   const webhookReplays = new WebhookReplays(database.em);
-  const renderFor = (account: { connectionId: string | null }, callId: string, actions: VoiceAction[]) =>
-    renderTwiml(actions, { publicUrl: config.telephony.publicUrl ?? '', connectionId: account.connectionId ?? '', callId });
   // Anonymous by nature (a signature, no key): RATE_LIMIT_ANONYMOUS_PER_MINUTE per IP on the doors' `ip:` counter,
   // counting only the requests refused 4xx (unsigned, forged, malformed), so Twilio's signed traffic is never throttled.
   app.use(
     '/telephony',
     failedRequestLimit({
-      perMinute: config.rateLimit.anonymousPerMinute,
-      limiter,
+      refusals,
       reject: (_req, res, error) => sendProblem(res, error, String(res.locals.requestId)),
     }),
   );
   app.use(
     '/telephony',
     voiceWebhookRouter({
-      guard: twilioRequestGuard(webhookOptions),
+      guard: carrierRequestGuard(webhookOptions),
       engine: voice,
       inbound: new InboundCalls(database.em, voice, webhookReplays, logger),
       replays: webhookReplays,
@@ -387,13 +424,27 @@ export async function createGateway(config: Config, database: Database, logger: 
   );
   app.use(
     '/telephony',
-    recordingWebhookRouter({ guard: twilioRequestGuard(webhookOptions), twilio: services.carriers.twilio, tracker: callTracker, ledger: new RecordingLedger(database.em), logger }),
+    amdWebhookRouter({
+      guard: carrierRequestGuard(webhookOptions),
+      drop: new VoicemailDrop(database.em, callTracker, logger),
+      publicUrl: () => config.telephony.publicUrl,
+      logger,
+    }),
+  );
+  app.use(
+    '/telephony',
+    recordingWebhookRouter({ guard: carrierRequestGuard(webhookOptions), tracker: callTracker, ledger: new RecordingLedger(database.em), logger }),
   );
   app.use(
     '/telephony',
     carrierWebhookRouter({
       ...webhookOptions,
-      answerTwiml: async (account, callId, answeredBy) => renderFor(account, callId, await voice.armStreams(callId, await voice.answer(callId, answeredBy))),
+      answer: async (carrier, account, callId, answeredBy) => {
+        // Twilio asks once per call: a later /answer (its retry, or a signed one replayed) is answered what the first was and restarts nothing.
+        const answer = await webhookReplays.once(callId, FIRST_ANSWER, () => voice.answer(callId, answeredBy));
+        const actions = answer.repeated ? answer.actions : await voice.armStreams(callId, answer.actions);
+        return carrier.callControl.render(actions, { publicUrl: config.telephony.publicUrl ?? '', connectionId: account.connectionId ?? '', callId });
+      },
       onEnded: (callId) => voice.ended(callId),
     }),
   );
@@ -408,6 +459,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     metricsApp,
     services,
     gate,
+    operatorApp,
     operatorToken,
     setReady(value) {
       ready = value;
@@ -418,33 +470,43 @@ export async function createGateway(config: Config, database: Database, logger: 
         if ((req.url ?? '').split('?')[0] === SUBSCRIPTIONS_PATH) void subscriptions.upgrade(req, socket, head);
       });
       // Twilio Media Streams for speech-to-speech calls (bridged to the realtime provider) and streaming ones (the streaming pipeline).
-      mediaRoutes.push(
-        attachMediaRoute(server, {
-          leave: (path) => path === SUBSCRIPTIONS_PATH,
-          em: database.em,
-          twilio: services.carriers.twilio,
-          account: (connectionId) => services.carrierConnections.accountById(connectionId),
-          publicUrl: () => config.telephony.publicUrl,
-          conversations: new CallConversations(database.em, () => services.analyses.nudge()),
-          tracker: callTracker,
-          knowledge: services.agentPorts.knowledge,
-          doNotCall: services.doNotCall,
-          withContext: (work) => RequestContext.create(database.orm.em, work),
-          speech: {
-            openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),
-            google: new GeminiSpeechProvider({ apiKey: config.providers.geminiApiKey, baseUrl: config.providers.geminiBaseUrl }),
-          },
-          streaming: {
-            model: services.models,
-            recognizers: services.voiceParties.recognizers,
-            synthesizers: services.voiceParties.synthesizers,
-            endConversation: (organizationId, conversationId, failed) =>
-              RequestContext.create(database.orm.em, () => services.conversations.closeForCall(organizationId, conversationId, failed)),
-            observeTurn: metrics ? (labels, turn) => metrics.observeVoiceTurn(labels, turn) : undefined,
-          },
-          anonymous: upgradeLimit,
+      // The same voice wiring carries the phone's media streams and the browser's web calls.
+      const voiceWiring = {
+        em: database.em,
+        carriers: services.carrierModules,
+        account: (connectionId) => services.carrierConnections.accountById(connectionId),
+        publicUrl: () => config.telephony.publicUrl,
+        conversations: new CallConversations(database.em, () => services.analyses.nudge()),
+        tracker: callTracker,
+        knowledge: services.agentPorts.knowledge,
+        doNotCall: services.doNotCall,
+        tools: services.toolPort,
+        withContext: (work) => RequestContext.create(database.orm.em, work),
+        speech: {
+          openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),
+          google: new GeminiSpeechProvider({ apiKey: config.providers.geminiApiKey, baseUrl: config.providers.geminiBaseUrl }),
+        },
+        streaming: {
+          model: services.models,
+          recognizers: services.voiceParties.recognizers,
+          synthesizers: services.voiceParties.synthesizers,
+          endConversation: (organizationId, conversationId, failed) =>
+            RequestContext.create(database.orm.em, () => services.conversations.closeForCall(organizationId, conversationId, failed)),
           observeTurn: metrics ? (labels, turn) => metrics.observeVoiceTurn(labels, turn) : undefined,
-          logger,
+        },
+        anonymous: upgradeLimit,
+        observeTurn: metrics
+          ? (labels: Parameters<NonNullable<MediaRouteOptions['observeTurn']>>[0], turn: Parameters<NonNullable<MediaRouteOptions['observeTurn']>>[1]) =>
+              metrics.observeVoiceTurn(labels, turn)
+          : undefined,
+        logger,
+      } satisfies Omit<MediaRouteOptions, 'leave'>;
+      mediaRoutes.push(attachMediaRoute(server, { ...voiceWiring, leave: (path) => path === SUBSCRIPTIONS_PATH || path === TALK_SOCKET_PATH }));
+      mediaRoutes.push(
+        attachTalkRoute(server, {
+          ...voiceWiring,
+          admit: (organizationId, apiKeyId) =>
+            services.live.connections.open({ organizationId, apiKeyId: apiKeyId ?? `web-call:${organizationId}`, userId: '', roles: [], via: 'api-key' }),
         }),
       );
     },
@@ -453,7 +515,9 @@ export async function createGateway(config: Config, database: Database, logger: 
     },
     closeLive() {
       services.live.feed.close();
-      subscriptions.close().catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'closing the subscriptions server failed'));
+      subscriptions
+        .close()
+        .catch((error: unknown) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'closing the subscriptions server failed'));
     },
     async stop() {
       for (const route of mediaRoutes.splice(0)) route.close();
@@ -461,6 +525,7 @@ export async function createGateway(config: Config, database: Database, logger: 
       await subscriptions.close();
       await eventBus.stop();
       await services.analyses.stop();
+      await services.contactImportWorker.stop();
       await apollo.stop();
       await limiter.close?.();
     },

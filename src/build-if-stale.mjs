@@ -1,5 +1,6 @@
 // Builds dist/ when it is missing or older than any source file, so `npm start` works on a fresh clone;
-// `--always` builds in any case (npm run build).
+// `--always` builds in any case (npm run build). The console (console/, served at /console) is built
+// by Vite into dist/console the same way: when it is missing or older than console/'s files.
 //
 // swc compiles each file on its own, as the test suite's transform does (package.json, jest), with
 // the same decorator settings: legacy decorators and their design-type metadata, which type-graphql
@@ -12,8 +13,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 17)) {
-  console.error(`Node.js 22.17 or newer is required (24 LTS recommended); this is ${process.version}.`);
+if (major < 22 || (major === 22 && minor < 18)) {
+  console.error(`Node.js 22.18 or newer is required (24 LTS recommended); this is ${process.version}.`);
   process.exit(1);
 }
 
@@ -111,5 +112,34 @@ if (changed > 0 && (always || built < changed)) {
       `Cannot start: dist/ is ${built > 0 ? 'older than src/' : 'not built'} and neither swc nor TypeScript is installed (npm install --omit=dev); run \`npm install && npm run build\` first (then \`npm prune --omit=dev\` if you like), or use the Docker image.`,
     );
     process.exit(1);
+  }
+}
+
+// The console: a React app built by Vite (a devDependency). Without Vite (npm install --omit=dev) a
+// dist/console already built is served as it is; none built leaves /console saying how to build it.
+const consoleMarker = 'dist/console/.vite-build';
+if (existsSync('console')) {
+  const consoleBuilt = existsSync(consoleMarker) ? statSync(consoleMarker).mtimeMs : 0;
+  const consoleChanged = Math.max(newest('console'), existsSync('package-lock.json') ? statSync('package-lock.json').mtimeMs : 0);
+  if (always || consoleBuilt < consoleChanged) {
+    let vite;
+    try {
+      vite = await import('vite');
+    } catch {
+      vite = undefined;
+    }
+    if (vite) {
+      const started = performance.now();
+      process.stderr.write(
+        `Building dist/console/ from console/ with Vite (${always ? 'npm run build' : consoleBuilt > 0 ? 'sources changed' : 'first start'})…`,
+      );
+      await vite.build({ configFile: 'console/vite.config.ts', logLevel: 'warn' });
+      writeFileSync(consoleMarker, `${new Date().toISOString()}\n`);
+      process.stderr.write(` done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    } else if (consoleBuilt === 0) {
+      console.error(
+        'The console is not built and Vite is not installed (npm install --omit=dev): /console will say so; run `npm install && npm run build` to build it.',
+      );
+    }
   }
 }

@@ -1,6 +1,7 @@
 import './node-version.js';
 import 'reflect-metadata';
 import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
@@ -12,6 +13,7 @@ import { DatabaseInUseError } from './db/errors.js';
 import type { Services } from './services.js';
 import { OPERATOR_COMMANDS as COMMANDS, UsageError } from './operator/operator-commands.js';
 import { readOperatorFile, type OperatorEndpoint } from './operator/operator-file.js';
+import { own } from './common/own.js';
 
 function print(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
@@ -81,23 +83,48 @@ function runningServer(): OperatorEndpoint | undefined {
   return endpoint;
 }
 
+/** One POST to the door's socket: its status and body (a server that holds the database but does not answer throws). */
+function postToSocket(socketPath: string, path: string, token: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        socketPath,
+        path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** Has the running server run the command: the same checks and answers as running it here. */
 async function viaServer(endpoint: OperatorEndpoint, name: string, values: Record<string, unknown>): Promise<void> {
-  let res: Response;
+  let res: { status: number; text: string };
   try {
-    res = await fetch(`${endpoint.url}/operator/commands/${name}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${endpoint.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(values),
-    });
+    res = await postToSocket(endpoint.socket, `/operator/commands/${name}`, endpoint.token, JSON.stringify(values));
   } catch (error) {
     throw new Error(
-      `the server (process ${endpoint.pid}) holds the embedded database but does not answer at ${endpoint.url} ` +
-        `(${error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error)}); wait until it has started, or stop it`,
+      `the server (process ${endpoint.pid}) holds the embedded database but does not answer on ${endpoint.socket} ` +
+        `(${error instanceof Error ? error.message : String(error)}); wait until it has started, or stop it`,
+      { cause: error },
     );
   }
-  const body = (await res.json().catch(() => undefined)) as { lines?: unknown[]; detail?: string; code?: string } | undefined;
-  if (res.ok && Array.isArray(body?.lines)) {
+  let body: { lines?: unknown[]; detail?: string; code?: string } | undefined;
+  try {
+    body = JSON.parse(res.text) as typeof body;
+  } catch {
+    body = undefined;
+  }
+  if (res.status >= 200 && res.status < 300 && Array.isArray(body?.lines)) {
     for (const line of body.lines) print(line);
     return;
   }
@@ -111,11 +138,11 @@ async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     const topic = rest[0];
-    if (topic !== undefined && !COMMANDS[topic]) throw new UsageError(`unknown command "${topic}"`);
+    if (topic !== undefined && !own(COMMANDS, topic)) throw new UsageError(`unknown command "${topic}"`);
     console.log(topic ? commandUsage(topic) : usage());
     return;
   }
-  const command = COMMANDS[name];
+  const command = own(COMMANDS, name);
   if (!command) throw new UsageError(`unknown command "${name}"`);
   current = name;
   const { values } = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true });

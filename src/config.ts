@@ -23,6 +23,8 @@ export interface Config {
   responseMaxBytes: number;
   /** Per-organization knowledge storage: the sum of document sizes, and the number of documents. */
   knowledge: { maxBytesPerOrg: number; maxDocumentsPerOrg: number };
+  /** A CSV import's file size and data rows (docs/campaigns.md#csv-import-jobs). */
+  contactImports: { maxBytes: number; maxRows: number };
   graphql: { introspection: boolean; maxDepth: number; maxCost: number; maxAliases: number; maxTokens: number };
   /**
    * Requests per minute per API key, per organization and per client IP without credentials
@@ -54,6 +56,8 @@ export interface Config {
   eventsRetentionDays: number;
   /** Webhooks: private addresses allowed (development, tests) and how long a delivery may take. */
   webhooks: { allowPrivate: boolean; timeoutMs: number };
+  /** HTTP tools and MCP servers: private addresses allowed (TOOLS_ALLOW_PRIVATE: development, tests) and how often an MCP server's tools are listed again. */
+  tools: { allowPrivate: boolean; mcpRefreshMs: number };
   /** Live events: GraphQL subscriptions (graphql-ws) and Server-Sent Events. */
   live: {
     /** Open GraphQL subscriptions one API key may hold at once in a process (a token counts against its key). */
@@ -76,6 +80,8 @@ export interface Config {
     dialerSeed: string;
     /** DIALER_VOICE: answered simulated calls of a flow or agent are talked through the voice engine (false: the dialer's seeded walk is recorded). */
     dialerVoice: boolean;
+    /** DIRECT_CALLS_MAX: single calls (POST /api/calls) one organization may have live at once. */
+    directCallsMax: number;
   };
   /** Carriers: where their webhooks reach us, where their API is, and the key their credentials are sealed with. */
   telephony: {
@@ -83,6 +89,8 @@ export interface Config {
     publicUrl?: string;
     /** TWILIO_API_BASE_URL: Twilio's REST API, or a regional edge, or a Twilio-compatible test double. */
     twilioApiBaseUrl: string;
+    /** TELNYX_API_BASE_URL: Telnyx's REST API (API v2), or a Telnyx-compatible test double; always set from the environment (tests may leave it out). */
+    telnyxApiBaseUrl?: string;
     /** CREDENTIALS_KEY: 32 bytes (base64 or 64 hex digits) that seal carrier auth tokens (AES-256-GCM). */
     credentialsKey?: Buffer;
   };
@@ -176,7 +184,10 @@ export const SANDBOX_ORIGINS = ['https://sandbox.embed.apollographql.com', 'http
 function corsOrigins(env: NodeJS.ProcessEnv, production: boolean): string[] {
   const raw = env.CORS_ORIGINS;
   if (raw === undefined) return production ? [] : SANDBOX_ORIGINS;
-  const origins = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  const origins = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
   for (const origin of origins) {
     let parsed: URL | undefined;
     try {
@@ -233,7 +244,10 @@ function credentialsKey(env: NodeJS.ProcessEnv): Buffer | undefined {
   const raw = env.CREDENTIALS_KEY?.trim();
   if (raw === undefined || raw === '') return undefined;
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32 || (!/^[0-9a-f]{64}$/i.test(raw) && key.toString('base64').replace(/=+$/, '') !== raw.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/'))) {
+  if (
+    key.length !== 32 ||
+    (!/^[0-9a-f]{64}$/i.test(raw) && key.toString('base64').replace(/=+$/, '') !== raw.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/'))
+  ) {
     throw new ConfigError('CREDENTIALS_KEY must be 32 bytes as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
   }
   return key;
@@ -244,7 +258,8 @@ function publicUrl(env: NodeJS.ProcessEnv): string | undefined {
   const raw = url(env, 'PUBLIC_URL', ['http:', 'https:']);
   if (raw === undefined) return undefined;
   const parsed = new URL(raw);
-  if (parsed.search || parsed.hash || parsed.username) throw new ConfigError('PUBLIC_URL must be a plain address such as https://gateway.example.com (no query, fragment or credentials)');
+  if (parsed.search || parsed.hash || parsed.username)
+    throw new ConfigError('PUBLIC_URL must be a plain address such as https://gateway.example.com (no query, fragment or credentials)');
   return raw.replace(/\/+$/, '');
 }
 
@@ -272,7 +287,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
-    host: env.HOST || '0.0.0.0',
+    // Loopback unless told otherwise: a laptop's server is not offered to its network (the image sets 0.0.0.0).
+    host: env.HOST || '127.0.0.1',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir,
     jwtSecret: jwtSecret(env, dataDir),
@@ -285,6 +301,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     responseMaxBytes: integer(env, 'RESPONSE_MAX_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    contactImports: {
+      maxBytes: integer(env, 'IMPORT_MAX_BYTES', 256 * 1024 * 1024, 1024, 2 ** 31 - 1),
+      maxRows: integer(env, 'IMPORT_MAX_ROWS', 1_000_000, 1, 10_000_000),
+    },
     knowledge: {
       maxBytesPerOrg: integer(env, 'KNOWLEDGE_MAX_BYTES_PER_ORG', 50 * 1024 * 1024, 1, 1024 ** 4),
       maxDocumentsPerOrg: integer(env, 'KNOWLEDGE_MAX_DOCUMENTS_PER_ORG', 1000, 1, 10_000_000),
@@ -319,6 +339,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10, 60_000),
     },
+    tools: {
+      allowPrivate: boolean(env, 'TOOLS_ALLOW_PRIVATE', false),
+      mcpRefreshMs: integer(env, 'MCP_TOOLS_REFRESH_MS', 600_000, 1000, 7 * 24 * 3_600_000),
+    },
     live: {
       subscriptionsPerKey: integer(env, 'SUBSCRIPTIONS_PER_KEY', 20, 1, 10_000),
       connectionsPerKey: integer(env, 'LIVE_CONNECTIONS_PER_KEY', 10, 1, 10_000),
@@ -333,10 +357,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dialerSpeedMs: integer(env, 'DIALER_SPEED_MS', 200, 0, 600_000),
       dialerSeed: dialerSeed(env),
       dialerVoice: boolean(env, 'DIALER_VOICE', true),
+      directCallsMax: integer(env, 'DIRECT_CALLS_MAX', 10, 1, 10_000),
     },
     telephony: {
       publicUrl: publicUrl(env),
       twilioApiBaseUrl: (url(env, 'TWILIO_API_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com').replace(/\/+$/, ''),
+      telnyxApiBaseUrl: (url(env, 'TELNYX_API_BASE_URL', ['http:', 'https:']) ?? 'https://api.telnyx.com/v2').replace(/\/+$/, ''),
       credentialsKey: credentialsKey(env),
     },
     modelMaxOutputTokens: integer(env, 'MODEL_MAX_OUTPUT_TOKENS', 16_384, 1, 1_000_000),

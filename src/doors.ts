@@ -27,6 +27,7 @@ import { OrganizationResolver } from './modules/organizations/organization.resol
 import { TeamResolver } from './modules/organizations/team.resolver.js';
 import { ContactResolver } from './modules/contacts/contact.resolver.js';
 import { DoNotCallResolver } from './modules/contacts/do-not-call.resolver.js';
+import { ContactImportResolver } from './modules/contacts/contact-import.resolver.js';
 import { CallFlowResolver } from './modules/programs/call-flow.resolver.js';
 import { ExecutionResolver } from './modules/programs/execution.resolver.js';
 import { ProgramResolver } from './modules/programs/program.resolver.js';
@@ -41,6 +42,7 @@ import { knowledgeRoutes } from './modules/knowledge/knowledge.rest.js';
 import { businessEntityRoutes } from './modules/contacts/business-entities.rest.js';
 import { contactRoutes } from './modules/contacts/contacts.rest.js';
 import { doNotCallRoutes } from './modules/contacts/do-not-call.rest.js';
+import { contactImportRoutes } from './modules/contacts/contact-imports.rest.js';
 import { organizationRoutes } from './modules/organizations/organizations.rest.js';
 import { teamRoutes } from './modules/organizations/teams.rest.js';
 import { callFlowRoutes } from './modules/programs/call-flows.rest.js';
@@ -49,6 +51,8 @@ import { programRoutes } from './modules/programs/programs.rest.js';
 import { triggerRoutes } from './modules/programs/triggers/triggers.rest.js';
 import { carrierConnectionRoutes, phoneNumberRoutes } from './modules/telephony/telephony.rest.js';
 import { callRoutes } from './modules/telephony/calls.rest.js';
+import { directCallRoutes } from './modules/telephony/direct-calls.rest.js';
+import { DirectCallResolver } from './modules/telephony/direct-call.resolver.js';
 import { recordingRoutes } from './modules/recordings/recordings.rest.js';
 import { CallRecordingResolver } from './modules/recordings/recording.resolver.js';
 import { EventResolver } from './modules/events/event.resolver.js';
@@ -57,7 +61,12 @@ import { WebhookEndpointResolver } from './modules/webhooks/webhook.resolver.js'
 import { webhookRoutes } from './modules/webhooks/webhooks.rest.js';
 import { WebhookLoaders } from './modules/webhooks/webhook.loaders.js';
 import { SubscriptionResolver } from './modules/events/subscriptions/subscription.resolver.js';
+import { ConversationToolCallsResolver, McpServerResolver, ToolResolver } from './modules/tools/tool.resolver.js';
+import { toolRoutes } from './modules/tools/tools.rest.js';
+import { ToolLoaders } from './modules/tools/tool.loaders.js';
 import { executionStreamRoutes } from './modules/events/subscriptions/execution-stream.rest.js';
+import { WebCallResolver } from './modules/web-calls/web-call.resolver.js';
+import { webCallRoutes } from './modules/web-calls/web-calls.rest.js';
 
 /** Every GraphQL resolver class of the schema. */
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -69,6 +78,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   AudienceResolver,
   ContactResolver,
   DoNotCallResolver,
+  ContactImportResolver,
   OrganizationResolver,
   TeamResolver,
   BusinessEntityResolver,
@@ -82,17 +92,23 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   PhoneNumberResolver,
   ProgramCallerIdResolver,
   CallResolver,
+  DirectCallResolver,
   ExecutionCallsResolver,
   ConversationCallResolver,
   ContactCallsResolver,
   CallRecordingResolver,
   EventResolver,
   WebhookEndpointResolver,
+  ToolResolver,
+  McpServerResolver,
+  ConversationToolCallsResolver,
   SubscriptionResolver,
+  WebCallResolver,
 ];
 
 /** Every REST route under /api, in the order they are matched. */
 // Each table names the services its handlers call; the composition root's Services has them all.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- one table of routes, each with its own body and query types
 export const REST_ROUTES: RouteDefinition<any, any, Services>[] = [
   ...authRoutes,
   ...userRoutes,
@@ -101,6 +117,7 @@ export const REST_ROUTES: RouteDefinition<any, any, Services>[] = [
   ...knowledgeRoutes,
   ...contactRoutes,
   ...doNotCallRoutes,
+  ...contactImportRoutes,
   ...businessEntityRoutes,
   ...organizationRoutes,
   ...teamRoutes,
@@ -111,10 +128,13 @@ export const REST_ROUTES: RouteDefinition<any, any, Services>[] = [
   ...carrierConnectionRoutes,
   ...phoneNumberRoutes,
   ...callRoutes,
+  ...directCallRoutes,
   ...recordingRoutes,
   ...eventRoutes,
   ...webhookRoutes,
+  ...toolRoutes,
   ...executionStreamRoutes,
+  ...webCallRoutes,
 ];
 
 /** The DataLoaders of one GraphQL request, bound to its caller. */
@@ -123,16 +143,39 @@ export function createLoaders(services: Services, actor: Actor): GraphQLLoaders 
   // groups' DataLoaders were built, and collected, for every GraphQL request.
   const made: Partial<GraphQLLoaders> = {};
   return {
-    get agents() { return (made.agents ??= new AgentLoaders(services.conversations, actor)); },
-    get teams() { return (made.teams ??= new TeamLoaders(services.teams, actor)); },
-    get contacts() { return (made.contacts ??= new ContactLoaders(services.businessEntities, actor)); },
-    get programs() { return (made.programs ??= new ProgramLoaders(services, actor)); },
-    get triggers() { return (made.triggers ??= new TriggerLoaders(services.triggers, actor)); },
-    get knowledge() { return (made.knowledge ??= new KnowledgeLoaders(services.knowledge, actor)); },
-    get telephony() { return (made.telephony ??= new TelephonyLoaders(services.carrierConnections, services.phoneNumbers, actor)); },
-    get calls() { return (made.calls ??= new CallLoaders(services.calls, actor)); },
-    get recordings() { return (made.recordings ??= new RecordingLoaders(services.recordings, actor)); },
-    get webhooks() { return (made.webhooks ??= new WebhookLoaders(services.webhookDeliveries, actor)); },
+    get agents() {
+      return (made.agents ??= new AgentLoaders(services.conversations, actor));
+    },
+    get teams() {
+      return (made.teams ??= new TeamLoaders(services.teams, actor));
+    },
+    get contacts() {
+      return (made.contacts ??= new ContactLoaders(services.businessEntities, actor));
+    },
+    get programs() {
+      return (made.programs ??= new ProgramLoaders(services, actor));
+    },
+    get triggers() {
+      return (made.triggers ??= new TriggerLoaders(services.triggers, actor));
+    },
+    get knowledge() {
+      return (made.knowledge ??= new KnowledgeLoaders(services.knowledge, actor));
+    },
+    get telephony() {
+      return (made.telephony ??= new TelephonyLoaders(services.carrierConnections, services.phoneNumbers, actor));
+    },
+    get calls() {
+      return (made.calls ??= new CallLoaders(services.calls, actor));
+    },
+    get recordings() {
+      return (made.recordings ??= new RecordingLoaders(services.recordings, actor));
+    },
+    get webhooks() {
+      return (made.webhooks ??= new WebhookLoaders(services.webhookDeliveries, actor));
+    },
+    get tools() {
+      return (made.tools ??= new ToolLoaders(services.toolCalls, actor));
+    },
   };
 }
 

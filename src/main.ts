@@ -1,14 +1,13 @@
 import './node-version.js';
 import 'reflect-metadata';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { ConfigError, loadConfig } from './config.js';
 import { chooseLogFormat, createLogger } from './common/logger.js';
 import { DatabaseInUseError } from './db/errors.js';
 import { eventRetentionHook } from './modules/events/event-retention.js';
 import { recordingRetentionHook } from './modules/recordings/recording-retention.js';
 import { secureDataDir, storeFirstApiKey } from './platform/data-dir.js';
-import { loopbackUrl, writeOperatorFile } from './operator/operator-file.js';
+import { listenOperatorSocket, operatorSocketPath, writeOperatorFile } from './operator/operator-file.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -16,6 +15,19 @@ async function start(): Promise<void> {
   const config = loadConfig();
   secureDataDir(config.dataDir);
   const logger = createLogger(config.logLevel, undefined, chooseLogFormat(process.stdout.isTTY, config.nodeEnv));
+  // A rejection nobody handled is one piece of work gone wrong, its work already lost: it is logged
+  // with its stack, and every other request and tenant goes on being served (docs/operating.md).
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason, event: 'unhandledRejection' }, 'a promise was rejected and nothing handled it; the server goes on serving');
+  });
+  // An exception nothing caught may have left state half-changed: the server stops, but through the
+  // same drain as SIGTERM (requests in flight finish), and exits 1.
+  let stopFor: ((reason: string, code: number) => Promise<void>) | null = null;
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ err: error, event: 'uncaughtException' }, 'an exception was not caught; the server stops after draining');
+    if (stopFor) void stopFor('uncaughtException', 1);
+    else process.exit(1);
+  });
   // Loaded after the configuration is known good, so a bad value fails at once.
   const { openDatabase } = await import('./db/orm.js');
   const { createGateway } = await import('./app.js');
@@ -23,6 +35,7 @@ async function start(): Promise<void> {
   const { gatewayRunnerOptions } = await import('./modules/programs/runner/gateway-runner.js');
   const { SimulatedDialer } = await import('./modules/programs/runner/simulated-dialer.js');
   const { FIRE_BATCH } = await import('./modules/programs/triggers/trigger-fire.js');
+  const { importRecoveryHook } = await import('./modules/contacts/organization-imports.js');
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -31,12 +44,20 @@ async function start(): Promise<void> {
     pool: { max: config.db.poolMax, acquireTimeoutMs: config.db.poolAcquireTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs },
     preparedReads: config.db.preparedStatements,
   });
-  const { assertCredentialsKeyFor } = await import('./modules/telephony/credentials-check.js');
+  const { assertCredentialsKeyFor } = await import('./modules/sealed-secrets/credentials-check.js');
   await assertCredentialsKeyFor(database.em, config.telephony.credentialsKey).catch(async (error: unknown) => {
     await database.close();
     throw error;
   });
   const gateway = await createGateway(config, database, logger);
+  // An import cut off by the last stop is undone (organization-imports.ts): on the embedded database
+  // every one still held, its one process being this one; on PostgreSQL those whose lease ran out.
+  const undone = await gateway.services.imports.recover({ all: database.kind === 'pglite' });
+  if (undone > 0) logger.warn({ imports: undone }, 'undid imports that a stopped process left unfinished');
+  // CSV imports (contact-import-worker.ts): on the embedded database every running one was this process's,
+  // so it resumes at once; on PostgreSQL when its lease runs out. Every replica polls for them.
+  if (database.kind === 'pglite') await gateway.services.contactImports.releaseAll();
+  gateway.services.contactImportWorker.start();
 
   // Listen before the first organization is made, so a port in use stops the start before a key is
   // printed; /readyz answers 503 until that is done.
@@ -52,8 +73,7 @@ async function start(): Promise<void> {
       reject(error.code === 'EADDRINUSE' ? new Error(`PORT ${config.port} is already in use on ${config.host}; stop what listens there or set PORT`) : error),
     );
   });
-  const metricsServer =
-    gateway.metricsApp && config.metricsPort !== undefined ? gateway.metricsApp.listen(config.metricsPort, config.host) : undefined;
+  const metricsServer = gateway.metricsApp && config.metricsPort !== undefined ? gateway.metricsApp.listen(config.metricsPort, config.host) : undefined;
   if (metricsServer) {
     await new Promise<void>((resolve, reject) => {
       metricsServer.once('listening', resolve);
@@ -62,17 +82,19 @@ async function start(): Promise<void> {
     logger.info({ metricsPort: config.metricsPort }, `metrics on http://localhost:${config.metricsPort}/metrics`);
   }
   // On the embedded database this process is the only one that can open it: the operator CLI finds
-  // here where to send its commands instead (src/operator/operator-file.ts).
-  const removeOperatorFile =
-    database.kind === 'pglite' && !config.dataDir.startsWith('memory:')
-      ? writeOperatorFile(config.dataDir, {
-          pid: process.pid,
-          url: loopbackUrl(config.host, (server.address() as AddressInfo).port),
-          token: gateway.operatorToken,
-        })
-      : () => {};
-  await gateway.services.provisioning.bootstrap(config.bootstrapApiKey, logger, (line) => console.log(line), (apiKey) =>
-    storeFirstApiKey(config.dataDir, apiKey),
+  // here where to send its commands instead, on a Unix socket of their own (src/operator/operator-file.ts).
+  let closeOperatorDoor = async () => {};
+  let removeOperatorFile = () => {};
+  if (database.kind === 'pglite' && !config.dataDir.startsWith('memory:')) {
+    const socket = operatorSocketPath(config.dataDir);
+    closeOperatorDoor = await listenOperatorSocket(createServer(gateway.operatorApp), socket, config.dataDir);
+    removeOperatorFile = writeOperatorFile(config.dataDir, { pid: process.pid, socket, token: gateway.operatorToken });
+  }
+  await gateway.services.provisioning.bootstrap(
+    config.bootstrapApiKey,
+    logger,
+    (line) => console.log(line),
+    (apiKey) => storeFirstApiKey(config.dataDir, apiKey),
   );
   gateway.setReady(true);
   const where = database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
@@ -97,9 +119,13 @@ async function start(): Promise<void> {
   });
   // The events outbox keeps EVENTS_RETENTION_DAYS days.
   runner?.onTick.push(eventRetentionHook(gateway.services.events, config.eventsRetentionDays));
+  // Imports another replica left unfinished are undone once their lease has run out.
+  runner?.onTick.push(importRecoveryHook(gateway.services.imports));
   // Call recordings are kept each organization's recordingRetentionDays, then deleted at the carrier too.
   runner?.onTick.push(recordingRetentionHook(gateway.services.recordings));
   runner?.start();
+  // A single call (POST /api/calls) is placed by this process's runner at once, else at the next tick of any.
+  if (runner) gateway.services.directCalls.onQueued = () => runner.wake();
   // Every replica sends due webhook deliveries; claims with SKIP LOCKED and a lease keep them apart.
   const { WebhookWorker } = await import('./modules/webhooks/webhook-worker.js');
   const webhooks = new WebhookWorker({
@@ -114,7 +140,7 @@ async function start(): Promise<void> {
   gateway.services.analyses.start();
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     // /readyz answers 503 at once, but the listener stays open for SHUTDOWN_DRAIN_MS: a load balancer
@@ -133,11 +159,19 @@ async function start(): Promise<void> {
     metricsServer?.closeAllConnections();
     await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
     removeOperatorFile();
+    await closeOperatorDoor();
     await gateway.stop();
     await database.close();
     logger.info('stopped');
-    process.exit(0);
+    process.exit(code);
   };
+  stopFor = shutdown;
+  // The embedded database's thread stopped on its own (PGlite crashed): every request would answer 503
+  // from now on, so the process ends through the same drain, with exit code 1, for its supervisor to restart.
+  void database.embedded?.lost?.then((error) => {
+    logger.fatal({ err: error }, 'the embedded database stopped; shutting down');
+    void shutdown('embedded database lost', 1);
+  });
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }

@@ -11,6 +11,9 @@ import { UserService } from './modules/auth/user.service.js';
 import { AudienceService } from './modules/contacts/audience.service.js';
 import { ContactService } from './modules/contacts/contact.service.js';
 import { DoNotCallService } from './modules/contacts/do-not-call.service.js';
+import { OrganizationImports } from './modules/contacts/organization-imports.js';
+import { ContactImportService } from './modules/contacts/contact-import.service.js';
+import { ContactImportWorker } from './modules/contacts/contact-import-worker.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
@@ -28,8 +31,14 @@ import { ProvisioningService } from './modules/organizations/provisioning.servic
 import { TriggerService } from './modules/programs/triggers/trigger.service.js';
 import { CarrierConnectionService } from './modules/telephony/carrier-connection.service.js';
 import { PhoneNumberService } from './modules/telephony/phone-number.service.js';
-import { TwilioCarrier } from './modules/telephony/twilio.carrier.js';
+import { TwilioCarrier } from './modules/telephony/carriers/twilio/twilio.carrier.js';
+import { twilioModule } from './modules/telephony/carriers/twilio/index.js';
+import { TelnyxCarrier } from './modules/telephony/carriers/telnyx/telnyx.carrier.js';
+import { telnyxModule } from './modules/telephony/carriers/telnyx/index.js';
+import type { CarrierModules } from './modules/telephony/carriers/index.js';
 import { CallService } from './modules/telephony/call.service.js';
+import { DirectCallService } from './modules/telephony/direct-call.service.js';
+import { ProgramReadiness } from './modules/programs/program-readiness.js';
 import { RecordingService } from './modules/recordings/recording.service.js';
 import { EventService } from './modules/events/event.service.js';
 import { WebhookDeliveryService } from './modules/webhooks/webhook-delivery.service.js';
@@ -37,7 +46,16 @@ import { WebhookEndpointService } from './modules/webhooks/webhook-endpoint.serv
 import { LiveFeed } from './modules/events/subscriptions/live-feed.js';
 import { LiveService } from './modules/events/subscriptions/live.service.js';
 import { LiveConnections } from './platform/live-connections.js';
+import { WebCallService } from './modules/web-calls/web-call.service.js';
+import { SealedSecretService } from './modules/sealed-secrets/sealed-secret.service.js';
 import { createVoiceParties, streamingMissing } from './modules/voice/streaming/parties.js';
+import { ToolService } from './modules/tools/tool.service.js';
+import { McpServerService } from './modules/tools/mcp-server.service.js';
+import { ToolRunner } from './modules/tools/tool-runner.js';
+import { ToolCallStore } from './modules/tools/tool-call.store.js';
+import { ToolCatalog } from './modules/tools/tool-catalog.js';
+import { ToolCallService } from './modules/tools/tool-call.service.js';
+import type { ToolPort } from './modules/agents/agent.ports.js';
 
 /**
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
@@ -56,11 +74,38 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   // The streaming voice pipeline's recognizers and synthesizers (each SDK loads with the class that uses it).
   const voiceParties = createVoiceParties(config.providers);
   const triggers = new TriggerService(em, executionEvents);
-  const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl) };
+  const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl), telnyx: new TelnyxCarrier(config.telephony.telnyxApiBaseUrl) };
+  // Each carrier's webhooks, call control and media framing, by the kind its routes name.
+  const carrierModules: CarrierModules = { twilio: twilioModule(carriers.twilio), telnyx: telnyxModule(carriers.telnyx) };
   // Fills the analysis plans of ended calls in the background; the gateway stops it, main.ts starts its recovery tick.
   const analyses = new AnalysisWorker({ em, model: models, logger });
   const carrierConnections = new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey });
-  const webhookEndpoints = new WebhookEndpointService(em, { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.webhooks.allowPrivate });
+  const readinessSettings = {
+    publicUrl: () => config.telephony.publicUrl,
+    missingFor: (model: string) => models.missingFor(model),
+    streamingMissing: (voice: Parameters<typeof streamingMissing>[1]) => streamingMissing(voiceParties, voice),
+  };
+  const programs = new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId), readinessSettings);
+  // One import per organization at a time, for contacts and the do-not-call list alike.
+  const imports = new OrganizationImports(em);
+  // CSV imports run in the background; the gateway stops the worker, main.ts starts its poll.
+  const contactImportWorker = new ContactImportWorker(em, config.contactImports, logger);
+  // HTTP tools and MCP servers, and what runs them for the agents (every door and voice pipeline).
+  const toolOptions = { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.tools.allowPrivate };
+  const mcpServers = new McpServerService(em, { ...toolOptions, refreshMs: config.tools.mcpRefreshMs, logger });
+  const toolRunner = new ToolRunner(em, mcpServers, { ...toolOptions, logger });
+  const toolCallStore = new ToolCallStore(em);
+  const toolCatalog = new ToolCatalog(em);
+  const toolPort: ToolPort = {
+    toolsFor: (agent, session) => toolRunner.toolsFor(agent, session),
+    store: (record) => toolCallStore.store(record),
+    choiceErrors: (organizationId, choice) => toolCatalog.choiceErrors(organizationId, choice),
+    names: (organizationId, choice) => toolCatalog.names(organizationId, choice),
+  };
+  const webhookEndpoints = new WebhookEndpointService(em, {
+    credentialsKey: () => config.telephony.credentialsKey,
+    allowPrivate: config.webhooks.allowPrivate,
+  });
   const services = {
     executionEvents,
     tokens,
@@ -72,36 +117,59 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     knowledge,
     agentPorts,
     voiceParties,
-    agents: new AgentService(em, agentPorts.model, agentPorts.knowledge),
-    conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge, () => analyses.nudge()),
+    agents: new AgentService(em, agentPorts.model, agentPorts.knowledge, (tx, actor, agentId) => programs.assertAgentChange(tx, actor, agentId), toolPort),
+    conversations: new ConversationService(em, agentPorts.model, agentPorts.knowledge, () => analyses.nudge(), toolPort),
+    tools: new ToolService(em, toolOptions),
+    mcpServers,
+    toolPort,
+    toolCalls: new ToolCallService(em),
     analyses,
-    contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
-    doNotCall: new DoNotCallService(em),
+    imports,
+    contactImportWorker,
+    contactImports: new ContactImportService(em, contactImportWorker, config.contactImports),
+    contacts: new ContactService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId), imports),
+    doNotCall: new DoNotCallService(em, imports),
     audiences: new AudienceService(em, (organizationId, audienceId) => triggers.syncAudience(em, organizationId, audienceId)),
     organizations: new OrganizationService(em),
     credits: new CreditService(em),
     teams: new TeamService(em),
     businessEntities: new BusinessEntityService(em, (organizationId, contactId) => triggers.syncContact(em, organizationId, contactId)),
-    callFlows: new CallFlowService(em),
-    programs: new ProgramService(em, (tx, programId) => triggers.syncProgram(tx, programId), {
-      publicUrl: () => config.telephony.publicUrl,
-      geminiConfigured: () => Boolean(config.providers.geminiApiKey),
-      streamingMissing: (voice) => streamingMissing(voiceParties, voice),
-    }),
+    callFlows: new CallFlowService(em, (tx, actor, flowId) => programs.assertFlowChange(tx, actor, flowId)),
+    programs,
     carriers,
+    carrierModules,
     carrierConnections,
     phoneNumbers: new PhoneNumberService(em),
     executions: new ExecutionService(em, executionEvents),
     triggers,
     calls: new CallService(em),
-    recordings: new RecordingService(em, { carriers, account: (connectionId) => carrierConnections.accountById(connectionId), logger }),
+    // A single call is checked as a program's would be (the same readiness), then queued for the runners.
+    directCalls: new DirectCallService(em, new ProgramReadiness(readinessSettings), { maxLive: () => config.runner.directCallsMax }),
+    // Telnyx's recordings are not taken from TeXML yet (docs/development/carriers.md): Twilio's only.
+    recordings: new RecordingService(em, {
+      carriers: { twilio: carriers.twilio },
+      account: (connectionId) => carrierConnections.accountById(connectionId),
+      logger,
+    }),
     events: new EventService(em),
     webhookEndpoints,
     webhookDeliveries: new WebhookDeliveryService(em, webhookEndpoints),
     idempotency: new IdempotencyService(em),
+    sealedSecrets: new SealedSecretService(em, { credentialsKey: () => config.telephony.credentialsKey }),
+    webCalls: new WebCallService(em, { publicUrl: () => config.telephony.publicUrl }),
   };
   // Live events (subscriptions, SSE): fed by the event bus once the gateway attaches it (src/app.ts).
-  return { ...services, live: new LiveService(em, new LiveFeed(em, logger), services, config.live.sseHeartbeatMs, new LiveConnections({ perKey: config.live.connectionsPerKey, perOrganization: config.live.connectionsPerOrganization }), config.live.sseMaxBufferedBytes) };
+  return {
+    ...services,
+    live: new LiveService(
+      em,
+      new LiveFeed(em, logger),
+      services,
+      config.live.sseHeartbeatMs,
+      new LiveConnections({ perKey: config.live.connectionsPerKey, perOrganization: config.live.connectionsPerOrganization }),
+      config.live.sseMaxBufferedBytes,
+    ),
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

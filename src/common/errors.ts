@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  RANGE_NOT_SATISFIABLE: 416,
   RATE_LIMITED: 429,
   INTERNAL_SERVER_ERROR: 500,
   UNAVAILABLE: 503,
@@ -24,6 +25,7 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   CONFLICT: 'Conflict',
   PAYLOAD_TOO_LARGE: 'Payload Too Large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported Media Type',
+  RANGE_NOT_SATISFIABLE: 'Range Not Satisfiable',
   RATE_LIMITED: 'Too Many Requests',
   INTERNAL_SERVER_ERROR: 'Internal Server Error',
   UNAVAILABLE: 'Service Unavailable',
@@ -42,7 +44,10 @@ export const ERROR_HELP: Record<ErrorCode, string> = {
   CONFLICT:
     'The record is not in a state that allows this (activating an active agent, resuming a completed execution), a unique value is taken, or an Idempotency-Key was reused with another body. Read the record again and decide.',
   PAYLOAD_TOO_LARGE: 'The body is larger than the configured limit (BODY_LIMIT_BYTES). Send less in one request.',
-  UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as JSON. Send it with the header `content-type: application/json`.',
+  UNSUPPORTED_MEDIA_TYPE:
+    'The body is not sent as JSON, or in a content coding the gateway does not take. Send it with the header `content-type: application/json`, uncompressed or with `Content-Encoding` gzip, deflate or br (one of them; `Accept-Encoding` in the answer lists them).',
+  RANGE_NOT_SATISFIABLE:
+    'A download’s `Range` header asks for bytes the file does not have. `Content-Range: bytes */<size>` gives its size; ask within it, or without `Range` for the whole file.',
   RATE_LIMITED: 'Too many requests with this key in the current window. Wait for the seconds in `Retry-After`, then send again.',
   INTERNAL_SERVER_ERROR:
     'An unexpected error on the server; nothing is wrong with your request as far as it knows. The operator can find it in the log by the `requestId` of the answer.',

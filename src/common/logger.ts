@@ -12,6 +12,9 @@ export const REDACTED_PATHS = [
   // Twilio's signature of a webhook or media-stream upgrade: with the request it names, a replayable credential.
   'req.headers["x-twilio-signature"]',
   'headers["x-twilio-signature"]',
+  // Telnyx's Ed25519 signature of timestamp|body: a replayable credential within its window.
+  'req.headers["telnyx-signature-ed25519"]',
+  'headers["telnyx-signature-ed25519"]',
   'secret',
   '*.secret',
   'apiKey',
@@ -59,46 +62,22 @@ function prettyStream(): DestinationStream {
   return PinoPretty({ singleLine: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true });
 }
 
-/** How many bytes of JSON lines are gathered into one write of stdout, and how long a line waits for more. */
+/** How many bytes of JSON lines are gathered into one write of stdout, and how often what waits is written anyway. */
 export const STDOUT_BATCH = { bytes: 4096, ms: 100 };
 
 /**
- * stdout for JSON lines, written asynchronously and in batches: a line waits until 4 KiB of lines are
- * gathered or 100 ms have passed since the first of them, whichever comes first, and they leave in one
- * write. Each write cost the request that made it as much as a tenth of a REST list's CPU (the call into
- * the file system, its completion), and one line per write is what a loaded server made: under the
- * bench's load, 20 lines now share a write (docs/performance.md, round three). The timer keeps the
- * process alive while lines wait, so a process that ends of itself writes them first; at exit (process.exit,
- * the end of a shutdown, an uncaught error) what waits is written synchronously. Only a process killed
- * outright (SIGKILL, the OOM killer) can lose the lines of its last moment.
+ * stdout for JSON lines, written asynchronously and in batches by pino's own destination (SonicBoom):
+ * lines gather until 4 KiB are waiting (`minLength`) and leave in one write, and every 100 ms
+ * (`periodicFlush`) what waits is written anyway. Each write cost the request that made it as much as a
+ * tenth of a REST list's CPU (the call into the file system, its completion), and one line per write is
+ * what a loaded server made (docs/development/performance-journal.md, round three). pino registers the
+ * destination for the process's exit (process.exit, the end of a shutdown, an uncaught error, and a
+ * process that ends of itself, whose flush timer does not keep it alive) and writes what waits then,
+ * synchronously. Only a process killed outright (SIGKILL, the OOM killer) can lose the lines of its last
+ * moment.
  */
 export function batchedStdout(): DestinationStream {
-  const out = pino.destination({ dest: 1, sync: false });
-  let waiting = '';
-  let due: NodeJS.Timeout | undefined;
-  const send = () => {
-    if (due) clearTimeout(due);
-    due = undefined;
-    if (waiting === '') return;
-    const lines = waiting;
-    waiting = '';
-    out.write(lines);
-  };
-  process.once('exit', () => {
-    send();
-    try {
-      out.flushSync();
-    } catch {
-      // stdout already closed or not yet open: nothing can be written anyway.
-    }
-  });
-  return {
-    write(line: string) {
-      waiting += line;
-      if (waiting.length >= STDOUT_BATCH.bytes) send();
-      else due ??= setTimeout(send, STDOUT_BATCH.ms);
-    },
-  };
+  return pino.destination({ dest: 1, sync: false, minLength: STDOUT_BATCH.bytes, periodicFlush: STDOUT_BATCH.ms });
 }
 
 export function createLogger(level: LogLevel, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
@@ -134,7 +113,7 @@ const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']);
  *
  * Written here rather than with pino-http, which built two child loggers and a wrapped request object
  * for every request to print the same line: about a tenth of the CPU of a small request
- * (docs/performance.md, round three). Nothing in the gateway used the per-request loggers it attached.
+ * (docs/development/performance-journal.md, round three). Nothing in the gateway used the per-request loggers it attached.
  */
 export function requestLog(logger: Logger, requestIdOf: (res: ServerResponse) => unknown) {
   // The line at info holds fixed fields, none of them a redacted path: written without the redaction

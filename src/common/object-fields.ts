@@ -22,7 +22,8 @@ export function withEveryField(type: Function, value: unknown): unknown {
   for (const field of fieldsOf(type)) {
     const inner = source[field.name];
     const fieldType = field.getType();
-    if (typeof fieldType === 'function' && objectTypes.some((objectType) => objectType.target === fieldType)) out[field.name] = withEveryField(fieldType, inner);
+    if (typeof fieldType === 'function' && objectTypes.some((objectType) => objectType.target === fieldType))
+      out[field.name] = withEveryField(fieldType, inner);
     else out[field.name] = inner instanceof Date ? inner.toISOString() : (inner ?? null);
   }
   return out;

@@ -21,7 +21,7 @@ describe('pageMeta', () => {
     [2, 10, 35, { totalPages: 4, hasNextPage: true, hasPreviousPage: true }],
     [5, 10, 35, { totalPages: 4, hasNextPage: false, hasPreviousPage: true }],
   ])('page %i of limit %i over %i rows', (page, limit, total, expected) => {
-    expect(pageMeta(page, limit, total)).toEqual({ page, limit, total, ...expected });
+    expect(pageMeta(page, limit, total)).toEqual({ page, limit, total, ...expected, nextCursor: null, prevCursor: null, lastCursor: null });
   });
 
   it.each([

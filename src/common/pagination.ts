@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ArgsType, Field, Int, ObjectType, registerEnumType, type ClassType } from 'type-graphql';
 import { AppError } from './errors.js';
+import { MAX_CURSOR_LENGTH } from './cursor.js';
 import { OptionalNonNull } from './validation.js';
 
 /** Far beyond any real list; it keeps offsets inside what both doors and the database can count. */
@@ -46,7 +47,10 @@ export class PageOnlyArgs {
 /** The list arguments of CONTRACT.md §6, one class for GraphQL arguments and REST query strings. */
 @ArgsType()
 export class PageArgs extends PageOnlyArgs {
-  @Field(() => String, { nullable: true, description: 'Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters',
+  })
   @IsOptional()
   @MaxLength(100)
   @IsString()
@@ -62,6 +66,16 @@ export class PageArgs extends PageOnlyArgs {
   @OptionalNonNull()
   @IsEnum(SortOrder)
   sortOrder: SortOrder = SortOrder.desc;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored',
+  })
+  @IsOptional()
+  @MaxLength(MAX_CURSOR_LENGTH)
+  @IsString()
+  cursor?: string | null;
 }
 
 @ObjectType({ description: 'Where a page sits in its list' })
@@ -72,6 +86,12 @@ export class PageMeta {
   @Field(() => Int, { description: 'Pages in the whole list at this limit (0 when it is empty)' }) totalPages!: number;
   @Field(() => Boolean, { description: 'Whether a page after this one has items' }) hasNextPage!: boolean;
   @Field(() => Boolean, { description: 'Whether this is not the first page' }) hasPreviousPage!: boolean;
+  @Field(() => String, { nullable: true, description: 'The cursor of the page after this one (null on the last page): pass it as cursor' })
+  nextCursor?: string | null;
+  @Field(() => String, { nullable: true, description: 'The cursor of the page before this one (null on the first page)' })
+  prevCursor?: string | null;
+  @Field(() => String, { nullable: true, description: 'The cursor of the last page, in this order' })
+  lastCursor?: string | null;
 }
 
 export interface Page<T> {
@@ -88,11 +108,14 @@ export interface JsonPage {
 /** The PageMeta fields computed from the list's count: a page read without counting it cannot give them. */
 export const COUNTED_PAGE_FIELDS: ReadonlySet<string> = new Set(['total', 'totalPages', 'hasNextPage']);
 
+const NO_CURSORS = { nextCursor: null, prevCursor: null, lastCursor: null } as const;
+
 /** A page's meta; `total` null when the list was read without counting it (nobody asked: see RowJson's `total`). */
 export function pageMeta(page: number, limit: number, total: number | null): PageMeta {
   if (total === null) return uncountedPageMeta(page, limit);
   const totalPages = Math.ceil(total / limit);
-  return { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 };
+  // A page read by offset alone (a batch of many parents' pages) has no cursors: src/db/keyset.ts writes them.
+  return { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1, ...NO_CURSORS };
 }
 
 /**
@@ -101,7 +124,7 @@ export function pageMeta(page: number, limit: number, total: number | null): Pag
  * answer a made-up one.
  */
 function uncountedPageMeta(page: number, limit: number): PageMeta {
-  const meta = { page, limit, hasPreviousPage: page > 1 };
+  const meta = { page, limit, hasPreviousPage: page > 1, ...NO_CURSORS };
   const uncounted = (): never => {
     throw new Error('this page was read without counting its list (RowJson.total false); ask for the count to read total, totalPages or hasNextPage');
   };

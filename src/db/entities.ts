@@ -5,6 +5,7 @@ import { BusinessEntity } from '../modules/contacts/business-entity.entity.js';
 import { Audience, AudienceMember } from '../modules/contacts/audience.entity.js';
 import { Contact } from '../modules/contacts/contact.entity.js';
 import { DoNotCallEntry } from '../modules/contacts/do-not-call.entity.js';
+import { ContactImport } from '../modules/contacts/contact-import.entity.js';
 import { Event } from '../modules/events/event.entity.js';
 import { ApiKey } from '../modules/auth/api-key.entity.js';
 import { User } from '../modules/auth/user.entity.js';
@@ -28,6 +29,9 @@ import { PhoneNumber } from '../modules/telephony/phone-number.entity.js';
 
 import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity.js';
 import { WebhookEndpoint } from '../modules/webhooks/webhook-endpoint.entity.js';
+import { Tool } from '../modules/tools/tool.entity.js';
+import { McpServer } from '../modules/tools/mcp-server.entity.js';
+import { ToolCall } from '../modules/tools/tool-call.entity.js';
 
 /** Every entity, listed once; the ORM and the migration generator both read this list. */
 export const ENTITIES = [
@@ -45,6 +49,7 @@ export const ENTITIES = [
   KnowledgeChunk,
   Contact,
   DoNotCallEntry,
+  ContactImport,
   Audience,
   AudienceMember,
   CallFlow,
@@ -61,4 +66,7 @@ export const ENTITIES = [
   CallRecording,
   WebhookEndpoint,
   WebhookDelivery,
+  Tool,
+  McpServer,
+  ToolCall,
 ];

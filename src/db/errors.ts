@@ -23,7 +23,10 @@ export function describeDatabaseUrlFailure(databaseUrl: string, error: unknown):
     // config.ts has already checked the scheme; keep the generic words
   }
   const codes = [code, (error as { cause?: { code?: unknown } })?.cause?.code];
-  if (codes.some((value) => typeof value === 'string' && UNREACHABLE.has(value)) || /timeout exceeded when trying to connect|Connection terminated/i.test(text)) {
+  if (
+    codes.some((value) => typeof value === 'string' && UNREACHABLE.has(value)) ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test(text)
+  ) {
     return new DatabaseUrlError(`DATABASE_URL: cannot reach PostgreSQL at ${where} (${text}); is the server running, and are the host and port right?`);
   }
   if (code === '28P01' || code === '28000' || /password authentication failed|no pg_hba.conf entry/i.test(text)) {

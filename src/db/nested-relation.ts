@@ -1,7 +1,7 @@
 import type { EntityClass } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import { AppError } from '../common/errors.js';
-import { pageMeta, type Page } from '../common/pagination.js';
+import { pageMeta, type Page, type PageMeta } from '../common/pagination.js';
 import { fromJson, jsonObjectSql, preload, preloaded, readPage, type ListRead, type NestedSelect, type ReadOptions } from './read-model.js';
 
 // One-to-many relations read with their parents' page. A relation is declared once (which parent,
@@ -71,6 +71,7 @@ export interface NestedRelation<Args extends RelationPageArgs = RelationPageArgs
 
 /** A relation a list reads with its rows, for one set of arguments and the child fields selected. */
 export interface NestedRead {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a read of any relation of the registry
   relation: NestedRelation<any>;
   args: RelationPageArgs;
   /** The child fields the selection asks for (`*` where unknown: every stored column). */
@@ -91,6 +92,7 @@ export interface PageSelection {
 /** Every column and no relation: what a list reads when no selection is known (REST, other callers). */
 export const WHOLE_ROWS: PageSelection = { reads: [], fields: null };
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry of relations, each with its own argument type
 const RELATIONS = new Map<EntityClass<object>, NestedRelation<any>[]>();
 
 /** Declares a relation; a list of its parent then reads it with its rows when asked (see `relationsOf`). */
@@ -102,6 +104,7 @@ export function nestedRelation<Args extends RelationPageArgs>(relation: NestedRe
 }
 
 /** The relations declared on `parent` (modules declare theirs when they load, like their resolvers). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry of relations, each with its own argument type
 export function relationsOf(parent: EntityClass<object>): readonly NestedRelation<any>[] {
   return RELATIONS.get(parent) ?? [];
 }
@@ -117,7 +120,11 @@ export function preloadedRelation<T, Args extends RelationPageArgs>(parent: obje
 }
 
 /** The SQL of each read: its rows as a JSON array, and its count where `meta` is selected. */
-export function nestedSelects(em: EntityManager, organizationId: string, reads: readonly NestedRead[]): { read: NestedRead; data: NestedSelect; total: NestedSelect | null }[] {
+export function nestedSelects(
+  em: EntityManager,
+  organizationId: string,
+  reads: readonly NestedRead[],
+): { read: NestedRead; data: NestedSelect; total: NestedSelect | null }[] {
   return reads.flatMap((read) => {
     const { relation, args } = read;
     const key = relationKey(relation, args);
@@ -192,13 +199,13 @@ export async function readPageWith<T extends object>(
   where: QBFilterQuery<T>,
   options: ReadOptions<T> & { limit: number; offset: number },
   include: PageSelection & { organizationId: string },
-): Promise<{ rows: T[]; total: number }> {
+): Promise<{ rows: T[]; total: number; meta: PageMeta }> {
   const selects = nestedSelects(em, include.organizationId, include.reads);
   const nested = selects.flatMap(({ data, total }) => (total ? [data, total] : [data]));
   const fields = include.fields ? { names: include.fields, ignore: new Set(relationsOf(entity).map((relation) => relation.field)) } : null;
-  const { rows, total, nested: values } = await readPage(em, entity, where, { ...options, nested: [...(options.nested ?? []), ...nested], fields });
+  const { rows, total, nested: values, meta } = await readPage(em, entity, where, { ...options, nested: [...(options.nested ?? []), ...nested], fields });
   attachNested(em, rows, values, selects);
-  return { rows, total };
+  return { rows, total, meta };
 }
 
 /** `read` as a page of read objects, with the relations and columns `include` asks for (readPageWith). */
@@ -207,6 +214,6 @@ export async function readListWith<T extends object>(
   read: ListRead<T>,
   include: PageSelection & { organizationId: string },
 ): Promise<Page<T>> {
-  const { rows, total } = await readPageWith(em, read.entity, read.where, read.options, include);
-  return { data: rows, meta: pageMeta(read.page, read.limit, total) };
+  const { rows, meta } = await readPageWith(em, read.entity, read.where, read.options, include);
+  return { data: rows, meta };
 }

@@ -24,7 +24,11 @@ export interface PagesByParentQuery<T extends object> {
  * One page of children per parent in one statement, however many parents: rows ranked by
  * row_number() within each parent, each carrying its parent's total (a page past the end: two).
  */
-export async function pagesByParent<T extends object>(em: EntityManager, parentIds: readonly string[], query: PagesByParentQuery<T>): Promise<Map<string, Page<T>>> {
+export async function pagesByParent<T extends object>(
+  em: EntityManager,
+  parentIds: readonly string[],
+  query: PagesByParentQuery<T>,
+): Promise<Map<string, Page<T>>> {
   const { page, limit, parentColumn } = query;
   const pages = new Map(parentIds.map((id) => [id, { data: [] as T[], meta: pageMeta(page, limit, 0) }]));
   // The database answers ids in lowercase; a caller may have asked with capitals (UUIDs are case-blind).

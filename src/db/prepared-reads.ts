@@ -10,7 +10,7 @@ import type { Pool, PoolClient } from 'pg';
 // under a name taken from its text, and a request sends only the name and the values.
 //
 // What stays with the ORM: a read inside a transaction (it must run on the transaction's connection),
-// PGlite (one in-process connection, no pool), and a statement PostgreSQL cannot prepare (a value
+// PGlite (one connection, in its thread, no pool), and a statement PostgreSQL cannot prepare (a value
 // whose type only its literal told; tried once, then never again).
 
 /**

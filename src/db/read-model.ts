@@ -1,8 +1,9 @@
 import { raw, ReferenceKind, type EntityClass, type QueryOrderMap } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
-import { pageMeta, type JsonPage, type Page } from '../common/pagination.js';
+import { pageMeta, type JsonPage, type Page, type PageMeta } from '../common/pagination.js';
 import { isUuid } from './base.entity.js';
 import { cannotPrepare, poolOf, preparedStatement, runPrepared, type PreparedStatement } from './prepared-reads.js';
+import { keysetMeta, keysetPlan, keysetRows, type Keyset } from './keyset.js';
 import { unforkedRequestOptions } from './request-scope.js';
 
 export interface ReadOptions<T> {
@@ -16,6 +17,15 @@ export interface ReadOptions<T> {
    * of their own, which needs only the id); every column when a field is not known to need only some.
    */
   fields?: { names: Iterable<string>; ignore: ReadonlySet<string> } | null;
+  /** Keyset paging (keyset.ts): the list's order and the cursor asked for; the page's meta then carries cursors. */
+  keyset?: Keyset;
+  /**
+   * The list's size as one scalar SQL (a counter triggers keep), read instead of counting the matching
+   * rows; only for criteria that filter nothing the counter does not.
+   */
+  count?: { key: string; sql: string; params: unknown[] };
+  /** Conditions over the row alias added to the criteria (a keyset's), each keyed by its shape. */
+  conditions?: { key: string; sql(alias: string): string; params: unknown[] }[];
 }
 
 /** A value computed per parent row in the parent's own statement: `sql(alias)` sees the parent's table as `alias`. */
@@ -141,6 +151,10 @@ function shapeOf(value: unknown, values: unknown[]): { shape: string; standIn: u
   let shape = '{';
   const standIn: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
+    // A search is planned for its pattern: as a kept statement's parameter, PostgreSQL's generic plan
+    // cannot tell a rare pattern from a common one, and walked a million rows by the order's index
+    // looking for the page's matches instead of asking the trigram index for them.
+    if (key === '$ilike') return null;
     const inner = shapeOf((value as Record<string, unknown>)[key], values);
     if (inner === null) return null;
     shape += `${JSON.stringify(key)}:${inner.shape},`;
@@ -170,6 +184,10 @@ async function selectRows<T extends object>(
   const values: unknown[] = [];
   const criteria = shapeOf(where, values);
   const nestedParams = nested.map((each) => each.params.map((param) => shapeOf(param, values)));
+  const conditions = options.conditions ?? [];
+  const conditionParams = conditions.map((each) => each.params.map((param) => shapeOf(param, values)));
+  const count = total ? options.count : undefined;
+  const countParams = (count?.params ?? []).map((param) => shapeOf(param, values));
   const limit = options.limit === undefined ? undefined : shapeOf(options.limit, values);
   const offset = options.offset === undefined ? undefined : shapeOf(options.offset, values);
   // The page's limit, and its offset when it is 0 (the first page), are written into the kept statement
@@ -190,7 +208,7 @@ async function selectRows<T extends object>(
     criteria !== null &&
     limit !== null &&
     offset !== null &&
-    nestedParams.every((params) => params.every((param) => param !== null && param.shape.startsWith('$'))) &&
+    [...nestedParams, ...conditionParams, countParams].every((params) => params.every((param) => param !== null && param.shape.startsWith('$'))) &&
     (limit === undefined || limit.shape === '$number') &&
     (offset === undefined || offset.shape === '$number');
   const key = keepable
@@ -201,6 +219,8 @@ async function selectRows<T extends object>(
         total,
         options.orderBy ?? null,
         nested.map((each) => [each.key ?? each.sql('__alias__'), each.params.length]),
+        conditions.map((each) => [each.key, each.params.length]),
+        count ? [count.key, count.params.length] : null,
         limit === undefined ? null : limitKey,
         offset === undefined ? null : offsetKey,
       ])
@@ -209,11 +229,17 @@ async function selectRows<T extends object>(
   const build = (useStandIns: boolean) => {
     const qb = em.createQueryBuilder(entity);
     const params = (index: number) => (useStandIns ? nestedParams[index]!.map((param) => param!.standIn) : nested[index]!.params);
+    const counting = count
+      ? raw(`(${count.sql}) as "__total"`, useStandIns ? countParams.map((param) => param!.standIn) : count.params)
+      : raw('count(*) over () as "__total"');
     qb.select([
       ...(columns as never[]),
-      ...(total ? [raw('count(*) over () as "__total"')] : []),
+      ...(total ? [counting] : []),
       ...nested.map((each, index) => raw(`(${each.sql(qb.alias)}) as "__nested_${index}"`, params(index))),
     ]).where((useStandIns ? criteria!.standIn : where) as never);
+    conditions.forEach((each, index) => {
+      qb.andWhere(raw(each.sql(qb.alias), useStandIns ? conditionParams[index]!.map((param) => param!.standIn) : each.params));
+    });
     applyOptions(qb, useStandIns ? { ...options, limit: limit?.standIn as number | undefined, offset: offset?.standIn as number | undefined } : options);
     return qb;
   };
@@ -246,7 +272,10 @@ async function selectRows<T extends object>(
   const params = kept.slots.map((slot) => values[slot]);
   const transaction = unforked ? undefined : em.getTransactionContext();
   const id = unforked ? undefined : em.id;
-  const viaOrm = () => connection.execute<Record<string, unknown>[]>(kept.sql, params, 'all', transaction, { id, ...abort } as unknown as Parameters<typeof connection.execute>[4]);
+  const viaOrm = () =>
+    connection.execute<Record<string, unknown>[]>(kept.sql, params, 'all', transaction, { id, ...abort } as unknown as Parameters<
+      typeof connection.execute
+    >[4]);
   const pool = transaction ? undefined : poolOf(connection);
   const prepared = kept.prepared;
   let rows: Record<string, unknown>[];
@@ -294,21 +323,23 @@ export async function readByIds<T extends { id: string }>(
 }
 
 /**
- * A page of rows and the number of rows matching `where`, in one statement (`count(*) over ()`);
- * a page past the end has no row to carry the count, and costs a second statement.
+ * A page of rows and the number of rows matching `where`, in one statement (`count(*) over ()`, or the
+ * list's `count`); a page past the end has no row to carry the count, and costs a second statement.
+ * With a keyset (keyset.ts) the page is read by its order's index from a cursor, and its meta carries the
+ * cursors of the pages beside it; a cursor's page is counted by a statement of its own (the window
+ * count would count only the rows past the cursor).
  */
 export async function readPage<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
   where: QBFilterQuery<T>,
   options: ReadOptions<T> & { limit: number; offset: number },
-): Promise<{ rows: T[]; total: number; nested: Record<string, unknown>[] }> {
+): Promise<{ rows: T[]; total: number; nested: Record<string, unknown>[]; meta: PageMeta }> {
   const nested = options.nested ?? [];
   const selected = options.fields ? selectedProperties(em, entity, options.fields.names, {}, options.fields.ignore) : null;
   // A GraphQL page that asks for a few columns reads only those: no parsing of JSON columns, texts and dates nobody shows.
   const columns = selected && !selected.all ? selected.props.map((prop) => prop.name) : ['*'];
-  const { rows, extras } = await selectRows(em, entity, where, columns, nested, options, true);
-  const total = rows.length > 0 ? Number(extras[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
+  const { rows, extras, total, meta } = await pagedRows(em, entity, where, columns, nested, options, true);
   const values = extras.map((extra) => {
     const byName: Record<string, unknown> = {};
     nested.forEach((each, index) => {
@@ -316,7 +347,58 @@ export async function readPage<T extends object>(
     });
     return byName;
   });
-  return { rows: rows.map((row) => toReadObject(em, entity, row)), total, nested: values };
+  return { rows: rows.map((row) => toReadObject(em, entity, row)), total: total!, nested: values, meta };
+}
+
+/** The rows and extras of one page (selectRows), its count, and its meta: by offset, or by keyset when the read has one. */
+async function pagedRows<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: QBFilterQuery<T>,
+  columns: string[],
+  nested: NestedSelect[],
+  options: ReadOptions<T> & { limit: number; offset: number },
+  counted: boolean,
+): Promise<{ rows: Record<string, unknown>[]; extras: Record<string, unknown>[]; total: number | null; meta: PageMeta }> {
+  const { limit, offset, keyset } = options;
+  const countAll = async (): Promise<number> => {
+    if (!options.count) return em.count(entity, where as never);
+    const [row] = await em.execute<{ n: number }[]>(`select (${options.count.sql}) as n`, options.count.params as never[]);
+    return Number(row?.n ?? 0);
+  };
+  if (!keyset) {
+    const { rows, extras } = await selectRows(em, entity, where, columns, nested, options, counted);
+    const total = !counted ? null : extras.length > 0 ? Number(extras[0]!.__total) : offset === 0 ? 0 : await countAll();
+    return { rows, extras, total, meta: pageMeta(Math.floor(offset / limit) + 1, limit, total) };
+  }
+  const plan = keysetPlan(em, entity as EntityClass<object>, keyset, limit, offset);
+  const cursor = keyset.cursor;
+  let total: number | null = null;
+  if (cursor?.direction === 'last') {
+    // The last page holds what is left after the full pages before it, as the same page by number does.
+    total = await countAll();
+    const pages = Math.max(Math.ceil(total / limit), 1);
+    plan.page = pages;
+    plan.fetch = Math.max(total - (pages - 1) * limit, 1);
+  }
+  const keyed = [...nested, { name: '__key', key: `key|${keyset.field}`, sql: plan.keySql, params: [] }];
+  const read = {
+    ...options,
+    orderBy: plan.orderBy as QueryOrderMap<T>[],
+    limit: plan.fetch,
+    offset: cursor ? 0 : offset,
+    conditions: [...(options.conditions ?? []), ...(plan.condition ? [plan.condition] : [])],
+  };
+  const inWindow = counted && !cursor;
+  const { rows, extras } = await selectRows(em, entity, where, columns, keyed, read, inWindow);
+  // A page the database wrote as JSON has no mapped rows: its extras are the rows.
+  const items = extras.map((extra, index) => ({ row: rows[index]!, extra }));
+  const page = keysetRows(plan, items, cursor?.direction === 'last' ? plan.fetch : limit);
+  if (inWindow) total = page.rows.length > 0 ? Number(page.rows[0]!.extra.__total) : offset === 0 ? 0 : await countAll();
+  else if (counted && total === null) total = await countAll();
+  const keys = page.rows.map(({ extra }) => extra[`__nested_${nested.length}`] as string);
+  const meta = keysetMeta(keyset, plan, limit, total, keys, page.more);
+  return { rows: columns.length === 0 ? [] : page.rows.map(({ row }) => row), extras: page.rows.map(({ extra }) => extra), total, meta };
 }
 
 /**
@@ -333,14 +415,14 @@ export interface ListRead<T extends object> {
 
 /** `read` as a page of read objects. */
 export async function readList<T extends object>(em: EntityManager, read: ListRead<T>): Promise<Page<T>> {
-  const { rows, total } = await readPage(em, read.entity, read.where, read.options);
-  return { data: rows, meta: pageMeta(read.page, read.limit, total) };
+  const { rows, meta } = await readPage(em, read.entity, read.where, read.options);
+  return { data: rows, meta };
 }
 
 /** `read` as a page of rows written as JSON by the database (`row`: src/rest/present-sql.ts). */
 export async function readJsonList<T extends object>(em: EntityManager, read: ListRead<T>, row: RowJson): Promise<JsonPage> {
-  const { json, total } = await readJsonPage(em, read.entity, read.where, read.options, row);
-  return { json, meta: pageMeta(read.page, read.limit, total) };
+  const { json, meta } = await readJsonPage(em, read.entity, read.where, read.options, row);
+  return { json, meta };
 }
 
 /**
@@ -354,13 +436,11 @@ export async function readJsonPage<T extends object>(
   where: QBFilterQuery<T>,
   options: ReadOptions<T> & { limit: number; offset: number },
   row: RowJson,
-): Promise<{ json: string[]; total: number | null }> {
+): Promise<{ json: string[]; total: number | null; meta: PageMeta }> {
   const counted = row.total !== false;
-  const { extras } = await selectRows(em, entity, where, [], [{ name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: row.params ?? [] }], options, counted);
-  const json = extras.map((each) => each.__nested_0 as string);
-  if (!counted) return { json, total: null };
-  const total = extras.length > 0 ? Number(extras[0]!.__total) : options.offset === 0 ? 0 : await em.count(entity, where as never);
-  return { json, total };
+  const json: NestedSelect = { name: 'json', key: row.key, sql: (alias) => row.sql(alias), params: row.params ?? [] };
+  const { extras, total, meta } = await pagedRows(em, entity, where, [], [json], options, counted);
+  return { json: extras.map((each) => each.__nested_0 as string), total, meta };
 }
 
 // Relations read with their parents. When a GraphQL selection asks for a relation of every row of a

@@ -46,6 +46,11 @@ export function contextEntityManager(name: string): EntityManager | undefined {
   return scope.em;
 }
 
+/** Whether the caller runs for a request (rather than for the runner or a worker): the embedded database serves those first. */
+export function inRequestScope(): boolean {
+  return scopes.getStore() !== undefined;
+}
+
 /** Runs `next` in a request's scope: `em`'s fork with `options` (an abort signal) is made on first use. */
 export function runInRequestScope<T>(em: EntityManager, options: RequestOptions, next: () => T): T {
   return scopes.run({ root: em, options, em: undefined }, next);

@@ -145,7 +145,9 @@ describe('costLimitPlugin', () => {
     const document = parse('query A { agent { id } } query B { agents(limit: 9) { data { id } } }');
     const operation = document.definitions[1] as OperationDefinitionNode;
     const hooks = (await costLimitPlugin(5).requestDidStart!({} as never)) as { didResolveOperation: (context: unknown) => Promise<void> };
-    await expect(hooks.didResolveOperation({ schema, document, request: {}, operation, operationName: 'B' })).rejects.toMatchObject({ extensions: { cost: 19 } });
+    await expect(hooks.didResolveOperation({ schema, document, request: {}, operation, operationName: 'B' })).rejects.toMatchObject({
+      extensions: { cost: 19 },
+    });
   });
 
   it('leaves variables that do not fit the operation to execution, which refuses them', async () => {

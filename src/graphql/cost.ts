@@ -36,12 +36,18 @@ export function estimateFieldCost({ type, field, args, childComplexity }: Comple
   // Stryker disable next-line ConditionalExpression: equivalent, a page's other field (meta) is no list and counts once anyway
   if (type.name.endsWith('Page') && field.name === 'data') rows = 1;
   else if (named.name.endsWith('Page') && typeof args.limit === 'number') rows = args.limit;
-  else if (isListType(returned)) rows = typeof args.topK === 'number' ? args.topK : typeof args.limit === 'number' ? args.limit : (declared.size ?? DEFAULT_LIST_SIZE);
+  else if (isListType(returned))
+    rows = typeof args.topK === 'number' ? args.topK : typeof args.limit === 'number' ? args.limit : (declared.size ?? DEFAULT_LIST_SIZE);
   return base + rows * childComplexity;
 }
 
 /** The cost of an operation, with its variables; introspection is free. */
-export function operationCost(schema: GraphQLSchema, request: Parameters<typeof GetComplexity>[0]['query'], variables?: Record<string, unknown>, operationName?: string): number {
+export function operationCost(
+  schema: GraphQLSchema,
+  request: Parameters<typeof GetComplexity>[0]['query'],
+  variables?: Record<string, unknown>,
+  operationName?: string,
+): number {
   return getComplexity({ schema, query: request, variables, operationName, estimators: [estimateFieldCost] });
 }
 

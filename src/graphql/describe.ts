@@ -1,4 +1,13 @@
-import { getNamedType, type GraphQLField, type GraphQLNamedType, type GraphQLType, isInputObjectType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  type GraphQLSchema,
+} from 'graphql';
 
 /**
  * Descriptions every type would repeat word for word (ids, timestamps, the organization) and the
@@ -69,7 +78,8 @@ const OWN: Record<string, string> = {
   'Execution.actualStartAt': 'When the execution started running (ISO 8601); null before',
   'Execution.autoPauseRules': 'The program’s auto-pause rules as they were when the execution was created',
   'Execution.contactsCompleted': 'Contacts whose calls are over because one connected (answered by a person, or by a machine: voicemail); outcomes splits them',
-  'Execution.contactsDoNotCall': 'Contacts not called because their number was on the do-not-call list when their call was to be placed (outcome do_not_call; counted in contactsFailed too, no credit spent)',
+  'Execution.contactsDoNotCall':
+    'Contacts not called because their number was on the do-not-call list when their call was to be placed (outcome do_not_call; counted in contactsFailed too, no credit spent)',
   'Execution.contactsFailed': 'Contacts whose call failed after every retry, or that were not called (opted out, deleted, or on the do-not-call list)',
   'Execution.contactsInProgress': 'Contacts being called now',
   'Execution.contactsPending': 'Contacts not called yet; the four counters add up to totalContacts',
@@ -152,9 +162,11 @@ const OWN: Record<string, string> = {
   'VoiceConfig.stsProvider': 'The speech-to-speech provider when pipelineMode is sts; null otherwise',
   'VoiceConfig.voiceId': 'The voice to speak with, 1 to 200 characters; null for the provider’s default',
   'VoiceConfig.sttProvider': 'The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise',
-  'VoiceConfig.sttModel': 'The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-4o-transcribe)',
+  'VoiceConfig.sttModel':
+    'The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-live-transcribe); checked against the provider’s published list',
   'VoiceConfig.ttsProvider': 'The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise',
-  'VoiceConfig.ttsModel': 'The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts)',
+  'VoiceConfig.ttsModel':
+    'The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts); an OpenAI model is checked against OpenAI’s published list',
   'VoiceConfig.language': 'The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en',
   ModelConfigInput: 'The language model of an agent',
   VoiceConfigInput: 'How an agent speaks on calls',

@@ -5,7 +5,14 @@ import { AppError, type FieldError } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
 
 /** Codes GraphQL itself produces before a resolver runs; they are kept as they are. */
-const GRAPHQL_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'PERSISTED_QUERY_NOT_FOUND', 'OPERATION_RESOLUTION_FAILURE', 'BAD_REQUEST']);
+const GRAPHQL_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+]);
 
 /** A variable of the wrong type: `Variable "$input" got invalid value 5 at "input.name"; ...`. */
 function variableFieldError(message: string): FieldError[] | undefined {
@@ -13,8 +20,8 @@ function variableFieldError(message: string): FieldError[] | undefined {
   if (unknown) return [{ field: unknown[1]!, message: `unknown field ${unknown[1]}` }];
   const missing = /Field "(\w+)" of required type "[^"]+" was not provided/.exec(message);
   if (missing) return [{ field: missing[1]!, message: `${missing[1]} is required` }];
-  const match = /^Variable "\$(\w+)" got invalid value .*? at "([^"]+)"; (.*)$/s.exec(message)
-    ?? /^Variable "\$(\w+)" got invalid value .*?; (.*)$/s.exec(message);
+  const match =
+    /^Variable "\$(\w+)" got invalid value .*? at "([^"]+)"; (.*)$/s.exec(message) ?? /^Variable "\$(\w+)" got invalid value .*?; (.*)$/s.exec(message);
   if (!match) return undefined;
   const path = match.length === 4 ? match[2]! : match[1]!;
   const field = path.includes('.') ? path.slice(path.indexOf('.') + 1) : path;
@@ -25,7 +32,8 @@ function variableFieldError(message: string): FieldError[] | undefined {
  * GraphQL's own messages for a literal of the wrong type, an unknown enum value or field, or a
  * missing required value. REST answers these as 400 BAD_USER_INPUT (CONTRACT.md §5), so GraphQL does too.
  */
-const VALUE_ERROR = /cannot represent|Expected value of type|does not exist in ".*" enum|of required type ".*" was not provided|is not defined by type|is required, but it was not provided/;
+const VALUE_ERROR =
+  /cannot represent|Expected value of type|does not exist in ".*" enum|of required type ".*" was not provided|is not defined by type|is required, but it was not provided/;
 
 /** Apollo's refusal names its constructor option; the operator sets GRAPHQL_INTROSPECTION instead. */
 const INTROSPECTION_REFUSED = /introspection is not allowed/i;
@@ -50,13 +58,14 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   // A document that does not parse is bad input, as malformed JSON is on REST; one nested past the
   // parser's stack says so instead of naming the RangeError.
   if (code === 'GRAPHQL_PARSE_FAILED') {
-    const message = /Maximum call stack size exceeded/.test(formatted.message)
-      ? 'Syntax Error: the document is nested too deeply to parse'
-      : formatted.message;
+    const message = /Maximum call stack size exceeded/.test(formatted.message) ? 'Syntax Error: the document is nested too deeply to parse' : formatted.message;
     return { message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'query', message }] } };
   }
   if (code === 'GRAPHQL_VALIDATION_FAILED' && INTROSPECTION_REFUSED.test(formatted.message)) {
-    return { ...formatted, message: 'GraphQL introspection is turned off on this server (the default in production); set GRAPHQL_INTROSPECTION=true to allow it' };
+    return {
+      ...formatted,
+      message: 'GraphQL introspection is turned off on this server (the default in production); set GRAPHQL_INTROSPECTION=true to allow it',
+    };
   }
   if (own && code === 'GRAPHQL_VALIDATION_FAILED' && VALUE_ERROR.test(own.message)) {
     const field = literalField(own);

@@ -67,7 +67,6 @@ export function lookAhead(info: GraphQLResolveInfo): Selection | null {
   return field ? selectionOf(info.fieldNodes[0]!, field, info) : null;
 }
 
-
 /**
  * The declared relations of `parent` (see nestedRelation) that the selection of a list of parents asks
  * for plainly under `data`, with the arguments their field would accept: what the list may read with

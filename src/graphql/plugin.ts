@@ -28,9 +28,7 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
         async didResolveOperation({ contextValue, operation, operationName }) {
           if (contextValue.authError) throw toGraphQLError(contextValue.authError);
           if (!contextValue.actor && !isIntrospectionOnly((operation as OperationDefinitionNode).selectionSet)) {
-            throw toGraphQLError(
-              new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer'),
-            );
+            throw toGraphQLError(new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer'));
           }
           // Only now, and only for a caller who authenticated: an anonymous name never becomes a metric label.
           if (contextValue.actor) contextValue.onOperation?.(operationName);
@@ -43,7 +41,8 @@ export function gatewayPlugin(): ApolloServerPlugin<GraphQLContext> {
           for (const error of errors) {
             if (!error.originalError || error.originalError instanceof GraphQLError) continue;
             const mapped = toAppError(error.originalError);
-            if (mapped.logDetail) contextValue.logger.info({ requestId: contextValue.requestId, code: mapped.code, ...mapped.logDetail }, 'GraphQL operation refused');
+            if (mapped.logDetail)
+              contextValue.logger.info({ requestId: contextValue.requestId, code: mapped.code, ...mapped.logDetail }, 'GraphQL operation refused');
             if (mapped.status >= 500) {
               logServerError(contextValue.logger, mapped, error.originalError, { requestId: contextValue.requestId }, 'GraphQL operation failed');
             }

@@ -61,6 +61,7 @@ export interface SqlList<Args extends object> {
   read(context: GraphQLContext, actor: Actor, args: Args, row: RowJson): Promise<JsonPage>;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry of lists, each with its own row type
 const LISTS = new Map<string, SqlList<any>>();
 
 let answered = 0;
@@ -134,7 +135,13 @@ interface Compiling {
 }
 
 /** The SQL of a row of `type` (`entity`, aliased `alias`) as the JSON of `set`, or null when any field is not compiled. */
-async function rowSql(c: Compiling, type: GraphQLObjectType, entity: EntityClass<object>, set: SelectionSetNode | undefined, alias: string): Promise<Sql | null> {
+async function rowSql(
+  c: Compiling,
+  type: GraphQLObjectType,
+  entity: EntityClass<object>,
+  set: SelectionSetNode | undefined,
+  alias: string,
+): Promise<Sql | null> {
   const selected = selectedFields(set, type, c.fragments);
   if (!selected) return null;
   const meta = c.metadata.get(entity);
@@ -237,14 +244,7 @@ function presentCheck(type: GraphQLOutputType, value: string, set: SelectionSetN
 }
 
 /** A field without arguments: a stored or computed column, a to-one id, or a JSON column by its selected sub-fields. */
-function valueSql(
-  meta: EntityMetadata,
-  field: GraphQLField<unknown, unknown>,
-  node: FieldNode,
-  c: Compiling,
-  alias: string,
-  checks: string[],
-): string | null {
+function valueSql(meta: EntityMetadata, field: GraphQLField<unknown, unknown>, node: FieldNode, c: Compiling, alias: string, checks: string[]): string | null {
   const named = getNamedType(field.type);
   const prop = meta.properties[field.name as never] as EntityProperty | undefined;
   const json = prop !== undefined && /^jsonb?$/.test(String(prop.columnTypes?.[0] ?? '').toLowerCase());
@@ -316,7 +316,10 @@ function jsonValueSql(fieldType: GraphQLOutputType, set: SelectionSetNode | unde
 
 /** An enum's values as an SQL list, `('a', 'b')` (GraphQL names: letters, digits and underscores only). */
 function enumValuesSql(type: GraphQLEnumType): string {
-  return `(${type.getValues().map((each) => `'${each.name}'`).join(', ')})`;
+  return `(${type
+    .getValues()
+    .map((each) => `'${each.name}'`)
+    .join(', ')})`;
 }
 
 /** An enum whose GraphQL names are its stored values (GraphQL shows the name), or any scalar. */
@@ -367,7 +370,11 @@ async function relationSql(
   const row = await rowSql({ ...c, relations: false }, itemType, relation.entity, rowsSet, 'x');
   if (!row) return null;
   const rows = new Sql()
-    .add(`(select coalesce(json_agg(${row.text} order by ${source.order}), '[]'::json) from (select x.* ${source.from} where ${source.where}`, ...row.params, ...source.params)
+    .add(
+      `(select coalesce(json_agg(${row.text} order by ${source.order}), '[]'::json) from (select x.* ${source.from} where ${source.where}`,
+      ...row.params,
+      ...source.params,
+    )
     .add(` order by ${source.order} limit ? offset ?) x)`, args.limit, (args.page - 1) * args.limit);
   if (relation.shape === 'list') return rows;
   const sql = new Sql().add('json_build_object(');
@@ -481,7 +488,7 @@ async function rootPlan(c: Compiling, key: string, node: FieldNode, field: Graph
   };
 }
 
-const PAGE_META_FIELDS = new Set(['page', 'limit', 'total', 'totalPages', 'hasNextPage', 'hasPreviousPage']);
+const PAGE_META_FIELDS = new Set(['page', 'limit', 'total', 'totalPages', 'hasNextPage', 'hasPreviousPage', 'nextCursor', 'prevCursor', 'lastCursor']);
 
 /** A short name for a row's SQL in the kept statements' keys (the text itself is long); computed once per plan. */
 function statementKey(text: string): string {
@@ -517,7 +524,8 @@ async function planOf(op: Operation): Promise<RootPlan[] | null> {
 async function compile({ schema, metadata, document, operation, variables, organizationId }: Operation): Promise<RootPlan[] | null> {
   const query = schema.getQueryType();
   if (operation.operation !== 'query' || !query) return null;
-  const fragments: Record<string, FragmentDefinitionNode> = {};
+  // Keyed by names and aliases the query chose: without a prototype, `__proto__` is a key like any other.
+  const fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   const roots = selectedFields(operation.selectionSet, query, fragments);
   if (!roots || roots.length === 0) return null;
@@ -558,7 +566,7 @@ export async function sqlAnswer(
   if (operation.operation !== 'query' || !actor || context.signal?.aborted) return null;
   const plan = await planOf({ schema, metadata, document, operation, variables, organizationId: actor.organizationId });
   if (!plan) return null;
-  const data: Record<string, unknown> = {};
+  const data = Object.create(null) as Record<string, unknown>;
   try {
     for (const root of plan) {
       if ('typename' in root) {
@@ -568,12 +576,12 @@ export async function sqlAnswer(
       const page = await root.list.read(context, actor, root.args, root.row);
       const json = `[${page.json.join(',')}]`;
       context.answerBudget?.charge(json.length);
-      const answer: Record<string, unknown> = {};
+      const answer = Object.create(null) as Record<string, unknown>;
       for (const { key, name } of root.page) {
         if (name === '__typename') answer[key] = root.pageType;
         else if (name === 'data') answer[key] = new DatabaseJson(json);
         else {
-          const meta: Record<string, unknown> = {};
+          const meta = Object.create(null) as Record<string, unknown>;
           for (const each of root.meta) meta[each.key] = each.name === '__typename' ? root.metaType : page.meta[each.name as keyof PageMeta];
           answer[key] = meta;
         }

@@ -116,4 +116,42 @@ export const OPERATOR_COMMANDS: Record<string, OperatorCommand> = {
       return async (services) => services.provisioning.listOrganizations();
     },
   },
+  'credentials:check': {
+    usage: 'credentials:check [--org <organization id or name>]',
+    description:
+      "Lists the stored secrets CREDENTIALS_KEY does not open (webhook endpoints' signing secrets, carrier\n" +
+      'connections\' auth tokens): one JSON line each, {"kind", "id", "field", "organizationId", "organization",\n' +
+      '"label"}, then {"sealed", "unopened"}. Changes nothing; credentials:reset mends what it lists.',
+    options: { org: { type: 'string' } },
+    prepare(values) {
+      const org = text(values, 'org');
+      return async (services) => {
+        const organizationId = org ? await organizationIdOf(services, org) : undefined;
+        const { sealed, unopened } = await services.sealedSecrets.unopened(organizationId);
+        return [...unopened, { sealed, unopened: unopened.length }];
+      };
+    },
+  },
+  'credentials:reset': {
+    usage: 'credentials:reset --yes [--org <organization id or name>]',
+    description:
+      'For when the key the secrets were sealed with is lost: what CREDENTIALS_KEY (the new key) does not\n' +
+      'open is mended, so the server starts again. A webhook endpoint gets a new signing secret, printed\n' +
+      'once (give it to the receiver); a carrier connection is removed (connect the account again with its\n' +
+      'auth token; its numbers stay). One JSON line per change, {"action", "kind", "id", ..., "secret"?}.\n' +
+      'Needs --yes, as it cannot be undone; credentials:check lists what it would change.',
+    options: { yes: { type: 'boolean' }, org: { type: 'string' } },
+    prepare(values) {
+      const org = text(values, 'org');
+      if (values.yes !== true) {
+        throw new UsageError(
+          'credentials:reset replaces or removes every secret CREDENTIALS_KEY does not open, and cannot be undone: run it with --yes (credentials:check lists what it would change)',
+        );
+      }
+      return async (services) => {
+        const organizationId = org ? await organizationIdOf(services, org) : undefined;
+        return services.sealedSecrets.reset(organizationId);
+      };
+    },
+  },
 };

@@ -2,9 +2,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { Logger } from 'pino';
 import { AppError } from '../common/errors.js';
+import { jsonBody } from '../rest/body-parsers.js';
 import { problemHandler, sendProblem } from '../rest/problem.js';
 import type { Services } from '../services.js';
 import { OPERATOR_COMMANDS, UsageError, type Values } from './operator-commands.js';
+import { own } from '../common/own.js';
+import { vouchFor } from '../platform/rate-limit.js';
 
 /** Compared as digests, so neither the time taken nor a length tells anything about the token. */
 function sameToken(given: string, token: string): boolean {
@@ -30,18 +33,19 @@ export function operatorRouter(services: Services, token: string, logger: Logger
       sendProblem(res, new AppError('UNAUTHENTICATED', 'The operator door needs the token of DATA_DIR/operator.json'), String(res.locals.requestId));
       return;
     }
+    vouchFor(res); // the operator: whatever the command answers, it is not counted as a refusal
     next();
   });
-  router.use(express.json({ limit: 64 * 1024 }));
+  router.use(jsonBody({ limit: 64 * 1024 }));
   router.post('/commands/:name', async (req, res, next) => {
     try {
-      const command = OPERATOR_COMMANDS[String(req.params.name)];
+      const command = own(OPERATOR_COMMANDS, String(req.params.name));
       if (!command) throw new AppError('NOT_FOUND', `No operator command "${String(req.params.name)}"`);
       const body: unknown = req.body ?? {};
       if (typeof body !== 'object' || Array.isArray(body) || body === null) throw new AppError('BAD_USER_INPUT', 'The body must be a JSON object of options');
       const values: Values = {};
       for (const [name, value] of Object.entries(body)) {
-        if (!(name in command.options)) throw new AppError('BAD_USER_INPUT', `Unknown option --${name}`);
+        if (!Object.hasOwn(command.options, name)) throw new AppError('BAD_USER_INPUT', `Unknown option --${name}`);
         if (typeof value !== 'string' && typeof value !== 'boolean') throw new AppError('BAD_USER_INPUT', `--${name} must be a string`);
         values[name] = value;
       }

@@ -1,5 +1,14 @@
 import { AppError } from '../common/errors.js';
-import { AnswerBudget, answerTooLarge, chargeAnswer, chargeAnswerBytes, currentAnswerBudget, isLargeValue, LARGE_VALUE, withAnswerBudget } from './answer-budget.js';
+import {
+  AnswerBudget,
+  answerTooLarge,
+  chargeAnswer,
+  chargeAnswerBytes,
+  currentAnswerBudget,
+  isLargeValue,
+  LARGE_VALUE,
+  withAnswerBudget,
+} from './answer-budget.js';
 
 const refusal = (bytes: number, max: number) => `The answer would be at least ${bytes} bytes, over the limit of ${max}; ask for fewer rows or fields`;
 
@@ -37,7 +46,10 @@ describe('AnswerBudget', () => {
     expect(heard).toEqual([]);
     expect(() => budget.charge(2)).toThrow(AppError);
     expect(() => budget.charge(2)).toThrow(AppError);
-    expect(heard).toEqual([[refusal(7, 5), 7], ['second', 7]]);
+    expect(heard).toEqual([
+      [refusal(7, 5), 7],
+      ['second', 7],
+    ]);
   });
 
   it('charges a string its length and nothing else anything', () => {

@@ -18,6 +18,8 @@ export const GUIDE_FILES = [
   'docs/calls-and-carriers.md',
   'docs/voice.md',
   'docs/events.md',
+  'docs/tools.md',
+  'docs/console.md',
   'docs/sdk.md',
   'docs/operating.md',
   'docs/security.md',
@@ -26,6 +28,8 @@ export const GUIDE_FILES = [
   'CONTRIBUTING.md',
   'docs/development/testing.md',
   'docs/development/carriers.md',
+  'docs/development/performance-journal.md',
+  'docs/development/runner-claim.md',
 ] as const;
 
 /** Where a guide is served: docs/README.md is the index, other pages by their path without docs/ and .md. */

@@ -64,7 +64,10 @@ describe('a rendered guide', () => {
   });
 
   it('has its title from the first heading and GitHub’s anchors as heading ids', () => {
-    const { title, html } = renderGuide('docs/voice.md', '# Voice\n\n## Inbound calls\n\n## Inbound calls\n\nSee [the README](../README.md#a-five-minute-tour).');
+    const { title, html } = renderGuide(
+      'docs/voice.md',
+      '# Voice\n\n## Inbound calls\n\n## Inbound calls\n\nSee [the README](../README.md#a-five-minute-tour).',
+    );
     expect(title).toBe('Voice');
     expect(html).toContain('<h2 id="inbound-calls">');
     expect(html).toContain('<h2 id="inbound-calls-1">');

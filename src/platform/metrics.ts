@@ -64,6 +64,18 @@ export class GatewayMetrics {
       },
     });
     new Gauge({
+      name: 'db_embedded_waiting',
+      help: 'Statements waiting for the embedded PGlite’s one session, for requests (served first) and for background work (absent on PostgreSQL)',
+      labelNames: ['for'],
+      registers,
+      collect() {
+        const waiting = database.embeddedWaiting();
+        if (!waiting) return;
+        this.set({ for: 'request' }, waiting.requests);
+        this.set({ for: 'background' }, waiting.background);
+      },
+    });
+    new Gauge({
       name: 'runner_queue_depth',
       help: 'Pending contacts of running executions, counted at scrape time',
       registers,

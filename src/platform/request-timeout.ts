@@ -12,7 +12,7 @@ import { AppError } from '../common/errors.js';
  * the answer budget). The request's EntityManager fork carries it (app.ts), so no statement starts
  * after it and on PostgreSQL the running ones are cancelled; GraphQL resolvers check it before they run.
  */
-export function requestTimeout(ms: number, answer: (res: Response, error: AppError) => void) {
+export function requestTimeout(ms: number, answer: (res: Response, error: AppError) => void, deadline: RequestDeadline = wallClockDeadline) {
   return (_req: Request, res: Response, next: NextFunction): void => {
     const controller = new AbortController();
     res.locals.abortSignal = controller.signal;
@@ -20,16 +20,16 @@ export function requestTimeout(ms: number, answer: (res: Response, error: AppErr
     res.locals.abortRequest = (reason: AppError) => {
       if (!controller.signal.aborted) controller.abort(reason);
     };
-    const timer = setTimeout(() => {
+    const cancel = deadline(() => {
       const error = new AppError('UNAVAILABLE', `The request was not answered within ${ms} ms; try again shortly`);
       controller.abort(error);
       if (res.headersSent) return;
       res.locals.timedOut = true;
       answer(res, error);
     }, ms);
-    res.once('finish', () => clearTimeout(timer));
+    res.once('finish', cancel);
     res.once('close', () => {
-      clearTimeout(timer);
+      cancel();
       // A client that hung up gets no answer: what the request still had to do is wasted work.
       if (!res.writableFinished && !controller.signal.aborted) {
         const reason = new AppError('UNAVAILABLE', 'The client closed the connection before the answer');
@@ -40,6 +40,15 @@ export function requestTimeout(ms: number, answer: (res: Response, error: AppErr
     next();
   };
 }
+
+/** Starts a request's deadline: `fire` runs once `ms` have passed, unless the returned function cancelled it first. */
+export type RequestDeadline = (fire: () => void, ms: number) => () => void;
+
+/** The served one: a timer. Tests pass their own, which fires when the test says (startTestApp's seams). */
+export const wallClockDeadline: RequestDeadline = (fire, ms) => {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
+};
 
 /** The reasons of requests stopped because their client went away. */
 const CLIENT_GONE = new WeakSet<object>();

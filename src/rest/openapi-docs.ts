@@ -10,7 +10,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Knowledge Bases': 'Knowledge bases and their documents, cut into passages an agent retrieves',
   Audiences: 'Named sets of contacts a program calls',
   Contacts: 'The people a program calls, with their phone number, time zone and attributes',
-  'Do not call': 'The organization’s do-not-call list: numbers no dial ever calls (checked by number when each call is placed), added by hand, by CSV import or by the person on a call',
+  'Do not call':
+    'The organization’s do-not-call list: numbers no dial ever calls (checked by number when each call is placed), added by hand, by CSV import or by the person on a call',
   Entities: 'Business records of a contact (orders, appointments, ...) whose dates can trigger live programs',
   Organization: 'The caller’s organization, its credit balance and the credit ledger',
   Teams: 'Teams of users',
@@ -19,8 +20,12 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Telephony: 'Carrier connections (an account at Twilio, its auth token write-only) and the phone numbers programs call from',
   Executions: 'Runs of a campaign program over its contacts, and their state machine (start, pause, resume, stop, cancel)',
   Calls: 'Every call attempt as a record (read only: the runner and the carrier write them), and an execution’s results as CSV',
-  Events: 'Every change worth telling (executions, calls, conversations, agents, triggers, documents), written in the same transaction as the change; kept EVENTS_RETENTION_DAYS days',
-  Webhooks: 'Endpoints the organization’s events are POSTed to, signed per Standard Webhooks (secret shown once), their deliveries with every attempt, re-sends and test events',
+  Events:
+    'Every change worth telling (executions, calls, conversations, agents, triggers, documents), written in the same transaction as the change; kept EVENTS_RETENTION_DAYS days',
+  Tools:
+    'HTTP tools (one signed JSON request to the business per call, header values write-only, secret shown once) and MCP servers (Streamable HTTP, their tools listed) that agents may call',
+  Webhooks:
+    'Endpoints the organization’s events are POSTed to, signed per Standard Webhooks (secret shown once), their deliveries with every attempt, re-sends and test events',
 };
 
 /** Nouns of path segments and id parameters that are not their own plural. */
@@ -44,10 +49,19 @@ function noun(segment: string): string {
 /** `{id}` takes the noun of the segment before it; `{agentId}` its own name. */
 export function pathParameterDescription(path: string, name: string): string {
   // A do-not-call entry is named by its id or by the number itself.
-  if (path.startsWith('/do-not-call/')) return 'The entry’s id (a UUID) or its E.164 number such as +14155550100 (the + as it is or as %2B); one not on the caller’s list answers 404';
+  if (path.startsWith('/do-not-call/'))
+    return 'The entry’s id (a UUID) or its E.164 number such as +14155550100 (the + as it is or as %2B); one not on the caller’s list answers 404';
   const segments = path.split('/');
   const index = segments.indexOf(`{${name}}`);
-  const owner = name === 'id' ? noun(segments[index - 1] ?? '') : noun(name.replace(/Id$/, '').replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase());
+  const owner =
+    name === 'id'
+      ? noun(segments[index - 1] ?? '')
+      : noun(
+          name
+            .replace(/Id$/, '')
+            .replace(/([a-z])([A-Z])/g, '$1-$2')
+            .toLowerCase(),
+        );
   return `The ${owner}’s id (a UUID); one of another organization answers 404 like an unknown one`;
 }
 
@@ -68,7 +82,8 @@ export function classFieldDescriptions(target: Function | undefined): Record<str
 export function operationDescription(route: RouteDefinition, isList: boolean): string {
   const parts = [route.description ?? `${route.summary}.`];
   if (route.method === 'get') parts.push('Any role of the organization may call it.');
-  else if (!route.path.startsWith('/auth/')) parts.push('A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.');
+  else if (!route.path.startsWith('/auth/'))
+    parts.push('A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.');
   if (isList) parts.push('Paged: `page` (from 1) and `limit` (1 to 100, default 20); answers `{data, meta}`.');
   if (route.path.includes('{')) parts.push('An id of another organization answers 404, exactly like an unknown id.');
   if (route.idempotent) parts.push('Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.');
@@ -164,7 +179,18 @@ export function exampleOf(schema: JsonSchema, components: Record<string, JsonSch
   if (type === 'integer' || type === 'number') {
     const minimum = typeof schema.minimum === 'number' ? schema.minimum : 0;
     const maximum = typeof schema.maximum === 'number' ? schema.maximum : Number.MAX_SAFE_INTEGER;
-    const wanted = name === 'limit' ? 20 : /statusCode$/i.test(name) ? 200 : /latencyMs$/i.test(name) ? 142 : name === 'similarityThreshold' ? 0.2 : /page|version|topK|threshold|attempts/i.test(name) ? 1 : 3;
+    const wanted =
+      name === 'limit'
+        ? 20
+        : /statusCode$/i.test(name)
+          ? 200
+          : /latencyMs$/i.test(name)
+            ? 142
+            : name === 'similarityThreshold'
+              ? 0.2
+              : /page|version|topK|threshold|attempts/i.test(name)
+                ? 1
+                : 3;
     return Math.min(Math.max(wanted, minimum), maximum);
   }
   if (type === 'boolean') return !/^(optedOut|hasPreviousPage)$/.test(name);

@@ -14,6 +14,8 @@ export const EXAMPLE_IDS = {
   carrierConnection: 'c27d6a5e-8b9d-4eb5-8a31-7c8d9e0f1ac6',
   phoneNumber: 'd38e7b6f-9cae-4fc6-9b42-8d9e0f1a2bd7',
   event: 'e49f8c7a-adbf-40d7-8c53-9e0f1a2b3ce8',
+  /** A streaming agent (a web call needs a live pipeline). */
+  liveAgent: 'f5a09d8b-becf-41e8-9d64-af0a1b2c3df9',
 } as const;
 
 /** A date the examples put in the future (a key's expiry, a campaign's schedule): far enough to stay there. */
@@ -84,12 +86,33 @@ export const REQUEST_EXAMPLES: Record<string, JsonSchema> = {
     modelConfig: { model: 'builtin/extractive' },
     memoryConfig: { enabled: true, lastMessages: 20, semanticRecall: false },
   },
-  CreateCallFlowInput: { name: 'Appointment reminder', description: 'Greets, asks for a confirmation, leaves a voicemail when nobody answers', ...REMINDER_FLOW },
+  CreateCallFlowInput: {
+    name: 'Appointment reminder',
+    description: 'Greets, asks for a confirmation, leaves a voicemail when nobody answers',
+    ...REMINDER_FLOW,
+  },
   UpdateCallFlowInput: { description: 'Greets and asks for a confirmation; a voicemail when nobody answers', ...REMINDER_FLOW },
   CreateProgramInput: PROGRAM,
   UpdateProgramInput: { maxConcurrentCalls: 4, retryPolicy: { maxAttempts: 3, retryDelayMinutes: 120 }, scheduledStopAt: `${FUTURE}T23:00:00.000Z` },
   CreateExecutionInput: { scheduledStartAt: `${FUTURE}T14:00:00.000Z` },
-  CreatePhoneNumberInput: { number: '+14155550100', label: 'Front desk line', carrierConnectionId: EXAMPLE_IDS.carrierConnection, inboundAgentId: EXAMPLE_IDS.agent },
+  PlaceCallInput: { to: '+14155550123', agentId: EXAMPLE_IDS.agent, variables: { customer: 'Ada' } },
+  UpdateOrganizationInput: { name: 'Acme Dental', webCallOrigins: ['https://www.acme-dental.example'] },
+  CreateWebCallInput: { agentId: EXAMPLE_IDS.liveAgent, variables: { clinic: 'Downtown' } },
+  // A Twilio account (the default carrier); a Telnyx one sends carrier, its API key, publicKey and applicationId (docs/calls-and-carriers.md).
+  CreateCarrierConnectionInput: {
+    name: 'Front desk line',
+    carrier: 'twilio',
+    accountSid: 'AC0123456789abcdef0123456789abcdef',
+    authToken: '5f4dcc3b5aa765d61d8327deb882cf99',
+    callsPerSecond: 3,
+  },
+  UpdateCarrierConnectionInput: { name: 'Front desk line (rotated)', authToken: '5f4dcc3b5aa765d61d8327deb882cf99', callsPerSecond: 2 },
+  CreatePhoneNumberInput: {
+    number: '+14155550100',
+    label: 'Front desk line',
+    carrierConnectionId: EXAMPLE_IDS.carrierConnection,
+    inboundAgentId: EXAMPLE_IDS.agent,
+  },
   UpdatePhoneNumberInput: { label: 'Front desk line (after hours)', inboundAgentId: EXAMPLE_IDS.agent },
   ImportContactsInput: {
     contacts: [
@@ -97,14 +120,57 @@ export const REQUEST_EXAMPLES: Record<string, JsonSchema> = {
       { name: 'Alan Turing', phone: '+14155550124', timeZone: 'Europe/London', attributes: { plan: 'silver' }, optedOut: false },
     ],
   },
-  CreateContactInput: { name: 'Ada Lovelace', phone: '+14155550123', timeZone: 'America/New_York', attributes: { plan: 'gold', renewalDate: '2036-12-01' }, optedOut: false },
+  CreateContactInput: {
+    name: 'Ada Lovelace',
+    phone: '+14155550123',
+    timeZone: 'America/New_York',
+    attributes: { plan: 'gold', renewalDate: '2036-12-01' },
+    optedOut: false,
+  },
   UpdateContactInput: { name: 'Ada King', timeZone: 'Europe/London', attributes: { plan: 'platinum', renewalDate: '2037-12-01' } },
-  CreateBusinessEntityInput: { contactId: EXAMPLE_IDS.contact, type: 'appointment', name: 'Check-up', attributes: { appointmentDate: '2036-01-12', dentist: 'Dr. Smith' } },
+  CreateBusinessEntityInput: {
+    contactId: EXAMPLE_IDS.contact,
+    type: 'appointment',
+    name: 'Check-up',
+    attributes: { appointmentDate: '2036-01-12', dentist: 'Dr. Smith' },
+  },
   UpdateBusinessEntityInput: { name: 'Check-up and cleaning', attributes: { appointmentDate: '2036-01-19', dentist: 'Dr. Smith' } },
+  CreateAudienceInput: {
+    name: 'Gold in Europe',
+    description: 'Every gold customer in a European time zone',
+    filter: {
+      all: [
+        { field: 'attributes.tier', op: 'eq', value: 'gold' },
+        { field: 'timeZone', op: 'prefix', value: 'Europe/' },
+      ],
+    },
+  },
+  UpdateAudienceInput: { name: 'Gold customers', description: 'Every gold customer' },
   AudienceMembersInput: { contactIds: [EXAMPLE_IDS.contact] },
   AddTeamMemberInput: { userId: EXAMPLE_IDS.user, role: 'member' },
   // A host that resolves to a public address: a webhook's host is looked up when the endpoint is saved.
-  CreateWebhookEndpointInput: { url: 'https://example.com/webhooks/gateway', eventTypes: ['call.ended', 'execution.completed'], description: 'The CRM’s call log', enabled: true },
+  CreateWebhookEndpointInput: {
+    url: 'https://example.com/webhooks/gateway',
+    eventTypes: ['call.ended', 'execution.completed'],
+    description: 'The CRM’s call log',
+    enabled: true,
+  },
   UpdateWebhookEndpointInput: { eventTypes: ['call.ended'], description: 'The CRM’s call log (calls only)' },
   CreateWebhookDeliveryInput: { eventId: EXAMPLE_IDS.event },
+  CreateToolInput: {
+    name: 'lookup_order',
+    description: 'Look up an order by its id: its status and delivery date',
+    parameters: {
+      type: 'object',
+      properties: { orderId: { type: 'string', description: 'The order id the caller reads out, e.g. A1234' } },
+      required: ['orderId'],
+    },
+    url: 'https://example.com/tools/orders',
+    method: 'POST',
+    headers: [{ name: 'Authorization', value: 'Bearer shop-api-key' }],
+    timeoutMs: 5000,
+  },
+  UpdateToolInput: { description: 'Look up an order by its id: its status, delivery date and carrier', timeoutMs: 8000 },
+  CreateMcpServerInput: { name: 'Shop', url: 'https://example.com/mcp', auth: { name: 'Authorization', value: 'Bearer shop-mcp-key' } },
+  UpdateMcpServerInput: { name: 'Shop (orders)' },
 };

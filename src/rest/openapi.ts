@@ -1,16 +1,7 @@
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { getMetadataStorage as getValidationMetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import {
-  isEnumType,
-  isInputObjectType,
-  isListType,
-  isNonNullType,
-  isObjectType,
-  isScalarType,
-  type GraphQLOutputType,
-  type GraphQLSchema,
-} from 'graphql';
+import { isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
 import { PACKAGE_LICENSE } from '../common/package-info.js';
 import { getMetadataStorage, Int } from 'type-graphql';
@@ -222,7 +213,7 @@ function errorStatuses(route: RouteDefinition): number[] {
     ...(route.path.includes('{') ? [404] : []),
     ...(route.idempotent ? [409] : []),
     ...(write || route.body ? [413] : []),
-    ...(route.body ? [415] : []),
+    ...(route.body || route.rawBody ? [415] : []),
     ...(route.errors ?? []),
     429,
     500,
@@ -273,13 +264,22 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       const descriptions = classFieldDescriptions(route.query);
       for (const [name, property] of Object.entries((querySchema.properties ?? {}) as Record<string, JsonSchema>)) {
         const { description, ...propertySchema } = property;
-        parameters.push({ name, in: 'query', required: false, description: descriptions[name] ?? description ?? (name === 'status' ? 'Only items in this state' : undefined), schema: propertySchema });
+        parameters.push({
+          name,
+          in: 'query',
+          required: false,
+          description: descriptions[name] ?? description ?? (name === 'status' ? 'Only items in this state' : undefined),
+          schema: propertySchema,
+        });
       }
     }
     const responses: Record<string, JsonSchema> = {};
     const status = route.status ?? 200;
     if (route.streams) {
-      responses[String(status)] = { description: 'Success, streamed', content: { [route.streams.mediaType]: { schema: { type: 'string' }, example: route.streams.example } } };
+      responses[String(status)] = {
+        description: 'Success, streamed',
+        content: { [route.streams.mediaType]: { schema: { type: 'string' }, example: route.streams.example } },
+      };
     } else if (status === 204 || !route.response) responses[String(status)] = { description: 'Done' };
     else {
       const response = inlineOmissions(route.response, schema, pending, named) as JsonSchema;
@@ -294,8 +294,37 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       ...(route.streams?.headers ?? {}),
     };
     if (route.streams?.noContent) responses['204'] = { description: route.streams.noContent, headers: { ...SUCCESS_HEADERS } };
+    if (route.streams?.partial) {
+      responses['206'] = {
+        description: route.streams.partial,
+        content: { [route.streams.mediaType]: { schema: { type: 'string' }, example: route.streams.example } },
+        headers: {
+          ...SUCCESS_HEADERS,
+          ...(route.streams.headers ?? {}),
+          'Content-Range': { description: 'bytes <first>-<last>/<size>', schema: { type: 'string' } },
+        },
+      };
+    }
     for (const errorStatus of errorStatuses(route)) {
       responses[String(errorStatus)] = problemResponse(errorStatus);
+    }
+    // The 415 names the one media type this route reads: JSON, or a raw body's own (a CSV upload).
+    if (responses['415']) {
+      const taken = route.rawBody ? route.rawBody.mediaType : 'application/json';
+      const detail = route.rawBody
+        ? `Send the body as ${taken} (got application/json)`
+        : 'Send the body as JSON with the header content-type: application/json (got text/plain)';
+      const problem = responses['415'].content as Record<string, JsonSchema>;
+      responses['415'] = {
+        ...responses['415'],
+        description: `Unsupported Media Type: the body is not ${taken}`,
+        content: {
+          'application/problem+json': {
+            ...problem['application/problem+json'],
+            example: { ...(problem['application/problem+json']!.example as JsonSchema), detail },
+          },
+        },
+      };
     }
     if (route.body) {
       const name = route.body.name;
@@ -319,7 +348,15 @@ export function buildOpenApi(routes: RouteDefinition[], schema: GraphQLSchema, v
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
         ? { requestBody: { required: true, description: `A ${route.body.name} as JSON`, content: requestContent } }
-        : {}),
+        : route.rawBody
+          ? {
+              requestBody: {
+                required: true,
+                description: route.rawBody.description,
+                content: { [route.rawBody.mediaType]: { schema: { type: 'string' }, example: route.rawBody.example } },
+              },
+            }
+          : {}),
       responses,
     };
   }

@@ -65,8 +65,7 @@ export class SqlPresenter {
     const parts = shown.length > MAX_FIELDS || shown.some((field) => !field) ? null : shown.map((field) => fieldSql(meta, field!));
     let row: RowJson | null = null;
     if (parts && parts.every((part) => part !== null)) {
-      const body = (alias: string) =>
-        `json_build_object(${shown.map((field, index) => `'${field!.name}', ${parts[index]!(alias)}`).join(', ')})::text`;
+      const body = (alias: string) => `json_build_object(${shown.map((field, index) => `'${field!.name}', ${parts[index]!(alias)}`).join(', ')})::text`;
       const byAlias = new Map<string, string>();
       row = {
         key,

@@ -4,6 +4,7 @@ import { AppError, ERROR_TITLE, errorAnchor } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
 import { logServerError } from '../common/logger.js';
 import { abortSignalOf, clientWentAway } from '../platform/request-timeout.js';
+import { ACCEPTED_CODINGS } from './body-parsers.js';
 
 /** Writes an RFC 9457 problem+json body; every REST error goes out through here. */
 export function sendProblem(res: Response, error: AppError, requestId: string): void {
@@ -44,9 +45,22 @@ export function parserError(error: unknown, form: boolean): AppError | undefined
   const { type, status, statusCode } = (error ?? {}) as BodyParserError;
   if (typeof type !== 'string') return undefined;
   if (type === 'entity.parse.failed') {
-    return form ? new AppError('BAD_USER_INPUT', 'The body is not a valid form') : AppError.badInput([{ field: 'body', message: 'The body is not valid JSON' }]);
+    return form
+      ? new AppError('BAD_USER_INPUT', 'The body is not a valid form')
+      : AppError.badInput([{ field: 'body', message: 'The body is not valid JSON' }]);
   }
-  const known = PARSER_ERRORS[type] ?? (type.startsWith('encoding.') ? PARSER_ERRORS['charset.unsupported'] : undefined);
+  // The content coding (src/rest/body-parsers.ts): one we do not take, or a body that does not decode as it says.
+  const coding = (error as { encoding?: unknown }).encoding;
+  if (type === 'encoding.unsupported' && typeof coding === 'string') {
+    return new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding "${coding.slice(0, 40)}" is not taken: send the body as it is, or with one of ${ACCEPTED_CODINGS}`,
+    );
+  }
+  if (type === 'encoding.undecodable') {
+    return new AppError('BAD_USER_INPUT', `The body does not decode as its Content-Encoding (${String(coding).slice(0, 40)}) says`);
+  }
+  const known = Object.hasOwn(PARSER_ERRORS, type) ? PARSER_ERRORS[type] : type.startsWith('encoding.') ? PARSER_ERRORS['charset.unsupported'] : undefined;
   if (known) return new AppError(known.code, known.message);
   // A type we do not know yet, that body-parser itself calls the client's: still a 400.
   const given = status ?? statusCode;
@@ -57,10 +71,7 @@ export function parserError(error: unknown, form: boolean): AppError | undefined
  * Maps body-parser failures, AppErrors and ORM errors to problems; logs what was unexpected.
  * `send` writes the answer: problem+json by default; the GraphQL door passes its own shape.
  */
-export function problemHandler(
-  logger: Logger,
-  send: (res: Response, error: AppError, requestId: string) => void = sendProblem,
-): ErrorRequestHandler {
+export function problemHandler(logger: Logger, send: (res: Response, error: AppError, requestId: string) => void = sendProblem): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const requestId = String(res.locals.requestId ?? '');
     let appError: AppError;
@@ -76,7 +87,13 @@ export function problemHandler(
     if (clientWentAway(abortSignalOf(res))) return; // nobody to answer; the request's log line says aborted
     if (appError.logDetail) logger.info({ requestId, method: req.method, url: req.originalUrl, code: appError.code, ...appError.logDetail }, 'request refused');
     if (appError.status >= 500) {
-      logServerError(logger, appError, (appError as { cause?: unknown }).cause ?? error, { requestId, method: req.method, url: req.originalUrl }, 'request failed');
+      logServerError(
+        logger,
+        appError,
+        (appError as { cause?: unknown }).cause ?? error,
+        { requestId, method: req.method, url: req.originalUrl },
+        'request failed',
+      );
     }
     if (res.headersSent) return;
     send(res, appError, requestId);

@@ -24,6 +24,7 @@ export interface RouteContext<B, Q, S> {
 }
 
 /** One REST route: what Express serves and what the OpenAPI document says, from one declaration. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route declares its body, query and services types; unparameterised it takes any
 export interface RouteDefinition<B = any, Q = any, S = any> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI style, relative to /api: `/auth/api-keys/{id}`. */
@@ -34,6 +35,8 @@ export interface RouteDefinition<B = any, Q = any, S = any> {
   description?: string;
   tag: string;
   body?: Constructor<B>;
+  /** A body that is not JSON, which the handler reads from `req` as it arrives (a CSV upload): its media type, for OpenAPI and a 415 otherwise. */
+  rawBody?: { mediaType: string; description: string; example: string };
   query?: Constructor<Q>;
   /** Success status; 204 answers no body. */
   status?: number;
@@ -49,7 +52,15 @@ export interface RouteDefinition<B = any, Q = any, S = any> {
    * The handler writes the answer itself, as it is read (a CSV export): OpenAPI documents it with this
    * media type and example, and no JSON is sent after it. It is not held to RESPONSE_MAX_BYTES.
    */
-  streams?: { mediaType: string; example: string; headers?: Record<string, JsonSchema>; /** When the route answers 204 instead of a stream. */ noContent?: string };
+  streams?: {
+    mediaType: string;
+    example: string;
+    headers?: Record<string, JsonSchema>;
+    /** When the route answers 204 instead of a stream. */
+    noContent?: string;
+    /** When the route answers 206 with a part of the stream (a Range). */
+    partial?: string;
+  };
   handler(context: RouteContext<B, Q, S>): Promise<unknown>;
 }
 
@@ -67,6 +78,7 @@ export function routesUsing<S>() {
 /** Mounts the routes on an Express router: authenticate, validate with the input classes, call, answer. */
 export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'run'> }>(
   router: Router,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of routes, each with its own body and query types
   routes: RouteDefinition<any, any, S>[],
   services: S,
   presenter: Presenter,
@@ -98,6 +110,13 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
         throw new AppError('UNAUTHENTICATED', 'Authentication is required: send x-api-key or Authorization: Bearer');
       }
       if (route.body) requireJsonBody(req);
+      if (route.rawBody && !req.is(route.rawBody.mediaType)) {
+        const type = req.get('content-type');
+        throw new AppError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          `Send the body as ${route.rawBody.mediaType} (${type ? `got ${type.split(';')[0]}` : 'no content-type was sent'})`,
+        );
+      }
       const body = route.body ? await parseInput(route.body, req.body) : undefined;
       const query = route.query ? await parseInput(route.query, req.query, 'query') : undefined;
       if (!route.query && Object.keys(req.query).length > 0) {
@@ -105,8 +124,7 @@ export function mountRoutes<S extends { idempotency: Pick<IdempotencyService, 'r
       }
       const key = route.idempotent ? parseIdempotencyKey(req.get('idempotency-key')) : undefined;
       const status = route.status ?? 200;
-      const call = () =>
-        route.handler({ actor, body, query, params: req.params as Record<string, string>, services, presenter, req, res });
+      const call = () => route.handler({ actor, body, query, params: req.params as Record<string, string>, services, presenter, req, res });
       if (route.streams) {
         await call();
         return;

@@ -12,6 +12,13 @@ export type AgentStatus =
   /** Created, not yet activated */
   | 'draft';
 
+/** Whether an audience lists its members or is a filter over the contacts (a segment) */
+export type AudienceKind =
+  /** Its members are the contacts its filter matches */
+  | 'dynamic'
+  /** Its members are the contacts added to it */
+  | 'static';
+
 /** Where an execution is in its state machine; completed, stopped and cancelled are final */
 export type ExecutionStatus =
   /** Cancelled before it started (final) */
@@ -59,19 +66,21 @@ export type AgentsQueryVariables = Exact<{
   sortBy?: string | null | undefined;
   sortOrder?: SortOrder | null | undefined;
   status?: AgentStatus | null | undefined;
+  cursor?: string | null | undefined;
 }>;
 
 
-export type AgentsQuery = { agents: { data: Array<{ id: string, name: string, description: string | null, status: AgentStatus, version: number, createdAt: string, updatedAt: string, modelConfig: { model: string } }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean } } };
+export type AgentsQuery = { agents: { data: Array<{ id: string, name: string, description: string | null, status: AgentStatus, version: number, createdAt: string, updatedAt: string, modelConfig: { model: string } }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean, nextCursor: string | null, prevCursor: string | null, lastCursor: string | null } } };
 
 export type ProgramsQueryVariables = Exact<{
   page?: number | null | undefined;
   limit?: number | null | undefined;
   search?: string | null | undefined;
+  cursor?: string | null | undefined;
 }>;
 
 
-export type ProgramsQuery = { programs: { data: Array<{ id: string, name: string, status: ProgramStatus, executions: Array<{ id: string, status: ExecutionStatus, totalContacts: number, contactsCompleted: number, contactsFailed: number, contactsPending: number, contactsInProgress: number, creditsSpent: number }> }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean } } };
+export type ProgramsQuery = { programs: { data: Array<{ id: string, name: string, status: ProgramStatus, executions: Array<{ id: string, status: ExecutionStatus, totalContacts: number, contactsCompleted: number, contactsFailed: number, contactsPending: number, contactsInProgress: number, creditsSpent: number }> }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean, nextCursor: string | null, prevCursor: string | null, lastCursor: string | null } } };
 
 export type ExecutionsQueryVariables = Exact<{
   programId: string | number;
@@ -79,6 +88,25 @@ export type ExecutionsQueryVariables = Exact<{
 
 
 export type ExecutionsQuery = { executions: Array<{ id: string, status: ExecutionStatus, totalContacts: number, contactsCompleted: number, contactsFailed: number, contactsPending: number, contactsInProgress: number, creditsSpent: number, actualStartAt: string | null, actualEndAt: string | null }> };
+
+export type ContactsQueryVariables = Exact<{
+  limit?: number | null | undefined;
+  search?: string | null | undefined;
+  sortBy?: string | null | undefined;
+  sortOrder?: SortOrder | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type ContactsQuery = { contacts: { data: Array<{ id: string, name: string | null, phone: string, timeZone: string | null, attributes: Record<string, unknown>, optedOut: boolean }>, meta: { total: number, hasNextPage: boolean, nextCursor: string | null } } };
+
+export type CreateSegmentMutationVariables = Exact<{
+  name: string;
+  filter: Record<string, unknown>;
+}>;
+
+
+export type CreateSegmentMutation = { createAudience: { id: string, name: string, kind: AudienceKind, filter: Record<string, unknown> | null, contactCount: number } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -114,7 +142,7 @@ export const MeDocument = new TypedDocumentString(`
 }
     `) as unknown as TypedDocumentString<MeQuery, MeQueryVariables>;
 export const AgentsDocument = new TypedDocumentString(`
-    query Agents($page: Int, $limit: Int, $search: String, $sortBy: String, $sortOrder: SortOrder, $status: AgentStatus) {
+    query Agents($page: Int, $limit: Int, $search: String, $sortBy: String, $sortOrder: SortOrder, $status: AgentStatus, $cursor: String) {
   agents(
     page: $page
     limit: $limit
@@ -122,6 +150,7 @@ export const AgentsDocument = new TypedDocumentString(`
     sortBy: $sortBy
     sortOrder: $sortOrder
     status: $status
+    cursor: $cursor
   ) {
     data {
       id
@@ -142,13 +171,16 @@ export const AgentsDocument = new TypedDocumentString(`
       totalPages
       hasNextPage
       hasPreviousPage
+      nextCursor
+      prevCursor
+      lastCursor
     }
   }
 }
     `) as unknown as TypedDocumentString<AgentsQuery, AgentsQueryVariables>;
 export const ProgramsDocument = new TypedDocumentString(`
-    query Programs($page: Int, $limit: Int, $search: String) {
-  programs(page: $page, limit: $limit, search: $search) {
+    query Programs($page: Int, $limit: Int, $search: String, $cursor: String) {
+  programs(page: $page, limit: $limit, search: $search, cursor: $cursor) {
     data {
       id
       name
@@ -171,6 +203,9 @@ export const ProgramsDocument = new TypedDocumentString(`
       totalPages
       hasNextPage
       hasPreviousPage
+      nextCursor
+      prevCursor
+      lastCursor
     }
   }
 }
@@ -191,3 +226,39 @@ export const ExecutionsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ExecutionsQuery, ExecutionsQueryVariables>;
+export const ContactsDocument = new TypedDocumentString(`
+    query Contacts($limit: Int, $search: String, $sortBy: String, $sortOrder: SortOrder, $cursor: String) {
+  contacts(
+    limit: $limit
+    search: $search
+    sortBy: $sortBy
+    sortOrder: $sortOrder
+    cursor: $cursor
+  ) {
+    data {
+      id
+      name
+      phone
+      timeZone
+      attributes
+      optedOut
+    }
+    meta {
+      total
+      hasNextPage
+      nextCursor
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ContactsQuery, ContactsQueryVariables>;
+export const CreateSegmentDocument = new TypedDocumentString(`
+    mutation CreateSegment($name: String!, $filter: JSONObject!) {
+  createAudience(input: {name: $name, filter: $filter}) {
+    id
+    name
+    kind
+    filter
+    contactCount
+  }
+}
+    `) as unknown as TypedDocumentString<CreateSegmentMutation, CreateSegmentMutationVariables>;

@@ -181,14 +181,14 @@ export interface paths {
          */
         get: operations["getAgent"];
         /**
-         * Change the fields that are sent; the version goes up by one
-         * @description Change the fields that are sent; the version goes up by one. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Change the fields that are sent; the version goes up by one. A change of the model or voice that would leave an active program unable to run: 409
+         * @description Change the fields that are sent; the version goes up by one. A change of the model or voice that would leave an active program unable to run: 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateAgent"];
         post?: never;
         /**
-         * Soft delete: the agent is archived with a deletedAt, its record kept
-         * @description Soft delete: the agent is archived with a deletedAt, its record kept. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Soft delete: the agent is archived with a deletedAt, its record kept; 409 naming the active programs and numbers that still call through it
+         * @description Soft delete: the agent is archived with a deletedAt, its record kept; 409 naming the active programs and numbers that still call through it. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteAgent"];
         options?: never;
@@ -226,8 +226,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send one test message to the agent; nothing is stored
-         * @description Send one test message to the agent; nothing is stored. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Send one test message to the agent, with values for its variables; nothing is stored
+         * @description Send one test message to the agent, with values for its variables; nothing is stored. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["testAgent"];
         delete?: never;
@@ -482,13 +482,13 @@ export interface paths {
         get: operations["listAudienceMembers"];
         put?: never;
         /**
-         * Add contacts of the organization to an audience; answers the audience
-         * @description Add contacts of the organization to an audience; answers the audience. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Add contacts of the organization to a static audience; answers the audience (a dynamic audience → 409)
+         * @description Add contacts of the organization to a static audience; answers the audience (a dynamic audience → 409). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["addAudienceMembers"];
         /**
-         * Remove contacts from an audience; 204 with no body
-         * @description Remove contacts from an audience; 204 with no body. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Remove contacts from a static audience; 204 with no body (a dynamic audience → 409)
+         * @description Remove contacts from a static audience; 204 with no body (a dynamic audience → 409). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeAudienceMembers"];
         options?: never;
@@ -531,7 +531,7 @@ export interface paths {
         put?: never;
         /**
          * Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written
-         * @description Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
+         * @description A phone already in the organization → 409 naming its rows, nothing written. The file is written 1000 rows per transaction, so other requests are served meanwhile; if a part fails, what was written is deleted before the answer (and after a crash, at the next start). One import (of contacts or of the do-not-call list) per organization at a time: another sent while one runs → 409 naming the running one. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["importContacts"];
         delete?: never;
@@ -603,7 +603,7 @@ export interface paths {
         put?: never;
         /**
          * Add the numbers of a CSV (source import): the good rows are added, bad rows are reported with their line and reason, repeats are merged
-         * @description The body is `{"csv": "<text>"}`. A first line naming a `phone` (or `number`) column is a header (its `note` column is kept); without one the first column is the number, the second the note. Blank lines are skipped. The answer lists `rejected` rows (not E.164, no number, an unclosed quote) and `skipped` rows (a number repeated in the file, or already on the list: merged into the entry that is there). A file of more than 10000 rows → 400 naming csv, nothing added. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
+         * @description The body is `{"csv": "<text>"}`. A first line naming a `phone` (or `number`) column is a header (its `note` column is kept); without one the first column is the number, the second the note. Blank lines are skipped. The answer lists `rejected` rows (not E.164, no number, an unclosed quote) and `skipped` rows (a number repeated in the file, or already on the list: merged into the entry that is there). A file of more than 10000 rows → 400 naming csv, nothing added. The rows are added 1000 per transaction, so other requests are served meanwhile; an import that fails partway keeps what it added (sent again, those rows are skipped as already listed). One import (of contacts or of the do-not-call list) per organization at a time: another sent while one runs → 409 naming the running one. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
          */
         post: operations["importDoNotCall"];
         delete?: never;
@@ -631,6 +631,130 @@ export interface paths {
          * @description Take a number off the list by the entry’s id or the number (it may be called again); one not on the list → 404. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["removeDoNotCall"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the organization’s imports, newest first: {data, meta} with cursors
+         * @description A page of the organization’s imports, newest first: {data, meta} with cursors. Any role of the organization may call it.
+         */
+        get: operations["listContactImports"];
+        put?: never;
+        /**
+         * Import contacts from a CSV sent as the body (text/csv): a background job, answered 202 with its status
+         * @description The import answers at once (202) with its status queued; a worker writes its rows 500 per transaction off the request. Read its progress here, or as import.progress / import.completed / import.failed events (GET /api/events, SSE, the events subscription). One import of an organization runs at a time: others wait queued. mode create (all or nothing), upsert (default) or skip; key phone (default) or externalId; audienceId: a static audience the contacts join. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
+         */
+        post: operations["createContactImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Send the CSV of an import created awaiting its file (GraphQL createContactImport): answered 202, queued
+         * @description The import answers at once (202) with its status queued; a worker writes its rows 500 per transaction off the request. Read its progress here, or as import.progress / import.completed / import.failed events (GET /api/events, SSE, the events subscription). One import of an organization runs at a time: others wait queued. An import that already has its file → 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        put: operations["uploadContactImportFile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import: its status, rows read, imported, updated, skipped, refused and do-not-call counts
+         * @description An import: its status, rows read, imported, updated, skipped, refused and do-not-call counts. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["getContactImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a waiting or running import: what it wrote stays, counted (a create import’s is deleted: all or nothing); an ended one → 409
+         * @description Cancel a waiting or running import: what it wrote stays, counted (a create import’s is deleted: all or nothing); an ended one → 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        post: operations["cancelContactImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Continue a cancelled or failed upsert or skip import from the first row it did not count; anything else → 409
+         * @description Continue a cancelled or failed upsert or skip import from the first row it did not count; anything else → 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        post: operations["resumeContactImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}/refused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The refused rows as CSV, streamed: row (as a spreadsheet numbers it, the header being 1), reason, then the row’s cells
+         * @description A cell starting with =, +, -, @, a tab or a carriage return gets a leading apostrophe, so a spreadsheet never runs it. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["exportContactImportRefusals"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -881,8 +1005,8 @@ export interface paths {
          */
         get: operations["getCallFlow"];
         /**
-         * Change the fields that are sent; nodes and edges are checked together
-         * @description Change the fields that are sent; nodes and edges are checked together. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Change the fields that are sent; nodes and edges are checked together. A change that would leave an active program using the flow unable to run: 409
+         * @description Change the fields that are sent; nodes and edges are checked together. A change that would leave an active program using the flow unable to run: 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateCallFlow"];
         post?: never;
@@ -933,8 +1057,8 @@ export interface paths {
          */
         get: operations["getProgram"];
         /**
-         * Change the fields that are sent; the result is checked as a whole
-         * @description Change the fields that are sent; the result is checked as a whole. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Change the fields that are sent; the result is checked as a whole, and an active program as activation checks it (409 naming what is missing)
+         * @description Change the fields that are sent; the result is checked as a whole, and an active program as activation checks it (409 naming what is missing). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         put: operations["updateProgram"];
         post?: never;
@@ -958,8 +1082,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * draft → active; from any other state 409
-         * @description draft → active; from any other state 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * draft → active; from any other state 409, and 409 naming what a program that cannot run lacks (its carrier, its agents: active, their providers configured)
+         * @description draft → active; from any other state 409, and 409 naming what a program that cannot run lacks (its carrier, its agents: active, their providers configured). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["activateProgram"];
         delete?: never;
@@ -1196,7 +1320,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a carrier connection; its numbers stay, without a connection
-         * @description Delete a carrier connection; its numbers stay, without a connection. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * @description Recordings made through the connection that the carrier still keeps (completed and not deleted, or in progress) would be stranded: neither downloadable nor deletable through the gateway, by a user or by retention. Such a delete answers 409 naming them and changes nothing, unless keepRecordings=true says to leave them at the carrier. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         delete: operations["deleteCarrierConnection"];
         options?: never;
@@ -1269,7 +1393,11 @@ export interface paths {
          */
         get: operations["listCalls"];
         put?: never;
-        post?: never;
+        /**
+         * Place one outbound call now, to one number with an agent or a flow: 201 with the call record (status queued, 1 credit charged)
+         * @description The checks a campaign’s call gets, before anything is written: the agent (or every agent of the flow) is active and its model and voice pipeline can run; on a real carrier, `from` is one of the organization’s numbers with a connection of that carrier and PUBLIC_URL is set (409 otherwise); the number is not on the do-not-call list and is not an opted-out contact’s (409); every variable the agents’ templates use has a value, from `variables`, the contact whose number it is, or a default (409 naming them); one credit is spent (409 when there is none, refunded when the carrier never takes the call). At most DIRECT_CALLS_MAX single calls of an organization are live at once, and one per number (409). No calling window applies: the call is placed now. The answer is the call record, as GET /api/calls/{id} reads it; a runner places the call within a tick, and its progress arrives as call.started / call.ended events and webhooks, with its conversation (GET /api/calls/{id}, conversationId). An agentId, flowId or from of another organization answers 404. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. Send an `Idempotency-Key` to make a retry safe: the same key and body replay the first answer.
+         */
+        post: operations["placeCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1325,7 +1453,7 @@ export interface paths {
         };
         /**
          * The call’s recording as audio, streamed from the carrier: audio/wav or audio/mpeg (format query, else Accept; default WAV)
-         * @description The audio is fetched from the carrier with the connection’s credentials and passed on as it arrives (never held whole, not held to RESPONSE_MAX_BYTES); the carrier’s own URL is never shown. `format=wav|mp3` decides the format; without it, an Accept header naming audio/mpeg gets MP3, anything else WAV. A dual-channel recording downloads with both channels. A simulated call’s recording is a short generated WAV (format=mp3 → 400). 404 when the call is another organization’s, or has no recording (none made, refused consent, failed, deleted: the detail says which); 503 when the carrier cannot be reached. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * @description The audio is fetched from the carrier with the connection’s credentials and passed on as it arrives (never held whole, not held to RESPONSE_MAX_BYTES); the carrier’s own URL is never shown. `format=wav|mp3` decides the format; without it, an Accept header naming audio/mpeg gets MP3, anything else WAV. A dual-channel recording downloads with both channels. A simulated call’s recording is a short generated WAV (format=mp3 → 400). 404 when the call is another organization’s, or has no recording (none made, refused consent, failed, deleted: the detail says which); 503 when the carrier cannot be reached. A `Range: bytes=…` of one range answers 206 with that part and `Content-Range` (several ranges, or a malformed one, answer the whole file); a range past the end answers 416 with `Content-Range: bytes *\/<size>`. `Accept-Ranges: bytes` says a range can be asked. HEAD answers the same headers without reading the audio. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
         get: operations["downloadCallRecording"];
         put?: never;
@@ -1496,6 +1624,170 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the organization’s HTTP tools: {data, meta}; search matches the name or the description
+         * @description sortBy is createdAt, updatedAt or name. Header values and secrets are never shown, only headerNames and secretHint. Any role of the organization may call it.
+         */
+        get: operations["listTools"];
+        put?: never;
+        /**
+         * Define an HTTP tool; the answer holds its signing secret (whsec_…), shown only here
+         * @description When the model calls the tool, its arguments are validated against parameters (a violation goes back to the model; nothing is sent), then one request goes to url: JSON body {tool, arguments, call: {id, direction, from, to}, contact: {id, name, phone, attributes}, conversationId, agentId}, signed per Standard Webhooks with the tool’s own secret (webhook-id is the tool call’s id), under one deadline of timeoutMs; redirects are not followed; at most 64 KiB of the answer is read (docs/tools.md). The name is unique in the organization (409 otherwise) and not a built-in’s; parameters is a bounded JSON Schema of type object (400 otherwise); the URL must be https and resolve only to public addresses (400 otherwise; http and private addresses only with TOOLS_ALLOW_PRIVATE=true). Needs CREDENTIALS_KEY (409 otherwise); at most 100 tools per organization. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
+         */
+        post: operations["createTool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tools/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an HTTP tool (never its header values or secret)
+         * @description Read an HTTP tool (never its header values or secret). Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["getTool"];
+        /**
+         * Change the fields that are sent, each checked as on create; headers, when sent, replace them all
+         * @description Change the fields that are sent, each checked as on create; headers, when sent, replace them all. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        put: operations["updateTool"];
+        post?: never;
+        /**
+         * Delete an HTTP tool: 409 naming the agents (not archived) whose toolIds list it; archived agents have it taken off
+         * @description Delete an HTTP tool: 409 naming the agents (not archived) whose toolIds list it; archived agents have it taken off. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        delete: operations["deleteTool"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tools/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret, shown only in this answer; the old one keeps signing alongside it for 24 hours
+         * @description A new signing secret, shown only in this answer; the old one keeps signing alongside it for 24 hours. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        post: operations["rotateToolSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the organization’s MCP servers with the tools each listed: {data, meta}
+         * @description A page of the organization’s MCP servers with the tools each listed: {data, meta}. Any role of the organization may call it.
+         */
+        get: operations["listMcpServers"];
+        put?: never;
+        /**
+         * Register an MCP server (Streamable HTTP); its tools are listed at once
+         * @description The URL follows the tools’ address rules. A server that is down, or answers what is not MCP, is kept with status unavailable and lastError; each listed tool whose name or input schema the gateway refuses is kept with its reason (refused) and offered to no agent. Its tools are listed again on POST /api/mcp-servers/{id}/refresh and once MCP_TOOLS_REFRESH_MS (default 10 minutes) old when an agent uses them. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
+         */
+        post: operations["createMcpServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp-servers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an MCP server and its listed tools (never its auth header’s value)
+         * @description Read an MCP server and its listed tools (never its auth header’s value). Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["getMcpServer"];
+        /**
+         * Change the fields that are sent; a new URL or auth lists its tools again
+         * @description Change the fields that are sent; a new URL or auth lists its tools again. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        put: operations["updateMcpServer"];
+        post?: never;
+        /**
+         * Delete an MCP server; agents that name it are offered none of its tools
+         * @description Delete an MCP server; agents that name it are offered none of its tools. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        delete: operations["deleteMcpServer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mcp-servers/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the server’s tools again now
+         * @description List the server’s tools again now. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         */
+        post: operations["refreshMcpServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{id}/tool-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the tools the conversation’s agent called, in order: {data, meta}; afterSequence places each among GET /api/conversations/{id}/messages
+         * @description A page of the tools the conversation’s agent called, in order: {data, meta}; afterSequence places each among GET /api/conversations/{id}/messages. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         */
+        get: operations["listConversationToolCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/executions/{id}/stream": {
         parameters: {
             query?: never;
@@ -1510,6 +1802,26 @@ export interface paths {
         get: operations["streamExecutionEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/web-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A web call to a streaming or speech-to-speech agent: a single-use token (5 minutes) and the /talk page that opens it
+         * @description A web call to a streaming or speech-to-speech agent: a single-use token (5 minutes) and the /talk page that opens it. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes.
+         */
+        post: operations["createWebCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1534,7 +1846,7 @@ export interface components {
              * @description The error code; GraphQL answers the same one in extensions.code
              * @enum {string}
              */
-            code: "BAD_USER_INPUT" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_SERVER_ERROR" | "UNAVAILABLE";
+            code: "BAD_USER_INPUT" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "RATE_LIMITED" | "INTERNAL_SERVER_ERROR" | "UNAVAILABLE";
             /** @description The id of the request; the server log carries it too */
             requestId: string;
             /** @description One entry per invalid field (validation failures only) */
@@ -1609,6 +1921,15 @@ export interface components {
             instructions: string;
             /** @description Business rules given to the model and never shown; at most 10000 characters */
             policy?: string;
+            /** @description What the agent says first on a call, a template of 1 to 1000 characters; null: the default greeting (docs/agents-and-knowledge.md#a-first-message) */
+            firstMessage?: string;
+            /**
+             * @description Default agent_speaks_first
+             * @enum {string}
+             */
+            firstMessageMode?: "agent_speaks_first" | "wait_for_caller";
+            /** @description The variables the templates use, with their defaults; at most 50 */
+            variables?: components["schemas"]["AgentVariableInput"][];
             /** @description The language model the agent answers with */
             modelConfig: components["schemas"]["ModelConfigInput"];
             /** @description How the agent speaks on calls */
@@ -1625,6 +1946,10 @@ export interface components {
             resolutionCriteria?: components["schemas"]["ResolutionCriterionInput"][];
             /** @description What the agent’s model fills when one of its calls ends; null for nothing */
             analysisPlan?: components["schemas"]["AnalysisPlanInput"];
+            /** @description The organization’s HTTP tools the agent may call (GET /api/tools); at most 32 */
+            toolIds?: string[];
+            /** @description Tools of the organization’s MCP servers the agent may call, by server and name */
+            mcpTools?: components["schemas"]["AgentMcpToolsInput"][];
         };
         UpdateAgentInput: {
             /** @description The update agent input’s name */
@@ -1635,6 +1960,15 @@ export interface components {
             instructions?: string;
             /** @description Business rules given to the model and never shown; at most 10000 characters */
             policy?: string;
+            /** @description What the agent says first on a call, a template of 1 to 1000 characters; null: the default greeting (docs/agents-and-knowledge.md#a-first-message) */
+            firstMessage?: string;
+            /**
+             * @description Default agent_speaks_first
+             * @enum {string}
+             */
+            firstMessageMode?: "agent_speaks_first" | "wait_for_caller";
+            /** @description The variables the templates use, with their defaults; at most 50 */
+            variables?: components["schemas"]["AgentVariableInput"][];
             /** @description The language model the agent answers with */
             modelConfig?: components["schemas"]["ModelConfigInput"];
             /** @description How the agent speaks on calls */
@@ -1651,14 +1985,26 @@ export interface components {
             resolutionCriteria?: components["schemas"]["ResolutionCriterionInput"][];
             /** @description What the agent’s model fills when one of its calls ends; null for nothing */
             analysisPlan?: components["schemas"]["AnalysisPlanInput"];
+            /** @description The organization’s HTTP tools the agent may call (GET /api/tools); at most 32 */
+            toolIds?: string[];
+            /** @description Tools of the organization’s MCP servers the agent may call, by server and name */
+            mcpTools?: components["schemas"]["AgentMcpToolsInput"][];
         };
         MessageArgs: {
             /** @description 1 to 10000 characters */
             message: string;
+            /** @description Values of the agent’s variables by name */
+            variables?: {
+                [key: string]: unknown;
+            };
         };
         StartConversationArgs: {
             /** @description 1 to 255 characters; what conversation search matches */
             title?: string;
+            /** @description Values of the agent’s variables by name */
+            variables?: {
+                [key: string]: unknown;
+            };
         };
         CreateKnowledgeBaseInput: {
             /** @description 1 to 255 characters */
@@ -1682,12 +2028,20 @@ export interface components {
             name: string;
             /** @description At most 2000 characters */
             description?: string;
+            /** @description A segment's filter: {field, op, value}, or {all: [...]}, {any: [...]}, {not: ...} of them; ops eq, in, prefix, exists, before, after; fields name, phone, timeZone, createdAt, optedOut, attributes.<key>. At most 20 conditions, 4 levels, 4096 bytes (docs/campaigns.md) */
+            filter?: {
+                [key: string]: unknown;
+            };
         };
         UpdateAudienceInput: {
             /** @description The update audience input’s name */
             name?: string;
             /** @description null removes the description */
             description?: string;
+            /** @description A segment's filter: {field, op, value}, or {all: [...]}, {any: [...]}, {not: ...} of them; ops eq, in, prefix, exists, before, after; fields name, phone, timeZone, createdAt, optedOut, attributes.<key>. At most 20 conditions, 4 levels, 4096 bytes (docs/campaigns.md) */
+            filter?: {
+                [key: string]: unknown;
+            };
         };
         AudienceMembersInput: {
             /** @description 1 to 1000 contact ids of the organization */
@@ -1764,6 +2118,8 @@ export interface components {
             name?: string;
             /** @description Delete call recordings this many days after they were made, 1 to 3650; null keeps them until a user deletes them */
             recordingRetentionDays?: number;
+            /** @description Origins whose pages may open web calls with the widget, each scheme://host[:port] with no path (https://shop.example), at most 20; replaces the list */
+            webCallOrigins?: string[];
         };
         CreateTeamInput: {
             /** @description 1 to 255 characters, unique in the organization */
@@ -1845,6 +2201,8 @@ export interface components {
             simulatedCaller?: components["schemas"]["ProgramSimulatedCallerInput"];
             /** @description Record the answered calls (mono or dual), optionally after a consent sentence; null or absent on create: not recorded */
             recording?: components["schemas"]["ProgramRecordingInput"];
+            /** @description When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set */
+            voicemail?: components["schemas"]["ProgramVoicemailInput"];
             /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
             /** @description At most 20 */
@@ -1852,13 +2210,13 @@ export interface components {
             /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
             /**
-             * @description Where the calls are placed: simulator (default on create) or twilio (the organization’s connection; activation checks it is ready)
+             * @description Where the calls are placed: simulator (default on create), twilio or telnyx (the organization’s connection; activation checks it is ready)
              * @enum {string}
              */
-            carrier?: "simulator" | "twilio";
+            carrier?: "simulator" | "twilio" | "telnyx";
             /**
              * Format: uuid
-             * @description A phone number of the organization, the caller ID of the calls; required to activate a twilio program
+             * @description A phone number of the organization, the caller ID of the calls; required to activate a program on a real carrier (twilio, telnyx)
              */
             fromNumberId?: string;
         };
@@ -1905,6 +2263,8 @@ export interface components {
             simulatedCaller?: components["schemas"]["ProgramSimulatedCallerInput"];
             /** @description Record the answered calls (mono or dual), optionally after a consent sentence; null or absent on create: not recorded */
             recording?: components["schemas"]["ProgramRecordingInput"];
+            /** @description When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set */
+            voicemail?: components["schemas"]["ProgramVoicemailInput"];
             /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
             /** @description At most 20 */
@@ -1912,13 +2272,13 @@ export interface components {
             /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
             /**
-             * @description Where the calls are placed: simulator (default on create) or twilio (the organization’s connection; activation checks it is ready)
+             * @description Where the calls are placed: simulator (default on create), twilio or telnyx (the organization’s connection; activation checks it is ready)
              * @enum {string}
              */
-            carrier?: "simulator" | "twilio";
+            carrier?: "simulator" | "twilio" | "telnyx";
             /**
              * Format: uuid
-             * @description A phone number of the organization, the caller ID of the calls; required to activate a twilio program
+             * @description A phone number of the organization, the caller ID of the calls; required to activate a program on a real carrier (twilio, telnyx)
              */
             fromNumberId?: string;
         };
@@ -1928,6 +2288,10 @@ export interface components {
              * @description Default: the program’s scheduledStartAt
              */
             scheduledStartAt?: string;
+            /** @description Values of the agent’s variables by name */
+            variables?: {
+                [key: string]: unknown;
+            };
         };
         CreateCarrierConnectionInput: {
             /** @description 1 to 255 characters */
@@ -1936,21 +2300,33 @@ export interface components {
              * @description Default twilio
              * @enum {string}
              */
-            carrier?: "twilio";
-            /** @description Twilio: AC followed by 32 hexadecimal digits */
+            carrier?: "twilio" | "telnyx";
+            /** @description Twilio: AC followed by 32 hexadecimal digits. Telnyx: the account id (TeXML’s AccountSid), a UUID */
             accountSid: string;
-            /** @description Write-only: stored encrypted, never shown again (only its last 4 characters). Twilio: 32 hexadecimal digits */
+            /** @description Write-only: stored encrypted, never shown again (only its last 4 characters). Twilio: the auth token, 32 hexadecimal digits. Telnyx: an API key (KEY…) */
             authToken: string;
             /** @description New calls per second this account may start, across all replicas: 1 to 100; default 1 (Twilio’s default) */
             callsPerSecond?: number;
+            /** @description Write-only: the SharedKey secret of a Twilio Webhooks Rule, for an account whose webhooks are signed with it (they carry X-Twilio-Webhooks-Signature-Settings); stored encrypted, only its last 4 characters shown. 16 to 256 characters */
+            webhookKey?: string;
+            /** @description Telnyx only (required there): the account’s public key that signs its webhooks (Mission Control → Keys & Credentials → Public Key), 32 bytes in base64; shown back as given */
+            publicKey?: string;
+            /** @description Telnyx only (required there): the id of the TeXML Application the calls are placed with (InitiateTexmlCall’s ApplicationSid); its numbers’ calls come in through it */
+            applicationId?: string;
         };
         UpdateCarrierConnectionInput: {
             /** @description 1 to 255 characters */
             name?: string;
-            /** @description A new auth token for the same account (rotation); write-only, checked with the carrier before it replaces the old one */
+            /** @description A new auth token (Twilio) or API key (Telnyx) for the same account (rotation); write-only, checked with the carrier before it replaces the old one */
             authToken?: string;
             /** @description New calls per second this account may start, across all replicas: 1 to 100; default 1 (Twilio’s default) */
             callsPerSecond?: number;
+            /** @description Write-only: the SharedKey secret of a Twilio Webhooks Rule, for an account whose webhooks are signed with it (they carry X-Twilio-Webhooks-Signature-Settings); stored encrypted, only its last 4 characters shown. 16 to 256 characters; null removes it (webhooks signed with the auth token again) */
+            webhookKey?: string;
+            /** @description Telnyx only (required there): the account’s public key that signs its webhooks (Mission Control → Keys & Credentials → Public Key), 32 bytes in base64; shown back as given (a new one after the account’s key was rotated) */
+            publicKey?: string;
+            /** @description Telnyx only (required there): the id of the TeXML Application the calls are placed with (InitiateTexmlCall’s ApplicationSid); its numbers’ calls come in through it */
+            applicationId?: string;
         };
         CreatePhoneNumberInput: {
             /** @description E.164, e.g. +14155550100; unique in the organization */
@@ -1994,11 +2370,36 @@ export interface components {
              */
             inboundFlowId?: string;
         };
+        PlaceCallInput: {
+            /** @description The number to call, E.164: + and 7 to 15 digits */
+            to: string;
+            /**
+             * Format: uuid
+             * @description The active agent that speaks on the call; exactly one of agentId and flowId
+             */
+            agentId?: string;
+            /**
+             * Format: uuid
+             * @description The call flow the call walks (its nodes’ agents speak); exactly one of agentId and flowId
+             */
+            flowId?: string;
+            /** @description The caller ID: one of the organization’s phone numbers (E.164). Required on a real carrier; optional on the simulator */
+            from?: string;
+            /**
+             * @description Where the call is placed. Default: the carrier of the from number’s connection, else the simulator
+             * @enum {string}
+             */
+            carrier?: "simulator" | "twilio" | "telnyx" | "web";
+            /** @description Values of the agent’s variables by name */
+            variables?: {
+                [key: string]: unknown;
+            };
+        };
         CreateWebhookEndpointInput: {
             /** @description https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
             url: string;
-            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
-            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
+            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
             /** @description At most 500 characters */
             description?: string;
             /** @description Default true */
@@ -2007,8 +2408,8 @@ export interface components {
         UpdateWebhookEndpointInput: {
             /** @description https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
             url?: string;
-            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
-            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
+            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
             /** @description At most 500 characters; null clears it */
             description?: string;
             /** @description false stops new deliveries (pending ones fail); true starts them again */
@@ -2020,6 +2421,75 @@ export interface components {
              * @description The event’s id (GET /api/events)
              */
             eventId: string;
+        };
+        CreateToolInput: {
+            /** @description 1 to 64 letters, digits, _ or -; unique in the organization; not end_call, reach_resolution, opt_out, transfer_call or send_digits */
+            name: string;
+            /** @description What the model is told the tool does: 1 to 1000 characters */
+            description: string;
+            /** @description A JSON Schema of type object for the arguments: at most 5 levels, 50 properties, no $ref (docs/tools.md#parameters) */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** @description https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+            url: string;
+            /**
+             * @description Default POST
+             * @enum {string}
+             */
+            method?: "POST" | "PUT" | "PATCH";
+            /** @description At most 10; their values are sealed and never shown again */
+            headers?: components["schemas"]["ToolHeaderInput"][];
+            /** @description The deadline of the whole exchange in milliseconds: 100 to 30000, default 5000 */
+            timeoutMs?: number;
+        };
+        UpdateToolInput: {
+            /** @description The update tool input’s name */
+            name?: string;
+            /** @description What the update tool input is for, in a sentence or two */
+            description?: string;
+            /** @description A JSON Schema of type object for the arguments: at most 5 levels, 50 properties, no $ref (docs/tools.md#parameters) */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /** @description https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+            url?: string;
+            /**
+             * @description Default POST
+             * @enum {string}
+             */
+            method?: "POST" | "PUT" | "PATCH";
+            /** @description Replaces every header; [] removes them */
+            headers?: components["schemas"]["ToolHeaderInput"][];
+            /** @description The deadline of the whole exchange in milliseconds: 100 to 30000, default 5000 */
+            timeoutMs?: number;
+        };
+        CreateMcpServerInput: {
+            /** @description 1 to 64 characters, unique in the organization */
+            name: string;
+            /** @description https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+            url: string;
+            /** @description The header that authenticates the gateway (e.g. Authorization: Bearer …); its value is sealed and never shown again */
+            auth?: components["schemas"]["ToolHeaderInput"];
+        };
+        UpdateMcpServerInput: {
+            /** @description The update mcp server input’s name */
+            name?: string;
+            /** @description https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+            url?: string;
+            /** @description null removes it */
+            auth?: components["schemas"]["ToolHeaderInput"];
+        };
+        CreateWebCallInput: {
+            /**
+             * Format: uuid
+             * @description A streaming or speech-to-speech agent of the organization (draft or active)
+             */
+            agentId: string;
+            /** @description Values of the agent’s variables by name */
+            variables?: {
+                [key: string]: unknown;
+            };
         };
         /** @description A bearer token minted from an API key */
         AccessToken: {
@@ -2096,6 +2566,13 @@ export interface components {
             organizationId: string;
             /** @description The caller’s organization */
             organization: components["schemas"]["OrganizationRef"];
+            /**
+             * @description The caller’s role in the organization, as it is now
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description What the role may do beyond reading, as names of the permission matrix (agents.manage, executions.control, users.manage, …; docs/security.md): a UI shows the controls of these and leaves out the others */
+            permissions: string[];
         };
         /** @description One page of a list of OrganizationUser items, and where it sits in the list */
         OrganizationUserPage: {
@@ -2155,6 +2632,15 @@ export interface components {
             description: string | null;
             /** @description The system prompt */
             instructions: string;
+            /** @description What the agent says first on a call (a template); null: a greeting naming the contact and the organization on an outbound call, "Hello, this is <agent>. How can I help you?" on an inbound one */
+            firstMessage: string | null;
+            /**
+             * @description Whether the agent speaks first when a call is answered, or waits for the caller
+             * @enum {string}
+             */
+            firstMessageMode: "agent_speaks_first" | "wait_for_caller";
+            /** @description The variables the templates use, with their defaults */
+            variables: components["schemas"]["AgentVariable"][];
             /**
              * @description draft, active or archived
              * @enum {string}
@@ -2178,6 +2664,10 @@ export interface components {
             resolutionCriteria: components["schemas"]["ResolutionCriterion"][];
             /** @description What the agent’s model fills when one of its calls ends (a summary, fields by a JSON Schema); null when nothing */
             analysisPlan: components["schemas"]["AnalysisPlan"] | null;
+            /** @description The organization’s HTTP tools the agent may call, besides the built-in ones */
+            toolIds: string[];
+            /** @description Tools of the organization’s MCP servers the agent may call */
+            mcpTools: components["schemas"]["AgentMcpTools"][];
             /** @description The user who created the agent */
             createdBy: string | null;
             /**
@@ -2189,6 +2679,14 @@ export interface components {
             organizationId: string;
             /** @description Whether a policy is set; the policy itself is never shown */
             hasPolicy: boolean;
+        };
+        AgentVariableInput: {
+            /** @description A letter, then letters, digits or underscores (at most 64); not contact, program, call, agent, organization, now or variables */
+            name: string;
+            /** @description At most 1000 characters */
+            default?: string;
+            /** @description At most 500 characters */
+            description?: string;
         };
         ModelConfigInput: {
             /** @description <provider>/<model_name>, e.g. builtin/echo or openai/gpt-4o-mini */
@@ -2220,14 +2718,14 @@ export interface components {
              * @enum {string}
              */
             sttProvider?: "deepgram" | "openai" | "builtin";
-            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-4o-transcribe) */
+            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-live-transcribe); checked against the provider’s published list */
             sttModel?: string;
             /**
              * @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise
              * @enum {string}
              */
             ttsProvider?: "elevenlabs" | "openai" | "builtin";
-            /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts) */
+            /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts); an OpenAI model is checked against OpenAI’s published list */
             ttsModel?: string;
             /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
             language?: string;
@@ -2260,10 +2758,19 @@ export interface components {
         AnalysisPlanInput: {
             /** @description Whether a short summary of the call is written; default true */
             summary?: boolean;
-            /** @description A JSON Schema (draft-07) of the fields to extract: top-level type object with 1 to 50 properties, at most 16 KB and nested at most 5 levels deep */
+            /** @description A JSON Schema (draft-07) of the fields to extract: top-level type object with 1 to 50 properties, at most 16 KB and nested at most 5 levels deep; no $ref, $async or $schema; minItems and maxItems at most 100, minLength and maxLength at most 2000; patterns that RE2 can run (no lookarounds or backreferences) */
             structuredData?: {
                 [key: string]: unknown;
             };
+        };
+        AgentMcpToolsInput: {
+            /**
+             * Format: uuid
+             * @description The id of the server
+             */
+            serverId: string;
+            /** @description 1 to 32 names the server lists */
+            names: string[];
         };
         /** @description One page of a list of Agent items, and where it sits in the list */
         AgentPage: {
@@ -2278,6 +2785,8 @@ export interface components {
             response: string;
             /** @description Tokens the reply cost (the hidden policy is not counted) */
             usage: components["schemas"]["Usage"];
+            /** @description The tools the agent called for this reply, in order (empty when none); a conversation keeps them (Conversation.toolCalls), a test message does not */
+            toolCalls: components["schemas"]["ToolCall"][];
         };
         /** @description Whether an ended conversation met one resolution criterion */
         CriterionOutcome: {
@@ -2311,6 +2820,25 @@ export interface components {
              */
             analyzedAt: string | null;
         };
+        /** @description What a conversation’s templates were rendered from: the call, the contact, the program and the values of the variables, as they were when it started */
+        ConversationContext: {
+            /** @description Null for a typed conversation */
+            call: components["schemas"]["ContextCall"] | null;
+            /** @description Null for a typed conversation */
+            contact: components["schemas"]["ContextContact"] | null;
+            /** @description Null unless a program’s execution placed the call */
+            program: components["schemas"]["ContextProgram"] | null;
+            /** @description The id of the execution */
+            executionId: string | null;
+            /** @description Each variable with the value used (given, from the contact, the execution, or the agent’s default) */
+            variables: {
+                [key: string]: unknown;
+            };
+            /** @description {{now}}: when the conversation started (ISO 8601) */
+            now: string;
+            /** @description {{contact.localTime}}: that moment on the contact’s clock */
+            localTime: string;
+        };
         /** @description Where a page sits in its list */
         PageMeta: {
             /** @description This page’s number, from 1 */
@@ -2325,6 +2853,12 @@ export interface components {
             hasNextPage: boolean;
             /** @description Whether this is not the first page */
             hasPreviousPage: boolean;
+            /** @description The cursor of the page after this one (null on the last page): pass it as cursor */
+            nextCursor: string | null;
+            /** @description The cursor of the page before this one (null on the first page) */
+            prevCursor: string | null;
+            /** @description The cursor of the last page, in this order */
+            lastCursor: string | null;
         };
         /** @description A conversation with an agent */
         Conversation: {
@@ -2358,8 +2892,12 @@ export interface components {
             callId: string | null;
             /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
             analysis: components["schemas"]["CallAnalysis"] | null;
+            /** @description What the agent knew: the call, the contact, the program and the variables its templates were rendered from; null for a conversation started before agents had templates */
+            context: components["schemas"]["ConversationContext"] | null;
             /** @description Messages stored so far, the user’s and the agent’s */
             messageCount: number;
+            /** @description How many tools the agent called in it (Conversation.toolCalls, GET /api/conversations/{id}/tool-calls) */
+            toolCallCount: number;
             /** @description The id of the agent */
             agentId: string;
             /** @description The id of the organization the conversation belongs to */
@@ -2496,7 +3034,16 @@ export interface components {
             name: string;
             /** @description What the audience is for, in a sentence or two */
             description: string | null;
-            /** @description How many contacts are members */
+            /**
+             * @description static: the contacts added to it; dynamic: every contact its filter matches, at the time it is read or snapshotted
+             * @enum {string}
+             */
+            kind: "static" | "dynamic";
+            /** @description A dynamic audience’s filter (the grammar: docs/campaigns.md); null for a static audience */
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /** @description How many contacts are members: for a dynamic audience, how many match its filter now */
             contactCount: number;
         };
         /** @description One page of a list of Contact items, and where it sits in the list */
@@ -2526,6 +3073,8 @@ export interface components {
             name: string | null;
             /** @description E.164, for example +14155550100 */
             phone: string;
+            /** @description The organization’s own key for the contact (a CRM’s id), unique in the organization; set by a CSV import’s externalId column */
+            externalId: string | null;
             /** @description IANA time zone, for example Europe/Paris */
             timeZone: string | null;
             /** @description Free-form attributes (dates among them) used by campaigns */
@@ -2580,6 +3129,79 @@ export interface components {
             skipped: components["schemas"]["DoNotCallSkippedRow"][];
             /** @description Bad rows, in line order, none of them added */
             rejected: components["schemas"]["DoNotCallRejectedRow"][];
+        };
+        /** @description A CSV import of contacts, run in the background */
+        ContactImport: {
+            /** @description The contact import’s id (a UUID) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the contact import was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the contact import last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description The id of the organization the contact import belongs to */
+            organizationId: string;
+            /**
+             * @description Where the import is: awaiting_file, queued, running, completed, failed or cancelled
+             * @enum {string}
+             */
+            status: "awaiting_file" | "queued" | "running" | "completed" | "failed" | "cancelled";
+            /**
+             * @description What a row whose key a contact already has does
+             * @enum {string}
+             */
+            mode: "create" | "upsert" | "skip";
+            /**
+             * @description Which column says that a row is a contact already there
+             * @enum {string}
+             */
+            key: "phone" | "externalId";
+            /** @description The static audience that the imported and updated contacts join */
+            audienceId: string | null;
+            /** @description The size of the uploaded file in bytes */
+            fileBytes: number;
+            /** @description Data rows read so far (the header not counted); every row before it is written and counted */
+            rowsRead: number;
+            /** @description Contacts created */
+            imported: number;
+            /** @description Contacts updated (upsert) */
+            updated: number;
+            /** @description Rows left as they were: the contact exists (skip) */
+            skipped: number;
+            /** @description Rows refused, each with its row number and reason (refusedRowsUrl) */
+            refused: number;
+            /** @description Rows whose number is on the do-not-call list: written, and marked optedOut */
+            doNotCall: number;
+            /** @description The header’s columns, as read */
+            columns: string[] | null;
+            /** @description Why the import failed */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When a worker first took it
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When it ended: completed, failed or cancelled
+             */
+            finishedAt: string | null;
+            /** @description Where its CSV is sent (PUT, text/csv) while it is awaiting_file */
+            uploadUrl: string;
+            /** @description The refused rows as CSV: row, reason, then the row’s cells (GET) */
+            refusedRowsUrl: string;
+        };
+        /** @description One page of a list of ContactImport items, and where it sits in the list */
+        ContactImportPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["ContactImport"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
         };
         /** @description One page of a list of BusinessEntity items, and where it sits in the list */
         BusinessEntityPage: {
@@ -2637,6 +3259,8 @@ export interface components {
             creditsReserved: number;
             /** @description Call recordings are deleted (at the carrier too) this many days after they were made; null: kept until deleted */
             recordingRetentionDays: number | null;
+            /** @description Origins (https://shop.example) whose pages may open the organization’s web calls with the widget, besides the gateway’s own /talk page; empty: only /talk */
+            webCallOrigins: string[];
         };
         /** @description One page of a list of CreditLedgerEntry items, and where it sits in the list */
         CreditLedgerPage: {
@@ -2792,11 +3416,13 @@ export interface components {
              * @description Where the program’s calls are placed: the simulator (default) or the organization’s carrier
              * @enum {string}
              */
-            carrier: "simulator" | "twilio";
+            carrier: "simulator" | "twilio" | "telnyx" | "web";
             /** @description The phone number (of the organization) the program calls from; required to activate a program on a real carrier */
             fromNumberId: string | null;
             /** @description Whether the program’s answered calls are recorded (null: they are not) */
             recording: components["schemas"]["ProgramRecording"] | null;
+            /** @description What the calls do when an answering machine answers (null: the flow’s voicemail node, else a hang-up) */
+            voicemail: components["schemas"]["ProgramVoicemail"] | null;
             /** @description Set for live programs */
             liveTrigger: components["schemas"]["LiveTrigger"] | null;
             /** @description The call flow each call follows; null when none was chosen */
@@ -2830,6 +3456,15 @@ export interface components {
             channels?: "mono" | "dual";
             /** @description Without it, recording starts when the call is answered */
             consent?: components["schemas"]["RecordingConsentInput"];
+        };
+        ProgramVoicemailInput: {
+            /**
+             * @description leave (default) or hang_up
+             * @enum {string}
+             */
+            action?: "leave" | "hang_up";
+            /** @description 1 to 1000 characters, required with leave; a template like an agent’s firstMessage ({{contact.name}}, {{organization.name}}, variables) */
+            message?: string;
         };
         ProgramRetryPolicyInput: {
             /** @description 1 to 10 */
@@ -2875,6 +3510,8 @@ export interface components {
             answered: number;
             /** @description Answered by a machine (voicemail): the call ended there, whatever nodes it reached */
             voicemail: number;
+            /** @description Answered by a machine, and the program’s voicemail message was left after the beep */
+            voicemailLeft: number;
             /** @description Not answered, after every attempt */
             noAnswer: number;
             /** @description Busy, after every attempt */
@@ -2951,6 +3588,20 @@ export interface components {
             contactsDoNotCall: number;
             /** @description Finished contacts by outcome: what happened to each, not only completed or failed */
             outcomes: components["schemas"]["ExecutionOutcomes"];
+            /** @description Values of the agents’ variables, the same for every contact (a contact’s attribute of the same name comes first) */
+            variables: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Why no (more) calls are placed now: for a running execution what the campaign runner found on its last look, for a paused or scheduled one its status; null while nothing holds its pending contacts back, and once final
+             * @enum {string|null}
+             */
+            waitingReason: "scheduled" | "paused" | "paused_by_rule" | "no_credits" | "concurrency_limit" | "carrier_not_configured" | "carrier_unavailable" | "carrier_pacing" | "outside_calling_window" | "retry_wait" | "number_in_call" | null;
+            /**
+             * Format: date-time
+             * @description When the next call can be placed, where that is known (a calling window’s opening, a retry’s due time, a scheduled start); null with waitingReason null
+             */
+            nextCallAt: string | null;
         };
         /** @description The outcome of resyncing a live program's triggers with its audience */
         TriggerSync: {
@@ -2994,11 +3645,17 @@ export interface components {
              * @description The carrier the account is at
              * @enum {string}
              */
-            carrier: "twilio";
-            /** @description The account identifier at the carrier (Twilio: AC followed by 32 hex digits) */
+            carrier: "twilio" | "telnyx";
+            /** @description The account identifier at the carrier (Twilio: AC followed by 32 hex digits; Telnyx: the account id, a UUID) */
             accountSid: string;
             /** @description The last 4 characters of the auth token */
             authTokenLast4: string;
+            /** @description The last 4 characters of the webhook signing key (a Twilio Webhooks Rule’s SharedKey secret); null when webhooks are signed with the auth token */
+            webhookKeyLast4: string | null;
+            /** @description Telnyx: the account’s public key its webhooks are signed with (Ed25519, base64); null on Twilio, which signs with the auth token */
+            publicKey: string | null;
+            /** @description Telnyx: the TeXML Application the calls are placed with; null on Twilio */
+            applicationId: string | null;
             /** @description New calls per second this account may start, across all replicas (Twilio: 1 unless raised) */
             callsPerSecond: number;
         };
@@ -3038,7 +3695,7 @@ export interface components {
             /** @description The carrier account the number belongs to; batched across numbers */
             carrierConnection: components["schemas"]["CarrierConnection"] | null;
         };
-        /** @description The agent’s turn latency on a speech-to-speech call, recorded when its media stream ends */
+        /** @description The agent’s turn latency on a speech-to-speech or streaming call, and how soon its first message was heard, recorded when its media stream ends */
         CallTurnLatency: {
             /** @description Who answered: the speech-to-speech provider (openai, google), or a streaming call’s recognizer+synthesizer (deepgram+elevenlabs) */
             provider: string;
@@ -3050,6 +3707,8 @@ export interface components {
             maxMs: number;
             /** @description Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call */
             bargeIns: number | null;
+            /** @description The first message: milliseconds from the call’s answer to the first audio of the agent’s first line sent to the carrier (media stream set-up included); null when the agent waited for the caller. Not among the turns, nor in p50Ms and maxMs */
+            firstAudioMs: number | null;
         };
         /** @description A call’s recording: its state at the carrier; the audio is downloaded with GET /api/calls/{id}/recording */
         CallRecording: {
@@ -3073,7 +3732,7 @@ export interface components {
              * @description Who keeps the audio: simulator (the gateway, for a simulated call) or twilio
              * @enum {string}
              */
-            carrier: "simulator" | "twilio";
+            carrier: "simulator" | "twilio" | "telnyx" | "web";
             /** @description The carrier’s id for the recording (Twilio RecordingSid); null for a refused consent */
             carrierRecordingId: string | null;
             /**
@@ -3100,6 +3759,15 @@ export interface components {
              * @enum {string|null}
              */
             deletionReason: "user" | "retention" | "carrier" | null;
+            /** @description How many times in a row retention failed to delete the audio at the carrier (0: never, or it has since succeeded) */
+            retentionFailures: number;
+            /** @description Why retention last failed to delete the audio (e.g. the carrier connection is gone, or the carrier refused its token); null when it has not failed */
+            retentionError: string | null;
+            /**
+             * Format: date-time
+             * @description When retention tries this recording again: after each failure it waits twice as long, from an hour up to a day; null when it has not failed
+             */
+            retentionRetryAt: string | null;
         };
         /** @description One call: an attempt to reach a contact, from queued to its final status */
         Call: {
@@ -3131,7 +3799,7 @@ export interface components {
              * @enum {string}
              */
             status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
-            /** @description answered, voicemail, no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled) */
+            /** @description answered, voicemail, voicemail_left (a message was left after the beep), no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled) */
             outcome: string | null;
             /** @description Who answered, as far as the carrier could tell: human, machine or unknown */
             answeredBy: string | null;
@@ -3141,7 +3809,12 @@ export interface components {
              * @description The carrier that placed the call: simulator or twilio
              * @enum {string}
              */
-            carrier: "simulator" | "twilio";
+            carrier: "simulator" | "twilio" | "telnyx" | "web";
+            /**
+             * @description phone for a call through a carrier, web for a web call from a browser tab
+             * @enum {string}
+             */
+            channel: "phone" | "web";
             /** @description The id of the carrier connection */
             carrierConnectionId: string | null;
             /** @description The carrier’s id for the call (Twilio CallSid) */
@@ -3171,6 +3844,8 @@ export interface components {
             creditsCharged: number;
             /** @description Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns */
             turnLatency: components["schemas"]["CallTurnLatency"] | null;
+            /** @description Milliseconds from the answer to the agent’s first audio on the line (the first message), as the gateway measured it; null when the agent spoke no first message or the call had no voice session */
+            firstAudioMs: number | null;
             /** @description The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation */
             analysis: components["schemas"]["CallAnalysis"] | null;
             /**
@@ -3349,12 +4024,187 @@ export interface components {
             /** @description Every attempt, oldest first (at most 12) */
             attempts: components["schemas"]["WebhookDeliveryAttempt"][];
         };
+        /** @description One page of a list of Tool items, and where it sits in the list */
+        ToolPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["Tool"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** @description An HTTP tool as its creation or a secret rotation answers it, with the signing secret: shown only here */
+        ToolWithSecret: {
+            /** @description The tool with secret’s id (a UUID) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the tool with secret was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the tool with secret last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description The id of the organization the tool with secret belongs to */
+            organizationId: string;
+            /** @description What the model calls it: 1 to 64 letters, digits, _ or -; unique in the organization; not a built-in tool’s name */
+            name: string;
+            /** @description What the model is told the tool does */
+            description: string;
+            /** @description The JSON Schema (type object) of the arguments; the model’s arguments are validated against it before anything is sent */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** @description Where the request goes: https, a public address (http and private addresses only with TOOLS_ALLOW_PRIVATE=true) */
+            url: string;
+            /**
+             * @description The HTTP method of the request: POST, PUT or PATCH
+             * @enum {string}
+             */
+            method: "POST" | "PUT" | "PATCH";
+            /** @description The names of the headers the request carries; their values are sealed and never shown */
+            headerNames: string[];
+            /** @description The deadline of the whole exchange, in milliseconds (default 5000, at most 30000) */
+            timeoutMs: number;
+            /** @description The last 4 characters of the current signing secret */
+            secretHint: string;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs alongside the current one
+             */
+            previousSecretExpiresAt: string | null;
+            /** @description whsec_ + base64 of 32 random bytes: verify each request with it (Standard Webhooks). Shown only in this answer */
+            secret: string;
+        };
+        ToolHeaderInput: {
+            /** @description An HTTP header name (at most 64 characters); not one the gateway sets itself (content-type, host, webhook-*) */
+            name: string;
+            /** @description At most 2048 characters, no line breaks */
+            value: string;
+        };
+        /** @description An HTTP tool agents may call: one signed JSON request to the business’s URL per call (docs/tools.md) */
+        Tool: {
+            /** @description The tool’s id (a UUID) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the tool was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the tool last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description The id of the organization the tool belongs to */
+            organizationId: string;
+            /** @description What the model calls it: 1 to 64 letters, digits, _ or -; unique in the organization; not a built-in tool’s name */
+            name: string;
+            /** @description What the model is told the tool does */
+            description: string;
+            /** @description The JSON Schema (type object) of the arguments; the model’s arguments are validated against it before anything is sent */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** @description Where the request goes: https, a public address (http and private addresses only with TOOLS_ALLOW_PRIVATE=true) */
+            url: string;
+            /**
+             * @description The HTTP method of the request: POST, PUT or PATCH
+             * @enum {string}
+             */
+            method: "POST" | "PUT" | "PATCH";
+            /** @description The names of the headers the request carries; their values are sealed and never shown */
+            headerNames: string[];
+            /** @description The deadline of the whole exchange, in milliseconds (default 5000, at most 30000) */
+            timeoutMs: number;
+            /** @description The last 4 characters of the current signing secret */
+            secretHint: string;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs alongside the current one
+             */
+            previousSecretExpiresAt: string | null;
+        };
+        /** @description One page of a list of McpServer items, and where it sits in the list */
+        McpServerPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["McpServer"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** @description An MCP server (Streamable HTTP) whose tools agents may call (docs/tools.md#mcp-servers) */
+        McpServer: {
+            /** @description The mcp server’s id (a UUID) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the mcp server was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the mcp server last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description The id of the organization the mcp server belongs to */
+            organizationId: string;
+            /** @description 1 to 64 characters, unique in the organization */
+            name: string;
+            /** @description The Streamable HTTP endpoint (https, a public address; http and private addresses only with TOOLS_ALLOW_PRIVATE=true) */
+            url: string;
+            /** @description The name of the header that authenticates the gateway (e.g. Authorization); its value is sealed and never shown */
+            authHeaderName: string | null;
+            /**
+             * @description pending, ready (its tools listed) or unavailable (lastError says why)
+             * @enum {string}
+             */
+            status: "pending" | "ready" | "unavailable";
+            /** @description The tools it listed at its last refresh (empty while pending or unavailable) */
+            tools: components["schemas"]["McpServerTool"][];
+            /**
+             * Format: date-time
+             * @description When its tools were last listed (or the listing failed)
+             */
+            refreshedAt: string | null;
+            /** @description Why the last listing failed; null when it did not */
+            lastError: string | null;
+        };
+        /** @description One page of a list of ToolCall items, and where it sits in the list */
+        ToolCallPage: {
+            /** @description The items of this page, in the list’s order */
+            data: components["schemas"]["ToolCall"][];
+            /** @description Where this page sits in the list */
+            meta: components["schemas"]["PageMeta"];
+        };
+        /** @description A web call ready to be opened: its single-use token and the page that opens it */
+        WebCallTicket: {
+            /** @description The id of the agent */
+            agentId: string;
+            /** @description Single-use, short-lived: what the page or the widget presents to open the call; shown once, kept only as its hash */
+            token: string;
+            /** @description The gateway’s /talk page with the token in its fragment (never sent to a server): open it to talk to the agent */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the token stops opening a call
+             */
+            expiresAt: string;
+        };
         /** @description The organization a user belongs to */
         OrganizationRef: {
             /** @description The organization ref’s id (a UUID) */
             id: string;
             /** @description The organization ref’s name */
             name: string;
+        };
+        /** @description A variable the agent’s templates use, with its default */
+        AgentVariable: {
+            /** @description What {{name}} in a template stands for */
+            name: string;
+            /** @description The value when the conversation, the contact and the execution give none; null: one of them must */
+            default: string | null;
+            /** @description What the variable holds, for the people who give it */
+            description: string | null;
         };
         /** @description The language model of an agent */
         ModelConfig: {
@@ -3388,14 +4238,14 @@ export interface components {
              * @enum {string|null}
              */
             sttProvider: "deepgram" | "openai" | "builtin" | null;
-            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-4o-transcribe) */
+            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-live-transcribe); checked against the provider’s published list */
             sttModel: string | null;
             /**
              * @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise
              * @enum {string|null}
              */
             ttsProvider: "elevenlabs" | "openai" | "builtin" | null;
-            /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts) */
+            /** @description The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts); an OpenAI model is checked against OpenAI’s published list */
             ttsModel: string | null;
             /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
             language: string | null;
@@ -3425,6 +4275,13 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** @description Tools of one MCP server an agent may call, by name */
+        AgentMcpTools: {
+            /** @description The id of the server */
+            serverId: string;
+            /** @description 1 to 32 names the server lists */
+            names: string[];
+        };
         /** @description Tokens a model reply cost */
         Usage: {
             /** @description Tokens of the prompt (the hidden policy is not counted) */
@@ -3435,6 +4292,90 @@ export interface components {
             totalTokens: number;
             /** @description The model that answered, <provider>/<model_name> */
             model: string;
+        };
+        /** @description A tool call an agent made: what it sent, what came back, how long it took */
+        ToolCall: {
+            /** @description The tool call’s id (a UUID) */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the tool call was created (ISO 8601)
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the tool call last changed (ISO 8601)
+             */
+            updatedAt: string;
+            /** @description Null for a test message (POST /api/agents/{id}/test), which stores nothing */
+            conversationId: string | null;
+            /** @description The id of the agent */
+            agentId: string;
+            /** @description The phone call, for a call’s conversation */
+            callId: string | null;
+            /** @description Its place among the conversation’s tool calls, from 1 */
+            sequence: number;
+            /** @description The sequence of the message it came after (0: before the first): read with the messages, it is in their order */
+            afterSequence: number;
+            /** @description The name the model called */
+            tool: string;
+            /**
+             * @description An HTTP tool (toolId is its id) or an MCP server’s tool (toolId is the server’s id)
+             * @enum {string}
+             */
+            source: "http" | "mcp";
+            /** @description The HTTP tool, or the MCP server, called */
+            toolId: string | null;
+            /** @description The arguments the model wrote; null when they were withheld (they repeated the hidden policy) */
+            arguments: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description How the call ended: succeeded, failed (sent) or rejected (nothing sent)
+             * @enum {string}
+             */
+            status: "succeeded" | "failed" | "rejected";
+            /** @description The HTTP status the tool answered (null when none came) */
+            statusCode: number | null;
+            /** @description From the call to its answer (or its failure), in milliseconds */
+            durationMs: number;
+            /** @description What the tool answered, cut to 4000 characters */
+            answer: string | null;
+            /** @description What went wrong, as the model was told it */
+            error: string | null;
+        };
+        /** @description The call a conversation was spoken on, as its templates saw it */
+        ContextCall: {
+            /** @description The context call’s id (a UUID) */
+            id: string;
+            /** @description inbound or outbound */
+            direction: string;
+            /** @description The calling number (E.164) */
+            from: string | null;
+            /** @description The called number (E.164) */
+            to: string | null;
+        };
+        /** @description The contact a conversation was with, as its templates saw it (a snapshot taken when it started) */
+        ContextContact: {
+            /** @description Null for a caller who is no contact of the organization */
+            id: string | null;
+            /** @description The context contact’s name */
+            name: string | null;
+            /** @description {{contact.phone}} (E.164) */
+            phone: string | null;
+            /** @description {{contact.timeZone}}: an IANA time zone */
+            timeZone: string | null;
+            /** @description The contact’s attributes ({{contact.attributes.<key>}}) */
+            attributes: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The program whose execution placed the call */
+        ContextProgram: {
+            /** @description The context program’s id (a UUID) */
+            id: string;
+            /** @description The context program’s name */
+            name: string;
         };
         /** @description A good row that added nothing: its number repeats an earlier row or is already on the list */
         DoNotCallSkippedRow: {
@@ -3543,6 +4484,16 @@ export interface components {
             /** @description Without it, recording starts when the call is answered */
             consent: components["schemas"]["RecordingConsent"] | null;
         };
+        /** @description What the program’s calls do when an answering machine answers */
+        ProgramVoicemail: {
+            /**
+             * @description leave (default) or hang_up
+             * @enum {string}
+             */
+            action: "leave" | "hang_up";
+            /** @description The message left after the beep (a template: {{contact.name}}, variables); null with hang_up */
+            message: string | null;
+        };
         /** @description When a live program calls a contact: a date attribute of the contact (or of a business record), offset by days */
         LiveTrigger: {
             /** @description Name of the date attribute (YYYY-MM-DD or ISO date-time) */
@@ -3602,6 +4553,19 @@ export interface components {
             latencyMs: number;
             /** @description Why the attempt failed; null when it succeeded */
             error: string | null;
+        };
+        /** @description A tool an MCP server listed, as the gateway keeps it */
+        McpServerTool: {
+            /** @description The mcp server tool’s name */
+            name: string;
+            /** @description What the mcp server tool is for, in a sentence or two */
+            description: string | null;
+            /** @description Its input schema; null when it was refused */
+            inputSchema: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Why agents cannot use it (a name or a schema the gateway refuses); null when they can */
+            refused: string | null;
         };
         /** @description A user of the organization */
         User: {
@@ -4150,7 +5114,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4165,7 +5129,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -4599,7 +5563,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4614,7 +5578,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -4927,7 +5891,11 @@ export interface operations {
                      *       "organization": {
                      *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "name": "Front desk agent"
-                     *       }
+                     *       },
+                     *       "role": "owner",
+                     *       "permissions": [
+                     *         "Example permissions"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["CurrentUser"];
@@ -5067,6 +6035,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -5106,7 +6076,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -5415,7 +6388,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5430,7 +6403,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -5700,7 +6673,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5715,7 +6688,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -6051,6 +7024,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -6078,6 +7053,15 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "description": "Answers questions about opening hours and bookings",
                      *           "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *           "firstMessage": "Example firstMessage",
+                     *           "firstMessageMode": "agent_speaks_first",
+                     *           "variables": [
+                     *             {
+                     *               "name": "Front desk agent",
+                     *               "default": "Example default",
+                     *               "description": "Answers questions about opening hours and bookings"
+                     *             }
+                     *           ],
                      *           "status": "draft",
                      *           "version": 1,
                      *           "modelConfig": {
@@ -6124,6 +7108,17 @@ export interface operations {
                      *               "source": "crm"
                      *             }
                      *           },
+                     *           "toolIds": [
+                     *             "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *           ],
+                     *           "mcpTools": [
+                     *             {
+                     *               "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "names": [
+                     *                 "Example names"
+                     *               ]
+                     *             }
+                     *           ],
                      *           "createdBy": "Example createdBy",
                      *           "deletedAt": "2026-11-24T09:30:00.000Z",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -6136,7 +7131,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -6344,6 +7342,15 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
                      *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "firstMessage": "Example firstMessage",
+                     *       "firstMessageMode": "agent_speaks_first",
+                     *       "variables": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "default": "Example default",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
                      *       "status": "draft",
                      *       "version": 1,
                      *       "modelConfig": {
@@ -6390,6 +7397,17 @@ export interface operations {
                      *           "source": "crm"
                      *         }
                      *       },
+                     *       "toolIds": [
+                     *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *       ],
+                     *       "mcpTools": [
+                     *         {
+                     *           "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "names": [
+                     *             "Example names"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -6543,7 +7561,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6558,7 +7576,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -6669,6 +7687,15 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
                      *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "firstMessage": "Example firstMessage",
+                     *       "firstMessageMode": "agent_speaks_first",
+                     *       "variables": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "default": "Example default",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
                      *       "status": "draft",
                      *       "version": 1,
                      *       "modelConfig": {
@@ -6715,6 +7742,17 @@ export interface operations {
                      *           "source": "crm"
                      *         }
                      *       },
+                     *       "toolIds": [
+                     *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *       ],
+                     *       "mcpTools": [
+                     *         {
+                     *           "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "names": [
+                     *             "Example names"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -6920,6 +7958,15 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
                      *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "firstMessage": "Example firstMessage",
+                     *       "firstMessageMode": "agent_speaks_first",
+                     *       "variables": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "default": "Example default",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
                      *       "status": "draft",
                      *       "version": 1,
                      *       "modelConfig": {
@@ -6966,6 +8013,17 @@ export interface operations {
                      *           "source": "crm"
                      *         }
                      *       },
+                     *       "toolIds": [
+                     *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *       ],
+                     *       "mcpTools": [
+                     *         {
+                     *           "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "names": [
+                     *             "Example names"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7119,7 +8177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7134,7 +8192,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -7245,6 +8303,15 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
                      *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "firstMessage": "Example firstMessage",
+                     *       "firstMessageMode": "agent_speaks_first",
+                     *       "variables": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "default": "Example default",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
                      *       "status": "draft",
                      *       "version": 1,
                      *       "modelConfig": {
@@ -7291,6 +8358,17 @@ export interface operations {
                      *           "source": "crm"
                      *         }
                      *       },
+                     *       "toolIds": [
+                     *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *       ],
+                     *       "mcpTools": [
+                     *         {
+                     *           "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "names": [
+                     *             "Example names"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7392,6 +8470,29 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "Not Found",
                      *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
                      */
@@ -7524,6 +8625,15 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
                      *       "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *       "firstMessage": "Example firstMessage",
+                     *       "firstMessageMode": "agent_speaks_first",
+                     *       "variables": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "default": "Example default",
+                     *           "description": "Answers questions about opening hours and bookings"
+                     *         }
+                     *       ],
                      *       "status": "draft",
                      *       "version": 1,
                      *       "modelConfig": {
@@ -7570,6 +8680,17 @@ export interface operations {
                      *           "source": "crm"
                      *         }
                      *       },
+                     *       "toolIds": [
+                     *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *       ],
+                     *       "mcpTools": [
+                     *         {
+                     *           "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "names": [
+                     *             "Example names"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7811,7 +8932,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "message": "What are your opening hours?"
+                 *       "message": "What are your opening hours?",
+                 *       "variables": {
+                 *         "source": "crm"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["MessageArgs"];
@@ -7836,7 +8960,30 @@ export interface operations {
                      *         "outputTokens": 3,
                      *         "totalTokens": 3,
                      *         "model": "builtin/echo"
-                     *       }
+                     *       },
+                     *       "toolCalls": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "sequence": 3,
+                     *           "afterSequence": 3,
+                     *           "tool": "Example tool",
+                     *           "source": "http",
+                     *           "toolId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "arguments": {
+                     *             "source": "crm"
+                     *           },
+                     *           "status": "succeeded",
+                     *           "statusCode": 200,
+                     *           "durationMs": 3,
+                     *           "answer": "Example answer",
+                     *           "error": "Example error"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["MessageReply"];
@@ -7986,7 +9133,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8001,7 +9148,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -8097,6 +9244,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -8145,7 +9294,36 @@ export interface operations {
                      *             "model": "builtin/echo",
                      *             "analyzedAt": "2026-11-24T09:30:00.000Z"
                      *           },
+                     *           "context": {
+                     *             "call": {
+                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "direction": "Example direction",
+                     *               "from": "Example from",
+                     *               "to": "Example to"
+                     *             },
+                     *             "contact": {
+                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "name": "Front desk agent",
+                     *               "phone": "+14155550123",
+                     *               "timeZone": "America/New_York",
+                     *               "attributes": {
+                     *                 "plan": "gold",
+                     *                 "renewalDate": "2026-12-01"
+                     *               }
+                     *             },
+                     *             "program": {
+                     *               "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "name": "Front desk agent"
+                     *             },
+                     *             "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "variables": {
+                     *               "source": "crm"
+                     *             },
+                     *             "now": "Example now",
+                     *             "localTime": "Example localTime"
+                     *           },
                      *           "messageCount": 3,
+                     *           "toolCallCount": 3,
                      *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
@@ -8156,7 +9334,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -8193,8 +9374,12 @@ export interface operations {
                             callId: string | null;
                             /** @description A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise */
                             analysis: components["schemas"]["CallAnalysis"] | null;
+                            /** @description What the agent knew: the call, the contact, the program and the variables its templates were rendered from; null for a conversation started before agents had templates */
+                            context: components["schemas"]["ConversationContext"] | null;
                             /** @description Messages stored so far, the user’s and the agent’s */
                             messageCount: number;
+                            /** @description How many tools the agent called in it (Conversation.toolCalls, GET /api/conversations/{id}/tool-calls) */
+                            toolCallCount: number;
                             /** @description The id of the agent */
                             agentId: string;
                             /** @description The id of the organization the conversation belongs to */
@@ -8371,7 +9556,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "title": "Opening hours question"
+                 *       "title": "Opening hours question",
+                 *       "variables": {
+                 *         "source": "crm"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["StartConversationArgs"];
@@ -8415,7 +9603,36 @@ export interface operations {
                      *         "model": "builtin/echo",
                      *         "analyzedAt": "2026-11-24T09:30:00.000Z"
                      *       },
+                     *       "context": {
+                     *         "call": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "direction": "Example direction",
+                     *           "from": "Example from",
+                     *           "to": "Example to"
+                     *         },
+                     *         "contact": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "phone": "+14155550123",
+                     *           "timeZone": "America/New_York",
+                     *           "attributes": {
+                     *             "plan": "gold",
+                     *             "renewalDate": "2026-12-01"
+                     *           }
+                     *         },
+                     *         "program": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent"
+                     *         },
+                     *         "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "variables": {
+                     *           "source": "crm"
+                     *         },
+                     *         "now": "Example now",
+                     *         "localTime": "Example localTime"
+                     *       },
                      *       "messageCount": 3,
+                     *       "toolCallCount": 3,
                      *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "agent": {
@@ -8425,6 +9642,15 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "firstMessage": "Example firstMessage",
+                     *         "firstMessageMode": "agent_speaks_first",
+                     *         "variables": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "default": "Example default",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
                      *         "status": "draft",
                      *         "version": 1,
                      *         "modelConfig": {
@@ -8471,6 +9697,17 @@ export interface operations {
                      *             "source": "crm"
                      *           }
                      *         },
+                     *         "toolIds": [
+                     *           "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         ],
+                     *         "mcpTools": [
+                     *           {
+                     *             "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "names": [
+                     *               "Example names"
+                     *             ]
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -8646,7 +9883,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8661,7 +9898,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -8790,7 +10027,36 @@ export interface operations {
                      *         "model": "builtin/echo",
                      *         "analyzedAt": "2026-11-24T09:30:00.000Z"
                      *       },
+                     *       "context": {
+                     *         "call": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "direction": "Example direction",
+                     *           "from": "Example from",
+                     *           "to": "Example to"
+                     *         },
+                     *         "contact": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "phone": "+14155550123",
+                     *           "timeZone": "America/New_York",
+                     *           "attributes": {
+                     *             "plan": "gold",
+                     *             "renewalDate": "2026-12-01"
+                     *           }
+                     *         },
+                     *         "program": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent"
+                     *         },
+                     *         "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "variables": {
+                     *           "source": "crm"
+                     *         },
+                     *         "now": "Example now",
+                     *         "localTime": "Example localTime"
+                     *       },
                      *       "messageCount": 3,
+                     *       "toolCallCount": 3,
                      *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "agent": {
@@ -8800,6 +10066,15 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "firstMessage": "Example firstMessage",
+                     *         "firstMessageMode": "agent_speaks_first",
+                     *         "variables": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "default": "Example default",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
                      *         "status": "draft",
                      *         "version": 1,
                      *         "modelConfig": {
@@ -8846,6 +10121,17 @@ export interface operations {
                      *             "source": "crm"
                      *           }
                      *         },
+                     *         "toolIds": [
+                     *           "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         ],
+                     *         "mcpTools": [
+                     *           {
+                     *             "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "names": [
+                     *               "Example names"
+                     *             ]
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -9078,7 +10364,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -9248,7 +10537,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "message": "What are your opening hours?"
+                 *       "message": "What are your opening hours?",
+                 *       "variables": {
+                 *         "source": "crm"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["MessageArgs"];
@@ -9273,7 +10565,30 @@ export interface operations {
                      *         "outputTokens": 3,
                      *         "totalTokens": 3,
                      *         "model": "builtin/echo"
-                     *       }
+                     *       },
+                     *       "toolCalls": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "sequence": 3,
+                     *           "afterSequence": 3,
+                     *           "tool": "Example tool",
+                     *           "source": "http",
+                     *           "toolId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "arguments": {
+                     *             "source": "crm"
+                     *           },
+                     *           "status": "succeeded",
+                     *           "statusCode": 200,
+                     *           "durationMs": 3,
+                     *           "answer": "Example answer",
+                     *           "error": "Example error"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["MessageReply"];
@@ -9423,7 +10738,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9438,7 +10753,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -9567,7 +10882,36 @@ export interface operations {
                      *         "model": "builtin/echo",
                      *         "analyzedAt": "2026-11-24T09:30:00.000Z"
                      *       },
+                     *       "context": {
+                     *         "call": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "direction": "Example direction",
+                     *           "from": "Example from",
+                     *           "to": "Example to"
+                     *         },
+                     *         "contact": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "phone": "+14155550123",
+                     *           "timeZone": "America/New_York",
+                     *           "attributes": {
+                     *             "plan": "gold",
+                     *             "renewalDate": "2026-12-01"
+                     *           }
+                     *         },
+                     *         "program": {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent"
+                     *         },
+                     *         "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "variables": {
+                     *           "source": "crm"
+                     *         },
+                     *         "now": "Example now",
+                     *         "localTime": "Example localTime"
+                     *       },
                      *       "messageCount": 3,
+                     *       "toolCallCount": 3,
                      *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "agent": {
@@ -9577,6 +10921,15 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "firstMessage": "Example firstMessage",
+                     *         "firstMessageMode": "agent_speaks_first",
+                     *         "variables": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "default": "Example default",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
                      *         "status": "draft",
                      *         "version": 1,
                      *         "modelConfig": {
@@ -9623,6 +10976,17 @@ export interface operations {
                      *             "source": "crm"
                      *           }
                      *         },
+                     *         "toolIds": [
+                     *           "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         ],
+                     *         "mcpTools": [
+                     *           {
+                     *             "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "names": [
+                     *               "Example names"
+                     *             ]
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -9880,6 +11244,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -9919,7 +11285,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -10192,7 +11561,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10207,7 +11576,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -10739,7 +12108,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -11128,7 +12500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11143,7 +12515,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -11423,6 +12795,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -11454,6 +12828,10 @@ export interface operations {
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "name": "Front desk agent",
                      *           "description": "Answers questions about opening hours and bookings",
+                     *           "kind": "static",
+                     *           "filter": {
+                     *             "source": "crm"
+                     *           },
                      *           "contactCount": 3
                      *         }
                      *       ],
@@ -11463,7 +12841,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -11607,8 +12988,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings"
+                 *       "name": "Gold in Europe",
+                 *       "description": "Every gold customer in a European time zone",
+                 *       "filter": {
+                 *         "all": [
+                 *           {
+                 *             "field": "attributes.tier",
+                 *             "op": "eq",
+                 *             "value": "gold"
+                 *           },
+                 *           {
+                 *             "field": "timeZone",
+                 *             "op": "prefix",
+                 *             "value": "Europe/"
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["CreateAudienceInput"];
@@ -11633,6 +13028,10 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "static",
+                     *       "filter": {
+                     *         "source": "crm"
+                     *       },
                      *       "contactCount": 3
                      *     }
                      */
@@ -11737,7 +13136,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11752,7 +13151,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -11863,6 +13262,10 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "static",
+                     *       "filter": {
+                     *         "source": "crm"
+                     *       },
                      *       "contactCount": 3
                      *     }
                      */
@@ -12032,8 +13435,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "description": "Answers questions about opening hours and bookings"
+                 *       "name": "Gold customers",
+                 *       "description": "Every gold customer"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateAudienceInput"];
@@ -12058,6 +13461,10 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "static",
+                     *       "filter": {
+                     *         "source": "crm"
+                     *       },
                      *       "contactCount": 3
                      *     }
                      */
@@ -12162,6 +13569,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload Too Large */
             413: {
                 headers: {
@@ -12185,7 +13615,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12200,7 +13630,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -12507,6 +13937,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -12541,6 +13973,7 @@ export interface operations {
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "name": "Front desk agent",
                      *           "phone": "+14155550123",
+                     *           "externalId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "timeZone": "America/New_York",
                      *           "attributes": {
                      *             "plan": "gold",
@@ -12555,7 +13988,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -12752,6 +14188,10 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "name": "Front desk agent",
                      *       "description": "Answers questions about opening hours and bookings",
+                     *       "kind": "static",
+                     *       "filter": {
+                     *         "source": "crm"
+                     *       },
                      *       "contactCount": 3
                      *     }
                      */
@@ -12856,6 +14296,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload Too Large */
             413: {
                 headers: {
@@ -12879,7 +14342,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12894,7 +14357,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -13108,6 +14571,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload Too Large */
             413: {
                 headers: {
@@ -13131,7 +14617,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13146,7 +14632,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -13236,6 +14722,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -13267,6 +14755,7 @@ export interface operations {
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "name": "Front desk agent",
                      *           "phone": "+14155550123",
+                     *           "externalId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "timeZone": "America/New_York",
                      *           "attributes": {
                      *             "plan": "gold",
@@ -13281,7 +14770,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -13457,6 +14949,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "name": "Front desk agent",
                      *       "phone": "+14155550123",
+                     *       "externalId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "timeZone": "America/New_York",
                      *       "attributes": {
                      *         "plan": "gold",
@@ -13589,7 +15082,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13604,7 +15097,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -13865,7 +15358,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13880,7 +15373,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -13991,6 +15484,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "name": "Front desk agent",
                      *       "phone": "+14155550123",
+                     *       "externalId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "timeZone": "America/New_York",
                      *       "attributes": {
                      *         "plan": "gold",
@@ -14195,6 +15689,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "name": "Front desk agent",
                      *       "phone": "+14155550123",
+                     *       "externalId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "timeZone": "America/New_York",
                      *       "attributes": {
                      *         "plan": "gold",
@@ -14350,7 +15845,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14365,7 +15860,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -14672,6 +16167,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -14714,7 +16211,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -15013,7 +16513,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15028,7 +16528,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -15234,6 +16734,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload Too Large */
             413: {
                 headers: {
@@ -15257,7 +16780,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15272,7 +16795,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -15756,6 +17279,1729 @@ export interface operations {
             };
         };
     };
+    listContactImports: {
+        parameters: {
+            query?: {
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "status": "awaiting_file",
+                     *           "mode": "create",
+                     *           "key": "phone",
+                     *           "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "fileBytes": 3,
+                     *           "rowsRead": 3,
+                     *           "imported": 3,
+                     *           "updated": 3,
+                     *           "skipped": 3,
+                     *           "refused": 3,
+                     *           "doNotCall": 3,
+                     *           "columns": [
+                     *             "Example columns"
+                     *           ],
+                     *           "error": "Example error",
+                     *           "startedAt": "2026-11-24T09:30:00.000Z",
+                     *           "finishedAt": "2026-11-24T09:30:00.000Z",
+                     *           "uploadUrl": "Example uploadUrl",
+                     *           "refusedRowsUrl": "Example refusedRowsUrl"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactImportPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createContactImport: {
+        parameters: {
+            query?: {
+                /** @description What a row whose key a contact has does; default upsert */
+                mode?: "create" | "upsert" | "skip";
+                /** @description Which column says a contact is already there; default phone */
+                key?: "phone" | "externalId";
+                /** @description A static audience of the organization that the imported and updated contacts join */
+                audienceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The CSV (RFC 4180, UTF-8, a BOM allowed), streamed: a header naming its columns (phone, and any of externalId, name, timeZone, attributes.<key>), then a row per contact. At most IMPORT_MAX_BYTES (256 MiB by default) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell. */
+        requestBody: {
+            content: {
+                /**
+                 * @example externalId,name,phone,timeZone,attributes.tier
+                 *     crm-1001,Ada Lovelace,+14155550100,America/Los_Angeles,gold
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "awaiting_file",
+                     *       "mode": "create",
+                     *       "key": "phone",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "fileBytes": 3,
+                     *       "rowsRead": 3,
+                     *       "imported": 3,
+                     *       "updated": 3,
+                     *       "skipped": 3,
+                     *       "refused": 3,
+                     *       "doNotCall": 3,
+                     *       "columns": [
+                     *         "Example columns"
+                     *       ],
+                     *       "error": "Example error",
+                     *       "startedAt": "2026-11-24T09:30:00.000Z",
+                     *       "finishedAt": "2026-11-24T09:30:00.000Z",
+                     *       "uploadUrl": "Example uploadUrl",
+                     *       "refusedRowsUrl": "Example refusedRowsUrl"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactImport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not text/csv */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as text/csv (got application/json)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    uploadContactImportFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The CSV (RFC 4180, UTF-8, a BOM allowed), streamed: a header naming its columns (phone, and any of externalId, name, timeZone, attributes.<key>), then a row per contact. At most IMPORT_MAX_BYTES (256 MiB by default) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell. */
+        requestBody: {
+            content: {
+                /**
+                 * @example externalId,name,phone,timeZone,attributes.tier
+                 *     crm-1001,Ada Lovelace,+14155550100,America/Los_Angeles,gold
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "awaiting_file",
+                     *       "mode": "create",
+                     *       "key": "phone",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "fileBytes": 3,
+                     *       "rowsRead": 3,
+                     *       "imported": 3,
+                     *       "updated": 3,
+                     *       "skipped": 3,
+                     *       "refused": 3,
+                     *       "doNotCall": 3,
+                     *       "columns": [
+                     *         "Example columns"
+                     *       ],
+                     *       "error": "Example error",
+                     *       "startedAt": "2026-11-24T09:30:00.000Z",
+                     *       "finishedAt": "2026-11-24T09:30:00.000Z",
+                     *       "uploadUrl": "Example uploadUrl",
+                     *       "refusedRowsUrl": "Example refusedRowsUrl"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactImport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not text/csv */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as text/csv (got application/json)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContactImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "awaiting_file",
+                     *       "mode": "create",
+                     *       "key": "phone",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "fileBytes": 3,
+                     *       "rowsRead": 3,
+                     *       "imported": 3,
+                     *       "updated": 3,
+                     *       "skipped": 3,
+                     *       "refused": 3,
+                     *       "doNotCall": 3,
+                     *       "columns": [
+                     *         "Example columns"
+                     *       ],
+                     *       "error": "Example error",
+                     *       "startedAt": "2026-11-24T09:30:00.000Z",
+                     *       "finishedAt": "2026-11-24T09:30:00.000Z",
+                     *       "uploadUrl": "Example uploadUrl",
+                     *       "refusedRowsUrl": "Example refusedRowsUrl"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactImport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelContactImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "awaiting_file",
+                     *       "mode": "create",
+                     *       "key": "phone",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "fileBytes": 3,
+                     *       "rowsRead": 3,
+                     *       "imported": 3,
+                     *       "updated": 3,
+                     *       "skipped": 3,
+                     *       "refused": 3,
+                     *       "doNotCall": 3,
+                     *       "columns": [
+                     *         "Example columns"
+                     *       ],
+                     *       "error": "Example error",
+                     *       "startedAt": "2026-11-24T09:30:00.000Z",
+                     *       "finishedAt": "2026-11-24T09:30:00.000Z",
+                     *       "uploadUrl": "Example uploadUrl",
+                     *       "refusedRowsUrl": "Example refusedRowsUrl"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactImport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resumeContactImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "status": "awaiting_file",
+                     *       "mode": "create",
+                     *       "key": "phone",
+                     *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "fileBytes": 3,
+                     *       "rowsRead": 3,
+                     *       "imported": 3,
+                     *       "updated": 3,
+                     *       "skipped": 3,
+                     *       "refused": 3,
+                     *       "doNotCall": 3,
+                     *       "columns": [
+                     *         "Example columns"
+                     *       ],
+                     *       "error": "Example error",
+                     *       "startedAt": "2026-11-24T09:30:00.000Z",
+                     *       "finishedAt": "2026-11-24T09:30:00.000Z",
+                     *       "uploadUrl": "Example uploadUrl",
+                     *       "refusedRowsUrl": "Example refusedRowsUrl"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactImport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportContactImportRefusals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success, streamed */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example row,reason,externalId,name,phone
+                     *     3,phone "555" is not E.164 (+ and 7 to 15 digits),crm-1002,Grace,555
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listBusinessEntities: {
         parameters: {
             query?: {
@@ -15773,6 +19019,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -15813,7 +19061,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -16142,7 +19393,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16157,7 +19408,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -16601,7 +19852,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16616,7 +19867,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -16941,7 +20192,10 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "creditBalance": 3,
                      *       "creditsReserved": 3,
-                     *       "recordingRetentionDays": 3
+                     *       "recordingRetentionDays": 3,
+                     *       "webCallOrigins": [
+                     *         "Example webCallOrigins"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["Organization"];
@@ -17084,8 +20338,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
-                 *       "recordingRetentionDays": 3
+                 *       "name": "Acme Dental",
+                 *       "webCallOrigins": [
+                 *         "https://www.acme-dental.example"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateOrganizationInput"];
@@ -17110,7 +20366,10 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "creditBalance": 3,
                      *       "creditsReserved": 3,
-                     *       "recordingRetentionDays": 3
+                     *       "recordingRetentionDays": 3,
+                     *       "webCallOrigins": [
+                     *         "Example webCallOrigins"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["Organization"];
@@ -17214,7 +20473,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17229,7 +20488,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -17337,7 +20596,10 @@ export interface operations {
                      *       "name": "Front desk agent",
                      *       "creditBalance": 3,
                      *       "creditsReserved": 3,
-                     *       "recordingRetentionDays": 3
+                     *       "recordingRetentionDays": 3,
+                     *       "webCallOrigins": [
+                     *         "Example webCallOrigins"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["Organization"];
@@ -17559,7 +20821,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -17700,6 +20965,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -17750,7 +21017,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -18056,7 +21326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18071,7 +21341,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -18546,7 +21816,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18561,7 +21831,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -19037,7 +22307,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19052,7 +22322,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -19361,6 +22631,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -19416,7 +22688,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -19778,7 +23053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19793,7 +23068,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -20282,6 +23557,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload Too Large */
             413: {
                 headers: {
@@ -20305,7 +23603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20320,7 +23618,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -20627,6 +23925,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -20698,6 +23998,10 @@ export interface operations {
                      *               ]
                      *             }
                      *           },
+                     *           "voicemail": {
+                     *             "action": "leave",
+                     *             "message": "What are your opening hours?"
+                     *           },
                      *           "liveTrigger": {
                      *             "attribute": "Example attribute",
                      *             "source": "contact",
@@ -20736,6 +24040,15 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "description": "Answers questions about opening hours and bookings",
                      *             "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *             "firstMessage": "Example firstMessage",
+                     *             "firstMessageMode": "agent_speaks_first",
+                     *             "variables": [
+                     *               {
+                     *                 "name": "Front desk agent",
+                     *                 "default": "Example default",
+                     *                 "description": "Answers questions about opening hours and bookings"
+                     *               }
+                     *             ],
                      *             "status": "draft",
                      *             "version": 1,
                      *             "modelConfig": {
@@ -20782,6 +24095,17 @@ export interface operations {
                      *                 "source": "crm"
                      *               }
                      *             },
+                     *             "toolIds": [
+                     *               "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *             ],
+                     *             "mcpTools": [
+                     *               {
+                     *                 "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *                 "names": [
+                     *                   "Example names"
+                     *                 ]
+                     *               }
+                     *             ],
                      *             "createdBy": "Example createdBy",
                      *             "deletedAt": "2026-11-24T09:30:00.000Z",
                      *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -20794,6 +24118,10 @@ export interface operations {
                      *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "name": "Front desk agent",
                      *             "description": "Answers questions about opening hours and bookings",
+                     *             "kind": "static",
+                     *             "filter": {
+                     *               "source": "crm"
+                     *             },
                      *             "contactCount": 3
                      *           },
                      *           "fromNumber": {
@@ -20815,6 +24143,9 @@ export interface operations {
                      *               "carrier": "twilio",
                      *               "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *               "authTokenLast4": "cf99",
+                     *               "webhookKeyLast4": "Example webhookKeyLast4",
+                     *               "publicKey": "Example publicKey",
+                     *               "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *               "callsPerSecond": 3
                      *             }
                      *           }
@@ -20826,7 +24157,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -21070,6 +24404,10 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
+                     *       "voicemail": {
+                     *         "action": "leave",
+                     *         "message": "What are your opening hours?"
+                     *       },
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -21108,6 +24446,15 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "firstMessage": "Example firstMessage",
+                     *         "firstMessageMode": "agent_speaks_first",
+                     *         "variables": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "default": "Example default",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
                      *         "status": "draft",
                      *         "version": 1,
                      *         "modelConfig": {
@@ -21154,6 +24501,17 @@ export interface operations {
                      *             "source": "crm"
                      *           }
                      *         },
+                     *         "toolIds": [
+                     *           "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         ],
+                     *         "mcpTools": [
+                     *           {
+                     *             "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "names": [
+                     *               "Example names"
+                     *             ]
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -21166,6 +24524,10 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
+                     *         "kind": "static",
+                     *         "filter": {
+                     *           "source": "crm"
+                     *         },
                      *         "contactCount": 3
                      *       },
                      *       "fromNumber": {
@@ -21187,6 +24549,9 @@ export interface operations {
                      *           "carrier": "twilio",
                      *           "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *           "authTokenLast4": "cf99",
+                     *           "webhookKeyLast4": "Example webhookKeyLast4",
+                     *           "publicKey": "Example publicKey",
+                     *           "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "callsPerSecond": 3
                      *         }
                      *       }
@@ -21316,7 +24681,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21331,7 +24696,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -21482,6 +24847,10 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
+                     *       "voicemail": {
+                     *         "action": "leave",
+                     *         "message": "What are your opening hours?"
+                     *       },
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -21520,6 +24889,15 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "firstMessage": "Example firstMessage",
+                     *         "firstMessageMode": "agent_speaks_first",
+                     *         "variables": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "default": "Example default",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
                      *         "status": "draft",
                      *         "version": 1,
                      *         "modelConfig": {
@@ -21566,6 +24944,17 @@ export interface operations {
                      *             "source": "crm"
                      *           }
                      *         },
+                     *         "toolIds": [
+                     *           "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         ],
+                     *         "mcpTools": [
+                     *           {
+                     *             "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "names": [
+                     *               "Example names"
+                     *             ]
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -21578,6 +24967,10 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
+                     *         "kind": "static",
+                     *         "filter": {
+                     *           "source": "crm"
+                     *         },
                      *         "contactCount": 3
                      *       },
                      *       "fromNumber": {
@@ -21599,6 +24992,9 @@ export interface operations {
                      *           "carrier": "twilio",
                      *           "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *           "authTokenLast4": "cf99",
+                     *           "webhookKeyLast4": "Example webhookKeyLast4",
+                     *           "publicKey": "Example publicKey",
+                     *           "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "callsPerSecond": 3
                      *         }
                      *       }
@@ -21840,6 +25236,10 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
+                     *       "voicemail": {
+                     *         "action": "leave",
+                     *         "message": "What are your opening hours?"
+                     *       },
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -21878,6 +25278,15 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "firstMessage": "Example firstMessage",
+                     *         "firstMessageMode": "agent_speaks_first",
+                     *         "variables": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "default": "Example default",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
                      *         "status": "draft",
                      *         "version": 1,
                      *         "modelConfig": {
@@ -21924,6 +25333,17 @@ export interface operations {
                      *             "source": "crm"
                      *           }
                      *         },
+                     *         "toolIds": [
+                     *           "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         ],
+                     *         "mcpTools": [
+                     *           {
+                     *             "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "names": [
+                     *               "Example names"
+                     *             ]
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -21936,6 +25356,10 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
+                     *         "kind": "static",
+                     *         "filter": {
+                     *           "source": "crm"
+                     *         },
                      *         "contactCount": 3
                      *       },
                      *       "fromNumber": {
@@ -21957,6 +25381,9 @@ export interface operations {
                      *           "carrier": "twilio",
                      *           "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *           "authTokenLast4": "cf99",
+                     *           "webhookKeyLast4": "Example webhookKeyLast4",
+                     *           "publicKey": "Example publicKey",
+                     *           "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "callsPerSecond": 3
                      *         }
                      *       }
@@ -22109,7 +25536,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22124,7 +25551,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -22515,6 +25942,10 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
+                     *       "voicemail": {
+                     *         "action": "leave",
+                     *         "message": "What are your opening hours?"
+                     *       },
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -22553,6 +25984,15 @@ export interface operations {
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
                      *         "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *         "firstMessage": "Example firstMessage",
+                     *         "firstMessageMode": "agent_speaks_first",
+                     *         "variables": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "default": "Example default",
+                     *             "description": "Answers questions about opening hours and bookings"
+                     *           }
+                     *         ],
                      *         "status": "draft",
                      *         "version": 1,
                      *         "modelConfig": {
@@ -22599,6 +26039,17 @@ export interface operations {
                      *             "source": "crm"
                      *           }
                      *         },
+                     *         "toolIds": [
+                     *           "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *         ],
+                     *         "mcpTools": [
+                     *           {
+                     *             "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *             "names": [
+                     *               "Example names"
+                     *             ]
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -22611,6 +26062,10 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "name": "Front desk agent",
                      *         "description": "Answers questions about opening hours and bookings",
+                     *         "kind": "static",
+                     *         "filter": {
+                     *           "source": "crm"
+                     *         },
                      *         "contactCount": 3
                      *       },
                      *       "fromNumber": {
@@ -22632,6 +26087,9 @@ export interface operations {
                      *           "carrier": "twilio",
                      *           "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *           "authTokenLast4": "cf99",
+                     *           "webhookKeyLast4": "Example webhookKeyLast4",
+                     *           "publicKey": "Example publicKey",
+                     *           "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "callsPerSecond": 3
                      *         }
                      *       }
@@ -22920,12 +26378,18 @@ export interface operations {
                      *         "outcomes": {
                      *           "answered": 3,
                      *           "voicemail": 3,
+                     *           "voicemailLeft": 3,
                      *           "noAnswer": 3,
                      *           "busy": 3,
                      *           "failed": 3,
                      *           "doNotCall": 3,
                      *           "notCalled": 3
-                     *         }
+                     *         },
+                     *         "variables": {
+                     *           "source": "crm"
+                     *         },
+                     *         "waitingReason": "scheduled",
+                     *         "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *       }
                      *     ]
                      */
@@ -23147,12 +26611,18 @@ export interface operations {
                      *       "outcomes": {
                      *         "answered": 3,
                      *         "voicemail": 3,
+                     *         "voicemailLeft": 3,
                      *         "noAnswer": 3,
                      *         "busy": 3,
                      *         "failed": 3,
                      *         "doNotCall": 3,
                      *         "notCalled": 3
-                     *       }
+                     *       },
+                     *       "variables": {
+                     *         "source": "crm"
+                     *       },
+                     *       "waitingReason": "scheduled",
+                     *       "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -23302,7 +26772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23317,7 +26787,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -23451,12 +26921,18 @@ export interface operations {
                      *       "outcomes": {
                      *         "answered": 3,
                      *         "voicemail": 3,
+                     *         "voicemailLeft": 3,
                      *         "noAnswer": 3,
                      *         "busy": 3,
                      *         "failed": 3,
                      *         "doNotCall": 3,
                      *         "notCalled": 3
-                     *       }
+                     *       },
+                     *       "variables": {
+                     *         "source": "crm"
+                     *       },
+                     *       "waitingReason": "scheduled",
+                     *       "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -23663,12 +27139,18 @@ export interface operations {
                      *       "outcomes": {
                      *         "answered": 3,
                      *         "voicemail": 3,
+                     *         "voicemailLeft": 3,
                      *         "noAnswer": 3,
                      *         "busy": 3,
                      *         "failed": 3,
                      *         "doNotCall": 3,
                      *         "notCalled": 3
-                     *       }
+                     *       },
+                     *       "variables": {
+                     *         "source": "crm"
+                     *       },
+                     *       "waitingReason": "scheduled",
+                     *       "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -23944,12 +27426,18 @@ export interface operations {
                      *       "outcomes": {
                      *         "answered": 3,
                      *         "voicemail": 3,
+                     *         "voicemailLeft": 3,
                      *         "noAnswer": 3,
                      *         "busy": 3,
                      *         "failed": 3,
                      *         "doNotCall": 3,
                      *         "notCalled": 3
-                     *       }
+                     *       },
+                     *       "variables": {
+                     *         "source": "crm"
+                     *       },
+                     *       "waitingReason": "scheduled",
+                     *       "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -24225,12 +27713,18 @@ export interface operations {
                      *       "outcomes": {
                      *         "answered": 3,
                      *         "voicemail": 3,
+                     *         "voicemailLeft": 3,
                      *         "noAnswer": 3,
                      *         "busy": 3,
                      *         "failed": 3,
                      *         "doNotCall": 3,
                      *         "notCalled": 3
-                     *       }
+                     *       },
+                     *       "variables": {
+                     *         "source": "crm"
+                     *       },
+                     *       "waitingReason": "scheduled",
+                     *       "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -24506,12 +28000,18 @@ export interface operations {
                      *       "outcomes": {
                      *         "answered": 3,
                      *         "voicemail": 3,
+                     *         "voicemailLeft": 3,
                      *         "noAnswer": 3,
                      *         "busy": 3,
                      *         "failed": 3,
                      *         "doNotCall": 3,
                      *         "notCalled": 3
-                     *       }
+                     *       },
+                     *       "variables": {
+                     *         "source": "crm"
+                     *       },
+                     *       "waitingReason": "scheduled",
+                     *       "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -24787,12 +28287,18 @@ export interface operations {
                      *       "outcomes": {
                      *         "answered": 3,
                      *         "voicemail": 3,
+                     *         "voicemailLeft": 3,
                      *         "noAnswer": 3,
                      *         "busy": 3,
                      *         "failed": 3,
                      *         "doNotCall": 3,
                      *         "notCalled": 3
-                     *       }
+                     *       },
+                     *       "variables": {
+                     *         "source": "crm"
+                     *       },
+                     *       "waitingReason": "scheduled",
+                     *       "nextCallAt": "2026-11-24T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Execution"];
@@ -25317,6 +28823,10 @@ export interface operations {
                      *             ]
                      *           }
                      *         },
+                     *         "voicemail": {
+                     *           "action": "leave",
+                     *           "message": "What are your opening hours?"
+                     *         },
                      *         "liveTrigger": {
                      *           "attribute": "Example attribute",
                      *           "source": "contact",
@@ -25355,6 +28865,15 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "description": "Answers questions about opening hours and bookings",
                      *           "instructions": "You are the front desk of Acme Dental. Answer briefly and politely.",
+                     *           "firstMessage": "Example firstMessage",
+                     *           "firstMessageMode": "agent_speaks_first",
+                     *           "variables": [
+                     *             {
+                     *               "name": "Front desk agent",
+                     *               "default": "Example default",
+                     *               "description": "Answers questions about opening hours and bookings"
+                     *             }
+                     *           ],
                      *           "status": "draft",
                      *           "version": 1,
                      *           "modelConfig": {
@@ -25401,6 +28920,17 @@ export interface operations {
                      *               "source": "crm"
                      *             }
                      *           },
+                     *           "toolIds": [
+                     *             "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *           ],
+                     *           "mcpTools": [
+                     *             {
+                     *               "serverId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *               "names": [
+                     *                 "Example names"
+                     *               ]
+                     *             }
+                     *           ],
                      *           "createdBy": "Example createdBy",
                      *           "deletedAt": "2026-11-24T09:30:00.000Z",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -25413,6 +28943,10 @@ export interface operations {
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "name": "Front desk agent",
                      *           "description": "Answers questions about opening hours and bookings",
+                     *           "kind": "static",
+                     *           "filter": {
+                     *             "source": "crm"
+                     *           },
                      *           "contactCount": 3
                      *         },
                      *         "fromNumber": {
@@ -25434,6 +28968,9 @@ export interface operations {
                      *             "carrier": "twilio",
                      *             "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *             "authTokenLast4": "cf99",
+                     *             "webhookKeyLast4": "Example webhookKeyLast4",
+                     *             "publicKey": "Example publicKey",
+                     *             "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "callsPerSecond": 3
                      *           }
                      *         }
@@ -25646,6 +29183,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -25679,6 +29218,9 @@ export interface operations {
                      *           "carrier": "twilio",
                      *           "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *           "authTokenLast4": "cf99",
+                     *           "webhookKeyLast4": "Example webhookKeyLast4",
+                     *           "publicKey": "Example publicKey",
+                     *           "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "callsPerSecond": 3
                      *         }
                      *       ],
@@ -25688,7 +29230,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -25832,7 +29377,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "Front desk line",
                  *       "carrier": "twilio",
                  *       "accountSid": "AC0123456789abcdef0123456789abcdef",
                  *       "authToken": "5f4dcc3b5aa765d61d8327deb882cf99",
@@ -25863,6 +29408,9 @@ export interface operations {
                      *       "carrier": "twilio",
                      *       "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *       "authTokenLast4": "cf99",
+                     *       "webhookKeyLast4": "Example webhookKeyLast4",
+                     *       "publicKey": "Example publicKey",
+                     *       "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "callsPerSecond": 3
                      *     }
                      */
@@ -25990,7 +29538,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26005,7 +29553,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -26118,6 +29666,9 @@ export interface operations {
                      *       "carrier": "twilio",
                      *       "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *       "authTokenLast4": "cf99",
+                     *       "webhookKeyLast4": "Example webhookKeyLast4",
+                     *       "publicKey": "Example publicKey",
+                     *       "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "callsPerSecond": 3
                      *     }
                      */
@@ -26287,9 +29838,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Front desk agent",
+                 *       "name": "Front desk line (rotated)",
                  *       "authToken": "5f4dcc3b5aa765d61d8327deb882cf99",
-                 *       "callsPerSecond": 3
+                 *       "callsPerSecond": 2
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateCarrierConnectionInput"];
@@ -26316,6 +29867,9 @@ export interface operations {
                      *       "carrier": "twilio",
                      *       "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *       "authTokenLast4": "cf99",
+                     *       "webhookKeyLast4": "Example webhookKeyLast4",
+                     *       "publicKey": "Example publicKey",
+                     *       "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "callsPerSecond": 3
                      *     }
                      */
@@ -26466,7 +30020,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26481,7 +30035,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -26564,7 +30118,10 @@ export interface operations {
     };
     deleteCarrierConnection: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true deletes the connection even though recordings made through it are still kept at the carrier: they stay there, and only the carrier’s console can delete them (the gateway can no longer download or delete them, nor can retention). Without it, such a connection answers 409 naming them */
+                keepRecordings?: boolean;
+            };
             header?: never;
             path: {
                 /** @description The carrier connection’s id (a UUID); one of another organization answers 404 like an unknown one */
@@ -26683,6 +30240,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload Too Large */
             413: {
                 headers: {
@@ -26788,6 +30368,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -26831,6 +30413,9 @@ export interface operations {
                      *             "carrier": "twilio",
                      *             "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *             "authTokenLast4": "cf99",
+                     *             "webhookKeyLast4": "Example webhookKeyLast4",
+                     *             "publicKey": "Example publicKey",
+                     *             "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *             "callsPerSecond": 3
                      *           }
                      *         }
@@ -26841,7 +30426,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -27025,6 +30613,9 @@ export interface operations {
                      *         "carrier": "twilio",
                      *         "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *         "authTokenLast4": "cf99",
+                     *         "webhookKeyLast4": "Example webhookKeyLast4",
+                     *         "publicKey": "Example publicKey",
+                     *         "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "callsPerSecond": 3
                      *       }
                      *     }
@@ -27176,7 +30767,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27191,7 +30782,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -27314,6 +30905,9 @@ export interface operations {
                      *         "carrier": "twilio",
                      *         "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *         "authTokenLast4": "cf99",
+                     *         "webhookKeyLast4": "Example webhookKeyLast4",
+                     *         "publicKey": "Example publicKey",
+                     *         "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "callsPerSecond": 3
                      *       }
                      *     }
@@ -27522,6 +31116,9 @@ export interface operations {
                      *         "carrier": "twilio",
                      *         "accountSid": "AC0123456789abcdef0123456789abcdef",
                      *         "authTokenLast4": "cf99",
+                     *         "webhookKeyLast4": "Example webhookKeyLast4",
+                     *         "publicKey": "Example publicKey",
+                     *         "applicationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "callsPerSecond": 3
                      *       }
                      *     }
@@ -27673,7 +31270,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27688,7 +31285,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -27997,6 +31594,8 @@ export interface operations {
                 contactId?: string;
                 /** @description Only calls in this status */
                 status?: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | "canceled";
+                /** @description Only calls that ended with this outcome: answered, voicemail, voicemail_left, no_answer, busy, failed, do_not_call */
+                outcome?: "answered" | "voicemail" | "voicemail_left" | "no_answer" | "busy" | "failed" | "do_not_call";
                 /** @description Only outbound or only inbound calls */
                 direction?: "outbound" | "inbound";
                 /** @description Only calls queued at or after this instant (ISO 8601 date-time) */
@@ -28013,6 +31612,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -28049,6 +31650,7 @@ export interface operations {
                      *           "answeredBy": "Example answeredBy",
                      *           "attempt": 3,
                      *           "carrier": "simulator",
+                     *           "channel": "phone",
                      *           "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "carrierCallId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *           "queuedAt": "2026-11-24T09:30:00.000Z",
@@ -28076,8 +31678,10 @@ export interface operations {
                      *             ],
                      *             "p50Ms": 3,
                      *             "maxMs": 3,
-                     *             "bargeIns": 3
+                     *             "bargeIns": 3,
+                     *             "firstAudioMs": 3
                      *           },
+                     *           "firstAudioMs": 3,
                      *           "analysis": {
                      *             "status": "pending",
                      *             "summary": "Example summary",
@@ -28103,7 +31707,10 @@ export interface operations {
                      *             "durationSeconds": 3,
                      *             "errorText": "Example errorText",
                      *             "deletedAt": "2026-11-24T09:30:00.000Z",
-                     *             "deletionReason": "user"
+                     *             "deletionReason": "user",
+                     *             "retentionFailures": 3,
+                     *             "retentionError": "Example retentionError",
+                     *             "retentionRetryAt": "2026-11-24T09:30:00.000Z"
                      *           }
                      *         }
                      *       ],
@@ -28113,7 +31720,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -28250,6 +31860,367 @@ export interface operations {
             };
         };
     };
+    placeCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for the same key and body for 24 hours; another body with the key → 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A PlaceCallInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "+14155550123",
+                 *       "agentId": "6c1f0a9e-2b3d-4e5f-8a7b-1c2d3e4f5a60",
+                 *       "variables": {
+                 *         "customer": "Ada"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlaceCallInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "executionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "programId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "contactId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "direction": "outbound",
+                     *       "from": "Example from",
+                     *       "to": "Example to",
+                     *       "status": "queued",
+                     *       "outcome": "Example outcome",
+                     *       "answeredBy": "Example answeredBy",
+                     *       "attempt": 3,
+                     *       "carrier": "simulator",
+                     *       "channel": "phone",
+                     *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "carrierCallId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "queuedAt": "2026-11-24T09:30:00.000Z",
+                     *       "answeredAt": "2026-11-24T09:30:00.000Z",
+                     *       "endedAt": "2026-11-24T09:30:00.000Z",
+                     *       "durationSeconds": 3,
+                     *       "reachedNodeIds": [
+                     *         "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
+                     *       ],
+                     *       "errorText": "Example errorText",
+                     *       "creditsCharged": 3,
+                     *       "turnLatency": {
+                     *         "provider": "Example provider",
+                     *         "turns": [
+                     *           {
+                     *             "endOfSpeechAt": "2026-11-24T09:30:00.000Z",
+                     *             "totalMs": 3,
+                     *             "providerMs": 3,
+                     *             "gatewayMs": 3,
+                     *             "recognizerMs": 3,
+                     *             "modelMs": 3,
+                     *             "synthesizerMs": 3,
+                     *             "waitMs": 3
+                     *           }
+                     *         ],
+                     *         "p50Ms": 3,
+                     *         "maxMs": 3,
+                     *         "bargeIns": 3,
+                     *         "firstAudioMs": 3
+                     *       },
+                     *       "firstAudioMs": 3,
+                     *       "analysis": {
+                     *         "status": "pending",
+                     *         "summary": "Example summary",
+                     *         "data": {
+                     *           "source": "crm"
+                     *         },
+                     *         "error": "Example error",
+                     *         "model": "builtin/echo",
+                     *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "recording": {
+                     *         "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "createdAt": "2026-11-24T09:30:00.000Z",
+                     *         "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "carrier": "simulator",
+                     *         "carrierRecordingId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *         "status": "in_progress",
+                     *         "channels": "mono",
+                     *         "durationSeconds": 3,
+                     *         "errorText": "Example errorText",
+                     *         "deletedAt": "2026-11-24T09:30:00.000Z",
+                     *         "deletionReason": "user",
+                     *         "retentionFailures": 3,
+                     *         "retentionError": "Example retentionError",
+                     *         "retentionRetryAt": "2026-11-24T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getCall: {
         parameters: {
             query?: never;
@@ -28289,6 +32260,7 @@ export interface operations {
                      *       "answeredBy": "Example answeredBy",
                      *       "attempt": 3,
                      *       "carrier": "simulator",
+                     *       "channel": "phone",
                      *       "carrierConnectionId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "carrierCallId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "queuedAt": "2026-11-24T09:30:00.000Z",
@@ -28316,8 +32288,10 @@ export interface operations {
                      *         ],
                      *         "p50Ms": 3,
                      *         "maxMs": 3,
-                     *         "bargeIns": 3
+                     *         "bargeIns": 3,
+                     *         "firstAudioMs": 3
                      *       },
+                     *       "firstAudioMs": 3,
                      *       "analysis": {
                      *         "status": "pending",
                      *         "summary": "Example summary",
@@ -28343,7 +32317,10 @@ export interface operations {
                      *         "durationSeconds": 3,
                      *         "errorText": "Example errorText",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
-                     *         "deletionReason": "user"
+                     *         "deletionReason": "user",
+                     *         "retentionFailures": 3,
+                     *         "retentionError": "Example retentionError",
+                     *         "retentionRetryAt": "2026-11-24T09:30:00.000Z"
                      *       }
                      *     }
                      */
@@ -28523,8 +32500,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged
-                     *     0b6f9d3e-8c1a-4c7e-9f4b-2d5a6e7f8a90,'+14155550123,completed,1,5e2d1c4b-3a29-4f18-8e07-6d5c4b3a2910,completed,answered,2026-11-25T10:00:00.000Z,2026-11-25T10:00:04.000Z,2026-11-25T10:01:10.000Z,66,,1
+                     * @example contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged,firstAudioMs,toolCalls
+                     *     0b6f9d3e-8c1a-4c7e-9f4b-2d5a6e7f8a90,Ada Lovelace,'+14155550123,completed,1,5e2d1c4b-3a29-4f18-8e07-6d5c4b3a2910,completed,answered,2026-11-25T10:00:00.000Z,2026-11-25T10:00:04.000Z,2026-11-25T10:01:10.000Z,66,,1,812.5
                      */
                     "text/csv": string;
                 };
@@ -28701,6 +32678,28 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     /** @description attachment; filename="call-<id>.wav" (or .mp3) */
                     "Content-Disposition"?: string;
+                    /** @description bytes (none when the carrier did not give the size) */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example RIFF....WAVEfmt */
+                    "audio/wav": string;
+                };
+            };
+            /** @description The part of the audio the Range asked for; Content-Range says which bytes of how many */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description attachment; filename="call-<id>.wav" (or .mp3) */
+                    "Content-Disposition"?: string;
+                    /** @description bytes (none when the carrier did not give the size) */
+                    "Accept-Ranges"?: string;
+                    /** @description bytes <first>-<last>/<size> */
+                    "Content-Range"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28777,6 +32776,29 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "Not Found",
                      *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Range Not Satisfiable */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RANGE_NOT_SATISFIABLE",
+                     *       "title": "Range Not Satisfiable",
+                     *       "status": 416,
+                     *       "detail": "Range Not Satisfiable",
+                     *       "code": "RANGE_NOT_SATISFIABLE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
                      */
@@ -29099,8 +33121,10 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Only events of these types (REST: repeat the parameter or separate with commas): execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed */
-                type?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed")[];
+                /** @description Only events of these types (REST: repeat the parameter or separate with commas): execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+                type?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
+                /** @description Only the events about this call: its call.* events, and any other whose payload names it (callId); another organization’s call matches nothing */
+                callId?: string;
                 /** @description Only events created at or after this instant (ISO 8601 date-time) */
                 createdAfter?: string;
                 /** @description Only events created before this instant (ISO 8601 date-time); after createdAfter */
@@ -29115,6 +33139,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -29151,7 +33177,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -29476,6 +33505,8 @@ export interface operations {
                 sortBy?: string;
                 /** @description asc or desc; default desc (newest first) */
                 sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -29522,7 +33553,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -29831,7 +33865,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29846,7 +33880,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -30293,7 +34327,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30308,7 +34342,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -30932,7 +34966,10 @@ export interface operations {
                      *         "total": 3,
                      *         "totalPages": 1,
                      *         "hasNextPage": true,
-                     *         "hasPreviousPage": false
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
                      *       }
                      *     }
                      */
@@ -31297,7 +35334,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type: the body is not application/json */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31312,7 +35349,7 @@ export interface operations {
                      *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
                      *       "title": "Unsupported Media Type",
                      *       "status": 415,
-                     *       "detail": "Unsupported Media Type",
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
@@ -31666,6 +35703,3139 @@ export interface operations {
             };
         };
     };
+    listTools: {
+        parameters: {
+            query?: {
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "parameters": {
+                     *             "source": "crm"
+                     *           },
+                     *           "url": "https://crm.example.com/webhooks/gateway",
+                     *           "method": "POST",
+                     *           "headerNames": [
+                     *             "Example headerNames"
+                     *           ],
+                     *           "timeoutMs": 3,
+                     *           "secretHint": "Qk8=",
+                     *           "previousSecretExpiresAt": "2026-11-24T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ToolPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A CreateToolInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "lookup_order",
+                 *       "description": "Look up an order by its id: its status and delivery date",
+                 *       "parameters": {
+                 *         "type": "object",
+                 *         "properties": {
+                 *           "orderId": {
+                 *             "type": "string",
+                 *             "description": "The order id the caller reads out, e.g. A1234"
+                 *           }
+                 *         },
+                 *         "required": [
+                 *           "orderId"
+                 *         ]
+                 *       },
+                 *       "url": "https://example.com/tools/orders",
+                 *       "method": "POST",
+                 *       "headers": [
+                 *         {
+                 *           "name": "Authorization",
+                 *           "value": "Bearer shop-api-key"
+                 *         }
+                 *       ],
+                 *       "timeoutMs": 5000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateToolInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "parameters": {
+                     *         "source": "crm"
+                     *       },
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "method": "POST",
+                     *       "headerNames": [
+                     *         "Example headerNames"
+                     *       ],
+                     *       "timeoutMs": 3,
+                     *       "secretHint": "Qk8=",
+                     *       "previousSecretExpiresAt": "2026-11-24T09:30:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Lh4bOYRUpI="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ToolWithSecret"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tool’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "parameters": {
+                     *         "source": "crm"
+                     *       },
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "method": "POST",
+                     *       "headerNames": [
+                     *         "Example headerNames"
+                     *       ],
+                     *       "timeoutMs": 3,
+                     *       "secretHint": "Qk8=",
+                     *       "previousSecretExpiresAt": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Tool"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tool’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A UpdateToolInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Look up an order by its id: its status, delivery date and carrier",
+                 *       "timeoutMs": 8000
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateToolInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "parameters": {
+                     *         "source": "crm"
+                     *       },
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "method": "POST",
+                     *       "headerNames": [
+                     *         "Example headerNames"
+                     *       ],
+                     *       "timeoutMs": 3,
+                     *       "secretHint": "Qk8=",
+                     *       "previousSecretExpiresAt": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Tool"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tool’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateToolSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tool’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "description": "Answers questions about opening hours and bookings",
+                     *       "parameters": {
+                     *         "source": "crm"
+                     *       },
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "method": "POST",
+                     *       "headerNames": [
+                     *         "Example headerNames"
+                     *       ],
+                     *       "timeoutMs": 3,
+                     *       "secretHint": "Qk8=",
+                     *       "previousSecretExpiresAt": "2026-11-24T09:30:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Lh4bOYRUpI="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ToolWithSecret"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMcpServers: {
+        parameters: {
+            query?: {
+                /** @description Only items whose name (or description, where there is one) contains this text, case-insensitive; at most 100 characters */
+                search?: string;
+                /** @description The field to order by, from the list’s allow-list (a 400 names the allowed ones); default createdAt */
+                sortBy?: string;
+                /** @description asc or desc; default desc (newest first) */
+                sortOrder?: "asc" | "desc";
+                /** @description A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "name": "Front desk agent",
+                     *           "url": "https://crm.example.com/webhooks/gateway",
+                     *           "authHeaderName": "Example authHeaderName",
+                     *           "status": "pending",
+                     *           "tools": [
+                     *             {
+                     *               "name": "Front desk agent",
+                     *               "description": "Answers questions about opening hours and bookings",
+                     *               "inputSchema": {
+                     *                 "source": "crm"
+                     *               },
+                     *               "refused": "Example refused"
+                     *             }
+                     *           ],
+                     *           "refreshedAt": "2026-11-24T09:30:00.000Z",
+                     *           "lastError": "The endpoint answered 503"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpServerPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A CreateMcpServerInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Shop",
+                 *       "url": "https://example.com/mcp",
+                 *       "auth": {
+                 *         "name": "Authorization",
+                 *         "value": "Bearer shop-mcp-key"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateMcpServerInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "authHeaderName": "Example authHeaderName",
+                     *       "status": "pending",
+                     *       "tools": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "inputSchema": {
+                     *             "source": "crm"
+                     *           },
+                     *           "refused": "Example refused"
+                     *         }
+                     *       ],
+                     *       "refreshedAt": "2026-11-24T09:30:00.000Z",
+                     *       "lastError": "The endpoint answered 503"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The mcp server’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "authHeaderName": "Example authHeaderName",
+                     *       "status": "pending",
+                     *       "tools": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "inputSchema": {
+                     *             "source": "crm"
+                     *           },
+                     *           "refused": "Example refused"
+                     *         }
+                     *       ],
+                     *       "refreshedAt": "2026-11-24T09:30:00.000Z",
+                     *       "lastError": "The endpoint answered 503"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The mcp server’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A UpdateMcpServerInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Shop (orders)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateMcpServerInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "authHeaderName": "Example authHeaderName",
+                     *       "status": "pending",
+                     *       "tools": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "inputSchema": {
+                     *             "source": "crm"
+                     *           },
+                     *           "refused": "Example refused"
+                     *         }
+                     *       ],
+                     *       "refreshedAt": "2026-11-24T09:30:00.000Z",
+                     *       "lastError": "The endpoint answered 503"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The mcp server’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    refreshMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The mcp server’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "name": "Front desk agent",
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "authHeaderName": "Example authHeaderName",
+                     *       "status": "pending",
+                     *       "tools": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "inputSchema": {
+                     *             "source": "crm"
+                     *           },
+                     *           "refused": "Example refused"
+                     *         }
+                     *       ],
+                     *       "refreshedAt": "2026-11-24T09:30:00.000Z",
+                     *       "lastError": "The endpoint answered 503"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConversationToolCalls: {
+        parameters: {
+            query?: {
+                /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
+                page?: number;
+                /** @description Items per page, 1 to 100; default 20 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The conversation’s id (a UUID); one of another organization answers 404 like an unknown one */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "createdAt": "2026-11-24T09:30:00.000Z",
+                     *           "updatedAt": "2026-11-24T09:30:00.000Z",
+                     *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "callId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "sequence": 3,
+                     *           "afterSequence": 3,
+                     *           "tool": "Example tool",
+                     *           "source": "http",
+                     *           "toolId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *           "arguments": {
+                     *             "source": "crm"
+                     *           },
+                     *           "status": "succeeded",
+                     *           "statusCode": 200,
+                     *           "durationMs": 3,
+                     *           "answer": "Example answer",
+                     *           "error": "Example error"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 3,
+                     *         "totalPages": 1,
+                     *         "hasNextPage": true,
+                     *         "hasPreviousPage": false,
+                     *         "nextCursor": "Example nextCursor",
+                     *         "prevCursor": "Example prevCursor",
+                     *         "lastCursor": "Example lastCursor"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ToolCallPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     streamExecutionEvents: {
         parameters: {
             query?: never;
@@ -31782,6 +38952,289 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "Not Found",
                      *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#RATE_LIMITED",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too Many Requests",
+                     *       "code": "RATE_LIMITED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#INTERNAL_SERVER_ERROR",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "Internal Server Error",
+                     *       "code": "INTERNAL_SERVER_ERROR",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAVAILABLE",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service Unavailable",
+                     *       "code": "UNAVAILABLE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A CreateWebCallInput as JSON */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "agentId": "f5a09d8b-becf-41e8-9d64-af0a1b2c3df9",
+                 *       "variables": {
+                 *         "clinic": "Downtown"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebCallInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "agentId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
+                     *       "token": "Example token",
+                     *       "url": "https://crm.example.com/webhooks/gateway",
+                     *       "expiresAt": "2026-11-24T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebCallTicket"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#BAD_USER_INPUT",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "name must be shorter than or equal to 128 characters",
+                     *       "code": "BAD_USER_INPUT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name must be shorter than or equal to 128 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNAUTHENTICATED",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "Unauthorized",
+                     *       "code": "UNAUTHENTICATED",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#FORBIDDEN",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#NOT_FOUND",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "Not Found",
+                     *       "code": "NOT_FOUND",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#CONFLICT",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#PAYLOAD_TOO_LARGE",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "Payload Too Large",
+                     *       "code": "PAYLOAD_TOO_LARGE",
+                     *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type: the body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/docs/errors#UNSUPPORTED_MEDIA_TYPE",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Send the body as JSON with the header content-type: application/json (got text/plain)",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE",
                      *       "requestId": "3f1c9a52-7d0e-4a8b-9c61-2b5e8f4d7a10"
                      *     }
                      */
