@@ -18,7 +18,8 @@ export class ModelConfigInput {
 
   @Field(() => GraphQLJSONObject, {
     nullable: true,
-    description: 'Per provider, allow-listed: openai {user, reasoningEffort, textVerbosity}, anthropic {sendReasoning}, openaiCompatible {user, reasoningEffort, textVerbosity}',
+    description:
+      'Per provider, allow-listed: openai {user, reasoningEffort, textVerbosity}, anthropic {sendReasoning}, openaiCompatible {user, reasoningEffort, textVerbosity}',
   })
   @IsOptional()
   @IsObject()

@@ -1,5 +1,8 @@
 import { IsEnum, IsOptional, IsString, Length } from 'class-validator';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { JSONSchema } from 'class-validator-jsonschema/build/decorators.js';
 import { ArgsType, Field } from 'type-graphql';
+import { IsTemplateValues, TEMPLATE_VALUES_SCHEMA } from './templates/template-values.js';
 import { PageArgs } from '../../common/pagination.js';
 import { AgentStatus, ConversationStatus } from './agent.enums.js';
 
@@ -28,6 +31,16 @@ export class StartConversationArgs {
   @Length(1, 255)
   @IsString()
   title?: string | null;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      'Values of the agent’s variables for this conversation (kept with it): at most 50, each a string, number or boolean of at most 1000 characters',
+  })
+  @JSONSchema(TEMPLATE_VALUES_SCHEMA)
+  @IsOptional()
+  @IsTemplateValues()
+  variables?: Record<string, unknown> | null;
 }
 
 /** A test message or a conversation message: the REST body and the GraphQL `message` argument. */
@@ -37,4 +50,13 @@ export class MessageArgs {
   @Length(1, 10000)
   @IsString()
   message!: string;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'Values of the agent’s variables: for a test message, its only values; in a conversation, added to (or replacing) those it has',
+  })
+  @JSONSchema(TEMPLATE_VALUES_SCHEMA)
+  @IsOptional()
+  @IsTemplateValues()
+  variables?: Record<string, unknown> | null;
 }

@@ -5,8 +5,10 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { computedFieldSql, derivedFields } from '../../db/read-model.js';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
-import { AgentStatus } from './agent.enums.js';
+import { AgentStatus, FirstMessageMode } from './agent.enums.js';
+import { AgentVariable } from './templates/agent-variable.types.js';
 import { AnalysisPlan } from './analysis/analysis.types.js';
+import { AgentMcpTools } from './agent-tools.types.js';
 import { MemoryConfig, ModelConfig, ResolutionCriterion, VoiceConfig, type KnowledgeBaseConfig } from './agent.types.js';
 
 /** A configurable assistant. Its `policy` reaches the model only: it is no GraphQL field, so no door shows it. */
@@ -31,6 +33,22 @@ export class Agent extends BaseEntity {
 
   @Property({ type: 'text', nullable: true })
   policy: (string & Opt) | null = null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'What the agent says first on a call (a template); null: a greeting naming the contact and the organization on an outbound call, "Hello, this is <agent>. How can I help you?" on an inbound one',
+  })
+  @Property({ type: 'text', nullable: true })
+  firstMessage: (string & Opt) | null = null;
+
+  @Field(() => FirstMessageMode, { description: 'Whether the agent speaks first when a call is answered, or waits for the caller' })
+  @Enum({ items: () => FirstMessageMode, default: FirstMessageMode.agent_speaks_first })
+  firstMessageMode: FirstMessageMode & Opt = FirstMessageMode.agent_speaks_first;
+
+  @Field(() => [AgentVariable], { description: 'The variables the templates use, with their defaults' })
+  @Property({ type: 'json', default: '[]' })
+  variables: AgentVariable[] & Opt = [];
 
   @Field(() => AgentStatus)
   @Enum({ items: () => AgentStatus, default: AgentStatus.draft })
@@ -64,9 +82,20 @@ export class Agent extends BaseEntity {
   @Property({ type: 'json' })
   resolutionCriteria: ResolutionCriterion[] & Opt = [];
 
-  @Field(() => AnalysisPlan, { nullable: true, description: 'What the agent’s model fills when one of its calls ends (a summary, fields by a JSON Schema); null when nothing' })
+  @Field(() => AnalysisPlan, {
+    nullable: true,
+    description: 'What the agent’s model fills when one of its calls ends (a summary, fields by a JSON Schema); null when nothing',
+  })
   @Property({ type: 'json', nullable: true })
   analysisPlan: (AnalysisPlan & Opt) | null = null;
+
+  @Field(() => [ID], { description: 'The organization’s HTTP tools the agent may call, besides the built-in ones' })
+  @Property({ type: 'json', default: '[]' })
+  toolIds: string[] & Opt = [];
+
+  @Field(() => [AgentMcpTools], { description: 'Tools of the organization’s MCP servers the agent may call' })
+  @Property({ type: 'json', default: '[]' })
+  mcpTools: AgentMcpTools[] & Opt = [];
 
   @Field(() => ID, { nullable: true, description: 'The user who created the agent' })
   @Property({ type: 'uuid', nullable: true })

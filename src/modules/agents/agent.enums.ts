@@ -109,3 +109,16 @@ registerEnumType(TtsProvider, {
     builtin: { description: 'The offline pair: only the simulator’s calls (it is not speech)' },
   },
 });
+
+export enum FirstMessageMode {
+  agent_speaks_first = 'agent_speaks_first',
+  wait_for_caller = 'wait_for_caller',
+}
+registerEnumType(FirstMessageMode, {
+  name: 'FirstMessageMode',
+  description: 'Who speaks first when a call is answered',
+  valuesConfig: {
+    agent_speaks_first: { description: 'The agent says its first message as soon as the call is answered (the default)' },
+    wait_for_caller: { description: 'The agent says nothing until the caller has spoken' },
+  },
+});

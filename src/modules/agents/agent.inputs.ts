@@ -1,16 +1,13 @@
 import { IsOptional } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, InputType } from 'type-graphql';
+import { Field, ID, InputType } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
-import {
-  KnowledgeBaseConfigInput,
-  MemoryConfigInput,
-  ModelConfigInput,
-  ResolutionCriterionInput,
-  VoiceConfigInput,
-} from './agent-config.inputs.js';
+import { KnowledgeBaseConfigInput, MemoryConfigInput, ModelConfigInput, ResolutionCriterionInput, VoiceConfigInput } from './agent-config.inputs.js';
 import { AgentRules } from './agent.rules.js';
 import { AnalysisPlanInput } from './analysis/analysis.types.js';
+import { FirstMessageMode } from './agent.enums.js';
+import { AgentVariableInput } from './templates/agent-variable.types.js';
+import { AgentMcpToolsInput, AgentToolRules } from './agent-tools.types.js';
 
 @InputType({ description: 'A new agent; it starts as a draft at version 1' })
 export class CreateAgentInput {
@@ -31,6 +28,25 @@ export class CreateAgentInput {
   @IsOptional()
   @AgentRules.policy()
   policy?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'What the agent says first on a call, a template of 1 to 1000 characters; null: the default greeting (docs/agents-and-knowledge.md#a-first-message)',
+  })
+  @IsOptional()
+  @AgentRules.firstMessage()
+  firstMessage?: string | null;
+
+  @Field(() => FirstMessageMode, { nullable: true, description: 'Default agent_speaks_first' })
+  @OptionalNonNull()
+  @AgentRules.firstMessageMode()
+  firstMessageMode?: FirstMessageMode;
+
+  @Field(() => [AgentVariableInput], { nullable: true, description: 'The variables the templates use, with their defaults; at most 50' })
+  @OptionalNonNull()
+  @AgentRules.variables()
+  variables?: AgentVariableInput[];
 
   @Field(() => ModelConfigInput)
   @AgentRules.modelConfig()
@@ -65,4 +81,14 @@ export class CreateAgentInput {
   @IsOptional()
   @AgentRules.analysisPlan()
   analysisPlan?: AnalysisPlanInput | null;
+
+  @Field(() => [ID], { nullable: true, description: 'The organization’s HTTP tools the agent may call (GET /api/tools); at most 32' })
+  @OptionalNonNull()
+  @AgentToolRules.toolIds()
+  toolIds?: string[];
+
+  @Field(() => [AgentMcpToolsInput], { nullable: true, description: 'Tools of the organization’s MCP servers the agent may call, by server and name' })
+  @OptionalNonNull()
+  @AgentToolRules.mcpTools()
+  mcpTools?: AgentMcpToolsInput[];
 }

@@ -1,7 +1,10 @@
 import type { Actor } from '../../common/actor.js';
 import type { Passage } from '../knowledge/knowledge.service.js';
 import type { ModelConfigCheck } from '../models/model.service.js';
-import type { GenerateRequest, GenerateResult } from '../models/model.types.js';
+import type { GenerateRequest, GenerateResult, ModelTool } from '../models/model.types.js';
+import type { FieldError } from '../../common/errors.js';
+import type { AgentToolChoice, ToolSession } from '../tools/tool-session.types.js';
+import type { ToolCallRecord } from '../tools/tool-call.store.js';
 
 export type { ModelConfigCheck } from '../models/model.service.js';
 export type { ChatMessage, GenerateRequest, GenerateResult, ModelUsage } from '../models/model.types.js';
@@ -19,12 +22,19 @@ export interface ModelPort {
 
 export interface KnowledgePort {
   /** Ranked passages; [] when the base no longer exists. */
-  retrieve(
-    organizationId: string,
-    knowledgeBaseId: string,
-    query: string,
-    options: { topK: number; similarityThreshold: number },
-  ): Promise<Passage[]>;
+  retrieve(organizationId: string, knowledgeBaseId: string, query: string, options: { topK: number; similarityThreshold: number }): Promise<Passage[]>;
   /** NOT_FOUND unless the base exists in the actor's organization. */
   assertExists(actor: Actor, knowledgeBaseId: string): Promise<void>;
+}
+
+/**
+ * What the agents module needs from the tools module: the agent's tools for one session (the
+ * model runs them), the store of their records, and the check of an agent's choice when it is saved.
+ * The tools module's ToolRunner, ToolCallStore and ToolCatalog satisfy it (composed in services.ts).
+ */
+export interface ToolPort {
+  toolsFor(agent: AgentToolChoice, session: ToolSession): Promise<ModelTool[]>;
+  store(record: ToolCallRecord): Promise<ToolCallRecord | null>;
+  choiceErrors(organizationId: string, choice: AgentToolChoice): Promise<FieldError[]>;
+  names(organizationId: string, choice: AgentToolChoice): Promise<string[]>;
 }

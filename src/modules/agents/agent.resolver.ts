@@ -33,12 +33,11 @@ export class AgentResolver {
     return context.services.agents.create(actorOf(context), input);
   }
 
-  @Mutation(() => Agent, { description: 'Changes the fields that are sent; adds one to the version' })
-  updateAgent(
-    @Arg('id', () => ID) id: string,
-    @Arg('input') input: UpdateAgentInput,
-    @Ctx() context: GraphQLContext,
-  ): Promise<Agent> {
+  @Mutation(() => Agent, {
+    description:
+      'Changes the fields that are sent; adds one to the version. A change of the model or voice that would leave an active program unable to run is a CONFLICT',
+  })
+  updateAgent(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateAgentInput, @Ctx() context: GraphQLContext): Promise<Agent> {
     return context.services.agents.update(actorOf(context), id, input);
   }
 
@@ -47,15 +46,17 @@ export class AgentResolver {
     return context.services.agents.activate(actorOf(context), id);
   }
 
-  @Mutation(() => Agent, { description: 'Soft delete: the agent is archived and keeps its record' })
+  @Mutation(() => Agent, {
+    description: 'Soft delete: the agent is archived and keeps its record; a CONFLICT naming the active programs and numbers that still call through it',
+  })
   deleteAgent(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Agent> {
     return context.services.agents.delete(actorOf(context), id);
   }
 
   @Mutation(() => MessageReply, { description: 'One message to the agent; nothing is stored' })
   @Extensions({ cost: { base: SEARCH_COST } }) // it may search the agent's knowledge base
-  testAgent(@Arg('id', () => ID) id: string, @Args() { message }: MessageArgs, @Ctx() context: GraphQLContext): Promise<MessageReply> {
-    return context.services.agents.test(actorOf(context), id, message);
+  testAgent(@Arg('id', () => ID) id: string, @Args() { message, variables }: MessageArgs, @Ctx() context: GraphQLContext): Promise<MessageReply> {
+    return context.services.agents.test(actorOf(context), id, message, variables);
   }
 
   @FieldResolver(() => ConversationPage, { description: 'Paged like GET /api/agents/{id}/conversations; batched across agents' })

@@ -1,27 +1,62 @@
 import type { Agent } from './agent.entity.js';
-import type { ChatMessage, KnowledgePort, ModelPort, Passage } from './agent.ports.js';
+import type { ChatMessage, KnowledgePort, ModelPort, Passage, ToolPort } from './agent.ports.js';
+import type { ToolCallRecord } from '../tools/tool-call.store.js';
 import type { MessageReply } from './agent.types.js';
-import { buildSystemPrompt, policySection, redactPolicy } from './prompt.js';
+import { buildSystemPrompt, policySection, redactPolicy, userLines } from './prompt.js';
+import { renderedPrompt, type CallContext } from './templates/call-context.js';
 
 /** Asks an agent's model for a reply: retrieval, prompt, generation, redaction. Shared by tests and conversations. */
 export class AgentResponder {
   constructor(
     private readonly model: ModelPort,
     private readonly knowledge: KnowledgePort,
+    private readonly tools: ToolPort | null = null,
   ) {}
 
-  async reply(agent: Agent, history: ChatMessage[], message: string): Promise<MessageReply> {
+  /**
+   * `context`: what the agent's templates are rendered from (null: its texts as written). `scope`:
+   * the conversation (and call) the reply is of; its tool calls are stored there, in order (none:
+   * a test message, whose tool calls are only answered).
+   */
+  async reply(
+    agent: Agent,
+    history: ChatMessage[],
+    message: string,
+    context: CallContext | null = null,
+    scope: { conversationId: string; callId: string | null } | null = null,
+  ): Promise<MessageReply> {
     const passages = await this.retrieve(agent, message);
+    const prompt = renderedPrompt(agent, context);
+    const written = [...userLines(history), message];
+    const toolCalls: ToolCallRecord[] = [];
+    const tools = this.tools;
+    const modelTools =
+      tools && (agent.toolIds.length > 0 || agent.mcpTools.length > 0)
+        ? await tools.toolsFor(agent, {
+            organizationId: agent.organization.id,
+            agentId: agent.id,
+            conversationId: scope?.conversationId ?? null,
+            callId: scope?.callId ?? null,
+            context,
+            guardPolicy: prompt.guardPolicy,
+            callerSaid: () => written,
+            onRecord: async (record) => {
+              toolCalls.push((scope ? await tools.store(record) : null) ?? record);
+            },
+          })
+        : [];
     const result = await this.model.generate({
       model: agent.modelConfig.model,
-      system: buildSystemPrompt(agent.instructions, agent.policy, passages),
-      hidden: policySection(agent.policy),
+      system: buildSystemPrompt(prompt.instructions, prompt.policy, passages, prompt.filled),
+      hidden: policySection(prompt.policy),
       messages: [...history, { role: 'user', content: message }],
       settings: agent.modelConfig.modelSettings ?? null,
       providerOptions: agent.modelConfig.providerOptions ?? null,
       passages: passages.map((passage) => ({ content: passage.content, score: passage.score, title: passage.title })),
+      ...(modelTools.length > 0 ? { tools: modelTools } : {}),
     });
-    return { response: redactPolicy(result.text, agent.policy), usage: result.usage };
+    // The user's own words are theirs: only what the model adds is judged (prompt.ts, saysPolicy).
+    return { response: redactPolicy(result.text, prompt.guardPolicy, written), usage: result.usage, toolCalls };
   }
 
   private async retrieve(agent: Agent, query: string): Promise<Passage[]> {

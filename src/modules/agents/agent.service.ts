@@ -1,19 +1,20 @@
-import type { FilterQuery, QueryOrderMap } from '@mikro-orm/core';
+import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, sortField, type JsonPage, type Page } from '../../common/pagination.js';
-import { isUuid } from '../../db/base.entity.js';
 import { readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { readJsonList, type ListRead, type RowJson } from '../../db/read-model.js';
+import { sortedPage } from '../../db/keyset.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { KnowledgeBaseConfigInput, ModelConfigInput, VoiceConfigInput, MemoryConfigInput, ResolutionCriterionInput } from './agent-config.inputs.js';
 import type { AgentListArgs } from './agent.args.js';
 import { Agent } from './agent.entity.js';
 import { findAgent } from './find-agent.js';
-import { AgentStatus, PipelineMode, SttProvider, TtsProvider } from './agent.enums.js';
+import { AgentStatus, FirstMessageMode, PipelineMode, SttProvider, TtsProvider } from './agent.enums.js';
 import type { CreateAgentInput } from './agent.inputs.js';
-import type { KnowledgePort, ModelConfigCheck, ModelPort } from './agent.ports.js';
+import type { KnowledgePort, ModelConfigCheck, ModelPort, ToolPort } from './agent.ports.js';
+import { callsTools } from '../models/model-name.js';
 import { AgentResponder } from './agent.responder.js';
 import type { KnowledgeBaseConfig, MemoryConfig, MessageReply, ModelConfig, ResolutionCriterion, VoiceConfig } from './agent.types.js';
 import type { UpdateAgentInput } from './update-agent.inputs.js';
@@ -22,6 +23,10 @@ import { EventWriter } from '../events/event-writer.js';
 import { agentPayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
 import { toAnalysisPlan } from './analysis/analysis-plan.js';
+import { assertDeclared, assertTemplates, toVariables, typedContext, variablesOrRefuse } from './templates/agent-templates.js';
+import { givenValues } from './templates/template-values.js';
+import { agentUsers, describeUsers } from './agent-usage.js';
+import { voiceModelProblems } from '../models/voice-models.js';
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
 
@@ -36,11 +41,10 @@ function agentPage(actor: Actor, args: AgentListArgs): ListRead<Agent> {
     const pattern = containsPattern(args.search);
     Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
   }
-  const orderBy = [{ [field]: args.sortOrder }, { id: 'asc' }] as QueryOrderMap<Agent>[];
   return {
     entity: Agent,
     where: where as QBFilterQuery<Agent>,
-    options: { orderBy, limit: args.limit, offset: (args.page - 1) * args.limit },
+    options: sortedPage<Agent>(args, field),
     page: args.page,
     limit: args.limit,
   };
@@ -54,29 +58,42 @@ export class AgentService {
     private readonly em: EntityManager,
     private readonly model: ModelPort,
     private readonly knowledge: KnowledgePort,
+    /** Called in the transaction that changes an active agent's model or voice, after the change: refuses (409) one that would leave an active program unable to run. */
+    private readonly onChanged?: (em: EntityManager, actor: Actor, agentId: string) => Promise<void>,
+    private readonly tools: ToolPort | null = null,
   ) {
-    this.responder = new AgentResponder(model, knowledge);
+    this.responder = new AgentResponder(model, knowledge, tools);
   }
 
   /** Creates a draft at version 1, owned by the actor's organization and user. */
   async create(actor: Actor, input: CreateAgentInput): Promise<Agent> {
     authorize(actor, 'agents.manage');
     this.checkModel(input.modelConfig);
+    assertTemplates(input);
     if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
+    const choice = { toolIds: input.toolIds ?? [], mcpTools: toMcpTools(input.mcpTools) };
+    await this.assertToolChoice(actor, choice);
     const analysisPlan = await toAnalysisPlan(input.analysisPlan);
+    const voiceConfig = toVoiceConfig(input.voiceConfig);
+    assertVoiceModels(input.modelConfig.model, voiceConfig);
     const agent = this.em.create(Agent, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
       description: input.description ?? null,
       instructions: input.instructions,
       policy: input.policy ?? null,
+      firstMessage: input.firstMessage ?? null,
+      firstMessageMode: input.firstMessageMode ?? FirstMessageMode.agent_speaks_first,
+      variables: toVariables(input.variables),
       modelConfig: toModelConfig(input.modelConfig),
-      voiceConfig: toVoiceConfig(input.voiceConfig),
+      voiceConfig,
       memoryConfig: toMemoryConfig(input.memoryConfig),
       metadata: input.metadata ?? null,
       knowledgeBaseConfig: toKnowledgeBaseConfig(input.knowledgeBaseConfig),
       resolutionCriteria: toCriteria(input.resolutionCriteria),
       analysisPlan,
+      toolIds: choice.toolIds,
+      mcpTools: choice.mcpTools,
       createdBy: actor.userId,
     });
     await this.em.flush();
@@ -99,64 +116,135 @@ export class AgentService {
     return findAgent(this.em, actor, id);
   }
 
-  /** Changes the fields that are sent and adds one to the version; an archived agent is 409. */
+  /**
+   * Changes the fields that are sent and adds one to the version; an archived agent is 409, and so is
+   * an active one whose templates would use an undeclared variable. An agent
+   * active programs call through changes only into one they can still run with (`onChanged`: the
+   * checks activation makes, 409 naming what is missing), in the same transaction.
+   */
   async update(actor: Actor, id: string, input: UpdateAgentInput): Promise<Agent> {
     authorize(actor, 'agents.manage');
-    const agent = await findAgent(this.em, actor, id);
-    if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be changed');
-    if (input.modelConfig) this.checkModel(input.modelConfig);
-    if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
-    const analysisPlan = input.analysisPlan !== undefined ? await toAnalysisPlan(input.analysisPlan) : undefined;
-    if (input.name !== undefined) agent.name = input.name;
-    if (input.description !== undefined) agent.description = input.description;
-    if (input.instructions !== undefined) agent.instructions = input.instructions;
-    if (input.policy !== undefined) agent.policy = input.policy;
-    if (input.modelConfig !== undefined) agent.modelConfig = toModelConfig(input.modelConfig);
-    if (input.voiceConfig !== undefined) agent.voiceConfig = toVoiceConfig(input.voiceConfig);
-    if (input.memoryConfig !== undefined) agent.memoryConfig = toMemoryConfig(input.memoryConfig);
-    if (input.metadata !== undefined) agent.metadata = input.metadata;
-    if (input.knowledgeBaseConfig !== undefined) agent.knowledgeBaseConfig = toKnowledgeBaseConfig(input.knowledgeBaseConfig);
-    if (input.resolutionCriteria !== undefined) agent.resolutionCriteria = toCriteria(input.resolutionCriteria);
-    if (analysisPlan !== undefined) agent.analysisPlan = analysisPlan;
-    agent.version += 1;
-    agent.updatedAt = new Date();
-    await this.em.flush();
-    return agent;
+    return this.em.transactional(async (tx) => {
+      const agent = await findAgent(tx, actor, id);
+      if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be changed');
+      if (input.modelConfig) this.checkModel(input.modelConfig);
+      assertTemplates(input);
+      if (input.knowledgeBaseConfig) await this.knowledge.assertExists(actor, input.knowledgeBaseConfig.knowledgeBaseId);
+      const analysisPlan = input.analysisPlan !== undefined ? await toAnalysisPlan(input.analysisPlan) : undefined;
+      if (input.name !== undefined) agent.name = input.name;
+      if (input.description !== undefined) agent.description = input.description;
+      if (input.instructions !== undefined) agent.instructions = input.instructions;
+      if (input.policy !== undefined) agent.policy = input.policy;
+      if (input.firstMessage !== undefined) agent.firstMessage = input.firstMessage;
+      if (input.firstMessageMode !== undefined) agent.firstMessageMode = input.firstMessageMode;
+      if (input.variables !== undefined) agent.variables = toVariables(input.variables);
+      if (input.modelConfig !== undefined) agent.modelConfig = toModelConfig(input.modelConfig);
+      if (input.voiceConfig !== undefined) agent.voiceConfig = toVoiceConfig(input.voiceConfig);
+      if (input.memoryConfig !== undefined) agent.memoryConfig = toMemoryConfig(input.memoryConfig);
+      if (input.metadata !== undefined) agent.metadata = input.metadata;
+      if (input.knowledgeBaseConfig !== undefined) agent.knowledgeBaseConfig = toKnowledgeBaseConfig(input.knowledgeBaseConfig);
+      if (input.resolutionCriteria !== undefined) agent.resolutionCriteria = toCriteria(input.resolutionCriteria);
+      if (analysisPlan !== undefined) agent.analysisPlan = analysisPlan;
+      if (input.toolIds !== undefined || input.mcpTools !== undefined) {
+        const choice = { toolIds: input.toolIds ?? agent.toolIds, mcpTools: input.mcpTools !== undefined ? toMcpTools(input.mcpTools) : agent.mcpTools };
+        await this.assertToolChoice(actor, choice);
+        agent.toolIds = choice.toolIds;
+        agent.mcpTools = choice.mcpTools;
+      }
+      // An active agent keeps what activation checked: every name its templates use is declared (409
+      // naming the others), and its model can call the tools it lists.
+      if (agent.status === AgentStatus.active) {
+        assertDeclared(agent);
+        await this.assertModelCallsTools(agent);
+      }
+      // On what the agent becomes: a new voice pipeline is checked against the model it keeps, and the reverse.
+      if (input.modelConfig !== undefined || input.voiceConfig !== undefined) assertVoiceModels(agent.modelConfig.model, agent.voiceConfig);
+      agent.version += 1;
+      agent.updatedAt = new Date();
+      await tx.flush();
+      if (agent.status === AgentStatus.active && (input.modelConfig !== undefined || input.voiceConfig !== undefined))
+        await this.onChanged?.(tx, actor, agent.id);
+      return agent;
+    });
   }
 
-  /** draft → active; from active or archived the move is invalid (409). */
+  /** draft → active; from active or archived the move is invalid (409), and so is a template naming a variable the agent does not declare. */
   async activate(actor: Actor, id: string): Promise<Agent> {
     authorize(actor, 'agents.manage');
     const agent = await findAgent(this.em, actor, id);
     if (agent.status !== AgentStatus.draft) {
       throw new AppError('CONFLICT', `An agent that is ${agent.status} cannot be activated; only a draft can`);
     }
+    assertDeclared(agent);
+    // An agent saved before its models were checked: activated, its calls would be refused.
+    const unlisted = voiceModelProblems({ model: agent.modelConfig.model, voiceConfig: agent.voiceConfig });
+    if (unlisted.length > 0) throw new AppError('CONFLICT', `The agent cannot be activated: ${unlisted.map((problem) => problem.message).join('; ')}`);
+    await this.assertModelCallsTools(agent);
     agent.status = AgentStatus.active;
     EventWriter.stage(this.em, { organizationId: actor.organizationId, type: 'agent.activated', payload: agentPayload(agent) });
     await this.em.flush();
     return agent;
   }
 
-  /** Soft delete: the row stays, archived with a deletedAt. Deleting again answers the same agent. */
+  /**
+   * Soft delete: the row stays, archived with a deletedAt. Deleting again answers the same agent.
+   * An agent something would still call through (an active program, directly or by its flow; a
+   * number's inbound calls) is not deleted: 409 naming them, so no call ever reaches an archived
+   * agent. The agent's row is locked, and activation reads it under a share lock, so a program
+   * activated meanwhile is seen here, or sees the agent archived.
+   */
   async delete(actor: Actor, id: string): Promise<Agent> {
     authorize(actor, 'agents.manage');
-    const agent = await findAgent(this.em, actor, id);
-    if (agent.status !== AgentStatus.archived || !agent.deletedAt) {
+    return this.em.transactional(async (tx) => {
+      const agent = await findAgent(tx, actor, id);
+      if (agent.status === AgentStatus.archived && agent.deletedAt) return agent;
+      await tx.lock(agent, LockMode.PESSIMISTIC_WRITE);
+      const users = await agentUsers(tx, actor.organizationId, agent.id);
+      if (users.programs.length > 0 || users.numbers.length > 0) {
+        throw new AppError(
+          'CONFLICT',
+          `The agent "${agent.name}" cannot be deleted while ${describeUsers(users)} call through it: give them another agent ` +
+            '(PUT /api/programs/{id} agentId or flowId, PUT /api/call-flows/{id}, PUT /api/phone-numbers/{id}) or delete those programs first',
+        );
+      }
       agent.status = AgentStatus.archived;
       agent.deletedAt ??= new Date();
-      EventWriter.stage(this.em, { organizationId: actor.organizationId, type: 'agent.archived', payload: agentPayload(agent) });
-      await this.em.flush();
-    }
-    return agent;
+      EventWriter.stage(tx, { organizationId: actor.organizationId, type: 'agent.archived', payload: agentPayload(agent) });
+      await tx.flush();
+      return agent;
+    });
   }
 
-  /** One message to the agent, nothing stored; an archived agent is 409. */
-  async test(actor: Actor, id: string, message: string): Promise<MessageReply> {
+  /**
+   * One message to the agent, nothing stored; an archived agent is 409. `variables` fill its
+   * templates (400 naming every variable with neither a value nor a default); there is no call or contact.
+   */
+  async test(actor: Actor, id: string, message: string, variables?: Record<string, unknown> | null): Promise<MessageReply> {
     authorize(actor, 'agents.talk');
     const agent = await findAgent(this.em, actor, id);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot be tested');
     this.checkModel(agent.modelConfig);
-    return this.responder.reply(agent, [], message);
+    const values = variablesOrRefuse(agent, { given: givenValues(variables) });
+    const organization = await this.em.findOneOrFail(Organization, actor.organizationId, { fields: ['name'] });
+    return this.responder.reply(agent, [], message, typedContext(agent, organization.name, values, null));
+  }
+
+  /** 400 naming each field of toolIds and mcpTools the organization's tools and servers do not back (tool-catalog.ts). */
+  private async assertToolChoice(actor: Actor, choice: { toolIds: string[]; mcpTools: { serverId: string; names: string[] }[] }): Promise<void> {
+    if (!this.tools || (choice.toolIds.length === 0 && choice.mcpTools.length === 0)) return;
+    const errors = await this.tools.choiceErrors(actor.organizationId, choice);
+    if (errors.length > 0) throw AppError.badInput(errors);
+  }
+
+  /** 409 naming the agent's tools when its model cannot call tools (builtin/extractive). */
+  private async assertModelCallsTools(agent: Agent): Promise<void> {
+    if (callsTools(agent.modelConfig.model) || !this.tools || (agent.toolIds.length === 0 && agent.mcpTools.length === 0)) return;
+    const names = await this.tools.names(agent.organization.id, agent);
+    throw new AppError(
+      'CONFLICT',
+      `The model ${agent.modelConfig.model} cannot call tools, and the agent lists ${names.join(', ')}: choose a model that can (builtin/echo offline, or a provider's) or take the tools off`,
+      [{ field: 'modelConfig.model', message: `${agent.modelConfig.model} cannot call the agent's tools (${names.join(', ')})` }],
+    );
   }
 
   /** The model registry decides the name and the settings; a bare error is reported on modelConfig.model on both doors. */
@@ -170,6 +258,16 @@ export class AgentService {
       throw error;
     }
   }
+}
+
+/** A voice model its provider does not publish → 400 naming the field, the model and the accepted ones (voice-models.ts). */
+function assertVoiceModels(model: string, voiceConfig: VoiceConfig | null | undefined): void {
+  const problems = voiceModelProblems({ model, voiceConfig });
+  if (problems.length > 0) throw AppError.badInput(problems);
+}
+
+function toMcpTools(input: { serverId: string; names: string[] }[] | undefined): { serverId: string; names: string[] }[] {
+  return (input ?? []).map((entry) => ({ serverId: entry.serverId, names: [...new Set(entry.names)] }));
 }
 
 function toModelConfig(input: ModelConfigInput): ModelConfig {
@@ -190,10 +288,15 @@ const PIPELINE_FIELDS: Record<'stsProvider' | 'sttProvider' | 'sttModel' | 'ttsP
 
 function toVoiceConfig(input: VoiceConfigInput | null | undefined): VoiceConfig | null {
   if (!input) return null;
-  const misplaced = Object.entries(PIPELINE_FIELDS).filter(([field, mode]) => input[field as keyof typeof PIPELINE_FIELDS] !== undefined && input.pipelineMode !== mode);
+  const misplaced = Object.entries(PIPELINE_FIELDS).filter(
+    ([field, mode]) => input[field as keyof typeof PIPELINE_FIELDS] !== undefined && input.pipelineMode !== mode,
+  );
   if (misplaced.length > 0) {
     throw AppError.badInput(
-      misplaced.map(([field, mode]) => ({ field: `voiceConfig.${field}`, message: `${field} applies only to pipelineMode "${mode}" (this agent's is "${input.pipelineMode}")` })),
+      misplaced.map(([field, mode]) => ({
+        field: `voiceConfig.${field}`,
+        message: `${field} applies only to pipelineMode "${mode}" (this agent's is "${input.pipelineMode}")`,
+      })),
     );
   }
   const streaming = input.pipelineMode === PipelineMode.streaming;
@@ -215,9 +318,7 @@ function toMemoryConfig(input: MemoryConfigInput | null | undefined): MemoryConf
 }
 
 function toKnowledgeBaseConfig(input: KnowledgeBaseConfigInput | null | undefined): KnowledgeBaseConfig | null {
-  return input
-    ? { knowledgeBaseId: input.knowledgeBaseId, topK: input.topK ?? 3, similarityThreshold: input.similarityThreshold ?? 0 }
-    : null;
+  return input ? { knowledgeBaseId: input.knowledgeBaseId, topK: input.topK ?? 3, similarityThreshold: input.similarityThreshold ?? 0 } : null;
 }
 
 function toCriteria(input: ResolutionCriterionInput[] | undefined): ResolutionCriterion[] {

@@ -1,3 +1,5 @@
+import { ToolCall } from '../tools/tool-call.entity.js';
+import type { ToolCallRecord } from '../tools/tool-call.store.js';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Extensions, Field, Int, ObjectType } from 'type-graphql';
 import { LARGE_VALUE } from '../../platform/answer-budget.js';
@@ -98,4 +100,10 @@ export class MessageReply {
 
   @Field(() => Usage)
   usage!: Usage;
+
+  @Field(() => [ToolCall], {
+    description:
+      'The tools the agent called for this reply, in order (empty when none); a conversation keeps them (Conversation.toolCalls), a test message does not',
+  })
+  toolCalls!: ToolCallRecord[];
 }

@@ -38,7 +38,10 @@ export const agentRoutes = [
     query: AgentListArgs,
     response: ref('AgentPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('AgentPage', Agent, { json: (row) => services.agents.listJson(actor, query, row), rows: () => services.agents.list(actor, query) });
+      return presenter.listAnswer('AgentPage', Agent, {
+        json: (row) => services.agents.listJson(actor, query, row),
+        rows: () => services.agents.list(actor, query),
+      });
     },
   }),
   defineRoute({
@@ -57,7 +60,8 @@ export const agentRoutes = [
     method: 'put',
     path: '/agents/{id}',
     operationId: 'updateAgent',
-    summary: 'Change the fields that are sent; the version goes up by one',
+    summary:
+      'Change the fields that are sent; the version goes up by one. A change of the model or voice that would leave an active program unable to run: 409',
     tag: TAG,
     body: UpdateAgentInput,
     response: ref('Agent'),
@@ -82,10 +86,10 @@ export const agentRoutes = [
     method: 'delete',
     path: '/agents/{id}',
     operationId: 'deleteAgent',
-    summary: 'Soft delete: the agent is archived with a deletedAt, its record kept',
+    summary: 'Soft delete: the agent is archived with a deletedAt, its record kept; 409 naming the active programs and numbers that still call through it',
     tag: TAG,
     response: ref('Agent'),
-    errors: [404],
+    errors: [404, 409],
     async handler({ actor, params, services, presenter }) {
       return presenter.present('Agent', await services.agents.delete(actor, params.id!));
     },
@@ -94,13 +98,13 @@ export const agentRoutes = [
     method: 'post',
     path: '/agents/{id}/test',
     operationId: 'testAgent',
-    summary: 'Send one test message to the agent; nothing is stored',
+    summary: 'Send one test message to the agent, with values for its variables; nothing is stored',
     tag: TAG,
     body: MessageArgs,
     response: ref('MessageReply'),
     errors: [404, 409, 503],
     async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('MessageReply', await services.agents.test(actor, params.id!, body.message));
+      return presenter.present('MessageReply', await services.agents.test(actor, params.id!, body.message, body.variables));
     },
   }),
 ];

@@ -7,6 +7,8 @@ import { Agent } from './agent.entity.js';
 import { ConversationStatus } from './agent.enums.js';
 import { CriterionOutcome } from './agent.types.js';
 import { CallAnalysis, type StoredAnalysis } from './analysis/analysis.types.js';
+import type { CallContext } from './templates/call-context.js';
+import { ConversationContext } from './templates/call-context.types.js';
 
 @ObjectType({ description: 'A conversation with an agent' })
 @Entity({ tableName: 'conversations' })
@@ -41,7 +43,10 @@ export class Conversation extends BaseEntity {
   @Index()
   callId: (string & Opt) | null = null;
 
-  @Field(() => CallAnalysis, { nullable: true, description: 'A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise' })
+  @Field(() => CallAnalysis, {
+    nullable: true,
+    description: 'A call’s conversation whose agent has an analysis plan: the summary and fields, pending until the model has filled them; null otherwise',
+  })
   @Property({ type: 'json', nullable: true })
   analysis: (StoredAnalysis & Opt) | null = null;
 
@@ -49,9 +54,26 @@ export class Conversation extends BaseEntity {
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true, hidden: true })
   analysisDueAt: (Date & Opt) | null = null;
 
+  /** How many times a worker has claimed the analysis without recording it (analysis-worker.ts fails it past a bound). */
+  @Property({ type: 'integer', default: 0, hidden: true })
+  analysisAttempts: number & Opt = 0;
+
+  /** What its agent's templates were rendered from (the values, not the rendered prompt); null for one started before templates. */
+  @Field(() => ConversationContext, {
+    nullable: true,
+    description:
+      'What the agent knew: the call, the contact, the program and the variables its templates were rendered from; null for a conversation started before agents had templates',
+  })
+  @Property({ type: 'json', nullable: true })
+  context: (CallContext & Opt) | null = null;
+
   @Field(() => Int)
   @Property({ type: 'integer', default: 0 })
   messageCount: number & Opt = 0;
+
+  @Field(() => Int, { description: 'How many tools the agent called in it (Conversation.toolCalls, GET /api/conversations/{id}/tool-calls)' })
+  @Property({ type: 'integer', default: 0 })
+  toolCallCount: number & Opt = 0;
 
   @Field(() => ID)
   get agentId(): string & Opt {

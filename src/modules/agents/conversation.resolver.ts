@@ -13,11 +13,7 @@ import type { Message } from './message.entity.js';
 @Resolver(() => Conversation)
 export class ConversationResolver {
   @Query(() => ConversationPage)
-  conversations(
-    @Arg('agentId', () => ID) agentId: string,
-    @Args() args: ConversationListArgs,
-    @Ctx() context: GraphQLContext,
-  ): Promise<Page<Conversation>> {
+  conversations(@Arg('agentId', () => ID) agentId: string, @Args() args: ConversationListArgs, @Ctx() context: GraphQLContext): Promise<Page<Conversation>> {
     return context.services.conversations.list(actorOf(context), agentId, args);
   }
 
@@ -27,11 +23,7 @@ export class ConversationResolver {
   }
 
   @Mutation(() => Conversation, { description: 'A new pending conversation with an agent' })
-  startConversation(
-    @Arg('agentId', () => ID) agentId: string,
-    @Args() args: StartConversationArgs,
-    @Ctx() context: GraphQLContext,
-  ): Promise<Conversation> {
+  startConversation(@Arg('agentId', () => ID) agentId: string, @Args() args: StartConversationArgs, @Ctx() context: GraphQLContext): Promise<Conversation> {
     return context.services.conversations.start(actorOf(context), agentId, args);
   }
 
@@ -39,10 +31,10 @@ export class ConversationResolver {
   @Extensions({ cost: { base: SEARCH_COST } }) // it may search the agent's knowledge base
   sendMessage(
     @Arg('conversationId', () => ID) conversationId: string,
-    @Args() { message }: MessageArgs,
+    @Args() { message, variables }: MessageArgs,
     @Ctx() context: GraphQLContext,
   ): Promise<MessageReply> {
-    return context.services.conversations.sendMessage(actorOf(context), conversationId, message);
+    return context.services.conversations.sendMessage(actorOf(context), conversationId, message, variables);
   }
 
   @Mutation(() => Conversation, { description: 'Ends the conversation and evaluates its resolution criteria' })

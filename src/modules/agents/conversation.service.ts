@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
+import { readList } from '../../db/read-model.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, pageMeta, sortField, type Page, type PageOnlyArgs } from '../../common/pagination.js';
@@ -11,19 +13,23 @@ import { ConversationListArgs, type StartConversationArgs } from './agent.args.j
 import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
-import type { ChatMessage, KnowledgePort, ModelPort } from './agent.ports.js';
+import type { ChatMessage, KnowledgePort, ModelPort, ToolPort } from './agent.ports.js';
 import { AgentResponder } from './agent.responder.js';
 import { findAgent } from './find-agent.js';
 import type { CriterionOutcome, MessageReply } from './agent.types.js';
 import { Conversation } from './conversation.entity.js';
 import { Message } from './message.entity.js';
-import { criterionPrompt, isMet, memoryWindow, redactPolicy } from './prompt.js';
+import { criterionPrompt, isMet, memoryWindow, redactPolicy, userLines } from './prompt.js';
 import { EventWriter } from '../events/event-writer.js';
 import { conversationPayload, messagePayload } from './agent.events.js';
 import { authorize } from '../organizations/roles.js';
 import { plansSomething } from './analysis/analysis-plan.js';
 import { PENDING_ANALYSIS } from './analysis/analysis-worker.js';
 import { Call } from '../telephony/call.entity.js';
+import { contextFor, renderedPrompt } from './templates/call-context.js';
+import { typedContext, variablesOrRefuse } from './templates/agent-templates.js';
+import { givenValues } from './templates/template-values.js';
+import { callContext, readCallSource } from './templates/call-context-reader.js';
 
 const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at', status: 'status' } as const;
 const SORT_FIELDS = Object.keys(SORT_COLUMNS) as (keyof typeof SORT_COLUMNS)[];
@@ -43,7 +49,7 @@ function conversationFilter(alias: string, organizationId: string, args: Convers
     filters.push(`${alias}.title ilike ?`);
     params.push(containsPattern(args.search));
   }
-  return { where: filters.join(' and '), params, order: `${alias}.${column} ${direction}, ${alias}.id asc` };
+  return { where: filters.join(' and '), params, order: `${alias}.${column} ${direction}, ${alias}.id ${direction}` };
 }
 
 /**
@@ -74,25 +80,47 @@ export class ConversationService {
     knowledge: KnowledgePort,
     /** Told when a call's conversation is left due for analysis (the analysis worker's nudge). */
     private readonly analysisDue: () => void = () => {},
+    tools: ToolPort | null = null,
   ) {
-    this.responder = new AgentResponder(model, knowledge);
+    this.responder = new AgentResponder(model, knowledge, tools);
   }
 
-  /** A new pending conversation, with an optional title; an archived agent takes none (409). */
+  /**
+   * A new pending conversation, with an optional title and values for the agent's variables (kept as
+   * its context: 400 naming every variable with neither a value nor a default); an archived agent takes none (409).
+   */
   async start(actor: Actor, agentId: string, args: StartConversationArgs = {}): Promise<Conversation> {
     authorize(actor, 'agents.talk');
     const agent = await findAgent(this.em, actor, agentId);
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'An archived agent cannot start conversations');
+    const values = variablesOrRefuse(agent, { given: givenValues(args.variables) });
     const conversation = this.em.create(Conversation, { organization: agent.organization, agent, title: args.title ?? null });
+    conversation.context = typedContext(agent, await this.organizationName(actor.organizationId), values, conversation.id);
     await this.em.flush();
     return conversation;
+  }
+
+  private async organizationName(organizationId: string): Promise<string> {
+    return (await this.em.findOneOrFail(Organization, organizationId, { fields: ['name'] })).name;
   }
 
   /** A page of an agent's conversations (404 for an unknown agent). */
   async list(actor: Actor, agentId: string, args: ConversationListArgs): Promise<Page<Conversation>> {
     const agent = await findAgent(this.em, actor, agentId);
-    const pages = await this.pagesFor(actor, [agent.id], args);
-    return pages.get(agent.id)!;
+    // One agent's page: by the keyset (its cursors written), on the (agent, created_at) index.
+    const field = sortField(args.sortBy, SORT_FIELDS);
+    return readList(this.em, {
+      entity: Conversation,
+      where: {
+        organization: actor.organizationId,
+        agent: agent.id,
+        ...(args.status ? { status: args.status } : {}),
+        ...(args.search ? { title: { $ilike: containsPattern(args.search) } } : {}),
+      } as never,
+      options: sortedPage<Conversation>(args, field),
+      page: args.page,
+      limit: args.limit,
+    });
   }
 
   /**
@@ -100,6 +128,11 @@ export class ConversationService {
    * row_number() within each agent, each carrying its agent's total (a page past the end: two).
    */
   async pagesFor(actor: Actor, agentIds: readonly string[], args: ConversationListArgs): Promise<Map<string, Page<Conversation>>> {
+    if (args.cursor) {
+      // A cursor belongs to one agent's list: each agent's page by its keyset.
+      const pages = await Promise.all(agentIds.map(async (id) => [id, await this.list(actor, id, args)] as const));
+      return new Map(pages);
+    }
     const column = SORT_COLUMNS[sortField(args.sortBy, SORT_FIELDS)];
     const direction = args.sortOrder === 'asc' ? 'asc' : 'desc';
     const ids = agentIds.filter(isUuid);
@@ -120,7 +153,7 @@ export class ConversationService {
     // The total of each agent rides on its rows (count over the partition); only an agent whose page
     // is past its last row needs the grouped count.
     const rows = await this.em.execute<Record<string, unknown>[]>(
-      `select * from (select *, row_number() over (partition by agent_id order by ${column} ${direction}, id asc) as position, ` +
+      `select * from (select *, row_number() over (partition by agent_id order by ${column} ${direction}, id ${direction}) as position, ` +
         `count(*) over (partition by agent_id) as agent_total ` +
         `from conversations where ${where}) ranked where position > ? and position <= ? order by agent_id, position`,
       [...params, offset, offset + args.limit] as never[],
@@ -146,9 +179,7 @@ export class ConversationService {
 
   /** A conversation of the actor's organization, with its agent loaded. */
   async get(actor: Actor, id: string): Promise<Conversation> {
-    const conversation = isUuid(id)
-      ? await this.em.findOne(Conversation, { id, organization: actor.organizationId }, { populate: ['agent'] })
-      : null;
+    const conversation = isUuid(id) ? await this.em.findOne(Conversation, { id, organization: actor.organizationId }, { populate: ['agent'] }) : null;
     if (!conversation) throw AppError.notFound('Conversation');
     return conversation;
   }
@@ -184,16 +215,28 @@ export class ConversationService {
   /** A page of messages per conversation, in order, in one statement (GraphQL's Conversation.messages). */
   async messagePagesFor(actor: Actor, conversationIds: readonly string[], args: PageOnlyArgs): Promise<Map<string, Page<Message>>> {
     return pagesByParent(this.em, conversationIds, {
-      entity: Message, table: 'messages', parentColumn: 'conversation_id', columns: '*', orderBy: 'sequence asc',
-      organizationId: actor.organizationId, page: args.page, limit: args.limit,
+      entity: Message,
+      table: 'messages',
+      parentColumn: 'conversation_id',
+      columns: '*',
+      orderBy: 'sequence asc',
+      organizationId: actor.organizationId,
+      page: args.page,
+      limit: args.limit,
     });
   }
 
   /** The last `count` messages of each conversation, in order, in one statement (what REST embeds). */
   async lastMessagesFor(actor: Actor, conversationIds: readonly string[], count: number): Promise<Map<string, Message[]>> {
     const pages = await pagesByParent(this.em, conversationIds, {
-      entity: Message, table: 'messages', parentColumn: 'conversation_id', columns: '*', orderBy: 'sequence desc',
-      organizationId: actor.organizationId, page: 1, limit: count,
+      entity: Message,
+      table: 'messages',
+      parentColumn: 'conversation_id',
+      columns: '*',
+      orderBy: 'sequence desc',
+      organizationId: actor.organizationId,
+      page: 1,
+      limit: count,
     });
     return new Map([...pages].map(([id, page]) => [id, page.data.reverse()]));
   }
@@ -202,9 +245,18 @@ export class ConversationService {
    * Stores the user message (its own flush), asks the model with the agent's memory and passages,
    * then stores the reply. When the model fails the user message stays and the error propagates.
    */
-  async sendMessage(actor: Actor, conversationId: string, message: string): Promise<MessageReply> {
+  async sendMessage(actor: Actor, conversationId: string, message: string, variables?: Record<string, unknown> | null): Promise<MessageReply> {
     authorize(actor, 'agents.talk');
     const conversation = await this.get(actor, conversationId);
+    const given = givenValues(variables);
+    if (Object.keys(given).length > 0 || !conversation.context) {
+      // Values sent with a message join (or replace) the conversation's own, and are kept with it.
+      const values = variablesOrRefuse(conversation.agent, { given: { ...conversation.context?.variables, ...given } });
+      conversation.context = conversation.context
+        ? { ...conversation.context, variables: values }
+        : typedContext(conversation.agent, await this.organizationName(actor.organizationId), values, conversation.id);
+      await this.em.flush();
+    }
     return this.turn(conversation, conversation.agent, message);
   }
 
@@ -218,24 +270,26 @@ export class ConversationService {
     if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is ${conversation.status}`);
     this.model.assertModelConfig(agent.modelConfig);
     const window = memoryWindow(agent.memoryConfig);
-    const earlier =
-      window > 0
-        ? await this.em.find(Message, { conversation }, { orderBy: { sequence: 'desc' }, limit: window })
-        : [];
+    const earlier = window > 0 ? await this.em.find(Message, { conversation }, { orderBy: { sequence: 'desc' }, limit: window }) : [];
     const history: ChatMessage[] = earlier.reverse().map((item) => ({ role: item.role, content: item.content }));
 
     await this.storeMessage(conversation, MessageRole.user, message);
-    const reply = await this.responder.reply(agent, history, message);
+    const reply = await this.responder.reply(agent, history, message, contextFor(agent, conversation.context), {
+      conversationId: conversation.id,
+      callId: conversation.callId,
+    });
     await this.storeMessage(conversation, MessageRole.assistant, reply.response, reply.usage);
     return reply;
   }
 
   // The phone's side: the voice engine talks for the caller, who has no actor; the call names the organization.
 
-  /** A conversation for a phone call, with the agent that answers it first. */
+  /** A conversation for a phone call, with the agent that answers it first, and what the call's templates are rendered from. */
   async openForCall(organizationId: string, agentId: string, callId: string): Promise<Conversation> {
     const agent = await this.em.findOneOrFail(Agent, { id: agentId, organization: organizationId });
     const conversation = this.em.create(Conversation, { organization: agent.organization, agent, title: 'Phone call', callId });
+    const source = await readCallSource(this.em, organizationId, callId);
+    conversation.context = source ? callContext(source, agent, conversation.id) : null;
     await this.em.flush();
     return conversation;
   }
@@ -317,7 +371,11 @@ export class ConversationService {
         settings: agent.modelConfig.modelSettings ?? null,
         providerOptions: agent.modelConfig.providerOptions ?? null,
       });
-      outcome.push({ label: criterion.label, met: isMet(result.text), explanation: redactPolicy(result.text, agent.policy) });
+      outcome.push({
+        label: criterion.label,
+        met: isMet(result.text),
+        explanation: redactPolicy(result.text, renderedPrompt(agent, conversation.context).guardPolicy, userLines(transcript)),
+      });
     }
     return outcome;
   }
@@ -343,7 +401,11 @@ export class ConversationService {
         usage,
         model: usage?.model ?? null,
       });
-      EventWriter.stage(tx, { organizationId: conversation.organization.id, type: 'conversation.message', payload: messagePayload(stored, conversation.agent.id) });
+      EventWriter.stage(tx, {
+        organizationId: conversation.organization.id,
+        type: 'conversation.message',
+        payload: messagePayload(stored, conversation.agent.id),
+      });
     });
   }
 }

@@ -26,7 +26,11 @@ const CONVERSATION_WITH_MESSAGES = {
  * messages (messageCount tells how many there are). Those of all conversations come in one statement.
  */
 async function present(services: RouteServices, presenter: Presenter, actor: Actor, conversations: Conversation[]): Promise<unknown[]> {
-  const messages = await services.conversations.lastMessagesFor(actor, conversations.map((conversation) => conversation.id), EMBEDDED_MESSAGES);
+  const messages = await services.conversations.lastMessagesFor(
+    actor,
+    conversations.map((conversation) => conversation.id),
+    EMBEDDED_MESSAGES,
+  );
   return conversations.map((conversation) => ({
     ...(presenter.present('Conversation', conversation) as Record<string, unknown>),
     messages: (messages.get(conversation.id) ?? []).map((message) => presenter.present('Message', message)),
@@ -113,7 +117,7 @@ export const conversationRoutes = [
     response: ref('MessageReply'),
     errors: [404, 409, 503],
     async handler({ actor, params, body, services, presenter }) {
-      return presenter.present('MessageReply', await services.conversations.sendMessage(actor, params.conversationId!, body.message));
+      return presenter.present('MessageReply', await services.conversations.sendMessage(actor, params.conversationId!, body.message, body.variables));
     },
   }),
   defineRoute({

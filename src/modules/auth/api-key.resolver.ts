@@ -33,11 +33,7 @@ export class ApiKeyResolver {
   }
 
   @Mutation(() => ApiKey, { description: 'Changes only the fields that are sent' })
-  updateApiKey(
-    @Arg('id', () => ID) id: string,
-    @Arg('input') input: UpdateApiKeyInput,
-    @Ctx() context: GraphQLContext,
-  ): Promise<ApiKey> {
+  updateApiKey(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateApiKeyInput, @Ctx() context: GraphQLContext): Promise<ApiKey> {
     return context.services.apiKeys.update(actorOf(context), id, input);
   }
 

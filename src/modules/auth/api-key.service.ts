@@ -89,9 +89,7 @@ export class ApiKeyService {
   }
 
   async get(actor: Actor, id: string): Promise<ApiKey> {
-    const apiKey = isUuid(id)
-      ? await this.em.findOne(ApiKey, { id, organization: actor.organizationId, user: actor.userId })
-      : null;
+    const apiKey = isUuid(id) ? await this.em.findOne(ApiKey, { id, organization: actor.organizationId, user: actor.userId }) : null;
     if (!apiKey) throw AppError.notFound('API key');
     return apiKey;
   }

@@ -9,6 +9,8 @@ import { hashKey } from './secrets.js';
 import type { TokenService } from './token.service.js';
 import type { CurrentUser } from './auth.types.js';
 import { User } from './user.entity.js';
+import type { UserRole } from './user.types.js';
+import { permissionsOf } from '../organizations/roles.js';
 
 export interface Credentials {
   apiKey?: string;
@@ -44,7 +46,11 @@ export class AuthService {
       if (!match?.[1]) throw new AppError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>"');
       const claims = this.tokens.verify(match[1]);
       const key = isUuid(claims.akid)
-        ? await this.cachedKey(`t:${claims.akid}:${claims.org}:${claims.sub}`, 'k.id = ? and k.organization_id = ? and k.user_id = ?', [claims.akid, claims.org, claims.sub])
+        ? await this.cachedKey(`t:${claims.akid}:${claims.org}:${claims.sub}`, 'k.id = ? and k.organization_id = ? and k.user_id = ?', [
+            claims.akid,
+            claims.org,
+            claims.sub,
+          ])
         : null;
       if (!key || !key.isUsable()) throw new AppError('UNAUTHENTICATED', 'The key this token was issued from is no longer valid');
       return this.actorOf(key, 'token');
@@ -59,19 +65,17 @@ export class AuthService {
   async usableKeyIds(ids: readonly string[], now = new Date()): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const em = this.em.fork(); // also called outside any request (a timer)
-    const rows = await em.getConnection().execute<Record<string, unknown>[]>(
-      `select * from api_keys where id in (${ids.map(() => '?').join(', ')})`,
-      [...ids],
+    const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select * from api_keys where id in (${ids.map(() => '?').join(', ')})`, [...ids]);
+    return new Set(
+      rows
+        .map((row) => columnsToReadObject(em, ApiKey, row))
+        .filter((key) => key.isUsable(now))
+        .map((key) => key.id),
     );
-    return new Set(rows.map((row) => columnsToReadObject(em, ApiKey, row)).filter((key) => key.isUsable(now)).map((key) => key.id));
   }
 
   async me(actor: Actor): Promise<CurrentUser> {
-    const user = await this.em.findOne(
-      User,
-      { id: actor.userId, organization: actor.organizationId },
-      { populate: ['organization'] },
-    );
+    const user = await this.em.findOne(User, { id: actor.userId, organization: actor.organizationId }, { populate: ['organization'] });
     if (!user) throw AppError.notFound('User');
     return {
       id: user.id,
@@ -79,6 +83,8 @@ export class AuthService {
       name: user.name,
       organizationId: user.organization.id,
       organization: { id: user.organization.id, name: user.organization.name },
+      role: user.role as UserRole,
+      permissions: permissionsOf(user.role),
     };
   }
 
@@ -98,9 +104,9 @@ export class AuthService {
    */
   private async findKey(condition: string, params: string[]): Promise<ApiKey | null> {
     const [row] = await this.em.execute<Record<string, unknown>[]>(
-        `select k.*, u.role as user_role from api_keys k join users u on u.id = k.user_id where ${condition} limit 1`,
-        params,
-      );
+      `select k.*, u.role as user_role from api_keys k join users u on u.id = k.user_id where ${condition} limit 1`,
+      params,
+    );
     if (!row) return null;
     const { user_role: role, ...columns } = row;
     const key = columnsToReadObject(this.em, ApiKey, columns);

@@ -1,4 +1,5 @@
 import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { UserRole } from './user.types.js';
 
 @ObjectType({ description: 'The organization a user belongs to' })
 export class OrganizationRef {
@@ -25,6 +26,15 @@ export class CurrentUser {
 
   @Field(() => OrganizationRef)
   organization!: OrganizationRef;
+
+  @Field(() => UserRole, { description: 'The caller’s role in the organization, as it is now' })
+  role!: UserRole;
+
+  @Field(() => [String], {
+    description:
+      'What the role may do beyond reading, as names of the permission matrix (agents.manage, executions.control, users.manage, …; docs/security.md): a UI shows the controls of these and leaves out the others',
+  })
+  permissions!: string[];
 }
 
 @ObjectType({ description: 'The answer to a deletion' })

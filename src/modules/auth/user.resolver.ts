@@ -18,7 +18,11 @@ export class UserResolver {
   }
 
   @Mutation(() => OrganizationUser, { description: 'Owner only; the last owner cannot be demoted' })
-  updateUserRole(@Arg('id', () => ID) id: string, @Args(() => UpdateUserRoleInput) input: UpdateUserRoleInput, @Ctx() context: GraphQLContext): Promise<OrganizationUser> {
+  updateUserRole(
+    @Arg('id', () => ID) id: string,
+    @Args(() => UpdateUserRoleInput) input: UpdateUserRoleInput,
+    @Ctx() context: GraphQLContext,
+  ): Promise<OrganizationUser> {
     return context.services.users.updateRole(actorOf(context), id, input);
   }
 

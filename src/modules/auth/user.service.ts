@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
@@ -40,16 +41,16 @@ export class UserService {
   async list(actor: Actor, args: PageArgs): Promise<Page<OrganizationUser>> {
     const field = sortField(args.sortBy, USER_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: users, total } = await readPage(
+    const { rows: users, meta } = await readPage(
       this.em,
       User,
       {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ email: { $ilike: pattern } }, { name: { $ilike: pattern } }] } : {}),
       },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      sortedPage(args, field),
     );
-    return { data: users.map(present), meta: pageMeta(args.page, args.limit, total) };
+    return { data: users.map(present), meta };
   }
 
   /**

@@ -19,7 +19,7 @@ const memberLoaders = new WeakMap<GraphQLContext, Map<string, DataLoader<string,
 function memberLoader(context: GraphQLContext, args: PageArgs): DataLoader<string, Page<Contact>> {
   const loaders = memberLoaders.get(context) ?? new Map<string, DataLoader<string, Page<Contact>>>();
   memberLoaders.set(context, loaders);
-  const key = JSON.stringify([args.page, args.limit, args.search, args.sortBy, args.sortOrder]);
+  const key = JSON.stringify([args.page, args.limit, args.search, args.sortBy, args.sortOrder, args.cursor]);
   let loader = loaders.get(key);
   if (!loader) {
     loader = new DataLoader((ids) => context.services.audiences.membersOf(actorOf(context), ids, args));
@@ -53,11 +53,7 @@ export class AudienceResolver {
   }
 
   @Mutation(() => Audience, { description: 'Changes only the fields that are sent' })
-  updateAudience(
-    @Arg('id', () => ID) id: string,
-    @Arg('input') input: UpdateAudienceInput,
-    @Ctx() context: GraphQLContext,
-  ): Promise<Audience> {
+  updateAudience(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateAudienceInput, @Ctx() context: GraphQLContext): Promise<Audience> {
     return context.services.audiences.update(actorOf(context), id, input);
   }
 

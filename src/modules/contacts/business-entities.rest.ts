@@ -20,7 +20,10 @@ export const businessEntityRoutes = [
     response: ref('BusinessEntityPage'),
     errors: [404],
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('BusinessEntityPage', BusinessEntity, { json: (row) => services.businessEntities.listJson(actor, query, row), rows: () => services.businessEntities.list(actor, query) });
+      return presenter.listAnswer('BusinessEntityPage', BusinessEntity, {
+        json: (row) => services.businessEntities.listJson(actor, query, row),
+        rows: () => services.businessEntities.list(actor, query),
+      });
     },
   }),
   defineRoute({

@@ -9,7 +9,12 @@ import { BusinessEntityPage } from './contacts.types.js';
 import { sqlList } from '../../graphql/sql-answers.js';
 
 // The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
-sqlList({ field: 'businessEntities', entity: BusinessEntity, args: BusinessEntityListArgs, read: (context, actor, args, row) => context.services.businessEntities.listJson(actor, args, row) });
+sqlList({
+  field: 'businessEntities',
+  entity: BusinessEntity,
+  args: BusinessEntityListArgs,
+  read: (context, actor, args, row) => context.services.businessEntities.listJson(actor, args, row),
+});
 
 @Resolver(() => BusinessEntity)
 export class BusinessEntityResolver {

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, sortField, type Page, type JsonPage } from '../../common/pagination.js';
@@ -45,7 +46,7 @@ export class BusinessEntityService {
         ...(args.type ? { type: args.type } : {}),
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { type: { $ilike: pattern } }] } : {}),
       },
-      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      options: sortedPage(args, field),
       page: args.page,
       limit: args.limit,
     };

@@ -27,6 +27,13 @@ export class Contact extends BaseEntity {
   @Property({ length: 16 })
   phone!: string;
 
+  @Field(() => String, {
+    nullable: true,
+    description: 'The organization’s own key for the contact (a CRM’s id), unique in the organization; set by a CSV import’s externalId column',
+  })
+  @Property({ type: 'string', length: 255, nullable: true })
+  externalId: (string & Opt) | null = null;
+
   @Field(() => String, { nullable: true, description: 'IANA time zone, for example Europe/Paris' })
   @Property({ type: 'string', length: 64, nullable: true })
   timeZone: (string & Opt) | null = null;

@@ -1,16 +1,5 @@
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsBoolean,
-  IsObject,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 // The decorator's own file: the package's index also loads its schema converters and lodash, which
 // only the OpenAPI document needs (src/rest/openapi.ts, loaded on the first ask for it).
 import { JSONSchema } from 'class-validator-jsonschema/build/decorators.js';

@@ -30,11 +30,7 @@ export class ContactResolver {
   }
 
   @Mutation(() => Contact, { description: 'Changes only the fields that are sent' })
-  updateContact(
-    @Arg('id', () => ID) id: string,
-    @Arg('input') input: UpdateContactInput,
-    @Ctx() context: GraphQLContext,
-  ): Promise<Contact> {
+  updateContact(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateContactInput, @Ctx() context: GraphQLContext): Promise<Contact> {
     return context.services.contacts.update(actorOf(context), id, input);
   }
 
@@ -44,7 +40,10 @@ export class ContactResolver {
     return { id, message: `Contact ${id} deleted` };
   }
 
-  @Mutation(() => ImportContactsResult, { description: 'Writes every contact or, if any row is invalid, none' })
+  @Mutation(() => ImportContactsResult, {
+    description:
+      'Writes every contact or, if any row is invalid or a phone is taken, none (REST POST /api/contacts/import); one import per organization at a time: another while one runs is a CONFLICT naming it',
+  })
   importContacts(@Arg('input') input: ImportContactsInput, @Ctx() context: GraphQLContext): Promise<ImportContactsResult> {
     return context.services.contacts.import(actorOf(context), input);
   }

@@ -58,7 +58,7 @@ export const contactRoutes = [
     tag: 'Audiences',
     body: UpdateAudienceInput,
     response: ref('Audience'),
-    errors: [404],
+    errors: [404, 409],
     async handler({ actor, params, body, services, presenter }) {
       return presenter.present('Audience', await services.audiences.update(actor, params.id!, body));
     },
@@ -85,18 +85,21 @@ export const contactRoutes = [
     response: ref('ContactPage'),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {
-      return presenter.present('ContactPage', await services.audiences.members(actor, params.audienceId!, query));
+      return presenter.listAnswer('ContactPage', Contact, {
+        json: (row) => services.audiences.membersJson(actor, params.audienceId!, query, row),
+        rows: () => services.audiences.members(actor, params.audienceId!, query),
+      });
     },
   }),
   defineRoute({
     method: 'post',
     path: '/audience/{audienceId}/members',
     operationId: 'addAudienceMembers',
-    summary: 'Add contacts of the organization to an audience; answers the audience',
+    summary: 'Add contacts of the organization to a static audience; answers the audience (a dynamic audience → 409)',
     tag: 'Audiences',
     body: AudienceMembersInput,
     response: ref('Audience'),
-    errors: [404],
+    errors: [404, 409],
     async handler({ actor, params, body, services, presenter }) {
       return presenter.present('Audience', await services.audiences.addMembers(actor, params.audienceId!, body));
     },
@@ -105,11 +108,11 @@ export const contactRoutes = [
     method: 'delete',
     path: '/audience/{audienceId}/members',
     operationId: 'removeAudienceMembers',
-    summary: 'Remove contacts from an audience; 204 with no body',
+    summary: 'Remove contacts from a static audience; 204 with no body (a dynamic audience → 409)',
     tag: 'Audiences',
     body: AudienceMembersInput,
     status: 204,
-    errors: [404],
+    errors: [404, 409],
     async handler({ actor, params, body, services }) {
       await services.audiences.removeMembers(actor, params.audienceId!, body);
     },
@@ -137,7 +140,10 @@ export const contactRoutes = [
     query: PageArgs,
     response: ref('ContactPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('ContactPage', Contact, { json: (row) => services.contacts.listJson(actor, query, row), rows: () => services.contacts.list(actor, query) });
+      return presenter.listAnswer('ContactPage', Contact, {
+        json: (row) => services.contacts.listJson(actor, query, row),
+        rows: () => services.contacts.list(actor, query),
+      });
     },
   }),
   defineRoute({
@@ -145,6 +151,10 @@ export const contactRoutes = [
     path: '/contacts/import',
     operationId: 'importContacts',
     summary: 'Write 1 to 10000 contacts all together; any bad row → 400 naming contacts.<i>.<field>, nothing written',
+    description:
+      'A phone already in the organization → 409 naming its rows, nothing written. The file is written 1000 rows per transaction, so other requests are served meanwhile; ' +
+      'if a part fails, what was written is deleted before the answer (and after a crash, at the next start). ' +
+      'One import (of contacts or of the do-not-call list) per organization at a time: another sent while one runs → 409 naming the running one.',
     tag: 'Contacts',
     body: ImportContactsInput,
     status: 201,

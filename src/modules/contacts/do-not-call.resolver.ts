@@ -9,7 +9,12 @@ import { sqlList } from '../../graphql/sql-answers.js';
 const ID_OR_NUMBER = 'The entry’s id, or its number in E.164 (for example +14155550100)';
 
 // The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
-sqlList({ field: 'doNotCallEntries', entity: DoNotCallEntry, args: PageArgs, read: (context, actor, args, row) => context.services.doNotCall.listJson(actor, args, row) });
+sqlList({
+  field: 'doNotCallEntries',
+  entity: DoNotCallEntry,
+  args: PageArgs,
+  read: (context, actor, args, row) => context.services.doNotCall.listJson(actor, args, row),
+});
 
 @Resolver(() => DoNotCallEntry)
 export class DoNotCallResolver {
@@ -28,12 +33,17 @@ export class DoNotCallResolver {
     return context.services.doNotCall.add(actorOf(context), input);
   }
 
-  @Mutation(() => DoNotCallEntry, { description: 'Take a number off the list by the entry’s id or the number (answers the entry removed); one not on the list is NOT_FOUND' })
+  @Mutation(() => DoNotCallEntry, {
+    description: 'Take a number off the list by the entry’s id or the number (answers the entry removed); one not on the list is NOT_FOUND',
+  })
   removeDoNotCall(@Arg('id', () => ID, { description: ID_OR_NUMBER }) id: string, @Ctx() context: GraphQLContext): Promise<DoNotCallEntry> {
     return context.services.doNotCall.remove(actorOf(context), id);
   }
 
-  @Mutation(() => DoNotCallImportResult, { description: 'Add the numbers of a CSV (source import): good rows added, bad rows reported with their line and reason, repeats merged (REST POST /api/do-not-call/import)' })
+  @Mutation(() => DoNotCallImportResult, {
+    description:
+      'Add the numbers of a CSV (source import): good rows added, bad rows reported with their line and reason, repeats merged (REST POST /api/do-not-call/import); one import per organization at a time: another while one runs is a CONFLICT naming it',
+  })
   importDoNotCall(@Arg('input') input: ImportDoNotCallInput, @Ctx() context: GraphQLContext): Promise<DoNotCallImportResult> {
     return context.services.doNotCall.import(actorOf(context), input);
   }

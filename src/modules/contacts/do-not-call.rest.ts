@@ -20,7 +20,10 @@ export const doNotCallRoutes = [
     query: PageArgs,
     response: ref('DoNotCallPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('DoNotCallPage', DoNotCallEntry, { json: (row) => services.doNotCall.listJson(actor, query, row), rows: () => services.doNotCall.list(actor, query) });
+      return presenter.listAnswer('DoNotCallPage', DoNotCallEntry, {
+        json: (row) => services.doNotCall.listJson(actor, query, row),
+        rows: () => services.doNotCall.list(actor, query),
+      });
     },
   }),
   defineRoute({
@@ -28,7 +31,8 @@ export const doNotCallRoutes = [
     path: '/do-not-call',
     operationId: 'addDoNotCall',
     summary: 'Put a number on the do-not-call list (source manual); a number already on it → 409',
-    description: 'From then on every dial of the organization checks it at the moment the call is placed: campaigns, live triggers and retries skip the number, spend no credit and count the contact as do_not_call.',
+    description:
+      'From then on every dial of the organization checks it at the moment the call is placed: campaigns, live triggers and retries skip the number, spend no credit and count the contact as do_not_call.',
     tag: 'Do not call',
     body: AddDoNotCallInput,
     status: 201,
@@ -46,11 +50,13 @@ export const doNotCallRoutes = [
     description:
       'The body is `{"csv": "<text>"}`. A first line naming a `phone` (or `number`) column is a header (its `note` column is kept); without one the first column is the number, the second the note. ' +
       'Blank lines are skipped. The answer lists `rejected` rows (not E.164, no number, an unclosed quote) and `skipped` rows (a number repeated in the file, or already on the list: merged into the entry that is there). ' +
-      'A file of more than 10000 rows → 400 naming csv, nothing added.',
+      'A file of more than 10000 rows → 400 naming csv, nothing added. ' +
+      'The rows are added 1000 per transaction, so other requests are served meanwhile; an import that fails partway keeps what it added (sent again, those rows are skipped as already listed). ' +
+      'One import (of contacts or of the do-not-call list) per organization at a time: another sent while one runs → 409 naming the running one.',
     tag: 'Do not call',
     body: ImportDoNotCallInput,
     response: ref('DoNotCallImportResult'),
-    errors: [413],
+    errors: [409, 413],
     async handler({ actor, body, services, presenter }) {
       return presenter.present('DoNotCallImportResult', await services.doNotCall.import(actor, body));
     },

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
+import { mapInTurns } from '../../common/in-turns.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
@@ -8,14 +10,15 @@ import { EventWriter } from '../events/event-writer.js';
 import { authorize } from '../organizations/roles.js';
 import { E164 } from './contact.inputs.js';
 import { parseDoNotCallCsv } from './do-not-call-csv.js';
+import { phoneKey } from './phone-key.js';
 import { DoNotCallEntry, DoNotCallSource } from './do-not-call.entity.js';
 import { DO_NOT_CALL_IMPORT_MAX_ROWS, type AddDoNotCallInput, type ImportDoNotCallInput } from './do-not-call.inputs.js';
 import type { DoNotCallImportResult, DoNotCallSkippedRow } from './do-not-call.types.js';
 import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
+import { at, query } from '../../db/sql.js';
+import { IMPORT_CHUNK, OrganizationImports } from './organization-imports.js';
 
 export const DO_NOT_CALL_SORT_FIELDS = ['createdAt', 'phone'] as const;
-/** Rows per INSERT statement: 8 columns each stays well under PostgreSQL's 65535 bind parameters. */
-const INSERT_CHUNK = 2000;
 
 /** Who opted out on a call: the call (its number and contact are read from it), or a contact, or a bare number. */
 export interface OptOutTarget {
@@ -30,7 +33,10 @@ export interface OptOutTarget {
  * in the statement that claims calls (work-queue.ts), so nothing here has to reach it.
  */
 export class DoNotCallService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly imports = new OrganizationImports(em),
+  ) {}
 
   /** A page of entries; `search` matches the number or the note, case-insensitively. */
   async list(actor: Actor, args: PageArgs): Promise<Page<DoNotCallEntry>> {
@@ -52,7 +58,7 @@ export class DoNotCallService {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ phone: { $ilike: pattern } }, { note: { $ilike: pattern } }] } : {}),
       },
-      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      options: sortedPage(args, field),
       page: args.page,
       limit: args.limit,
     };
@@ -60,7 +66,7 @@ export class DoNotCallService {
 
   /** An entry by its id or by its number (E.164); one not on the caller's list (or neither an id nor a number) → 404. */
   async get(actor: Actor, idOrPhone: string): Promise<DoNotCallEntry> {
-    const key = isUuid(idOrPhone) ? { id: idOrPhone } : E164.test(idOrPhone) ? { phone: idOrPhone } : null;
+    const key = isUuid(idOrPhone) ? { id: idOrPhone } : E164.test(idOrPhone) ? { phone: phoneKey(idOrPhone) } : null;
     const entry = key ? await this.em.findOne(DoNotCallEntry, { organization: actor.organizationId, ...key }) : null;
     if (!entry) throw AppError.notFound('Do-not-call entry');
     return entry;
@@ -69,11 +75,12 @@ export class DoNotCallService {
   /** A number already on the list → 409 naming when and how it was added. */
   async add(actor: Actor, input: AddDoNotCallInput): Promise<DoNotCallEntry> {
     authorize(actor, 'contacts.manage');
-    const existing = await this.em.findOne(DoNotCallEntry, { organization: actor.organizationId, phone: input.phone });
+    const phone = phoneKey(input.phone);
+    const existing = await this.em.findOne(DoNotCallEntry, { organization: actor.organizationId, phone });
     if (existing) throw alreadyListed(existing);
     const entry = this.em.create(DoNotCallEntry, {
       organization: actor.organizationId,
-      phone: input.phone,
+      phone,
       source: DoNotCallSource.manual,
       note: input.note ?? null,
     });
@@ -93,15 +100,22 @@ export class DoNotCallService {
    * Adds the good rows of a CSV and reports the others: a bad row (not a number, no number, a
    * quote left open) by its line and reason; a number repeated in the file or already on the list
    * is merged into the entry that is there, and reported as skipped. A file of more than
-   * DO_NOT_CALL_IMPORT_MAX_ROWS rows is refused whole (400 naming `csv`).
+   * DO_NOT_CALL_IMPORT_MAX_ROWS rows is refused whole (400 naming `csv`). One import per organization
+   * at a time (a second answers 409 naming the running one), written IMPORT_CHUNK rows per transaction.
    */
   async import(actor: Actor, input: ImportDoNotCallInput): Promise<DoNotCallImportResult> {
     authorize(actor, 'contacts.manage');
-    const { rows, rejected } = parseDoNotCallCsv(input.csv);
+    const parsed = parseDoNotCallCsv(input.csv);
+    const rejected = parsed.rejected;
+    // Each number in the one form the list compares (phone-key.ts): two spellings of one number are one entry.
+    const rows = await mapInTurns(parsed.rows, (row) => ({ ...row, phone: phoneKey(row.phone) }));
     if (rows.length + rejected.length > DO_NOT_CALL_IMPORT_MAX_ROWS) {
-      throw AppError.badInput([{ field: 'csv', message: `csv must have at most ${DO_NOT_CALL_IMPORT_MAX_ROWS} rows; it has ${rows.length + rejected.length}` }]);
+      throw AppError.badInput([
+        { field: 'csv', message: `csv must have at most ${DO_NOT_CALL_IMPORT_MAX_ROWS} rows; it has ${rows.length + rejected.length}` },
+      ]);
     }
     const skipped: DoNotCallSkippedRow[] = [];
+    const now = at(new Date());
     const firstLine = new Map<string, number>();
     const fresh = rows.filter((row) => {
       const first = firstLine.get(row.phone);
@@ -113,29 +127,40 @@ export class DoNotCallService {
       return false;
     });
     let added = 0;
-    await this.em.transactional(async (em) => {
-      const existing = fresh.length
-        ? await em.find(DoNotCallEntry, { organization: actor.organizationId, phone: { $in: fresh.map((row) => row.phone) } })
-        : [];
-      const listed = new Map(existing.map((entry) => [entry.phone, entry]));
-      const now = new Date();
-      const toAdd = fresh.filter((row) => {
-        const entry = listed.get(row.phone);
-        if (entry) skipped.push({ line: row.line, phone: row.phone, reason: alreadyListed(entry).message });
-        return !entry;
-      });
-      for (let start = 0; start < toAdd.length; start += INSERT_CHUNK) {
-        const chunk = toAdd.slice(start, start + INSERT_CHUNK);
-        // A number another request added meanwhile is left as it is (on conflict), and counted as skipped.
-        const inserted = await em.execute<{ phone: string }[]>(
-          `insert into do_not_call_entries (id, created_at, updated_at, organization_id, phone, source, note)
-           values ${chunk.map(() => `(?, ?, ?, ?, ?, 'import', ?)`).join(', ')}
-           on conflict (organization_id, phone) do nothing returning phone`,
-          chunk.flatMap((row) => [randomUUID(), now, now, actor.organizationId, row.phone, row.note]) as never[],
-        );
-        const done = new Set(inserted.map((row) => row.phone));
-        added += done.size;
-        for (const row of chunk) if (!done.has(row.phone)) skipped.push({ line: row.line, phone: row.phone, reason: 'added by another request meanwhile' });
+    // A chunk per transaction: other statements run between two (organization-imports.ts). The list is
+    // merged into, not replaced, so the chunks written before a failure stay: sent again, they are skipped.
+    await this.imports.run(actor.organizationId, 'do-not-call', null, async (slot) => {
+      for (let start = 0; start < fresh.length; start += IMPORT_CHUNK) {
+        const chunk = fresh.slice(start, start + IMPORT_CHUNK);
+        const chunkSkipped: DoNotCallSkippedRow[] = [];
+        const chunkAdded = await this.em.transactional(async (em) => {
+          const existing = await em.find(DoNotCallEntry, { organization: actor.organizationId, phone: { $in: chunk.map((row) => row.phone) } });
+          const listed = new Map(existing.map((entry) => [entry.phone, entry]));
+          const toAdd = chunk.filter((row) => {
+            const entry = listed.get(row.phone);
+            if (entry) chunkSkipped.push({ line: row.line, phone: row.phone, reason: alreadyListed(entry).message });
+            return !entry;
+          });
+          // A number another request added meanwhile is left as it is (on conflict), and counted as skipped.
+          const inserted = toAdd.length
+            ? await query<{ phone: string }>(
+                em,
+                `insert into do_not_call_entries (id, created_at, updated_at, organization_id, phone, source, note)
+                 select gen_random_uuid(), ?::timestamptz, ?::timestamptz, ?, r.phone, 'import', r.note
+                   from jsonb_to_recordset(?::jsonb) as r(phone text, note text)
+                 on conflict (organization_id, phone) do nothing returning phone`,
+                [now, now, actor.organizationId, JSON.stringify(toAdd.map((row) => ({ phone: row.phone, note: row.note })))],
+              )
+            : [];
+          const done = new Set(inserted.map((row) => row.phone));
+          for (const row of toAdd)
+            if (!done.has(row.phone)) chunkSkipped.push({ line: row.line, phone: row.phone, reason: 'added by another request meanwhile' });
+          await slot.heartbeat(em, start + IMPORT_CHUNK >= fresh.length);
+          return done.size;
+        });
+        slot.committed(chunk.length);
+        added += chunkAdded;
+        skipped.push(...chunkSkipped);
       }
     });
     skipped.sort((a, b) => a.line - b.line);
@@ -168,7 +193,9 @@ export class DoNotCallService {
         const [contact] = await em.execute<{ phone: string }[]>('select phone from contacts where id = ? and organization_id = ?', [contactId, organizationId]);
         phone = contact?.phone ?? null;
       }
-      if (!phone || !E164.test(phone)) throw AppError.badInput([{ field: 'phone', message: 'the number to opt out must be an E.164 number such as +14155550100' }]);
+      if (!phone || !E164.test(phone))
+        throw AppError.badInput([{ field: 'phone', message: 'the number to opt out must be an E.164 number such as +14155550100' }]);
+      phone = phoneKey(phone);
       const [entry] = await em.execute<{ id: string }[]>(
         `with added as (
            insert into do_not_call_entries (id, created_at, updated_at, organization_id, phone, source, call_id, contact_id)
@@ -184,7 +211,14 @@ export class DoNotCallService {
       await EventWriter.write(em, {
         organizationId,
         type: 'contact.opted_out',
-        payload: { phone, contactId: contacts[0]?.id ?? null, contactIds: contacts.map((row) => row.id), callId, source: DoNotCallSource.call, doNotCallEntryId: entry!.id },
+        payload: {
+          phone,
+          contactId: contacts[0]?.id ?? null,
+          contactIds: contacts.map((row) => row.id),
+          callId,
+          source: DoNotCallSource.call,
+          doNotCallEntryId: entry!.id,
+        },
       });
       return entry!.id;
     });

@@ -223,7 +223,10 @@ export class PgliteEventBus extends ListenerSet {
   private unlisten: (() => Promise<void>) | null = null;
   private readonly logger: Logger;
 
-  constructor(private readonly pglite: PgliteListen, logger: Logger) {
+  constructor(
+    private readonly pglite: PgliteListen,
+    logger: Logger,
+  ) {
     super();
     this.logger = logger.child({ component: 'event-bus' });
   }
@@ -248,6 +251,5 @@ export async function openEventBus(database: Database, logger: Logger): Promise<
     // The same connection settings as the ORM's pool.
     return new PostgresEventBus({ connectionString: String(database.orm.config.get('clientUrl')), logger });
   }
-  const connection = database.orm.driver.getConnection() as unknown as { getNativeClient(): Promise<PgliteListen> };
-  return new PgliteEventBus(await connection.getNativeClient(), logger);
+  return new PgliteEventBus(database.embedded!, logger);
 }

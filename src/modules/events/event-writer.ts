@@ -23,7 +23,6 @@ export const EventWriter = {
     await tx.execute(`insert into events (id, organization_id, type, created_at, payload) values ${values}`, params as never[]);
   },
 
-
   /**
    * For code that changes rows through the ORM: the event joins the unit of work, so the flush
    * that writes the change writes the event in the same transaction.

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsDate, IsIn, IsOptional } from 'class-validator';
-import { ArgsType, Field } from 'type-graphql';
+import { ArrayMaxSize, IsDate, IsIn, IsOptional, IsUUID } from 'class-validator';
+import { ArgsType, Field, ID } from 'type-graphql';
 import { toDate } from '../../common/dates.js';
 import { PageArgs } from '../../common/pagination.js';
 import { EVENT_TYPES } from './event.types.js';
@@ -15,12 +15,24 @@ function toTypeList({ value }: { value: unknown }): unknown {
 /** GET /api/events and GraphQL events(...): the common list arguments and the filters. */
 @ArgsType()
 export class EventListArgs extends PageArgs {
-  @Field(() => [String], { nullable: true, description: `Only events of these types (REST: repeat the parameter or separate with commas): ${EVENT_TYPES.join(', ')}` })
+  @Field(() => [String], {
+    nullable: true,
+    description: `Only events of these types (REST: repeat the parameter or separate with commas): ${EVENT_TYPES.join(', ')}`,
+  })
   @IsOptional()
   @Transform(toTypeList)
   @ArrayMaxSize(EVENT_TYPES.length)
   @IsIn(EVENT_TYPES, { each: true, message: `type must be one of ${EVENT_TYPES.join(', ')}` })
   type?: string[] | null;
+
+  @Field(() => ID, {
+    nullable: true,
+    description:
+      'Only the events about this call: its call.* events, and any other whose payload names it (callId); another organization’s call matches nothing',
+  })
+  @IsOptional()
+  @IsUUID('all', { message: 'callId must be a UUID' })
+  callId?: string | null;
 
   @Field(() => Date, { nullable: true, description: 'Only events created at or after this instant (ISO 8601 date-time)' })
   @IsOptional()

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, sortField, type Page, type JsonPage } from '../../common/pagination.js';
@@ -19,22 +20,25 @@ export class EventService {
 
   /** A page of events, newest first by default; `search` matches the type. */
   async list(actor: Actor, args: EventListArgs): Promise<Page<Event>> {
-    return readList(this.em, this.listRead(actor, args));
+    return readList(this.em, await this.listRead(actor, args));
   }
 
   /** The same page as `list`, each row as the JSON text `row` builds (the REST door's answer, src/rest/present-sql.ts). */
   async listJson(actor: Actor, args: EventListArgs, row: RowJson): Promise<JsonPage> {
-    return readJsonList(this.em, this.listRead(actor, args), row);
+    return readJsonList(this.em, await this.listRead(actor, args), row);
   }
 
   /** What a page of `list` reads. */
-  private listRead(actor: Actor, args: EventListArgs): ListRead<Event> {
+  private async listRead(actor: Actor, args: EventListArgs): Promise<ListRead<Event>> {
     const field = sortField(args.sortBy, EVENT_SORT_FIELDS);
     if (args.createdAfter && args.createdBefore && args.createdAfter >= args.createdBefore) {
       throw AppError.badInput([{ field: 'createdBefore', message: 'createdBefore must be after createdAfter' }]);
     }
+    const call = args.callId ? await this.callFilter(actor, args.callId) : undefined;
+    // A call's events are all written after it was created: that bound keeps the read on the (organization, createdAt) index.
+    const after = [args.createdAfter, call?.createdAt].filter((date): date is Date => date instanceof Date);
     const createdAt = {
-      ...(args.createdAfter ? { $gte: args.createdAfter } : {}),
+      ...(after.length > 0 ? { $gte: new Date(Math.max(...after.map((date) => date.getTime()))) } : {}),
       ...(args.createdBefore ? { $lt: args.createdBefore } : {}),
     };
     const type = {
@@ -45,13 +49,30 @@ export class EventService {
       organization: actor.organizationId,
       ...(Object.keys(type).length > 0 ? { type } : {}),
       ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
+      ...(call ? call.where : {}),
     };
     return {
       entity: Event,
       where: where as never,
-      options: { orderBy: [{ [field]: args.sortOrder }, { id: args.sortOrder }] as never, limit: args.limit, offset: (args.page - 1) * args.limit },
+      options: sortedPage<Event>(args, field),
       page: args.page,
       limit: args.limit,
+    };
+  }
+
+  /**
+   * The filter of `callId`: events whose payload is the call (call.*) or names it. A call of another
+   * organization, or none, matches nothing, as the calls list's filters do.
+   */
+  private async callFilter(actor: Actor, callId: string): Promise<{ createdAt?: Date; where: object }> {
+    const [call] = await query<{ created_at: Date | string }>(this.em, 'select created_at from calls where id = ? and organization_id = ?', [
+      callId,
+      actor.organizationId,
+    ]);
+    if (!call) return { where: { id: { $in: [] } } };
+    return {
+      createdAt: new Date(call.created_at),
+      where: { $or: [{ type: { $like: 'call.%' }, payload: { id: callId } }, { payload: { callId } }] },
     };
   }
 

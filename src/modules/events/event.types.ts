@@ -13,12 +13,17 @@ export const EVENT_TYPES = [
   'call.analyzed',
   'conversation.message',
   'conversation.ended',
+  'tool.called',
   'agent.activated',
   'agent.archived',
   'trigger.fired',
   'contact.opted_out',
   'knowledge.document.ready',
   'knowledge.document.failed',
+  'import.progress',
+  'import.completed',
+  'import.failed',
+  'import.cancelled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

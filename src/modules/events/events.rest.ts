@@ -23,7 +23,10 @@ export const eventRoutes = [
     query: EventListArgs,
     response: ref('EventPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('EventPage', Event, { json: (row) => services.events.listJson(actor, query, row), rows: () => services.events.list(actor, query) });
+      return presenter.listAnswer('EventPage', Event, {
+        json: (row) => services.events.listJson(actor, query, row),
+        rows: () => services.events.list(actor, query),
+      });
     },
   }),
   defineRoute({

@@ -13,7 +13,6 @@ export const STALE_RESERVATION_MS = 2 * 60 * 1000;
 /** Expired rows deleted per reservation, so the cleanup stays cheap. */
 const CLEANUP_BATCH = 100;
 
-
 export interface IdempotentRequest {
   method: string;
   /** The concrete path, ids included. */

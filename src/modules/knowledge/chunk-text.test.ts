@@ -154,7 +154,10 @@ describe('chunkText at the edges', () => {
   });
 
   it('keeps the tail when tail and unit make exactly maxChars', () => {
-    expect(chunkText('aaaa bbbb cccc dddd. eeee ffff gggg hhhh.', { maxChars: 26, overlap: 10 })).toEqual(['aaaa bbbb cccc dddd.', 'dddd. eeee ffff gggg hhhh.']);
+    expect(chunkText('aaaa bbbb cccc dddd. eeee ffff gggg hhhh.', { maxChars: 26, overlap: 10 })).toEqual([
+      'aaaa bbbb cccc dddd.',
+      'dddd. eeee ffff gggg hhhh.',
+    ]);
   });
 });
 

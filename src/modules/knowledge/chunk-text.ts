@@ -39,9 +39,7 @@ function unitsOf(text: string, max: number): Unit[] {
     .filter(Boolean);
   return paragraphs.flatMap((paragraph) => {
     const sentences = paragraph.length <= max ? [paragraph] : paragraph.split(/(?<=[.!?]["')\]]?)\s+/);
-    return sentences
-      .flatMap((sentence) => splitLong(sentence, max))
-      .map((piece, index) => ({ text: piece, joiner: index === 0 ? '\n\n' : ' ' }));
+    return sentences.flatMap((sentence) => splitLong(sentence, max)).map((piece, index) => ({ text: piece, joiner: index === 0 ? '\n\n' : ' ' }));
   });
 }
 

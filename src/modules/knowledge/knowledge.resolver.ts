@@ -28,7 +28,12 @@ function selectsContent(info: GraphQLResolveInfo): boolean {
 }
 
 // The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
-sqlList({ field: 'knowledgeBases', entity: KnowledgeBase, args: PageArgs, read: (context, actor, args, row) => context.services.knowledge.listBasesJson(actor, args, row) });
+sqlList({
+  field: 'knowledgeBases',
+  entity: KnowledgeBase,
+  args: PageArgs,
+  read: (context, actor, args, row) => context.services.knowledge.listBasesJson(actor, args, row),
+});
 
 @Resolver(() => KnowledgeBase)
 export class KnowledgeResolver {

@@ -35,7 +35,10 @@ export const knowledgeRoutes = [
     query: PageArgs,
     response: ref('KnowledgeBasePage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('KnowledgeBasePage', KnowledgeBase, { json: (row) => services.knowledge.listBasesJson(actor, query, row), rows: () => services.knowledge.listBases(actor, query) });
+      return presenter.listAnswer('KnowledgeBasePage', KnowledgeBase, {
+        json: (row) => services.knowledge.listBasesJson(actor, query, row),
+        rows: () => services.knowledge.listBases(actor, query),
+      });
     },
   }),
   defineRoute({

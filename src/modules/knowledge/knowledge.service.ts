@@ -1,5 +1,6 @@
 import { type ListRead, readJsonList, type RowJson } from '../../db/read-model.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
@@ -30,8 +31,7 @@ export interface Passage {
 }
 
 /** Every column of a document but its text. */
-const DOCUMENT_SUMMARY_COLUMNS =
-  'id, created_at, updated_at, organization_id, knowledge_base_id, title, content_type, size_bytes, status, error, chunk_count';
+const DOCUMENT_SUMMARY_COLUMNS = 'id, created_at, updated_at, organization_id, knowledge_base_id, title, content_type, size_bytes, status, error, chunk_count';
 
 /**
  * KnowledgeBase.documents: a base's page of documents, newest first, read with a knowledge bases page
@@ -73,9 +73,16 @@ export interface KnowledgeLimits {
 /** knowledge.document.ready|failed: the document as REST lists it, without its content. */
 function documentPayload(document: KnowledgeDocument): Record<string, unknown> {
   return {
-    id: document.id, organizationId: document.organization.id, knowledgeBaseId: document.knowledgeBase.id, title: document.title,
-    contentType: document.contentType, sizeBytes: document.sizeBytes, status: document.status, error: document.error,
-    chunkCount: document.chunkCount, createdAt: document.createdAt.toISOString(),
+    id: document.id,
+    organizationId: document.organization.id,
+    knowledgeBaseId: document.knowledgeBase.id,
+    title: document.title,
+    contentType: document.contentType,
+    sizeBytes: document.sizeBytes,
+    status: document.status,
+    error: document.error,
+    chunkCount: document.chunkCount,
+    createdAt: document.createdAt.toISOString(),
   };
 }
 
@@ -120,7 +127,7 @@ export class KnowledgeService {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
-      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      options: sortedPage(args, field),
       page: args.page,
       limit: args.limit,
     };
@@ -134,9 +141,7 @@ export class KnowledgeService {
 
   /** Throws NOT_FOUND unless the knowledge base exists in the actor's organization. */
   async assertExists(actor: Actor, knowledgeBaseId: string): Promise<void> {
-    const count = isUuid(knowledgeBaseId)
-      ? await this.em.count(KnowledgeBase, { id: knowledgeBaseId, organization: actor.organizationId })
-      : 0;
+    const count = isUuid(knowledgeBaseId) ? await this.em.count(KnowledgeBase, { id: knowledgeBaseId, organization: actor.organizationId }) : 0;
     if (count === 0) throw AppError.notFound('Knowledge base');
   }
 
@@ -213,7 +218,10 @@ export class KnowledgeService {
       throw new AppError('CONFLICT', `The organization already has ${documents} knowledge documents, its limit; delete some first`);
     }
     if (bytes + sizeBytes > maxBytesPerOrg) {
-      throw new AppError('CONFLICT', `The organization's knowledge documents hold ${bytes} bytes; ${sizeBytes} more would pass its limit of ${maxBytesPerOrg}; delete some first`);
+      throw new AppError(
+        'CONFLICT',
+        `The organization's knowledge documents hold ${bytes} bytes; ${sizeBytes} more would pass its limit of ${maxBytesPerOrg}; delete some first`,
+      );
     }
   }
 
@@ -266,12 +274,7 @@ export class KnowledgeService {
   }
 
   /** Ranked passages of a knowledge base of the organization; [] when the base no longer exists. score in 0..1 */
-  async retrieve(
-    organizationId: string,
-    knowledgeBaseId: string,
-    query: string,
-    options: { topK: number; similarityThreshold: number },
-  ): Promise<Passage[]> {
+  async retrieve(organizationId: string, knowledgeBaseId: string, query: string, options: { topK: number; similarityThreshold: number }): Promise<Passage[]> {
     const tsquery = toOrQuery(query);
     const topK = Math.min(100, Math.floor(options.topK));
     if (!tsquery || !(topK >= 1) || !isUuid(organizationId) || !isUuid(knowledgeBaseId)) return [];

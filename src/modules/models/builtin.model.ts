@@ -43,3 +43,42 @@ export function generateBuiltin(name: BuiltinModel, model: string, request: Gene
   const outputTokens = countWords(text);
   return { text, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model } };
 }
+
+/**
+ * How builtin/echo calls a tool offline: a user message `call <name> <JSON object>` (the object may
+ * be left out) names one of the tools it was given, and the tool is called with that object as its
+ * arguments, exactly, so a test or a guide can also send arguments that break the tool's schema.
+ */
+const TOOL_CALL = /^call ([a-zA-Z0-9_-]{1,64})(?:\s+([\s\S]+))?$/;
+
+/** The tool call a builtin/echo message asks for, or null (no such tool, or arguments that are not a JSON object). */
+export function builtinToolCall(request: GenerateRequest): { name: string; args: Record<string, unknown> } | null {
+  const match = TOOL_CALL.exec(lastUserMessage(request));
+  if (!match || !request.tools?.some((tool) => tool.name === match[1])) return null;
+  if (!match[2]) return { name: match[1]!, args: {} };
+  try {
+    const args: unknown = JSON.parse(match[2]);
+    return args && typeof args === 'object' && !Array.isArray(args) ? { name: match[1]!, args: args as Record<string, unknown> } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A builtin reply that may call a tool: builtin/echo runs the call a message asks for (builtinToolCall)
+ * and answers `Echo: <name> answered <its answer as JSON>` (then ` (truncated)` when it was cut), or
+ * `Echo: <name> failed: <the error it was told>`; anything else is generateBuiltin's answer.
+ */
+export async function generateBuiltinWithTools(name: BuiltinModel, model: string, request: GenerateRequest): Promise<GenerateResult> {
+  const call = name === 'echo' ? builtinToolCall(request) : null;
+  if (!call) return generateBuiltin(name, model, request);
+  const tool = request.tools!.find((each) => each.name === call.name)!;
+  const output = await tool.execute(call.args);
+  const text =
+    typeof output.error === 'string'
+      ? `Echo: ${call.name} failed: ${output.error}`
+      : `Echo: ${call.name} answered ${JSON.stringify(output.answer ?? output)}${output.truncated ? ' (truncated)' : ''}`;
+  const base = generateBuiltin(name, model, request);
+  const outputTokens = countWords(text);
+  return { text, usage: { ...base.usage, outputTokens, totalTokens: base.usage.inputTokens + outputTokens } };
+}

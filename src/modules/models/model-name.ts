@@ -41,3 +41,8 @@ export function parseModelName(model: unknown): ModelName {
   }
   return { provider: provider as ModelProvider, name };
 }
+
+/** Whether a model can call tools: every provider's through the AI SDK, and builtin/echo (offline); builtin/extractive answers passages only. */
+export function callsTools(model: string): boolean {
+  return model !== 'builtin/extractive';
+}

@@ -17,16 +17,12 @@ export type Check = (value: unknown) => string | undefined;
 const number =
   (min: number, max: number): Check =>
   (value) =>
-    typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max
-      ? undefined
-      : `must be a number from ${min} to ${max}`;
+    typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max ? undefined : `must be a number from ${min} to ${max}`;
 
 export const integer =
   (min: number, max: number): Check =>
   (value) =>
-    Number.isInteger(value) && (value as number) >= min && (value as number) <= max
-      ? undefined
-      : `must be an integer from ${min} to ${max}`;
+    Number.isInteger(value) && (value as number) >= min && (value as number) <= max ? undefined : `must be an integer from ${min} to ${max}`;
 
 const strings: Check = (value) =>
   Array.isArray(value) && value.length <= 16 && value.every((item) => typeof item === 'string' && item !== '')
@@ -58,10 +54,7 @@ export const MODEL_SETTING_KEYS = Object.keys(settingsFor(DEFAULT_MAX_OUTPUT_TOK
  * types and a token count above maxOutputTokens → BAD_USER_INPUT naming
  * modelConfig.modelSettings.<key>; null values are ignored.
  */
-export function parseModelSettings(
-  settings: Record<string, unknown> | null | undefined,
-  maxOutputTokens = DEFAULT_MAX_OUTPUT_TOKENS,
-): ModelSettings {
+export function parseModelSettings(settings: Record<string, unknown> | null | undefined, maxOutputTokens = DEFAULT_MAX_OUTPUT_TOKENS): ModelSettings {
   const SETTINGS = settingsFor(maxOutputTokens);
   const result: Record<string, unknown> = {};
   const errors: FieldError[] = [];

@@ -1,10 +1,10 @@
-import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
-import { generateBuiltin } from './builtin.model.js';
+import { generateBuiltinWithTools } from './builtin.model.js';
 import { parseModelName, type BuiltinModel } from './model-name.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, parseModelSettings } from './model-settings.js';
 import { parseProviderOptions } from './provider-options.js';
 import { generateBuiltinObject } from './builtin-object.js';
+import { modelMissing } from './provider-settings.js';
 import type { GenerateObjectRequest, GenerateObjectResult, GenerateRequest, GenerateResult, StreamPart, StreamRequest } from './model.types.js';
 
 export interface ModelServiceOptions {
@@ -48,6 +48,11 @@ export class ModelService {
     parseProviderOptions(provider, modelConfig.providerOptions);
   }
 
+  /** The variable `model`'s provider needs that is not set (e.g. `OPENAI_API_KEY`), or null: what generate would answer UNAVAILABLE for. */
+  missingFor(model: string): string | null {
+    return modelMissing(this.config, model);
+  }
+
   /**
    * Throws AppError('BAD_USER_INPUT') for a model string that is not <provider>/<model_name>, an
    * unknown provider, bad settings or provider options, AppError('UNAVAILABLE') when the provider is not configured
@@ -58,7 +63,7 @@ export class ModelService {
     const settings = parseModelSettings(request.settings, this.maxOutputTokens);
     // Only checked options travel on: the SDK would copy anything else into the upstream request.
     const providerOptions = parseProviderOptions(provider, request.providerOptions);
-    if (provider === 'builtin') return generateBuiltin(name as BuiltinModel, request.model, request);
+    if (provider === 'builtin') return generateBuiltinWithTools(name as BuiltinModel, request.model, request);
 
     // Without a setting, a provider would use the model's own maximum (Anthropic's reaches 64k+).
     settings.maxOutputTokens ??= this.maxOutputTokens;
@@ -94,7 +99,7 @@ export class ModelService {
     const settings = parseModelSettings(request.settings, this.maxOutputTokens);
     const providerOptions = parseProviderOptions(provider, request.providerOptions);
     if (provider === 'builtin') {
-      const result = generateBuiltin(name as BuiltinModel, request.model, request);
+      const result = await generateBuiltinWithTools(name as BuiltinModel, request.model, request);
       for (const word of result.text.match(/\S+\s*/g) ?? []) {
         if (request.signal.aborted) return;
         await new Promise((resolve) => setImmediate(resolve));

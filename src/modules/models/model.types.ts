@@ -21,7 +21,15 @@ export interface GenerateRequest {
   providerOptions?: Record<string, unknown> | null;
   /** Retrieved passages (builtin/extractive uses them). */
   passages?: { content: string; score: number; title?: string }[];
+  /**
+   * Tools the model may call: each call runs `execute` and its answer goes back to the model, which
+   * goes on (at most TOOL_STEPS model steps). Providers through the AI SDK, and builtin/echo offline.
+   */
+  tools?: ModelTool[];
 }
+
+/** Model steps in one reply with tools: calls, their answers, then words; past it the reply is what the model has. */
+export const TOOL_STEPS = 4;
 
 export interface ModelUsage {
   inputTokens: number;
@@ -35,8 +43,8 @@ export interface GenerateResult {
   usage: ModelUsage;
 }
 
-/** A tool the model may call while it streams; `execute` runs it and its answer goes back to the model. */
-export interface StreamTool {
+/** A tool the model may call; `execute` runs it and its answer goes back to the model. */
+export interface ModelTool {
   name: string;
   description: string;
   /** JSON Schema of its arguments (an object). */
@@ -44,11 +52,12 @@ export interface StreamTool {
   execute(args: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
+/** The name the streaming pipeline knew tools by. */
+export type StreamTool = ModelTool;
+
 export interface StreamRequest extends GenerateRequest {
   /** Stops the generation (the caller spoke over the agent): the stream ends without error. */
   signal: AbortSignal;
-  /** Tools the model may call (providers through the AI SDK; the builtin models call none). */
-  tools?: StreamTool[];
 }
 
 /** What a streamed reply yields: its text as it is written, then its usage once. */

@@ -2,13 +2,37 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, NoOutputGeneratedError, Output, RetryError, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import {
+  APICallError,
+  generateText,
+  jsonSchema,
+  NoObjectGeneratedError,
+  NoOutputGeneratedError,
+  Output,
+  RetryError,
+  stepCountIs,
+  streamText,
+  tool,
+  type LanguageModel,
+  type ModelMessage,
+  type ToolSet,
+} from 'ai';
 import { AppError } from '../../common/errors.js';
 import type { Config } from '../../config.js';
 import type { ModelProvider } from './model-name.js';
+import { providerMissing } from './provider-settings.js';
 import type { ModelSettings } from './model-settings.js';
 import type { ProviderOptions } from './provider-options.js';
-import { ModelOutputError, type GenerateObjectRequest, type GenerateObjectResult, type GenerateRequest, type GenerateResult, type StreamPart, type StreamRequest } from './model.types.js';
+import {
+  ModelOutputError,
+  TOOL_STEPS,
+  type GenerateObjectRequest,
+  type GenerateObjectResult,
+  type GenerateRequest,
+  type GenerateResult,
+  type StreamPart,
+  type StreamRequest,
+} from './model.types.js';
 
 export type SdkProvider = Exclude<ModelProvider, 'builtin'>;
 
@@ -18,25 +42,23 @@ function notConfigured(provider: SdkProvider, variable: string): AppError {
 
 /** The SDK model for a provider, or UNAVAILABLE naming the variable to set. */
 export function languageModel(config: Config['providers'], provider: SdkProvider, name: string): LanguageModel {
+  const missing = providerMissing(config, provider);
+  if (missing) throw notConfigured(provider, missing);
   switch (provider) {
     case 'openai':
-      if (!config.openaiApiKey) throw notConfigured(provider, 'OPENAI_API_KEY');
       return createOpenAI({ apiKey: config.openaiApiKey })(name);
     case 'anthropic':
-      if (!config.anthropicApiKey) throw notConfigured(provider, 'ANTHROPIC_API_KEY');
       return createAnthropic({ apiKey: config.anthropicApiKey })(name);
     case 'openai-compatible':
-      if (!config.openaiCompatibleBaseUrl) throw notConfigured(provider, 'OPENAI_COMPATIBLE_BASE_URL');
       return createOpenAICompatible({
         // providerOptions.openaiCompatible is the SDK's key; its unknown keys would go into the request
         // body, over model and max_tokens: parseProviderOptions lets only its allow-list through
         name: 'openaiCompatible',
-        baseURL: config.openaiCompatibleBaseUrl,
+        baseURL: config.openaiCompatibleBaseUrl!,
         apiKey: config.openaiCompatibleApiKey,
         includeUsage: true,
       })(name);
     case 'google':
-      if (!config.geminiApiKey) throw notConfigured(provider, 'GEMINI_API_KEY');
       return createGoogleGenerativeAI({ apiKey: config.geminiApiKey, baseURL: geminiApiUrl(config) })(name);
   }
 }
@@ -133,7 +155,25 @@ function usageOf(usage: { inputTokens?: number; outputTokens?: number }, request
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, model: request.model };
 }
 
-/** One answer from a real provider through the AI SDK; failures become providerFailure's UNAVAILABLE. */
+/**
+ * The request's tools as the AI SDK runs them: each call's arguments go to `execute` (which checks
+ * them against the schema itself, so the SDK is given no validator), its answer back to the model,
+ * for at most TOOL_STEPS steps.
+ */
+function sdkTools(request: GenerateRequest): { tools?: ToolSet; stopWhen?: ReturnType<typeof stepCountIs> } {
+  if (!request.tools?.length) return {};
+  const tools: ToolSet = {};
+  for (const each of request.tools) {
+    tools[each.name] = tool({
+      description: each.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(each.parameters as Parameters<typeof jsonSchema>[0]),
+      execute: (args: Record<string, unknown>) => each.execute(args),
+    });
+  }
+  return { tools, stopWhen: stepCountIs(TOOL_STEPS) };
+}
+
+/** One answer from a real provider through the AI SDK, the tools run as the model calls them; failures become providerFailure's UNAVAILABLE. */
 export async function generateWithSdk(
   config: Config['providers'],
   provider: SdkProvider,
@@ -145,8 +185,8 @@ export async function generateWithSdk(
   const model = languageModel(config, provider, name);
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const result = await generateText({ model, ...callOptions(request, checked, signal) });
-    return { text: result.text, usage: usageOf(result.usage, request) };
+    const result = await generateText({ model, ...callOptions(request, checked, signal), ...sdkTools(request) });
+    return { text: result.text, usage: usageOf(result.totalUsage, request) };
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw providerFailure(provider, name, error, signal.aborted, timeoutMs);
@@ -190,7 +230,7 @@ export async function generateObjectWithSdk(
 
 /**
  * A reply streamed from a real provider through the AI SDK, with the agent's tools run as the model
- * calls them (at most three steps: a tool call, then the words after it). The request's signal ends
+ * calls them (at most TOOL_STEPS steps: calls, then the words after them). The request's signal ends
  * it quietly; the timeout, a provider error or a refused key end it with providerFailure's UNAVAILABLE.
  */
 export async function* streamWithSdk(
@@ -204,20 +244,12 @@ export async function* streamWithSdk(
   const model = languageModel(config, provider, name);
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([timeout, request.signal]);
-  const tools: ToolSet = {};
-  for (const each of request.tools ?? []) {
-    tools[each.name] = tool({
-      description: each.description,
-      inputSchema: jsonSchema<Record<string, unknown>>(each.parameters as Parameters<typeof jsonSchema>[0]),
-      execute: (args: Record<string, unknown>) => each.execute(args),
-    });
-  }
   let failure: unknown = null;
   try {
     const result = streamText({
       model,
       ...callOptions(request, checked, signal),
-      ...(request.tools?.length ? { tools, stopWhen: stepCountIs(3) } : {}),
+      ...sdkTools(request),
       onError: ({ error }) => {
         failure = error;
       },

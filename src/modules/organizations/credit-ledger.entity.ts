@@ -12,7 +12,8 @@ export enum CreditEntryKind {
 }
 registerEnumType(CreditEntryKind, {
   name: 'CreditEntryKind',
-  description: 'grant: the operator added credits; spend: the campaign runner took them for calls; refund: a call the carrier never took or refused gave its credit back',
+  description:
+    'grant: the operator added credits; spend: the campaign runner took them for calls; refund: a call the carrier never took or refused gave its credit back',
   valuesConfig: {
     grant: { description: 'The operator added credits (CLI credits:add)' },
     spend: { description: 'The campaign runner took credits for calls' },

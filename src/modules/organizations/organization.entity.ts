@@ -34,12 +34,26 @@ export class Organization extends BaseEntity {
   creditBalance: number & Opt = 0;
 
   /** Of creditBalance, how many runners hold for running executions now (given back when unspent). */
-  @Field(() => Int, { description: 'Of creditBalance, the credits campaign runners hold for running executions right now; they are not spent yet, and go back when unused (an execution pauses, stops or completes, or its runner stops)' })
+  @Field(() => Int, {
+    description:
+      'Of creditBalance, the credits campaign runners hold for running executions right now; they are not spent yet, and go back when unused (an execution pauses, stops or completes, or its runner stops)',
+  })
   @Formula((columns) => CREDITS_RESERVED_SQL(`${columns}`), { type: 'integer', lazy: false })
   creditsReserved: number & Opt = 0;
 
   /** Recordings older than this many days are deleted (at the carrier too) by the runner; null keeps them until a user deletes them. */
-  @Field(() => Int, { nullable: true, description: 'Call recordings are deleted (at the carrier too) this many days after they were made; null: kept until deleted' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Call recordings are deleted (at the carrier too) this many days after they were made; null: kept until deleted',
+  })
   @Property({ type: 'integer', nullable: true })
   recordingRetentionDays: (number & Opt) | null = null;
+
+  /** The origins (scheme://host[:port]) whose pages may open this organization's web calls, besides the gateway's own. */
+  @Field(() => [String], {
+    description:
+      'Origins (https://shop.example) whose pages may open the organization’s web calls with the widget, besides the gateway’s own /talk page; empty: only /talk',
+  })
+  @Property({ type: 'json', default: '[]' })
+  webCallOrigins: string[] & Opt = [];
 }

@@ -10,7 +10,12 @@ import { sqlList } from '../../graphql/sql-answers.js';
 export const CreditLedgerPage = createPageType(CreditLedgerEntry, 'CreditLedgerPage');
 
 // The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
-sqlList({ field: 'creditLedger', entity: CreditLedgerEntry, args: CreditLedgerArgs, read: (context, actor, args, row) => context.services.credits.ledgerJson(actor, args, row) });
+sqlList({
+  field: 'creditLedger',
+  entity: CreditLedgerEntry,
+  args: CreditLedgerArgs,
+  read: (context, actor, args, row) => context.services.credits.ledgerJson(actor, args, row),
+});
 
 @Resolver(() => Organization)
 export class OrganizationResolver {

@@ -24,6 +24,7 @@ export class OrganizationService {
     const organization = await this.get(actor);
     if (input.name !== undefined) organization.name = input.name;
     if (input.recordingRetentionDays !== undefined) organization.recordingRetentionDays = input.recordingRetentionDays;
+    if (input.webCallOrigins !== undefined) organization.webCallOrigins = [...new Set(input.webCallOrigins)];
     organization.updatedAt = new Date();
     await this.em.flush();
     return organization;

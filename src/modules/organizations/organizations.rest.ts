@@ -56,7 +56,10 @@ export const organizationRoutes = [
     query: CreditLedgerArgs,
     response: ref('CreditLedgerPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('CreditLedgerPage', CreditLedgerEntry, { json: (row) => services.credits.ledgerJson(actor, query, row), rows: () => services.credits.ledger(actor, query) });
+      return presenter.listAnswer('CreditLedgerPage', CreditLedgerEntry, {
+        json: (row) => services.credits.ledgerJson(actor, query, row),
+        rows: () => services.credits.ledger(actor, query),
+      });
     },
   }),
 ];

@@ -1,6 +1,6 @@
 import type { Role } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { authorize, can, PERMISSIONS, ROLES, type Permission } from './roles.js';
+import { authorize, can, permissionsOf, PERMISSIONS, ROLES, type Permission } from './roles.js';
 
 function refusal(roles: Role[], permission: Permission): AppError {
   try {
@@ -27,6 +27,7 @@ describe('the permission matrix', () => {
     ['teams.manage', ['owner', 'admin']],
     ['telephony.manage', ['owner', 'admin']],
     ['recordings.manage', ['owner', 'admin']],
+    ['tools.manage', ['owner', 'admin']],
     ['webhooks.manage', ['owner', 'admin']],
     ['organization.manage', ['owner']],
     ['users.manage', ['owner']],
@@ -37,14 +38,13 @@ describe('the permission matrix', () => {
     expect(ROLES).toEqual(['owner', 'admin', 'member']);
   });
 
-  it.each(matrix.flatMap(([permission, allowed]) => (['owner', 'admin', 'member'] as Role[]).map((role) => [permission, role, allowed.includes(role)] as const)))(
-    '%s for an %s: %s',
-    (permission, role, allowed) => {
-      expect(can({ roles: [role] }, permission)).toBe(allowed);
-      if (allowed) expect(authorize({ roles: [role] }, permission)).toBeUndefined();
-      else expect(refusal([role], permission).code).toBe('FORBIDDEN');
-    },
-  );
+  it.each(
+    matrix.flatMap(([permission, allowed]) => (['owner', 'admin', 'member'] as Role[]).map((role) => [permission, role, allowed.includes(role)] as const)),
+  )('%s for an %s: %s', (permission, role, allowed) => {
+    expect(can({ roles: [role] }, permission)).toBe(allowed);
+    if (allowed) expect(authorize({ roles: [role] }, permission)).toBeUndefined();
+    else expect(refusal([role], permission).code).toBe('FORBIDDEN');
+  });
 
   it('grants when any one of several roles may, and nothing without a role', () => {
     expect(can({ roles: ['member', 'owner'] }, 'users.manage')).toBe(true);
@@ -56,5 +56,18 @@ describe('the permission matrix', () => {
     expect(refusal(['member'], 'agents.manage').message).toBe('Only an owner or an admin may create, change, activate or delete agents');
     expect(refusal(['admin'], 'users.manage').message).toBe('Only an owner may add, change or remove users');
     expect(refusal(['member'], 'executions.control').status).toBe(403);
+  });
+});
+
+describe('permissionsOf', () => {
+  it.each(ROLES)('lists exactly what %s may do, in the matrix order', (role) => {
+    const expected = (Object.keys(PERMISSIONS) as Permission[]).filter((permission) => (PERMISSIONS[permission].roles as readonly Role[]).includes(role));
+    expect(permissionsOf(role)).toEqual(expected);
+  });
+
+  it('gives a member only the rows every role has, and the owner every row', () => {
+    expect(permissionsOf('member')).toEqual(['agents.talk', 'apiKeys.own']);
+    expect(permissionsOf('owner')).toEqual(Object.keys(PERMISSIONS));
+    expect(permissionsOf('admin')).not.toContain('users.manage');
   });
 });

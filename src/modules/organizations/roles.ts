@@ -22,6 +22,10 @@ export const PERMISSIONS = {
   'teams.manage': { roles: ['owner', 'admin'], action: 'create, change or delete teams' },
   'telephony.manage': { roles: ['owner', 'admin'], action: 'create, change or delete carrier connections and phone numbers' },
   'recordings.manage': { roles: ['owner', 'admin'], action: 'delete call recordings' },
+  'tools.manage': {
+    roles: ['owner', 'admin'],
+    action: 'create, change or delete HTTP tools and MCP servers, rotate tools’ secrets and refresh MCP servers’ tools',
+  },
   'webhooks.manage': { roles: ['owner', 'admin'], action: 'create, change, delete or test webhook endpoints, rotate their secrets and re-send events' },
   'organization.manage': { roles: ['owner'], action: 'change the organization' },
   'users.manage': { roles: ['owner'], action: 'add, change or remove users' },
@@ -33,6 +37,11 @@ export type Permission = keyof typeof PERMISSIONS;
 export function can(actor: Pick<Actor, 'roles'>, permission: Permission): boolean {
   const allowed: readonly Role[] = PERMISSIONS[permission].roles;
   return actor.roles.some((role) => allowed.includes(role));
+}
+
+/** What a role may do, in the matrix's order: GraphQL me.permissions and GET /api/users/me, for a UI to show only the controls the API allows. */
+export function permissionsOf(role: Role): Permission[] {
+  return (Object.keys(PERMISSIONS) as Permission[]).filter((permission) => can({ roles: [role] }, permission));
 }
 
 /** The one check every guarded service method runs first: 403 FORBIDDEN when the role lacks the permission. */

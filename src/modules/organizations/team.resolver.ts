@@ -49,11 +49,7 @@ export class TeamResolver {
   }
 
   @Mutation(() => Team, { description: 'Owner or admin only' })
-  removeTeamMember(
-    @Arg('teamId', () => ID) teamId: string,
-    @Arg('userId', () => ID) userId: string,
-    @Ctx() context: GraphQLContext,
-  ): Promise<Team> {
+  removeTeamMember(@Arg('teamId', () => ID) teamId: string, @Arg('userId', () => ID) userId: string, @Ctx() context: GraphQLContext): Promise<Team> {
     return context.services.teams.removeMember(actorOf(context), teamId, userId);
   }
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
@@ -8,7 +9,7 @@ import { Team, TeamMembership } from './team.entity.js';
 import type { AddTeamMemberInput, CreateTeamInput, UpdateTeamInput } from './team.inputs.js';
 import { TeamRole, type TeamMember } from './team.types.js';
 import { authorize } from './roles.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { readPage } from '../../db/read-model.js';
 
 export const TEAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
@@ -20,13 +21,13 @@ export class TeamService {
   /** A page of teams; `search` matches the name. */
   async list(actor: Actor, args: PageArgs): Promise<Page<Team>> {
     const field = sortField(args.sortBy, TEAM_SORT_FIELDS);
-    const { rows: teams, total } = await readPage(
+    const { rows: teams, meta } = await readPage(
       this.em,
       Team,
       { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      sortedPage(args, field),
     );
-    return { data: teams, meta: pageMeta(args.page, args.limit, total) };
+    return { data: teams, meta };
   }
 
   async get(actor: Actor, id: string): Promise<Team> {

@@ -13,7 +13,10 @@ const defineRoute = routesUsing<RouteServices>();
 
 /** Teams as GraphQL shows them, members included (loaded for all the teams at once). */
 async function presentTeams(services: RouteServices, presenter: Presenter, actor: Actor, teams: Team[]) {
-  const members = await services.teams.membersOf(actor, teams.map((team) => team.id));
+  const members = await services.teams.membersOf(
+    actor,
+    teams.map((team) => team.id),
+  );
   return teams.map((team) => ({
     ...(presenter.present('Team', team) as Record<string, unknown>),
     members: (members.get(team.id) ?? []).map((member) => presenter.present('TeamMember', member)),

@@ -1,17 +1,5 @@
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsEnum,
-  IsObject,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Length,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsEnum, IsObject, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateNested } from 'class-validator';
 import { Field, ID, InputType } from 'type-graphql';
 import { NamedRules, OptionalNonNull, Rules } from '../../common/validation.js';
 import { FlowNodeType } from './program.enums.js';
@@ -60,7 +48,11 @@ export class CallFlowEdgeInput {
   @IsString()
   to!: string;
 
-  @Field(() => String, { nullable: true, description: 'When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved or no_input; none: when no other edge of the node matches' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved or no_input; none: when no other edge of the node matches',
+  })
   @IsOptional()
   @MaxLength(64)
   @IsString()
@@ -69,8 +61,23 @@ export class CallFlowEdgeInput {
 
 /** The rules of a flow's graph, in one place for CreateCallFlowInput and UpdateCallFlowInput. */
 const CallFlowRules = {
-  nodes: () => Rules(ValidateNested({ each: true }), Type(() => CallFlowNodeInput), IsObject({ each: true }), ArrayMaxSize(200), ArrayMinSize(1), IsArray()),
-  edges: () => Rules(ValidateNested({ each: true }), Type(() => CallFlowEdgeInput), IsObject({ each: true }), ArrayMaxSize(1000), IsArray()),
+  nodes: () =>
+    Rules(
+      ValidateNested({ each: true }),
+      Type(() => CallFlowNodeInput),
+      IsObject({ each: true }),
+      ArrayMaxSize(200),
+      ArrayMinSize(1),
+      IsArray(),
+    ),
+  edges: () =>
+    Rules(
+      ValidateNested({ each: true }),
+      Type(() => CallFlowEdgeInput),
+      IsObject({ each: true }),
+      ArrayMaxSize(1000),
+      IsArray(),
+    ),
 };
 
 @InputType({ description: 'A new call flow: 1 to 200 nodes, exactly one of type start' })

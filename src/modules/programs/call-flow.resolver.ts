@@ -28,7 +28,9 @@ export class CallFlowResolver {
     return context.services.callFlows.create(actorOf(context), input);
   }
 
-  @Mutation(() => CallFlow, { description: 'Changes the fields that are sent' })
+  @Mutation(() => CallFlow, {
+    description: 'Changes the fields that are sent; a change that would leave an active program using the flow unable to run is a CONFLICT',
+  })
   updateCallFlow(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateCallFlowInput, @Ctx() context: GraphQLContext): Promise<CallFlow> {
     return context.services.callFlows.update(actorOf(context), id, input);
   }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
@@ -18,8 +19,10 @@ export const CALL_FLOW_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const
 
 /** What a node needs to be spoken on a call: a say its words, an ask its agent, a transfer its E.164 target. */
 function nodeErrors(node: CallFlowNodeInput, index: number): FieldError[] {
-  if (node.type === FlowNodeType.say && !node.label?.trim()) return [{ field: `nodes.${index}.label`, message: `say node ${node.id} needs a label: the text it speaks` }];
-  if (node.type === FlowNodeType.ask && !node.agentId) return [{ field: `nodes.${index}.agentId`, message: `ask node ${node.id} needs an agentId: the agent that listens and answers` }];
+  if (node.type === FlowNodeType.say && !node.label?.trim())
+    return [{ field: `nodes.${index}.label`, message: `say node ${node.id} needs a label: the text it speaks` }];
+  if (node.type === FlowNodeType.ask && !node.agentId)
+    return [{ field: `nodes.${index}.agentId`, message: `ask node ${node.id} needs an agentId: the agent that listens and answers` }];
   if (node.type === FlowNodeType.transfer && !E164.test(node.transferTo ?? '')) {
     return [{ field: `nodes.${index}.transferTo`, message: `transfer node ${node.id} needs transferTo in E.164 form, e.g. +14155550100` }];
   }
@@ -49,7 +52,11 @@ export function flowGraphErrors(nodes: CallFlowNodeInput[], edges: CallFlowEdgeI
 
 /** Call flows of the caller's organization. */
 export class CallFlowService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Called in the transaction that changes a flow's graph, after the change: refuses (409) one that would leave an active program unable to run. */
+    private readonly onGraphChanged?: (em: EntityManager, actor: Actor, flowId: string) => Promise<void>,
+  ) {}
 
   /** A page of call flows; `search` matches name or description. */
   async list(actor: Actor, args: PageArgs): Promise<Page<CallFlow>> {
@@ -71,14 +78,14 @@ export class CallFlowService {
         organization: actor.organizationId,
         ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
       },
-      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      options: sortedPage(args, field),
       page: args.page,
       limit: args.limit,
     };
   }
 
-  async get(actor: Actor, id: string): Promise<CallFlow> {
-    const flow = isUuid(id) ? await this.em.findOne(CallFlow, { id, organization: actor.organizationId }) : null;
+  async get(actor: Actor, id: string, em: EntityManager = this.em): Promise<CallFlow> {
+    const flow = isUuid(id) ? await em.findOne(CallFlow, { id, organization: actor.organizationId }) : null;
     if (!flow) throw AppError.notFound('Call flow');
     return flow;
   }
@@ -105,15 +112,17 @@ export class CallFlowService {
   /** Changes the fields that are sent; nodes and edges are checked together, whichever was sent. */
   async update(actor: Actor, id: string, input: UpdateCallFlowInput): Promise<CallFlow> {
     authorize(actor, 'flows.manage');
-    const flow = await this.get(actor, id);
-    if (input.nodes !== undefined || input.edges !== undefined) {
-      Object.assign(flow, await this.checkGraph(actor, input.nodes ?? flow.nodes, input.edges ?? flow.edges));
-    }
-    if (input.name !== undefined) flow.name = input.name;
-    if (input.description !== undefined) flow.description = input.description;
-    flow.updatedAt = new Date();
-    await this.em.flush();
-    return flow;
+    return this.em.transactional(async (tx) => {
+      const flow = await this.get(actor, id, tx);
+      const graph = input.nodes !== undefined || input.edges !== undefined;
+      if (graph) Object.assign(flow, await this.checkGraph(actor, input.nodes ?? flow.nodes, input.edges ?? flow.edges));
+      if (input.name !== undefined) flow.name = input.name;
+      if (input.description !== undefined) flow.description = input.description;
+      flow.updatedAt = new Date();
+      await tx.flush();
+      if (graph) await this.onGraphChanged?.(tx, actor, flow.id);
+      return flow;
+    });
   }
 
   /** Programs that used the flow keep their record with no flow (the foreign key sets null). */
@@ -132,7 +141,13 @@ export class CallFlowService {
       if (found !== agentIds.length) throw AppError.notFound('Agent');
     }
     return {
-      nodes: nodes.map((node) => ({ id: node.id, type: node.type, agentId: node.agentId?.toLowerCase() ?? null, label: node.label ?? null, transferTo: node.transferTo ?? null })),
+      nodes: nodes.map((node) => ({
+        id: node.id,
+        type: node.type,
+        agentId: node.agentId?.toLowerCase() ?? null,
+        label: node.label ?? null,
+        transferTo: node.transferTo ?? null,
+      })),
       edges: edges.map((edge) => ({ from: edge.from, to: edge.to, condition: edge.condition ?? null })),
     };
   }

@@ -30,6 +30,9 @@ export class FlowEdge {
   @Field({ description: 'Node id' })
   to!: string;
 
-  @Field(() => String, { nullable: true, description: 'When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved, no_input; none: otherwise' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'When the edge is taken: answered, voicemail, digit:<key>, said:<words>, resolved, unresolved, no_input; none: otherwise',
+  })
   condition?: string | null;
 }

@@ -20,7 +20,10 @@ export const callFlowRoutes = [
     query: PageArgs,
     response: ref('CallFlowPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('CallFlowPage', CallFlow, { json: (row) => services.callFlows.listJson(actor, query, row), rows: () => services.callFlows.list(actor, query) });
+      return presenter.listAnswer('CallFlowPage', CallFlow, {
+        json: (row) => services.callFlows.listJson(actor, query, row),
+        rows: () => services.callFlows.list(actor, query),
+      });
     },
   }),
   defineRoute({
@@ -53,11 +56,12 @@ export const callFlowRoutes = [
     method: 'put',
     path: '/call-flows/{id}',
     operationId: 'updateCallFlow',
-    summary: 'Change the fields that are sent; nodes and edges are checked together',
+    summary:
+      'Change the fields that are sent; nodes and edges are checked together. A change that would leave an active program using the flow unable to run: 409',
     tag: 'Call flows',
     body: UpdateCallFlowInput,
     response: ref('CallFlow'),
-    errors: [404],
+    errors: [404, 409],
     async handler({ actor, params, body, services, presenter }) {
       return presenter.present('CallFlow', await services.callFlows.update(actor, params.id!, body));
     },

@@ -14,6 +14,11 @@ import { ExecutionContactStatus } from './program.enums.js';
 @Entity({ tableName: 'execution_contacts' })
 @Unique({ properties: ['execution', 'contact'] })
 @Index({ properties: ['execution', 'status', 'nextAttemptAt'] })
+// The claim's order over the pending rows only, so a claim reads what it takes (Migration20261226000000).
+@Index({
+  name: 'execution_contacts_claim_order_index',
+  expression: `create index "execution_contacts_claim_order_index" on "execution_contacts" ("execution_id", "next_attempt_at" nulls first, "created_at", "id") where "status" = 'pending'`,
+})
 export class ExecutionContact extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
   @Index()

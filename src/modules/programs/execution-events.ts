@@ -5,6 +5,7 @@ import type { EventType } from '../events/event.types.js';
 import { Execution } from './execution.entity.js';
 import { ExecutionStatus as S } from './program.enums.js';
 import { executionJson } from './programs.types.js';
+import { query } from '../../db/sql.js';
 
 /** Why an execution changed state. */
 export type TransitionReason =
@@ -89,6 +90,10 @@ export class ExecutionEvents {
   private async write(tx: EntityManager, transitions: readonly ExecutionTransition[]): Promise<void> {
     for (const transition of transitions) {
       const { executionId, organizationId, from, to, reason } = transition;
+      // A move ends whatever the runner was waiting for: a resumed execution is looked at afresh.
+      await query(tx, 'update executions set runner_waiting_reason = null, runner_next_call_at = null where id = ? and runner_waiting_reason is not null', [
+        executionId,
+      ]);
       const payload = { ...(await executionPayload(tx, executionId)), from, to, reason };
       await EventWriter.write(tx, { organizationId, type: eventTypeOf(transition), payload });
     }
@@ -96,9 +101,6 @@ export class ExecutionEvents {
 
   private log(transition: ExecutionTransition): void {
     const { executionId, programId, organizationId, from, to, reason } = transition;
-    this.logger.info(
-      { executionId, programId, organizationId, from, to, reason },
-      `execution ${verb(transition)}: ${from ?? 'new'} → ${to} (${reason})`,
-    );
+    this.logger.info({ executionId, programId, organizationId, from, to, reason }, `execution ${verb(transition)}: ${from ?? 'new'} → ${to} (${reason})`);
   }
 }

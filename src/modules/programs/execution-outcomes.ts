@@ -9,6 +9,9 @@ export class ExecutionOutcomes {
   @Field(() => Int, { description: 'Answered by a machine (voicemail): the call ended there, whatever nodes it reached' })
   voicemail!: number;
 
+  @Field(() => Int, { description: 'Answered by a machine, and the program’s voicemail message was left after the beep' })
+  voicemailLeft!: number;
+
   @Field(() => Int, { description: 'Not answered, after every attempt' })
   noAnswer!: number;
 
@@ -31,6 +34,7 @@ export function outcomesOf(counts: Record<string, number> | null | undefined): E
   return {
     answered: count('answered'),
     voicemail: count('voicemail'),
+    voicemailLeft: count('voicemail_left'),
     noAnswer: count('no_answer'),
     busy: count('busy'),
     failed: count('failed'),
@@ -42,7 +46,7 @@ export function outcomesOf(counts: Record<string, number> | null | undefined): E
 /** outcomesOf as SQL over an execution's `outcome_counts` column: the same object, for the answers the database writes as JSON. */
 export function outcomesSql(column: string): string {
   const count = (key: string) => `coalesce((${column}->>'${key}')::int, 0)`;
-  return `json_build_object('answered', ${count('answered')}, 'voicemail', ${count('voicemail')}, 'noAnswer', ${count('no_answer')}, 'busy', ${count(
+  return `json_build_object('answered', ${count('answered')}, 'voicemail', ${count('voicemail')}, 'voicemailLeft', ${count('voicemail_left')}, 'noAnswer', ${count('no_answer')}, 'busy', ${count(
     'busy',
   )}, 'failed', ${count('failed')}, 'doNotCall', ${count('do_not_call')}, 'notCalled', ${count('opted_out')} + ${count('contact_deleted')})`;
 }

@@ -1,15 +1,23 @@
 import { AppError } from '../../common/errors.js';
-import { assertControl, assertMove, canMove, CONTROL_ACTIONS, FINAL_STATES, PAUSED_STATES, type ControlAction } from './execution-state.js';
+import { allowedActions, assertControl, assertMove, canMove, CONTROL_ACTIONS, FINAL_STATES, PAUSED_STATES, type ControlAction } from './execution-state.js';
 import { ExecutionStatus as S } from './program.enums.js';
 
 // Written out from CONTRACT.md §7, not read from the module: the table the code must match.
 const ALL = ['scheduled', 'running', 'paused', 'paused_no_credits', 'paused_threshold', 'completed', 'stopped', 'cancelled'] as S[];
 const ALLOWED = new Set([
-  'scheduled>running', 'scheduled>cancelled',
-  'running>paused', 'running>paused_no_credits', 'running>paused_threshold', 'running>completed', 'running>stopped',
-  'paused>running', 'paused>stopped',
-  'paused_no_credits>running', 'paused_no_credits>stopped',
-  'paused_threshold>running', 'paused_threshold>stopped',
+  'scheduled>running',
+  'scheduled>cancelled',
+  'running>paused',
+  'running>paused_no_credits',
+  'running>paused_threshold',
+  'running>completed',
+  'running>stopped',
+  'paused>running',
+  'paused>stopped',
+  'paused_no_credits>running',
+  'paused_no_credits>stopped',
+  'paused_threshold>running',
+  'paused_threshold>stopped',
 ]);
 
 function refusal(fn: () => unknown): AppError {
@@ -64,10 +72,36 @@ describe('control actions by name', () => {
       expect(assertControl(action, from)).toBe(to);
       return;
     }
-    const error = refusal(() => assertControl(action, from));
+    const error = refusal(() => assertControl(action, from, 'e1'));
     expect(error.code).toBe('CONFLICT');
-    if (action === 'start') expect(error.message).toBe(`Only a scheduled execution can be started; this one is ${from}`);
-    else if (action === 'resume') expect(error.message).toBe(`Only a paused execution can be resumed; this one is ${from}`);
-    else expect(error.message).toBe(`An execution cannot move from ${from} to ${CONTROL_ACTIONS[action]}`);
+    // The actions the state allows, named with both doors' words; the one the caller likely meant first.
+    const allowed = (Object.keys(expected) as ControlAction[]).filter((other) => expected[other][from]);
+    const instead = { cancel: 'stop', stop: 'cancel', start: 'resume', resume: 'start', pause: null }[action];
+    const ordered = [...allowed.filter((other) => other === instead), ...allowed.filter((other) => other !== instead)];
+    const route = (other: string) => `${other} (POST /api/executions/e1/${other}, GraphQL ${other}Execution)`;
+    const [done, allowedFrom] = {
+      start: ['started', 'a scheduled one'],
+      pause: ['paused', 'a running one'],
+      resume: ['resumed', 'a paused one'],
+      stop: ['stopped', 'a running or paused one'],
+      cancel: ['cancelled', 'a scheduled one (that has not started)'],
+    }[action];
+    const next = ordered.length > 0 ? `Use ${ordered.map(route).join(' or ')}` : `${from} is final: nothing moves it`;
+    expect(error.message).toBe(`An execution that is ${from} cannot be ${done}: only ${allowedFrom} can. ${next}`);
+    expect(allowedActions(from)).toEqual(allowed.sort((a, b) => Object.keys(CONTROL_ACTIONS).indexOf(a) - Object.keys(CONTROL_ACTIONS).indexOf(b)));
+  });
+
+  it('a running execution asked to cancel is told to stop: the verb, its route and its mutation', () => {
+    expect(refusal(() => assertControl('cancel', S.running, 'e1')).message).toBe(
+      'An execution that is running cannot be cancelled: only a scheduled one (that has not started) can. ' +
+        'Use stop (POST /api/executions/e1/stop, GraphQL stopExecution) or pause (POST /api/executions/e1/pause, GraphQL pauseExecution)',
+    );
+    expect(refusal(() => assertControl('stop', S.scheduled)).message).toBe(
+      'An execution that is scheduled cannot be stopped: only a running or paused one can. ' +
+        'Use cancel (POST /api/executions/{id}/cancel, GraphQL cancelExecution) or start (POST /api/executions/{id}/start, GraphQL startExecution)',
+    );
+    expect(refusal(() => assertControl('resume', S.completed)).message).toBe(
+      'An execution that is completed cannot be resumed: only a paused one can. completed is final: nothing moves it',
+    );
   });
 });

@@ -43,10 +43,35 @@ export const CONTROL_ACTIONS = {
 export type ControlAction = keyof typeof CONTROL_ACTIONS;
 
 /** `start` is only from scheduled, `resume` only from a paused state; the target alone cannot tell them apart. */
-export function assertControl(action: ControlAction, from: S): S {
-  const to = CONTROL_ACTIONS[action];
-  if (action === 'start' && from !== S.scheduled) throw new AppError('CONFLICT', `Only a scheduled execution can be started; this one is ${from}`);
-  if (action === 'resume' && !PAUSED_STATES.includes(from)) throw new AppError('CONFLICT', `Only a paused execution can be resumed; this one is ${from}`);
-  assertMove(from, to);
-  return to;
+function permitted(action: ControlAction, from: S): boolean {
+  if (action === 'start') return from === S.scheduled;
+  if (action === 'resume') return PAUSED_STATES.includes(from);
+  return canMove(from, CONTROL_ACTIONS[action]);
+}
+
+/** The actions a user may ask for from `from`, in CONTROL_ACTIONS' order. */
+export function allowedActions(from: S): ControlAction[] {
+  return (Object.keys(CONTROL_ACTIONS) as ControlAction[]).filter((action) => permitted(action, from));
+}
+
+/** What each action is, for its refusal: its past participle and the states it is asked from. */
+const REFUSAL: Record<ControlAction, { done: string; from: string; instead: ControlAction | null }> = {
+  start: { done: 'started', from: 'a scheduled one', instead: 'resume' },
+  pause: { done: 'paused', from: 'a running one', instead: null },
+  resume: { done: 'resumed', from: 'a paused one', instead: 'start' },
+  stop: { done: 'stopped', from: 'a running or paused one', instead: 'cancel' },
+  cancel: { done: 'cancelled', from: 'a scheduled one (that has not started)', instead: 'stop' },
+};
+
+/**
+ * The state `action` leads to from `from`; else CONFLICT saying which actions `from` allows, the
+ * likely one first (cancel a running one: stop it), each with its REST route and GraphQL mutation.
+ */
+export function assertControl(action: ControlAction, from: S, executionId = '{id}'): S {
+  if (permitted(action, from)) return CONTROL_ACTIONS[action];
+  const { done, from: allowedFrom, instead } = REFUSAL[action];
+  const others = allowedActions(from).sort((a, b) => Number(b === instead) - Number(a === instead));
+  const how = (other: ControlAction) => `${other} (POST /api/executions/${executionId}/${other}, GraphQL ${other}Execution)`;
+  const next = others.length > 0 ? `Use ${others.map(how).join(' or ')}` : `${from} is final: nothing moves it`;
+  throw new AppError('CONFLICT', `An execution that is ${from} cannot be ${done}: only ${allowedFrom} can. ${next}`);
 }

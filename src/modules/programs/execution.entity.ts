@@ -1,13 +1,16 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
-import { ExecutionStatus } from './program.enums.js';
+import { ExecutionStatus, WaitingReason } from './program.enums.js';
 import { Program } from './program.entity.js';
 import { AutoPauseRule } from './program.types.js';
 import { ExecutionOutcomes, outcomesOf, outcomesSql } from './execution-outcomes.js';
-import { computedFieldSql } from '../../db/read-model.js';
+import { computedFieldSql, derivedFields, isoDateSql } from '../../db/read-model.js';
+import { waitingOf } from './runner/waiting.js';
+import { waitingSql } from './execution-waiting.js';
 
 /**
  * One run of a program. The four counters always add up to totalContacts: they move in the
@@ -71,6 +74,12 @@ export class Execution extends BaseEntity {
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   actualEndAt: (Date & Opt) | null = null;
 
+  @Field(() => GraphQLJSONObject, {
+    description: 'Values of the agents’ variables, the same for every contact (a contact’s attribute of the same name comes first)',
+  })
+  @Property({ type: 'json', default: '{}' })
+  variables: Record<string, string> & Opt = {};
+
   @Field(() => [AutoPauseRule])
   @Property({ type: 'json' })
   autoPauseRules: AutoPauseRule[] & Opt = [];
@@ -92,10 +101,43 @@ export class Execution extends BaseEntity {
   @Property({ type: 'integer', default: 0 })
   creditsSpent: number & Opt = 0;
 
+  /** What the campaign runner found on its last look at the running execution (waiting.ts); cleared by every move. */
+  @Enum({ items: () => WaitingReason, nullable: true })
+  runnerWaitingReason: (WaitingReason & Opt) | null = null;
+
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  runnerNextCallAt: (Date & Opt) | null = null;
+
+  @Field(() => WaitingReason, {
+    nullable: true,
+    description:
+      'Why no (more) calls are placed now: for a running execution what the campaign runner found on its last look, for a paused or scheduled one its status; null while nothing holds its pending contacts back, and once final',
+  })
+  get waitingReason(): (WaitingReason & Opt) | null {
+    return waitingOf(this.status, { reason: this.runnerWaitingReason, nextCallAt: this.runnerNextCallAt }, this.scheduledStartAt).reason;
+  }
+
+  @Field(() => Date, {
+    nullable: true,
+    description:
+      'When the next call can be placed, where that is known (a calling window’s opening, a retry’s due time, a scheduled start); null with waitingReason null',
+  })
+  get nextCallAt(): (Date & Opt) | null {
+    return waitingOf(this.status, { reason: this.runnerWaitingReason, nextCallAt: this.runnerNextCallAt }, this.scheduledStartAt).nextCallAt;
+  }
+
   /** When its last execution.progress event was written: at most one a second (the events outbox). */
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   progressEventAt: (Date & Opt) | null = null;
 }
 
-// `outcomes` when the database writes the answer as JSON.
-computedFieldSql(Execution, { outcomes: (alias) => outcomesSql(`${alias}.outcome_counts`) });
+// `outcomes` when the database writes the answer as JSON; the waiting fields from what they read.
+computedFieldSql(Execution, {
+  outcomes: (alias) => outcomesSql(`${alias}.outcome_counts`),
+  waitingReason: (alias) => waitingSql(alias).reason,
+  nextCallAt: (alias) => isoDateSql(waitingSql(alias).nextCallAt),
+});
+derivedFields(Execution, {
+  waitingReason: ['status', 'runnerWaitingReason'],
+  nextCallAt: ['status', 'runnerWaitingReason', 'runnerNextCallAt', 'scheduledStartAt'],
+});

@@ -11,7 +11,11 @@ import { ExecutionAction } from './programs.types.js';
 @Resolver(() => Execution)
 export class ExecutionResolver {
   @Query(() => [Execution], { description: 'A page of the program’s executions, newest first, as GET /api/programs/{programId}/executions answers it' })
-  async executions(@Arg('programId', () => ID) programId: string, @Args(() => PageOnlyArgs) args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<Execution[]> {
+  async executions(
+    @Arg('programId', () => ID) programId: string,
+    @Args(() => PageOnlyArgs) args: PageOnlyArgs,
+    @Ctx() context: GraphQLContext,
+  ): Promise<Execution[]> {
     return (await context.services.executions.listForProgram(actorOf(context), programId, args)).data;
   }
 
@@ -20,7 +24,10 @@ export class ExecutionResolver {
     return context.services.executions.get(actorOf(context), id);
   }
 
-  @Mutation(() => Execution, { description: 'A scheduled execution of an active campaign over its audience’s contacts that have not opted out (REST POST /api/programs/{programId}/executions)' })
+  @Mutation(() => Execution, {
+    description:
+      'A scheduled execution of an active campaign over its audience’s contacts that have not opted out (REST POST /api/programs/{programId}/executions)',
+  })
   createExecution(
     @Arg('programId', () => ID) programId: string,
     @Arg('input', () => CreateExecutionInput, { nullable: true }) input: CreateExecutionInput | null | undefined,

@@ -10,6 +10,7 @@ import { nestedRelation } from '../../db/nested-relation.js';
 import { PageOnlyArgs, pageMeta, type JsonPage, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
 import { Audience } from '../contacts/audience.entity.js';
+import { audienceSource, memberCondition, withLiveCounts, type MemberCondition } from '../contacts/segments.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { assertControl, type ControlAction } from './execution-state.js';
 import { ExecutionEvents } from './execution-events.js';
@@ -20,6 +21,8 @@ import type { CreateExecutionInput } from './program.inputs.js';
 import { authorize } from '../organizations/roles.js';
 import { CREDIT_BALANCE_SQL } from '../organizations/organization.entity.js';
 import { releaseReservations } from './runner/credit-reservations.js';
+import { missingExecutionVariables } from './execution-variables.js';
+import { givenValues } from '../agents/templates/template-values.js';
 
 /** Which executions of a program to read: a page, optionally of one status. */
 export interface ExecutionPageArgs {
@@ -28,12 +31,13 @@ export interface ExecutionPageArgs {
   status?: ExecutionStatus | null;
 }
 
-/** The audience's contacts that may be called, copied into the work queue in one statement. */
-const SNAPSHOT_SQL = `insert into execution_contacts
+/** The audience's contacts that may be called (its members, or whoever its filter matches now), copied into the work queue in one statement. */
+function snapshotSql(membership: MemberCondition): string {
+  return `insert into execution_contacts
   (id, created_at, updated_at, organization_id, execution_id, contact_id, phone, time_zone, status, attempts, reached_node_ids)
-  select gen_random_uuid(), now(), now(), m.organization_id, ?, c.id, c.phone, c.time_zone, 'pending', 0, '[]'::jsonb
-  from audience_members m join contacts c on c.id = m.contact_id
-  where m.audience_id = ? and m.organization_id = ? and c.opted_out = false`;
+  select gen_random_uuid(), now(), now(), c.organization_id, ?, c.id, c.phone, c.time_zone, 'pending', 0, '[]'::jsonb
+  from contacts c where c.organization_id = ? and c.opted_out = false and ${membership.sql('c')}`;
+}
 
 /** How a program's executions are ordered: newest first (endpoint 9, Program.executions); as SQL for the batch, as properties for a page. */
 const EXECUTION_ORDER = 'created_at desc, id desc';
@@ -130,7 +134,9 @@ export class ExecutionService {
    * executions was the largest part of the ORM's work in such a page.
    */
   async audiencesFor(actor: Actor, ids: readonly string[]): Promise<Map<string, Audience>> {
-    return readByIds(this.em, Audience, actor.organizationId, ids);
+    const audiences = await readByIds(this.em, Audience, actor.organizationId, ids);
+    await withLiveCounts(this.em, actor.organizationId, [...audiences.values()]);
+    return audiences;
   }
 
   /**
@@ -145,7 +151,8 @@ export class ExecutionService {
         : null;
       if (!program) throw AppError.notFound('Program');
       if (program.kind !== ProgramKind.campaign) throw new AppError('CONFLICT', 'A live program runs from its triggers; only a campaign starts executions');
-      if (program.status !== ProgramStatus.active) throw new AppError('CONFLICT', `Only an active program can start an execution; this one is ${program.status}`);
+      if (program.status !== ProgramStatus.active)
+        throw new AppError('CONFLICT', `Only an active program can start an execution; this one is ${program.status}`);
       if (!program.audience) throw new AppError('CONFLICT', 'The program has no audience (it was deleted)');
       const execution = em.create(Execution, {
         organization: em.getReference(Organization, actor.organizationId),
@@ -155,12 +162,19 @@ export class ExecutionService {
         autoPauseRules: program.autoPauseRules.map((rule) => ({ ...rule })),
         scheduledStartAt: input.scheduledStartAt ?? program.scheduledStartAt,
         scheduledStopAt: program.scheduledStopAt,
+        variables: givenValues(input.variables),
       });
       await em.flush();
-      const result = await em.execute(SNAPSHOT_SQL, [execution.id, program.audience.id, actor.organizationId], 'run');
+      const source = await audienceSource(em, actor.organizationId, program.audience.id);
+      if (!source) throw new AppError('CONFLICT', 'The program has no audience (it was deleted)');
+      const membership = memberCondition(source);
+      const result = await em.execute(snapshotSql(membership), [execution.id, actor.organizationId, ...membership.params], 'run');
       const count = Number((result as { affectedRows?: number }).affectedRows ?? 0);
       execution.totalContacts = count;
       execution.contactsPending = count;
+      // Every contact's call must be able to fill its agents' templates: otherwise nothing is created.
+      const missing = await missingExecutionVariables(em, actor.organizationId, execution.id, execution.variables);
+      if (missing.length > 0) throw AppError.badInput(missing);
       await em.flush();
       record({ executionId: execution.id, programId: program.id, organizationId: actor.organizationId, from: null, to: execution.status, reason: 'user' });
       return execution.id;
@@ -184,18 +198,15 @@ export class ExecutionService {
       // A move to running takes its program's lock first, then the execution's row (the order the
       // scheduler takes them in too), so two starts of one program's executions are decided one after the other.
       if (action === 'start' || action === 'resume') await lockRunningSlot(em, actor.organizationId, id);
-      const execution = await em.findOne(
-        Execution,
-        { id, organization: actor.organizationId },
-        { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
-      );
+      const execution = await em.findOne(Execution, { id, organization: actor.organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (!execution) throw AppError.notFound('Execution');
       const from = execution.status;
-      const to = assertControl(action, from);
+      const to = assertControl(action, from, execution.id);
       if (to === ExecutionStatus.running) {
         await this.assertAloneRunning(em, execution);
         await this.assertCredits(em, actor, execution);
       }
+      if (action === 'start') await this.assertVariables(em, actor, execution);
       const now = new Date();
       execution.status = to;
       if (action === 'start') execution.actualStartAt = now;
@@ -218,7 +229,11 @@ export class ExecutionService {
    * so that two runs never call the same contacts (held by a unique index too).
    */
   private async assertAloneRunning(em: EntityManager, execution: Execution): Promise<void> {
-    const running = await em.findOne(Execution, { program: execution.program.id, status: ExecutionStatus.running, id: { $ne: execution.id } }, { fields: ['id'] });
+    const running = await em.findOne(
+      Execution,
+      { program: execution.program.id, status: ExecutionStatus.running, id: { $ne: execution.id } },
+      { fields: ['id'] },
+    );
     if (!running) return;
     throw new AppError(
       'CONFLICT',
@@ -227,10 +242,24 @@ export class ExecutionService {
     );
   }
 
+  /** 409 naming every variable some contact would be called without (the contacts or the agents changed since the execution was created). */
+  private async assertVariables(em: EntityManager, actor: Actor, execution: Execution): Promise<void> {
+    const missing = await missingExecutionVariables(em, actor.organizationId, execution.id, execution.variables);
+    if (missing.length === 0) return;
+    throw new AppError(
+      'CONFLICT',
+      `${missing.length === 1 ? 'A variable' : `${missing.length} variables`} of the agents would have no value on some calls: ${missing.map((error) => error.message).join('; ')}`,
+      missing,
+    );
+  }
+
   /** 409 naming the credits missing when contacts wait to be called and not one call can be paid for. */
   private async assertCredits(em: EntityManager, actor: Actor, execution: Execution): Promise<void> {
     if (execution.contactsPending === 0) return;
-    const [row] = await em.execute<{ credit_balance: number }[]>(`select ${CREDIT_BALANCE_SQL('organizations')} as credit_balance from organizations where id = ?`, [actor.organizationId]);
+    const [row] = await em.execute<{ credit_balance: number }[]>(
+      `select ${CREDIT_BALANCE_SQL('organizations')} as credit_balance from organizations where id = ?`,
+      [actor.organizationId],
+    );
     const balance = Number(row?.credit_balance ?? 0);
     if (balance >= 1) return;
     const waiting = execution.contactsPending;
@@ -255,6 +284,9 @@ export async function lockProgramRuns(em: EntityManager, programId: string): Pro
 
 /** lockProgramRuns for the program of an execution of the organization (nothing when there is no such execution: the caller answers 404). */
 async function lockRunningSlot(em: EntityManager, organizationId: string, executionId: string): Promise<void> {
-  const [row] = await em.execute<{ program_id: string }[]>('select program_id from executions where id = ? and organization_id = ?', [executionId, organizationId]);
+  const [row] = await em.execute<{ program_id: string }[]>('select program_id from executions where id = ? and organization_id = ?', [
+    executionId,
+    organizationId,
+  ]);
   if (row) await lockProgramRuns(em, row.program_id);
 }

@@ -10,6 +10,7 @@ import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { CallFlow } from './call-flow.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import { ProgramRecording } from '../recordings/recording-settings.js';
+import { ProgramVoicemail } from './voicemail/program-voicemail.js';
 import { AutoPauseRule, CallingWindow, LiveTrigger, RetryPolicy, SimulatedCaller } from './program.types.js';
 
 /** A call campaign's configuration: who is called, through which flow, when, and how often. */
@@ -87,7 +88,10 @@ export class Program extends BaseEntity {
   @ManyToOne(() => PhoneNumber, { nullable: true, deleteRule: 'set null' })
   fromNumber: (PhoneNumber & Opt) | null = null;
 
-  @Field(() => ID, { nullable: true, description: 'The phone number (of the organization) the program calls from; required to activate a program on a real carrier' })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'The phone number (of the organization) the program calls from; required to activate a program on a real carrier',
+  })
   get fromNumberId(): (string & Opt) | null {
     return this.fromNumber?.id ?? null;
   }
@@ -95,6 +99,13 @@ export class Program extends BaseEntity {
   @Field(() => ProgramRecording, { nullable: true, description: 'Whether the program’s answered calls are recorded (null: they are not)' })
   @Property({ type: 'json', nullable: true })
   recording: (ProgramRecording & Opt) | null = null;
+
+  @Field(() => ProgramVoicemail, {
+    nullable: true,
+    description: 'What the calls do when an answering machine answers (null: the flow’s voicemail node, else a hang-up)',
+  })
+  @Property({ type: 'json', nullable: true })
+  voicemail: (ProgramVoicemail & Opt) | null = null;
 
   @Field(() => LiveTrigger, { nullable: true, description: 'Set for live programs' })
   @Property({ type: 'json', nullable: true })

@@ -57,6 +57,45 @@ registerEnumType(ExecutionStatus, {
   },
 });
 
+/**
+ * Why an execution that is not final places no (more) calls now: for a running one, what the
+ * campaign runner found on its last look at it (src/modules/programs/runner/waiting.ts); for the
+ * others, their status. docs/campaigns.md says what each means and what to do about it.
+ */
+export enum WaitingReason {
+  scheduled = 'scheduled',
+  paused = 'paused',
+  paused_by_rule = 'paused_by_rule',
+  no_credits = 'no_credits',
+  concurrency_limit = 'concurrency_limit',
+  carrier_not_configured = 'carrier_not_configured',
+  carrier_unavailable = 'carrier_unavailable',
+  carrier_pacing = 'carrier_pacing',
+  outside_calling_window = 'outside_calling_window',
+  retry_wait = 'retry_wait',
+  number_in_call = 'number_in_call',
+}
+registerEnumType(WaitingReason, {
+  name: 'WaitingReason',
+  description: 'Why an execution that is not final places no (more) calls now; null on the execution while nothing holds its pending contacts back',
+  valuesConfig: {
+    scheduled: { description: 'Not started: it starts at its scheduledStartAt (nextCallAt), or when someone starts it' },
+    paused: { description: 'Paused by a user: resume continues it' },
+    paused_by_rule: { description: 'Paused by an auto-pause rule whose threshold was reached (status paused_threshold): resume continues it' },
+    no_credits: { description: 'The organization has no credit left to pay the next call: the operator grants credits, then someone resumes it' },
+    concurrency_limit: { description: 'Every call slot (maxConcurrentCalls) holds a call: the next contact is dialed when one ends' },
+    carrier_not_configured: {
+      description:
+        'The program’s carrier cannot place calls: no connection for its caller ID, or the gateway has no PUBLIC_URL or no such carrier; fix the program or the connection',
+    },
+    carrier_unavailable: { description: 'The carrier did not take the last calls (down, 5xx, unreachable): they are tried again at nextCallAt' },
+    carrier_pacing: { description: 'The carrier connection’s callsPerSecond is used up: the next call goes at nextCallAt' },
+    outside_calling_window: { description: 'Outside every pending contact’s calling window (in the contact’s time zone): the next opens at nextCallAt' },
+    retry_wait: { description: 'Every pending contact waits for its retry (retryPolicy.retryDelayMinutes): the first is due at nextCallAt' },
+    number_in_call: { description: 'The due contacts’ numbers are on a live call of this program (another execution’s, or a duplicate): dialed once it ends' },
+  },
+});
+
 /** One contact's place in an execution's work queue. */
 export enum ExecutionContactStatus {
   pending = 'pending',

@@ -1,12 +1,41 @@
 import { Transform, Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDate, IsEnum, IsInt, IsObject, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsDate,
+  IsEnum,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int } from 'type-graphql';
+import { JSONSchema } from 'class-validator-jsonschema/build/decorators.js';
+import { IsTemplateValues, TEMPLATE_VALUES_SCHEMA } from '../agents/templates/template-values.js';
 import { toDate } from '../../common/dates.js';
 import { OptionalNonNull } from '../../common/validation.js';
 import { ProgramKind } from './program.enums.js';
 import { ProgramCarrier } from '../telephony/telephony.enums.js';
+
+/** Where a program's calls can be placed: every carrier but `web` (a web call is a browser's, not a program's). */
+const PROGRAM_CARRIERS = [ProgramCarrier.simulator, ProgramCarrier.twilio, ProgramCarrier.telnyx];
 import { ProgramRecordingInput } from '../recordings/recording-settings.js';
-import { ProgramAutoPauseRuleInput, ProgramCallingWindowInput, ProgramLiveTriggerInput, ProgramRetryPolicyInput, ProgramSimulatedCallerInput } from './program-settings.inputs.js';
+import { ProgramVoicemailInput } from './voicemail/program-voicemail.js';
+import {
+  ProgramAutoPauseRuleInput,
+  ProgramCallingWindowInput,
+  ProgramLiveTriggerInput,
+  ProgramRetryPolicyInput,
+  ProgramSimulatedCallerInput,
+} from './program-settings.inputs.js';
 
 // Rules across fields (flowId xor agentId, stop after start, liveTrigger iff live, nodeIds of the flow) are in ProgramService.
 
@@ -57,19 +86,35 @@ export class ProgramSettingsInput {
   @IsInt()
   maxConcurrentCalls?: number;
 
-  @Field(() => ProgramSimulatedCallerInput, { nullable: true, description: 'What the simulated carrier’s caller says at ask nodes; default: a few seeded lines' })
+  @Field(() => ProgramSimulatedCallerInput, {
+    nullable: true,
+    description: 'What the simulated carrier’s caller says at ask nodes; default: a few seeded lines',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => ProgramSimulatedCallerInput)
   @IsObject()
   simulatedCaller?: ProgramSimulatedCallerInput | null;
 
-  @Field(() => ProgramRecordingInput, { nullable: true, description: 'Record the answered calls (mono or dual), optionally after a consent sentence; null or absent on create: not recorded' })
+  @Field(() => ProgramRecordingInput, {
+    nullable: true,
+    description: 'Record the answered calls (mono or dual), optionally after a consent sentence; null or absent on create: not recorded',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => ProgramRecordingInput)
   @IsObject()
   recording?: ProgramRecordingInput | null;
+
+  @Field(() => ProgramVoicemailInput, {
+    nullable: true,
+    description: 'When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set',
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProgramVoicemailInput)
+  @IsObject()
+  voicemail?: ProgramVoicemailInput | null;
 
   @Field(() => ProgramRetryPolicyInput, { nullable: true, description: 'Default: one attempt' })
   @OptionalNonNull()
@@ -94,12 +139,18 @@ export class ProgramSettingsInput {
   @IsObject()
   liveTrigger?: ProgramLiveTriggerInput | null;
 
-  @Field(() => ProgramCarrier, { nullable: true, description: 'Where the calls are placed: simulator (default on create) or twilio (the organization’s connection; activation checks it is ready)' })
+  @Field(() => ProgramCarrier, {
+    nullable: true,
+    description: 'Where the calls are placed: simulator (default on create), twilio or telnyx (the organization’s connection; activation checks it is ready)',
+  })
   @OptionalNonNull()
-  @IsEnum(ProgramCarrier)
+  @IsIn(PROGRAM_CARRIERS, { message: 'carrier must be one of the following values: simulator, twilio, telnyx' })
   carrier?: ProgramCarrier;
 
-  @Field(() => ID, { nullable: true, description: 'A phone number of the organization, the caller ID of the calls; required to activate a twilio program' })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'A phone number of the organization, the caller ID of the calls; required to activate a program on a real carrier (twilio, telnyx)',
+  })
   @IsOptional()
   @IsUUID()
   @IsString()
@@ -150,4 +201,14 @@ export class CreateExecutionInput {
   @Transform(toDate)
   @IsDate({ message: 'scheduledStartAt must be an ISO 8601 date-time' })
   scheduledStartAt?: Date | null;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      'Values of the agents’ variables, the same for every contact: at most 50, each a string, number or boolean of at most 1000 characters; a contact’s attribute of the same name comes first',
+  })
+  @JSONSchema(TEMPLATE_VALUES_SCHEMA)
+  @IsOptional()
+  @IsTemplateValues()
+  variables?: Record<string, unknown> | null;
 }

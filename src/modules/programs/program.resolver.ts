@@ -30,12 +30,18 @@ export class ProgramResolver {
     return context.services.programs.create(actorOf(context), input);
   }
 
-  @Mutation(() => Program, { description: 'Changes the fields that are sent; the result is checked as a whole' })
+  @Mutation(() => Program, {
+    description:
+      'Changes the fields that are sent; the result is checked as a whole, and an active program as activation checks it (a CONFLICT naming what is missing)',
+  })
   updateProgram(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateProgramInput, @Ctx() context: GraphQLContext): Promise<Program> {
     return context.services.programs.update(actorOf(context), id, input);
   }
 
-  @Mutation(() => Program, { description: 'draft → active; any other state is a CONFLICT' })
+  @Mutation(() => Program, {
+    description:
+      'draft → active; any other state is a CONFLICT, and so is a program that cannot run (its carrier, its agents: active, their providers configured)',
+  })
   activateProgram(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Program> {
     return context.services.programs.activate(actorOf(context), id);
   }

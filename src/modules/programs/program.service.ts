@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { Agent } from '../agents/agent.entity.js';
-import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { CallFlow } from './call-flow.entity.js';
@@ -15,11 +15,12 @@ import { Program } from './program.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import type { CreateProgramInput, UpdateProgramInput } from './program.inputs.js';
 import { authorize } from '../organizations/roles.js';
-import { CarrierConnection } from '../telephony/carrier-connection.entity.js';
 import { PhoneNumber } from '../telephony/phone-number.entity.js';
-import { CarrierKind, ProgramCarrier } from '../telephony/telephony.enums.js';
-import type { VoiceConfig } from '../agents/agent.types.js';
+import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { programRecordingOf } from '../recordings/recording-settings.js';
+import { programVoicemailOf, voicemailErrors } from './voicemail/program-voicemail.js';
+import { ProgramReadiness, type ReadinessSettings } from './program-readiness.js';
+import { agentUsers } from '../agents/agent-usage.js';
 
 export const PROGRAM_SORT_FIELDS = ['createdAt', 'updatedAt', 'name', 'status', 'kind'] as const;
 
@@ -60,23 +61,23 @@ export function programRuleErrors(settings: Settings, flowNodeIds: string[] | nu
   if (settings.liveTrigger?.source === 'entity' && !settings.liveTrigger.entityType) {
     errors.push({ field: 'liveTrigger.entityType', message: 'liveTrigger.entityType is required for source entity' });
   }
+  errors.push(...voicemailErrors(settings.voicemail));
   return errors;
 }
 
 /** Programs of the caller's organization. */
 export class ProgramService {
+  private readonly readiness: ProgramReadiness;
+
   constructor(
     private readonly em: EntityManager,
     /** Called in the transaction that activates or changes a program, so a live program's triggers follow it (or neither happens). */
     private readonly onProgramChanged?: (em: EntityManager, programId: string) => Promise<unknown>,
-    /** PUBLIC_URL, read at activation: a real carrier's webhooks need it; and whether Gemini Live has its key (GEMINI_API_KEY). */
-    private readonly telephony: {
-      publicUrl: () => string | undefined;
-      geminiConfigured?: () => boolean;
-      /** What a streaming agent's recognizer and synthesizer lack to run on a real carrier (e.g. `DEEPGRAM_API_KEY is not set`); none: they can. */
-      streamingMissing?: (voice: VoiceConfig) => string[];
-    } = { publicUrl: () => undefined },
-  ) {}
+    /** What activation and a change of an active program check the gateway's configuration against (PUBLIC_URL, the providers' keys). */
+    settings: ReadinessSettings = { publicUrl: () => undefined },
+  ) {
+    this.readiness = new ProgramReadiness(settings);
+  }
 
   /**
    * A page of programs; `search` matches name or description. `include`: relations of each program
@@ -89,14 +90,8 @@ export class ProgramService {
       organization: actor.organizationId,
       ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
     };
-    const { rows: data, total } = await readPageWith(
-      this.em,
-      Program,
-      where,
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-      { organizationId: actor.organizationId, ...include },
-    );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    const { rows: data, meta } = await readPageWith(this.em, Program, where, sortedPage(args, field), { organizationId: actor.organizationId, ...include });
+    return { data, meta };
   }
 
   async get(actor: Actor, id: string, em: EntityManager = this.em): Promise<Program> {
@@ -107,7 +102,13 @@ export class ProgramService {
 
   async create(actor: Actor, input: CreateProgramInput): Promise<Program> {
     authorize(actor, 'programs.manage');
-    const settings: Settings = { ...input, flowId: input.flowId ?? null, agentId: input.agentId ?? null, audienceId: input.audienceId, fromNumberId: input.fromNumberId ?? null };
+    const settings: Settings = {
+      ...input,
+      flowId: input.flowId ?? null,
+      agentId: input.agentId ?? null,
+      audienceId: input.audienceId,
+      fromNumberId: input.fromNumberId ?? null,
+    };
     const program = this.em.create(Program, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -145,6 +146,7 @@ export class ProgramService {
       retryPolicy: pick(input.retryPolicy, program.retryPolicy),
       simulatedCaller: pick(input.simulatedCaller, program.simulatedCaller),
       recording: pick(input.recording, program.recording),
+      voicemail: pick(input.voicemail, program.voicemail),
       autoPauseRules: pick(input.autoPauseRules, program.autoPauseRules),
       liveTrigger: pick(input.liveTrigger, program.liveTrigger),
       carrier: pick(input.carrier, program.carrier),
@@ -153,6 +155,9 @@ export class ProgramService {
     program.name = settings.name;
     program.kind = settings.kind;
     await this.apply(em, actor, program, settings);
+    // An active program runs (or can start) executions: it changes only into one that can place its calls, as activation checks.
+    if (program.status === ProgramStatus.active)
+      await this.readiness.assert(em, actor, program, 'The program is active, and this change would leave it unable to run');
     program.updatedAt = new Date();
     await em.flush();
     if (program.status === ProgramStatus.active) await this.onProgramChanged?.(em, program.id);
@@ -165,8 +170,7 @@ export class ProgramService {
     return this.em.transactional(async (tx) => {
       const program = await this.get(actor, id, tx);
       if (program.status !== ProgramStatus.draft) throw new AppError('CONFLICT', `Only a draft program can be activated; this one is ${program.status}`);
-      if (program.carrier !== ProgramCarrier.simulator) await this.assertCarrierReady(tx, actor, program);
-      await this.assertVoiceImplemented(tx, actor, program);
+      await this.readiness.assert(tx, actor, program, 'The program cannot be activated');
       program.status = ProgramStatus.active;
       program.updatedAt = new Date();
       await tx.flush();
@@ -175,44 +179,39 @@ export class ProgramService {
     });
   }
 
-  /** A program on a real carrier needs a connection, a caller ID on that carrier and PUBLIC_URL: 409 naming each that is missing. */
-  private async assertCarrierReady(em: EntityManager, actor: Actor, program: Program): Promise<void> {
-    const missing: string[] = [];
-    const connections = await em.count(CarrierConnection, { organization: actor.organizationId, carrier: program.carrier as string as CarrierKind });
-    if (connections === 0) missing.push(`the organization has no ${program.carrier} carrier connection (POST /api/carrier-connections)`);
-    const number = program.fromNumber ? await em.findOne(PhoneNumber, { id: program.fromNumber.id, organization: actor.organizationId }) : null;
-    if (!number) missing.push('the program has no fromNumberId (a phone number of the organization, its caller ID)');
-    else if (!number.carrierConnection) missing.push(`the number ${number.number} has no carrier connection (set its carrierConnectionId)`);
-    if (!this.telephony.publicUrl()) missing.push('PUBLIC_URL is not set (the carrier’s webhooks need the gateway’s public address; the operator sets it)');
-    if (missing.length > 0) throw new AppError('CONFLICT', `The program cannot be activated on ${program.carrier}: ${missing.join('; ')}`);
+  /** A change of a flow's graph, in its transaction: each active program that calls through the flow must still be able to run (409 naming the first that cannot). */
+  async assertFlowChange(em: EntityManager, actor: Actor, flowId: string): Promise<void> {
+    const programs = await em.find(
+      Program,
+      { organization: actor.organizationId, flow: flowId, status: ProgramStatus.active },
+      { orderBy: { name: 'asc', id: 'asc' } },
+    );
+    for (const program of programs) {
+      await this.readiness.assert(
+        em,
+        actor,
+        program,
+        `The flow is used by the active program "${program.name}" (${program.id}), and this change would leave it unable to run`,
+      );
+    }
   }
 
-  /**
-   * Every agent that would speak (the program's, or its flow's nodes') uses a voice pipeline the
-   * gateway runs: batch, sts through OpenAI Realtime, or sts through Gemini Live when GEMINI_API_KEY
-   * is set. Streaming, sts without a provider, and Google without its key: 409 naming the agent and
-   * the mode, never a silent call.
-   */
-  private async assertVoiceImplemented(em: EntityManager, actor: Actor, program: Program): Promise<void> {
-    const flow = program.flow ? await em.findOne(CallFlow, { id: program.flow.id, organization: actor.organizationId }) : null;
-    const ids = [...new Set([program.agent?.id, ...(flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => Boolean(id)))];
-    if (ids.length === 0) return;
-    const agents = await em.find(Agent, { id: { $in: ids }, organization: actor.organizationId }, { orderBy: { name: 'asc' } });
-    const refused = agents.flatMap((agent) => {
-      const voice = agent.voiceConfig;
-      if (voice?.pipelineMode === PipelineMode.streaming) {
-        // The simulator hears and speaks through the builtin pair: nothing to configure.
-        if (program.carrier === ProgramCarrier.simulator) return [];
-        const missing = this.telephony.streamingMissing?.(voice) ?? ['the streaming pipeline is not configured'];
-        return missing.length === 0 ? [] : [`agent "${agent.name}" (${agent.id}) uses pipelineMode streaming, but ${missing.join(' and ')}`];
-      }
-      if (voice?.pipelineMode !== PipelineMode.sts || voice.stsProvider === StsProvider.openai) return [];
-      if (voice.stsProvider === StsProvider.google && this.telephony.geminiConfigured?.()) return [];
-      const why = voice.stsProvider === StsProvider.google ? ' (GEMINI_API_KEY is not set)' : '';
-      return [`agent "${agent.name}" (${agent.id}) uses pipelineMode sts with stsProvider ${voice.stsProvider ?? '(none)'}${why}`];
-    });
-    if (refused.length > 0) {
-      throw new AppError('CONFLICT', `The program cannot be activated: ${refused.join('; ')}, which is not available (batch, streaming with its providers' keys set, sts with openai, and sts with google once GEMINI_API_KEY is set, are)`);
+  /** A change of an agent's model or voice, in its transaction: each active program that calls through it (directly or by its flow) must still be able to run. */
+  async assertAgentChange(em: EntityManager, actor: Actor, agentId: string): Promise<void> {
+    const { programs: using } = await agentUsers(em, actor.organizationId, agentId);
+    if (using.length === 0) return;
+    const programs = await em.find(
+      Program,
+      { id: { $in: using.map((program) => program.id) }, organization: actor.organizationId },
+      { orderBy: { name: 'asc', id: 'asc' } },
+    );
+    for (const program of programs) {
+      await this.readiness.assert(
+        em,
+        actor,
+        program,
+        `The agent is used by the active program "${program.name}" (${program.id}), and this change would leave it unable to run`,
+      );
     }
   }
 
@@ -252,6 +251,7 @@ export class ProgramService {
     program.retryPolicy = settings.retryPolicy ? { ...settings.retryPolicy } : { maxAttempts: 1, retryDelayMinutes: 0 };
     program.simulatedCaller = settings.simulatedCaller ? { utterances: [...settings.simulatedCaller.utterances] } : null;
     program.recording = programRecordingOf(settings.recording);
+    program.voicemail = programVoicemailOf(settings.voicemail);
     program.autoPauseRules = (settings.autoPauseRules ?? []).map((rule) => ({ ...rule }));
     program.liveTrigger = settings.liveTrigger ? { ...settings.liveTrigger, entityType: settings.liveTrigger.entityType ?? null } : null;
   }

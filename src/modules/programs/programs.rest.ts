@@ -94,7 +94,7 @@ export const programRoutes = [
     method: 'put',
     path: '/programs/{id}',
     operationId: 'updateProgram',
-    summary: 'Change the fields that are sent; the result is checked as a whole',
+    summary: 'Change the fields that are sent; the result is checked as a whole, and an active program as activation checks it (409 naming what is missing)',
     tag: 'Programs',
     body: UpdateProgramInput,
     response: ref('Program'),
@@ -109,7 +109,8 @@ export const programRoutes = [
     method: 'post',
     path: '/programs/{id}/activate',
     operationId: 'activateProgram',
-    summary: 'draft → active; from any other state 409',
+    summary:
+      'draft → active; from any other state 409, and 409 naming what a program that cannot run lacks (its carrier, its agents: active, their providers configured)',
     tag: 'Programs',
     response: ref('Program'),
     errors: [404, 409],

@@ -28,12 +28,34 @@ registerEnumType(ExecutionAction, {
 
 /** Endpoint 9's fields, in the interface's order; the REST door shows exactly these. */
 export const EXECUTION_FIELDS = [
-  'id', 'programId', 'organizationId', 'audienceId', 'flowId', 'status',
-  'totalContacts', 'contactsCompleted', 'contactsFailed', 'contactsPending', 'contactsInProgress',
-  'scheduledStartAt', 'createdAt', 'updatedAt', 'scheduledStopAt', 'actualStartAt', 'actualEndAt', 'autoPauseRules', 'creditsSpent',
+  'id',
+  'programId',
+  'organizationId',
+  'audienceId',
+  'flowId',
+  'status',
+  'totalContacts',
+  'contactsCompleted',
+  'contactsFailed',
+  'contactsPending',
+  'contactsInProgress',
+  'scheduledStartAt',
+  'createdAt',
+  'updatedAt',
+  'scheduledStopAt',
+  'actualStartAt',
+  'actualEndAt',
+  'autoPauseRules',
+  'creditsSpent',
   // Issue #25, past the interface's fields: the contacts not called because their number is on the do-not-call list,
   // and the finished contacts by outcome.
-  'contactsDoNotCall', 'outcomes',
+  'contactsDoNotCall',
+  'outcomes',
+  // Issue #40: the values of the agents' variables given at create.
+  'variables',
+  // Issue #41: why no (more) calls are placed now, and when the next one can be.
+  'waitingReason',
+  'nextCallAt',
 ] as const;
 
 /** An execution as the interface shows it: exactly EXECUTION_FIELDS, dates as ISO 8601. */

@@ -15,7 +15,9 @@ export class RecordingConsent {
   @Field({ description: 'What the callee hears first, e.g. “This call may be recorded. Press 2 or say no to refuse.”' })
   sentence!: string;
 
-  @Field(() => [String], { description: 'Answers that refuse: digit:<key> (the first key pressed) or said:<words> (contained in what was said); default digit:2 and said:no' })
+  @Field(() => [String], {
+    description: 'Answers that refuse: digit:<key> (the first key pressed) or said:<words> (contained in what was said); default digit:2 and said:no',
+  })
   refuseOn!: string[];
 }
 
@@ -78,7 +80,10 @@ export function programRecordingOf(input: ProgramRecordingInput | ProgramRecordi
 /** Whether the callee's answer to the consent sentence refuses it; silence consents. */
 export function refusesConsent(refuseOn: readonly string[], answer: { speech: string | null; digits: string | null }): boolean {
   // Words are matched whole ("said:no" is not refused by "I know"), unlike a flow edge's said: which matches a fragment.
-  const speech = ` ${(answer.speech ?? '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim()} `;
+  const speech = ` ${(answer.speech ?? '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()} `;
   return refuseOn.some((text) => {
     const condition = parseEdgeCondition(text);
     if (condition?.kind === 'digit') return conditionHolds(condition, answer);

@@ -49,7 +49,9 @@ export class CallRecording extends BaseEntity {
   @Property({ type: 'string', length: 64, nullable: true })
   carrierRecordingId: (string & Opt) | null = null;
 
-  @Field(() => RecordingStatus, { description: 'in_progress, then completed, absent or failed as the carrier reports; refused when the callee refused consent' })
+  @Field(() => RecordingStatus, {
+    description: 'in_progress, then completed, absent or failed as the carrier reports; refused when the callee refused consent',
+  })
   @Enum({ items: () => RecordingStatus })
   status!: RecordingStatus;
 
@@ -69,9 +71,31 @@ export class CallRecording extends BaseEntity {
   @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
   deletedAt: (Date & Opt) | null = null;
 
-  @Field(() => RecordingDeletionReason, { nullable: true, description: 'Why the audio was deleted: user, retention or carrier (it was already gone there); null while kept' })
+  @Field(() => RecordingDeletionReason, {
+    nullable: true,
+    description: 'Why the audio was deleted: user, retention or carrier (it was already gone there); null while kept',
+  })
   @Enum({ items: () => RecordingDeletionReason, nullable: true })
   deletionReason: (RecordingDeletionReason & Opt) | null = null;
+
+  @Field(() => Int, { description: 'How many times in a row retention failed to delete the audio at the carrier (0: never, or it has since succeeded)' })
+  @Property({ type: 'integer', default: 0 })
+  retentionFailures: number & Opt = 0;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Why retention last failed to delete the audio (e.g. the carrier connection is gone, or the carrier refused its token); null when it has not failed',
+  })
+  @Property({ type: 'text', nullable: true })
+  retentionError: (string & Opt) | null = null;
+
+  @Field(() => Date, {
+    nullable: true,
+    description: 'When retention tries this recording again: after each failure it waits twice as long, from an hour up to a day; null when it has not failed',
+  })
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true })
+  retentionRetryAt: (Date & Opt) | null = null;
 
   /** The simulator's generated WAV (16-bit PCM, 8 kHz); null for a carrier's recording, and once deleted. Read in slices, never loaded with the row. */
   @Property({ type: 'blob', nullable: true, lazy: true, hidden: true })

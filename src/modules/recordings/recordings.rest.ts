@@ -3,8 +3,8 @@ import { IsIn, IsOptional, IsString } from 'class-validator';
 import { ArgsType, Field } from 'type-graphql';
 import { abortSignalOf } from '../../platform/request-timeout.js';
 import { routesUsing } from '../../rest/routes.js';
-import type { RecordingFormat } from './recording.service.js';
-import type { RecordingService } from './recording.service.js';
+import { AppError } from '../../common/errors.js';
+import type { ByteRange, RecordingFormat, RecordingService } from './recording.service.js';
 
 /** The services this route table calls. */
 export type RouteServices = { recordings: RecordingService };
@@ -40,22 +40,47 @@ export const recordingRoutes = [
     description:
       'The audio is fetched from the carrier with the connection’s credentials and passed on as it arrives (never held whole, not held to RESPONSE_MAX_BYTES); the carrier’s own URL is never shown. ' +
       '`format=wav|mp3` decides the format; without it, an Accept header naming audio/mpeg gets MP3, anything else WAV. A dual-channel recording downloads with both channels. ' +
-      'A simulated call’s recording is a short generated WAV (format=mp3 → 400). 404 when the call is another organization’s, or has no recording (none made, refused consent, failed, deleted: the detail says which); 503 when the carrier cannot be reached.',
+      'A simulated call’s recording is a short generated WAV (format=mp3 → 400). 404 when the call is another organization’s, or has no recording (none made, refused consent, failed, deleted: the detail says which); 503 when the carrier cannot be reached. ' +
+      'A `Range: bytes=…` of one range answers 206 with that part and `Content-Range` (several ranges, or a malformed one, answer the whole file); a range past the end answers 416 with `Content-Range: bytes */<size>`. `Accept-Ranges: bytes` says a range can be asked. HEAD answers the same headers without reading the audio.',
     tag: 'Calls',
     query: RecordingDownloadArgs,
-    errors: [404, 503],
+    errors: [404, 416, 503],
     streams: {
       mediaType: 'audio/wav',
       example: 'RIFF....WAVEfmt ',
-      headers: { 'Content-Disposition': { description: 'attachment; filename="call-<id>.wav" (or .mp3)', schema: { type: 'string' } } },
+      headers: {
+        'Content-Disposition': { description: 'attachment; filename="call-<id>.wav" (or .mp3)', schema: { type: 'string' } },
+        'Accept-Ranges': { description: 'bytes (none when the carrier did not give the size)', schema: { type: 'string' } },
+      },
+      partial: 'The part of the audio the Range asked for; Content-Range says which bytes of how many',
     },
     async handler({ actor, params, query, services, req, res }) {
       const format = recordingFormatOf(query.format, req.get('accept'));
-      const download = await services.recordings.open(actor, params.id!, format, abortSignalOf(res));
-      res.status(200);
+      let size = 0;
+      const wanted = (total: number): ByteRange | 'unsatisfiable' | null => {
+        size = total;
+        const ranges = req.range(total, { combine: true });
+        if (ranges === -1) return 'unsatisfiable';
+        // Malformed, not bytes, or several ranges: the whole file, as RFC 9110 lets a server answer.
+        if (ranges === -2 || ranges === undefined || ranges.type !== 'bytes' || ranges.length !== 1) return null;
+        return { start: ranges[0]!.start, end: ranges[0]!.end };
+      };
+      const download = await services.recordings
+        .open(actor, params.id!, format, abortSignalOf(res), { head: req.method === 'HEAD', range: req.get('range') ? wanted : undefined })
+        .catch((error: unknown) => {
+          if (error instanceof AppError && error.code === 'RANGE_NOT_SATISFIABLE') res.setHeader('content-range', `bytes */${size}`);
+          throw error;
+        });
+      res.status(download.range ? 206 : 200);
       res.setHeader('content-type', download.contentType);
+      res.setHeader('accept-ranges', download.size === null ? 'none' : 'bytes');
+      if (download.range) res.setHeader('content-range', `bytes ${download.range.start}-${download.range.end}/${download.size}`);
       if (download.contentLength !== null) res.setHeader('content-length', String(download.contentLength));
       res.setHeader('content-disposition', `attachment; filename="${download.filename}"`);
+      if (!download.body) {
+        res.end();
+        return;
+      }
       try {
         await pipeline(download.body, res);
       } catch (error) {

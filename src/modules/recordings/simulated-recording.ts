@@ -1,9 +1,9 @@
 import { ulawToPcm } from '../voice/realtime/audio.js';
-import { encodeSpeech } from '../voice/streaming/builtin-speech.js';
+import { AGENT_VOICE, builtinVoice, CALLER_VOICE } from '../voice/streaming/espeak-voices.js';
 
 const SAMPLE_RATE = 8000;
-/** Each side's words are cut to this many characters: with the builtin modem's ~64 ms a byte, the recording stays a few seconds long. */
-const MAX_CHARACTERS = 40;
+/** Each side's words are cut to this many characters (about 12 s of speech), so the recording stays short. */
+const MAX_CHARACTERS = 200;
 /** The pause between the two sides on a mono recording. */
 const GAP_SAMPLES = SAMPLE_RATE / 5;
 
@@ -31,17 +31,27 @@ export function wavFile(channels: Int16Array[]): Buffer {
   return Buffer.concat([header, data]);
 }
 
-const speech = (text: string): Int16Array => ulawToPcm(encodeSpeech(text.slice(0, MAX_CHARACTERS)));
+/** `text` spoken by the builtin voice (eSpeak NG, in its own thread) in `voice`; nothing for no text. */
+async function speech(text: string, voice: string): Promise<Int16Array> {
+  const words = text.trim().slice(0, MAX_CHARACTERS);
+  return words === '' ? new Int16Array(0) : ulawToPcm((await builtinVoice().speak(words, voice)).ulaw);
+}
 
 /**
  * The simulator's recording of an answered call, made from its transcript: the first words the
- * callee heard and the first they said, spoken by the builtin modem (the tones the builtin
- * recognizer reads back), a few seconds in all. Mono: one after the other; dual: the callee on the
- * first channel, the gateway's side on the second, each where it was said.
+ * callee heard and the first they said, spoken by the builtin voice (eSpeak NG), the gateway's side
+ * in the agent's voice and the callee in another (CALLER_VOICE). Mono: one after the other; dual: the
+ * callee on the first channel, the gateway's side on the second, each where it was said.
  */
-export function simulatedRecording(heard: readonly string[], said: readonly string[], channels: 'mono' | 'dual'): { wav: Buffer; durationSeconds: number } {
-  const agent = speech(heard.find((line) => line.trim()) ?? 'This is a simulated call.');
-  const callee = speech(said.find((line) => line.trim()) ?? '');
+export async function simulatedRecording(
+  heard: readonly string[],
+  said: readonly string[],
+  channels: 'mono' | 'dual',
+): Promise<{ wav: Buffer; durationSeconds: number }> {
+  const [agent, callee] = await Promise.all([
+    speech(heard.find((line) => line.trim()) ?? 'This is a simulated call.', AGENT_VOICE),
+    speech(said.find((line) => line.trim()) ?? '', CALLER_VOICE),
+  ]);
   let tracks: Int16Array[];
   if (channels === 'dual') {
     const calleeTrack = new Int16Array(agent.length + GAP_SAMPLES + callee.length);

@@ -18,7 +18,11 @@ describe('csvField', () => {
   });
 
   it.each(['=1+1', '+1', '-2', '@SUM(A1)', '\tx', '\rx'])('neutralizes a formula start: %j', (value) => {
-    expect(csvField(value).replace(/^"|"$/g, '').startsWith(`'${value.slice(0, 1)}`)).toBe(true);
+    expect(
+      csvField(value)
+        .replace(/^"|"$/g, '')
+        .startsWith(`'${value.slice(0, 1)}`),
+    ).toBe(true);
   });
 
   it('neutralizes and quotes together', () => {
@@ -36,13 +40,16 @@ describe('csvLine', () => {
   it('joins fields with commas and ends with CRLF', () => {
     expect(csvLine(['a', 1, null, 'b,c'])).toBe('a,1,,"b,c"\r\n');
     expect(CALL_CSV_HEADER.startsWith('contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,')).toBe(true);
+    // firstAudioMs then toolCalls last, added in that order, so the columns before it keep their places for existing spreadsheets.
+    expect(CALL_CSV_HEADER).toBe(
+      'contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged,firstAudioMs,toolCalls\r\n',
+    );
   });
 });
 
 describe('the analysis columns', () => {
   const schema = (names: string[]) => ({ type: 'object', properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])) });
-  const row = (analysis: unknown) =>
-    ({ ...Object.fromEntries(CALL_CSV_COLUMNS.map((column) => [column, null])), analysis }) as unknown as CallCsvRow;
+  const row = (analysis: unknown) => ({ ...Object.fromEntries(CALL_CSV_COLUMNS.map((column) => [column, null])), analysis }) as unknown as CallCsvRow;
 
   it('are none without a plan, or with plans that ask for nothing', () => {
     expect(analysisColumns([])).toBeNull();
@@ -76,6 +83,16 @@ describe('the analysis columns', () => {
     const failed = callCsvLine(row({ status: 'failed', summary: null, data: null, error: 'The model answered outside the schema' }), columns);
     expect(failed.endsWith(',failed,,,,,,,The model answered outside the schema\r\n')).toBe(true);
     expect(callCsvLine(row(null), columns).endsWith(',,,,,,,,\r\n')).toBe(true);
-    expect(callCsvLine(row({ status: 'completed', data: { agreed: true } }), { summary: false, fields: ['agreed'] }).endsWith(',completed,true,\r\n')).toBe(true);
+    expect(callCsvLine(row({ status: 'completed', data: { agreed: true } }), { summary: false, fields: ['agreed'] }).endsWith(',completed,true,\r\n')).toBe(
+      true,
+    );
+  });
+
+  it('a field named like what every object inherits is empty when the data has none of its own', () => {
+    const columns = { summary: false, fields: ['__proto__', 'constructor', 'agreed'] };
+    expect(callCsvLine(row({ status: 'completed', data: { agreed: true } }), columns).endsWith(',completed,,,true,\r\n')).toBe(true);
+    expect(
+      callCsvLine(row({ status: 'completed', data: JSON.parse('{"__proto__": "set", "agreed": true}') }), columns).endsWith(',completed,set,,true,\r\n'),
+    ).toBe(true);
   });
 });

@@ -2,8 +2,22 @@ import type { AnalysisPlan, StoredAnalysis } from '../agents/analysis/analysis.t
 
 /** The columns of GET /api/executions/{id}/calls.csv, in order: one row per contact of the execution. */
 export const CALL_CSV_COLUMNS = [
-  'contactId', 'contactName', 'phone', 'contactStatus', 'attempts', 'lastCallId', 'lastCallStatus', 'outcome',
-  'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'errorText', 'creditsCharged',
+  'contactId',
+  'contactName',
+  'phone',
+  'contactStatus',
+  'attempts',
+  'lastCallId',
+  'lastCallStatus',
+  'outcome',
+  'queuedAt',
+  'answeredAt',
+  'endedAt',
+  'durationSeconds',
+  'errorText',
+  'creditsCharged',
+  'firstAudioMs',
+  'toolCalls',
 ] as const;
 
 export type CallCsvRow = Record<(typeof CALL_CSV_COLUMNS)[number], string | number | Date | null> & {
@@ -53,7 +67,7 @@ function analysisCells(columns: AnalysisColumns | null, analysis: StoredAnalysis
   return [
     analysis?.status ?? null,
     ...(columns.summary ? [analysis?.summary ?? null] : []),
-    ...columns.fields.map((field) => cell(analysis?.data?.[field])),
+    ...columns.fields.map((field) => cell(analysis?.data && Object.hasOwn(analysis.data, field) ? analysis.data[field] : undefined)),
     analysis?.error ?? null,
   ];
 }

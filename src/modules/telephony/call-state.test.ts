@@ -38,4 +38,11 @@ describe('call state machine', () => {
     expect(outcomeOfEnded(CallStatus.canceled, null)).toBe('failed');
     expect(() => outcomeOfEnded(CallStatus.ringing, null)).toThrow('not a final');
   });
+
+  it('names a completed call whose voicemail message was left voicemail_left, and nothing else', () => {
+    expect(outcomeOfEnded(CallStatus.completed, 'machine', true)).toBe('voicemail_left');
+    expect(outcomeOfEnded(CallStatus.completed, 'machine', false)).toBe('voicemail');
+    expect(outcomeOfEnded(CallStatus.busy, 'machine', true)).toBe('busy');
+    expect(outcomeOfEnded(CallStatus.failed, 'machine', true)).toBe('failed');
+  });
 });

@@ -29,12 +29,16 @@ export function nextCallStatus(current: CallStatus, reported: CallStatus): CallS
   return STAGE[reported] > STAGE[current] ? reported : null;
 }
 
-export type EndedOutcome = 'answered' | 'voicemail' | 'no_answer' | 'busy' | 'failed';
+export type EndedOutcome = 'answered' | 'voicemail' | 'voicemail_left' | 'no_answer' | 'busy' | 'failed';
 
-/** What a final status means for the contact: a completed call a machine answered is a voicemail. */
-export function outcomeOfEnded(status: CallStatus, answeredBy: AnsweredBy | null): EndedOutcome {
+/**
+ * What a final status means for the contact: a completed call a machine answered is a voicemail,
+ * and `voicemail_left` when a message was left on it after the beep (voicemail-drop.ts).
+ */
+export function outcomeOfEnded(status: CallStatus, answeredBy: AnsweredBy | null, voicemailLeft = false): EndedOutcome {
   switch (status) {
     case CallStatus.completed:
+      if (voicemailLeft) return 'voicemail_left';
       return answeredBy === 'machine' ? 'voicemail' : 'answered';
     case CallStatus.busy:
       return 'busy';

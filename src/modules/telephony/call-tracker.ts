@@ -141,6 +141,8 @@ interface CallRowState extends CallRow {
   duration_seconds: number | null;
   outcome: string | null;
   error_text: string | null;
+  /** When a message was left on the machine that answered (voicemail-drop.ts): the call ends voicemail_left. */
+  voicemail_left_at?: Date | string | null;
 }
 
 /**
@@ -214,7 +216,7 @@ export class CallTracker {
     while (this.queue.length > 0) {
       const batch: QueuedReport[] = [];
       const taken = new Set<string>();
-      for (let index = 0; index < this.queue.length && batch.length < APPLY_BATCH; ) {
+      for (let index = 0; index < this.queue.length && batch.length < APPLY_BATCH;) {
         const report = this.queue[index]!;
         if (taken.has(report.callId)) {
           index++;
@@ -278,8 +280,8 @@ export class CallTracker {
         }
         const answeredBy = event.answeredBy ?? row.answered_by;
         const final = isFinalCallStatus(next);
-        const outcome = final ? outcomeOfEnded(next, answeredBy) : null;
-        const connected = outcome === 'answered' || outcome === 'voicemail';
+        const outcome = final ? outcomeOfEnded(next, answeredBy, Boolean(row.voicemail_left_at)) : null;
+        const connected = outcome === 'answered' || outcome === 'voicemail' || outcome === 'voicemail_left';
         const duration = final ? (connected ? Math.max(0, Math.round(event.durationSeconds ?? 0)) : 0) : null;
         // A call reported ended before its answer was: it was answered `duration` seconds before it ended.
         const answeredAt =
@@ -347,7 +349,7 @@ export class CallTracker {
   }
 
   /** The carrier took the call and gave it this id (its callbacks may have told us already). */
-  async placed(callId: string, carrierCallId: string): Promise<void> {
+  async placed(callId: string, carrierCallId: string | null): Promise<void> {
     await query(this.em.fork(), 'update calls set carrier_call_id = coalesce(carrier_call_id, ?), updated_at = ?::timestamptz where id = ?', [
       carrierCallId,
       at(this.clock()),
@@ -383,12 +385,15 @@ export class CallTracker {
   }
 
   /**
-   * A live call that the gateway itself cannot carry on (its voice provider failed): it ends
-   * `failed` with the reason on the record, the contact's attempt counted (so the program's retry
-   * policy decides what happens next), and its credit kept, since the call was connected. A call
-   * already in a final status is left as it is.
+   * A live call that the gateway itself cannot carry on (its voice provider failed, its agent is
+   * gone): it ends `failed` with the reason on the record, the contact's attempt counted (so the
+   * program's retry policy decides what happens next). Its credit is kept once anything was said on
+   * it (`spoken`, the default: the call was connected and talked); a call that failed before a word was
+   * said on it gives its credit back, as one the carrier never took. A call already in a final status
+   * is left as it is.
    */
-  async failLive(callId: string, errorText: string): Promise<ApplyResult> {
+  async failLive(callId: string, errorText: string, options: { spoken?: boolean } = {}): Promise<ApplyResult> {
+    const refunded = options.spoken === false;
     return this.sink.transaction(this.em.fork(), async (tx, effects) => {
       const row = await lockCall(tx, callId);
       if (!row) return 'unknown';
@@ -398,11 +403,12 @@ export class CallTracker {
       await query(
         tx,
         `update calls set status = 'failed', outcome = 'failed', error_text = ?, ended_at = ?::timestamptz, duration_seconds = ?,
-                answered_at = coalesce(answered_at, ?::timestamptz), updated_at = ?::timestamptz where id = ?`,
-        [errorText.slice(0, 2000), at(now), duration, at(now), at(now), callId],
+                answered_at = coalesce(answered_at, ?::timestamptz), credits_charged = case when ? then 0 else credits_charged end, updated_at = ?::timestamptz where id = ?`,
+        [errorText.slice(0, 2000), at(now), duration, at(now), refunded, at(now), callId],
       );
       await writeCallEvent(tx, callId, 'call.ended');
       const call = { ...tracked(row), status: CallStatus.failed };
+      if (refunded && row.credits_charged > 0) await effects.refund(call);
       await effects.ended(call, 'failed', duration);
       return 'applied';
     });

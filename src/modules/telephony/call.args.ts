@@ -1,9 +1,12 @@
 import { Transform } from 'class-transformer';
-import { IsDate, IsEnum, IsOptional, IsUUID } from 'class-validator';
+import { IsDate, IsEnum, IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
 import { ArgsType, Field, ID } from 'type-graphql';
 import { toDate } from '../../common/dates.js';
 import { PageArgs, PageOnlyArgs } from '../../common/pagination.js';
 import { CallDirection, CallStatus } from './telephony.enums.js';
+
+/** What a call's `outcome` can be once it ended (or was not placed: do_not_call). */
+export const CALL_OUTCOME_VALUES = ['answered', 'voicemail', 'voicemail_left', 'no_answer', 'busy', 'failed', 'do_not_call'] as const;
 
 /**
  * GET /api/calls and GraphQL calls(...): the common list arguments and the filters. An id of
@@ -30,6 +33,12 @@ export class CallListArgs extends PageArgs {
   @IsOptional()
   @IsEnum(CallStatus, { message: `status must be one of ${Object.values(CallStatus).join(', ')}` })
   status?: CallStatus | null;
+
+  @Field(() => String, { nullable: true, description: `Only calls that ended with this outcome: ${CALL_OUTCOME_VALUES.join(', ')}` })
+  @IsOptional()
+  @IsIn(CALL_OUTCOME_VALUES, { message: `outcome must be one of ${CALL_OUTCOME_VALUES.join(', ')}` })
+  @IsString()
+  outcome?: string | null;
 
   @Field(() => CallDirection, { nullable: true, description: 'Only outbound or only inbound calls' })
   @IsOptional()

@@ -1,11 +1,11 @@
 import type { Opt } from '@mikro-orm/core';
 import { Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { CallTurnLatency } from './call-latency.types.js';
 import { CallAnalysis, type StoredAnalysis } from '../agents/analysis/analysis.types.js';
-import { CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js';
+import { CallChannel, CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js';
 
 /**
  * One attempt to reach a contact (or one inbound call): what the carrier reported, in the order
@@ -21,6 +21,16 @@ import { CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js'
 @Index({ properties: ['conversationId'] })
 @Index({ properties: ['carrierConnectionId', 'queuedAt'] })
 @Unique({ properties: ['carrier', 'carrierCallId'] })
+// A claim's "is this number on a live call of the program" test (Migration20261226000000).
+@Index({
+  name: 'calls_live_outbound_index',
+  expression: `create index "calls_live_outbound_index" on "calls" ("program_id", "to_number") where "direction" = 'outbound' and "status" in ('queued', 'ringing', 'in_progress')`,
+})
+// The single calls (POST /api/calls) not yet taken by a runner, oldest first (Migration20261226000001).
+@Index({
+  name: 'calls_direct_queue_index',
+  expression: `create index "calls_direct_queue_index" on "calls" ("queued_at", "id") where "execution_id" is null and "direction" = 'outbound' and "status" = 'queued' and "claim_token" is null`,
+})
 export class Call extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
   organization!: Organization;
@@ -67,6 +77,14 @@ export class Call extends BaseEntity {
   @Property({ type: 'json', default: '{}', hidden: true })
   webhookReplies: Record<string, unknown> & Opt = {};
 
+  /** A single call's values for its agent's templates (POST /api/calls `variables`); read by the call's context, never shown. */
+  @Property({ type: 'json', nullable: true, hidden: true })
+  variables: (Record<string, string> & Opt) | null = null;
+
+  /** A single call's lease: until when the runner that took it holds it (a campaign call's is its execution_contacts row's). */
+  @Property({ type: 'Date', columnType: 'timestamptz', nullable: true, hidden: true })
+  leaseUntil: (Date & Opt) | null = null;
+
   /** The execution_contacts row this call works for, and the claim it was placed under. */
   @Property({ type: 'uuid', nullable: true })
   executionContactId: (string & Opt) | null = null;
@@ -90,9 +108,17 @@ export class Call extends BaseEntity {
   @Enum({ items: () => CallStatus, default: CallStatus.queued })
   status: CallStatus & Opt = CallStatus.queued;
 
-  @Field(() => String, { nullable: true, description: 'answered, voicemail, no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled)' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'answered, voicemail, voicemail_left (a message was left after the beep), no_answer, busy or failed once the call ended; do_not_call for a call not placed because its number is on the do-not-call list (status canceled)',
+  })
   @Property({ type: 'string', length: 32, nullable: true })
   outcome: (string & Opt) | null = null;
+
+  /** When the program's voicemail message was handed to the carrier, after the beep (voicemail-drop.ts); the call ends voicemail_left. */
+  @Property({ columnType: 'timestamptz', type: 'Date', nullable: true, hidden: true })
+  voicemailLeftAt: (Date & Opt) | null = null;
 
   @Field(() => String, { nullable: true, description: 'Who answered, as far as the carrier could tell: human, machine or unknown' })
   @Property({ type: 'string', length: 16, nullable: true })
@@ -105,6 +131,10 @@ export class Call extends BaseEntity {
   @Field(() => ProgramCarrier)
   @Enum({ items: () => ProgramCarrier })
   carrier!: ProgramCarrier;
+
+  @Field(() => CallChannel, { description: 'phone for a call through a carrier, web for a web call from a browser tab' })
+  @Enum({ items: () => CallChannel, default: CallChannel.phone })
+  channel: CallChannel & Opt = CallChannel.phone;
 
   @Field(() => ID, { nullable: true })
   @Property({ type: 'uuid', nullable: true })
@@ -139,12 +169,29 @@ export class Call extends BaseEntity {
   errorText: (string & Opt) | null = null;
 
   /** Speech to speech: each agent turn's latency (bridge.ts), written once when the media stream ends; null for other calls. */
-  @Field(() => CallTurnLatency, { nullable: true, description: 'Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns' })
+  @Field(() => CallTurnLatency, {
+    nullable: true,
+    description:
+      'Speech to speech: how long the caller waited for each agent turn, and the provider’s and the gateway’s shares; null for a call without sts turns',
+  })
   @Property({ type: 'json', nullable: true })
   turnLatency: (CallTurnLatency & Opt) | null = null;
 
+  /** Answer → the first message's first audio written to the carrier (turnLatency.firstAudioMs), kept apart for lists and the CSV. */
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'Milliseconds from the answer to the agent’s first audio on the line (the first message), as the gateway measured it; null when the agent spoke no first message or the call had no voice session',
+  })
+  @Property({ type: 'double', columnType: 'double precision', nullable: true })
+  firstAudioMs: (number & Opt) | null = null;
+
   /** Its conversation's analysis, copied when it is recorded (so lists, the CSV and call.analyzed read it with the call). */
-  @Field(() => CallAnalysis, { nullable: true, description: 'The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation' })
+  @Field(() => CallAnalysis, {
+    nullable: true,
+    description:
+      'The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation',
+  })
   @Property({ type: 'json', nullable: true })
   analysis: (StoredAnalysis & Opt) | null = null;
 

@@ -15,7 +15,9 @@ import { GRAPHQL_ONLY } from '../../rest/graphql-only.js';
 
 @Resolver(() => Call)
 export class CallResolver {
-  @Query(() => CallPage, { description: 'A page of the organization’s calls, newest first, as GET /api/calls answers it; filter ids of other organizations match nothing' })
+  @Query(() => CallPage, {
+    description: 'A page of the organization’s calls, newest first, as GET /api/calls answers it; filter ids of other organizations match nothing',
+  })
   calls(@Args(() => CallListArgs) args: CallListArgs, @Ctx() context: GraphQLContext): Promise<Page<Call>> {
     return context.services.calls.list(actorOf(context), args);
   }

@@ -1,8 +1,9 @@
 import { QueryOrder } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { readPage } from '../../db/read-model.js';
@@ -47,12 +48,14 @@ export const CSV_BATCH_SIZE = 500;
  * One contact of the execution with its last call (highest attempt, then latest queuedAt). A call
  * belongs to the queue row it names, or, naming none, to the row of its contact.
  */
-const LAST_CALL_COLUMNS = 'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.error_text, c.credits_charged, c.analysis';
+const LAST_CALL_COLUMNS =
+  'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.first_audio_ms, c.error_text, c.credits_charged, c.analysis, c.conversation_id';
 const LAST_CALL_ORDER = 'order by c.attempt desc, c.queued_at desc, c.id desc limit 1';
 // Two lookups, each on its own index (execution_contact_id; execution_id, contact_id), rather than one OR that scans.
 const CSV_SQL = `select ec.id as row_id, ec.contact_id, (select ct.name from contacts ct where ct.id = ec.contact_id) as contact_name, ec.phone, ec.status as contact_status, ec.attempts,
     last.id as call_id, last.status as call_status, last.outcome, last.queued_at, last.answered_at, last.ended_at,
-    last.duration_seconds, last.error_text, last.credits_charged, last.analysis
+    last.duration_seconds, last.first_audio_ms, last.error_text, last.credits_charged, last.analysis,
+    (select v.tool_call_count from conversations v where v.id = last.conversation_id) as tool_calls
   from (
     select id, organization_id, execution_id, contact_id, phone, status, attempts from execution_contacts
     where organization_id = ? and execution_id = ? and id > ? order by id limit ?
@@ -94,18 +97,20 @@ export class CallService {
       ...(args.programId ? { programId: args.programId } : {}),
       ...(args.contactId ? { contactId: args.contactId } : {}),
       ...(args.status ? { status: args.status } : {}),
+      ...(args.outcome ? { outcome: args.outcome } : {}),
       ...(args.direction ? { direction: args.direction } : {}),
       ...(Object.keys(queuedAt).length > 0 ? { queuedAt } : {}),
       ...(pattern ? { $or: [{ to: { $ilike: pattern } }, { from: { $ilike: pattern } }] } : {}),
     };
     const desc = args.sortOrder === 'desc';
     const order = NULLABLE_SORT_FIELDS.has(field) ? (desc ? QueryOrder.DESC_NULLS_LAST : QueryOrder.ASC_NULLS_LAST) : args.sortOrder;
-    const { rows: data, total } = await readPage(this.em, Call, where as never, {
-      orderBy: [{ [field]: order }, { id: desc ? 'desc' : 'asc' }] as never,
-      limit: args.limit,
-      offset: (args.page - 1) * args.limit,
-    });
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    // A nullable sort field orders its nulls last both ways, which the keyset does not page: by page only.
+    if (NULLABLE_SORT_FIELDS.has(field) && args.cursor) throw AppError.badInput([{ field: 'cursor', message: `sortBy=${field} pages by page and limit only` }]);
+    const paging = NULLABLE_SORT_FIELDS.has(field)
+      ? { orderBy: [{ [field]: order }, { id: desc ? 'desc' : 'asc' }] as never, limit: args.limit, offset: (args.page - 1) * args.limit }
+      : sortedPage<Call>(args, field);
+    const { rows: data, meta } = await readPage(this.em, Call, where as never, paging);
+    return { data, meta };
   }
 
   async get(actor: Actor, id: string): Promise<Call> {
@@ -162,7 +167,11 @@ export class CallService {
   async csvAnalysisColumns(actor: Actor, execution: Execution): Promise<AnalysisColumns | null> {
     const program = await this.em.findOne(Program, { id: execution.program.id, organization: actor.organizationId }, { populate: ['flow'] });
     if (!program) return null;
-    const ids = [...new Set([program.agent?.id, ...(program.flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => typeof id === 'string' && isUuid(id)))];
+    const ids = [
+      ...new Set(
+        [program.agent?.id, ...(program.flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => typeof id === 'string' && isUuid(id)),
+      ),
+    ];
     if (ids.length === 0) return null;
     const agents = new Map((await this.em.find(Agent, { organization: actor.organizationId, id: { $in: ids } })).map((agent) => [agent.id, agent]));
     return analysisColumns(ids.map((id) => agents.get(id)?.analysisPlan));
@@ -193,8 +202,11 @@ export class CallService {
         answeredAt: asDate(row.answered_at),
         endedAt: asDate(row.ended_at),
         durationSeconds: asNumber(row.duration_seconds),
+        firstAudioMs: asNumber(row.first_audio_ms),
         errorText: (row.error_text as string | null) ?? null,
         creditsCharged: asNumber(row.credits_charged),
+        // How many tools the agent called on the last call (its conversation's count); null without a conversation.
+        toolCalls: asNumber(row.tool_calls),
         analysis: (typeof row.analysis === 'string' ? JSON.parse(row.analysis) : row.analysis) as StoredAnalysis | null,
       }));
       if (rows.length < CSV_BATCH_SIZE) return;

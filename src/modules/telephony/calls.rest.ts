@@ -1,5 +1,5 @@
-import type { Response } from 'express';
 import { abortSignalOf } from '../../platform/request-timeout.js';
+import { write } from '../../rest/stream-write.js';
 import { routesUsing } from '../../rest/routes.js';
 import { CallListArgs } from './call.args.js';
 import { CALL_CSV_HEADER, callCsvHeader, callCsvLine } from './call-csv.js';
@@ -16,7 +16,10 @@ const defineRoute = routesUsing<RouteServices>();
 
 /** The calls as REST shows them, their recordings read in one statement. */
 async function callsWithRecordings(services: RouteServices, presenter: Presenter, actor: Actor, calls: Call[]): Promise<Record<string, unknown>[]> {
-  const recordings = await services.recordings.recordingsFor(actor, calls.map((call) => call.id));
+  const recordings = await services.recordings.recordingsFor(
+    actor,
+    calls.map((call) => call.id),
+  );
   return calls.map((call) => {
     const recording = recordings.get(call.id);
     return { ...callJson(call), recording: recording ? presenter.present('CallRecording', recording) : null };
@@ -25,23 +28,7 @@ async function callsWithRecordings(services: RouteServices, presenter: Presenter
 
 const CSV_EXAMPLE =
   CALL_CSV_HEADER +
-  '0b6f9d3e-8c1a-4c7e-9f4b-2d5a6e7f8a90,\'+14155550123,completed,1,5e2d1c4b-3a29-4f18-8e07-6d5c4b3a2910,completed,answered,2026-11-25T10:00:00.000Z,2026-11-25T10:00:04.000Z,2026-11-25T10:01:10.000Z,66,,1\r\n';
-
-/** Writes one chunk, waiting for the socket to drain when its buffer is full; false once the client is gone. */
-async function write(res: Response, chunk: string): Promise<boolean> {
-  if (res.destroyed) return false;
-  if (res.write(chunk)) return true;
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-  return !res.destroyed;
-}
+  "0b6f9d3e-8c1a-4c7e-9f4b-2d5a6e7f8a90,Ada Lovelace,'+14155550123,completed,1,5e2d1c4b-3a29-4f18-8e07-6d5c4b3a2910,completed,answered,2026-11-25T10:00:00.000Z,2026-11-25T10:00:04.000Z,2026-11-25T10:01:10.000Z,66,,1,812.5\r\n";
 
 /** The calls: every attempt a record, read on both doors; an execution's results as CSV. */
 export const callRoutes = [
@@ -49,7 +36,8 @@ export const callRoutes = [
     method: 'get',
     path: '/calls',
     operationId: 'listCalls',
-    summary: 'A page of calls, newest first: {data, meta}; filter by executionId, programId, contactId, status, direction and queuedAfter/queuedBefore; search matches the numbers',
+    summary:
+      'A page of calls, newest first: {data, meta}; filter by executionId, programId, contactId, status, direction and queuedAfter/queuedBefore; search matches the numbers',
     description:
       'A page of the organization’s calls, every attempt its own record. Filters combine; an executionId, programId or contactId of another organization matches nothing. ' +
       'queuedAfter is inclusive and queuedBefore exclusive (ISO 8601 date-times). sortBy is one of createdAt, updatedAt, queuedAt, endedAt, durationSeconds (calls without one last).',

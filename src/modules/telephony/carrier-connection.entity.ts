@@ -30,7 +30,7 @@ export class CarrierConnection extends BaseEntity {
   @Enum({ items: () => CarrierKind })
   carrier!: CarrierKind;
 
-  @Field({ description: 'The account identifier at the carrier (Twilio: AC followed by 32 hex digits)' })
+  @Field({ description: 'The account identifier at the carrier (Twilio: AC followed by 32 hex digits; Telnyx: the account id, a UUID)' })
   @Property({ length: 64 })
   accountSid!: string;
 
@@ -41,6 +41,29 @@ export class CarrierConnection extends BaseEntity {
   @Field({ description: 'The last 4 characters of the auth token' })
   @Property({ length: 4 })
   authTokenLast4!: string;
+
+  /** The SharedKey secret of a Twilio Webhooks Rule, sealed like the auth token; null when webhooks are signed with the auth token. */
+  @Property({ type: 'text', lazy: true, nullable: true })
+  webhookKeyEncrypted: (string & Opt) | null = null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The last 4 characters of the webhook signing key (a Twilio Webhooks Rule’s SharedKey secret); null when webhooks are signed with the auth token',
+  })
+  @Property({ length: 4, nullable: true })
+  webhookKeyLast4: (string & Opt) | null = null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Telnyx: the account’s public key its webhooks are signed with (Ed25519, base64); null on Twilio, which signs with the auth token',
+  })
+  @Property({ length: 64, nullable: true })
+  publicKey: (string & Opt) | null = null;
+
+  @Field(() => String, { nullable: true, description: 'Telnyx: the TeXML Application the calls are placed with; null on Twilio' })
+  @Property({ length: 64, nullable: true })
+  applicationId: (string & Opt) | null = null;
 
   @Field(() => Int, { description: 'New calls per second this account may start, across all replicas (Twilio: 1 unless raised)' })
   @Property({ type: 'integer', default: 1 })

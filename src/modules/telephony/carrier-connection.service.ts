@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
@@ -10,9 +11,13 @@ import { CarrierError, type CarrierAccount, type CarrierAdapter } from './carrie
 import { open, seal } from '../../platform/credentials.js';
 import { CarrierKind } from './telephony.enums.js';
 import type { CreateCarrierConnectionInput, UpdateCarrierConnectionInput } from './telephony.inputs.js';
+import { carrierFieldErrors } from './carrier-credentials.js';
 import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
+import { query } from '../../db/sql.js';
 
 export const CARRIER_CONNECTION_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
+/** Calls named in the 409 of a connection delete that would strand recordings. */
+const KEPT_NAMED = 5;
 
 export interface CarrierConnectionOptions {
   /** The adapter of each carrier a connection can be made to. */
@@ -47,7 +52,7 @@ export class CarrierConnectionService {
     return {
       entity: CarrierConnection,
       where: { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
-      options: { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      options: sortedPage(args, field),
       page: args.page,
       limit: args.limit,
     };
@@ -66,7 +71,7 @@ export class CarrierConnectionService {
     const carrier = input.carrier ?? CarrierKind.twilio;
     const taken = await this.em.count(CarrierConnection, { organization: actor.organizationId, carrier, accountSid: input.accountSid });
     if (taken > 0) throw new AppError('CONFLICT', `A ${carrier} connection for account ${input.accountSid} already exists`);
-    await this.verify(carrier, { connectionId: null, accountSid: input.accountSid, authToken: input.authToken });
+    await this.verify(carrier, { connectionId: null, accountSid: input.accountSid, authToken: input.authToken, applicationId: input.applicationId ?? null });
     const connection = this.em.create(CarrierConnection, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -75,6 +80,9 @@ export class CarrierConnectionService {
       authTokenEncrypted: seal(input.authToken, key),
       authTokenLast4: input.authToken.slice(-4),
       callsPerSecond: input.callsPerSecond ?? 1,
+      publicKey: input.publicKey ?? null,
+      applicationId: input.applicationId ?? null,
+      ...(input.webhookKey ? { webhookKeyEncrypted: seal(input.webhookKey, key), webhookKeyLast4: input.webhookKey.slice(-4) } : {}),
     });
     await this.em.flush();
     return connection;
@@ -84,12 +92,22 @@ export class CarrierConnectionService {
   async update(actor: Actor, id: string, input: UpdateCarrierConnectionInput): Promise<CarrierConnection> {
     authorize(actor, 'telephony.manage');
     const connection = await this.get(actor, id);
+    // The fields of another carrier's form are refused as the create input refuses them.
+    const errors = carrierFieldErrors(connection.carrier, { authToken: input.authToken, publicKey: input.publicKey, applicationId: input.applicationId });
+    if (errors.length > 0) throw AppError.badInput(errors);
     if (input.authToken !== undefined) {
       const key = this.requireKey();
       await this.verify(connection.carrier, { connectionId: connection.id, accountSid: connection.accountSid, authToken: input.authToken });
       connection.authTokenEncrypted = seal(input.authToken, key);
       connection.authTokenLast4 = input.authToken.slice(-4);
     }
+    if (input.webhookKey !== undefined) {
+      // null: webhooks are signed with the auth token again.
+      connection.webhookKeyEncrypted = input.webhookKey === null ? null : seal(input.webhookKey, this.requireKey());
+      connection.webhookKeyLast4 = input.webhookKey === null ? null : input.webhookKey.slice(-4);
+    }
+    if (input.publicKey !== undefined) connection.publicKey = input.publicKey;
+    if (input.applicationId !== undefined) connection.applicationId = input.applicationId;
     if (input.name !== undefined) connection.name = input.name;
     if (input.callsPerSecond !== undefined) connection.callsPerSecond = input.callsPerSecond;
     connection.updatedAt = new Date();
@@ -97,10 +115,32 @@ export class CarrierConnectionService {
     return connection;
   }
 
-  /** Deletes the connection; its numbers stay, without a connection. */
-  async delete(actor: Actor, id: string): Promise<void> {
+  /**
+   * Deletes the connection; its numbers stay, without a connection. Recordings made through it that
+   * the carrier still keeps (completed and not deleted, or still in progress) could then be neither
+   * downloaded nor deleted, by a user or by retention: so the delete is 409 naming them, unless
+   * `keepRecordings` says to leave them at the carrier.
+   */
+  async delete(actor: Actor, id: string, options: { keepRecordings?: boolean | null } = {}): Promise<void> {
     authorize(actor, 'telephony.manage');
     const connection = await this.get(actor, id);
+    if (!options.keepRecordings) {
+      const kept = await query<{ call_id: string; total: number | string }>(
+        this.em,
+        `select call_id, count(*) over () as total from call_recordings
+          where organization_id = ? and carrier_connection_id = ? and deleted_at is null and status in ('completed', 'in_progress')
+          order by created_at, id limit ?`,
+        [actor.organizationId, connection.id, KEPT_NAMED],
+      );
+      if (kept.length > 0) {
+        const total = Number(kept[0]!.total);
+        const calls = kept.map((row) => row.call_id).join(', ');
+        const message =
+          `The connection still has ${total} recording${total === 1 ? '' : 's'} kept at ${connection.carrier} (calls ${calls}${total > kept.length ? ', …' : ''}): ` +
+          'delete them first (DELETE /api/calls/{id}/recording), or delete the connection with keepRecordings=true to leave them at the carrier, where only its console can delete them; nothing changed';
+        throw new AppError('CONFLICT', message, [{ field: 'keepRecordings', message }]);
+      }
+    }
     await this.em.remove(connection).flush();
   }
 
@@ -114,9 +154,13 @@ export class CarrierConnectionService {
 
   /** The account to place calls with: the token opened for this use only. For the runner; never shown. */
   async account(organizationId: string, connectionId: string, em: EntityManager = this.em): Promise<CarrierAccount> {
-    const connection = await em.findOne(CarrierConnection, { id: connectionId, organization: organizationId }, { populate: ['authTokenEncrypted'] });
+    const connection = await em.findOne(
+      CarrierConnection,
+      { id: connectionId, organization: organizationId },
+      { populate: ['authTokenEncrypted', 'webhookKeyEncrypted'] },
+    );
     if (!connection) throw AppError.notFound('Carrier connection');
-    return { connectionId: connection.id, accountSid: connection.accountSid, authToken: open(connection.authTokenEncrypted, this.requireKey()) };
+    return this.opened(connection);
   }
 
   /**
@@ -124,14 +168,32 @@ export class CarrierConnectionService {
    * (its webhooks name the connection in their path) and for the runner, whose execution names it.
    */
   async accountById(connectionId: string): Promise<CarrierAccount | null> {
-    const connection = await this.em.fork().findOne(CarrierConnection, { id: connectionId }, { populate: ['authTokenEncrypted'] });
-    return connection && { connectionId: connection.id, accountSid: connection.accountSid, authToken: open(connection.authTokenEncrypted, this.requireKey()) };
+    const connection = await this.em.fork().findOne(CarrierConnection, { id: connectionId }, { populate: ['authTokenEncrypted', 'webhookKeyEncrypted'] });
+    return connection && this.opened(connection);
+  }
+
+  /** The connection's secrets, opened for this use only. */
+  private opened(connection: CarrierConnection): CarrierAccount {
+    const key = this.requireKey();
+    return {
+      connectionId: connection.id,
+      kind: connection.carrier,
+      accountSid: connection.accountSid,
+      authToken: open(connection.authTokenEncrypted, key),
+      webhookKey: connection.webhookKeyEncrypted ? open(connection.webhookKeyEncrypted, key) : null,
+      // Telnyx's: the key its webhooks are signed with, the TeXML Application its calls are placed with.
+      ...(connection.publicKey ? { publicKey: connection.publicKey } : {}),
+      ...(connection.applicationId ? { applicationId: connection.applicationId } : {}),
+    };
   }
 
   private requireKey(): Buffer {
     const key = this.options.credentialsKey();
     if (!key) {
-      throw new AppError('CONFLICT', 'Carrier connections need CREDENTIALS_KEY: the operator sets it (32 bytes, e.g. `openssl rand -base64 32`) to seal auth tokens');
+      throw new AppError(
+        'CONFLICT',
+        'Carrier connections need CREDENTIALS_KEY: the operator sets it (32 bytes, e.g. `openssl rand -base64 32`) to seal auth tokens',
+      );
     }
     return key;
   }

@@ -1,12 +1,28 @@
 import type { FlowEdge, FlowNode } from '../programs/call-flow.types.js';
-import type { CallStatus, ProgramCarrier } from './telephony.enums.js';
+import type { CallStatus, CarrierKind, ProgramCarrier } from './telephony.enums.js';
 
 /** The account a call is placed with: a connection's credentials, decrypted only for the call. */
 export interface CarrierAccount {
   /** The carrier_connections row; null for the simulator. */
   connectionId: string | null;
+  /** The carrier the connection is at; absent for the simulator. */
+  kind?: CarrierKind;
   accountSid: string;
   authToken: string;
+  /** The application the carrier places calls with (Telnyx: the TeXML Application's id); absent where the account alone does. */
+  applicationId?: string | null;
+  /** The public key the carrier signs webhooks with, where it signs with a key pair (Telnyx: the account's Ed25519 key, base64). */
+  publicKey?: string | null;
+  /** The SharedKey secret Twilio signs webhooks with when a Webhooks Rule matches them; null or absent: the auth token. */
+  webhookKey?: string | null;
+}
+
+/** What of a carrier's request its signature covers beyond the URL and form fields. */
+export interface SignedRequest {
+  /** Twilio's `X-Twilio-Webhooks-Signature-Settings` (`key=…,algorithm=HMAC_SHA256`): signed with the SharedKey, by that algorithm. */
+  settings?: string;
+  /** The raw body, for a JSON request whose URL carries `bodySHA256`. */
+  rawBody?: string;
 }
 
 export interface PlaceCallRequest {
@@ -20,6 +36,11 @@ export interface PlaceCallRequest {
   answerUrl: string;
   /** Ask the carrier to tell a machine from a person, so `voicemail` is a real outcome. */
   machineDetection: boolean;
+  /**
+   * With machineDetection: detect in the background and post the verdict here once a machine's
+   * greeting ends (Twilio: AsyncAmd, DetectMessageEnd), so the answer is spoken to at once.
+   */
+  machineVerdictUrl?: string | null;
   /** 1 for the first call to this contact in the execution. */
   attempt: number;
   /**
@@ -67,7 +88,13 @@ export interface RecordingCarrier {
   /** The report a recording status callback carries, or null when its fields do not describe one. */
   parseRecordingCallback(params: Record<string, string>): RecordingStatusEvent | null;
   /** The recording's audio in this format, or null when the carrier has no such recording. Throws CarrierError. */
-  openRecording(account: CarrierAccount, carrierRecordingId: string, format: 'wav' | 'mp3', channels: 'mono' | 'dual', signal?: AbortSignal): Promise<RecordingMedia | null>;
+  openRecording(
+    account: CarrierAccount,
+    carrierRecordingId: string,
+    format: 'wav' | 'mp3',
+    channels: 'mono' | 'dual',
+    signal?: AbortSignal,
+  ): Promise<RecordingMedia | null>;
   /** Deletes the recording at the carrier: `missing` when it had none. Throws CarrierError. */
   deleteRecording(account: CarrierAccount, carrierRecordingId: string): Promise<'deleted' | 'missing'>;
 }
@@ -118,16 +145,16 @@ export class CarrierError extends Error {
 }
 
 /**
- * What a carrier adapter implements. Twilio is the first (twilio.carrier.ts); the simulator
- * speaks the same protocol (simulated.carrier.ts). A second carrier (Telnyx, Vonage) is one more
- * class: place a call with a status callback and machine detection, fetch a call's state, find
- * a call whose placement was never confirmed, check an account's credentials, check a webhook's
- * signature, and translate its status callbacks into `CallStatusEvent`s.
+ * What a carrier adapter implements: the REST side of a carrier module (carriers/<kind>/; Twilio's
+ * is carriers/twilio/twilio.carrier.ts); the simulator speaks the same protocol
+ * (simulated-carrier.ts). Place a call with a status callback and machine detection, fetch a
+ * call's state, find a call whose placement was never confirmed, check an account's credentials,
+ * check a webhook's signature, and translate its status callbacks into `CallStatusEvent`s.
  */
 export interface CarrierAdapter {
   readonly kind: ProgramCarrier;
-  /** Creates the call at the carrier; answers its id. Throws CarrierError. */
-  placeCall(account: CarrierAccount, request: PlaceCallRequest): Promise<{ carrierCallId: string }>;
+  /** Creates the call at the carrier; answers its id, or null when its answer names none (the call's first callback will). Throws CarrierError. */
+  placeCall(account: CarrierAccount, request: PlaceCallRequest): Promise<{ carrierCallId: string | null }>;
   /** The call's state at the carrier, or null when the carrier has no such call. Throws CarrierError. */
   fetchCall(account: CarrierAccount, call: KnownCall & { carrierCallId: string }): Promise<CarrierCallState | null>;
   /** A call to `to` from `from` created since `queuedAt`, for a placement whose answer was lost. Throws CarrierError. */
@@ -135,7 +162,9 @@ export interface CarrierAdapter {
   /** Resolves when the carrier accepts the credentials; throws CarrierError('credentials') when it answers 401. */
   verifyAccount(account: CarrierAccount): Promise<void>;
   /** Whether a webhook request was signed with the account's auth token. */
-  checkSignature(account: CarrierAccount, url: string, params: Record<string, string>, signature: string | undefined): boolean;
+  checkSignature(account: CarrierAccount, url: string, params: Record<string, string>, signature: string | undefined, request?: SignedRequest): boolean;
   /** The event a status callback reports, or null when its fields do not describe one. */
   parseStatusCallback(params: Record<string, string>): CallStatusEvent | null;
+  /** Replaces what a live call is doing with this call-control document (Twilio: TwiML). Throws CarrierError. */
+  updateCall?(account: CarrierAccount, carrierCallId: string, document: { contentType: string; body: string }): Promise<void>;
 }

@@ -21,6 +21,7 @@ export class PhoneNumberService {
   async list(actor: Actor, args: PageArgs): Promise<Page<PhoneNumber>> {
     const field = sortField(args.sortBy, PHONE_NUMBER_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
+    if (args.cursor) throw AppError.badInput([{ field: 'cursor', message: 'phone numbers page by page and limit only (an organization has few)' }]);
     // Managed entities, not readPage: the REST list then replaces each number's carrierConnection with the loaded connection.
     const [data, total] = await this.em.findAndCount(
       PhoneNumber,
@@ -92,8 +93,10 @@ export class PhoneNumberService {
     if (agentId && flowId) {
       throw AppError.badInput([{ field: 'inboundFlowId', message: 'a number answers with an agent or a flow, not both: set the other to null' }]);
     }
-    if (input.inboundAgentId && (await this.em.count(Agent, { id: input.inboundAgentId.toLowerCase(), organization: actor.organizationId })) === 0) throw AppError.notFound('Agent');
-    if (input.inboundFlowId && (await this.em.count(CallFlow, { id: input.inboundFlowId.toLowerCase(), organization: actor.organizationId })) === 0) throw AppError.notFound('Call flow');
+    if (input.inboundAgentId && (await this.em.count(Agent, { id: input.inboundAgentId.toLowerCase(), organization: actor.organizationId })) === 0)
+      throw AppError.notFound('Agent');
+    if (input.inboundFlowId && (await this.em.count(CallFlow, { id: input.inboundFlowId.toLowerCase(), organization: actor.organizationId })) === 0)
+      throw AppError.notFound('Call flow');
     number.inboundAgentId = agentId?.toLowerCase() ?? null;
     number.inboundFlowId = flowId?.toLowerCase() ?? null;
   }

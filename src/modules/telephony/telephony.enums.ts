@@ -3,17 +3,21 @@ import { registerEnumType } from 'type-graphql';
 /** The carriers a connection can be made to; each one is an adapter behind `CarrierAdapter`. */
 export enum CarrierKind {
   twilio = 'twilio',
+  telnyx = 'telnyx',
 }
 registerEnumType(CarrierKind, {
   name: 'CarrierKind',
   description: 'A carrier a connection is made to',
-  valuesConfig: { twilio: { description: 'Twilio Programmable Voice' } },
+  valuesConfig: { twilio: { description: 'Twilio Programmable Voice' }, telnyx: { description: 'Telnyx Programmable Voice, through TeXML' } },
 });
 
 /** Where a program's calls go: the built-in simulated carrier, or the organization's real one. */
 export enum ProgramCarrier {
   simulator = 'simulator',
   twilio = 'twilio',
+  telnyx = 'telnyx',
+  /** A web call's: the browser is the line (calls only; a program cannot be placed over it). */
+  web = 'web',
 }
 registerEnumType(ProgramCarrier, {
   name: 'ProgramCarrier',
@@ -21,6 +25,22 @@ registerEnumType(ProgramCarrier, {
   valuesConfig: {
     simulator: { description: 'The built-in simulated carrier: no account, seeded outcomes (DIALER_SEED, DIALER_SPEED_MS)' },
     twilio: { description: 'The organization’s Twilio connection, with the program’s fromNumberId as caller ID' },
+    telnyx: { description: 'The organization’s Telnyx connection (its TeXML application), with the program’s fromNumberId as caller ID' },
+    web: { description: 'A web call from a browser (a call’s carrier only: a program cannot use it)' },
+  },
+});
+
+/** How a call reached its agent: over the phone (a carrier) or from a browser tab (a web call). */
+export enum CallChannel {
+  phone = 'phone',
+  web = 'web',
+}
+registerEnumType(CallChannel, {
+  name: 'CallChannel',
+  description: 'How a call reached its agent',
+  valuesConfig: {
+    phone: { description: 'A phone call, through a carrier' },
+    web: { description: 'A web call: a person talking from a browser tab (POST /api/web-calls)' },
   },
 });
 

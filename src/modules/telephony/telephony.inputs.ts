@@ -1,17 +1,26 @@
-import { IsEnum, IsInt, IsOptional, IsString, IsUUID, Length, Matches, Max, Min } from 'class-validator';
+import { IsEnum, IsInt, IsOptional, IsString, IsUUID, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { Field, ID, InputType, Int } from 'type-graphql';
 import { OptionalNonNull, Rules } from '../../common/validation.js';
+import { CARRIER_FIELD_FORMATS, MatchesCarrierFormat } from './carrier-credentials.js';
 import { CarrierKind } from './telephony.enums.js';
 
-/** Twilio's formats: an account SID is AC + 32 hex digits, an auth token 32 hex digits. */
-export const TWILIO_ACCOUNT_SID = /^AC[0-9a-f]{32}$/;
-export const TWILIO_AUTH_TOKEN = /^[0-9a-f]{32}$/;
 /** E.164: +, a country code that does not start with 0, at most 15 digits in all. */
 export const E164 = /^\+[1-9]\d{1,14}$/;
 
-const SID_MESSAGE = 'accountSid must be a Twilio account SID: AC followed by 32 hexadecimal digits (lowercase)';
-const TOKEN_MESSAGE = 'authToken must be a Twilio auth token: 32 hexadecimal digits (lowercase)';
+/** A new token of either carrier's form; the service checks it against the connection's own carrier. */
+const ANY_TOKEN = new RegExp(`${CARRIER_FIELD_FORMATS.twilio.authToken!.pattern.source}|${CARRIER_FIELD_FORMATS.telnyx.authToken!.pattern.source}`);
+const ANY_TOKEN_MESSAGE =
+  'authToken must be a Twilio auth token (32 hexadecimal digits, lowercase) or a Telnyx API key (KEY followed by 16 to 250 letters, digits, _ or -)';
+const WEBHOOK_KEY_DESCRIPTION =
+  'Write-only: the SharedKey secret of a Twilio Webhooks Rule, for an account whose webhooks are signed with it (they carry X-Twilio-Webhooks-Signature-Settings); stored encrypted, only its last 4 characters shown. 16 to 256 characters';
 const CPS_DESCRIPTION = 'New calls per second this account may start, across all replicas: 1 to 100; default 1 (Twilio’s default)';
+const PUBLIC_KEY_DESCRIPTION =
+  'Telnyx only (required there): the account’s public key that signs its webhooks (Mission Control → Keys & Credentials → Public Key), 32 bytes in base64; shown back as given';
+const APPLICATION_DESCRIPTION =
+  'Telnyx only (required there): the id of the TeXML Application the calls are placed with (InitiateTexmlCall’s ApplicationSid); its numbers’ calls come in through it';
+
+/** A Telnyx-only field is checked when sent, and required on a Telnyx connection (optional in the OpenAPI document: Twilio's take none). */
+const sentOrTelnyx = (input: { carrier?: CarrierKind }, value: unknown) => value !== undefined || input.carrier === CarrierKind.telnyx;
 
 @InputType({ description: 'A new carrier connection; its credentials are checked with the carrier before anything is stored' })
 export class CreateCarrierConnectionInput {
@@ -25,13 +34,16 @@ export class CreateCarrierConnectionInput {
   @IsEnum(CarrierKind)
   carrier?: CarrierKind;
 
-  @Field({ description: 'Twilio: AC followed by 32 hexadecimal digits' })
-  @Matches(TWILIO_ACCOUNT_SID, { message: SID_MESSAGE })
+  @Field({ description: 'Twilio: AC followed by 32 hexadecimal digits. Telnyx: the account id (TeXML’s AccountSid), a UUID' })
+  @MatchesCarrierFormat('accountSid')
   @IsString()
   accountSid!: string;
 
-  @Field({ description: 'Write-only: stored encrypted, never shown again (only its last 4 characters). Twilio: 32 hexadecimal digits' })
-  @Matches(TWILIO_AUTH_TOKEN, { message: TOKEN_MESSAGE })
+  @Field({
+    description:
+      'Write-only: stored encrypted, never shown again (only its last 4 characters). Twilio: the auth token, 32 hexadecimal digits. Telnyx: an API key (KEY…)',
+  })
+  @MatchesCarrierFormat('authToken')
   @IsString()
   authToken!: string;
 
@@ -41,6 +53,22 @@ export class CreateCarrierConnectionInput {
   @Min(1)
   @IsInt()
   callsPerSecond?: number;
+
+  @Field({ nullable: true, description: WEBHOOK_KEY_DESCRIPTION })
+  @OptionalNonNull()
+  @Length(16, 256)
+  @IsString()
+  webhookKey?: string;
+
+  @Field({ nullable: true, description: PUBLIC_KEY_DESCRIPTION })
+  @MatchesCarrierFormat('publicKey')
+  @ValidateIf(sentOrTelnyx)
+  publicKey?: string;
+
+  @Field({ nullable: true, description: APPLICATION_DESCRIPTION })
+  @MatchesCarrierFormat('applicationId')
+  @ValidateIf(sentOrTelnyx)
+  applicationId?: string;
 }
 
 @InputType({ description: 'Changes to a carrier connection; a new authToken rotates the credentials (checked with the carrier first)' })
@@ -51,9 +79,13 @@ export class UpdateCarrierConnectionInput {
   @IsString()
   name?: string;
 
-  @Field({ nullable: true, description: 'A new auth token for the same account (rotation); write-only, checked with the carrier before it replaces the old one' })
+  @Field({
+    nullable: true,
+    description:
+      'A new auth token (Twilio) or API key (Telnyx) for the same account (rotation); write-only, checked with the carrier before it replaces the old one',
+  })
   @OptionalNonNull()
-  @Matches(TWILIO_AUTH_TOKEN, { message: TOKEN_MESSAGE })
+  @Matches(ANY_TOKEN, { message: ANY_TOKEN_MESSAGE })
   @IsString()
   authToken?: string;
 
@@ -63,6 +95,24 @@ export class UpdateCarrierConnectionInput {
   @Min(1)
   @IsInt()
   callsPerSecond?: number;
+
+  @Field(() => String, { nullable: true, description: `${WEBHOOK_KEY_DESCRIPTION}; null removes it (webhooks signed with the auth token again)` })
+  @IsOptional()
+  @Length(16, 256)
+  @IsString()
+  webhookKey?: string | null;
+
+  @Field({ nullable: true, description: `${PUBLIC_KEY_DESCRIPTION} (a new one after the account’s key was rotated)` })
+  @OptionalNonNull()
+  @Length(1, 64)
+  @IsString()
+  publicKey?: string;
+
+  @Field({ nullable: true, description: APPLICATION_DESCRIPTION })
+  @OptionalNonNull()
+  @Length(1, 64)
+  @IsString()
+  applicationId?: string;
 }
 
 /** A phone number's field rules, once: its create and update inputs share them (each says whether the field is required). */
@@ -84,7 +134,10 @@ export class CreatePhoneNumberInput {
   @PhoneNumberRules.label()
   label?: string | null;
 
-  @Field(() => ID, { nullable: true, description: 'A carrier connection of the organization the number belongs to; without one the number is a caller ID for simulated calls only' })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'A carrier connection of the organization the number belongs to; without one the number is a caller ID for simulated calls only',
+  })
   @PhoneNumberRules.id()
   carrierConnectionId?: string | null;
 

@@ -4,13 +4,19 @@ import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.j
 import { DeletionResult } from '../auth/auth.types.js';
 import { Program } from '../programs/program.entity.js';
 import { CarrierConnection } from './carrier-connection.entity.js';
+import { DeleteCarrierConnectionArgs } from './carrier-connection.args.js';
 import { PhoneNumber } from './phone-number.entity.js';
 import { CreateCarrierConnectionInput, CreatePhoneNumberInput, UpdateCarrierConnectionInput, UpdatePhoneNumberInput } from './telephony.inputs.js';
 import { CarrierConnectionPage, PhoneNumberPage } from './telephony.types.js';
 import { sqlList } from '../../graphql/sql-answers.js';
 
 // The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
-sqlList({ field: 'carrierConnections', entity: CarrierConnection, args: PageArgs, read: (context, actor, args, row) => context.services.carrierConnections.listJson(actor, args, row) });
+sqlList({
+  field: 'carrierConnections',
+  entity: CarrierConnection,
+  args: PageArgs,
+  read: (context, actor, args, row) => context.services.carrierConnections.listJson(actor, args, row),
+});
 
 @Resolver(() => CarrierConnection)
 export class CarrierConnectionResolver {
@@ -24,12 +30,17 @@ export class CarrierConnectionResolver {
     return context.services.carrierConnections.get(actorOf(context), id);
   }
 
-  @Mutation(() => CarrierConnection, { description: 'Owner or admin only; the carrier checks the credentials first (rejected → BAD_USER_INPUT, unreachable → UNAVAILABLE); needs CREDENTIALS_KEY (CONFLICT otherwise)' })
+  @Mutation(() => CarrierConnection, {
+    description:
+      'Owner or admin only; the carrier checks the credentials first (rejected → BAD_USER_INPUT, unreachable → UNAVAILABLE); needs CREDENTIALS_KEY (CONFLICT otherwise)',
+  })
   createCarrierConnection(@Arg('input') input: CreateCarrierConnectionInput, @Ctx() context: GraphQLContext): Promise<CarrierConnection> {
     return context.services.carrierConnections.create(actorOf(context), input);
   }
 
-  @Mutation(() => CarrierConnection, { description: 'Owner or admin only; changes the fields sent; a new authToken is checked with the carrier before it replaces the old one' })
+  @Mutation(() => CarrierConnection, {
+    description: 'Owner or admin only; changes the fields sent; a new authToken is checked with the carrier before it replaces the old one',
+  })
   updateCarrierConnection(
     @Arg('id', () => ID) id: string,
     @Arg('input') input: UpdateCarrierConnectionInput,
@@ -38,9 +49,16 @@ export class CarrierConnectionResolver {
     return context.services.carrierConnections.update(actorOf(context), id, input);
   }
 
-  @Mutation(() => DeletionResult, { description: 'Owner or admin only; the connection’s numbers stay, without a connection' })
-  async deleteCarrierConnection(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<DeletionResult> {
-    await context.services.carrierConnections.delete(actorOf(context), id);
+  @Mutation(() => DeletionResult, {
+    description:
+      'Owner or admin only; the connection’s numbers stay, without a connection; CONFLICT naming the recordings the carrier still keeps through it, unless keepRecordings',
+  })
+  async deleteCarrierConnection(
+    @Arg('id', () => ID) id: string,
+    @Args(() => DeleteCarrierConnectionArgs) args: DeleteCarrierConnectionArgs,
+    @Ctx() context: GraphQLContext,
+  ): Promise<DeletionResult> {
+    await context.services.carrierConnections.delete(actorOf(context), id, args);
     return { id, message: `Carrier connection ${id} deleted` };
   }
 }

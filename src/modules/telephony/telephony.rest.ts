@@ -7,6 +7,7 @@ import type { PhoneNumber } from './phone-number.entity.js';
 import { CreateCarrierConnectionInput, CreatePhoneNumberInput, UpdateCarrierConnectionInput, UpdatePhoneNumberInput } from './telephony.inputs.js';
 import type { CarrierConnectionService } from './carrier-connection.service.js';
 import type { PhoneNumberService } from './phone-number.service.js';
+import { DeleteCarrierConnectionArgs } from './carrier-connection.args.js';
 
 /** The services this route table calls. */
 export type RouteServices = { carrierConnections: CarrierConnectionService; phoneNumbers: PhoneNumberService };
@@ -31,7 +32,10 @@ export const carrierConnectionRoutes = [
     query: PageArgs,
     response: ref('CarrierConnectionPage'),
     async handler({ actor, query, services, presenter }) {
-      return presenter.listAnswer('CarrierConnectionPage', CarrierConnection, { json: (row) => services.carrierConnections.listJson(actor, query, row), rows: () => services.carrierConnections.list(actor, query) });
+      return presenter.listAnswer('CarrierConnectionPage', CarrierConnection, {
+        json: (row) => services.carrierConnections.listJson(actor, query, row),
+        rows: () => services.carrierConnections.list(actor, query),
+      });
     },
   }),
   defineRoute({
@@ -78,11 +82,15 @@ export const carrierConnectionRoutes = [
     path: '/carrier-connections/{id}',
     operationId: 'deleteCarrierConnection',
     summary: 'Delete a carrier connection; its numbers stay, without a connection',
+    description:
+      'Recordings made through the connection that the carrier still keeps (completed and not deleted, or in progress) would be stranded: neither downloadable nor deletable through the gateway, by a user or by retention. ' +
+      'Such a delete answers 409 naming them and changes nothing, unless keepRecordings=true says to leave them at the carrier.',
     tag: 'Telephony',
+    query: DeleteCarrierConnectionArgs,
     status: 204,
-    errors: [403, 404],
-    async handler({ actor, params, services }) {
-      await services.carrierConnections.delete(actor, params.id!);
+    errors: [403, 404, 409],
+    async handler({ actor, params, query, services }) {
+      await services.carrierConnections.delete(actor, params.id!, query);
     },
   }),
 ];

@@ -1,6 +1,6 @@
 import { FlowNodeType } from '../programs/program.enums.js';
 import { nextNode, walkFrom, type WalkContext } from './flow-walk.js';
-import { twilioVoice } from './twiml.js';
+import { twilioVoice } from '../telephony/carriers/twilio/twiml.js';
 
 const context = (overrides: Partial<WalkContext> = {}): WalkContext => ({
   nodes: [
@@ -29,7 +29,10 @@ describe('walking a flow on the call', () => {
   it('a person: says, then listens at the ask node', () => {
     const walk = walkFrom(context(), 'start', { outcome: 'answered' });
     expect(walk).toEqual({
-      actions: [{ kind: 'say', text: 'Hi.', voice: 'Polly.Matthew' }, { kind: 'gather', prompt: 'Why?', voice: 'Polly.Matthew' }],
+      actions: [
+        { kind: 'say', text: 'Hi.', voice: 'Polly.Matthew' },
+        { kind: 'gather', prompt: 'Why?', voice: 'Polly.Matthew' },
+      ],
       reached: ['start', 'hi', 'q'],
       waitingAt: 'q',
     });

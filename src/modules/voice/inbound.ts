@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { at, query } from '../../db/sql.js';
+import type { CarrierKind } from '../telephony/telephony.enums.js';
 import { WORDS, withPromptIds, type VoiceAction } from './voice-actions.js';
 import type { VoiceEngine } from './voice-session.js';
 import type { WebhookReplays } from './webhook-replays.js';
@@ -33,8 +34,13 @@ export class InboundCalls {
     private readonly logger: Logger,
   ) {}
 
-  /** `requestKey`: the request's key (requestKey in webhook-replays.ts), recorded on the call it creates. */
-  async answer(connectionId: string, fields: Record<string, string>, requestKey: string): Promise<{ callId: string | null; actions: VoiceAction[]; repeated?: boolean }> {
+  /** `carrier`: the module the call came through; `requestKey`: the request's key (requestKey in webhook-replays.ts), recorded on the call it creates. */
+  async answer(
+    carrier: CarrierKind,
+    connectionId: string,
+    fields: Record<string, string>,
+    requestKey: string,
+  ): Promise<{ callId: string | null; actions: VoiceAction[]; repeated?: boolean }> {
     const refusal: VoiceAction[] = [{ kind: 'say', text: WORDS.unbound, voice: null }, { kind: 'hangup' }];
     const em = this.em.fork();
     const [number] = await query<NumberRow>(
@@ -49,19 +55,45 @@ export class InboundCalls {
     }
     const bound = number.inbound_agent_id || number.inbound_flow_id;
     const now = at(new Date());
-    const voiceState = { flowId: number.inbound_flow_id, agentId: number.inbound_agent_id, nodeId: null, machine: false, reprompts: 0, turns: 0, pending: null };
-    // Twilio may ask twice for one call: the CallSid is unique per carrier, so the second finds the first and changes nothing.
+    const voiceState = {
+      flowId: number.inbound_flow_id,
+      agentId: number.inbound_agent_id,
+      nodeId: null,
+      machine: false,
+      reprompts: 0,
+      turns: 0,
+      pending: null,
+    };
+    // A carrier may ask twice for one call: the CallSid is unique per carrier, so the second finds the first and changes nothing.
     const created = await query<{ id: string }>(
       em,
       `insert into calls (id, organization_id, direction, from_number, to_number, status, carrier, carrier_connection_id, carrier_call_id,
                           agent_id, voice_state, attempt, queued_at, answered_at, answered_by, reached_node_ids, credits_charged, webhook_replies, created_at, updated_at)
-       values (?, ?, 'inbound', ?, ?, 'in_progress', 'twilio', ?, ?, ?, ?::jsonb, 1, ?::timestamptz, ?::timestamptz, 'human', '[]'::jsonb, 0,
+       values (?, ?, 'inbound', ?, ?, 'in_progress', ?, ?, ?, ?, ?::jsonb, 1, ?::timestamptz, ?::timestamptz, 'human', '[]'::jsonb, 0,
                jsonb_build_object(?::text, null, ?::text, null), ?::timestamptz, ?::timestamptz)
        on conflict (carrier, carrier_call_id) do nothing returning id`,
-      [randomUUID(), number.organization_id, (fields.From ?? '').slice(0, 16) || null, number.number, connectionId, carrierCallId,
-        number.inbound_agent_id, JSON.stringify(voiceState), now, now, requestKey, FIRST_INBOUND, now, now],
+      [
+        randomUUID(),
+        number.organization_id,
+        (fields.From ?? '').slice(0, 16) || null,
+        number.number,
+        carrier,
+        connectionId,
+        carrierCallId,
+        number.inbound_agent_id,
+        JSON.stringify(voiceState),
+        now,
+        now,
+        requestKey,
+        FIRST_INBOUND,
+        now,
+        now,
+      ],
     );
-    const [call] = await query<{ id: string; organization_id: string }>(em, `select id, organization_id from calls where carrier = 'twilio' and carrier_call_id = ?`, [carrierCallId]);
+    const [call] = await query<{ id: string; organization_id: string }>(em, `select id, organization_id from calls where carrier = ? and carrier_call_id = ?`, [
+      carrier,
+      carrierCallId,
+    ]);
     if (!call || call.organization_id !== number.organization_id) return { callId: null, actions: refusal };
     if (created.length === 0) {
       this.logger.warn({ connectionId, callId: call.id }, 'a repeated inbound webhook for a call we already answered; answered as before, nothing changed');

@@ -61,6 +61,7 @@ export async function playCaller(
       else if (action.kind === 'stream' && streams) {
         const streamed = await streams.play(callId, lines);
         heard.push(...(streamed?.heard ?? []));
+        said.push(...(streamed?.said ?? []));
         bargeIns += streamed?.bargeIns ?? 0;
       }
       if (action.kind === 'dial' || action.kind === 'hangup' || action.kind === 'stream') break;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** What the caller hears and the carrier does next, carrier-neutral: twiml.ts renders them for Twilio, the simulator plays them. */
+/** What the caller hears and the carrier does next, carrier-neutral: each carrier module's callControl renders them (TwiML, TeXML), the simulator plays them. */
 export type VoiceAction =
   | { kind: 'say'; text: string; voice: string | null }
   /**
@@ -8,8 +8,11 @@ export type VoiceAction =
    * URLs, so each prompt's requests are told apart from a repeat of one (withPromptIds).
    */
   | { kind: 'gather'; prompt: string | null; voice: string | null; promptId?: string }
-  /** Ask again for what comes next (the reply route), so the gather's answer goes out at once. */
-  | { kind: 'redirect'; route: 'reply' }
+  /**
+   * Ask again for what comes next (the reply route), so the gather's answer goes out at once.
+   * `replyId` goes into its URL, so each turn's reply request is told apart from a repeat of one.
+   */
+  | { kind: 'redirect'; route: 'reply'; replyId?: string }
   | { kind: 'dial'; number: string }
   /**
    * The agent speaks speech-to-speech: the call's audio goes to the media stream. `nonce` is the
@@ -21,11 +24,17 @@ export type VoiceAction =
   | { kind: 'hangup' };
 
 /**
- * Gives each gather without one a random `promptId`. Applied before actions are kept as a webhook's
- * answer (webhook-replays.ts), so a repeat renders the very same TwiML; twiml.ts applies it to the rest.
+ * Gives each gather without one a random `promptId`, and each redirect a `replyId`. Applied before
+ * actions are kept as a webhook's answer (webhook-replays.ts), so a repeat renders the very same
+ * TwiML; twiml.ts applies it to the rest.
  */
 export function withPromptIds(actions: VoiceAction[]): VoiceAction[] {
-  return actions.map((action) => (action.kind === 'gather' && !action.promptId ? { ...action, promptId: randomBytes(6).toString('base64url') } : action));
+  const id = () => randomBytes(6).toString('base64url');
+  return actions.map((action) => {
+    if (action.kind === 'gather' && !action.promptId) return { ...action, promptId: id() };
+    if (action.kind === 'redirect' && !action.replyId) return { ...action, replyId: id() };
+    return action;
+  });
 }
 
 /** Fixed words of the engine (documented in docs/voice.md). */

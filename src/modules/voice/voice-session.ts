@@ -4,17 +4,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ConversationService } from '../agents/conversation.service.js';
 import { DoNotCallService } from '../contacts/do-not-call.service.js';
-import { PipelineMode, StsProvider } from '../agents/agent.enums.js';
+import { AgentStatus, PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import type { FlowEdge, FlowNode } from '../programs/call-flow.types.js';
 import type { NodeEvent } from '../programs/edge-condition.js';
 import { at, query } from '../../db/sql.js';
 import type { AnsweredBy } from '../telephony/carrier.js';
 import type { CallTracker } from '../telephony/call-tracker.js';
 import { needsResolution, nextNode, walkFrom, type WalkContext } from './flow-walk.js';
-import { newStreamNonce } from './realtime/stream-twiml.js';
+import { newStreamNonce } from '../telephony/carriers/stream-url.js';
 import { WORDS, type VoiceAction } from './voice-actions.js';
 import { RecordingLedger } from '../recordings/recording-ledger.js';
 import { refusesConsent, type ProgramRecording } from '../recordings/recording-settings.js';
+import { FirstMessageMode } from '../agents/agent.enums.js';
+import type { AgentVariable } from '../agents/templates/agent-variable.types.js';
+import { callContext, readCallSource } from '../agents/templates/call-context-reader.js';
+import { firstMessageFor } from '../agents/templates/first-message.js';
+import { keypadLine } from './keypad/keypad-presses.js';
 
 /** Where a call's voice session is, kept in calls.voice_state. */
 export interface VoiceState {
@@ -55,7 +60,13 @@ interface CallRow {
 interface AgentRow {
   id: string;
   name: string;
+  status: string;
   voice_config: { pipelineMode?: string; voiceId?: string | null; stsProvider?: string | null } | null;
+  instructions: string;
+  policy: string | null;
+  first_message: string | null;
+  first_message_mode: FirstMessageMode;
+  variables: AgentVariable[];
 }
 
 /** What a call speaks from: its flow (the execution's snapshot, or an inbound number's), or a single agent. */
@@ -101,12 +112,20 @@ export class VoiceEngine {
   }
 
   private async load(callId: string): Promise<CallRow | null> {
-    const [row] = await query<CallRow>(this.em.fork(), 'select id, organization_id, execution_id, agent_id, conversation_id, status, voice_state from calls where id = ?', [callId]);
+    const [row] = await query<CallRow>(
+      this.em.fork(),
+      'select id, organization_id, execution_id, agent_id, conversation_id, status, voice_state from calls where id = ?',
+      [callId],
+    );
     return row ?? null;
   }
 
   private async save(callId: string, state: VoiceState): Promise<void> {
-    await query(this.em.fork(), 'update calls set voice_state = ?::jsonb, updated_at = ?::timestamptz where id = ?', [JSON.stringify(state), at(new Date()), callId]);
+    await query(this.em.fork(), 'update calls set voice_state = ?::jsonb, updated_at = ?::timestamptz where id = ?', [
+      JSON.stringify(state),
+      at(new Date()),
+      callId,
+    ]);
   }
 
   private async script(call: CallRow): Promise<Script> {
@@ -115,7 +134,10 @@ export class VoiceEngine {
     let agentId = call.voice_state?.agentId ?? call.agent_id;
     let recording: ProgramRecording | null = null;
     if (call.voice_state?.flowId) {
-      const [row] = await query<{ nodes: FlowNode[]; edges: FlowEdge[] }>(em, 'select nodes, edges from call_flows where id = ? and organization_id = ?', [call.voice_state.flowId, call.organization_id]);
+      const [row] = await query<{ nodes: FlowNode[]; edges: FlowEdge[] }>(em, 'select nodes, edges from call_flows where id = ? and organization_id = ?', [
+        call.voice_state.flowId,
+        call.organization_id,
+      ]);
       flow = row ?? null;
     } else if (call.execution_id) {
       const [row] = await query<{ nodes: FlowNode[] | null; edges: FlowEdge[] | null; agent_id: string | null; recording: ProgramRecording | null }>(
@@ -130,7 +152,11 @@ export class VoiceEngine {
     }
     const ids = [...new Set([agentId, ...(flow?.nodes ?? []).map((node) => node.agentId)].filter((id): id is string => Boolean(id)))];
     const agents = ids.length
-      ? await query<AgentRow>(em, `select id, name, voice_config from agents where organization_id = ? and id in (${ids.map(() => '?').join(', ')})`, [call.organization_id, ...ids])
+      ? await query<AgentRow>(
+          em,
+          `select id, name, status, voice_config, instructions, policy, first_message, first_message_mode, variables from agents where organization_id = ? and id in (${ids.map(() => '?').join(', ')})`,
+          [call.organization_id, ...ids],
+        )
       : [];
     return { flow, agentId, agents: new Map(agents.map((agent) => [agent.id, agent])), recording };
   }
@@ -149,17 +175,37 @@ export class VoiceEngine {
   /**
    * The call was answered: what it hears first, with the nodes reached recorded on the call. A
    * program that records after consent asks its sentence first (not of a machine); the flow starts
-   * with the answer (gather).
+   * with the answer (gather). A call whose consent was already given or refused is not asked again
+   * and starts no recording (the HTTP door answers a repeated /answer from webhook_replies anyway).
    */
   answer(callId: string, answeredBy: AnsweredBy | null): Promise<VoiceAction[]> {
     return this.scoped(async () => {
       const call = await this.load(callId);
       if (!call || FINAL.has(call.status)) return [{ kind: 'hangup' }];
       const script = await this.script(call);
+      // An agent deleted since the call was placed: the call fails before a word is said, and costs nothing.
+      const archived = [...script.agents.values()].find((agent) => agent.status === AgentStatus.archived);
+      if (archived) {
+        await this.tracker.failLive(callId, `The call’s agent "${archived.name}" (${archived.id}) is archived`, { spoken: false });
+        return [{ kind: 'hangup' }];
+      }
       const consent = script.recording?.consent;
+      // Once the callee has answered the consent sentence, it is never asked again, nor recording started again.
+      const decided = call.voice_state?.consent === 'given' || call.voice_state?.consent === 'refused';
+      if (decided) return this.begin(call, script, call.voice_state?.answeredBy ?? answeredBy);
       if (consent && answeredBy !== 'machine') {
         await this.tracker.reached(callId, [], answeredBy);
-        await this.save(callId, { ...call.voice_state, nodeId: null, machine: false, reprompts: 0, turns: 0, pending: null, consent: 'asking', answeredBy, said: [...(call.voice_state?.said ?? []), consent.sentence] });
+        await this.save(callId, {
+          ...call.voice_state,
+          nodeId: null,
+          machine: false,
+          reprompts: 0,
+          turns: 0,
+          pending: null,
+          consent: 'asking',
+          answeredBy,
+          said: [...(call.voice_state?.said ?? []), consent.sentence],
+        });
         return [{ kind: 'gather', prompt: consent.sentence, voice: this.context(script, false).voiceOf(null) }];
       }
       return this.begin(call, script, answeredBy);
@@ -195,9 +241,10 @@ export class VoiceEngine {
       await this.tracker.reached(callId, [], answeredBy);
       if (!agent || machine) return [{ kind: 'hangup' }];
       if (isStreamed(agent)) return [{ kind: 'stream' }];
-      const greeting = WORDS.greeting(agent.name);
-      await this.save(callId, { ...state, said: [...before, greeting] });
-      return [{ kind: 'gather', prompt: greeting, voice: agent.voice_config?.voiceId ?? null }];
+      // The agent's first message, rendered for this call (none: it waits for the caller, and the gather listens at once).
+      const first = await this.firstMessage(call, agent);
+      await this.save(callId, { ...state, said: first ? [...before, first] : before });
+      return [{ kind: 'gather', prompt: first, voice: agent.voice_config?.voiceId ?? null }];
     }
     const start = script.flow.nodes.find((node) => node.type === 'start') ?? script.flow.nodes[0];
     const walk = walkFrom(this.context(script, machine), start?.id ?? null, { outcome: machine ? 'voicemail' : 'answered' });
@@ -205,6 +252,23 @@ export class VoiceEngine {
     await this.save(callId, { ...state, nodeId: walk.waitingAt, said: [...before, ...flowLines(walk.actions)] });
     if (walk.optOut && !machine) await this.optOut(call);
     return walk.actions;
+  }
+
+  /** What the agent says first on this call: its firstMessage (or the default for the call's direction) rendered from the call's context; null when it waits. */
+  private async firstMessage(call: CallRow, agent: AgentRow): Promise<string | null> {
+    if (agent.first_message_mode === FirstMessageMode.wait_for_caller) return null;
+    const source = await readCallSource(this.em.fork(), call.organization_id, call.id);
+    const templates = {
+      id: agent.id,
+      name: agent.name,
+      instructions: agent.instructions,
+      policy: agent.policy,
+      firstMessage: agent.first_message,
+      variables: (typeof agent.variables === 'string' ? JSON.parse(agent.variables) : agent.variables) ?? [],
+    };
+    return source
+      ? firstMessageFor({ firstMessage: agent.first_message, firstMessageMode: agent.first_message_mode }, callContext(source, templates, null))
+      : WORDS.greeting(agent.name);
   }
 
   /**
@@ -225,7 +289,10 @@ export class VoiceEngine {
       const turn = this.keepTurn(callId).finally(() => this.turns.delete(callId));
       turn.catch((error: unknown) => this.logger.error({ callId, err: error }, 'a caller turn failed'));
       this.turns.set(callId, turn);
-      return [{ kind: 'say', text: WORDS.filler, voice: await this.voiceAt(call, state) }, { kind: 'redirect', route: 'reply' }];
+      return [
+        { kind: 'say', text: WORDS.filler, voice: await this.voiceAt(call, state) },
+        { kind: 'redirect', route: 'reply' },
+      ];
     });
   }
 
@@ -301,7 +368,10 @@ export class VoiceEngine {
     try {
       await this.doNotCall.optOut(call.organization_id, { callId: call.id });
     } catch (error) {
-      this.logger.error({ callId: call.id, err: error instanceof Error ? error.message : String(error) }, 'the caller opted out but the number could not be put on the do-not-call list');
+      this.logger.error(
+        { callId: call.id, err: error instanceof Error ? error.message : String(error) },
+        'the caller opted out but the number could not be put on the do-not-call list',
+      );
     }
   }
 
@@ -335,7 +405,8 @@ export class VoiceEngine {
         await query(this.em.fork(), 'update calls set conversation_id = ? where id = ?', [conversationId, callId]);
       }
       await this.conversations.addSpokenOnCall(call.organization_id, conversationId, before.said ?? []);
-      replyText = (await this.conversations.replyOnCall(call.organization_id, conversationId, agentId, speech ?? digits!)).response;
+      // Keys alone are the model's line as on a live call ("[the caller pressed 1]", keypad-presses.ts).
+      replyText = (await this.conversations.replyOnCall(call.organization_id, conversationId, agentId, speech ?? keypadLine(digits!))).response;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.logger.warn({ callId, err: reason }, 'the agent could not answer on the call; the call fails');
@@ -396,7 +467,9 @@ export class VoiceEngine {
       // The flow's last lines (the goodbye after the agent's last reply) complete the transcript.
       await this.conversations.addSpokenOnCall(call.organization_id, call.conversation_id, call.voice_state?.said ?? []);
       await this.conversations.closeForCall(call.organization_id, call.conversation_id, call.status === 'failed');
-    }).catch((error: unknown) => this.logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'the conversation of an ended call could not be closed'));
+    }).catch((error: unknown) =>
+      this.logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'the conversation of an ended call could not be closed'),
+    );
   }
 }
 

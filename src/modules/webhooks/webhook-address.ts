@@ -145,13 +145,40 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
         const blocked = allowPrivate ? undefined : addresses.find(isBlockedAddress);
         if (blocked !== undefined) throw refused(`The host ${hostname} resolves to ${blocked}, a private, loopback, link-local or reserved address`);
         const family = typeof options === 'object' && options ? options.family : undefined;
-        const wanted = addresses
-          .map((address) => ({ address, family: isIP(address) }))
-          .filter((entry) => !family || family === 0 || entry.family === family);
+        const wanted = addresses.map((address) => ({ address, family: isIP(address) })).filter((entry) => !family || family === 0 || entry.family === family);
         if (wanted.length === 0) throw new WebhookAddressError(`The host ${hostname} has no address of the family asked for`);
         if (typeof options === 'object' && options?.all) (callback as (error: null, addresses: { address: string; family: number }[]) => void)(null, wanted);
         else callback(null, wanted[0]!.address, wanted[0]!.family);
       })
       .catch((error: NodeJS.ErrnoException) => callback(error, '', 0));
   };
+}
+
+/**
+ * The check of a URL the gateway will send to (a webhook endpoint, an HTTP tool, an MCP server) when
+ * it is saved: absolute, https (http too when private addresses are allowed), no credentials or
+ * fragment, and a host that resolves only to public addresses. Answers the reason, or null; an
+ * address refused for any reason gets the one ADDRESS_REFUSED message, its cause in `detail` for the log.
+ */
+export async function outboundUrlProblem(raw: string, allowPrivate: boolean, field = 'url'): Promise<{ message: string; detail?: string } | null> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { message: `${field} must be an absolute https URL` };
+  }
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
+    return { message: `${field} must use https${allowPrivate ? ' or http' : ''}, got ${url.protocol.replace(/:$/, '')}` };
+  }
+  if (url.username || url.password)
+    return { message: `${field} must not carry credentials (user:password@); authenticate requests by their signature or a header` };
+  if (url.hash) return { message: `${field} must not have a fragment (#…)` };
+  if (allowPrivate) return null;
+  try {
+    await assertPublicHost(url.hostname);
+  } catch (error) {
+    if (error instanceof WebhookAddressError) return { message: `${field} is refused: ${ADDRESS_REFUSED}`, detail: error.message };
+    throw error;
+  }
+  return null;
 }

@@ -99,7 +99,14 @@ export class WebhookDeliveryService {
     const ids = deliveries.map((delivery) => delivery.id).filter(isUuid);
     const byDelivery = new Map<string, WebhookDeliveryAttempt[]>(ids.map((id) => [id, []]));
     if (ids.length > 0) {
-      const rows = await query<{ delivery_id: string; attempt: number; attempted_at: Date | string; status_code: number | null; latency_ms: number; error: string | null }>(
+      const rows = await query<{
+        delivery_id: string;
+        attempt: number;
+        attempted_at: Date | string;
+        status_code: number | null;
+        latency_ms: number;
+        error: string | null;
+      }>(
         this.em,
         `select delivery_id, attempt, attempted_at, status_code, latency_ms, error from webhook_delivery_attempts where delivery_id in (${ids.map(() => '?').join(', ')}) order by delivery_id, attempt`,
         ids,

@@ -7,7 +7,11 @@ import { at, query } from '../../db/sql.js';
  */
 export async function disableEndpoint(em: EntityManager, endpointId: string, reason: string | null, now: Date): Promise<void> {
   await em.transactional(async (tx) => {
-    await query(tx, 'update webhook_endpoints set enabled = false, disabled_reason = ?, updated_at = ?::timestamptz where id = ?', [reason, at(now), endpointId]);
+    await query(tx, 'update webhook_endpoints set enabled = false, disabled_reason = ?, updated_at = ?::timestamptz where id = ?', [
+      reason,
+      at(now),
+      endpointId,
+    ]);
     await query(
       tx,
       "update webhook_deliveries set status = 'failed', lease_until = null, last_error = ?, updated_at = ?::timestamptz where endpoint_id = ? and status = 'pending'",

@@ -8,7 +8,9 @@ import { Organization } from '../organizations/organization.entity.js';
  * Where an organization's events are pushed. The signing secret is write-once: sealed under
  * CREDENTIALS_KEY (AES-256-GCM) and shown only by the create and rotate answers.
  */
-@ObjectType({ description: 'A URL the organization’s events are delivered to, signed per Standard Webhooks (the secret is never shown again, only its last 4 characters)' })
+@ObjectType({
+  description: 'A URL the organization’s events are delivered to, signed per Standard Webhooks (the secret is never shown again, only its last 4 characters)',
+})
 @Entity({ tableName: 'webhook_endpoints' })
 export class WebhookEndpoint extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
@@ -36,7 +38,10 @@ export class WebhookEndpoint extends BaseEntity {
   @Property({ type: 'boolean', default: true })
   enabled: boolean & Opt = true;
 
-  @Field(() => String, { nullable: true, description: 'Why the gateway disabled the endpoint (a 410 answer, 5 days of failures); null when enabled or disabled by a user' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why the gateway disabled the endpoint (a 410 answer, 5 days of failures); null when enabled or disabled by a user',
+  })
   @Property({ length: 500, nullable: true })
   disabledReason: (string & Opt) | null = null;
 

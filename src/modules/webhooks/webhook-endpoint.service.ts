@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { open, seal } from '../../platform/credentials.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
-import { ADDRESS_REFUSED, assertPublicHost, WebhookAddressError } from './webhook-address.js';
+import { outboundUrlProblem } from './webhook-address.js';
 import { WebhookEndpoint, WebhookEndpointWithSecret } from './webhook-endpoint.entity.js';
 import { disableEndpoint } from './webhook-disable.js';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput } from './webhook.inputs.js';
@@ -41,13 +42,13 @@ export class WebhookEndpointService {
   async list(actor: Actor, args: PageArgs): Promise<Page<WebhookEndpoint>> {
     const field = sortField(args.sortBy, WEBHOOK_ENDPOINT_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: data, total } = await readPage(
+    const { rows: data, meta } = await readPage(
       this.em,
       WebhookEndpoint,
       { organization: actor.organizationId, ...(pattern ? { $or: [{ url: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}) },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      sortedPage(args, field),
     );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return { data, meta };
   }
 
   async get(actor: Actor, id: string): Promise<WebhookEndpoint> {
@@ -142,32 +143,20 @@ export class WebhookEndpointService {
   private requireKey(): Buffer {
     const key = this.options.credentialsKey();
     if (!key) {
-      throw new AppError('CONFLICT', 'Webhook endpoints need CREDENTIALS_KEY: the operator sets it (32 bytes, e.g. `openssl rand -base64 32`) to seal signing secrets');
+      throw new AppError(
+        'CONFLICT',
+        'Webhook endpoints need CREDENTIALS_KEY: the operator sets it (32 bytes, e.g. `openssl rand -base64 32`) to seal signing secrets',
+      );
     }
     return key;
   }
 
   /** https with a host that resolves only to public addresses; http and private addresses only with WEBHOOK_ALLOW_PRIVATE. */
   private async checkUrl(raw: string): Promise<void> {
-    const bad = (message: string) => new AppError('BAD_USER_INPUT', message, [{ field: 'url', message }]);
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw bad('url must be an absolute https URL');
-    }
-    if (url.protocol !== 'https:' && !(this.options.allowPrivate && url.protocol === 'http:')) {
-      throw bad(`url must use https${this.options.allowPrivate ? ' or http' : ''}, got ${url.protocol.replace(/:$/, '')}`);
-    }
-    if (url.username || url.password) throw bad('url must not carry credentials (user:password@); authenticate deliveries by their signature');
-    if (url.hash) throw bad('url must not have a fragment (#…)');
-    if (this.options.allowPrivate) return;
-    try {
-      await assertPublicHost(url.hostname);
-    } catch (error) {
-      // One message whatever the reason (no DNS oracle); the reason is logged with the request id.
-      if (error instanceof WebhookAddressError) throw Object.assign(bad(`url is refused: ${ADDRESS_REFUSED}`), { logDetail: { field: 'url', reason: error.message } });
-      throw error;
-    }
+    const problem = await outboundUrlProblem(raw, this.options.allowPrivate);
+    if (!problem) return;
+    const error = new AppError('BAD_USER_INPUT', problem.message, [{ field: 'url', message: problem.message }]);
+    // One message whatever the reason (no DNS oracle); the reason is logged with the request id.
+    throw problem.detail ? Object.assign(error, { logDetail: { field: 'url', reason: problem.detail } }) : error;
   }
 }

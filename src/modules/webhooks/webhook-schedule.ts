@@ -6,7 +6,19 @@ const HOUR = 60 * MINUTE;
  * The wait after each failed attempt (the first is sent at once): 5 s, 5 min, 30 min, 2 h, 5 h, then
  * 10 h six times — 12 attempts over about 2.8 days (±10% jitter each), then the delivery is failed.
  */
-export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR, 10 * HOUR, 10 * HOUR, 10 * HOUR, 10 * HOUR] as const;
+export const RETRY_DELAYS_MS = [
+  5 * SECOND,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+] as const;
 
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 

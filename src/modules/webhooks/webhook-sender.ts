@@ -53,7 +53,12 @@ export function sendDelivery(target: string, headers: Record<string, string>, bo
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'telephony-agent-gateway-webhooks' },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'user-agent': 'telephony-agent-gateway-webhooks',
+        },
         lookup: guardedLookup(options.allowPrivate),
         agent: false,
       },

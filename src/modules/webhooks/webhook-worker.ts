@@ -27,7 +27,8 @@ export interface WebhookWorkerOptions {
 export const HELD_BACK_MS = 60_000;
 
 /** What a held-back delivery shows as its lastError: the operator's to fix, not the endpoint's failure. */
-export const HELD_BACK_ERROR = 'Held back: the signing secret does not open with the server’s credentials key (the operator’s to fix); not counted as an attempt';
+export const HELD_BACK_ERROR =
+  'Held back: the signing secret does not open with the server’s credentials key (the operator’s to fix); not counted as an attempt';
 
 interface Claimed {
   id: string;
@@ -139,16 +140,23 @@ export class WebhookWorker {
       const headers = { 'webhook-id': delivery.message_id, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
       result = await sendDelivery(delivery.url, headers, body, { timeoutMs: this.options.timeoutMs, allowPrivate: this.options.allowPrivate });
       if (result.refusedBecause) {
-        this.options.logger?.info({ deliveryId: delivery.id, endpointId: delivery.endpoint_id, reason: result.refusedBecause }, 'webhook delivery refused: the endpoint’s address');
+        this.options.logger?.info(
+          { deliveryId: delivery.id, endpointId: delivery.endpoint_id, reason: result.refusedBecause },
+          'webhook delivery refused: the endpoint’s address',
+        );
       }
     } catch (error) {
       if (error instanceof CredentialsError) {
-        await this.holdBack(delivery, this.clock()).catch((failure: unknown) => this.options.logger?.error({ err: failure, deliveryId: delivery.id }, 'webhook delivery not held back'));
+        await this.holdBack(delivery, this.clock()).catch((failure: unknown) =>
+          this.options.logger?.error({ err: failure, deliveryId: delivery.id }, 'webhook delivery not held back'),
+        );
         return 'held back';
       }
       result = { statusCode: null, latencyMs: 0, error: `Could not prepare the delivery: ${error instanceof Error ? error.name : 'error'}` };
     }
-    await this.record(delivery, result, this.clock()).catch((error: unknown) => this.options.logger?.error({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'));
+    await this.record(delivery, result, this.clock()).catch((error: unknown) =>
+      this.options.logger?.error({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'),
+    );
     return 'recorded';
   }
 

@@ -11,7 +11,11 @@ const TYPES_DESCRIPTION = `The event types to deliver; empty or left out = every
 const EndpointRules = {
   url: () => Rules(Length(1, 2048), IsString()),
   eventTypes: () =>
-    Rules(ArrayMaxSize(EVENT_TYPES.length), IsIn(EVENT_TYPES, { each: true, message: `eventTypes must hold only known event types: ${EVENT_TYPES.join(', ')}` }), IsArray()),
+    Rules(
+      ArrayMaxSize(EVENT_TYPES.length),
+      IsIn(EVENT_TYPES, { each: true, message: `eventTypes must hold only known event types: ${EVENT_TYPES.join(', ')}` }),
+      IsArray(),
+    ),
   description: () => Rules(IsOptional(), MaxLength(500), IsString()),
 };
 

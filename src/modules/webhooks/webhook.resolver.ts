@@ -24,13 +24,20 @@ export class WebhookEndpointResolver {
     return loadersOf(context).webhooks.deliveryPage(endpoint.id, args);
   }
 
-  @Mutation(() => WebhookEndpointWithSecret, { description: 'Owner or admin only; the answer holds the signing secret, shown only here. A URL that is not https or resolves to a private address is BAD_USER_INPUT; needs CREDENTIALS_KEY (CONFLICT otherwise); at most 20 per organization (CONFLICT past that)' })
+  @Mutation(() => WebhookEndpointWithSecret, {
+    description:
+      'Owner or admin only; the answer holds the signing secret, shown only here. A URL that is not https or resolves to a private address is BAD_USER_INPUT; needs CREDENTIALS_KEY (CONFLICT otherwise); at most 20 per organization (CONFLICT past that)',
+  })
   createWebhookEndpoint(@Arg('input') input: CreateWebhookEndpointInput, @Ctx() context: GraphQLContext): Promise<WebhookEndpointWithSecret> {
     return context.services.webhookEndpoints.create(actorOf(context), input);
   }
 
   @Mutation(() => WebhookEndpoint, { description: 'Owner or admin only; changes the fields sent' })
-  updateWebhookEndpoint(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateWebhookEndpointInput, @Ctx() context: GraphQLContext): Promise<WebhookEndpoint> {
+  updateWebhookEndpoint(
+    @Arg('id', () => ID) id: string,
+    @Arg('input') input: UpdateWebhookEndpointInput,
+    @Ctx() context: GraphQLContext,
+  ): Promise<WebhookEndpoint> {
     return context.services.webhookEndpoints.update(actorOf(context), id, input);
   }
 
@@ -40,12 +47,17 @@ export class WebhookEndpointResolver {
     return { id, message: `Webhook endpoint ${id} deleted` };
   }
 
-  @Mutation(() => WebhookEndpointWithSecret, { description: 'Owner or admin only; a new signing secret, shown only in this answer; the old one keeps signing alongside it for 24 hours' })
+  @Mutation(() => WebhookEndpointWithSecret, {
+    description: 'Owner or admin only; a new signing secret, shown only in this answer; the old one keeps signing alongside it for 24 hours',
+  })
   rotateWebhookEndpointSecret(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<WebhookEndpointWithSecret> {
     return context.services.webhookEndpoints.rotateSecret(actorOf(context), id);
   }
 
-  @Mutation(() => WebhookDelivery, { description: 'Owner or admin only; sends an event of the organization to the endpoint again (webhook-id stays the event id); a disabled endpoint is a CONFLICT' })
+  @Mutation(() => WebhookDelivery, {
+    description:
+      'Owner or admin only; sends an event of the organization to the endpoint again (webhook-id stays the event id); a disabled endpoint is a CONFLICT',
+  })
   createWebhookDelivery(
     @Arg('endpointId', () => ID) endpointId: string,
     @Arg('input') input: CreateWebhookDeliveryInput,
@@ -54,7 +66,9 @@ export class WebhookEndpointResolver {
     return context.services.webhookDeliveries.resend(actorOf(context), endpointId, input);
   }
 
-  @Mutation(() => WebhookDelivery, { description: 'Owner or admin only; sends a webhook.test event to this endpoint only (it is not in the event stream); a disabled endpoint is a CONFLICT' })
+  @Mutation(() => WebhookDelivery, {
+    description: 'Owner or admin only; sends a webhook.test event to this endpoint only (it is not in the event stream); a disabled endpoint is a CONFLICT',
+  })
   testWebhookEndpoint(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<WebhookDelivery> {
     return context.services.webhookDeliveries.sendTest(actorOf(context), id);
   }

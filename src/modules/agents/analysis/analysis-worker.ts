@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { contextFor, renderedPrompt, type CallContext } from '../templates/call-context.js';
 import type { Logger } from 'pino';
 import { AppError } from '../../../common/errors.js';
 import { EventWriter } from '../../events/event-writer.js';
@@ -9,8 +10,8 @@ import { Call } from '../../telephony/call.entity.js';
 import { callJson } from '../../telephony/call.types.js';
 import { Agent } from '../agent.entity.js';
 import type { ChatMessage } from '../agent.ports.js';
-import { redactPolicy } from '../prompt.js';
-import { analysisPrompt, answerSchema, answerValidator, plansSomething } from './analysis-plan.js';
+import { redactPolicy, userLines } from '../prompt.js';
+import { analysisPrompt, answerSchema, answerValidator, checkStructuredData, plansSomething } from './analysis-plan.js';
 import { AnalysisStatus, type StoredAnalysis } from './analysis.types.js';
 
 /** What the worker needs of the models module: ModelService satisfies it. */
@@ -36,6 +37,30 @@ interface Claimed {
   agent_id: string;
   call_id: string | null;
   analysis_due_at: Date | string;
+  /** The claims of this conversation since its analysis was last recorded, this one included. */
+  analysis_attempts: number;
+}
+
+/**
+ * How many claims of a conversation may end without a result (the process died, or the analysis
+ * threw) before the next claim records it as failed instead of running it again: a plan that takes
+ * the process down cannot crash-loop it after a restart.
+ */
+export const MAX_ANALYSIS_ATTEMPTS = 3;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The policy redaction of what an analysis answers: the summary, and every string (key or value) in
+ * data. The one call of redactPolicy here, so a change of how redaction marks text is made once. What
+ * the caller said is theirs (prompt.ts, saysPolicy): a summary quoting it is not judged.
+ */
+function redacted<T>(value: T, policy: string | null, callerSaid: readonly string[]): T {
+  if (typeof value === 'string') return redactPolicy(value, policy, callerSaid) as T;
+  if (Array.isArray(value)) return value.map((inner: unknown) => redacted(inner, policy, callerSaid)) as T;
+  if (isObject(value))
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [redacted(key, policy, callerSaid), redacted(inner, policy, callerSaid)])) as T;
+  return value;
 }
 
 /** The analysis a conversation and its call show from the moment it ends until the model has answered. */
@@ -49,6 +74,8 @@ export const PENDING_ANALYSIS: StoredAnalysis = { status: AnalysisStatus.pending
  * conversation and its call with a `call.analyzed` event in one transaction. A restart loses
  * nothing: what was due, or claimed by a worker that died, is due again and a started worker's tick
  * picks it up. An answer outside the schema is asked for once more, then recorded as the error.
+ * Each claim counts: a conversation claimed before and left unrecorded runs alone (one claim, not a
+ * batch beside other tenants' calls), and past MAX_ANALYSIS_ATTEMPTS it is recorded as failed.
  */
 export class AnalysisWorker {
   private readonly intervalMs: number;
@@ -99,36 +126,53 @@ export class AnalysisWorker {
     while (this.draining) await this.draining;
   }
 
-  /** Claims and analyses due conversations, `concurrency` at a time, until none is due. */
+  /**
+   * Claims and analyses due conversations until none is due: one claimed before and left unrecorded
+   * alone (it may be what took a process down), then new ones `concurrency` at a time.
+   */
   async drain(): Promise<void> {
     for (;;) {
       if (this.closed) return;
-      const claimed = await this.claim(new Date());
+      let claimed = await this.claim(new Date(), true);
+      if (claimed.length === 0) claimed = await this.claim(new Date(), false);
       if (claimed.length === 0) return;
       await Promise.all(claimed.map((row) => this.analyze(row)));
     }
   }
 
-  private claim(now: Date): Promise<Claimed[]> {
+  private claim(now: Date, claimedBefore: boolean): Promise<Claimed[]> {
     return query<Claimed>(
       this.options.em.fork(),
-      `update conversations set analysis_due_at = ?::timestamptz
-        where id in (select id from conversations where analysis_due_at <= clock_timestamp()
+      `update conversations set analysis_due_at = ?::timestamptz, analysis_attempts = analysis_attempts + 1
+        where id in (select id from conversations where analysis_due_at <= clock_timestamp() and ${claimedBefore ? 'analysis_attempts > 0' : 'analysis_attempts = 0'}
                      order by analysis_due_at limit ? for update skip locked)
-        returning id, organization_id, agent_id, call_id, analysis_due_at`,
+        returning id, organization_id, agent_id, call_id, analysis_due_at, analysis_attempts`,
       // Due by the database's clock (an end stamped by now() is due at once); the lease in whole
       // milliseconds, so the Date read back names this claim exactly when the result is recorded.
-      [at(new Date(now.getTime() + this.leaseMs)), this.concurrency],
+      [at(new Date(now.getTime() + this.leaseMs)), claimedBefore ? 1 : this.concurrency],
     );
   }
 
   private async analyze(row: Claimed): Promise<void> {
     try {
+      if (row.analysis_attempts > MAX_ANALYSIS_ATTEMPTS) {
+        const tries = MAX_ANALYSIS_ATTEMPTS;
+        this.options.logger?.warn(
+          { conversationId: row.id, organizationId: row.organization_id, attempts: tries },
+          'call analysis failed: claimed too often without a result',
+        );
+        await this.record(row, this.failed(null, `The analysis was started ${tries} times without finishing; it is not tried again`));
+        return;
+      }
       await this.record(row, await this.fill(row));
     } catch (error) {
       // The claim's lease runs out and the conversation is due again.
       this.options.logger?.error({ err: error, conversationId: row.id }, 'call analysis not recorded; it is tried again when its claim runs out');
     }
+  }
+
+  private failed(model: string | null, error: string): StoredAnalysis {
+    return { ...PENDING_ANALYSIS, status: AnalysisStatus.failed, error, model, analyzedAt: new Date().toISOString() };
   }
 
   /** The analysis of one conversation: completed, or failed with the reason. */
@@ -137,9 +181,21 @@ export class AnalysisWorker {
     const agent = await em.findOne(Agent, { id: row.agent_id, organization: row.organization_id });
     const plan = agent?.analysisPlan;
     const model = agent?.modelConfig.model ?? null;
-    const failed = (error: string): StoredAnalysis => ({ ...PENDING_ANALYSIS, status: AnalysisStatus.failed, error, model, analyzedAt: new Date().toISOString() });
+    const failed = (error: string) => this.failed(model, error);
     if (!agent || !plansSomething(plan)) return failed('The agent no longer has an analysis plan');
+    // A plan stored before a bound existed is checked as a new one would be, and not run when refused.
+    if (plan.structuredData) {
+      try {
+        await checkStructuredData(plan.structuredData);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return failed(`The analysis plan is no longer accepted: ${error.errors?.[0]?.message ?? error.message}`);
+      }
+    }
     const messages = await query<ChatMessage>(em, 'select role, content from messages where conversation_id = ? order by sequence', [row.id]);
+    const [kept] = await query<{ context: CallContext | string | null }>(em, 'select context from conversations where id = ?', [row.id]);
+    const context = typeof kept?.context === 'string' ? (JSON.parse(kept.context) as CallContext) : (kept?.context ?? null);
+    const guardPolicy = renderedPrompt(agent, contextFor(agent, context)).guardPolicy;
     if (messages.length === 0) return failed('Nothing was said on the call');
     const validate = await answerValidator(plan);
     const request: GenerateObjectRequest = {
@@ -156,8 +212,8 @@ export class AnalysisWorker {
       try {
         const checked = validate((await this.options.model.generateObject(request)).object);
         if (checked.ok) {
-          const summary = checked.value.summary === null ? null : redactPolicy(checked.value.summary, agent.policy);
-          return { status: AnalysisStatus.completed, summary, data: checked.value.data, error: null, model, analyzedAt: new Date().toISOString() };
+          const { summary, data } = redacted(checked.value, guardPolicy, userLines(messages));
+          return { status: AnalysisStatus.completed, summary, data, error: null, model, analyzedAt: new Date().toISOString() };
         }
         reason = checked.reason;
       } catch (error) {
@@ -175,12 +231,16 @@ export class AnalysisWorker {
     await this.options.em.fork().transactional(async (tx) => {
       const held = await query(
         tx,
-        `update conversations set analysis = ?::jsonb, analysis_due_at = null, updated_at = now()
+        `update conversations set analysis = ?::jsonb, analysis_due_at = null, analysis_attempts = 0, updated_at = now()
           where id = ? and analysis_due_at = ?::timestamptz returning id`,
         [json, row.id, at(new Date(row.analysis_due_at))],
       );
       if (held.length === 0 || !row.call_id) return;
-      await query(tx, 'update calls set analysis = ?::jsonb, updated_at = now() where id = ? and organization_id = ?', [json, row.call_id, row.organization_id]);
+      await query(tx, 'update calls set analysis = ?::jsonb, updated_at = now() where id = ? and organization_id = ?', [
+        json,
+        row.call_id,
+        row.organization_id,
+      ]);
       const call = await tx.findOne(Call, { id: row.call_id, organization: row.organization_id }, { refresh: true });
       if (call) await EventWriter.write(tx, { organizationId: row.organization_id, type: 'call.analyzed', payload: callJson(call) });
     });

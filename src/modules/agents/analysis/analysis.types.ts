@@ -39,7 +39,9 @@ export class AnalysisPlanInput {
 
   @Field(() => GraphQLJSONObject, {
     nullable: true,
-    description: 'A JSON Schema (draft-07) of the fields to extract: top-level type object with 1 to 50 properties, at most 16 KB and nested at most 5 levels deep',
+    description:
+      'A JSON Schema (draft-07) of the fields to extract: top-level type object with 1 to 50 properties, at most 16 KB and nested at most 5 levels deep; ' +
+      'no $ref, $async or $schema; minItems and maxItems at most 100, minLength and maxLength at most 2000; patterns that RE2 can run (no lookarounds or backreferences)',
   })
   @IsOptional()
   @IsObject()
@@ -64,7 +66,10 @@ export class CallAnalysis {
   @Field(() => String, { nullable: true, description: 'A short summary of the call; null when the plan asks for none, or while pending or failed' })
   summary!: string | null;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'The fields extracted, valid against the plan’s structuredData schema; null when it has none, or while pending or failed' })
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'The fields extracted, valid against the plan’s structuredData schema; null when it has none, or while pending or failed',
+  })
   data!: Record<string, unknown> | null;
 
   @Field(() => String, { nullable: true, description: 'Why the analysis failed; null otherwise' })

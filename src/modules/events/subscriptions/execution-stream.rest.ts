@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { toAppError } from '../../../common/error-mapping.js';
 import { organizationGateOf } from '../../../platform/organization-gate.js';
+import { Turns } from '../../../platform/turns.js';
 import { routesUsing } from '../../../rest/routes.js';
 import type { Event } from '../event.entity.js';
 import type { LiveStream } from './live-feed.js';
@@ -16,6 +17,9 @@ const SSE_EXAMPLE =
   'id: 0190d6a2-6a39-7c1e-9c59-1f0e5f0a1b2c\nevent: execution.started\ndata: {"id":"…","status":"running","from":"scheduled","to":"running","reason":"user",…}\n\n' +
   ': heartbeat\n\n' +
   'id: 0190d6a2-7b10-7d2a-8f11-2a3b4c5d6e7f\nevent: execution.progress\ndata: {"id":"…","contactsCompleted":4,"contactsPending":7,…}\n\n';
+
+/** The turns every SSE replay of this process reads its pages in. */
+const REPLAY_TURNS = new Turns();
 
 const STREAM_PATH = /^\/api\/executions\/[^/]+\/stream\/?$/;
 
@@ -63,8 +67,8 @@ export const executionStreamRoutes = [
       'Each message is one event: `id:` the event id, `event:` its type (execution.*, call.started, call.ended, call.analyzed, trigger.fired), `data:` its payload as JSON (GET /api/events/{id} shows the same). ' +
       'Without Last-Event-ID the stream starts with every event of the execution still kept (EVENTS_RETENTION_DAYS), oldest first; with Last-Event-ID (an event id, as browsers send it when they reconnect) ' +
       'it starts after that event, without repeating it; then live events follow as they commit, on any replica. A comment line (`: heartbeat`) is sent every SSE_HEARTBEAT_MS (15 s) so proxies keep the connection. ' +
-      'The stream ends after the execution\'s final event (execution.completed, execution.stopped, execution.cancelled), at once after the replay when it is final already; ' +
-      'a reconnect with the Last-Event-ID of that last event answers 204 No Content, which stops a browser\'s EventSource from reconnecting. ' +
+      "The stream ends after the execution's final event (execution.completed, execution.stopped, execution.cancelled), at once after the replay when it is final already; " +
+      "a reconnect with the Last-Event-ID of that last event answers 204 No Content, which stops a browser's EventSource from reconnecting. " +
       'Until then it stays open until the client closes it; it is not held to REQUEST_TIMEOUT_MS or RESPONSE_MAX_BYTES. 404 for an execution of another organization, as GET /api/executions/{id}. ' +
       'An API key holds at most LIVE_CONNECTIONS_PER_KEY open streams and subscription sockets, an organization LIVE_CONNECTIONS_PER_ORG: past them 429 RATE_LIMITED. ' +
       'A client that reads too slowly (more than SSE_MAX_BUFFERED_BYTES written and not yet sent) is cut off; it reconnects with Last-Event-ID.',
@@ -77,13 +81,17 @@ export const executionStreamRoutes = [
     },
     async handler({ actor, params, services, req, res }) {
       const live = services.live;
+      let release: () => void;
       try {
-        // However the answer ends (the client, a cut, an error, a 404 sent, shutdown), the connection's place is given back.
-        res.once('close', live.connections.open(actor));
+        release = live.connections.open(actor);
       } catch (error) {
         res.setHeader('Retry-After', '5');
         throw error;
       }
+      // A client that left while its credentials were checked has closed already: its place goes back now.
+      if (res.closed) return release();
+      // However the answer ends (the client, a cut, an error, a 404 sent, shutdown), the connection's place is given back.
+      res.once('close', release);
       const place = placeOf(res, actor.organizationId);
       const writer = new SseWriter(res, live.maxBufferedBytes);
       let stream: LiveStream<Event> | undefined;
@@ -120,8 +128,14 @@ export const executionStreamRoutes = [
         // After the execution's final move the stream ends: the client has everything there will be.
         let ended = opened.final;
         for (;;) {
+          // One page of all the process's replays per turn of the event loop (platform/turns.ts), waited for without a place.
+          const reading = next === rows.length;
+          if (reading) {
+            await REPLAY_TURNS.next();
+            if (!writer.open) return;
+          }
           if (!place.held) await place.take();
-          if (next === rows.length) {
+          if (reading) {
             rows = await live.replayPage(actor, opened.executionId, after);
             next = 0;
             lastPage = rows.length < REPLAY_BATCH;

@@ -112,7 +112,10 @@ export class LiveFeed {
   private unsubscribe: (() => void) | null = null;
   private readonly logger: Logger;
 
-  constructor(private readonly em: EntityManager, logger?: Logger) {
+  constructor(
+    private readonly em: EntityManager,
+    logger?: Logger,
+  ) {
     this.logger = (logger ?? pino({ level: 'silent' })).child({ component: 'live-feed' });
   }
 
@@ -187,7 +190,7 @@ export class LiveFeed {
     for (const subscriber of [...this.subscribers]) {
       if (subscriber.organizationId !== event.organization.id) continue;
       if (subscriber.types && !subscriber.types.has(event.type)) continue;
-      let accepted = false;
+      let accepted: boolean;
       try {
         accepted = subscriber.accept(event);
       } catch {

@@ -6,8 +6,8 @@ import { Message } from '../../agents/message.entity.js';
 import type { ConversationService } from '../../agents/conversation.service.js';
 import type { ExecutionService } from '../../programs/execution.service.js';
 import type { ProgramService } from '../../programs/program.service.js';
-import { query } from '../../../db/sql.js';
-import type { Event } from '../event.entity.js';
+import { placeholders, query } from '../../../db/sql.js';
+import { Event as EventEntity, type Event } from '../event.entity.js';
 import { EVENT_TYPES } from '../event.types.js';
 import { FINAL_STATES } from '../../programs/execution-state.js';
 import { LiveFeed, type LiveStream } from './live-feed.js';
@@ -103,6 +103,53 @@ class UntilFinal implements AsyncIterableIterator<ExecutionUpdate> {
   }
 }
 
+/**
+ * The kept events after a cursor, a page at a time as the subscriber pulls them, then the live stream
+ * without the events the replay already gave. Not an async generator, for the reason UntilFinal says.
+ */
+class AfterCursor implements AsyncIterableIterator<Event> {
+  private page: Event[] = [];
+  private lastPage = false;
+  private closed = false;
+  private readonly replayed = new Set<string>();
+
+  constructor(
+    private cursor: ReplayCursor,
+    private readonly read: (after: ReplayCursor) => Promise<{ events: Event[]; last: ReplayCursor | null }>,
+    private readonly stream: LiveStream<Event>,
+  ) {}
+
+  async next(): Promise<IteratorResult<Event>> {
+    while (!this.closed) {
+      const event = this.page.shift();
+      if (event) {
+        this.replayed.add(event.id);
+        return { value: event, done: false };
+      }
+      if (this.lastPage) break;
+      const { events, last } = await this.read(this.cursor);
+      if (last) this.cursor = last;
+      this.lastPage = last === null || events.length < REPLAY_BATCH;
+      this.page = events;
+    }
+    for (;;) {
+      const result = await this.stream.next();
+      if (result.done || !this.replayed.has(result.value.id)) return result;
+    }
+  }
+
+  async return(): Promise<IteratorResult<Event>> {
+    this.closed = true;
+    this.page = [];
+    await this.stream.return();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Event> {
+    return this;
+  }
+}
+
 /** The unknown types of a list, refused as GET /api/events?type=bogus is (400 BAD_USER_INPUT naming the argument). */
 export function checkEventTypes(types: readonly string[] | null | undefined, field: string): string[] {
   const list = types ?? [];
@@ -137,10 +184,40 @@ export class LiveService {
     readonly maxBufferedBytes = 1_048_576,
   ) {}
 
-  /** `events(types)`: every event of the organization, of these types (none: all). */
-  async events(actor: Actor, types: readonly string[] | null | undefined): Promise<LiveStream<Event>> {
+  /**
+   * `events(types, after)`: every event of the organization, of these types (none: all), as it
+   * commits; with `after` (an event's id), first the kept events after that one, oldest first, so a
+   * subscriber that reconnects with the last id it received misses none and gets none twice (as SSE's
+   * Last-Event-ID). Subscribed before the replay is read, so nothing falls between the two.
+   */
+  async events(actor: Actor, types: readonly string[] | null | undefined, after?: string | null): Promise<AsyncIterableIterator<Event>> {
     const known = checkEventTypes(types, 'types');
-    return this.feed.subscribe(actor.organizationId, { types: known });
+    const stream = this.feed.subscribe(actor.organizationId, { types: known });
+    if (after === undefined || after === null) return stream;
+    try {
+      const cursor = await this.replayCursor(actor, after);
+      if (!cursor) throw AppError.notFound('Event');
+      return new AfterCursor(cursor, (from) => this.eventsAfter(actor.organizationId, known, from), stream);
+    } catch (error) {
+      await stream.return();
+      throw error;
+    }
+  }
+
+  /** One page of the organization's events after `after`, of these types (none: all), oldest first. */
+  private async eventsAfter(organizationId: string, types: readonly string[], after: ReplayCursor): Promise<{ events: Event[]; last: ReplayCursor | null }> {
+    const em = this.em.fork();
+    const rows = await query<ReplayCursor>(
+      em,
+      `select id, created_at::text as created_at from events
+        where organization_id = ? and (created_at, id) > (?::timestamptz, ?::uuid)${types.length > 0 ? ` and type in (${placeholders(types)})` : ''}
+        order by created_at, id limit ${REPLAY_BATCH}`,
+      [organizationId, after.created_at, after.id, ...types],
+    );
+    if (rows.length === 0) return { events: [], last: null };
+    const found = new Map((await em.find(EventEntity, { id: { $in: rows.map((row) => row.id) } })).map((event) => [event.id, event]));
+    // A row deleted by retention between the two statements is left out.
+    return { events: rows.flatMap((row) => found.get(row.id) ?? []), last: rows.at(-1)! };
   }
 
   /**
@@ -207,11 +284,10 @@ export class LiveService {
   /** Where a replay after `afterId` starts: null (from the first kept event) when it is none of the organization's events. */
   async replayCursor(actor: Actor, afterId: string | null): Promise<ReplayCursor | null> {
     if (!afterId || !isUuid(afterId)) return null;
-    const [after] = await query<ReplayCursor>(
-      this.em.fork(),
-      'select created_at::text as created_at, id from events where id = ? and organization_id = ?',
-      [afterId, actor.organizationId],
-    );
+    const [after] = await query<ReplayCursor>(this.em.fork(), 'select created_at::text as created_at, id from events where id = ? and organization_id = ?', [
+      afterId,
+      actor.organizationId,
+    ]);
     return after ?? null;
   }
 
@@ -221,11 +297,7 @@ export class LiveService {
    * execution was checked by executionStream.
    */
   replayPage(actor: Actor, executionId: string, after: ReplayCursor | null): Promise<ReplayRow[]> {
-    return query<ReplayRow>(this.em.fork(), replayPageSql(after !== null), [
-      actor.organizationId,
-      executionId,
-      ...(after ? [after.created_at, after.id] : []),
-    ]);
+    return query<ReplayRow>(this.em.fork(), replayPageSql(after !== null), [actor.organizationId, executionId, ...(after ? [after.created_at, after.id] : [])]);
   }
 
   /** A message of the organization's conversation, as `conversation(id).messages` shows it. */

@@ -27,8 +27,8 @@ import type { GraphQLContext, GraphQLLoaders } from '../../../graphql/context.js
 import { operationCost } from '../../../graphql/cost.js';
 import { formatError } from '../../../graphql/errors.js';
 import type { OrganizationGate } from '../../../platform/organization-gate.js';
-import type { RateDecision } from '../../../platform/rate-limit.js';
-import { admitUpgrade, countRefusal, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
+import type { Attempt, RateDecision } from '../../../platform/rate-limit.js';
+import { admitUpgrade, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
 import type { Services } from '../../../services.js';
 import { eventAnswers } from './event-answers.js';
 
@@ -115,6 +115,8 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
   const em = database.orm.em;
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.bodyLimitBytes });
   const sessions = new Set<Session>();
+  /** Each upgrade's place on the anonymous limit until its connection_init is decided (admitUpgrade). */
+  const attempts = new WeakMap<IncomingMessage, Attempt>();
   /** Open subscriptions per API key: `<socket>:<operation id>` tokens. */
   const perKey = new Map<string, Set<string>>();
   const rules = [...specifiedRules, ...options.validationRules];
@@ -155,9 +157,10 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
       async onConnect(ctx) {
         const { socket, request } = ctx.extra;
         const credentials = credentialsOf(ctx.connectionParams);
+        const attempt = attempts.get(request);
         // Credentials that do not authenticate count against the client IP, as an HTTP request without them does.
         const refuse = async (reason: string) => {
-          const decision = await countRefusal(options.anonymous, request);
+          const decision = await attempt?.refused();
           if (decision && !decision.allowed) socket.close(TOO_MANY, anonymousRefusal(decision));
           else socket.close(UNAUTHORIZED, reason);
           return false;
@@ -175,6 +178,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
           return false;
         }
         if (!actor) return false;
+        attempt?.passed();
         // The client may have gone while its credentials were checked: it takes no place then.
         if (socket.readyState !== socket.OPEN) return false;
         let release: () => void;
@@ -213,7 +217,11 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
         const errors = validate(schema, document, rules);
         // Coded as Apollo codes them on the HTTP door, so the same document fails with the same code on both.
         if (errors.length > 0) {
-          return refuse(errors.map((error) => new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
+          return refuse(
+            errors.map(
+              (error) => new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } }),
+            ),
+          );
         }
         const operation = getOperationAST(document, payload.operationName ?? undefined);
         if (!operation) return refuse([badInput('The document names no operation to run (or several: say which with operationName)')]);
@@ -227,7 +235,9 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
           // variables that do not fit: execution refuses them with BAD_USER_INPUT
         }
         if (cost > options.maxCost) {
-          return refuse([badInput(`The operation would cost ${cost}, over the limit of ${options.maxCost}; ask for fewer fields`, { cost, maxCost: options.maxCost })]);
+          return refuse([
+            badInput(`The operation would cost ${cost}, over the limit of ${options.maxCost}; ask for fewer fields`, { cost, maxCost: options.maxCost }),
+          ]);
         }
         const key = session.actor.apiKeyId;
         const open = perKey.get(key) ?? new Set<string>();
@@ -316,7 +326,9 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
      * upgrade, as the HTTP door answers it; the upgrade itself counts nothing.
      */
     async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-      if (!(await admitUpgrade(options.anonymous, req, socket))) return;
+      const attempt = await admitUpgrade(options.anonymous, req, socket);
+      if (!attempt) return;
+      attempts.set(req, attempt);
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     /** Open sockets and subscriptions (tests, metrics). */

@@ -54,9 +54,19 @@ export class SubscriptionResolver {
 
   @Subscription(() => Event, {
     description: `Every event of the organization as it commits, of the given types (none or empty: all): ${EVENT_TYPES.join(', ')}; an unknown type is BAD_USER_INPUT`,
-    subscribe: ({ args, context }: Data) => live(context).events(actorOf(context), (args.types as string[] | null | undefined) ?? null),
+    subscribe: ({ args, context }: Data) =>
+      live(context).events(actorOf(context), (args.types as string[] | null | undefined) ?? null, args.after as string | null | undefined),
   })
-  events(@Arg('types', () => [String], { nullable: true, description: 'Only events of these types; none or empty: every type' }) _types: string[] | null, @Root() event: Event): Event {
+  events(
+    @Arg('types', () => [String], { nullable: true, description: 'Only events of these types; none or empty: every type' }) _types: string[] | null,
+    @Arg('after', () => ID, {
+      nullable: true,
+      description:
+        'An event’s id (the last one received): the kept events after it come first, oldest first, then the live ones, none twice, so a client that reconnects with it misses nothing; an id that is not one of the organization’s kept events is NOT_FOUND',
+    })
+    _after: string | null,
+    @Root() event: Event,
+  ): Event {
     return event;
   }
 }

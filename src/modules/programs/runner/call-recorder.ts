@@ -157,7 +157,10 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
     executionIds,
   );
   const executionById = new Map(
-    executions.map((row) => [row.id, { ...row, contacts_completed_delta: 0, contacts_failed_delta: 0, outcomes_delta: {} as Record<string, number>, ended: false, touched: false }]),
+    executions.map((row) => [
+      row.id,
+      { ...row, contacts_completed_delta: 0, contacts_failed_delta: 0, outcomes_delta: {} as Record<string, number>, ended: false, touched: false },
+    ]),
   );
   for (const { call, wasPending, next, firstReached, outcome } of counted) {
     const execution = executionById.get(call.execution.id);
@@ -181,7 +184,14 @@ export async function recordCallsIn(tx: EntityManager, record: RecordTransition,
     if (execution.status !== from) {
       assertMove(from, execution.status);
       const { id: executionId, programId, organizationId } = call.execution;
-      record({ executionId, programId, organizationId, from, to: execution.status, reason: execution.status === ExecutionStatus.completed ? 'no_contacts_left' : 'threshold' });
+      record({
+        executionId,
+        programId,
+        organizationId,
+        from,
+        to: execution.status,
+        reason: execution.status === ExecutionStatus.completed ? 'no_contacts_left' : 'threshold',
+      });
     }
   }
 

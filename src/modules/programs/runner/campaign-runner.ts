@@ -21,8 +21,12 @@ import { releaseReservations, renewReservations, type Reservation } from './cred
 import { reconcileExpiredCalls } from './reconcile.js';
 import { SIMULATED_ACCOUNT, SimulatedCarrier, type SimulatedSwitch } from './simulated-carrier.js';
 import { advanceSchedules } from './schedule.js';
-import { ClaimRaced, claimCalls, listRunnable, type ClaimedCall } from './work-queue.js';
+import { ClaimRaced, claimCalls, listRunnable, type RunnableExecution } from './work-queue.js';
+import { claimDirectCalls, renewDirectLeases, type Placement } from './direct-calls.js';
+import { waitingMessage } from './waiting.js';
+import { WaitingReason } from '../program.enums.js';
 import { query } from '../../../db/sql.js';
+import { VoicemailDrop } from '../../voice/voicemail-drop.js';
 import { RecordingLedger } from '../../recordings/recording-ledger.js';
 
 /** How long a contact whose call the carrier never took (down, 5xx) waits before it is tried again. */
@@ -73,7 +77,7 @@ export interface CampaignRunnerOptions {
    * streaming one is played over a simulated media stream through the streaming pipeline (the builtin
    * recognizer and synthesizer); without it, such a call ends at its stream.
    */
-  streaming?: { model: StreamingDeps['model']; knowledge: KnowledgePort; doNotCall: StreamingDeps['doNotCall'] };
+  streaming?: { model: StreamingDeps['model']; knowledge: KnowledgePort; doNotCall: StreamingDeps['doNotCall']; tools?: StreamingDeps['tools'] };
 }
 
 /**
@@ -107,6 +111,8 @@ export class CampaignRunner {
   /** A claim pass started because recorded calls freed slots (between ticks); at most one at a time. */
   private claiming: Promise<void> | null = null;
   private claimAgain = false;
+  /** The next claim pass looks for queued single calls (set by each tick and by wake()). */
+  private directDue = true;
   /** Started runners with a fresh heartbeat, this one included, by id (only this one until the first tick tells). */
   private runners: string[];
 
@@ -134,6 +140,7 @@ export class CampaignRunner {
     this.simulator = new SimulatedCarrier(options.dialer, this.logger, this.clock, options.simulatedSwitch);
     this.simulator.attach(this.tracker);
     this.simulator.keepRecordingsIn(new RecordingLedger(options.em));
+    this.simulator.attachVoicemail(new VoicemailDrop(options.em, this.tracker, this.logger));
     // With the conversation service, simulated calls are talked through the voice engine (a scripted caller).
     if (options.conversations) {
       const conversations = options.conversations;
@@ -145,6 +152,7 @@ export class CampaignRunner {
             knowledge: options.streaming.knowledge,
             model: options.streaming.model,
             doNotCall: options.streaming.doNotCall,
+            tools: options.streaming.tools,
             withContext: (work) => RequestContext.create(options.em, work),
             endConversation: (organizationId, conversationId, failed) =>
               RequestContext.create(options.em, () => conversations.closeForCall(organizationId, conversationId, failed)),
@@ -191,7 +199,8 @@ export class CampaignRunner {
       const bound = new Promise<void>((resolve) => (timeout = setTimeout(resolve, graceMs)));
       await Promise.race([this.idle(), bound]);
       clearTimeout(timeout);
-      if (this.callsInFlight > 0) this.logger.warn({ calls: this.callsInFlight }, 'stopped with calls in flight; when their leases expire a runner asks their carrier how they ended');
+      if (this.callsInFlight > 0)
+        this.logger.warn({ calls: this.callsInFlight }, 'stopped with calls in flight; when their leases expire a runner asks their carrier how they ended');
     }
     this.logger.info('campaign runner stopped');
   }
@@ -226,7 +235,9 @@ export class CampaignRunner {
     const leaseClock = this.options.clock ? now : null;
     if (this.started) await this.step('heartbeat', () => this.heartbeat(em));
     await this.step('renew leases', async () => {
-      await renewLeases(em, [...new Set(this.calls.values())], this.leaseMs, leaseClock, now);
+      const tokens = [...new Set(this.calls.values())];
+      await renewLeases(em, tokens, this.leaseMs, leaseClock, now);
+      await renewDirectLeases(em, tokens, this.leaseMs, leaseClock);
       await renewReservations(em, this.reservation(leaseClock));
     });
     await this.step('reconcile calls', async () => {
@@ -235,6 +246,7 @@ export class CampaignRunner {
         carrier: (kind) => this.carrier(kind),
         account: (kind, connectionId) => this.account(kind, connectionId),
         leaseClock,
+        leaseMs: this.leaseMs,
         logger: this.logger,
       });
       if (reconciled > 0) this.logger.warn({ reconciled }, 'asked the carrier about calls whose lease expired');
@@ -246,8 +258,10 @@ export class CampaignRunner {
     await this.step('advance schedules', () => advanceSchedules(em, now, this.events));
     await this.step('return reserved credits', async () => {
       const returned = await releaseReservations(em, { stale: true, leaseClock });
-      if (returned > 0) this.logger.info({ credits: returned }, 'gave back credits reserved for executions no longer running, or by runners whose lease ran out');
+      if (returned > 0)
+        this.logger.info({ credits: returned }, 'gave back credits reserved for executions no longer running, or by runners whose lease ran out');
     });
+    this.directDue = true;
     await this.step('claim calls', () => this.claimOnTick(em, now, leaseClock));
     for (const hook of this.onTick) await this.step('tick hook', () => hook(now));
   }
@@ -283,15 +297,30 @@ export class CampaignRunner {
     return this.runners[(turn + spread(executionId)) % this.runners.length] === this.id;
   }
 
-  /** Claims due contacts of every running execution with free slots whose turn it is, and places their calls. */
+  /** Places the queued single calls (POST /api/calls), then claims due contacts of every running execution with free slots whose turn it is, and places their calls. */
   private async claimAll(em: EntityManager, now: Date, leaseClock: Date | null): Promise<void> {
+    // Single calls are looked for once a tick and when one was queued here, not on every pass a freed slot starts.
+    if (this.directDue) {
+      this.directDue = false;
+      await this.step('place single calls', () => this.placeDirect(em, leaseClock));
+    }
     for (const execution of await listRunnable(em)) {
       if (this.stopRequested) return;
       if (!this.claimsMyTurn(execution.id, now)) continue;
       const token = `${this.id}#${++this.claims}`;
       try {
         const reservation = this.reservation(leaseClock);
-        for (const call of await claimCalls(em, execution, { now, token, leaseMs: this.leaseMs, leaseClock, events: this.events, reservation })) this.place(call);
+        const claim = await claimCalls(em, execution, {
+          now,
+          token,
+          leaseMs: this.leaseMs,
+          leaseClock,
+          events: this.events,
+          reservation,
+          carrierMissing: this.carrierMissing(execution),
+        });
+        for (const call of claim.calls) this.place(call);
+        if (claim.waiting) this.logWaiting(execution, claim.waiting);
       } catch (error) {
         if (error instanceof ClaimRaced) {
           // Rolled back, nothing placed: claim again with what the execution is now.
@@ -300,6 +329,21 @@ export class CampaignRunner {
         } else this.logger.error({ err: error, executionId: execution.id }, 'claiming calls failed');
       }
     }
+  }
+
+  /** Takes the oldest queued single calls on the carriers this runner can place, and places them. */
+  private async placeDirect(em: EntityManager, leaseClock: Date | null): Promise<void> {
+    if (this.stopRequested) return;
+    const real = this.options.carriers?.publicUrl ? (Object.keys(this.options.carriers.adapters) as ProgramCarrier[]) : [];
+    const token = `${this.id}#${++this.claims}`;
+    const calls = await claimDirectCalls(em, { token, carriers: [ProgramCarrier.simulator, ...real], leaseMs: this.leaseMs, leaseClock });
+    for (const call of calls) this.place(call);
+  }
+
+  /** A single call was queued (POST /api/calls): a started runner places it now rather than at its next tick. */
+  wake(): void {
+    this.directDue = true;
+    this.claimSoon();
   }
 
   /**
@@ -355,6 +399,31 @@ export class CampaignRunner {
     }
   }
 
+  /** What this runner lacks to place the execution's calls through its program's carrier (nothing is claimed then), if anything. */
+  private carrierMissing(execution: RunnableExecution): string | null {
+    if (!this.carrier(execution.carrier)) return `no ${execution.carrier} carrier is configured in this gateway`;
+    if (execution.carrier !== ProgramCarrier.simulator && !this.options.carriers?.publicUrl)
+      return 'PUBLIC_URL is not set, so the carrier could not report the calls';
+    return null;
+  }
+
+  /**
+   * One line when an execution starts waiting for a new reason (the claim writes it only then): at
+   * info, but at debug for the limits a busy campaign meets at every call (its concurrency, its carrier's pace).
+   */
+  private logWaiting(execution: RunnableExecution, waiting: { reason: WaitingReason; nextCallAt: Date | null; detail?: string }): void {
+    const routine = waiting.reason === WaitingReason.concurrency_limit || waiting.reason === WaitingReason.carrier_pacing;
+    const fields = {
+      executionId: execution.id,
+      programId: execution.programId,
+      organizationId: execution.organizationId,
+      waitingReason: waiting.reason,
+      nextCallAt: waiting.nextCallAt?.toISOString() ?? null,
+    };
+    if (routine) this.logger.debug(fields, waitingMessage(waiting));
+    else this.logger.info(fields, waitingMessage(waiting));
+  }
+
   private carrier(kind: ProgramCarrier): CarrierAdapter | undefined {
     return kind === ProgramCarrier.simulator ? this.simulator : this.options.carriers?.adapters[kind];
   }
@@ -366,10 +435,16 @@ export class CampaignRunner {
   }
 
   /** Where the carrier reports this call's progress and asks what to say, under PUBLIC_URL. */
-  private callbackUrls(call: ClaimedCall): { statusCallbackUrl: string; answerUrl: string; recordingCallbackUrl: string } {
+  private callbackUrls(call: Placement): { statusCallbackUrl: string; answerUrl: string; recordingCallbackUrl: string; machineVerdictUrl: string | null } {
     const base = `${this.options.carriers?.publicUrl ?? ''}/telephony/${call.execution.carrier}/${call.execution.connectionId ?? 'simulator'}`;
     const query = `callId=${encodeURIComponent(call.callId)}`;
-    return { statusCallbackUrl: `${base}/status?${query}`, answerUrl: `${base}/answer?${query}`, recordingCallbackUrl: `${base}/recording?${query}` };
+    return {
+      statusCallbackUrl: `${base}/status?${query}`,
+      answerUrl: `${base}/answer?${query}`,
+      recordingCallbackUrl: `${base}/recording?${query}`,
+      // Detection in the background (no dead air at the answer); the verdict comes to /amd (amd-webhooks.rest.ts).
+      machineVerdictUrl: call.execution.carrier === ProgramCarrier.simulator ? null : `${base}/amd?${query}`,
+    };
   }
 
   /**
@@ -378,7 +453,7 @@ export class CampaignRunner {
    * attempt; one that is down, answers 5xx or cannot be reached leaves the contact to be tried
    * again later without an attempt. Either way the credit goes back.
    */
-  private place(call: ClaimedCall): void {
+  private place(call: Placement): void {
     const done = (async () => {
       const { carrier } = call.execution;
       try {
@@ -400,18 +475,31 @@ export class CampaignRunner {
           attempt: call.attempt,
           // Without a consent sentence the carrier records from the answer; with one, the answer's TwiML starts it once consent is given.
           recording: recording && !recording.consent ? { channels: recording.channels, statusCallbackUrl: recordingCallbackUrl } : null,
-          context: { executionContactId: call.executionContactId, timeZone: call.timeZone, agentId: call.execution.agentId, flow: call.execution.flow, utterances: call.execution.utterances, recording },
+          context: {
+            executionContactId: call.executionContactId,
+            timeZone: call.timeZone,
+            agentId: call.execution.agentId,
+            flow: call.execution.flow,
+            utterances: call.execution.utterances,
+            recording,
+          },
         });
         // The simulator's own reports carry its call id; a real carrier's may not have come yet.
         if (adapter !== this.simulator) await this.tracker.placed(call.callId, carrierCallId);
       } catch (error) {
         const refused = error instanceof CarrierError && error.kind === 'rejected';
         const reason = error instanceof Error ? error.message : String(error);
-        this.logger.warn({ err: error, callId: call.callId, executionContactId: call.executionContactId, carrier }, refused ? 'the carrier refused the call' : 'the carrier did not take the call; the contact is tried again later');
+        this.logger.warn(
+          { err: error, callId: call.callId, executionContactId: call.executionContactId, carrier },
+          refused ? 'the carrier refused the call' : 'the carrier did not take the call; the contact is tried again later',
+        );
         try {
           await this.tracker.notPlaced(call.callId, reason, refused);
         } catch (recordError) {
-          this.logger.error({ err: recordError, callId: call.callId }, 'recording a call the carrier did not take failed; its lease will expire and it is reconciled');
+          this.logger.error(
+            { err: recordError, callId: call.callId },
+            'recording a call the carrier did not take failed; its lease will expire and it is reconciled',
+          );
         }
       }
     })();

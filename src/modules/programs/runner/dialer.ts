@@ -1,12 +1,16 @@
 import type { FlowEdge, FlowNode } from '../call-flow.types.js';
 
-export type CallOutcome = 'answered' | 'no_answer' | 'busy' | 'failed' | 'voicemail';
+/** What a (simulated) dialer decides of a call: who, if anyone, picks up. */
+export type DialedOutcome = 'answered' | 'no_answer' | 'busy' | 'failed' | 'voicemail';
 
-export const CALL_OUTCOMES: readonly CallOutcome[] = ['answered', 'no_answer', 'busy', 'failed', 'voicemail'];
+/** A call's outcome: a dialed one, or voicemail_left (a machine answered and the program's message was left after the beep). */
+export type CallOutcome = DialedOutcome | 'voicemail_left';
 
-/** Answered and voicemail end a contact's calls; the others may be retried. */
+export const CALL_OUTCOMES: readonly DialedOutcome[] = ['answered', 'no_answer', 'busy', 'failed', 'voicemail'];
+
+/** Answered and voicemail (a message left or not) end a contact's calls; the others may be retried. */
 export function isFinalOutcome(outcome: CallOutcome): boolean {
-  return outcome === 'answered' || outcome === 'voicemail';
+  return outcome === 'answered' || outcome === 'voicemail' || outcome === 'voicemail_left';
 }
 
 /**
@@ -15,7 +19,7 @@ export function isFinalOutcome(outcome: CallOutcome): boolean {
  * was not answered, was busy or failed reaches none, even over an edge without a condition.
  */
 export function reachesNodes(outcome: CallOutcome): boolean {
-  return outcome === 'answered' || outcome === 'voicemail';
+  return isFinalOutcome(outcome);
 }
 
 export interface CallRequest {

@@ -8,6 +8,7 @@ import { recordCallsIn } from './call-recorder.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, query } from '../../../db/sql.js';
 import { loadExecutions } from './work-queue.js';
+import { NOT_PLACED } from './claim-waiting.js';
 import { releaseReservations } from './credit-reservations.js';
 import { ExecutionStatus } from '../program.enums.js';
 import { CREDIT_BALANCE_SQL } from '../../organizations/organization.entity.js';
@@ -43,7 +44,10 @@ export class ExecutionCallSink implements CallSink {
         if (transition.to !== ExecutionStatus.running) stopped.add(transition.executionId);
         record(transition);
       };
-      return work(tx, this.effects(tx, noting, () => (freed = true)));
+      return work(
+        tx,
+        this.effects(tx, noting, () => (freed = true)),
+      );
     });
     if (stopped.size > 0) {
       await releaseReservations(em, { executionIds: [...stopped] }).catch((error: unknown) =>
@@ -62,6 +66,15 @@ export class ExecutionCallSink implements CallSink {
     const { leaseMs, retryMs, logger } = this.options;
     const leaseClock = this.options.clock ? this.now() : null;
     const liveAll = async (calls: TrackedCall[]) => {
+      // A single call (POST /api/calls) holds its lease on its own row.
+      const direct = calls.filter((call) => !call.executionId && call.claimToken).map((call) => call.id);
+      if (direct.length > 0) {
+        await query(tx, `update calls set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond' where id in (${direct.map(() => '?').join(', ')})`, [
+          leaseNow(leaseClock),
+          leaseMs,
+          ...direct,
+        ]);
+      }
       const claimed = calls.filter((call) => call.executionContactId && call.claimToken);
       if (claimed.length === 0) return;
       await query(
@@ -82,14 +95,23 @@ export class ExecutionCallSink implements CallSink {
         tx,
         record,
         known.map(({ call, outcome, durationSeconds }) => ({
-          claim: { executionContactId: call.executionContactId!, token: call.claimToken!, attempt: call.attempt, execution: executions.get(call.executionId!)! },
+          claim: {
+            executionContactId: call.executionContactId!,
+            token: call.claimToken!,
+            attempt: call.attempt,
+            execution: executions.get(call.executionId!)!,
+          },
           result: { outcome, reachedNodeIds: call.reachedNodeIds, durationSeconds },
         })),
         this.now(),
       );
       results.forEach((result, index) => {
         if (result === 'recorded') freed();
-        else logger.warn({ callId: known[index]!.call.id, executionContactId: known[index]!.call.executionContactId }, 'the contact was claimed again meanwhile; this call is kept but not counted');
+        else
+          logger.warn(
+            { callId: known[index]!.call.id, executionContactId: known[index]!.call.executionContactId },
+            'the contact was claimed again meanwhile; this call is kept but not counted',
+          );
       });
     };
     return {
@@ -102,7 +124,10 @@ export class ExecutionCallSink implements CallSink {
     };
   }
 
-  /** The carrier never took the call: the row goes back to pending, its attempt not counted, tried again in `retryMs`. */
+  /**
+   * The carrier never took the call: the row goes back to pending, its attempt not counted, tried again
+   * in `retryMs`; its last outcome says so, which is how the claims tell this wait (carrier_unavailable) from a retry's.
+   */
   private async release(tx: EntityManager, call: TrackedCall, retryMs: number): Promise<void> {
     if (!call.executionContactId || !call.claimToken || !call.executionId) return;
     const [row] = await query<{ status: string }>(
@@ -117,10 +142,10 @@ export class ExecutionCallSink implements CallSink {
     const wasLive = row.status === 'in_progress';
     await query(
       tx,
-      `update execution_contacts set status = 'pending', claimed_by = null, lease_until = null, next_attempt_at = ?::timestamptz,
+      `update execution_contacts set status = 'pending', claimed_by = null, lease_until = null, next_attempt_at = ?::timestamptz, last_outcome = ?,
               attempts = case when ? then greatest(attempts - 1, 0) else attempts end, updated_at = ?::timestamptz
         where id = ?`,
-      [at(retryAt), wasLive, at(now), call.executionContactId],
+      [at(retryAt), NOT_PLACED, wasLive, at(now), call.executionContactId],
     );
     if (wasLive) {
       await query(
@@ -153,5 +178,4 @@ export class ExecutionCallSink implements CallSink {
       ]);
     }
   }
-
 }

@@ -15,6 +15,8 @@ export interface RunnerServices {
   models: ModelService;
   knowledge: KnowledgeService;
   doNotCall: DoNotCallService;
+  /** The organization's tools the agents call (services.toolPort). */
+  toolPort: NonNullable<NonNullable<CampaignRunnerOptions['streaming']>['tools']>;
 }
 
 /**
@@ -39,6 +41,6 @@ export function gatewayRunnerOptions(
       publicUrl: settings.publicUrl,
     },
     conversations: settings.talkSimulatedCalls ? services.conversations : undefined,
-    streaming: { model: services.models, knowledge: services.knowledge, doNotCall: services.doNotCall },
+    streaming: { model: services.models, knowledge: services.knowledge, doNotCall: services.doNotCall, tools: services.toolPort },
   };
 }

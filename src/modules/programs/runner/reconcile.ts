@@ -26,6 +26,8 @@ export interface ReconcileOptions {
   logger: Logger;
   /** Calls asked about per tick. */
   batch?: number;
+  /** The runner's lease: a single call asked about is held this long again. Default 60000. */
+  leaseMs?: number;
 }
 
 /**
@@ -46,6 +48,20 @@ export async function reconcileExpiredCalls(em: EntityManager, options: Reconcil
       order by ec.lease_until
       limit ?`,
     [leaseNow(options.leaseClock), options.batch ?? 50],
+  );
+  // Single calls (POST /api/calls) whose runner's lease ran out, asked about the same way; each ask
+  // pushes the lease, so a long call is asked about once a lease, not on every tick.
+  rows.push(
+    ...(await query<ExpiredCall>(
+      em,
+      `update calls c set lease_until = ${LEASE_NOW} + ? * interval '1 millisecond'
+         from (select id from calls where execution_id is null and direction = 'outbound' and claim_token is not null
+                 and status in ('queued', 'ringing', 'in_progress') and lease_until < ${LEASE_NOW}
+                order by lease_until limit ? for no key update skip locked) expired
+        where c.id = expired.id
+        returning c.id as call_id, c.carrier, c.carrier_connection_id, c.carrier_call_id, c.to_number, c.from_number, c.attempt, c.queued_at, c.status`,
+      [leaseNow(options.leaseClock), options.leaseMs ?? 60_000, leaseNow(options.leaseClock), options.batch ?? 50],
+    )),
   );
   for (const row of rows) {
     const known = {

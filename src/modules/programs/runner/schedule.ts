@@ -56,7 +56,10 @@ export async function advanceSchedules(em: EntityManager, now: Date, events: Exe
        returning e.id, e.program_id, e.organization_id, due.status as from_status`,
       [...STOPPABLE, at(now), at(now), at(now)],
     );
-    for (const [rows, to] of [[started, ExecutionStatus.running], [stopped, ExecutionStatus.stopped]] as const) {
+    for (const [rows, to] of [
+      [started, ExecutionStatus.running],
+      [stopped, ExecutionStatus.stopped],
+    ] as const) {
       for (const row of rows) {
         record({ executionId: row.id, programId: row.program_id, organizationId: row.organization_id, from: row.from_status, to, reason: 'schedule' });
       }

@@ -10,6 +10,7 @@ import type { VoiceEngine } from '../../voice/voice-session.js';
 import type { RecordingLedger } from '../../recordings/recording-ledger.js';
 import { refusesConsent } from '../../recordings/recording-settings.js';
 import { simulatedRecording } from '../../recordings/simulated-recording.js';
+import type { VoicemailDrop } from '../../voice/voicemail-drop.js';
 
 /** The simulator needs no account; this stands in where a real carrier's would be. */
 export const SIMULATED_ACCOUNT: CarrierAccount = { connectionId: null, accountSid: 'simulator', authToken: '' };
@@ -17,6 +18,7 @@ export const SIMULATED_ACCOUNT: CarrierAccount = { connectionId: null, accountSi
 const FINAL_STATUS: Record<CallOutcome, CallStatus> = {
   answered: CallStatus.completed,
   voicemail: CallStatus.completed,
+  voicemail_left: CallStatus.completed,
   no_answer: CallStatus.no_answer,
   busy: CallStatus.busy,
   failed: CallStatus.failed,
@@ -66,6 +68,13 @@ export class SimulatedCarrier implements CarrierAdapter {
 
   /** Where the simulated recordings are kept (none: the simulator records nothing). */
   private recordings: RecordingLedger | null = null;
+
+  /** Where a machine's verdict goes (the Twilio calls' voicemail after the beep); none: a machine is answered as the voice engine does. */
+  private voicemail: VoicemailDrop | null = null;
+
+  attachVoicemail(drop: VoicemailDrop): void {
+    this.voicemail = drop;
+  }
 
   keepRecordingsIn(ledger: RecordingLedger): void {
     this.recordings = ledger;
@@ -158,7 +167,7 @@ export class SimulatedCarrier implements CarrierAdapter {
   private async record(callId: string, heard: string[], said: string[], channels: 'mono' | 'dual'): Promise<void> {
     if (!this.recordings) return;
     try {
-      const { wav, durationSeconds } = simulatedRecording(heard, said, channels);
+      const { wav, durationSeconds } = await simulatedRecording(heard, said, channels);
       await this.recordings.simulated(callId, wav, channels, durationSeconds, this.clock());
     } catch (error) {
       this.logger.error({ err: error, callId }, 'the simulated carrier could not keep the call’s recording');
@@ -196,6 +205,10 @@ export class SimulatedCarrier implements CarrierAdapter {
       await this.report(tracker, request.callId, this.state(carrierCallId, CallStatus.failed, { errorText: `The simulated dialer failed: ${reason}` }));
       return;
     }
+    if (result.outcome === 'voicemail' && this.voicemail) {
+      await this.leaveVoicemail(tracker, carrierCallId, request, this.voicemail);
+      return;
+    }
     if (reachesNodes(result.outcome)) {
       const answeredBy: AnsweredBy = result.outcome === 'voicemail' ? 'machine' : 'human';
       const context = request.context;
@@ -220,5 +233,26 @@ export class SimulatedCarrier implements CarrierAdapter {
       return;
     }
     await this.report(tracker, request.callId, this.state(carrierCallId, FINAL_STATUS[result.outcome], { durationSeconds: 0 }));
+  }
+
+  /**
+   * A machine answers as with Twilio's asynchronous detection: the call is answered (who answered not
+   * yet known), the verdict comes at once as the end of the greeting (machine_end_beep), and the voicemail
+   * drop leaves the program's message (or its flow's voicemail branch) or hangs up. What the machine
+   * heard is its recording, when the program records from the answer.
+   */
+  private async leaveVoicemail(tracker: CallTracker, carrierCallId: string, request: PlaceCallRequest, drop: VoicemailDrop): Promise<void> {
+    const answered = this.state(carrierCallId, CallStatus.in_progress);
+    await this.report(tracker, request.callId, answered);
+    const heard: string[] = [];
+    await drop.verdict(
+      request.callId,
+      { carrierCallId, kind: 'machine_end_beep', detectionMs: 0 },
+      { update: async (actions) => void heard.push(...actions.flatMap((action) => (action.kind === 'say' ? [action.text] : []))) },
+    );
+    const recording = request.context?.recording;
+    if (recording && !recording.consent) await this.record(request.callId, heard, [], recording.channels);
+    await this.report(tracker, request.callId, this.ended(carrierCallId, answered.at, 'machine'));
+    await this.voice?.ended(request.callId);
   }
 }

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FlowEdge, FlowNode } from '../call-flow.types.js';
 import { FlowNodeType } from '../program.enums.js';
-import { CALL_OUTCOMES, reachesNodes, type CallOutcome, type CallRequest, type CallResult, type Dialer } from './dialer.js';
+import { CALL_OUTCOMES, reachesNodes, type CallOutcome, type DialedOutcome, type CallRequest, type CallResult, type Dialer } from './dialer.js';
 
-export type OutcomeWeights = Record<CallOutcome, number>;
+export type OutcomeWeights = Record<DialedOutcome, number>;
 
 export const DEFAULT_OUTCOME_WEIGHTS: OutcomeWeights = { answered: 70, no_answer: 15, busy: 5, voicemail: 5, failed: 5 };
 
@@ -24,7 +24,7 @@ function draw(seed: string, phone: string, attempt: number): number {
 }
 
 /** The outcome `draw` lands on when the outcomes share [0, 1) by weight. */
-export function pickOutcome(value: number, weights: OutcomeWeights): CallOutcome {
+export function pickOutcome(value: number, weights: OutcomeWeights): DialedOutcome {
   const total = CALL_OUTCOMES.reduce((sum, outcome) => sum + Math.max(0, weights[outcome]), 0);
   let edge = 0;
   for (const outcome of CALL_OUTCOMES) {
@@ -67,7 +67,7 @@ export class SimulatedDialer implements Dialer {
   }
 
   /** What placeCall will answer, without the wait. */
-  outcomeOf(phone: string, attempt: number): CallOutcome {
+  outcomeOf(phone: string, attempt: number): DialedOutcome {
     return pickOutcome(draw(this.seed, phone, attempt), this.weights);
   }
 

@@ -1,43 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProgramCarrier } from '../../telephony/telephony.enums.js';
-import type { FlowEdge, FlowNode } from '../call-flow.types.js';
 import type { ExecutionEvents } from '../execution-events.js';
 import { assertMove } from '../execution-state.js';
-import { ExecutionStatus } from '../program.enums.js';
-import type { CallingWindow, RetryPolicy } from '../program.types.js';
+import { ExecutionStatus, WaitingReason } from '../program.enums.js';
 import { isWithinWindow } from './calling-window.js';
 import { LEASE_NOW, leaseNow } from './leases.js';
 import { at, placeholders, query } from '../../../db/sql.js';
 import { addOutcomeCounts } from '../execution-outcomes.js';
 import { CreditEntryKind } from '../../organizations/credit-ledger.entity.js';
-import { EventWriter } from '../../events/event-writer.js';
-import { Call } from '../../telephony/call.entity.js';
-import { callJson } from '../../telephony/call.types.js';
 import { CREDITS_RESERVED_SQL } from '../../organizations/organization.entity.js';
 import { RESERVATION_BLOCK_MAX, releaseReservations, spendReserved, type Reservation } from './credit-reservations.js';
-import type { ProgramRecording } from '../../recordings/recording-settings.js';
+import { randomUUID } from 'node:crypto';
+import { waitingOnContacts, type Waiting } from './waiting.js';
+import { CONCURRENCY_LIMIT, noteWaiting, pendingZones } from './claim-waiting.js';
+import { countBy, openCalls, pacingAllowance, suppressCalls, type CandidateRow, type Pacing } from './claim-rows.js';
+import type { RunnableExecution } from './runnable-execution.js';
 
-/** A running execution and the program settings the runner needs to advance it. */
-export interface RunnableExecution {
-  id: string;
-  programId: string;
-  organizationId: string;
-  maxConcurrentCalls: number;
-  callingWindow: CallingWindow | null;
-  retryPolicy: RetryPolicy;
-  agentId: string | null;
-  flow: { nodes: FlowNode[]; edges: FlowEdge[] } | null;
-  /** What the simulated caller says (null: its default lines). */
-  utterances: string[] | null;
-  /** The program's recording setting (null: its calls are not recorded). */
-  recording: ProgramRecording | null;
-  /** Where the calls are placed, with which caller ID, through which connection at how many new calls per second. */
-  carrier: ProgramCarrier;
-  fromNumber: string | null;
-  connectionId: string | null;
-  callsPerSecond: number | null;
-}
+export { listRunnable, loadExecution, loadExecutions, type RunnableExecution } from './runnable-execution.js';
+export { NOT_PLACED } from './claim-waiting.js';
 
 /**
  * The execution moved (paused, stopped, filled by another runner) between a claim's first read and
@@ -63,88 +43,11 @@ export interface ClaimedCall {
   contactId: string | null;
 }
 
-interface ExecutionRow {
-  id: string;
-  program_id: string;
-  organization_id: string;
-  max_concurrent_calls: number;
-  calling_window: CallingWindow | null;
-  retry_policy: RetryPolicy;
-  agent_id: string | null;
-  simulated_caller: { utterances: string[] } | null;
-  recording: ProgramRecording | null;
-  flow_nodes: FlowNode[] | null;
-  flow_edges: FlowEdge[] | null;
-  carrier: ProgramCarrier;
-  from_number: string | null;
-  connection_id: string | null;
-  calls_per_second: number | null;
-}
-
-const EXECUTION_SELECT = `select e.id, e.program_id, e.organization_id, p.max_concurrent_calls, p.calling_window, p.retry_policy, p.agent_id, p.simulated_caller, p.recording,
-            f.nodes as flow_nodes, f.edges as flow_edges, p.carrier, pn.number as from_number,
-            case when p.carrier <> 'simulator' then cc.id end as connection_id, cc.calls_per_second
-       from executions e
-       join programs p on p.id = e.program_id
-       left join call_flows f on f.id = coalesce(e.flow_id, p.flow_id)
-       left join phone_numbers pn on pn.id = p.from_number_id
-       left join carrier_connections cc on cc.id = pn.carrier_connection_id and cc.carrier = p.carrier`;
-
-function runnable(row: ExecutionRow): RunnableExecution {
-  return {
-    id: row.id,
-    programId: row.program_id,
-    organizationId: row.organization_id,
-    maxConcurrentCalls: Math.max(1, row.max_concurrent_calls),
-    callingWindow: row.calling_window,
-    retryPolicy: row.retry_policy,
-    agentId: row.agent_id,
-    utterances: row.simulated_caller?.utterances ?? null,
-    recording: row.recording?.enabled ? row.recording : null,
-    flow: row.flow_nodes ? { nodes: row.flow_nodes, edges: row.flow_edges ?? [] } : null,
-    carrier: row.carrier,
-    fromNumber: row.from_number,
-    connectionId: row.connection_id,
-    callsPerSecond: row.calls_per_second === null ? null : Number(row.calls_per_second),
-  };
-}
-
-/** One execution with its program's settings, whatever its status (the call tracker records late calls too). */
-export async function loadExecution(em: EntityManager, executionId: string): Promise<RunnableExecution | null> {
-  const [row] = await query<ExecutionRow>(em, `${EXECUTION_SELECT} where e.id = ?`, [executionId]);
-  return row ? runnable(row) : null;
-}
-
-/** Several executions by id, with their program's settings, in one statement. */
-export async function loadExecutions(em: EntityManager, executionIds: string[]): Promise<Map<string, RunnableExecution>> {
-  if (executionIds.length === 0) return new Map();
-  const rows = await query<ExecutionRow>(em, `${EXECUTION_SELECT} where e.id in (${placeholders(executionIds)})`, executionIds);
-  return new Map(rows.map((row) => [row.id, runnable(row)]));
-}
-
-/** Running executions with a free call slot, with their program's settings (the flow the execution started with, else the program's). */
-export async function listRunnable(em: EntityManager): Promise<RunnableExecution[]> {
-  const rows = await query<ExecutionRow>(
-    em,
-    `${EXECUTION_SELECT}
-      where e.status = 'running' and e.contacts_in_progress < greatest(p.max_concurrent_calls, 1)
-      order by e.id`,
-  );
-  return rows.map(runnable);
-}
-
-interface CandidateRow {
-  id: string;
-  contact_id: string | null;
-  phone: string;
-  time_zone: string | null;
-  attempts: number;
-  /**
-   * Why the row fails without a call: its number is on the do-not-call list (checked by number, so
-   * a contact re-imported under another id is caught too), or the contact opted out or was deleted
-   * since the start.
-   */
-  gone: 'do_not_call' | 'opted_out' | 'contact_deleted' | null;
+/** What a claim did: the calls it took, and why the execution's other pending contacts wait, when that changed (to log it). */
+export interface Claim {
+  calls: ClaimedCall[];
+  /** The execution now waits for a reason other than before (null: nothing holds its pending contacts back any more); undefined: unchanged. */
+  waiting?: Waiting | null;
 }
 
 /**
@@ -161,6 +64,10 @@ interface CandidateRow {
  * the commit; recorders and control moves do not take it), and each counts the calls in progress in the
  * statement that picks its rows, after the previous claim committed, so two runners do not both
  * take the same free slots and roll one claim back.
+ *
+ * Each check that leaves pending contacts undialed says why (waiting.ts): that finding is the
+ * execution's waitingReason and nextCallAt, written with an execution.progress event in the claim's
+ * transaction when it differs from the last one, so what the API shows is this decision itself.
  */
 export async function claimCalls(
   em: EntityManager,
@@ -169,6 +76,7 @@ export async function claimCalls(
   /**
    * `reservation`: the runner pays from its credit reservation for the execution (credit-reservations.ts),
    * topped up from the organization in blocks; without it every claim takes its credits from the organization's row.
+   * `carrierMissing`: what the runner lacks to place this program's calls (its carrier's adapter, PUBLIC_URL); nothing is claimed then.
    */
   options: {
     now: Date;
@@ -177,8 +85,9 @@ export async function claimCalls(
     leaseClock?: Date | null;
     events: ExecutionEvents;
     reservation?: Reservation;
+    carrierMissing?: string | null;
   },
-): Promise<ClaimedCall[]> {
+): Promise<Claim> {
   let stoppedRunning = false;
   const claimed = await claimIn(em, execution, options, () => (stoppedRunning = true));
   // It completed or ran out of credits: what the runners still hold for it goes back now (else the next tick's pass does it).
@@ -186,12 +95,15 @@ export async function claimCalls(
   return claimed;
 }
 
-async function claimIn(
-  em: EntityManager,
-  execution: RunnableExecution,
-  options: Parameters<typeof claimCalls>[2],
-  stopped: () => void,
-): Promise<ClaimedCall[]> {
+interface ClaimState {
+  status: ExecutionStatus;
+  contacts_pending: number;
+  contacts_in_progress: number;
+  runner_waiting_reason: WaitingReason | null;
+  runner_next_call_at: Date | string | null;
+}
+
+async function claimIn(em: EntityManager, execution: RunnableExecution, options: Parameters<typeof claimCalls>[2], stopped: () => void): Promise<Claim> {
   const { now, token } = options;
   const moved = (from: ExecutionStatus, to: ExecutionStatus, reason: 'no_credits' | 'no_contacts_left') => ({
     executionId: execution.id,
@@ -208,40 +120,55 @@ async function claimIn(
     // longer. The same statement waits for the execution's claim lock (another runner's claim of it
     // commits first), so what it read may be a moment old: the free slots are counted again where
     // the rows are picked.
-    const [state] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
+    const [state] = await query<ClaimState>(
       tx,
-      `select e.status, e.contacts_pending, e.contacts_in_progress
+      `select e.status, e.contacts_pending, e.contacts_in_progress, e.runner_waiting_reason, e.runner_next_call_at
          from executions e cross join lateral (select pg_advisory_xact_lock(hashtextextended(?, 0))) as claiming
         where e.id = ?`,
       [`claim-execution:${execution.id}`, execution.id],
     );
-    if (!state || state.status !== ExecutionStatus.running) return [];
+    if (!state || state.status !== ExecutionStatus.running) return { calls: [] };
+    /** The claim's answer, with why the contacts it left wait (written when that changed). */
+    const done = async (calls: ClaimedCall[], waiting: Waiting | null): Promise<Claim> => ({
+      calls,
+      waiting: await noteWaiting(tx, execution, state, waiting, now),
+    });
     if (state.contacts_pending === 0 && state.contacts_in_progress === 0) {
       const [locked] = await query<{ status: ExecutionStatus; contacts_pending: number; contacts_in_progress: number }>(
         tx,
         'select status, contacts_pending, contacts_in_progress from executions where id = ? for update',
         [execution.id],
       );
-      if (!locked || locked.status !== ExecutionStatus.running || locked.contacts_pending !== 0 || locked.contacts_in_progress !== 0) return [];
+      if (!locked || locked.status !== ExecutionStatus.running || locked.contacts_pending !== 0 || locked.contacts_in_progress !== 0) return { calls: [] };
       assertMove(locked.status, ExecutionStatus.completed);
-      await query(
-        tx,
-        `update executions set status = 'completed', actual_end_at = ?::timestamptz, updated_at = ?::timestamptz where id = ?`,
-        [at(now), at(now), execution.id],
-      );
+      await query(tx, `update executions set status = 'completed', actual_end_at = ?::timestamptz, updated_at = ?::timestamptz where id = ?`, [
+        at(now),
+        at(now),
+        execution.id,
+      ]);
       record(moved(locked.status, ExecutionStatus.completed, 'no_contacts_left'));
       stopped();
-      return [];
+      return { calls: [] };
     }
+    // Nothing left to dial: the calls in progress end it.
+    if (state.contacts_pending === 0) return done([], null);
     // Full as of that read: nothing to claim (nor a carrier's pacing row to lock).
-    if (state.contacts_pending === 0 || state.contacts_in_progress >= execution.maxConcurrentCalls) return [];
+    if (state.contacts_in_progress >= execution.maxConcurrentCalls) return done([], CONCURRENCY_LIMIT);
     // At most the execution's concurrency; the statement that picks the rows takes the calls in progress off it.
     let slots = execution.maxConcurrentCalls;
+    let pacing: Pacing | null = null;
+    if (options.carrierMissing) return done([], { reason: WaitingReason.carrier_not_configured, nextCallAt: null, detail: options.carrierMissing });
     if (execution.carrier !== ProgramCarrier.simulator) {
       // The connection was deleted, or the number moved to another carrier: nothing is placed until it is mended.
-      if (!execution.connectionId) return [];
-      slots = Math.min(slots, await pacingAllowance(tx, execution.connectionId, execution.callsPerSecond ?? 1, options.leaseClock ?? null));
-      if (slots <= 0) return [];
+      if (!execution.connectionId) {
+        const detail = execution.fromNumber
+          ? `the caller ID ${execution.fromNumber} has no ${execution.carrier} carrier connection`
+          : `the program has no caller ID (fromNumberId) on ${execution.carrier}`;
+        return done([], { reason: WaitingReason.carrier_not_configured, nextCallAt: null, detail });
+      }
+      pacing = await pacingAllowance(tx, execution.connectionId, execution.callsPerSecond ?? 1, options.leaseClock ?? null);
+      slots = Math.min(slots, pacing.allowance);
+      if (slots <= 0) return done([], { reason: WaitingReason.carrier_pacing, nextCallAt: pacing.nextAt });
     }
 
     const due = `ec.execution_id = ? and ec.status = 'pending' and (ec.next_attempt_at is null or ec.next_attempt_at <= ?::timestamptz)`;
@@ -250,18 +177,20 @@ async function claimIn(
     let named: string[] = [];
     let zoneClauses = ['true'];
     if (execution.callingWindow) {
-      const zones = await query<{ time_zone: string | null }>(tx, `select distinct ec.time_zone from execution_contacts ec where ${due}`, [execution.id, at(now)]);
-      const open = zones.map((row) => row.time_zone).filter((zone) => isWithinWindow(now, zone, execution.callingWindow));
-      if (open.length === 0) return [];
+      const zones = await pendingZones(tx, execution, now);
+      const open = zones.filter((zone) => zone.dueNow && isWithinWindow(now, zone.timeZone, execution.callingWindow)).map((zone) => zone.timeZone);
+      if (open.length === 0) return done([], waitingOnContacts(zones, execution.callingWindow, now, execution.scheduledStopAt));
       named = open.filter((zone): zone is string => zone !== null);
-      zoneClauses = [
-        ...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []),
-        ...(open.includes(null) ? ['ec.time_zone is null'] : []),
-      ];
+      zoneClauses = [...(named.length ? [`ec.time_zone in (${placeholders(named)})`] : []), ...(open.includes(null) ? ['ec.time_zone is null'] : [])];
     }
+    // The free slots: the execution's calls in progress as the last claim of it (this runner's or
+    // another's) committed them, read after the claim lock. They are a number in the LIMIT below, not
+    // an expression, so the planner plans for the rows taken: with an expression it planned for a tenth
+    // of the pending rows and joined every contact (1.3 s a claim at 1M pending; docs/development/runner-claim.md).
+    const [progress] = await query<{ contacts_in_progress: number }>(tx, 'select contacts_in_progress from executions where id = ?', [execution.id]);
+    const take = Math.max(0, Math.min(slots, execution.maxConcurrentCalls - Number(progress?.contacts_in_progress ?? 0)));
     // The do-not-call list is read here, in the statement that claims, so a number added a moment
-    // ago is never dialed. So are the free slots: the execution's calls in progress as the last claim
-    // of it (this runner's or another's) committed them, less nothing it holds itself. A number in a live call of the same program (another execution's, a
+    // ago is never dialed. A number in a live call of the same program (another execution's, a
     // paused one's still on the line) is not claimed until that call ends: one person, one call.
     const candidates = await query<CandidateRow>(
       tx,
@@ -273,9 +202,9 @@ async function claimIn(
           and not exists (select 1 from calls l where l.program_id = ? and l.to_number = ec.phone and l.direction = 'outbound'
                                                   and l.status in ('queued', 'ringing', 'in_progress'))
         order by ec.next_attempt_at nulls first, ec.created_at, ec.id
-        limit least(?::int, greatest(0, ?::int - (select contacts_in_progress from executions where id = ?)))
+        limit ?
         for update of ec skip locked`,
-      [execution.id, at(now), ...named, execution.programId, slots, execution.maxConcurrentCalls, execution.id],
+      [execution.id, at(now), ...named, execution.programId, take],
     );
 
     const gone = candidates.filter((row) => row.gone).map((row) => row.id);
@@ -310,7 +239,12 @@ async function claimIn(
     let reservedElsewhere = 0;
     if (callable.length > 0 && options.reservation) {
       const block = Math.max(callable.length, Math.min(state.contacts_pending, RESERVATION_BLOCK_MAX));
-      const spent = await spendReserved(tx, options.reservation, { organizationId: execution.organizationId, executionId: execution.id, count: callable.length, block });
+      const spent = await spendReserved(tx, options.reservation, {
+        organizationId: execution.organizationId,
+        executionId: execution.id,
+        count: callable.length,
+        block,
+      });
       paidCount = spent.taken;
       reservedElsewhere = spent.reservedElsewhere;
     } else if (callable.length > 0) {
@@ -344,142 +278,60 @@ async function claimIn(
     if (outOfCredits) assertMove(state.status, ExecutionStatus.paused_no_credits);
     const ids = paid.map((row) => row.id);
     const taken = ids.length + gone.length;
+    /** The counters after this claim: as the update below wrote them, else as read. */
+    let after = { pending: state.contacts_pending, inProgress: state.contacts_in_progress };
     if (taken > 0 || outOfCredits) {
       // Still running, and the calls still fit in its concurrency: else nothing of this claim happened.
-      const applied = await query(
+      const applied = await query<{ contacts_pending: number; contacts_in_progress: number }>(
         tx,
         `update executions set contacts_pending = contacts_pending - ?, contacts_in_progress = contacts_in_progress + ?,
                 contacts_failed = contacts_failed + ?, contacts_do_not_call = contacts_do_not_call + ?, credits_spent = credits_spent + ?, status = ?, updated_at = ?::timestamptz,
                 outcome_counts = ${addOutcomeCounts('outcome_counts', '?::jsonb')}
-          where id = ? and status = 'running' and (?::int = 0 or contacts_in_progress + ?::int <= ?) returning id`,
+          where id = ? and status = 'running' and (?::int = 0 or contacts_in_progress + ?::int <= ?) returning contacts_pending, contacts_in_progress`,
         [
-          taken, ids.length, gone.length, suppressed.length, ids.length, outOfCredits ? ExecutionStatus.paused_no_credits : state.status, at(now),
+          taken,
+          ids.length,
+          gone.length,
+          suppressed.length,
+          ids.length,
+          outOfCredits ? ExecutionStatus.paused_no_credits : state.status,
+          at(now),
           // The contacts not called, by why: their outcome, as the rows just written say.
           JSON.stringify(countBy(candidates.filter((row) => row.gone).map((row) => String(row.gone)))),
-          execution.id, ids.length, ids.length, execution.maxConcurrentCalls,
+          execution.id,
+          ids.length,
+          ids.length,
+          execution.maxConcurrentCalls,
         ],
       );
       if (applied.length === 0) throw new ClaimRaced(execution.id);
+      after = { pending: applied[0]!.contacts_pending, inProgress: applied[0]!.contacts_in_progress };
     }
-    if (outOfCredits) {
-      record(moved(state.status, ExecutionStatus.paused_no_credits, 'no_credits'));
-      stopped();
-    }
-    return paid.map((row, index) => ({
+    const calls = paid.map((row, index) => ({
       executionContactId: row.id,
       token,
       execution,
       phone: row.phone,
       timeZone: row.time_zone,
       attempt: row.attempts + 1,
-      callId: callIds[index],
+      callId: callIds[index]!,
       contactId: row.contact_id,
     }));
+    if (outOfCredits) {
+      record(moved(state.status, ExecutionStatus.paused_no_credits, 'no_credits'));
+      stopped();
+      return { calls };
+    }
+    // Why the contacts this claim left wait, in the order the checks above made.
+    if (after.pending <= 0) return done(calls, null);
+    if (after.inProgress >= execution.maxConcurrentCalls) return done(calls, CONCURRENCY_LIMIT);
+    if (unpaid.length > 0)
+      return done(calls, {
+        reason: WaitingReason.no_credits,
+        nextCallAt: null,
+        detail: 'the credits left are held by other runners until they give back what they do not spend',
+      });
+    if (pacing && paid.length >= slots) return done(calls, { reason: WaitingReason.carrier_pacing, nextCallAt: pacing.nextAt });
+    return done(calls, waitingOnContacts(await pendingZones(tx, execution, now), execution.callingWindow, now, execution.scheduledStopAt));
   });
-}
-
-/**
- * Contacts whose number is on the do-not-call list: each gets a call record that was never placed
- * (status canceled, outcome do_not_call, no credit, no carrier, no connection, so no pacing slot)
- * and its call.ended event, in the claim's transaction. So the calls list, the calls CSV (one row
- * per contact, with its last call's outcome) and the event stream all say do_not_call, as the
- * execution's contactsDoNotCall counter does.
- */
-async function suppressCalls(tx: EntityManager, execution: RunnableExecution, rows: CandidateRow[], now: Date): Promise<void> {
-  if (rows.length === 0) return;
-  const ids = rows.map(() => randomUUID());
-  await query(
-    tx,
-    `insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, agent_id, execution_contact_id,
-                        direction, from_number, to_number, status, outcome, attempt, carrier, queued_at, ended_at, reached_node_ids, error_text, credits_charged)
-     values ${rows.map(() => `(?, ?::timestamptz, ?::timestamptz, ?, ?, ?, ?, ?, ?, 'outbound', ?, ?, 'canceled', 'do_not_call', ?, ?, ?::timestamptz, ?::timestamptz, '[]'::jsonb, ?, 0)`).join(', ')}`,
-    rows.flatMap((row, index) => [
-      ids[index],
-      at(now),
-      at(now),
-      execution.organizationId,
-      execution.id,
-      execution.programId,
-      row.contact_id,
-      execution.agentId,
-      row.id,
-      execution.fromNumber,
-      row.phone,
-      row.attempts + 1,
-      execution.carrier,
-      at(now),
-      at(now),
-      'Not placed: the number is on the do-not-call list',
-    ]),
-  );
-  const calls = await tx.find(Call, { id: { $in: ids } });
-  await EventWriter.write(tx, ...calls.map((call) => ({ organizationId: execution.organizationId, type: 'call.ended' as const, payload: callJson(call) })));
-}
-
-/** The carrier's clock for pacing: the runner's injected one in tests, else the database's, read now. */
-const PACING_NOW = 'coalesce(?::timestamptz, clock_timestamp())';
-
-/**
- * How many new calls the connection may start now: its calls per second less the calls queued
- * on it in the last second. The connection's row is locked for the rest of the claim's
- * transaction, so runners in every replica take turns and together never exceed the rate.
- */
-async function pacingAllowance(tx: EntityManager, connectionId: string, callsPerSecond: number, clockTime: Date | null): Promise<number> {
-  await query(tx, 'select id from carrier_connections where id = ? for update', [connectionId]);
-  const [recent] = await query<{ count: string | number }>(
-    tx,
-    `select count(*) as count from calls where carrier_connection_id = ? and queued_at > ${PACING_NOW} - interval '1 second'`,
-    [connectionId, clockTime && at(clockTime)],
-  );
-  return callsPerSecond - Number(recent?.count ?? 0);
-}
-
-/** One call record per claimed row, queued, paid with one credit. */
-async function openCalls(
-  tx: EntityManager,
-  execution: RunnableExecution,
-  rows: CandidateRow[],
-  token: string,
-  clockTime: Date | null,
-  now: Date,
-  /** A data-modifying statement run with the insert, as its CTE (the claimed rows' update). */
-  alongside: { sql: string; params: unknown[] },
-): Promise<string[]> {
-  const ids = rows.map(() => randomUUID());
-  if (rows.length === 0) return ids;
-  const values = rows.map(() => `(?, ?::timestamptz, ?::timestamptz, ?, ?, ?, ?, ?, ?, ?, 'outbound', ?, ?, 'queued', ?, ?, ?, ${PACING_NOW}, '[]'::jsonb, 1)`);
-  const params = rows.flatMap((row, index) => [
-    ids[index],
-    at(now),
-    at(now),
-    execution.organizationId,
-    execution.id,
-    execution.programId,
-    row.contact_id,
-    execution.agentId,
-    row.id,
-    token,
-    execution.fromNumber,
-    row.phone,
-    row.attempts + 1,
-    execution.carrier,
-    execution.connectionId,
-    clockTime && at(clockTime),
-  ]);
-  await query(
-    tx,
-    `with alongside as (${alongside.sql})
-     insert into calls (id, created_at, updated_at, organization_id, execution_id, program_id, contact_id, agent_id, execution_contact_id, claim_token,
-                        direction, from_number, to_number, status, attempt, carrier, carrier_connection_id, queued_at, reached_node_ids, credits_charged)
-     values ${values.join(', ')}`,
-    [...alongside.params, ...params],
-  );
-  return ids;
-}
-
-/** How many times each value occurs. */
-function countBy(values: readonly string[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
-  return counts;
 }

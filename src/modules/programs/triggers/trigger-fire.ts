@@ -53,7 +53,14 @@ async function liveExecution(em: EntityManager, program: Program, now: Date, rec
     actualStartAt: now,
     autoPauseRules: structuredClone(program.autoPauseRules),
   });
-  record({ executionId: opened.id, programId: program.id, organizationId: program.organization.id, from: null, to: ExecutionStatus.running, reason: 'trigger' });
+  record({
+    executionId: opened.id,
+    programId: program.id,
+    organizationId: program.organization.id,
+    from: null,
+    to: ExecutionStatus.running,
+    reason: 'trigger',
+  });
   return opened;
 }
 
@@ -91,8 +98,7 @@ async function enqueue(em: EntityManager, execution: Execution, contacts: Contac
         phone: contact.phone,
         timeZone: contact.timeZone,
       });
-    }
-    else if (row.status === ExecutionContactStatus.in_progress || row.attempts > 0 || row.claimedBy) {
+    } else if (row.status === ExecutionContactStatus.in_progress || row.attempts > 0 || row.claimedBy) {
       // Being called (or retried) for an earlier date: once that call is recorded the row is queued again for this one.
       row.requeue = true;
     }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { audienceSource, memberCondition } from '../../contacts/segments.js';
 import { ContactTrigger } from '../contact-trigger.entity.js';
 import type { Program } from '../program.entity.js';
 import { ProgramKind, ProgramStatus, TriggerStatus } from '../program.enums.js';
@@ -38,19 +39,21 @@ async function candidatesOf(em: EntityManager, program: Program, contactId?: str
   if (!isLiveActive(program)) return [];
   const trigger = program.liveTrigger!;
   const entity = trigger.source === 'entity';
-  const params: unknown[] = entity
-    ? [trigger.attribute, trigger.entityType ?? '', program.audience!.id, program.organization.id]
-    : [trigger.attribute, program.audience!.id, program.organization.id];
+  // Its members, or (a segment) whoever its filter matches.
+  const audience = await audienceSource(em, program.organization.id, program.audience!.id);
+  if (!audience) return [];
+  const membership = memberCondition(audience);
+  const params: unknown[] = entity ? [trigger.attribute, trigger.entityType ?? ''] : [trigger.attribute];
+  params.push(program.organization.id, ...membership.params);
   if (contactId) params.push(contactId);
   const source = entity
     ? `e.attributes ->> ? as value
-       from audience_members m join contacts c on c.id = m.contact_id
-       join business_entities e on e.contact_id = c.id and e.organization_id = c.organization_id and e.type = ?`
+       from contacts c join business_entities e on e.contact_id = c.id and e.organization_id = c.organization_id and e.type = ?`
     : `c.attributes ->> ? as value
-       from audience_members m join contacts c on c.id = m.contact_id`;
+       from contacts c`;
   return em.execute<Candidate[]>(
     `select c.id as contact_id, c.phone, c.name, c.time_zone, ${source}
-      where m.audience_id = ? and c.organization_id = ? and c.opted_out = false ${contactId ? 'and c.id = ?' : ''}`,
+      where c.organization_id = ? and ${membership.sql('c')} and c.opted_out = false ${contactId ? 'and c.id = ?' : ''}`,
     params,
   );
 }
@@ -97,7 +100,11 @@ export async function syncTriggers(em: EntityManager, program: Program, now: Dat
     if (row.status !== TriggerStatus.pending) continue;
     if (!wanted || (wanted.triggerAt.getTime() !== row.triggerAt.getTime() && wanted.triggerAt <= now)) {
       toCancel.push(row.id);
-    } else if (wanted.triggerAt.getTime() !== row.triggerAt.getTime() || wanted.candidate.phone !== row.contactPhone || wanted.candidate.name !== row.contactName) {
+    } else if (
+      wanted.triggerAt.getTime() !== row.triggerAt.getTime() ||
+      wanted.candidate.phone !== row.contactPhone ||
+      wanted.candidate.name !== row.contactName
+    ) {
       // The zone, the program's time or the contact's snapshot moved: the pending trigger follows.
       await em.nativeUpdate(
         ContactTrigger,

@@ -9,7 +9,9 @@ import { TriggerSync } from './trigger.types.js';
 
 @Resolver(() => ContactTrigger)
 export class TriggerResolver {
-  @Query(() => [ContactTrigger], { description: "A page of a live program's triggers by triggerAt, like GET /api/programs/{programId}/triggers; [] for a campaign" })
+  @Query(() => [ContactTrigger], {
+    description: "A page of a live program's triggers by triggerAt, like GET /api/programs/{programId}/triggers; [] for a campaign",
+  })
   async triggers(@Arg('programId', () => ID) programId: string, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
     return (await context.services.triggers.list(actorOf(context), programId, args)).data;
   }
@@ -26,6 +28,9 @@ export class ProgramTriggersResolver {
   @FieldResolver(() => [ContactTrigger], { description: 'A page, like GET /api/programs/{programId}/triggers; batched across programs' })
   async triggers(@Root() program: Program, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
     // Read with the programs page when its selection asked for them (look-ahead), else batched.
-    return preloadedRelation<ContactTrigger[], TriggerListArgs>(program, programTriggers, args) ?? (await loadersOf(context).triggers.forProgram(program.id, args)).data;
+    return (
+      preloadedRelation<ContactTrigger[], TriggerListArgs>(program, programTriggers, args) ??
+      (await loadersOf(context).triggers.forProgram(program.id, args)).data
+    );
   }
 }

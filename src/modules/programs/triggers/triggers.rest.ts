@@ -20,9 +20,10 @@ const TRIGGER_SCHEMA: JsonSchema = {
   type: 'object',
   properties: Object.fromEntries(
     TRIGGER_FIELDS.map((field) => {
-      const base: JsonSchema = field === 'status'
-        ? { type: 'string', enum: ['pending', 'triggered', 'cancelled'] }
-        : { type: 'string', ...(field.endsWith('At') ? { format: 'date-time' } : {}) };
+      const base: JsonSchema =
+        field === 'status'
+          ? { type: 'string', enum: ['pending', 'triggered', 'cancelled'] }
+          : { type: 'string', ...(field.endsWith('At') ? { format: 'date-time' } : {}) };
       return [field, NULLABLE.has(field) ? { anyOf: [base, { type: 'null' }] } : base];
     }),
   ),
@@ -41,7 +42,8 @@ export const triggerRoutes = [
     method: 'get',
     path: '/programs/{programId}/triggers',
     operationId: 'listTriggers',
-    summary: "A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link",
+    summary:
+      "A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link",
     tag: TAG,
     query: TriggerListArgs,
     pageHeaders: true,

@@ -44,7 +44,13 @@ function inFrames(input: Int16Array, hz: number, convert: (chunk: Int16Array) =>
 }
 
 const measured: Record<string, string> = {};
-afterAll(() => console.log(`transcoding quality (SNR) and CPU:\n${Object.entries(measured).map(([name, value]) => `  ${name}: ${value}`).join('\n')}`));
+afterAll(() =>
+  console.log(
+    `transcoding quality (SNR) and CPU:\n${Object.entries(measured)
+      .map(([name, value]) => `  ${name}: ${value}`)
+      .join('\n')}`,
+  ),
+);
 
 describe('μ-law and PCM16', () => {
   it('decodes and encodes G.711 μ-law, and reads and writes little-endian PCM16', () => {
@@ -55,7 +61,10 @@ describe('μ-law and PCM16', () => {
   });
 
   it('μ-law alone (no resampling) is the floor the paths below are measured against', () => {
-    for (const [name, signal] of [['tone 1 kHz', tone], ['speech-like', speech]] as const) {
+    for (const [name, signal] of [
+      ['tone 1 kHz', tone],
+      ['speech-like', speech],
+    ] as const) {
       const exact = render(signal, 8000, 1);
       const db = snr(ulawToPcm(pcmToUlaw(exact)), exact, 0);
       measured[`μ-law alone ${name} (the floor)`] = `${db.toFixed(1)} dB`;
@@ -101,7 +110,19 @@ describe('the resampler', () => {
     const to16 = new Resampler(8000, 16_000);
     const to24 = new Resampler(16_000, 24_000);
     const to8 = new Resampler(24_000, 8000);
-    const back = ulawToPcm(pcmToUlaw(inFrames(inFrames(inFrames(original, 8000, (c) => to16.push(c)), 16_000, (c) => to24.push(c)), 24_000, (c) => to8.push(c))));
+    const back = ulawToPcm(
+      pcmToUlaw(
+        inFrames(
+          inFrames(
+            inFrames(original, 8000, (c) => to16.push(c)),
+            16_000,
+            (c) => to24.push(c),
+          ),
+          24_000,
+          (c) => to8.push(c),
+        ),
+      ),
+    );
     const db = snr(back, original);
     measured['loop speech-like 8k → 16k → 24k → 8k'] = `${db.toFixed(1)} dB`;
     expect(db).toBeGreaterThan(25);

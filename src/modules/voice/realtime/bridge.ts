@@ -1,17 +1,22 @@
 import type { Logger } from 'pino';
-import WebSocket from 'ws';
 import type { Agent } from '../../agents/agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole, PipelineMode, type StsProvider } from '../../agents/agent.enums.js';
 import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
-import { buildSystemPrompt, redactPolicy } from '../../agents/prompt.js';
+import { buildSystemPrompt, redactPolicy, saysPolicy, userLines } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallConversations } from './call-conversation.js';
-import { callToolEffect } from './call-tools.js';
+import { callToolEffect, callUserTools, declared, type CallToolsPort } from './call-tools.js';
+import type { ModelTool } from '../../models/model.types.js';
 import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
 import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
 import { TurnClock } from './turn-latency.js';
 import { EndOfSpeechDetector } from './end-of-speech.js';
 import { closeAfter } from './close-after.js';
+import { renderedPrompt, type RenderedPrompt } from '../../agents/templates/call-context.js';
+import { firstMessageFor } from '../../agents/templates/first-message.js';
+import type { MediaEvent, MediaLink } from '../../telephony/carriers/media-link.js';
+import { KeypadPresses } from '../keypad/keypad-presses.js';
+import { agentPressedLine, dtmfDurationMs, pressKeys } from '../keypad/dtmf-tones.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -34,6 +39,8 @@ export interface BridgeDeps {
   observeTurn?: (labels: { mode: 'sts'; provider: string }, turn: CallTurnTiming) => void;
   /** The do-not-call list, for the agent's opt_out tool (DoNotCallService.optOut). */
   doNotCall: { optOut(organizationId: string, target: { callId: string }): Promise<unknown> };
+  /** The organization's tools (HTTP and MCP) the agent may call beside the built-in ones; none without it. */
+  tools?: CallToolsPort;
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -50,11 +57,13 @@ interface SpokenTurn {
   text: string;
   /** Where each delta began in the item's audio (ms sent before it), to cut the words where the caller stopped hearing. */
   marks?: { ms: number; length: number }[];
+  /** The item was cut: how much of its audio the caller heard, of how much was sent (its late words are cut when it is stored). */
+  cut?: { heardMs: number; sentMs: number };
 }
 
-/** The words the agent's session is given: the text replies' system prompt, then its memory of earlier calls. */
-export function sessionInstructions(agent: Agent, passages: Passage[], memory: ChatMessage[]): string {
-  let instructions = buildSystemPrompt(agent.instructions, agent.policy, passages);
+/** The words the agent's session is given: the text replies' system prompt (rendered for the call), then its memory of earlier calls. */
+export function sessionInstructions(prompt: RenderedPrompt, passages: Passage[], memory: ChatMessage[]): string {
+  let instructions = buildSystemPrompt(prompt.instructions, prompt.policy, passages, prompt.filled);
   if (memory.length > 0) {
     const turns = memory.map((message) => `${message.role === 'user' ? 'Caller' : 'Agent'}: ${message.content}`).join('\n');
     instructions += `\n\nEarlier calls with this caller (memory):\n${turns}`;
@@ -62,12 +71,8 @@ export function sessionInstructions(agent: Agent, passages: Passage[], memory: C
   return instructions;
 }
 
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
 /**
- * One call's speech-to-speech bridge: Twilio Media Streams on one side, the agent's provider's
+ * One call's speech-to-speech bridge: the carrier's media stream (a MediaLink) on one side, the agent's provider's
  * session on the other (OpenAI Realtime, Gemini Live: a SpeechSession, which speaks μ-law 8 kHz
  * to the bridge whatever its own audio is). Caller audio goes to the provider as it comes; the
  * agent's audio goes to the caller unless its transcript has started to repeat the hidden policy.
@@ -78,8 +83,14 @@ export class CallBridge implements SpeechEvents {
   private speech: SpeechProvider | null = null;
   private modelLabel: string | null = null;
   private agent: Agent | null = null;
+  /** The agent's prompt rendered for this call, and the policy its guard looks for. */
+  private prompt: RenderedPrompt | null = null;
+  /** When the call was answered, while the first message's first audio has not been sent (its latency). */
+  private openingSince: number | null = null;
   private conversationId: string | null = null;
   private memory: ChatMessage[] = [];
+  /** What the caller said on this call: theirs already, so never judged as the policy (prompt.ts, saysPolicy). */
+  private readonly callerSaid: string[] = [];
   private queued: string[] = [];
   private activeResponse: string | null = null;
   private readonly suppressed = new Set<string>();
@@ -87,9 +98,14 @@ export class CallBridge implements SpeechEvents {
   /** The agent's audio item being played, and how much of it was sent when. */
   private playing: { itemId: string; firstAt: number; bytes: number } | null = null;
   private followUp = false;
+  /** The agent's own tools by name (HTTP and MCP), and how many of their calls are still running. */
+  private userTools = new Map<string, ModelTool>();
+  private toolsRunning = 0;
   private endRequested = false;
   private endTimer: NodeJS.Timeout | null = null;
   private finished = false;
+  /** Whether anything was said on the call (the agent's audio sent, or a turn stored): a call that fails before costs no credit. */
+  private spoken = false;
   private writes: Promise<void> = Promise.resolve();
   /** The agent's `stsProvider`, once the session is opened (the latency's label). */
   private providerName = '';
@@ -97,12 +113,15 @@ export class CallBridge implements SpeechEvents {
   private readonly clock: TurnClock;
   /** Our end-of-speech signal, for a provider without one; dropped once the agent's provider is known to have its own. */
   private endOfSpeech: EndOfSpeechDetector | null = new EndOfSpeechDetector(() => this.callerStopped());
+  /** The caller's keys, a line a batch; the lines told before the provider's session was open; until when the agent's own tones play. */
+  private readonly keypad = new KeypadPresses((line) => this.callerPressed(line));
+  private keysWaiting: string[] = [];
+  private keysPlayUntil = 0;
 
   constructor(
     private readonly deps: BridgeDeps,
-    private readonly twilio: WebSocket,
+    private readonly link: MediaLink,
     private readonly call: BridgedCall,
-    private readonly streamSid: string,
   ) {
     this.clock = new TurnClock((turn) => deps.observeTurn?.({ mode: 'sts', provider: this.providerName }, turn));
   }
@@ -126,7 +145,9 @@ export class CallBridge implements SpeechEvents {
       }
       if (!this.agent) throw new Error('The call’s agent no longer exists');
       if (this.agent.status === AgentStatus.archived) throw new Error('The call’s agent is archived');
-      this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`);
+      const { context, answeredAt } = await conversations.callContext(this.call.organizationId, this.call.id, this.agent);
+      this.prompt = renderedPrompt(this.agent, context);
+      this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`, context);
       if (this.finished) {
         // The caller hung up while the conversation was being opened.
         await conversations.close(this.conversationId, ConversationStatus.ended);
@@ -139,35 +160,60 @@ export class CallBridge implements SpeechEvents {
       this.speech = speech!;
       this.providerName = voice!.stsProvider!;
       this.modelLabel = speech!.modelLabel(this.agent);
-      const provider = await speech!.open(this.agent, sessionInstructions(this.agent, passages, this.memory), this);
+      const own = await callUserTools(
+        this.deps.tools,
+        this.agent,
+        {
+          organizationId: this.call.organizationId,
+          callId: this.call.id,
+          conversationId: this.conversationId,
+          context,
+          guardPolicy: this.prompt.guardPolicy,
+          callerSaid: () => this.callerLines(),
+        },
+        (work) => this.queue(work),
+        logger,
+      );
+      this.userTools = new Map(own.map((tool) => [tool.name, tool]));
+      if (this.finished) return;
+      const provider = await speech!.open(this.agent, sessionInstructions(this.prompt, passages, this.memory), this, own.map(declared));
       if (this.finished) {
         provider.close();
         return;
       }
       this.provider = provider;
       provider.onLost((reason) => this.fail(reason));
+      // The agent opens the call with its first message (timed from the answer), unless it waits for the caller.
+      const opening = context ? firstMessageFor(this.agent, context) : null;
+      if (opening) {
+        this.openingSince = (answeredAt ?? new Date()).getTime();
+        provider.sayFirst(opening);
+      }
       for (const audio of this.queued.splice(0)) provider.appendCallerAudio(audio);
+      for (const line of this.keysWaiting.splice(0)) this.callerPressed(line);
       logger.info({ callId: this.call.id, conversationId: this.conversationId }, 'speech-to-speech bridge open');
     } catch (error) {
       this.fail(error instanceof Error ? error.message : String(error));
     }
   }
 
-  /** One Twilio Media Streams message after `start`. */
-  fromCarrier(message: Record<string, unknown>): void {
+  /** One event of the call's media stream after its `start`. */
+  fromCarrier(event: MediaEvent): void {
     if (this.finished) return;
-    switch (message.event) {
-      case 'media': {
-        const payload = text((message.media as Record<string, unknown> | undefined)?.payload);
-        if (!payload) return;
+    switch (event.kind) {
+      case 'audio': {
+        const { payload } = event;
         // Before the frame goes on: the turn is timed from the frame that ended the speech, not from the provider's hearing it.
         this.endOfSpeech?.push(Buffer.from(payload, 'base64'));
         if (this.provider) this.provider.appendCallerAudio(payload);
         else if (this.queued.length < MAX_QUEUED_FRAMES) this.queued.push(payload);
         return;
       }
+      case 'dtmf':
+        this.keypad.press(event.digit);
+        return;
       case 'mark':
-        if (text((message.mark as Record<string, unknown> | undefined)?.name) === END_CALL_MARK) this.finish(ConversationStatus.ended);
+        if (event.name === END_CALL_MARK) this.finish(ConversationStatus.ended);
         return;
       case 'stop':
         this.finish(ConversationStatus.ended);
@@ -191,7 +237,7 @@ export class CallBridge implements SpeechEvents {
     if (!this.finished) this.clock.begin(true, this.activeResponse);
   }
 
-  /** The provider stopped its reply because the caller spoke: what Twilio still holds is dropped, the words kept as far as they were heard. */
+  /** The provider stopped its reply because the caller spoke: what the carrier still holds is dropped, the words kept as far as they were heard. */
   interrupted(): void {
     if (this.finished) return;
     this.cutAgentAudio(false);
@@ -200,6 +246,7 @@ export class CallBridge implements SpeechEvents {
 
   callerTurn(transcript: string): void {
     if (this.finished) return;
+    this.callerSaid.push(transcript);
     this.store(MessageRole.user, transcript);
     void this.refreshPassages(transcript);
   }
@@ -222,11 +269,14 @@ export class CallBridge implements SpeechEvents {
     // A cancelled or cut reply keeps what was said of it.
     for (const [itemId, turn] of this.turns) if (!id || turn.responseId === id) this.storeTurn(itemId);
     if (this.endRequested) this.sayGoodbyeThenEnd();
-    else if (this.followUp) {
-      this.followUp = false;
-      this.provider?.replyAfterTools();
-      this.clock.begin(false, id || null);
-    }
+    else if (this.followUp && this.toolsRunning === 0) this.speakAfterTools(id || null);
+  }
+
+  /** The tools' answers are in and the reply that called them is over: the model speaks to them. */
+  private speakAfterTools(replyId: string | null): void {
+    this.followUp = false;
+    this.provider?.replyAfterTools();
+    this.clock.begin(false, replyId);
   }
 
   toolCall(name: string, callId: string, args: Record<string, unknown>): void {
@@ -242,58 +292,91 @@ export class CallBridge implements SpeechEvents {
     if (!this.playing || this.playing.itemId !== itemId) this.playing = { itemId, firstAt: Date.now(), bytes: 0 };
     this.playing.bytes += Math.floor((delta.length * 3) / 4);
     const firstOfTurn = this.clock.audio(responseId, receivedAt);
-    this.toCarrier({ event: 'media', streamSid: this.streamSid, media: { payload: delta } });
+    this.spoken = true;
+    this.link.audio(delta);
     if (firstOfTurn !== null) this.clock.sent(firstOfTurn);
+    if (this.openingSince !== null) {
+      this.clock.firstAudio(Date.now() - this.openingSince);
+      this.openingSince = null;
+    }
   }
 
   /** The agent's words as they are generated: the policy guard watches them before more audio goes out. */
   agentWords(responseId: string, itemId: string, delta: string): void {
     if (this.finished) return;
     const turn = this.turns.get(itemId) ?? { responseId: responseId || null, text: '' };
+    turn.responseId ??= responseId || null;
     // Once the guard has cut a reply, what follows was never heard: it is not the transcript either.
     if (this.suppressed.has(responseId)) return;
     if (this.speech?.transcriptCutAtHeard) {
-      const sentMs = this.playing?.itemId === itemId ? this.playing.bytes / ULAW_BYTES_PER_MS : 0;
+      // Words that come after the cut are of audio already sent (the transcription lags it): placed at its end.
+      const sentMs = turn.cut ? turn.cut.sentMs : this.playing?.itemId === itemId ? this.playing.bytes / ULAW_BYTES_PER_MS : 0;
       (turn.marks ??= []).push({ ms: sentMs, length: turn.text.length });
     }
     turn.text += delta;
     this.turns.set(itemId, turn);
-    const policy = this.agent?.policy ?? null;
-    if (policy && !this.suppressed.has(responseId) && redactPolicy(turn.text, policy) !== turn.text) {
+    const policy = this.prompt?.guardPolicy ?? null;
+    if (policy && !this.suppressed.has(responseId) && saysPolicy(turn.text, policy, this.callerLines())) {
       this.deps.logger.warn({ callId: this.call.id }, 'the agent began to say its hidden policy: its audio was cleared and the reply cancelled');
       this.suppressed.add(responseId);
       this.cutAgentAudio(true);
     }
   }
 
-  /** The caller spoke over the agent: what the carrier still holds is dropped and the reply stopped where the caller heard it. */
+  /** The caller spoke over the agent: what the carrier still holds is dropped and the reply stopped where the caller heard it (not while the agent's keys play: a menu talks on). */
   private bargeIn(): void {
+    if (Date.now() < this.keysPlayUntil) return;
     const stillPlaying = this.playing && Date.now() < this.playing.firstAt + this.playing.bytes / ULAW_BYTES_PER_MS;
     if (this.activeResponse || stillPlaying) this.cutAgentAudio(Boolean(this.activeResponse));
   }
 
   private cutAgentAudio(cancel: boolean): void {
-    this.toCarrier({ event: 'clear', streamSid: this.streamSid });
+    this.link.clear();
     if (cancel) this.provider?.cancelReply();
     if (this.playing) {
       const heardMs = Math.max(0, Math.min(this.playing.bytes / ULAW_BYTES_PER_MS, Date.now() - this.playing.firstAt));
       this.provider?.truncate(this.playing.itemId, heardMs);
-      this.cutWordsAtHeard(this.playing.itemId, heardMs);
+      this.cutWordsAtHeard(this.playing.itemId, heardMs, this.playing.bytes / ULAW_BYTES_PER_MS);
       this.playing = null;
     }
   }
 
-  /** A provider whose transcript is what it generated: the cut reply keeps the words whose audio had begun to play. */
-  private cutWordsAtHeard(itemId: string, heardMs: number): void {
-    const turn = this.turns.get(itemId);
-    if (!this.speech?.transcriptCutAtHeard || !turn?.marks) return;
-    const unheard = turn.marks.find((mark) => mark.ms >= heardMs);
-    if (unheard) turn.text = turn.text.slice(0, unheard.length);
-    this.storeTurn(itemId);
+  /**
+   * A provider whose transcript is what it generated: the cut reply will keep the words whose audio
+   * had begun to play. It is stored when the provider ends the reply, since the words of audio
+   * already sent may still come (Gemini's transcription is independent of its audio).
+   */
+  private cutWordsAtHeard(itemId: string, heardMs: number, sentMs: number): void {
+    if (!this.speech?.transcriptCutAtHeard) return;
+    // The item's words may all be still to come: it is the reply in progress (or last heard).
+    const turn = this.turns.get(itemId) ?? { responseId: this.activeResponse, text: '' };
+    turn.cut = { heardMs, sentMs };
+    this.turns.set(itemId, turn);
+  }
+
+  /**
+   * The words of a cut item the caller heard. A word is heard when its audio had begun to play: by
+   * where it came in the audio sent (its mark), or, for the words that came late, by its place in
+   * the whole text against the share of the audio heard; whichever says earlier.
+   */
+  private heardWords(turn: SpokenTurn): string {
+    const cut = turn.cut;
+    if (!cut) return turn.text;
+    const heardShare = cut.sentMs > 0 ? cut.heardMs / cut.sentMs : 0;
+    for (const mark of turn.marks ?? []) {
+      const byPlace = turn.text.length > 0 ? (mark.length / turn.text.length) * cut.sentMs : 0;
+      if (mark.ms >= cut.heardMs && byPlace >= heardShare * cut.sentMs) return turn.text.slice(0, mark.length);
+    }
+    return turn.text;
   }
 
   private tool(name: string, callId: string, args: Record<string, unknown>): void {
-    const effect = callToolEffect(this.agent, name, args);
+    const own = this.userTools.get(name);
+    if (own) {
+      this.runOwnTool(own, callId, args);
+      return;
+    }
+    const effect = callToolEffect(this.agent, name, args, this.prompt?.guardPolicy ?? null, this.callerLines());
     if (effect.resolution) {
       const resolution = effect.resolution;
       this.queue(() => this.deps.conversations.resolve(this.conversationId!, resolution));
@@ -306,14 +389,57 @@ export class CallBridge implements SpeechEvents {
     }
     // Like end_call, what is said with the tool is heard, then the call ends; after any other tool the model speaks on.
     if (effect.endsCall) this.endRequested = true;
+    else if (effect.digits) this.press(effect.digits);
     else this.followUp = true;
     this.provider?.answerTool(callId, name, effect.output);
   }
 
-  /** Twilio echoes a mark once the audio before it was played: then the stream is closed and the call hangs up. */
+  /**
+   * One of the agent's own tools: it runs while the call goes on (its deadline bounds it; the tool
+   * runner never throws), its answer (or the error the model can apologise with) goes back to the
+   * provider, and once every tool of the reply has answered and the reply is over the model speaks on.
+   */
+  private runOwnTool(tool: ModelTool, callId: string, args: Record<string, unknown>): void {
+    this.toolsRunning += 1;
+    this.followUp = true;
+    void tool
+      .execute(args)
+      .catch((error: unknown) => ({ error: `the tool could not be called (${error instanceof Error ? error.name : 'error'})` }))
+      .then((output) => {
+        this.toolsRunning -= 1;
+        if (this.finished) return;
+        this.provider?.answerTool(callId, tool.name, output);
+        if (this.toolsRunning === 0 && this.activeResponse === null && this.followUp && !this.endRequested) this.speakAfterTools(null);
+      });
+  }
+
+  /** The caller's keys (one line a batch): stored as theirs, then read by the model, which answers them as it answers a tool. */
+  private callerPressed(line: string): void {
+    if (this.finished) return;
+    if (!this.provider) {
+      // A line a second at most, while the session opens (10 s at most): a few.
+      if (this.keysWaiting.length < 20) this.keysWaiting.push(line);
+      return;
+    }
+    this.store(MessageRole.user, line);
+    this.bargeIn();
+    this.provider.callerKeys(line);
+    this.followUp = true;
+    if (this.activeResponse === null && this.toolsRunning === 0 && !this.endRequested) this.speakAfterTools(null);
+  }
+
+  /** send_digits: the keys' tones go out after the audio sent so far; the model listens on (to the menu) rather than being asked to speak. */
+  private press(digits: string): void {
+    const playingUntil = this.playing ? this.playing.firstAt + this.playing.bytes / ULAW_BYTES_PER_MS : 0;
+    this.keysPlayUntil = Math.max(Date.now(), playingUntil) + dtmfDurationMs(digits);
+    pressKeys(this.link, digits);
+    this.store(MessageRole.assistant, agentPressedLine(digits));
+  }
+
+  /** The carrier echoes a mark once the audio before it was played: then the stream is closed and the call hangs up. */
   private sayGoodbyeThenEnd(): void {
     if (this.endTimer) return;
-    this.toCarrier({ event: 'mark', streamSid: this.streamSid, mark: { name: END_CALL_MARK } });
+    this.link.mark(END_CALL_MARK);
     const left = this.playing ? Math.max(0, this.playing.firstAt + this.playing.bytes / ULAW_BYTES_PER_MS - Date.now()) : 0;
     this.endTimer = setTimeout(() => this.finish(ConversationStatus.ended), Math.min(60_000, left + END_CALL_GRACE_MS));
   }
@@ -322,9 +448,12 @@ export class CallBridge implements SpeechEvents {
     if (!this.agent?.knowledgeBaseConfig) return;
     try {
       const passages = await this.retrieve(query);
-      if (!this.finished && this.agent) this.provider?.updateInstructions(sessionInstructions(this.agent, passages, this.memory));
+      if (!this.finished && this.prompt) this.provider?.updateInstructions(sessionInstructions(this.prompt, passages, this.memory));
     } catch (error) {
-      this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'knowledge retrieval failed during a call; the session keeps its passages');
+      this.deps.logger.warn(
+        { callId: this.call.id, error: error instanceof Error ? error.message : String(error) },
+        'knowledge retrieval failed during a call; the session keeps its passages',
+      );
     }
   }
 
@@ -332,15 +461,29 @@ export class CallBridge implements SpeechEvents {
     const config = this.agent?.knowledgeBaseConfig;
     if (!config || !query.trim()) return [];
     return this.deps.withContext(() =>
-      this.deps.knowledge.retrieve(this.call.organizationId, config.knowledgeBaseId, query, { topK: config.topK, similarityThreshold: config.similarityThreshold }),
+      this.deps.knowledge.retrieve(this.call.organizationId, config.knowledgeBaseId, query, {
+        topK: config.topK,
+        similarityThreshold: config.similarityThreshold,
+      }),
     );
   }
 
   private storeTurn(itemId: string): void {
     const turn = this.turns.get(itemId);
     this.turns.delete(itemId);
-    const spoken = turn?.text.trim();
-    if (spoken) this.store(MessageRole.assistant, redactPolicy(spoken, this.agent?.policy ?? null));
+    const spoken = turn && this.heardWords(turn).trim();
+    if (spoken) this.store(MessageRole.assistant, redactPolicy(spoken, this.prompt?.guardPolicy ?? null, this.callerLines()));
+  }
+
+  /** The caller's words on this call and in the memory of earlier ones. */
+  private callerLines(): string[] {
+    return [...userLines(this.memory), ...this.callerSaid];
+  }
+
+  /** Keys pressed and not yet told when the call ends are kept in the transcript. */
+  private storeKeysLeft(): void {
+    const lines = [...this.keysWaiting.splice(0), this.keypad.end()].filter((line): line is string => line !== null);
+    if (this.conversationId) for (const line of lines) this.store(MessageRole.user, line);
   }
 
   /** The call's turn latency, written once as the stream ends (none without a completed agent turn). */
@@ -350,6 +493,7 @@ export class CallBridge implements SpeechEvents {
   }
 
   private store(role: MessageRole, content: string): void {
+    this.spoken = true;
     const model = role === MessageRole.assistant ? this.modelLabel : null;
     this.queue(() => this.deps.conversations.add(this.conversationId!, this.call.organizationId, role, content.slice(0, 10_000), model));
   }
@@ -360,44 +504,44 @@ export class CallBridge implements SpeechEvents {
     });
   }
 
-  private toCarrier(message: Record<string, unknown>): void {
-    if (this.twilio.readyState === WebSocket.OPEN) this.twilio.send(JSON.stringify(message));
-  }
-
   /** The call is over (hang-up, end_call): what was said is kept, the conversation ended. */
   private finish(status: ConversationStatus.ended): void {
     if (this.finished) return;
+    this.provider?.flush?.();
     this.finished = true;
     if (this.endTimer) clearTimeout(this.endTimer);
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.storeKeysLeft();
     this.storeLatency();
     this.provider?.close();
     if (this.conversationId) {
       const conversationId = this.conversationId;
       this.queue(() => this.deps.conversations.close(conversationId, status));
     }
-    if (this.twilio.readyState === WebSocket.OPEN) this.twilio.close(1000, 'call ended');
+    if (this.link.open) this.link.close(1000, 'call ended');
   }
 
   /** The provider is gone or never came: the call ends `failed` with the reason, its contact retried per the program's policy. */
   private fail(reason: string): void {
     if (this.finished) return;
+    this.provider?.flush?.();
     this.finished = true;
     if (this.endTimer) clearTimeout(this.endTimer);
     this.deps.logger.warn({ callId: this.call.id, reason }, 'speech-to-speech call failed');
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.storeKeysLeft();
     this.storeLatency();
     this.provider?.close();
     const conversationId = this.conversationId;
     this.queue(async () => {
       if (conversationId) await this.deps.conversations.close(conversationId, ConversationStatus.failed);
-      await this.deps.tracker.failLive(this.call.id, reason);
+      await this.deps.tracker.failLive(this.call.id, reason, { spoken: this.spoken });
     });
     // Closing the stream ends <Connect>: the carrier asks what next (stream-ended, which apologizes for a
     // call failed on our side) and then reports the call completed. Both must find the failure written,
     // so the stream closes once it is (or after a few seconds, should the database not answer: close-after.ts).
     void closeAfter(this.writes, () => {
-      if (this.twilio.readyState === WebSocket.OPEN) this.twilio.close(1011, 'voice provider unavailable');
+      if (this.link.open) this.link.close(1011, 'voice provider unavailable');
     });
   }
 

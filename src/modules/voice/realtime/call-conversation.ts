@@ -8,6 +8,8 @@ import type { CriterionOutcome } from '../../agents/agent.types.js';
 import type { CallTurnLatency } from '../../telephony/call-latency.types.js';
 import { memoryWindow } from '../../agents/prompt.js';
 import { PENDING_ANALYSIS } from '../../agents/analysis/analysis-worker.js';
+import { contextFor, type CallContext } from '../../agents/templates/call-context.js';
+import { answeredAt, callContext, readCallSource } from '../../agents/templates/call-context-reader.js';
 
 /**
  * The conversation a speech-to-speech call is stored as: opened when the media stream starts
@@ -27,18 +29,39 @@ export class CallConversations {
     return this.em.fork().findOne(Agent, { id: agentId, organization: organizationId });
   }
 
-  /** The call's conversation: the one it already names, or a new active one with its agent. */
-  async open(callId: string, organizationId: string, agentId: string, title: string): Promise<string> {
+  /**
+   * What the call's agent knows of it (its templates' context: the call, the contact, the program,
+   * the variables), and when the call was answered (the first message's latency runs from there).
+   * A conversation the call already has keeps the context it was opened with.
+   */
+  async callContext(organizationId: string, callId: string, agent: Agent): Promise<{ context: CallContext | null; answeredAt: Date | null }> {
+    const em = this.em.fork();
+    const source = await readCallSource(em, organizationId, callId);
+    if (!source) return { context: null, answeredAt: null };
+    const [kept] = await query<{ context: CallContext | string | null }>(
+      em,
+      'select v.context from calls c join conversations v on v.id = c.conversation_id where c.id = ?',
+      [callId],
+    );
+    const stored = kept?.context ? (typeof kept.context === 'string' ? (JSON.parse(kept.context) as CallContext) : kept.context) : null;
+    const context = stored ? contextFor(agent, stored) : callContext(source, agent, null);
+    return { context, answeredAt: answeredAt(source) };
+  }
+
+  /** The call's conversation: the one it already names, or a new active one with its agent and its context. */
+  async open(callId: string, organizationId: string, agentId: string, title: string, context: CallContext | null = null): Promise<string> {
     return this.em.fork().transactional(async (tx) => {
-      const [call] = await query<{ conversation_id: string | null }>(tx as EntityManager, 'select conversation_id from calls where id = ? for update', [callId]);
+      const [call] = await query<{ conversation_id: string | null }>(tx as EntityManager, 'select conversation_id from calls where id = ? for update', [
+        callId,
+      ]);
       if (call?.conversation_id) return call.conversation_id;
       const id = randomUUID();
       const now = at(new Date());
       await query(
         tx as EntityManager,
-        `insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, title, message_count, call_id)
-         values (?, ?::timestamptz, ?::timestamptz, ?, ?, 'active', ?, 0, ?)`,
-        [id, now, now, organizationId, agentId, title.slice(0, 255), callId],
+        `insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, title, message_count, call_id, context)
+         values (?, ?::timestamptz, ?::timestamptz, ?, ?, 'active', ?, 0, ?, ?::jsonb)`,
+        [id, now, now, organizationId, agentId, title.slice(0, 255), callId, context ? JSON.stringify({ ...context, conversationId: id }) : null],
       );
       await query(tx as EntityManager, 'update calls set conversation_id = ?, updated_at = ?::timestamptz where id = ?', [id, now, callId]);
       return id;
@@ -69,11 +92,18 @@ export class CallConversations {
   /** Records a resolution the agent reached (a later one with the same label replaces it). */
   async resolve(conversationId: string, outcome: CriterionOutcome): Promise<void> {
     await this.em.fork().transactional(async (tx) => {
-      const [row] = await query<{ outcome: CriterionOutcome[] | string | null }>(tx as EntityManager, 'select outcome from conversations where id = ? for update', [conversationId]);
+      const [row] = await query<{ outcome: CriterionOutcome[] | string | null }>(
+        tx as EntityManager,
+        'select outcome from conversations where id = ? for update',
+        [conversationId],
+      );
       if (!row) return;
       const before: CriterionOutcome[] = typeof row.outcome === 'string' ? JSON.parse(row.outcome) : (row.outcome ?? []);
       const outcomes = [...before.filter((item) => item.label !== outcome.label), outcome];
-      await query(tx as EntityManager, 'update conversations set outcome = ?::jsonb, updated_at = now() where id = ?', [JSON.stringify(outcomes), conversationId]);
+      await query(tx as EntityManager, 'update conversations set outcome = ?::jsonb, updated_at = now() where id = ?', [
+        JSON.stringify(outcomes),
+        conversationId,
+      ]);
     });
   }
 
@@ -106,7 +136,11 @@ export class CallConversations {
 
   /** The call's agent turn latency, once, as its media stream ends. */
   async recordTurnLatency(callId: string, latency: CallTurnLatency): Promise<void> {
-    await query(this.em.fork(), 'update calls set turn_latency = ?::jsonb, updated_at = now() where id = ?', [JSON.stringify(latency), callId]);
+    await query(this.em.fork(), 'update calls set turn_latency = ?::jsonb, first_audio_ms = ?, updated_at = now() where id = ?', [
+      JSON.stringify(latency),
+      latency.firstAudioMs,
+      callId,
+    ]);
   }
 
   /**

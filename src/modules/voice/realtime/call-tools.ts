@@ -1,6 +1,11 @@
 import type { Agent } from '../../agents/agent.entity.js';
 import type { CriterionOutcome } from '../../agents/agent.types.js';
 import { redactPolicy } from '../../agents/prompt.js';
+import type { CallContext } from '../../agents/templates/call-context.js';
+import type { ModelTool } from '../../models/model.types.js';
+import type { ToolCallRecord } from '../../tools/tool-call.store.js';
+import type { AgentToolChoice, ToolSession } from '../../tools/tool-session.types.js';
+import { SEND_DIGITS_TOOL, sendDigitsEffect, sendDigitsTool } from '../keypad/send-digits-tool.js';
 
 /** A tool the agent may call on the phone, its parameters as JSON Schema (each provider wraps it its way). */
 export interface CallTool {
@@ -12,7 +17,7 @@ export interface CallTool {
 /** The opt-out tool's name: the person asked not to be called again. */
 export const OPT_OUT_TOOL = 'opt_out';
 
-/** The agent's tools on the phone: hang up, record a resolution (one of its criteria, when it has some), and opt the person out. */
+/** The agent's tools on the phone: hang up, record a resolution (one of its criteria, when it has some), opt the person out, and press keys. */
 export function callTools(agent: Agent): CallTool[] {
   const labels = agent.resolutionCriteria.map((criterion) => criterion.label);
   return [
@@ -37,6 +42,7 @@ export function callTools(agent: Agent): CallTool[] {
         'and the call ends: say a short confirmation first, for example "Understood, we will not call you again. Goodbye."',
       parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: [] },
     },
+    sendDigitsTool,
   ];
 }
 
@@ -49,6 +55,8 @@ export interface ToolEffect {
   resolution: CriterionOutcome | null;
   /** The person's number goes on the do-not-call list (opt_out). */
   optOut: boolean;
+  /** Keys to press as touch tones into the call's audio (send_digits, checked); the model listens on rather than being asked to speak. */
+  digits: string | null;
 }
 
 function text(value: unknown): string {
@@ -57,12 +65,20 @@ function text(value: unknown): string {
 
 /**
  * One call tool, the same in every voice pipeline (speech-to-speech and streaming): `end_call` and
- * `opt_out` end the call after what is being said, `reach_resolution` records one of the agent's
+ * `opt_out` end the call after what is being said, `send_digits` presses keys, `reach_resolution` records one of the agent's
  * criteria (any label when it has none; its explanation redacted of the hidden policy), and any other
  * name is an error the model is told.
  */
-export function callToolEffect(agent: Agent | null, name: string, args: Record<string, unknown>): ToolEffect {
-  const none = { endsCall: false, resolution: null, optOut: false };
+/** `policy`: the policy as rendered for the call (what the redaction looks for); the agent's own when not given. `callerSaid`: what the caller said, never judged as the policy (prompt.ts, saysPolicy). */
+export function callToolEffect(
+  agent: Agent | null,
+  name: string,
+  args: Record<string, unknown>,
+  policy: string | null = agent?.policy ?? null,
+  callerSaid: readonly string[] = [],
+): ToolEffect {
+  const none = { endsCall: false, resolution: null, optOut: false, digits: null };
+  if (name === SEND_DIGITS_TOOL) return { ...none, ...sendDigitsEffect(args) };
   if (name === 'end_call') return { ...none, output: { ending: true }, endsCall: true };
   if (name === OPT_OUT_TOOL) return { ...none, output: { optedOut: true, ending: true }, endsCall: true, optOut: true };
   if (name !== 'reach_resolution') return { ...none, output: { error: `unknown tool ${name}` } };
@@ -71,6 +87,59 @@ export function callToolEffect(agent: Agent | null, name: string, args: Record<s
   if (!label || (known.length > 0 && !known.includes(label))) {
     return { ...none, output: { recorded: false, error: known.length > 0 ? `label must be one of: ${known.join(', ')}` : 'label is required' } };
   }
-  const explanation = redactPolicy(text(args.explanation).slice(0, 2000) || 'Reached on the call', agent?.policy ?? null);
+  const explanation = redactPolicy(text(args.explanation).slice(0, 2000) || 'Reached on the call', policy, callerSaid);
   return { ...none, output: { recorded: true }, resolution: { label, met: true, explanation } };
+}
+
+/** The organization's tools an agent may call on the phone (ToolRunner and ToolCallStore, composed in services.ts). */
+export interface CallToolsPort {
+  toolsFor(agent: AgentToolChoice, session: ToolSession): Promise<ModelTool[]>;
+  store(record: ToolCallRecord): Promise<unknown>;
+}
+
+/**
+ * The agent's own tools (HTTP and MCP) for one call, beside the built-in ones: their calls are
+ * told of the call and its contact, checked for the policy against what the caller said, and
+ * recorded through `queue` (the call's one queue of writes), so each is stored after the caller's
+ * turn it answers and before the reply. A failure to read them is logged and the call goes on with
+ * the built-in tools only.
+ */
+export async function callUserTools(
+  port: CallToolsPort | undefined,
+  agent: Agent,
+  call: {
+    organizationId: string;
+    callId: string;
+    conversationId: string;
+    context: CallContext | null;
+    guardPolicy: string | null;
+    callerSaid: () => readonly string[];
+  },
+  queue: (work: () => Promise<void>) => void,
+  logger: { warn(details: object, message: string): void },
+): Promise<ModelTool[]> {
+  if (!port || (agent.toolIds.length === 0 && agent.mcpTools.length === 0)) return [];
+  try {
+    return await port.toolsFor(agent, {
+      organizationId: call.organizationId,
+      agentId: agent.id,
+      conversationId: call.conversationId,
+      callId: call.callId,
+      context: call.context,
+      guardPolicy: call.guardPolicy,
+      callerSaid: call.callerSaid,
+      onRecord: (record) => queue(async () => void (await port.store(record))),
+    });
+  } catch (error) {
+    logger.warn(
+      { callId: call.callId, err: error instanceof Error ? error.message : String(error) },
+      'the agent’s tools could not be read; the call goes on with the built-in ones',
+    );
+    return [];
+  }
+}
+
+/** A tool as a speech-to-speech session declares it. */
+export function declared(tool: ModelTool): CallTool {
+  return { name: tool.name, description: tool.description, parameters: tool.parameters as CallTool['parameters'] };
 }

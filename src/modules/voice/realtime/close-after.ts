@@ -11,7 +11,13 @@ export async function closeAfter(written: Promise<unknown>, close: () => void, w
   const waited = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, waitMs);
   });
-  await Promise.race([written.then(() => undefined, () => undefined), waited]);
+  await Promise.race([
+    written.then(
+      () => undefined,
+      () => undefined,
+    ),
+    waited,
+  ]);
   clearTimeout(timer);
   close();
 }

@@ -24,7 +24,11 @@ export class EndOfSpeechDetector {
   private loudMs = 0;
   private quietMs = 0;
 
-  constructor(private readonly ended: () => void) {}
+  /** `started`: told when speech begins (SPEECH_ONSET_MS of it), for a recognizer that finds the turns itself. */
+  constructor(
+    private readonly ended: () => void,
+    private readonly started?: () => void,
+  ) {}
 
   /** One frame of the caller's audio, μ-law 8 kHz as Twilio sends it. */
   push(ulaw: Uint8Array): void {
@@ -36,7 +40,10 @@ export class EndOfSpeechDetector {
       this.quietMs = 0;
       if (!this.speaking) {
         this.loudMs += ms;
-        if (this.loudMs >= SPEECH_ONSET_MS) this.speaking = true;
+        if (this.loudMs >= SPEECH_ONSET_MS) {
+          this.speaking = true;
+          this.started?.();
+        }
       }
     } else if (this.speaking) {
       this.quietMs += ms;

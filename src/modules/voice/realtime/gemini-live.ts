@@ -1,17 +1,15 @@
 // Types only here: the SDK (and google-auth-library under it) loads when a call first needs it.
 import { performance } from 'node:perf_hooks';
-import type { Behavior, LiveConnectConfig, LiveServerMessage, Modality, Session } from '@google/genai';
+import type { Behavior, FunctionResponseScheduling, LiveConnectConfig, LiveServerMessage, Modality, Session, ThinkingLevel } from '@google/genai';
 import type { Agent } from '../../agents/agent.entity.js';
 import { AgentAudio, CallerAudio } from './audio.js';
-import { callTools } from './call-tools.js';
-import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
+import { callTools, type CallTool } from './call-tools.js';
+import { firstLineInstructions, type SpeechEvents, type SpeechProvider, type SpeechSession } from './speech-provider.js';
 
-/**
- * Google's current native-audio Live model, the default of Google's "Gemini 3.8 Live" model page
- * (ai.google.dev/gemini-api/docs/models/gemini-3.8-live, looked up 2026-11-26: "the default option
- * for most low-latency voice agent experiences", stable, updated September 2026).
- */
-export const DEFAULT_GEMINI_LIVE_MODEL = 'gemini-3.8-live';
+import { DEFAULT_GEMINI_LIVE_MODEL, LIVE_MODELS, unlistedModel } from '../../models/voice-models.js';
+import { EndOfSpeechDetector } from './end-of-speech.js';
+
+export { DEFAULT_GEMINI_LIVE_MODEL };
 /** Gemini Live hears 16-bit PCM at 16 kHz and speaks it at 24 kHz. */
 const INPUT_HZ = 16_000;
 const OUTPUT_HZ = 24_000;
@@ -21,14 +19,37 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/';
 /** Caller audio kept while a session resumes (Twilio's 20 ms frames: 10 s). */
 const MAX_QUEUED_FRAMES = 500;
+/**
+ * Google's session-management page: "The lifetime of a connection is limited to around 10 minutes";
+ * a `goAway` comes before the end, but a connection closed without one past this age was at its
+ * limit, not lost: it is resumed with the last handle like a goAway.
+ */
+export const CONNECTION_LIFETIME_MS = 9 * 60_000;
+/**
+ * The caller's transcription comes "independently of the other server messages" (Live API reference):
+ * a reply whose caller words are not yet finished waits this long for them before it is stored.
+ */
+export const CALLER_WORDS_GRACE_MS = 1500;
+/** Google's Live guide: gemini-3.8-live-extended-thinking takes thinkingLevel low, medium or high (not minimal), and calls tools asynchronously only. */
+const EXTENDED_THINKING = /-extended-thinking$/;
+/** The background reasoning asked of an extended-thinking Live model: the middle of the three levels it takes. */
+export const EXTENDED_THINKING_LEVEL = 'MEDIUM';
+/** The Live models that take `contextUpdate` (new instructions mid-session): Gemini 3.8 Live's (Google's session page); the others are sent the passages as context. */
+const TAKES_CONTEXT_UPDATE = /^gemini-3\.8-live/;
+/**
+ * The other 3.x Live models take clientContent only to seed the history before the first model turn
+ * (a later one closes the session, 1007), and realtime text asks for a reply: new instructions reach
+ * them as a session resumed with them in its setup (as LiveKit's reconnect on update does).
+ */
+const SEEDS_HISTORY_ONLY = /^gemini-3\./;
 
 /**
- * The Live model an agent talks with: its own `google/<model>` when that names a Live model (a name
- * with `live` or `native-audio` in it), else DEFAULT_GEMINI_LIVE_MODEL.
+ * The Live model an agent talks with: its own `google/<model>` (checked against Google's Live models
+ * when saved and when the session opens), else, for a model of another provider, DEFAULT_GEMINI_LIVE_MODEL.
  */
 export function geminiLiveModel(model: string): string {
-  const [provider, name] = model.split('/', 2);
-  return provider === 'google' && name && /(^|-)live(-|$)|native-audio/i.test(name) ? name : DEFAULT_GEMINI_LIVE_MODEL;
+  const slash = model.indexOf('/');
+  return slash > 0 && model.slice(0, slash) === 'google' && slash < model.length - 1 ? model.slice(slash + 1) : DEFAULT_GEMINI_LIVE_MODEL;
 }
 
 /**
@@ -40,15 +61,24 @@ export function geminiVoice(voiceId: string | null | undefined): string | undefi
 }
 
 /** The session's setup: audio replies with both sides transcribed, the agent's instructions, tools and voice. */
-export function liveConfig(agent: Agent, instructions: string, resumeHandle?: string): LiveConnectConfig {
+export function liveConfig(agent: Agent, instructions: string, resumeHandle?: string, own: CallTool[] = []): LiveConnectConfig {
   const voice = geminiVoice(agent.voiceConfig?.voiceId);
+  const thinking = EXTENDED_THINKING.test(geminiLiveModel(agent.modelConfig.model));
   return {
     responseModalities: ['AUDIO' as Modality],
     systemInstruction: instructions,
+    // An extended-thinking model reasons in the background at the level asked; the others take none (3.8 Live refuses one).
+    ...(thinking ? { thinkingConfig: { thinkingLevel: EXTENDED_THINKING_LEVEL as ThinkingLevel } } : {}),
     tools: [
       {
         // BLOCKING: the model waits for the answer (given at once), as OpenAI's tools do; 3.8 Live defaults to NON_BLOCKING.
-        functionDeclarations: callTools(agent).map((tool) => ({ name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters, behavior: 'BLOCKING' as Behavior })),
+        // An extended-thinking model calls tools asynchronously only: NON_BLOCKING, answered to be spoken when idle.
+        functionDeclarations: [...callTools(agent), ...own].map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          parametersJsonSchema: tool.parameters,
+          behavior: (thinking ? 'NON_BLOCKING' : 'BLOCKING') as Behavior,
+        })),
       },
     ],
     inputAudioTranscription: {},
@@ -63,14 +93,19 @@ export function liveConfig(agent: Agent, instructions: string, resumeHandle?: st
 interface Opened {
   session: Session;
   closed: (listener: (code: number, reason: string) => void) => void;
+  /** When the connection was set up (Date.now()), for its documented lifetime. */
+  openedAt: number;
 }
 
 /**
  * One call's Gemini Live session through the official SDK (`ai.live.connect`). Caller audio is
  * transcoded μ-law 8 kHz → PCM16 16 kHz, the model's PCM16 24 kHz → μ-law 8 kHz. Each model turn is
- * one reply (one item); the caller's transcription fragments make one caller turn, stored when the
- * model starts to answer. On `goAway` the session is reopened with the last resumption handle and
- * the caller's audio is held meanwhile.
+ * one reply (one item). The caller's transcription comes independently of the model's turn (before,
+ * among or after its audio and words), so a caller turn stays open until its words are `finished`,
+ * the caller speaks again, the model calls a tool or starts its next turn, or CALLER_WORDS_GRACE_MS
+ * after the reply completed; the reply is stored only after the caller's words (`replyDone` waits).
+ * On `goAway`, or a close past the connection's documented lifetime, the session is reopened with
+ * the last resumption handle and the caller's audio is held meanwhile.
  */
 class GeminiSpeechSession implements SpeechSession {
   private current: Opened;
@@ -78,24 +113,45 @@ class GeminiSpeechSession implements SpeechSession {
   private readonly fromGemini = new AgentAudio(OUTPUT_HZ);
   private handle: string | null = null;
   private resuming = false;
+  /** New instructions wait for a resumption handle (SEEDS_HISTORY_ONLY models). */
+  private instructionsWaiting = false;
   private held: string[] = [];
+  /** The caller's keys' lines told while a session resumes (a few: at most one a second). */
+  private heldKeys: string[] = [];
   private turn = 0;
   private replying = false;
-  /** After `interrupted`, what the model still sends of that turn was never heard: dropped until the turn completes. */
+  /** After `interrupted`, the audio the model still sends of that turn was never heard: dropped until the turn completes (its late words are kept, for the cut). */
   private dropping = false;
-  private callerWords = '';
+  /** The caller's words of the turn being heard or answered; null when none is open (the next fragment starts one). */
+  private callerWords: string | null = null;
+  /** A completed reply waiting for the caller's words before it is told done (and stored). */
+  private pendingDone: { replyId: string; timer: NodeJS.Timeout } | null = null;
+  /** The current (or last) reply answers a caller turn whose words may still come: it is told done only after them. */
+  private answering = false;
+  /** The caller's speech onsets (our energy detector), and their count when the current reply began. */
+  private onsets = 0;
+  private onsetsAtReply = 0;
+  private readonly onsetDetector = new EndOfSpeechDetector(
+    () => undefined,
+    () => this.callerSpoke(),
+  );
   private lost: ((reason: string) => void) | null = null;
   private closedByUs = false;
 
   constructor(
     private readonly provider: GeminiSpeechProvider,
     private readonly agent: Agent,
-    private readonly instructions: string,
+    private instructions: string,
     private readonly events: SpeechEvents,
     first: Opened,
+    private readonly tools: CallTool[] = [],
   ) {
     this.current = first;
     this.watch(first);
+  }
+
+  private get model(): string {
+    return geminiLiveModel(this.agent.modelConfig.model);
   }
 
   /** Every message of the session the SDK hands over, in order (the SDK's callbacks must not throw: they run unawaited). */
@@ -110,18 +166,18 @@ class GeminiSpeechSession implements SpeechSession {
   /** `receivedAt`: the reply's first audio ends the provider's share of a turn there, before our transcoding. */
   private dispatch(message: LiveServerMessage, receivedAt: number): void {
     const update = message.sessionResumptionUpdate;
-    if (update?.resumable && update.newHandle) this.handle = update.newHandle;
+    if (update?.resumable && update.newHandle) {
+      this.handle = update.newHandle;
+      if (this.instructionsWaiting && !message.goAway) this.resumeWithInstructions();
+    }
     if (message.goAway) void this.resume();
     const content = message.serverContent;
     if (content) {
-      if (content.inputTranscription?.text) {
-        // The caller's first words of a turn: if Twilio still plays a reply Gemini already finished
-        // generating (Gemini sends `interrupted` only while it generates), that audio is cut too.
-        if (!this.callerWords) this.events.callerStarted();
-        this.callerWords += content.inputTranscription.text;
-      }
+      if (content.inputTranscription) this.callerFragment(content.inputTranscription.text ?? '', content.inputTranscription.finished === true);
       if (content.interrupted && this.replying) {
         this.dropping = true;
+        // The caller spoke over the reply: the words before it were their whole turn.
+        this.finishCaller();
         this.events.interrupted();
       }
       const replyId = `turn-${this.turn}`;
@@ -132,51 +188,99 @@ class GeminiSpeechSession implements SpeechSession {
           const ulaw = this.fromGemini.convert(Buffer.from(part.inlineData.data, 'base64'));
           if (ulaw.length > 0) this.events.agentAudio(replyId, replyId, ulaw.toString('base64'), receivedAt);
         }
-        if (content.outputTranscription?.text) {
-          this.startReply();
-          this.events.agentWords(replyId, replyId, content.outputTranscription.text);
-        }
+      }
+      if (content.outputTranscription?.text) {
+        // Words of audio already generated (the transcription lags it), heard or cut by the bridge.
+        if (!this.dropping) this.startReply();
+        this.events.agentWords(replyId, replyId, content.outputTranscription.text);
       }
       if (content.turnComplete) {
-        this.flushCaller();
-        // Always: a turn that only called a tool (end_call) is over too.
-        this.events.replyDone(replyId);
         this.replying = false;
         this.dropping = false;
         this.turn++;
+        // The caller spoke again since the reply began: the words it answered are all in.
+        if (this.answering && this.onsets > this.onsetsAtReply) this.finishCaller();
+        // Always: a turn that only called a tool (end_call) is over too; once the words it answered are told.
+        if (this.answering) this.pendingDone = { replyId, timer: setTimeout(() => this.finishCaller(), this.provider.callerWordsGraceMs).unref() };
+        else this.events.replyDone(replyId);
       }
     }
     for (const call of message.toolCall?.functionCalls ?? []) {
-      this.flushCaller();
+      this.finishCaller();
       this.events.toolCall(call.name ?? '', call.id ?? '', call.args ?? {});
     }
   }
 
-  /** The model began to answer: the caller's words before it are one turn, stored first. */
+  /** One fragment of the caller's words: of the open turn, or the first of a new one. */
+  private callerFragment(text: string, finished: boolean): void {
+    const spokeSinceReply = this.onsets > this.onsetsAtReply;
+    // Speech begun after the reply started is the next turn's: the open one is over.
+    if (this.callerWords !== null && spokeSinceReply && this.answering) this.finishCaller();
+    if (this.callerWords === null && text.trim()) {
+      this.callerWords = '';
+      // The first words of the turn the reply answers, come after it began: no new turn.
+      const late = this.answering && !spokeSinceReply;
+      // A new turn's first words while Twilio may still play a reply Gemini already finished generating
+      // (Gemini sends `interrupted` only while it generates): that audio is cut too.
+      if (!late && !this.replying) this.events.callerStarted();
+    }
+    if (this.callerWords !== null) this.callerWords += text;
+    if (finished) this.finishCaller();
+  }
+
+  /** Our detector heard the caller begin to speak (before the provider transcribes it). */
+  private callerSpoke(): void {
+    this.onsets++;
+    // A reply waiting for the caller's last words: the caller speaking again ends that turn.
+    if (this.pendingDone) this.finishCaller();
+  }
+
+  /** The model began to answer: the caller's words so far stay open (more may come), stored before the reply. */
   private startReply(): void {
     if (this.replying) return;
-    this.flushCaller();
+    // A completed reply still waiting for its caller words: the model's next turn closes that exchange.
+    if (this.pendingDone) this.finishCaller();
     this.replying = true;
+    // It answers the caller's open words, or speech whose words have not come yet.
+    this.answering = this.callerWords !== null || this.onsets > this.onsetsAtReply;
+    this.onsetsAtReply = this.onsets;
     this.events.replyStarted(`turn-${this.turn}`);
   }
 
-  private flushCaller(): void {
-    const words = this.callerWords.replace(/\s+/g, ' ').trim();
-    this.callerWords = '';
+  /** The open caller turn is over: stored, then the reply that waited for it told done. */
+  private finishCaller(): void {
+    const words = (this.callerWords ?? '').replace(/\s+/g, ' ').trim();
+    this.callerWords = null;
+    this.answering = false;
     if (words) this.events.callerTurn(words);
+    const pending = this.pendingDone;
+    if (pending) {
+      this.pendingDone = null;
+      clearTimeout(pending.timer);
+      this.events.replyDone(pending.replyId);
+    }
   }
 
-  /** The server will close soon: a new session resumes this one (same handle), the old one closed by us once the new is ready. */
-  private async resume(): Promise<void> {
+  /** What the session still holds is told now, in order (the call is ending). */
+  flush(): void {
+    this.finishCaller();
+  }
+
+  /**
+   * The server will close soon (goAway), or closed at the connection's limit: a new session resumes
+   * this one (same handle), the old one closed by us once the new is ready.
+   */
+  private async resume(atLimit = false): Promise<void> {
     if (this.resuming || this.closedByUs) return;
     if (!this.handle) {
-      this.events.providerError('goAway', 'the session will end and no resumption handle was given yet');
+      if (atLimit) this.tellLost('The Gemini Live session reached its connection time limit (about 10 minutes) before Gemini gave a resumption handle');
+      else this.events.providerError('goAway', 'the session will end and no resumption handle was given yet');
       return;
     }
     this.resuming = true;
     const old = this.current;
     try {
-      const next = await this.provider.connect(this.agent, this.instructions, (message) => this.receive(message), this.handle);
+      const next = await this.provider.connect(this.agent, this.instructions, (message) => this.receive(message), this.handle, this.tools);
       if (this.closedByUs) {
         next.session.close();
         return;
@@ -184,9 +288,11 @@ class GeminiSpeechSession implements SpeechSession {
       this.current = next;
       this.watch(next);
       for (const audio of this.held.splice(0)) this.send(audio);
+      for (const line of this.heldKeys.splice(0)) next.session.sendRealtimeInput({ text: line });
       old.session.close();
     } catch (error) {
-      this.tellLost(`The Gemini Live session could not be resumed (${error instanceof Error ? error.message : String(error)})`);
+      const why = atLimit ? 'reached its connection time limit and could not be resumed' : 'could not be resumed';
+      this.tellLost(`The Gemini Live session ${why} (${error instanceof Error ? error.message : String(error)})`);
     } finally {
       this.resuming = false;
     }
@@ -195,7 +301,12 @@ class GeminiSpeechSession implements SpeechSession {
   private watch(opened: Opened): void {
     opened.closed((code, reason) => {
       // A session we replaced (after goAway) or closed is not a loss.
-      if (this.current !== opened || this.resuming) return;
+      if (this.current !== opened || this.resuming || this.closedByUs) return;
+      // Closed without goAway at the connection's documented lifetime: its limit, resumed.
+      if (Date.now() - opened.openedAt >= this.provider.connectionLifetimeMs) {
+        void this.resume(true);
+        return;
+      }
       this.tellLost(`The realtime provider closed the session (code ${code}${reason ? `: ${reason.slice(0, 200)}` : ''})`);
     });
   }
@@ -213,6 +324,7 @@ class GeminiSpeechSession implements SpeechSession {
   }
 
   appendCallerAudio(ulaw: string): void {
+    this.onsetDetector.push(Buffer.from(ulaw, 'base64'));
     if (this.resuming) {
       if (this.held.length < MAX_QUEUED_FRAMES) this.held.push(ulaw);
       return;
@@ -227,18 +339,56 @@ class GeminiSpeechSession implements SpeechSession {
   truncate(): void {}
 
   answerTool(callId: string, name: string, output: Record<string, unknown>): void {
-    this.current.session.sendToolResponse({ functionResponses: [{ id: callId, name, response: output }] });
+    // An asynchronous (NON_BLOCKING) call's answer is spoken once the model is idle, not over what it is saying.
+    const scheduling = EXTENDED_THINKING.test(this.model) ? { scheduling: 'WHEN_IDLE' as FunctionResponseScheduling } : {};
+    this.current.session.sendToolResponse({ functionResponses: [{ id: callId, name, response: output, ...scheduling }] });
+  }
+
+  /**
+   * Realtime text input, not clientContent: Gemini 3.x Live models take clientContent only to seed
+   * the history before the first model turn, and close the session (1007) on it later.
+   */
+  sayFirst(line: string): void {
+    this.current.session.sendRealtimeInput({ text: firstLineInstructions(line) });
+  }
+
+  /** The caller's keys as realtime text (clientContent is refused mid-session by the 3.x models): Gemini answers it by itself. */
+  callerKeys(line: string): void {
+    if (this.resuming) this.heldKeys.push(line);
+    else this.current.session.sendRealtimeInput({ text: line });
   }
 
   /** After a tool's answer Gemini goes on with its turn by itself. */
   replyAfterTools(): void {}
 
   /**
-   * Not sent: the Live API's `contextUpdate` (SDK 3.x) is not in Google's Live reference for every
-   * model yet, and a message the service does not take closes the session. The passages of the
-   * session's start stay.
+   * New instructions (fresh passages): Gemini 3.8 Live's take them as `contextUpdate` (they replace the
+   * setup's system instruction); the other 3.x Live models, in a session resumed with them
+   * (SEEDS_HISTORY_ONLY; once a resumption handle is known); older models, as a `clientContent` turn
+   * that does not ask for a reply (`turnComplete: false`). A resumed session is set up with them.
    */
-  updateInstructions(): void {}
+  updateInstructions(instructions: string): void {
+    this.instructions = instructions;
+    if (this.resuming) return;
+    if (TAKES_CONTEXT_UPDATE.test(this.model)) {
+      this.current.session.sendContextUpdate({ systemInstruction: instructions });
+      return;
+    }
+    if (SEEDS_HISTORY_ONLY.test(this.model)) {
+      this.instructionsWaiting = true;
+      if (this.handle) this.resumeWithInstructions();
+      return;
+    }
+    this.current.session.sendClientContent({
+      turns: [{ role: 'user', parts: [{ text: `Updated instructions for the rest of this call (context, not the caller speaking):\n${instructions}` }] }],
+      turnComplete: false,
+    });
+  }
+
+  private resumeWithInstructions(): void {
+    this.instructionsWaiting = false;
+    void this.resume();
+  }
 
   onLost(listener: (reason: string) => void): void {
     this.lost = listener;
@@ -246,6 +396,8 @@ class GeminiSpeechSession implements SpeechSession {
 
   close(): void {
     this.closedByUs = true;
+    if (this.pendingDone) clearTimeout(this.pendingDone.timer);
+    this.pendingDone = null;
     this.current.session.close();
   }
 }
@@ -256,18 +408,29 @@ export class GeminiSpeechProvider implements SpeechProvider {
   /** Live sends no end-of-speech event: the bridge's own detector times the turns. */
   readonly reportsEndOfSpeech = false;
 
-  constructor(private readonly options: { apiKey: string | undefined; baseUrl?: string; timeoutMs?: number }) {}
+  readonly connectionLifetimeMs: number;
+  readonly callerWordsGraceMs: number;
+
+  /** `connectionLifetimeMs` and `callerWordsGraceMs`: Google's limit and our wait, shorter in tests. */
+  constructor(
+    private readonly options: { apiKey: string | undefined; baseUrl?: string; timeoutMs?: number; connectionLifetimeMs?: number; callerWordsGraceMs?: number },
+  ) {
+    this.connectionLifetimeMs = options.connectionLifetimeMs ?? CONNECTION_LIFETIME_MS;
+    this.callerWordsGraceMs = options.callerWordsGraceMs ?? CALLER_WORDS_GRACE_MS;
+  }
 
   modelLabel(agent: Agent): string {
     return `google/${geminiLiveModel(agent.modelConfig.model)}`;
   }
 
-  async open(agent: Agent, instructions: string, events: SpeechEvents): Promise<SpeechSession> {
+  async open(agent: Agent, instructions: string, events: SpeechEvents, tools: CallTool[] = []): Promise<SpeechSession> {
     if (!this.options.apiKey) throw new Error('GEMINI_API_KEY is not set: the speech-to-speech provider cannot be reached');
+    const unlisted = unlistedModel(LIVE_MODELS, geminiLiveModel(agent.modelConfig.model));
+    if (unlisted) throw new Error(`The agent's model ${unlisted}`);
     let session: GeminiSpeechSession | null = null;
     const early: LiveServerMessage[] = [];
-    const opened = await this.connect(agent, instructions, (message) => (session ? session.receive(message) : early.push(message)));
-    session = new GeminiSpeechSession(this, agent, instructions, events, opened);
+    const opened = await this.connect(agent, instructions, (message) => (session ? session.receive(message) : early.push(message)), undefined, tools);
+    session = new GeminiSpeechSession(this, agent, instructions, events, opened, tools);
     for (const message of early) session.receive(message);
     return session;
   }
@@ -276,7 +439,7 @@ export class GeminiSpeechProvider implements SpeechProvider {
    * Opens a Live session (resuming `handle` when given) and waits for its `setupComplete`; a
    * session the service closes before that rejects with its close code and words.
    */
-  async connect(agent: Agent, instructions: string, onMessage: (message: LiveServerMessage) => void, handle?: string): Promise<Opened> {
+  async connect(agent: Agent, instructions: string, onMessage: (message: LiveServerMessage) => void, handle?: string, tools: CallTool[] = []): Promise<Opened> {
     // The SDK builds the socket on baseUrl: `{baseUrl as ws/wss}/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=…`.
     const { GoogleGenAI } = await import('@google/genai');
     // Everything explicit, so the SDK's own environment variables (GOOGLE_GENAI_USE_VERTEXAI,
@@ -292,7 +455,7 @@ export class GeminiSpeechProvider implements SpeechProvider {
     let failure: string | null = null;
     const connecting = ai.live.connect({
       model: geminiLiveModel(agent.modelConfig.model),
-      config: liveConfig(agent, instructions, handle),
+      config: liveConfig(agent, instructions, handle, tools),
       callbacks: {
         onmessage: onMessage,
         onerror: (event: { message?: string }) => {
@@ -313,6 +476,7 @@ export class GeminiSpeechProvider implements SpeechProvider {
       const session = await Promise.race([connecting, timeout]);
       return {
         session,
+        openedAt: Date.now(),
         closed: (listener) => {
           closeListener = listener;
           if (closedEarly) listener(closedEarly.code, closedEarly.reason);
@@ -321,9 +485,12 @@ export class GeminiSpeechProvider implements SpeechProvider {
     } catch (error) {
       void connecting.then((session) => session.close()).catch(() => undefined);
       const early = closedEarly as { code: number; reason: string } | null;
-      if (early && early.code !== 1006) throw new Error(`The realtime provider refused the session (code ${early.code}${early.reason ? `: ${early.reason.slice(0, 200)}` : ''})`);
-      if (error instanceof Error && error.message === 'timeout') throw new Error('The realtime provider did not open the session in time');
-      throw new Error(`The realtime provider could not be reached (${failure ?? (error instanceof Error ? error.message : String(error))})`);
+      if (early && early.code !== 1006)
+        throw new Error(`The realtime provider refused the session (code ${early.code}${early.reason ? `: ${early.reason.slice(0, 200)}` : ''})`, {
+          cause: error,
+        });
+      if (error instanceof Error && error.message === 'timeout') throw new Error('The realtime provider did not open the session in time', { cause: error });
+      throw new Error(`The realtime provider could not be reached (${failure ?? (error instanceof Error ? error.message : String(error))})`, { cause: error });
     } finally {
       clearTimeout(timer);
     }

@@ -5,14 +5,19 @@ import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { isUuid } from '../../../db/base.entity.js';
 import { at, query } from '../../../db/sql.js';
-import type { CarrierAccount, CarrierAdapter } from '../../telephony/carrier.js';
-import { admitUpgrade, countRefusal, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
+import type { CarrierAccount } from '../../telephony/carrier.js';
+import type { CarrierModule } from '../../telephony/carriers/carrier-module.js';
+import { carrierModuleOf, type CarrierModules } from '../../telephony/carriers/index.js';
+import type { Attempt } from '../../../platform/rate-limit.js';
+import { admitUpgrade, type UpgradeLimit } from '../../../platform/upgrade-limit.js';
 import { CallBridge, type BridgeDeps, type BridgedCall } from './bridge.js';
-import { StreamingCall, type CarrierLink, type StreamingDeps } from '../streaming/streaming-call.js';
-import { mediaStreamUrl, streamNonceHash } from './stream-twiml.js';
+import { StreamingCall, type StreamingDeps } from '../streaming/streaming-call.js';
+import type { MediaEvent, MediaFraming, MediaLink } from '../../telephony/carriers/media-link.js';
+import { mediaStreamUrl, streamNonceHash } from '../../telephony/carriers/stream-url.js';
+import { MEDIA_LIMITS, MediaRate, type MediaLimits } from './media-limits.js';
 
-/** `/telephony/twilio/{connectionId}/media/{callId}/{nonce}` (the bare `/media`, or one without its nonce, is matched only to be refused). */
-const MEDIA_PATH = /^\/telephony\/twilio\/([^/?#]+)\/media(?:\/([^/?#]+)\/([^/?#]*))?$/;
+/** `/telephony/{kind}/{connectionId}/media/{callId}/{nonce}` (the bare `/media`, or one without its nonce, is matched only to be refused). */
+const MEDIA_PATH = /^\/telephony\/([^/?#]+)\/([^/?#]+)\/media(?:\/([^/?#]+)\/([^/?#]*))?$/;
 /** WebSocket close code for a stream that may not be carried (RFC 6455: policy violation). */
 export const POLICY_VIOLATION = 1008;
 /** How long a new stream may take to send its `start`. */
@@ -20,8 +25,8 @@ const START_TIMEOUT_MS = 10_000;
 
 export interface MediaRouteOptions extends Omit<BridgeDeps, 'logger'> {
   em: EntityManager;
-  /** The Twilio adapter: its signature check. */
-  twilio: CarrierAdapter;
+  /** The carriers by kind: the path's kind names the one whose signature and framing the stream uses. */
+  carriers: CarrierModules;
   account: (connectionId: string) => Promise<CarrierAccount | null>;
   publicUrl: () => string | undefined;
   logger: Logger;
@@ -31,21 +36,49 @@ export interface MediaRouteOptions extends Omit<BridgeDeps, 'logger'> {
   leave?: (path: string) => boolean;
   /** The streaming pipeline's parties, for calls whose agent's pipelineMode is streaming. */
   streaming: Pick<StreamingDeps, 'model' | 'recognizers' | 'synthesizers' | 'rules' | 'observeTurn' | 'endConversation'>;
+  /** The inbound rate and the unread bytes a stream may have (default MEDIA_LIMITS). */
+  limits?: Partial<MediaLimits>;
+}
+
+/** The size of a message as ws hands it over. */
+function sizeOf(data: WebSocket.RawData): number {
+  if (Array.isArray(data)) return data.reduce((total, part) => total + part.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
 
 /** What the media route drives for one call: the speech-to-speech bridge or the streaming pipeline. */
 interface MediaSession {
   start(refuse: (reason: string) => void): Promise<void>;
-  fromCarrier(message: Record<string, unknown>): void;
+  fromCarrier(event: MediaEvent): void;
   carrierClosed(): void;
 }
 
-/** Twilio's socket as the streaming pipeline's carrier link. */
-export function socketLink(socket: WebSocket): CarrierLink {
+/**
+ * A carrier's socket as a session's media link, each call written in the carrier's framing. A reader
+ * that leaves more than `maxBufferedBytes` written and not taken by its socket (it does not read, or
+ * reads slower than the audio comes) is cut at once: `slow` is told, and the socket is terminated,
+ * which ends the session as a hang-up does.
+ */
+export function socketLink(
+  socket: WebSocket,
+  framing: MediaFraming,
+  streamId: string,
+  maxBufferedBytes = MEDIA_LIMITS.maxBufferedBytes,
+  slow: (buffered: number) => void = () => undefined,
+): MediaLink {
+  const writer = framing.writer(streamId);
+  const send = (message: string) => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    socket.send(message);
+    if (socket.bufferedAmount > maxBufferedBytes) {
+      slow(socket.bufferedAmount);
+      socket.terminate();
+    }
+  };
   return {
-    send(message) {
-      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
-    },
+    audio: (payload) => send(writer.audio(payload)),
+    clear: () => send(writer.clear()),
+    mark: (name) => send(writer.mark(name)),
     close(code, reason) {
       if (socket.readyState === WebSocket.OPEN) socket.close(code, reason);
     },
@@ -70,27 +103,34 @@ function refuse(socket: Duplex, status: 403 | 404, text: string): void {
 }
 
 /**
- * Twilio Media Streams at `/telephony/twilio/{connectionId}/media/{callId}/{nonce}`, the URL the
- * call's answer TwiML gave (stream-twiml.ts). The upgrade must carry a valid `X-Twilio-Signature`
- * over that whole wss URL (PUBLIC_URL with a ws/wss scheme + path) made with the connection's auth
- * token, and the nonce must be the call's, unused, with the call in progress on that connection:
- * one UPDATE consumes it (so a replayed handshake, a second stream or another replica's finds
- * nothing), else 403 before any WebSocket exists. Then the `start` message must name the same call
- * (customParameters.callId) and its carrier call (callSid), else the socket is closed with 1008 and
- * nothing more is changed.
+ * A carrier's media streams at `/telephony/{kind}/{connectionId}/media/{callId}/{nonce}`, the URL
+ * the call's answer document gave (Twilio: stream-twiml.ts), served by the module of that kind (a
+ * kind no module serves is 404). The upgrade must be signed as that carrier signs it (Twilio: a
+ * valid `X-Twilio-Signature` over that whole wss URL, PUBLIC_URL with a ws/wss scheme + path, made
+ * with the connection's auth token; Telnyx signs none: its module's verifyUpgrade), and the nonce must be the call's, unused, with the call in
+ * progress on that connection: one UPDATE consumes it (so a replayed handshake, a second stream or
+ * another replica's finds nothing), else 403 before any WebSocket exists. Then the stream's `start`
+ * must name the same call (our call id, as a custom parameter) and its carrier call, else the
+ * socket is closed with 1008 and nothing more is changed. Messages are read and written in the
+ * module's framing; the sessions see only MediaEvents and a MediaLink.
  */
 export function attachMediaRoute(server: Server, options: MediaRouteOptions): { close(): void } {
   const { logger } = options;
+  const limits: MediaLimits = { ...MEDIA_LIMITS, ...options.limits };
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const bridged = new Map<string, MediaSession>();
 
-  async function authorized(req: IncomingMessage, connectionId: string, callId: string, nonce: string): Promise<boolean> {
+  async function authorized(req: IncomingMessage, carrier: CarrierModule, connectionId: string, callId: string, nonce: string): Promise<boolean> {
     const publicUrl = options.publicUrl();
     const account = isUuid(connectionId) ? await options.account(connectionId) : null;
-    const signature = req.headers['x-twilio-signature'];
-    if (!account || !publicUrl || typeof signature !== 'string') return false;
+    if (!account || (account.kind ?? carrier.kind) !== carrier.kind || !publicUrl) return false;
     const query = (req.url ?? '').includes('?') ? (req.url ?? '').slice((req.url ?? '').indexOf('?')) : '';
-    return options.twilio.checkSignature(account, `${mediaStreamUrl(publicUrl, connectionId)}/${callId}/${nonce}${query}`, {}, signature);
+    const header = (name: string) => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const upgrade = { url: `${mediaStreamUrl(publicUrl, connectionId, carrier.kind)}/${callId}/${nonce}${query}`, header, fields: {} };
+    return carrier.webhooks.verifyUpgrade ? carrier.webhooks.verifyUpgrade(upgrade, account) : carrier.webhooks.verify(upgrade, account);
   }
 
   /**
@@ -111,51 +151,65 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
     return row ?? null;
   }
 
-  /** Whether the stream's `start` names the call its URL opened: our call id, and the carrier's call sid. */
-  function startRefusal(call: CallRow, start: Record<string, unknown>, streamSid: string): string | null {
-    const parameters = (start.customParameters ?? {}) as Record<string, unknown>;
-    if (parameters.callId !== call.id) return 'its start names another call id';
-    if (!call.carrier_call_id || start.callSid !== call.carrier_call_id) return 'its start names another carrier call';
-    if (!streamSid) return 'no streamSid';
+  /** Whether the stream's `start` names the call its URL opened: our call id, and the carrier's call id. */
+  function startRefusal(call: CallRow, start: MediaEvent & { kind: 'start' }): string | null {
+    if (start.callId !== call.id) return 'its start names another call id';
+    if (!call.carrier_call_id || start.carrierCallId !== call.carrier_call_id) return 'its start names another carrier call';
+    if (!start.streamId) return 'no stream id';
     if (!call.agent_id) return 'the call has no agent';
     if (bridged.has(call.id)) return 'the call already has a media stream';
     return null;
   }
 
-  function serve(socket: WebSocket, connectionId: string, row: CallRow): void {
+  function serve(socket: WebSocket, carrier: CarrierModule, connectionId: string, row: CallRow): void {
+    const framing = carrier.media;
     let bridge: MediaSession | null = null;
     let starting = false;
+    let cut = false;
+    const rate = new MediaRate(limits, performance.now());
     const startTimer = setTimeout(() => socket.close(POLICY_VIOLATION, 'no start'), START_TIMEOUT_MS);
     socket.on('error', (error) => logger.warn({ connectionId, error: error.message }, 'media stream socket error'));
     socket.on('message', (data, isBinary) => {
+      if (cut) return;
+      // Every message counts, binary ones (which are ignored) too: a stream faster than the media rate for longer than its burst is cut.
+      if (!rate.take(sizeOf(data), performance.now())) {
+        cut = true;
+        logger.warn(
+          {
+            connectionId,
+            callId: row.id,
+            limits: { messagesPerSecond: limits.messagesPerSecond, bytesPerSecond: limits.bytesPerSecond, burstSeconds: limits.burstSeconds },
+          },
+          'media stream cut: it sent faster than the media rate',
+        );
+        socket.close(POLICY_VIOLATION, 'over the media rate');
+        return;
+      }
       if (isBinary) return;
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse(data.toString()) as Record<string, unknown>;
-      } catch {
-        return;
-      }
+      const event = framing.parse(data.toString());
+      if (!event) return;
       if (bridge) {
-        bridge.fromCarrier(message);
+        bridge.fromCarrier(event);
         return;
       }
-      if (message.event !== 'start' || starting) return;
+      if (event.kind !== 'start' || starting) return;
       starting = true;
       clearTimeout(startTimer);
-      const start = (message.start ?? {}) as Record<string, unknown>;
-      const streamSid = typeof message.streamSid === 'string' ? message.streamSid : typeof start.streamSid === 'string' ? start.streamSid : '';
-      const refusal = startRefusal(row, start, streamSid);
+      const refusal = startRefusal(row, event);
       if (refusal) {
         logger.warn({ connectionId, callId: row.id, reason: refusal }, 'media stream refused: its start does not name the call its URL opened');
         socket.close(POLICY_VIOLATION, 'not this call');
         return;
       }
       if (socket.readyState !== WebSocket.OPEN) return;
+      const link = socketLink(socket, framing, event.streamId, limits.maxBufferedBytes, (buffered) =>
+        logger.warn({ connectionId, callId: row.id, buffered, limit: limits.maxBufferedBytes }, 'media stream cut: it left more audio unread than the limit'),
+      );
       const call: BridgedCall = { id: row.id, organizationId: row.organization_id, agentId: row.agent_id!, contactId: row.contact_id, to: row.to_number };
       const opened: MediaSession =
         row.pipeline_mode === 'streaming'
-          ? new StreamingCall({ ...options, ...options.streaming, observeTurn: options.streaming.observeTurn, logger }, socketLink(socket), call, streamSid)
-          : new CallBridge({ ...options, logger }, socket, call, streamSid);
+          ? new StreamingCall({ ...options, ...options.streaming, observeTurn: options.streaming.observeTurn, logger }, link, call)
+          : new CallBridge({ ...options, logger }, link, call);
       bridge = opened;
       bridged.set(call.id, opened);
       socket.once('close', () => {
@@ -178,32 +232,39 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
       refuse(socket, 404, 'Not Found');
       return;
     }
+    const carrier = carrierModuleOf(options.carriers, match[1]!);
+    if (!carrier) {
+      refuse(socket, 404, 'Not Found');
+      return;
+    }
     let connectionId: string;
     try {
-      connectionId = decodeURIComponent(match[1]!);
+      connectionId = decodeURIComponent(match[2]!);
     } catch {
       refuse(socket, 404, 'Not Found');
       return;
     }
-    const [, , callId = '', nonce = ''] = match;
+    const [, , , callId = '', nonce = ''] = match;
     socket.on('error', () => undefined);
+    let attempt: Attempt | null = null;
     (async () => {
-      // Twilio's own upgrades are signed and claim a call: only refusals are counted, as on /telephony.
-      if (options.anonymous && !(await admitUpgrade(options.anonymous, req, socket))) return null;
+      // A carrier's own upgrades are signed and claim a call: only refusals are counted, as on /telephony.
+      if (options.anonymous && !(attempt = await admitUpgrade(options.anonymous, req, socket))) return null;
       if (!callId || !nonce) return 'no call and nonce in its URL';
-      if (!(await authorized(req, connectionId, callId, nonce))) return 'no valid signature for this connection';
+      if (!(await authorized(req, carrier, connectionId, callId, nonce))) return 'no valid signature for this connection';
       return (await claim(callId, nonce, connectionId)) ?? 'not the nonce of a call in progress on this connection, or already used';
     })()
       .then(async (outcome) => {
         if (outcome === null) return; // over the anonymous limit: answered 429
         if (typeof outcome === 'string') {
           // The nonce is a credential: never logged.
-          logger.warn({ connectionId, callId: isUuid(callId) ? callId : undefined, signed: Boolean(req.headers['x-twilio-signature']), reason: outcome }, 'media stream refused');
+          logger.warn({ connectionId, callId: isUuid(callId) ? callId : undefined, carrier: carrier.kind, reason: outcome }, 'media stream refused');
           refuse(socket, 403, 'Forbidden');
-          if (options.anonymous) await countRefusal(options.anonymous, req);
+          await attempt?.refused();
           return;
         }
-        wss.handleUpgrade(req, socket, head, (ws) => serve(ws, connectionId, outcome));
+        attempt?.passed();
+        wss.handleUpgrade(req, socket, head, (ws) => serve(ws, carrier, connectionId, outcome));
       })
       .catch((error: unknown) => {
         logger.error({ connectionId, error: error instanceof Error ? error.message : String(error) }, 'media stream upgrade failed');

@@ -1,11 +1,11 @@
 import WebSocket from 'ws';
 import type { Agent } from '../../agents/agent.entity.js';
-import { callTools } from './call-tools.js';
-import type { SpeechEvents, SpeechProvider, SpeechSession } from './speech-provider.js';
+import { callTools, type CallTool } from './call-tools.js';
+import { firstLineInstructions, type SpeechEvents, type SpeechProvider, type SpeechSession } from './speech-provider.js';
+import { DEFAULT_REALTIME_MODEL, DEFAULT_TRANSCRIPTION_MODEL, REALTIME_MODELS, unlistedModel } from '../../models/voice-models.js';
 
+export { DEFAULT_REALTIME_MODEL };
 export const DEFAULT_OPENAI_REALTIME_URL = 'wss://api.openai.com/v1/realtime';
-/** OpenAI's GA realtime model alias (the model of its Realtime guide and SDK examples). */
-export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
 
 /** One event the provider sends: its `type` and fields as they come (GA names; the beta ones are still read). */
 export type RealtimeEvent = { type: string } & Record<string, unknown>;
@@ -46,19 +46,20 @@ export interface RealtimeSessionConfig {
 export type RealtimeClientEvent =
   | { type: 'session.update'; session: RealtimeSessionConfig }
   | { type: 'input_audio_buffer.append'; audio: string }
-  | { type: 'response.create' }
+  | { type: 'response.create'; response?: { instructions: string; tool_choice: 'none' } }
   | { type: 'response.cancel' }
   | { type: 'conversation.item.truncate'; item_id: string; content_index: number; audio_end_ms: number }
-  | { type: 'conversation.item.create'; item: { type: 'function_call_output'; call_id: string; output: string } };
+  | { type: 'conversation.item.create'; item: { type: 'function_call_output'; call_id: string; output: string } }
+  | { type: 'conversation.item.create'; item: { type: 'message'; role: 'user'; content: [{ type: 'input_text'; text: string }] } };
 
 /**
- * The realtime model an agent talks with: its own `openai/<model>` when that is a realtime model
- * (a name with `realtime` in it, or one of the `gpt-audio` models OpenAI lists for realtime
- * sessions), else gpt-realtime.
+ * The realtime model an agent talks with: its own `openai/<model>` (checked against OpenAI's list
+ * when saved and when the session opens: an unknown one is refused, never replaced), else, for a
+ * model of another provider (builtin/echo for typed messages), DEFAULT_REALTIME_MODEL.
  */
 export function realtimeModel(model: string): string {
-  const [provider, name] = model.split('/', 2);
-  return provider === 'openai' && name && (/realtime/i.test(name) || /^gpt-audio(-|$)/i.test(name)) ? name : DEFAULT_REALTIME_MODEL;
+  const slash = model.indexOf('/');
+  return slash > 0 && model.slice(0, slash) === 'openai' && slash < model.length - 1 ? model.slice(slash + 1) : DEFAULT_REALTIME_MODEL;
 }
 
 /** A voice as the GA session takes it: a custom voice (`voice_…`) by reference, a built-in one by name. */
@@ -128,7 +129,9 @@ export class RealtimeConnection {
       listener(reason);
     };
     this.socket.on('error', (error) => tell(`The realtime provider's connection failed (${error.message})`));
-    this.socket.on('close', (code, reason) => tell(`The realtime provider closed the session (code ${code}${reason.length ? `: ${reason.toString().slice(0, 200)}` : ''})`));
+    this.socket.on('close', (code, reason) =>
+      tell(`The realtime provider closed the session (code ${code}${reason.length ? `: ${reason.toString().slice(0, 200)}` : ''})`),
+    );
   }
 
   close(): void {
@@ -140,19 +143,19 @@ export class RealtimeConnection {
 /**
  * The call's session in OpenAI's GA shape: μ-law both ways (Twilio's audio untouched), audio
  * replies with their transcript, the caller transcribed, server-side turn detection, the agent's
- * tools and voice.
+ * tools (the built-in ones, then its own HTTP and MCP tools) and voice.
  */
-export function sessionConfig(agent: Agent, instructions: string): RealtimeSessionConfig {
+export function sessionConfig(agent: Agent, instructions: string, own: CallTool[] = []): RealtimeSessionConfig {
   const voiceId = agent.voiceConfig?.voiceId;
   return {
     type: 'realtime',
     output_modalities: ['audio'],
     instructions,
     audio: {
-      input: { format: PCMU, transcription: { model: 'whisper-1' }, turn_detection: { type: 'server_vad' } },
+      input: { format: PCMU, transcription: { model: DEFAULT_TRANSCRIPTION_MODEL }, turn_detection: { type: 'server_vad' } },
       output: { format: PCMU, ...(voiceId ? { voice: realtimeVoice(voiceId) } : {}) },
     },
-    tools: callTools(agent).map((tool) => ({ type: 'function', ...tool })),
+    tools: [...callTools(agent), ...own].map((tool) => ({ type: 'function', ...tool })),
     tool_choice: 'auto',
   };
 }
@@ -220,8 +223,16 @@ class OpenAiSpeechSession implements SpeechSession {
   answerTool(callId: string, _name: string, output: Record<string, unknown>): void {
     this.connection.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) } });
   }
+  /** A user message of text in the conversation (the caller's keys); the reply is asked for apart (replyAfterTools). */
+  callerKeys(line: string): void {
+    this.connection.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: line }] } });
+  }
   replyAfterTools(): void {
     this.connection.send({ type: 'response.create' });
+  }
+  /** A response of its own for the first line: its instructions (for this response only) ask for the line word for word, and no tool. */
+  sayFirst(line: string): void {
+    this.connection.send({ type: 'response.create', response: { instructions: firstLineInstructions(line), tool_choice: 'none' } });
   }
   updateInstructions(instructions: string): void {
     // A GA update names its session type every time; only the instructions change.
@@ -247,12 +258,15 @@ export class OpenAiSpeechProvider implements SpeechProvider {
     return `openai/${realtimeModel(agent.modelConfig.model)}`;
   }
 
-  async open(agent: Agent, instructions: string, events: SpeechEvents): Promise<SpeechSession> {
+  async open(agent: Agent, instructions: string, events: SpeechEvents, tools: CallTool[] = []): Promise<SpeechSession> {
     if (!this.options.apiKey) throw new Error('OPENAI_API_KEY is not set: the speech-to-speech provider cannot be reached');
-    const connection = await RealtimeConnection.open({ url: this.options.url, apiKey: this.options.apiKey, model: realtimeModel(agent.modelConfig.model) });
+    const model = realtimeModel(agent.modelConfig.model);
+    const unlisted = unlistedModel(REALTIME_MODELS, model);
+    if (unlisted) throw new Error(`The agent's model ${unlisted}`);
+    const connection = await RealtimeConnection.open({ url: this.options.url, apiKey: this.options.apiKey, model });
     const session = new OpenAiSpeechSession(connection);
     session.listen(events);
-    connection.send({ type: 'session.update', session: sessionConfig(agent, instructions) });
+    connection.send({ type: 'session.update', session: sessionConfig(agent, instructions, tools) });
     return session;
   }
 }

@@ -1,4 +1,5 @@
 import type { Agent } from '../../agents/agent.entity.js';
+import type { CallTool } from './call-tools.js';
 
 /**
  * What a speech-to-speech provider tells the bridge, in the bridge's words (the provider's own
@@ -39,10 +40,16 @@ export interface SpeechSession {
   /** Tells the provider how much of an item the caller heard, when it keeps that in its context. */
   truncate(itemId: string, heardMs: number): void;
   answerTool(callId: string, name: string, output: Record<string, unknown>): void;
+  /** The agent opens the call with this line, word for word (its first message), before the caller has said anything. */
+  sayFirst(line: string): void;
+  /** A line the model reads as the caller's (their keys: "[the caller pressed 2]"); the bridge asks for the reply (replyAfterTools) as after a tool. */
+  callerKeys(line: string): void;
   /** After a tool the model should speak to: OpenAI is asked for a new reply; Gemini goes on by itself. */
   replyAfterTools(): void;
   /** New instructions (fresh passages) for the replies to come, where the provider takes them mid-session. */
   updateInstructions(instructions: string): void;
+  /** The call is ending: what the session still holds back (a caller turn not yet told, a reply waiting for it) is told now, in order. */
+  flush?(): void;
   /** Called once when the session ends without us closing it. */
   onLost(listener: (reason: string) => void): void;
   close(): void;
@@ -58,6 +65,14 @@ export interface SpeechProvider {
   readonly transcriptCutAtHeard: boolean;
   /** Whether the provider says when the caller stopped speaking (`callerStopped`); when not, the bridge detects it on the caller's audio. */
   readonly reportsEndOfSpeech: boolean;
-  /** Opens and configures the call's session; rejects with a message fit for the call record. */
-  open(agent: Agent, instructions: string, events: SpeechEvents): Promise<SpeechSession>;
+  /** Opens and configures the call's session, with the agent's own tools beside the built-in ones; rejects with a message fit for the call record. */
+  open(agent: Agent, instructions: string, events: SpeechEvents, tools?: CallTool[]): Promise<SpeechSession>;
+}
+
+/**
+ * What a speech-to-speech model is told to open the call with: the line as a JSON string (so
+ * nothing in it, a contact's name among it, can end the quote or read as another instruction).
+ */
+export function firstLineInstructions(line: string): string {
+  return `Open the call now: say exactly the words of this JSON string to the caller, word for word, adding nothing, then stop and listen: ${JSON.stringify(line)}`;
 }

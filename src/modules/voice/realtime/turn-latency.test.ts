@@ -27,7 +27,7 @@ describe('TurnClock', () => {
     // Later deltas of the same reply are not a turn.
     reply(clock, 'resp_1', 5, 5);
     expect(seen).toEqual([{ endOfSpeechAt: expect.any(String), totalMs: 250.5, providerMs: 250, gatewayMs: 0.5 }]);
-    expect(clock.summary('openai')).toEqual({ provider: 'openai', turns: seen, p50Ms: 250.5, maxMs: 250.5 });
+    expect(clock.summary('openai')).toEqual({ provider: 'openai', turns: seen, p50Ms: 250.5, maxMs: 250.5, firstAudioMs: null });
   });
 
   it('does not count audio of the reply in progress, or of the last one heard, as the next turn’s', () => {

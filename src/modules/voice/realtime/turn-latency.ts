@@ -17,6 +17,7 @@ export class TurnClock {
   private pending: { at: number; wallAt: number | null; stale: Set<string> } | null = null;
   private lastAudioResponse = '';
   private readonly timings: CallTurnTiming[] = [];
+  private firstAudioMs: number | null = null;
 
   constructor(private readonly observe: (turn: CallTurnTiming) => void = () => undefined) {}
 
@@ -53,15 +54,21 @@ export class TurnClock {
     this.observe(turn);
   }
 
-  /** The call's record, or null when no agent turn was completed. */
+  /** The first message's first audio was written to the carrier, `ms` after the call was answered (once). */
+  firstAudio(ms: number): void {
+    this.firstAudioMs ??= hundredths(Math.max(0, ms));
+  }
+
+  /** The call's record, or null when no agent turn was completed and no first message heard. */
   summary(provider: string): CallTurnLatency | null {
-    if (this.timings.length === 0) return null;
+    if (this.timings.length === 0 && this.firstAudioMs === null) return null;
     const sorted = this.timings.map((turn) => turn.totalMs).sort((a, b) => a - b);
     return {
       provider,
       turns: [...this.timings],
-      p50Ms: sorted[Math.ceil(sorted.length / 2) - 1]!,
-      maxMs: sorted[sorted.length - 1]!,
+      p50Ms: sorted.length ? sorted[Math.ceil(sorted.length / 2) - 1]! : 0,
+      maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
+      firstAudioMs: this.firstAudioMs,
     };
   }
 }

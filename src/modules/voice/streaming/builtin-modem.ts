@@ -233,7 +233,8 @@ export class SpeechDecoder {
   /** Measures whatever the samples received allow, then notes when the next measure is due. */
   private advance(): void {
     for (;;) {
-      const due = this.state === 'hunt' ? this.blockStart + BLOCK : this.state === 'search' ? this.runStart + SEARCH + PREAMBLE : this.symbolStart + SYMBOL - EDGE;
+      const due =
+        this.state === 'hunt' ? this.blockStart + BLOCK : this.state === 'search' ? this.runStart + SEARCH + PREAMBLE : this.symbolStart + SYMBOL - EDGE;
       if (due > this.n) {
         this.nextAt = due;
         return;

@@ -31,7 +31,7 @@ function random(seed: number): () => number {
 function randomFrames(audio: Buffer, seed: number): Buffer[] {
   const next = random(seed);
   const frames: Buffer[] = [];
-  for (let offset = 0; offset < audio.length; ) {
+  for (let offset = 0; offset < audio.length;) {
     const size = 1 + Math.floor(next() * 400);
     frames.push(audio.subarray(offset, offset + size));
     offset += size;
@@ -138,7 +138,12 @@ describe('encodeSpeech and the decoder', () => {
     });
     const dtmf = Int16Array.from({ length: 8000 * seconds }, (_, i) => {
       // The keys 1, 5, 9, # for 100 ms each with 100 ms between.
-      const keys = [[697, 1209], [770, 1336], [852, 1477], [941, 1477]] as const;
+      const keys = [
+        [697, 1209],
+        [770, 1336],
+        [852, 1477],
+        [941, 1477],
+      ] as const;
       const slot = Math.floor(i / 800);
       if (slot % 2 === 1) return 0;
       const [low, high] = keys[(slot / 2) % 4]!;
@@ -250,7 +255,7 @@ async function speaking(options: { delayMs?: number } = {}, onAudio?: (count: nu
     done: () => log.push('done'),
     lost: (reason) => log.push(`lost ${reason}`),
   };
-  const synthesizer = new BuiltinSynthesizer(options);
+  const synthesizer = new BuiltinSynthesizer({ voice: 'modem', ...options });
   const stream = await synthesizer.open({ voiceId: synthesizer.defaultVoice, model: synthesizer.defaultModel }, events);
   return { stream, chunks, log };
 }
@@ -303,7 +308,9 @@ describe('BuiltinSynthesizer', () => {
     const { session, heard } = await listening();
     for (const frame of frames20(Buffer.concat([...chunks.map((chunk) => chunk.audio), silence(1100)]))) session.send(frame);
     await drain();
-    expect(heard.filter((event) => event.startsWith('final'))).toEqual([`final Your table is booked for 7 p.m. See you then! true @${chunks.reduce((ms, chunk) => ms + chunk.audio.length / 8, 0)}`]);
+    expect(heard.filter((event) => event.startsWith('final'))).toEqual([
+      `final Your table is booked for 7 p.m. See you then! true @${chunks.reduce((ms, chunk) => ms + chunk.audio.length / 8, 0)}`,
+    ]);
   });
 
   it('done comes after end() even with nothing pushed, and pushes after end() are ignored', async () => {

@@ -1,5 +1,7 @@
 import { SPEECH_END_MS } from '../realtime/end-of-speech.js';
 import { encodeSegment, type Segment, SpeechDecoder } from './builtin-modem.js';
+import { SpokenSynthesisStream } from './builtin-spoken-stream.js';
+import { builtinVoice, type EspeakVoices } from './espeak-voices.js';
 import type {
   Recognizer,
   RecognizerEvents,
@@ -13,8 +15,11 @@ import type {
 
 // The builtin recognizer and synthesizer: a deterministic pair that needs no network and no account,
 // so the offline simulator, the tests and the voice benchmark drive a `streaming` agent through the
-// same pipeline classes as real providers. Their "voice" is the code of builtin-modem.ts (text as dual
-// tones, about as long and as loud as speech); on a real phone line it is a chirp.
+// same pipeline classes as real providers. The synthesizer speaks (eSpeak NG, espeak-voices.ts); the
+// recognizer hears the code of builtin-modem.ts (text as dual tones, about as long and as loud as
+// speech), which is what the simulated caller speaks, and what the synthesizer says with `voice: 'modem'`
+// where a test decodes the agent's audio exactly. The simulated caller hears the agent's speech by
+// its text, sent beside the audio on the in-process line (simulated-stream.ts).
 
 export { BUILTIN_MS_PER_BYTE, BUILTIN_PREAMBLE_MS, decodeSpeech, encodeSpeech, speechDurationMs } from './builtin-modem.js';
 
@@ -175,6 +180,10 @@ function toMs(sample: number): number {
 export interface BuiltinSpeechOptions {
   /** A fixed delay (ms): before each final (recognizer), before each push's first audio (synthesizer); 0 by default. */
   delayMs?: number;
+  /** The synthesizer's sound: `speech` (eSpeak NG, the default) or `modem` (the code the builtin recognizer decodes). */
+  voice?: 'speech' | 'modem';
+  /** The speech's engine; the process's shared one by default. */
+  voices?: EspeakVoices;
 }
 
 /** The builtin recognizer: hears what BuiltinSynthesizer (or encodeSpeech) says; anything else is ignored. */
@@ -274,23 +283,30 @@ class BuiltinSynthesisStream implements SynthesisStream {
   }
 }
 
-/** The builtin synthesizer: speaks text as the builtin code (see encodeSpeech), no network, no account. */
+/** The builtin synthesizer: speaks text in eSpeak NG's voice (or as the builtin code, see encodeSpeech), no network, no account. */
 export class BuiltinSynthesizer implements Synthesizer {
   readonly name = 'builtin' as const;
   readonly defaultModel = 'builtin';
   readonly defaultVoice = 'builtin';
+  /** Pushes of its streams still being synthesized (the simulated line holds still meanwhile). */
+  readonly busy = { count: 0 };
   private readonly delayMs: number;
+  private readonly voice: 'speech' | 'modem';
+  private readonly voices: EspeakVoices | undefined;
 
   constructor(options: BuiltinSpeechOptions = {}) {
     this.delayMs = options.delayMs ?? 0;
+    this.voice = options.voice ?? 'speech';
+    this.voices = options.voices;
   }
 
   missing(): string | null {
     return null;
   }
 
-  /** Voice and model change nothing: there is one voice. */
+  /** Voice and model change nothing: there is one agent voice. */
   open(_options: SynthesisOptions, events: SynthesisEvents): Promise<SynthesisStream> {
-    return Promise.resolve(new BuiltinSynthesisStream(events, this.delayMs));
+    if (this.voice === 'modem') return Promise.resolve(new BuiltinSynthesisStream(events, this.delayMs));
+    return Promise.resolve(new SpokenSynthesisStream(this.voices ?? builtinVoice(), events, this.delayMs, this.busy));
   }
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Recognizer, RecognizerEvents, RecognizerOptions, RecognizerSession } from './speech-ports.js';
+import { DEFAULT_DEEPGRAM_MODEL } from '../../models/voice-models.js';
 
 // Deepgram's live transcription (`/v1/listen`, the Nova models) as the streaming pipeline's
 // recognizer: Twilio's μ-law 8 kHz goes up as binary frames untouched, Deepgram's JSON messages come
@@ -15,7 +16,7 @@ import type { Recognizer, RecognizerEvents, RecognizerOptions, RecognizerSession
 // message shapes) is a few lines here, checked against Deepgram's AsyncAPI by the tests' double.
 
 export const DEFAULT_DEEPGRAM_BASE_URL = 'wss://api.deepgram.com';
-export const DEFAULT_DEEPGRAM_MODEL = 'nova-3';
+export { DEFAULT_DEEPGRAM_MODEL } from '../../models/voice-models.js';
 /** Deepgram closes a socket that has had neither audio nor a text message for 10 s (`NET-0001`); its docs ask for a KeepAlive every 3–5 s. */
 export const KEEPALIVE_MS = 5000;
 /** How long `open()` waits for the handshake before giving up. */
@@ -140,9 +141,12 @@ class DeepgramSession implements RecognizerSession {
     for (const frame of this.queue.splice(0)) this.socket.send(frame);
     this.queuedBytes = 0;
     this.lastSentAt = Date.now();
-    this.keepAlive = setInterval(() => {
-      if (Date.now() - this.lastSentAt >= this.keepAliveMs) this.sendJson({ type: 'KeepAlive' });
-    }, Math.max(10, Math.floor(this.keepAliveMs / 2)));
+    this.keepAlive = setInterval(
+      () => {
+        if (Date.now() - this.lastSentAt >= this.keepAliveMs) this.sendJson({ type: 'KeepAlive' });
+      },
+      Math.max(10, Math.floor(this.keepAliveMs / 2)),
+    );
     this.keepAlive.unref();
   }
 

@@ -6,6 +6,7 @@ import { bytesToPcm, pcmToUlaw, Resampler } from '../realtime/audio.js';
 import { realtimeVoice } from '../realtime/openai-realtime.js';
 import { openAiWords } from './openai-words.js';
 import type { SynthesisEvents, SynthesisOptions, SynthesisStream, Synthesizer } from './speech-ports.js';
+import { DEFAULT_SPEECH_MODEL } from '../../models/voice-models.js';
 
 // OpenAI as the streaming pipeline's synthesizer: one `POST /audio/speech` per sentence pushed, its
 // body read as it comes. `response_format: "pcm"` is raw 16-bit little-endian mono at 24 kHz (no
@@ -15,7 +16,7 @@ import type { SynthesisEvents, SynthesisOptions, SynthesisStream, Synthesizer } 
 // the order they were pushed. Through the official SDK, with its retries off: a call cannot wait
 // out a backoff, and a failed sentence is the pipeline's to handle (it is told `lost`).
 
-export const DEFAULT_SPEECH_MODEL = 'gpt-4o-mini-tts';
+export { DEFAULT_SPEECH_MODEL } from '../../models/voice-models.js';
 /** A built-in voice every speech model has (marin and cedar are gpt-4o-mini-tts only). */
 export const DEFAULT_SPEECH_VOICE = 'alloy';
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -59,7 +60,8 @@ function reason(error: unknown, apiKey: string): string {
   let said: string;
   const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk!;
   if (error instanceof APIConnectionTimeoutError) said = `OpenAI's speech service did not answer in time`;
-  else if (error instanceof APIConnectionError) said = `OpenAI's speech service could not be reached (${error.cause instanceof Error ? error.cause.message : error.message})`;
+  else if (error instanceof APIConnectionError)
+    said = `OpenAI's speech service could not be reached (${error.cause instanceof Error ? error.cause.message : error.message})`;
   else if (error instanceof APIError && error.status) {
     const body = error.error as { message?: unknown } | undefined;
     const message = typeof body?.message === 'string' ? body.message : '';
@@ -94,7 +96,8 @@ class OpenAiSynthesisStream implements SynthesisStream {
 
   push(text: string): void {
     if (this.stopped || this.ended) return;
-    for (const piece of pieces(text)) this.sentences.push({ text: piece, controller: new AbortController(), started: false, finished: false, pcm: [], carry: Buffer.alloc(0) });
+    for (const piece of pieces(text))
+      this.sentences.push({ text: piece, controller: new AbortController(), started: false, finished: false, pcm: [], carry: Buffer.alloc(0) });
     this.startMore();
   }
 

@@ -2,6 +2,8 @@ import WebSocket from 'ws';
 import { PCMU } from '../realtime/openai-realtime.js';
 import { openAiErrorMessage, openAiWords } from './openai-words.js';
 import type { Recognizer, RecognizerEvents, RecognizerOptions, RecognizerSession } from './speech-ports.js';
+import { DEFAULT_TRANSCRIPTION_MODEL } from '../../models/voice-models.js';
+import { EndOfSpeechDetector, SPEECH_END_MS } from '../realtime/end-of-speech.js';
 
 // OpenAI as the streaming pipeline's recognizer: a Realtime *transcription* session (the GA
 // interface) on the same socket endpoint as speech-to-speech. The socket is opened with
@@ -9,9 +11,14 @@ import type { Recognizer, RecognizerEvents, RecognizerOptions, RecognizerSession
 // supported in realtime mode", and a session opened as a realtime one refuses a transcription
 // update); the session is then set with one `session.update` of `type: "transcription"`. Twilio's
 // μ-law goes in as it is (`audio/pcmu`), the service's own VAD finds the turns, and each turn comes
-// back as transcription deltas and one completed transcript.
+// back as transcription deltas and one completed transcript. `gpt-realtime-whisper` takes no VAD
+// ("turn_detection must be null; VAD is not supported", OpenAI's transcription session schema): for
+// it the recognizer finds the turns itself (end-of-speech.ts) and commits each one.
 
-export const DEFAULT_TRANSCRIPTION_MODEL = 'gpt-4o-transcribe';
+export { DEFAULT_TRANSCRIPTION_MODEL };
+
+/** The transcription models that take no turn detection: the session is sent `turn_detection: null` and the recognizer commits the turns. */
+const WITHOUT_VAD = new Set(['gpt-realtime-whisper']);
 
 /**
  * Silence that ends a caller's turn for the service's VAD. Its default (500 ms) is meant for a
@@ -29,7 +36,7 @@ export interface TranscriptionSessionConfig {
     input: {
       format: typeof PCMU;
       transcription: { model: string; language?: string; prompt?: string; keywords?: string[] };
-      turn_detection: { type: 'server_vad'; threshold: number; prefix_padding_ms: number; silence_duration_ms: number };
+      turn_detection: { type: 'server_vad'; threshold: number; prefix_padding_ms: number; silence_duration_ms: number } | null;
       noise_reduction: { type: 'near_field' };
     };
   };
@@ -58,7 +65,7 @@ export function transcriptionConfig(options: RecognizerOptions): TranscriptionSe
       input: {
         format: PCMU,
         transcription,
-        turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: TURN_SILENCE_MS },
+        turn_detection: WITHOUT_VAD.has(model) ? null : { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: TURN_SILENCE_MS },
         noise_reduction: { type: 'near_field' },
       },
     },
@@ -134,12 +141,25 @@ class OpenAiRecognizerSession implements RecognizerSession {
   private closedByUs = false;
   private ended = false;
   private ready = false;
+  /** Our own turn finder, for a model that takes no VAD: its speech start is speechStarted, its end a commit. */
+  private readonly turns: EndOfSpeechDetector | null;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly events: RecognizerEvents,
     private readonly apiKey: string,
+    ownTurns = false,
   ) {
+    this.turns = ownTurns
+      ? new EndOfSpeechDetector(
+          () => this.commitTurn(SPEECH_END_MS),
+          () => {
+            if (this.ended || this.speaking) return;
+            this.speaking = true;
+            this.events.speechStarted();
+          },
+        )
+      : null;
     socket.on('message', (data) => {
       let event: unknown;
       try {
@@ -182,6 +202,7 @@ class OpenAiRecognizerSession implements RecognizerSession {
   send(ulaw: Buffer): void {
     this.sendEvent({ type: 'input_audio_buffer.append', audio: ulaw.toString('base64') });
     this.sentBytes += ulaw.length;
+    if (this.ready) this.turns?.push(ulaw);
   }
 
   /**
@@ -190,9 +211,14 @@ class OpenAiRecognizerSession implements RecognizerSession {
    * nothing buffered the service answers `input_audio_buffer_commit_empty`.
    */
   finalize(): void {
+    this.commitTurn(0);
+  }
+
+  /** Commits what was heard while speech is heard; `silenceMs`: the quiet already sent after the last word. */
+  private commitTurn(silenceMs: number): void {
     if (!this.speaking || this.ended) return;
     this.speaking = false;
-    this.commitEnds.push(Math.round(this.sentBytes / BYTES_PER_MS));
+    this.commitEnds.push(Math.max(0, Math.round(this.sentBytes / BYTES_PER_MS) - silenceMs));
     this.sendEvent({ type: 'input_audio_buffer.commit' });
   }
 
@@ -294,8 +320,9 @@ export class OpenAiRecognizer implements Recognizer {
     if (!apiKey) throw new Error('OPENAI_API_KEY is not set: the OpenAI recognizer cannot be reached');
     const timeoutMs = this.options.timeoutMs ?? 10_000;
     const socket = await connect(transcriptionUrl(this.options.url), apiKey, timeoutMs);
-    const session = new OpenAiRecognizerSession(socket, events, apiKey);
-    await session.configure(transcriptionConfig(options), timeoutMs);
+    const config = transcriptionConfig(options);
+    const session = new OpenAiRecognizerSession(socket, events, apiKey, config.audio.input.turn_detection === null);
+    await session.configure(config, timeoutMs);
     return session;
   }
 }

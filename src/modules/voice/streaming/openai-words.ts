@@ -2,7 +2,7 @@
 // the key they were given, masked (`Incorrect API key provided: sk-proj-****…abcd.`), and even the
 // masked form names the key's kind and its last characters: both are cut here.
 
-const KEY_LIKE = /\bsk-[A-Za-z0-9_*\-]{3,}/g;
+const KEY_LIKE = /\bsk-[A-Za-z0-9_*-]{3,}/g;
 
 /** `text` with the key, and anything shaped like an OpenAI key, replaced by `sk-…`; at most `max` characters. */
 export function openAiWords(text: string, apiKey: string | undefined, max = 300): string {

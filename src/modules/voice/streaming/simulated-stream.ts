@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { query } from '../../../db/sql.js';
-import { BuiltinRecognizer, encodeSpeech } from './builtin-speech.js';
-import type { RecognizerSession } from './speech-ports.js';
-import { DEFAULT_TURN_RULES, StreamingCall, type CarrierLink, type StreamingDeps, type TurnRules } from './streaming-call.js';
+import { BuiltinSynthesizer, encodeSpeech } from './builtin-speech.js';
+import { DEFAULT_TURN_RULES, StreamingCall, type StreamingDeps, type TurnRules } from './streaming-call.js';
+import type { MediaEvent, MediaLink } from '../../telephony/carriers/media-link.js';
 
 /** The simulated line plays this many milliseconds of audio each TICK_MS of wall time (ten times real time). */
 export const SIMULATED_SPEED = 10;
@@ -17,6 +17,8 @@ const KEYS = /^[0-9*#]+$/;
 const SILENCE = Buffer.alloc(FRAME_BYTES, 0xff);
 /** The simulated caller waits this much audio of the agent's silence for an answer, then goes on. */
 const PATIENCE_MS = 30_000;
+/** The caller takes what it heard as one line once the agent has been quiet this long (300 ms, as the builtin recognizer judges a turn over). */
+const LINE_END_MS = 300;
 
 /** The pipeline's wall-clock rules on the simulated line's clock (SIMULATED_SPEED times real time); those counted in the caller's audio need nothing, nor the providers' answer limit. */
 const SIMULATED_RULES: Partial<TurnRules> = {
@@ -24,9 +26,11 @@ const SIMULATED_RULES: Partial<TurnRules> = {
   keysTimeoutMs: DEFAULT_TURN_RULES.keysTimeoutMs / SIMULATED_SPEED,
 };
 
-/** What a simulated streaming call heard, as its own ear (the builtin recognizer) understood the agent. */
+/** What a simulated streaming call heard of the agent, line by line (each ended by 300 ms of the agent's silence). */
 export interface SimulatedStreamResult {
   heard: string[];
+  /** The caller's lines as it spoke them (keys included), in order. */
+  said: string[];
   bargeIns: number;
 }
 
@@ -40,14 +44,18 @@ interface CallRow {
 }
 
 /**
- * The simulator's media stream: the caller's phone and Twilio's Media Streams in-process, for a
+ * The simulator's media stream: the caller's phone and a carrier's media stream in-process, for a
  * call whose agent is a streaming one. The agent side is the real pipeline (StreamingCall) with the
- * builtin recognizer and synthesizer; the caller side speaks its lines as builtin audio, sends
- * Twilio's frames without a break (silence between lines), plays the agent's audio at
- * SIMULATED_SPEED, echoes its marks once played and honours `clear`, and hears the agent through its
- * own builtin recognizer. It waits for the agent to finish before its next line, speaks over a reply
- * longer than BARGE_IN_AFTER_MS, presses a line of keys as DTMF (then `#`), and hangs up once the
- * agent has answered its last line.
+ * builtin recognizer and synthesizer; the caller side speaks its lines as builtin code (what the
+ * builtin recognizer decodes exactly), sends its frames without a break (silence between lines),
+ * plays the agent's audio at SIMULATED_SPEED, echoes its marks once played and honours `clear`. The
+ * agent speaks (eSpeak NG), and the caller hears its words by their text: offline, each piece of audio
+ * carries the words it ends (`caption`), taken as heard once that audio has played, so what the
+ * caller hears, and when, does not hang on a recognizer of speech. While the builtin voice is still
+ * synthesizing a push, the line holds still (no frame either way), so a slow or busy machine changes
+ * nothing the caller hears: the campaigns stay deterministic. It waits for the agent to finish before
+ * its next line, speaks over a reply longer than BARGE_IN_AFTER_MS, presses a line of keys as DTMF
+ * (then `#`), and hangs up once the agent has answered its last line.
  */
 export class SimulatedStreams {
   constructor(private readonly deps: Omit<StreamingDeps, 'offline'> & { em: EntityManager }) {}
@@ -61,24 +69,27 @@ export class SimulatedStreams {
       [callId],
     );
     if (!row?.agent_id || row.pipeline_mode !== 'streaming') return null;
-    const caller = new SimulatedCaller(lines);
-    const pipeline = new StreamingCall(
-      { ...this.deps, offline: true, rules: { ...SIMULATED_RULES, ...this.deps.rules } },
-      caller.link,
-      { id: row.id, organizationId: row.organization_id, agentId: row.agent_id, contactId: row.contact_id, to: row.to_number },
-      `MZsimulated${callId.replace(/-/g, '')}`,
-    );
+    const synthesizer = this.deps.synthesizers.builtin;
+    const caller = new SimulatedCaller(lines, synthesizer instanceof BuiltinSynthesizer ? synthesizer.busy : { count: 0 });
+    const pipeline = new StreamingCall({ ...this.deps, offline: true, rules: { ...SIMULATED_RULES, ...this.deps.rules } }, caller.link, {
+      id: row.id,
+      organizationId: row.organization_id,
+      agentId: row.agent_id,
+      contactId: row.contact_id,
+      to: row.to_number,
+    });
     caller.attach(pipeline);
     await pipeline.start(() => caller.hangUp());
     await caller.done;
     pipeline.carrierClosed();
     await pipeline.settled();
-    return { heard: caller.heard, bargeIns: caller.bargeIns };
+    return { heard: caller.heard, said: caller.said, bargeIns: caller.bargeIns };
   }
 }
 
 class SimulatedCaller {
   readonly heard: string[] = [];
+  readonly said: string[] = [];
   bargeIns = 0;
   readonly done: Promise<void>;
   private finishDone!: () => void;
@@ -93,6 +104,9 @@ class SimulatedCaller {
   private queuedTotal = 0;
   private playedTotal = 0;
   private marks: { at: number; name: string }[] = [];
+  /** The agent's words beside its audio (at byte offsets into what was queued), and those heard of the line not yet ended. */
+  private captions: { at: number; text: string }[] = [];
+  private hearing = '';
   /** The caller's own line being spoken (audio left to send), and keys to press. */
   private outgoing: Buffer | null = null;
   private keys: string[] = [];
@@ -104,29 +118,24 @@ class SimulatedCaller {
   private callMs = 0;
   /** How many agent lines the caller had heard when they last spoke. */
   private heardAtLastLine = 0;
-  private readonly ear: Promise<RecognizerSession>;
 
-  constructor(lines: readonly string[]) {
+  constructor(
+    lines: readonly string[],
+    /** The builtin synthesizer's pushes being synthesized: the line holds still while there are any. */
+    private readonly synthesizing: { count: number },
+  ) {
     this.lines = lines.map((line) => line.trim()).filter(Boolean);
     this.done = new Promise((resolve) => {
       this.finishDone = resolve;
     });
-    this.ear = new BuiltinRecognizer().open(
-      { model: 'builtin', language: 'en' },
-      {
-        speechStarted: () => undefined,
-        interim: () => undefined,
-        final: (words: string) => {
-          if (words.trim()) this.heard.push(words.trim());
-        },
-        utteranceEnd: () => undefined,
-        lost: () => this.hangUp(),
-      },
-    );
   }
 
-  readonly link: CarrierLink = {
-    send: (message) => this.fromAgent(message),
+  readonly link: MediaLink = {
+    audio: (payload, caption) => this.played(Buffer.from(payload, 'base64'), caption),
+    mark: (name) => {
+      if (!this.closed) this.marks.push({ at: this.queuedTotal, name });
+    },
+    clear: () => this.cleared(),
     close: () => this.hangUp(),
     get open() {
       return true;
@@ -142,35 +151,32 @@ class SimulatedCaller {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    void this.ear.then((ear) => ear.close());
     this.finishDone();
   }
 
-  private fromAgent(message: Record<string, unknown>): void {
+  private played(audio: Buffer, caption: string | undefined): void {
     if (this.closed) return;
-    if (message.event === 'media') {
-      const payload = (message.media as { payload?: string } | undefined)?.payload ?? '';
-      const audio = Buffer.from(payload, 'base64');
-      this.incoming.push(audio);
-      this.incomingBytes += audio.length;
-      this.queuedTotal += audio.length;
-      this.agentSpeaking = true;
-    } else if (message.event === 'mark') {
-      const name = (message.mark as { name?: string } | undefined)?.name ?? '';
-      this.marks.push({ at: this.queuedTotal, name });
-    } else if (message.event === 'clear') {
-      // Twilio drops what it holds and sends back the marks still waiting.
-      this.incoming = [];
-      this.playedTotal += this.incomingBytes;
-      this.incomingBytes = 0;
-      this.queuedTotal = this.playedTotal;
-      for (const mark of this.marks.splice(0)) this.toAgent({ event: 'mark', mark: { name: mark.name } });
-      this.agentSpeaking = false;
-    }
+    this.incoming.push(audio);
+    this.incomingBytes += audio.length;
+    this.queuedTotal += audio.length;
+    if (caption) this.captions.push({ at: this.queuedTotal, text: caption });
+    this.agentSpeaking = true;
   }
 
-  private toAgent(message: Record<string, unknown>): void {
-    if (!this.closed) this.pipeline?.fromCarrier({ streamSid: 'simulated', ...message });
+  private cleared(): void {
+    if (this.closed) return;
+    // A carrier drops what it holds and sends back the marks still waiting.
+    this.incoming = [];
+    this.playedTotal += this.incomingBytes;
+    this.incomingBytes = 0;
+    this.queuedTotal = this.playedTotal;
+    this.captions = [];
+    for (const mark of this.marks.splice(0)) this.toAgent({ kind: 'mark', name: mark.name });
+    this.agentSpeaking = false;
+  }
+
+  private toAgent(event: MediaEvent): void {
+    if (!this.closed) this.pipeline?.fromCarrier(event);
   }
 
   /**
@@ -183,6 +189,7 @@ class SimulatedCaller {
     if (this.ticking) return;
     this.ticking = true;
     for (let frame = 0; frame < SIMULATED_SPEED && !this.closed; frame++) {
+      if (this.synthesizing.count > 0) break;
       this.frame();
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -199,29 +206,29 @@ class SimulatedCaller {
     this.speak();
   }
 
-  /** Plays one frame of the agent's audio into the caller's ear, echoing the marks it passes. */
+  /** Plays one frame of the agent's audio to the caller, who hears the words it ends, echoing the marks it passes. */
   private play(bytes: number): void {
     let left = bytes;
-    const heard: Buffer[] = [];
     while (left > 0 && this.incoming.length > 0) {
       const head = this.incoming[0]!;
       const take = Math.min(left, head.length);
-      heard.push(head.subarray(0, take));
       if (take === head.length) this.incoming.shift();
       else this.incoming[0] = head.subarray(take);
       left -= take;
       this.incomingBytes -= take;
       this.playedTotal += take;
     }
-    if (left > 0) heard.push(SILENCE.subarray(0, left));
-    const played = Buffer.concat(heard);
-    void this.ear.then((ear) => ear.send(played));
-    while (this.marks.length > 0 && this.marks[0]!.at <= this.playedTotal) this.toAgent({ event: 'mark', mark: { name: this.marks.shift()!.name } });
+    while (this.captions.length > 0 && this.captions[0]!.at <= this.playedTotal) this.hearing += this.captions.shift()!.text;
+    while (this.marks.length > 0 && this.marks[0]!.at <= this.playedTotal) this.toAgent({ kind: 'mark', name: this.marks.shift()!.name });
     if (left < bytes) {
       this.replyPlayedMs += (bytes - left) / BYTES_PER_MS;
       this.quietMs = 0;
     } else {
       this.quietMs += bytes / BYTES_PER_MS;
+      if (this.quietMs >= LINE_END_MS && this.hearing.trim() !== '') {
+        this.heard.push(this.hearing.trim());
+        this.hearing = '';
+      }
       if (this.quietMs >= 600) {
         this.agentSpeaking = false;
         this.replyPlayedMs = 0;
@@ -252,13 +259,14 @@ class SimulatedCaller {
           this.interruptedThisReply = true;
           this.bargeIns += 1;
         }
+        this.said.push(line);
         if (KEYS.test(line)) this.keys = [...line, '#'];
         else this.outgoing = encodeSpeech(line);
         this.quietMs = 0;
       }
     }
     if (this.keys.length > 0) {
-      this.toAgent({ event: 'dtmf', dtmf: { track: 'inbound_track', digit: this.keys.shift() } });
+      this.toAgent({ kind: 'dtmf', digit: this.keys.shift()! });
       if (this.keys.length === 0) this.heardAtLastLine = this.heard.length;
       this.sendAudio(SILENCE);
       return;
@@ -277,6 +285,6 @@ class SimulatedCaller {
   }
 
   private sendAudio(frame: Buffer): void {
-    this.toAgent({ event: 'media', media: { track: 'inbound', payload: frame.toString('base64') } });
+    this.toAgent({ kind: 'audio', payload: frame.toString('base64') });
   }
 }

@@ -1,15 +1,17 @@
 import { createServer, type Server } from 'node:http';
+import type { CallContext } from '../../agents/templates/call-context.js';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { ModelService } from '../../models/model.service.js';
 import type { Agent } from '../../agents/agent.entity.js';
-import { MessageRole, PipelineMode } from '../../agents/agent.enums.js';
+import { FirstMessageMode, MessageRole, PipelineMode } from '../../agents/agent.enums.js';
 import type { StreamPart, StreamRequest } from '../../models/model.types.js';
 import type { CallConversations } from '../realtime/call-conversation.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import { BuiltinRecognizer, BuiltinSynthesizer, encodeSpeech } from './builtin-speech.js';
 import type { SynthesisStream, Synthesizer } from './speech-ports.js';
-import { StreamingCall, type CarrierLink, type TurnRules } from './streaming-call.js';
+import { StreamingCall, type TurnRules } from './streaming-call.js';
+import type { MediaLink } from '../../telephony/carriers/media-link.js';
 
 // The pipeline's rules for the turns a caller takes badly — silence, a turn that never ends, keys —
 // and a synthesizer that never answers, with the builtin pair and in-memory stores: no database,
@@ -49,8 +51,8 @@ const echo = {
 /** A call on an in-memory line: the caller's frames in, the agent's audio and marks out (marks echoed at once, as if played). */
 function harness(
   rules: Partial<TurnRules>,
-  synthesizer: Synthesizer = new BuiltinSynthesizer(),
-  options: { agent?: Partial<Agent>; model?: { stream(request: StreamRequest): AsyncIterable<StreamPart> } } = {},
+  synthesizer: Synthesizer = new BuiltinSynthesizer({ voice: 'modem' }),
+  options: { agent?: Partial<Agent>; model?: { stream(request: StreamRequest): AsyncIterable<StreamPart> }; context?: CallContext } = {},
 ) {
   const stored: { role: MessageRole; content: string }[] = [];
   const resolutions: { label: string; met: boolean; explanation: string }[] = [];
@@ -60,6 +62,7 @@ function harness(
   const conversations = {
     agent: async () => agent(options.agent),
     open: async () => 'conversation-1',
+    callContext: async () => ({ context: options.context ?? null, answeredAt: options.context ? new Date(Date.now() - 1000) : null }),
     memory: async () => [],
     add: async (_id: string, _org: string, role: MessageRole, content: string) => void stored.push({ role, content }),
     close: async () => undefined,
@@ -67,9 +70,11 @@ function harness(
     recordTurnLatency: async () => undefined,
   } as unknown as CallConversations;
   let call: StreamingCall;
-  const link: CarrierLink = {
-    send(message) {
-      if (message.event === 'mark') setImmediate(() => call.fromCarrier({ event: 'mark', mark: message.mark }));
+  const link: MediaLink = {
+    audio: () => undefined,
+    clear: () => undefined,
+    mark(name) {
+      setImmediate(() => call.fromCarrier({ kind: 'mark', name }));
     },
     close(code, reason) {
       closed = { code, reason };
@@ -93,10 +98,9 @@ function harness(
     },
     link,
     { id: 'call-1', organizationId: 'org-1', agentId: 'agent-1', contactId: null, to: '+15550001111' },
-    'MZtest',
   );
   const audio = (ulaw: Buffer) => {
-    for (let at = 0; at < ulaw.length; at += FRAME) call.fromCarrier({ event: 'media', media: { payload: ulaw.subarray(at, at + FRAME).toString('base64') } });
+    for (let at = 0; at < ulaw.length; at += FRAME) call.fromCarrier({ kind: 'audio', payload: ulaw.subarray(at, at + FRAME).toString('base64') });
   };
   return {
     call,
@@ -116,6 +120,57 @@ function harness(
     },
   };
 }
+
+const CONTEXT: CallContext = {
+  agentId: 'agent-1',
+  conversationId: null,
+  call: { id: 'call-1', direction: 'outbound', from: '+15550002222', to: '+15550001111' },
+  contact: { id: 'contact-1', name: 'Grace', phone: '+15550001111', timeZone: null, attributes: { day: 'Friday' } },
+  program: null,
+  executionId: null,
+  organization: { name: 'Acme' },
+  agent: { name: 'Ada' },
+  variables: {},
+  now: '2026-12-21T09:30:00.000Z',
+  localTime: 'now',
+};
+
+describe('StreamingCall and its first message', () => {
+  it('says the agent’s first message rendered for the call, with no model asked, and gives the model the rendered prompt', async () => {
+    const systems: string[] = [];
+    const recording = { stream: (request: StreamRequest) => (systems.push(request.system ?? ''), echo.stream(request)) };
+    const line = harness({}, undefined, {
+      context: CONTEXT,
+      model: recording,
+      agent: {
+        instructions: 'You call {{contact.name}}.',
+        firstMessage: 'Hi {{contact.name}}, see you {{contact.attributes.day}}.',
+        variables: [],
+      } as Partial<Agent>,
+    });
+    await line.call.start(() => undefined);
+    await line.until(() => line.stored.length >= 1, 'the first message stored');
+    expect(line.stored[0]).toEqual({ role: MessageRole.assistant, content: 'Hi Grace, see you Friday.' });
+    expect(systems).toEqual([]);
+    line.audio(encodeSpeech('Hello there'));
+    line.silence(1500);
+    await line.until(() => systems.length === 1, 'the model asked');
+    expect(systems[0]).toContain('You call "Grace".');
+  });
+
+  it('says nothing first when the agent waits for the caller: the silence is counted from the start', async () => {
+    const line = harness({ silenceMs: 200 }, undefined, {
+      context: CONTEXT,
+      agent: { firstMessageMode: FirstMessageMode.wait_for_caller, variables: [] } as Partial<Agent>,
+    });
+    await line.call.start(() => undefined);
+    for (let sent = 0; line.stored.length === 0 && sent < 500; sent++) {
+      line.silence(100);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(line.stored[0]!.content).toBe('Sorry, I did not hear you.');
+  });
+});
 
 describe('StreamingCall', () => {
   it('a silent caller is asked once, then told goodbye, and the call ends', async () => {
@@ -150,7 +205,10 @@ describe('StreamingCall', () => {
     const userTurns = () => line.stored.filter((message) => message.role === MessageRole.user).map((message) => message.content);
     // (The builtin recognizer finalizes where it is, even inside a word.)
     const letters = (text: string) => text.replace(/\s/g, '');
-    await line.until(() => letters(userTurns().join('')) === letters(said) && line.stored[line.stored.length - 1]!.role === MessageRole.assistant, 'every part answered');
+    await line.until(
+      () => letters(userTurns().join('')) === letters(said) && line.stored[line.stored.length - 1]!.role === MessageRole.assistant,
+      'every part answered',
+    );
     // The speech was cut into turns at the limit, each answered whole (the caller speaking on does not cut that answer).
     const [, ...turns] = line.stored;
     expect(turns.length).toBeGreaterThanOrEqual(4);
@@ -166,12 +224,12 @@ describe('StreamingCall', () => {
     const line = harness({ keysTimeoutMs: 30, silenceMs: 60_000 });
     await line.call.start(() => undefined);
     await line.until(() => line.stored.length === 1, 'the greeting stored');
-    for (const digit of ['7', '0']) line.call.fromCarrier({ event: 'dtmf', dtmf: { digit } });
-    line.call.fromCarrier({ event: 'dtmf', dtmf: { digit: 'x' } }); // not a key: ignored
+    for (const digit of ['7', '0']) line.call.fromCarrier({ kind: 'dtmf', digit });
+    line.call.fromCarrier({ kind: 'dtmf', digit: 'x' }); // not a key: ignored
     await line.until(() => line.stored.length === 3, 'the answer to the keys');
     expect(line.stored.slice(1)).toEqual([
-      { role: MessageRole.user, content: '70' },
-      { role: MessageRole.assistant, content: 'Echo: 70' },
+      { role: MessageRole.user, content: '[the caller pressed 70]' },
+      { role: MessageRole.assistant, content: 'Echo: [the caller pressed 70]' },
     ]);
     line.call.carrierClosed();
   });
@@ -219,7 +277,9 @@ describe('StreamingCall with a model that calls its tools', () => {
       requests.push(body);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const send = (delta: Record<string, unknown>, finish: string | null = null) =>
-        res.write(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+        );
       const answered = body.messages.some((message: { role: string }) => message.role === 'tool');
       const said = String(body.messages.filter((message: { role: string }) => message.role === 'user').pop()?.content ?? '');
       if (!answered && /stop calling/i.test(said)) {
@@ -244,8 +304,11 @@ describe('StreamingCall with a model that calls its tools', () => {
 
   it('records the resolution, says what the model wrote around the tools, and hangs up once the goodbye was heard', async () => {
     const model = new ModelService({ openaiCompatibleBaseUrl: baseUrl });
-    const line = harness({ silenceMs: 60_000 }, new BuiltinSynthesizer(), {
-      agent: { modelConfig: { model: 'openai-compatible/booker' }, resolutionCriteria: [{ label: 'Booked', description: 'A visit was booked' }] } as Partial<Agent>,
+    const line = harness({ silenceMs: 60_000 }, new BuiltinSynthesizer({ voice: 'modem' }), {
+      agent: {
+        modelConfig: { model: 'openai-compatible/booker' },
+        resolutionCriteria: [{ label: 'Booked', description: 'A visit was booked' }],
+      } as Partial<Agent>,
       model,
     });
     await line.call.start(() => undefined);
@@ -262,7 +325,7 @@ describe('StreamingCall with a model that calls its tools', () => {
     // The model was offered the agent's tools, the criteria as the label's choices, and was streamed.
     expect(requests[0]).toMatchObject({ stream: true, model: 'booker' });
     const tools = requests[0]!.tools.map((tool: { function: { name: string } }) => tool.function.name);
-    expect(tools).toEqual(['end_call', 'reach_resolution', 'opt_out']);
+    expect(tools).toEqual(['end_call', 'reach_resolution', 'opt_out', 'send_digits']);
     expect(requests[0]!.tools[1].function.parameters.properties.label.enum).toEqual(['Booked']);
     expect(requests).toHaveLength(2);
     expect(line.optedOut).toEqual([]);
@@ -270,7 +333,10 @@ describe('StreamingCall with a model that calls its tools', () => {
 
   it('puts the number on the do-not-call list when the caller opts out, says the confirmation and hangs up', async () => {
     const model = new ModelService({ openaiCompatibleBaseUrl: baseUrl });
-    const line = harness({ silenceMs: 60_000 }, new BuiltinSynthesizer(), { agent: { modelConfig: { model: 'openai-compatible/booker' } } as Partial<Agent>, model });
+    const line = harness({ silenceMs: 60_000 }, new BuiltinSynthesizer({ voice: 'modem' }), {
+      agent: { modelConfig: { model: 'openai-compatible/booker' } } as Partial<Agent>,
+      model,
+    });
     await line.call.start(() => undefined);
     await line.until(() => line.stored.length === 1, 'the greeting stored');
     line.audio(encodeSpeech('Please stop calling me.'));
@@ -295,7 +361,7 @@ describe('StreamingCall with a slow model', () => {
     };
     // The builtin synthesizer, noting every text it is given.
     const spoken: string[] = [];
-    const builtin = new BuiltinSynthesizer();
+    const builtin = new BuiltinSynthesizer({ voice: 'modem' });
     const noting: Synthesizer = {
       ...builtin,
       name: 'builtin',

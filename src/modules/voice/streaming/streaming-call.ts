@@ -3,19 +3,23 @@ import type { Logger } from 'pino';
 import type { Agent } from '../../agents/agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole, PipelineMode } from '../../agents/agent.enums.js';
 import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
-import { buildSystemPrompt, memoryWindow, policySection, redactPolicy } from '../../agents/prompt.js';
+import { buildSystemPrompt, memoryWindow, policySection, redactPolicy, userLines } from '../../agents/prompt.js';
 import type { StreamPart, StreamRequest, StreamTool } from '../../models/model.types.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallTurnTiming } from '../../telephony/call-latency.types.js';
 import { WORDS } from '../voice-actions.js';
 import type { CallConversations } from '../realtime/call-conversation.js';
-import { callToolEffect, callTools } from '../realtime/call-tools.js';
+import { callToolEffect, callTools, callUserTools, type CallToolsPort } from '../realtime/call-tools.js';
 import { EndOfSpeechDetector } from '../realtime/end-of-speech.js';
 import { closeAfter } from '../realtime/close-after.js';
 import { PolicyGuard } from './policy-guard.js';
 import { SentenceChunker } from './sentences.js';
 import type { Recognizer, RecognizerEvents, RecognizerName, RecognizerSession, SynthesisStream, Synthesizer, SynthesizerName } from './speech-ports.js';
 import { StreamingTurnClock } from './streaming-latency.js';
+import { renderedPrompt, type RenderedPrompt } from '../../agents/templates/call-context.js';
+import { firstMessageFor } from '../../agents/templates/first-message.js';
+import { isKey, KeypadPresses } from '../keypad/keypad-presses.js';
+import { agentPressedLine, pressKeys } from '../keypad/dtmf-tones.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const BYTES_PER_MS = 8;
@@ -33,7 +37,7 @@ export interface TurnRules {
   graceMs: number;
   /** A caller turn longer than this (in the caller's audio) is cut: what was heard is made final and answered. */
   maxTurnMs: number;
-  /** Keys pressed without `#` end the turn after this long without another key. */
+  /** Keys pressed without `#` end the turn after this long without another key (keypad-presses.ts gathers them). */
   keysTimeoutMs: number;
   /** The caller silent this long (in the caller's audio) after the agent spoke: a reprompt, then, the second time, goodbye. */
   silenceMs: number;
@@ -52,14 +56,8 @@ export const DEFAULT_TURN_RULES: TurnRules = {
   fillerAfterMs: 1_500,
 };
 
-/** The carrier side of a call's media: Twilio's socket, or the simulator's caller in-process. */
-export interface CarrierLink {
-  /** One Twilio Media Streams message (media, mark, clear). */
-  send(message: Record<string, unknown>): void;
-  /** Ends the stream (the carrier moves past <Connect>). */
-  close(code: number, reason: string): void;
-  readonly open: boolean;
-}
+/** The carrier side of a call's media: a carrier's socket, or the simulator's caller in-process. */
+import type { MediaEvent, MediaLink } from '../../telephony/carriers/media-link.js';
 
 export interface StreamingDeps {
   conversations: CallConversations;
@@ -81,6 +79,8 @@ export interface StreamingDeps {
   doNotCall: { optOut(organizationId: string, target: { callId: string }): Promise<unknown> };
   /** Ends the call's conversation as a typed one ends (its resolution criteria judged); without it, it is only closed. */
   endConversation?: (organizationId: string, conversationId: string, failed: boolean) => Promise<void>;
+  /** The organization's tools (HTTP and MCP) the agent may call beside the built-in ones; none without it. */
+  tools?: CallToolsPort;
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -127,15 +127,11 @@ interface Reply {
   holdTimer: NodeJS.Timeout | null;
 }
 
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-/** The caller's words and keys of one turn, as the model is given them (keys as in the batch pipeline). */
+/** The caller's words and keys of one turn, as the model is given them (the keys as their lines: "[the caller pressed 42#]"). */
 function callerTurnText(speech: string, keys: string): string {
   const said = speech.trim();
   if (!keys) return said;
-  return said ? `${said} (pressed ${keys})` : keys;
+  return said ? `${said} ${keys}` : keys;
 }
 
 /** The text up to `chars`, cut back to a whole word unless the cut falls at a word's end. */
@@ -148,7 +144,7 @@ function heardText(spoken: string, chars: number): string {
 }
 
 /**
- * One call's streaming voice pipeline: Twilio Media Streams on one side; on the other a streaming
+ * One call's streaming voice pipeline: the carrier's media stream (a MediaLink) on one side; on the other a streaming
  * recognizer hearing the caller as the audio comes, the agent's model (the prompt path of typed
  * messages: instructions, hidden policy, passages, memory, resolution tools) streaming its reply, and
  * a streaming synthesizer speaking each sentence as it completes. The policy guard reads the reply
@@ -158,6 +154,10 @@ function heardText(spoken: string, chars: number): string {
  */
 export class StreamingCall implements RecognizerEvents {
   private agent: Agent | null = null;
+  /** The agent's prompt rendered for this call, and the policy its guard looks for. */
+  private prompt: RenderedPrompt | null = null;
+  /** When the call was answered, while the first message's first audio has not been sent (its latency). */
+  private openingSince: number | null = null;
   private conversationId: string | null = null;
   private modelLabel: string | null = null;
   private recognizer: RecognizerSession | null = null;
@@ -177,18 +177,22 @@ export class StreamingCall implements RecognizerEvents {
   /** The caller's turn being heard. */
   private turnWords = '';
   private interimWords = '';
+  /** The lines of the keys of the turn being heard, gathered by `keypad`; digits the agent pressed (send_digits), played once its reply was heard. */
   private keys = '';
+  private readonly keypad: KeypadPresses;
+  private digitsToPress = '';
   /** Where in the caller's audio (ms) the turn being heard started; null between turns. */
   private turnStartedAt: number | null = null;
   /** The turn was cut at maxTurnMs and waits for the recognizer's final. */
   private cutting = false;
-  private keysTimer: NodeJS.Timeout | null = null;
   private turnTimer: NodeJS.Timeout | null = null;
   /** The next reply takes the floor (answers a turn cut at maxTurnMs); a turn that ended while the agent had the floor (its audio end). */
   private takeFloor = false;
   private turnEndWaiting: number | null | undefined = undefined;
   /** Messages of this call so far (for the model's memory), with the earlier calls' first. */
   private history: ChatMessage[] = [];
+  /** The agent's own tools (HTTP and MCP), read once the conversation is open. */
+  private userTools: StreamTool[] = [];
   private reply: Reply | null = null;
   private replies = 0;
   /** Where in the caller's audio the agent last finished speaking (the silence counted from there); null while someone speaks. */
@@ -196,19 +200,21 @@ export class StreamingCall implements RecognizerEvents {
   private silencePrompts = 0;
   private endTimer: NodeJS.Timeout | null = null;
   private finished = false;
+  /** Whether anything was said on the call (the agent's audio sent, or a turn stored): a call that fails before costs no credit. */
+  private spoken = false;
   private writes: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: StreamingDeps,
-    private readonly link: CarrierLink,
+    private readonly link: MediaLink,
     private readonly call: StreamedCall,
-    private readonly streamSid: string,
   ) {
     this.rules = { ...DEFAULT_TURN_RULES, ...deps.rules };
     this.clock = new StreamingTurnClock(this.rules.graceMs, (turn) => deps.observeTurn?.({ mode: 'streaming', provider: this.providerLabel }, turn));
     this.endOfSpeech = new EndOfSpeechDetector(() => {
       this.lastSpeechEndAt = performance.now();
     });
+    this.keypad = new KeypadPresses((line) => this.keysTold(line), { quietMs: this.rules.keysTimeoutMs });
   }
 
   /** Whether an agent speaks through this pipeline. */
@@ -236,7 +242,8 @@ export class StreamingCall implements RecognizerEvents {
       const synthesizerName: SynthesizerName = this.deps.offline ? 'builtin' : (voice.ttsProvider ?? 'elevenlabs');
       const recognizer = this.deps.recognizers[recognizerName];
       const synthesizer = this.deps.synthesizers[synthesizerName];
-      if (!recognizer || !synthesizer) throw new Error(`The ${recognizer ? `synthesizer ${synthesizerName}` : `recognizer ${recognizerName}`} is not available`);
+      if (!recognizer || !synthesizer)
+        throw new Error(`The ${recognizer ? `synthesizer ${synthesizerName}` : `recognizer ${recognizerName}`} is not available`);
       const missing = recognizer.missing() ?? synthesizer.missing();
       if (missing) throw new Error(missing);
       this.synthesizer = synthesizer;
@@ -244,15 +251,32 @@ export class StreamingCall implements RecognizerEvents {
         voiceId: (synthesizerName === (voice.ttsProvider ?? 'elevenlabs') ? voice.voiceId : null) ?? synthesizer.defaultVoice,
         model: (this.deps.offline ? null : voice.ttsModel) ?? synthesizer.defaultModel,
       };
-      this.guard = new PolicyGuard(this.agent.policy);
       this.modelLabel = this.agent.modelConfig.model;
       this.providerLabel = `${recognizerName}+${synthesizerName}`;
-      this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`);
+      const { context, answeredAt } = await conversations.callContext(this.call.organizationId, this.call.id, this.agent);
+      this.prompt = renderedPrompt(this.agent, context);
+      this.guard = new PolicyGuard(this.prompt.guardPolicy);
+      this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`, context);
       if (this.finished) {
         await conversations.close(this.conversationId, ConversationStatus.ended);
         return;
       }
       this.history = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
+      this.userTools = await callUserTools(
+        this.deps.tools,
+        this.agent,
+        {
+          organizationId: this.call.organizationId,
+          callId: this.call.id,
+          conversationId: this.conversationId,
+          context,
+          guardPolicy: this.prompt.guardPolicy,
+          callerSaid: () => userLines(this.history),
+        },
+        (work) => this.queue(work),
+        logger,
+      );
+      if (this.finished) return;
       const session = await recognizer.open(
         { model: (this.deps.offline ? null : voice.sttModel) ?? recognizer.defaultModel, language: voice.language ?? 'en' },
         this,
@@ -263,21 +287,27 @@ export class StreamingCall implements RecognizerEvents {
       }
       this.recognizer = session;
       for (const frame of this.queued.splice(0)) session.send(frame);
-      logger.info({ callId: this.call.id, conversationId: this.conversationId, recognizer: recognizerName, synthesizer: synthesizerName }, 'streaming voice pipeline open');
-      this.say(WORDS.greeting(this.agent.name), false);
+      logger.info(
+        { callId: this.call.id, conversationId: this.conversationId, recognizer: recognizerName, synthesizer: synthesizerName },
+        'streaming voice pipeline open',
+      );
+      // The first message is synthesized as it is (no model), timed from the answer; an agent that waits listens at once.
+      const opening = context ? firstMessageFor(this.agent, context) : WORDS.greeting(this.agent.name);
+      if (opening) {
+        this.openingSince = (answeredAt ?? new Date()).getTime();
+        this.say(opening, false);
+      } else this.startSilenceTimer();
     } catch (error) {
       this.fail(error instanceof Error ? error.message : String(error));
     }
   }
 
-  /** One Twilio Media Streams message after `start`. */
-  fromCarrier(message: Record<string, unknown>): void {
+  /** One event of the call's media stream after its `start`. */
+  fromCarrier(event: MediaEvent): void {
     if (this.finished) return;
-    switch (message.event) {
-      case 'media': {
-        const payload = text((message.media as Record<string, unknown> | undefined)?.payload);
-        if (!payload) return;
-        const frame = Buffer.from(payload, 'base64');
+    switch (event.kind) {
+      case 'audio': {
+        const frame = Buffer.from(event.payload, 'base64');
         this.endOfSpeech.push(frame);
         this.audioMs += frame.length / BYTES_PER_MS;
         this.frameTimes.push({ endMs: this.audioMs, at: performance.now() });
@@ -288,10 +318,10 @@ export class StreamingCall implements RecognizerEvents {
         return;
       }
       case 'dtmf':
-        this.key(text((message.dtmf as Record<string, unknown> | undefined)?.digit));
+        this.key(event.digit);
         return;
       case 'mark':
-        this.marked(text((message.mark as Record<string, unknown> | undefined)?.name));
+        this.marked(event.name);
         return;
       case 'stop':
         this.finish();
@@ -370,18 +400,20 @@ export class StreamingCall implements RecognizerEvents {
     }, FINALIZE_WAIT_MS);
   }
 
+  /** A key cuts the agent as words do; the keys are answered as one line (`#`, or keysTimeoutMs after the last). */
   private key(digit: string): void {
-    if (this.finished || !/^[0-9*#]$/.test(digit)) return;
+    if (this.finished || !isKey(digit)) return;
     this.stopSilenceTimer();
     if (this.reply && this.cuttable(this.reply)) this.bargeIn();
-    if (this.keysTimer) clearTimeout(this.keysTimer);
-    this.keysTimer = null;
-    if (digit === '#') {
-      this.endTurn();
-      return;
-    }
-    this.keys += digit;
-    this.keysTimer = setTimeout(() => this.endTurn(), this.rules.keysTimeoutMs);
+    // Last: a `#` tells the line at once, and the reply to it must not be the one just cut.
+    this.keypad.press(digit);
+  }
+
+  private keysTold(line: string): void {
+    if (this.finished) return;
+    // Lines come at most one a second (keypad-presses.ts); while the agent holds the floor they wait, bounded.
+    if (this.keys.length < 2000) this.keys = this.keys ? `${this.keys} ${line}` : line;
+    this.endTurn();
   }
 
   /** The caller's turn is over (the recognizer's endpointing, `#`, a key timeout, the turn limit): the agent answers it. */
@@ -400,13 +432,12 @@ export class StreamingCall implements RecognizerEvents {
     this.turnStartedAt = null;
     this.cutting = false;
     if (this.turnTimer) clearTimeout(this.turnTimer);
-    if (this.keysTimer) clearTimeout(this.keysTimer);
-    this.turnTimer = this.keysTimer = null;
+    this.turnTimer = null;
     if (this.reply) this.bargeIn();
     this.turnEndWaiting = undefined;
     this.store(MessageRole.user, said);
     this.clock.begin(endOfSpeech, now);
-    void this.answer(said, endOfSpeech);
+    void this.answer(said);
   }
 
   /** When the audio that ended at `audioEndMs` arrived (the recognizer's word timings), else our detector's last end of speech. */
@@ -421,7 +452,7 @@ export class StreamingCall implements RecognizerEvents {
   // The agent's reply.
 
   /** Asks the model, streaming: each complete sentence the guard passes goes to the synthesizer while the model writes on. */
-  private async answer(said: string, endOfSpeech: number): Promise<void> {
+  private async answer(said: string): Promise<void> {
     const agent = this.agent!;
     const reply = this.newReply(false);
     reply.holdsFloor = this.takeFloor;
@@ -440,8 +471,8 @@ export class StreamingCall implements RecognizerEvents {
       this.fillIfSlow(reply, synthesis);
       const stream = this.deps.model.stream({
         model: agent.modelConfig.model,
-        system: buildSystemPrompt(agent.instructions, agent.policy, passages),
-        hidden: policySection(agent.policy),
+        system: buildSystemPrompt(this.prompt!.instructions, this.prompt!.policy, passages, this.prompt!.filled),
+        hidden: policySection(this.prompt!.policy),
         messages: [...history, { role: 'user', content: said }],
         settings: agent.modelConfig.modelSettings ?? null,
         providerOptions: agent.modelConfig.providerOptions ?? null,
@@ -482,7 +513,7 @@ export class StreamingCall implements RecognizerEvents {
 
   /** Sends one chunk to the synthesizer unless, with what was already said, it says or begins the hidden policy (then false: the reply stops here). */
   private async speak(reply: Reply, synthesis: Promise<SynthesisStream | null>, chunk: string): Promise<boolean> {
-    if (this.guard.leaks(reply.spoken + chunk)) {
+    if (this.guard.leaks(reply.spoken + chunk, userLines(this.history))) {
       this.deps.logger.warn({ callId: this.call.id }, 'the agent began to say its hidden policy: the reply was stopped before it reached the synthesizer');
       reply.abort.abort();
       return false;
@@ -624,14 +655,21 @@ export class StreamingCall implements RecognizerEvents {
   }
 
   private send(reply: Reply, ulaw: Buffer, textEnd: number): void {
-    this.link.send({ event: 'media', streamSid: this.streamSid, media: { payload: ulaw.toString('base64') } });
+    this.spoken = true;
+    // Offline, the words travel beside their audio on the in-process line: the simulated caller hears them so (simulated-stream.ts).
+    const caption = this.deps.offline ? reply.spoken.slice(reply.sentChars, Math.max(reply.sentChars, Math.min(textEnd, reply.spoken.length))) : undefined;
+    this.link.audio(ulaw.toString('base64'), caption);
     if (reply.firstSentAt === null) {
       reply.firstSentAt = Date.now();
       this.clock.sent(reply.id);
     }
+    if (this.openingSince !== null) {
+      this.clock.firstAudio(Date.now() - this.openingSince);
+      this.openingSince = null;
+    }
     reply.sentMs += ulaw.length / BYTES_PER_MS;
     reply.sentChars = Math.max(reply.sentChars, Math.min(textEnd, reply.spoken.length || textEnd));
-    this.link.send({ event: 'mark', streamSid: this.streamSid, mark: { name: `r${reply.id}:${reply.sentChars}` } });
+    this.link.mark(`r${reply.id}:${reply.sentChars}`);
   }
 
   /** Every push was synthesized and sent: once the carrier has played it all (the last mark) the reply is heard. */
@@ -640,7 +678,7 @@ export class StreamingCall implements RecognizerEvents {
     reply.allSent = true;
     reply.sentChars = reply.spoken.length;
     if (reply.firstSentAt === null) this.replyHeard(reply);
-    else this.link.send({ event: 'mark', streamSid: this.streamSid, mark: { name: `r${reply.id}:done` } });
+    else this.link.mark(`r${reply.id}:done`);
   }
 
   /** The carrier played the audio before a mark: the caller heard that much of the reply. */
@@ -663,6 +701,7 @@ export class StreamingCall implements RecognizerEvents {
     if (this.reply !== reply) return;
     this.storeReply(reply, reply.spoken);
     this.reply = null;
+    this.pressDigits();
     if (reply.endsCall) {
       this.endCall();
       return;
@@ -683,11 +722,21 @@ export class StreamingCall implements RecognizerEvents {
     reply.synthesis?.cancel();
     if (reply.holdTimer) clearTimeout(reply.holdTimer);
     if (reply.firstSentAt !== null) {
-      this.link.send({ event: 'clear', streamSid: this.streamSid });
+      this.link.clear();
       this.clock.bargeIn();
     }
     this.storeReply(reply, heardText(reply.spoken, reply.heardChars));
+    this.pressDigits();
     if (reply.endsCall) this.endCall();
+  }
+
+  /** The keys the model pressed in its reply (send_digits), as touch tones after it, and their line in the transcript. */
+  private pressDigits(): void {
+    const digits = this.digitsToPress;
+    this.digitsToPress = '';
+    if (!digits || this.finished) return;
+    pressKeys(this.link, digits);
+    this.store(MessageRole.assistant, agentPressedLine(digits), this.modelLabel);
   }
 
   private storeReply(reply: Reply, words: string): void {
@@ -701,7 +750,7 @@ export class StreamingCall implements RecognizerEvents {
       this.history.length = reply.historyAt;
       this.history.push({ role: 'assistant', content: said });
     }
-    this.store(MessageRole.assistant, redactPolicy(said, this.agent?.policy ?? null), reply.fixed ? null : this.modelLabel);
+    this.store(MessageRole.assistant, redactPolicy(said, this.prompt?.guardPolicy ?? null, userLines(this.history)), reply.fixed ? null : this.modelLabel);
   }
 
   // Silence, tools, the end.
@@ -727,13 +776,23 @@ export class StreamingCall implements RecognizerEvents {
     }
   }
 
-  /** The agent's tools on the phone (call-tools.ts), run as the model calls them: hang up or opt out after this reply, or record a resolution. */
+  /**
+   * The agent's tools on the phone, run as the model calls them: the built-in ones (call-tools.ts:
+   * hang up or opt out after this reply, or record a resolution), then its own HTTP and MCP tools
+   * (their records go through the call's queue of writes). While one runs past fillerAfterMs before
+   * the reply's first words, the caller hears the filler (fillIfSlow).
+   */
   private tools(): StreamTool[] {
+    return [...this.builtInTools(), ...this.userTools];
+  }
+
+  private builtInTools(): StreamTool[] {
     return callTools(this.agent!).map((tool) => ({
       ...tool,
       execute: async (args: Record<string, unknown>) => {
-        const effect = callToolEffect(this.agent, tool.name, args);
+        const effect = callToolEffect(this.agent, tool.name, args, this.prompt?.guardPolicy ?? null, userLines(this.history));
         if (effect.endsCall && this.reply) this.reply.endsCall = true;
+        if (effect.digits && this.digitsToPress.length < 200) this.digitsToPress += effect.digits;
         if (effect.resolution) {
           const resolution = effect.resolution;
           this.queue(() => this.deps.conversations.resolve(this.conversationId!, resolution));
@@ -752,7 +811,7 @@ export class StreamingCall implements RecognizerEvents {
   /** The goodbye was heard (or cut): the carrier is asked to confirm it played, then the stream closes. */
   private endCall(): void {
     if (this.endTimer || this.finished) return;
-    this.link.send({ event: 'mark', streamSid: this.streamSid, mark: { name: END_CALL_MARK } });
+    this.link.mark(END_CALL_MARK);
     this.endTimer = setTimeout(() => this.finish(), END_CALL_GRACE_MS);
   }
 
@@ -761,15 +820,22 @@ export class StreamingCall implements RecognizerEvents {
     if (!config || !query.trim()) return [];
     try {
       return await this.deps.withContext(() =>
-        this.deps.knowledge.retrieve(this.call.organizationId, config.knowledgeBaseId, query, { topK: config.topK, similarityThreshold: config.similarityThreshold }),
+        this.deps.knowledge.retrieve(this.call.organizationId, config.knowledgeBaseId, query, {
+          topK: config.topK,
+          similarityThreshold: config.similarityThreshold,
+        }),
       );
     } catch (error) {
-      this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'knowledge retrieval failed during a call; the turn is answered without passages');
+      this.deps.logger.warn(
+        { callId: this.call.id, error: error instanceof Error ? error.message : String(error) },
+        'knowledge retrieval failed during a call; the turn is answered without passages',
+      );
       return [];
     }
   }
 
   private store(role: MessageRole, content: string, model: string | null = null): void {
+    this.spoken = true;
     const conversationId = this.conversationId;
     if (!conversationId) return;
     this.queue(() => this.deps.conversations.add(conversationId, this.call.organizationId, role, content.slice(0, 10_000), model));
@@ -783,7 +849,7 @@ export class StreamingCall implements RecognizerEvents {
 
   private stopEverything(): void {
     this.finished = true;
-    for (const timer of [this.endTimer, this.keysTimer, this.turnTimer, this.reply?.holdTimer ?? null]) if (timer) clearTimeout(timer);
+    for (const timer of [this.endTimer, this.turnTimer, this.reply?.holdTimer ?? null]) if (timer) clearTimeout(timer);
     const reply = this.reply;
     if (reply) {
       this.reply = null;
@@ -791,7 +857,9 @@ export class StreamingCall implements RecognizerEvents {
       reply.synthesis?.cancel();
       this.storeReply(reply, heardText(reply.spoken, reply.heardChars));
     }
-    const said = callerTurnText(this.turnWords + (this.interimWords ? ` ${this.interimWords}` : ''), this.keys);
+    const keysLeft = this.keypad.end();
+    const keys = keysLeft ? (this.keys ? `${this.keys} ${keysLeft}` : keysLeft) : this.keys;
+    const said = callerTurnText(this.turnWords + (this.interimWords ? ` ${this.interimWords}` : ''), keys);
     if (said && this.conversationId) this.store(MessageRole.user, said);
     this.recognizer?.close();
     const latency = this.clock.summary(this.providerLabel);
@@ -823,7 +891,7 @@ export class StreamingCall implements RecognizerEvents {
     const conversationId = this.conversationId;
     this.queue(async () => {
       if (conversationId) await this.deps.conversations.close(conversationId, ConversationStatus.failed);
-      await this.deps.tracker.failLive(this.call.id, reason.slice(0, 500));
+      await this.deps.tracker.failLive(this.call.id, reason.slice(0, 500), { spoken: this.spoken });
     });
     // Closed once the failure is written (the carrier's stream-ended and its completed must find it), as the speech-to-speech bridge does.
     void closeAfter(this.writes, () => {

@@ -26,6 +26,7 @@ export class StreamingTurnClock {
   private pending: Pending | null = null;
   private readonly timings: CallTurnTiming[] = [];
   private bargeIns = 0;
+  private firstAudioMs: number | null = null;
 
   constructor(
     private readonly graceMs: number,
@@ -100,9 +101,14 @@ export class StreamingTurnClock {
     this.bargeIns += 1;
   }
 
-  /** The call's record, or null when no agent turn was completed. */
+  /** The first message's first audio was written to the carrier, `ms` after the call was answered (once). */
+  firstAudio(ms: number): void {
+    this.firstAudioMs ??= hundredths(Math.max(0, ms));
+  }
+
+  /** The call's record, or null when no agent turn was completed, nobody barged in and no first message was heard. */
   summary(provider: string): CallTurnLatency | null {
-    if (this.timings.length === 0 && this.bargeIns === 0) return null;
+    if (this.timings.length === 0 && this.bargeIns === 0 && this.firstAudioMs === null) return null;
     const sorted = this.timings.map((turn) => turn.totalMs).sort((a, b) => a - b);
     return {
       provider,
@@ -110,6 +116,7 @@ export class StreamingTurnClock {
       p50Ms: sorted.length ? sorted[Math.ceil(sorted.length / 2) - 1]! : 0,
       maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
       bargeIns: this.bargeIns,
+      firstAudioMs: this.firstAudioMs,
     };
   }
 }

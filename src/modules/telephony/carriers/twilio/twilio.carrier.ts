@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type TwilioSdk from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
-import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
+import { getSignatureAlgorithm, validateRequest, validateRequestWithBody } from 'twilio/lib/webhooks/webhooks.js';
 import type { CallInstance } from 'twilio/lib/rest/api/v2010/account/call.js';
 import {
   CarrierError,
@@ -15,8 +15,11 @@ import {
   type RecordingCarrier,
   type RecordingMedia,
   type RecordingStatusEvent,
-} from './carrier.js';
-import { CallStatus, ProgramCarrier } from './telephony.enums.js';
+  type SignedRequest,
+} from '../../carrier.js';
+import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
+import { own } from '../../../../common/own.js';
+import { machineDetectionOf } from './twilio-amd.js';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
 
@@ -42,7 +45,7 @@ const MACHINE = new Set(['machine_start', 'machine_end_beep', 'machine_end_silen
 
 /** Twilio's `CallStatus` (or a call resource's `status`) in the state machine's words; null when unknown. */
 export function callStatusOf(twilioStatus: string | undefined | null): CallStatus | null {
-  return (twilioStatus && STATUSES[twilioStatus]) || null;
+  return (twilioStatus && own(STATUSES, twilioStatus)) || null;
 }
 
 /** Twilio's `AnsweredBy`: human, machine (start, beep, silence, other, fax) or unknown; null when absent. */
@@ -139,7 +142,7 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
         statusCallback: request.statusCallbackUrl,
         statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
         statusCallbackMethod: 'POST',
-        ...(request.machineDetection ? { machineDetection: 'Enable' } : {}),
+        ...machineDetectionOf(request),
         ...(request.recording
           ? {
               record: true,
@@ -152,6 +155,10 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
       }),
     );
     return { carrierCallId: created.sid };
+  }
+
+  async updateCall(account: CarrierAccount, carrierCallId: string, document: { body: string }): Promise<void> {
+    await this.call(() => this.client(account).calls(carrierCallId).update({ twiml: document.body }));
   }
 
   async fetchCall(account: CarrierAccount, call: KnownCall & { carrierCallId: string }): Promise<CarrierCallState | null> {
@@ -177,9 +184,20 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
     await this.call(() => this.client(account).api.v2010.accounts(account.accountSid).fetch());
   }
 
-  checkSignature(account: CarrierAccount, url: string, params: Record<string, string>, signature: string | undefined): boolean {
+  /**
+   * Every scheme Twilio documents, checked by its SDK: the auth token with HMAC-SHA1 (no settings
+   * header); a Webhooks Rule's SharedKey with the algorithm its `X-Twilio-Webhooks-Signature-Settings`
+   * names (HMAC-SHA1 or HMAC-SHA256); and for a JSON body, whose URL carries `bodySHA256`, the body's
+   * hash too (validateRequestWithBody). A settings header without a key on the connection is refused.
+   */
+  checkSignature(account: CarrierAccount, url: string, params: Record<string, string>, signature: string | undefined, request: SignedRequest = {}): boolean {
     if (!signature) return false;
-    return validateRequest(account.authToken, signature, url, params);
+    const secret = request.settings ? account.webhookKey : account.authToken;
+    if (!secret) return false;
+    const algorithm = getSignatureAlgorithm(request.settings);
+    if (request.rawBody !== undefined && new URL(url).searchParams.has('bodySHA256'))
+      return validateRequestWithBody(secret, signature, url, request.rawBody, algorithm);
+    return validateRequest(secret, signature, url, params, algorithm);
   }
 
   parseStatusCallback(params: Record<string, string>): CallStatusEvent | null {
@@ -196,7 +214,7 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
   }
 
   parseRecordingCallback(params: Record<string, string>): RecordingStatusEvent | null {
-    const status = RECORDING_STATUSES[params.RecordingStatus ?? ''];
+    const status = own(RECORDING_STATUSES, params.RecordingStatus ?? '');
     if (!params.RecordingSid || !status) return null;
     const code = params.ErrorCode && params.ErrorCode !== '0' ? params.ErrorCode : null;
     return {
@@ -205,7 +223,10 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
       status,
       durationSeconds: seconds(params.RecordingDuration),
       channels: params.RecordingChannels === '2' ? 'dual' : params.RecordingChannels === '1' ? 'mono' : null,
-      errorText: status === 'failed' || status === 'absent' ? `Twilio reported the recording ${params.RecordingStatus}${code ? ` (ErrorCode ${code}, https://www.twilio.com/docs/errors/${code})` : ''}` : null,
+      errorText:
+        status === 'failed' || status === 'absent'
+          ? `Twilio reported the recording ${params.RecordingStatus}${code ? ` (ErrorCode ${code}, https://www.twilio.com/docs/errors/${code})` : ''}`
+          : null,
     };
   }
 
@@ -214,7 +235,13 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
    * and handed on unread. A dual-channel recording is asked for with `RequestedChannels=2`, else
    * Twilio mixes it down to one channel. Redirects are followed without the credentials.
    */
-  async openRecording(account: CarrierAccount, carrierRecordingId: string, format: 'wav' | 'mp3', channels: 'mono' | 'dual', signal?: AbortSignal): Promise<RecordingMedia | null> {
+  async openRecording(
+    account: CarrierAccount,
+    carrierRecordingId: string,
+    format: 'wav' | 'mp3',
+    channels: 'mono' | 'dual',
+    signal?: AbortSignal,
+  ): Promise<RecordingMedia | null> {
     const path = `/2010-04-01/Accounts/${encodeURIComponent(account.accountSid)}/Recordings/${encodeURIComponent(carrierRecordingId)}.${format}`;
     const url = `${this.apiBaseUrl}${path}${channels === 'dual' ? '?RequestedChannels=2' : ''}`;
     let response: Response;

@@ -1,7 +1,8 @@
 import twilio from 'twilio';
-import { CarrierError } from './carrier.js';
-import { CallStatus } from './telephony.enums.js';
+import { CarrierError } from '../../carrier.js';
+import { CallStatus } from '../../telephony.enums.js';
 import { answeredByOf, callStatusOf, carrierErrorOf, TwilioCarrier } from './twilio.carrier.js';
+import { twilioMedia } from './twilio-media.js';
 
 const carrier = new TwilioCarrier('http://127.0.0.1:1');
 const account = { connectionId: null, accountSid: `AC${'a'.repeat(32)}`, authToken: '0123456789abcdef0123456789abcdef' };
@@ -42,7 +43,13 @@ describe('Twilio status callbacks', () => {
       CallDuration: '42',
       Timestamp: 'Wed, 25 Nov 2026 10:11:12 +0000',
     });
-    expect(event).toEqual({ carrierCallId: 'CA0123', status: CallStatus.completed, answeredBy: 'machine', durationSeconds: 42, at: new Date('2026-11-25T10:11:12Z') });
+    expect(event).toEqual({
+      carrierCallId: 'CA0123',
+      status: CallStatus.completed,
+      answeredBy: 'machine',
+      durationSeconds: 42,
+      at: new Date('2026-11-25T10:11:12Z'),
+    });
   });
 
   it('is null without a CallSid or with a status Twilio does not send; no AnsweredBy or duration stays null', () => {
@@ -74,7 +81,10 @@ describe('Twilio errors', () => {
 
   it('a timeout or a refused connection is unavailable, and the answer never repeats the token', async () => {
     expect(carrierErrorOf(Object.assign(new Error('timeout of 10000ms exceeded'), { code: 'ECONNABORTED' })).kind).toBe('unavailable');
-    const refused = await carrier.verifyAccount(account).then(() => null, (error: unknown) => error);
+    const refused = await carrier.verifyAccount(account).then(
+      () => null,
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(CarrierError);
     expect((refused as CarrierError).kind).toBe('unavailable');
     expect((refused as CarrierError).message).not.toContain(account.authToken);
@@ -90,5 +100,15 @@ describe('Twilio signatures', () => {
     expect(carrier.checkSignature(account, url, { ...params, CallStatus: 'completed' }, signature)).toBe(false);
     expect(carrier.checkSignature({ ...account, authToken: 'f'.repeat(32) }, url, params, signature)).toBe(false);
     expect(carrier.checkSignature(account, url, params, undefined)).toBe(false);
+  });
+});
+
+describe('Twilio Media Streams messages', () => {
+  it('reads a dtmf message (twilio.com/docs/voice/media-streams/websocket-messages) as the caller’s key, and not one of another track', () => {
+    const dtmf = (track: string | undefined, digit: string) =>
+      JSON.stringify({ event: 'dtmf', streamSid: 'MZ1', sequenceNumber: '5', dtmf: { ...(track ? { track } : {}), digit } });
+    expect(twilioMedia.parse(dtmf('inbound_track', '1'))).toEqual({ kind: 'dtmf', digit: '1' });
+    expect(twilioMedia.parse(dtmf(undefined, '#'))).toEqual({ kind: 'dtmf', digit: '#' });
+    expect(twilioMedia.parse(dtmf('outbound_track', '1'))).toBeNull();
   });
 });

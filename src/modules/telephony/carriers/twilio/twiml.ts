@@ -1,8 +1,8 @@
-// TwiML's builder alone, on first use (telephony/voice-response.ts): the whole SDK (its REST client, axios) loads only when a call is placed.
+// TwiML's builder alone, on first use (carriers/twilio/voice-response.ts): the whole SDK (its REST client, axios) loads only when a call is placed.
 import type VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
-import { newVoiceResponse } from '../telephony/voice-response.js';
-import { renderStreamTwiml } from './realtime/stream-twiml.js';
-import { withPromptIds, type VoiceAction } from './voice-actions.js';
+import { newVoiceResponse } from './voice-response.js';
+import { renderStreamTwiml } from './stream-twiml.js';
+import { withPromptIds, type VoiceAction } from '../../../voice/voice-actions.js';
 
 /** Twilio's own voices pass as they are; anything else (e.g. a provider's voice name) speaks in the default. */
 const TWILIO_VOICE = /^(?:man|woman|alice|(?:Polly|Google)\.[A-Za-z0-9_-]+)$/;
@@ -50,14 +50,21 @@ export function renderTwiml(actions: VoiceAction[], context: TwimlContext): stri
         // I-Twilio-Idempotency-Token, a request is known as a repeat by its signed URL and form, and two
         // silences at two prompts must not look like one request sent twice (webhook-replays.ts).
         const prompt = action.promptId!;
-        const gather = response.gather({ input: ['speech', 'dtmf'], action: `${base}/gather?${query}&prompt=${prompt}`, method: 'POST', timeout: 5, speechTimeout: 'auto' });
+        const gather = response.gather({
+          input: ['speech', 'dtmf'],
+          action: `${base}/gather?${query}&prompt=${prompt}`,
+          method: 'POST',
+          timeout: 5,
+          speechTimeout: 'auto',
+        });
         if (action.prompt) gather.say({ voice: twilioVoice(action.voice) as never }, action.prompt);
         // Twilio goes on past a Gather that heard nothing: tell the gather route so (it reprompts once).
         response.redirect({ method: 'POST' }, `${base}/gather?${query}&prompt=${prompt}&silence=1`);
         break;
       }
       case 'redirect':
-        response.redirect({ method: 'POST' }, `${base}/reply?${query}`);
+        // Each turn's reply request has a URL of its own, as each prompt's gathers do.
+        response.redirect({ method: 'POST' }, `${base}/reply?${query}&reply=${action.replyId!}`);
         break;
       case 'dial':
         response.dial(action.number);

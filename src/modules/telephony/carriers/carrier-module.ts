@@ -1,0 +1,58 @@
+import type { VoiceAction } from '../../voice/voice-actions.js';
+import type { AnsweredBy, CallStatusEvent, CarrierAccount, CarrierAdapter, RecordingCarrier } from '../carrier.js';
+import type { CarrierKind } from '../telephony.enums.js';
+import type { MediaFraming } from './media-link.js';
+import type { MachineVerdict } from '../machine-verdict.js';
+
+/** A carrier's webhook request as the routes hand it over: what any carrier's signature covers. */
+export interface WebhookRequest {
+  /** The URL the carrier requested: PUBLIC_URL (ws/wss for a media upgrade) + the raw request target. */
+  url: string;
+  header(name: string): string | undefined;
+  /** The form fields (empty for a JSON body or an upgrade). */
+  fields: Record<string, string>;
+  /** The body exactly as it came, when the carrier signs it (a JSON webhook). */
+  rawBody?: string;
+}
+
+/** How a carrier's webhooks are checked and read. */
+export interface CarrierWebhooks {
+  /** Whether the request was signed with the account's key; false on anything the check throws on. */
+  verify(request: WebhookRequest, account: CarrierAccount): boolean;
+  /** The event a status webhook reports, or null when its fields describe none. */
+  status(fields: Record<string, string>): CallStatusEvent | null;
+  /** Who answered, by the carrier's machine detection, as the answer request says; null when it does not say. */
+  answeredBy(fields: Record<string, string>): AnsweredBy | null;
+  /** The verdict an asynchronous machine-detection callback carries (voicemail-drop.ts), where the carrier sends one. */
+  machineVerdict?(fields: Record<string, string>): MachineVerdict | null;
+  /** The carrier's key for one request (the same on each of its retries), when it sends one. */
+  idempotencyKey(request: Pick<WebhookRequest, 'header'>): string | null;
+  /** Whether a media stream upgrade is the carrier's, for a carrier that signs upgrades otherwise than `verify` checks (or not at all); absent: `verify`. */
+  verifyUpgrade?(request: WebhookRequest, account: CarrierAccount): boolean;
+}
+
+/** Where the call-control document of one step of a call points back to. */
+export interface CallControlContext {
+  publicUrl: string;
+  connectionId: string;
+  callId: string;
+}
+
+/** A carrier's rendering of the carrier-neutral VoiceActions (TwiML for Twilio). */
+export interface CallControl {
+  render(actions: VoiceAction[], context: CallControlContext): { contentType: string; body: string };
+}
+
+/**
+ * Everything a carrier is, in one folder (`carriers/<kind>/index.ts`), listed once in
+ * `carriers/index.ts`: its REST side, its webhooks, its call control and its media framing. Routes
+ * are `/telephony/<kind>/{connectionId}/…`, looked up by kind.
+ */
+export interface CarrierModule {
+  readonly kind: CarrierKind;
+  /** REST: place, fetch and find calls, check the account; recordings where the carrier keeps them. */
+  readonly adapter: CarrierAdapter & Partial<RecordingCarrier>;
+  readonly webhooks: CarrierWebhooks;
+  readonly callControl: CallControl;
+  readonly media: MediaFraming;
+}

@@ -1,0 +1,62 @@
+import type { MediaEvent, MediaFraming } from '../media-link.js';
+
+// Telnyx Media Streaming's frames (developers.telnyx.com, api-reference/websockets/
+// stream-call-media-over-websocket, the AsyncAPI of the socket; read 2026-12-02): `connected`, then
+// `start` {stream_id, start: {call_control_id, custom_parameters, media_format}}, `media`
+// {media: {track, chunk, timestamp, payload}}, `dtmf` {dtmf: {digit}}, `mark` {mark: {name}},
+// `error`, `stop`. With bidirectionalMode="rtp" the application sends `media` {media: {payload}},
+// `mark` {mark: {name}} and `clear`. A TeXML call's CallSid is its call_control_id.
+
+type Json = Record<string, unknown>;
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const field = (message: Json, name: string): Json => {
+  const value = message[name];
+  return value && typeof value === 'object' ? (value as Json) : {};
+};
+
+function parse(data: string): MediaEvent | null {
+  let message: Json;
+  try {
+    const parsed: unknown = JSON.parse(data);
+    if (!parsed || typeof parsed !== 'object') return null;
+    message = parsed as Json;
+  } catch {
+    return null;
+  }
+  switch (message.event) {
+    case 'start': {
+      const start = field(message, 'start');
+      const callId = field(start, 'custom_parameters').callId;
+      return {
+        kind: 'start',
+        streamId: text(message.stream_id),
+        carrierCallId: text(start.call_control_id),
+        callId: typeof callId === 'string' ? callId : null,
+      };
+    }
+    case 'media': {
+      const media = field(message, 'media');
+      // Only the caller's side: a stream of both tracks also carries what we sent.
+      if (media.track !== undefined && media.track !== 'inbound') return null;
+      const payload = text(media.payload);
+      return payload ? { kind: 'audio', payload } : null;
+    }
+    case 'mark':
+      return { kind: 'mark', name: text(field(message, 'mark').name) };
+    case 'dtmf':
+      return { kind: 'dtmf', digit: text(field(message, 'dtmf').digit) };
+    case 'stop':
+      return { kind: 'stop' };
+    default:
+      return null;
+  }
+}
+
+export const telnyxMedia: MediaFraming = {
+  parse,
+  writer: () => ({
+    audio: (payload) => JSON.stringify({ event: 'media', media: { payload } }),
+    clear: () => JSON.stringify({ event: 'clear' }),
+    mark: (name) => JSON.stringify({ event: 'mark', mark: { name } }),
+  }),
+};

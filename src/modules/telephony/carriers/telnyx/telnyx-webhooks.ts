@@ -1,0 +1,27 @@
+import type { CallControl, CarrierWebhooks } from '../carrier-module.js';
+import { telnyxAnsweredByOf, type TelnyxCarrier } from './telnyx.carrier.js';
+import { telnyxPublicKey, telnyxSigned } from './telnyx-signature.js';
+import { renderTexml } from './texml.js';
+
+/**
+ * Telnyx's TeXML webhooks as a carrier module reads them: signed by the account's Ed25519 key over
+ * `telnyx-timestamp|raw body` (a request without its raw body, a media upgrade, is never signed
+ * so), form fields in TeXML's (Twilio's) words. TeXML sends no idempotency key: a repeat is known
+ * by what was signed (webhook-replays.ts).
+ */
+export function telnyxWebhooks(adapter: TelnyxCarrier, now: () => number = () => Math.floor(Date.now() / 1000)): CarrierWebhooks {
+  return {
+    verify(request, account) {
+      if (request.rawBody === undefined || !account.publicKey) return false;
+      const signature = { timestamp: request.header('telnyx-timestamp'), signature: request.header('telnyx-signature-ed25519') };
+      return telnyxSigned(telnyxPublicKey(account.publicKey), signature, request.rawBody, now());
+    },
+    status: (fields) => adapter.parseStatusCallback(fields),
+    answeredBy: (fields) => telnyxAnsweredByOf(fields.AnsweredBy),
+    idempotencyKey: () => null,
+  };
+}
+
+export const texmlCallControl: CallControl = {
+  render: (actions, context) => ({ contentType: 'text/xml', body: renderTexml(actions, context) }),
+};

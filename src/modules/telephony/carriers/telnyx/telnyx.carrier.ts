@@ -1,0 +1,187 @@
+import type Telnyx from 'telnyx';
+import {
+  CarrierError,
+  type AnsweredBy,
+  type CallStatusEvent,
+  type CarrierAccount,
+  type CarrierAdapter,
+  type CarrierCallState,
+  type KnownCall,
+  type PlaceCallRequest,
+} from '../../carrier.js';
+import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
+import { own } from '../../../../common/own.js';
+
+/** Telnyx's REST API: the SDK builds every URL on it; TELNYX_API_BASE_URL replaces it. */
+export const TELNYX_API_ORIGIN = 'https://api.telnyx.com/v2';
+
+/** How long one request to Telnyx may take before the carrier counts as unavailable. */
+export const TELNYX_TIMEOUT_MS = 10_000;
+
+// TeXML's call statuses are Twilio's words (CallResource.status, and the TeXML callbacks' CallStatus).
+const STATUSES: Record<string, CallStatus> = {
+  queued: CallStatus.queued,
+  initiated: CallStatus.queued,
+  ringing: CallStatus.ringing,
+  'in-progress': CallStatus.in_progress,
+  completed: CallStatus.completed,
+  busy: CallStatus.busy,
+  'no-answer': CallStatus.no_answer,
+  failed: CallStatus.failed,
+  canceled: CallStatus.canceled,
+};
+
+/** TeXML's status in the state machine's words; null when unknown. */
+export function telnyxStatusOf(status: string | undefined | null): CallStatus | null {
+  return (status && own(STATUSES, status)) || null;
+}
+
+/** Telnyx's answering-machine verdict (`human`, `machine`, `not_sure`, or machine_* as TeXML's AnsweredBy writes it); null when absent. */
+export function telnyxAnsweredByOf(value: string | undefined | null): AnsweredBy | null {
+  if (!value) return null;
+  if (value === 'human') return 'human';
+  return value === 'machine' || value.startsWith('machine_') || value === 'fax' ? 'machine' : 'unknown';
+}
+
+function seconds(value: string | number | undefined | null): number | null {
+  if (value === undefined || value === null || value === '') return null;
+  const number = Number(value);
+  return Number.isInteger(number) && number >= 0 ? number : null;
+}
+
+/** What the SDK threw, as a CarrierError: 401 credentials, 429 and 5xx unavailable, another 4xx rejected, no answer unavailable. */
+export function telnyxErrorOf(error: unknown): CarrierError {
+  if (error instanceof CarrierError) return error;
+  const status = typeof (error as { status?: unknown })?.status === 'number' ? (error as { status: number }).status : null;
+  const detail = (error as { error?: { errors?: { detail?: string; title?: string }[] } })?.error?.errors?.[0];
+  const message = detail?.detail ?? detail?.title ?? (error instanceof Error ? error.message : String(error));
+  if (status === 401 || status === 403) return new CarrierError('credentials', `Telnyx refused the API key: ${message}`, status);
+  if (status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429)
+    return new CarrierError('rejected', `Telnyx refused the request: ${message}`, status);
+  return new CarrierError('unavailable', `Telnyx did not answer: ${message}`, status);
+}
+
+/**
+ * Telnyx through TeXML (docs/development/carriers.md says why TeXML rather than Call Control), with
+ * the official `telnyx` SDK: no retries of its own (the campaign runner retries per its program),
+ * 10 s per request. The account's `accountSid` is the TeXML account id, `authToken` the API key,
+ * `applicationId` the TeXML Application whose number places the calls.
+ */
+export class TelnyxCarrier implements CarrierAdapter {
+  readonly kind = ProgramCarrier.telnyx;
+  private sdk: typeof Telnyx | null = null;
+
+  private readonly apiBaseUrl: string;
+  constructor(apiBaseUrl?: string) {
+    this.apiBaseUrl = apiBaseUrl || TELNYX_API_ORIGIN;
+  }
+
+  private async client(account: CarrierAccount): Promise<Telnyx> {
+    // Loaded on first use, as the Twilio SDK is: a gateway that never calls Telnyx never loads it.
+    this.sdk ??= (await import('telnyx')).default;
+    return new this.sdk({ apiKey: account.authToken, baseURL: this.apiBaseUrl, maxRetries: 0, timeout: TELNYX_TIMEOUT_MS, publicKey: null });
+  }
+
+  async placeCall(account: CarrierAccount, request: PlaceCallRequest): Promise<{ carrierCallId: string | null }> {
+    if (!account.applicationId) throw new CarrierError('rejected', 'The Telnyx connection names no TeXML application to place calls with');
+    const client = await this.client(account);
+    try {
+      const answer = await client.texml.accounts.calls.calls(account.accountSid, {
+        body: {
+          ApplicationSid: account.applicationId,
+          To: request.to,
+          ...(request.from ? { From: request.from } : {}),
+          Url: request.answerUrl,
+          UrlMethod: 'POST',
+          StatusCallback: request.statusCallbackUrl,
+          StatusCallbackMethod: 'POST',
+          StatusCallbackEvent: 'initiated ringing answered completed' as 'completed',
+          ...(request.machineDetection ? { MachineDetection: 'Enable' as const } : {}),
+        } as never,
+      });
+      // The published answer carries no CallSid (InitiateCallResult: from, to, status): the call's
+      // first signed request (its answer or a status callback, whose URL names our call) says it.
+      const sid = (answer as { call_sid?: unknown; sid?: unknown }).call_sid ?? (answer as { sid?: unknown }).sid;
+      return { carrierCallId: typeof sid === 'string' && sid ? sid : null };
+    } catch (error) {
+      throw telnyxErrorOf(error);
+    }
+  }
+
+  async fetchCall(account: CarrierAccount, call: KnownCall & { carrierCallId: string }): Promise<CarrierCallState | null> {
+    const client = await this.client(account);
+    try {
+      const resource = await client.texml.accounts.calls.retrieve(call.carrierCallId, { account_sid: account.accountSid });
+      return stateOf(resource);
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) return null;
+      throw telnyxErrorOf(error);
+    }
+  }
+
+  async findCall(account: CarrierAccount, call: KnownCall): Promise<CarrierCallState | null> {
+    const client = await this.client(account);
+    try {
+      // By number only: the published time filters (StartTime_gt) and the SDK's (`StartTime>`) disagree, so the time is compared here.
+      const page = await client.texml.accounts.calls.retrieveCalls(account.accountSid, {
+        To: call.to,
+        ...(call.from ? { From: call.from } : {}),
+        PageSize: 20,
+      });
+      const since = call.queuedAt.getTime() - 60_000;
+      const found = (page.calls ?? []).find((resource) => !resource.start_time || new Date(resource.start_time).getTime() >= since);
+      return found ? stateOf(found) : null;
+    } catch (error) {
+      throw telnyxErrorOf(error);
+    }
+  }
+
+  async verifyAccount(account: CarrierAccount): Promise<void> {
+    const client = await this.client(account);
+    try {
+      await client.texml.accounts.calls.retrieveCalls(account.accountSid, { PageSize: 1 });
+    } catch (error) {
+      throw telnyxErrorOf(error);
+    }
+  }
+
+  /** Telnyx signs with its Ed25519 key, checked by the module's webhooks (index.ts): never through this form check. */
+  checkSignature(): boolean {
+    return false;
+  }
+
+  parseStatusCallback(params: Record<string, string>): CallStatusEvent | null {
+    const status = telnyxStatusOf(params.CallStatus);
+    if (!params.CallSid || !status) return null;
+    const timestamp = params.Timestamp ? new Date(params.Timestamp) : null;
+    return {
+      carrierCallId: params.CallSid,
+      status,
+      answeredBy: telnyxAnsweredByOf(params.AnsweredBy),
+      durationSeconds: seconds(params.CallDuration),
+      at: timestamp && !Number.isNaN(timestamp.getTime()) ? timestamp : new Date(),
+      ...(params.ErrorMessage ? { errorText: params.ErrorMessage } : {}),
+    };
+  }
+}
+
+function stateOf(resource: {
+  sid?: string;
+  status?: string;
+  answered_by?: string;
+  duration?: string;
+  end_time?: string;
+  date_updated?: string;
+}): CarrierCallState | null {
+  const status = telnyxStatusOf(resource.status);
+  if (!resource.sid || !status) return null;
+  const when = resource.end_time ?? resource.date_updated;
+  const at = when ? new Date(when) : new Date();
+  return {
+    carrierCallId: resource.sid,
+    status,
+    answeredBy: telnyxAnsweredByOf(resource.answered_by),
+    durationSeconds: seconds(resource.duration),
+    at: Number.isNaN(at.getTime()) ? new Date() : at,
+  };
+}

@@ -1,0 +1,69 @@
+import { telnyxMedia } from './telnyx-media.js';
+import { renderTexml } from './texml.js';
+
+// TeXML and Telnyx Media Streaming frames (developers.telnyx.com: docs/voice/programmable-voice/
+// texml-verbs, api-reference/websockets/stream-call-media-over-websocket, read 2026-12-02).
+
+const context = { publicUrl: 'https://gw.example', connectionId: 'c1', callId: 'call-1' };
+
+describe('TeXML', () => {
+  it('renders a flow step: what is said (escaped), the gather with its own prompt URLs, and the silence redirect', () => {
+    const texml = renderTexml(
+      [
+        { kind: 'say', text: 'Fish & chips <today>', voice: null },
+        { kind: 'gather', prompt: 'Which day?', voice: null, promptId: 'p1' },
+      ],
+      context,
+    );
+    expect(texml).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response>' +
+        '<Say voice="Polly.Joanna">Fish &amp; chips &lt;today&gt;</Say>' +
+        '<Gather input="speech dtmf" action="https://gw.example/telephony/telnyx/c1/gather?callId=call-1&amp;prompt=p1" method="POST" timeout="5"><Say voice="Polly.Joanna">Which day?</Say></Gather>' +
+        '<Redirect method="POST">https://gw.example/telephony/telnyx/c1/gather?callId=call-1&amp;prompt=p1&amp;silence=1</Redirect>' +
+        '</Response>',
+    );
+  });
+
+  it('connects a stream bidirectionally to the call’s own media URL, naming the call, then asks what next', () => {
+    const texml = renderTexml([{ kind: 'stream', nonce: 'n0nce' }], context);
+    expect(texml).toContain(
+      '<Connect><Stream url="wss://gw.example/telephony/telnyx/c1/media/call-1/n0nce" track="inbound_track" bidirectionalMode="rtp" bidirectionalCodec="PCMU"><Parameter name="callId" value="call-1"/></Stream></Connect>',
+    );
+    expect(texml).toContain('<Redirect method="POST">https://gw.example/telephony/telnyx/c1/stream-ended?callId=call-1</Redirect>');
+  });
+
+  it('transfers and hangs up', () => {
+    expect(renderTexml([{ kind: 'dial', number: '+15550001111' }, { kind: 'hangup' }], context)).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Dial>+15550001111</Dial><Hangup/></Response>',
+    );
+  });
+});
+
+describe('Telnyx media frames', () => {
+  it('reads start (stream id, call control id, our call id), the inbound track’s audio, keys, marks and stop', () => {
+    const start = {
+      event: 'start',
+      sequence_number: '1',
+      stream_id: 'S1',
+      start: { call_control_id: 'v3:abc', custom_parameters: { callId: 'call-1' }, media_format: { encoding: 'PCMU', sample_rate: 8000, channels: 1 } },
+    };
+    expect(telnyxMedia.parse(JSON.stringify(start))).toEqual({ kind: 'start', streamId: 'S1', carrierCallId: 'v3:abc', callId: 'call-1' });
+    expect(
+      telnyxMedia.parse(JSON.stringify({ event: 'media', stream_id: 'S1', media: { track: 'inbound', chunk: '2', timestamp: '5', payload: 'AAA=' } })),
+    ).toEqual({ kind: 'audio', payload: 'AAA=' });
+    // Our own audio echoed on a both-tracks stream is not the caller's.
+    expect(telnyxMedia.parse(JSON.stringify({ event: 'media', media: { track: 'outbound', payload: 'AAA=' } }))).toBeNull();
+    expect(telnyxMedia.parse(JSON.stringify({ event: 'dtmf', dtmf: { digit: '7' } }))).toEqual({ kind: 'dtmf', digit: '7' });
+    expect(telnyxMedia.parse(JSON.stringify({ event: 'mark', mark: { name: 'r1:done' } }))).toEqual({ kind: 'mark', name: 'r1:done' });
+    expect(telnyxMedia.parse(JSON.stringify({ event: 'stop' }))).toEqual({ kind: 'stop' });
+    expect(telnyxMedia.parse(JSON.stringify({ event: 'connected', version: '1.0.0' }))).toBeNull();
+    expect(telnyxMedia.parse('not json')).toBeNull();
+  });
+
+  it('writes audio, marks and clear as Telnyx takes them back', () => {
+    const writer = telnyxMedia.writer('S1');
+    expect(JSON.parse(writer.audio('AAA='))).toEqual({ event: 'media', media: { payload: 'AAA=' } });
+    expect(JSON.parse(writer.mark('r1:3'))).toEqual({ event: 'mark', mark: { name: 'r1:3' } });
+    expect(JSON.parse(writer.clear())).toEqual({ event: 'clear' });
+  });
+});

@@ -1,0 +1,47 @@
+import { own } from '../../../../common/own.js';
+import type { AnsweredBy } from '../../carrier.js';
+import type { CarrierModule } from '../carrier-module.js';
+import { CarrierKind } from '../../telephony.enums.js';
+import { twilioMedia } from './twilio-media.js';
+import { renderTwiml } from './twiml.js';
+import { twilioMachineVerdict } from './twilio-amd.js';
+import type { TwilioCarrier } from './twilio.carrier.js';
+
+const ANSWERED_BY: Record<string, AnsweredBy> = {
+  human: 'human',
+  machine_start: 'machine',
+  machine_end_beep: 'machine',
+  machine_end_silence: 'machine',
+  machine_end_other: 'machine',
+  fax: 'machine',
+  unknown: 'unknown',
+};
+
+/** Twilio Programmable Voice: REST through the official SDK, HMAC-signed form webhooks, TwiML, Media Streams. */
+export function twilioModule(adapter: TwilioCarrier): CarrierModule {
+  return {
+    kind: CarrierKind.twilio,
+    adapter,
+    webhooks: {
+      verify(request, account) {
+        try {
+          const settings = request.header('x-twilio-webhooks-signature-settings');
+          return adapter.checkSignature(account, request.url, request.fields, request.header('x-twilio-signature'), {
+            ...(settings ? { settings } : {}),
+            // A JSON body is signed through its SHA-256 in the URL (bodySHA256); a form, by its fields.
+            ...(request.rawBody !== undefined && /json/i.test(request.header('content-type') ?? '') ? { rawBody: request.rawBody } : {}),
+          });
+        } catch {
+          return false;
+        }
+      },
+      status: (fields) => adapter.parseStatusCallback(fields),
+      answeredBy: (fields) => own(ANSWERED_BY, fields.AnsweredBy ?? '') ?? null,
+      machineVerdict: twilioMachineVerdict,
+      // The same on each retry of one request; not signed, so a key beside what was signed, never instead of it.
+      idempotencyKey: (request) => request.header('i-twilio-idempotency-token') || null,
+    },
+    callControl: { render: (actions, context) => ({ contentType: 'text/xml', body: renderTwiml(actions, context) }) },
+    media: twilioMedia,
+  };
+}
