@@ -1,0 +1,167 @@
+import { Link } from 'wouter';
+import { CallDocument, type CallQuery } from '../../api/generated';
+import { useQuery } from '../../api/hooks';
+import { Badge, formatDate, Loading, QueryError } from '../../components/common';
+import { Page, Section } from '../../components/page';
+import { LatencyBar, LatencyLegend, type Turn } from './latency-bar';
+import { RecordingPlayer } from './recording-player';
+
+type Call = CallQuery['call'];
+type Message = NonNullable<Call['conversation']>['messages']['data'][number];
+
+/**
+ * The turns belong to the agent's replies to the caller, in order (the first message, spoken before the
+ * caller said anything, is not a turn: it is `firstAudioMs`). Turns left over are listed after the transcript.
+ */
+function turnsOfReplies(messages: Message[], turns: Turn[]): { byMessage: Map<string, number>; leftOver: number[] } {
+  const byMessage = new Map<string, number>();
+  let next = 0;
+  messages.forEach((message, index) => {
+    if (message.role === 'assistant' && messages[index - 1]?.role === 'user' && next < turns.length) byMessage.set(message.id, next++);
+  });
+  return { byMessage, leftOver: turns.map((_, index) => index).slice(next) };
+}
+
+export function CallPage({ id }: { id: string }) {
+  const answer = useQuery(CallDocument, { id });
+  if (answer.error && !answer.data) {
+    return (
+      <Page title="Call">
+        <QueryError error={answer.error} what="Call" />
+      </Page>
+    );
+  }
+  if (!answer.data) return <Loading what="the call" />;
+  const { call, events } = answer.data;
+  const messages = call.conversation?.messages.data ?? [];
+  const turns = call.turnLatency?.turns ?? [];
+  const scaleMs = Math.max(1, ...turns.map((turn) => turn.totalMs));
+  const { byMessage, leftOver } = turnsOfReplies(messages, turns);
+  return (
+    <Page title={`Call ${call.direction === 'inbound' ? `from ${call.from ?? 'unknown'}` : `to ${call.to}`}`}>
+      <p className="meta">
+        <Badge value={call.status} /> <Badge value={call.outcome} /> {formatDate(call.queuedAt)}
+      </p>
+      <dl className="facts">
+        <dt>Contact</dt>
+        <dd>{call.contact ? `${call.contact.name ?? '—'} (${call.contact.phone})` : '—'}</dd>
+        <dt>Program</dt>
+        <dd>{call.program ? <Link href={`/campaigns/${call.program.id}`}>{call.program.name}</Link> : '—'}</dd>
+        <dt>Execution</dt>
+        <dd>{call.execution ? <Link href={`/executions/${call.execution.id}`}>{call.execution.status.replace(/_/g, ' ')}</Link> : '—'}</dd>
+        <dt>Agent</dt>
+        <dd>{call.agent ? <Link href={`/agents/${call.agent.id}`}>{call.agent.name}</Link> : '—'}</dd>
+        <dt>Answered</dt>
+        <dd>
+          {formatDate(call.answeredAt)}
+          {call.answeredBy ? ` by a ${call.answeredBy}` : ''}
+        </dd>
+        <dt>Ended</dt>
+        <dd>{formatDate(call.endedAt)}</dd>
+        <dt>Duration</dt>
+        <dd>{call.durationSeconds === null ? '—' : `${call.durationSeconds} s`}</dd>
+        <dt>Attempt, carrier, credits</dt>
+        <dd>
+          {call.attempt} · {call.carrier} · {call.creditsCharged}
+        </dd>
+        {call.errorText ? (
+          <>
+            <dt>Error</dt>
+            <dd>{call.errorText}</dd>
+          </>
+        ) : null}
+      </dl>
+
+      <Section title="Transcript" id="transcript">
+        {call.turnLatency ? (
+          <p className="hint">
+            {call.turnLatency.provider}: median {Math.round(call.turnLatency.p50Ms)} ms, slowest {Math.round(call.turnLatency.maxMs)} ms
+            {call.turnLatency.firstAudioMs !== null ? `, first line after ${Math.round(call.turnLatency.firstAudioMs)} ms` : ''}
+            {call.turnLatency.bargeIns !== null ? `, ${call.turnLatency.bargeIns} barge-ins` : ''}.
+          </p>
+        ) : null}
+        {turns.length > 0 ? <LatencyLegend /> : null}
+        {/* To add when tool-call records land (Conversation.toolCalls): each tool call between the turns here, with its arguments and result. */}
+        {messages.length === 0 ? (
+          <p>No words were exchanged on this call.</p>
+        ) : (
+          <ol className="transcript" data-testid="transcript">
+            {messages.map((message) => {
+              const turn = byMessage.get(message.id);
+              return (
+                <li key={message.id} className={`turn ${message.role}`}>
+                  <p className="speaker">{message.role === 'user' ? 'Caller' : 'Agent'}</p>
+                  <p className="words">{message.content}</p>
+                  {turn !== undefined ? <LatencyBar turn={turns[turn]!} index={turn} scaleMs={scaleMs} /> : null}
+                </li>
+              );
+            })}
+          </ol>
+        )}
+        {leftOver.length > 0 ? (
+          <div className="left-over">
+            <h3>Other turns</h3>
+            {leftOver.map((index) => (
+              <LatencyBar key={index} turn={turns[index]!} index={index} scaleMs={scaleMs} />
+            ))}
+          </div>
+        ) : null}
+        {call.conversation && call.conversation.messages.meta.total > messages.length ? (
+          <p className="hint">
+            The first {messages.length} of {call.conversation.messages.meta.total} messages.
+          </p>
+        ) : null}
+      </Section>
+
+      <Section title="Analysis" id="analysis">
+        {call.analysis ? (
+          <div data-testid="analysis">
+            <p>
+              <Badge value={call.analysis.status} /> {call.analysis.model ? `by ${call.analysis.model}` : ''}{' '}
+              {call.analysis.analyzedAt ? formatDate(call.analysis.analyzedAt) : ''}
+            </p>
+            {call.analysis.summary ? <p className="summary">{call.analysis.summary}</p> : null}
+            {call.analysis.error ? <p className="field-error">{call.analysis.error}</p> : null}
+            {call.analysis.data ? (
+              <dl className="facts">
+                {Object.entries(call.analysis.data).map(([name, value]) => (
+                  <div key={name} className="fact">
+                    <dt>{name}</dt>
+                    <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+                  </div>
+                ))}
+              </dl>
+            ) : null}
+          </div>
+        ) : (
+          <p>No analysis: the agent has no analysis plan, or nothing was said.</p>
+        )}
+      </Section>
+
+      <Section title="Recording" id="recording">
+        <RecordingPlayer callId={call.id} recording={call.recording} />
+      </Section>
+
+      <Section title="Events" id="events">
+        {/* To add when transfers and tool calls land: their events show here as any other, named by their type. */}
+        {events.data.length === 0 ? (
+          <p>No event is kept for this call.</p>
+        ) : (
+          <ol className="events" data-testid="call-events">
+            {events.data.map((event) => (
+              <li key={event.id}>
+                <time dateTime={event.createdAt}>{formatDate(event.createdAt)}</time> <code>{event.type}</code>
+                <details>
+                  <summary>
+                    Payload <span className="visually-hidden">of {event.type}</span>
+                  </summary>
+                  <pre>{JSON.stringify(event.payload, null, 2)}</pre>
+                </details>
+              </li>
+            ))}
+          </ol>
+        )}
+      </Section>
+    </Page>
+  );
+}

@@ -1,0 +1,674 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createLogger } from '../../src/common/logger.js';
+import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
+import { CONSOLE_POLICY } from '../../src/platform/console-page.js';
+import { LiveEventsDocument } from '../generated/graphql.js';
+import { liveClient } from '../events/live-client.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { addUser, type TestUser } from '../helpers/users.js';
+import { createAudience } from '../programs/fixtures.js';
+import { testRunner } from '../runner/fixtures.js';
+import { browserAvailable, launchChromium } from '../support/browser.js';
+import { startWebhookApp } from '../webhooks/fixtures.js';
+import { WebhookReceiver } from '../webhooks/receiver.js';
+
+// The operator console (console/, served at /console) in headless Chromium, against a gateway seeded
+// through its own API: every page at a laptop's and a phone's width (screenshots in SHOTS, axe-core on
+// each), and the console's promises — the public GraphQL API only, live updates without a reload, the
+// caller's role respected and the API's refusals shown as they come.
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+/** Where the run leaves a screenshot of each page at each width, for a person to look at (reports/ is not committed). */
+const SHOTS = join(ROOT, 'reports', 'console-screenshots');
+const WIDTHS = [
+  { name: 'laptop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+];
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+
+function newest(dir: string): number {
+  return Math.max(
+    0,
+    ...readdirSync(dir, { withFileTypes: true }).map((entry) =>
+      entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs,
+    ),
+  );
+}
+
+/** `npm test` builds the console first (pretest); a run of this file alone builds it here when console/ changed since. */
+function ensureConsoleBuilt(): void {
+  const marker = join(ROOT, 'dist/console/.vite-build');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= newest(join(ROOT, 'console'))) return;
+  execFileSync(
+    process.execPath,
+    ['--input-type=module', '-e', "await (await import('vite')).build({ configFile: 'console/vite.config.ts', logLevel: 'warn' })"],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
+  writeFileSync(marker, `${new Date().toISOString()}\n`);
+}
+
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let member: TestUser;
+let admin: TestUser;
+let programId: string;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  receiver = await new WebhookReceiver().start();
+  app = await startWebhookApp();
+  acme = await app.organization('Acme Console');
+  other = await app.organization('Other Console');
+  member = await addUser(app, acme, 'member');
+  admin = await addUser(app, acme, 'admin');
+  // An offline campaign: a streaming agent (builtin recognizer, model and synthesizer on the simulator), recorded, analysed.
+  const agent = await acme.rest.post('/api/agents', {
+    name: 'Ava',
+    instructions: 'You confirm appointments.',
+    modelConfig: { model: 'builtin/echo' },
+    voiceConfig: { pipelineMode: 'streaming' },
+    analysisPlan: { summary: true, structuredData: { type: 'object', properties: { agreed: { type: 'boolean' } }, required: ['agreed'] } },
+  });
+  expect(agent.status).toBe(201);
+  expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
+  const audience = await createAudience(acme, 3);
+  const program = await acme.rest.post('/api/programs', {
+    name: 'Spring reminders',
+    kind: 'campaign',
+    agentId: agent.body.id,
+    audienceId: audience.id,
+    maxConcurrentCalls: 2,
+    recording: { enabled: true },
+    simulatedCaller: { utterances: ['Hello, who is calling?', 'Yes, Monday works for me.', 'Goodbye.'] },
+  });
+  expect(program.status).toBe(201);
+  programId = program.body.id;
+  expect((await acme.rest.post(`/api/programs/${programId}/activate`)).status).toBe(200);
+  await acme.grantCredits(100);
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await receiver?.close();
+}, 60_000);
+
+(browserAvailable ? describe : describe.skip)('the console in headless Chromium', () => {
+  let browser: Browser;
+  const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    mkdirSync(SHOTS, { recursive: true });
+  });
+  afterAll(() => browser?.close());
+
+  const contexts: BrowserContext[] = [];
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close().catch(() => undefined);
+  });
+
+  interface Opened {
+    page: Page;
+    context: BrowserContext;
+    /** Every request and socket the page opened that is not the console's own files, /graphql or a recording's download. */
+    unexpected: string[];
+    requests: string[];
+    errors: string[];
+    close(): Promise<void>;
+  }
+
+  /** A fresh browser context (its own sessionStorage) whose every request is recorded; anything but the allowed endpoints fails the test. */
+  async function openConsole(path = '/console'): Promise<Opened> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    contexts.push(context);
+    const requests: string[] = [];
+    const unexpected: string[] = [];
+    const allowed = [
+      new RegExp(`^GET ${app.baseUrl}/console(/[^?]*)?(\\?.*)?$`),
+      new RegExp(`^POST ${app.baseUrl}/graphql$`),
+      new RegExp(`^GET ${app.baseUrl}/api/calls/${UUID}/recording$`),
+      new RegExp(`^WS ${app.baseUrl.replace(/^http/, 'ws')}/graphql$`),
+    ];
+    const record = (entry: string) => {
+      requests.push(entry);
+      if (!allowed.some((pattern) => pattern.test(entry))) unexpected.push(entry);
+    };
+    await context.route('**/*', (route) => {
+      const request = route.request();
+      record(`${request.method()} ${request.url()}`);
+      return request.url().startsWith(app.baseUrl) ? route.continue() : route.abort('internetdisconnected');
+    });
+    // What the page's policy refuses (a script, a style, a socket) is collected, and fails the test.
+    await context.addInitScript(`window.violations = [];
+      document.addEventListener('securitypolicyviolation', (event) => window.violations.push(event.violatedDirective + ' ' + event.blockedURI));`);
+    const page = await context.newPage();
+    page.on('websocket', (socket) => record(`WS ${socket.url()}`));
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|403|404)/.test(message.text()))
+        errors.push(message.text());
+    });
+    await page.goto(`${app.baseUrl}${path}`);
+    return {
+      page,
+      context,
+      unexpected,
+      requests,
+      errors,
+      async close() {
+        expect(await page.evaluate('window.violations')).toEqual([]);
+        expect(unexpected).toEqual([]);
+        expect(errors).toEqual([]);
+        await context.close();
+      },
+    };
+  }
+
+  async function signIn(page: Page, key: string): Promise<void> {
+    await page.getByLabel('API key', { exact: true }).fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('organization').waitFor();
+  }
+
+  /** axe-core on the page as it is: no serious or critical violation. */
+  async function expectAccessible(page: Page, label: string): Promise<void> {
+    await page.evaluate(axeSource);
+    const violations = (await page.evaluate(
+      `axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`,
+    )) as {
+      id: string;
+      impact: string;
+      nodes: string[];
+    }[];
+    expect([label, violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')]).toEqual([label, []]);
+  }
+
+  /** The page at both widths: a screenshot of each, and axe-core on each. */
+  async function look(page: Page, name: string): Promise<void> {
+    for (const size of WIDTHS) {
+      await page.setViewportSize({ width: size.width, height: size.height });
+      await page.screenshot({ path: join(SHOTS, `${name}-${size.name}.png`), fullPage: true });
+      // Nothing is wider than the screen (a wide table scrolls inside its own region).
+      const wider = await page.evaluate(`[...document.querySelectorAll('body *')]
+        .filter((element) => !element.parentElement?.closest('.table-scroll') && element.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+        .map((element) => element.tagName.toLowerCase() + (element.className ? '.' + element.className : ''))`);
+      expect([name, size.name, wider]).toEqual([name, size.name, []]);
+      await expectAccessible(page, `${name} at ${size.name} width`);
+    }
+    await page.setViewportSize({ width: WIDTHS[0]!.width, height: WIDTHS[0]!.height });
+  }
+
+  it('is served offline under a strict policy of its own, and its client routes all answer the page', async () => {
+    for (const path of ['/console', '/console/agents', '/console/calls/anything']) {
+      const res = await fetch(`${app.baseUrl}${path}`);
+      expect([path, res.status, res.headers.get('content-security-policy')]).toEqual([path, 200, CONSOLE_POLICY]);
+      expect(await res.text()).toMatch(/<script type="module" crossorigin src="\/console\/assets\/index-[\w-]+\.js"><\/script>/);
+    }
+    expect(CONSOLE_POLICY).not.toMatch(/unsafe|\*|https?:/);
+    // React's production build, whoever built it (this file builds it under Jest, whose NODE_ENV is test).
+    const script = /src="(\/console\/assets\/index-[\w-]+\.js)"/.exec(await (await fetch(`${app.baseUrl}/console`)).text())![1]!;
+    const bundle = await (await fetch(`${app.baseUrl}${script}`)).text();
+    expect([bundle.includes('jsxDEV'), bundle.includes('validateDOMNesting')]).toEqual([false, false]);
+    const asset = await fetch(`${app.baseUrl}/console/assets/nothing.js`);
+    expect([asset.status, ((await asset.json()) as { code: string }).code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('signs in with a key kept for the tab only, shows the organization, and forgets the key on sign-out', async () => {
+    const opened = await openConsole();
+    const { page } = opened;
+    await look(page, 'sign-in');
+    await page.getByLabel('API key', { exact: true }).fill('tag_notakeynotakeynotakeynotakey000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'UNAUTHENTICATED' }).waitFor();
+    await signIn(page, acme.apiKey);
+    expect(await page.getByTestId('organization').innerText()).toBe('Acme Console');
+    expect(await page.evaluate('[sessionStorage.length, localStorage.length, document.cookie]')).toEqual([1, 0, '']);
+    await page.getByTestId('credit-balance').waitFor();
+    await look(page, 'overview');
+    // A reload keeps the session of the tab.
+    await page.reload();
+    await page.getByTestId('organization').waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key', { exact: true }).waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+
+    // A key deleted while the console uses it: the next answer (401) signs the console out, saying why.
+    const key = await acme.rest.post('/api/auth/api-keys', { name: 'Short-lived', prefix: 'tmp_' });
+    await signIn(page, key.body.secret);
+    expect((await acme.rest.delete(`/api/auth/api-keys/${key.body.id}`)).status).toBe(200);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Signed out: / })
+      .waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await opened.close();
+  });
+
+  it('is used with the keyboard alone: sign in, reach a page from the navigation, create an agent', async () => {
+    const opened = await openConsole();
+    const { page } = opened;
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(acme.apiKey);
+    await page.keyboard.press('Enter');
+    await page.getByTestId('organization').waitFor();
+    // The page's heading has the focus; back before it come the navigation, then the skip link, first of all.
+    expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');
+    const focused = () => page.evaluate('document.activeElement?.textContent');
+    for (let i = 0; i < 20 && (await focused()) !== 'Skip to content'; i++) await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('Skip to content');
+    for (let i = 0; i < 10 && (await focused()) !== 'Agents'; i++) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+    expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');
+    for (let i = 0; i < 10 && (await focused()) !== 'New agent'; i++) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'New agent' }).waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Keyboard agent');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Answer with one word.');
+    await page.getByRole('button', { name: 'Create agent' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Keyboard agent' }).waitFor();
+    await opened.close();
+  });
+
+  it('creates an agent, shows the API’s field error beside its field, and sends a test message with the reply and its usage', async () => {
+    const opened = await openConsole('/console/agents/new');
+    const { page } = opened;
+    await signIn(page, acme.apiKey);
+    await page.getByRole('heading', { name: 'New agent' }).waitFor();
+    await look(page, 'agent-new');
+    await page.getByLabel('Name', { exact: true }).fill('Front desk');
+    await page.getByLabel('Instructions', { exact: true }).fill('Answer briefly.');
+    await page.getByLabel('Hidden policy', { exact: true }).fill('Never promise refunds to anyone.');
+    await page.getByLabel('Model', { exact: true }).fill('nope');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    // The message is the API's own, next to the field it names; the same input on REST gives the same words.
+    const rest = await acme.rest.post('/api/agents', { name: 'Front desk', instructions: 'Answer briefly.', modelConfig: { model: 'nope' } });
+    expect(rest.body.errors).toEqual([{ field: 'modelConfig.model', message: expect.any(String) }]);
+    const fieldError = page.locator('.field-error[data-field="modelConfig.model"]');
+    await fieldError.waitFor();
+    expect(await fieldError.innerText()).toBe(rest.body.errors[0].message);
+    expect(await page.getByLabel('Model', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await look(page, 'agent-field-error');
+
+    await page.getByLabel('Model', { exact: true }).fill('builtin/echo');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { name: 'Front desk', level: 1 }).waitFor();
+    expect(page.url()).toMatch(new RegExp(`/console/agents/${UUID}$`));
+    // The policy is never shown back, not even to those who may replace it.
+    await page.getByLabel('Replace the hidden policy', { exact: true }).waitFor();
+    expect(await page.getByLabel('Replace the hidden policy', { exact: true }).inputValue()).toBe('');
+    expect(await page.content()).not.toContain('Never promise refunds');
+
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('Hello there');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('reply').waitFor();
+    expect(await page.getByTestId('reply').innerText()).toContain('Hello there');
+    expect(await page.getByTestId('usage').innerText()).toMatch(/^builtin\/echo: \d+ in, \d+ out, \d+ tokens$/);
+    await look(page, 'agent');
+
+    await page.getByRole('button', { name: 'Activate' }).click();
+    await page.locator('.meta .badge-active').waitFor();
+    await page.goto(`${app.baseUrl}/console/agents`);
+    await page.getByRole('link', { name: 'Front desk' }).waitFor();
+    await page.getByLabel('Search', { exact: true }).fill('front');
+    // The list narrows to the one agent whose name matches (the others leave it).
+    await page.getByRole('link', { name: 'Ava', exact: true }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('row').allInnerTexts()).toEqual([expect.stringContaining('Name'), expect.stringContaining('Front desk')]);
+    await look(page, 'agents');
+    await opened.close();
+  });
+
+  it('shows a member the agent without any control to change it, and the API’s refusal as it comes when the role changed meanwhile', async () => {
+    const id = (await acme.rest.get('/api/agents?search=Ava')).body.data[0].id as string;
+    const asMember = await openConsole(`/console/agents/${id}`);
+    await signIn(asMember.page, member.apiKey);
+    await asMember.page.getByTestId('agent-summary').waitFor();
+    for (const control of ['Save', 'Activate', 'Archive', 'Create agent'])
+      expect([control, await asMember.page.getByRole('button', { name: control }).count()]).toEqual([control, 0]);
+    expect(await asMember.page.getByRole('textbox', { name: 'Instructions' }).count()).toBe(0);
+    // A member talks to agents: the test chat is there.
+    await asMember.page.getByRole('button', { name: 'Send' }).waitFor();
+    await look(asMember.page, 'agent-as-member');
+    await asMember.page.goto(`${app.baseUrl}/console/agents`);
+    await asMember.page.getByRole('link', { name: 'Ava' }).waitFor();
+    expect(await asMember.page.getByRole('link', { name: 'New agent' }).count()).toBe(0);
+    await asMember.close();
+
+    const asAdmin = await openConsole(`/console/agents/${id}`);
+    await signIn(asAdmin.page, admin.apiKey);
+    await asAdmin.page.getByRole('textbox', { name: 'Instructions' }).fill('You confirm appointments, politely.');
+    expect((await acme.rest.put(`/api/users/${admin.userId}`, { role: 'member' })).status).toBe(200);
+    await asAdmin.page.getByRole('button', { name: 'Save' }).click();
+    const refusal = asAdmin.page.locator('.form-error[data-code="FORBIDDEN"]');
+    await refusal.waitFor();
+    expect(await refusal.innerText()).toContain('Only an owner or an admin may create, change, activate or delete agents');
+    expect((await acme.rest.get(`/api/agents/${id}`)).body.instructions).toBe('You confirm appointments.');
+    expect((await acme.rest.put(`/api/users/${admin.userId}`, { role: 'admin' })).status).toBe(200);
+    await asAdmin.close();
+  });
+
+  let callId: string;
+
+  it('runs a campaign on the simulator: the execution page moves to completed by subscription, without a reload', async () => {
+    // The test hears of each analysis by the event stream, as any integrator would.
+    const live = liveClient(app.baseUrl, { 'x-api-key': acme.apiKey });
+    try {
+      const analyzed = live.subscribe(LiveEventsDocument, { types: ['call.analyzed'] });
+      await live.connected;
+      const opened = await openConsole(`/console/campaigns/${programId}`);
+      const { page } = opened;
+      await signIn(page, acme.apiKey);
+      await page.getByRole('heading', { name: 'Spring reminders' }).waitFor();
+      await look(page, 'program');
+      const runner = testRunner(app, {
+        dialer: new SimulatedDialer({ seed: 'console', speedMs: 0, weights: { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 } }),
+        logger: createLogger('silent'),
+        intervalMs: 10,
+        conversations: app.gateway.services.conversations,
+      });
+      try {
+        await page.evaluate('window.stayed = true');
+        await page.getByRole('button', { name: 'Start a new execution' }).click();
+        await page.getByTestId('execution-status').waitFor();
+        runner.start();
+        await page.getByTestId('execution-status').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
+      } finally {
+        await runner.stop();
+      }
+      // The same document all along: the page moved by the subscription, it was not loaded again.
+      expect(await page.evaluate('window.stayed')).toBe(true);
+      expect(opened.requests.filter((request) => request.startsWith('GET ') && !request.includes('/assets/'))).toHaveLength(1);
+      const executionId = /\/executions\/([0-9a-f-]+)$/.exec(page.url())![1]!;
+      const done = (await acme.rest.get(`/api/executions/${executionId}`)).body;
+      expect([done.status, done.totalContacts, done.contactsCompleted]).toEqual(['completed', 3, 3]);
+      for (const [counter, value] of [
+        ['total', 3],
+        ['pending', 0],
+        ['in-progress', 0],
+        ['completed', 3],
+        ['failed', 0],
+        ['credits', done.creditsSpent],
+      ]) {
+        await page
+          .getByTestId(`counter-${counter}`)
+          .filter({ hasText: new RegExp(`^${value}$`) })
+          .waitFor();
+      }
+      await page.getByTestId('outcome-answered').filter({ hasText: /^3$/ }).waitFor();
+      expect(await page.locator('[data-testid="calls-chart"] rect').count()).toBeGreaterThan(0);
+      const balance = (await acme.rest.get('/api/organization')).body.creditBalance as number;
+      await page
+        .getByTestId('credit-balance')
+        .filter({ hasText: new RegExp(`^${balance}$`) })
+        .waitFor();
+      await look(page, 'execution');
+      callId = ((await acme.rest.get(`/api/calls?executionId=${executionId}&limit=1`)).body.data[0] as { id: string }).id;
+      await analyzed.until((events) => events.length >= 3, 30_000);
+      await opened.close();
+    } finally {
+      await live.close();
+    }
+  });
+
+  it('creates a weekday program in the console and says why its execution dials no one, and until when, as the runner finds it', async () => {
+    const audience = await createAudience(acme, 2);
+    const audienceName = (await acme.rest.get(`/api/audience/${audience.id}`)).body.name as string;
+    const opened = await openConsole('/console/campaigns/new');
+    const { page } = opened;
+    await signIn(page, acme.apiKey);
+    await page.getByLabel('Name', { exact: true }).fill('Weekday reminders');
+    await page.getByLabel('Audience', { exact: true }).selectOption({ label: `${audienceName} (2)` });
+    await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'Ava (active)' });
+    await page.getByLabel('Call only within a calling window', { exact: true }).check();
+    // Monday to Friday are ticked to begin with; a start that is no time is the API's field error, beside it.
+    expect(await page.getByRole('group', { name: 'Days' }).getByRole('checkbox', { checked: true }).count()).toBe(5);
+    await page.getByLabel('From', { exact: true }).fill('9am');
+    await page.getByRole('button', { name: 'Create program' }).click();
+    const rest = await acme.rest.post('/api/programs', {
+      name: 'x',
+      kind: 'campaign',
+      audienceId: audience.id,
+      callingWindow: { startTime: '9am', endTime: '17:00', daysOfWeek: [1] },
+    });
+    expect(rest.body.errors).toEqual([{ field: 'callingWindow.startTime', message: expect.any(String) }]);
+    await page.locator('.field-error[data-field="callingWindow.startTime"]').filter({ hasText: rest.body.errors[0].message }).waitFor();
+    await look(page, 'program-new-window');
+    await page.getByLabel('From', { exact: true }).fill('09:00');
+    await page.getByRole('button', { name: 'Create program' }).click();
+    await page.getByRole('heading', { name: 'Weekday reminders', level: 1 }).waitFor();
+    await page.getByText('09:00–17:00, Mon, Tue, Wed, Thu, Fri, on each contact’s clock').waitFor();
+    await page.getByRole('button', { name: 'Activate' }).click();
+    await page.getByRole('button', { name: 'Start a new execution' }).click();
+    await page.getByTestId('execution-status').filter({ hasText: 'running' }).waitFor();
+    const id = /\/executions\/([0-9a-f-]+)$/.exec(page.url())![1]!;
+    expect((await acme.rest.get(`/api/executions/${id}`)).body).toMatchObject({ status: 'running', waitingReason: null });
+    expect(await page.getByTestId('waiting-reason').count()).toBe(0);
+    // A Saturday on the runner's clock: the weekend on every contact's clock; the page hears of it by its subscription.
+    const runner = testRunner(app, { clock: () => new Date('2026-03-14T12:00:00Z'), logger: createLogger('silent') });
+    try {
+      for (let tick = 0; tick < 4; tick++) await runner.tick();
+      await runner.idle();
+    } finally {
+      await runner.stop();
+    }
+    const execution = (await acme.rest.get(`/api/executions/${id}`)).body;
+    expect([execution.waitingReason, execution.nextCallAt]).toEqual(['outside_calling_window', expect.stringMatching(/^2026-03-16T/)]);
+    const notice = page.locator(`[data-testid="waiting-reason"][data-reason="outside_calling_window"]`);
+    await notice.waitFor();
+    expect(await notice.innerText()).toContain('Outside every waiting contact’s calling window');
+    expect(await notice.locator('time').getAttribute('datetime')).toBe(execution.nextCallAt);
+    // It came by the subscription: the page was not loaded again since the console opened.
+    expect(opened.requests.filter((request) => request.startsWith('GET ') && !request.includes('/assets/'))).toHaveLength(1);
+    await look(page, 'execution-waiting');
+    // The overview lists it among the executions not over yet, with its reason and next call; the program's list names the reason too.
+    await page.goto(`${app.baseUrl}/console`);
+    const unfinished = page.getByRole('region', { name: 'Executions not over yet' }).getByRole('row').filter({ hasText: 'Weekday reminders' });
+    await unfinished.getByRole('cell', { name: 'Outside the calling window' }).waitFor();
+    expect(await unfinished.locator('time').getAttribute('datetime')).toBe(execution.nextCallAt);
+    await look(page, 'overview-waiting');
+    await unfinished.getByRole('link', { name: 'Weekday reminders' }).click();
+    const listed = page.getByRole('region', { name: 'Executions' }).getByRole('row').nth(1);
+    await listed.getByRole('cell', { name: 'Outside the calling window' }).waitFor();
+    await listed.getByRole('link').click();
+    // Paused by a user: the reason says so; stopped, it is final and nothing waits any more.
+    await page.getByRole('group', { name: 'Control the execution' }).getByRole('button', { name: 'Pause' }).click();
+    await page.locator('[data-testid="waiting-reason"][data-reason="paused"]').filter({ hasText: 'Paused by a user: resume continues it.' }).waitFor();
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByTestId('execution-status').filter({ hasText: 'running' }).waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByTestId('execution-status').filter({ hasText: 'stopped' }).waitFor();
+    await page.getByTestId('waiting-reason').waitFor({ state: 'detached' });
+    expect((await acme.rest.get(`/api/executions/${id}`)).body).toMatchObject({ status: 'stopped', waitingReason: null, nextCallAt: null });
+    await opened.close();
+  });
+
+  it('opens a call: its transcript with a latency bar per turn, the analysis, the recording playing, and its events', async () => {
+    const opened = await openConsole(`/console/calls/${callId}`);
+    const { page } = opened;
+    await signIn(page, acme.apiKey);
+    await page.getByTestId('transcript').waitFor();
+    const call = (await acme.rest.get(`/api/calls/${callId}`)).body;
+    expect(call.turnLatency.turns.length).toBeGreaterThan(0);
+    expect(await page.getByTestId('transcript').innerText()).toContain('Yes, Monday works for me.');
+    expect(await page.getByTestId('latency-bar').count()).toBe(call.turnLatency.turns.length);
+    expect(await page.getByTestId('latency-bar').first().locator('rect').count()).toBeGreaterThan(0);
+    expect(await page.getByTestId('analysis').innerText()).toContain(call.analysis.summary);
+    expect(await page.getByTestId('analysis').innerText()).toContain('agreed');
+    // The recording comes through the documented download, played from the blob the page made of it.
+    const audio = page.getByTestId('recording');
+    await audio.waitFor();
+    // Its metadata read from the blob: a duration means the browser decoded the audio.
+    type Audio = { readyState: number; duration: number; addEventListener(type: string, listener: () => void): void };
+    const duration = await audio.evaluate(
+      (element: Audio) =>
+        new Promise<number>((resolve, reject) => {
+          if (element.readyState >= 1) resolve(element.duration);
+          element.addEventListener('loadedmetadata', () => resolve(element.duration));
+          element.addEventListener('error', () => reject(new Error('the recording does not load')));
+        }),
+    );
+    expect(duration).toBeGreaterThan(0);
+    expect(await audio.getAttribute('src')).toMatch(/^blob:/);
+    expect(opened.requests).toContain(`GET ${app.baseUrl}/api/calls/${callId}/recording`);
+    const events = await page.getByTestId('call-events').innerText();
+    for (const type of ['call.started', 'call.ended', 'call.analyzed']) expect(events).toContain(type);
+    await look(page, 'call');
+
+    await page.goto(`${app.baseUrl}/console/calls?outcome=answered`);
+    await page.getByRole('region', { name: 'Calls' }).waitFor();
+    expect(await page.getByRole('row').count()).toBe(4);
+    await page.getByLabel('Outcome', { exact: true }).selectOption('busy');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No call matches.').waitFor();
+    expect(page.url()).toContain('outcome=busy');
+    await page.getByLabel('Outcome', { exact: true }).selectOption('');
+    await page.getByLabel('Phone', { exact: true }).fill(call.to.slice(-4));
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('row').nth(1).waitFor();
+    expect(await page.getByRole('row').count()).toBe(2);
+    await look(page, 'calls');
+    await opened.close();
+  });
+
+  it('answers "not found" for another organization’s call, agent, program, execution, audience and webhook endpoint in the address', async () => {
+    const opened = await openConsole(`/console/calls/${callId}`);
+    const { page } = opened;
+    await signIn(page, other.apiKey);
+    await page.getByRole('heading', { name: 'Call not found' }).waitFor();
+    await look(page, 'call-not-found');
+    const agentId = (await acme.rest.get('/api/agents?search=Ava')).body.data[0].id as string;
+    const executionId = ((await acme.rest.get(`/api/programs/${programId}/executions`)).body as { id: string }[])[0]!.id;
+    const audienceId = (await acme.rest.get(`/api/programs/${programId}`)).body.audienceId as string;
+    const endpoint = await acme.rest.post('/api/webhook-endpoints', { url: `${receiver.url}/elsewhere` });
+    expect(endpoint.status).toBe(201);
+    for (const [path, what] of [
+      [`agents/${agentId}`, 'Agent'],
+      [`campaigns/${programId}`, 'Program'],
+      [`executions/${executionId}`, 'Execution'],
+      [`audiences/${audienceId}`, 'Audience'],
+      [`settings/webhooks/${endpoint.body.id}`, 'Webhook endpoint'],
+    ]) {
+      await page.goto(`${app.baseUrl}/console/${path}`);
+      await page.getByRole('heading', { name: `${what} not found` }).waitFor();
+      // Nothing of the other organization's record is on the page.
+      expect([path, await page.getByText('Ava').count(), await page.getByText('Spring reminders').count()]).toEqual([path, 0, 0]);
+    }
+    await opened.close();
+  });
+
+  it('shows contacts, audiences, the do-not-call list and campaigns, and their forms work', async () => {
+    const opened = await openConsole('/console/contacts');
+    const { page } = opened;
+    await signIn(page, acme.apiKey);
+    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
+    await page.getByLabel('Phone', { exact: true }).fill('12');
+    await page.getByRole('button', { name: 'Add contact' }).click();
+    await page.locator('.field-error[data-field="phone"]').waitFor();
+    await page.getByLabel('Phone', { exact: true }).fill('+14155550199');
+    await page.getByLabel('Name', { exact: true }).fill('Grace Hopper');
+    await page.getByRole('button', { name: 'Add contact' }).click();
+    await page.getByRole('cell', { name: 'Grace Hopper', exact: true }).waitFor();
+    await look(page, 'contacts');
+
+    await page.goto(`${app.baseUrl}/console/audiences`);
+    await page.getByLabel('Name', { exact: true }).fill('Pioneers');
+    await page.getByRole('button', { name: 'Create audience' }).click();
+    await page.getByRole('heading', { name: 'Pioneers', level: 1 }).waitFor();
+    await page.getByLabel('Find contacts by name or phone', { exact: true }).fill('Grace');
+    await page.getByRole('button', { name: 'Add Grace Hopper' }).click();
+    await page.getByRole('cell', { name: 'Grace Hopper', exact: true }).waitFor();
+    await look(page, 'audience');
+    await page.goto(`${app.baseUrl}/console/audiences`);
+    await page.getByRole('link', { name: 'Pioneers' }).waitFor();
+    await look(page, 'audiences');
+
+    await page.goto(`${app.baseUrl}/console/do-not-call`);
+    await page.getByLabel('Number', { exact: true }).fill('+14155550198');
+    await page.getByLabel('Note', { exact: true }).fill('Asked on the phone');
+    await page.getByRole('button', { name: 'Add number' }).click();
+    await page.getByRole('cell', { name: 'Asked on the phone', exact: true }).waitFor();
+    // A CSV with one bad row and one number already listed: a preview of its lines, then the refused row named by line and reason.
+    const csv = 'phone,note\n+14155550197,From the front desk\n12,typo\n+14155550198,again\n';
+    await page.getByLabel('CSV file', { exact: true }).setInputFiles({ name: 'numbers.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByTestId('import-preview').getByRole('cell', { name: '12,typo', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Import numbers' }).click();
+    const imported = page.getByTestId('import-result');
+    await imported.getByText('1 number added; 1 row refused; 1 already on the list.').waitFor();
+    // The same file on REST (another organization, whose list is empty) refuses the same line with the same words.
+    const rest = await other.rest.post('/api/do-not-call/import', { csv });
+    expect(rest.body.rejected).toEqual([{ line: 3, reason: expect.any(String) }]);
+    const refused = imported.getByRole('region', { name: 'Rows refused' }).getByRole('row').nth(1);
+    expect(await refused.getByRole('cell').allInnerTexts()).toEqual(['3', rest.body.rejected[0].reason]);
+    await page.getByRole('cell', { name: 'From the front desk', exact: true }).waitFor();
+    await look(page, 'do-not-call');
+
+    await page.goto(`${app.baseUrl}/console/campaigns`);
+    await page.getByRole('link', { name: 'Spring reminders' }).waitFor();
+    await look(page, 'campaigns');
+    await page.goto(`${app.baseUrl}/console/campaigns/new`);
+    await page.getByRole('button', { name: 'Create program' }).waitFor();
+    await look(page, 'program-new');
+    await opened.close();
+  });
+
+  it('shows the settings: a key’s secret once, a webhook endpoint’s deliveries sent again, carriers, the team', async () => {
+    const opened = await openConsole('/console/settings');
+    const { page } = opened;
+    await signIn(page, acme.apiKey);
+    await page.getByLabel('Name', { exact: true }).fill('Laptop');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.locator('[data-secret]').innerText();
+    expect(secret).toMatch(/^key_[A-Za-z0-9]{32,}$/);
+    expect((await app.rest({ 'x-api-key': secret }).get('/api/users/me')).status).toBe(200);
+    await look(page, 'settings-api-keys');
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.locator('[data-secret]').count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+
+    await page.goto(`${app.baseUrl}/console/settings/webhooks`);
+    await page.getByLabel('URL', { exact: true }).fill(`${receiver.url}/hook`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.locator('[data-secret]').waitFor();
+    expect(await page.locator('[data-secret]').innerText()).toMatch(/^whsec_/);
+    await look(page, 'settings-webhooks');
+    await page.getByRole('link', { name: `${receiver.url}/hook` }).click();
+    await page.getByRole('heading', { name: 'Webhook endpoint' }).waitFor();
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await page.locator('td code', { hasText: 'webhook.test' }).waitFor();
+    // An event after the endpoint was made has its delivery; "Send again" makes another of the same event.
+    const agent = await acme.rest.post('/api/agents', { name: 'Hooked', instructions: 'Hi.', modelConfig: { model: 'builtin/echo' } });
+    expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
+    await page.reload();
+    await page.getByRole('button', { name: 'Send again agent.activated' }).click();
+    await page.locator('td code', { hasText: 'agent.activated' }).nth(1).waitFor();
+    expect(await page.locator('td code', { hasText: 'agent.activated' }).count()).toBe(2);
+    await look(page, 'settings-webhook');
+
+    await page.goto(`${app.baseUrl}/console/settings/telephony`);
+    // A connection's credentials are checked with the carrier before it is stored: here the API refuses the token's form first, beside it.
+    await page.getByLabel('Name', { exact: true }).first().fill('Main line');
+    await page.getByLabel('Account SID', { exact: true }).fill(`AC${'0'.repeat(32)}`);
+    await page.getByLabel('Auth token', { exact: true }).fill('secret-token-1234');
+    await page.getByRole('button', { name: 'Add connection' }).click();
+    await page.locator('.field-error[data-field="authToken"]').filter({ hasText: 'authToken must be a Twilio auth token' }).waitFor();
+    await look(page, 'settings-telephony');
+
+    await page.goto(`${app.baseUrl}/console/settings/team`);
+    await page.getByRole('cell', { name: member.email, exact: true }).waitFor();
+    await look(page, 'settings-team');
+    await opened.close();
+  });
+});
