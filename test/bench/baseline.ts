@@ -12,8 +12,7 @@ import pg from 'pg';
 import { runAsProcess } from './contender-process.ts';
 
 /** The two GraphQL operations the baseline answers, matched by their exact text. */
-export const GRAPHQL_PROGRAMS =
-  '{ programs(limit: 20) { data { id name executions { id status totalContacts audience { name contactCount } } } } }';
+export const GRAPHQL_PROGRAMS = '{ programs(limit: 20) { data { id name executions { id status totalContacts audience { name contactCount } } } } }';
 export const GRAPHQL_AGENTS = '{ agents(limit: 20) { data { id name conversations(limit: 5) { data { id status } } } } }';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -38,7 +37,11 @@ const CALLER = `with caller as (
 /** An Agent as the REST door presents it (the GraphQL type's fields, in its order; never the policy). */
 const agentJson = (a: string) => `json_build_object(
   'id', ${a}.id, 'createdAt', ${iso(`${a}.created_at`)}, 'updatedAt', ${iso(`${a}.updated_at`)},
-  'name', ${a}.name, 'description', ${a}.description, 'instructions', ${a}.instructions, 'status', ${a}.status,
+  'name', ${a}.name, 'description', ${a}.description, 'instructions', ${a}.instructions,
+  'firstMessage', ${a}.first_message, 'firstMessageMode', ${a}.first_message_mode,
+  'variables', (select coalesce(json_agg(json_build_object('name', v.value->'name', 'default', v.value->'default', 'description', v.value->'description')
+    order by v.n), '[]'::json) from jsonb_array_elements(${a}.variables) with ordinality as v(value, n)),
+  'status', ${a}.status,
   'version', ${a}.version,
   'modelConfig', json_build_object('model', ${a}.model_config->'model', 'modelSettings', ${a}.model_config->'modelSettings',
     'providerOptions', ${a}.model_config->'providerOptions'),
@@ -74,20 +77,35 @@ const executionJson = (e: string) => `json_build_object(
   'creditsSpent', ${e}.credits_spent, 'contactsDoNotCall', ${e}.contacts_do_not_call,
   'outcomes', json_build_object('answered', ${outcome(e, 'answered')}, 'voicemail', ${outcome(e, 'voicemail')},
     'noAnswer', ${outcome(e, 'no_answer')}, 'busy', ${outcome(e, 'busy')}, 'failed', ${outcome(e, 'failed')},
-    'doNotCall', ${outcome(e, 'do_not_call')}, 'notCalled', ${outcome(e, 'opted_out')} + ${outcome(e, 'contact_deleted')}))`;
+    'doNotCall', ${outcome(e, 'do_not_call')}, 'notCalled', ${outcome(e, 'opted_out')} + ${outcome(e, 'contact_deleted')}),
+  'variables', ${e}.variables)`;
+
+/**
+ * The gateway's page cursor (src/common/cursor.ts) for `direction` ('a', 'b', 'l'), a row key (JSON text
+ * `[value, id]`, or null) and the page it leads to: base64url of its JSON, as JSON.stringify writes it.
+ */
+function cursorSql(direction: string, key: string, page: string): string {
+  const json = `'[1,"' || ${direction} || '","createdAt","desc",' || coalesce(${key}, 'null') || ',' || (${page})::text || ']'`;
+  return `rtrim(translate(encode(convert_to(${json}, 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`;
+}
 
 /** GET /api/agents?limit&page: the page and its meta, archived agents left out, newest first. $2 limit, $3 page. */
 const LIST_AGENTS_SQL = `${CALLER},
 page as (
   select a.* from agents a join caller on a.organization_id = caller.org
-  where a.status <> 'archived' order by a.created_at desc, a.id asc limit $2 offset ($3 - 1) * $2
+  where a.status <> 'archived' order by a.created_at desc, a.id desc limit $2 offset ($3 - 1) * $2
 ), total as (
   select count(*)::int as n from agents a join caller on a.organization_id = caller.org where a.status <> 'archived'
+), keys as (
+  select p.created_at as at, p.id, '[' || to_json(to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))::text || ',' || to_json(p.id::text)::text || ']' as k from page p
 )
 select json_build_object(
-  'data', coalesce((select json_agg(${agentJson('p')} order by p.created_at desc, p.id asc) from page p), '[]'::json),
+  'data', coalesce((select json_agg(${agentJson('p')} order by p.created_at desc, p.id desc) from page p), '[]'::json),
   'meta', (select json_build_object('page', $3::int, 'limit', $2::int, 'total', t.n, 'totalPages', ceil(t.n::numeric / $2)::int,
-    'hasNextPage', $3 < ceil(t.n::numeric / $2), 'hasPreviousPage', $3 > 1) from total t)
+    'hasNextPage', $3 < ceil(t.n::numeric / $2), 'hasPreviousPage', $3 > 1,
+    'nextCursor', case when $3 < ceil(t.n::numeric / $2) then ${cursorSql("'a'", '(select k from keys order by at asc, id asc limit 1)', '$3 + 1')} end,
+    'prevCursor', case when $3 > 1 then ${cursorSql("'b'", '(select k from keys order by at desc, id desc limit 1)', '$3 - 1')} end,
+    'lastCursor', ${cursorSql("'l'", 'null', 'greatest(ceil(t.n::numeric / $2)::int, 1)')}) from total t)
 ) as body from caller`;
 
 /** GET /api/programs/{id}/executions: null program_id = 404. $2 program id. */
@@ -102,7 +120,7 @@ from caller`;
 const GRAPHQL_PROGRAMS_SQL = `${CALLER},
 page as (
   select p.id, p.name, p.created_at from programs p join caller on p.organization_id = caller.org
-  order by p.created_at desc, p.id asc limit 20
+  order by p.created_at desc, p.id desc limit 20
 ), execs as materialized (
   select e.id, e.program_id, e.status, e.total_contacts, e.audience_id, e.created_at
   from executions e join caller on e.organization_id = caller.org where e.program_id in (select id from page)
@@ -117,24 +135,24 @@ select json_build_object('data', json_build_object('programs', json_build_object
     select coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'totalContacts', e.total_contacts, 'audience', au.json)
       order by e.created_at desc, e.id desc), '[]'::json)
     from execs e left join audiences_of au on au.id = e.audience_id where e.program_id = p.id
-  )) order by p.created_at desc, p.id asc) from page p), '[]'::json)))) as body
+  )) order by p.created_at desc, p.id desc) from page p), '[]'::json)))) as body
 from caller`;
 
 /** GRAPHQL_AGENTS: a page of 20 agents (archived left out), each with its 5 newest conversations. */
 const GRAPHQL_AGENTS_SQL = `${CALLER},
 page as (
   select a.id, a.name, a.created_at from agents a join caller on a.organization_id = caller.org
-  where a.status <> 'archived' order by a.created_at desc, a.id asc limit 20
+  where a.status <> 'archived' order by a.created_at desc, a.id desc limit 20
 )
 select json_build_object('data', json_build_object('agents', json_build_object('data', coalesce((
   select json_agg(json_build_object('id', p.id, 'name', p.name, 'conversations', json_build_object('data', (
-    select coalesce(json_agg(json_build_object('id', c.id, 'status', c.status) order by c.created_at desc, c.id asc), '[]'::json)
+    select coalesce(json_agg(json_build_object('id', c.id, 'status', c.status) order by c.created_at desc, c.id desc), '[]'::json)
     from (
       select c.id, c.status, c.created_at from conversations c
       where c.agent_id = p.id and c.organization_id = (select org from caller)
-      order by c.created_at desc, c.id asc limit 5
+      order by c.created_at desc, c.id desc limit 5
     ) c
-  ))) order by p.created_at desc, p.id asc) from page p), '[]'::json)))) as body
+  ))) order by p.created_at desc, p.id desc) from page p), '[]'::json)))) as body
 from caller`;
 
 /** POST /api/agents/{id}/test: the agent's prompt parts; a null status = 404. $2 agent id. */
@@ -167,7 +185,12 @@ function redactPolicy(text: string, policy: string | null): string {
   if (!policy) return text;
   const sentences = policy
     .split(/(?<=[.!?])\s+|\n+/u)
-    .map((sentence) => sentence.replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '').split(/\s+/u).filter((word) => word !== ''))
+    .map((sentence) =>
+      sentence
+        .replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, '')
+        .split(/\s+/u)
+        .filter((word) => word !== ''),
+    )
     .filter((words) => words.length >= 2)
     .sort((a, b) => b.join(' ').length - a.join(' ').length);
   const escape = (word: string) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -7,7 +7,7 @@ export interface Answer {
 }
 
 export class ApiClient {
-  private readonly key: string;
+  readonly key: string;
   readonly base: string;
 
   constructor(base: string, key: string) {

@@ -104,7 +104,10 @@ export async function checkEquivalence(
     const b: unknown = JSON.parse(theirs.text);
     const difference = firstDifference(a, b);
     if (difference) {
-      for (const [name, text] of [['gateway', ours.text], ['baseline', theirs.text]]) {
+      for (const [name, text] of [
+        ['gateway', ours.text],
+        ['baseline', theirs.text],
+      ]) {
         writeFileSync(join(resultsDir, `mismatch-${request.kind}-${name}.json`), JSON.stringify(JSON.parse(text!), null, 2));
       }
       failures.push(`${request.kind}: ${difference} (both answers are in ${join(resultsDir, `mismatch-${request.kind}-*.json`)})`);
@@ -128,7 +131,13 @@ export async function checkEquivalence(
       }
       peer = { bytes: Buffer.byteLength(answer.text), sameData: true };
     }
-    checked.push({ kind: request.kind, bytes: Buffer.byteLength(ours.text), identical: ours.text === theirs.text, shape: shapeOf(request.kind, a), postgraphile: peer });
+    checked.push({
+      kind: request.kind,
+      bytes: Buffer.byteLength(ours.text),
+      identical: ours.text === theirs.text,
+      shape: shapeOf(request.kind, a),
+      postgraphile: peer,
+    });
   }
   if (failures.length > 0) throw new EquivalenceError(failures);
   return checked;

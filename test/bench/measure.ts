@@ -108,7 +108,13 @@ export async function measure(
 }
 
 /** SQL statements per request: `count` requests one after another between a reset and a read of pg_stat_statements. */
-export async function statementsPerRequest(server: ServerProcess, key: string, request: BenchRequest, database: BenchDatabase, count = 20): Promise<number | null> {
+export async function statementsPerRequest(
+  server: ServerProcess,
+  key: string,
+  request: BenchRequest,
+  database: BenchDatabase,
+  count = 20,
+): Promise<number | null> {
   if (!database.statements) return null;
   await database.resetStatements();
   for (let i = 0; i < count; i++) {

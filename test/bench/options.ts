@@ -21,28 +21,40 @@ export interface BenchOptions {
   runner: boolean;
   /** The speech-to-speech section (test/bench/voice.ts): `--only=voice`, or part of the default run. */
   voice: boolean;
+  /** The scale sections (test/bench/scale-runner.ts, test/bench/scale/): `--only=scale` alone; not part of the default run (they seed a million rows). */
+  scale: boolean;
   /** The voice section's ramp: concurrent calls per step. */
   voiceSteps: number[];
   /** The voice section's providers, each measured through its doubles (`--voice-providers`, default all three). */
   voiceProviders: VoiceProvider[];
   /** The voice section on the embedded PGlite rather than PostgreSQL (`--pglite`; also when no PostgreSQL can be had). */
   pglite: boolean;
+  /** Its contacts (`--scale-rows`, default 1,000,000), sequential requests per latency (`--scale-requests`, 50) and databases (`--scale-databases`, both). */
+  scaleRows: number;
+  scaleRequests: number;
+  /** Rows of the CSV import measure's file (`--scale-import-rows`, 100,000). */
+  scaleImportRows: number;
+  scaleDatabases: ('postgresql' | 'pglite')[];
 }
 
-const SECTIONS = ['runner', 'voice'];
+const SECTIONS = ['runner', 'voice', 'scale'];
 /** The speech-to-speech bridge to OpenAI Realtime or Gemini Live, or the streaming pipeline (Deepgram → the agent's model → ElevenLabs). */
 export const VOICE_PROVIDERS = ['openai', 'google', 'streaming'] as const;
 export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
 
-export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --voice-providers=openai,google,streaming --pglite]
+export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --voice-providers=openai,google,streaming --pglite --scale-rows=N --scale-requests=N --scale-import-rows=N --scale-databases=postgresql,pglite]
 
 Env (argv wins): DATABASE_URL, BENCH_DURATION (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10),
 BENCH_ONLY (comma list), BENCH_WARMUP (2), BENCH_KEEP_DATABASE=1 (with DATABASE_URL:
 keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100), BENCH_VOICE_PROVIDERS (openai,google,streaming). Kinds: ${KINDS.join(', ')},
-runner (the campaign runner section), voice (voice calls through the media stream: --duration is each
+runner (the campaign runner section), scale (campaigns of 10k and 1M pending contacts: the claim's cost,
+the runner's CPU per call, the API's p99 while a campaign dials; only when named), voice (voice calls through the media stream: --duration is each
 step's measured seconds, --voice-steps the concurrent calls of each step, --voice-providers the doubles
 called (openai: OpenAI Realtime, google: Gemini Live, streaming: the streaming pipeline with Deepgram and
-ElevenLabs), --pglite the embedded database).`;
+ElevenLabs), --pglite the embedded database), scale (only with --only: a million contacts seeded in SQL on PostgreSQL
+and PGlite, the first and last pages of their lists, a search, an execution's snapshot and a CSV import's
+rate against the JSON import's; --scale-rows, --scale-requests (sequential requests per latency),
+--scale-import-rows (the CSV file's rows) and --scale-databases change it).`;
 
 function positive(name: string, value: string | undefined, fallback: number, integer: boolean, zero = false): number {
   if (value === undefined || value === '') return fallback;
@@ -65,6 +77,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       'voice-steps': { type: 'string' },
       'voice-providers': { type: 'string' },
       pglite: { type: 'boolean' },
+      'scale-rows': { type: 'string' },
+      'scale-requests': { type: 'string' },
+      'scale-import-rows': { type: 'string' },
+      'scale-databases': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -73,15 +89,25 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     console.log(USAGE);
     process.exit(0);
   }
-  const only = (values.only ?? env.BENCH_ONLY ?? '').split(',').map((kind) => kind.trim()).filter(Boolean);
+  const only = (values.only ?? env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter(Boolean);
   const unknown = only.filter((kind) => !SECTIONS.includes(kind) && !(KINDS as readonly string[]).includes(kind));
   if (unknown.length > 0) throw new Error(`unknown kind(s) ${unknown.join(', ')}: use ${[...KINDS, ...SECTIONS].join(', ')}`);
-  const steps = (values['voice-steps'] ?? env.BENCH_VOICE_STEPS ?? '10,25,50,100').split(',').map((step) => step.trim()).filter(Boolean);
+  const steps = (values['voice-steps'] ?? env.BENCH_VOICE_STEPS ?? '10,25,50,100')
+    .split(',')
+    .map((step) => step.trim())
+    .filter(Boolean);
   const voiceSteps = steps.map((step) => positive('BENCH_VOICE_STEPS', step, 0, true));
   if (voiceSteps.length === 0) throw new Error(`BENCH_VOICE_STEPS names no step\n\n${USAGE}`);
-  const providers = (values['voice-providers'] ?? env.BENCH_VOICE_PROVIDERS ?? VOICE_PROVIDERS.join(',')).split(',').map((name) => name.trim()).filter(Boolean);
+  const providers = (values['voice-providers'] ?? env.BENCH_VOICE_PROVIDERS ?? VOICE_PROVIDERS.join(','))
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const unknownProviders = providers.filter((name) => !(VOICE_PROVIDERS as readonly string[]).includes(name));
-  if (providers.length === 0 || unknownProviders.length > 0) throw new Error(`BENCH_VOICE_PROVIDERS must name ${VOICE_PROVIDERS.join(' and/or ')}, got "${providers.join(',')}"\n\n${USAGE}`);
+  if (providers.length === 0 || unknownProviders.length > 0)
+    throw new Error(`BENCH_VOICE_PROVIDERS must name ${VOICE_PROVIDERS.join(' and/or ')}, got "${providers.join(',')}"\n\n${USAGE}`);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     keepDatabase: env.BENCH_KEEP_DATABASE === '1',
@@ -91,9 +117,24 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     kinds: only.length > 0 ? KINDS.filter((kind) => only.includes(kind)) : [...KINDS],
     runner: only.length === 0 || only.includes('runner'),
     voice: only.length === 0 || only.includes('voice'),
+    scale: only.includes('scale'),
     voiceSteps,
     voiceProviders: VOICE_PROVIDERS.filter((name) => providers.includes(name)),
     pglite: values.pglite ?? false,
+    scaleRows: positive('BENCH_SCALE_ROWS', values['scale-rows'] ?? env.BENCH_SCALE_ROWS, 1_000_000, true),
+    scaleRequests: positive('BENCH_SCALE_REQUESTS', values['scale-requests'] ?? env.BENCH_SCALE_REQUESTS, 50, true),
+    scaleImportRows: positive('BENCH_SCALE_IMPORT_ROWS', values['scale-import-rows'] ?? env.BENCH_SCALE_IMPORT_ROWS, 100_000, true),
+    scaleDatabases: scaleDatabases(values['scale-databases'] ?? env.BENCH_SCALE_DATABASES),
     warmup: positive('BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, 2, false, true),
   };
+}
+
+function scaleDatabases(text: string | undefined): ('postgresql' | 'pglite')[] {
+  const names = (text ?? 'postgresql,pglite')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const wrong = names.filter((name) => name !== 'postgresql' && name !== 'pglite');
+  if (names.length === 0 || wrong.length > 0) throw new Error(`--scale-databases must name postgresql and/or pglite, got "${text}"\n\n${USAGE}`);
+  return (['postgresql', 'pglite'] as const).filter((name) => names.includes(name));
 }

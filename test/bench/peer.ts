@@ -8,7 +8,7 @@ type Json = any;
 
 /** The programs page: 20 programs of the organization, their executions newest first, each audience with its member count. */
 export const POSTGRAPHILE_PROGRAMS = `query ($org: UUID!) {
-  allPrograms(first: 20, orderBy: [CREATED_AT_DESC, ROW_ID_ASC], condition: { organizationId: $org }) {
+  allPrograms(first: 20, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], condition: { organizationId: $org }) {
     nodes {
       rowId name
       executionsByProgramId(orderBy: [CREATED_AT_DESC, ROW_ID_DESC]) {
@@ -24,25 +24,24 @@ export const POSTGRAPHILE_PROGRAMS = `query ($org: UUID!) {
  * proves the two select the same agents on the bench's data).
  */
 export const POSTGRAPHILE_AGENTS = `query ($org: UUID!) {
-  allAgents(first: 20, orderBy: [CREATED_AT_DESC, ROW_ID_ASC], condition: { organizationId: $org, deletedAt: null }) {
+  allAgents(first: 20, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], condition: { organizationId: $org, deletedAt: null }) {
     nodes {
       rowId name
-      conversationsByAgentId(first: 5, orderBy: [CREATED_AT_DESC, ROW_ID_ASC]) { nodes { rowId status } }
+      conversationsByAgentId(first: 5, orderBy: [CREATED_AT_DESC, ROW_ID_DESC]) { nodes { rowId status } }
     }
   }
 }`;
 
 /** REST GET /api/agents?limit=20 on the gateway: the page, every column the REST body is made of, and the total. */
 export const POSTGRAPHILE_AGENTS_PAGE = `query ($org: UUID!) {
-  allAgents(first: 20, orderBy: [CREATED_AT_DESC, ROW_ID_ASC], condition: { organizationId: $org, deletedAt: null }) {
+  allAgents(first: 20, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], condition: { organizationId: $org, deletedAt: null }) {
     totalCount
     nodes {
-      rowId createdAt updatedAt name description instructions status version modelConfig voiceConfig memoryConfig
+      rowId createdAt updatedAt name description instructions firstMessage firstMessageMode variables status version modelConfig voiceConfig memoryConfig
       metadata knowledgeBaseConfig resolutionCriteria analysisPlan createdBy deletedAt organizationId policy
     }
   }
 }`;
-
 
 export interface PeerRequest {
   /** The POST /graphql body PostGraphile gets (organization A's id as a variable). */
@@ -53,6 +52,14 @@ export interface PeerRequest {
 
 /** A timestamp as the gateway prints it (Date#toISOString, milliseconds, UTC). */
 const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString());
+/** A timestamp with its microseconds (PostGraphile sends them), in UTC: the sort key a gateway cursor holds. */
+function microsecondIso(value: string): string {
+  const fraction = (/\.(\d+)/.exec(value)?.[1] ?? '').padEnd(6, '0').slice(0, 6);
+  return `${new Date(value).toISOString().slice(0, 20)}${fraction}Z`;
+}
+/** The gateway's page cursor of the agents list (src/common/cursor.ts), newest first. */
+const cursor = (direction: 'a' | 'l', key: [string, string] | null, page: number) =>
+  Buffer.from(JSON.stringify([1, direction, 'createdAt', 'desc', key, page])).toString('base64url');
 /** A JSON object's listed keys, null where absent: how the gateway presents an embedded config. */
 const pick = (value: Json, keys: string[]) => (value === null ? null : Object.fromEntries(keys.map((key) => [key, value[key] ?? null])));
 
@@ -64,6 +71,9 @@ function agentOfPage(agent: Json): unknown {
     name: agent.name,
     description: agent.description,
     instructions: agent.instructions,
+    firstMessage: agent.firstMessage,
+    firstMessageMode: agent.firstMessageMode,
+    variables: (agent.variables as Json[]).map((variable) => pick(variable, ['name', 'default', 'description'])),
     status: agent.status,
     version: agent.version,
     modelConfig: pick(agent.modelConfig, ['model', 'modelSettings', 'providerOptions']),
@@ -89,9 +99,20 @@ export function peerRequests(organizationId: string): Partial<Record<Kind, PeerR
       map: (answer) => {
         const { totalCount, nodes } = answer.data.allAgents;
         const totalPages = Math.ceil(totalCount / 20);
+        const last = nodes.at(-1);
         return {
           data: nodes.map(agentOfPage),
-          meta: { page: 1, limit: 20, total: totalCount, totalPages, hasNextPage: 1 < totalPages, hasPreviousPage: false },
+          meta: {
+            page: 1,
+            limit: 20,
+            total: totalCount,
+            totalPages,
+            hasNextPage: 1 < totalPages,
+            hasPreviousPage: false,
+            nextCursor: 1 < totalPages && last ? cursor('a', [microsecondIso(last.createdAt), last.rowId], 2) : null,
+            prevCursor: null,
+            lastCursor: cursor('l', null, Math.max(totalPages, 1)),
+          },
         };
       },
     },
@@ -125,7 +146,9 @@ export function peerRequests(organizationId: string): Partial<Record<Kind, PeerR
             data: answer.data.allAgents.nodes.map((agent: Json) => ({
               id: agent.rowId,
               name: agent.name,
-              conversations: { data: agent.conversationsByAgentId.nodes.map((conversation: Json) => ({ id: conversation.rowId, status: conversation.status })) },
+              conversations: {
+                data: agent.conversationsByAgentId.nodes.map((conversation: Json) => ({ id: conversation.rowId, status: conversation.status })),
+              },
             })),
           },
         },

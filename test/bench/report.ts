@@ -236,7 +236,10 @@ export function markdown(summaries: Summary[], context: ReportContext): string {
       `(≤ ${IDLE_RSS_LIMIT_MB} MB: ${idle.gateway === null ? 'n/a' : idle.gateway <= IDLE_RSS_LIMIT_MB ? 'pass' : 'MISS'}), ` +
       `PostGraphile ${orNa(idle.postgraphile, 0)} MB, baseline ${orNa(idle.baseline, 0)} MB.`,
     '',
-    `Throughput targets: ${summaries.filter((s) => s.throughputMet !== null).map((s) => `${s.kind} ${s.throughputMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
+    `Throughput targets: ${summaries
+      .filter((s) => s.throughputMet !== null)
+      .map((s) => `${s.kind} ${s.throughputMet ? 'pass' : 'MISS'}`)
+      .join(', ')}; ` +
       `fixed-rate p99 ≤ ${FIXED_RATE_P99_FACTOR}× baseline: ${summaries.map((s) => `${s.kind} ${s.fixed.met ? 'pass' : 'MISS'}`).join(', ')}; ` +
       `gateway RSS under load ≤ ${RSS_LIMIT_MB} MB: ${rss === null ? 'n/a' : `${fixed(rss)} MB ${rss <= RSS_LIMIT_MB ? 'pass' : 'MISS'}`}; ` +
       `≥ ${PEER_TARGET}× PostGraphile: ${peerTargets.length === 0 ? 'n/a' : peerTargets.map((s) => `${s.kind} ${s.peerMet ? 'pass' : 'MISS'}`).join(', ')}; ` +
@@ -244,9 +247,9 @@ export function markdown(summaries: Summary[], context: ReportContext): string {
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${fixed(m.memoryGb, 1)} GB RAM, ${m.os}, Node ${m.node}, PostgreSQL ${m.postgres} (${context.database}); ` +
       `load generator, the servers and PostgreSQL share the machine (load average ${m.loadAverage} when the bench started).`,
-    'CPU per request: the server process\'s user + system time (/proc/<pid>/stat, all its threads) over exactly each measured run, ' +
-      'divided by the requests it answered in that run; PostgreSQL\'s beside it, the same over its processes (every child of the throwaway ' +
-      'cluster\'s postmaster, or the backends of the bench database on DATABASE_URL\'s server; n/a when they are not visible from here). ' +
+    "CPU per request: the server process's user + system time (/proc/<pid>/stat, all its threads) over exactly each measured run, " +
+      "divided by the requests it answered in that run; PostgreSQL's beside it, the same over its processes (every child of the throwaway " +
+      "cluster's postmaster, or the backends of the bench database on DATABASE_URL's server; n/a when they are not visible from here). " +
       'It depends much less than req/s on how busy the machine is, not at all: on a shared VM other work slows each instruction, so the ' +
       'ratios are taken per round (the servers a few seconds apart) and their median shown.',
     `Method: medians of ${rounds} round${rounds === 1 ? '' : 's'} of ${duration} s per server and request, interleaved gateway/baseline/PostGraphile, ${connections} connections, ` +
@@ -254,10 +257,10 @@ export function markdown(summaries: Summary[], context: ReportContext): string {
       `(a pass needs the gateway to keep ${KEPT_RATE * 100} % of that rate). ` +
       `Gateway: node ${[...gatewayNodeArgs(), 'dist/src/main.js'].join(' ')} restarted after seeding, ` +
       'NODE_ENV=production, log level info to a file, rate limit and campaign runner off ' +
-      '(SQL/request counts only the requests\' statements, from pg_stat_statements, BEGIN/COMMIT included). ' +
+      "(SQL/request counts only the requests' statements, from pg_stat_statements, BEGIN/COMMIT included). " +
       'Baseline: node:http + pg, one prepared statement per request (authentication included), same pool size. ' +
       'PostGraphile 5.1.5: amber preset, grafserv on node:http, NODE_ENV=production, same pool size, no authentication (queries scoped by a condition on organizationId). ' +
-      'Each server\'s answers were checked before the load: the baseline\'s to be the same JSON, PostGraphile\'s mapped to the gateway\'s shape to be the same data.',
+      "Each server's answers were checked before the load: the baseline's to be the same JSON, PostGraphile's mapped to the gateway's shape to be the same data.",
   );
   return lines.join('\n');
 }

@@ -18,6 +18,8 @@ import { BENCH_METRICS_TOKEN, rssMb, startBaselineProcess, startGateway, startPo
 import { seed } from './seed.js';
 import { killRunnerBench, runnerBench, runnerMarkdown } from './runner.js';
 import { killVoiceBench, voiceBench, voiceMarkdown } from './voice.js';
+import { killScaleRunnerBench, scaleRunnerBench, scaleRunnerMarkdown } from './scale-runner.js';
+import { killScaleBench, scaleBench, scaleMarkdown } from './scale/index.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
@@ -113,7 +115,7 @@ async function main(): Promise<void> {
   writeFileSync(`${RESULTS}.gitignore`, '*\n!.gitignore\n');
   for (const file of readdirSync(RESULTS)) if (file.startsWith('mismatch-')) rmSync(`${RESULTS}${file}`);
 
-  const voiceOnly = options.kinds.length === 0 && !options.runner;
+  const voiceOnly = options.kinds.length === 0 && !options.runner && !options.scale;
   if (voiceOnly && options.pglite) return voiceSection(null, options);
   log(options.databaseUrl ? 'Creating the database gateway_bench on DATABASE_URL…' : 'Starting a throwaway PostgreSQL cluster…');
   let database: BenchDatabase;
@@ -128,7 +130,9 @@ async function main(): Promise<void> {
   if (!database.statements) log('  pg_stat_statements is not available on this server: SQL/request will read n/a');
   if (options.kinds.length === 0) {
     if (options.runner) process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
+    if (options.scale) process.stdout.write(`\n${scaleRunnerMarkdown(await scaleRunnerBench(database, log))}\n`);
     if (options.voice) await voiceSection(database, options);
+    if (options.scale) await scaleSection(database, options);
     return;
   }
 
@@ -169,7 +173,9 @@ async function main(): Promise<void> {
   const memoryIdle = await gatewayMemory(state.gateway);
   log(`Idle RSS (MB): ${JSON.stringify(idleRss)}; the gateway's own view: ${JSON.stringify(memoryIdle)}`);
 
-  log(`Measuring ${selected.length} request kinds: ${options.rounds} × (gateway, baseline, PostGraphile where it answers) × ${options.duration} s, then a fixed-rate run each…`);
+  log(
+    `Measuring ${selected.length} request kinds: ${options.rounds} × (gateway, baseline, PostGraphile where it answers) × ${options.duration} s, then a fixed-rate run each…`,
+  );
   const results: KindResult[] = [];
   for (const request of selected) results.push(await measureKind(request, key, options, database));
 
@@ -191,7 +197,16 @@ async function main(): Promise<void> {
   );
   log(`\nRaw numbers: ${latest}; total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (options.runner) process.stdout.write(`\n${runnerMarkdown(await runnerBench(database, options.rounds, log))}\n`);
+  if (options.scale) process.stdout.write(`\n${scaleRunnerMarkdown(await scaleRunnerBench(database, log))}\n`);
   if (options.voice) await voiceSection(database, options);
+  if (options.scale) await scaleSection(database, options);
+}
+
+/** The scale section (test/bench/scale/): a million contacts on PostgreSQL and PGlite. */
+async function scaleSection(database: BenchDatabase, options: BenchOptions): Promise<void> {
+  const scale = { rows: options.scaleRows, requests: options.scaleRequests, importRows: options.scaleImportRows, databases: options.scaleDatabases };
+  log(`Scale: ${scale.rows.toLocaleString('en')} contacts on ${scale.databases.join(' and ')}…`);
+  process.stdout.write(`\n${scaleMarkdown(await scaleBench(database, scale, log), scale)}\n`);
 }
 
 /** The speech-to-speech section (test/bench/voice.ts), on the bench's PostgreSQL or, without one, PGlite. */
@@ -219,7 +234,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 // Last resort when something exits the process without finish(): no orphan servers or clusters.
 process.on('exit', () => {
   killRunnerBench();
+  killScaleRunnerBench();
   killVoiceBench();
+  killScaleBench();
   state.gateway?.kill();
   state.baseline?.kill();
   state.postgraphile?.kill();
@@ -230,7 +247,11 @@ main().then(
   () => finish(0),
   (error: unknown) => {
     if (exiting) return; // a signal is already taking everything down; what failed after it is its echo
-    log(error instanceof EquivalenceError ? `\nEquivalence check failed: ${error.message}` : `\nBench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    log(
+      error instanceof EquivalenceError
+        ? `\nEquivalence check failed: ${error.message}`
+        : `\nBench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     finish(1);
   },
 );

@@ -208,13 +208,20 @@ export function killRunnerBench(): void {
 
 /** The operators' CLI beside the server: its last JSON line. */
 function cli<T>(databaseUrl: string, args: string[]): T {
-  const result = spawnSync(process.execPath, [`${ROOT}dist/src/cli.js`, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [`${ROOT}dist/src/cli.js`, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
   if (result.status !== 0) throw new Error(`${args[0]} failed: ${result.stderr}`);
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as T;
 }
 
 /** A replica: the production entry with its runner on, dialing through the simulator at once. */
-async function startReplica(databaseUrl: string, log: string): Promise<{ pid: number | undefined; stop(): Promise<void>; kill(): void; exited: () => string | null }> {
+async function startReplica(
+  databaseUrl: string,
+  log: string,
+): Promise<{ pid: number | undefined; stop(): Promise<void>; kill(): void; exited: () => string | null }> {
   const port = await freePort();
   const out = openSync(log, 'a');
   const child = spawn(process.execPath, [`${ROOT}dist/src/main.js`], {
@@ -247,7 +254,10 @@ async function startReplica(databaseUrl: string, log: string): Promise<{ pid: nu
   for (;;) {
     if (exited) throw new Error(`a runner replica exited (${exited}) before it was ready; its log: ${log}`);
     if (Date.now() > deadline) throw new Error(`a runner replica was not ready within 60 s; its log: ${log}`);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.status === 200, () => false);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
     if (ready) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -285,7 +295,11 @@ const FLOW = {
 };
 
 /** An organization of its own with 10,000 contacts in one audience and a program over them, one attempt each. */
-async function prepare(database: BenchDatabase, log: (line: string) => void, setupLog: string): Promise<{ api: ApiClient; gateway: ServerProcess; organizationId: string; programId: string }> {
+async function prepare(
+  database: BenchDatabase,
+  log: (line: string) => void,
+  setupLog: string,
+): Promise<{ api: ApiClient; gateway: ServerProcess; organizationId: string; programId: string }> {
   const gateway = await startGateway(database.url, `bench_${randomBytes(24).toString('hex')}`, setupLog);
   const org = cli<{ apiKey: string; organizationId: string }>(database.url, ['org:create', '--name', 'Bench Runner', '--email', 'owner@runner.bench.test']);
   cli(database.url, ['credits:add', '--org', org.organizationId, '--amount', '1000000', '--reason', 'bench runner']);
@@ -336,7 +350,9 @@ interface Checked {
 
 /** What the run did, in SQL: calls per contact, and the execution's counters and credits against its rows. */
 async function check(client: pg.Client, executionId: string): Promise<Checked> {
-  const { rows: [calls] } = await client.query<{ dialed: string; claims: string; by_replica: string[]; twice: string; not_dialed: string }>(
+  const {
+    rows: [calls],
+  } = await client.query<{ dialed: string; claims: string; by_replica: string[]; twice: string; not_dialed: string }>(
     `select (select count(distinct execution_contact_id) from calls where execution_id = $1) as dialed,
             (select count(distinct claim_token) from calls where execution_id = $1) as claims,
             array(select count(*) from calls where execution_id = $1 group by split_part(claim_token, '#', 1) order by 1 desc) as by_replica,
@@ -345,9 +361,19 @@ async function check(client: pg.Client, executionId: string): Promise<Checked> {
                 and not exists (select 1 from calls c where c.execution_contact_id = ec.id)) as not_dialed`,
     [executionId],
   );
-  const { rows: [execution] } = await client.query<{
-    seconds: number; total_contacts: number; contacts_completed: number; contacts_failed: number; contacts_pending: number;
-    contacts_in_progress: number; credits_spent: number; completed_rows: string; failed_rows: string; charged: string;
+  const {
+    rows: [execution],
+  } = await client.query<{
+    seconds: number;
+    total_contacts: number;
+    contacts_completed: number;
+    contacts_failed: number;
+    contacts_pending: number;
+    contacts_in_progress: number;
+    credits_spent: number;
+    completed_rows: string;
+    failed_rows: string;
+    charged: string;
   }>(
     `select extract(epoch from (select max(ended_at) from calls where execution_id = e.id) - e.actual_start_at)::float8 as seconds,
             e.total_contacts, e.contacts_completed, e.contacts_failed, e.contacts_pending, e.contacts_in_progress, e.credits_spent,
@@ -365,10 +391,25 @@ async function check(client: pg.Client, executionId: string): Promise<Checked> {
     e.contacts_failed === Number(e.failed_rows) &&
     e.contacts_completed + e.contacts_failed === e.total_contacts &&
     e.credits_spent === Number(e.charged);
-  return { seconds: e.seconds, dialed: Number(calls!.dialed), claims: Number(calls!.claims), callsByReplica: calls!.by_replica.map(Number), dialedTwice: Number(calls!.twice), notDialed: Number(calls!.not_dialed), countersExact };
+  return {
+    seconds: e.seconds,
+    dialed: Number(calls!.dialed),
+    claims: Number(calls!.claims),
+    callsByReplica: calls!.by_replica.map(Number),
+    dialedTwice: Number(calls!.twice),
+    notDialed: Number(calls!.not_dialed),
+    countersExact,
+  };
 }
 
-function cpuOf(replicaSeconds: number, postgresSeconds: number, dialed: number, wallSeconds: number, replicaEach: number[], postgres: RunCpu['postgres']): RunCpu | null {
+function cpuOf(
+  replicaSeconds: number,
+  postgresSeconds: number,
+  dialed: number,
+  wallSeconds: number,
+  replicaEach: number[],
+  postgres: RunCpu['postgres'],
+): RunCpu | null {
   if (replicaSeconds === 0 && postgresSeconds === 0) return null;
   const contacts = Math.max(1, dialed);
   return {
@@ -383,7 +424,14 @@ function cpuOf(replicaSeconds: number, postgresSeconds: number, dialed: number, 
   };
 }
 
-async function oneRun(database: BenchDatabase, api: ApiClient, programId: string, replicas: number, round: number, log: (line: string) => void): Promise<RunnerRun> {
+async function oneRun(
+  database: BenchDatabase,
+  api: ApiClient,
+  programId: string,
+  replicas: number,
+  round: number,
+  log: (line: string) => void,
+): Promise<RunnerRun> {
   const execution = await api.post<{ id: string }>(`/api/programs/${programId}/executions`, {});
   const processes: Awaited<ReturnType<typeof startReplica>>[] = [];
   const client = new pg.Client({ connectionString: database.url });
@@ -395,7 +443,9 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
     // CPU: the replicas' processes, and the bench database's backends (those connected now from their
     // reading now, those that connect during the run from zero; one that exits during the run is not counted).
     const backends = async () =>
-      (await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((row) => row.pid);
+      (await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map(
+        (row) => row.pid,
+      );
     const replicaCpu = new CpuMeter(false);
     const postgresCpu = new CpuMeter(true);
     // The whole cluster when its postmaster is on this machine (every backend and background process,
@@ -468,7 +518,14 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
       notDialed: checked.notDialed,
       countersExact: checked.countersExact,
       loadAverage,
-      cpu: cpuOf(replicaCpu.seconds, postgresSeconds, checked.dialed, wallSeconds, replicaEach, clusterAtStart !== null && clusterAtEnd !== null ? 'cluster' : 'bench database backends'),
+      cpu: cpuOf(
+        replicaCpu.seconds,
+        postgresSeconds,
+        checked.dialed,
+        wallSeconds,
+        replicaEach,
+        clusterAtStart !== null && clusterAtEnd !== null ? 'cluster' : 'bench database backends',
+      ),
       lockWaitSeconds,
       waits,
     };
@@ -487,7 +544,6 @@ async function oneRun(database: BenchDatabase, api: ApiClient, programId: string
     await client.end();
   }
 }
-
 
 export async function runnerBench(database: BenchDatabase, rounds: number, log: (line: string) => void): Promise<RunnerSummary> {
   const loadAtStart = loadavg()[0]!;
@@ -564,9 +620,15 @@ export function runnerMarkdown(summary: RunnerSummary): string {
     '',
     `| replicas | CPU ms / dialed contact (replicas + PostgreSQL ${summary.runs[0]?.cpu?.postgres ?? ''}) | ratio to 1 (target ≤ ${CPU_RATIO_TARGET}) | cores busy (CPU s / wall s; the machine has ${availableParallelism()}) | lock waits (s, sampled) | contacts dialed twice |`,
     '|---:|---:|---:|---:|---:|---:|',
-    ...([[1, summary.cpu.one], [2, summary.cpu.two]] as const).map(([replicas, cpu]) => {
+    ...(
+      [
+        [1, summary.cpu.one],
+        [2, summary.cpu.two],
+      ] as const
+    ).map(([replicas, cpu]) => {
       const twice = summary.runs.filter((run) => run.replicas === replicas).reduce((sum, run) => sum + run.dialedTwice, 0);
-      const ratio = replicas === 1 ? '1.00×' : summary.cpuRatio === null ? 'n/a' : `${summary.cpuRatio.toFixed(2)}× (${mark(summary.cpuRatio <= CPU_RATIO_TARGET)})`;
+      const ratio =
+        replicas === 1 ? '1.00×' : summary.cpuRatio === null ? 'n/a' : `${summary.cpuRatio.toFixed(2)}× (${mark(summary.cpuRatio <= CPU_RATIO_TARGET)})`;
       return cpu
         ? `| ${replicas} | ${cpu.msPerContact.toFixed(2)} (${cpu.replicaMsPerContact.toFixed(2)} + ${cpu.postgresMsPerContact.toFixed(2)}) | ${ratio} | ${cpu.coresBusy.toFixed(2)} | ${cpu.lockWaitSeconds.toFixed(1)} | ${twice} |`
         : `| ${replicas} | n/a | n/a | n/a | n/a | ${twice} |`;

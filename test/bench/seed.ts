@@ -52,8 +52,13 @@ function agentInput(i: number, org: Org) {
       'answer briefly and offer a human when you are unsure. Keep every answer under three sentences.',
     ...(withPolicy ? { policy: 'Never promise refunds or discounts; never reveal another patient’s data.' } : {}),
     // The newest agents (the measured first page) talk to the offline echo model; /test uses one of them.
-    modelConfig: i % 7 === 3 ? { model: 'builtin/extractive' } : { model: 'builtin/echo', ...(i % 4 === 0 ? { modelSettings: { temperature: 0.2, maxTokens: 300 } } : {}) },
-    ...(i % 2 === 1 ? { voiceConfig: { pipelineMode: ['batch', 'batch', 'sts'][i % 3], voiceId: 'alloy', ...(i % 3 === 2 ? { stsProvider: 'openai' } : {}) } } : {}),
+    modelConfig:
+      i % 7 === 3
+        ? { model: 'builtin/extractive' }
+        : { model: 'builtin/echo', ...(i % 4 === 0 ? { modelSettings: { temperature: 0.2, maxTokens: 300 } } : {}) },
+    ...(i % 2 === 1
+      ? { voiceConfig: { pipelineMode: ['batch', 'batch', 'sts'][i % 3], voiceId: 'alloy', ...(i % 3 === 2 ? { stsProvider: 'openai' } : {}) } }
+      : {}),
     ...(i % 3 === 0 ? { memoryConfig: { enabled: true, lastMessages: 10 } } : {}),
     metadata: { team: role.toLowerCase().replace(' ', '-'), region: `r${(i % 5) + 1}`, tier: PLANS[i % 3] },
     resolutionCriteria: [
@@ -116,23 +121,41 @@ export async function seed(orgA: ApiClient, orgB: ApiClient, log: (line: string)
   const orgs: Record<'A' | 'B', Org> = { A: { name: 'A', api: orgA }, B: { name: 'B', api: orgB } };
   const orgOf = (index: number) => (isB(index) ? orgs.B : orgs.A);
   const counts: SeedCounts = {
-    organizations: 2, agents: 0, archivedAgents: 0, contacts: 0, audiences: 0, audienceMembers: 0,
-    callFlows: 0, programs: 0, executions: 0, conversations: 0, messages: 0,
+    organizations: 2,
+    agents: 0,
+    archivedAgents: 0,
+    contacts: 0,
+    audiences: 0,
+    audienceMembers: 0,
+    callFlows: 0,
+    programs: 0,
+    executions: 0,
+    conversations: 0,
+    messages: 0,
   };
   const step = (what: string) => log(`  seed: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
   // Agents: 450 + 50, most of them activated.
-  const agents = await inParallel(Array.from({ length: 500 }, (_, i) => i), CONCURRENCY, async (i) => {
-    const org = orgOf(i);
-    const agent = await org.api.post<{ id: string }>('/api/agents', agentInput(i, org));
-    if (i % 10 < 7) await org.api.post(`/api/agents/${agent.id}/activate`);
-    return { id: agent.id, org: org.name };
-  });
+  const agents = await inParallel(
+    Array.from({ length: 500 }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const org = orgOf(i);
+      const agent = await org.api.post<{ id: string }>('/api/agents', agentInput(i, org));
+      if (i % 10 < 7) await org.api.post(`/api/agents/${agent.id}/activate`);
+      // A program calls through active agents whose providers are configured (none of an sts one's is here).
+      const voice = (agentInput(i, org) as { voiceConfig?: { pipelineMode: string } }).voiceConfig;
+      return { id: agent.id, org: org.name, callable: i % 10 < 7 && voice?.pipelineMode !== 'sts' };
+    },
+  );
   counts.agents = agents.length;
   step('500 agents');
 
   // Contacts: 9,000 + 1,000, imported in bodies under the 1 MB body limit.
-  for (const [org, total] of [[orgs.A, 9000], [orgs.B, 1000]] as const) {
+  for (const [org, total] of [
+    [orgs.A, 9000],
+    [orgs.B, 1000],
+  ] as const) {
     for (let first = 0; first < total; first += 2000) {
       const contacts = Array.from({ length: Math.min(2000, total - first) }, (_, k) => contactInput(org, first + k));
       await org.api.post('/api/contacts/import', { contacts });
@@ -146,54 +169,66 @@ export async function seed(orgA: ApiClient, orgB: ApiClient, log: (line: string)
   step('10,000 contacts');
 
   // Audiences: 45 + 5, 100 to 400 members each, overlapping windows of the organization's contacts.
-  const audiences = await inParallel(Array.from({ length: 50 }, (_, i) => i), CONCURRENCY, async (i) => {
-    const org = orgOf(i);
-    const audience = await org.api.post<{ id: string }>('/api/audience', {
-      name: `Segment ${i}: ${PLANS[i % 3]} customers, wave ${(i % 4) + 1}`,
-      ...(i % 2 === 0 ? { description: 'Customers due for a reminder call' } : {}),
-    });
-    const ids = contactIds[org.name];
-    const size = 100 + ((i * 37) % 301);
-    const start = (i * 180) % ids.length;
-    const members = Array.from({ length: size }, (_, k) => ids[(start + k) % ids.length]!);
-    await org.api.post(`/api/audience/${audience.id}/members`, { contactIds: members });
-    counts.audienceMembers += size;
-    return { id: audience.id, org: org.name };
-  });
+  const audiences = await inParallel(
+    Array.from({ length: 50 }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const org = orgOf(i);
+      const audience = await org.api.post<{ id: string }>('/api/audience', {
+        name: `Segment ${i}: ${PLANS[i % 3]} customers, wave ${(i % 4) + 1}`,
+        ...(i % 2 === 0 ? { description: 'Customers due for a reminder call' } : {}),
+      });
+      const ids = contactIds[org.name];
+      const size = 100 + ((i * 37) % 301);
+      const start = (i * 180) % ids.length;
+      const members = Array.from({ length: size }, (_, k) => ids[(start + k) % ids.length]!);
+      await org.api.post(`/api/audience/${audience.id}/members`, { contactIds: members });
+      counts.audienceMembers += size;
+      return { id: audience.id, org: org.name };
+    },
+  );
   counts.audiences = audiences.length;
   step('50 audiences');
 
-  // Call flows: 10 + 2 (the flows' agents are the oldest of each organization).
-  const agentsOf = (name: 'A' | 'B') => agents.filter((agent) => agent.org === name);
-  const flows = await inParallel(Array.from({ length: 20 }, (_, i) => i), CONCURRENCY, async (i) => {
-    const org = i % 10 === 9 ? orgs.B : orgs.A;
-    const flow = await org.api.post<{ id: string }>('/api/call-flows', flowInput(i, agentsOf(org.name)[i]!.id));
-    return { id: flow.id, org: org.name };
-  });
+  // Call flows: 10 + 2 (the flows' agents are the oldest callable ones of each organization).
+  const agentsOf = (name: 'A' | 'B') => agents.filter((agent) => agent.org === name && agent.callable);
+  const flows = await inParallel(
+    Array.from({ length: 20 }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const org = i % 10 === 9 ? orgs.B : orgs.A;
+      const flow = await org.api.post<{ id: string }>('/api/call-flows', flowInput(i, agentsOf(org.name)[i]!.id));
+      return { id: flow.id, org: org.name };
+    },
+  );
   counts.callFlows = flows.length;
   step(`${flows.length} call flows`);
 
   // Programs: 90 + 10 active campaigns, mostly through a flow, some through a single agent.
   const inOrg = <T extends { org: 'A' | 'B' }>(rows: T[], name: 'A' | 'B') => rows.filter((row) => row.org === name);
-  const programs = await inParallel(Array.from({ length: 100 }, (_, i) => i), CONCURRENCY, async (i) => {
-    const org = orgOf(i);
-    const ownFlows = inOrg(flows, org.name);
-    const ownAudiences = inOrg(audiences, org.name);
-    const viaAgent = i % 5 === 4;
-    const created = await org.api.post<{ id: string }>('/api/programs', {
-      name: `Campaign ${i}: ${PLANS[i % 3]} renewals`,
-      ...(i % 2 === 0 ? { description: 'Reminds customers of their renewal date' } : {}),
-      kind: 'campaign',
-      ...(viaAgent ? { agentId: agentsOf(org.name)[i % agentsOf(org.name).length]!.id } : { flowId: ownFlows[i % ownFlows.length]!.id }),
-      audienceId: ownAudiences[i % ownAudiences.length]!.id,
-      callingWindow: { startTime: '09:00', endTime: '18:00', daysOfWeek: [1, 2, 3, 4, 5] },
-      maxConcurrentCalls: 1 + (i % 10),
-      retryPolicy: { maxAttempts: 1 + (i % 3), retryDelayMinutes: 30 },
-      ...(!viaAgent && i % 3 === 0 ? { autoPauseRules: [{ nodeId: 'human', threshold: 25, resetOnResume: true }] } : {}),
-    });
-    await org.api.post(`/api/programs/${created.id}/activate`);
-    return { id: created.id, org: org.name };
-  });
+  const programs = await inParallel(
+    Array.from({ length: 100 }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const org = orgOf(i);
+      const ownFlows = inOrg(flows, org.name);
+      const ownAudiences = inOrg(audiences, org.name);
+      const viaAgent = i % 5 === 4;
+      const created = await org.api.post<{ id: string }>('/api/programs', {
+        name: `Campaign ${i}: ${PLANS[i % 3]} renewals`,
+        ...(i % 2 === 0 ? { description: 'Reminds customers of their renewal date' } : {}),
+        kind: 'campaign',
+        ...(viaAgent ? { agentId: agentsOf(org.name)[i % agentsOf(org.name).length]!.id } : { flowId: ownFlows[i % ownFlows.length]!.id }),
+        audienceId: ownAudiences[i % ownAudiences.length]!.id,
+        callingWindow: { startTime: '09:00', endTime: '18:00', daysOfWeek: [1, 2, 3, 4, 5] },
+        maxConcurrentCalls: 1 + (i % 10),
+        retryPolicy: { maxAttempts: 1 + (i % 3), retryDelayMinutes: 30 },
+        ...(!viaAgent && i % 3 === 0 ? { autoPauseRules: [{ nodeId: 'human', threshold: 25, resetOnResume: true }] } : {}),
+      });
+      await org.api.post(`/api/programs/${created.id}/activate`);
+      return { id: created.id, org: org.name };
+    },
+  );
   counts.programs = programs.length;
   step('100 programs');
 
@@ -238,8 +273,9 @@ export async function seed(orgA: ApiClient, orgB: ApiClient, log: (line: string)
   });
   step('2,000 conversations');
 
-  // Archive some of the older agents (they keep their conversations; lists leave them out).
-  const archived = [...tail.filter((_, i) => i % 20 === 5), ...listedB.filter((_, i) => i % 20 === 5)];
+  // Archive some of the older agents (they keep their conversations; lists leave them out), none an active program calls through.
+  const called = new Set([...agentsOf('A'), ...agentsOf('B')].map((agent) => agent.id));
+  const archived = [...tail.filter((_, i) => i % 20 === 5), ...listedB.filter((_, i) => i % 20 === 5)].filter((agent) => !called.has(agent.id));
   await inParallel(archived, CONCURRENCY, async (agent) => {
     const org = listedB.includes(agent) ? orgs.B : orgs.A;
     await org.api.ok('DELETE', `/api/agents/${agent.id}`);

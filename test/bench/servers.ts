@@ -143,7 +143,14 @@ export async function startPostGraphileProcess(databaseUrl: string, log: string)
   const out = openSync(log, 'a');
   const child = spawn(process.execPath, [`${ROOT}test/bench/postgraphile.ts`], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', DB_POOL_MAX: process.env.DB_POOL_MAX ?? '10' },
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DB_POOL_MAX: process.env.DB_POOL_MAX ?? '10',
+    },
     stdio: ['ignore', out, out],
   });
   closeSync(out);

@@ -43,6 +43,14 @@ import type { VoiceProvider } from './options.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { freePort } from '../support/pg-cluster.js';
+import {
+  builtinVoiceCpu,
+  firstAudioMarkdown,
+  firstAudioNumbers,
+  type BuiltinVoiceCpu,
+  type FirstAudioCall,
+  type FirstAudioNumbers,
+} from './voice-first-audio.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -131,6 +139,8 @@ export interface VoiceStep {
   passed: boolean;
   /** The streaming rows only. */
   streaming?: StreamingStepNumbers;
+  /** Answer → the first message's first audio, against its baseline (voice-first-audio.ts). */
+  firstAudio: FirstAudioNumbers;
 }
 
 export interface VoiceProviderRun {
@@ -149,6 +159,8 @@ export interface VoiceSummary {
   duration: number;
   runs: VoiceProviderRun[];
   machine: string;
+  /** The builtin voice's CPU per second of speech (null: not measured). */
+  builtinVoice: BuiltinVoiceCpu | null;
 }
 
 const live: { gateway?: ServerProcess; twilio?: FakeTwilio; dataDir?: string } = {};
@@ -190,6 +202,8 @@ interface BenchCall {
   tag?: number;
   startedAt: number;
   sentAt: number[];
+  /** The carrier's part of the answer → first audio, on the bench's clock: the webhook's answer received → the stream's start sent. */
+  carrierMs: number;
 }
 
 /** The caller's audio of one cycle, as 20 ms frames. */
@@ -309,7 +323,11 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
     },
   }));
   const api = new ApiClient(gateway.base, key);
-  const connection = await api.post<{ id: string }>('/api/carrier-connections', { name: 'Bench Twilio', accountSid: fakeTwilio.accountSid, authToken: fakeTwilio.authToken });
+  const connection = await api.post<{ id: string }>('/api/carrier-connections', {
+    name: 'Bench Twilio',
+    accountSid: fakeTwilio.accountSid,
+    authToken: fakeTwilio.authToken,
+  });
   const agents: Record<VoiceProvider, { model: string; voiceConfig: Record<string, unknown> }> = {
     openai: { model: 'openai/gpt-realtime', voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' } },
     google: { model: 'google/gemini-3.8-live', voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'Kore' } },
@@ -322,6 +340,8 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
       instructions: 'You answer the phone for the bench. Keep answers short.',
       modelConfig: { model },
       voiceConfig,
+      // The speech-to-speech agents wait for the caller, as before agents had a first message: what is timed is the caller's turns.
+      ...(provider === 'streaming' ? {} : { firstMessageMode: 'wait_for_caller' }),
     });
     await api.post(`/api/agents/${agent.id}/activate`);
     await api.post('/api/phone-numbers', { number: NUMBERS[provider], carrierConnectionId: connection.id, inboundAgentId: agent.id });
@@ -341,13 +361,24 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   const { gateway, fakeTwilio, connectionId } = setup;
   const callSid = `CA${randomBytes(16).toString('hex')}`;
   const url = `${gateway.base}/telephony/twilio/${connectionId}/inbound`;
-  const params = { CallSid: callSid, AccountSid: fakeTwilio.accountSid, From: `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`, To: NUMBERS[provider], CallStatus: 'ringing', Direction: 'inbound' };
+  const params = {
+    CallSid: callSid,
+    AccountSid: fakeTwilio.accountSid,
+    From: `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
+    To: NUMBERS[provider],
+    CallStatus: 'ringing',
+    Direction: 'inbound',
+  };
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(fakeTwilio.authToken, url, params) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilio.getExpectedTwilioSignature(fakeTwilio.authToken, url, params),
+    },
     body: new URLSearchParams(params),
   });
   const twiml = await res.text();
+  const answeredAt = performance.now();
   const stream = /<Stream url="([^"]+)"/.exec(twiml);
   if (res.status !== 200 || !stream) throw new Error(`the inbound webhook gave no stream (${res.status}): ${twiml.slice(0, 300)}`);
   const streamUrl = stream[1]!.replace(/&amp;/g, '&');
@@ -356,7 +387,7 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   if (!(client instanceof MediaStreamClient)) throw new Error(`the media stream was refused (${client.refused})`);
   const next = nextSession(setup, provider);
   client.start(callId, callSid);
-  const call: BenchCall = { id: callId, client, session: null, startedAt: performance.now(), sentAt: [] };
+  const call: BenchCall = { id: callId, client, session: null, startedAt: performance.now(), sentAt: [], carrierMs: performance.now() - answeredAt };
   calls.add(call);
   call.session = await next;
   const deepgram = (call.session as DoubleSession & { deepgram?: FakeDeepgramSession }).deepgram;
@@ -542,17 +573,20 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
     // The gateway's own stamps, as each call recorded them when its stream ended.
     const recorded: number[] = [];
     const recordedTurns: RecordedTurn[] = [];
+    const firstAudioCalls: FirstAudioCall[] = [];
     let failedCalls = 0;
     for (const call of opened) {
       const deadline = Date.now() + 5000;
       for (;;) {
-        const row = await api.get<{ status: string; turnLatency: { turns: RecordedTurn[] } | null }>(`/api/calls/${call.id}`);
+        const row = await api.get<{ status: string; firstAudioMs: number | null; turnLatency: { turns: RecordedTurn[] } | null }>(`/api/calls/${call.id}`);
         if (row.turnLatency) {
+          firstAudioCalls.push({ firstAudioMs: row.firstAudioMs, carrierMs: call.carrierMs });
           recorded.push(...row.turnLatency.turns.map((turn) => turn.gatewayMs));
           // Streaming: the turns whose speech ended in the window (the calls' first turns fell in their settling).
           recordedTurns.push(...row.turnLatency.turns.filter((turn) => within(Date.parse(turn.endOfSpeechAt), fromWall, toWall)));
         }
         if (row.turnLatency || Date.now() > deadline) {
+          if (!row.turnLatency) firstAudioCalls.push({ firstAudioMs: null, carrierMs: call.carrierMs });
           if (row.status === 'failed') failedCalls++;
           break;
         }
@@ -582,7 +616,8 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       // The doubles' records of this step are read: the next step starts without them.
       setup.elevenlabs.streams.length = 0;
       setup.elevenlabs.texts.length = 0;
-      if (streaming.recordedTurns === 0) throw new Error(`the streaming pipeline recorded no turn in ${count} calls over ${seconds} s (see ${RESULTS}voice-gateway.log)`);
+      if (streaming.recordedTurns === 0)
+        throw new Error(`the streaming pipeline recorded no turn in ${count} calls over ${seconds} s (see ${RESULTS}voice-gateway.log)`);
     }
     const windowSeconds = (to - from) / 1000;
     let machineCpuPercent: VoiceStep['machineCpuPercent'] = null;
@@ -593,7 +628,7 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       const total = busy + idle;
       const perTick = windowSeconds / (total / availableParallelism());
       const gatewayPercent = (((cpuEnd - cpuStart) / perTick) * 100) / total;
-      const benchPercent = ((((benchCpu.user + benchCpu.system) / 1e6) / perTick) * 100) / total;
+      const benchPercent = (((benchCpu.user + benchCpu.system) / 1e6 / perTick) * 100) / total;
       machineCpuPercent = {
         gateway: gatewayPercent,
         bench: benchPercent,
@@ -625,11 +660,16 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       rssMbPerCall: (rssEnd - idleRssMb) / count,
       loadAverage: loadavg()[0]!,
       machineCpuPercent,
-      eventLoopDelayMs: { gateway: gatewayLoop, bench: { p99: Math.max(0, benchLoop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS), max: Math.max(0, benchLoop.max / 1e6 - LOOP_RESOLUTION_MS) } },
+      eventLoopDelayMs: {
+        gateway: gatewayLoop,
+        bench: { p99: Math.max(0, benchLoop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS), max: Math.max(0, benchLoop.max / 1e6 - LOOP_RESOLUTION_MS) },
+      },
       passed: streaming
         ? (streaming.gatewayMs?.p99 ?? Infinity) <= STREAMING_GATEWAY_P99_TARGET_MS && droppedIn + droppedOut + lostAtStart + streaming.failedCalls === 0
         : added.length > 0 && percentile(added, 99) <= ADDED_P99_TARGET_MS && droppedIn + droppedOut + lostAtStart === 0,
       streaming,
+      // The first message's audio: ElevenLabs' double holds a stream's first audio; the sts doubles say a first message at once.
+      firstAudio: firstAudioNumbers(firstAudioCalls, provider === 'streaming' ? STREAMING_FIRST_AUDIO_MS : 0),
     };
     const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? 'n/a' : value.toFixed(digits));
     if (streaming) {
@@ -646,7 +686,8 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       `  voice ${provider} ${count} calls, ${windowSeconds.toFixed(1)} s: ${result.turns} turns, added p50 ${fmt(result.addedMs?.p50)} p99 ${fmt(result.addedMs?.p99)} ms ` +
         `(recorded gatewayMs p99 ${fmt(result.recordedGatewayMs?.p99)}), relay p99 in ${fmt(result.relayInP99)} out ${fmt(result.relayOutP99)} ms, ` +
         `frames ${framesIn} in / ${framesOut} out, dropped ${droppedIn} / ${droppedOut}, lost at start ${lostAtStart} (of ${framesBeforeReady} sent before the session was ready), CPU ${result.cpuMsPerCallSecond.toFixed(2)} ms per call-second, ` +
-        `RSS ${result.rssMb.toFixed(0)} MB (${result.rssMbPerCall.toFixed(2)} MB per call), load ${result.loadAverage.toFixed(2)}`,
+        `RSS ${result.rssMb.toFixed(0)} MB (${result.rssMbPerCall.toFixed(2)} MB per call), load ${result.loadAverage.toFixed(2)}; ` +
+        `answer → first audio p50 ${fmt(result.firstAudio.firstAudioMs?.p50)} p99 ${fmt(result.firstAudio.firstAudioMs?.p99)} ms (baseline p99 ${fmt(result.firstAudio.baselineMs?.p99)}, gateway share p99 ${fmt(result.firstAudio.gatewayMs?.p99)}, ${result.firstAudio.missing} without)`,
     );
     return result;
   } finally {
@@ -669,6 +710,11 @@ export async function voiceBench(
   providers: VoiceProvider[],
   log: (line: string) => void,
 ): Promise<VoiceSummary> {
+  // Before any call, on a quiet process: what the builtin voice costs per second of speech.
+  const builtinVoice = await builtinVoiceCpu();
+  log(
+    `  builtin voice: ${builtinVoice.voiceMsPerSecond.toFixed(1)} ms CPU per second of speech (the modem ${builtinVoice.modemMsPerSecond.toFixed(2)} ms) over ${builtinVoice.speechSeconds.toFixed(1)} s`,
+  );
   const setup = await setUp(databaseUrl, log);
   const runs: VoiceProviderRun[] = [];
   try {
@@ -709,11 +755,16 @@ export async function voiceBench(
       duration,
       runs,
       machine: machineLine(),
+      builtinVoice,
     };
-    if (setup.realtime.problems.length > 0) throw new Error(`the OpenAI double refused events of the gateway: ${JSON.stringify(setup.realtime.problems.slice(0, 3))}`);
-    if (setup.gemini.problems.length > 0) throw new Error(`the Gemini Live double refused messages of the gateway: ${JSON.stringify(setup.gemini.problems.slice(0, 3))}`);
-    if (setup.deepgram.problems.length > 0) throw new Error(`the Deepgram double refused messages of the gateway: ${JSON.stringify(setup.deepgram.problems.slice(0, 3))}`);
-    if (setup.elevenlabs.problems.length > 0) throw new Error(`the ElevenLabs double refused messages of the gateway: ${JSON.stringify(setup.elevenlabs.problems.slice(0, 3))}`);
+    if (setup.realtime.problems.length > 0)
+      throw new Error(`the OpenAI double refused events of the gateway: ${JSON.stringify(setup.realtime.problems.slice(0, 3))}`);
+    if (setup.gemini.problems.length > 0)
+      throw new Error(`the Gemini Live double refused messages of the gateway: ${JSON.stringify(setup.gemini.problems.slice(0, 3))}`);
+    if (setup.deepgram.problems.length > 0)
+      throw new Error(`the Deepgram double refused messages of the gateway: ${JSON.stringify(setup.deepgram.problems.slice(0, 3))}`);
+    if (setup.elevenlabs.problems.length > 0)
+      throw new Error(`the ElevenLabs double refused messages of the gateway: ${JSON.stringify(setup.elevenlabs.problems.slice(0, 3))}`);
     writeFileSync(`${RESULTS}voice.json`, `${JSON.stringify({ finishedAt: new Date().toISOString(), ...summary }, null, 2)}\n`);
     return summary;
   } finally {
@@ -733,7 +784,9 @@ export function voiceMarkdown(summary: VoiceSummary): string {
   const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? 'n/a' : value.toFixed(digits));
   const mark = (ok: boolean) => (ok ? '✓' : '✗');
   const pair = (value: Spread | null | undefined) => `${fmt(value?.p50)} / ${fmt(value?.p99)}`;
-  const targets = Object.entries(CPU_TARGET_MS).map(([provider, ms]) => `${provider} ${ms}`).join(', ');
+  const targets = Object.entries(CPU_TARGET_MS)
+    .map(([provider, ms]) => `${provider} ${ms}`)
+    .join(', ');
   const sts = summary.runs.filter((run) => run.provider !== 'streaming');
   const streaming = summary.runs.filter((run) => run.provider === 'streaming');
   const lines: string[] = [];
@@ -792,5 +845,10 @@ export function voiceMarkdown(summary: VoiceSummary): string {
         (larger.length > 0 ? `; a larger step passed too (${larger.join(', ')})` : ''),
     );
   }
+  const firstAudio = firstAudioMarkdown(
+    summary.runs.flatMap((run) => run.steps.map((step) => ({ provider: run.provider, calls: step.calls, numbers: step.firstAudio }))),
+    summary.builtinVoice,
+  );
+  if (firstAudio) lines.push('', firstAudio);
   return lines.join('\n');
 }

@@ -1,10 +1,54 @@
 import { type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
-import { ActivateProgramDocument, AudienceDocument, CallFlowDocument, CampaignCreditsDocument, CampaignExecutionDocument, CampaignExecutionsDocument, CancelExecutionDocument, ControlExecutionDocument, CreateExecutionDocument, CreateProgramDocument, CreditLedgerDocument, DeleteCallFlowDocument, DeleteProgramDocument, ExecutionsDocument, PauseExecutionDocument, ProgramDocument, ResumeExecutionDocument, StartExecutionDocument, StopExecutionDocument, SyncProgramTriggersDocument, TriggersDocument, UpdateCallFlowDocument, UpdateProgramDocument } from '../generated/graphql.js';
+import {
+  ActivateProgramDocument,
+  AudienceDocument,
+  CallFlowDocument,
+  CampaignCreditsDocument,
+  CampaignExecutionDocument,
+  CampaignExecutionsDocument,
+  CancelExecutionDocument,
+  ControlExecutionDocument,
+  CreateExecutionDocument,
+  CreateProgramDocument,
+  CreditLedgerDocument,
+  DeleteCallFlowDocument,
+  DeleteProgramDocument,
+  ExecutionsDocument,
+  ExecutionWaitingDocument,
+  ProgramExecutionsWaitingDocument,
+  ProgramNestedExecutionsWaitingDocument,
+  PauseExecutionDocument,
+  ProgramDocument,
+  ResumeExecutionDocument,
+  StartExecutionDocument,
+  StopExecutionDocument,
+  SyncProgramTriggersDocument,
+  TriggersDocument,
+  UpdateCallFlowDocument,
+  UpdateProgramDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
-import { addCredits, ALL_DAY, ALWAYS_ANSWERED, buildCampaign, buildRunner, clock, type Counters, createAudience, createFlow, creditBalance, importContacts, loggedErrors, logs, poll, readExecution, sleep, tickUntil } from './fixtures.js';
+import {
+  addCredits,
+  ALL_DAY,
+  ALWAYS_ANSWERED,
+  buildCampaign,
+  buildRunner,
+  clock,
+  type Counters,
+  createAudience,
+  createFlow,
+  creditBalance,
+  importContacts,
+  loggedErrors,
+  logs,
+  poll,
+  readExecution,
+  tickUntil,
+} from './fixtures.js';
 import { createLogger } from '../../src/common/logger.js';
-import { expectedCalls, testRunner } from '../runner/fixtures.js';
+import { expectedCalls, testRunner, ticks } from '../runner/fixtures.js';
 
 // Campaigns: runs, isolation, live programs, pauses, semantics and transition logs, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -35,11 +79,16 @@ describe('campaign', () => {
     // Calls long enough that a read right after a tick sees them in progress (5 ms calls often ended first: flaky).
     const { runner, dialer } = buildRunner(app, { seed: 'e2e-campaign', speedMs: 50 });
     const seen: Counters[] = [];
-    const end = await tickUntil(runner, () => readExecution(org, programId, id), (execution) => execution.status === 'completed', (execution) => {
-      expect(execution.totalContacts).toBe(12);
-      expect(execution.contactsInProgress).toBeLessThanOrEqual(3);
-      seen.push(execution);
-    });
+    const end = await tickUntil(
+      runner,
+      () => readExecution(org, programId, id),
+      (execution) => execution.status === 'completed',
+      (execution) => {
+        expect(execution.totalContacts).toBe(12);
+        expect(execution.contactsInProgress).toBeLessThanOrEqual(3);
+        seen.push(execution);
+      },
+    );
     await runner.idle();
 
     expect(seen.some((execution) => execution.contactsInProgress > 0)).toBe(true);
@@ -54,7 +103,12 @@ describe('campaign', () => {
     expect(placed).toBeGreaterThan(12); // some contacts were retried
     expect(end.contactsCompleted).toBe(expected.filter((calls) => isFinalOutcome(calls.at(-1)!)).length);
     const { execution } = await org.graphql.ok(CampaignExecutionDocument, { id });
-    expect(execution).toMatchObject({ status: 'completed', creditsSpent: placed, contactsCompleted: end.contactsCompleted, contactsFailed: end.contactsFailed });
+    expect(execution).toMatchObject({
+      status: 'completed',
+      creditsSpent: placed,
+      contactsCompleted: end.contactsCompleted,
+      contactsFailed: end.contactsFailed,
+    });
     expect(await creditBalance(org)).toBe(100 - placed);
     expect((await org.graphql.ok(CampaignCreditsDocument)).organization.creditBalance).toBe(100 - placed);
     // Completed is final: another tick dials nobody.
@@ -92,7 +146,7 @@ describe('campaign', () => {
         // The call in flight (at most one) is recorded; then nothing moves while the runner keeps ticking.
         const settled = await poll(read, (execution) => execution.contactsInProgress === 0);
         expect(settled.contactsCompleted).toBeLessThanOrEqual(atPause.contactsCompleted + atPause.contactsInProgress);
-        await sleep(150);
+        await ticks(runner, 5);
         const still = await read();
         expect(still).toEqual(settled);
         expect(still).toMatchObject({ status: 'paused', contactsPending: 30 - still.contactsCompleted });
@@ -110,6 +164,34 @@ describe('campaign', () => {
       }
       expect(await creditBalance(org)).toBe(70);
       await refusesEveryMove(org, id);
+    });
+
+    it('a refused move says which to make: cancel on a running execution names stop, with its route and mutation, the same on both doors', async () => {
+      const org = await app.organization();
+      const { programId } = await buildCampaign(org, 1);
+      await addCredits(org, 1);
+      const id: string = (await org.rest.post(`/api/programs/${programId}/executions`)).body.id;
+      expect((await org.rest.post(`/api/executions/${id}/start`)).body.status).toBe('running');
+      const rest = await org.rest.post(`/api/executions/${id}/cancel`);
+      expect([rest.status, rest.body.code]).toEqual([409, 'CONFLICT']);
+      expect(rest.body.detail).toBe(
+        'An execution that is running cannot be cancelled: only a scheduled one (that has not started) can. ' +
+          `Use stop (POST /api/executions/${id}/stop, GraphQL stopExecution) or pause (POST /api/executions/${id}/pause, GraphQL pauseExecution)`,
+      );
+      for (const graphql of [
+        await org.graphql.run(CancelExecutionDocument, { id }),
+        await org.graphql.run(ControlExecutionDocument, { id, action: 'cancel' }),
+      ]) {
+        expect([graphql.errors?.[0]?.extensions.code, graphql.errors?.[0]?.message]).toEqual(['CONFLICT', rest.body.detail]);
+      }
+      // The verb it names works; another organization gets 404 on both doors.
+      const other = await app.organization();
+      expect((await other.rest.post(`/api/executions/${id}/stop`)).status).toBe(404);
+      expect((await other.graphql.run(StopExecutionDocument, { id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+      expect((await org.rest.post(`/api/executions/${id}/stop`)).body.status).toBe('stopped');
+      expect((await org.rest.post(`/api/executions/${id}/stop`)).body.detail).toBe(
+        'An execution that is stopped cannot be stopped: only a running or paused one can. stopped is final: nothing moves it',
+      );
     });
 
     it('a cancelled scheduled execution cannot start; a stop is final: no more calls, every move refused on both doors', async () => {
@@ -137,7 +219,7 @@ describe('campaign', () => {
         expect([stopped.status, stopped.body.status]).toEqual([200, 'stopped']);
         expect(stopped.body.actualEndAt).not.toBeNull();
         const settled = await poll(read, (execution) => execution.contactsInProgress === 0);
-        await sleep(150);
+        await ticks(runner, 5);
         expect(await read()).toEqual(settled);
         expect(settled.status).toBe('stopped');
         expect(settled.contactsPending).toBeGreaterThan(0);
@@ -243,7 +325,11 @@ describe('isolation', () => {
     // Untouched: acme's campaign runs on to completed, on acme's credits only.
     expect((await acme.rest.get(`/api/programs/${programId}`)).body).toMatchObject({ name: expect.stringMatching(/^Program /), status: 'active' });
     expect((await acme.rest.get(`/api/call-flows/${flowId}`)).body.name).toBe('Greeting');
-    const end = await tickUntil(runner, () => readExecution(acme, programId, id), (execution) => execution.status === 'completed');
+    const end = await tickUntil(
+      runner,
+      () => readExecution(acme, programId, id),
+      (execution) => execution.status === 'completed',
+    );
     expect(end.contactsCompleted).toBe(6);
     expect(await creditBalance(acme)).toBe(14);
     expect(await creditBalance(other)).toBe(0);
@@ -273,7 +359,10 @@ describe('live', () => {
     const zones = ['Europe/Paris', 'America/New_York', 'Asia/Tokyo', 'Europe/Paris', 'America/New_York'];
     const contacts = await importContacts(org, 5, (i) => ({ timeZone: zones[i], attributes: { birthday: i === 3 ? later : birthday } }));
     const [paris, newYork, tokyo, notYet, quitter] = contacts;
-    const audienceId = await createAudience(org, contacts.map((contact) => contact.id));
+    const audienceId = await createAudience(
+      org,
+      contacts.map((contact) => contact.id),
+    );
     const flowId = await createFlow(org);
 
     const { createProgram } = await org.graphql.ok(CreateProgramDocument, {
@@ -333,18 +422,29 @@ describe('live', () => {
     // The events: one trigger.fired per fired trigger, naming the execution it queued into, which a trigger opened.
     const fired = (await org.rest.get('/api/events?type=trigger.fired&limit=100')).body.data as { payload: Record<string, unknown> }[];
     expect(fired.map((event) => event.payload.contactId).sort()).toEqual([paris!.id, newYork!.id, tokyo!.id].sort());
-    expect(fired.every((event) => event.payload.executionId === live.id && event.payload.programId === programId && event.payload.status === 'triggered')).toBe(true);
+    expect(fired.every((event) => event.payload.executionId === live.id && event.payload.programId === programId && event.payload.status === 'triggered')).toBe(
+      true,
+    );
     const opened = (await org.rest.get('/api/events?type=execution.created')).body.data as { payload: Record<string, unknown> }[];
-    expect(opened.map((event) => [event.payload.id, event.payload.from, event.payload.to, event.payload.reason])).toEqual([[live.id, null, 'running', 'trigger']]);
+    expect(opened.map((event) => [event.payload.id, event.payload.from, event.payload.to, event.payload.reason])).toEqual([
+      [live.id, null, 'running', 'trigger'],
+    ]);
 
-    const end = await tickUntil(runner, () => readExecution(org, programId, live.id), (execution) => execution.status === 'completed');
+    const end = await tickUntil(
+      runner,
+      () => readExecution(org, programId, live.id),
+      (execution) => execution.status === 'completed',
+    );
     expect(end).toMatchObject({ totalContacts: 3, contactsCompleted: 3, contactsFailed: 0, actualEndAt: now.toISOString() });
     expect((await org.graphql.ok(CampaignExecutionDocument, { id: live.id })).execution?.creditsSpent).toBe(3);
     expect(await creditBalance(org)).toBe(47);
     // Fired triggers do not fire twice, and the opted-out contact was never queued.
     await runner.tick();
     expect((await org.rest.get(`/api/programs/${programId}/executions`)).body.map((each: { totalContacts: number }) => each.totalContacts)).toEqual([3]);
-    const statuses = (await org.rest.get(`/api/programs/${programId}/triggers`)).body.map((trigger: { contactId: string; status: string }) => [trigger.contactId, trigger.status]);
+    const statuses = (await org.rest.get(`/api/programs/${programId}/triggers`)).body.map((trigger: { contactId: string; status: string }) => [
+      trigger.contactId,
+      trigger.status,
+    ]);
     expect(Object.fromEntries(statuses)).toEqual({
       [paris!.id]: 'triggered',
       [newYork!.id]: 'triggered',
@@ -361,7 +461,11 @@ describe('live', () => {
       [false, 1, 'running'],
       [true, 3, 'completed'],
     ]);
-    const next = await tickUntil(runner, () => readExecution(org, programId, both[0].id), (execution) => execution.status === 'completed');
+    const next = await tickUntil(
+      runner,
+      () => readExecution(org, programId, both[0].id),
+      (execution) => execution.status === 'completed',
+    );
     expect(next).toMatchObject({ totalContacts: 1, contactsCompleted: 1 });
     expect(await creditBalance(org)).toBe(46);
     expect((await org.rest.get(`/api/programs/${programId}/triggers?status=pending`)).body).toEqual([]);
@@ -538,7 +642,13 @@ describe('semantics', () => {
     expect(await readExecution(org, programId, id)).toMatchObject({ totalContacts: 0 });
     expect((await org.rest.post(`/api/executions/${id}/start`)).body.status).toBe('running');
     const { runner } = buildRunner(app, { seed: 'semantics-empty' });
-    expect(await tickUntil(runner, () => readExecution(org, programId, id), (each) => each.status !== 'running')).toMatchObject({ status: 'completed' });
+    expect(
+      await tickUntil(
+        runner,
+        () => readExecution(org, programId, id),
+        (each) => each.status !== 'running',
+      ),
+    ).toMatchObject({ status: 'completed' });
   });
 
   it('paused_no_credits stays paused when credits arrive; a resume without credits is 409 on both doors, with credits it runs to completed', async () => {
@@ -603,7 +713,11 @@ describe('semantics', () => {
     // A carrier that claims its unanswered calls walked the flow.
     const dialer: Dialer = { placeCall: async () => ({ outcome: 'no_answer', reachedNodeIds: ['start', 'say', 'end'], durationSeconds: 0 }) };
     const runner = testRunner(app, { dialer, logger: createLogger('warn'), intervalMs: 5, clock });
-    const end = await tickUntil(runner, () => readExecution(org, programId, id), (each) => each.status !== 'running');
+    const end = await tickUntil(
+      runner,
+      () => readExecution(org, programId, id),
+      (each) => each.status !== 'running',
+    );
     expect(end).toMatchObject({ status: 'completed', contactsFailed: 3, contactsCompleted: 0 });
     expect((await org.graphql.ok(CampaignExecutionDocument, { id })).execution).toMatchObject({ status: 'completed', contactsFailed: 3, creditsSpent: 3 });
   });
@@ -618,7 +732,11 @@ describe('semantics', () => {
     for (const { programId } of [rest, graphql]) {
       const id = await scheduledExecution(org, programId);
       await org.rest.post(`/api/executions/${id}/start`);
-      await tickUntil(runner, () => readExecution(org, programId, id), (each) => each.status === 'completed');
+      await tickUntil(
+        runner,
+        () => readExecution(org, programId, id),
+        (each) => each.status === 'completed',
+      );
       spent[programId] = id;
     }
     const before = (await org.rest.get('/api/organization/credit-ledger?limit=100')).body;
@@ -774,5 +892,260 @@ describe('transition-logs', () => {
       ['running', 'paused_no_credits', 'no_credits'],
       ['paused_no_credits', 'stopped', 'schedule'],
     ]);
+  });
+});
+
+describe('waiting', () => {
+  // Why a running execution places no call: the runner's own finding on both doors (the single read,
+  // the program's list the database writes as JSON, GraphQL), in execution.progress, and one log line
+  // per new reason. Every runner here is driven by hand on a pinned clock: nothing waits on wall time.
+
+  interface Line {
+    level: number;
+    msg: string;
+    executionId?: string;
+    waitingReason?: string;
+    nextCallAt?: string | null;
+  }
+  const lines: Line[] = [];
+  const sink = { write: (line: string) => void lines.push(JSON.parse(line)) };
+  /** The runner's "execution waiting" lines for one execution, as [reason, nextCallAt]. */
+  const waitingLines = (executionId: string) =>
+    lines.filter((line) => line.executionId === executionId && line.msg.startsWith('execution waiting:')).map((line) => [line.waitingReason, line.nextCallAt]);
+
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+  afterEach(() => {
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+    lines.length = 0;
+  });
+
+  /** A hand-driven runner on `now`, logging at info. */
+  function runnerAt(now: () => Date, dialer: Dialer = new SimulatedDialer({ speedMs: 0, seed: 'waiting', weights: ALWAYS_ANSWERED })) {
+    return testRunner(app, { dialer, logger: createLogger('info', sink), intervalMs: 5, clock: now });
+  }
+
+  /** The execution's waitingReason and nextCallAt, the same on REST (one, and the list), and GraphQL (one, and the list). */
+  async function waitingOf(
+    org: TestOrganization,
+    programId: string,
+    id: string,
+  ): Promise<{ status: string; waitingReason: string | null; nextCallAt: string | null }> {
+    const rest = await org.rest.get(`/api/executions/${id}`);
+    expect(rest.status).toBe(200);
+    const shown = { status: rest.body.status, waitingReason: rest.body.waitingReason, nextCallAt: rest.body.nextCallAt };
+    const listed = (await org.rest.get(`/api/programs/${programId}/executions`)).body.find((execution: { id: string }) => execution.id === id);
+    expect({ status: listed.status, waitingReason: listed.waitingReason, nextCallAt: listed.nextCallAt }).toEqual(shown);
+    const { execution } = await org.graphql.ok(ExecutionWaitingDocument, { id });
+    expect({ status: execution.status, waitingReason: execution.waitingReason ?? null, nextCallAt: execution.nextCallAt ?? null }).toEqual(shown);
+    const { executions } = await org.graphql.ok(ProgramExecutionsWaitingDocument, { programId });
+    const inList = executions.find((each) => each.id === id)!;
+    expect({ status: inList.status, waitingReason: inList.waitingReason ?? null, nextCallAt: inList.nextCallAt ?? null }).toEqual(shown);
+    // Program.executions reads only the columns its selection needs: these fields name theirs.
+    const { program } = await org.graphql.ok(ProgramNestedExecutionsWaitingDocument, { id: programId });
+    const nested = program.executions.find((each) => each.id === id)!;
+    expect({ waitingReason: nested.waitingReason ?? null, nextCallAt: nested.nextCallAt ?? null }).toEqual({
+      waitingReason: shown.waitingReason,
+      nextCallAt: shown.nextCallAt,
+    });
+    return shown;
+  }
+
+  /** The execution.progress events of one execution, oldest first, as [waitingReason, nextCallAt]. */
+  async function progressOf(org: TestOrganization, id: string): Promise<(string | null)[][]> {
+    const res = await org.rest.get('/api/events?type=execution.progress&limit=100&sortOrder=asc');
+    expect(res.status).toBe(200);
+    return (res.body.data as { payload: { id: string; waitingReason: string | null; nextCallAt: string | null } }[])
+      .filter((event) => event.payload.id === id)
+      .map((event) => [event.payload.waitingReason, event.payload.nextCallAt]);
+  }
+
+  async function started(org: TestOrganization, programId: string): Promise<string> {
+    const created = await org.rest.post(`/api/programs/${programId}/executions`);
+    expect(created.status).toBe(201);
+    const start = await org.rest.post(`/api/executions/${created.body.id}/start`);
+    expect(start.body).toMatchObject({ status: 'running', waitingReason: null, nextCallAt: null });
+    return created.body.id;
+  }
+
+  /** Holds every call it is asked to place until released; then it is answered. */
+  class HeldDialer implements Dialer {
+    readonly phones: string[] = [];
+    private readonly held: (() => void)[] = [];
+    async placeCall(call: { phone: string }) {
+      this.phones.push(call.phone);
+      await new Promise<void>((resolve) => this.held.push(resolve));
+      return { outcome: 'answered' as const, reachedNodeIds: [], durationSeconds: 1 };
+    }
+    release(): void {
+      for (const resolve of this.held.splice(0)) resolve();
+    }
+  }
+
+  it('outside every pending contact’s window: the reason and the first opening on the contacts’ own clocks, one log line, one event; the calls start then', async () => {
+    const org = await app.organization();
+    // New York, Paris and Tokyo, weekdays 09:00–17:00 on each one's clock.
+    const { programId } = await buildCampaign(org, 3, {
+      callingWindow: { startTime: '09:00', endTime: '17:00', daysOfWeek: [1, 2, 3, 4, 5] },
+      maxConcurrentCalls: 3,
+    });
+    await addCredits(org, 10);
+    const id = await started(org, programId);
+    // Saturday 2026-03-14 12:00Z: the weekend everywhere. Tokyo opens first, Monday 09:00 JST = 00:00Z.
+    let now = new Date('2026-03-14T12:00:00Z');
+    const runner = runnerAt(() => now);
+    for (let tick = 0; tick < 4; tick++) await runner.tick();
+    await runner.idle();
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'running', waitingReason: 'outside_calling_window', nextCallAt: '2026-03-16T00:00:00.000Z' });
+    expect((await org.rest.get(`/api/calls?executionId=${id}`)).body.data).toEqual([]);
+    expect(waitingLines(id)).toEqual([['outside_calling_window', '2026-03-16T00:00:00.000Z']]);
+    expect(await progressOf(org, id)).toEqual([['outside_calling_window', '2026-03-16T00:00:00.000Z']]);
+
+    // Tokyo's window opens: its contact is called; Paris is next, at 09:00 CET = 08:00Z. The same reason logs no second line.
+    now = new Date('2026-03-16T00:00:00Z');
+    await runner.tick();
+    await runner.idle();
+    await runner.tick();
+    const called = (await org.rest.get(`/api/calls?executionId=${id}`)).body.data as { to: string }[];
+    expect(called).toHaveLength(1);
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'running', waitingReason: 'outside_calling_window', nextCallAt: '2026-03-16T08:00:00.000Z' });
+    expect(waitingLines(id)).toHaveLength(1);
+    expect((await progressOf(org, id)).map(([, next]) => next)).toContain('2026-03-16T08:00:00.000Z');
+
+    // Monday afternoon in New York: everyone is called, and once completed nothing waits.
+    now = new Date('2026-03-16T13:00:00Z');
+    await tickUntil(
+      runner,
+      () => readExecution(org, programId, id),
+      (execution) => execution.status === 'completed',
+    );
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'completed', waitingReason: null, nextCallAt: null });
+
+    // Another organization: 404 on both doors.
+    const other = await app.organization();
+    expect((await other.rest.get(`/api/executions/${id}`)).status).toBe(404);
+    expect((await other.graphql.run(ExecutionWaitingDocument, { id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('a program on Twilio without a connection: carrier_not_configured, nothing dialed, one line naming what is missing; a PUT to that is refused on both doors', async () => {
+    const org = await app.organization();
+    const { programId } = await buildCampaign(org, 2);
+    await addCredits(org, 10);
+    // The change the issue made: refused now, naming what activation names, on both doors alike; nothing changed.
+    const rest = await org.rest.put(`/api/programs/${programId}`, { carrier: 'twilio' });
+    expect([rest.status, rest.body.code]).toEqual([409, 'CONFLICT']);
+    expect(rest.body.detail).toMatch(
+      /^The program is active, and this change would leave it unable to run on twilio: the organization has no twilio carrier connection .*; the program has no fromNumberId .*; PUBLIC_URL is not set/,
+    );
+    const graphql = await org.graphql.run(UpdateProgramDocument, { id: programId, input: { carrier: 'twilio' } });
+    expect([graphql.errors?.[0]?.extensions.code, graphql.errors?.[0]?.message]).toEqual(['CONFLICT', rest.body.detail]);
+    expect((await org.rest.get(`/api/programs/${programId}`)).body.carrier).toBe('simulator');
+    // Another organization's PUT: 404 on both doors.
+    const other = await app.organization();
+    expect((await other.rest.put(`/api/programs/${programId}`, { carrier: 'twilio' })).status).toBe(404);
+    expect((await other.graphql.run(UpdateProgramDocument, { id: programId, input: { carrier: 'twilio' } })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+
+    // A program left so anyway (changed before this check existed, or its number's connection removed since): the runner says why.
+    await app.sql(`update programs set carrier = 'twilio' where id = ?`, [programId]);
+    const id = await started(org, programId);
+    const dialer = new HeldDialer();
+    const runner = runnerAt(() => new Date('2026-03-10T12:00:00Z'), dialer);
+    for (let tick = 0; tick < 3; tick++) await runner.tick();
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'running', waitingReason: 'carrier_not_configured', nextCallAt: null });
+    expect(dialer.phones).toEqual([]);
+    const said = lines.filter((line) => line.executionId === id && line.msg.startsWith('execution waiting:'));
+    expect(said.map((line) => line.msg)).toEqual([
+      'execution waiting: the program’s carrier cannot place calls (the program has no caller ID (fromNumberId) on twilio)',
+    ]);
+  });
+
+  it('retries: retry_wait until the first retry is due, then the calls; a pause says paused, and a resume looks afresh', async () => {
+    const org = await app.organization();
+    const { programId } = await buildCampaign(org, 2, { retryPolicy: { maxAttempts: 2, retryDelayMinutes: 10 } });
+    await addCredits(org, 10);
+    const id = await started(org, programId);
+    let now = new Date('2026-03-10T12:00:00Z');
+    const runner = runnerAt(
+      () => now,
+      new SimulatedDialer({ speedMs: 0, seed: 'retries', weights: { answered: 0, no_answer: 100, busy: 0, voicemail: 0, failed: 0 } }),
+    );
+    await runner.tick();
+    await runner.idle();
+    await runner.tick();
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'running', waitingReason: 'retry_wait', nextCallAt: '2026-03-10T12:10:00.000Z' });
+    expect(waitingLines(id)).toEqual([['retry_wait', '2026-03-10T12:10:00.000Z']]);
+
+    // A user pause: paused, whatever the runner last found; a resume looks afresh.
+    expect((await org.graphql.ok(PauseExecutionDocument, { id })).pauseExecution.status).toBe('paused');
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'paused', waitingReason: 'paused', nextCallAt: null });
+    expect((await org.rest.post(`/api/executions/${id}/resume`)).body).toMatchObject({ status: 'running', waitingReason: null, nextCallAt: null });
+
+    now = new Date('2026-03-10T12:10:00Z');
+    await runner.tick();
+    await runner.idle();
+    await runner.tick();
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'completed', waitingReason: null, nextCallAt: null });
+  });
+
+  it('every slot holds a call: concurrency_limit; out of credits: paused_no_credits says no_credits; a scheduled one says when it starts', async () => {
+    const org = await app.organization();
+    const { programId } = await buildCampaign(org, 3, { maxConcurrentCalls: 1, retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 } });
+    await addCredits(org, 2);
+    const planned = await org.rest.post(`/api/programs/${programId}/executions`, { scheduledStartAt: '2026-04-01T08:00:00.000Z' });
+    expect(planned.body).toMatchObject({ status: 'scheduled', waitingReason: 'scheduled', nextCallAt: '2026-04-01T08:00:00.000Z' });
+    expect(await waitingOf(org, programId, planned.body.id)).toEqual({
+      status: 'scheduled',
+      waitingReason: 'scheduled',
+      nextCallAt: '2026-04-01T08:00:00.000Z',
+    });
+    expect((await org.rest.post(`/api/executions/${planned.body.id}/cancel`)).body).toMatchObject({ status: 'cancelled', waitingReason: null });
+
+    const id = await started(org, programId);
+    const dialer = new HeldDialer();
+    const runner = runnerAt(() => new Date('2026-03-10T12:00:00Z'), dialer);
+    await runner.tick();
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'running', waitingReason: 'concurrency_limit', nextCallAt: null });
+    dialer.release();
+    await runner.idle();
+    await runner.tick();
+    expect(dialer.phones).toHaveLength(2);
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'running', waitingReason: 'concurrency_limit', nextCallAt: null });
+    dialer.release();
+    await runner.idle();
+    await runner.tick();
+    expect(await waitingOf(org, programId, id)).toEqual({ status: 'paused_no_credits', waitingReason: 'no_credits', nextCallAt: null });
+    expect(dialer.phones).toHaveLength(2);
+    // The routine limit is logged at debug, not at info.
+    expect(waitingLines(id)).toEqual([]);
+  });
+
+  it('a number on a live call of the program: number_in_call until that call ends', async () => {
+    const org = await app.organization();
+    const { programId } = await buildCampaign(org, 1, { maxConcurrentCalls: 2 });
+    await addCredits(org, 10);
+    const dialer = new HeldDialer();
+    const runner = runnerAt(() => new Date('2026-03-10T12:00:00Z'), dialer);
+    // The first execution's call is on the line when it is paused; a second execution of the program starts.
+    const first = await started(org, programId);
+    await runner.tick();
+    expect(dialer.phones).toHaveLength(1);
+    expect((await org.rest.post(`/api/executions/${first}/pause`)).status).toBe(200);
+    const second = await started(org, programId);
+    await runner.tick();
+    expect(await waitingOf(org, programId, second)).toEqual({ status: 'running', waitingReason: 'number_in_call', nextCallAt: null });
+    expect(waitingLines(second)).toEqual([['number_in_call', null]]);
+    dialer.release();
+    await runner.idle();
+    await runner.tick();
+    expect(dialer.phones).toHaveLength(2);
+    expect(await waitingOf(org, programId, second)).toEqual({ status: 'running', waitingReason: null, nextCallAt: null });
+    dialer.release();
+    await runner.idle();
+    await runner.tick();
+    expect((await waitingOf(org, programId, second)).status).toBe('completed');
+    expect((await org.rest.post(`/api/executions/${first}/stop`)).status).toBe(200);
   });
 });

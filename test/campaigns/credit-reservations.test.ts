@@ -1,11 +1,23 @@
 import { createLogger } from '../../src/common/logger.js';
 import { openDatabase } from '../../src/db/orm.js';
-import { testRunner, waitFor } from '../runner/fixtures.js';
+import { testRunner, ticks } from '../runner/fixtures.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { SimulatedSwitch } from '../../src/modules/programs/runner/simulated-carrier.js';
 import { CampaignCreditsDocument } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
-import { addCredits, ALWAYS_ANSWERED, buildCampaign, buildRunner, clock, loggedErrors, logs, poll, readExecution, sleep } from './fixtures.js';
+import {
+  activeProgram,
+  addCredits,
+  ALWAYS_ANSWERED,
+  buildCampaign,
+  buildRunner,
+  clock,
+  loggedErrors,
+  logs,
+  poll,
+  readExecution,
+  tickUntil,
+} from './fixtures.js';
 
 // Credits reserved per runner in blocks (src/modules/programs/runner/credit-reservations.ts), seen
 // through the doors: the balance a user reads counts what runners hold, creditsReserved says how
@@ -29,7 +41,9 @@ async function credits(org: TestOrganization, moving = false): Promise<{ creditB
 async function ledgerSpent(org: TestOrganization, executionId: string): Promise<number> {
   const ledger = await org.rest.get('/api/organization/credit-ledger?limit=100&kind=spend');
   expect(ledger.status).toBe(200);
-  return (ledger.body.data as { amount: number; executionId: string }[]).filter((entry) => entry.executionId === executionId).reduce((sum, entry) => sum + entry.amount, 0);
+  return (ledger.body.data as { amount: number; executionId: string }[])
+    .filter((entry) => entry.executionId === executionId)
+    .reduce((sum, entry) => sum + entry.amount, 0);
 }
 
 async function startedExecution(org: TestOrganization, programId: string): Promise<string> {
@@ -69,11 +83,13 @@ describe('credit reservations', () => {
       // Given back in the stop's own request: nothing is held for a stopped execution.
       expect((await credits(org, true)).creditsReserved).toBe(0);
       await poll(read, (execution) => execution.contactsInProgress === 0);
-      await sleep(50);
+      await ticks(runner, 2);
     } finally {
       await runner.stop();
     }
-    const end = await org.rest.get(`/api/executions/${id}`).then((res) => res.body as { creditsSpent: number; contactsCompleted: number; contactsFailed: number });
+    const end = await org.rest
+      .get(`/api/executions/${id}`)
+      .then((res) => res.body as { creditsSpent: number; contactsCompleted: number; contactsFailed: number });
     expect(end.creditsSpent).toBe(end.contactsCompleted + end.contactsFailed);
     expect(end.creditsSpent).toBeLessThan(30);
     expect(await credits(org)).toEqual({ creditBalance: 100 - end.creditsSpent, creditsReserved: 0 });
@@ -113,6 +129,8 @@ describe('credit reservations', () => {
     await survivor.tick();
     await survivor.idle();
     expect(await readExecution(org, programId, id)).toMatchObject({ status: 'running', contactsCompleted: 4, contactsPending: 6 });
+    // And says so: it waits for credits (another runner holds them).
+    expect((await org.rest.get(`/api/executions/${id}`)).body).toMatchObject({ status: 'running', waitingReason: 'no_credits', nextCallAt: null });
 
     now = new Date(now.getTime() + leaseMs + 1000);
     for (let tick = 0; tick < 20 && (await readExecution(org, programId, id)).status === 'running'; tick++) {
@@ -133,35 +151,40 @@ describe('credit reservations', () => {
     await addCredits(org, 1000);
     // On PostgreSQL the second runner has its own ORM and connection pool, as a second replica would.
     const replica = app.db.url ? await openDatabase({ databaseUrl: app.db.url, dataDir: 'memory://', migrate: false }) : null;
-    const runners = [app.db.database.em, replica?.em ?? app.db.database.em].map(
-      (em, index) =>
-        testRunner(app, {
-          em,
-          dialer: new SimulatedDialer({ seed: `reserve-two-${index}`, speedMs: 3 }),
-          logger: createLogger('warn', { write: (line: string) => void logs.push(JSON.parse(line)) }),
-          intervalMs: 2,
-          clock,
-          simulatedSwitch: new SimulatedSwitch(),
-        }),
+    const runners = [app.db.database.em, replica?.em ?? app.db.database.em].map((em, index) =>
+      testRunner(app, {
+        em,
+        dialer: new SimulatedDialer({ seed: `reserve-two-${index}`, speedMs: 3 }),
+        logger: createLogger('warn', { write: (line: string) => void logs.push(JSON.parse(line)) }),
+        clock,
+        simulatedSwitch: new SimulatedSwitch(),
+      }),
     );
-    for (const runner of runners) runner.start();
-    let id = '';
+    // Driven by hand, so the interleaving is the test's, not the scheduler's (two started runners take
+    // turns by the clock, and a loaded machine gave one of them all 60 calls): each holds a reservation
+    // of its own from its first claim on; then they tick at once, their claims racing for the same rows.
+    const id = await startedExecution(org, programId);
+    const read = () => readExecution(org, programId, id);
     try {
-      // Started once each runner has seen the other's heartbeat: runners take turns at an execution, and
-      // one that does not know of the other yet claims alone (on a loaded machine, possibly all 60 calls).
-      const ids = runners.map((runner) => runner.id);
-      await waitFor(
-        () => app.sql<{ n: number }>(`select count(*)::int as n from runner_heartbeats where id in (?, ?)`, ids),
-        ([row]) => row!.n === 2,
-      );
-      await Promise.all(runners.map((runner) => runner.tick()));
-      id = await startedExecution(org, programId);
-      await poll(() => readExecution(org, programId, id), (execution) => execution.status === 'completed', 20_000);
+      for (const runner of runners) {
+        await runner.tick();
+        await runner.idle();
+      }
+      const holders = await app.sql<{ runner_id: string }>('select runner_id from credit_reservations where execution_id = ? order by runner_id', [id]);
+      expect(holders.map((row) => row.runner_id)).toEqual(runners.map((runner) => runner.id).sort());
+      for (let round = 0; round < 60 && (await read()).status !== 'completed'; round++) {
+        await Promise.all(runners.map((runner) => runner.tick()));
+        await Promise.all(runners.map((runner) => runner.idle()));
+      }
+      expect((await read()).status).toBe('completed');
     } finally {
       await Promise.all(runners.map((runner) => runner.stop()));
       await replica?.close();
     }
-    const calls = await app.sql<{ execution_contact_id: string; credits_charged: number }>('select execution_contact_id, credits_charged from calls where execution_id = ?', [id]);
+    const calls = await app.sql<{ execution_contact_id: string; credits_charged: number }>(
+      'select execution_contact_id, credits_charged from calls where execution_id = ?',
+      [id],
+    );
     expect(calls).toHaveLength(60);
     expect(new Set(calls.map((call) => call.execution_contact_id)).size).toBe(60);
     const byRunner = await app.sql<{ runner: string; n: number }>(
@@ -173,5 +196,71 @@ describe('credit reservations', () => {
     expect(end.body.creditsSpent).toBe(60);
     expect(await ledgerSpent(org, id)).toBe(-60);
     expect(await credits(org)).toEqual({ creditBalance: 940, creditsReserved: 0 });
+  });
+
+  it('a call that fails before a word is said on it (its agent archived since the claim) costs no credit; one that fails after the greeting keeps its credit', async () => {
+    const org = await app.organization();
+    const { programId, flowId } = await buildCampaign(org, 2, { maxConcurrentCalls: 2, retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 } });
+    await addCredits(org, 10);
+    // Archived behind the doors' back, as a delete racing the claim would leave it (the doors refuse to delete an agent in use).
+    const [{ nodes }] = await app.sql<{ nodes: { agentId: string | null }[] }>('select nodes from call_flows where id = ?', [flowId]);
+    await app.sql(`update agents set status = 'archived', deleted_at = now() where id = ?`, [nodes[0]!.agentId]);
+    const id = await startedExecution(org, programId);
+    // Talked through the voice engine (its simulated caller), as the served runner talks simulated calls.
+    const talking = (seed: string) =>
+      testRunner(app, {
+        dialer: new SimulatedDialer({ seed, speedMs: 0, weights: ALWAYS_ANSWERED }),
+        conversations: app.gateway.services.conversations,
+        logger: createLogger('warn', { write: (line: string) => void logs.push(JSON.parse(line)) }),
+        clock,
+      });
+    const runner = talking('archived-agent');
+    await tickUntil(
+      runner,
+      () => readExecution(org, programId, id),
+      (execution) => execution.status === 'completed',
+    );
+    const calls = (await org.rest.get(`/api/calls?executionId=${id}`)).body.data as {
+      status: string;
+      outcome: string;
+      creditsCharged: number;
+      errorText: string;
+    }[];
+    expect(calls).toHaveLength(2);
+    for (const call of calls) {
+      expect(call).toMatchObject({ status: 'failed', outcome: 'failed', creditsCharged: 0 });
+      expect(call.errorText).toMatch(/^The call’s agent "Caller" \([0-9a-f-]{36}\) is archived$/);
+    }
+    expect((await org.rest.get(`/api/executions/${id}`)).body).toMatchObject({ status: 'completed', contactsFailed: 2, creditsSpent: 0 });
+    expect(await credits(org)).toEqual({ creditBalance: 10, creditsReserved: 0 });
+    const ledger = (await org.rest.get('/api/organization/credit-ledger?limit=100')).body.data as { kind: string; amount: number; executionId: string }[];
+    const mine = ledger.filter((entry) => entry.executionId === id);
+    expect(mine.filter((entry) => entry.kind === 'refund').map((entry) => entry.amount)).toEqual([1, 1]);
+    expect(mine.reduce((sum, entry) => sum + entry.amount, 0)).toBe(0);
+
+    // The greeting said, the agent's provider gone since activation (its key removed): the call failed on our side, but it was a call.
+    const agent = await org.rest.post('/api/agents', { name: 'Greeter', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' } });
+    expect((await org.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
+    const audienceId = (await org.rest.get(`/api/programs/${programId}`)).body.audience.id;
+    const spoken = await activeProgram(org, '', audienceId, {
+      flowId: undefined,
+      agentId: agent.body.id,
+      retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 },
+    });
+    await app.sql(`update agents set model_config = jsonb_set(model_config, '{model}', '"openai/gpt-4o-mini"') where id = ?`, [agent.body.id]);
+    const second = await startedExecution(org, spoken);
+    await tickUntil(
+      talking('spoken-agent'),
+      () => readExecution(org, spoken, second),
+      (execution) => execution.status === 'completed',
+    );
+    const failed = (await org.rest.get(`/api/calls?executionId=${second}`)).body.data as { status: string; creditsCharged: number; errorText: string }[];
+    expect(failed.map((call) => [call.status, call.creditsCharged])).toEqual([
+      ['failed', 1],
+      ['failed', 1],
+    ]);
+    expect(failed[0]!.errorText).toMatch(/^The agent could not answer: .*OPENAI_API_KEY/);
+    expect((await org.rest.get(`/api/executions/${second}`)).body).toMatchObject({ creditsSpent: 2 });
+    expect(await credits(org)).toEqual({ creditBalance: 8, creditsReserved: 0 });
   });
 });

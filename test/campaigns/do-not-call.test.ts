@@ -1,9 +1,30 @@
-import { AddDoNotCallDocument, CampaignExecutionDocument, ControlExecutionDocument, ResumeExecutionDocument, StartExecutionDocument } from '../generated/graphql.js';
+import {
+  AddDoNotCallDocument,
+  CampaignExecutionDocument,
+  ControlExecutionDocument,
+  ResumeExecutionDocument,
+  StartExecutionDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createLogger } from '../../src/common/logger.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { CALL_CSV_COLUMNS } from '../../src/modules/telephony/call-csv.js';
-import { addCredits, ALL_DAY, ALWAYS_ANSWERED, activeProgram, buildRunner, clock, createAudience, createFlow, creditBalance, importContacts, loggedErrors, logs, readExecution, tickUntil } from './fixtures.js';
+import {
+  addCredits,
+  ALL_DAY,
+  ALWAYS_ANSWERED,
+  activeProgram,
+  buildRunner,
+  clock,
+  createAudience,
+  createFlow,
+  creditBalance,
+  importContacts,
+  loggedErrors,
+  logs,
+  readExecution,
+  tickUntil,
+} from './fixtures.js';
 import { testRunner } from '../runner/fixtures.js';
 
 // The do-not-call list where it matters: at the moment a call is placed. A person opts out on a
@@ -45,7 +66,10 @@ async function csvOf(org: TestOrganization, executionId: string): Promise<Record
 
 /** Calls ever made to a number that were not a suppression (the carrier was asked to dial them). */
 async function dialed(phone: string): Promise<number> {
-  const [row] = await app.sql<{ count: string | number }>(`select count(*) as count from calls where to_number = ? and outcome is distinct from 'do_not_call'`, [phone]);
+  const [row] = await app.sql<{ count: string | number }>(
+    `select count(*) as count from calls where to_number = ? and outcome is distinct from 'do_not_call'`,
+    [phone],
+  );
   return Number(row!.count);
 }
 
@@ -57,7 +81,13 @@ describe('the do-not-call list at dial time', () => {
     const [quitter, stays, retried] = await importContacts(org, 3, () => ({ attributes: { birthday } }));
 
     // 1. A batch call whose flow has an opt_out node reached by said:stop calling.
-    const agent = await org.rest.post('/api/agents', { name: 'Ava', instructions: 'Book visits.', modelConfig: { model: 'builtin/echo' }, voiceConfig: { pipelineMode: 'batch' } });
+    const agent = await org.rest.post('/api/agents', {
+      name: 'Ava',
+      instructions: 'Book visits.',
+      modelConfig: { model: 'builtin/echo' },
+      voiceConfig: { pipelineMode: 'batch' },
+    });
+    expect((await org.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
     const flow = await org.rest.post('/api/call-flows', {
       name: 'With an opt-out',
       nodes: [
@@ -73,14 +103,21 @@ describe('the do-not-call list at dial time', () => {
       ],
     });
     expect(flow.status).toBe(201);
-    const optingProgram = await activeProgram(org, flow.body.id, await createAudience(org, [quitter!.id]), { simulatedCaller: { utterances: ['No thanks, please stop calling me.'] } });
+    const optingProgram = await activeProgram(org, flow.body.id, await createAudience(org, [quitter!.id]), {
+      simulatedCaller: { utterances: ['No thanks, please stop calling me.'] },
+    });
     const optingExecution = await started(org, optingProgram);
-    const voiceRunner = testRunner(app, { dialer: new SimulatedDialer({ seed: 'opt-out', speedMs: 0, weights: ALWAYS_ANSWERED }),
+    const voiceRunner = testRunner(app, {
+      dialer: new SimulatedDialer({ seed: 'opt-out', speedMs: 0, weights: ALWAYS_ANSWERED }),
       logger: createLogger('warn', { write: (line: string) => void logs.push(JSON.parse(line)) }),
       clock,
       conversations: app.gateway.services.conversations,
     });
-    await tickUntil(voiceRunner, () => readExecution(org, optingProgram, optingExecution), (execution) => execution.status === 'completed');
+    await tickUntil(
+      voiceRunner,
+      () => readExecution(org, optingProgram, optingExecution),
+      (execution) => execution.status === 'completed',
+    );
     const [optOutCall] = (await org.rest.get(`/api/calls?executionId=${optingExecution}`)).body.data;
     expect(optOutCall).toMatchObject({ to: quitter!.phone, status: 'completed', reachedNodeIds: ['start', 'ask', 'out'] });
     const entry = await org.rest.get(`/api/do-not-call/${encodeURIComponent(quitter!.phone)}`);
@@ -94,7 +131,9 @@ describe('the do-not-call list at dial time', () => {
 
     // 2. The contact is deleted and imported again: a new id, not opted out, the same number.
     expect((await org.rest.delete(`/api/contacts/${quitter!.id}`)).status).toBe(204);
-    expect((await org.rest.post('/api/contacts/import', { contacts: [{ phone: quitter!.phone, name: 'Again', timeZone: 'UTC', attributes: { birthday } }] })).status).toBe(201);
+    expect(
+      (await org.rest.post('/api/contacts/import', { contacts: [{ phone: quitter!.phone, name: 'Again', timeZone: 'UTC', attributes: { birthday } }] })).status,
+    ).toBe(201);
     const again = (await org.rest.get(`/api/contacts?search=${encodeURIComponent(quitter!.phone)}`)).body.data[0];
     expect(again).toMatchObject({ phone: quitter!.phone, optedOut: false });
     expect(again.id).not.toBe(quitter!.id);
@@ -105,54 +144,147 @@ describe('the do-not-call list at dial time', () => {
     const balance = await creditBalance(org);
     const otherExecution = await started(org, otherProgram);
     const { runner } = buildRunner(app, { seed: 'dnc', weights: ALWAYS_ANSWERED });
-    const end = await tickUntil(runner, () => readExecution(org, otherProgram, otherExecution), (execution) => execution.status === 'completed');
+    const end = await tickUntil(
+      runner,
+      () => readExecution(org, otherProgram, otherExecution),
+      (execution) => execution.status === 'completed',
+    );
     expect(end).toMatchObject({ totalContacts: 2, contactsCompleted: 1, contactsFailed: 1, contactsDoNotCall: 1, creditsSpent: 1 });
     // The results say what happened: one answered, one not called for the list.
     expect(end.outcomes).toMatchObject({ answered: 1, doNotCall: 1, voicemail: 0, noAnswer: 0, busy: 0, failed: 0 });
-    expect((await org.graphql.ok(CampaignExecutionDocument, { id: otherExecution })).execution).toMatchObject({ contactsDoNotCall: 1, contactsFailed: 1, creditsSpent: 1 });
+    expect((await org.graphql.ok(CampaignExecutionDocument, { id: otherExecution })).execution).toMatchObject({
+      contactsDoNotCall: 1,
+      contactsFailed: 1,
+      creditsSpent: 1,
+    });
     expect(await creditBalance(org)).toBe(balance - 1);
     expect(await dialed(quitter!.phone)).toBe(1);
     const calls = (await org.rest.get(`/api/calls?executionId=${otherExecution}`)).body.data as Record<string, unknown>[];
     const suppressed = calls.find((call) => call.to === quitter!.phone);
-    expect(suppressed).toMatchObject({ contactId: again.id, status: 'canceled', outcome: 'do_not_call', creditsCharged: 0, carrierCallId: null, answeredAt: null, errorText: 'Not placed: the number is on the do-not-call list' });
+    expect(suppressed).toMatchObject({
+      contactId: again.id,
+      status: 'canceled',
+      outcome: 'do_not_call',
+      creditsCharged: 0,
+      carrierCallId: null,
+      answeredAt: null,
+      errorText: 'Not placed: the number is on the do-not-call list',
+    });
     const csv = await csvOf(org, otherExecution);
-    expect(csv.find((row) => row.phone === quitter!.phone)).toMatchObject({ contactId: again.id, contactStatus: 'failed', attempts: '0', lastCallStatus: 'canceled', outcome: 'do_not_call', creditsCharged: '0' });
+    expect(csv.find((row) => row.phone === quitter!.phone)).toMatchObject({
+      contactId: again.id,
+      contactStatus: 'failed',
+      attempts: '0',
+      lastCallStatus: 'canceled',
+      outcome: 'do_not_call',
+      creditsCharged: '0',
+    });
     expect(csv.find((row) => row.phone === stays!.phone)).toMatchObject({ contactStatus: 'completed', outcome: 'answered', creditsCharged: '1' });
     const ended = (await org.rest.get('/api/events?type=call.ended&limit=100')).body.data as { payload: Record<string, unknown> }[];
-    expect(ended.filter((event) => event.payload.executionId === otherExecution).map((event) => [event.payload.to, event.payload.outcome]).sort()).toEqual(
-      [[quitter!.phone, 'do_not_call'], [stays!.phone, 'answered']].sort(),
+    expect(
+      ended
+        .filter((event) => event.payload.executionId === otherExecution)
+        .map((event) => [event.payload.to, event.payload.outcome])
+        .sort(),
+    ).toEqual(
+      [
+        [quitter!.phone, 'do_not_call'],
+        [stays!.phone, 'answered'],
+      ].sort(),
     );
 
     // 4. A live program's trigger for the re-imported contact fires, and the call is suppressed at the claim.
     const live = await org.rest.post('/api/programs', {
-      name: 'Birthday calls', kind: 'live', flowId: greeting, audienceId: await createAudience(org, [again.id]), callingWindow: ALL_DAY,
+      name: 'Birthday calls',
+      kind: 'live',
+      flowId: greeting,
+      audienceId: await createAudience(org, [again.id]),
+      callingWindow: ALL_DAY,
       liveTrigger: { attribute: 'birthday', source: 'contact', offsetDays: 0, timeOfDay: '09:00' },
     });
     expect((await org.rest.post(`/api/programs/${live.body.id}/activate`)).status).toBe(200);
     const later = new Date(`${dateOf(Date.parse(birthday) + DAY)}T12:00:00Z`);
     const { runner: liveRunner } = buildRunner(app, { seed: 'dnc-live', weights: ALWAYS_ANSWERED }, () => later);
     await liveRunner.tick();
-    expect((await org.rest.get(`/api/programs/${live.body.id}/triggers?status=triggered`)).body.map((trigger: { contactId: string }) => trigger.contactId)).toEqual([again.id]);
+    expect(
+      (await org.rest.get(`/api/programs/${live.body.id}/triggers?status=triggered`)).body.map((trigger: { contactId: string }) => trigger.contactId),
+    ).toEqual([again.id]);
     const [liveExecution] = (await org.rest.get(`/api/programs/${live.body.id}/executions`)).body;
-    const liveEnd = await tickUntil(liveRunner, () => readExecution(org, live.body.id, liveExecution.id), (execution) => execution.status === 'completed');
+    const liveEnd = await tickUntil(
+      liveRunner,
+      () => readExecution(org, live.body.id, liveExecution.id),
+      (execution) => execution.status === 'completed',
+    );
     expect(liveEnd).toMatchObject({ totalContacts: 1, contactsDoNotCall: 1, contactsFailed: 1, creditsSpent: 0 });
     expect(await dialed(quitter!.phone)).toBe(1);
 
     // 5. A retry: the first attempt is not answered, the number is put on the list (GraphQL), the second attempt is suppressed.
-    const retryProgram = await activeProgram(org, greeting, await createAudience(org, [retried!.id]), { retryPolicy: { maxAttempts: 3, retryDelayMinutes: 0 } });
+    const retryProgram = await activeProgram(org, greeting, await createAudience(org, [retried!.id]), {
+      retryPolicy: { maxAttempts: 3, retryDelayMinutes: 0 },
+    });
     const retryExecution = await started(org, retryProgram);
     const { runner: unanswered } = buildRunner(app, { seed: 'dnc-retry', weights: { answered: 0, no_answer: 100, busy: 0, voicemail: 0, failed: 0 } });
     await unanswered.tick();
     await unanswered.idle();
     expect(await readExecution(org, retryProgram, retryExecution)).toMatchObject({ status: 'running', contactsPending: 1, creditsSpent: 1 });
     expect((await org.graphql.ok(AddDoNotCallDocument, { input: { phone: retried!.phone, note: 'by email' } })).addDoNotCall.source).toBe('manual');
-    const retryEnd = await tickUntil(unanswered, () => readExecution(org, retryProgram, retryExecution), (execution) => execution.status === 'completed');
+    const retryEnd = await tickUntil(
+      unanswered,
+      () => readExecution(org, retryProgram, retryExecution),
+      (execution) => execution.status === 'completed',
+    );
     expect(retryEnd).toMatchObject({ contactsDoNotCall: 1, contactsFailed: 1, creditsSpent: 1 });
     expect(retryEnd.outcomes.doNotCall).toBe(1);
     const attempts = (await org.rest.get(`/api/calls?executionId=${retryExecution}&sortBy=queuedAt&sortOrder=asc`)).body.data as Record<string, unknown>[];
-    expect(attempts.map((call) => [call.attempt, call.status, call.outcome])).toEqual([[1, 'no_answer', 'no_answer'], [2, 'canceled', 'do_not_call']]);
+    expect(attempts.map((call) => [call.attempt, call.status, call.outcome])).toEqual([
+      [1, 'no_answer', 'no_answer'],
+      [2, 'canceled', 'do_not_call'],
+    ]);
     expect(await dialed(retried!.phone)).toBe(1);
   }, 60_000);
+});
+
+// Security review 4, Info: +4402071234567 and +442071234567 passed as two numbers; a trunk 0 after the country code is now dropped where it is one.
+describe('one number, however its trunk 0 is written', () => {
+  it('a contact written with a trunk 0 after its country code is suppressed by the entry written without it, and the other way round; an Italian 0 stays part of the number', async () => {
+    const org = await app.organization('Acme trunk zero');
+    await addCredits(org, 100);
+    const phones = ['+4402071234567', '+33612345678', '+390612345678'];
+    const imported = await org.rest.post('/api/contacts/import', {
+      contacts: phones.map((phone, index) => ({ phone, name: `Trunk ${index}`, timeZone: 'UTC' })),
+    });
+    expect(imported.status).toBe(201);
+    const contacts = (await org.rest.get('/api/contacts?limit=100&sortBy=name&sortOrder=asc')).body.data as { id: string; phone: string }[];
+    expect(contacts.map((contact) => contact.phone)).toEqual(['+442071234567', '+33612345678', '+390612345678']);
+    // The same number again, in its other spelling, is the same contact.
+    const twice = await org.rest.post('/api/contacts', { phone: '+442071234567', name: 'Again', timeZone: 'UTC' });
+    expect([twice.status, twice.body.code]).toEqual([409, 'CONFLICT']);
+    for (const phone of ['+442071234567', '+330612345678', '+39612345678']) expect((await org.rest.post('/api/do-not-call', { phone })).status).toBe(201);
+    const execution = await started(
+      org,
+      await activeProgram(
+        org,
+        await createFlow(org),
+        await createAudience(
+          org,
+          contacts.map((contact) => contact.id),
+        ),
+      ),
+    );
+    const program = (await org.rest.get(`/api/executions/${execution}`)).body.programId as string;
+    const { runner } = buildRunner(app, { seed: 'trunk-zero', weights: ALWAYS_ANSWERED });
+    await tickUntil(
+      runner,
+      () => readExecution(org, program, execution),
+      (state) => state.status === 'completed',
+    );
+    const calls = (await org.rest.get(`/api/calls?executionId=${execution}&limit=100`)).body.data as { to: string; outcome: string }[];
+    expect(Object.fromEntries(calls.map((call) => [call.to, call.outcome]))).toEqual({
+      '+442071234567': 'do_not_call',
+      '+33612345678': 'do_not_call',
+      '+390612345678': 'answered',
+    });
+  });
 });
 
 describe('one program, one running execution', () => {
@@ -160,7 +292,14 @@ describe('one program, one running execution', () => {
     const org = await app.organization('Acme one run');
     await addCredits(org, 100);
     const contacts = await importContacts(org, 2);
-    const programId = await activeProgram(org, await createFlow(org), await createAudience(org, contacts.map((contact) => contact.id)));
+    const programId = await activeProgram(
+      org,
+      await createFlow(org),
+      await createAudience(
+        org,
+        contacts.map((contact) => contact.id),
+      ),
+    );
     const first = await started(org, programId);
     const second = (await org.rest.post(`/api/programs/${programId}/executions`)).body.id as string;
 
@@ -183,7 +322,9 @@ describe('one program, one running execution', () => {
     expect((await org.graphql.run(ResumeExecutionDocument, { id: first })).errors?.[0]?.message).toBe(resume.body.detail);
 
     // The database holds the rule whatever writes the row.
-    await expect(app.sql(`update executions set status = 'running' where id = ?`, [first])).rejects.toThrow(/executions_program_id_running_unique|duplicate key/);
+    await expect(app.sql(`update executions set status = 'running' where id = ?`, [first])).rejects.toThrow(
+      /executions_program_id_running_unique|duplicate key/,
+    );
 
     // A scheduled execution whose start time has come waits while another of the program runs.
     const scheduled = await org.rest.post(`/api/programs/${programId}/executions`, { scheduledStartAt: new Date(Date.now() - 60_000).toISOString() });
@@ -222,7 +363,11 @@ describe('one program, one running execution', () => {
     expect(calls.map((call) => call.to)).toEqual([free!.phone]);
     // Once that call ends, the contact is called.
     await app.sql(`update calls set status = 'completed', outcome = 'answered', ended_at = now() where execution_id = ?`, [first]);
-    const end = await tickUntil(runner, () => readExecution(org, programId, second), (execution) => execution.status === 'completed');
+    const end = await tickUntil(
+      runner,
+      () => readExecution(org, programId, second),
+      (execution) => execution.status === 'completed',
+    );
     expect(end).toMatchObject({ contactsCompleted: 2, creditsSpent: 2 });
   });
 });

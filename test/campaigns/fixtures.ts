@@ -3,6 +3,7 @@ import { CampaignRunner } from '../../src/modules/programs/runner/campaign-runne
 import { SimulatedDialer, type SimulatedDialerOptions } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { FIRE_BATCH } from '../../src/modules/programs/triggers/trigger-fire.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { testRunner } from '../runner/fixtures.js';
 
 // Everything here goes through the doors (REST and GraphQL); only the runner is built in-process, as src/main.ts builds it.
@@ -49,7 +50,11 @@ export interface ImportedContact {
 }
 
 /** POST /api/contacts/import, then the ids read back from GET /api/contacts. */
-export async function importContacts(org: TestOrganization, count: number, extra: (i: number) => Record<string, unknown> = () => ({})): Promise<ImportedContact[]> {
+export async function importContacts(
+  org: TestOrganization,
+  count: number,
+  extra: (i: number) => Record<string, unknown> = () => ({}),
+): Promise<ImportedContact[]> {
   const base = ++serial * 1000;
   const contacts = Array.from({ length: count }, (_, i) => ({
     name: `Person ${base + i}`,
@@ -83,6 +88,7 @@ export async function createAudience(org: TestOrganization, contactIds: string[]
 export async function createFlow(org: TestOrganization): Promise<string> {
   const agent = await org.rest.post('/api/agents', { name: 'Caller', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' } });
   expect(agent.status).toBe(201);
+  expect((await org.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
   const flow = await org.rest.post('/api/call-flows', {
     name: 'Greeting',
     nodes: [
@@ -120,7 +126,10 @@ export async function activeProgram(org: TestOrganization, flowId: string, audie
 /** A whole campaign built through the doors: contacts, audience, agent, flow, active program. */
 export async function buildCampaign(org: TestOrganization, contacts: number, settings: Record<string, unknown> = {}) {
   const imported = await importContacts(org, contacts);
-  const audienceId = await createAudience(org, imported.map((contact) => contact.id));
+  const audienceId = await createAudience(
+    org,
+    imported.map((contact) => contact.id),
+  );
   const flowId = await createFlow(org);
   const programId = await activeProgram(org, flowId, audienceId, settings);
   return { contacts: imported, audienceId, flowId, programId };
@@ -179,15 +188,7 @@ export async function tickUntil(
   throw new Error(`not done after ${maxTicks} ticks`);
 }
 
-/** Polls `read` while a started runner works, until `done`. */
-export async function poll(read: () => Promise<Counters>, done: (execution: Counters) => boolean, timeoutMs = 10_000): Promise<Counters> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const execution = await read();
-    if (done(execution)) return execution;
-    if (Date.now() > until) throw new Error(`timed out; last ${JSON.stringify(execution)}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
+/** Re-reads `read` while a started runner works, until `done`; no deadline of its own (test/helpers/eventually.ts). */
+export function poll(read: () => Promise<Counters>, done: (execution: Counters) => boolean, what = 'an execution state'): Promise<Counters> {
+  return eventually(read, done, { what });
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,11 +1,12 @@
 import { jest } from '@jest/globals';
 import { statSync, readFileSync, existsSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { CLI, operatorEnvironment, runScript, startServer, type Exit, type OperatorEnvironment, type ServerProcess } from '../support/entry-points.js';
 
 // The operator CLI while the server runs. On the embedded database the server holds it, so the CLI
-// sends its commands to the server's /operator door (DATA_DIR/operator.json); on PostgreSQL it opens
+// sends its commands to the server's /operator door on its Unix socket (DATA_DIR/operator.json); on PostgreSQL it opens
 // the database itself. Either way the operator never has to stop the server.
 jest.setTimeout(120_000);
 
@@ -13,7 +14,11 @@ let operator: OperatorEnvironment;
 let env: Record<string, string>;
 let server: ServerProcess;
 const cli = (...args: string[]) => runScript(CLI, args, env);
-const json = (exit: Exit) => exit.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+const json = (exit: Exit) =>
+  exit.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 beforeAll(async () => {
   operator = await operatorEnvironment('cli-live');
@@ -58,9 +63,17 @@ it('refuses as it does without a server: a usage error with the usage, an unknow
   await cli('org:create', '--name', 'twin', '--email', 'b@twin.test');
   const cases: [string[], RegExp][] = [
     [['credits:add', '--org', 'Nobody', '--amount', '5'], /^Error: No organization has the id or name "Nobody"; npm run cli -- org:list lists them\n$/],
-    [['credits:add', '--org', 'Twin', '--amount', '5'], /^Error: 2 organizations are named "Twin"; give --org its id \(npm run cli -- org:list lists them\)\n$/],
-    [['credits:add', '--org', '00000000-0000-4000-8000-000000000000', '--amount', '5'], /^Error: No organization with the id 00000000-0000-4000-8000-000000000000/],
+    [
+      ['credits:add', '--org', 'Twin', '--amount', '5'],
+      /^Error: 2 organizations are named "Twin"; give --org its id \(npm run cli -- org:list lists them\)\n$/,
+    ],
+    [
+      ['credits:add', '--org', '00000000-0000-4000-8000-000000000000', '--amount', '5'],
+      /^Error: No organization with the id 00000000-0000-4000-8000-000000000000/,
+    ],
     [['credits:add', '--org', 'Acme', '--amount', '0'], /^--amount is required \(a whole number from 1 to 1000000000\)\n\nUsage: npm run cli -- credits:add/],
+    [['toString'], /^unknown command "toString"\n\nUsage: npm run cli -- <command>/],
+    [['help', '__proto__'], /^unknown command "__proto__"\n/],
   ];
   for (const [args, message] of cases) {
     const result = await cli(...args);
@@ -69,48 +82,85 @@ it('refuses as it does without a server: a usage error with the usage, an unknow
   }
 });
 
-(TEST_DATABASE_URL ? it.skip : it)('the operator door: a 0600 file of this server, refused without its token, the token never in the log', async () => {
-  const file = join(operator.dataDir, 'operator.json');
-  expect(statSync(file).mode & 0o777).toBe(0o600);
-  const endpoint = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; url: string; token: string };
-  expect(endpoint).toEqual({ pid: server.child.pid, url: server.url, token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+/** One request to the operator door's Unix socket: its status, content type and body. */
+function viaSocket(
+  socketPath: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; type: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
-  const send = (headers: Record<string, string>, body: unknown = {}, command = 'org:list') =>
-    fetch(`${server.url}/operator/commands/${command}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const wrong: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: endpoint.token }, { 'x-api-key': endpoint.token }];
-  for (const headers of wrong) {
-    const refused = await send(headers);
-    expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([401, 'UNAUTHENTICATED']);
-  }
-  const auth = { authorization: `Bearer ${endpoint.token}` };
-  const listed = await send(auth);
-  expect(listed.status).toBe(200);
-  expect(listed.headers.get('cache-control')).toBe('no-store');
-  expect(((await listed.json()) as { lines: unknown[] }).lines.length).toBeGreaterThan(0);
-  // Whatever is sent, a 4xx in the problem shape, never a 500.
-  const bad: [Record<string, string>, unknown, string, number][] = [
-    [auth, {}, 'org:delete', 404],
-    [auth, { org: 'Acme' }, 'credits:add', 400],
-    [auth, { nope: 'x' }, 'org:list', 400],
-    [auth, { org: ['Acme'], amount: '5' }, 'credits:add', 400],
-    [auth, [1], 'org:list', 400],
-  ];
-  for (const [headers, body, command, status] of bad) {
-    const res = await send(headers, body, command);
-    expect([command, body, res.status, res.headers.get('content-type')]).toEqual([command, body, status, 'application/problem+json; charset=utf-8']);
-  }
-  const malformed = await fetch(`${server.url}/operator/commands/org:list`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{' });
-  expect(malformed.status).toBe(400);
+(TEST_DATABASE_URL ? it.skip : it)(
+  'the operator door: a 0600 socket named by a 0600 file of this server, not on the public listener, refused without its token, the token never in the log',
+  async () => {
+    const file = join(operator.dataDir, 'operator.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const endpoint = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; socket: string; token: string };
+    expect(endpoint).toEqual({ pid: server.child.pid, socket: join(operator.dataDir, 'operator.sock'), token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(statSync(endpoint.socket).isSocket()).toBe(true);
+    expect(statSync(endpoint.socket).mode & 0o777).toBe(0o600);
 
-  const output = await server.outputWith('/operator/commands/org:list');
-  expect(output).toContain('/operator/commands/org:list'); // the debug log has the requests ...
-  expect(output).not.toContain(endpoint.token); // ... but never the token
-});
+    // The public listener does not serve it, even to a loopback peer with the token.
+    const publicly = await fetch(`${server.url}/operator/commands/org:list`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${endpoint.token}` },
+      body: '{}',
+    });
+    expect(publicly.status).toBe(404);
+
+    const send = (headers: Record<string, string>, body: unknown = {}, command = 'org:list') =>
+      viaSocket(endpoint.socket, `/operator/commands/${command}`, headers, typeof body === 'string' ? body : JSON.stringify(body));
+    const wrong: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: endpoint.token }, { 'x-api-key': endpoint.token }];
+    for (const headers of wrong) {
+      const refused = await send(headers);
+      expect([refused.status, (JSON.parse(refused.body) as { code: string }).code]).toEqual([401, 'UNAUTHENTICATED']);
+    }
+    const auth = { authorization: `Bearer ${endpoint.token}` };
+    const listed = await send(auth);
+    expect(listed.status).toBe(200);
+    expect((JSON.parse(listed.body) as { lines: unknown[] }).lines.length).toBeGreaterThan(0);
+    // Whatever is sent, a 4xx in the problem shape, never a 500: commands and options named like what every object inherits too.
+    const bad: [unknown, string, number][] = [
+      [{}, 'org:delete', 404],
+      [{}, '__proto__', 404],
+      [{}, 'constructor', 404],
+      [{}, 'toString', 404],
+      [{ org: 'Acme' }, 'credits:add', 400],
+      [{ nope: 'x' }, 'org:list', 400],
+      [{ toString: 'x' }, 'org:list', 400],
+      [{ constructor: 'x' }, 'keys:create', 400],
+      ['{"__proto__": "x"}', 'org:list', 400],
+      [{ org: ['Acme'], amount: '5' }, 'credits:add', 400],
+      [[1], 'org:list', 400],
+      ['{', 'org:list', 400],
+    ];
+    for (const [body, command, status] of bad) {
+      const res = await send(auth, body, command);
+      expect([command, body, res.status, res.type]).toEqual([command, body, status, 'application/problem+json; charset=utf-8']);
+    }
+
+    const output = await server.outputWith('/operator/commands/org:list');
+    expect(output).toContain('/operator/commands/org:list'); // the debug log has the requests ...
+    expect(output).not.toContain(endpoint.token); // ... but never the token
+  },
+);
 
 (TEST_DATABASE_URL ? it.skip : it)('once the server stops, the file is gone and the CLI opens the database itself', async () => {
   server.child.kill('SIGTERM');
   await server.exited;
   expect(existsSync(join(operator.dataDir, 'operator.json'))).toBe(false);
+  expect(existsSync(join(operator.dataDir, 'operator.sock'))).toBe(false);
   const granted = await cli('credits:add', '--org', 'Acme', '--amount', '5');
   expect([granted.code, granted.stderr]).toEqual([0, '']);
   expect(json(granted)[0]).toMatchObject({ amount: 5, creditBalance: 55 });

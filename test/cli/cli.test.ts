@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { CLI, operatorEnvironment, runScript, startServer, type Exit, type OperatorEnvironment } from '../support/entry-points.js';
 
 // The operator CLI as a process (the build pretest makes), against a fresh PGlite DATA_DIR in /tmp,
@@ -34,14 +33,18 @@ async function whoAre(keys: string[]): Promise<({ id: string; organizationId: st
   }
 }
 
-const json = (exit: Exit) => exit.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+const json = (exit: Exit) =>
+  exit.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('help', () => {
   it('help lists every command; each command answers --help with its own usage, exit 0, touching no database', async () => {
     const help = await cli('help');
     expect(help.code).toBe(0);
     const listed = [...help.stdout.matchAll(/^ {2}([a-z]+:[a-z]+)\b/gm)].map((match) => match[1]);
-    expect(listed).toEqual(['org:create', 'keys:create', 'credits:add', 'org:list']);
+    expect(listed).toEqual(['org:create', 'keys:create', 'credits:add', 'org:list', 'credentials:check', 'credentials:reset']);
     expect((await cli('--help')).stdout).toBe(help.stdout);
     expect((await cli()).stdout).toBe(help.stdout);
     for (const command of listed) {

@@ -1,5 +1,21 @@
-import { AddAudienceMembersDocument, AudienceDocument, AudiencesDocument, AudiencesWithMembersDocument, ContactDocument, ContactsDocument, CreateAudienceDocument, CreateContactDocument, DeleteAudienceDocument, DeleteContactDocument, ImportContactsDocument, RemoveAudienceMembersDocument, UpdateAudienceDocument, UpdateContactDocument } from '../generated/graphql.js';
+import {
+  AddAudienceMembersDocument,
+  AudienceDocument,
+  AudiencesDocument,
+  AudiencesWithMembersDocument,
+  ContactDocument,
+  ContactsDocument,
+  CreateAudienceDocument,
+  CreateContactDocument,
+  DeleteAudienceDocument,
+  DeleteContactDocument,
+  ImportContactsDocument,
+  RemoveAudienceMembersDocument,
+  UpdateAudienceDocument,
+  UpdateContactDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { withCursors } from '../helpers/pages.js';
 
 // Contacts: contacts, audiences and isolation, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -82,7 +98,10 @@ describe('contacts', () => {
 
     it('an invalid phone or time zone on update → 400 naming the field on both doors', async () => {
       const { body: created } = await acme.rest.post('/api/contacts', { phone: '+14155550133' });
-      for (const [input, field] of [[{ phone: 'nope' }, 'phone'], [{ timeZone: 'Nowhere/City' }, 'timeZone']] as const) {
+      for (const [input, field] of [
+        [{ phone: 'nope' }, 'phone'],
+        [{ timeZone: 'Nowhere/City' }, 'timeZone'],
+      ] as const) {
         const rest = await acme.rest.put(`/api/contacts/${created.id}`, input);
         expect(rest.status).toBe(400);
         expect(fieldsOf(rest.body.errors)).toEqual([field]);
@@ -105,7 +124,7 @@ describe('contacts', () => {
       expect(status).toBe(201);
       const page = await org.rest.get('/api/contacts?limit=2&page=2&sortBy=name&sortOrder=asc');
       expect(Object.keys(page.body).sort()).toEqual(['data', 'meta']);
-      expect(page.body.meta).toEqual({ page: 2, limit: 2, total: 3, totalPages: 2, hasNextPage: false, hasPreviousPage: true });
+      expect(page.body.meta).toEqual(withCursors({ page: 2, limit: 2, total: 3, totalPages: 2, hasNextPage: false, hasPreviousPage: true }));
       expect(page.body.data.map((contact: { name: string }) => contact.name)).toEqual(['Zoe']);
       const byPhone = await org.rest.get('/api/contacts?search=%2B49');
       expect(byPhone.body.data.map((contact: { name: string }) => contact.name)).toEqual(['Maria']);
@@ -118,18 +137,17 @@ describe('contacts', () => {
   });
 
   describe('bulk import', () => {
+    // How fast an import runs is the benchmark's to measure (npm run bench), against a baseline in the same run: a timed test failed on a loaded machine.
     it('writes 10,000 valid rows in one call', async () => {
       const org = await app.organization('Bulk');
       const contacts = Array.from({ length: 10_000 }, (_, i) => ({ phone: phone(i), attributes: { n: i } }));
-      const started = Date.now();
       const res = await org.rest.post('/api/contacts/import', { contacts });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({ imported: 10_000 });
-      expect(Date.now() - started).toBeLessThan(15_000);
       expect(await countContacts(org)).toBe(10_000);
       const listed = await org.rest.get('/api/contacts?limit=1');
       expect(listed.body.meta.total).toBe(10_000);
-    }, 30_000);
+    });
 
     it('one bad row among many → 400 naming contacts.<i>.phone, and nothing is written (both doors)', async () => {
       const org = await app.organization('Bad row');
@@ -167,6 +185,93 @@ describe('contacts', () => {
       expect(await countContacts(org)).toBe(1);
     });
 
+    // One import per organization at a time (src/modules/contacts/organization-imports.ts): the running
+    // one holds its organization's row of organization_imports. Held here by hand, as a running import
+    // holds it, so the test does not depend on two requests overlapping in time.
+    const holdImportPlace = (org: TestOrganization, kind: string, heartbeat = 'now()', contactIds: string[] = []) =>
+      app.sql(
+        `insert into organization_imports (organization_id, token, kind, started_at, heartbeat_at, contact_ids)
+         values (?, gen_random_uuid(), ?, timestamptz '2026-12-01 10:00:00+00', ${heartbeat}, ?::uuid[])`,
+        [org.organizationId, kind, `{${contactIds.join(',')}}`],
+      );
+
+    it('a second import of the organization while one runs → 409 naming the running one, on both doors; other organizations import meanwhile', async () => {
+      const org = await app.organization('Busy importer');
+      const bystander = await app.organization('Bystander');
+      await holdImportPlace(org, 'do-not-call');
+      const rest = await org.rest.post('/api/contacts/import', { contacts: [{ phone: phone(1) }] });
+      expect(rest.status).toBe(409);
+      expect(rest.body.code).toBe('CONFLICT');
+      expect(rest.body.detail).toBe(
+        'An import is already running for this organization (do-not-call, started 2026-12-01T10:00:00.000Z); one import runs at a time: send this one when it has finished',
+      );
+      const gql = await org.graphql.run(ImportContactsDocument, { input: { contacts: [{ phone: phone(1) }] } });
+      expect(gql.errors?.[0]?.extensions.code).toBe('CONFLICT');
+      expect(gql.errors?.[0]?.message).toBe(rest.body.detail);
+      const csv = await org.rest.post('/api/do-not-call/import', { csv: '+14155550100' });
+      expect(csv.status).toBe(409);
+      expect((await bystander.rest.post('/api/contacts/import', { contacts: [{ phone: phone(1) }] })).status).toBe(201);
+      expect(await countContacts(org)).toBe(0);
+
+      await app.sql('delete from organization_imports where organization_id = ?', [org.organizationId]);
+      expect((await org.rest.post('/api/contacts/import', { contacts: [{ phone: phone(1) }] })).status).toBe(201);
+      expect(await app.sql('select * from organization_imports')).toEqual([]);
+    });
+
+    it('imports sent at once: each answers 201 with all its rows or 409 with none', async () => {
+      const org = await app.organization('Burst importer');
+      const files = Array.from({ length: 4 }, (_, file) => Array.from({ length: 1500 }, (_, i) => ({ phone: phone(100_000 * (file + 1) + i) })));
+      const answers = await Promise.all(files.map((contacts) => org.rest.post('/api/contacts/import', { contacts })));
+      expect(answers.every((answer) => answer.status === 201 || answer.status === 409)).toBe(true);
+      const imported = answers.filter((answer) => answer.status === 201);
+      expect(imported.length).toBeGreaterThan(0);
+      expect(imported.every((answer) => answer.body.imported === 1500)).toBe(true);
+      expect(await countContacts(org)).toBe(1500 * imported.length);
+    });
+
+    it('a file written in chunks is undone when a later chunk fails: nothing is left, the place is free', async () => {
+      const org = await app.organization('Failing importer');
+      // The third chunk meets a failing database (SQLSTATE 57P03, as a server shutting down answers).
+      await app.sql(`create function fail_import_row() returns trigger language plpgsql as $$
+        begin if new.phone = '${phone(2500)}' then raise exception 'simulated loss' using errcode = '57P03'; end if; return new; end $$`);
+      await app.sql('create trigger fail_import_row before insert on contacts for each row execute function fail_import_row()');
+      try {
+        const contacts = Array.from({ length: 3000 }, (_, i) => ({ phone: phone(i) }));
+        const res = await org.rest.post('/api/contacts/import', { contacts });
+        expect(res.status).toBe(503);
+        expect(await countContacts(org)).toBe(0);
+        expect(await app.sql('select * from organization_imports')).toEqual([]);
+      } finally {
+        await app.sql('drop trigger fail_import_row on contacts');
+        await app.sql('drop function fail_import_row()');
+      }
+      expect((await org.rest.post('/api/contacts/import', { contacts: [{ phone: phone(1) }] })).status).toBe(201);
+    });
+
+    it('an import whose process died is undone: by the next import once its heartbeat is stale, or at the embedded database’s start', async () => {
+      const org = await app.organization('Crashed importer');
+      const written = await org.rest.post('/api/contacts/import', { contacts: [{ phone: phone(1) }, { phone: phone(2) }] });
+      expect(written.status).toBe(201);
+      const ids = (await app.sql<{ id: string }>('select id from contacts where organization_id = ?', [org.organizationId])).map((row) => row.id);
+      // Left as a process that died after writing these two would leave it, its heartbeat two minutes old.
+      await holdImportPlace(org, 'contacts', "now() - interval '2 minutes'", ids);
+      const next = await org.rest.post('/api/contacts/import', { contacts: [{ phone: phone(3) }] });
+      expect(next.status).toBe(201);
+      expect((await app.sql<{ phone: string }>('select phone from contacts where organization_id = ?', [org.organizationId])).map((row) => row.phone)).toEqual([
+        phone(3),
+      ]);
+
+      // A fresh heartbeat is a running import for every replica, but not at the start of the embedded
+      // database's one process (main.ts asks recover({all}) there).
+      const [{ id }] = await app.sql<{ id: string }>('select id from contacts where organization_id = ?', [org.organizationId]);
+      await holdImportPlace(org, 'contacts', 'now()', [id!]);
+      expect(await app.gateway.services.imports.recover()).toBe(0);
+      expect(await countContacts(org)).toBe(1);
+      expect(await app.gateway.services.imports.recover({ all: true })).toBe(1);
+      expect(await countContacts(org)).toBe(0);
+      expect(await app.sql('select * from organization_imports')).toEqual([]);
+    });
+
     it('refuses an empty file and more than 10,000 rows', async () => {
       const empty = await acme.rest.post('/api/contacts/import', { contacts: [] });
       expect(empty.status).toBe(400);
@@ -190,7 +295,7 @@ describe('audiences', () => {
   });
   afterAll(() => app.close());
 
-  const AUDIENCE_KEYS = ['contactCount', 'createdAt', 'description', 'id', 'name', 'organizationId', 'updatedAt'];
+  const AUDIENCE_KEYS = ['contactCount', 'createdAt', 'description', 'filter', 'id', 'kind', 'name', 'organizationId', 'updatedAt'];
   const fieldsOf = (errors: { field: string }[] | undefined) => [...new Set((errors ?? []).map((error) => error.field))].sort();
 
   async function createContacts(org: TestOrganization, count: number, start = 0): Promise<string[]> {
@@ -217,7 +322,7 @@ describe('audiences', () => {
       const res = await paging.rest.get('/api/audience?page=2&limit=20');
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['data', 'meta']);
-      expect(res.body.meta).toEqual({ page: 2, limit: 20, total: 45, totalPages: 3, hasNextPage: true, hasPreviousPage: true });
+      expect(res.body.meta).toEqual(withCursors({ page: 2, limit: 20, total: 45, totalPages: 3, hasNextPage: true, hasPreviousPage: true }));
       expect(res.body.data).toHaveLength(20);
       expect(Object.keys(res.body.data[0]).sort()).toEqual(AUDIENCE_KEYS);
       expect(res.body.data[0]).toMatchObject({ organizationId: paging.organizationId, contactCount: 0, description: null });
@@ -232,7 +337,7 @@ describe('audiences', () => {
       expect(audiences.data.map((audience) => audience.id)).toEqual(rest.body.data.map((audience: { id: string }) => audience.id));
       const last = await paging.rest.get('/api/audience?page=3&limit=20');
       expect(last.body.data).toHaveLength(5);
-      expect(last.body.meta).toEqual({ page: 3, limit: 20, total: 45, totalPages: 3, hasNextPage: false, hasPreviousPage: true });
+      expect(last.body.meta).toEqual(withCursors({ page: 3, limit: 20, total: 45, totalPages: 3, hasNextPage: false, hasPreviousPage: true }));
       const defaults = await paging.rest.get('/api/audience');
       expect(defaults.body.meta).toMatchObject({ page: 1, limit: 20, hasPreviousPage: false, hasNextPage: true });
     });
@@ -335,7 +440,11 @@ describe('audiences', () => {
       const org = await app.organization('Counting');
       const ids = await createContacts(org, 3);
       const made: Record<string, string> = {};
-      for (const [name, members] of [['One', 1], ['Three', 3], ['None', 0]] as const) {
+      for (const [name, members] of [
+        ['One', 1],
+        ['Three', 3],
+        ['None', 0],
+      ] as const) {
         const { createAudience } = await org.graphql.ok(CreateAudienceDocument, { input: { name } });
         made[name] = createAudience.id;
         if (members) await org.graphql.ok(AddAudienceMembersDocument, { audienceId: createAudience.id, contactIds: ids.slice(0, members) });
@@ -356,13 +465,14 @@ describe('audiences', () => {
       const members = await org.rest.get(`/api/audience/${made.Three}/members?limit=2&sortBy=phone&sortOrder=asc`);
       expect(members.status).toBe(200);
       expect(members.body.data.map((contact: { phone: string }) => contact.phone)).toEqual(['+14155550000', '+14155550001']);
-      expect(members.body.meta).toEqual(three.contacts.meta);
+      // The members page of one audience carries its cursors; the audiences page's nested pages (one statement for all) do not.
+      expect(members.body.meta).toEqual({ ...three.contacts.meta, nextCursor: expect.any(String), lastCursor: expect.any(String) });
       const second = await org.rest.get(`/api/audience/${made.Three}/members?limit=2&page=2&sortBy=phone&sortOrder=asc`);
       expect(second.body.data).toEqual([expect.objectContaining({ id: ids[2], phone: '+14155550002', organizationId: org.organizationId })]);
       expect((await org.rest.get(`/api/audience/${made.Three}/members?search=0001`)).body.data.map((contact: { id: string }) => contact.id)).toEqual([ids[1]]);
       expect((await org.rest.get(`/api/audience/${made.None}/members`)).body).toEqual({
         data: [],
-        meta: { page: 1, limit: 20, total: 0, totalPages: 0, hasNextPage: false, hasPreviousPage: false },
+        meta: withCursors({ page: 1, limit: 20, total: 0, totalPages: 0, hasNextPage: false, hasPreviousPage: false }),
       });
       const bad = await org.rest.get(`/api/audience/${made.Three}/members?limit=101&sortBy=sideways`);
       expect([bad.status, fieldsOf(bad.body.errors)]).toEqual([400, ['limit']]);

@@ -1,3 +1,4 @@
+import { eventually } from '../helpers/eventually.js';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { request, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
@@ -11,15 +12,9 @@ import { buildCampaign } from '../campaigns/fixtures.js';
 const CEILING = 256 * 1024;
 const PADDING = 16_000;
 
-/** Waits until `check` holds, at most `ms`; fails naming `what` and the last value seen. */
-async function waitFor<T>(read: () => T, check: (value: T) => boolean, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: timed out at ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Waits until `check` holds; fails (at the test's timeout) naming `what` and the last value seen. */
+function waitFor<T>(read: () => T, check: (value: T) => boolean, what: string): Promise<T> {
+  return eventually(read, check, { what, everyMs: 25 });
 }
 
 /** The server side of each stream this process serves, to read its unsent bytes (res.writableLength). */
@@ -62,7 +57,12 @@ function openRaw(app: TestApp, path: string, headers: Record<string, string>, pa
         ids: () => {
           const blocks = text.split('\n\n');
           blocks.pop(); // not ended by a blank line (yet): not a message
-          return blocks.flatMap((block) => block.split('\n').filter((line) => line.startsWith('id: ')).map((line) => line.slice(4)));
+          return blocks.flatMap((block) =>
+            block
+              .split('\n')
+              .filter((line) => line.startsWith('id: '))
+              .map((line) => line.slice(4)),
+          );
         },
         close: () => req.destroy(),
       });
@@ -91,7 +91,11 @@ describe('execution-stream-limits', () => {
   }, 60_000);
   afterEach(async () => {
     for (const stream of opened.splice(0)) stream.close();
-    await waitFor(() => app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization, (n) => n === 0, 5000, 'open streams of Acme');
+    await waitFor(
+      () => app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization,
+      (n) => n === 0,
+      'open streams of Acme',
+    );
   });
   afterAll(async () => {
     unsubscribe('http.server.request.start', onRequest);
@@ -148,8 +152,49 @@ describe('execution-stream-limits', () => {
     expect(problem.detail).toContain('LIVE_CONNECTIONS_PER_KEY');
 
     streams[0]!.close();
-    await waitFor(() => app.gateway.services.live.connections.count({ apiKeyId: acmeKeyId }).key, (n) => n === 2, 5000, 'open streams of the key');
+    await waitFor(
+      () => app.gateway.services.live.connections.count({ apiKeyId: acmeKeyId }).key,
+      (n) => n === 2,
+      'open streams of the key',
+    );
     expect((await open(executionId, acme.apiKey)).status).toBe(200);
+  }, 60_000);
+
+  it('a client that leaves while its credentials are checked takes no place: its stream starts with none, and none is left taken', async () => {
+    const executionId = await newExecution();
+    // The key's check waits until the client has gone and the server has seen it go.
+    const auth = app.gateway.services.auth;
+    const authenticate = auth.authenticate.bind(auth);
+    let checking!: () => void;
+    const checked = new Promise<void>((resolve) => (checking = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    auth.authenticate = async (credentials) => {
+      checking();
+      await released;
+      return authenticate(credentials);
+    };
+    served.length = 0;
+    const client = request(`${app.baseUrl}/api/executions/${executionId}/stream`, { headers: { 'x-api-key': acme.apiKey } });
+    client.on('error', () => undefined);
+    client.end();
+    try {
+      await checked;
+      const response = served[0]!;
+      const gone = new Promise((resolve) => response.once('close', resolve));
+      client.destroy();
+      await gone;
+    } finally {
+      auth.authenticate = authenticate;
+      release();
+    }
+    // The route's handler runs once its pattern is set, in the same step that would take the place.
+    await waitFor(
+      () => (served[0] as unknown as { locals?: { routePattern?: string } }).locals?.routePattern,
+      (pattern) => pattern !== undefined,
+      'the stream route reached',
+    );
+    expect(app.gateway.services.live.connections.count({ apiKeyId: acmeKeyId, organizationId: acme.organizationId })).toEqual({ key: 0, organization: 0 });
   }, 60_000);
 
   it('an organization holds at most LIVE_CONNECTIONS_PER_ORG streams across its keys; another organization is not counted and still gets 404', async () => {
@@ -189,7 +234,11 @@ describe('execution-stream-limits', () => {
     expect(response.destroyed).toBe(false);
 
     stream.res.resume();
-    await waitFor(() => stream.ids().length, (n) => n >= expected.length, 20_000, 'events read');
+    await waitFor(
+      () => stream.ids().length,
+      (n) => n >= expected.length,
+      'events read',
+    );
     expect(stream.ids()).toEqual(expected);
   }, 60_000);
 
@@ -197,7 +246,11 @@ describe('execution-stream-limits', () => {
     const executionId = await newExecution();
     served.length = 0;
     const stream = await open(executionId, acme.apiKey);
-    await waitFor(() => stream.ids().length, (n) => n === 1, 5000, 'execution.created'); // execution.created
+    await waitFor(
+      () => stream.ids().length,
+      (n) => n === 1,
+      'execution.created',
+    ); // execution.created
     stream.res.pause();
     const response = served[0]!;
     let most = 0;
@@ -210,17 +263,29 @@ describe('execution-stream-limits', () => {
     }
     expect(response.destroyed).toBe(true);
     expect(most).toBeLessThanOrEqual(CEILING + 2 * PADDING);
-    await waitFor(() => app.gateway.services.live.connections.count({ apiKeyId: acmeKeyId }).key, (n) => n === 0, 5000, 'open streams of the key');
+    await waitFor(
+      () => app.gateway.services.live.connections.count({ apiKeyId: acmeKeyId }).key,
+      (n) => n === 0,
+      'open streams of the key',
+    );
 
     // What reached the client before the cut, then the rest from after its last complete event.
     stream.res.resume();
-    await waitFor(() => stream.ended(), (ended) => ended, 10_000, 'the cut stream ended');
+    await waitFor(
+      () => stream.ended(),
+      (ended) => ended,
+      'the cut stream ended',
+    );
     const got = stream.ids();
     const expected = await storedIds(executionId);
     expect(got.length).toBeGreaterThan(0);
     expect(got.length).toBeLessThan(expected.length);
     const resumed = await open(executionId, acme.apiKey, { 'last-event-id': got[got.length - 1]! });
-    await waitFor(() => resumed.ids().length, (n) => n >= expected.length - got.length, 20_000, 'events resumed');
+    await waitFor(
+      () => resumed.ids().length,
+      (n) => n >= expected.length - got.length,
+      'events resumed',
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect([...got, ...resumed.ids()]).toEqual(expected);
   }, 120_000);
@@ -244,12 +309,19 @@ describe('execution-stream-limits', () => {
       holder.write('{"name":');
       await new Promise((resolve) => setTimeout(resolve, 200));
       const stream = openRaw(gated, `/api/executions/${executionId}/stream`, { 'x-api-key': org.apiKey });
-      const early = await Promise.race([stream.then((s) => s.ids().length > 0 || s.body().length > 0), new Promise((resolve) => setTimeout(() => resolve('waiting'), 700))]);
+      const early = await Promise.race([
+        stream.then((s) => s.ids().length > 0 || s.body().length > 0),
+        new Promise((resolve) => setTimeout(() => resolve('waiting'), 700)),
+      ]);
       expect(early).toBe('waiting');
       holder.destroy(); // its place is given back
       const open = await stream;
       expect(open.status).toBe(200);
-      await waitFor(() => open.ids().length, (n) => n === 1, 5000, 'execution.created');
+      await waitFor(
+        () => open.ids().length,
+        (n) => n === 1,
+        'execution.created',
+      );
       open.close();
     } finally {
       await gated.close();
@@ -295,4 +367,94 @@ describe('execution-stream-limits', () => {
       expect(text).toContain('events_organization_id_execution_id_created_at_id_index');
     }
   }, 60_000);
+});
+
+describe('a burst of streams', () => {
+  const PER_KEY = 10;
+  const REPLAYED = 3000;
+  let app: TestApp;
+  let acme: TestOrganization;
+  let other: TestOrganization;
+
+  beforeAll(async () => {
+    // The defaults: LIVE_CONNECTIONS_PER_KEY 10, LIVE_CONNECTIONS_PER_ORG 50.
+    app = await startTestApp({
+      live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 },
+    });
+    acme = await app.organization('Acme');
+    other = await app.organization('Other');
+    await acme.grantCredits(100);
+  }, 60_000);
+  afterAll(() => app?.close());
+
+  it('100 streams of one key at once: exactly LIVE_CONNECTIONS_PER_KEY answered 200, the others 429, all before any replay is done; another organization is answered meanwhile', async () => {
+    const { programId } = await buildCampaign(acme, 1);
+    const executionId = (await acme.rest.post(`/api/programs/${programId}/executions`)).body.id as string;
+    await app.sql(
+      `insert into events (id, organization_id, type, created_at, payload)
+       select gen_random_uuid(), ?, 'execution.progress', ?::timestamptz + g * interval '1 millisecond', jsonb_build_object('id', ?::text, 'seq', g, 'padding', repeat('x', 500))
+         from generate_series(1, ${REPLAYED}) g`,
+      [acme.organizationId, new Date(Date.now() + 1000).toISOString(), executionId],
+    );
+    // The whole replay is the kept events and execution.created: a stream that has it all has received this many messages.
+    const whole = REPLAYED + 1;
+    /** Messages each stream has received; the most of them when an answer came is how far the replays had got by then. */
+    const received = new Map<number, number>();
+    const most = () => Math.max(0, ...received.values());
+    const streams: ClientRequest[] = [];
+    const answers = Array.from(
+      { length: 100 },
+      (_, index) =>
+        new Promise<{ status: number; retryAfter?: string; replayedBefore: number }>((resolve, reject) => {
+          const req = request(`${app.baseUrl}/api/executions/${executionId}/stream`, { headers: { 'x-api-key': acme.apiKey }, agent: false }, (res) => {
+            const answer = { status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, replayedBefore: most() };
+            received.set(index, 0);
+            res.setEncoding('utf8');
+            // A message ends with a blank line, which one chunk may end in the middle of: count across the chunks' seams.
+            let tail = '';
+            res.on('data', (chunk: string) => {
+              const text = tail + chunk;
+              received.set(index, received.get(index)! + text.split('\n\n').length - 1);
+              tail = text.endsWith('\n') && !text.endsWith('\n\n') ? '\n' : '';
+            });
+            res.on('error', () => undefined);
+            resolve(answer);
+          });
+          req.on('error', reject);
+          req.end();
+          streams.push(req);
+        }),
+    );
+    // Another organization, asked right after the burst.
+    const theirs = [other.rest.get('/api/users/me'), fetch(`${app.baseUrl}/healthz`)].map((answer) =>
+      answer.then((res) => ({ status: res.status, replayedBefore: most() })),
+    );
+    try {
+      const all = await Promise.all(answers);
+      expect(all.filter((answer) => answer.status === 200)).toHaveLength(PER_KEY);
+      const refused = all.filter((answer) => answer.status !== 200);
+      expect(refused.map((answer) => [answer.status, answer.retryAfter])).toEqual(Array(100 - PER_KEY).fill([429, '5']));
+      expect(app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization).toBe(PER_KEY);
+      // Each refusal, and the other organization's answers, came while every replay was still going:
+      // the replays read their pages in turns, one per turn of the event loop between everything else.
+      expect(Math.max(...refused.map((answer) => answer.replayedBefore))).toBeLessThan(whole);
+      expect((await Promise.all(theirs)).map((answer) => [answer.status, answer.replayedBefore < whole])).toEqual([
+        [200, true],
+        [200, true],
+      ]);
+      // And every stream gets its whole replay.
+      await waitFor(
+        () => [...received.values()].filter((count) => count >= whole).length,
+        (n) => n === PER_KEY,
+        'streams with their whole replay',
+      );
+    } finally {
+      for (const stream of streams) stream.destroy();
+    }
+    await waitFor(
+      () => app.gateway.services.live.connections.count({ organizationId: acme.organizationId }).organization,
+      (n) => n === 0,
+      'open streams of Acme',
+    );
+  }, 120_000);
 });

@@ -1,3 +1,4 @@
+import { eventually as waitUntil } from '../helpers/eventually.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
@@ -32,38 +33,27 @@ export class Received<T> {
     this.wake();
   }
 
-  /** Waits until `done` holds of what was received (or errors/completion end it), at most `ms`. */
-  async until(done: (values: T[]) => boolean, ms = 5000): Promise<T[]> {
-    const deadline = Date.now() + ms;
-    while (!done(this.values)) {
-      if (this.errors.length > 0) throw new Error(`subscription failed: ${JSON.stringify(this.errors)}`);
-      if (this.completed) throw new Error(`subscription completed with ${JSON.stringify(this.values)}`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out with ${JSON.stringify(this.values)}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-    return this.values;
+  /** Waits until `done` holds of what was received (errors or completion end it); no deadline of its own unless given one (test/helpers/eventually.ts). */
+  until(done: (values: T[]) => boolean, timeoutMs?: number): Promise<T[]> {
+    return waitUntil(
+      () => {
+        if (done(this.values)) return this.values;
+        if (this.errors.length > 0) throw new Error(`subscription failed: ${JSON.stringify(this.errors)}`);
+        if (this.completed) throw new Error(`subscription completed with ${JSON.stringify(this.values)}`);
+        return null;
+      },
+      (values) => values !== null,
+      { what: 'subscription values', everyMs: 10, timeoutMs },
+    ) as Promise<T[]>;
   }
 
   /** Waits for the subscription to end with errors or complete; answers its errors. */
-  async ended(ms = 5000): Promise<LiveError[]> {
-    const deadline = Date.now() + ms;
-    while (this.errors.length === 0 && !this.completed) {
-      if (Date.now() > deadline) throw new Error(`still open with ${JSON.stringify(this.values)}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 50);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  async ended(timeoutMs?: number): Promise<LiveError[]> {
+    await waitUntil(
+      () => this.errors.length > 0 || this.completed,
+      (ended) => ended,
+      { what: 'the subscription to end', everyMs: 10, timeoutMs },
+    );
     return this.errors;
   }
 
@@ -123,7 +113,8 @@ export function liveClient(baseUrl: string, params: Record<string, unknown>): Li
             if (result.errors?.length) received.fail(result.errors as unknown as LiveError[]);
             else received.push(result.data as T);
           },
-          error: (error) => received.fail(Array.isArray(error) ? (error as LiveError[]) : [{ message: String((error as { reason?: string }).reason ?? error) }]),
+          error: (error) =>
+            received.fail(Array.isArray(error) ? (error as LiveError[]) : [{ message: String((error as { reason?: string }).reason ?? error) }]),
           complete: () => received.complete(),
         },
       );
@@ -151,11 +142,7 @@ export function liveClients(baseUrl: () => string) {
   };
 }
 
-/** Waits until `check` holds, polling. */
-export async function eventually(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Waits until `check` holds, polling; no deadline of its own (test/helpers/eventually.ts). */
+export async function eventually(check: () => boolean | Promise<boolean>): Promise<void> {
+  await waitUntil(check, (held) => held, { what: 'a live-connection state', everyMs: 25 });
 }

@@ -70,6 +70,7 @@ describe('subscription answers', () => {
   it('an event over RESPONSE_MAX_BYTES is the HTTP door’s refusal of the same selection, with no data; the organization is weighed and the stream stays open', async () => {
     // An agent with one conversation of two large messages (5000 and 5006 characters): each alone is within the budget, both are not.
     const agent = await acme.rest.post('/api/agents', { name: 'Talker', instructions: 'Help.', modelConfig: { model: 'builtin/echo' } });
+    expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
     const conversationId = (await acme.rest.post(`/api/agents/${agent.body.id}/conversations`, {})).body.id as string;
     expect((await acme.rest.post(`/api/conversations/${conversationId}/messages`, { message: 'x'.repeat(5000) })).status).toBe(200);
     const { programId } = await buildCampaign(acme, 1, { flowId: undefined, agentId: agent.body.id, retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 } });
@@ -154,7 +155,13 @@ describe('live sockets', () => {
 
   beforeAll(async () => {
     app = await startTestApp({
-      live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: PER_ORG, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 },
+      live: {
+        subscriptionsPerKey: 20,
+        connectionsPerKey: PER_KEY,
+        connectionsPerOrganization: PER_ORG,
+        sseHeartbeatMs: 15_000,
+        sseMaxBufferedBytes: 1024 * 1024,
+      },
       rateLimit: { perMinute: 0, anonymousPerMinute: ANONYMOUS, organizationPerMinute: 0 },
       // The tests' own connections come from loopback: X-Forwarded-For is believed from there only.
       trustProxy: 'loopback',
@@ -219,40 +226,48 @@ describe('live sockets', () => {
     expect((await app.rest({ 'x-forwarded-for': '203.0.113.9' }).get('/api/users/me')).status).toBe(401);
   }, 30_000);
 
-  it('counts failed connection_init messages against the client IP: past RATE_LIMIT_ANONYMOUS_PER_MINUTE the socket closes (4429), then the upgrade answers 429', async () => {
+  it('counts failed connection_init messages against the client IP, and the upgrades still being decided: a burst past RATE_LIMIT_ANONYMOUS_PER_MINUTE is answered 429 at the upgrade', async () => {
     const url = `${app.baseUrl.replace(/^http/, 'ws')}/graphql`;
-    // ANONYMOUS + 1 sockets, all upgraded before any of them fails authentication.
-    const sockets = await Promise.all(
-      Array.from({ length: ANONYMOUS + 1 }, () => new Promise<WebSocket>((resolve, reject) => {
+    /** An upgrade from loopback (this test's own address): the open socket, or the refused upgrade's answer. */
+    const upgrade = () =>
+      new Promise<{ socket?: WebSocket; status?: number; retryAfter?: string; body?: string }>((resolve) => {
         const socket = new WebSocket(url, 'graphql-transport-ws');
-        socket.once('open', () => resolve(socket));
-        socket.once('error', reject);
-      })),
-    );
+        socket.once('open', () => resolve({ socket }));
+        socket.once('error', () => undefined);
+        socket.once('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body }));
+        });
+      });
+    // ANONYMOUS + 3 upgrades at once, none authenticated yet: each open one holds a place until its
+    // connection_init is decided, so the burst cannot pass the limit by arriving together.
+    const burst = await Promise.all(Array.from({ length: ANONYMOUS + 3 }, upgrade));
+    const sockets = burst.flatMap((each) => (each.socket ? [each.socket] : []));
+    expect(sockets).toHaveLength(ANONYMOUS);
+    for (const refused of burst.filter((each) => !each.socket)) {
+      expect([refused.status, refused.retryAfter, JSON.parse(refused.body!).code]).toEqual([429, '1', 'RATE_LIMITED']);
+    }
+
+    // An anonymous HTTP request from the same address counts in the same window: the last socket's failure passes the limit.
+    expect((await app.rest().get('/api/users/me')).status).toBe(401);
     const closes: { code: number; reason: string }[] = [];
     for (const socket of sockets) {
-      const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
+      );
       socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-api-key': 'tag_not-a-key-at-all-0000000000000000' } }));
       closes.push(await closed);
     }
-    expect(closes.slice(0, ANONYMOUS).map((close) => close.code)).toEqual(Array(ANONYMOUS).fill(4401));
-    expect(closes[ANONYMOUS]!.code).toBe(4429);
-    expect(closes[ANONYMOUS]!.reason).toMatch(/RATE_LIMIT_ANONYMOUS_PER_MINUTE/);
+    expect(closes.slice(0, ANONYMOUS - 1).map((close) => close.code)).toEqual(Array(ANONYMOUS - 1).fill(4401));
+    expect(closes[ANONYMOUS - 1]!.code).toBe(4429);
+    expect(closes[ANONYMOUS - 1]!.reason).toMatch(/RATE_LIMIT_ANONYMOUS_PER_MINUTE/);
 
     // Now the upgrade itself is refused before any WebSocket is opened, as HTTP answers such a client.
-    const answer = await new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
-      const socket = new WebSocket(url, 'graphql-transport-ws');
-      socket.once('open', () => reject(new Error('upgraded')));
-      socket.once('error', () => undefined);
-      socket.once('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body }));
-      });
-    });
+    const answer = await upgrade();
     expect(answer.status).toBe(429);
     expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(JSON.parse(answer.body)).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+    expect(JSON.parse(answer.body!)).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
     // The HTTP door counts the same window: an anonymous request from this IP is refused too.
     expect((await app.rest().get('/api/users/me')).status).toBe(429);
   }, 30_000);
@@ -266,7 +281,9 @@ describe('live connections across both doors', () => {
   const streams: AbortController[] = [];
 
   beforeAll(async () => {
-    app = await startTestApp({ live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 } });
+    app = await startTestApp({
+      live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 },
+    });
     acme = await app.organization('Acme');
   }, 60_000);
   afterAll(async () => {

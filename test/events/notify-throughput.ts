@@ -24,7 +24,10 @@ const logger = pino({ level: 'warn' });
 try {
   const database = await openDatabase({ databaseUrl, dataDir: 'memory://', migrate: true });
   const organizationId = randomUUID();
-  await database.em.fork().getConnection().execute(`insert into organizations (id, name, created_at, updated_at) values (?, 'Bench', now(), now())`, [organizationId]);
+  await database.em
+    .fork()
+    .getConnection()
+    .execute(`insert into organizations (id, name, created_at, updated_at) values (?, 'Bench', now(), now())`, [organizationId]);
   const bus = new PostgresEventBus({ connectionString: databaseUrl, logger });
   await bus.start();
   const feed = new LiveFeed(database.em, logger);

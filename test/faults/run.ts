@@ -1,4 +1,5 @@
-// `npm run test:faults`: the gateway under faults, against its own throwaway PostgreSQL cluster.
+// `npm run test:faults`: the gateway under faults, against its own throwaway PostgreSQL cluster (and, for
+// the embedded-tenants scenario, on the embedded PGlite).
 //   1. PostgreSQL restarted under load (pg_ctl stop -m immediate, then -m fast)
 //   2. SIGTERM under load
 //   3. an exhausted connection pool
@@ -6,9 +7,11 @@
 //   5. a search storm (concurrent knowledge searches and retrieving messages over a few MB)
 //   6. a subscription bomb (subscriptions whose every event is over RESPONSE_MAX_BYTES, events firing)
 //   7. an SSE flood (one key opening execution streams over and over, readers and silent readers)
+//   8. hostile analysis plans (an "$async" schema, a schema bomb, backtracking patterns) while calls are analysed
+//   9. one tenant loading the embedded database (imports and a campaign on PGlite) while another is timed
 // One line per assertion, a summary, exit code 1 on any failure (with the gateways' log tails).
 // `--json FILE` also writes {numPassedTests, numFailedTests}, the shape .ci/run adds up.
-// FAULTS_ONLY=pg-restart,sigterm,pool,response-size,search-storm,subscription-bomb,sse-flood runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
+// FAULTS_ONLY=pg-restart,sigterm,pool,response-size,search-storm,subscription-bomb,sse-flood,hostile-plan,embedded-tenants runs some scenarios; FAULTS_KEEP_LOGS=1 keeps the logs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +26,8 @@ import { searchStormScenario } from './scenarios/search-storm.js';
 import { sigtermScenario } from './scenarios/sigterm.js';
 import { subscriptionBombScenario } from './scenarios/subscription-bomb.js';
 import { sseFloodScenario } from './scenarios/sse-flood.js';
+import { hostilePlanScenario } from './scenarios/hostile-plan.js';
+import { embeddedTenantsScenario } from './scenarios/embedded-tenants.js';
 
 const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ['pg-restart', pgRestartScenario],
@@ -32,6 +37,8 @@ const SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ['search-storm', searchStormScenario],
   ['subscription-bomb', subscriptionBombScenario],
   ['sse-flood', sseFloodScenario],
+  ['hostile-plan', hostilePlanScenario],
+  ['embedded-tenants', embeddedTenantsScenario],
 ];
 
 const jsonFlag = process.argv.indexOf('--json');

@@ -50,6 +50,8 @@ export async function startGateway(name: string, logDir: string, env: Record<str
       LOG_LEVEL: 'warn',
       JWT_SECRET: 'faults-jwt-secret-that-is-long-enough-0123456789',
       DATA_DIR: join(logDir, `${name}-data`),
+      // For a profile of the gateway (docs/development/testing.md#fault-tests): stopped with SIGTERM then, so it is written.
+      ...(process.env.FAULTS_GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.FAULTS_GATEWAY_NODE_OPTIONS } : {}),
       ...env,
     },
   });
@@ -71,14 +73,17 @@ export async function startGateway(name: string, logDir: string, env: Record<str
     logTail(lines = 40) {
       const text = readFileSync(logFile, 'utf8').trimEnd().split('\n');
       // A line can carry a stack trace; the start of each says enough and keeps the tail readable.
-      return text.slice(-lines).map((line) => (line.length > 500 ? `${line.slice(0, 500)}…` : line)).join('\n');
+      return text
+        .slice(-lines)
+        .map((line) => (line.length > 500 ? `${line.slice(0, 500)}…` : line))
+        .join('\n');
     },
     logLinesWith(needles) {
       const text = readFileSync(logFile, 'utf8').split('\n');
       return text.filter((line) => needles.some((needle) => line.includes(needle))).map((line) => line.slice(0, 1500));
     },
     kill() {
-      if (exitValue === undefined) child.kill('SIGKILL');
+      if (exitValue === undefined) child.kill(process.env.FAULTS_GATEWAY_NODE_OPTIONS ? 'SIGTERM' : 'SIGKILL');
     },
   };
   running.add(gateway);

@@ -9,7 +9,28 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', ' ', 'NaN', 'Infinity', '-0', '1e308', '-1e308', '0x10', 'null', 'true', '[]', '{}', "'; drop table agents; --", '../../etc/passwd', '%00', '\u0000', '\ud800', '😀'.repeat(50), 'builtin/echo', 'openai/gpt-4o'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'NaN',
+    'Infinity',
+    '-0',
+    '1e308',
+    '-1e308',
+    '0x10',
+    'null',
+    'true',
+    '[]',
+    '{}',
+    "'; drop table agents; --",
+    '../../etc/passwd',
+    '%00',
+    '\u0000',
+    '\ud800',
+    '😀'.repeat(50),
+    'builtin/echo',
+    'openai/gpt-4o',
+  ),
   fc.nat({ max: 20_000 }).map((length) => 'x'.repeat(length)),
 );
 
@@ -58,12 +79,19 @@ export function deepJsonText(fields: string[]): fc.Arbitrary<string> {
 }
 
 /** Path ids past any column: 256 to 3,000 characters. */
-export const longId: fc.Arbitrary<string> = fc.tuple(fc.integer({ min: 256, max: 3000 }), fc.constantFrom('a', '0', '-', '%41')).map(([length, unit]) => unit.repeat(length));
+export const longId: fc.Arbitrary<string> = fc
+  .tuple(fc.integer({ min: 256, max: 3000 }), fc.constantFrom('a', '0', '-', '%41'))
+  .map(([length, unit]) => unit.repeat(length));
 
 /** Bodies for an input class: its own fields with hostile values, unknown keys, wrong shapes altogether. */
 export function hostileBody(fields: string[]): fc.Arbitrary<unknown> {
   const known = fields.length > 0 ? fc.constantFrom(...fields) : fc.string();
-  const key = fc.oneof(known, known, fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'prototype', 'id', 'organizationId', 'createdAt'));
+  const key = fc.oneof(
+    known,
+    known,
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom('__proto__', 'constructor', 'prototype', 'id', 'organizationId', 'createdAt'),
+  );
   return fc.oneof(
     fc.dictionary(key, fc.oneof(hostileValue, deepValue), { maxKeys: 8 }),
     fc.dictionary(known, hostileValue, { maxKeys: fields.length || 1 }),
@@ -78,7 +106,11 @@ export function hostileBody(fields: string[]): fc.Arbitrary<unknown> {
 /** Query strings: the query class's keys and others, hostile values, some keys repeated. */
 export function hostileQuery(fields: string[]): fc.Arbitrary<string> {
   const key = fields.length > 0 ? fc.oneof(fc.constantFrom(...fields), fc.constantFrom(...fields), fc.string({ maxLength: 10 })) : fc.string({ maxLength: 10 });
-  const value = fc.oneof(hostileString.filter((text) => text.length < 3000), fc.integer().map(String), fc.constantFrom('asc', 'desc', 'createdAt', 'name', '0', '101', '1000001'));
+  const value = fc.oneof(
+    hostileString.filter((text) => text.length < 3000),
+    fc.integer().map(String),
+    fc.constantFrom('asc', 'desc', 'createdAt', 'name', '0', '101', '1000001'),
+  );
   return fc.array(fc.tuple(key, value), { maxLength: 5 }).map((pairs) => {
     const params = new URLSearchParams();
     for (const [name, text] of pairs) params.append(name, text);

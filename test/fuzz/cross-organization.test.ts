@@ -34,22 +34,44 @@ const BODIES: Record<string, () => unknown> = {
   createWebhookDelivery: () => ({ eventId: mine.event }),
 };
 
+/** A route that reads a raw body (a CSV upload) is sent a valid one in its media type, so that only the id can fail. */
+async function sendRaw(method: string, path: string, rawBody: { mediaType: string; example: string }) {
+  const res = await fetch(`${app.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': intruder.apiKey, 'content-type': rawBody.mediaType },
+    body: rawBody.example,
+  });
+  return { status: res.status, body: (await res.json()) as { code?: string } };
+}
+
 const routesWithIds = REST_ROUTES.filter((route) => paramsOf(route.path).length > 0);
 
-it.each(routesWithIds.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))('REST %s with the other organization’s ids → 404', async (_label, route) => {
-  const path = paramsOf(route.path).reduce((text, param) => text.replace(`{${param}}`, victim[resourceOfParam(route.path, param)]), `/api${route.path}`);
-  const body = route.body ? (BODIES[route.operationId]?.() ?? {}) : undefined;
-  const before = await rowCounts(app);
-  const res = await intruder.rest.request(route.method.toUpperCase(), path, body);
-  expect([res.status, res.body?.code]).toEqual([404, 'NOT_FOUND']);
-  expect(await rowCounts(app)).toEqual(before);
-});
+it.each(routesWithIds.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))(
+  'REST %s with the other organization’s ids → 404',
+  async (_label, route) => {
+    const path = paramsOf(route.path).reduce((text, param) => text.replace(`{${param}}`, victim[resourceOfParam(route.path, param)]), `/api${route.path}`);
+    const body = route.body ? (BODIES[route.operationId]?.() ?? {}) : undefined;
+    const before = await rowCounts(app);
+    const res = route.rawBody
+      ? await sendRaw(route.method.toUpperCase(), path, route.rawBody)
+      : await intruder.rest.request(route.method.toUpperCase(), path, body);
+    expect([res.status, res.body?.code]).toEqual([404, 'NOT_FOUND']);
+    expect(await rowCounts(app)).toEqual(before);
+  },
+);
 
 it.each([
   ['audience members', () => ['POST', `/api/audience/${mine.audience}/members`, { contactIds: [victim.contact] }]],
   ['a business record’s contact', () => ['POST', '/api/business-entities', { contactId: victim.contact, type: 'order', name: 'Stolen' }]],
   ['a team member', () => ['POST', `/api/teams/${mine.team}/members`, { userId: victim.user }]],
-  ['an agent’s knowledge base', () => ['POST', '/api/agents', { name: 'A', instructions: 'I', modelConfig: { model: 'builtin/echo' }, knowledgeBaseConfig: { knowledgeBaseId: victim.knowledgeBase } }]],
+  [
+    'an agent’s knowledge base',
+    () => [
+      'POST',
+      '/api/agents',
+      { name: 'A', instructions: 'I', modelConfig: { model: 'builtin/echo' }, knowledgeBaseConfig: { knowledgeBaseId: victim.knowledgeBase } },
+    ],
+  ],
   ['a program’s flow', () => ['POST', '/api/programs', { name: 'P', kind: 'campaign', flowId: victim.callFlow, audienceId: mine.audience }]],
   ['a program’s audience', () => ['POST', '/api/programs', { name: 'P', kind: 'campaign', flowId: mine.callFlow, audienceId: victim.audience }]],
   ['an event re-sent to one’s own webhook endpoint', () => ['POST', `/api/webhook-endpoints/${mine.webhookEndpoint}/deliveries`, { eventId: victim.event }]],
@@ -80,6 +102,9 @@ const ARG_RESOURCE: Record<string, Resource> = {
 // Order matters: the first name found in the field's name decides what its `id` is.
 const FIELD_RESOURCE: [string, Resource][] = [
   ['donotcall', 'doNotCall'],
+  ['contactimport', 'contactImport'],
+  ['mcpserver', 'mcpServer'],
+  ['tool', 'tool'],
   ['webhookendpoint', 'webhookEndpoint'],
   ['event', 'event'],
   ['apikey', 'apiKey'],

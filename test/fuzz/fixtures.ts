@@ -24,6 +24,9 @@ export interface Seeded {
   webhookEndpoint: string;
   /** A number on the organization's do-not-call list (its routes name an entry by id or by number). */
   doNotCall: string;
+  contactImport: string;
+  tool: string;
+  mcpServer: string;
 }
 
 export type Resource = keyof Seeded;
@@ -47,6 +50,8 @@ export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded
     modelConfig: { model: 'builtin/echo' },
     knowledgeBaseConfig: { knowledgeBaseId: knowledgeBase },
   });
+  const activatedAgent = await org.rest.post(`/api/agents/${agent}/activate`);
+  if (activatedAgent.status !== 200) throw new Error(`seeding agent activate answered ${activatedAgent.status}`);
   const conversation = await created(org, `/api/agents/${agent}/conversations`);
   const contact = await created(org, '/api/contacts', { name: `Person ${n}`, phone: `+1415555${String(1000 + n).padStart(4, '0')}` });
   const audience = await created(org, '/api/audience', { name: `Audience ${n}` });
@@ -91,14 +96,18 @@ export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded
       [carrierConnection, org.organizationId, `Twilio ${n}`, `AC${randomUUID().replaceAll('-', '')}`],
     );
   }
-  const phoneNumber = await created(org, '/api/phone-numbers', { number: `+1628555${String(1000 + n).padStart(4, '0')}`, ...(app ? { carrierConnectionId: carrierConnection } : {}) });
+  const phoneNumber = await created(org, '/api/phone-numbers', {
+    number: `+1628555${String(1000 + n).padStart(4, '0')}`,
+    ...(app ? { carrierConnectionId: carrierConnection } : {}),
+  });
   // Events are written by the changes themselves: one row as the outbox would hold it.
   const event = randomUUID();
   if (app) {
-    await app.sql(
-      `insert into events (id, organization_id, type, created_at, payload) values (?, ?, 'agent.activated', now(), ?::jsonb)`,
-      [event, org.organizationId, JSON.stringify({ id: agent })],
-    );
+    await app.sql(`insert into events (id, organization_id, type, created_at, payload) values (?, ?, 'agent.activated', now(), ?::jsonb)`, [
+      event,
+      org.organizationId,
+      JSON.stringify({ id: agent }),
+    ]);
   }
   // An endpoint is checked (URL, CREDENTIALS_KEY) when made through the door: one row as it would be stored.
   const webhookEndpoint = randomUUID();
@@ -112,7 +121,54 @@ export async function seed(org: TestOrganization, app?: TestApp): Promise<Seeded
   const doNotCall = `+1646555${String(1000 + n).padStart(4, '0')}`;
   const listed = await org.rest.post('/api/do-not-call', { phone: doNotCall });
   if (listed.status !== 201) throw new Error(`seeding the do-not-call list answered ${listed.status}`);
-  return { agent, conversation, knowledgeBase, document, contact, audience, businessEntity, callFlow, program, execution, apiKey, team, user: org.userId, call, carrierConnection, phoneNumber, event, webhookEndpoint, doNotCall };
+  // An import awaiting its file, as GraphQL createContactImport makes one (REST sends the CSV at once).
+  const made = await fetch(org.graphql.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': org.apiKey },
+    body: JSON.stringify({ query: 'mutation { createContactImport { id } }' }),
+  });
+  const contactImport = ((await made.json()) as { data?: { createContactImport?: { id: string } } }).data?.createContactImport?.id;
+  if (!contactImport) throw new Error('seeding createContactImport answered no id');
+  // A tool is sealed under CREDENTIALS_KEY when made through the door: one row as it would be stored (its secret never opened here).
+  const tool = randomUUID();
+  // An MCP server is listed when made through the door: one row as a listing leaves it, ready, at an address never called.
+  const mcpServer = randomUUID();
+  if (app) {
+    await app.sql(
+      `insert into tools (id, created_at, updated_at, organization_id, name, description, parameters, url, secret_encrypted, secret_hint)
+       values (?, now(), now(), ?, ?, 'Look up an order', '{"type":"object"}'::jsonb, 'https://93.184.215.14/tools/lookup', 'v1:AAAA:AAAA:AAAA', 'abcd')`,
+      [tool, org.organizationId, `lookup_${n}`],
+    );
+    await app.sql(
+      `insert into mcp_servers (id, created_at, updated_at, organization_id, name, url, status, tools, refreshed_at)
+       values (?, now(), now(), ?, ?, 'https://93.184.215.14/mcp', 'ready', ?::jsonb, now())`,
+      [mcpServer, org.organizationId, `MCP ${n}`, JSON.stringify([])],
+    );
+  }
+  return {
+    contactImport,
+    tool,
+    mcpServer,
+    agent,
+    conversation,
+    knowledgeBase,
+    document,
+    contact,
+    audience,
+    businessEntity,
+    callFlow,
+    program,
+    execution,
+    apiKey,
+    team,
+    user: org.userId,
+    call,
+    carrierConnection,
+    phoneNumber,
+    event,
+    webhookEndpoint,
+    doNotCall,
+  };
 }
 
 const SEGMENT_RESOURCE: Record<string, Resource> = {
@@ -134,6 +190,9 @@ const SEGMENT_RESOURCE: Record<string, Resource> = {
   events: 'event',
   'webhook-endpoints': 'webhookEndpoint',
   'do-not-call': 'doNotCall',
+  imports: 'contactImport',
+  tools: 'tool',
+  'mcp-servers': 'mcpServer',
 };
 
 const PARAM_RESOURCE: Record<string, Resource> = {

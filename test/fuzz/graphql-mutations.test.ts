@@ -1,14 +1,5 @@
 import fc from 'fast-check';
-import {
-  getNamedType,
-  isEnumType,
-  isInputObjectType,
-  isLeafType,
-  isListType,
-  isNonNullType,
-  type GraphQLInputType,
-  type GraphQLField,
-} from 'graphql';
+import { getNamedType, isEnumType, isInputObjectType, isLeafType, isListType, isNonNullType, type GraphQLInputType, type GraphQLField } from 'graphql';
 import { gatewaySchema } from '../../src/doors.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { deepValue, hostileNumber, hostileString, hostileValue, prototypeObject, runs } from './arbitraries.js';
@@ -48,10 +39,18 @@ function scalarValue(name: string): fc.Arbitrary<unknown> {
       return fc.boolean();
     case 'DateTimeISO':
     case 'DateTime':
-      return fc.oneof(fc.date({ noInvalidDate: true }).map((date) => date.toISOString()), hostileString);
+      return fc.oneof(
+        fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+        hostileString,
+      );
     default:
       // Free-form JSON: hostile keys (object internals) and values nested far past the input depth limit.
-      return fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), hostileValue, { maxKeys: 4 }), hostileValue, prototypeObject, deepValue.map((deep) => ({ deep })));
+      return fc.oneof(
+        fc.dictionary(fc.string({ maxLength: 8 }), hostileValue, { maxKeys: 4 }),
+        hostileValue,
+        prototypeObject,
+        deepValue.map((deep) => ({ deep })),
+      );
   }
 }
 
@@ -70,7 +69,10 @@ function valueOf(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
       return fc.oneof(
         { weight: 4, arbitrary: known },
         { weight: 1, arbitrary: fc.record(record, { requiredKeys: [] }) },
-        { weight: 1, arbitrary: fc.tuple(known, fc.string({ minLength: 1, maxLength: 8 }), hostileValue).map(([value, key, extra]) => ({ ...value, [key]: extra })) },
+        {
+          weight: 1,
+          arbitrary: fc.tuple(known, fc.string({ minLength: 1, maxLength: 8 }), hostileValue).map(([value, key, extra]) => ({ ...value, [key]: extra })),
+        },
       );
     }
     return scalarValue(getNamedType(type).name);

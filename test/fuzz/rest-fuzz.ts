@@ -30,54 +30,71 @@ export function fuzzRoutes(select: (routes: RouteDefinition[]) => RouteDefinitio
 
   it('covers routes', () => expect(routes.length).toBeGreaterThan(0));
 
-  it.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))('%s: no 5xx, problem+json errors, no write on a 4xx', async (_label, route) => {
-    const ids = () => [...Object.values(other), ...(route.method === 'delete' ? [] : Object.values(own))];
-    const id = fc.oneof(
-      fc.uuid(),
-      fc.uuid({ version: [4, 7] }),
-      fc.constantFrom(...ids()),
-      fc.constantFrom(...ids()).map((real) => real.toUpperCase()),
-      hostileString.filter((text) => text.length > 0 && text.length < 500).map(encodeURIComponent),
-      fc.constantFrom('1', '0', '-1', 'null', 'undefined', '%2E%2E', '00000000-0000-0000-0000-000000000000'),
-      longId,
-    );
-    const params = paramsOf(route.path);
-    const path = fc.tuple(...params.map(() => id)).map((values) => params.reduce((text, name, i) => text.replace(`{${name}}`, values[i]!), `/api${route.path}`));
-    const sendsBody = route.method !== 'get' && route.method !== 'delete';
-    const body = sendsBody
-      ? fc.oneof(
-          { weight: 5, arbitrary: hostileBody(fieldsOfClass(route.body)).map((value) => JSON.stringify(value)) },
-          { weight: 1, arbitrary: fc.constantFrom(...MALFORMED_JSON) },
-          { weight: 1, arbitrary: deepJsonText(fieldsOfClass(route.body)) },
-          { weight: 1, arbitrary: fc.constant(undefined) },
-        )
-      : fc.constant(undefined);
-    const query = fc.oneof(fc.constant(''), hostileQuery(fieldsOfClass(route.query)));
-    // Idempotent creates store the concrete path and the key: long ids and keys reach the database there.
-    const idempotencyKey = route.idempotent ? fc.option(fc.oneof(fc.uuid(), hostileString.filter((text) => /^[\x21-\x7e][\x20-\x7e]*$/.test(text) && text.length < 300)), { nil: undefined }) : fc.constant(undefined);
+  it.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))(
+    '%s: no 5xx, problem+json errors, no write on a 4xx',
+    async (_label, route) => {
+      const ids = () => [...Object.values(other), ...(route.method === 'delete' ? [] : Object.values(own))];
+      const id = fc.oneof(
+        fc.uuid(),
+        fc.uuid({ version: [4, 7] }),
+        fc.constantFrom(...ids()),
+        fc.constantFrom(...ids()).map((real) => real.toUpperCase()),
+        hostileString.filter((text) => text.length > 0 && text.length < 500).map(encodeURIComponent),
+        fc.constantFrom('1', '0', '-1', 'null', 'undefined', '%2E%2E', '00000000-0000-0000-0000-000000000000'),
+        longId,
+      );
+      const params = paramsOf(route.path);
+      const path = fc
+        .tuple(...params.map(() => id))
+        .map((values) => params.reduce((text, name, i) => text.replace(`{${name}}`, values[i]!), `/api${route.path}`));
+      const sendsBody = route.method !== 'get' && route.method !== 'delete';
+      const body = sendsBody
+        ? fc.oneof(
+            { weight: 5, arbitrary: hostileBody(fieldsOfClass(route.body)).map((value) => JSON.stringify(value)) },
+            { weight: 1, arbitrary: fc.constantFrom(...MALFORMED_JSON) },
+            { weight: 1, arbitrary: deepJsonText(fieldsOfClass(route.body)) },
+            { weight: 1, arbitrary: fc.constant(undefined) },
+          )
+        : fc.constant(undefined);
+      const query = fc.oneof(fc.constant(''), hostileQuery(fieldsOfClass(route.query)));
+      // Idempotent creates store the concrete path and the key: long ids and keys reach the database there.
+      const idempotencyKey = route.idempotent
+        ? fc.option(
+            fc.oneof(
+              fc.uuid(),
+              hostileString.filter((text) => /^[\x21-\x7e][\x20-\x7e]*$/.test(text) && text.length < 300),
+            ),
+            { nil: undefined },
+          )
+        : fc.constant(undefined);
 
-    let before = await rowCounts(app);
-    await fc.assert(
-      fc.asyncProperty(path, query, body, idempotencyKey, async (target, search, raw, key) => {
-        const client = key === undefined ? fuzzer.rest : fuzzer.rest.with({ 'Idempotency-Key': key });
-        // A live stream (SSE) never ends by itself: its status and headers are the answer.
-        const res = route.streams?.mediaType === 'text/event-stream'
-          ? await openLiveStream(`${app.baseUrl}${target}${search}`, { 'x-api-key': fuzzer.apiKey, ...(key === undefined ? {} : { 'Idempotency-Key': key }) })
-          : await client.request(route.method.toUpperCase(), `${target}${search}`, undefined, raw);
-        const seen = `${res.status} ${JSON.stringify(res.body)?.slice(0, 500)}`;
-        if (res.status >= 500) throw new Error(`5xx: ${seen}`);
-        if (res.status >= 400) {
-          if (!res.headers.get('content-type')?.startsWith('application/problem+json')) throw new Error(`error without problem+json: ${seen}`);
-          if (res.body?.status !== res.status || typeof res.body?.code !== 'string') throw new Error(`problem body does not match: ${seen}`);
-          const after = await rowCounts(app);
-          expect({ status: res.status, rows: after }).toEqual({ status: res.status, rows: before });
-        } else {
-          before = await rowCounts(app);
-        }
-      }),
-      runs(numRuns),
-    );
-  });
+      let before = await rowCounts(app);
+      await fc.assert(
+        fc.asyncProperty(path, query, body, idempotencyKey, async (target, search, raw, key) => {
+          const client = key === undefined ? fuzzer.rest : fuzzer.rest.with({ 'Idempotency-Key': key });
+          // A live stream (SSE) never ends by itself: its status and headers are the answer.
+          const res =
+            route.streams?.mediaType === 'text/event-stream'
+              ? await openLiveStream(`${app.baseUrl}${target}${search}`, {
+                  'x-api-key': fuzzer.apiKey,
+                  ...(key === undefined ? {} : { 'Idempotency-Key': key }),
+                })
+              : await client.request(route.method.toUpperCase(), `${target}${search}`, undefined, raw);
+          const seen = `${res.status} ${JSON.stringify(res.body)?.slice(0, 500)}`;
+          if (res.status >= 500) throw new Error(`5xx: ${seen}`);
+          if (res.status >= 400) {
+            if (!res.headers.get('content-type')?.startsWith('application/problem+json')) throw new Error(`error without problem+json: ${seen}`);
+            if (res.body?.status !== res.status || typeof res.body?.code !== 'string') throw new Error(`problem body does not match: ${seen}`);
+            const after = await rowCounts(app);
+            expect({ status: res.status, rows: after }).toEqual({ status: res.status, rows: before });
+          } else {
+            before = await rowCounts(app);
+          }
+        }),
+        runs(numRuns),
+      );
+    },
+  );
 }
 
 /** GET of a live stream: a 200 is closed once its headers arrive; an error is read whole. */

@@ -2,6 +2,7 @@ import { answeredByDatabase } from '../../src/graphql/sql-answers.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { recordStatements } from '../helpers/users.js';
 import { createAgent, createConfiguredAgent, TRICKY, TRICKY_METADATA } from '../helpers/tricky-agents.js';
+import { withCursors } from '../helpers/pages.js';
 
 // Queries PostgreSQL answers whole (src/graphql/sql-answers.ts). Each query here is sent twice: as
 // it is, which the database must answer (the counter moves by one), and with `@include(if: true)`
@@ -68,7 +69,10 @@ beforeAll(async () => {
   other = await app.organization('Other');
   await createAgent(acme, { name: 'Plain' });
   const configured = await createConfiguredAgent(app, acme);
-  await app.sql(`update agents set created_at = '2026-03-04T05:06:07.123456Z', memory_config = '{"enabled": true, "lastMessages": 7, "semanticRecall": null}'::jsonb where id = ?`, [configured]);
+  await app.sql(
+    `update agents set created_at = '2026-03-04T05:06:07.123456Z', memory_config = '{"enabled": true, "lastMessages": 7, "semanticRecall": null}'::jsonb where id = ?`,
+    [configured],
+  );
   configuredId = configured;
   const archived = await createAgent(acme, { name: 'Archived one' });
   expect((await acme.rest.delete(`/api/agents/${archived}`)).status).toBeLessThan(300);
@@ -87,7 +91,10 @@ afterAll(async () => {
 
 describe('queries the database answers whole', () => {
   it('a page of agents with every field of the type and its meta', async () => {
-    const data = await sameBothWays(acme, `{ agents(limit: 20) { data { ${AGENT_FIELDS} } meta { page limit total totalPages hasNextPage hasPreviousPage } } }`);
+    const data = await sameBothWays(
+      acme,
+      `{ agents(limit: 20) { data { ${AGENT_FIELDS} } meta { page limit total totalPages hasNextPage hasPreviousPage nextCursor prevCursor lastCursor } } }`,
+    );
     const names = data.agents.data.map((agent: { name: string }) => agent.name);
     expect(names).toEqual(expect.arrayContaining(['Plain', 'Configured', 'Agent 0', 'Agent 3']));
     expect(names).not.toContain('Archived one');
@@ -98,7 +105,7 @@ describe('queries the database answers whole', () => {
     expect(configured.metadata).toEqual(TRICKY_METADATA);
     expect(configured.modelConfig.modelSettings).toEqual({ temperature: 0.7, maxOutputTokens: 256 });
     expect(JSON.stringify(configured)).not.toContain('discount');
-    expect(data.agents.meta).toEqual({ page: 1, limit: 20, total: 6, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
+    expect(data.agents.meta).toEqual(withCursors({ page: 1, limit: 20, total: 6, totalPages: 1, hasNextPage: false, hasPreviousPage: false }));
   });
 
   it('sends the rows as the database wrote them, not parsed and written again', async () => {
@@ -232,12 +239,21 @@ describe('what the database does not answer is answered as before', () => {
     } finally {
       await app.sql(`update conversations set outcome = null where id = ?`, [row!.id]);
     }
-    await sameBothWays(acme, `{ agents(search: "config", limit: 1) { data { name conversations(limit: 4) { data { title outcome { label met explanation } } } } } }`);
+    await sameBothWays(
+      acme,
+      `{ agents(search: "config", limit: 1) { data { name conversations(limit: 4) { data { title outcome { label met explanation } } } } } }`,
+    );
   });
 
   it.each([
-    ['a field with a resolver of its own (a conversation’s agent)', `{ agents(search: "config") { data { conversations(limit: 1) { data { agent { name } } } } } }`],
-    ['a relation of a relation (a conversation’s messages)', `{ agents(search: "config") { data { conversations(limit: 1) { data { messages { data { id } } } } } } }`],
+    [
+      'a field with a resolver of its own (a conversation’s agent)',
+      `{ agents(search: "config") { data { conversations(limit: 1) { data { agent { name } } } } } }`,
+    ],
+    [
+      'a relation of a relation (a conversation’s messages)',
+      `{ agents(search: "config") { data { conversations(limit: 1) { data { messages { data { id } } } } } } }`,
+    ],
     ['a list beside a field that is no list (me)', `{ agents(limit: 1) { data { id } } me { id } }`],
     ['a directive', `{ agents(limit: 1) { data { id name @skip(if: false) } } }`],
     ['the same key twice', `{ agents(limit: 1) { data { id id } } }`],
@@ -281,7 +297,12 @@ describe('the answer budget', () => {
     try {
       const org = await small.organization('Small');
       for (let i = 0; i < 8; i++) {
-        const res = await org.rest.post('/api/agents', { name: `Long ${i}`, description: 'x'.repeat(300), instructions: 'Help.', modelConfig: { model: 'builtin/echo' } });
+        const res = await org.rest.post('/api/agents', {
+          name: `Long ${i}`,
+          description: 'x'.repeat(300),
+          instructions: 'Help.',
+          modelConfig: { model: 'builtin/echo' },
+        });
         expect(res.status).toBe(201);
       }
       const send = async (query: string) => {

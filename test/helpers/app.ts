@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { RequestContext } from '@mikro-orm/core';
-import { createGateway, type Gateway } from '../../src/app.js';
+import { createGateway, type Gateway, type GatewaySeams } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/common/logger.js';
 import type { Provisioned } from '../../src/modules/organizations/provisioning.service.js';
@@ -36,7 +36,7 @@ export interface TestApp {
 let counter = 0;
 
 /** Boots the real gateway on an ephemeral port over a fresh, migrated database. */
-export async function startTestApp(overrides: Partial<Config> = {}, logTo?: DestinationStream): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, logTo?: DestinationStream, seams: GatewaySeams = {}): Promise<TestApp> {
   const db = await createTestDatabase();
   const config: Config = {
     ...loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: '/tmp/gateway-test-unused', LOG_LEVEL: 'silent' }),
@@ -44,7 +44,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, logTo?: Dest
     rateLimit: { perMinute: 0, anonymousPerMinute: 0, organizationPerMinute: 0 }, // off unless a test is about it: suites send many requests with one key
     ...overrides,
   };
-  const gateway = await createGateway(config, db.database, createLogger(config.logLevel, logTo));
+  const gateway = await createGateway(config, db.database, createLogger(config.logLevel, logTo), seams);
   const server: Server = await new Promise((resolve) => {
     const listening = gateway.app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -71,7 +71,10 @@ export async function startTestApp(overrides: Partial<Config> = {}, logTo?: Dest
       return { ...provisioned, rest: app.rest(headers), graphql: app.graphql(headers), grantCredits };
     },
     async sql(query, params = []) {
-      return db.database.em.fork().getConnection().execute(query, params as never[]) as never;
+      return db.database.em
+        .fork()
+        .getConnection()
+        .execute(query, params as never[]) as never;
     },
     async close() {
       gateway.closeStreams();

@@ -3,6 +3,8 @@ import { cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { PgliteThreadClient } from '../../src/db/pglite-thread-client.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/orm.js';
@@ -56,7 +58,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * in-memory file system and starting the server), emptying one 10 to 40 ms. Each test file has
  * its own module registry, so files never share one.
  */
-const idlePglites: PGlite[] = [];
+const idlePglites: PgliteThreadClient[] = [];
 
 /**
  * Puts the database back as the dump has it and into the idle list; false when it cannot (the
@@ -66,7 +68,7 @@ const idlePglites: PGlite[] = [];
  * locks, temporary tables). No table has a sequence of its own to restart. A database whose schema
  * is no longer the dump's (its tables, columns, indexes, triggers and functions) is not reused.
  */
-async function emptied(pglite: PGlite): Promise<boolean> {
+async function emptied(pglite: PgliteThreadClient): Promise<boolean> {
   if (pglite.closed) return false;
   try {
     if ((await schemaOf(pglite)) !== dumpSchema) return false;
@@ -89,7 +91,7 @@ async function emptied(pglite: PGlite): Promise<boolean> {
 let dumpSchema: string | undefined;
 let dumpTables: string[] | undefined;
 
-async function freshPglite(): Promise<PGlite> {
+async function freshPglite(): Promise<PgliteThreadClient> {
   const pglite = await migratedPglite();
   if (dumpSchema === undefined) {
     const { rows } = await pglite.query<{ name: string }>(
@@ -103,7 +105,7 @@ async function freshPglite(): Promise<PGlite> {
 }
 
 /** A digest of the `public` schema: relations and their columns, triggers, functions. */
-async function schemaOf(pglite: PGlite): Promise<string> {
+async function schemaOf(pglite: PgliteThreadClient): Promise<string> {
   const { rows } = await pglite.query<{ digest: string }>(
     `select md5(string_agg(item, ',' order by item)) as digest from (
        select format('%s:%s', c.relkind, c.relname) as item
@@ -132,10 +134,11 @@ async function schemaOf(pglite: PGlite): Promise<string> {
  * creates a database on PGlite) are dropped and a checkpoint taken first, so each load untars 550
  * files instead of 1,165 and replays no WAL (about 0.2 CPU s less per file).
  */
-async function migratedPglite(): Promise<PGlite> {
+async function migratedPglite(): Promise<PgliteThreadClient> {
   const file = templateFile('tar');
-  if (existsSync(file)) return PGlite.create({ loadDataDir: new Blob([readFileSync(file)]) });
-  const pglite = await PGlite.create();
+  // In its own thread, as the server runs it (src/db/pglite-thread-client.ts).
+  if (existsSync(file)) return PgliteThreadClient.create({ loadDataDir: readFileSync(file) });
+  const pglite = await PgliteThreadClient.create();
   const database = await openDatabase({ dataDir: 'memory://', migrate: true, pglite });
   await database.close();
   for (const template of ['template0', 'template1']) {
@@ -148,6 +151,12 @@ async function migratedPglite(): Promise<PGlite> {
   writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
   renameSync(partial, file);
   return pglite;
+}
+
+/** The migrated dump's bytes (made first if need be), for a test that starts a PGlite of its own. */
+export async function migratedDump(): Promise<Uint8Array> {
+  if (!existsSync(templateFile('tar'))) await (await migratedPglite()).close();
+  return readFileSync(templateFile('tar'));
 }
 
 /** How the dump is made; a change here must give new file names, as a new migration does. */
@@ -174,7 +183,7 @@ export async function seedMigratedDataDir(dataDir: string): Promise<void> {
   if (!existsSync(template)) {
     if (!existsSync(templateFile('tar'))) await (await migratedPglite()).close(); // makes the dump
     const partial = `${template}.${process.pid}.${randomUUID()}`;
-    const pglite = await PGlite.create({ dataDir: partial, loadDataDir: new Blob([readFileSync(templateFile('tar'))]) });
+    const pglite = await PGlite.create({ dataDir: partial, loadDataDir: new Blob([readFileSync(templateFile('tar'))]), extensions: { pg_trgm } });
     await pglite.close();
     try {
       renameSync(partial, template);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { TestApp } from './app.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import type { TestDeadlines } from './deadlines.js';
+import { eventually } from './eventually.js';
 
 /**
  * The gateway's statements waiting for a lock `holder` holds, seen from a session of its own (in the
@@ -23,23 +23,25 @@ export async function statementsWaitingOn(app: TestApp, holder: pg.Client): Prom
 }
 
 /**
- * `send` (a request whose statement waits for `holder`'s lock, to a gateway with a short request
- * timeout) is answered 503 within 2 s, and its statement, waiting while the request is under way, is
- * gone shortly after the answer though the lock is still held: cancelled, not left to run.
+ * `send` (a request whose statement waits for `holder`'s lock) is answered 503 once its deadline
+ * fires, and its statement, waiting while the request is under way, is then gone though the lock is
+ * still held: cancelled, not left to run. The deadline fires when the statement is seen waiting
+ * (`deadlines`, the app's), so neither a slow start nor a slow cancel on a loaded machine can fail it.
  */
-export async function expectCancelledAtDeadline(app: TestApp, holder: pg.Client, send: () => Promise<number>): Promise<void> {
-  const started = Date.now();
+export async function expectCancelledAtDeadline(app: TestApp, holder: pg.Client, deadlines: TestDeadlines, send: () => Promise<number>): Promise<void> {
   const sending = send();
-  await sleep(200);
-  expect(await statementsWaitingOn(app, holder)).toHaveLength(1);
+  await eventually(
+    () => statementsWaitingOn(app, holder),
+    (waiting) => waiting.length === 1,
+    { what: "the request's statement waiting for the lock", everyMs: 25 },
+  );
+  expect(deadlines.fire()).toBe(1);
   expect(await sending).toBe(503);
-  expect(Date.now() - started).toBeLessThan(2000);
-  let left = await statementsWaitingOn(app, holder);
-  for (let tries = 0; left.length > 0 && tries < 10; tries += 1) {
-    await sleep(50);
-    left = await statementsWaitingOn(app, holder);
-  }
-  expect(left).toEqual([]);
+  await eventually(
+    () => statementsWaitingOn(app, holder),
+    (waiting) => waiting.length === 0,
+    { what: 'the cancelled statement gone', everyMs: 25 },
+  );
 }
 
 /** A session of its own that has run `statement` in a transaction it keeps open: whatever lock it took is held until `rollback`. */
@@ -59,17 +61,17 @@ export async function releaseLock(holder: pg.Client): Promise<void> {
 
 /**
  * A lock taken by `take` before each test of the enclosing describe and released after it (PostgreSQL
- * only). `expectCancelled` is expectCancelledAtDeadline against it; `letGo` ends its transaction and
+ * only), with the app's `deadlines`. `expectCancelled` is expectCancelledAtDeadline against it; `letGo` ends its transaction and
  * begins another that holds nothing, so what a test sends next runs.
  */
-export function lockEachTest(app: () => TestApp, take: () => Promise<pg.Client>) {
+export function lockEachTest(app: () => TestApp, take: () => Promise<pg.Client>, deadlines: TestDeadlines) {
   let holder: pg.Client;
   beforeEach(async () => {
     holder = await take();
   });
   afterEach(() => releaseLock(holder));
   return {
-    expectCancelled: (send: () => Promise<number>) => expectCancelledAtDeadline(app(), holder, send),
+    expectCancelled: (send: () => Promise<number>) => expectCancelledAtDeadline(app(), holder, deadlines, send),
     letGo: async () => {
       await holder.query('rollback');
       await holder.query('begin');

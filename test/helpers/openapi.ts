@@ -8,6 +8,5 @@ import { contractOf } from '../support/openapi-contract.js';
  */
 export async function responseValidator(app: TestApp, path: string, method: string, status = 200) {
   const contract = await contractOf(app.baseUrl);
-  return (value: unknown) =>
-    contract.check(method, path, status, 'application/json', value).map((violation) => violation.problem);
+  return (value: unknown) => contract.check(method, path, status, 'application/json', value).map((violation) => violation.problem);
 }

@@ -1,8 +1,21 @@
 import { RequestContext } from '@mikro-orm/core';
 import { KnowledgeService } from '../../src/modules/knowledge/knowledge.service.js';
-import { AddDocumentDocument, CreateKnowledgeBaseDocument, DeleteKnowledgeBaseDocument, DocumentDocument, KnowledgeBaseDocument, KnowledgeBaseDocumentTextsDocument, KnowledgeBasesDocument, KnowledgeBasesWithDocumentsDocument, type KnowledgeBasesWithDocumentsQuery, KnowledgeBaseWithDocumentsDocument, SearchKnowledgeBaseDocument } from '../generated/graphql.js';
+import {
+  AddDocumentDocument,
+  CreateKnowledgeBaseDocument,
+  DeleteKnowledgeBaseDocument,
+  DocumentDocument,
+  KnowledgeBaseDocument,
+  KnowledgeBaseDocumentTextsDocument,
+  KnowledgeBasesDocument,
+  KnowledgeBasesWithDocumentsDocument,
+  type KnowledgeBasesWithDocumentsQuery,
+  KnowledgeBaseWithDocumentsDocument,
+  SearchKnowledgeBaseDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { recordStatements } from '../helpers/users.js';
+import { countedOnly, withoutCursors } from '../helpers/pages.js';
 
 // Knowledge bases: documents and retrieval, access, limits and batching, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -29,9 +42,7 @@ describe('knowledge', () => {
 
   Our call centre answers from 8am to 6pm, Monday to Friday. On public holidays the lines are closed.`;
 
-  const DOCUMENT_FIELDS = [
-    'chunkCount', 'content', 'contentType', 'createdAt', 'error', 'id', 'knowledgeBaseId', 'sizeBytes', 'status', 'title', 'updatedAt',
-  ];
+  const DOCUMENT_FIELDS = ['chunkCount', 'content', 'contentType', 'createdAt', 'error', 'id', 'knowledgeBaseId', 'sizeBytes', 'status', 'title', 'updatedAt'];
 
   async function createBase(org: TestOrganization, name = 'Support'): Promise<string> {
     const res = await org.rest.post('/api/knowledge-bases', { name });
@@ -106,10 +117,9 @@ describe('knowledge', () => {
       const texts = await acme.graphql.ok(KnowledgeBaseDocumentTextsDocument, { id: kbId });
       expect(texts.knowledgeBase.documents.data.map((doc) => doc.content)).toEqual([café, REFUNDS]);
 
-      const chunks = await app.sql<{ ordinal: number; content: string }>(
-        'select ordinal, content from knowledge_chunks where document_id = ?',
-        [added.body.id],
-      );
+      const chunks = await app.sql<{ ordinal: number; content: string }>('select ordinal, content from knowledge_chunks where document_id = ?', [
+        added.body.id,
+      ]);
       expect(chunks).toHaveLength(1);
       expect(chunks[0]!.content).toContain('full refund');
     });
@@ -120,10 +130,9 @@ describe('knowledge', () => {
       const { body } = await acme.rest.post(`/api/knowledge-bases/${kbId}/documents`, { title: 'Rules', content: long });
       expect(body.status).toBe('ready');
       expect(body.chunkCount).toBeGreaterThan(2);
-      const rows = await app.sql<{ ordinal: number; content: string }>(
-        'select ordinal, content from knowledge_chunks where document_id = ? order by ordinal',
-        [body.id],
-      );
+      const rows = await app.sql<{ ordinal: number; content: string }>('select ordinal, content from knowledge_chunks where document_id = ? order by ordinal', [
+        body.id,
+      ]);
       expect(rows.map((row) => row.ordinal)).toEqual(Array.from({ length: body.chunkCount }, (_, i) => i));
       expect(rows.every((row) => row.content.length <= 800)).toBe(true);
       expect(rows[rows.length - 1]!.content).toContain('Paragraph 59');
@@ -137,7 +146,11 @@ describe('knowledge', () => {
 
     beforeAll(async () => {
       kbId = await createBase(acme, 'Customer service');
-      for (const [title, content] of [['Refunds', REFUNDS], ['Shipping', SHIPPING], ['Hours', HOURS]]) {
+      for (const [title, content] of [
+        ['Refunds', REFUNDS],
+        ['Shipping', SHIPPING],
+        ['Hours', HOURS],
+      ]) {
         expect((await acme.rest.post(`/api/knowledge-bases/${kbId}/documents`, { title, content })).status).toBe(201);
       }
     });
@@ -226,13 +239,13 @@ describe('knowledge', () => {
       const rest = await acme.rest.get(`/api/knowledge-bases/${kbId}/documents?page=1&limit=2`);
       expect(rest.status).toBe(200);
       expect(rest.body.data.map((doc: { title: string }) => doc.title)).toEqual(['Three', 'Two']);
-      expect(rest.body.meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
+      expect(rest.body.meta).toEqual(withoutCursors({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false }));
       const second = await acme.rest.get(`/api/knowledge-bases/${kbId}/documents?page=2&limit=2`);
       expect(second.body.data.map((doc: { title: string }) => doc.title)).toEqual(['One']);
 
       const graphql = await acme.graphql.ok(KnowledgeBaseWithDocumentsDocument, { id: kbId, page: 2, limit: 2 });
       expect(graphql.knowledgeBase.documents.data.map((doc) => doc.id)).toEqual(second.body.data.map((doc: { id: string }) => doc.id));
-      expect(graphql.knowledgeBase.documents.meta).toEqual(second.body.meta);
+      expect(graphql.knowledgeBase.documents.meta).toEqual(countedOnly(second.body.meta));
 
       const badRest = await acme.rest.get(`/api/knowledge-bases/${kbId}/documents?limit=0`);
       expect([badRest.status, badRest.body.code, badRest.body.errors.map((e: { field: string }) => e.field)]).toEqual([400, 'BAD_USER_INPUT', ['limit']]);

@@ -39,9 +39,7 @@ describe('builtin/echo', () => {
       .generate({ model: 'builtin/echo', messages: [{ role: 'user', content: 'hi' }], settings: { temprature: 1 } })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
-    expect((error as AppError).errors).toEqual([
-      { field: 'modelConfig.modelSettings.temprature', message: expect.stringContaining('not a known setting') },
-    ]);
+    expect((error as AppError).errors).toEqual([{ field: 'modelConfig.modelSettings.temprature', message: expect.stringContaining('not a known setting') }]);
   });
 });
 

@@ -25,7 +25,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   for await (const chunk of req) chunks.push(chunk as Buffer);
   received.push({ path: req.url ?? '', apiKey: req.headers['x-goog-api-key'] as string | undefined, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
   const send = (code: number, body: unknown): void => void res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  if (req.method !== 'POST' || !/^\/v1beta\/models\/[^/:]+:generateContent$/.test(req.url ?? '')) return send(404, { error: { code: 404, message: 'no route', status: 'NOT_FOUND' } });
+  if (req.method !== 'POST' || !/^\/v1beta\/models\/[^/:]+:generateContent$/.test(req.url ?? ''))
+    return send(404, { error: { code: 404, message: 'no route', status: 'NOT_FOUND' } });
   if (status !== 200) return send(status, { error: { code: status, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' } });
   send(200, {
     candidates: [{ content: { role: 'model', parts: [{ text: 'We open at nine.' }] }, finishReason: 'STOP', index: 0 }],

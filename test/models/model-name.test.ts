@@ -80,9 +80,7 @@ describe('parseModelSettings', () => {
   });
 
   it('rejects unknown keys and wrong types, naming each modelConfig.modelSettings.<key>', () => {
-    const error = caught(() =>
-      parseModelSettings({ temperature: 'hot', maxTokens: 1.5, stopSequences: 'END', topP: 2, verbose: true, constructor: 1 }),
-    );
+    const error = caught(() => parseModelSettings({ temperature: 'hot', maxTokens: 1.5, stopSequences: 'END', topP: 2, verbose: true, constructor: 1 }));
     expect(error.code).toBe('BAD_USER_INPUT');
     expect(error.errors?.map((e) => e.field).sort()).toEqual([
       'modelConfig.modelSettings.constructor',

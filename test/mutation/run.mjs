@@ -15,7 +15,7 @@ const resultsFile = jsonAt > 0 ? process.argv[jsonAt + 1] : undefined;
 rmSync(`${root}reports/mutation/mutation.json`, { force: true });
 const started = Date.now();
 const force = process.argv.includes('--force') ? ['--force'] : [];
-const stryker = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs', ...force], {
+const stryker = spawnSync(process.execPath, ['tools/node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs', ...force], {
   cwd: root,
   stdio: 'inherit',
 });
@@ -44,7 +44,9 @@ for (const [file, { mutants }] of Object.entries(report.files).sort(([a], [b]) =
   const ok = score >= BREAK_THRESHOLD;
   if (ok) passed += 1;
   else failed += 1;
-  console.log(`${ok ? 'ok  ' : 'LOW '} ${score.toFixed(1).padStart(5)} %  ${String(detected).padStart(3)} killed, ${String(undetected).padStart(2)} survived, ${String(ignored).padStart(2)} marked equivalent  ${file}`);
+  console.log(
+    `${ok ? 'ok  ' : 'LOW '} ${score.toFixed(1).padStart(5)} %  ${String(detected).padStart(3)} killed, ${String(undetected).padStart(2)} survived, ${String(ignored).padStart(2)} marked equivalent  ${file}`,
+  );
 }
 if (stryker.status !== 0) failed += 1; // under the break threshold overall, or Stryker itself failed
 console.log(`mutation: ${passed} modules at or over ${BREAK_THRESHOLD} %, ${failed} under${stryker.status !== 0 ? ' (Stryker failed)' : ''}`);

@@ -1,10 +1,87 @@
 import { RequestContext } from '@mikro-orm/core';
-import { DeleteCallRecordingDocument, ActivateAgentDocument, AddDoNotCallDocument, ImportDoNotCallDocument, RemoveDoNotCallDocument, ActivateProgramDocument, AddAudienceMembersDocument, AddCreditsDocument, AddDocumentDocument, AddTeamMemberDocument, AddUserDocument, BusinessEntitiesDocument, BusinessEntityDocument, ContactsWithEntitiesDocument, ControlExecutionDocument, CreateAgentDocument, CreateAudienceDocument, CreateBusinessEntityDocument, CreateCallFlowDocument, CreateCarrierConnectionDocument, CreateContactDocument, CreateExecutionDocument, CreateKnowledgeBaseDocument, CreatePhoneNumberDocument, CreateProgramDocument, CreateTeamDocument, CreateWebhookDeliveryDocument, CreateWebhookEndpointDocument, CreditLedgerDocument, DeleteAgentDocument, DeleteAudienceDocument, DeleteBusinessEntityDocument, DeleteCallFlowDocument, DeleteCarrierConnectionDocument, DeleteContactDocument, DeleteKnowledgeBaseDocument, DeletePhoneNumberDocument, DeleteProgramDocument, DeleteTeamDocument, DeleteWebhookEndpointDocument, ImportContactsDocument, MeDocument, OrganizationDocument, RemoveAudienceMembersDocument, RemoveTeamMemberDocument, RemoveUserDocument, RotateWebhookEndpointSecretDocument, SendMessageDocument, StartConversationDocument, SyncProgramTriggersDocument, TeamDocument, TeamsDocument, TestAgentDocument, TestWebhookEndpointDocument, UpdateAgentDocument, UpdateAudienceDocument, UpdateBusinessEntityDocument, UpdateCallFlowDocument, UpdateCarrierConnectionDocument, UpdateContactDocument, UpdateOrganizationDocument, UpdatePhoneNumberDocument, UpdateProgramDocument, UpdateTeamDocument, UpdateUserRoleDocument, UpdateWebhookEndpointDocument, UsersDocument } from '../generated/graphql.js';
+import {
+  CreateToolDocument,
+  UpdateToolDocument,
+  DeleteToolDocument,
+  RotateToolSecretDocument,
+  CreateMcpServerDocument,
+  UpdateMcpServerDocument,
+  RefreshMcpServerDocument,
+  DeleteMcpServerDocument,
+  DeleteCallRecordingDocument,
+  ActivateAgentDocument,
+  AddDoNotCallDocument,
+  ImportDoNotCallDocument,
+  RemoveDoNotCallDocument,
+  ActivateProgramDocument,
+  AddAudienceMembersDocument,
+  AddCreditsDocument,
+  AddDocumentDocument,
+  AddTeamMemberDocument,
+  AddUserDocument,
+  BusinessEntitiesDocument,
+  BusinessEntityDocument,
+  ContactsWithEntitiesDocument,
+  ControlExecutionDocument,
+  CreateAgentDocument,
+  CreateAudienceDocument,
+  CreateBusinessEntityDocument,
+  CreateCallFlowDocument,
+  CreateCarrierConnectionDocument,
+  CreateContactDocument,
+  CreateExecutionDocument,
+  CreateKnowledgeBaseDocument,
+  CreatePhoneNumberDocument,
+  CreateProgramDocument,
+  CreateTeamDocument,
+  CreateWebhookDeliveryDocument,
+  CreateWebhookEndpointDocument,
+  CreditLedgerDocument,
+  DeleteAgentDocument,
+  DeleteAudienceDocument,
+  DeleteBusinessEntityDocument,
+  DeleteCallFlowDocument,
+  DeleteCarrierConnectionDocument,
+  DeleteContactDocument,
+  DeleteKnowledgeBaseDocument,
+  DeletePhoneNumberDocument,
+  DeleteProgramDocument,
+  DeleteTeamDocument,
+  DeleteWebhookEndpointDocument,
+  ImportContactsDocument,
+  MeDocument,
+  OrganizationDocument,
+  RemoveAudienceMembersDocument,
+  RemoveTeamMemberDocument,
+  RemoveUserDocument,
+  RotateWebhookEndpointSecretDocument,
+  SendMessageDocument,
+  StartConversationDocument,
+  SyncProgramTriggersDocument,
+  TeamDocument,
+  TeamsDocument,
+  TestAgentDocument,
+  TestWebhookEndpointDocument,
+  UpdateAgentDocument,
+  UpdateAudienceDocument,
+  UpdateBusinessEntityDocument,
+  UpdateCallFlowDocument,
+  UpdateCarrierConnectionDocument,
+  UpdateContactDocument,
+  UpdateOrganizationDocument,
+  UpdatePhoneNumberDocument,
+  UpdateProgramDocument,
+  UpdateTeamDocument,
+  UpdateUserRoleDocument,
+  UpdateWebhookEndpointDocument,
+  UsersDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addUser, recordStatements, type TestUser } from '../helpers/users.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { ALL_DAY, buildCampaign } from '../campaigns/fixtures.js';
 import { PERMISSIONS } from '../../src/modules/organizations/roles.js';
+import { withCursors, withoutCursors } from '../helpers/pages.js';
 
 // Organizations: the organization, users, teams, business entities, isolation and permissions, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -31,7 +108,16 @@ describe('organization', () => {
     it('is the caller’s own, the same on both doors, for any role', async () => {
       const rest = await acme.rest.get('/api/organization');
       expect(rest.status).toBe(200);
-      expect(rest.body).toEqual({ id: acme.organizationId, name: 'Acme', creditBalance: 0, creditsReserved: 0, recordingRetentionDays: null, createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(rest.body).toEqual({
+        id: acme.organizationId,
+        name: 'Acme',
+        creditBalance: 0,
+        creditsReserved: 0,
+        recordingRetentionDays: null,
+        webCallOrigins: [],
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
       const { organization } = await member.graphql.ok(OrganizationDocument);
       expect(organization).toEqual(rest.body);
       const other = await app.organization('Other');
@@ -102,7 +188,12 @@ describe('organization', () => {
 
     it('the operator grants them (the CLI’s service): balance and ledger row together', async () => {
       const org = await app.organization('Granted');
-      expect(await grant(org.organizationId, 250, 'invoice 42')).toEqual({ organizationId: org.organizationId, amount: 250, creditBalance: 250, ledgerEntryId: expect.any(String) });
+      expect(await grant(org.organizationId, 250, 'invoice 42')).toEqual({
+        organizationId: org.organizationId,
+        amount: 250,
+        creditBalance: 250,
+        ledgerEntryId: expect.any(String),
+      });
       expect(await org.grantCredits(1_000_000)).toBe(1_000_250);
       expect(await balanceOf(org.organizationId)).toBe(1_000_250);
       expect(await ledgerRows(org.organizationId)).toEqual([
@@ -140,8 +231,16 @@ describe('organization', () => {
       const rest = await reader.rest.get('/api/organization/credit-ledger?limit=2');
       expect(rest.status).toBe(200);
       expect(rest.body.data.map((entry: { amount: number }) => entry.amount)).toEqual([3, 2]);
-      expect(rest.body.data[0]).toEqual({ id: expect.any(String), kind: 'grant', amount: 3, balanceAfter: 6, reason: null, executionId: null, createdAt: expect.any(String) });
-      expect(rest.body.meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
+      expect(rest.body.data[0]).toEqual({
+        id: expect.any(String),
+        kind: 'grant',
+        amount: 3,
+        balanceAfter: 6,
+        reason: null,
+        executionId: null,
+        createdAt: expect.any(String),
+      });
+      expect(rest.body.meta).toEqual(withoutCursors({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false }));
       const { creditLedger } = await reader.graphql.ok(CreditLedgerDocument, { limit: 2 });
       expect(creditLedger).toEqual(rest.body);
       expect((await reader.rest.get('/api/organization/credit-ledger?kind=spend')).body.meta.total).toBe(0);
@@ -164,7 +263,6 @@ describe('organization', () => {
       expect([rest.status, fieldsOf(rest.body.errors)]).toEqual([400, ['kind']]);
     });
   });
-
 });
 
 describe('users', () => {
@@ -185,8 +283,21 @@ describe('users', () => {
     it('an owner adds a user with a role on REST; the answer carries a first key that works with that role', async () => {
       const res = await acme.rest.post('/api/users', { email: 'Ann@Example.test', name: 'Ann', role: 'member' });
       expect(res.status).toBe(201);
-      expect(res.body.user).toEqual({ id: expect.any(String), email: 'ann@example.test', name: 'Ann', role: 'member', createdAt: expect.any(String), updatedAt: expect.any(String) });
-      expect(res.body.apiKey).toMatchObject({ id: expect.any(String), keyPrefix: 'tag_', isActive: true, expiresAt: null, secret: expect.stringMatching(/^tag_[A-Za-z0-9]{40}$/) });
+      expect(res.body.user).toEqual({
+        id: expect.any(String),
+        email: 'ann@example.test',
+        name: 'Ann',
+        role: 'member',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
+      expect(res.body.apiKey).toMatchObject({
+        id: expect.any(String),
+        keyPrefix: 'tag_',
+        isActive: true,
+        expiresAt: null,
+        secret: expect.stringMatching(/^tag_[A-Za-z0-9]{40}$/),
+      });
       const ann = app.rest({ 'x-api-key': res.body.apiKey.secret });
       expect((await ann.get('/api/users/me')).body).toMatchObject({ id: res.body.user.id, organizationId: acme.organizationId });
       expect((await ann.post('/api/audience', { name: 'No' })).status).toBe(403);
@@ -337,7 +448,7 @@ describe('teams', () => {
 
       const { teams } = await member.graphql.ok(TeamsDocument, { sortBy: 'name', sortOrder: 'asc' });
       expect(teams.data.map((t) => t.name)).toEqual(['Customer care', 'Sales EMEA']);
-      expect(teams.meta).toEqual({ page: 1, limit: 20, total: 2, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
+      expect(teams.meta).toEqual(withCursors({ page: 1, limit: 20, total: 2, totalPages: 1, hasNextPage: false, hasPreviousPage: false }));
       expect((await member.rest.get('/api/teams?sortBy=name&sortOrder=asc')).body).toEqual(teams);
 
       expect((await acme.rest.delete(`/api/teams/${createTeam.id}`)).status).toBe(204);
@@ -393,7 +504,12 @@ describe('teams', () => {
       const { body: team } = await acme.rest.post('/api/teams', { name: 'Members' });
       const added = await acme.rest.post(`/api/teams/${team.id}/members`, { userId: member.userId });
       expect(added.status).toBe(200);
-      expect(added.body.members).toEqual([{ role: 'member', user: { id: member.userId, email: member.email, name: expect.any(String), createdAt: expect.any(String), updatedAt: expect.any(String) } }]);
+      expect(added.body.members).toEqual([
+        {
+          role: 'member',
+          user: { id: member.userId, email: member.email, name: expect.any(String), createdAt: expect.any(String), updatedAt: expect.any(String) },
+        },
+      ]);
       const { addTeamMember } = await acme.graphql.ok(AddTeamMemberDocument, { teamId: team.id, userId: admin.userId, role: 'lead' });
       expect(addTeamMember.members.map((m) => [m.user.id, m.role])).toEqual([
         [member.userId, 'member'],
@@ -580,7 +696,7 @@ describe('business-entities', () => {
       const rest = await org.rest.get(`/api/business-entities?contactId=${second}&type=appointment&sortBy=name&sortOrder=asc&limit=1`);
       expect(rest.status).toBe(200);
       expect(rest.body.data.map((e: { name: string }) => e.name)).toEqual(['Charlie visit']);
-      expect(rest.body.meta).toEqual({ page: 1, limit: 1, total: 2, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
+      expect(rest.body.meta).toEqual(withCursors({ page: 1, limit: 1, total: 2, totalPages: 2, hasNextPage: true, hasPreviousPage: false }));
       const { businessEntities } = await org.graphql.ok(BusinessEntitiesDocument, {
         contactId: second,
         type: 'appointment',
@@ -733,10 +849,35 @@ describe('permissions', () => {
   let ids: Record<string, string>;
 
   const TABLES = [
-    'organizations', 'users', 'teams', 'team_memberships', 'agents', 'conversations', 'messages', 'knowledge_bases',
-    'knowledge_documents', 'knowledge_chunks', 'contacts', 'business_entities', 'audiences', 'audience_members',
-    'call_flows', 'programs', 'executions', 'execution_contacts', 'contact_triggers', 'carrier_connections', 'phone_numbers', 'calls',
-    'webhook_endpoints', 'webhook_deliveries', 'do_not_call_entries', 'call_recordings',
+    'organizations',
+    'users',
+    'teams',
+    'team_memberships',
+    'agents',
+    'conversations',
+    'messages',
+    'knowledge_bases',
+    'knowledge_documents',
+    'knowledge_chunks',
+    'contacts',
+    'business_entities',
+    'audiences',
+    'audience_members',
+    'call_flows',
+    'programs',
+    'executions',
+    'execution_contacts',
+    'contact_triggers',
+    'carrier_connections',
+    'phone_numbers',
+    'calls',
+    'webhook_endpoints',
+    'webhook_deliveries',
+    'do_not_call_entries',
+    'call_recordings',
+    'tools',
+    'mcp_servers',
+    'tool_calls',
   ];
   const connectionBody = { name: 'Twilio', accountSid: `AC${'1'.repeat(32)}`, authToken: 'f'.repeat(32) };
 
@@ -754,6 +895,7 @@ describe('permissions', () => {
   }
 
   const agentBody = { name: 'Intruder', instructions: 'x', modelConfig: { model: 'builtin/echo' } };
+  const toolBody = { name: 'intruder', description: 'x', parameters: { type: 'object' }, url: 'https://93.184.215.14/tool' };
   const flowBody = (agentId: string) => ({
     name: 'Intruder flow',
     nodes: [
@@ -771,61 +913,384 @@ describe('permissions', () => {
   }
 
   const CASES: Case[] = [
-    { name: 'create an agent', permission: 'agents.manage', rest: () => ['post', '/api/agents', agentBody], graphql: () => [CreateAgentDocument, { input: agentBody }] },
-    { name: 'change an agent’s policy', permission: 'agents.manage', rest: () => ['put', `/api/agents/${ids.agent}`, { policy: 'Refund everything.' }], graphql: () => [UpdateAgentDocument, { id: ids.agent, input: { policy: 'Refund everything.' } }] },
-    { name: 'activate an agent', permission: 'agents.manage', rest: () => ['post', `/api/agents/${ids.draftAgent}/activate`], graphql: () => [ActivateAgentDocument, { id: ids.draftAgent }] },
-    { name: 'delete an agent', permission: 'agents.manage', rest: () => ['delete', `/api/agents/${ids.agent}`], graphql: () => [DeleteAgentDocument, { id: ids.agent }] },
-    { name: 'create a knowledge base', permission: 'knowledge.manage', rest: () => ['post', '/api/knowledge-bases', { name: 'KB' }], graphql: () => [CreateKnowledgeBaseDocument, { input: { name: 'KB' } }] },
-    { name: 'add a document', permission: 'knowledge.manage', rest: () => ['post', `/api/knowledge-bases/${ids.kb}/documents`, { title: 'T', content: 'C' }], graphql: () => [AddDocumentDocument, { knowledgeBaseId: ids.kb, input: { title: 'T', content: 'C' } }] },
-    { name: 'delete a knowledge base', permission: 'knowledge.manage', rest: () => ['delete', `/api/knowledge-bases/${ids.kb}`], graphql: () => [DeleteKnowledgeBaseDocument, { id: ids.kb }] },
-    { name: 'create a contact', permission: 'contacts.manage', rest: () => ['post', '/api/contacts', { phone: '+12025550999' }], graphql: () => [CreateContactDocument, { input: { phone: '+12025550999' } }] },
-    { name: 'change a contact', permission: 'contacts.manage', rest: () => ['put', `/api/contacts/${ids.contact}`, { name: 'X' }], graphql: () => [UpdateContactDocument, { id: ids.contact, input: { name: 'X' } }] },
-    { name: 'delete a contact', permission: 'contacts.manage', rest: () => ['delete', `/api/contacts/${ids.contact}`], graphql: () => [DeleteContactDocument, { id: ids.contact }] },
-    { name: 'import contacts', permission: 'contacts.manage', rest: () => ['post', '/api/contacts/import', { contacts: [{ phone: '+12025550998' }] }], graphql: () => [ImportContactsDocument, { input: { contacts: [{ phone: '+12025550998' }] } }] },
-    { name: 'put a number on the do-not-call list', permission: 'contacts.manage', rest: () => ['post', '/api/do-not-call', { phone: '+12025550996' }], graphql: () => [AddDoNotCallDocument, { input: { phone: '+12025550996' } }] },
-    { name: 'take a number off the do-not-call list', permission: 'contacts.manage', rest: () => ['delete', '/api/do-not-call/+12025550995'], graphql: () => [RemoveDoNotCallDocument, { id: '+12025550995' }] },
-    { name: 'import numbers to the do-not-call list', permission: 'contacts.manage', rest: () => ['post', '/api/do-not-call/import', { csv: '+12025550994' }], graphql: () => [ImportDoNotCallDocument, { input: { csv: '+12025550994' } }] },
-    { name: 'create a business record', permission: 'contacts.manage', rest: () => ['post', '/api/business-entities', { contactId: ids.contact, type: 'order', name: 'O' }], graphql: () => [CreateBusinessEntityDocument, { input: { contactId: ids.contact, type: 'order', name: 'O' } }] },
-    { name: 'change a business record', permission: 'contacts.manage', rest: () => ['put', `/api/business-entities/${ids.entity}`, { name: 'P' }], graphql: () => [UpdateBusinessEntityDocument, { id: ids.entity, input: { name: 'P' } }] },
-    { name: 'delete a business record', permission: 'contacts.manage', rest: () => ['delete', `/api/business-entities/${ids.entity}`], graphql: () => [DeleteBusinessEntityDocument, { id: ids.entity }] },
-    { name: 'create an audience', permission: 'audiences.manage', rest: () => ['post', '/api/audience', { name: 'A' }], graphql: () => [CreateAudienceDocument, { input: { name: 'A' } }] },
-    { name: 'change an audience', permission: 'audiences.manage', rest: () => ['put', `/api/audience/${ids.audience}`, { name: 'B' }], graphql: () => [UpdateAudienceDocument, { id: ids.audience, input: { name: 'B' } }] },
-    { name: 'delete an audience', permission: 'audiences.manage', rest: () => ['delete', `/api/audience/${ids.audience}`], graphql: () => [DeleteAudienceDocument, { id: ids.audience }] },
-    { name: 'add audience members', permission: 'audiences.manage', rest: () => ['post', `/api/audience/${ids.audience}/members`, { contactIds: [ids.loneContact] }], graphql: () => [AddAudienceMembersDocument, { audienceId: ids.audience, contactIds: [ids.loneContact] }] },
-    { name: 'remove audience members', permission: 'audiences.manage', rest: () => ['delete', `/api/audience/${ids.audience}/members`, { contactIds: [ids.contact] }], graphql: () => [RemoveAudienceMembersDocument, { audienceId: ids.audience, contactIds: [ids.contact] }] },
-    { name: 'create a call flow', permission: 'flows.manage', rest: () => ['post', '/api/call-flows', flowBody(ids.agent!)], graphql: () => [CreateCallFlowDocument, { input: flowBody(ids.agent!) }] },
-    { name: 'change a call flow', permission: 'flows.manage', rest: () => ['put', `/api/call-flows/${ids.flow}`, { name: 'Renamed' }], graphql: () => [UpdateCallFlowDocument, { id: ids.flow, input: { name: 'Renamed' } }] },
-    { name: 'delete a call flow', permission: 'flows.manage', rest: () => ['delete', `/api/call-flows/${ids.flow}`], graphql: () => [DeleteCallFlowDocument, { id: ids.flow }] },
-    { name: 'create a program', permission: 'programs.manage', rest: () => ['post', '/api/programs', { name: 'P', kind: 'campaign', audienceId: ids.audience, callingWindow: ALL_DAY }], graphql: () => [CreateProgramDocument, { input: { name: 'P', kind: 'campaign', audienceId: ids.audience, callingWindow: ALL_DAY } }] },
-    { name: 'change a program', permission: 'programs.manage', rest: () => ['put', `/api/programs/${ids.program}`, { name: 'Q' }], graphql: () => [UpdateProgramDocument, { id: ids.program, input: { name: 'Q' } }] },
-    { name: 'activate a program', permission: 'programs.manage', rest: () => ['post', `/api/programs/${ids.draftProgram}/activate`], graphql: () => [ActivateProgramDocument, { id: ids.draftProgram }] },
-    { name: 'delete a program', permission: 'programs.manage', rest: () => ['delete', `/api/programs/${ids.program}`], graphql: () => [DeleteProgramDocument, { id: ids.program }] },
-    { name: 'sync a program’s triggers', permission: 'programs.manage', rest: () => ['post', `/api/programs/${ids.program}/triggers/sync`], graphql: () => [SyncProgramTriggersDocument, { programId: ids.program }] },
-    { name: 'start an execution (spends credits)', permission: 'executions.control', rest: () => ['post', `/api/programs/${ids.program}/executions`, {}], graphql: () => [CreateExecutionDocument, { programId: ids.program }] },
-    { name: 'cancel an execution', permission: 'executions.control', rest: () => ['post', `/api/executions/${ids.execution}/cancel`], graphql: () => [ControlExecutionDocument, { id: ids.execution, action: 'cancel' as const }] },
-    { name: 'connect a carrier', permission: 'telephony.manage', rest: () => ['post', '/api/carrier-connections', connectionBody], graphql: () => [CreateCarrierConnectionDocument, { input: connectionBody }] },
-    { name: 'change a carrier connection', permission: 'telephony.manage', rest: () => ['put', `/api/carrier-connections/${ids.connection}`, { callsPerSecond: 50 }], graphql: () => [UpdateCarrierConnectionDocument, { id: ids.connection, input: { callsPerSecond: 50 } }] },
-    { name: 'delete a carrier connection', permission: 'telephony.manage', rest: () => ['delete', `/api/carrier-connections/${ids.connection}`], graphql: () => [DeleteCarrierConnectionDocument, { id: ids.connection }] },
-    { name: 'add a phone number', permission: 'telephony.manage', rest: () => ['post', '/api/phone-numbers', { number: '+14155550111' }], graphql: () => [CreatePhoneNumberDocument, { input: { number: '+14155550111' } }] },
-    { name: 'change a phone number', permission: 'telephony.manage', rest: () => ['put', `/api/phone-numbers/${ids.number}`, { label: 'Mine now' }], graphql: () => [UpdatePhoneNumberDocument, { id: ids.number, input: { label: 'Mine now' } }] },
-    { name: 'delete a phone number', permission: 'telephony.manage', rest: () => ['delete', `/api/phone-numbers/${ids.number}`], graphql: () => [DeletePhoneNumberDocument, { id: ids.number }] },
-    { name: 'add a webhook endpoint', permission: 'webhooks.manage', rest: () => ['post', '/api/webhook-endpoints', { url: 'https://93.184.215.14/hooks' }], graphql: () => [CreateWebhookEndpointDocument, { input: { url: 'https://93.184.215.14/hooks' } }] },
-    { name: 'change a webhook endpoint', permission: 'webhooks.manage', rest: () => ['put', `/api/webhook-endpoints/${ids.endpoint}`, { url: 'https://93.184.215.15/mine' }], graphql: () => [UpdateWebhookEndpointDocument, { id: ids.endpoint!, input: { url: 'https://93.184.215.15/mine' } }] },
-    { name: 'delete a webhook endpoint', permission: 'webhooks.manage', rest: () => ['delete', `/api/webhook-endpoints/${ids.endpoint}`], graphql: () => [DeleteWebhookEndpointDocument, { id: ids.endpoint! }] },
-    { name: 'rotate a webhook secret', permission: 'webhooks.manage', rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/rotate-secret`], graphql: () => [RotateWebhookEndpointSecretDocument, { id: ids.endpoint! }] },
-    { name: 're-send an event to a webhook endpoint', permission: 'webhooks.manage', rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/deliveries`, { eventId: ids.event }], graphql: () => [CreateWebhookDeliveryDocument, { endpointId: ids.endpoint!, input: { eventId: ids.event! } }] },
-    { name: 'send a webhook test event', permission: 'webhooks.manage', rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/test`], graphql: () => [TestWebhookEndpointDocument, { id: ids.endpoint! }] },
-    { name: 'create a team', permission: 'teams.manage', rest: () => ['post', '/api/teams', { name: 'T2' }], graphql: () => [CreateTeamDocument, { input: { name: 'T2' } }] },
-    { name: 'rename a team', permission: 'teams.manage', rest: () => ['put', `/api/teams/${ids.team}`, { name: 'T3' }], graphql: () => [UpdateTeamDocument, { id: ids.team, input: { name: 'T3' } }] },
-    { name: 'delete a team', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}`], graphql: () => [DeleteTeamDocument, { id: ids.team }] },
-    { name: 'add a team member', permission: 'teams.manage', rest: () => ['post', `/api/teams/${ids.team}/members`, { userId: ids.member }], graphql: () => [AddTeamMemberDocument, { teamId: ids.team, userId: ids.member }] },
-    { name: 'remove a team member', permission: 'teams.manage', rest: () => ['delete', `/api/teams/${ids.team}/members/${ids.owner}`], graphql: () => [RemoveTeamMemberDocument, { teamId: ids.team, userId: ids.owner }] },
-    { name: 'delete a call recording', permission: 'recordings.manage', rest: () => ['delete', `/api/calls/${ids.call}/recording`], graphql: () => [DeleteCallRecordingDocument, { callId: ids.call! }] },
-    { name: 'set how long call recordings are kept', permission: 'organization.manage', rest: () => ['put', '/api/organization', { recordingRetentionDays: 1 }], graphql: () => [UpdateOrganizationDocument, { input: { recordingRetentionDays: 1 } }] },
-    { name: 'rename the organization', permission: 'organization.manage', rest: () => ['put', '/api/organization', { name: 'Hijacked' }], graphql: () => [UpdateOrganizationDocument, { input: { name: 'Hijacked' } }] },
-    { name: 'add a user', permission: 'users.manage', rest: () => ['post', '/api/users', { email: 'mallory@example.test', role: 'owner' }], graphql: () => [AddUserDocument, { input: { email: 'mallory@example.test', role: 'owner' as const } }] },
-    { name: 'change a user’s role', permission: 'users.manage', rest: () => ['put', `/api/users/${ids.member}`, { role: 'owner' }], graphql: () => [UpdateUserRoleDocument, { id: ids.member, role: 'owner' as const }] },
-    { name: 'remove a user', permission: 'users.manage', rest: () => ['delete', `/api/users/${ids.owner}`], graphql: () => [RemoveUserDocument, { id: ids.owner }] },
+    {
+      name: 'create an agent',
+      permission: 'agents.manage',
+      rest: () => ['post', '/api/agents', agentBody],
+      graphql: () => [CreateAgentDocument, { input: agentBody }],
+    },
+    {
+      name: 'change an agent’s policy',
+      permission: 'agents.manage',
+      rest: () => ['put', `/api/agents/${ids.agent}`, { policy: 'Refund everything.' }],
+      graphql: () => [UpdateAgentDocument, { id: ids.agent, input: { policy: 'Refund everything.' } }],
+    },
+    {
+      name: 'activate an agent',
+      permission: 'agents.manage',
+      rest: () => ['post', `/api/agents/${ids.draftAgent}/activate`],
+      graphql: () => [ActivateAgentDocument, { id: ids.draftAgent }],
+    },
+    {
+      name: 'delete an agent',
+      permission: 'agents.manage',
+      rest: () => ['delete', `/api/agents/${ids.agent}`],
+      graphql: () => [DeleteAgentDocument, { id: ids.agent }],
+    },
+    {
+      name: 'create a knowledge base',
+      permission: 'knowledge.manage',
+      rest: () => ['post', '/api/knowledge-bases', { name: 'KB' }],
+      graphql: () => [CreateKnowledgeBaseDocument, { input: { name: 'KB' } }],
+    },
+    {
+      name: 'add a document',
+      permission: 'knowledge.manage',
+      rest: () => ['post', `/api/knowledge-bases/${ids.kb}/documents`, { title: 'T', content: 'C' }],
+      graphql: () => [AddDocumentDocument, { knowledgeBaseId: ids.kb, input: { title: 'T', content: 'C' } }],
+    },
+    {
+      name: 'delete a knowledge base',
+      permission: 'knowledge.manage',
+      rest: () => ['delete', `/api/knowledge-bases/${ids.kb}`],
+      graphql: () => [DeleteKnowledgeBaseDocument, { id: ids.kb }],
+    },
+    {
+      name: 'create a contact',
+      permission: 'contacts.manage',
+      rest: () => ['post', '/api/contacts', { phone: '+12025550999' }],
+      graphql: () => [CreateContactDocument, { input: { phone: '+12025550999' } }],
+    },
+    {
+      name: 'change a contact',
+      permission: 'contacts.manage',
+      rest: () => ['put', `/api/contacts/${ids.contact}`, { name: 'X' }],
+      graphql: () => [UpdateContactDocument, { id: ids.contact, input: { name: 'X' } }],
+    },
+    {
+      name: 'delete a contact',
+      permission: 'contacts.manage',
+      rest: () => ['delete', `/api/contacts/${ids.contact}`],
+      graphql: () => [DeleteContactDocument, { id: ids.contact }],
+    },
+    {
+      name: 'import contacts',
+      permission: 'contacts.manage',
+      rest: () => ['post', '/api/contacts/import', { contacts: [{ phone: '+12025550998' }] }],
+      graphql: () => [ImportContactsDocument, { input: { contacts: [{ phone: '+12025550998' }] } }],
+    },
+    {
+      name: 'put a number on the do-not-call list',
+      permission: 'contacts.manage',
+      rest: () => ['post', '/api/do-not-call', { phone: '+12025550996' }],
+      graphql: () => [AddDoNotCallDocument, { input: { phone: '+12025550996' } }],
+    },
+    {
+      name: 'take a number off the do-not-call list',
+      permission: 'contacts.manage',
+      rest: () => ['delete', '/api/do-not-call/+12025550995'],
+      graphql: () => [RemoveDoNotCallDocument, { id: '+12025550995' }],
+    },
+    {
+      name: 'import numbers to the do-not-call list',
+      permission: 'contacts.manage',
+      rest: () => ['post', '/api/do-not-call/import', { csv: '+12025550994' }],
+      graphql: () => [ImportDoNotCallDocument, { input: { csv: '+12025550994' } }],
+    },
+    {
+      name: 'create a business record',
+      permission: 'contacts.manage',
+      rest: () => ['post', '/api/business-entities', { contactId: ids.contact, type: 'order', name: 'O' }],
+      graphql: () => [CreateBusinessEntityDocument, { input: { contactId: ids.contact, type: 'order', name: 'O' } }],
+    },
+    {
+      name: 'change a business record',
+      permission: 'contacts.manage',
+      rest: () => ['put', `/api/business-entities/${ids.entity}`, { name: 'P' }],
+      graphql: () => [UpdateBusinessEntityDocument, { id: ids.entity, input: { name: 'P' } }],
+    },
+    {
+      name: 'delete a business record',
+      permission: 'contacts.manage',
+      rest: () => ['delete', `/api/business-entities/${ids.entity}`],
+      graphql: () => [DeleteBusinessEntityDocument, { id: ids.entity }],
+    },
+    {
+      name: 'create an audience',
+      permission: 'audiences.manage',
+      rest: () => ['post', '/api/audience', { name: 'A' }],
+      graphql: () => [CreateAudienceDocument, { input: { name: 'A' } }],
+    },
+    {
+      name: 'change an audience',
+      permission: 'audiences.manage',
+      rest: () => ['put', `/api/audience/${ids.audience}`, { name: 'B' }],
+      graphql: () => [UpdateAudienceDocument, { id: ids.audience, input: { name: 'B' } }],
+    },
+    {
+      name: 'delete an audience',
+      permission: 'audiences.manage',
+      rest: () => ['delete', `/api/audience/${ids.audience}`],
+      graphql: () => [DeleteAudienceDocument, { id: ids.audience }],
+    },
+    {
+      name: 'add audience members',
+      permission: 'audiences.manage',
+      rest: () => ['post', `/api/audience/${ids.audience}/members`, { contactIds: [ids.loneContact] }],
+      graphql: () => [AddAudienceMembersDocument, { audienceId: ids.audience, contactIds: [ids.loneContact] }],
+    },
+    {
+      name: 'remove audience members',
+      permission: 'audiences.manage',
+      rest: () => ['delete', `/api/audience/${ids.audience}/members`, { contactIds: [ids.contact] }],
+      graphql: () => [RemoveAudienceMembersDocument, { audienceId: ids.audience, contactIds: [ids.contact] }],
+    },
+    {
+      name: 'create a call flow',
+      permission: 'flows.manage',
+      rest: () => ['post', '/api/call-flows', flowBody(ids.agent!)],
+      graphql: () => [CreateCallFlowDocument, { input: flowBody(ids.agent!) }],
+    },
+    {
+      name: 'change a call flow',
+      permission: 'flows.manage',
+      rest: () => ['put', `/api/call-flows/${ids.flow}`, { name: 'Renamed' }],
+      graphql: () => [UpdateCallFlowDocument, { id: ids.flow, input: { name: 'Renamed' } }],
+    },
+    {
+      name: 'delete a call flow',
+      permission: 'flows.manage',
+      rest: () => ['delete', `/api/call-flows/${ids.flow}`],
+      graphql: () => [DeleteCallFlowDocument, { id: ids.flow }],
+    },
+    {
+      name: 'create a program',
+      permission: 'programs.manage',
+      rest: () => ['post', '/api/programs', { name: 'P', kind: 'campaign', audienceId: ids.audience, callingWindow: ALL_DAY }],
+      graphql: () => [CreateProgramDocument, { input: { name: 'P', kind: 'campaign', audienceId: ids.audience, callingWindow: ALL_DAY } }],
+    },
+    {
+      name: 'change a program',
+      permission: 'programs.manage',
+      rest: () => ['put', `/api/programs/${ids.program}`, { name: 'Q' }],
+      graphql: () => [UpdateProgramDocument, { id: ids.program, input: { name: 'Q' } }],
+    },
+    {
+      name: 'activate a program',
+      permission: 'programs.manage',
+      rest: () => ['post', `/api/programs/${ids.draftProgram}/activate`],
+      graphql: () => [ActivateProgramDocument, { id: ids.draftProgram }],
+    },
+    {
+      name: 'delete a program',
+      permission: 'programs.manage',
+      rest: () => ['delete', `/api/programs/${ids.program}`],
+      graphql: () => [DeleteProgramDocument, { id: ids.program }],
+    },
+    {
+      name: 'sync a program’s triggers',
+      permission: 'programs.manage',
+      rest: () => ['post', `/api/programs/${ids.program}/triggers/sync`],
+      graphql: () => [SyncProgramTriggersDocument, { programId: ids.program }],
+    },
+    {
+      name: 'start an execution (spends credits)',
+      permission: 'executions.control',
+      rest: () => ['post', `/api/programs/${ids.program}/executions`, {}],
+      graphql: () => [CreateExecutionDocument, { programId: ids.program }],
+    },
+    {
+      name: 'cancel an execution',
+      permission: 'executions.control',
+      rest: () => ['post', `/api/executions/${ids.execution}/cancel`],
+      graphql: () => [ControlExecutionDocument, { id: ids.execution, action: 'cancel' as const }],
+    },
+    {
+      name: 'connect a carrier',
+      permission: 'telephony.manage',
+      rest: () => ['post', '/api/carrier-connections', connectionBody],
+      graphql: () => [CreateCarrierConnectionDocument, { input: connectionBody }],
+    },
+    {
+      name: 'change a carrier connection',
+      permission: 'telephony.manage',
+      rest: () => ['put', `/api/carrier-connections/${ids.connection}`, { callsPerSecond: 50 }],
+      graphql: () => [UpdateCarrierConnectionDocument, { id: ids.connection, input: { callsPerSecond: 50 } }],
+    },
+    {
+      name: 'delete a carrier connection',
+      permission: 'telephony.manage',
+      rest: () => ['delete', `/api/carrier-connections/${ids.connection}`],
+      graphql: () => [DeleteCarrierConnectionDocument, { id: ids.connection }],
+    },
+    {
+      name: 'add a phone number',
+      permission: 'telephony.manage',
+      rest: () => ['post', '/api/phone-numbers', { number: '+14155550111' }],
+      graphql: () => [CreatePhoneNumberDocument, { input: { number: '+14155550111' } }],
+    },
+    {
+      name: 'change a phone number',
+      permission: 'telephony.manage',
+      rest: () => ['put', `/api/phone-numbers/${ids.number}`, { label: 'Mine now' }],
+      graphql: () => [UpdatePhoneNumberDocument, { id: ids.number, input: { label: 'Mine now' } }],
+    },
+    {
+      name: 'delete a phone number',
+      permission: 'telephony.manage',
+      rest: () => ['delete', `/api/phone-numbers/${ids.number}`],
+      graphql: () => [DeletePhoneNumberDocument, { id: ids.number }],
+    },
+    {
+      name: 'add a webhook endpoint',
+      permission: 'webhooks.manage',
+      rest: () => ['post', '/api/webhook-endpoints', { url: 'https://93.184.215.14/hooks' }],
+      graphql: () => [CreateWebhookEndpointDocument, { input: { url: 'https://93.184.215.14/hooks' } }],
+    },
+    {
+      name: 'change a webhook endpoint',
+      permission: 'webhooks.manage',
+      rest: () => ['put', `/api/webhook-endpoints/${ids.endpoint}`, { url: 'https://93.184.215.15/mine' }],
+      graphql: () => [UpdateWebhookEndpointDocument, { id: ids.endpoint!, input: { url: 'https://93.184.215.15/mine' } }],
+    },
+    {
+      name: 'delete a webhook endpoint',
+      permission: 'webhooks.manage',
+      rest: () => ['delete', `/api/webhook-endpoints/${ids.endpoint}`],
+      graphql: () => [DeleteWebhookEndpointDocument, { id: ids.endpoint! }],
+    },
+    {
+      name: 'rotate a webhook secret',
+      permission: 'webhooks.manage',
+      rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/rotate-secret`],
+      graphql: () => [RotateWebhookEndpointSecretDocument, { id: ids.endpoint! }],
+    },
+    {
+      name: 're-send an event to a webhook endpoint',
+      permission: 'webhooks.manage',
+      rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/deliveries`, { eventId: ids.event }],
+      graphql: () => [CreateWebhookDeliveryDocument, { endpointId: ids.endpoint!, input: { eventId: ids.event! } }],
+    },
+    {
+      name: 'send a webhook test event',
+      permission: 'webhooks.manage',
+      rest: () => ['post', `/api/webhook-endpoints/${ids.endpoint}/test`],
+      graphql: () => [TestWebhookEndpointDocument, { id: ids.endpoint! }],
+    },
+    {
+      name: 'add an HTTP tool',
+      permission: 'tools.manage',
+      rest: () => ['post', '/api/tools', toolBody],
+      graphql: () => [CreateToolDocument, { input: toolBody }],
+    },
+    {
+      name: 'change an HTTP tool',
+      permission: 'tools.manage',
+      rest: () => ['put', `/api/tools/${ids.tool}`, { url: 'https://93.184.215.15/mine' }],
+      graphql: () => [UpdateToolDocument, { id: ids.tool!, input: { url: 'https://93.184.215.15/mine' } }],
+    },
+    {
+      name: 'rotate a tool’s secret',
+      permission: 'tools.manage',
+      rest: () => ['post', `/api/tools/${ids.tool}/rotate-secret`],
+      graphql: () => [RotateToolSecretDocument, { id: ids.tool! }],
+    },
+    {
+      name: 'delete an HTTP tool',
+      permission: 'tools.manage',
+      rest: () => ['delete', `/api/tools/${ids.tool}`],
+      graphql: () => [DeleteToolDocument, { id: ids.tool! }],
+    },
+    {
+      name: 'register an MCP server',
+      permission: 'tools.manage',
+      rest: () => ['post', '/api/mcp-servers', { name: 'Mine', url: 'https://93.184.215.14/mcp' }],
+      graphql: () => [CreateMcpServerDocument, { input: { name: 'Mine', url: 'https://93.184.215.14/mcp' } }],
+    },
+    {
+      name: 'change an MCP server',
+      permission: 'tools.manage',
+      rest: () => ['put', `/api/mcp-servers/${ids.mcpServer}`, { url: 'https://93.184.215.15/mcp' }],
+      graphql: () => [UpdateMcpServerDocument, { id: ids.mcpServer!, input: { url: 'https://93.184.215.15/mcp' } }],
+    },
+    {
+      name: 'refresh an MCP server’s tools',
+      permission: 'tools.manage',
+      rest: () => ['post', `/api/mcp-servers/${ids.mcpServer}/refresh`],
+      graphql: () => [RefreshMcpServerDocument, { id: ids.mcpServer! }],
+    },
+    {
+      name: 'delete an MCP server',
+      permission: 'tools.manage',
+      rest: () => ['delete', `/api/mcp-servers/${ids.mcpServer}`],
+      graphql: () => [DeleteMcpServerDocument, { id: ids.mcpServer! }],
+    },
+    {
+      name: 'create a team',
+      permission: 'teams.manage',
+      rest: () => ['post', '/api/teams', { name: 'T2' }],
+      graphql: () => [CreateTeamDocument, { input: { name: 'T2' } }],
+    },
+    {
+      name: 'rename a team',
+      permission: 'teams.manage',
+      rest: () => ['put', `/api/teams/${ids.team}`, { name: 'T3' }],
+      graphql: () => [UpdateTeamDocument, { id: ids.team, input: { name: 'T3' } }],
+    },
+    {
+      name: 'delete a team',
+      permission: 'teams.manage',
+      rest: () => ['delete', `/api/teams/${ids.team}`],
+      graphql: () => [DeleteTeamDocument, { id: ids.team }],
+    },
+    {
+      name: 'add a team member',
+      permission: 'teams.manage',
+      rest: () => ['post', `/api/teams/${ids.team}/members`, { userId: ids.member }],
+      graphql: () => [AddTeamMemberDocument, { teamId: ids.team, userId: ids.member }],
+    },
+    {
+      name: 'remove a team member',
+      permission: 'teams.manage',
+      rest: () => ['delete', `/api/teams/${ids.team}/members/${ids.owner}`],
+      graphql: () => [RemoveTeamMemberDocument, { teamId: ids.team, userId: ids.owner }],
+    },
+    {
+      name: 'delete a call recording',
+      permission: 'recordings.manage',
+      rest: () => ['delete', `/api/calls/${ids.call}/recording`],
+      graphql: () => [DeleteCallRecordingDocument, { callId: ids.call! }],
+    },
+    {
+      name: 'set how long call recordings are kept',
+      permission: 'organization.manage',
+      rest: () => ['put', '/api/organization', { recordingRetentionDays: 1 }],
+      graphql: () => [UpdateOrganizationDocument, { input: { recordingRetentionDays: 1 } }],
+    },
+    {
+      name: 'rename the organization',
+      permission: 'organization.manage',
+      rest: () => ['put', '/api/organization', { name: 'Hijacked' }],
+      graphql: () => [UpdateOrganizationDocument, { input: { name: 'Hijacked' } }],
+    },
+    {
+      name: 'add a user',
+      permission: 'users.manage',
+      rest: () => ['post', '/api/users', { email: 'mallory@example.test', role: 'owner' }],
+      graphql: () => [AddUserDocument, { input: { email: 'mallory@example.test', role: 'owner' as const } }],
+    },
+    {
+      name: 'change a user’s role',
+      permission: 'users.manage',
+      rest: () => ['put', `/api/users/${ids.member}`, { role: 'owner' }],
+      graphql: () => [UpdateUserRoleDocument, { id: ids.member, role: 'owner' as const }],
+    },
+    {
+      name: 'remove a user',
+      permission: 'users.manage',
+      rest: () => ['delete', `/api/users/${ids.owner}`],
+      graphql: () => [RemoveUserDocument, { id: ids.owner }],
+    },
   ];
 
   beforeAll(async () => {
@@ -843,7 +1308,13 @@ describe('permissions', () => {
     await post(`/api/knowledge-bases/${kb}/documents`, { title: 'Hours', content: 'We open at nine.' });
     const agent = await post('/api/agents', { ...agentBody, name: 'Front desk', policy: 'Never promise refunds.' });
     expect((await acme.rest.post(`/api/agents/${agent}/activate`)).status).toBe(200);
-    const draftProgram = await post('/api/programs', { name: 'Draft', kind: 'campaign', flowId: campaign.flowId, audienceId: campaign.audienceId, callingWindow: ALL_DAY });
+    const draftProgram = await post('/api/programs', {
+      name: 'Draft',
+      kind: 'campaign',
+      flowId: campaign.flowId,
+      audienceId: campaign.audienceId,
+      callingWindow: ALL_DAY,
+    });
     const team = await post('/api/teams', { name: 'Ops' });
     await post('/api/do-not-call', { phone: '+12025550995' });
     // A call with its recording, as the runner and the simulated carrier write them.
@@ -873,8 +1344,22 @@ describe('permissions', () => {
        values (?, now(), now(), ?, 'https://93.184.215.14/hooks', '[]'::jsonb, true, 'v1:AAAA:AAAA:AAAA', 'abcd')`,
       [endpoint, acme.organizationId],
     );
+    // A tool and an MCP server as they are stored (the doors need CREDENTIALS_KEY, and the server a listing).
+    const tool = '4a2f3e5d-6c7b-4a89-9bac-1d2e3f4a5b6c';
+    await app.sql(
+      `insert into tools (id, created_at, updated_at, organization_id, name, description, parameters, url, secret_encrypted, secret_hint)
+       values (?, now(), now(), ?, 'lookup', 'Look up', '{"type":"object"}'::jsonb, 'https://93.184.215.14/tool', 'v1:AAAA:AAAA:AAAA', 'abcd')`,
+      [tool, acme.organizationId],
+    );
+    const mcpServer = '5b3a4f6e-7d8c-4b9a-8cbd-2e3f4a5b6c7d';
+    await app.sql(
+      `insert into mcp_servers (id, created_at, updated_at, organization_id, name, url) values (?, now(), now(), ?, 'Shop', 'https://93.184.215.14/mcp')`,
+      [mcpServer, acme.organizationId],
+    );
     const [event] = (await acme.rest.get('/api/events?limit=1')).body.data;
     ids = {
+      tool,
+      mcpServer,
       call,
       endpoint,
       event: event.id,
@@ -919,7 +1404,23 @@ describe('permissions', () => {
 
   describe('what a member may do', () => {
     it('reads everything and talks to agents on both doors', async () => {
-      for (const path of ['/api/agents', '/api/contacts', '/api/audience', '/api/programs', '/api/call-flows', '/api/knowledge-bases', '/api/teams', '/api/users', '/api/organization', '/api/carrier-connections', '/api/phone-numbers', '/api/calls', '/api/do-not-call', '/api/webhook-endpoints', `/api/webhook-endpoints/${ids.endpoint}/deliveries`]) {
+      for (const path of [
+        '/api/agents',
+        '/api/contacts',
+        '/api/audience',
+        '/api/programs',
+        '/api/call-flows',
+        '/api/knowledge-bases',
+        '/api/teams',
+        '/api/users',
+        '/api/organization',
+        '/api/carrier-connections',
+        '/api/phone-numbers',
+        '/api/calls',
+        '/api/do-not-call',
+        '/api/webhook-endpoints',
+        `/api/webhook-endpoints/${ids.endpoint}/deliveries`,
+      ]) {
         expect([path, (await member.rest.get(path)).status]).toEqual([path, 200]);
       }
       expect((await member.rest.post(`/api/agents/${ids.agent}/test`, { message: 'hi' })).body.response).toBe('Echo: hi');

@@ -2,7 +2,16 @@ import { readFileSync } from 'node:fs';
 import { buildSchema, getIntrospectionQuery } from 'graphql';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { ERROR_STATUS, ERROR_TITLE, errorAnchor, type ErrorCode } from '../../src/common/errors.js';
-import { ApiKeysDocument, CallFlowsDocument, CreateAgentDocument, CreateContactDocument, ExecutionsDocument, KnowledgeBasesDocument, TeamsDocument, TriggersDocument } from '../generated/graphql.js';
+import {
+  ApiKeysDocument,
+  CallFlowsDocument,
+  CreateAgentDocument,
+  CreateContactDocument,
+  ExecutionsDocument,
+  KnowledgeBasesDocument,
+  TeamsDocument,
+  TriggersDocument,
+} from '../generated/graphql.js';
 import { activeCampaign, flowInput } from '../programs/fixtures.js';
 import { createAudience, createContact, insertProgram, syncProgram } from '../triggers/fixtures.js';
 import { REST_ROUTES } from '../../src/doors.js';
@@ -11,6 +20,7 @@ import { agentInput } from '../agents/fixtures.js';
 import { MAX_INPUT_DEPTH } from '../../src/common/validation.js';
 import { gql } from 'graphql-request';
 import { createLogger } from '../../src/common/logger.js';
+import { withCursors } from '../helpers/pages.js';
 
 // What the doors answer: names, deletes, error documentation, list shapes, response sizes, uppercase ids,
 // media types and methods, client input and hostile input, one describe each (they were one file each), each on its own app(s) and database(s).
@@ -30,10 +40,23 @@ describe('names', () => {
   const mutations = Object.keys(schema.getMutationType()!.getFields());
 
   /** REST reads whose GraphQL form is a field of another type, not a root field. */
-  const NESTED_ONLY: Record<string, string> = { listMessages: 'Conversation.messages', listDocuments: 'KnowledgeBase.documents', listWebhookDeliveries: 'WebhookEndpoint.deliveries', listAudienceMembers: 'Audience.contacts' };
+  const NESTED_ONLY: Record<string, string> = {
+    listMessages: 'Conversation.messages',
+    listDocuments: 'KnowledgeBase.documents',
+    listWebhookDeliveries: 'WebhookEndpoint.deliveries',
+    listAudienceMembers: 'Audience.contacts',
+    listConversationToolCalls: 'Conversation.toolCalls',
+  };
   /** REST answers GraphQL does not give: a file download (text/csv, a call's recording) has no GraphQL form. */
   // The SSE stream's GraphQL counterparts are subscriptions (executionUpdated, callUpdated), not a query.
-  const REST_ONLY = new Set(['exportExecutionCalls', 'streamExecutionEvents', 'downloadCallRecording']);
+  // A CSV upload has none either: GraphQL createContactImport answers the uploadUrl the CSV is PUT to (uploadContactImportFile).
+  const REST_ONLY = new Set([
+    'exportExecutionCalls',
+    'streamExecutionEvents',
+    'downloadCallRecording',
+    'exportContactImportRefusals',
+    'uploadContactImportFile',
+  ]);
 
   /** `knowledge-bases` → `knowledgeBaseId`, `programs` → `programId`, `audience` → `audienceId`. */
   function parentId(segment: string): string {
@@ -50,9 +73,19 @@ describe('names', () => {
           const name = /^\{(\w+)\}$/.exec(segment)?.[1];
           if (!name) return;
           const next = segments[index + 1];
-          const parentOfAList = next !== undefined && segments.slice(index + 1).some((later) => /^\{/.test(later) || ['members', 'executions', 'triggers', 'documents', 'conversations', 'messages'].includes(later));
+          const parentOfAList =
+            next !== undefined &&
+            segments
+              .slice(index + 1)
+              .some((later) => /^\{/.test(later) || ['members', 'executions', 'triggers', 'documents', 'conversations', 'messages'].includes(later));
           // A member of a team is its user; a document keeps the documentId CONTRACT.md §9 gives document(knowledgeBaseId, documentId).
-          const expected = parentOfAList ? parentId(segments[index - 1]!) : segments[index - 1] === 'members' ? 'userId' : segments[index - 1] === 'documents' ? 'documentId' : 'id';
+          const expected = parentOfAList
+            ? parentId(segments[index - 1]!)
+            : segments[index - 1] === 'members'
+              ? 'userId'
+              : segments[index - 1] === 'documents'
+                ? 'documentId'
+                : 'id';
           if (name !== expected) wrong.push(`${path}: {${name}} should be {${expected}}`);
         });
       }
@@ -76,8 +109,19 @@ describe('names', () => {
     it('the renamed operations: createExecution(programId) makes an execution, startExecution(id) starts it, on both doors', () => {
       expect(mutations).toEqual(expect.arrayContaining(['createExecution', 'startExecution']));
       expect(mutations).not.toContain('runExecution');
-      expect(schema.getMutationType()!.getFields().createExecution!.args.map((arg) => arg.name).sort()).toEqual(['input', 'programId']);
-      expect(schema.getMutationType()!.getFields().startExecution!.args.map((arg) => arg.name)).toEqual(['id']);
+      expect(
+        schema
+          .getMutationType()!
+          .getFields()
+          .createExecution!.args.map((arg) => arg.name)
+          .sort(),
+      ).toEqual(['input', 'programId']);
+      expect(
+        schema
+          .getMutationType()!
+          .getFields()
+          .startExecution!.args.map((arg) => arg.name),
+      ).toEqual(['id']);
       expect(paths['/api/programs/{programId}/executions']!.post!.operationId).toBe('createExecution');
       expect(paths['/api/executions/{id}/start']!.post!.operationId).toBe('startExecution');
       expect(Object.keys(paths).filter((path) => path.startsWith('/api/entities'))).toEqual([]);
@@ -257,7 +301,7 @@ describe('list-shapes', () => {
       const first = await acme.rest.get(`${path}?limit=2`);
       expect(first.status).toBe(200);
       expect(ids(first.body.data)).toEqual([created[2], created[1]]);
-      expect(first.body.meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
+      expect(first.body.meta).toEqual(withCursors({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false }));
       const second = await acme.rest.get(`${path}?limit=2&page=2`);
       expect(ids(second.body.data)).toEqual([created[0]]);
       expect(second.body.meta).toMatchObject({ page: 2, hasNextPage: false, hasPreviousPage: true });
@@ -297,10 +341,13 @@ describe('list-shapes', () => {
   /** The Link header as {rel: url}. */
   function links(header: string | null): Record<string, string> {
     return Object.fromEntries(
-      (header ?? '').split(', ').filter(Boolean).map((part) => {
-        const [, url, rel] = /^<([^>]+)>; rel="(\w+)"$/.exec(part)!;
-        return [rel!, url!];
-      }),
+      (header ?? '')
+        .split(', ')
+        .filter(Boolean)
+        .map((part) => {
+          const [, url, rel] = /^<([^>]+)>; rel="(\w+)"$/.exec(part)!;
+          return [rel!, url!];
+        }),
     );
   }
 
@@ -679,8 +726,20 @@ describe('media-types-and-methods', () => {
       const { body: doc } = await app.rest().get('/api/openapi.json');
       for (const route of REST_ROUTES) {
         const responses = doc.paths[`/api${route.path}`][route.method].responses;
-        expect([route.operationId, Boolean(responses['415'])]).toEqual([route.operationId, Boolean(route.body)]);
+        // A raw body (a CSV upload) is refused with 415 like a JSON one, naming its own media type.
+        const taken = route.body ? 'application/json' : route.rawBody?.mediaType;
+        expect([route.operationId, Boolean(responses['415'])]).toEqual([route.operationId, Boolean(taken)]);
+        if (!taken) continue;
+        const requestBody = doc.paths[`/api${route.path}`][route.method].requestBody;
+        expect([route.operationId, Object.keys(requestBody.content)]).toEqual([route.operationId, [taken]]);
+        expect([route.operationId, responses['415'].description]).toEqual([route.operationId, `Unsupported Media Type: the body is not ${taken}`]);
       }
+    });
+
+    it('a CSV import sent as JSON answers the 415 its OpenAPI documents', async () => {
+      const res = await raw('POST', '/api/imports', { 'content-type': 'application/json' }, '{"phone":"+14155550100"}');
+      expect([res.status, res.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+      expect(res.body.detail).toBe('Send the body as text/csv (got application/json)');
     });
   });
 
@@ -744,7 +803,8 @@ describe('client-input', () => {
   });
   afterAll(() => app.close());
 
-  const agentJson = (extra: string) => `{"name":"A","instructions":"I","modelConfig":{"model":"builtin/echo"${extra.startsWith(',"providerOptions"') ? extra : ''}}${extra.startsWith(',"providerOptions"') ? '' : extra}}`;
+  const agentJson = (extra: string) =>
+    `{"name":"A","instructions":"I","modelConfig":{"model":"builtin/echo"${extra.startsWith(',"providerOptions"') ? extra : ''}}${extra.startsWith(',"providerOptions"') ? '' : extra}}`;
   const nestedArrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
   const nestedObjects = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
   const fields = (errors: { field: string }[] | undefined) => (errors ?? []).map((error) => error.field).sort();
@@ -752,7 +812,11 @@ describe('client-input', () => {
   async function graphqlRaw(body: string, headers: Record<string, string> = { 'x-api-key': acme.apiKey }, target: TestApp = app) {
     const res = await fetch(`${target.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const text = await res.text();
-    return { status: res.status, text, body: JSON.parse(text) as { errors?: { message: string; extensions: { code: string; errors?: { field: string }[] } }[] } };
+    return {
+      status: res.status,
+      text,
+      body: JSON.parse(text) as { errors?: { message: string; extensions: { code: string; errors?: { field: string }[] } }[] },
+    };
   }
 
   const CREATE_AGENT = 'mutation Create($input: CreateAgentInput!) { createAgent(input: $input) { id } }';
@@ -775,7 +839,10 @@ describe('client-input', () => {
       await acme.rest.post('/api/agents', agentInput());
       const ok = await graphqlRaw(JSON.stringify({ query: page, variables: { limit: 20, inner: 5 } }));
       expect(ok.body.errors).toBeUndefined();
-      for (const variables of [{ limit: 101, inner: 5 }, { limit: 20, inner: 101 }]) {
+      for (const variables of [
+        { limit: 101, inner: 5 },
+        { limit: 20, inner: 101 },
+      ]) {
         const refused = await graphqlRaw(JSON.stringify({ query: page, variables }));
         expect(refused.body.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
         expect(fields(refused.body.errors?.[0]?.extensions.errors)).toEqual(['limit']);
@@ -853,7 +920,10 @@ describe('client-input', () => {
   });
 
   describe('GraphQL syntax errors', () => {
-    it.each([['development', 'development'], ['production', 'production']])('in %s → 400 BAD_USER_INPUT with the parser message', async (_label, nodeEnv) => {
+    it.each([
+      ['development', 'development'],
+      ['production', 'production'],
+    ])('in %s → 400 BAD_USER_INPUT with the parser message', async (_label, nodeEnv) => {
       const target = nodeEnv === 'production' ? await startTestApp({ nodeEnv }) : app;
       try {
         const org = target === app ? acme : await target.organization('Prod');
@@ -936,7 +1006,13 @@ describe('hostile-input', () => {
     const enumResult = await rawGraphql('{ agents(status: deleted) { meta { total } } }');
     expect(enumResult.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
     expect(fields(enumResult.errors?.[0]?.extensions.errors)).toEqual(['status']);
-    const typeResult = await rawGraphql(gql`mutation { testAgent(id: "x", message: 5) { response } }`);
+    const typeResult = await rawGraphql(gql`
+      mutation {
+        testAgent(id: "x", message: 5) {
+          response
+        }
+      }
+    `);
     expect(typeResult.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
     expect(fields(typeResult.errors?.[0]?.extensions.errors)).toEqual(['message']);
     const missing = await rawGraphql('mutation { createAgent(input: { name: "x", modelConfig: { model: "builtin/echo" } }) { id } }');
@@ -946,7 +1022,12 @@ describe('hostile-input', () => {
 
   it('object internals are no fields: constructor, __proto__ and prototype are refused', async () => {
     for (const key of ['constructor', '__proto__', 'prototype']) {
-      const res = await acme.rest.request('POST', '/api/agents', undefined, `{"name":"A","instructions":"I","modelConfig":{"model":"builtin/echo"},"${key}":{"x":1}}`);
+      const res = await acme.rest.request(
+        'POST',
+        '/api/agents',
+        undefined,
+        `{"name":"A","instructions":"I","modelConfig":{"model":"builtin/echo"},"${key}":{"x":1}}`,
+      );
       expect([res.status, fields(res.body.errors)]).toEqual([400, [key]]);
     }
   });

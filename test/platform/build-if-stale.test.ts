@@ -64,16 +64,36 @@ it('with swc, builds every source but the tests, keeping decorator metadata, and
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
   mkdirSync(join(dir, 'src/deep'));
-  writeFileSync(join(dir, 'src/deep/entity.ts'), "import 'reflect-metadata';\nconst mark = (): PropertyDecorator => () => {};\nexport class Thing { @mark() when!: Date; }\n");
+  writeFileSync(
+    join(dir, 'src/deep/entity.ts'),
+    "import 'reflect-metadata';\nconst mark = (): PropertyDecorator => () => {};\nexport class Thing { @mark() when!: Date; }\n",
+  );
   writeFileSync(join(dir, 'src/deep/entity.test.ts'), 'export {};\n');
   writeFileSync(join(dir, 'migrations/one.ts'), 'export const one: number = 1;\n');
   const result = prestart();
   expect(result.status).toBe(0);
   expect(result.stderr).toMatch(/^Building dist\/ from src\/ with swc \(first start\): 3 files… done in \d+\.\d s\n$/);
   expect(readdirSync(join(dir, 'dist'), { recursive: true }).sort()).toEqual([
-    '.swc-build', 'migrations', 'migrations/one.js', 'migrations/one.js.map', 'src', 'src/deep', 'src/deep/entity.js', 'src/deep/entity.js.map', 'src/main.js', 'src/main.js.map',
+    '.swc-build',
+    'migrations',
+    'migrations/one.js',
+    'migrations/one.js.map',
+    'src',
+    'src/deep',
+    'src/deep/entity.js',
+    'src/deep/entity.js.map',
+    'src/main.js',
+    'src/main.js.map',
   ]);
-  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', "const { Thing } = await import('./dist/src/deep/entity.js'); console.log(Reflect.getMetadata('design:type', Thing.prototype, 'when').name)"], { cwd: dir, encoding: 'utf8' });
+  const probe = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      "const { Thing } = await import('./dist/src/deep/entity.js'); console.log(Reflect.getMetadata('design:type', Thing.prototype, 'when').name)",
+    ],
+    { cwd: dir, encoding: 'utf8' },
+  );
   expect(probe.stdout).toBe('Date\n');
   // Current now: the next start builds nothing and says nothing.
   expect([prestart().stderr]).toEqual(['']);

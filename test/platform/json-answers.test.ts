@@ -60,7 +60,7 @@ beforeAll(async () => {
   presenter = new Presenter(await gatewaySchema());
 
   await createAgent(acme, { name: 'Plain' });
-  const configured = await createConfiguredAgent(app, acme);
+  await createConfiguredAgent(app, acme);
   const edge = await createAgent(acme, { name: 'Edge' });
   // Values no input makes, written as a migration or an older version could have left them.
   await app.sql(
@@ -69,6 +69,8 @@ beforeAll(async () => {
        knowledge_base_config = '{"knowledgeBaseId": "9b2f7c1e-0d4a-4c35-9a51-0e7f6d1c2b3a", "topK": 3, "similarityThreshold": 0.25}'::jsonb,
        resolution_criteria = '[{"zeta": 1, "label": "second key first", "description": ""}, {"description": "extra key", "extra": true, "label": "l"}]'::jsonb,
        analysis_plan = '{"summary": true}'::jsonb,
+       tool_ids = '["5d0c1f0e-7a4b-4e8e-9b1a-3c2d1e0f9a8b"]'::jsonb,
+       mcp_tools = '[{"names": ["lookup_order", "refund"], "extra": 1, "serverId": "0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c6b"}]'::jsonb,
        model_config = '{"model": "builtin/echo", "unknownKey": 1}'::jsonb,
        created_at = '2026-01-02 03:04:05.999999+00', updated_at = '1999-12-31 23:59:59.000001+00',
        deleted_at = '2026-06-30 12:00:00.123456+00'
@@ -95,6 +97,15 @@ beforeAll(async () => {
       '2026-03-01 09:00:00+00', '2026-03-01 10:00:00.999+00', '2026-03-01 11:00:00.1+00'),
      (?, '2026-03-02 10:00:00+00', now(), ?, ?, null, null, 'scheduled', 0, 0, 0, 0, 0, 0, '[]'::jsonb, '{}'::jsonb, '{}'::jsonb, 0, null, null, null)`,
   );
+  // What the runner found (waitingReason, nextCallAt): kept for a running execution, ignored once another status says why (or nothing does).
+  await app.sql(
+    `insert into executions (id, created_at, updated_at, organization_id, program_id, status, total_contacts, contacts_pending, auto_pause_rules, outcome_counts,
+       node_counts, scheduled_start_at, runner_waiting_reason, runner_next_call_at)
+     values (?, '2026-02-27 10:00:00+00', now(), ?, ?, 'running', 0, 0, '[]'::jsonb, '{}'::jsonb, '{}'::jsonb, '2026-02-27 09:00:00+00', 'outside_calling_window', '2026-02-28 08:00:00.123456+00'),
+            (?, '2026-02-26 10:00:00+00', now(), ?, ?, 'paused_threshold', 0, 0, '[]'::jsonb, '{}'::jsonb, '{}'::jsonb, null, 'retry_wait', '2026-02-28 08:00:00+00'),
+            (?, '2026-02-25 10:00:00+00', now(), ?, ?, 'stopped', 0, 0, '[]'::jsonb, '{}'::jsonb, '{}'::jsonb, null, 'concurrency_limit', null)`,
+    [randomUUID(), acme.organizationId, programId, randomUUID(), acme.organizationId, programId, randomUUID(), acme.organizationId, programId],
+  );
 }, 60_000);
 afterAll(async () => {
   await app?.close();
@@ -105,7 +116,7 @@ const AGENT_FIELDS =
   'id createdAt updatedAt name description instructions status version modelConfig { model modelSettings providerOptions } ' +
   'voiceConfig { pipelineMode voiceId stsProvider sttProvider sttModel ttsProvider ttsModel language } ' +
   'memoryConfig { enabled lastMessages semanticRecall } metadata knowledgeBaseConfig resolutionCriteria { label description } ' +
-  'analysisPlan { summary structuredData } createdBy deletedAt organizationId hasPolicy';
+  'analysisPlan { summary structuredData } toolIds mcpTools { serverId names } createdBy deletedAt organizationId hasPolicy firstMessage firstMessageMode variables { name default description }';
 
 describe('the agents page, written as JSON by the database', () => {
   it.each([
@@ -130,7 +141,10 @@ describe('the agents page, written as JSON by the database', () => {
     const graphql = await acme.graphql.run(
       parse(`query($limit: Int, $page: Int, $status: AgentStatus, $search: String) {
         agents(limit: $limit, page: $page, status: $status, search: $search${params.sortBy ? ', sortBy: "name", sortOrder: asc' : ''}) {
-          data { ${AGENT_FIELDS} } meta { page limit total totalPages hasNextPage hasPreviousPage } } }`) as TypedDocumentNode<Record<string, any>, Record<string, unknown>>,
+          data { ${AGENT_FIELDS} } meta { page limit total totalPages hasNextPage hasPreviousPage nextCursor prevCursor lastCursor } } }`) as TypedDocumentNode<
+        Record<string, any>,
+        Record<string, unknown>
+      >,
       { limit: args.limit, page: args.page, status: args.status ?? null, search: args.search ?? null },
     );
     expect(graphql.errors).toBeUndefined();
@@ -156,6 +170,9 @@ describe('the agents page, written as JSON by the database', () => {
     ]);
     expect(byName.Edge.memoryConfig).toEqual({ enabled: false, lastMessages: 5, semanticRecall: null });
     expect(byName.Edge.modelConfig).toEqual({ model: 'builtin/echo', modelSettings: null, providerOptions: null });
+    expect(byName.Edge.toolIds).toEqual(['5d0c1f0e-7a4b-4e8e-9b1a-3c2d1e0f9a8b']);
+    expect(byName.Edge.mcpTools).toEqual([{ serverId: '0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c6b', names: ['lookup_order', 'refund'] }]);
+    expect(byName.Plain).toMatchObject({ toolIds: [], mcpTools: [] });
   });
 
   it('another organization’s page holds only its own agent', async () => {
@@ -188,7 +205,7 @@ describe('a program’s executions, written as JSON by the database', () => {
       (await app.gateway.services.executions.listForProgram(actorOf(acme), programId, args)).data.map(executionJson),
     );
     expect(JSON.stringify(res.body)).toBe(JSON.stringify(expected));
-    expect(res.headers.get('x-total-count')).toBe('2');
+    expect(res.headers.get('x-total-count')).toBe('5');
     for (const execution of res.body as Record<string, unknown>[]) expect(Object.keys(execution)).toEqual([...EXECUTION_FIELDS]);
   });
 
@@ -203,7 +220,15 @@ describe('a program’s executions, written as JSON by the database', () => {
       { nodeId: 'n1', threshold: 3, resetOnResume: true },
       { nodeId: 'n2', threshold: 1, resetOnResume: false },
     ]);
-    expect(older.outcomes).toEqual({ answered: 5, voicemail: 1, noAnswer: 1, busy: 0, failed: 0, doNotCall: 0, notCalled: 2 });
+    expect(older.outcomes).toEqual({ answered: 5, voicemail: 1, voicemailLeft: 0, noAnswer: 1, busy: 0, failed: 0, doNotCall: 0, notCalled: 2 });
+    const waiting = (res.body as Record<string, any>[]).map((execution) => [execution.status, execution.waitingReason, execution.nextCallAt]);
+    expect(waiting).toEqual([
+      ['scheduled', 'scheduled', null],
+      ['completed', null, null],
+      ['running', 'outside_calling_window', '2026-02-28T08:00:00.123Z'],
+      ['paused_threshold', 'paused_by_rule', null],
+      ['stopped', null, null],
+    ]);
   });
 
   it('another organization gets 404 on both doors, and an empty program’s page is []', async () => {
@@ -241,13 +266,57 @@ interface OtherList {
 }
 const OTHER_LISTS: OtherList[] = [
   { path: '/call-flows', field: 'callFlows', page: 'CallFlowPage', entity: CallFlow, read: (actor, args) => app.gateway.services.callFlows.list(actor, args) },
-  { path: '/do-not-call', field: 'doNotCallEntries', page: 'DoNotCallPage', entity: DoNotCallEntry, read: (actor, args) => app.gateway.services.doNotCall.list(actor, args) },
-  { path: '/business-entities', field: 'businessEntities', page: 'BusinessEntityPage', entity: BusinessEntity, read: (actor, args) => app.gateway.services.businessEntities.list(actor, args) },
-  { path: '/contacts', field: 'contacts', page: 'ContactPage', entity: Contact, read: (actor, args) => app.gateway.services.contacts.list(actor, args), params: { search: 'emoji' } },
-  { path: '/knowledge-bases', field: 'knowledgeBases', page: 'KnowledgeBasePage', entity: KnowledgeBase, read: (actor, args) => app.gateway.services.knowledge.listBases(actor, args) },
-  { path: '/organization/credit-ledger', field: 'creditLedger', page: 'CreditLedgerPage', entity: CreditLedgerEntry, read: (actor, args) => app.gateway.services.credits.ledger(actor, args) },
-  { path: '/events', field: 'events', page: 'EventPage', entity: Event, read: (actor, args) => app.gateway.services.events.list(actor, args), params: { limit: '50' } },
-  { path: '/carrier-connections', field: 'carrierConnections', page: 'CarrierConnectionPage', entity: CarrierConnection, read: (actor, args) => app.gateway.services.carrierConnections.list(actor, args) },
+  {
+    path: '/do-not-call',
+    field: 'doNotCallEntries',
+    page: 'DoNotCallPage',
+    entity: DoNotCallEntry,
+    read: (actor, args) => app.gateway.services.doNotCall.list(actor, args),
+  },
+  {
+    path: '/business-entities',
+    field: 'businessEntities',
+    page: 'BusinessEntityPage',
+    entity: BusinessEntity,
+    read: (actor, args) => app.gateway.services.businessEntities.list(actor, args),
+  },
+  {
+    path: '/contacts',
+    field: 'contacts',
+    page: 'ContactPage',
+    entity: Contact,
+    read: (actor, args) => app.gateway.services.contacts.list(actor, args),
+    params: { search: 'emoji' },
+  },
+  {
+    path: '/knowledge-bases',
+    field: 'knowledgeBases',
+    page: 'KnowledgeBasePage',
+    entity: KnowledgeBase,
+    read: (actor, args) => app.gateway.services.knowledge.listBases(actor, args),
+  },
+  {
+    path: '/organization/credit-ledger',
+    field: 'creditLedger',
+    page: 'CreditLedgerPage',
+    entity: CreditLedgerEntry,
+    read: (actor, args) => app.gateway.services.credits.ledger(actor, args),
+  },
+  {
+    path: '/events',
+    field: 'events',
+    page: 'EventPage',
+    entity: Event,
+    read: (actor, args) => app.gateway.services.events.list(actor, args),
+    params: { limit: '50' },
+  },
+  {
+    path: '/carrier-connections',
+    field: 'carrierConnections',
+    page: 'CarrierConnectionPage',
+    entity: CarrierConnection,
+    read: (actor, args) => app.gateway.services.carrierConnections.list(actor, args),
+  },
 ];
 
 /** Every field of `type` the database writes: those without arguments or a resolver of their own (JSON objects by their fields), and to-one ids. */
@@ -270,28 +339,40 @@ describe('the other lists the database writes', () => {
     expect((await acme.rest.post('/api/do-not-call', { phone: '+14155550123', note: TRICKY })).status).toBe(201);
     const contact = await acme.rest.post('/api/contacts', { name: TRICKY, phone: '+14155550124' });
     expect(contact.status).toBe(201);
-    const entity = await acme.rest.post('/api/business-entities', { contactId: contact.body.id, type: 'account', name: TRICKY, attributes: { n: 1.5, nested: { t: TRICKY } } });
+    const entity = await acme.rest.post('/api/business-entities', {
+      contactId: contact.body.id,
+      type: 'account',
+      name: TRICKY,
+      attributes: { n: 1.5, nested: { t: TRICKY } },
+    });
     expect(entity.status).toBe(201);
     expect((await acme.rest.post('/api/knowledge-bases', { name: 'Base', description: TRICKY })).status).toBe(201);
     await acme.grantCredits(25, TRICKY);
     await other.grantCredits(5, 'Other’s grant');
-    const connection = await acme.rest.post('/api/carrier-connections', { name: TRICKY.slice(0, 60), accountSid: twilio.accountSid, authToken: twilio.authToken });
+    const connection = await acme.rest.post('/api/carrier-connections', {
+      name: TRICKY.slice(0, 60),
+      accountSid: twilio.accountSid,
+      authToken: twilio.authToken,
+    });
     expect(connection.status).toBe(201);
   });
 
-  it.each(OTHER_LISTS.map((list) => [list.path, list] as const))('%s: the JS presenter’s JSON of the same rows, none of another organization', async (_path, list) => {
-    const route = REST_ROUTES.find((each) => each.method === 'get' && each.path === list.path)!;
-    const params = list.params ?? {};
-    const res = await acme.rest.get(`/api${list.path}?${new URLSearchParams(params)}`);
-    expect(res.status).toBe(200);
-    const args = await parseInput(route.query!, params, 'query');
-    const expected = await inProcess(async () => presenter.present(list.page, await list.read(actorOf(acme), args)));
-    expect(JSON.stringify(res.body)).toBe(JSON.stringify(expected));
-    const theirs = await other.rest.get(`/api${list.path}?${new URLSearchParams(params)}`);
-    expect(theirs.status).toBe(200);
-    const ours = new Set((res.body.data as { id: string }[]).map((row) => row.id));
-    for (const row of theirs.body.data as { id: string }[]) expect(ours.has(row.id)).toBe(false);
-  });
+  it.each(OTHER_LISTS.map((list) => [list.path, list] as const))(
+    '%s: the JS presenter’s JSON of the same rows, none of another organization',
+    async (_path, list) => {
+      const route = REST_ROUTES.find((each) => each.method === 'get' && each.path === list.path)!;
+      const params = list.params ?? {};
+      const res = await acme.rest.get(`/api${list.path}?${new URLSearchParams(params)}`);
+      expect(res.status).toBe(200);
+      const args = await parseInput(route.query!, params, 'query');
+      const expected = await inProcess(async () => presenter.present(list.page, await list.read(actorOf(acme), args)));
+      expect(JSON.stringify(res.body)).toBe(JSON.stringify(expected));
+      const theirs = await other.rest.get(`/api${list.path}?${new URLSearchParams(params)}`);
+      expect(theirs.status).toBe(200);
+      const ours = new Set((res.body.data as { id: string }[]).map((row) => row.id));
+      for (const row of theirs.body.data as { id: string }[]) expect(ours.has(row.id)).toBe(false);
+    },
+  );
 
   it.each(OTHER_LISTS.map((list) => [list.field, list] as const))(
     'GraphQL %s: the database’s answer of every stored field is the executor’s, key for key',

@@ -34,8 +34,13 @@ it('the app loads its own modules and the SDK pieces it always needs (signature 
   expect(loads(/\/node_modules\/twilio\/lib\/webhooks\/webhooks\.js$/)).toHaveLength(1);
 });
 
+it('libphonenumber (awesome-phonenumber) loads on the first number with a 0 after its country code', () => {
+  expect(loads(/\/dist\/src\/modules\/contacts\/phone-key\.js$/)).toHaveLength(1);
+  expect(loads(/\/node_modules\/awesome-phonenumber\//)).toEqual([]);
+});
+
 it("Twilio's TwiML builder (and xmlbuilder) loads on the first TwiML document a call asks for", () => {
-  expect(loads(/\/dist\/src\/modules\/telephony\/voice-response\.js$/)).toHaveLength(1);
+  expect(loads(/\/dist\/src\/modules\/telephony\/carriers\/twilio\/voice-response\.js$/)).toHaveLength(1);
   expect(loads(/\/node_modules\/(twilio\/lib\/twiml\/|xmlbuilder\/)/)).toEqual([]);
 });
 

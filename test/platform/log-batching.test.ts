@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// The JSON lines of `npm start` (src/common/logger.ts, batchedStdout) in a process of its own whose
+// The JSON lines of `npm start` (src/common/logger.ts, batchedStdout: pino's destination with minLength and periodicFlush) in a process of its own whose
 // stdout is a file: what is in the file while lines wait, and after the process ends by each way out.
 const LOGGER = new URL('../../dist/src/common/logger.js', import.meta.url).href;
 const CHILD = `
@@ -14,11 +14,19 @@ const seen = () => statSync(file).size;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 if (scenario === 'waits') {
   STDOUT_BATCH.ms = 300;
+  const started = Date.now();
   const logger = createLogger('info');
   logger.info('one');
   await sleep(50);
-  console.error(JSON.stringify({ after50ms: seen() }));
-  // Nothing else keeps the process: it ends once the batch has left.
+  const after50ms = seen();
+  // The process stays busy: the periodic flush writes the line while it runs.
+  while (seen() === 0 && Date.now() - started < 10_000) await sleep(10);
+  console.error(JSON.stringify({ after50ms, writtenAfterMs: Date.now() - started }));
+} else if (scenario === 'idle') {
+  STDOUT_BATCH.ms = 60_000;
+  const logger = createLogger('info');
+  logger.info('one');
+  // Nothing else keeps the process: it ends at once, and its line is written as it exits.
 } else if (scenario === 'full') {
   STDOUT_BATCH.ms = 60_000;
   const logger = createLogger('info');
@@ -52,16 +60,30 @@ function run(scenario: string): { lines: { msg: string; i?: number }[]; observed
       env: { ...process.env, NODE_ENV: 'production' },
       timeout: 20_000,
     });
-    const lines = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; i?: number });
+    const lines = readFileSync(out, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; i?: number });
     return { lines, observed: result.stderr ? (JSON.parse(result.stderr) as Record<string, number>) : {}, status: result.status };
   } finally {
     closeSync(fd);
   }
 }
 
-it('a line waits for others, then leaves on its own, and the process that has nothing else to do ends after it', () => {
+it('a line waits for others, then leaves at the flush interval while the process runs', () => {
   const { lines, observed, status } = run('waits');
   expect(observed.after50ms).toBe(0);
+  expect(observed.writtenAfterMs).toBeGreaterThanOrEqual(250);
+  expect(observed.writtenAfterMs).toBeLessThan(10_000);
+  expect(status).toBe(0);
+  expect(lines.map((line) => line.msg)).toEqual(['one']);
+});
+
+it('a process with nothing else to do ends without waiting for the flush interval, its line written', () => {
+  const started = Date.now();
+  const { lines, status } = run('idle');
+  // The interval is a minute: the timer did not hold the process, and the exit wrote the line.
+  expect(Date.now() - started).toBeLessThan(30_000);
   expect(status).toBe(0);
   expect(lines.map((line) => line.msg)).toEqual(['one']);
 });

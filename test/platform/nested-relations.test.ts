@@ -17,6 +17,7 @@ import { recordStatements } from '../helpers/users.js';
 import { createAudience, createContact, insertProgram, syncProgram } from '../triggers/fixtures.js';
 import { ProgramKind } from '../../src/modules/programs/program.enums.js';
 import { insertCall } from '../telephony/call-seed.js';
+import { countedOnly } from '../helpers/pages.js';
 
 // The relations declared with nestedRelation (src/db/nested-relation.ts) beyond agents → conversations and
 // programs → executions (test/platform/queries.test.ts): knowledge bases → documents, audiences →
@@ -127,7 +128,12 @@ beforeAll(async () => {
   const [foreignContact] = await other.rest.get('/api/contacts').then((res) => res.body.data);
   await insertCall(app, { organizationId: other.organizationId, contactId: foreignContact.id, queuedAt: new Date(start), errorText: 'foreign' });
 
-  await app.db.database.em.fork().execute(`update contact_triggers set status = 'triggered', triggered_at = now() where id = (select min(id::text)::uuid from contact_triggers where program_id = ?)`, [live]);
+  await app.db.database.em
+    .fork()
+    .execute(
+      `update contact_triggers set status = 'triggered', triggered_at = now() where id = (select min(id::text)::uuid from contact_triggers where program_id = ?)`,
+      [live],
+    );
 }, 120_000);
 afterAll(() => app.close());
 
@@ -137,7 +143,11 @@ describe('a page reads the columns its selection shows', () => {
       () => org.graphql.ok(LookAheadAgentColumnsDocument, { limit: 10 }),
       () => org.graphql.ok(LookAheadAgentColumnsWholeDocument, { limit: 10, always: true }),
     );
-    expect(answer.agents.data.map((agent: any) => [agent.hasPolicy, agent.conversations.data.length])).toEqual([[false, 0], [true, 1], [true, 2]]);
+    expect(answer.agents.data.map((agent: any) => [agent.hasPolicy, agent.conversations.data.length])).toEqual([
+      [false, 0],
+      [true, 1],
+      [true, 2],
+    ]);
     // The executor's read (the look-ahead): the agents' instructions are not read (nothing shows them), their policy is (hasPolicy reads it).
     const executor = await measured(() => org.graphql.ok(LookAheadAgentColumnsExecutorDocument, { limit: 10, always: true }));
     expect((executor.answer as any).agents).toEqual(answer.agents);
@@ -153,7 +163,13 @@ describe('a page reads the columns its selection shows', () => {
 });
 
 describe('knowledge bases → documents read with the page', () => {
-  const cases = [{ documents: 2 }, { documents: 2, page: 2 }, { documents: 5, status: 'ready' as const }, { documents: 5, status: 'failed' as const }, { documents: 1, page: 9 }];
+  const cases = [
+    { documents: 2 },
+    { documents: 2, page: 2 },
+    { documents: 5, status: 'ready' as const },
+    { documents: 5, status: 'failed' as const },
+    { documents: 1, page: 9 },
+  ];
 
   it.each(cases)('answers what the batch answers, in fewer statements: %j', async (args) => {
     const answer: any = await compare(
@@ -166,7 +182,7 @@ describe('knowledge bases → documents read with the page', () => {
       const query = new URLSearchParams({ limit: String(args.documents), page: String(args.page ?? 1), ...(args.status ? { status: args.status } : {}) });
       const rest = await org.rest.get(`/api/knowledge-bases/${base.id}/documents?${query}`);
       expect(rest.status).toBe(200);
-      expect(base.documents.meta).toEqual(rest.body.meta);
+      expect(base.documents.meta).toEqual(countedOnly(rest.body.meta));
       expect(base.documents.data.map((document: any) => document.id)).toEqual(rest.body.data.map((document: any) => document.id));
     }
   });
@@ -182,10 +198,14 @@ describe('knowledge bases → documents read with the page', () => {
   it("a selection of the documents' text is left to the batch, which charges it to the answer budget", async () => {
     const { answer, statements } = await measured(() => org.graphql.ok(LookAheadKnowledgeBasesContentDocument, { limit: 10, documents: 10 }));
     expect(statements.filter((sql) => /row_number\(\)/.test(sql))).toHaveLength(1);
-    expect(answer.knowledgeBases.data.flatMap((base) => base.documents.data.map((document) => document.content)).sort()).toEqual(
-      ['Renewals are due in 1 months for base 1.', 'Renewals are due in 1 months for base 2.', 'Renewals are due in 1 months for base 3.',
-        'Renewals are due in 2 months for base 2.', 'Renewals are due in 2 months for base 3.', 'Renewals are due in 3 months for base 3.'],
-    );
+    expect(answer.knowledgeBases.data.flatMap((base) => base.documents.data.map((document) => document.content)).sort()).toEqual([
+      'Renewals are due in 1 months for base 1.',
+      'Renewals are due in 1 months for base 2.',
+      'Renewals are due in 1 months for base 3.',
+      'Renewals are due in 2 months for base 2.',
+      'Renewals are due in 2 months for base 3.',
+      'Renewals are due in 3 months for base 3.',
+    ]);
   });
 
   it('costs the same statements for a page of 1 base and of 4', async () => {
@@ -221,7 +241,7 @@ describe('audiences → contacts read with the page', () => {
       );
       const rest = await org.rest.get(`/api/audience/${audience.id}/members?${query}`);
       expect(rest.status).toBe(200);
-      expect(audience.contacts.meta).toEqual(rest.body.meta);
+      expect(audience.contacts.meta).toEqual(countedOnly(rest.body.meta));
       expect(audience.contacts.data.map((contact: any) => contact.id)).toEqual(rest.body.data.map((contact: any) => contact.id));
     }
   });
@@ -229,7 +249,11 @@ describe('audiences → contacts read with the page', () => {
   it('holds every member with its attributes, and none of another organization', async () => {
     const ours = await org.graphql.ok(LookAheadAudiencesDocument, { limit: 10, contacts: 10 });
     expect(ours.audiences.data.map((audience) => [audience.contactCount, audience.contacts.meta.total])).toEqual(
-      expect.arrayContaining([[0, 0], [2, 2], [4, 4]]),
+      expect.arrayContaining([
+        [0, 0],
+        [2, 2],
+        [4, 4],
+      ]),
     );
     for (const contact of ours.audiences.data.flatMap((audience) => audience.contacts.data)) {
       expect(contact.organizationId).toBe(org.organizationId);
@@ -294,7 +318,13 @@ describe('programs → triggers read with the page', () => {
 });
 
 describe('contacts → calls read with the page', () => {
-  const cases = [{ calls: 2 }, { calls: 2, page: 2 }, { calls: 5, status: 'completed' as const }, { calls: 5, status: 'failed' as const }, { calls: 1, page: 9 }];
+  const cases = [
+    { calls: 2 },
+    { calls: 2, page: 2 },
+    { calls: 5, status: 'completed' as const },
+    { calls: 5, status: 'failed' as const },
+    { calls: 1, page: 9 },
+  ];
 
   it.each(cases)('answers what the batch answers, in fewer statements: %j', async (args) => {
     const answer: any = await compare(
@@ -355,7 +385,10 @@ describe("a read's statement is kept by its shape, and only the values change", 
     const ownAudience = await createAudience(org, [ours]);
     const theirAudience = await createAudience(other, [theirs]);
     for (let round = 0; round < 2; round++) {
-      for (const [who, audience, member] of [[org, ownAudience, ours], [other, theirAudience, theirs]] as const) {
+      for (const [who, audience, member] of [
+        [org, ownAudience, ours],
+        [other, theirAudience, theirs],
+      ] as const) {
         const { audiences } = await who.graphql.ok(LookAheadAudiencesDocument, { limit: 10, contacts: 5, search: 'Kept' });
         const found = audiences.data.find((each) => each.id === audience);
         expect(found?.contacts.data.map((contact) => contact.id)).toEqual([member]);

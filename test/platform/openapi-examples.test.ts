@@ -7,7 +7,7 @@ import { EXAMPLE_IDS, REQUEST_EXAMPLES } from '../../src/rest/openapi-examples.j
 import { randomBytes } from 'node:crypto';
 
 type Json = Record<string, any>;
-type Kind = keyof typeof EXAMPLE_IDS | 'apiKey' | 'conversation' | 'businessEntity' | 'team' | 'program' | 'webhookEndpoint';
+type Kind = keyof typeof EXAMPLE_IDS | 'apiKey' | 'conversation' | 'businessEntity' | 'team' | 'program' | 'webhookEndpoint' | 'tool' | 'mcpServer';
 
 /** The examples' carrier account, as exampleOf writes it (the fake Twilio takes these credentials). */
 const ACCOUNT_SID = 'AC0123456789abcdef0123456789abcdef';
@@ -15,9 +15,22 @@ const AUTH_TOKEN = '5f4dcc3b5aa765d61d8327deb882cf99';
 
 /** A path segment before `{id}` → the kind of record the id is. */
 const SEGMENT_KINDS: Record<string, Kind> = {
-  'api-keys': 'apiKey', users: 'user', agents: 'agent', conversations: 'conversation', 'knowledge-bases': 'knowledgeBase',
-  audience: 'audience', contacts: 'contact', 'business-entities': 'businessEntity', teams: 'team', 'call-flows': 'callFlow',
-  programs: 'program', 'carrier-connections': 'carrierConnection', 'phone-numbers': 'phoneNumber', 'webhook-endpoints': 'webhookEndpoint',
+  'api-keys': 'apiKey',
+  users: 'user',
+  agents: 'agent',
+  conversations: 'conversation',
+  'knowledge-bases': 'knowledgeBase',
+  audience: 'audience',
+  contacts: 'contact',
+  'business-entities': 'businessEntity',
+  teams: 'team',
+  'call-flows': 'callFlow',
+  programs: 'program',
+  'carrier-connections': 'carrierConnection',
+  'phone-numbers': 'phoneNumber',
+  'webhook-endpoints': 'webhookEndpoint',
+  tools: 'tool',
+  'mcp-servers': 'mcpServer',
 };
 
 function pathKinds(path: string): { name: string; kind: Kind }[] {
@@ -25,7 +38,10 @@ function pathKinds(path: string): { name: string; kind: Kind }[] {
   return segments.flatMap((segment, index) => {
     const name = /^\{(\w+)\}$/.exec(segment)?.[1];
     if (!name) return [];
-    const kind = name === 'id' ? SEGMENT_KINDS[segments[index - 1]!] : SEGMENT_KINDS[Object.keys(SEGMENT_KINDS).find((key) => SEGMENT_KINDS[key] === name.replace(/Id$/, ''))!];
+    const kind =
+      name === 'id'
+        ? SEGMENT_KINDS[segments[index - 1]!]
+        : SEGMENT_KINDS[Object.keys(SEGMENT_KINDS).find((key) => SEGMENT_KINDS[key] === name.replace(/Id$/, ''))!];
     if (!kind) throw new Error(`No kind of record for {${name}} in ${path}`);
     return [{ name, kind }];
   });
@@ -62,10 +78,26 @@ class Records {
     return res.body.id;
   }
 
+  private agentActivated = false;
+
+  /** The prerequisite agent, activated once. */
+  async activeAgent(): Promise<void> {
+    if (this.agentActivated) return;
+    expect((await this.org.rest.post(`/api/agents/${await this.id('agent')}/activate`)).status).toBe(200);
+    this.agentActivated = true;
+  }
+
   private async make(kind: Kind): Promise<string> {
     switch (kind) {
       case 'agent':
         return this.created('/api/agents', { name: 'Prerequisite agent', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' } });
+      case 'liveAgent':
+        return this.created('/api/agents', {
+          name: 'Web desk',
+          instructions: 'Be brief.',
+          modelConfig: { model: 'builtin/echo' },
+          voiceConfig: { pipelineMode: 'streaming', sttProvider: 'builtin', ttsProvider: 'builtin' },
+        });
       case 'knowledgeBase':
         return this.created('/api/knowledge-bases', { name: 'Opening hours' });
       case 'contact':
@@ -79,7 +111,10 @@ class Records {
       case 'callFlow':
         return this.created('/api/call-flows', await this.fill(REQUEST_EXAMPLES.CreateCallFlowInput));
       case 'user': {
-        const res = await this.org.rest.post('/api/users', { email: `prerequisite${++Records.emails}-${randomBytes(4).toString('hex')}@example.test`, role: 'member' });
+        const res = await this.org.rest.post('/api/users', {
+          email: `prerequisite${++Records.emails}-${randomBytes(4).toString('hex')}@example.test`,
+          role: 'member',
+        });
         if (res.status >= 300) throw new Error(`POST /api/users answered ${res.status}: ${JSON.stringify(res.body)}`);
         return res.body.user?.id ?? res.body.id;
       }
@@ -89,8 +124,8 @@ class Records {
         return this.created('/api/phone-numbers', { number: '+14155550998', carrierConnectionId: await this.id('carrierConnection') });
       case 'event': {
         // An agent's activation is told as agent.activated.
-        expect((await this.org.rest.post(`/api/agents/${await this.id('agent')}/activate`)).status).toBe(200);
-        const res = await this.org.rest.get('/api/events?limit=1');
+        await this.activeAgent();
+        const res = await this.org.rest.get('/api/events?type=agent.activated&limit=1');
         expect(res.body.data.length).toBe(1);
         return res.body.data[0].id;
       }
@@ -103,7 +138,8 @@ class Records {
       case 'team':
         return this.created('/api/teams', { name: 'Prerequisite team' });
       case 'program': {
-        // An active campaign: an execution is made of one.
+        // An active campaign: an execution is made of one (a program calls through active agents).
+        await this.activeAgent();
         const id = await this.created('/api/programs', await this.fill(REQUEST_EXAMPLES.CreateProgramInput));
         const activated = await this.org.rest.post(`/api/programs/${id}/activate`);
         if (activated.status >= 300) throw new Error(`activate answered ${activated.status}: ${JSON.stringify(activated.body)}`);
@@ -111,6 +147,10 @@ class Records {
       }
       case 'webhookEndpoint':
         return this.created('/api/webhook-endpoints', { url: 'https://example.com/prerequisite' });
+      case 'tool':
+        return this.created('/api/tools', REQUEST_EXAMPLES.CreateToolInput);
+      case 'mcpServer':
+        return this.created('/api/mcp-servers', { name: 'Prerequisite server', url: 'https://example.com/prerequisite-mcp' });
     }
   }
 }
@@ -125,6 +165,7 @@ beforeAll(async () => {
   app = await startTestApp({
     telephony: { twilioApiBaseUrl: twilio.url, credentialsKey: randomBytes(32), publicUrl: undefined },
     webhooks: { allowPrivate: true, timeoutMs: 2000 },
+    tools: { allowPrivate: true, mcpRefreshMs: 600_000 },
   });
   const document = (await app.rest().get('/api/openapi.json')).body as Json;
   operations = Object.entries(document.paths as Json).flatMap(([path, methods]) =>
@@ -152,8 +193,14 @@ it('every request example is accepted as it stands (2xx), in an organization tha
     const records = new Records(org);
     let url = path;
     for (const { name, kind } of pathKinds(path)) url = url.replace(`{${name}}`, await records.id(kind));
+    // A single call is placed with an active agent and paid with a credit, as a user's first one is.
+    if (method === 'POST' && path === '/api/calls') {
+      await records.activeAgent();
+      await org.grantCredits(1);
+    }
     const res = await org.rest.request(method, url, await records.fill(example));
-    if (res.status < 200 || res.status >= 300) refused.push(`${method} ${path} → ${res.status}: ${JSON.stringify(res.body?.errors ?? res.body?.detail ?? res.body)}`);
+    if (res.status < 200 || res.status >= 300)
+      refused.push(`${method} ${path} → ${res.status}: ${JSON.stringify(res.body?.errors ?? res.body?.detail ?? res.body)}`);
   }
   expect(refused).toEqual([]);
 });

@@ -12,6 +12,28 @@ import { ConfigError, loadConfig, SANDBOX_ORIGINS } from '../../src/config.js';
 import { FixedWindowLimiter } from '../../src/platform/rate-limit.js';
 import { randomUUID } from 'node:crypto';
 import { activeCampaign } from '../programs/fixtures.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listenOperatorSocket } from '../../src/operator/operator-file.js';
+
+/** A POST of `{}` to the operator door's socket, as the CLI sends it. */
+function postToSocket(
+  socketPath: string,
+  path: string,
+  bearer: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: { code?: string; detail?: string } }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path, method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end('{}');
+  });
+}
 
 // Running the gateway: logs, outages, metrics, the organization gate, GraphQL cost, limits, hardening
 // and idempotency, one describe each (they were one file each), each on its own app(s) and database(s).
@@ -254,9 +276,7 @@ describe('metrics', () => {
   /** The value of one series, or 0 when it is not there yet. */
   function value(text: string, name: string, labels: Record<string, string>): number {
     const wanted = Object.entries(labels).map(([key, label]) => `${key}="${label}"`);
-    const line = text
-      .split('\n')
-      .find((row) => row.startsWith(`${name}{`) && wanted.every((part) => row.slice(0, row.indexOf('}') + 1).includes(part)));
+    const line = text.split('\n').find((row) => row.startsWith(`${name}{`) && wanted.every((part) => row.slice(0, row.indexOf('}') + 1).includes(part)));
     return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
   }
 
@@ -269,8 +289,15 @@ describe('metrics', () => {
       // The gauge's query runs against the real schema (a failing one would silently keep 0).
       expect(await app.sql(QUEUE_DEPTH_SQL)).toEqual([{ depth: 0 }]);
       // PGlite has one connection and no pool; PostgreSQL (TEST_DATABASE_URL) shows its pool.
-      if (app.db.database.kind === 'pglite') expect(text).not.toContain('db_pool_connections{');
-      else expect(text).toMatch(/^db_pool_connections\{state="total"\} \d+$/m);
+      // PGlite shows what waits for its one session instead.
+      if (app.db.database.kind === 'pglite') {
+        expect(text).not.toContain('db_pool_connections{');
+        expect(text).toMatch(/^db_embedded_waiting\{for="request"\} \d+$/m);
+        expect(text).toMatch(/^db_embedded_waiting\{for="background"\} \d+$/m);
+      } else {
+        expect(text).toMatch(/^db_pool_connections\{state="total"\} \d+$/m);
+        expect(text).not.toContain('db_embedded_waiting{');
+      }
     });
 
     it('counts a REST route by its pattern, never by the raw URL', async () => {
@@ -309,7 +336,12 @@ describe('metrics', () => {
     });
 
     it('without the METRICS_TOKEN bearer → 401; with no token and no METRICS_PORT it is not served (404)', async () => {
-      for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: `Basic ${METRICS_TOKEN}` }, { 'x-api-key': acme.apiKey }]) {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer wrong-token-wrong-token' },
+        { authorization: `Basic ${METRICS_TOKEN}` },
+        { 'x-api-key': acme.apiKey },
+      ]) {
         const res = await fetch(`${app.baseUrl}/metrics`, { headers });
         expect(res.status).toBe(401);
         expect(await res.text()).not.toContain('http_requests_total');
@@ -623,7 +655,8 @@ describe('graphql-cost', () => {
     });
 
     it('reads the limit from variables', async () => {
-      const query = 'query Page($agentId: ID!, $limit: Int) { conversations(agentId: $agentId, limit: $limit) { data { agent { conversations(limit: 100) { data { id title status } } } } } }';
+      const query =
+        'query Page($agentId: ID!, $limit: Int) { conversations(agentId: $agentId, limit: $limit) { data { agent { conversations(limit: 100) { data { id title status } } } } } }';
       expect((await post(query, { agentId, limit: 2 })).body.errors).toBeUndefined();
       const refused = await post(query, { agentId, limit: 100 });
       expect(refused.body.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
@@ -953,7 +986,9 @@ describe('hardening', () => {
       expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).trustProxy).toBe(false);
       const target = await startTestApp({ rateLimit: { perMinute: 0, anonymousPerMinute: 2, organizationPerMinute: 0 } });
       try {
-        expect([await anonymous(target, '203.0.113.1'), await anonymous(target, '203.0.113.2'), await anonymous(target, '203.0.113.3')]).toEqual([401, 401, 429]);
+        expect([await anonymous(target, '203.0.113.1'), await anonymous(target, '203.0.113.2'), await anonymous(target, '203.0.113.3')]).toEqual([
+          401, 401, 429,
+        ]);
       } finally {
         await target.close();
       }
@@ -963,27 +998,51 @@ describe('hardening', () => {
       const trustProxy = loadConfig({ JWT_SECRET: 'x'.repeat(32), TRUST_PROXY: 'loopback' }).trustProxy;
       const target = await startTestApp({ rateLimit: { perMinute: 0, anonymousPerMinute: 2, organizationPerMinute: 0 }, trustProxy });
       try {
-        expect([await anonymous(target, '203.0.113.1'), await anonymous(target, '203.0.113.1'), await anonymous(target, '203.0.113.1')]).toEqual([401, 401, 429]);
+        expect([await anonymous(target, '203.0.113.1'), await anonymous(target, '203.0.113.1'), await anonymous(target, '203.0.113.1')]).toEqual([
+          401, 401, 429,
+        ]);
         expect(await anonymous(target, '203.0.113.2')).toBe(401);
       } finally {
         await target.close();
       }
     });
 
-    it('the operator door counts refused tokens per IP like any anonymous request: 401, 401, then 429 with Retry-After', async () => {
+    it('the operator door is not on the public listener; on its socket its refused tokens count in a bucket of their own: 401, 401, then 429', async () => {
       const target = await startTestApp({ rateLimit: { perMinute: 0, anonymousPerMinute: 2, organizationPerMinute: 0 } });
+      const dir = mkdtempSync(join(tmpdir(), 'gateway-operator-test-'));
+      const socket = join(dir, 'operator.sock');
+      const close = await listenOperatorSocket(createServer(target.gateway.operatorApp), socket, dir);
       try {
-        const send = (token: string) =>
-          fetch(`${target.baseUrl}/operator/commands/org:list`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
-        expect((await send(target.gateway.operatorToken)).status).toBe(200);
-        expect([(await send('guess-1')).status, (await send('guess-2')).status]).toEqual([401, 401]);
-        const limited = await send('guess-3');
-        expect(limited.status).toBe(429);
-        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-        expect(((await limited.json()) as { code: string }).code).toBe('RATE_LIMITED');
+        const token = target.gateway.operatorToken;
+        const viaSocket = (bearer: string) => postToSocket(socket, '/operator/commands/org:list', bearer);
+        // The public listener does not serve the door, whatever is sent.
+        const publicly = await fetch(`${target.baseUrl}/operator/commands/org:list`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        expect([publicly.status, ((await publicly.json()) as { code: string }).code]).toEqual([404, 'NOT_FOUND']);
+        // Anonymous requests from this address use up its own counter ...
+        expect([await anonymous(target, '198.51.100.9'), await anonymous(target, '198.51.100.9'), await anonymous(target, '198.51.100.9')]).toEqual([
+          401, 401, 429,
+        ]);
+        // ... and the CLI is not locked out; its own failures are counted on the door's bucket.
+        expect((await viaSocket(token)).status).toBe(200);
+        expect([(await viaSocket('guess-1')).status, (await viaSocket('guess-2')).status]).toEqual([401, 401]);
+        const limited = await viaSocket('guess-3');
+        expect([limited.status, limited.body.code, limited.body.detail]).toEqual([429, 'RATE_LIMITED', expect.stringMatching(/per minute per operator door/)]);
+        expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
       } finally {
+        await close();
+        rmSync(dir, { recursive: true, force: true });
         await target.close();
       }
+    });
+
+    it('HOST is loopback unless set: a laptop’s server is not offered to its network (the image sets 0.0.0.0)', () => {
+      expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).host).toBe('127.0.0.1');
+      expect(loadConfig({ JWT_SECRET: 'x'.repeat(32), HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+      expect(readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8')).toMatch(/^ENV .*\bHOST=0\.0\.0\.0\b/m);
     });
 
     it('TRUST_PROXY values: true, hops, addresses and subnets; anything else stops the start', () => {
@@ -1059,7 +1118,11 @@ describe('idempotency', () => {
       expect(await agentsNamed(acme.organizationId, 'No key')).toBe(2);
     });
 
-    it.each([['too long', 'k'.repeat(256)], ['not printable ASCII', 'clé-été'], ['empty', '']])('rejects a key that is %s with 400 naming the header', async (_, key) => {
+    it.each([
+      ['too long', 'k'.repeat(256)],
+      ['not printable ASCII', 'clé-été'],
+      ['empty', ''],
+    ])('rejects a key that is %s with 400 naming the header', async (_, key) => {
       const bad = await fetch(`${app.baseUrl}/api/agents`, {
         method: 'POST',
         headers: { 'x-api-key': acme.apiKey, 'content-type': 'application/json', 'idempotency-key': Buffer.from(key, 'utf8').toString('latin1') },

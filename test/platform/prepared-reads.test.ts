@@ -12,6 +12,7 @@ import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { createAgent } from '../helpers/tricky-agents.js';
 import { recordStatements } from '../helpers/users.js';
 import { holdLock, lockEachTest } from '../helpers/lock-waits.js';
+import { TestDeadlines } from '../helpers/deadlines.js';
 
 // The read model's kept statements run on PostgreSQL as prepared statements on the pool, with their
 // values as parameters (src/db/prepared-reads.ts); on PGlite, and inside a transaction, through the
@@ -70,7 +71,7 @@ describe('kept reads: values stay values', () => {
     for (let round = 0; round < 3; round++) {
       counts.push((await recordStatements(app, async () => void answers.push(await read()))).length);
     }
-    expect(answers).toEqual(Array(3).fill({ json: ['{"tag" : "kept"}'], total: 1 }));
+    expect(answers).toEqual(Array(3).fill({ json: ['{"tag" : "kept"}'], total: 1, meta: expect.objectContaining({ page: 1, total: 1 }) }));
     // Kept from the first read on: on PostgreSQL tried prepared, refused, and read the ORM way; from then on the ORM way only.
     expect(counts).toEqual(TEST_DATABASE_URL ? [2, 1, 1] : [1, 1, 1]);
   });
@@ -90,7 +91,11 @@ describe('kept reads: values stay values', () => {
     const pool = await (app.db.database.orm.em.getDriver().getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
     const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
     try {
-      const counts = await Promise.all(clients.map(async (client) => Number((await client.query<{ n: string }>(`select count(*) as n from pg_prepared_statements where name like 'read\\_%'`)).rows[0]!.n)));
+      const counts = await Promise.all(
+        clients.map(async (client) =>
+          Number((await client.query<{ n: string }>(`select count(*) as n from pg_prepared_statements where name like 'read\\_%'`)).rows[0]!.n),
+        ),
+      );
       expect(Math.max(...counts)).toBeLessThanOrEqual(MAX_PREPARED_PER_CONNECTION);
       // The reads above were prepared: the connections hold some of them.
       expect(counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
@@ -99,48 +104,59 @@ describe('kept reads: values stay values', () => {
     }
   });
 
-  (TEST_DATABASE_URL ? it : it.skip)('prepared on a pool opened without migrations; with DB_PREPARED_STATEMENTS=false the same answers and nothing prepared', async () => {
-    // Both opened as a server with MIGRATE_ON_START=false opens it: nothing has used the pool yet.
-    const unprepared = await openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false, preparedReads: false });
-    const unmigrated = await openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false });
-    try {
-      const row = { key: 'names', sql: (alias: string) => `json_build_object('name', ${alias}."name")::text` };
-      const where = { organization: acme.organizationId, name: `O'Brien agent` };
-      const read = (database: Database) =>
-        RequestContext.create(database.orm.em, () =>
-          readJsonPage(database.orm.em.getContext() as unknown as EntityManager, Agent, where as never, { limit: 5, offset: 0, orderBy: [{ name: 'asc' }] as never }, row),
-        );
-      const expected = { json: ['{"name" : "O\'Brien agent"}'], total: 1 };
-      // Twice each: built, then kept; the kept read runs prepared on one, with its values written in on the other.
-      for (const database of [app.db.database, unprepared, unmigrated, app.db.database, unprepared, unmigrated]) expect(await read(database)).toEqual(expected);
-      // This read's statement, prepared on each connection of a database's pool.
-      const preparedOn = async (database: Database) => {
-        const pool = await (database.orm.em.getDriver().getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
-        const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
-        try {
-          const sql = `select count(*) as n from pg_prepared_statements where statement like '%json_build_object(''name''%'`;
-          return await Promise.all(clients.map(async (client) => Number((await client.query<{ n: string }>(sql)).rows[0]!.n)));
-        } finally {
-          for (const client of clients) client.release();
-        }
-      };
-      for (const database of [app.db.database, unmigrated]) expect((await preparedOn(database)).reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
-      const counts = await preparedOn(unprepared);
-      expect(counts.length).toBeGreaterThan(0);
-      expect(counts).toEqual(counts.map(() => 0));
-    } finally {
-      await unprepared.close();
-      await unmigrated.close();
-    }
-  });
+  (TEST_DATABASE_URL ? it : it.skip)(
+    'prepared on a pool opened without migrations; with DB_PREPARED_STATEMENTS=false the same answers and nothing prepared',
+    async () => {
+      // Both opened as a server with MIGRATE_ON_START=false opens it: nothing has used the pool yet.
+      const unprepared = await openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false, preparedReads: false });
+      const unmigrated = await openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false });
+      try {
+        const row = { key: 'names', sql: (alias: string) => `json_build_object('name', ${alias}."name")::text` };
+        const where = { organization: acme.organizationId, name: `O'Brien agent` };
+        const read = (database: Database) =>
+          RequestContext.create(database.orm.em, () =>
+            readJsonPage(
+              database.orm.em.getContext() as unknown as EntityManager,
+              Agent,
+              where as never,
+              { limit: 5, offset: 0, orderBy: [{ name: 'asc' }] as never },
+              row,
+            ),
+          );
+        const expected = { json: ['{"name" : "O\'Brien agent"}'], total: 1, meta: expect.objectContaining({ page: 1, total: 1 }) };
+        // Twice each: built, then kept; the kept read runs prepared on one, with its values written in on the other.
+        for (const database of [app.db.database, unprepared, unmigrated, app.db.database, unprepared, unmigrated])
+          expect(await read(database)).toEqual(expected);
+        // This read's statement, prepared on each connection of a database's pool.
+        const preparedOn = async (database: Database) => {
+          const pool = await (database.orm.em.getDriver().getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
+          const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+          try {
+            const sql = `select count(*) as n from pg_prepared_statements where statement like '%json_build_object(''name''%'`;
+            return await Promise.all(clients.map(async (client) => Number((await client.query<{ n: string }>(sql)).rows[0]!.n)));
+          } finally {
+            for (const client of clients) client.release();
+          }
+        };
+        for (const database of [app.db.database, unmigrated]) expect((await preparedOn(database)).reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
+        const counts = await preparedOn(unprepared);
+        expect(counts.length).toBeGreaterThan(0);
+        expect(counts).toEqual(counts.map(() => 0));
+      } finally {
+        await unprepared.close();
+        await unmigrated.close();
+      }
+    },
+  );
 });
 
-// PGlite has one in-process connection and no cancel: nothing can lock a table against it.
+// PGlite has one connection (one session) and no cancel: nothing can lock a table against it.
 (TEST_DATABASE_URL ? describe : describe.skip)('PostgreSQL: a kept read running at the deadline is cancelled', () => {
   let app: TestApp;
   let acme: TestOrganization;
+  const deadlines = new TestDeadlines();
   beforeAll(async () => {
-    app = await startTestApp({ requestTimeoutMs: 400 });
+    app = await startTestApp({ requestTimeoutMs: 400 }, undefined, { requestDeadline: deadlines.deadline });
     acme = await app.organization('Acme');
     await createAgent(acme, { name: 'Front desk' });
     // The first read of each shape builds its statement; these keep them, so the reads below are the kept ones.
@@ -151,6 +167,7 @@ describe('kept reads: values stay values', () => {
   const { expectCancelled, letGo } = lockEachTest(
     () => app,
     () => holdLock(app, 'lock table agents in access exclusive mode'),
+    deadlines,
   );
   afterAll(async () => {
     await app.close();

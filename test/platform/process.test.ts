@@ -5,7 +5,16 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/database.js';
 import { freePort } from '../support/pg-cluster.js';
-import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment, startServer as startServerProcess, type ServerProcess } from '../support/entry-points.js';
+import {
+  CLI,
+  MAIN,
+  ROOT,
+  operatorEnvironment,
+  runScript,
+  type OperatorEnvironment,
+  startServer as startServerProcess,
+  type ServerProcess,
+} from '../support/entry-points.js';
 
 // The real entry points, as an operator runs them (the build `npm start` runs; pretest builds it):
 // the CLI, the server, a restart, SIGTERM.
@@ -52,7 +61,8 @@ it('org:create provisions an organization whose key the server accepts, and noth
     body: JSON.stringify({ name: 'kept', prefix: 'kept_' }),
   });
   const { secret } = (await keyRes.json()) as { secret: string };
-  const token = ((await (await fetch(`${server.url}/api/auth/token`, { method: 'POST', headers: { 'x-api-key': secret } })).json()) as { accessToken: string }).accessToken;
+  const token = ((await (await fetch(`${server.url}/api/auth/token`, { method: 'POST', headers: { 'x-api-key': secret } })).json()) as { accessToken: string })
+    .accessToken;
 
   if (!TEST_DATABASE_URL) {
     // The server holds the embedded database: the CLI has it run the command (test/cli/cli-running-server.test.ts).
@@ -69,7 +79,7 @@ it('org:create provisions an organization whose key the server accepts, and noth
   expect(await stop(server)).toBe(0);
 });
 
-it('the first start writes the Default organization\'s key to a 0600 file in a 0700 DATA_DIR, and prints only where it is', async () => {
+it("the first start writes the Default organization's key to a 0600 file in a 0700 DATA_DIR, and prints only where it is", async () => {
   // A DATA_DIR with nothing in it: the embedded database too is made by this start.
   await operator.drop();
   await freshEnvironment({ empty: true });
@@ -137,6 +147,31 @@ it('SIGTERM: /readyz answers 503 while the listener stays open for SHUTDOWN_DRAI
   expect(await server.exited).toBe(0);
 });
 
+// A preload that makes a stray rejection (SIGHUP) or an uncaught exception (SIGUSR2) inside the server.
+const STRAY = `--import ${ROOT}test/support/stray-errors.mjs`;
+
+it('a promise rejection nothing handled is logged with its stack, and the server goes on serving', async () => {
+  const server = await startServer({ ...env, NODE_OPTIONS: STRAY });
+  server.child.kill('SIGHUP');
+  const output = await server.outputWith('a stray rejection the test made');
+  expect(output).toMatch(/"event":"unhandledRejection"/);
+  expect(output).toMatch(/"stack":"Error: a stray rejection the test made\\n/);
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  expect(server.child.exitCode).toBeNull();
+  expect(await stop(server)).toBe(0);
+});
+
+it('an exception nothing caught stops the server through the SIGTERM drain, exit code 1', async () => {
+  const server = await startServerProcess({ ...env, SHUTDOWN_DRAIN_MS: '200', NODE_OPTIONS: STRAY }, { logLevel: 'info' });
+  server.child.kill('SIGUSR2');
+  expect(await server.exited).toBe(1);
+  const lines = server.output();
+  expect(lines).toMatch(/"level":60,.*"message":"an uncaught exception the test made".*"event":"uncaughtException"/);
+  // not the abrupt exit: not ready, drained, requests in flight finished, the database closed
+  expect(lines).toMatch(/"signal":"uncaughtException".*shutting down: not ready, draining/);
+  expect(lines).toMatch(/"msg":"stopped"/);
+});
+
 it.each([
   ['PORT', 'abc', /PORT must be an integer/],
   ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
@@ -176,7 +211,9 @@ it('an unreachable DATABASE_URL stops the start with one line naming the variabl
     const result = await runScript(MAIN, [], { ...env, DATABASE_URL: url.toString() });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/^Cannot start: DATABASE_URL: the database "missing_\w+" does not exist at .* may not create it \(permission denied to create database\); create it/);
+    expect(result.stderr).toMatch(
+      /^Cannot start: DATABASE_URL: the database "missing_\w+" does not exist at .* may not create it \(permission denied to create database\); create it/,
+    );
   } finally {
     await admin.query(`drop role if exists ${role}`);
     await admin.end();

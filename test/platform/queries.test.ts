@@ -1,7 +1,15 @@
-import { BenchmarkAgentsDocument, BenchmarkProgramsDocument, LookAheadAgentsBatchedDocument, LookAheadAgentsDocument, LookAheadProgramsBatchedDocument, LookAheadProgramsDocument } from '../generated/graphql.js';
+import {
+  BenchmarkAgentsDocument,
+  BenchmarkProgramsDocument,
+  LookAheadAgentsBatchedDocument,
+  LookAheadAgentsDocument,
+  LookAheadProgramsBatchedDocument,
+  LookAheadProgramsDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { recordStatements } from '../helpers/users.js';
 import { createAudience, createFlow } from '../programs/fixtures.js';
+import { countedOnly } from '../helpers/pages.js';
 
 // What a query costs in statements: look-ahead loading and the benchmark's queries, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -92,7 +100,7 @@ describe('look-ahead', () => {
         );
         const rest = await org.rest.get(`/api/agents/${agent.id}/conversations?${query}`);
         expect(rest.status).toBe(200);
-        expect(agent.conversations.meta).toEqual(rest.body.meta);
+        expect(agent.conversations.meta).toEqual(countedOnly(rest.body.meta));
         expect(agent.conversations.data.map((conversation: any) => ({ ...conversation, agent: undefined }))).toEqual(
           rest.body.data.map((conversation: any) => ({
             id: conversation.id,

@@ -96,7 +96,10 @@ const CASES: ListCase[] = [
     type: 'OrganizationUser',
     table: 'users',
     async seed(org, tag) {
-      for (let i = 0; i < 3; i++) secrets.add((await created(org, '/api/users', { email: `${tag.toLowerCase()}-${i}@example.test`, name: `${tag} user ${i}`, role: 'member' })).apiKey.secret);
+      for (let i = 0; i < 3; i++)
+        secrets.add(
+          (await created(org, '/api/users', { email: `${tag.toLowerCase()}-${i}@example.test`, name: `${tag} user ${i}`, role: 'member' })).apiKey.secret,
+        );
     },
   },
   {
@@ -143,7 +146,12 @@ const CASES: ListCase[] = [
     async seed(org, tag) {
       const contact = await created(org, '/api/contacts', { name: `${tag} contact`, phone: tag === 'Acme' ? '+14155550190' : '+14155550191' });
       for (let i = 0; i < 3; i++) {
-        await created(org, '/api/business-entities', { contactId: contact.id, type: 'appointment', name: `${tag} record ${i}`, attributes: { at: `2050-01-0${i + 1}`, seats: i } });
+        await created(org, '/api/business-entities', {
+          contactId: contact.id,
+          type: 'appointment',
+          name: `${tag} record ${i}`,
+          attributes: { at: `2050-01-0${i + 1}`, seats: i },
+        });
       }
     },
   },
@@ -156,7 +164,11 @@ const CASES: ListCase[] = [
     async seed(org, tag) {
       for (let i = 0; i < 3; i++) {
         // A public address needs no DNS lookup in a sandbox without network.
-        const endpoint = await created(org, '/api/webhook-endpoints', { url: `https://93.184.215.14/hooks/${tag}/${i}`, eventTypes: ['call.ended'], description: `${tag} ${i}` });
+        const endpoint = await created(org, '/api/webhook-endpoints', {
+          url: `https://93.184.215.14/hooks/${tag}/${i}`,
+          eventTypes: ['call.ended'],
+          description: `${tag} ${i}`,
+        });
         secrets.add(endpoint.secret);
       }
       // One rotated secret, so the previous sealed secret is in a row too.
@@ -181,7 +193,7 @@ function selection(typeName: string, depth = 0): string {
     .join(' ');
 }
 
-const META = 'meta { page limit total totalPages hasNextPage hasPreviousPage }';
+const META = 'meta { page limit total totalPages hasNextPage hasPreviousPage nextCursor prevCursor lastCursor }';
 
 async function graphqlPage(org: TestOrganization, list: ListCase, page: number): Promise<{ rows: Record<string, unknown>[]; meta?: unknown; text: string }> {
   const query = list.arrayPage
@@ -193,7 +205,11 @@ async function graphqlPage(org: TestOrganization, list: ListCase, page: number):
   return list.arrayPage ? { rows: answer, text: JSON.stringify(result) } : { rows: answer.data, meta: answer.meta, text: JSON.stringify(result) };
 }
 
-async function restPage(org: TestOrganization, list: ListCase, page: number): Promise<{ rows: Record<string, unknown>[]; meta?: unknown; total: number; text: string }> {
+async function restPage(
+  org: TestOrganization,
+  list: ListCase,
+  page: number,
+): Promise<{ rows: Record<string, unknown>[]; meta?: unknown; total: number; text: string }> {
   const res = await org.rest.get(`${list.rest}?page=${page}&limit=2`);
   expect(res.status).toBe(200);
   const text = JSON.stringify(res.body);
@@ -229,8 +245,13 @@ describe.each(CASES.map((list) => [list.name, list] as const))('%s', (_name, lis
     const org = self();
     const scope = list.scope ?? 'organization_id = ?';
     const order = list.order ?? 'created_at desc, id asc';
-    const own = await app.sql<{ id: string }>(`select id from ${list.table} where ${scope} order by ${order}`, [org.organizationId, org.userId].slice(0, scope.split('?').length - 1));
-    const foreign = new Set((await app.sql<{ id: string }>(`select id from ${list.table} where organization_id = ?`, [stranger().organizationId])).map((row) => row.id));
+    const own = await app.sql<{ id: string }>(
+      `select id from ${list.table} where ${scope} order by ${order}`,
+      [org.organizationId, org.userId].slice(0, scope.split('?').length - 1),
+    );
+    const foreign = new Set(
+      (await app.sql<{ id: string }>(`select id from ${list.table} where organization_id = ?`, [stranger().organizationId])).map((row) => row.id),
+    );
     expect(own.length).toBeGreaterThanOrEqual(3);
     expect(foreign.size).toBeGreaterThanOrEqual(3);
 

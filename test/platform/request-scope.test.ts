@@ -24,7 +24,14 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const page = () => readJsonPage(em, Agent, { organization: organizationId } as never, { limit: 5, offset: 0 }, { key: 'scope-test', sql: (a) => `${a}.id::text` });
+// An empty first page of 5, with the page meta (cursors included) both doors answer since cursor paging.
+const EMPTY = {
+  json: [],
+  total: 0,
+  meta: { page: 1, limit: 5, total: 0, totalPages: 0, hasNextPage: false, hasPreviousPage: false, nextCursor: null, prevCursor: null, lastCursor: null },
+};
+const page = () =>
+  readJsonPage(em, Agent, { organization: organizationId } as never, { limit: 5, offset: 0 }, { key: 'scope-test', sql: (a) => `${a}.id::text` });
 
 it('a page read makes no fork; the first entity read makes one, which the request keeps', async () => {
   // The first read of a shape builds its statement with the QueryBuilder, which asks for the context; later ones run it kept.
@@ -32,7 +39,7 @@ it('a page read makes no fork; the first entity read makes one, which the reques
   const fork = jest.spyOn(em, 'fork');
   try {
     await runInRequestScope(em, {}, async () => {
-      expect(await page()).toEqual({ json: [], total: 0 });
+      expect(await page()).toEqual(EMPTY);
       expect(fork).not.toHaveBeenCalled();
       const first = await em.findOneOrFail(Organization, organizationId);
       expect(fork).toHaveBeenCalledTimes(1);
@@ -50,10 +57,14 @@ it('a page read makes no fork; the first entity read makes one, which the reques
       expect(em.getContext()).toBe(context);
     });
     // Two requests: two forks, never one shared.
-    const contexts = await Promise.all([1, 2].map(() => runInRequestScope(em, {}, async () => {
-      await em.findOneOrFail(Organization, organizationId);
-      return em.getContext();
-    })));
+    const contexts = await Promise.all(
+      [1, 2].map(() =>
+        runInRequestScope(em, {}, async () => {
+          await em.findOneOrFail(Organization, organizationId);
+          return em.getContext();
+        }),
+      ),
+    );
     expect(contexts[0]).not.toBe(contexts[1]);
   } finally {
     fork.mockRestore();
@@ -74,5 +85,5 @@ it("an aborted request's read does not run, with or without its fork", async () 
     }),
   ).rejects.toThrow('request timed out');
   // The same read in a request that was not aborted runs.
-  await expect(runInRequestScope(em, database.abortOptions(new AbortController().signal), page)).resolves.toEqual({ json: [], total: 0 });
+  await expect(runInRequestScope(em, database.abortOptions(new AbortController().signal), page)).resolves.toEqual(EMPTY);
 });

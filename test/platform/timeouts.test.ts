@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pg from 'pg';
@@ -9,7 +9,9 @@ import { sendProblem } from '../../src/rest/problem.js';
 import { requestTimeout } from '../../src/platform/request-timeout.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/database.js';
-import { holdLock, lockEachTest, releaseLock } from '../helpers/lock-waits.js';
+import { holdLock, lockEachTest, releaseLock, statementsWaitingOn } from '../helpers/lock-waits.js';
+import { TestDeadlines } from '../helpers/deadlines.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** A client of its own that holds the organization's row locked in an open transaction (rolled back by the caller). */
 function holdOrganizationRow(app: TestApp, org: TestOrganization): Promise<pg.Client> {
@@ -51,17 +53,64 @@ describe('requestTimeout', () => {
   });
 });
 
+/** A model provider that holds every chat completion until the test answers it. */
+async function heldProvider() {
+  const held: ServerResponse[] = [];
+  const server = createServer((req, res) => {
+    held.push(res);
+    req.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    /** How many requests it got in all. */
+    get calls() {
+      return held.length;
+    },
+    /** Once it has got `count` requests in all. */
+    holding: (count: number) =>
+      eventually(
+        () => held.length,
+        (n) => n >= count,
+        { what: `${count} requests at the provider` },
+      ),
+    /** Answers request `index` (late: after the test fired the deadline); resolves once the answer is sent. */
+    async answer(index: number) {
+      const res = held[index]!;
+      if (res.destroyed) return;
+      const sent = new Promise((resolve) => res.once('finish', resolve).once('close', resolve));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'chatcmpl-late',
+          object: 'chat.completion',
+          created: 1_700_000_000,
+          model: 'slow',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Late answer.' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+        }),
+      );
+      await sent;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 describe('REQUEST_TIMEOUT_MS on both doors', () => {
-  // A model provider that never answers keeps the handler busy past the timeout.
-  let upstream: Server;
+  // A model provider that never answers keeps the handler busy until the deadline, which the test
+  // fires once the provider holds the call (TestDeadlines): the requests on the way never time out.
+  let upstream: Awaited<ReturnType<typeof heldProvider>>;
+  const deadlines = new TestDeadlines();
   let app: TestApp;
   let acme: TestOrganization;
   let agentId: string;
   beforeAll(async () => {
-    upstream = createServer(() => {});
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const openaiCompatibleBaseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-    app = await startTestApp({ requestTimeoutMs: 300, providers: { openaiCompatibleBaseUrl } });
+    upstream = await heldProvider();
+    app = await startTestApp({ requestTimeoutMs: 300, providers: { openaiCompatibleBaseUrl: upstream.baseUrl } }, undefined, {
+      requestDeadline: deadlines.deadline,
+    });
     acme = await app.organization('Acme');
     const created = await acme.rest.post('/api/agents', { name: 'Slow', instructions: 'Wait.', modelConfig: { model: 'openai-compatible/slow' } });
     expect(created.status).toBe(201);
@@ -69,32 +118,37 @@ describe('REQUEST_TIMEOUT_MS on both doors', () => {
   });
   afterAll(async () => {
     await app.close();
-    upstream.closeAllConnections();
-    await new Promise((resolve) => upstream.close(resolve));
+    await upstream.close();
   });
 
   it('REST answers 503 problem+json with Retry-After', async () => {
-    const started = Date.now();
-    const res = await acme.rest.post(`/api/agents/${agentId}/test`, { message: 'hello?' });
+    const sent = acme.rest.post(`/api/agents/${agentId}/test`, { message: 'hello?' });
+    await upstream.holding(1);
+    expect(deadlines.fire()).toBe(1);
+    const res = await sent;
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('UNAVAILABLE');
+    expect(res.body.detail).toBe('The request was not answered within 300 ms; try again shortly');
     expect(res.headers.get('retry-after')).toBe('5');
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('GraphQL answers 503 with extensions.code UNAVAILABLE', async () => {
-    const res = await fetch(`${app.baseUrl}/graphql`, {
+    const sent = fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
       body: JSON.stringify({ query: `mutation { testAgent(id: "${agentId}", message: "hello?") { response } }` }),
     });
+    await upstream.holding(2);
+    expect(deadlines.fire()).toBe(1);
+    const res = await sent;
     expect(res.status).toBe(503);
     const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
     expect(body.errors[0]!.extensions.code).toBe('UNAVAILABLE');
   });
 
-  it('fast requests are untouched', async () => {
+  it('a request answered before its deadline is untouched, and its deadline is cancelled', async () => {
     expect((await acme.rest.get(`/api/agents/${agentId}`)).status).toBe(200);
+    expect(deadlines.pending).toBe(0);
   });
 });
 
@@ -109,44 +163,20 @@ describe('database time limits map to 503', () => {
   });
 });
 
-/** A model provider that answers every chat completion after `delayMs`, counting the calls it got. */
-async function slowProvider(delayMs: number) {
-  let calls = 0;
-  const server = createServer((req, res) => {
-    calls += 1;
-    req.resume();
-    setTimeout(() => {
-      if (res.destroyed) return;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        id: 'chatcmpl-slow', object: 'chat.completion', created: 1_700_000_000, model: 'slow',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'Late answer.' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-      }));
-    }, delayMs);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    calls: () => calls,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('a timed-out request stops its work', () => {
-  // The provider answers after 600 ms, the request times out at 300 ms: what the handler would do
-  // after the model's answer (store the reply, call the model again) must not happen.
-  let provider: Awaited<ReturnType<typeof slowProvider>>;
+  // The provider holds the call; the test fires the deadline, then the provider answers: what the
+  // handler would do after the model's answer (store the reply, call the model again) must not happen.
+  // That is seen after one more request through the same door, answered after the late answer arrived.
+  let provider: Awaited<ReturnType<typeof heldProvider>>;
+  const deadlines = new TestDeadlines();
   let app: TestApp;
   let acme: TestOrganization;
   let agentId: string;
   beforeAll(async () => {
-    provider = await slowProvider(600);
-    app = await startTestApp({ requestTimeoutMs: 300, providers: { openaiCompatibleBaseUrl: provider.baseUrl } });
+    provider = await heldProvider();
+    app = await startTestApp({ requestTimeoutMs: 300, providers: { openaiCompatibleBaseUrl: provider.baseUrl } }, undefined, {
+      requestDeadline: deadlines.deadline,
+    });
     acme = await app.organization('Acme');
     const created = await acme.rest.post('/api/agents', { name: 'Late', instructions: 'Answer.', modelConfig: { model: 'openai-compatible/slow' } });
     expect(created.status).toBe(201);
@@ -166,43 +196,66 @@ describe('a timed-out request stops its work', () => {
   it('REST: the reply that arrives after the 503 is not stored', async () => {
     const conversation = await acme.rest.post(`/api/agents/${agentId}/conversations`, {});
     expect(conversation.status).toBe(201);
-    const res = await acme.rest.post(`/api/conversations/${conversation.body.id}/messages`, { message: 'hello?' });
+    const held = provider.calls;
+    const sent = acme.rest.post(`/api/conversations/${conversation.body.id}/messages`, { message: 'hello?' });
+    await provider.holding(held + 1);
+    expect(deadlines.fire()).toBe(1);
+    const res = await sent;
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('UNAVAILABLE');
-    await sleep(900); // the provider has answered by now
+    await provider.answer(held);
+    expect((await acme.rest.get(`/api/conversations/${conversation.body.id}`)).status).toBe(200);
     expect(await messagesOf(conversation.body.id)).toEqual(['user']);
   });
 
   it('GraphQL: the same, with extensions.code UNAVAILABLE', async () => {
     const conversation = await acme.rest.post(`/api/agents/${agentId}/conversations`, {});
-    const res = await fetch(`${app.baseUrl}/graphql`, {
+    const held = provider.calls;
+    const sent = fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
       body: JSON.stringify({ query: `mutation { sendMessage(conversationId: "${conversation.body.id}", message: "hello?") { response } }` }),
     });
+    await provider.holding(held + 1);
+    expect(deadlines.fire()).toBe(1);
+    const res = await sent;
     expect(res.status).toBe(503);
     const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
     expect(body.errors[0]!.extensions.code).toBe('UNAVAILABLE');
-    await sleep(900);
+    await provider.answer(held);
+    expect((await acme.rest.get(`/api/conversations/${conversation.body.id}`)).status).toBe(200);
     expect(await messagesOf(conversation.body.id)).toEqual(['user']);
   });
 
   it('GraphQL: aliased mutations run one after another, and none starts after the deadline', async () => {
-    // Serial by the GraphQL spec: 8 × 600 ms if nothing stopped them; the deadline is at 300 ms.
+    // Serial by the GraphQL spec: the provider holds the first; the deadline fires while it does.
     const fields = Array.from({ length: 8 }, (_, index) => `t${index}: testAgent(id: "${agentId}", message: "hi") { response }`);
-    const before = provider.calls();
-    const res = await fetch(`${app.baseUrl}/graphql`, {
+    const held = provider.calls;
+    const sent = fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
       body: JSON.stringify({ query: `mutation { ${fields.join(' ')} }` }),
     });
-    expect(res.status).toBe(503);
-    await sleep(8 * 600 + 500); // long enough for all of them to have run
-    expect(provider.calls() - before).toBe(1);
+    await provider.holding(held + 1);
+    expect(deadlines.fire()).toBe(1);
+    expect((await sent).status).toBe(503);
+    await provider.answer(held);
+    // The seven others would have followed the first's answer at once; a request through the same
+    // door, answered after it, finds the provider still with that one call.
+    expect((await acme.rest.get(`/api/agents/${agentId}`)).status).toBe(200);
+    const read = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': acme.apiKey },
+      body: JSON.stringify({ query: `{ agent(id: "${agentId}") { name } }` }),
+    });
+    expect(((await read.json()) as { data: { agent: { name: string } } }).data.agent.name).toBe('Late');
+    expect(provider.calls - held).toBe(1);
   });
 });
 
-// PGlite has one in-process connection and no cancel: nothing can hold a lock against it or run beside it.
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// PGlite has one connection (one session) and no cancel: nothing can hold a lock against it or run beside it.
 const onPostgres = TEST_DATABASE_URL ? describe : describe.skip;
 
 onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () => {
@@ -211,8 +264,9 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
   let app: TestApp;
   let acme: TestOrganization;
   let knowledgeBaseId: string;
+  const deadlines = new TestDeadlines();
   beforeAll(async () => {
-    app = await startTestApp({ requestTimeoutMs: 400 });
+    app = await startTestApp({ requestTimeoutMs: 400 }, undefined, { requestDeadline: deadlines.deadline });
     acme = await app.organization('Acme');
     const base = await acme.rest.post('/api/knowledge-bases', { name: 'Help' });
     expect(base.status).toBe(201);
@@ -221,6 +275,7 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
   const { expectCancelled, letGo } = lockEachTest(
     () => app,
     () => holdOrganizationRow(app, acme),
+    deadlines,
   );
   afterAll(async () => {
     await app.close();
@@ -250,9 +305,11 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
   });
 
   it('nothing was half-written: the cancelled writes left no document', async () => {
+    // The cancelled statements are gone (expectCancelled waited for it): nothing of them can still write.
     await letGo();
-    await sleep(300);
-    const [row] = await app.sql<{ count: string | number }>('select count(*) as count from knowledge_documents where organization_id = ?', [acme.organizationId]);
+    const [row] = await app.sql<{ count: string | number }>('select count(*) as count from knowledge_documents where organization_id = ?', [
+      acme.organizationId,
+    ]);
     expect(Number(row!.count)).toBe(0);
   });
 });
@@ -265,27 +322,43 @@ onPostgres('PostgreSQL: the statement running at the deadline is cancelled', () 
     const test = await createTestDatabase();
     const logged: { msg: string }[] = [];
     const logger = createLogger('warn', { write: (line: string) => void logged.push(JSON.parse(line)) });
-    const database = await openDatabase({ databaseUrl: test.url!, dataDir: 'memory://', migrate: false, logger, pool: { max: 2, acquireTimeoutMs: 3000, statementTimeoutMs: 0 } });
+    const database = await openDatabase({
+      databaseUrl: test.url!,
+      dataDir: 'memory://',
+      migrate: false,
+      logger,
+      pool: { max: 2, acquireTimeoutMs: 3000, statementTimeoutMs: 0 },
+    });
     const admin = new pg.Client({ connectionString: test.url });
     await admin.connect();
     try {
       // As many as the pool holds: before the fix the pool was then full for good.
       for (let i = 0; i < 2; i++) {
-        const error = await database.em.fork().transactional(async (tx) => {
-          const [{ pid }] = await tx.getConnection().execute<{ pid: number }[]>('select pg_backend_pid() as pid', [], 'all', tx.getTransactionContext());
-          await admin.query('select pg_terminate_backend($1)', [pid]);
-          await tx.getConnection().execute('select 1', [], 'all', tx.getTransactionContext());
-        }).then(() => null, (caught: Error) => caught.message);
+        const error = await database.em
+          .fork()
+          .transactional(async (tx) => {
+            const [{ pid }] = await tx.getConnection().execute<{ pid: number }[]>('select pg_backend_pid() as pid', [], 'all', tx.getTransactionContext());
+            await admin.query('select pg_terminate_backend($1)', [pid]);
+            await tx.getConnection().execute('select 1', [], 'all', tx.getTransactionContext());
+          })
+          .then(
+            () => null,
+            (caught: Error) => caught.message,
+          );
         expect(error).toMatch(/terminat|not queryable/);
       }
       // The whole pool at once, within the acquire timeout (3 s): the ended connections are taken
       // back 1 s after they ended. Before, both waited out the timeout (a full pool for good).
-      const holdOne = () => database.em.fork().transactional(async (tx) => {
-        await tx.getConnection().execute('select 1', [], 'all', tx.getTransactionContext());
-        await sleep(200);
-        return 'served';
-      });
-      expect(await Promise.allSettled([holdOne(), holdOne()])).toEqual([{ status: 'fulfilled', value: 'served' }, { status: 'fulfilled', value: 'served' }]);
+      const holdOne = () =>
+        database.em.fork().transactional(async (tx) => {
+          await tx.getConnection().execute('select 1', [], 'all', tx.getTransactionContext());
+          await sleep(200);
+          return 'served';
+        });
+      expect(await Promise.allSettled([holdOne(), holdOne()])).toEqual([
+        { status: 'fulfilled', value: 'served' },
+        { status: 'fulfilled', value: 'served' },
+      ]);
       expect(database.poolStats()).toMatchObject({ total: 2, idle: 2, waiting: 0 });
       expect(logged.filter((line) => line.msg.includes('taken back into the pool'))).toHaveLength(2);
     } finally {
@@ -308,7 +381,12 @@ onPostgres('PostgreSQL: a client that goes away', () => {
   let holder: pg.Client;
   const lines: Record<string, unknown>[] = [];
   beforeAll(async () => {
-    app = await startTestApp({ requestTimeoutMs: 10_000, logLevel: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    // Its deadline never fires (TestDeadlines): the client is the one that gives up.
+    app = await startTestApp(
+      { requestTimeoutMs: 10_000, logLevel: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+      { requestDeadline: new TestDeadlines().deadline },
+    );
     acme = await app.organization('Acme');
     const base = await acme.rest.post('/api/knowledge-bases', { name: 'Help' });
     expect(base.status).toBe(201);
@@ -334,13 +412,23 @@ onPostgres('PostgreSQL: a client that goes away', () => {
       body: body(),
       signal: client.signal,
     }).catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(
+      () => statementsWaitingOn(app, holder),
+      (waiting) => waiting.length === 1,
+      { what: "the request's statement waiting for the lock", everyMs: 25 },
+    );
     client.abort();
     await sent;
     const mine = () => lines.filter((line) => line.requestId === requestId);
-    for (let tries = 0; tries < 40 && !mine().some((line) => line.aborted === true); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
-    // Give the stopped work's failures time to be logged, were they logged.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(mine, (logged) => logged.some((line) => line.aborted === true), { what: 'the request line marked aborted' });
+    // What the stop made fail is logged as the work unwinds, after its statement was cancelled; one
+    // more request through the same door is answered after that.
+    await eventually(
+      () => statementsWaitingOn(app, holder),
+      (waiting) => waiting.length === 0,
+      { what: 'the statement cancelled', everyMs: 25 },
+    );
+    expect((await acme.rest.get('/api/users/me')).status).toBe(200);
     expect(mine().filter((line) => Number(line.level) >= 40)).toEqual([]);
     expect(mine().filter((line) => line.aborted === true)).toHaveLength(1);
   });

@@ -4,9 +4,11 @@ let phone = 0;
 
 export const fieldsOf = (errors: { field: string }[] | undefined) => [...new Set((errors ?? []).map((error) => error.field))].sort();
 
-export async function createAgent(org: TestOrganization): Promise<string> {
-  const res = await org.rest.post('/api/agents', { name: 'Caller', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' } });
+/** An active builtin/echo agent (a program is activated only with active agents); `draft: true` leaves it a draft. */
+export async function createAgent(org: TestOrganization, options: { draft?: boolean; name?: string } = {}): Promise<string> {
+  const res = await org.rest.post('/api/agents', { name: options.name ?? 'Caller', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' } });
   expect(res.status).toBe(201);
+  if (!options.draft) expect((await org.rest.post(`/api/agents/${res.body.id}/activate`)).status).toBe(200);
   return res.body.id;
 }
 

@@ -1,7 +1,30 @@
-import { ActivateProgramDocument, CallFlowDocument, CallFlowsDocument, CancelExecutionDocument, ControlExecutionDocument, CreateCallFlowDocument, CreateExecutionDocument, CreateProgramDocument, DeleteCallFlowDocument, DeleteProgramDocument, ExecutionDocument, ExecutionsDocument, PauseExecutionDocument, ProgramDocument, ProgramsDocument, ProgramsWithExecutionsDocument, ResumeExecutionDocument, StartExecutionDocument, StopExecutionDocument, UpdateCallFlowDocument, UpdateProgramDocument } from '../generated/graphql.js';
+import {
+  ActivateProgramDocument,
+  CallFlowDocument,
+  CallFlowsDocument,
+  CancelExecutionDocument,
+  ControlExecutionDocument,
+  CreateCallFlowDocument,
+  CreateExecutionDocument,
+  CreateProgramDocument,
+  DeleteCallFlowDocument,
+  DeleteProgramDocument,
+  ExecutionDocument,
+  ExecutionsDocument,
+  PauseExecutionDocument,
+  ProgramDocument,
+  ProgramsDocument,
+  ProgramsWithExecutionsDocument,
+  ResumeExecutionDocument,
+  StartExecutionDocument,
+  StopExecutionDocument,
+  UpdateCallFlowDocument,
+  UpdateProgramDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { KEY_LOOKUP } from '../helpers/users.js';
 import { activeCampaign, createAgent, createAudience, createFlow, fieldsOf, flowInput } from './fixtures.js';
+import { withCursors } from '../helpers/pages.js';
 
 // Programs: programs, flows, executions and batching, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -77,7 +100,11 @@ describe('programs', () => {
         autoPauseRules: Array.from({ length: 20 }, () => ({ nodeId: 'confirm', threshold: 1, resetOnResume: true })),
       });
       expect(res.status).toBe(201);
-      const liveProgram = await acme.rest.post('/api/programs', { ...base(), kind: 'live', liveTrigger: { ...live, source: 'entity', entityType: 'appointment', offsetDays: -365 } });
+      const liveProgram = await acme.rest.post('/api/programs', {
+        ...base(),
+        kind: 'live',
+        liveTrigger: { ...live, source: 'entity', entityType: 'appointment', offsetDays: -365 },
+      });
       expect(liveProgram.status).toBe(201);
       // All day: 24:00 ends the window at midnight, on both doors.
       const allDay = { startTime: '00:00', endTime: '24:00', daysOfWeek: [1, 2, 3, 4, 5, 6, 7] };
@@ -141,12 +168,25 @@ describe('programs', () => {
         expect((await lister.rest.post('/api/programs', { name, kind: 'campaign', flowId: listerFlow, audienceId: listerAudience })).status).toBe(201);
       }
       const page = await lister.rest.get('/api/programs?limit=2&sortBy=name&sortOrder=asc');
-      expect(page.body.meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
+      expect(page.body.meta).toEqual(withCursors({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false }));
       expect(page.body.data.map((p: { name: string }) => p.name)).toEqual(['Alpha', 'Beta']);
       // the list shows each program's flow and audience inline, as the single-program routes do
       expect(page.body.data[0]).toMatchObject({ flow: { id: listerFlow }, audience: { id: listerAudience, contactCount: 0 } });
       const beyond = await lister.rest.get('/api/programs?page=3&limit=2');
-      expect(beyond.body).toEqual({ data: [], meta: { page: 3, limit: 2, total: 3, totalPages: 2, hasNextPage: false, hasPreviousPage: true } });
+      expect(beyond.body).toEqual({
+        data: [],
+        meta: {
+          page: 3,
+          limit: 2,
+          total: 3,
+          totalPages: 2,
+          hasNextPage: false,
+          hasPreviousPage: true,
+          nextCursor: null,
+          prevCursor: null,
+          lastCursor: expect.any(String),
+        },
+      });
       const { programs } = await lister.graphql.ok(ProgramsDocument, { search: 'amm' });
       expect(programs.data.map((p) => p.name)).toEqual(['Gamma']);
       expect((await lister.rest.get('/api/programs?sortBy=secret')).status).toBe(400);
@@ -250,19 +290,54 @@ describe('flows', () => {
     });
 
     it('needs node ids of 1 to 64 characters, unique', async () => {
-      await rejectsOnBothDoors({ name: 'F', nodes: [{ id: 'start', type: 'start' }, { id: '', type: 'say' }] }, ['nodes.1.id']);
-      await rejectsOnBothDoors({ name: 'F', nodes: [{ id: 'start', type: 'start' }, { id: 'x'.repeat(65), type: 'say' }] }, ['nodes.1.id']);
+      await rejectsOnBothDoors(
+        {
+          name: 'F',
+          nodes: [
+            { id: 'start', type: 'start' },
+            { id: '', type: 'say' },
+          ],
+        },
+        ['nodes.1.id'],
+      );
+      await rejectsOnBothDoors(
+        {
+          name: 'F',
+          nodes: [
+            { id: 'start', type: 'start' },
+            { id: 'x'.repeat(65), type: 'say' },
+          ],
+        },
+        ['nodes.1.id'],
+      );
       const ok = await acme.rest.post('/api/call-flows', { name: 'F', nodes: [{ id: 'x'.repeat(64), type: 'start' }] });
       expect(ok.status).toBe(201);
       await rejectsOnBothDoors(
-        { name: 'F', nodes: [{ id: 'start', type: 'start' }, { id: 'a', type: 'say', label: 'A' }, { id: 'b', type: 'say', label: 'B' }, { id: 'a', type: 'end' }] },
+        {
+          name: 'F',
+          nodes: [
+            { id: 'start', type: 'start' },
+            { id: 'a', type: 'say', label: 'A' },
+            { id: 'b', type: 'say', label: 'B' },
+            { id: 'a', type: 'end' },
+          ],
+        },
         ['nodes.3.id'],
       );
     });
 
     it('needs exactly one start node and a known node type', async () => {
       await rejectsOnBothDoors({ name: 'F', nodes: [{ id: 'a', type: 'say', label: 'A' }] }, ['nodes']);
-      await rejectsOnBothDoors({ name: 'F', nodes: [{ id: 'a', type: 'start' }, { id: 'b', type: 'start' }] }, ['nodes']);
+      await rejectsOnBothDoors(
+        {
+          name: 'F',
+          nodes: [
+            { id: 'a', type: 'start' },
+            { id: 'b', type: 'start' },
+          ],
+        },
+        ['nodes'],
+      );
       const rest = await acme.rest.post('/api/call-flows', { name: 'F', nodes: [{ id: 'a', type: 'jump' }] });
       expect(rest.status).toBe(400);
       expect(fieldsOf(rest.body.errors)).toEqual(['nodes.0.type']);
@@ -281,18 +356,26 @@ describe('flows', () => {
       const ok = await acme.rest.post('/api/call-flows', {
         name: 'F',
         nodes: [start, { id: 'q', type: 'ask', agentId, label: 'Why?' }, { id: 'desk', type: 'transfer', transferTo: '+14155550100' }],
-        edges: [{ from: 'start', to: 'q' }, { from: 'q', to: 'desk', condition: 'digit:0' }],
+        edges: [
+          { from: 'start', to: 'q' },
+          { from: 'q', to: 'desk', condition: 'digit:0' },
+        ],
       });
       expect(ok.status).toBe(201);
       expect(ok.body.nodes[2].transferTo).toBe('+14155550100');
       // The same rules on update.
-      const update = await acme.rest.put(`/api/call-flows/${ok.body.id}`, { nodes: [start, { id: 'q', type: 'ask', agentId, label: 'Why?' }, { id: 'desk', type: 'transfer', transferTo: 'front desk' }] });
+      const update = await acme.rest.put(`/api/call-flows/${ok.body.id}`, {
+        nodes: [start, { id: 'q', type: 'ask', agentId, label: 'Why?' }, { id: 'desk', type: 'transfer', transferTo: 'front desk' }],
+      });
       expect(update.status).toBe(400);
       expect(fieldsOf(update.body.errors)).toEqual(['nodes.2.transferTo']);
     });
 
     it('takes edge conditions of the documented forms only', async () => {
-      const nodes = [{ id: 'start', type: 'start' }, { id: 'end', type: 'end' }];
+      const nodes = [
+        { id: 'start', type: 'start' },
+        { id: 'end', type: 'end' },
+      ];
       for (const condition of ['answered', 'voicemail', 'busy', 'digit:1', 'digit:#', 'said:move my appointment', 'resolved', 'unresolved', 'no_input']) {
         const res = await acme.rest.post('/api/call-flows', { name: 'F', nodes, edges: [{ from: 'start', to: 'end', condition }] });
         expect([condition, res.status]).toEqual([condition, 201]);
@@ -303,8 +386,21 @@ describe('flows', () => {
     });
 
     it('needs edges between existing nodes', async () => {
-      const nodes = [{ id: 'start', type: 'start' }, { id: 'end', type: 'end' }];
-      await rejectsOnBothDoors({ name: 'F', nodes, edges: [{ from: 'start', to: 'end' }, { from: 'start', to: 'nowhere' }] }, ['edges.1.to']);
+      const nodes = [
+        { id: 'start', type: 'start' },
+        { id: 'end', type: 'end' },
+      ];
+      await rejectsOnBothDoors(
+        {
+          name: 'F',
+          nodes,
+          edges: [
+            { from: 'start', to: 'end' },
+            { from: 'start', to: 'nowhere' },
+          ],
+        },
+        ['edges.1.to'],
+      );
       await rejectsOnBothDoors({ name: 'F', nodes, edges: [{ from: 'ghost', to: 'end' }] }, ['edges.0.from']);
     });
 
@@ -352,9 +448,30 @@ describe('executions', () => {
   afterAll(() => app.close());
 
   const ENDPOINT_9_KEYS = [
-    'actualEndAt', 'actualStartAt', 'audienceId', 'autoPauseRules', 'contactsCompleted', 'contactsDoNotCall', 'contactsFailed', 'contactsInProgress',
-    'contactsPending', 'createdAt', 'creditsSpent', 'flowId', 'id', 'organizationId', 'outcomes', 'programId', 'scheduledStartAt', 'scheduledStopAt', 'status',
-    'totalContacts', 'updatedAt',
+    'actualEndAt',
+    'actualStartAt',
+    'audienceId',
+    'autoPauseRules',
+    'contactsCompleted',
+    'contactsDoNotCall',
+    'contactsFailed',
+    'contactsInProgress',
+    'contactsPending',
+    'createdAt',
+    'creditsSpent',
+    'flowId',
+    'id',
+    'nextCallAt',
+    'organizationId',
+    'outcomes',
+    'programId',
+    'scheduledStartAt',
+    'scheduledStopAt',
+    'status',
+    'totalContacts',
+    'updatedAt',
+    'variables',
+    'waitingReason',
   ];
 
   async function invariantHolds(executionId: string) {
@@ -373,7 +490,11 @@ describe('executions', () => {
   describe('starting an execution', () => {
     it('snapshots the non-opted-out members; totalContacts stays fixed when members change', async () => {
       const rule = { nodeId: 'confirm', threshold: 2, resetOnResume: true };
-      const campaign = await activeCampaign(acme, 5, 2, { autoPauseRules: [rule], scheduledStartAt: '2030-01-01T09:00:00.000Z', scheduledStopAt: '2030-01-31T09:00:00.000Z' });
+      const campaign = await activeCampaign(acme, 5, 2, {
+        autoPauseRules: [rule],
+        scheduledStartAt: '2030-01-01T09:00:00.000Z',
+        scheduledStopAt: '2030-01-31T09:00:00.000Z',
+      });
       const res = await acme.rest.post(`/api/programs/${campaign.programId}/executions`);
       expect(res.status).toBe(201);
       expect(Object.keys(res.body).sort()).toEqual(ENDPOINT_9_KEYS);
@@ -436,7 +557,12 @@ describe('executions', () => {
 
   describe('controlling an execution', () => {
     async function newExecution(): Promise<string> {
-      const campaign = await activeCampaign(acme, 2, 0, { autoPauseRules: [{ nodeId: 'confirm', threshold: 5, resetOnResume: true }, { nodeId: 'done', threshold: 5, resetOnResume: false }] });
+      const campaign = await activeCampaign(acme, 2, 0, {
+        autoPauseRules: [
+          { nodeId: 'confirm', threshold: 5, resetOnResume: true },
+          { nodeId: 'done', threshold: 5, resetOnResume: false },
+        ],
+      });
       return (await acme.rest.post(`/api/programs/${campaign.programId}/executions`)).body.id;
     }
     const setStatus = (id: string, status: string) => app.sql('update executions set status = ? where id = ?', [status, id]);
@@ -451,7 +577,8 @@ describe('executions', () => {
       await app.sql(`update executions set node_counts = '{"confirm": 4, "done": 3}' where id = ?`, [id]);
       const resumed = await acme.rest.post(`/api/executions/${id}/resume`);
       expect(resumed.body.status).toBe('running');
-      const countsOf = async () => (await app.sql<{ node_counts: Record<string, number> }>('select node_counts from executions where id = ?', [id]))[0]!.node_counts;
+      const countsOf = async () =>
+        (await app.sql<{ node_counts: Record<string, number> }>('select node_counts from executions where id = ?', [id]))[0]!.node_counts;
       // A resume from a user pause leaves the counts; only one from paused_threshold restarts resetOnResume rules.
       expect(await countsOf()).toEqual({ confirm: 4, done: 3 });
       await setStatus(id, 'paused_threshold');
@@ -479,12 +606,27 @@ describe('executions', () => {
     });
 
     const forbidden: [string, string][] = [
-      ['scheduled', 'pause'], ['scheduled', 'resume'], ['scheduled', 'stop'],
-      ['running', 'start'], ['running', 'resume'], ['running', 'cancel'],
-      ['paused', 'start'], ['paused', 'pause'], ['paused', 'cancel'],
-      ['paused_no_credits', 'pause'], ['paused_threshold', 'cancel'],
-      ['completed', 'start'], ['completed', 'pause'], ['completed', 'resume'], ['completed', 'stop'], ['completed', 'cancel'],
-      ['stopped', 'resume'], ['stopped', 'start'], ['cancelled', 'start'], ['cancelled', 'resume'], ['cancelled', 'stop'],
+      ['scheduled', 'pause'],
+      ['scheduled', 'resume'],
+      ['scheduled', 'stop'],
+      ['running', 'start'],
+      ['running', 'resume'],
+      ['running', 'cancel'],
+      ['paused', 'start'],
+      ['paused', 'pause'],
+      ['paused', 'cancel'],
+      ['paused_no_credits', 'pause'],
+      ['paused_threshold', 'cancel'],
+      ['completed', 'start'],
+      ['completed', 'pause'],
+      ['completed', 'resume'],
+      ['completed', 'stop'],
+      ['completed', 'cancel'],
+      ['stopped', 'resume'],
+      ['stopped', 'start'],
+      ['cancelled', 'start'],
+      ['cancelled', 'resume'],
+      ['cancelled', 'stop'],
     ];
 
     it.each(forbidden)('refuses %s → %s with 409 on both doors, leaving it as it was', async (status, action) => {

@@ -3,7 +3,8 @@
 // anchors: lower case, punctuation dropped, `-1` for a repeat); a link to any other path must name a
 // file or folder of the repository. Addresses with a scheme (https:, mailto:) are not fetched.
 // Also checks that the guides list (src/platform/guide-files.ts) and the Markdown files agree, since the
-// README runner and the served guides read that list. One line per file, `N passed, N failed`;
+// README runner and the served guides read that list, and that the minimum Node.js of the code is the one
+// package.json and the first pages name, with how to get it. One line per file, `N passed, N failed`;
 // `--json FILE` writes {numPassedTests, numFailedTests} for .ci/run.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
@@ -58,6 +59,26 @@ function main(): number {
   report.check('every listed guide exists', missing.length === 0, missing.join(', '));
   const unlisted = files.filter((file) => !listed.has(file));
   report.check('every Markdown file of README.md, CONTRIBUTING.md and docs/ is listed', unlisted.length === 0, unlisted.join(', '));
+
+  // The Node.js the entry points require (src/node-version.ts), as package.json, .nvmrc and the two pages a newcomer reads first say it, with how to get it.
+  report.section('The Node.js the code requires, where a newcomer reads it');
+  const required = /major < (\d+) \|\| \(major === (\d+) && minor < (\d+)\)/.exec(readFileSync(join(ROOT, 'src/node-version.ts'), 'utf8'));
+  const minimum = required ? `${required[1]}.${required[3]}` : '?';
+  const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines?: { node?: string } }).engines?.node;
+  report.check(
+    `package.json engines.node is >=${minimum}.0`,
+    required !== null && required[1] === required[2] && engines === `>=${minimum}.0`,
+    `engines.node: ${engines}`,
+  );
+  const nvmrc = Number(readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim());
+  report.check(`.nvmrc names a major version at or over ${minimum}`, nvmrc >= Number(required?.[1]), `.nvmrc: ${nvmrc}`);
+  for (const page of ['README.md', 'docs/getting-started.md']) {
+    const text = readFileSync(join(ROOT, page), 'utf8');
+    const lacks = [`Node.js ${minimum} or newer`, 'nvm install', 'brew install node', 'winget install', 'nodejs.org'].filter(
+      (phrase) => !text.replace(/\*\*/g, '').includes(phrase),
+    );
+    report.check(`${page} names Node.js ${minimum} and how to get it`, lacks.length === 0, lacks.length > 0 ? `missing: ${lacks.join(', ')}` : '');
+  }
 
   report.section(`Relative links and anchors (${files.length} files)`);
   for (const file of files) {

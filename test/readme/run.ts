@@ -7,7 +7,11 @@
 // - `<!-- readme-runner: skip (why) -->` on the line before a block leaves it out (a block that installs,
 //   starts a server of its own or needs a PostgreSQL server); a skip without its reason fails the run; `<!-- readme-runner: server-stopped -->`
 //   runs it with the server stopped and starts the server again after it (operator CLI commands on
-//   the embedded database, which one process holds at a time — what the README tells a reader to do).
+//   the embedded database, which one process holds at a time — what the README tells a reader to do);
+//   `<!-- readme-runner: restarts-server -->` stops the server and runs the block with its `npm start`
+//   replaced by the runner's own start (in the background, until /readyz answers), so the variables the
+//   block sets or exports reach the server, as they would the reader's (a guide that starts the
+//   gateway with other settings, or restarts it).
 // - The server is the built one (`node dist/src/main.js`) on a free port with a fresh DATA_DIR in
 //   .readme-run/, which is the blocks' working directory, so `cat .data/first-api-key` reads its key;
 //   `localhost:4000` in the blocks is rewritten to that port.
@@ -23,7 +27,7 @@ import { Report } from '../faults/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const WORK = join(ROOT, '.readme-run');
-const MARKER = /<!--\s*readme-runner:\s*(skip|server-stopped)\b([^>]*)-->/;
+const MARKER = /<!--\s*readme-runner:\s*(skip|server-stopped|restarts-server)\b([^>]*)-->/;
 
 export interface ReadmeBlock {
   /** The file's path in the repository, set by the runner (extractBlocks leaves it empty). */
@@ -31,7 +35,7 @@ export interface ReadmeBlock {
   line: number;
   heading: string;
   code: string;
-  mode: 'run' | 'skip' | 'server-stopped';
+  mode: 'run' | 'skip' | 'server-stopped' | 'restarts-server';
   /** What the marker says after its mode: for a skip, why (required). */
   reason: string;
 }
@@ -51,7 +55,14 @@ export function extractBlocks(markdown: string, file = ''): ReadmeBlock[] {
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && lines[i]!.trim() !== '```'; i++) body.push(lines[i]!);
-    blocks.push({ file, line: start + 1, heading, code: body.join('\n'), mode: marker ? (marker[1] as ReadmeBlock['mode']) : 'run', reason: marker ? marker[2]!.trim().replace(/^\((.*)\)$/, '$1') : '' });
+    blocks.push({
+      file,
+      line: start + 1,
+      heading,
+      code: body.join('\n'),
+      mode: marker ? (marker[1] as ReadmeBlock['mode']) : 'run',
+      reason: marker ? marker[2]!.trim().replace(/^\((.*)\)$/, '$1') : '',
+    });
   }
   return blocks;
 }
@@ -65,6 +76,9 @@ function freePort(): Promise<number> {
     server.on('error', reject);
   });
 }
+
+/** The command a restarts-server block starts the gateway with. */
+const NPM_START = 'npm start';
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
@@ -89,8 +103,8 @@ function script(blocks: ReadmeBlock[], port: number, logFile: string): string {
   blocks.forEach((block, index) => {
     const code = block.code.replaceAll('localhost:4000', `localhost:${port}`);
     parts.push(`echo "::readme-runner:begin ${index}"`);
-    if (block.mode === 'server-stopped') parts.push('stop_server');
-    parts.push(code);
+    if (block.mode === 'server-stopped' || block.mode === 'restarts-server') parts.push('stop_server');
+    parts.push(block.mode === 'restarts-server' ? code.replaceAll(NPM_START, 'start_server') : code);
     if (block.mode === 'server-stopped') parts.push('start_server');
     parts.push(`echo; echo "::readme-runner:ok ${index}"`);
   });
@@ -107,6 +121,9 @@ async function main(): Promise<number> {
   const blocks = all.filter((block) => block.mode !== 'skip');
   const report = new Report();
   report.section(`Shell blocks of ${files.length} files (${blocks.length} to run, ${all.length - blocks.length} skipped by their marker)`);
+  for (const block of all.filter((block) => block.mode === 'restarts-server' && !block.code.includes(NPM_START))) {
+    report.check(`${block.file}:${block.line} (${block.heading}) restarts the server with npm start`, false, 'a restarts-server block runs `npm start`');
+  }
   for (const block of all.filter((block) => block.mode === 'skip')) {
     if (block.reason) report.note(`skipped ${block.file}:${block.line} (${block.heading}): ${block.reason}`);
     else report.check(`${block.file}:${block.line} (${block.heading}) is skipped with its reason`, false, 'write why after "skip"');
@@ -130,8 +147,13 @@ async function main(): Promise<number> {
     } else if (ok) {
       const block = blocks[Number(ok[1])]!;
       passed.add(Number(ok[1]));
-      report.check(`${block.file}:${block.line} (${block.heading})${block.mode === 'server-stopped' ? ', server stopped' : ''}`, true);
-      if (verbose) output.trimEnd().split('\n').forEach((text) => report.note(text));
+      const mode = block.mode === 'server-stopped' ? ', server stopped' : block.mode === 'restarts-server' ? ', server restarted by it' : '';
+      report.check(`${block.file}:${block.line} (${block.heading})${mode}`, true);
+      if (verbose)
+        output
+          .trimEnd()
+          .split('\n')
+          .forEach((text) => report.note(text));
     } else output += `${line}\n`;
   };
   let pending = '';

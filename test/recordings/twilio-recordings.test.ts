@@ -6,6 +6,7 @@ import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { TWILIO_SPEC_SOURCE } from '../support/twilio-recordings-spec.js';
 import { startTwilioApp, twilioCampaign, waitForExecution } from '../telephony/fixtures.js';
 import { download } from './fixtures.js';
+import { DeleteCarrierConnectionKeepingDocument } from '../generated/graphql.js';
 import { testRunner } from '../runner/fixtures.js';
 
 // Recordings through Twilio (the loopback double): Record on the call, <Start><Recording> after
@@ -76,7 +77,15 @@ describe('Record on the call', () => {
       }
       expect(atTwilio).toHaveLength(1);
       expect(atTwilio[0]!.source).toBe('OutboundAPI');
-      expect(call.recording).toMatchObject({ carrier: 'twilio', carrierRecordingId: atTwilio[0]!.sid, status: 'completed', channels: 'dual', durationSeconds: 42, errorText: null, deletedAt: null });
+      expect(call.recording).toMatchObject({
+        carrier: 'twilio',
+        carrierRecordingId: atTwilio[0]!.sid,
+        status: 'completed',
+        channels: 'dual',
+        durationSeconds: 42,
+        errorText: null,
+        deletedAt: null,
+      });
       const [row] = await app.sql<Record<string, unknown>>('select * from call_recordings where call_id = ?', [call.id]);
       expect(JSON.stringify(row)).not.toContain('http');
       expect(JSON.stringify(row)).not.toContain(fake.authToken);
@@ -96,9 +105,29 @@ describe('Record on the call', () => {
     expect(byQuery.type).toBe('audio/mpeg');
     const fetched = fake.requests().filter((request) => request.path.includes(`/Recordings/${sid}.`));
     expect(fetched.map((request) => [request.method, request.path.split('.').pop(), request.query.RequestedChannels])).toEqual([
-      ['GET', 'wav', '2'], ['GET', 'mp3', '2'], ['GET', 'mp3', '2'],
+      ['GET', 'wav', '2'],
+      ['GET', 'mp3', '2'],
+      ['GET', 'mp3', '2'],
     ]);
-    for (const request of fetched) expect(request.headers.authorization).toBe(`Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`);
+    for (const request of fetched)
+      expect(request.headers.authorization).toBe(`Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`);
+
+    // A Range is cut from Twilio's stream; HEAD answers its headers and passes none of its audio on.
+    const part = await fetch(`${app.baseUrl}/api/calls/${call.id}/recording`, { headers: { ...headers(), range: 'bytes=8-11' } });
+    expect([part.status, part.headers.get('content-range'), Buffer.from(await part.arrayBuffer()).toString('ascii')]).toEqual([
+      206,
+      `bytes 8-11/${wav.body.length}`,
+      'WAVE',
+    ]);
+    const head = await fetch(`${app.baseUrl}/api/calls/${call.id}/recording`, { method: 'HEAD', headers: headers() });
+    expect([head.status, head.headers.get('content-length'), head.headers.get('accept-ranges'), (await head.arrayBuffer()).byteLength]).toEqual([
+      200,
+      String(wav.body.length),
+      'bytes',
+      0,
+    ]);
+    const past = await fetch(`${app.baseUrl}/api/calls/${call.id}/recording`, { headers: { ...headers(), range: `bytes=${wav.body.length}-` } });
+    expect([past.status, past.headers.get('content-range')]).toEqual([416, `bytes */${wav.body.length}`]);
   });
 
   it('the carrier failing: 503 on download and delete, and nothing changes; lost at the carrier: 404 on download, delete marks it so', async () => {
@@ -115,7 +144,12 @@ describe('Record on the call', () => {
     expect([lost.status, lost.body.code]).toEqual([404, 'NOT_FOUND']);
     expect(lost.body.detail).toContain('carrier no longer has this recording');
     expect((await acme.rest.delete(`/api/calls/${first!.id}/recording`)).status).toBe(204);
-    expect((await acme.rest.get(`/api/calls/${first!.id}`)).body).toMatchObject({ status: 'completed', outcome: 'answered', durationSeconds: 42, recording: { deletionReason: 'carrier' } });
+    expect((await acme.rest.get(`/api/calls/${first!.id}`)).body).toMatchObject({
+      status: 'completed',
+      outcome: 'answered',
+      durationSeconds: 42,
+      recording: { deletionReason: 'carrier' },
+    });
 
     fake.faults({});
     expect((await acme.rest.delete(`/api/calls/${second!.id}/recording`)).status).toBe(204);
@@ -152,6 +186,58 @@ describe('consent, then <Start><Recording>', () => {
   });
 });
 
+// Security review 4, L6: a replayed signed /answer asked for consent again after a refusal, and a "yes" then started <Start><Recording> while the ledger said refused.
+describe('consent, once decided', () => {
+  it('is never asked again: a replayed /answer is answered as the first was, changes nothing, and nothing starts a recording', async () => {
+    const sentence = 'This call may be recorded. Press 2 to refuse.';
+    const { calls } = await run(1, { recording: { enabled: true, consent: { sentence, refuseOn: ['digit:2'] } } }, () => {
+      fake.script(() => ({ outcome: 'answered', durationSeconds: 30, stepMs: 5, turns: [{ digits: '2' }] }));
+    });
+    const [call] = calls;
+    expect(call!.recording.status).toBe('refused');
+    const atTwilio = fake.calls().find((each) => each.sid === call!.carrierCallId)!;
+    const answered = atTwilio.documents[0]!;
+    expect(answered.url).toContain('/answer?callId=');
+    // The call as it stood before it ended: live, its consent refused.
+    await app.sql(`update calls set status = 'in_progress' where id = ?`, [call!.id]);
+    const stateOf = async () =>
+      (await app.sql<{ voice_state: Record<string, unknown> }>('select voice_state from calls where id = ?', [call!.id]))[0]!.voice_state;
+    const before = await stateOf();
+    expect(before.consent).toBe('refused');
+
+    const signed = (url: string, params: Record<string, string>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': twilio.getExpectedTwilioSignature(fake.authToken, url, params),
+          'i-twilio-idempotency-token': randomUUID(),
+        },
+        body: new URLSearchParams(params),
+      });
+    const replayed = await signed(answered.url, {
+      AccountSid: fake.accountSid,
+      CallSid: call!.carrierCallId,
+      CallStatus: 'in-progress',
+      Direction: 'outbound-api',
+    });
+    expect(replayed.status).toBe(200);
+    const twiml = await replayed.text();
+    expect(twiml).toBe(answered.twiml);
+    expect(await stateOf()).toEqual(before);
+
+    // Saying yes at the consent prompt now is an ordinary turn: no recording starts.
+    const gatherUrl = /<Gather [^>]*action="([^"]+)"/.exec(twiml)![1]!.replaceAll('&amp;', '&');
+    const yes = await signed(gatherUrl, { AccountSid: fake.accountSid, CallSid: call!.carrierCallId, SpeechResult: 'Yes, sure.', Confidence: '0.9' });
+    expect(yes.status).toBe(200);
+    expect(await yes.text()).not.toMatch(/<(Start|Record|Recording)\b/);
+    expect((await stateOf()).consent).toBe('refused');
+    expect((await app.sql<{ status: string }>('select status from call_recordings where call_id = ?', [call!.id]))[0]!.status).toBe('refused');
+    expect(fake.recordings().filter((item) => item.callSid === call!.carrierCallId)).toEqual([]);
+    await app.sql(`update calls set status = 'completed' where id = ?`, [call!.id]);
+  });
+});
+
 describe('the carrier failing a recording', () => {
   it('the call keeps its data; the recording says failed in Twilio’s words', async () => {
     fake.faults({ recordingStatus: 'failed' });
@@ -171,15 +257,24 @@ describe('the recording status callback', () => {
   let delivered: { url: string; params: Record<string, string>; signature: string };
 
   beforeAll(async () => {
-    const { calls, campaign } = await run(1, { recording: { enabled: true } }, () => fake.script(() => ({ outcome: 'answered', durationSeconds: 5, stepMs: 5 })));
+    const { calls, campaign } = await run(1, { recording: { enabled: true } }, () =>
+      fake.script(() => ({ outcome: 'answered', durationSeconds: 5, stepMs: 5 })),
+    );
     callId = calls[0]!.id;
     connectionId = campaign.connectionId;
-    delivered = fake.callbacks().filter((callback) => callback.params.RecordingStatus === 'completed' && callback.url.includes(callId)).at(-1)!;
+    delivered = fake
+      .callbacks()
+      .filter((callback) => callback.params.RecordingStatus === 'completed' && callback.url.includes(callId))
+      .at(-1)!;
   });
 
   const rowOf = async () => (await app.sql('select * from call_recordings where call_id = ?', [callId]))[0];
   const post = (url: string, params: Record<string, string>, signature?: string) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signature ? { 'x-twilio-signature': signature } : {}) }, body: new URLSearchParams(params).toString() });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signature ? { 'x-twilio-signature': signature } : {}) },
+      body: new URLSearchParams(params).toString(),
+    });
 
   it('unsigned, forged, or for another connection: 403 and nothing changes', async () => {
     const before = await rowOf();
@@ -218,5 +313,65 @@ describe('the recording status callback', () => {
     expect(recording).toMatchObject({ deletionReason: 'retention' });
     expect(fake.recordings().find((item) => item.sid === recording.carrierRecordingId)!.deleted).toBe(true);
     expect((await acme.rest.put('/api/organization', { recordingRetentionDays: null })).body.recordingRetentionDays).toBeNull();
+  });
+});
+
+// Security review 4, M1: a connection deleted under its kept recordings left them undeletable, by a user or by retention.
+describe('deleting a carrier connection that still keeps recordings', () => {
+  it('is 409 naming them on both doors, unless keepRecordings; then retention says why it cannot delete them and tries again later', async () => {
+    const globex = await app.organization('Globex');
+    const campaign = await twilioCampaign(globex, fake, { contacts: 1, program: { recording: { enabled: true } } });
+    fake.script(() => ({ outcome: 'answered', durationSeconds: 5, stepMs: 5 }));
+    const runner = testRunner(app, { intervalMs: 20 });
+    runner.start();
+    try {
+      await waitForExecution(globex, campaign.executionId, (execution) => execution.status === 'completed');
+      await fake.settled();
+    } finally {
+      await runner.stop();
+    }
+    const [call] = (await globex.rest.get(`/api/calls?executionId=${campaign.executionId}`)).body.data as Record<string, any>[];
+    expect(call!.recording).toMatchObject({ status: 'completed', deletedAt: null });
+    const path = `/api/carrier-connections/${campaign.connectionId}`;
+
+    // Another organization: 404 on both doors.
+    expect((await acme.rest.delete(path)).status).toBe(404);
+    expect((await acme.graphql.run(DeleteCarrierConnectionKeepingDocument, { id: campaign.connectionId })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    // The same bad flag: 400 on both doors.
+    const bad = await globex.rest.delete(`${path}?keepRecordings=maybe`);
+    expect([bad.status, bad.body.errors?.[0]?.field]).toEqual([400, 'keepRecordings']);
+    const badGql = await globex.graphql.run(DeleteCarrierConnectionKeepingDocument, { id: campaign.connectionId, keepRecordings: 'maybe' as never });
+    expect(badGql.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    // Without it: 409 naming the call, on both doors, and nothing changes.
+    const rest = await globex.rest.delete(path);
+    expect([rest.status, rest.body.code, rest.body.errors?.[0]?.field]).toEqual([409, 'CONFLICT', 'keepRecordings']);
+    expect(rest.body.detail).toContain(`1 recording kept at twilio (calls ${call!.id})`);
+    const gql = await globex.graphql.run(DeleteCarrierConnectionKeepingDocument, { id: campaign.connectionId, keepRecordings: false });
+    expect([gql.errors?.[0]?.extensions.code, gql.errors?.[0]?.message]).toEqual(['CONFLICT', rest.body.detail]);
+    expect((await globex.rest.get(path)).status).toBe(200);
+
+    // With it, the connection goes and the recording stays at the carrier; retention says it cannot delete it.
+    expect(
+      (await globex.graphql.ok(DeleteCarrierConnectionKeepingDocument, { id: campaign.connectionId, keepRecordings: true })).deleteCarrierConnection.id,
+    ).toBe(campaign.connectionId);
+    expect((await globex.rest.get(path)).status).toBe(404);
+    expect((await globex.rest.put('/api/organization', { recordingRetentionDays: 1 })).status).toBe(200);
+    const at = new Date(Date.now() + 2 * 86_400_000);
+    await recordingRetentionHook(app.gateway.services.recordings, 0)(at);
+    const { recording } = (await globex.rest.get(`/api/calls/${call!.id}`)).body;
+    expect(recording).toMatchObject({
+      status: 'completed',
+      deletedAt: null,
+      retentionFailures: 1,
+      retentionRetryAt: new Date(at.getTime() + 3_600_000).toISOString(),
+    });
+    expect(recording.retentionError).toContain('the carrier connection it was made through is gone');
+    expect(fake.recordings().find((item) => item.sid === recording.carrierRecordingId)!.deleted).toBeFalsy();
+  });
+
+  it('a connection with no kept recording is deleted at once (204)', async () => {
+    const initech = await app.organization('Initech');
+    const connection = await initech.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: fake.accountSid, authToken: fake.authToken });
+    expect((await initech.rest.delete(`/api/carrier-connections/${connection.body.id}`)).status).toBe(204);
   });
 });

@@ -4,12 +4,37 @@ const base = { JWT_SECRET: 'a-secret-that-is-long-enough-for-the-tests-1234', DA
 
 describe('runner configuration', () => {
   it('defaults: enabled, a tick a second, one-minute leases, 200 ms simulated calls, seed "gateway", calls talked through the voice engine', () => {
-    expect(loadConfig(base).runner).toEqual({ enabled: true, intervalMs: 1000, leaseMs: 60_000, dialerSpeedMs: 200, dialerSeed: 'gateway', dialerVoice: true });
+    expect(loadConfig(base).runner).toEqual({
+      enabled: true,
+      intervalMs: 1000,
+      leaseMs: 60_000,
+      dialerSpeedMs: 200,
+      dialerSeed: 'gateway',
+      dialerVoice: true,
+      directCallsMax: 10,
+    });
   });
 
   it('reads each variable', () => {
-    const env = { ...base, RUNNER_ENABLED: 'false', RUNNER_INTERVAL_MS: '250', RUNNER_LEASE_MS: '5000', DIALER_SPEED_MS: '0', DIALER_SEED: 'demo', DIALER_VOICE: 'false' };
-    expect(loadConfig(env).runner).toEqual({ enabled: false, intervalMs: 250, leaseMs: 5000, dialerSpeedMs: 0, dialerSeed: 'demo', dialerVoice: false });
+    const env = {
+      ...base,
+      RUNNER_ENABLED: 'false',
+      RUNNER_INTERVAL_MS: '250',
+      RUNNER_LEASE_MS: '5000',
+      DIALER_SPEED_MS: '0',
+      DIALER_SEED: 'demo',
+      DIALER_VOICE: 'false',
+      DIRECT_CALLS_MAX: '3',
+    };
+    expect(loadConfig(env).runner).toEqual({
+      enabled: false,
+      intervalMs: 250,
+      leaseMs: 5000,
+      dialerSpeedMs: 0,
+      dialerSeed: 'demo',
+      dialerVoice: false,
+      directCallsMax: 3,
+    });
   });
 
   it.each([

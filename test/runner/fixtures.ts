@@ -16,6 +16,7 @@ import { type CallOutcome, type CallRequest, type CallResult, type Dialer, isFin
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { gatewayRunnerOptions } from '../../src/modules/programs/runner/gateway-runner.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** start → greet → offer → end when answered; start → vm → end on voicemail; start alone otherwise. */
 export const FLOW: { nodes: FlowNode[]; edges: FlowEdge[] } = {
@@ -204,29 +205,44 @@ export function testRunner(app: TestApp, options: Partial<CampaignRunnerOptions>
   });
 }
 
-/** Polls until `done` holds, calling `each` on every sample. */
-export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, each?: (value: T) => void, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    each?.(value);
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`timed out; last value ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+/** Re-reads until `done` holds, calling `each` on every sample; no deadline of its own (test/helpers/eventually.ts). */
+export function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, each?: (value: T) => void, what = 'a runner state'): Promise<T> {
+  return eventually(read, done, { each, what });
 }
 
-/** Ticks the runner (and waits for its calls) until the execution's row is `done`, checking it consistent at each read. */
-export function tickUntilRow(app: TestApp, runner: CampaignRunner, executionId: string, done: (row: ExecutionRow) => boolean): Promise<ExecutionRow> {
-  return waitFor(
-    async () => {
-      await runner.tick();
-      await runner.idle();
-      return readExecution(app, executionId);
-    },
-    done,
-    expectConsistent,
-  );
+/**
+ * Ticks the runner (and waits for its calls) until the execution's row is `done`, checking it
+ * consistent at each read; bounded by ticks, not time, so a loaded machine only makes it slower.
+ */
+export async function tickUntilRow(
+  app: TestApp,
+  runner: CampaignRunner,
+  executionId: string,
+  done: (row: ExecutionRow) => boolean,
+  maxTicks = 200,
+): Promise<ExecutionRow> {
+  let row: ExecutionRow | undefined;
+  for (let tick = 0; tick < maxTicks; tick++) {
+    await runner.tick();
+    await runner.idle();
+    row = await readExecution(app, executionId);
+    expectConsistent(row);
+    if (done(row)) return row;
+  }
+  throw new Error(`not done after ${maxTicks} ticks; last ${JSON.stringify(row)}`);
+}
+
+/** Resolves once the started runner has run `count` more ticks (its onTick hooks): "while it keeps ticking", counted. */
+export function ticks(runner: CampaignRunner, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const hook = async () => {
+      if (++seen < count) return;
+      runner.onTick.splice(runner.onTick.indexOf(hook), 1);
+      resolve();
+    };
+    runner.onTick.push(hook);
+  });
 }
 
 /** What the seeded dialer will make of one contact under maxAttempts: its outcomes, attempt by attempt. */

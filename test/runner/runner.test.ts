@@ -2,10 +2,25 @@ import { ExecutionStatus } from '../../src/modules/programs/program.enums.js';
 import { type CallRequest, type CallResult, type Dialer, isFinalOutcome } from '../../src/modules/programs/runner/dialer.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createCampaign, creditBalance, type ExecutionRow, expectConsistent, expectedCalls, readExecution, RecordingDialer, runnerErrors, runnerLogs, testRunner, tickUntilRow, waitFor } from './fixtures.js';
+import {
+  createCampaign,
+  creditBalance,
+  type ExecutionRow,
+  expectConsistent,
+  expectedCalls,
+  readExecution,
+  RecordingDialer,
+  runnerErrors,
+  runnerLogs,
+  testRunner,
+  ticks,
+  tickUntilRow,
+  waitFor,
+} from './fixtures.js';
 import { openDatabase } from '../../src/db/orm.js';
 import { countsAfterResume } from '../../src/modules/programs/runner/auto-pause.js';
 import { SimulatedSwitch } from '../../src/modules/programs/runner/simulated-carrier.js';
+import { CLAIM_TURN_TICKS } from '../../src/modules/programs/runner/campaign-runner.js';
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ExecutionEvents } from '../../src/modules/programs/execution-events.js';
@@ -110,7 +125,12 @@ describe('campaign', () => {
     expect(dialer.calls).toHaveLength(12);
     now = new Date(now.getTime() + 60_000);
     await round();
-    expect(dialer.calls.slice(12).map((call) => call.phone).sort()).toEqual([...retried].sort());
+    expect(
+      dialer.calls
+        .slice(12)
+        .map((call) => call.phone)
+        .sort(),
+    ).toEqual([...retried].sort());
     now = new Date(now.getTime() + 30 * 60_000);
     await round();
     now = new Date(now.getTime() + 30 * 60_000);
@@ -219,7 +239,9 @@ describe('campaign', () => {
     now = new Date('2026-06-01T09:00:00Z');
     await runner.tick();
     await runner.idle();
-    const [started] = await app.sql<{ status: string; actual_start_at: Date }>('select status, actual_start_at from executions where id = ?', [campaign.executionId]);
+    const [started] = await app.sql<{ status: string; actual_start_at: Date }>('select status, actual_start_at from executions where id = ?', [
+      campaign.executionId,
+    ]);
     expect(started.status).toBe('running');
     expect(new Date(started.actual_start_at).toISOString()).toBe(now.toISOString());
     expect(dialer.calls).toHaveLength(2);
@@ -396,50 +418,63 @@ describe('pauses-and-replicas', () => {
       await app.sql(`update executions set status = 'running', actual_start_at = now() where id = ?`, [executionId]);
     }
 
-    it('never dial the same contact twice', async () => {
-      // One carrier for both runners, counting the calls it has on the line at once.
-      const seeded = new SimulatedDialer({ seed: 'replicas', speedMs: 3 });
-      let onTheLine = 0;
-      let mostAtOnce = 0;
-      const carrier: Dialer = {
-        async placeCall(call) {
-          mostAtOnce = Math.max(mostAtOnce, ++onTheLine);
-          try {
-            return await seeded.placeCall(call);
-          } finally {
-            onTheLine--;
-          }
-        },
-      };
+    it('never dial the same contact twice, and take turns at the execution: each turn’s calls are placed by one runner, the next turn’s by the other', async () => {
+      // One carrier for both runners that holds each call until the test ends it, and one clock the test
+      // moves a turn on (CLAIM_TURN_TICKS ticks) before ending the calls: whose turn it is never depends on
+      // how fast the machine runs, so both runners take part on a loaded one too.
+      const carrier = new HeldCarrier();
       const dialerOne = new RecordingDialer(carrier);
       const dialerTwo = new RecordingDialer(carrier);
       const campaign = await createCampaign(app, { contacts: 60, maxConcurrentCalls: 6, status: ExecutionStatus.paused });
+      let now = new Date();
+      const clock = () => now;
+      const intervalMs = 5;
       // On PostgreSQL the second runner has its own ORM and connection pool, as a second replica would.
       const replica = app.db.url ? await openDatabase({ databaseUrl: app.db.url, dataDir: 'memory://', migrate: false }) : null;
-      const one = testRunner(app, { dialer: dialerOne, intervalMs: 2 });
-      const two = testRunner(app, { dialer: dialerTwo, intervalMs: 2, ...(replica ? { em: replica.em } : {}) });
-      await startTogether([one, two], campaign.executionId);
-      const end = await waitFor(
-        () => readExecution(app, campaign.executionId),
-        (row) => row.status === ExecutionStatus.completed,
-        (row) => {
-          expectConsistent(row);
-          expect(row.contactsInProgress).toBeLessThanOrEqual(6);
-        },
-      );
-      await Promise.all([one.stop(), two.stop()]);
-      await replica?.close();
+      const one = testRunner(app, { dialer: dialerOne, intervalMs, clock });
+      const two = testRunner(app, { dialer: dialerTwo, intervalMs, clock, ...(replica ? { em: replica.em } : {}) });
+      const turns: string[] = [];
+      try {
+        await startTogether([one, two], campaign.executionId);
+        for (let placed = 6; placed <= 60; placed += 6) {
+          const before = { one: dialerOne.calls.length, two: dialerTwo.calls.length };
+          await waitFor(
+            () => readExecution(app, campaign.executionId),
+            () => carrier.calls.length === placed && carrier.onTheLine === 6,
+            (row) => {
+              expectConsistent(row);
+              expect(row.contactsInProgress).toBeLessThanOrEqual(6);
+            },
+            `six calls on the line, ${placed} placed`,
+          );
+          // Only one runner took this turn's calls (the claim statement would keep the concurrency even if both had).
+          const took = { one: dialerOne.calls.length - before.one, two: dialerTwo.calls.length - before.two };
+          turns.push(took.one === 6 && took.two === 0 ? 'one' : took.two === 6 && took.one === 0 ? 'two' : JSON.stringify(took));
+          // The next turn, once each runner has begun a tick after the move (a tick decides whose turn it is when it begins).
+          now = new Date(now.getTime() + CLAIM_TURN_TICKS * intervalMs);
+          await Promise.all([ticks(one, 2), ticks(two, 2)]);
+          carrier.endAll();
+        }
+        const end = await waitFor(
+          () => readExecution(app, campaign.executionId),
+          (row) => row.status === ExecutionStatus.completed,
+        );
+        expect(end.contactsCompleted + end.contactsFailed).toBe(60);
+      } finally {
+        await Promise.all([one.stop(), two.stop()]);
+        await replica?.close();
+      }
       // The carrier never had more calls on the line than the execution's concurrency, whichever runner placed them.
-      expect(mostAtOnce).toBeGreaterThan(0);
-      expect(mostAtOnce).toBeLessThanOrEqual(6);
-      // Both took part (each in its turns), and between them every contact was dialed exactly once.
-      expect(dialerOne.calls.length).toBeGreaterThan(0);
-      expect(dialerTwo.calls.length).toBeGreaterThan(0);
+      expect(carrier.mostAtOnce).toBe(6);
+      // The turns went from one runner to the other, and between them every contact was dialed exactly once.
+      const first = turns[0] === 'one' ? ['one', 'two'] : ['two', 'one'];
+      expect(turns).toEqual(Array.from({ length: 10 }, (_, turn) => first[turn % 2]));
       const dialed = [...dialerOne.executionContactIds, ...dialerTwo.executionContactIds];
       expect(dialed).toHaveLength(60);
       expect(new Set(dialed).size).toBe(60);
-      expect(end.contactsCompleted + end.contactsFailed).toBe(60);
-      const notOnce = await app.sql<{ n: number }>('select count(*)::int as n from execution_contacts where execution_id = ? and attempts <> 1', [campaign.executionId]);
+      const notOnce = await app.sql<{ n: number }>('select count(*)::int as n from execution_contacts where execution_id = ? and attempts <> 1', [
+        campaign.executionId,
+      ]);
       expect(notOnce[0].n).toBe(0);
     });
 
@@ -478,7 +513,9 @@ describe('pauses-and-replicas', () => {
       const campaign = await createCampaign(app, { contacts: 40, maxConcurrentCalls: 10, status: ExecutionStatus.paused });
       const now = new Date();
       // On PostgreSQL each further runner has its own ORM and connection pool, as a replica would.
-      const replicas = app.db.url ? await Promise.all(Array.from({ length: runners - 1 }, () => openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false }))) : [];
+      const replicas = app.db.url
+        ? await Promise.all(Array.from({ length: runners - 1 }, () => openDatabase({ databaseUrl: app.db.url!, dataDir: 'memory://', migrate: false })))
+        : [];
       const started = Array.from({ length: runners }, (_, index) =>
         testRunner(app, { dialer: carrier, intervalMs: 20, clock: () => now, ...(index > 0 && replicas[index - 1] ? { em: replicas[index - 1]!.em } : {}) }),
       );
@@ -499,7 +536,10 @@ describe('pauses-and-replicas', () => {
           );
           carrier.endAll();
         }
-        const end = await waitFor(() => readExecution(app, campaign.executionId), (row) => row.status === ExecutionStatus.completed);
+        const end = await waitFor(
+          () => readExecution(app, campaign.executionId),
+          (row) => row.status === ExecutionStatus.completed,
+        );
         expectConsistent(end);
         expect(end.contactsFailed).toBe(40);
       } finally {
@@ -549,7 +589,10 @@ describe('pauses-and-replicas', () => {
   /** Waits until the simulated carrier's ringing reports of `count` calls have landed (they renew the leases on the runner's clock). */
   async function ringing(executionId: string, count: number): Promise<void> {
     const sql = `select count(*) as n from calls where execution_id = ? and status = 'ringing'`;
-    await waitFor(async () => Number((await app.sql<{ n: number }>(sql, [executionId]))[0].n), (n) => n === count);
+    await waitFor(
+      async () => Number((await app.sql<{ n: number }>(sql, [executionId]))[0].n),
+      (n) => n === count,
+    );
   }
 
   describe('a runner killed mid-call', () => {
@@ -573,7 +616,9 @@ describe('pauses-and-replicas', () => {
       await survivor.idle();
       // The carrier (the simulator both runners share, as replicas share Twilio) says the calls ring: nobody re-dials.
       expect(dialer.calls).toHaveLength(0);
-      const leases = await app.sql<{ lease_until: Date; status: string }>('select lease_until, status from execution_contacts where execution_id = ?', [campaign.executionId]);
+      const leases = await app.sql<{ lease_until: Date; status: string }>('select lease_until, status from execution_contacts where execution_id = ?', [
+        campaign.executionId,
+      ]);
       expect(leases.every((row) => row.status === 'in_progress' && new Date(row.lease_until) > now)).toBe(true);
 
       hanging.finishAll({ outcome: 'answered', reachedNodeIds: ['start', 'greet'], durationSeconds: 40 });
@@ -582,7 +627,9 @@ describe('pauses-and-replicas', () => {
       expectConsistent(row);
       expect(row).toMatchObject({ status: ExecutionStatus.completed, contactsCompleted: 2, contactsFailed: 0, creditsSpent: 2 });
       expect(row.nodeCounts).toEqual({ start: 2, greet: 2 });
-      const calls = await app.sql<{ status: string; outcome: string; attempt: number }>('select status, outcome, attempt from calls where execution_id = ?', [campaign.executionId]);
+      const calls = await app.sql<{ status: string; outcome: string; attempt: number }>('select status, outcome, attempt from calls where execution_id = ?', [
+        campaign.executionId,
+      ]);
       expect(calls).toEqual([
         { status: 'completed', outcome: 'answered', attempt: 1 },
         { status: 'completed', outcome: 'answered', attempt: 1 },
@@ -628,7 +675,9 @@ describe('pauses-and-replicas', () => {
         { status: 'completed', outcome: 'answered', error_text: null, credits_charged: 1 },
         { status: 'completed', outcome: 'answered', error_text: null, credits_charged: 1 },
       ]);
-      const rows = await app.sql<{ attempts: number; last_outcome: string }>('select attempts, last_outcome from execution_contacts where execution_id = ?', [campaign.executionId]);
+      const rows = await app.sql<{ attempts: number; last_outcome: string }>('select attempts, last_outcome from execution_contacts where execution_id = ?', [
+        campaign.executionId,
+      ]);
       expect(rows).toEqual([
         { attempts: 1, last_outcome: 'answered' },
         { attempts: 1, last_outcome: 'answered' },
@@ -675,7 +724,6 @@ describe('pauses-and-replicas', () => {
 describe('batching', () => {
   // Recording in batches (group commit): the statements a dialed contact costs, reports of one call
   // applied in order across batches, and claims that follow recorded calls rather than the tick.
-
 
   let app: TestApp;
   beforeAll(async () => {
@@ -732,16 +780,14 @@ describe('batching', () => {
       const perContact = statements.filter((sql) => !/^\s*(begin|commit|rollback|savepoint|release)/i.test(sql)).length / 200;
       expect(perContact).toBeLessThanOrEqual(3);
       // Progress stays coalesced: at most one execution.progress a second (the run takes a few).
-      const [progress] = await app.sql<{ n: number }>(
-        `select count(*)::int as n from events where type = 'execution.progress' and payload->>'id' = ?`,
-        [campaign.executionId],
-      );
+      const [progress] = await app.sql<{ n: number }>(`select count(*)::int as n from events where type = 'execution.progress' and payload->>'id' = ?`, [
+        campaign.executionId,
+      ]);
       expect(progress.n).toBeGreaterThanOrEqual(1);
       expect(progress.n).toBeLessThanOrEqual(10);
-      const [completed] = await app.sql<{ n: number }>(
-        `select count(*)::int as n from events where type = 'execution.completed' and payload->>'id' = ?`,
-        [campaign.executionId],
-      );
+      const [completed] = await app.sql<{ n: number }>(`select count(*)::int as n from events where type = 'execution.completed' and payload->>'id' = ?`, [
+        campaign.executionId,
+      ]);
       expect(completed.n).toBe(1);
     });
 
@@ -758,7 +804,13 @@ describe('batching', () => {
       const at = new Date();
       const results = await Promise.all([
         runner.tracker.apply(call.id, { carrierCallId: '', status: CallStatus.in_progress, answeredBy: 'human', durationSeconds: null, at }),
-        runner.tracker.apply(call.id, { carrierCallId: '', status: CallStatus.completed, answeredBy: 'human', durationSeconds: 42, at: new Date(at.getTime() + 42_000) }),
+        runner.tracker.apply(call.id, {
+          carrierCallId: '',
+          status: CallStatus.completed,
+          answeredBy: 'human',
+          durationSeconds: 42,
+          at: new Date(at.getTime() + 42_000),
+        }),
       ]);
       expect(results).toEqual(['applied', 'applied']);
       const events = await app.sql<{ type: string; status: string }>(
@@ -778,38 +830,55 @@ describe('batching', () => {
     });
 
     // Two connections, so PostgreSQL only (PGlite has one).
-    (TEST_DATABASE_URL ? it : it.skip)('a claim whose execution is paused while it runs dials nothing: no call, no credit, every row still pending', async () => {
-      const campaign = await createCampaign(app, { contacts: 5, maxConcurrentCalls: 5, credits: 10 });
-      const other = new pg.Client({ connectionString: app.db.url });
-      await other.connect();
-      try {
-        await other.query('begin');
-        await other.query('select id from executions where id = $1 for update', [campaign.executionId]);
-        const em = app.db.database.em.fork() as EntityManager;
-        const execution = (await loadExecution(em, campaign.executionId))!;
-        const claiming = claimCalls(em, execution, { now: new Date(), token: 'race#1', leaseMs: 60_000, events: new ExecutionEvents() }).then(
-          (claimed) => claimed,
-          (error: unknown) => error,
+    (TEST_DATABASE_URL ? it : it.skip)(
+      'a claim whose execution is paused while it runs dials nothing: no call, no credit, every row still pending',
+      async () => {
+        const campaign = await createCampaign(app, { contacts: 5, maxConcurrentCalls: 5, credits: 10 });
+        const other = new pg.Client({ connectionString: app.db.url });
+        await other.connect();
+        try {
+          await other.query('begin');
+          await other.query('select id from executions where id = $1 for update', [campaign.executionId]);
+          const em = app.db.database.em.fork() as EntityManager;
+          const execution = (await loadExecution(em, campaign.executionId))!;
+          const claiming = claimCalls(em, execution, { now: new Date(), token: 'race#1', leaseMs: 60_000, events: new ExecutionEvents() }).then(
+            (claimed) => claimed,
+            (error: unknown) => error,
+          );
+          // The claim reaches the execution's row and waits for it; the pause commits first.
+          await waitFor(
+            async () =>
+              (
+                await other.query<{ n: number }>(
+                  `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+                )
+              ).rows[0]!.n,
+            (n) => n > 0,
+          );
+          await other.query(`update executions set status = 'paused' where id = $1`, [campaign.executionId]);
+          await other.query('commit');
+          const outcome = await claiming;
+          expect(outcome instanceof ClaimRaced || (Array.isArray(outcome) && outcome.length === 0)).toBe(true);
+        } finally {
+          await other.end();
+        }
+        const [calls] = await app.sql<{ n: number }>('select count(*)::int as n from calls where execution_id = ?', [campaign.executionId]);
+        expect(calls.n).toBe(0);
+        const row = await readExecution(app, campaign.executionId);
+        expect(row).toMatchObject({
+          status: ExecutionStatus.paused,
+          contactsPending: 5,
+          contactsInProgress: 0,
+          creditsSpent: 0,
+          rows: { pending: 5, in_progress: 0, completed: 0, failed: 0 },
+        });
+        const attempts = await app.sql<{ n: number }>(
+          'select count(*)::int as n from execution_contacts where execution_id = ? and (attempts <> 0 or claimed_by is not null)',
+          [campaign.executionId],
         );
-        // The claim reaches the execution's row and waits for it; the pause commits first.
-        await waitFor(
-          async () => (await other.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0]!.n,
-          (n) => n > 0,
-        );
-        await other.query(`update executions set status = 'paused' where id = $1`, [campaign.executionId]);
-        await other.query('commit');
-        const outcome = await claiming;
-        expect(outcome instanceof ClaimRaced || (Array.isArray(outcome) && outcome.length === 0)).toBe(true);
-      } finally {
-        await other.end();
-      }
-      const [calls] = await app.sql<{ n: number }>('select count(*)::int as n from calls where execution_id = ?', [campaign.executionId]);
-      expect(calls.n).toBe(0);
-      const row = await readExecution(app, campaign.executionId);
-      expect(row).toMatchObject({ status: ExecutionStatus.paused, contactsPending: 5, contactsInProgress: 0, creditsSpent: 0, rows: { pending: 5, in_progress: 0, completed: 0, failed: 0 } });
-      const attempts = await app.sql<{ n: number }>('select count(*)::int as n from execution_contacts where execution_id = ? and (attempts <> 0 or claimed_by is not null)', [campaign.executionId]);
-      expect(attempts[0].n).toBe(0);
-      expect(await creditBalance(app, campaign.org.organizationId)).toBe(10);
-    });
+        expect(attempts[0].n).toBe(0);
+        expect(await creditBalance(app, campaign.org.organizationId)).toBe(10);
+      },
+    );
   });
 });

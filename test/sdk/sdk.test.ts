@@ -19,7 +19,7 @@ function run(args: string[], env: Record<string, string> = {}): string {
     return execFileSync(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? failed.message}`);
+    throw new Error(`${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? failed.message}`, { cause: error });
   }
 }
 
@@ -29,7 +29,7 @@ async function runAsync(args: string[]): Promise<string> {
     return (await execFileAsync(process.execPath, args, { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 60_000 })).stdout;
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? failed.message}`);
+    throw new Error(`${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? failed.message}`, { cause: error });
   }
 }
 

@@ -7,7 +7,16 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 /** In CI the browser must be there (.ci/run installs it); on a laptop without it the browser tests are skipped. */
 export const browserAvailable = existsSync(CHROMIUM_PATH) || process.env.CI === 'true';
 
-export function launchChromium(): Promise<Browser> {
+/**
+ * How long a browser test waits for what a page shows: the page's own event ends the wait, so this is
+ * only a bound, set for a busy machine (swagger-ui took over 20 s to render at a load of 15 on 2 cores).
+ * The tests that wait for it take BROWSER_TEST_MS.
+ */
+export const BROWSER_WAIT_MS = 50_000;
+export const BROWSER_TEST_MS = 120_000;
+
+/** `args`: more switches (the web-call tests' fake microphone). */
+export function launchChromium(args: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -20,6 +29,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   });
 }
@@ -30,6 +40,7 @@ export function launchChromium(): Promise<Browser> {
  */
 export async function offlineContext(browser: Browser, origin: string): Promise<{ context: BrowserContext; blocked: string[] }> {
   const context = await browser.newContext();
+  context.setDefaultTimeout(BROWSER_WAIT_MS);
   const blocked: string[] = [];
   await context.route('**/*', (route) => {
     const url = route.request().url();

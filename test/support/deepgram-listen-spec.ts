@@ -32,7 +32,9 @@ function resolved(schema: Json): Json {
 }
 
 /** Every query parameter the channel's bindings list, with its schema (the `$ref` resolved, the binding's default kept). */
-export const QUERY_PARAMETERS: ReadonlyMap<string, Json> = new Map(Object.entries(channel.bindings.ws.query.properties).map(([name, schema]) => [name, resolved(schema)]));
+export const QUERY_PARAMETERS: ReadonlyMap<string, Json> = new Map(
+  Object.entries(channel.bindings.ws.query.properties).map(([name, schema]) => [name, resolved(schema)]),
+);
 
 /** Closes every schema that lists its properties (closed-schema.ts). */
 const closed = (schema: unknown): unknown => closeSchemas(schema);
@@ -59,7 +61,8 @@ const SERVER_MESSAGES = byType('server');
 
 function described(errors: ErrorObject[]): string {
   const unknown = errors.find((error) => error.keyword === 'additionalProperties');
-  if (unknown) return `unknown field '${[unknown.instancePath.replace(/^\//, '').replace(/\//g, '.'), String(unknown.params.additionalProperty)].filter(Boolean).join('.')}'`;
+  if (unknown)
+    return `unknown field '${[unknown.instancePath.replace(/^\//, '').replace(/\//g, '.'), String(unknown.params.additionalProperty)].filter(Boolean).join('.')}'`;
   const first = errors[0]!;
   return `${first.instancePath || 'the message'} ${first.message ?? first.keyword}`;
 }

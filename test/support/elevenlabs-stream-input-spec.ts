@@ -84,7 +84,12 @@ function sentence(errors: ErrorObject[]): string {
   const missing = errors.find((error) => error.keyword === 'required');
   if (missing) return `missing field '${path(missing.instancePath, String(missing.params.missingProperty))}'`;
   const first = errors.find((error) => error.keyword === 'enum' || error.keyword === 'const') ?? errors[0]!;
-  const allowed = first.keyword === 'enum' ? ` (one of ${(first.params.allowedValues as unknown[]).join(', ')})` : first.keyword === 'const' ? ` (must be ${JSON.stringify(first.params.allowedValue)})` : '';
+  const allowed =
+    first.keyword === 'enum'
+      ? ` (one of ${(first.params.allowedValues as unknown[]).join(', ')})`
+      : first.keyword === 'const'
+        ? ` (must be ${JSON.stringify(first.params.allowedValue)})`
+        : '';
   return `invalid value for '${path(first.instancePath) || 'message'}': ${first.message ?? first.keyword}${allowed}`;
 }
 

@@ -90,10 +90,7 @@ export interface ServerProcess {
  * Starts the built server on a loopback port (`port`, else a free one) with the test environment
  * plus `env`; resolves once /readyz answers.
  */
-export async function startServer(
-  env: Record<string, string>,
-  { logLevel = 'warn', port }: { logLevel?: string; port?: number } = {},
-): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, { logLevel = 'warn', port }: { logLevel?: string; port?: number } = {}): Promise<ServerProcess> {
   port ??= await freePort();
   const child = spawn(process.execPath, [...NODE_ARGS, MAIN], {
     cwd: ROOT,
@@ -106,7 +103,7 @@ export async function startServer(
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const outputWith = async (pattern: RegExp | string, timeoutMs = 10_000) => {
     const has = () => (typeof pattern === 'string' ? output.includes(pattern) : pattern.test(output));
-    for (const until = Date.now() + timeoutMs; !has() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const until = Date.now() + timeoutMs; !has() && Date.now() < until;) await new Promise((resolve) => setTimeout(resolve, 20));
     return output;
   };
   const url = `http://127.0.0.1:${port}`;

@@ -6,6 +6,7 @@ import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
 import { clientMessageProblem, QUERY_PARAMETERS, serverMessageProblem } from './deepgram-listen-spec.js';
 import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
+import { waiting } from '../helpers/eventually.js';
 
 // A Deepgram live transcription double on loopback (`/v1/listen`), for the streaming pipeline's
 // recognizer. It checks what it is sent against Deepgram's AsyncAPI (deepgram-listen.asyncapi.json,
@@ -207,13 +208,10 @@ export class FakeDeepgramSession {
     return Buffer.concat(this.audioChunks);
   }
 
-  /** Resolves once `test` holds (checked after every message received or sent); rejects after `timeoutMs`. */
-  until(test: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  /** Resolves once `test` holds (checked after every message received or sent); no deadline of its own in a test, `timeoutMs` in the bench. */
+  until(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
     if (test()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the Deepgram double saw no ${what} in ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
-    });
+    return waiting(`the Deepgram double to see ${what}`, new Promise<void>((resolve) => this.waiters.push({ test, resolve })), { timeoutMs });
   }
 
   /** Deepgram drops the session: a close frame (1011 and a reason, as its NET errors), or the socket ended without one. */
@@ -496,7 +494,7 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
     messageDelayMs: 0,
     duplicateFinals: false,
     idleTimeoutMs: DEEPGRAM_IDLE_MS,
-    nextSession: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    nextSession: (timeoutMs?: number) => waiters.next(timeoutMs),
     close: async () => {
       for (const socket of hung) socket.destroy();
       await closeLoopback(server, wss);
@@ -524,12 +522,19 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
     const url = new URL(request.url ?? '/', 'http://fake');
     if (fake.refuse) return refuseHandshake(socket, fake.refuse.status, fake.refuse.err_code, fake.refuse.err_msg);
     if (url.pathname !== '/v1/listen') return refuseHandshake(socket, 404, 'NOT_FOUND', `No such path: ${url.pathname}`);
-    if (request.headers.authorization !== `Token ${fake.apiKey}`) return refuseHandshake(socket, INVALID_AUTH.status, INVALID_AUTH.err_code, INVALID_AUTH.err_msg);
+    if (request.headers.authorization !== `Token ${fake.apiKey}`)
+      return refuseHandshake(socket, INVALID_AUTH.status, INVALID_AUTH.err_code, INVALID_AUTH.err_msg);
     const problem = queryProblem(url.searchParams);
     if (problem) return refuseHandshake(socket, 400, 'Bad Request', problem);
     const accept = () =>
       wss.handleUpgrade(request, socket, head, (ws) => {
-        const session: FakeDeepgramSession = new FakeDeepgramSession(ws, url.searchParams, request.headers, fake, () => turns.shift() ?? session.everyTurn ?? fake.everyTurn ?? undefined);
+        const session: FakeDeepgramSession = new FakeDeepgramSession(
+          ws,
+          url.searchParams,
+          request.headers,
+          fake,
+          () => turns.shift() ?? session.everyTurn ?? fake.everyTurn ?? undefined,
+        );
         fake.sessions.push(session);
         waiters.opened(session);
       });

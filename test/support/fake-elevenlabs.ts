@@ -217,7 +217,10 @@ export class FakeElevenLabsStream {
     }
     const problem = clientMessageProblem('SendText', message);
     if (problem) return this.refuse(message, `Invalid message: ${problem}`);
-    for (const [field, initial] of [['voice_settings', 'voice_settings'], ['generator_config', 'generation_config']] as const) {
+    for (const [field, initial] of [
+      ['voice_settings', 'voice_settings'],
+      ['generator_config', 'generation_config'],
+    ] as const) {
       if (field in message && JSON.stringify(message[field]) !== JSON.stringify(this.initialization[initial])) {
         return this.refuse(message, `${field} field must be provided in the first message and then either be not provided or not change.`);
       }
@@ -231,7 +234,12 @@ export class FakeElevenLabsStream {
     this.fake.texts.push(text);
     this.buffer += text;
     const threshold = this.schedule[Math.min(this.generations.length, this.schedule.length - 1)]!;
-    if (this.autoMode || message.flush === true || (message.try_trigger_generation === true && this.buffer.length >= TRIGGER_MINIMUM) || this.buffer.length >= threshold) {
+    if (
+      this.autoMode ||
+      message.flush === true ||
+      (message.try_trigger_generation === true && this.buffer.length >= TRIGGER_MINIMUM) ||
+      this.buffer.length >= threshold
+    ) {
       this.speak(this.buffer);
       this.buffer = '';
     }
@@ -330,7 +338,7 @@ export async function startFakeElevenLabs(options: { apiKey?: string } = {}): Pr
     texts: [],
     refusedHandshakes: [],
     problems: [],
-    nextStream: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    nextStream: (timeoutMs?: number) => waiters.next(timeoutMs),
     reset() {
       fake.faults = { ...NO_FAULTS };
       fake.voices = null;
@@ -352,7 +360,9 @@ export async function startFakeElevenLabs(options: { apiKey?: string } = {}): Pr
   function refuseHandshake(socket: import('node:stream').Duplex, status: number, body: unknown): void {
     fake.refusedHandshakes.push({ status, body });
     const text = JSON.stringify(body);
-    socket.end(`HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    socket.end(
+      `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
   }
 
   server.on('upgrade', (req, socket, head) => {

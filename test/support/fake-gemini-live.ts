@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
 import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
+import { waiting } from '../helpers/eventually.js';
+import { quotedLine } from './fake-openai-realtime.js';
 
 // A Gemini Live double on loopback (the Gemini API's BidiGenerateContent WebSocket), for the
 // speech-to-speech bridge's Google provider. Google publishes no machine-readable description of
@@ -29,7 +31,12 @@ import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
 // known handle is marked resumed. A turn may declare the service's delay before its reply
 // (`delayMs`), `everyTurn` answers endless calls, and each session notes when every audio message
 // arrived and every audio part left, and which message ended each turn (a benchmark's relay times,
-// on the clock of the process it runs in), as the OpenAI double does.
+// on the clock of the process it runs in), as the OpenAI double does. Realtime text input is a
+// message of the caller's side the model answers: one that asks for a line quoted as a JSON string
+// (the gateway's first message) is answered with exactly that line, spoken; any other (the caller's
+// keys) is noted in `texts` and answered with the next scripted turn. As Google's Gemini 3.x
+// Live models do, `clientContent` is refused (1007) unless it seeds the history
+// (`historyConfig.initialHistoryInClientContent`) before the model's first turn.
 
 export type Json = Record<string, any>;
 type Shape = 'string' | 'number' | 'boolean' | 'base64' | 'any' | { enum: string[] } | { of: Shape } | { [field: string]: Shape };
@@ -74,7 +81,13 @@ const SETUP: Shape = {
     googleSearch: 'any',
   }),
   realtimeInputConfig: {
-    automaticActivityDetection: { disabled: 'boolean', startOfSpeechSensitivity: 'string', endOfSpeechSensitivity: 'string', prefixPaddingMs: 'number', silenceDurationMs: 'number' },
+    automaticActivityDetection: {
+      disabled: 'boolean',
+      startOfSpeechSensitivity: 'string',
+      endOfSpeechSensitivity: 'string',
+      prefixPaddingMs: 'number',
+      silenceDurationMs: 'number',
+    },
     activityHandling: 'string',
     turnCoverage: 'string',
   },
@@ -141,10 +154,33 @@ export function shapeProblem(value: unknown, shape: Shape, path: string): string
 }
 
 /** The Live models the double knows (Gemini API names, as `models/<name>`). */
-export const LIVE_MODELS = ['gemini-3.8-live', 'gemini-3.1-flash-live-preview', 'gemini-2.5-flash-native-audio-preview-12-2025'];
+export const LIVE_MODELS = [
+  'gemini-3.8-live',
+  'gemini-3.8-live-extended-thinking',
+  'gemini-3.1-flash-live-preview',
+  'gemini-2.5-flash-native-audio-preview-12-2025',
+];
+/** Google's Live guide (read 2026-12-02): the extended-thinking model takes thinkingLevel low, medium or high (minimal is not available), and function calling is asynchronous only. */
+const EXTENDED_THINKING_LEVELS = ['LOW', 'MEDIUM', 'HIGH'];
+/** The models that take `contextUpdate` mid-session (Gemini 3.8 Live's, per Google's session page); the others refuse it. */
+const CONTEXT_UPDATE_MODELS = ['gemini-3.8-live', 'gemini-3.8-live-extended-thinking'];
+
+/**
+ * Where the caller's transcription goes among the reply's messages. Google's Live reference: the
+ * input (and output) transcription "is independent to the model turn which means it doesn't imply
+ * any ordering between transcription and model turn"; all of these are allowed.
+ *  - `caller-first`: both fragments of the caller's words, then the reply (the double's default);
+ *  - `caller-split`: the first fragment, the reply's first word (its audio and words), the second fragment, the rest;
+ *  - `caller-after-reply`: the whole reply and generationComplete, then the caller's words, then turnComplete;
+ *  - `caller-after-complete`: the whole reply and turnComplete, then the caller's words;
+ *  - `words-after-audio`: the caller first, then all the reply's audio, then its words (the output transcription lagging).
+ */
+export type GeminiOrder = 'caller-first' | 'caller-split' | 'caller-after-reply' | 'caller-after-complete' | 'words-after-audio';
 export const LIVE_PATH = '/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
 export const GEMINI_AGENT_HZ = 440;
 export const GEMINI_WORD_MS = 200;
+/** The tone of a line the gateway asked for word for word (the first message). */
+export const GEMINI_FIRST_LINE_HZ = 660;
 const INPUT_HZ = 16_000;
 const OUTPUT_HZ = 24_000;
 const SPEECH_RMS = 1500;
@@ -162,10 +198,16 @@ export interface GeminiTurn {
   reply: GeminiSpokenPart[];
   /** Tools the model calls after speaking; the turn completes once each is answered. */
   tools?: { name: string; args: Record<string, unknown> }[];
+  /** What the model says, in the same turn, once its tools' responses came (given in order): a model that speaks to them. */
+  afterTools?: (responses: Record<string, unknown>[]) => GeminiSpokenPart[];
   /** Milliseconds between two words sent; default 5. */
   paceMs?: number;
   /** The service's declared delay: milliseconds from the end of the caller's speech (its activity detection) to the reply's first message; default 0. */
   delayMs?: number;
+  /** Where the caller's words go among the reply's messages; default `caller-first`. */
+  order?: GeminiOrder;
+  /** Whether the caller's last fragment says `finished: true` (the SDK's Transcription.finished); default true. */
+  finished?: boolean;
 }
 
 /** One caller turn as the double heard it (performance.now() times). */
@@ -211,6 +253,8 @@ export class FakeGeminiSession {
   /** When each modelTurn audio part was sent (performance.now()), in order. */
   readonly audioSentAt: number[] = [];
   readonly heardTurns: GeminiHeardTurn[] = [];
+  /** Realtime text input that asked for no line of its own (the caller's keys), in order. */
+  readonly texts: string[] = [];
   /** When the message being handled arrived. */
   private messageAt = 0;
   /** The handle this session resumed, when it was opened with a known one. */
@@ -219,7 +263,9 @@ export class FakeGeminiSession {
   private speaking = false;
   private silentMs = 0;
   private responding: { interrupted: boolean } | null = null;
-  private readonly openCalls = new Map<string, () => void>();
+  /** Replies the model has begun (a 3.x model takes no clientContent after the first). */
+  private modelTurns = 0;
+  private readonly openCalls = new Map<string, (response: Record<string, unknown>) => void>();
   private readonly waiters: { test: (message: Json) => boolean; resolve: (message: Json) => void }[] = [];
 
   constructor(
@@ -243,13 +289,11 @@ export class FakeGeminiSession {
   }
 
   /** Resolves with the first received message (past or future) that has this key and passes the test. */
-  waitFor(kind: string, test: (message: Json) => boolean = () => true, timeoutMs = 5000): Promise<Json> {
+  waitFor(kind: string, test: (message: Json) => boolean = () => true, timeoutMs?: number): Promise<Json> {
     const seen = this.received.find((message) => kind in message && test(message));
     if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the fake Gemini received no ${kind} in ${timeoutMs} ms; problems: ${JSON.stringify(this.fake.problems.map((p) => p.problem))}`)), timeoutMs);
-      this.waiters.push({ test: (message) => kind in message && test(message), resolve: (message) => (clearTimeout(timer), resolve(message)) });
-    });
+    const received = new Promise<Json>((resolve) => this.waiters.push({ test: (message) => kind in message && test(message), resolve }));
+    return waiting(`the fake Gemini to receive ${kind}`, received, { timeoutMs, describe: () => ({ problems: this.fake.problems.map((p) => p.problem) }) });
   }
 
   /** The service will close the connection soon (its time limit): `goAway`, then a close after `afterMs`. */
@@ -260,6 +304,11 @@ export class FakeGeminiSession {
 
   drop(): void {
     this.socket.terminate();
+  }
+
+  /** The connection reached its time limit and the service closes it without a goAway (as reported at 58:00 with 1011). */
+  expire(): void {
+    this.socket.close(1011, 'Deadline expired before operation could complete.');
   }
 
   /** `stamps`: where to note when it went out. */
@@ -285,24 +334,55 @@ export class FakeGeminiSession {
     const problem = shapeProblem(message, CLIENT_MESSAGE, '');
     if (problem) return this.refuse(message, 1007, problem);
     const kinds = Object.keys(message);
-    if (kinds.length !== 1) return this.refuse(message, 1007, `Request contains an invalid argument: one of setup, clientContent, realtimeInput, toolResponse, contextUpdate per message (got ${kinds.join(', ') || 'none'}).`);
+    if (kinds.length !== 1)
+      return this.refuse(
+        message,
+        1007,
+        `Request contains an invalid argument: one of setup, clientContent, realtimeInput, toolResponse, contextUpdate per message (got ${kinds.join(', ') || 'none'}).`,
+      );
     const kind = kinds[0]!;
     if (!this.setup && kind !== 'setup') return this.refuse(message, 1007, 'Request contains an invalid argument: the first message must be setup.');
     if (this.setup && kind === 'setup') return this.refuse(message, 1007, 'Request contains an invalid argument: setup was already sent.');
     if (kind === 'setup' && !this.acceptSetup(message.setup)) return;
+    if (
+      kind === 'clientContent' &&
+      /^gemini-3/.test(String(this.setup?.model).replace(/^models\//, '')) &&
+      (!this.setup?.historyConfig?.initialHistoryInClientContent || this.modelTurns > 0)
+    ) {
+      return this.refuse(
+        message,
+        1007,
+        'Request contains an invalid argument: clientContent is only accepted to seed the initial history; send text with realtimeInput.',
+      );
+    }
+    if (kind === 'realtimeInput' && typeof message.realtimeInput.text === 'string') {
+      const line = quotedLine(message.realtimeInput.text);
+      if (line) void this.respond({ caller: '', reply: [{ text: line, hz: GEMINI_FIRST_LINE_HZ }] }, null);
+      else {
+        this.texts.push(message.realtimeInput.text);
+        const turn = this.fake.script.shift() ?? this.fake.everyTurn ?? undefined;
+        if (turn) void this.respond(turn, null);
+      }
+    }
     if (kind === 'realtimeInput' && message.realtimeInput.audio) {
       const audio = message.realtimeInput.audio;
-      if (audio.mimeType !== `audio/pcm;rate=${INPUT_HZ}`) return this.refuse(message, 1007, `Unsupported audio mime type ${audio.mimeType}: the double expects audio/pcm;rate=${INPUT_HZ}.`);
+      if (audio.mimeType !== `audio/pcm;rate=${INPUT_HZ}`)
+        return this.refuse(message, 1007, `Unsupported audio mime type ${audio.mimeType}: the double expects audio/pcm;rate=${INPUT_HZ}.`);
       const bytes = Buffer.from(audio.data, 'base64');
       if (bytes.length % 2 !== 0) return this.refuse(message, 1007, 'Audio data is not whole 16-bit samples.');
       this.heard(bytes);
+    }
+    if (kind === 'contextUpdate') {
+      const model = String(this.setup?.model ?? '').replace(/^models\//, '');
+      if (!CONTEXT_UPDATE_MODELS.includes(model))
+        return this.refuse(message, 1007, `Request contains an invalid argument: contextUpdate is not supported by ${model}.`);
     }
     if (kind === 'toolResponse') {
       for (const response of message.toolResponse.functionResponses ?? []) {
         const answered = this.openCalls.get(response.id);
         if (!answered) return this.refuse(message, 1007, `Request contains an invalid argument: no function call with id ${response.id} awaits a response.`);
         this.openCalls.delete(response.id);
-        answered();
+        answered((response.response ?? {}) as Record<string, unknown>);
       }
     }
     this.received.push(message);
@@ -335,9 +415,38 @@ export class FakeGeminiSession {
       this.refuse({ setup }, 1007, 'Request contains an invalid argument: a native audio model answers in AUDIO only.');
       return false;
     }
-    if (name === 'gemini-3.8-live' && (generation.thinkingConfig || generation.enableAffectiveDialog !== undefined || setup.proactivity?.proactiveAudio === false)) {
-      this.refuse({ setup }, 1007, 'Request contains an invalid argument: gemini-3.8-live takes no thinking config or affective dialog, and proactive audio cannot be turned off.');
+    if (
+      name === 'gemini-3.8-live' &&
+      (generation.thinkingConfig || generation.enableAffectiveDialog !== undefined || setup.proactivity?.proactiveAudio === false)
+    ) {
+      this.refuse(
+        { setup },
+        1007,
+        'Request contains an invalid argument: gemini-3.8-live takes no thinking config or affective dialog, and proactive audio cannot be turned off.',
+      );
       return false;
+    }
+    if (name === 'gemini-3.8-live-extended-thinking') {
+      const level = generation.thinkingConfig?.thinkingLevel;
+      const blocking = (setup.tools ?? []).some((tool: Json) =>
+        (tool.functionDeclarations ?? []).some((declaration: Json) => declaration.behavior !== 'NON_BLOCKING'),
+      );
+      if (!EXTENDED_THINKING_LEVELS.includes(String(level).toUpperCase())) {
+        this.refuse(
+          { setup },
+          1007,
+          `Request contains an invalid argument: gemini-3.8-live-extended-thinking takes thinkingLevel low, medium or high (got ${String(level)}).`,
+        );
+        return false;
+      }
+      if (blocking) {
+        this.refuse(
+          { setup },
+          1007,
+          'Request contains an invalid argument: gemini-3.8-live-extended-thinking supports asynchronous (NON_BLOCKING) function calling only.',
+        );
+        return false;
+      }
     }
     if (setup.sessionResumption?.handle) {
       if (!this.handles.has(setup.sessionResumption.handle)) {
@@ -384,10 +493,6 @@ export class FakeGeminiSession {
         if (!turn) return;
         const heard: GeminiHeardTurn = { frameIndex: this.appendedAt.length - 1, stoppedAt: performance.now(), firstAudioIndex: null };
         this.heardTurns.push(heard);
-        const words = turn.caller.split(' ');
-        const half = Math.ceil(words.length / 2);
-        this.send({ serverContent: { inputTranscription: { text: words.slice(0, half).join(' ') } } });
-        if (words.length > half) this.send({ serverContent: { inputTranscription: { text: ` ${words.slice(half).join(' ')}` } } });
         void this.respond(turn, heard);
       }
     } else if (this.speaking) {
@@ -395,31 +500,82 @@ export class FakeGeminiSession {
     }
   }
 
-  private async respond(turn: GeminiTurn, heard: GeminiHeardTurn): Promise<void> {
+  /** The caller's words in two fragments (the last one `finished` unless the turn says not). */
+  private sendCaller(turn: GeminiTurn, which: 'first' | 'second' | 'both'): void {
+    const words = turn.caller.split(' ');
+    const half = Math.ceil(words.length / 2);
+    const rest = words.length > half;
+    const finished = turn.finished ?? true;
+    if (which !== 'second')
+      this.send({ serverContent: { inputTranscription: { text: words.slice(0, half).join(' '), ...(finished && !rest ? { finished: true } : {}) } } });
+    if (which !== 'first' && rest)
+      this.send({ serverContent: { inputTranscription: { text: ` ${words.slice(half).join(' ')}`, ...(finished ? { finished: true } : {}) } } });
+  }
+
+  /** `heard`: the caller's turn it answers (null for a reply to text, which has no caller words to send). */
+  private async respond(turn: GeminiTurn, heard: GeminiHeardTurn | null): Promise<void> {
+    this.modelTurns += 1;
+    const order = turn.order ?? 'caller-first';
+    if (heard && (order === 'caller-first' || order === 'words-after-audio')) this.sendCaller(turn, 'both');
+    if (heard && order === 'caller-split') this.sendCaller(turn, 'first');
     if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));
     const response = { interrupted: false };
     this.responding = response;
     let first = true;
+    /** The words of the audio sent so far, for an output transcription that lags its audio. */
+    const spoken: string[] = [];
     for (const part of turn.reply) {
       for (const word of part.text.split(/\s+/).filter(Boolean)) {
         if (response.interrupted) break;
-        this.send({ serverContent: { outputTranscription: { text: first ? word : ` ${word}` } } });
-        if (heard.firstAudioIndex === null) heard.firstAudioIndex = this.audioSentAt.length;
-        this.send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: `audio/pcm;rate=${OUTPUT_HZ}`, data: wordAudio(part.hz ?? GEMINI_AGENT_HZ) } }] } } }, this.audioSentAt);
+        const text = first ? word : ` ${word}`;
+        if (order === 'words-after-audio') spoken.push(text);
+        else this.send({ serverContent: { outputTranscription: { text } } });
+        if (heard && heard.firstAudioIndex === null) heard.firstAudioIndex = this.audioSentAt.length;
+        this.send(
+          {
+            serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: `audio/pcm;rate=${OUTPUT_HZ}`, data: wordAudio(part.hz ?? GEMINI_AGENT_HZ) } }] } },
+          },
+          this.audioSentAt,
+        );
+        if (heard && first && order === 'caller-split') this.sendCaller(turn, 'second');
         first = false;
         await new Promise((resolve) => setTimeout(resolve, turn.paceMs ?? 5));
       }
     }
+    // The lagging transcription of what was generated comes after it, even after an interruption.
+    for (const text of spoken) this.send({ serverContent: { outputTranscription: { text } } });
     if (!response.interrupted && turn.tools?.length) {
       const answered = turn.tools.map((tool) => {
         const id = `call-${randomUUID()}`;
-        return { call: { id, name: tool.name, args: tool.args }, done: new Promise<void>((resolve) => this.openCalls.set(id, resolve)) };
+        return { call: { id, name: tool.name, args: tool.args }, done: new Promise<Record<string, unknown>>((resolve) => this.openCalls.set(id, resolve)) };
       });
       this.send({ toolCall: { functionCalls: answered.map((entry) => entry.call) } });
-      await Promise.race([Promise.all(answered.map((entry) => entry.done)), new Promise((resolve) => setTimeout(resolve, 5000))]);
+      const responses = await Promise.race([
+        Promise.all(answered.map((entry) => entry.done)),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000)),
+      ]);
+      if (responses && turn.afterTools && !response.interrupted) {
+        // The same turn goes on: each word follows the ones before it.
+        for (const part of turn.afterTools(responses)) {
+          for (const text of part.text.split(/\s+/).filter(Boolean)) {
+            this.send({ serverContent: { outputTranscription: { text: ` ${text}` } } });
+            this.send(
+              {
+                serverContent: {
+                  modelTurn: { parts: [{ inlineData: { mimeType: `audio/pcm;rate=${OUTPUT_HZ}`, data: wordAudio(part.hz ?? GEMINI_AGENT_HZ) } }] },
+                },
+              },
+              this.audioSentAt,
+            );
+            await new Promise((resolve) => setTimeout(resolve, turn.paceMs ?? 5));
+          }
+        }
+      }
     }
     if (!response.interrupted) this.send({ serverContent: { generationComplete: true } });
+    if (order === 'caller-after-reply') this.sendCaller(turn, 'both');
     this.send({ serverContent: { turnComplete: true } });
+    if (order === 'caller-after-complete') this.sendCaller(turn, 'both');
     if (this.setup?.sessionResumption) this.newHandle();
     if (this.responding === response) this.responding = null;
   }
@@ -453,7 +609,7 @@ export async function startFakeGeminiLive(apiKey = 'gemini-test-key'): Promise<F
     everyTurn: null,
     refuseWith: null,
     problems: [],
-    nextSession: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    nextSession: (timeoutMs?: number) => waiters.next(timeoutMs),
     close: () => closeLoopback(server, wss),
   };
   const waiters = sessionWaiters<FakeGeminiSession>(fake.sessions, 'Gemini Live');

@@ -6,6 +6,7 @@ import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
 import { clientEventProblem, serverEventProblem, type SpecProblem } from './openai-realtime-spec.js';
 import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
+import { waiting } from '../helpers/eventually.js';
 
 // An OpenAI Realtime double on loopback (WebSocket, the GA interface), for the speech-to-speech
 // bridge. It speaks and checks the protocol as OpenAI publishes it (openai-realtime.schemas.json,
@@ -21,8 +22,12 @@ import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
 // can drop a session, or refuse them. A turn may declare the provider's delay (`delayMs`) before
 // its reply; each session notes when every appended frame arrived and every audio delta left, and
 // which frame ended each turn, so a benchmark reads relay times through the gateway on one clock.
-// `openDelayMs` answers each handshake that late (a provider slow to open its session), and each
+// `openDelayMs` answers each handshake that late (a provider slow to open its session; `holdOpen`: once
+// a promise settles, for a test that must not race the delay), and each
 // session notes when its first session.update arrived (the gateway's session open from there).
+// A user message of text (conversation.item.create, `input_text`: the caller's keys) is noted in
+// `texts`, and the next response.create asking for no line of its own is answered with the next
+// scripted turn, as the model answers what it read.
 
 const { mulaw } = alawmulaw;
 
@@ -42,6 +47,12 @@ export interface ScriptedTurn {
   reply: SpokenPart[];
   /** Tools the agent calls after speaking. */
   tools?: { name: string; arguments: Record<string, unknown> }[];
+  /**
+   * What the model says when it is asked for a reply (response.create) after its tools' outputs
+   * came back (conversation.item.create of function_call_output), given those outputs in order:
+   * a model that speaks to its tools' answers.
+   */
+  afterTools?: (outputs: Record<string, unknown>[]) => SpokenPart[];
   /** Milliseconds between two words sent (each word is WORD_MS of audio); default 5. */
   paceMs?: number;
   /** The provider's declared delay: milliseconds from the end of the caller's speech to the reply's start (response.created, then its first audio); default 0. */
@@ -60,6 +71,20 @@ export interface HeardTurn {
 
 export const WORD_MS = 200;
 export const AGENT_HZ = 440;
+/** The tone of a line a response's instructions asked for word for word (the first message), so a test can tell it by ear. */
+export const FIRST_LINE_HZ = 660;
+
+/** The last JSON string literal that ends `instructions`, parsed; null when there is none. */
+export function quotedLine(instructions: unknown): string | null {
+  if (typeof instructions !== 'string') return null;
+  const match = /("(?:[^"\\]|\\.)*")\s*$/.exec(instructions);
+  if (!match) return null;
+  try {
+    return JSON.parse(match[1]!) as string;
+  } catch {
+    return null;
+  }
+}
 const SAMPLE_RATE = 8000;
 const SPEECH_RMS = 1500;
 const SILENCE_RMS = 300;
@@ -92,7 +117,7 @@ export function rms(ulaw: Buffer): number {
 export function frequency(ulaw: Buffer): number {
   const samples = mulaw.decode(new Uint8Array(ulaw));
   let crossings = 0;
-  for (let i = 1; i < samples.length; i++) if ((samples[i - 1]! < 0) !== (samples[i]! < 0)) crossings++;
+  for (let i = 1; i < samples.length; i++) if (samples[i - 1]! < 0 !== samples[i]! < 0) crossings++;
   return (crossings / 2) * (SAMPLE_RATE / samples.length);
 }
 
@@ -111,7 +136,8 @@ export interface RealtimeProblem {
 export const BETA_SHAPE_DISABLED = {
   type: 'invalid_request_error',
   code: 'beta_api_shape_disabled',
-  message: "The Realtime API beta interface has been removed. Connect without the 'OpenAI-Beta: realtime=v1' header and send GA events (https://platform.openai.com/docs/guides/realtime).",
+  message:
+    "The Realtime API beta interface has been removed. Connect without the 'OpenAI-Beta: realtime=v1' header and send GA events (https://platform.openai.com/docs/guides/realtime).",
   param: null,
   event_id: null,
 } as const;
@@ -147,6 +173,10 @@ export class FakeRealtimeSession {
   readonly audioSentAt: number[] = [];
   /** The caller's turns the double answered, in order. */
   readonly heardTurns: HeardTurn[] = [];
+  /** The text of each user message of text the gateway added (the caller's keys), in order. */
+  readonly texts: string[] = [];
+  /** A user message of text waits for the response.create that answers it. */
+  private textWaiting = false;
   /** The effective session configuration, as `session.updated` reports it. */
   config: Json;
   /** When the first session.update arrived (performance.now()): the gateway's session is open from here. */
@@ -159,6 +189,8 @@ export class FakeRealtimeSession {
   /** Milliseconds of audio sent per assistant item, so a truncation past the end is refused as the service does. */
   private readonly audioMs = new Map<string, number>();
   private readonly openCalls = new Set<string>();
+  /** The last turn that called tools and speaks after them, with the outputs given so far. */
+  private followUp: { turn: ScriptedTurn; outputs: Record<string, unknown>[] } | null = null;
   private readonly waiters: { test: (event: RealtimeEvent) => boolean; resolve: (event: RealtimeEvent) => void }[] = [];
   readonly closed: Promise<void>;
 
@@ -179,7 +211,10 @@ export class FakeRealtimeSession {
       output_modalities: ['audio'],
       instructions: '',
       audio: {
-        input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 200 } },
+        input: {
+          format: { type: 'audio/pcm', rate: 24000 },
+          turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 200 },
+        },
         output: { format: { type: 'audio/pcm', rate: 24000 }, voice: 'alloy', speed: 1 },
       },
       tools: [],
@@ -210,16 +245,12 @@ export class FakeRealtimeSession {
   }
 
   /** Resolves with the first received event (past or future) of this type that passes the test. */
-  waitFor(type: string, test: (event: RealtimeEvent) => boolean = () => true, timeoutMs = 5000): Promise<RealtimeEvent> {
+  waitFor(type: string, test: (event: RealtimeEvent) => boolean = () => true, timeoutMs?: number): Promise<RealtimeEvent> {
     const seen = this.received.find((event) => event.type === type && test(event));
     if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const refused = this.problems.filter((problem) => problem.kind === 'refused').map((problem) => problem.problem.message);
-        reject(new Error(`the fake provider received no ${type} in ${timeoutMs} ms${refused.length > 0 ? `; it refused: ${refused.join(' ')}` : ''}`));
-      }, timeoutMs);
-      this.waiters.push({ test: (event) => event.type === type && test(event), resolve: (event) => (clearTimeout(timer), resolve(event)) });
-    });
+    const received = new Promise<RealtimeEvent>((resolve) => this.waiters.push({ test: (event) => event.type === type && test(event), resolve }));
+    const refused = () => ({ refused: this.problems.filter((problem) => problem.kind === 'refused').map((problem) => problem.problem.message) });
+    return waiting(`the fake provider to receive ${type}`, received, { timeoutMs, describe: refused });
   }
 
   /** The provider drops the socket without a closing handshake. */
@@ -266,12 +297,22 @@ export class FakeRealtimeSession {
     }
     if (event.type === 'conversation.item.truncate') {
       const sent = this.audioMs.get(event.item_id);
-      if (sent === undefined) return this.refuse(event, { code: 'item_not_found', message: `Item with item_id '${event.item_id}' not found.`, param: 'item_id' });
+      if (sent === undefined)
+        return this.refuse(event, { code: 'item_not_found', message: `Item with item_id '${event.item_id}' not found.`, param: 'item_id' });
       if (event.content_index !== 0) return this.refuse(event, { code: 'invalid_value', message: 'Invalid content_index.', param: 'content_index' });
-      if (event.audio_end_ms > sent) return this.refuse(event, { code: 'invalid_value', message: `Audio content of ${sent}ms is shorter than ${event.audio_end_ms}ms.`, param: 'audio_end_ms' });
+      if (event.audio_end_ms > sent)
+        return this.refuse(event, {
+          code: 'invalid_value',
+          message: `Audio content of ${sent}ms is shorter than ${event.audio_end_ms}ms.`,
+          param: 'audio_end_ms',
+        });
     }
     if (event.type === 'conversation.item.create' && event.item.type === 'function_call_output' && !this.openCalls.delete(event.item.call_id)) {
-      return this.refuse(event, { code: 'invalid_value', message: `No function call with call_id '${event.item.call_id}' awaits an output.`, param: 'item.call_id' });
+      return this.refuse(event, {
+        code: 'invalid_value',
+        message: `No function call with call_id '${event.item.call_id}' awaits an output.`,
+        param: 'item.call_id',
+      });
     }
     this.received.push(event);
     for (const waiter of [...this.waiters]) {
@@ -292,10 +333,31 @@ export class FakeRealtimeSession {
       case 'response.cancel':
         if (this.responding) this.responding.cancelled = true;
         return;
+      case 'response.create': {
+        // A model that does as its response's instructions say: one that asks for a line quoted as a
+        // JSON string (the gateway's first message) is answered with exactly that line, spoken.
+        const line = quotedLine(event.response?.instructions);
+        if (line) void this.respond({ caller: '', reply: [{ text: line, hz: FIRST_LINE_HZ }] });
+        else if (this.followUp?.turn.afterTools) {
+          const { turn, outputs } = this.followUp;
+          this.followUp = null;
+          void this.respond({ caller: '', reply: turn.afterTools!(outputs) });
+        } else if (this.textWaiting) {
+          this.textWaiting = false;
+          const turn = this.nextTurn();
+          if (turn) void this.respond(turn);
+        }
+        return;
+      }
       case 'conversation.item.truncate':
         this.send({ type: 'conversation.item.truncated', item_id: event.item_id, content_index: event.content_index, audio_end_ms: event.audio_end_ms });
         return;
       case 'conversation.item.create': {
+        if (event.item.type === 'function_call_output' && this.followUp) this.followUp.outputs.push(JSON.parse(String(event.item.output)));
+        if (event.item.type === 'message' && event.item.role === 'user') {
+          this.texts.push((event.item.content as Json[]).map((part) => String(part.text ?? '')).join(''));
+          this.textWaiting = true;
+        }
         const item = { id: event.item.id ?? `item_${randomUUID()}`, object: 'realtime.item', status: 'completed', ...event.item };
         this.send({ type: 'conversation.item.added', previous_item_id: null, item });
         this.send({ type: 'conversation.item.done', previous_item_id: null, item });
@@ -373,11 +435,25 @@ export class FakeRealtimeSession {
     }
     this.send({ type: 'response.output_item.done', response_id: response.id, output_index: 0, item: done });
     output.push(done);
+    if (!response.cancelled && turn.tools?.length) this.followUp = { turn, outputs: [] };
     if (!response.cancelled) {
       for (const [index, tool] of (turn.tools ?? []).entries()) {
-        const call = { id: `item_${randomUUID()}`, object: 'realtime.item', type: 'function_call', status: 'completed', call_id: `call_${randomUUID()}`, name: tool.name, arguments: JSON.stringify(tool.arguments) };
+        const call = {
+          id: `item_${randomUUID()}`,
+          object: 'realtime.item',
+          type: 'function_call',
+          status: 'completed',
+          call_id: `call_${randomUUID()}`,
+          name: tool.name,
+          arguments: JSON.stringify(tool.arguments),
+        };
         this.openCalls.add(call.call_id);
-        this.send({ type: 'response.output_item.added', response_id: response.id, output_index: index + 1, item: { ...call, status: 'in_progress', arguments: '' } });
+        this.send({
+          type: 'response.output_item.added',
+          response_id: response.id,
+          output_index: index + 1,
+          item: { ...call, status: 'in_progress', arguments: '' },
+        });
         this.send({
           type: 'response.function_call_arguments.done',
           response_id: response.id,
@@ -422,6 +498,8 @@ export interface FakeRealtime {
   refuseWith: number | null;
   /** Milliseconds each handshake is answered late (0: at once): the gateway's session opens that much later. */
   openDelayMs: number;
+  /** When set, each handshake is answered once this settles (a test holds the session's open for as long as it needs). */
+  holdOpen: Promise<unknown> | null;
   /**
    * Events of the gateway the double refused as the service would (not GA, unknown keys, no
    * session.type...), and events of its own that are not GA: a test requires this stays empty.
@@ -443,9 +521,10 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     everyTurn: null,
     refuseWith: null,
     openDelayMs: 0,
+    holdOpen: null,
     problems: [],
     legacyEventNames: false,
-    nextSession: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    nextSession: (timeoutMs?: number) => waiters.next(timeoutMs),
     close: () => closeLoopback(server, wss),
   };
   const waiters = sessionWaiters<FakeRealtimeSession>(fake.sessions, 'realtime');
@@ -457,11 +536,19 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     const accept = () =>
       wss.handleUpgrade(req, socket, head, (ws) => {
         const model = new URL(req.url ?? '/', 'http://fake').searchParams.get('model');
-        const session = new FakeRealtimeSession(ws, req.headers, model, () => fake.script.shift() ?? fake.everyTurn ?? undefined, fake.problems, () => fake.legacyEventNames);
+        const session = new FakeRealtimeSession(
+          ws,
+          req.headers,
+          model,
+          () => fake.script.shift() ?? fake.everyTurn ?? undefined,
+          fake.problems,
+          () => fake.legacyEventNames,
+        );
         fake.sessions.push(session);
         waiters.opened(session);
       });
-    if (fake.openDelayMs > 0) setTimeout(accept, fake.openDelayMs);
+    if (fake.holdOpen) void fake.holdOpen.then(accept);
+    else if (fake.openDelayMs > 0) setTimeout(accept, fake.openDelayMs);
     else accept();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorResponseProblem, speechRequestProblem, type OpenAiError } from './openai-speech-spec.js';
+import { waiting } from '../helpers/eventually.js';
 
 // An OpenAI speech synthesis double on loopback: `POST /v1/audio/speech`, the REST endpoint the
 // streaming pipeline's OpenAI synthesizer calls once per sentence. It checks what it is sent as the
@@ -105,8 +106,16 @@ export interface FakeSpeech {
 
 /** OpenAI's error JSON for a status, in its words where they are known. */
 function statusError(status: number): OpenAiError {
-  if (status === 429) return { message: 'Rate limit reached for gpt-4o-mini-tts in organization org-test on requests per min (RPM): Limit 50, Used 50, Requested 1. Please try again in 1.2s.', type: 'requests', param: null, code: 'rate_limit_exceeded' };
-  if (status >= 500) return { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null };
+  if (status === 429)
+    return {
+      message:
+        'Rate limit reached for gpt-4o-mini-tts in organization org-test on requests per min (RPM): Limit 50, Used 50, Requested 1. Please try again in 1.2s.',
+      type: 'requests',
+      param: null,
+      code: 'rate_limit_exceeded',
+    };
+  if (status >= 500)
+    return { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null };
   return { message: `The request was refused (HTTP ${status}).`, type: 'invalid_request_error', param: null, code: null };
 }
 
@@ -126,34 +135,30 @@ export async function startFakeSpeech(): Promise<FakeSpeech> {
     problems: [],
     fault: () => null,
     chunkPaceMs: 1,
-    waitForRequests: (count, timeoutMs = 5000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          if (fake.requests.length < count) return false;
-          clearTimeout(timer);
-          resolve(fake.requests.slice(0, count));
-          return true;
-        };
-        const timer = setTimeout(() => reject(new Error(`the speech double got ${fake.requests.length} of ${count} requests`)), timeoutMs);
-        const wait = () => {
-          if (!check()) arrived.push(wait);
-        };
-        wait();
-      }),
-    settled: (timeoutMs = 5000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          if (open.size > 0) return false;
-          clearTimeout(timer);
-          resolve();
-          return true;
-        };
-        const timer = setTimeout(() => reject(new Error(`${open.size} speech requests still open`)), timeoutMs);
-        const wait = () => {
-          if (!check()) ended.push(wait);
-        };
-        wait();
-      }),
+    waitForRequests: (count, timeoutMs) =>
+      waiting(
+        `${count} requests at the speech double`,
+        new Promise((resolve) => {
+          const wait = () => {
+            if (fake.requests.length >= count) resolve(fake.requests.slice(0, count));
+            else arrived.push(wait);
+          };
+          wait();
+        }),
+        { timeoutMs, describe: () => `${fake.requests.length} requests` },
+      ),
+    settled: (timeoutMs) =>
+      waiting(
+        'the speech requests to end',
+        new Promise<void>((resolve) => {
+          const wait = () => {
+            if (open.size === 0) resolve();
+            else ended.push(wait);
+          };
+          wait();
+        }),
+        { timeoutMs, describe: () => `${open.size} still open` },
+      ),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -178,25 +183,45 @@ export async function startFakeSpeech(): Promise<FakeSpeech> {
     const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!auth) {
       return answer(res, null, 401, {
-        message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). You can obtain an API key from https://platform.openai.com/account/api-keys.",
+        message:
+          "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). You can obtain an API key from https://platform.openai.com/account/api-keys.",
         type: 'invalid_request_error',
         param: null,
         code: null,
       });
     }
     if (auth[1] !== fake.apiKey) {
-      return answer(res, null, 401, { message: `Incorrect API key provided: ${masked(auth[1]!)}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' });
+      return answer(res, null, 401, {
+        message: `Incorrect API key provided: ${masked(auth[1]!)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_api_key',
+      });
     }
     let body: unknown;
     try {
       if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new Error('not JSON');
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch {
-      const error: OpenAiError = { message: 'We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.', type: 'invalid_request_error', param: null, code: null };
+      const error: OpenAiError = {
+        message: 'We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      };
       fake.problems.push({ kind: 'refused', body: Buffer.concat(chunks).toString('utf8'), message: error.message });
       return answer(res, null, 400, error);
     }
-    const record: SpeechRequest = { index: fake.requests.length, headers: req.headers, body, input: null, status: null, sentBytes: 0, completed: false, closedEarly: false };
+    const record: SpeechRequest = {
+      index: fake.requests.length,
+      headers: req.headers,
+      body,
+      input: null,
+      status: null,
+      sentBytes: 0,
+      completed: false,
+      closedEarly: false,
+    };
     fake.requests.push(record);
     for (const notify of arrived.splice(0)) notify();
     const refusal = speechRequestProblem(body) ?? voiceProblem(body as Record<string, unknown>);

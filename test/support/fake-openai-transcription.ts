@@ -123,7 +123,10 @@ export class FakeTranscriptionSession {
   private refuse(event: unknown, problem: SpecProblem): void {
     this.problems.push({ kind: 'refused', event, problem });
     const eventId = event && typeof event === 'object' && typeof (event as Json).event_id === 'string' ? (event as Json).event_id : null;
-    this.send({ type: 'error', error: { type: 'invalid_request_error', code: problem.code, message: problem.message, param: problem.param, event_id: eventId } });
+    this.send({
+      type: 'error',
+      error: { type: 'invalid_request_error', code: problem.code, message: problem.message, param: problem.param, event_id: eventId },
+    });
   }
 
   private onMessage(data: string): void {
@@ -136,7 +139,23 @@ export class FakeTranscriptionSession {
     const problem = clientEventProblem(event);
     if (problem) return this.refuse(event, problem);
     if (event.type === 'session.update' && event.session.type !== this.kind) {
-      return this.refuse(event, { code: 'invalid_request_error', message: `Passing a ${event.session.type} session update event to a ${this.kind} session is not allowed.`, param: 'session.type' });
+      return this.refuse(event, {
+        code: 'invalid_request_error',
+        message: `Passing a ${event.session.type} session update event to a ${this.kind} session is not allowed.`,
+        param: 'session.type',
+      });
+    }
+    const update = event.type === 'session.update' ? (event.session as Json) : null;
+    const model = update?.audio?.input?.transcription?.model ?? this.config.audio?.input?.transcription?.model;
+    const detection =
+      update?.audio?.input && 'turn_detection' in update.audio.input ? update.audio.input.turn_detection : this.config.audio?.input?.turn_detection;
+    if (this.kind === 'transcription' && update && model === 'gpt-realtime-whisper' && detection !== null) {
+      // OpenAI's transcription session schema: "For gpt-realtime-whisper, this must be null; VAD is not supported."
+      return this.refuse(event, {
+        code: 'invalid_value',
+        message: 'Invalid value for turn_detection: gpt-realtime-whisper does not support VAD; set turn_detection to null.',
+        param: 'session.audio.input.turn_detection',
+      });
     }
     this.received.push(event);
     switch (event.type) {
@@ -171,7 +190,15 @@ export class FakeTranscriptionSession {
   private heard(chunk: Buffer): void {
     const format = this.config.audio?.input?.format?.type;
     if (this.kind === 'transcription' && format !== 'audio/pcmu') {
-      this.problems.push({ kind: 'refused', event: { type: 'input_audio_buffer.append' }, problem: { code: 'double', message: `The double hears audio/pcmu only; the session's format is ${String(format)}.`, param: 'session.audio.input.format' } });
+      this.problems.push({
+        kind: 'refused',
+        event: { type: 'input_audio_buffer.append' },
+        problem: {
+          code: 'double',
+          message: `The double hears audio/pcmu only; the session's format is ${String(format)}.`,
+          param: 'session.audio.input.format',
+        },
+      });
     }
     const startMs = this.audioMs();
     this.audioChunks.push(chunk);
@@ -223,7 +250,13 @@ export class FakeTranscriptionSession {
       this.send({ type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, content_index: 0, delta: index === 0 ? word : ` ${word}` });
       await new Promise((resolve) => setImmediate(resolve));
     }
-    this.send({ type: 'conversation.item.input_audio_transcription.completed', item_id: itemId, content_index: 0, transcript: turn.caller, usage: { type: 'duration', seconds: 1 } });
+    this.send({
+      type: 'conversation.item.input_audio_transcription.completed',
+      item_id: itemId,
+      content_index: 0,
+      transcript: turn.caller,
+      usage: { type: 'duration', seconds: 1 },
+    });
   }
 }
 
@@ -249,7 +282,10 @@ function refusal(status: number, key: string | null): { error: Json } {
       : "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).";
     return { error: { message, type: 'invalid_request_error', param: null, code: key ? 'invalid_api_key' : null } };
   }
-  if (status === 429) return { error: { message: 'Rate limit reached for realtime sessions. Please try again later.', type: 'requests', param: null, code: 'rate_limit_exceeded' } };
+  if (status === 429)
+    return {
+      error: { message: 'Rate limit reached for realtime sessions. Please try again later.', type: 'requests', param: null, code: 'rate_limit_exceeded' },
+    };
   return { error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } };
 }
 
@@ -287,7 +323,7 @@ export async function startFakeTranscription(): Promise<FakeTranscription> {
     confirmsUpdates: true,
     problems: [],
     handshakes: [],
-    nextSession: (timeoutMs = 5000) => waiters.next(timeoutMs),
+    nextSession: (timeoutMs?: number) => waiters.next(timeoutMs),
     close: () => closeLoopback(server, wss),
   };
   const waiters = sessionWaiters<FakeTranscriptionSession>(fake.sessions, 'transcription');
@@ -297,13 +333,22 @@ export async function startFakeTranscription(): Promise<FakeTranscription> {
     const status = fake.refuseWith ?? (key === fake.apiKey ? null : 401);
     if (status) {
       const body = JSON.stringify(refusal(status, key));
-      socket.end(`HTTP/1.1 ${status} Refused\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status} Refused\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       return;
     }
     const accept = () =>
       wss.handleUpgrade(req, socket, head, (ws) => {
         const intent = new URL(req.url ?? '/', 'http://fake').searchParams.get('intent');
-        const session = new FakeTranscriptionSession(ws, req.headers, intent === 'transcription' ? 'transcription' : 'realtime', () => fake.script.shift(), fake.problems, () => fake.confirmsUpdates);
+        const session = new FakeTranscriptionSession(
+          ws,
+          req.headers,
+          intent === 'transcription' ? 'transcription' : 'realtime',
+          () => fake.script.shift(),
+          fake.problems,
+          () => fake.confirmsUpdates,
+        );
         fake.sessions.push(session);
         waiters.opened(session);
       });

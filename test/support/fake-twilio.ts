@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 import { ACCOUNT_SID, createCallRecordingProblem, DELETE_RECORDING_STATUS, RECORDING_SID } from './twilio-recordings-spec.js';
+import { CALL_SID, createCallDetectionProblem, updateCallProblem } from './twilio-calls-spec.js';
 
 // A Twilio Programmable Voice double on loopback, for the subset the gateway uses: Basic auth, the
 // account, creating, fetching and listing calls, and each call's life told as signed status
@@ -12,6 +13,11 @@ import { ACCOUNT_SID, createCallRecordingProblem, DELETE_RECORDING_STATUS, RECOR
 // CreateCall schema, twilio-recordings-spec.ts) or `<Start><Recording>` in a call's TwiML starts one
 // at that point; it reports to its RecordingStatusCallback (signed), and its audio is served at
 // `/Recordings/{Sid}.wav|.mp3` behind the account's Basic auth and deleted at `/Recordings/{Sid}.json`.
+// Machine detection: `MachineDetection` alone answers the answer URL with `AnsweredBy` (synchronous);
+// with `AsyncAmd=true` the answer URL is asked at once and each scripted verdict is posted, signed, to
+// `AsyncAmdStatusCallback` once the answer's TwiML arrived, before it plays. A live call is updated with
+// `POST /Calls/{Sid}.json` (checked against Twilio's published UpdateCall, twilio-calls-spec.ts): new
+// `Twiml` replaces what the call does from then on, `Status=completed` hangs it up.
 
 export type CallOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
 
@@ -29,6 +35,10 @@ export interface CallScript {
    * call lasts (open its media stream) says when it is done, instead of racing the steps' timers.
    */
   holdUntil?: Promise<void>;
+  /** With AsyncAmd: the AnsweredBy verdicts posted to its callback, in order; default machine_end_beep for a voicemail, else human. */
+  answeredBy?: string[];
+  /** MachineDetectionDuration sent with each verdict (milliseconds); default 1800. */
+  detectionMs?: number;
 }
 
 export type CallerTurn = string | { digits: string } | null;
@@ -102,6 +112,12 @@ export interface FakeCall {
   statusCallback: string | null;
   statusCallbackEvents: string[];
   machineDetection: string | null;
+  /** AsyncAmd's callback (AsyncAmdStatusCallback), when the create asked for detection in the background. */
+  asyncAmd: { callback: string; method: string } | null;
+  /** Every UpdateCall form the call took, in order. */
+  updates: Record<string, string>[];
+  /** TwiML an update gave the call, not yet played: it replaces what the call was doing. */
+  pendingTwiml: string | null;
   /** Twilio's status words: queued, initiated, ringing, in-progress, completed, busy, no-answer, failed. */
   status: string;
   answeredBy: string | null;
@@ -271,7 +287,13 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   });
 
   const decode = (text: string) =>
-    text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+    text
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&');
   const attributes = (text: string) => Object.fromEntries([...text.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1]!, decode(match[2]!)]));
 
   /**
@@ -279,18 +301,33 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
    * turn to its action (or, on silence, goes on to the next verb), `<Redirect>` fetches its URL,
    * `<Dial>` bridges (the call ends when the bridge does), `<Hangup/>` ends the call.
    */
-  const follow = async (call: FakeCall, firstUrl: string, firstParams: Record<string, string>, turns: CallerTurn[]) => {
-    let next: { url: string; params: Record<string, string> } | null = { url: firstUrl, params: firstParams };
+  const follow = async (call: FakeCall, firstUrl: string, firstParams: Record<string, string>, turns: CallerTurn[], afterAnswer?: () => Promise<void>) => {
+    let next: { url: string; params: Record<string, string> } | { twiml: string } | null = { url: firstUrl, params: firstParams };
     for (let hops = 0; next && hops < 60; hops++) {
-      const answer = await signedPost(next.url, next.params);
-      call.documents.push({ url: next.url, status: answer.status, twiml: answer.text });
-      if (call.twiml === null) {
-        call.twiml = answer.text;
-        call.twimlStatus = answer.status;
+      let text: string;
+      if ('twiml' in next) {
+        text = next.twiml;
+        call.documents.push({ url: 'UpdateCall', status: 200, twiml: text });
+      } else {
+        const answer = await signedPost(next.url, next.params);
+        call.documents.push({ url: next.url, status: answer.status, twiml: answer.text });
+        const first = call.twiml === null;
+        if (first) {
+          call.twiml = answer.text;
+          call.twimlStatus = answer.status;
+        }
+        if (answer.status !== 200) break;
+        text = answer.text;
+        if (first && afterAnswer) await afterAnswer();
       }
       next = null;
-      if (answer.status !== 200) break;
-      const body = /<Response>([\s\S]*)<\/Response>/.exec(answer.text)?.[1] ?? '';
+      // An update of the live call replaces what this document would have done.
+      if (call.pendingTwiml !== null) {
+        next = { twiml: call.pendingTwiml };
+        call.pendingTwiml = null;
+        continue;
+      }
+      const body = /<Response>([\s\S]*)<\/Response>/.exec(text)?.[1] ?? '';
       for (const verb of body.matchAll(/<(Say|Gather|Redirect|Dial|Hangup|Connect|Pause|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g)) {
         const [, name, attrs, inner = ''] = verb;
         const options = attributes(attrs ?? '');
@@ -305,8 +342,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
               events: (recordingOptions.recordingStatusCallbackEvent ?? 'completed').split(' ').filter(Boolean),
             });
           }
-        }
-        else if (name === 'Gather') {
+        } else if (name === 'Gather') {
           for (const say of inner.matchAll(/<Say\b[^>]*>([\s\S]*?)<\/Say>/g)) call.heard.push(decode(say[1]!));
           const turn = turns.shift() ?? null;
           if (turn === null) continue;
@@ -387,6 +423,28 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     }
   };
 
+  /** An AsyncAmdStatusCallback: the fields Twilio's guide lists, signed like every callback. */
+  const sendVerdict = async (call: FakeCall, answeredBy: string, detectionMs: number) => {
+    if (!call.asyncAmd) return;
+    const params = { AccountSid: accountSid, CallSid: call.sid, AnsweredBy: answeredBy, MachineDetectionDuration: String(detectionMs) };
+    const { status, signature } = await signedPost(call.asyncAmd.callback, params);
+    delivered.push({ callSid: call.sid, url: call.asyncAmd.callback, params, signature, status, at: Date.now() });
+  };
+
+  /** `POST …/Calls/{Sid}.json`: UpdateCall, as Twilio publishes it; only a live call takes new TwiML (21220 otherwise). */
+  const updateCall = (res: ServerResponse, call: FakeCall | undefined, body: URLSearchParams) => {
+    const problem = updateCallProblem(body);
+    if (problem) return twilioError(res, 400, 20001, problem);
+    if (!call) return twilioError(res, 404, 20404, 'The requested resource was not found');
+    const form = Object.fromEntries(body);
+    if (call.status !== 'in-progress') return twilioError(res, 400, 21220, 'Call is not in-progress. Cannot redirect.');
+    call.updates.push(form);
+    call.dateUpdated = new Date();
+    if (form.Twiml !== undefined) call.pendingTwiml = form.Twiml;
+    else if (form.Status === 'completed' || form.Status === 'canceled') call.pendingTwiml = '<Response><Hangup/></Response>';
+    return json(res, 200, resource(call));
+  };
+
   /** Plays a call's life: each step moves the resource, then its callback is sent (or held, or dropped). */
   const live = async (call: FakeCall, script: CallScript) => {
     const stepMs = script.stepMs ?? 20;
@@ -421,12 +479,23 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         await step(script.outcome, 'completed', { CallDuration: '0' });
       } else {
         call.startTime = new Date();
-        call.answeredBy = amd ? (script.outcome === 'voicemail' ? 'machine_end_beep' : 'human') : null;
-        const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
+        const verdicts = script.answeredBy ?? [script.outcome === 'voicemail' ? 'machine_end_beep' : 'human'];
+        // Synchronous detection decides before the answer URL is asked; asynchronous, while its TwiML plays.
+        call.answeredBy = amd && !call.asyncAmd ? verdicts.at(-1)! : null;
+        const atAnswer: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         call.status = 'in-progress';
         if (call.record) await startRecording(call, 'OutboundAPI', call.record);
+        const detect = call.asyncAmd
+          ? async () => {
+              for (const verdict of verdicts) {
+                call.answeredBy = verdict;
+                await sendVerdict(call, verdict, script.detectionMs ?? 1800);
+              }
+            }
+          : undefined;
         // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
-        await follow(call, call.url, { ...baseParams(call), ...answeredBy }, [...(script.turns ?? [])]);
+        await follow(call, call.url, { ...baseParams(call), ...atAnswer }, [...(script.turns ?? [])], detect);
+        const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         await step('in-progress', 'answered', answeredBy);
         if (script.holdUntil) await script.holdUntil;
         call.duration = script.durationSeconds ?? 1;
@@ -452,12 +521,24 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     }
     if (req.method !== 'GET') return twilioError(res, 405, 20004, 'Method not allowed');
     if (extension === 'json') {
-      return json(res, 200, { sid, account_sid: accountSid, call_sid: item.callSid, status: item.status, channels: item.channels === 'dual' ? 2 : 1, duration: String(item.durationSeconds), source: item.source, uri: `${API}/Accounts/${accountSid}/Recordings/${sid}.json` });
+      return json(res, 200, {
+        sid,
+        account_sid: accountSid,
+        call_sid: item.callSid,
+        status: item.status,
+        channels: item.channels === 'dual' ? 2 : 1,
+        duration: String(item.durationSeconds),
+        source: item.source,
+        uri: `${API}/Accounts/${accountSid}/Recordings/${sid}.json`,
+      });
     }
     if (item.status !== 'completed') return notFound();
     item.downloads.push({ format: extension, query });
     const channelCount = item.channels === 'dual' && query.RequestedChannels === '2' ? 2 : 1;
-    const body = extension === 'wav' ? fakeWav(channelCount, item.durationSeconds) : Buffer.concat([Buffer.from('ID3\u0004\u0000\u0000\u0000\u0000\u0000\u0000', 'latin1'), randomBytes(2048)]);
+    const body =
+      extension === 'wav'
+        ? fakeWav(channelCount, item.durationSeconds)
+        : Buffer.concat([Buffer.from('ID3\u0004\u0000\u0000\u0000\u0000\u0000\u0000', 'latin1'), randomBytes(2048)]);
     res.writeHead(200, { 'content-type': extension === 'wav' ? 'audio/x-wav' : 'audio/mpeg', 'content-length': String(body.length) });
     res.end(body);
   };
@@ -516,6 +597,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       if (!form.Url && !form.Twiml) return twilioError(res, 400, 21205, 'Url parameter is required.');
       const recordProblem = createCallRecordingProblem(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       if (recordProblem) return twilioError(res, 400, 21236, recordProblem);
+      const detectionProblem = createCallDetectionProblem(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      if (detectionProblem) return twilioError(res, 400, 20001, detectionProblem);
       creates.push(now);
       const call: FakeCall = {
         sid: `CA${randomBytes(16).toString('hex')}`,
@@ -525,6 +608,12 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         statusCallback: form.StatusCallback ?? null,
         statusCallbackEvents: events.length > 0 ? events : ['completed'],
         machineDetection: form.MachineDetection ?? null,
+        asyncAmd:
+          form.AsyncAmd === 'true' && form.AsyncAmdStatusCallback
+            ? { callback: form.AsyncAmdStatusCallback, method: form.AsyncAmdStatusCallbackMethod ?? 'POST' }
+            : null,
+        updates: [],
+        pendingTwiml: null,
         status: 'queued',
         answeredBy: null,
         duration: null,
@@ -544,7 +633,10 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
             ? {
                 channels: form.RecordingChannels === 'dual' ? 'dual' : 'mono',
                 statusCallback: form.RecordingStatusCallback ?? null,
-                events: new URLSearchParams(Buffer.concat(chunks).toString('utf8')).getAll('RecordingStatusCallbackEvent').flatMap((value) => value.split(' ')).filter(Boolean),
+                events: new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+                  .getAll('RecordingStatusCallbackEvent')
+                  .flatMap((value) => value.split(' '))
+                  .filter(Boolean),
               }
             : null,
       };
@@ -552,6 +644,10 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       calls.set(call.sid, call);
       lives.push(live(call, decide(call.to, form)));
       return json(res, 201, resource(call));
+    }
+    if (isCalls && callSid && req.method === 'POST') {
+      if (!CALL_SID.test(callSid)) return twilioError(res, 404, 20404, `The requested resource ${url.pathname} was not found`);
+      return updateCall(res, calls.get(callSid), new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
     }
     if (isCalls && callSid && req.method === 'GET') {
       const call = calls.get(callSid);
@@ -599,10 +695,31 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     async dialIn(incoming) {
       const now = new Date();
       const call: FakeCall = {
-        sid: `CA${randomBytes(16).toString('hex')}`, to: incoming.to, from: incoming.from, url: incoming.url,
-        statusCallback: incoming.statusCallback ?? null, statusCallbackEvents: ['completed'], machineDetection: null,
-        status: 'in-progress', answeredBy: null, duration: null, dateCreated: now, dateUpdated: now, startTime: now, endTime: null,
-        twiml: null, twimlStatus: null, documents: [], heard: [], transfers: [], hungUp: false, direction: 'inbound', record: null,
+        sid: `CA${randomBytes(16).toString('hex')}`,
+        to: incoming.to,
+        from: incoming.from,
+        url: incoming.url,
+        statusCallback: incoming.statusCallback ?? null,
+        statusCallbackEvents: ['completed'],
+        machineDetection: null,
+        asyncAmd: null,
+        updates: [],
+        pendingTwiml: null,
+        status: 'in-progress',
+        answeredBy: null,
+        duration: null,
+        dateCreated: now,
+        dateUpdated: now,
+        startTime: now,
+        endTime: null,
+        twiml: null,
+        twimlStatus: null,
+        documents: [],
+        heard: [],
+        transfers: [],
+        hungUp: false,
+        direction: 'inbound',
+        record: null,
       };
       calls.set(call.sid, call);
       const life = (async () => {
@@ -612,7 +729,12 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         call.endTime = new Date();
         await endRecordings(call);
         if (call.statusCallback) {
-          await sendCallback(call, { ...baseParams(call), CallDuration: String(call.duration), SequenceNumber: String(sequence++), Timestamp: rfc2822(call.endTime) });
+          await sendCallback(call, {
+            ...baseParams(call),
+            CallDuration: String(call.duration),
+            SequenceNumber: String(sequence++),
+            Timestamp: rfc2822(call.endTime),
+          });
         }
       })();
       lives.push(life);
@@ -625,7 +747,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     requests: () => [...requests],
     callbacks: () => [...delivered],
     async settled() {
-      for (let seen = 0; seen < lives.length; ) {
+      for (let seen = 0; seen < lives.length;) {
         const batch = lives.slice(seen);
         seen = lives.length;
         await Promise.all(batch);

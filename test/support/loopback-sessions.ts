@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { WebSocketServer } from 'ws';
+import { waiting } from '../helpers/eventually.js';
 
 // What the providers' loopback doubles (OpenAI Realtime, Gemini Live) share: waiting for the next
 // session a test expects the gateway to open, and closing the double's server with its sockets.
@@ -8,18 +9,15 @@ import type { WebSocketServer } from 'ws';
 export function sessionWaiters<T>(sessions: readonly T[], what: string) {
   const pending: ((session: T) => void)[] = [];
   return {
-    /** The first session opened after this call (rejects after `timeoutMs`). */
-    next(timeoutMs = 5000): Promise<T> {
+    /** The first session opened after this call; in a test no deadline of its own, in the bench `timeoutMs` (test/helpers/eventually.ts). */
+    next(timeoutMs?: number): Promise<T> {
       const index = sessions.length;
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${what} session was opened`)), timeoutMs);
+      const opened = new Promise<T>((resolve) => {
         pending.push((session) => {
-          if (sessions.indexOf(session) >= index) {
-            clearTimeout(timer);
-            resolve(session);
-          }
+          if (sessions.indexOf(session) >= index) resolve(session);
         });
       });
+      return waiting(`a ${what} session opened`, opened, { timeoutMs, describe: () => `${sessions.length} sessions in all` });
     },
     opened(session: T): void {
       for (const notify of pending.splice(0)) notify(session);

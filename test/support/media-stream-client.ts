@@ -1,3 +1,4 @@
+import { eventually } from '../helpers/eventually.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
@@ -102,7 +103,11 @@ export class MediaStreamClient {
   /** Sends the audio as 20 ms frames, `pauseMs` apart (0: as fast as the socket takes them). */
   async sendAudio(ulaw: Buffer, pauseMs = 0): Promise<void> {
     for (let offset = 0; offset < ulaw.length; offset += FRAME_BYTES) {
-      this.send({ event: 'media', streamSid: this.streamSid, media: { track: 'inbound', payload: ulaw.subarray(offset, offset + FRAME_BYTES).toString('base64') } });
+      this.send({
+        event: 'media',
+        streamSid: this.streamSid,
+        media: { track: 'inbound', payload: ulaw.subarray(offset, offset + FRAME_BYTES).toString('base64') },
+      });
       if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   }
@@ -114,6 +119,15 @@ export class MediaStreamClient {
 
   stop(): void {
     this.send({ event: 'stop', streamSid: this.streamSid, stop: {} });
+  }
+
+  /** Stops reading what the gateway sends (a reader that never reads): it piles up in the sockets' buffers, then the gateway's. */
+  stopReading(): void {
+    this.socket.pause();
+  }
+
+  resumeReading(): void {
+    this.socket.resume();
   }
 
   hangUp(): void {
@@ -129,7 +143,12 @@ export class MediaStreamClient {
     return this.received.filter((message) => message.event === name);
   }
 
-  async waitFor(test: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  /** Until `test` holds; no deadline of its own in a test (test/helpers/eventually.ts), `timeoutMs` in the bench. */
+  async waitFor(test: () => boolean, what: string, timeoutMs?: number): Promise<void> {
+    if (timeoutMs === undefined) {
+      await eventually(test, (held) => held, { what: `the media stream to see ${what}` });
+      return;
+    }
     const until = Date.now() + timeoutMs;
     while (!test()) {
       if (Date.now() > until) throw new Error(`the media stream never saw ${what}`);
@@ -160,10 +179,13 @@ export class MediaStreamClient {
         this.send({ event: 'mark', streamSid: this.streamSid, mark: { name } });
       }
     } else if (message.event === 'mark') {
-      const timer = setTimeout(() => {
-        this.markTimers.delete(timer);
-        this.send({ event: 'mark', streamSid: this.streamSid, mark: { name: message.mark?.name } });
-      }, Math.max(0, this.cursor - now));
+      const timer = setTimeout(
+        () => {
+          this.markTimers.delete(timer);
+          this.send({ event: 'mark', streamSid: this.streamSid, mark: { name: message.mark?.name } });
+        },
+        Math.max(0, this.cursor - now),
+      );
       this.markTimers.set(timer, String(message.mark?.name));
     }
   }

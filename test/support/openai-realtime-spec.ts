@@ -100,7 +100,13 @@ export interface SpecProblem {
 }
 
 function dotted(instancePath: string, property?: string): string {
-  return [...instancePath.split('/').filter(Boolean).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')), ...(property ? [property] : [])].join('.');
+  return [
+    ...instancePath
+      .split('/')
+      .filter(Boolean)
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')),
+    ...(property ? [property] : []),
+  ].join('.');
 }
 
 /**

@@ -58,7 +58,12 @@ function problem(errors: ErrorObject[]): OpenAiError {
   }
   const first = errors[0]!;
   const param = dotted(first.instancePath) || null;
-  return { message: `Invalid value${param ? ` for '${param}'` : ''}: ${first.message ?? first.keyword}.`, type: 'invalid_request_error', param, code: 'invalid_value' };
+  return {
+    message: `Invalid value${param ? ` for '${param}'` : ''}: ${first.message ?? first.keyword}.`,
+    type: 'invalid_request_error',
+    param,
+    code: 'invalid_value',
+  };
 }
 
 /** Why the service would refuse this request body, or null when it is a valid `CreateSpeechRequest`. */

@@ -23,7 +23,9 @@ export default function report(globalConfig) {
     const never = documented.filter((key) => !called.has(key));
     const neverSucceeded = documented.filter((key) => called.has(key) && !succeeded.has(key));
     const filtered = (globalConfig.testPathPatterns?.patterns ?? globalConfig.testPathPattern ?? []).length > 0;
-    console.log(`\nOpenAPI: ${called.size} of ${documented.length} documented operations called, ${succeeded.size} with a success answer checked against its schema.`);
+    console.log(
+      `\nOpenAPI: ${called.size} of ${documented.length} documented operations called, ${succeeded.size} with a success answer checked against its schema.`,
+    );
     if (filtered) return;
     if (never.length > 0) console.log(`Never called:\n  ${never.join('\n  ')}`);
     if (neverSucceeded.length > 0) console.log(`Called, never successfully:\n  ${neverSucceeded.join('\n  ')}`);

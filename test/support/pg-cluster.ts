@@ -40,7 +40,7 @@ function bindir(): string {
     dir = versions.stdout.trim();
   }
   if (!dir || !existsSync(join(dir, 'initdb'))) {
-    throw new Error('PostgreSQL server binaries not found (pg_config --bindir); install Debian\'s postgresql package or set DATABASE_URL');
+    throw new Error("PostgreSQL server binaries not found (pg_config --bindir); install Debian's postgresql package or set DATABASE_URL");
   }
   return dir;
 }

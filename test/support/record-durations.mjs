@@ -7,9 +7,7 @@ import { relative } from 'node:path';
 
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const durations = Object.fromEntries(
-  report.testResults
-    .map((result) => [fileOf(result.name), Math.round((result.endTime - result.startTime) / 100) / 10])
-    .sort(([a], [b]) => (a < b ? -1 : 1)),
+  report.testResults.map((result) => [fileOf(result.name), Math.round((result.endTime - result.startTime) / 100) / 10]).sort(([a], [b]) => (a < b ? -1 : 1)),
 );
 /** The path from the repository's root (the report may come from another checkout, such as CI's). */
 function fileOf(name) {

@@ -63,7 +63,8 @@ export function createCallRecordingProblem(form: URLSearchParams): string | null
   return `Invalid ${error.instancePath.slice(1).split('/')[0] || 'parameter'}: ${error.message}${error.params && 'allowedValues' in error.params ? ` (${(error.params.allowedValues as string[]).join(', ')})` : ''}`;
 }
 
-const sidPattern = (operation: 'get' | 'delete', name: string) => new RegExp((recordingPaths[operation].parameters as Json[]).find((parameter) => parameter.name === name)!.schema.pattern);
+const sidPattern = (operation: 'get' | 'delete', name: string) =>
+  new RegExp((recordingPaths[operation].parameters as Json[]).find((parameter) => parameter.name === name)!.schema.pattern);
 
 /** A Recording Sid as the fetch and delete operations take it (`^RE[0-9a-fA-F]{32}$`). */
 export const RECORDING_SID = sidPattern('delete', 'Sid');

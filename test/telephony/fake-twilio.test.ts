@@ -1,9 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import twilio from 'twilio';
 import { CarrierError } from '../../src/modules/telephony/carrier.js';
 import { CallStatus } from '../../src/modules/telephony/telephony.enums.js';
-import { TwilioCarrier } from '../../src/modules/telephony/twilio.carrier.js';
+import { TwilioCarrier } from '../../src/modules/telephony/carriers/twilio/twilio.carrier.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 
 // The fake against the real SDK (through TwilioCarrier, pointed at it as TWILIO_API_BASE_URL does),
@@ -26,7 +26,11 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
-      received.push({ path: req.url ?? '', params: Object.fromEntries(new URLSearchParams(body)), signature: req.headers['x-twilio-signature'] as string | undefined });
+      received.push({
+        path: req.url ?? '',
+        params: Object.fromEntries(new URLSearchParams(body)),
+        signature: req.headers['x-twilio-signature'] as string | undefined,
+      });
       res.writeHead(200, { 'content-type': req.url?.includes('answer') ? 'text/xml' : 'text/plain' });
       res.end(req.url?.includes('answer') ? '<Response><Say>Hello</Say></Response>' : '');
     });
@@ -62,7 +66,14 @@ it('the SDK creates a call form-encoded with Basic auth; the fake plays initiate
   const create = fake.requests().find((r) => r.method === 'POST')!;
   expect(create.path).toBe(`/2010-04-01/Accounts/${fake.accountSid}/Calls.json`);
   expect(create.headers['content-type']).toContain('application/x-www-form-urlencoded');
-  expect(create.form).toMatchObject({ To: '+14155550111', From: '+14155550100', Url: `${hooksUrl}/answer`, StatusCallback: `${hooksUrl}/status`, StatusCallbackMethod: 'POST', MachineDetection: 'Enable' });
+  expect(create.form).toMatchObject({
+    To: '+14155550111',
+    From: '+14155550100',
+    Url: `${hooksUrl}/answer`,
+    StatusCallback: `${hooksUrl}/status`,
+    StatusCallbackMethod: 'POST',
+    MachineDetection: 'Enable',
+  });
   await fake.settled();
   expect(statuses()).toEqual(['initiated', 'ringing', 'in-progress', 'completed']);
   for (const hit of received) {
@@ -70,7 +81,15 @@ it('the SDK creates a call form-encoded with Basic auth; the fake plays initiate
     expect(twilio.validateRequest('f'.repeat(32), hit.signature!, `${hooksUrl}${hit.path}`, hit.params)).toBe(false);
   }
   const completed = received.find((r) => r.params.CallStatus === 'completed')!.params;
-  expect(completed).toMatchObject({ AccountSid: fake.accountSid, CallSid: carrierCallId, Direction: 'outbound-api', ApiVersion: '2010-04-01', CallbackSource: 'call-progress-events', CallDuration: '42', AnsweredBy: 'human' });
+  expect(completed).toMatchObject({
+    AccountSid: fake.accountSid,
+    CallSid: carrierCallId,
+    Direction: 'outbound-api',
+    ApiVersion: '2010-04-01',
+    CallbackSource: 'call-progress-events',
+    CallDuration: '42',
+    AnsweredBy: 'human',
+  });
   expect(carrier.parseStatusCallback(completed)).toMatchObject({ status: CallStatus.completed, answeredBy: 'human', durationSeconds: 42 });
   // The answer URL was asked (signed POST) and its TwiML recorded.
   expect(received.filter((r) => r.path === '/answer')).toHaveLength(1);
@@ -88,6 +107,95 @@ it.each([
   await fake.settled();
   expect(statuses()).toEqual(expected);
   if (outcome === 'voicemail') expect(received.at(-1)!.params.AnsweredBy).toBe('machine_end_beep');
+});
+
+describe('asynchronous machine detection and live-call updates', () => {
+  const updateUrl = (sid: string) => `${fake.url}/2010-04-01/Accounts/${fake.accountSid}/Calls/${sid}.json`;
+  const post = (url: string, form: Record<string, string>) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(form).toString(),
+    });
+
+  it('asks the answer URL at once, posts each verdict signed to AsyncAmdStatusCallback, and plays the TwiML an update gives', async () => {
+    let update: Promise<void> = Promise.resolve();
+    fake.script(() => ({ outcome: 'voicemail', answeredBy: ['machine_start', 'machine_end_beep'], detectionMs: 2500 }));
+    const { carrierCallId } = await carrier.placeCall(account(), { ...request('+14155550120'), machineVerdictUrl: `${hooksUrl}/amd` });
+    const create = fake.requests().find((r) => r.method === 'POST')!;
+    expect(create.form).toMatchObject({
+      MachineDetection: 'DetectMessageEnd',
+      MachineDetectionTimeout: '30',
+      AsyncAmd: 'true',
+      AsyncAmdStatusCallback: `${hooksUrl}/amd`,
+      AsyncAmdStatusCallbackMethod: 'POST',
+    });
+    // The double's hooks answer 200 at once: the update is made when the end-of-greeting verdict arrives.
+    const hook = hooks.listeners('request')[0] as (...args: unknown[]) => void;
+    hooks.removeAllListeners('request');
+    hooks.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/amd') {
+        let body = '';
+        req.on('data', (chunk) => (body += chunk));
+        req.on('end', () => {
+          const params = Object.fromEntries(new URLSearchParams(body));
+          received.push({ path: '/amd', params, signature: req.headers['x-twilio-signature'] as string | undefined });
+          if (params.AnsweredBy === 'machine_end_beep') {
+            update = carrier.updateCall(account(), carrierCallId, { body: '<Response><Say>Please call us back.</Say><Hangup/></Response>' });
+            void update.then(() => res.end());
+          } else res.end();
+        });
+        return;
+      }
+      hook(req, res);
+    });
+    try {
+      await fake.settled();
+    } finally {
+      hooks.removeAllListeners('request');
+      hooks.on('request', hook);
+    }
+    await update;
+    const verdicts = received.filter((r) => r.path === '/amd');
+    expect(verdicts.map((r) => r.params)).toEqual([
+      { AccountSid: fake.accountSid, CallSid: carrierCallId, AnsweredBy: 'machine_start', MachineDetectionDuration: '2500' },
+      { AccountSid: fake.accountSid, CallSid: carrierCallId, AnsweredBy: 'machine_end_beep', MachineDetectionDuration: '2500' },
+    ]);
+    for (const hit of verdicts) expect(twilio.validateRequest(fake.authToken, hit.signature!, `${hooksUrl}/amd`, hit.params)).toBe(true);
+    // The answer request did not wait for detection: it carried no AnsweredBy.
+    expect(received.find((r) => r.path === '/answer')!.params.AnsweredBy).toBeUndefined();
+    const [call] = fake.calls();
+    expect(call!.updates).toEqual([{ Twiml: '<Response><Say>Please call us back.</Say><Hangup/></Response>' }]);
+    expect(call!.heard).toEqual(['Please call us back.']);
+    expect(call!.hungUp).toBe(true);
+    expect(received.find((r) => r.params.CallStatus === 'completed')!.params.AnsweredBy).toBe('machine_end_beep');
+  });
+
+  it('refuses what Twilio does not publish: unknown or malformed detection and update fields, and an update of an ended call', async () => {
+    const creates = `${fake.url}/2010-04-01/Accounts/${fake.accountSid}/Calls.json`;
+    const base = { To: '+14155550121', From: '+14155550100', Url: `${hooksUrl}/answer` };
+    expect((await post(creates, { ...base, MachineDetection: 'Sometimes' })).status).toBe(400);
+    expect((await post(creates, { ...base, MachineDetection: 'Enable', AsyncAmd: 'maybe' })).status).toBe(400);
+    expect((await post(creates, { ...base, MachineDetection: 'Enable', AsyncAmdStatusCallbackMethod: 'PUT' })).status).toBe(400);
+    expect((await post(creates, { ...base, MachineDetection: 'Enable', AsyncAmdCallback: 'x' })).status).toBe(400);
+    fake.script(() => ({ outcome: 'busy' }));
+    const { carrierCallId } = await carrier.placeCall(account(), request('+14155550122'));
+    await fake.settled();
+    const refused = async (form: Record<string, string>) => (await (await post(updateUrl(carrierCallId), form)).json()) as { code: number };
+    expect((await refused({ Twiml: '<Response/>', Foo: '1' })).code).toBe(20001);
+    expect((await refused({ Twiml: '<Response/>', Url: 'https://example.com/x' })).code).toBe(20001);
+    expect((await refused({ Status: 'paused' })).code).toBe(20001);
+    expect((await refused({})).code).toBe(20001);
+    // A valid update of a call that ended: Twilio's 21220, which the SDK reads as a refusal.
+    await expect(carrier.updateCall(account(), carrierCallId, { body: '<Response><Hangup/></Response>' })).rejects.toMatchObject({
+      kind: 'rejected',
+      status: 400,
+    });
+    expect(fake.calls()[0]!.updates).toEqual([]);
+  });
 });
 
 it('fetches a call (and null for an unknown sid), and finds the newest call to a number since a date', async () => {
@@ -111,7 +219,11 @@ it('faults: dropped callbacks still leave the state readable; duplicates; reorde
   const { carrierCallId } = await carrier.placeCall(account(), request('+14155550114', false));
   await fake.settled();
   expect(statuses()).toEqual([]);
-  expect(await carrier.fetchCall(account(), { callId: 'c', carrierCallId, to: '+14155550114', from: null, attempt: 1, queuedAt: new Date() })).toMatchObject({ status: CallStatus.completed, durationSeconds: 5, answeredBy: null });
+  expect(await carrier.fetchCall(account(), { callId: 'c', carrierCallId, to: '+14155550114', from: null, attempt: 1, queuedAt: new Date() })).toMatchObject({
+    status: CallStatus.completed,
+    durationSeconds: 5,
+    answeredBy: null,
+  });
 
   fake.faults({ duplicate: true, reorder: true });
   received = [];
@@ -144,7 +256,10 @@ describe('recordings at the fake', () => {
   const create = (body: URLSearchParams) =>
     fetch(`${fake.url}/2010-04-01/Accounts/${fake.accountSid}/Calls.json`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body,
     });
 
@@ -166,11 +281,23 @@ describe('recordings at the fake', () => {
     await carrier.placeCall(account(), { ...request('+14155550123'), recording: { channels: 'dual', statusCallbackUrl: `${hooksUrl}/recording` } });
     await fake.settled();
     const [recording] = fake.recordings();
-    expect(recording).toMatchObject({ source: 'OutboundAPI', channels: 'dual', status: 'completed', durationSeconds: 3, statusCallbackEvents: ['in-progress', 'completed', 'absent'] });
+    expect(recording).toMatchObject({
+      source: 'OutboundAPI',
+      channels: 'dual',
+      status: 'completed',
+      durationSeconds: 3,
+      statusCallbackEvents: ['in-progress', 'completed', 'absent'],
+    });
     const reports = received.filter((each) => each.path === '/recording');
     expect(reports.map((each) => each.params.RecordingStatus)).toEqual(['in-progress', 'completed']);
     for (const report of reports) expect(twilio.validateRequest(fake.authToken, report.signature!, `${hooksUrl}/recording`, report.params)).toBe(true);
-    expect(carrier.parseRecordingCallback(reports[1]!.params)).toMatchObject({ carrierRecordingId: recording!.sid, status: 'completed', durationSeconds: 3, channels: 'dual', errorText: null });
+    expect(carrier.parseRecordingCallback(reports[1]!.params)).toMatchObject({
+      carrierRecordingId: recording!.sid,
+      status: 'completed',
+      durationSeconds: 3,
+      channels: 'dual',
+      errorText: null,
+    });
     const wrongToken = await carrier.openRecording({ ...account(), authToken: 'wrong' }, recording!.sid, 'wav', 'dual').catch((error: unknown) => error);
     expect(wrongToken).toBeInstanceOf(CarrierError);
     expect((wrongToken as CarrierError).kind).toBe('credentials');

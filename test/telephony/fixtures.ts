@@ -2,9 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
 import type { FakeTwilio } from '../support/fake-twilio.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** A test app whose carrier is the fake Twilio, with PUBLIC_URL set to the app's own address once it listens. */
-export async function startTwilioApp(fake: FakeTwilio, logTo?: Parameters<typeof startTestApp>[1], overrides: Parameters<typeof startTestApp>[0] = {}): Promise<TestApp> {
+export async function startTwilioApp(
+  fake: FakeTwilio,
+  logTo?: Parameters<typeof startTestApp>[1],
+  overrides: Parameters<typeof startTestApp>[0] = {},
+): Promise<TestApp> {
   const app = await startTestApp({ telephony: { twilioApiBaseUrl: fake.url, credentialsKey: randomBytes(32), publicUrl: undefined }, ...overrides }, logTo);
   app.config.telephony.publicUrl = app.baseUrl;
   return app;
@@ -39,7 +44,15 @@ export interface TwilioCampaign {
 export async function twilioCampaign(
   org: TestOrganization,
   fake: FakeTwilio,
-  options: { contacts: number; callsPerSecond?: number; maxConcurrentCalls?: number; maxAttempts?: number; credits?: number; connectionId?: string; program?: Record<string, unknown> },
+  options: {
+    contacts: number;
+    callsPerSecond?: number;
+    maxConcurrentCalls?: number;
+    maxAttempts?: number;
+    credits?: number;
+    connectionId?: string;
+    program?: Record<string, unknown>;
+  },
 ): Promise<TwilioCampaign> {
   let connectionId = options.connectionId;
   // One connection per account in an organization: the first campaign makes it, the next ones reuse it.
@@ -49,8 +62,12 @@ export async function twilioCampaign(
     expect(connection.status).toBe(201);
     connectionId = connection.body.id as string;
   }
-  if (options.callsPerSecond) expect((await org.rest.put(`/api/carrier-connections/${connectionId}`, { callsPerSecond: options.callsPerSecond })).status).toBe(200);
-  const number = await org.rest.post('/api/phone-numbers', { number: `+1415${String(Math.floor(Math.random() * 9_000_000) + 1_000_000)}`, carrierConnectionId: connectionId });
+  if (options.callsPerSecond)
+    expect((await org.rest.put(`/api/carrier-connections/${connectionId}`, { callsPerSecond: options.callsPerSecond })).status).toBe(200);
+  const number = await org.rest.post('/api/phone-numbers', {
+    number: `+1415${String(Math.floor(Math.random() * 9_000_000) + 1_000_000)}`,
+    carrierConnectionId: connectionId,
+  });
   expect(number.status).toBe(201);
   const audience = await createAudience(org, options.contacts);
   const flow = await org.rest.post('/api/call-flows', FLOW);
@@ -73,17 +90,16 @@ export async function twilioCampaign(
   expect(execution.status).toBe(201);
   expect((await org.rest.post(`/api/executions/${execution.body.id}/start`)).status).toBe(200);
   const contacts = await org.rest.get(`/api/contacts?limit=100`);
-  const phones = contacts.body.data.filter((contact: { id: string }) => audience.contactIds.includes(contact.id)).map((contact: { phone: string }) => contact.phone);
+  const phones = contacts.body.data
+    .filter((contact: { id: string }) => audience.contactIds.includes(contact.id))
+    .map((contact: { phone: string }) => contact.phone);
   return { connectionId, numberId: number.body.id, programId: program.body.id, executionId: execution.body.id, contactIds: audience.contactIds, phones };
 }
 
-/** Polls the execution on the REST door until `done`, failing after `timeoutMs`. */
-export async function waitForExecution(org: TestOrganization, executionId: string, done: (execution: Record<string, unknown>) => boolean, timeoutMs = 20_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await org.rest.get(`/api/executions/${executionId}`);
-    if (done(res.body)) return res.body;
-    if (Date.now() > until) throw new Error(`execution not done in time: ${JSON.stringify(res.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Re-reads the execution on the REST door until `done`; no deadline of its own (test/helpers/eventually.ts). */
+export function waitForExecution(org: TestOrganization, executionId: string, done: (execution: Record<string, unknown>) => boolean) {
+  return eventually(async () => (await org.rest.get(`/api/executions/${executionId}`)).body as Record<string, unknown>, done, {
+    what: `execution ${executionId}`,
+    everyMs: 25,
+  });
 }

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { CLI, MAIN, ROOT, operatorEnvironment, runScript, type OperatorEnvironment, startServer as startServerProcess, type ServerProcess } from '../support/entry-points.js';
+import { CLI, operatorEnvironment, runScript, type OperatorEnvironment, startServer as startServerProcess } from '../support/entry-points.js';
 
 // The server as an operator runs it, killed (SIGKILL) while the simulated carrier has calls in
 // flight, then started again: every call ends in one final state, every contact is counted once.
@@ -40,11 +40,22 @@ it('a server killed with calls in flight: after the restart every call has one f
   await call('POST', `/audience/${audience.id}/members`, { contactIds });
   const flow = await call('POST', '/call-flows', {
     name: 'Hello',
-    nodes: [{ id: 'start', type: 'start' }, { id: 'hello', type: 'say', label: 'Hello' }, { id: 'end', type: 'end' }],
-    edges: [{ from: 'start', to: 'hello', condition: 'answered' }, { from: 'hello', to: 'end' }],
+    nodes: [
+      { id: 'start', type: 'start' },
+      { id: 'hello', type: 'say', label: 'Hello' },
+      { id: 'end', type: 'end' },
+    ],
+    edges: [
+      { from: 'start', to: 'hello', condition: 'answered' },
+      { from: 'hello', to: 'end' },
+    ],
   });
   const program = await call('POST', '/programs', {
-    name: 'Restart', kind: 'campaign', flowId: flow.id, audienceId: audience.id, maxConcurrentCalls: 4,
+    name: 'Restart',
+    kind: 'campaign',
+    flowId: flow.id,
+    audienceId: audience.id,
+    maxConcurrentCalls: 4,
     retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 },
   });
   await call('POST', `/programs/${program.id}/activate`);
@@ -74,7 +85,11 @@ it('a server killed with calls in flight: after the restart every call has one f
     expect(done.contactsCompleted + done.contactsFailed).toBe(4);
 
     const calls = (await call('GET', `/calls?executionId=${execution.id}&limit=100`)).data as {
-      contactId: string; status: string; errorText: string | null; creditsCharged: number; attempt: number;
+      contactId: string;
+      status: string;
+      errorText: string | null;
+      creditsCharged: number;
+      attempt: number;
     }[];
     expect(calls.filter((row) => live.includes(row.status))).toEqual([]);
     // The calls the killed process was simulating are gone with it: failed, not charged; each contact was called again once.

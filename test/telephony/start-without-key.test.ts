@@ -34,11 +34,14 @@ it('refuses to start in one line naming CREDENTIALS_KEY when carrier connections
   const key = randomBytes(32);
   const database = await openDatabase({ databaseUrl: operator.env.DATABASE_URL, dataDir: operator.dataDir, migrate: false });
   try {
-    await database.em.fork().getConnection().execute(
-      `insert into carrier_connections (id, created_at, updated_at, organization_id, name, carrier, account_sid, auth_token_encrypted, auth_token_last4, calls_per_second)
+    await database.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into carrier_connections (id, created_at, updated_at, organization_id, name, carrier, account_sid, auth_token_encrypted, auth_token_last4, calls_per_second)
        values (?, now(), now(), ?, 'Twilio', 'twilio', ?, ?, 'abcd', 1)`,
-      [randomUUID(), organizationId, `AC${'a'.repeat(32)}`, seal('0'.repeat(28) + 'abcd', key)],
-    );
+        [randomUUID(), organizationId, `AC${'a'.repeat(32)}`, seal('0'.repeat(28) + 'abcd', key)],
+      );
   } finally {
     await database.close();
   }
@@ -58,7 +61,9 @@ it('refuses to start in one line naming CREDENTIALS_KEY when carrier connections
     const wrongKey = await pastTheCheck({ CREDENTIALS_KEY: wrong });
     expect(wrongKey.code).toBe(1);
     expect(wrongKey.stderr.trim().split('\n')).toHaveLength(1);
-    expect(wrongKey.stderr).toMatch(/^Cannot start: CREDENTIALS_KEY does not open the carrier connections’ auth tokens stored in the database: it is not the key they were sealed with/);
+    expect(wrongKey.stderr).toMatch(
+      /^Cannot start: CREDENTIALS_KEY does not open the carrier connections’ auth tokens stored in the database: it is not the key they were sealed with/,
+    );
   }
   await new Promise((resolve) => blocker.close(resolve));
 });

@@ -1,6 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { get as httpGet } from 'node:http';
-import { ActivateCarrierProgramDocument, CallsDocument, type CallsQueryVariables, CallWithRelationsDocument, CarrierConnectionDocument, CarrierConnectionsDocument, CarrierProgramsDocument, ContactsWithCallsDocument, CreateCarrierConnectionDocument, CreateCarrierProgramDocument, CreatePhoneNumberDocument, DeleteCarrierConnectionDocument, DeletePhoneNumberDocument, ExecutionCallsDocument, PhoneNumberDocument, PhoneNumbersDocument, UpdateCarrierConnectionDocument, UpdateCarrierProgramDocument, UpdatePhoneNumberDocument } from '../generated/graphql.js';
+import {
+  ActivateCarrierProgramDocument,
+  CallsDocument,
+  type CallsQueryVariables,
+  CallWithRelationsDocument,
+  CarrierConnectionDocument,
+  CarrierConnectionsDocument,
+  CarrierProgramsDocument,
+  ContactsWithCallsDocument,
+  CreateCarrierConnectionDocument,
+  CreateCarrierProgramDocument,
+  CreatePhoneNumberDocument,
+  DeleteCarrierConnectionDocument,
+  DeletePhoneNumberDocument,
+  ExecutionCallsDocument,
+  PhoneNumberDocument,
+  PhoneNumbersDocument,
+  UpdateCarrierConnectionDocument,
+  UpdateCarrierProgramDocument,
+  UpdatePhoneNumberDocument,
+} from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
 import { addUser, recordStatements } from '../helpers/users.js';
 import { type FakeTwilio, startFakeTwilio } from '../support/fake-twilio.js';
@@ -10,6 +30,7 @@ import { createLogger } from '../../src/common/logger.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { FLOW, waitForExecution } from './fixtures.js';
 import { testRunner } from '../runner/fixtures.js';
+import { withCursors } from '../helpers/pages.js';
 
 // Telephony: carrier connections, phone numbers and programs, reading calls, the calls CSV and a simulated
 // campaign, one describe each (they were one file each), each on its own app(s) and database(s).
@@ -57,7 +78,13 @@ describe('carrier-connections', () => {
       const verifiesBefore = fake.requests().length;
       const res = await acme.rest.post('/api/carrier-connections', remember(body({ callsPerSecond: 3 })));
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ name: 'Twilio main', carrier: 'twilio', accountSid: fake.accountSid, authTokenLast4: fake.authToken.slice(-4), callsPerSecond: 3 });
+      expect(res.body).toMatchObject({
+        name: 'Twilio main',
+        carrier: 'twilio',
+        accountSid: fake.accountSid,
+        authTokenLast4: fake.authToken.slice(-4),
+        callsPerSecond: 3,
+      });
       expectNoToken(res.body);
       const verify = fake.requests().slice(verifiesBefore);
       expect(verify.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /2010-04-01/Accounts/${fake.accountSid}.json`]);
@@ -67,7 +94,7 @@ describe('carrier-connections', () => {
       expect(row!.auth_token_encrypted).not.toContain(fake.authToken);
       // What the runner gets back opens with the key.
       const account = await app.gateway.services.carrierConnections.account(acme.organizationId, res.body.id, app.db.database.em.fork() as never);
-      expect(account).toEqual({ connectionId: res.body.id, accountSid: fake.accountSid, authToken: fake.authToken });
+      expect(account).toEqual({ connectionId: res.body.id, kind: 'twilio', accountSid: fake.accountSid, authToken: fake.authToken, webhookKey: null });
     });
 
     it('GraphQL: the same, in another organization (one account may be connected by several organizations)', async () => {
@@ -184,6 +211,19 @@ describe('carrier-connections', () => {
       expect(bad.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
       expect((await acme.rest.put(`/api/carrier-connections/${id}`, { callsPerSecond: 101 })).body.code).toBe('BAD_USER_INPUT');
       expectNoToken([res.body, updateCarrierConnection]);
+
+      // A Webhooks Rule's SharedKey secret: write-only like the token, its last 4 shown, removed with null; the same rules on both doors.
+      const sharedKey = `sk_${randomBytes(16).toString('hex')}`;
+      const keyed = await acme.rest.put(`/api/carrier-connections/${id}`, { webhookKey: sharedKey });
+      expect(keyed.body).toMatchObject({ webhookKeyLast4: sharedKey.slice(-4) });
+      expect(JSON.stringify(keyed.body)).not.toContain(sharedKey);
+      expect((await app.gateway.services.carrierConnections.account(acme.organizationId, id, app.db.database.em.fork() as never)).webhookKey).toBe(sharedKey);
+      const short = await acme.graphql.run(UpdateCarrierConnectionDocument, { id, input: { webhookKey: 'short' } });
+      expect(short.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+      expect((await acme.rest.put(`/api/carrier-connections/${id}`, { webhookKey: 'short' })).body.code).toBe('BAD_USER_INPUT');
+      const { updateCarrierConnection: removed } = await acme.graphql.ok(UpdateCarrierConnectionDocument, { id, input: { webhookKey: null } });
+      expect(removed.webhookKeyLast4).toBeNull();
+      expect((await app.gateway.services.carrierConnections.account(acme.organizationId, id, app.db.database.em.fork() as never)).webhookKey).toBeNull();
     });
 
     it('another organization gets 404 on every route and field, and changes nothing', async () => {
@@ -269,7 +309,12 @@ describe('phone-numbers-and-programs', () => {
     it('REST and GraphQL create E.164 numbers, showing the connection inline (never its token)', async () => {
       const rest = await acme.rest.post('/api/phone-numbers', { number: '+14155550100', label: 'Main line', carrierConnectionId: connection });
       expect(rest.status).toBe(201);
-      expect(rest.body).toMatchObject({ number: '+14155550100', label: 'Main line', carrierConnectionId: connection, carrierConnection: { id: connection, authTokenLast4: fake.authToken.slice(-4) } });
+      expect(rest.body).toMatchObject({
+        number: '+14155550100',
+        label: 'Main line',
+        carrierConnectionId: connection,
+        carrierConnection: { id: connection, authTokenLast4: fake.authToken.slice(-4) },
+      });
       const { createPhoneNumber } = await acme.graphql.ok(CreatePhoneNumberDocument, { input: { number: '+442071838750' } });
       expect(createPhoneNumber).toMatchObject({ number: '+442071838750', label: null, carrierConnectionId: null, carrierConnection: null });
       const { phoneNumber } = await acme.graphql.ok(PhoneNumberDocument, { id: rest.body.id });
@@ -277,12 +322,15 @@ describe('phone-numbers-and-programs', () => {
       expect(JSON.stringify([rest.body, phoneNumber])).not.toContain(fake.authToken);
     });
 
-    it.each([['4155550100'], ['+04155550100'], ['+1415555010012345'], ['+1 415 555 0100'], ['+1']])('number %j → 400 BAD_USER_INPUT naming number, same on both doors', async (number) => {
-      const rest = await acme.rest.post('/api/phone-numbers', { number });
-      expect([rest.status, rest.body.code, rest.body.errors?.[0]?.field]).toEqual([400, 'BAD_USER_INPUT', 'number']);
-      const gql = await acme.graphql.run(CreatePhoneNumberDocument, { input: { number } });
-      expect([gql.errors?.[0]?.extensions.code, gql.errors?.[0]?.extensions.errors?.[0]?.field]).toEqual(['BAD_USER_INPUT', 'number']);
-    });
+    it.each([['4155550100'], ['+04155550100'], ['+1415555010012345'], ['+1 415 555 0100'], ['+1']])(
+      'number %j → 400 BAD_USER_INPUT naming number, same on both doors',
+      async (number) => {
+        const rest = await acme.rest.post('/api/phone-numbers', { number });
+        expect([rest.status, rest.body.code, rest.body.errors?.[0]?.field]).toEqual([400, 'BAD_USER_INPUT', 'number']);
+        const gql = await acme.graphql.run(CreatePhoneNumberDocument, { input: { number } });
+        expect([gql.errors?.[0]?.extensions.code, gql.errors?.[0]?.extensions.errors?.[0]?.field]).toEqual(['BAD_USER_INPUT', 'number']);
+      },
+    );
 
     it('a number already in the organization → 409 on both doors; another organization may hold it', async () => {
       expect((await acme.rest.post('/api/phone-numbers', { number: '+14155550100' })).body.code).toBe('CONFLICT');
@@ -309,7 +357,11 @@ describe('phone-numbers-and-programs', () => {
       expect(list.body.meta).toMatchObject({ limit: 2, total: 3, hasNextPage: true });
       const { phoneNumbers } = await acme.graphql.ok(PhoneNumbersDocument, { limit: 100 });
       expect(phoneNumbers.meta.total).toBe(3);
-      for (const [method, path] of [['GET', `/api/phone-numbers/${id}`], ['PUT', `/api/phone-numbers/${id}`], ['DELETE', `/api/phone-numbers/${id}`]] as const) {
+      for (const [method, path] of [
+        ['GET', `/api/phone-numbers/${id}`],
+        ['PUT', `/api/phone-numbers/${id}`],
+        ['DELETE', `/api/phone-numbers/${id}`],
+      ] as const) {
         expect((await other.rest.request(method, path, method === 'PUT' ? { label: 'x' } : undefined)).status).toBe(404);
       }
       expect((await other.graphql.run(PhoneNumberDocument, { id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
@@ -339,8 +391,14 @@ describe('phone-numbers-and-programs', () => {
       const from = await numberOf(acme, '+14155550111', connection);
       const rest = await acme.rest.post('/api/programs', await programInput(acme, { carrier: 'twilio', fromNumberId: from }));
       expect(rest.status).toBe(201);
-      expect(rest.body).toMatchObject({ carrier: 'twilio', fromNumberId: from, fromNumber: { id: from, number: '+14155550111', carrierConnectionId: connection } });
-      const { createProgram } = await acme.graphql.ok(CreateCarrierProgramDocument, { input: (await programInput(acme, { carrier: 'twilio', fromNumberId: from })) as never });
+      expect(rest.body).toMatchObject({
+        carrier: 'twilio',
+        fromNumberId: from,
+        fromNumber: { id: from, number: '+14155550111', carrierConnectionId: connection },
+      });
+      const { createProgram } = await acme.graphql.ok(CreateCarrierProgramDocument, {
+        input: (await programInput(acme, { carrier: 'twilio', fromNumberId: from })) as never,
+      });
       expect(createProgram).toMatchObject({ carrier: 'twilio', fromNumberId: from, fromNumber: { id: from, carrierConnection: { id: connection } } });
       const { programs } = await acme.graphql.ok(CarrierProgramsDocument);
       expect(programs.data.filter((program) => program.fromNumber?.id === from)).toHaveLength(2);
@@ -353,9 +411,14 @@ describe('phone-numbers-and-programs', () => {
       expect((await acme.graphql.run(CreateCarrierProgramDocument, { input: input as never })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
       const created = await acme.rest.post('/api/programs', await programInput(acme));
       expect((await acme.rest.put(`/api/programs/${created.body.id}`, { fromNumberId: theirs })).body.code).toBe('NOT_FOUND');
-      expect((await acme.graphql.run(UpdateCarrierProgramDocument, { id: created.body.id, input: { fromNumberId: theirs } })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+      expect(
+        (await acme.graphql.run(UpdateCarrierProgramDocument, { id: created.body.id, input: { fromNumberId: theirs } })).errors?.[0]?.extensions.code,
+      ).toBe('NOT_FOUND');
       expect((await acme.rest.post('/api/programs', { ...input, carrier: 'vonage', fromNumberId: undefined })).body.code).toBe('BAD_USER_INPUT');
-      expect((await acme.graphql.run(CreateCarrierProgramDocument, { input: { ...input, carrier: 'vonage', fromNumberId: undefined } as never })).errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+      expect(
+        (await acme.graphql.run(CreateCarrierProgramDocument, { input: { ...input, carrier: 'vonage', fromNumberId: undefined } as never })).errors?.[0]
+          ?.extensions.code,
+      ).toBe('BAD_USER_INPUT');
     });
 
     it('activating a twilio program answers 409 naming what is missing, on both doors; once ready it activates', async () => {
@@ -369,7 +432,8 @@ describe('phone-numbers-and-programs', () => {
       expect(gql.errors?.[0]?.extensions.code).toBe('CONFLICT');
       expect(gql.errors?.[0]?.message).toBe(rest.body.detail);
 
-      const freshConnection = (await fresh.rest.post('/api/carrier-connections', { name: 'T', accountSid: fake.accountSid, authToken: fake.authToken })).body.id;
+      const freshConnection = (await fresh.rest.post('/api/carrier-connections', { name: 'T', accountSid: fake.accountSid, authToken: fake.authToken })).body
+        .id;
       const bare = await numberOf(fresh, '+14155550122');
       expect((await fresh.rest.put(`/api/programs/${program}`, { fromNumberId: bare })).status).toBe(200);
       const noConnection = await fresh.rest.post(`/api/programs/${program}/activate`);
@@ -404,9 +468,37 @@ describe('phone-numbers-and-programs', () => {
 
 describe('calls-read', () => {
   const REST_FIELDS = [
-    'id', 'organizationId', 'executionId', 'programId', 'contactId', 'agentId', 'conversationId', 'direction', 'from', 'to', 'status', 'outcome', 'answeredBy', 'attempt',
-    'carrier', 'carrierConnectionId', 'carrierCallId', 'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'reachedNodeIds', 'errorText',
-    'creditsCharged', 'turnLatency', 'analysis', 'createdAt', 'updatedAt', 'recording',
+    'id',
+    'organizationId',
+    'executionId',
+    'programId',
+    'contactId',
+    'agentId',
+    'conversationId',
+    'direction',
+    'from',
+    'to',
+    'status',
+    'outcome',
+    'answeredBy',
+    'attempt',
+    'carrier',
+    'channel',
+    'carrierConnectionId',
+    'carrierCallId',
+    'queuedAt',
+    'answeredAt',
+    'endedAt',
+    'durationSeconds',
+    'reachedNodeIds',
+    'errorText',
+    'creditsCharged',
+    'turnLatency',
+    'firstAudioMs',
+    'analysis',
+    'createdAt',
+    'updatedAt',
+    'recording',
   ];
 
   const T0 = new Date('2026-11-20T09:00:00.000Z');
@@ -426,14 +518,54 @@ describe('calls-read', () => {
     campaign = await campaignWithExecution(app, a, 3);
     const [c1, c2, c3] = campaign.contactIds as [string, string, string];
     const base = { organizationId: a.organizationId, executionId: campaign.executionId, programId: campaign.programId, agentId: campaign.agentId };
-    k.k1 = await insertCall(app, { ...base, contactId: c1, executionContactId: campaign.queueRows.get(c1), attempt: 1, status: 'no_answer', outcome: 'no_answer', queuedAt: at(0), endedAt: at(0.01) });
-    k.k2 = await insertCall(app, {
-      ...base, contactId: c1, executionContactId: campaign.queueRows.get(c1), claimToken: 'claim-secret-token', attempt: 2, status: 'completed', outcome: 'answered',
-      carrier: 'twilio', carrierCallId: 'CA0123456789abcdef', to: '+14155550111', queuedAt: at(1), answeredAt: at(1.001), endedAt: at(1.02), durationSeconds: 66,
-      reachedNodeIds: ['start', 'confirm'], creditsCharged: 1,
+    k.k1 = await insertCall(app, {
+      ...base,
+      contactId: c1,
+      executionContactId: campaign.queueRows.get(c1),
+      attempt: 1,
+      status: 'no_answer',
+      outcome: 'no_answer',
+      queuedAt: at(0),
+      endedAt: at(0.01),
     });
-    k.k3 = await insertCall(app, { ...base, contactId: c2, executionContactId: campaign.queueRows.get(c2), status: 'failed', outcome: 'failed', errorText: 'carrier said "no"', queuedAt: at(2), endedAt: at(2.001), durationSeconds: 0 });
-    k.k4 = await insertCall(app, { organizationId: a.organizationId, contactId: c3, direction: 'inbound', from: '+14155550777', to: '+14155550100', status: 'ringing', queuedAt: at(3) });
+    k.k2 = await insertCall(app, {
+      ...base,
+      contactId: c1,
+      executionContactId: campaign.queueRows.get(c1),
+      claimToken: 'claim-secret-token',
+      attempt: 2,
+      status: 'completed',
+      outcome: 'answered',
+      carrier: 'twilio',
+      carrierCallId: 'CA0123456789abcdef',
+      to: '+14155550111',
+      queuedAt: at(1),
+      answeredAt: at(1.001),
+      endedAt: at(1.02),
+      durationSeconds: 66,
+      reachedNodeIds: ['start', 'confirm'],
+      creditsCharged: 1,
+    });
+    k.k3 = await insertCall(app, {
+      ...base,
+      contactId: c2,
+      executionContactId: campaign.queueRows.get(c2),
+      status: 'failed',
+      outcome: 'failed',
+      errorText: 'carrier said "no"',
+      queuedAt: at(2),
+      endedAt: at(2.001),
+      durationSeconds: 0,
+    });
+    k.k4 = await insertCall(app, {
+      organizationId: a.organizationId,
+      contactId: c3,
+      direction: 'inbound',
+      from: '+14155550777',
+      to: '+14155550100',
+      status: 'ringing',
+      queuedAt: at(3),
+    });
     k.kb = await insertCall(app, { ...base, organizationId: b.organizationId, contactId: c1, status: 'completed', queuedAt: at(1.5) });
   }, 120_000);
   afterAll(() => app?.close());
@@ -466,14 +598,32 @@ describe('calls-read', () => {
       const { rest } = await both(a, {});
       expect(rest.status).toBe(200);
       expect(rest.body.data.map((call: { id: string }) => call.id)).toEqual([k.k4, k.k3, k.k2, k.k1]);
-      expect(rest.body.meta).toEqual({ page: 1, limit: 20, total: 4, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
+      expect(rest.body.meta).toEqual(withCursors({ page: 1, limit: 20, total: 4, totalPages: 1, hasNextPage: false, hasPreviousPage: false }));
       for (const call of rest.body.data) expect(Object.keys(call)).toEqual(REST_FIELDS);
       const k2 = rest.body.data[2];
       expect(k2).toMatchObject({
-        id: k.k2, organizationId: a.organizationId, executionId: campaign.executionId, programId: campaign.programId, contactId: campaign.contactIds[0],
-        agentId: campaign.agentId, direction: 'outbound', from: '+14155550000', to: '+14155550111', status: 'completed', outcome: 'answered', attempt: 2,
-        carrier: 'twilio', carrierConnectionId: null, carrierCallId: 'CA0123456789abcdef', queuedAt: at(1).toISOString(), answeredAt: at(1.001).toISOString(),
-        endedAt: at(1.02).toISOString(), durationSeconds: 66, reachedNodeIds: ['start', 'confirm'], errorText: null, creditsCharged: 1,
+        id: k.k2,
+        organizationId: a.organizationId,
+        executionId: campaign.executionId,
+        programId: campaign.programId,
+        contactId: campaign.contactIds[0],
+        agentId: campaign.agentId,
+        direction: 'outbound',
+        from: '+14155550000',
+        to: '+14155550111',
+        status: 'completed',
+        outcome: 'answered',
+        attempt: 2,
+        carrier: 'twilio',
+        carrierConnectionId: null,
+        carrierCallId: 'CA0123456789abcdef',
+        queuedAt: at(1).toISOString(),
+        answeredAt: at(1.001).toISOString(),
+        endedAt: at(1.02).toISOString(),
+        durationSeconds: 66,
+        reachedNodeIds: ['start', 'confirm'],
+        errorText: null,
+        creditsCharged: 1,
       });
       expect(JSON.stringify(rest.body)).not.toContain('claim-secret-token');
       expect(JSON.stringify(rest.body)).not.toContain(campaign.queueRows.get(campaign.contactIds[0]!));
@@ -493,6 +643,14 @@ describe('calls-read', () => {
       expect(await ids(a, { search: '555 0111'.replace(' ', '') })).toEqual([k.k2]);
     });
 
+    it('filters by outcome, alone and with the other filters', async () => {
+      expect(await ids(a, { outcome: 'answered' })).toEqual([k.k2]);
+      expect(await ids(a, { outcome: 'no_answer' })).toEqual([k.k1]);
+      expect(await ids(a, { outcome: 'failed', programId: campaign.programId })).toEqual([k.k3]);
+      expect(await ids(a, { outcome: 'voicemail' })).toEqual([]);
+      expect(await ids(b, { outcome: 'answered' })).toEqual([]);
+    });
+
     it('takes a queuedAt range: queuedAfter inclusive, queuedBefore exclusive', async () => {
       expect(await ids(a, { queuedAfter: at(1).toISOString() })).toEqual([k.k4, k.k3, k.k2]);
       expect(await ids(a, { queuedBefore: at(1).toISOString() })).toEqual([k.k1]);
@@ -503,7 +661,7 @@ describe('calls-read', () => {
     it('pages and sorts like the other lists', async () => {
       const { rest } = await both(a, { page: 2, limit: 3 });
       expect(rest.body.data.map((call: { id: string }) => call.id)).toEqual([k.k1]);
-      expect(rest.body.meta).toEqual({ page: 2, limit: 3, total: 4, totalPages: 2, hasNextPage: false, hasPreviousPage: true });
+      expect(rest.body.meta).toEqual(withCursors({ page: 2, limit: 3, total: 4, totalPages: 2, hasNextPage: false, hasPreviousPage: true }));
       expect(await ids(a, { sortBy: 'queuedAt', sortOrder: 'asc' })).toEqual([k.k1, k.k2, k.k3, k.k4]);
       // Calls without a duration come last, whichever the direction.
       const descending = await ids(a, { sortBy: 'durationSeconds', sortOrder: 'desc' });
@@ -517,6 +675,7 @@ describe('calls-read', () => {
     it.each([
       ['a status that does not exist', { status: 'answered' }, 'status'],
       ['a direction that does not exist', { direction: 'sideways' }, 'direction'],
+      ['an outcome that does not exist', { outcome: 'completed' }, 'outcome'],
       ['an executionId that is not a UUID', { executionId: 'not-a-uuid' }, 'executionId'],
       ['a contactId that is not a UUID', { contactId: '42' }, 'contactId'],
       ['a date that is not ISO 8601', { queuedAfter: 'yesterday' }, 'queuedAfter'],
@@ -551,7 +710,12 @@ describe('calls-read', () => {
       const { call } = await a.graphql.ok(CallWithRelationsDocument, { id: k.k2 });
       const { execution, contact, program, agent, ...fields } = call;
       expect(fields).toEqual(rest.body);
-      expect([execution?.id, contact?.id, program?.id, agent?.id]).toEqual([campaign.executionId, campaign.contactIds[0], campaign.programId, campaign.agentId]);
+      expect([execution?.id, contact?.id, program?.id, agent?.id]).toEqual([
+        campaign.executionId,
+        campaign.contactIds[0],
+        campaign.programId,
+        campaign.agentId,
+      ]);
       const inbound = await a.graphql.ok(CallWithRelationsDocument, { id: k.k4 });
       expect([inbound.call.execution, inbound.call.program, inbound.call.agent, inbound.call.contact?.id]).toEqual([null, null, null, campaign.contactIds[2]]);
     });
@@ -643,7 +807,24 @@ describe('calls-read', () => {
 });
 
 describe('calls-csv', () => {
-  const COLUMNS = ['contactId', 'contactName', 'phone', 'contactStatus', 'attempts', 'lastCallId', 'lastCallStatus', 'outcome', 'queuedAt', 'answeredAt', 'endedAt', 'durationSeconds', 'errorText', 'creditsCharged'];
+  const COLUMNS = [
+    'contactId',
+    'contactName',
+    'phone',
+    'contactStatus',
+    'attempts',
+    'lastCallId',
+    'lastCallStatus',
+    'outcome',
+    'queuedAt',
+    'answeredAt',
+    'endedAt',
+    'durationSeconds',
+    'errorText',
+    'creditsCharged',
+    'firstAudioMs',
+    'toolCalls',
+  ];
   const T0 = new Date('2026-11-20T09:00:00.000Z');
   const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 
@@ -691,7 +872,8 @@ describe('calls-csv', () => {
   }, 120_000);
   afterAll(() => app?.close());
 
-  const csvOf = (org: TestOrganization, executionId: string) => fetch(`${app.baseUrl}/api/executions/${executionId}/calls.csv`, { headers: { 'x-api-key': org.apiKey } });
+  const csvOf = (org: TestOrganization, executionId: string) =>
+    fetch(`${app.baseUrl}/api/executions/${executionId}/calls.csv`, { headers: { 'x-api-key': org.apiKey } });
 
   describe('GET /api/executions/{id}/calls.csv', () => {
     it('one row per contact, called or not, with its last call; quoted by RFC 4180 and formula cells neutralized', async () => {
@@ -700,12 +882,29 @@ describe('calls-csv', () => {
       const base = { organizationId: a.organizationId, executionId: campaign.executionId, programId: campaign.programId };
       await insertCall(app, { ...base, contactId: c1, executionContactId: row(c1), attempt: 1, status: 'no_answer', outcome: 'no_answer', queuedAt: at(0) });
       const last1 = await insertCall(app, {
-        ...base, contactId: c1, executionContactId: row(c1), attempt: 2, status: 'completed', outcome: 'answered', queuedAt: at(30), answeredAt: at(30.1),
-        endedAt: at(31), durationSeconds: 54, creditsCharged: 1,
+        ...base,
+        contactId: c1,
+        executionContactId: row(c1),
+        attempt: 2,
+        status: 'completed',
+        outcome: 'answered',
+        queuedAt: at(30),
+        answeredAt: at(30.1),
+        endedAt: at(31),
+        durationSeconds: 54,
+        creditsCharged: 1,
       });
       // A later-queued call of a lower attempt is not the last one.
       await insertCall(app, { ...base, contactId: c1, executionContactId: row(c1), attempt: 1, status: 'failed', queuedAt: at(40) });
-      const last2 = await insertCall(app, { ...base, contactId: c2, executionContactId: row(c2), status: 'failed', outcome: 'failed', errorText: '=HYPERLINK("http://evil.example","click"), then\r\nmore', queuedAt: at(5) });
+      const last2 = await insertCall(app, {
+        ...base,
+        contactId: c2,
+        executionContactId: row(c2),
+        status: 'failed',
+        outcome: 'failed',
+        errorText: '=HYPERLINK("http://evil.example","click"), then\r\nmore',
+        queuedAt: at(5),
+      });
       // Another organization's call naming this execution's contact is not its row.
       await insertCall(app, { ...base, organizationId: b.organizationId, contactId: c3, executionContactId: row(c3), status: 'completed', queuedAt: at(60) });
       await app.sql(`update execution_contacts set status = 'completed', attempts = 2 where id = ?`, [row(c1)]);
@@ -726,16 +925,52 @@ describe('calls-csv', () => {
       expect(header).toEqual(COLUMNS);
       const byContact = Object.fromEntries(rows.map((cells) => [cells[0], Object.fromEntries(COLUMNS.map((column, i) => [column, cells[i]]))]));
       expect(rows).toHaveLength(3);
-      const phones = await app.sql<{ contact_id: string; phone: string }>('select contact_id, phone from execution_contacts where execution_id = ?', [campaign.executionId]);
+      const phones = await app.sql<{ contact_id: string; phone: string }>('select contact_id, phone from execution_contacts where execution_id = ?', [
+        campaign.executionId,
+      ]);
       const phoneOf = Object.fromEntries(phones.map((p) => [p.contact_id, p.phone]));
       expect(byContact[c1]).toEqual({
-        contactId: c1, contactName: 'Ada "the caller", Jr.', phone: phoneOf[c1], contactStatus: 'completed', attempts: '2', lastCallId: last1, lastCallStatus: 'completed', outcome: 'answered',
-        queuedAt: at(30).toISOString(), answeredAt: at(30.1).toISOString(), endedAt: at(31).toISOString(), durationSeconds: '54', errorText: '', creditsCharged: '1',
+        contactId: c1,
+        contactName: 'Ada "the caller", Jr.',
+        phone: phoneOf[c1],
+        contactStatus: 'completed',
+        attempts: '2',
+        lastCallId: last1,
+        lastCallStatus: 'completed',
+        outcome: 'answered',
+        queuedAt: at(30).toISOString(),
+        answeredAt: at(30.1).toISOString(),
+        endedAt: at(31).toISOString(),
+        durationSeconds: '54',
+        errorText: '',
+        creditsCharged: '1',
+        firstAudioMs: '',
+        toolCalls: '',
       });
-      expect(byContact[c2]).toMatchObject({ lastCallId: last2, lastCallStatus: 'failed', contactStatus: 'failed', errorText: '\'=HYPERLINK("http://evil.example","click"), then\r\nmore', creditsCharged: '0' });
+      expect(byContact[c2]).toMatchObject({
+        lastCallId: last2,
+        lastCallStatus: 'failed',
+        contactStatus: 'failed',
+        errorText: '\'=HYPERLINK("http://evil.example","click"), then\r\nmore',
+        creditsCharged: '0',
+      });
       expect(byContact[c3]).toEqual({
-        contactId: c3, contactName: '', phone: phoneOf[c3], contactStatus: 'pending', attempts: '0', lastCallId: '', lastCallStatus: '', outcome: '',
-        queuedAt: '', answeredAt: '', endedAt: '', durationSeconds: '', errorText: '', creditsCharged: '',
+        contactId: c3,
+        contactName: '',
+        phone: phoneOf[c3],
+        contactStatus: 'pending',
+        attempts: '0',
+        lastCallId: '',
+        lastCallStatus: '',
+        outcome: '',
+        queuedAt: '',
+        answeredAt: '',
+        endedAt: '',
+        durationSeconds: '',
+        errorText: '',
+        creditsCharged: '',
+        firstAudioMs: '',
+        toolCalls: '',
       });
     });
 
@@ -802,7 +1037,7 @@ describe('calls-csv', () => {
       const pages = Math.ceil((rows + 1) / 500);
       const statements = await recordStatements(app, async () => {
         // A connection of its own (agent: false), not one of fetch's pooled keep-alive connections: the
-        // insert above holds this process's event loop (PGlite runs in it) for seconds on a busy machine,
+        // insert above takes seconds on a busy machine (it held the event loop when PGlite ran on it),
         // and a pooled connection idle from before it could be closed by the server's keep-alive timer
         // just as it is reused, which failed the request with ECONNRESET. The client leaves by
         // destroying the socket after the first chunk.
@@ -850,7 +1085,10 @@ describe('simulated-campaign', () => {
   afterAll(() => app?.close());
 
   function parseCsv(text: string): Record<string, string>[] {
-    const [header, ...rows] = text.trimEnd().split('\r\n').map((line) => line.split(','));
+    const [header, ...rows] = text
+      .trimEnd()
+      .split('\r\n')
+      .map((line) => line.split(','));
     return rows.map((row) => Object.fromEntries(header.map((column, index) => [column, row[index] ?? ''])));
   }
 
@@ -859,8 +1097,13 @@ describe('simulated-campaign', () => {
     const flow = await acme.rest.post('/api/call-flows', FLOW);
     const number = await acme.rest.post('/api/phone-numbers', { number: '+14155550142', label: 'Caller ID' });
     const program = await acme.rest.post('/api/programs', {
-      name: 'Offline', kind: 'campaign', flowId: flow.body.id, audienceId: audience.id, fromNumberId: number.body.id,
-      maxConcurrentCalls: 4, retryPolicy: { maxAttempts: 2, retryDelayMinutes: 0 },
+      name: 'Offline',
+      kind: 'campaign',
+      flowId: flow.body.id,
+      audienceId: audience.id,
+      fromNumberId: number.body.id,
+      maxConcurrentCalls: 4,
+      retryPolicy: { maxAttempts: 2, retryDelayMinutes: 0 },
     });
     expect(program.body).toMatchObject({ carrier: 'simulator', fromNumberId: number.body.id });
     expect((await acme.rest.post(`/api/programs/${program.body.id}/activate`)).status).toBe(200);
@@ -882,16 +1125,22 @@ describe('simulated-campaign', () => {
     const calls = rest.data as Record<string, unknown>[];
     expect(rest.meta.total).toBe(calls.length);
     expect(calls.length).toBe(done.creditsSpent);
-    expect(calls.every((call) => call.carrier === 'simulator' && /^SM[0-9a-f]{32}$/.test(String(call.carrierCallId)) && call.from === '+14155550142')).toBe(true);
+    expect(calls.every((call) => call.carrier === 'simulator' && /^SM[0-9a-f]{32}$/.test(String(call.carrierCallId)) && call.from === '+14155550142')).toBe(
+      true,
+    );
     expect(calls.every((call) => ['completed', 'busy', 'no_answer', 'failed'].includes(String(call.status)) && call.endedAt !== null)).toBe(true);
-    const connected = calls.filter((call) => call.outcome === 'answered' || call.outcome === 'voicemail');
+    const connected = calls.filter((call) => call.outcome === 'answered' || call.outcome === 'voicemail' || call.outcome === 'voicemail_left');
     expect(connected.every((call) => call.status === 'completed' && call.answeredAt !== null)).toBe(true);
     // A simulated call lasts as long as it was played: its duration agrees with its own answeredAt → endedAt.
     for (const call of connected) {
       expect(call.durationSeconds).toBe(Math.ceil((Date.parse(String(call.endedAt)) - Date.parse(String(call.answeredAt))) / 1000));
     }
-    expect(connected.filter((call) => call.outcome === 'answered').every((call) => JSON.stringify(call.reachedNodeIds) === '["start","hello","end"]')).toBe(true);
-    expect(calls.filter((call) => !connected.includes(call)).every((call) => (call.reachedNodeIds as string[]).length === 0 && call.durationSeconds === 0)).toBe(true);
+    expect(connected.filter((call) => call.outcome === 'answered').every((call) => JSON.stringify(call.reachedNodeIds) === '["start","hello","end"]')).toBe(
+      true,
+    );
+    expect(
+      calls.filter((call) => !connected.includes(call)).every((call) => (call.reachedNodeIds as string[]).length === 0 && call.durationSeconds === 0),
+    ).toBe(true);
 
     // Each contact: its calls numbered 1, 2, …; the last one decides whether it was reached.
     const byContact = new Map<string, Record<string, unknown>[]>();
@@ -899,7 +1148,9 @@ describe('simulated-campaign', () => {
     expect([...byContact.keys()].sort()).toEqual([...audience.contactIds].sort());
     const last = new Map([...byContact].map(([contactId, list]) => [contactId, list.sort((a, b) => Number(a.attempt) - Number(b.attempt)).at(-1)!]));
     for (const list of byContact.values()) expect(list.map((call) => call.attempt)).toEqual(list.map((_call, index) => index + 1));
-    const reached = [...last.values()].filter((call) => call.outcome === 'answered' || call.outcome === 'voicemail').length;
+    const reached = [...last.values()].filter(
+      (call) => call.outcome === 'answered' || call.outcome === 'voicemail' || call.outcome === 'voicemail_left',
+    ).length;
     expect(done).toMatchObject({ contactsCompleted: reached, contactsFailed: 12 - reached, contactsPending: 0, contactsInProgress: 0 });
 
     // GraphQL: the same calls, nested under the execution and at the root.
@@ -916,9 +1167,12 @@ describe('simulated-campaign', () => {
     for (const row of rows) {
       const call = last.get(row.contactId)!;
       expect({ lastCallId: row.lastCallId, outcome: row.outcome, attempts: Number(row.attempts), phone: row.phone }).toEqual({
-        lastCallId: call.id, outcome: call.outcome, attempts: call.attempt, phone: call.to,
+        lastCallId: call.id,
+        outcome: call.outcome,
+        attempts: call.attempt,
+        phone: call.to,
       });
-      expect(row.contactStatus).toBe(call.outcome === 'answered' || call.outcome === 'voicemail' ? 'completed' : 'failed');
+      expect(row.contactStatus).toBe(call.outcome === 'answered' || call.outcome === 'voicemail' || call.outcome === 'voicemail_left' ? 'completed' : 'failed');
     }
 
     // Another organization sees none of it.

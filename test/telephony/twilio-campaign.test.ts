@@ -57,7 +57,8 @@ const EXPECTED: Record<CallOutcome, { status: string; outcome: string }> = {
   answered: { status: 'completed', outcome: 'answered' },
   busy: { status: 'busy', outcome: 'busy' },
   'no-answer': { status: 'no_answer', outcome: 'no_answer' },
-  voicemail: { status: 'completed', outcome: 'voicemail' },
+  // A machine's verdict comes after its greeting: the flow's voicemail branch is left after the beep.
+  voicemail: { status: 'completed', outcome: 'voicemail_left' },
   failed: { status: 'failed', outcome: 'failed' },
 };
 
@@ -83,12 +84,19 @@ async function expectOneFinalCallPerContact(executionId: string, byPhone: Map<st
   }
   const execution = (await acme.rest.get(`/api/executions/${executionId}`)).body;
   const connected = [...byPhone.values()].filter((outcome) => outcome === 'answered' || outcome === 'voicemail').length;
-  expect(execution).toMatchObject({ status: 'completed', contactsCompleted: connected, contactsFailed: byPhone.size - connected, contactsPending: 0, contactsInProgress: 0, creditsSpent: byPhone.size });
+  expect(execution).toMatchObject({
+    status: 'completed',
+    contactsCompleted: connected,
+    contactsFailed: byPhone.size - connected,
+    contactsPending: 0,
+    contactsInProgress: 0,
+    creditsSpent: byPhone.size,
+  });
   return calls;
 }
 
 describe('a campaign through Twilio', () => {
-  it('places every call with a signed status callback and machine detection, and records each call and contact once', async () => {
+  it('places every call with a signed status callback and background machine detection, and records each call and contact once', async () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 6, callsPerSecond: 20 });
     const byPhone = scriptOutcomes(campaign.phones);
     const runner = testRunner(app, { intervalMs: 20 });
@@ -111,21 +119,28 @@ describe('a campaign through Twilio', () => {
       expect(call.statusCallback).toMatch(new RegExp(`^${app.baseUrl}/telephony/twilio/${campaign.connectionId}/status\\?callId=[0-9a-f-]{36}$`));
       expect(call.url).toMatch(new RegExp(`^${app.baseUrl}/telephony/twilio/${campaign.connectionId}/answer\\?callId=[0-9a-f-]{36}$`));
       expect(call.statusCallbackEvents.sort()).toEqual(['answered', 'completed', 'initiated', 'ringing']);
-      expect(call.machineDetection).toBe('Enable');
+      expect(call.machineDetection).toBe('DetectMessageEnd');
+      expect(call.asyncAmd?.callback).toMatch(new RegExp(`^${app.baseUrl}/telephony/twilio/${campaign.connectionId}/amd\\?callId=[0-9a-f-]{36}$`));
     }
     expect(calls.every((call) => call.from_number === number)).toBe(true);
 
-    // Answered calls were told the flow's words; a machine heard the voicemail branch; each walk is on its call.
+    // Every answered call was told the flow's words at once (detection runs meanwhile); a machine's call was
+    // then updated to say the voicemail branch after the beep; each walk is on its call.
     for (const call of mine.filter((call) => call.twiml !== null)) {
       const outcome = byPhone.get(call.to);
       expect(call.twimlStatus).toBe(200);
-      expect(call.twiml).toContain(outcome === 'voicemail' ? FLOW.nodes[2].label : FLOW.nodes[1].label);
+      expect(call.twiml).toContain(FLOW.nodes[1].label);
       expect(call.twiml).toContain('<Hangup/>');
+      expect(call.updates.map((update) => update.Twiml)).toEqual(
+        outcome === 'voicemail' ? [expect.stringContaining(`${FLOW.nodes[2].label}</Say><Hangup/>`)] : [],
+      );
     }
     const answered = calls.filter((call) => call.outcome === 'answered');
     expect(answered.every((call) => JSON.stringify(call.reached_node_ids) === JSON.stringify(['start', 'hello', 'end']))).toBe(true);
-    expect(calls.find((call) => call.outcome === 'voicemail')?.reached_node_ids).toEqual(['start', 'vm', 'end']);
-    expect(calls.filter((call) => call.outcome !== 'answered' && call.outcome !== 'voicemail').every((call) => call.reached_node_ids.length === 0)).toBe(true);
+    expect(calls.find((call) => call.outcome === 'voicemail_left')?.reached_node_ids).toEqual(['start', 'hello', 'end', 'vm']);
+    expect(calls.filter((call) => call.outcome !== 'answered' && call.outcome !== 'voicemail_left').every((call) => call.reached_node_ids.length === 0)).toBe(
+      true,
+    );
     const execution = (await acme.rest.get(`/api/executions/${campaign.executionId}`)).body;
     expect(execution.nodeCounts ?? null).not.toBe(undefined);
   });
@@ -185,13 +200,19 @@ describe('a campaign through Twilio', () => {
     const calls = await callsOf(campaign.executionId);
     const failed = calls.filter((call) => call.status === 'failed');
     expect(failed.length).toBeGreaterThanOrEqual(2);
-    expect(failed.every((call) => call.credits_charged === 0 && call.carrier_call_id === null && /503|unavailable|Service/i.test(call.error_text ?? ''))).toBe(true);
+    expect(failed.every((call) => call.credits_charged === 0 && call.carrier_call_id === null && /503|unavailable|Service/i.test(call.error_text ?? ''))).toBe(
+      true,
+    );
     const completed = calls.filter((call) => call.status === 'completed');
     expect(completed).toHaveLength(2);
     expect(completed.every((call) => call.attempt === 1)).toBe(true);
     const execution = (await acme.rest.get(`/api/executions/${campaign.executionId}`)).body;
     expect(execution).toMatchObject({ contactsCompleted: 2, contactsFailed: 0, creditsSpent: 2 });
-    const ledger = (await acme.rest.get(`/api/organization/credit-ledger?limit=100`)).body.data as { kind: string; amount: number; executionId: string | null }[];
+    const ledger = (await acme.rest.get(`/api/organization/credit-ledger?limit=100`)).body.data as {
+      kind: string;
+      amount: number;
+      executionId: string | null;
+    }[];
     const mine = ledger.filter((entry) => entry.executionId === campaign.executionId);
     expect(mine.filter((entry) => entry.kind === 'refund').reduce((sum, entry) => sum + entry.amount, 0)).toBe(failed.length);
     expect(mine.reduce((sum, entry) => sum + entry.amount, 0)).toBe(-2);
@@ -216,7 +237,16 @@ describe('carrier webhooks', () => {
   const statusUrl = () => `${app.baseUrl}/telephony/twilio/${campaign.connectionId}/status?callId=${callId}`;
   const completed = () => {
     const created = fake.calls().find((call) => call.to === campaign.phones[0])!;
-    return { AccountSid: fake.accountSid, CallSid: created.sid, CallStatus: 'completed', CallDuration: '3', To: created.to, From: created.from, Direction: 'outbound-api', ApiVersion: '2010-04-01' };
+    return {
+      AccountSid: fake.accountSid,
+      CallSid: created.sid,
+      CallStatus: 'completed',
+      CallDuration: '3',
+      To: created.to,
+      From: created.from,
+      Direction: 'outbound-api',
+      ApiVersion: '2010-04-01',
+    };
   };
   const post = (url: string, params: Record<string, string>, signature?: string) =>
     fetch(url, {
@@ -284,12 +314,16 @@ describe('pacing', () => {
     const runners = [testRunner(app, { intervalMs: 10, placementRetryMs: 200 }), testRunner(app, { intervalMs: 10, placementRetryMs: 200 })];
     for (const runner of runners) runner.start();
     try {
-      await waitForExecution(other, campaign.executionId, (execution) => execution.status === 'completed', 30_000);
+      await waitForExecution(other, campaign.executionId, (execution) => execution.status === 'completed');
     } finally {
       await Promise.all(runners.map((runner) => runner.stop()));
     }
     // The promise: no second saw more than two calls claimed on the connection, whichever runner claimed them.
-    const queued = (await app.sql<{ ms: string }>('select extract(epoch from queued_at) * 1000 as ms from calls where execution_id = ? order by queued_at', [campaign.executionId])).map((row) => Number(row.ms));
+    const queued = (
+      await app.sql<{ ms: string }>('select extract(epoch from queued_at) * 1000 as ms from calls where execution_id = ? order by queued_at', [
+        campaign.executionId,
+      ])
+    ).map((row) => Number(row.ms));
     for (const at of queued) expect(queued.filter((other) => other >= at && other < at + 1000).length).toBeLessThanOrEqual(2);
     expect(queued[queued.length - 1] - queued[0]).toBeGreaterThanOrEqual(3000 - 50); // 8 calls at 2 per second take at least 3 seconds
     // Twilio took each contact's call once; a create it refused (429) would have been retried without a credit lost.
@@ -297,6 +331,57 @@ describe('pacing', () => {
     expect(new Set(accepted.map((call) => call.to)).size).toBe(8);
     expect(accepted).toHaveLength(8);
     expect((await other.rest.get(`/api/executions/${campaign.executionId}`)).body).toMatchObject({ contactsFailed: 8, creditsSpent: 8 });
+  });
+});
+
+describe('waiting on the carrier', () => {
+  // A runner driven by hand on a pinned clock: what it found is on the execution (both doors show the same field, see test/campaigns).
+
+  const waiting = async (org: TestOrganization, executionId: string) => {
+    const body = (await org.rest.get(`/api/executions/${executionId}`)).body;
+    return { status: body.status, waitingReason: body.waitingReason, nextCallAt: body.nextCallAt };
+  };
+
+  it('Twilio answering 5xx: carrier_unavailable until the contact is tried again, then it is called', async () => {
+    const org = await app.organization('Unavailable');
+    const campaign = await twilioCampaign(org, fake, { contacts: 1, callsPerSecond: 20 });
+    fake.script(() => ({ outcome: 'busy', stepMs: 5 }));
+    fake.faults({ createStatus: 503 });
+    let now = new Date('2026-03-10T12:00:00Z');
+    const runner = testRunner(app, { clock: () => now, placementRetryMs: 30_000 });
+    await runner.tick();
+    await runner.idle();
+    await runner.tick();
+    expect(await waiting(org, campaign.executionId)).toEqual({
+      status: 'running',
+      waitingReason: 'carrier_unavailable',
+      nextCallAt: '2026-03-10T12:00:30.000Z',
+    });
+    fake.faults({});
+    now = new Date('2026-03-10T12:00:30Z');
+    await runner.tick();
+    await runner.idle();
+    expect(await waiting(org, campaign.executionId)).toMatchObject({ waitingReason: null, nextCallAt: null });
+    await fake.settled();
+    await waitForExecution(org, campaign.executionId, (execution) => execution.status === 'completed');
+  });
+
+  it('its calls per second used up: carrier_pacing until the next second', async () => {
+    const org = await app.organization('Paced waiting');
+    const campaign = await twilioCampaign(org, fake, { contacts: 2, callsPerSecond: 1, maxConcurrentCalls: 2 });
+    fake.script(() => ({ outcome: 'busy', stepMs: 5 }));
+    let now = new Date('2026-03-10T12:00:00Z');
+    const runner = testRunner(app, { clock: () => now });
+    await runner.tick();
+    await runner.idle();
+    expect(await waiting(org, campaign.executionId)).toEqual({ status: 'running', waitingReason: 'carrier_pacing', nextCallAt: '2026-03-10T12:00:01.000Z' });
+    expect(fake.calls().filter((call) => campaign.phones.includes(call.to))).toHaveLength(1);
+    now = new Date('2026-03-10T12:00:01Z');
+    await runner.tick();
+    await runner.idle();
+    expect(fake.calls().filter((call) => campaign.phones.includes(call.to))).toHaveLength(2);
+    await fake.settled();
+    await waitForExecution(org, campaign.executionId, (execution) => execution.status === 'completed');
   });
 });
 
@@ -313,7 +398,7 @@ describe('two replicas and a kill mid-call', () => {
     const survivor = testRunner(app, { leaseMs: 1000, intervalMs: 50 });
     survivor.start();
     try {
-      await waitForExecution(org, campaign.executionId, (execution) => execution.status === 'completed', 30_000);
+      await waitForExecution(org, campaign.executionId, (execution) => execution.status === 'completed');
     } finally {
       await survivor.stop();
     }

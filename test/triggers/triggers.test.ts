@@ -106,7 +106,10 @@ describe('endpoint', () => {
         for (const res of [await client.rest.get(`/api/programs/${id}/triggers`), await client.rest.post(`/api/programs/${id}/triggers/sync`)]) {
           expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
         }
-        for (const result of [await client.graphql.run(TriggersDocument, { programId: id }), await client.graphql.run(SyncProgramTriggersDocument, { programId: id })]) {
+        for (const result of [
+          await client.graphql.run(TriggersDocument, { programId: id }),
+          await client.graphql.run(SyncProgramTriggersDocument, { programId: id }),
+        ]) {
           expect(result.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
         }
       }
@@ -211,7 +214,8 @@ describe('entity-source', () => {
       expect(statements.filter((sql) => /business_entities/.test(sql))).toHaveLength(1);
 
       const rows = await triggerRows(app, programId);
-      const at = (contactId: string, value: string) => rows.find((row) => row.contact_id === contactId && row.attribute_value === value)?.trigger_at.toISOString();
+      const at = (contactId: string, value: string) =>
+        rows.find((row) => row.contact_id === contactId && row.attribute_value === value)?.trigger_at.toISOString();
       expect(rows).toHaveLength(3);
       // New York is still on EST on March 9 2030 (DST starts March 10); on April 19 it is on EDT.
       expect(at(ny, '2030-03-10')).toBe('2030-03-09T14:00:00.000Z');
@@ -503,7 +507,10 @@ describe('sync', () => {
       const optedOut = await createContact(acme, { name: 'Out', optedOut: true, attributes: { birthday: '2030-05-05' } });
       const outsider = await createContact(acme, { name: 'Not a member', attributes: { birthday: '2030-05-05' } });
       const audienceId = await createAudience(acme, [ny, paris, utc, none, junk, past, optedOut]);
-      const programId = await insertProgram(app, acme, { audienceId, liveTrigger: { attribute: 'birthday', source: 'contact', offsetDays: -1, timeOfDay: '09:00' } });
+      const programId = await insertProgram(app, acme, {
+        audienceId,
+        liveTrigger: { attribute: 'birthday', source: 'contact', offsetDays: -1, timeOfDay: '09:00' },
+      });
 
       const result = await syncProgram(app, programId);
       expect(result).toMatchObject({ programId, created: 3, cancelled: 0, pending: 3 });
@@ -543,14 +550,16 @@ describe('sync', () => {
 
       const rows = await triggerRows(app, programId);
       const before = await statuses(programId);
-      expect(before).toEqual(sorted([
-        [changer!, '2031-04-04', 'cancelled'],
-        [quitter!, '2031-04-04', 'cancelled'],
-        [leaver!, '2031-04-04', 'cancelled'],
-        [deleted!, '2031-04-04', 'cancelled'],
-        [mover!, '2031-04-04', 'pending'],
-        [changer!, '2031-09-09', 'pending'],
-      ]));
+      expect(before).toEqual(
+        sorted([
+          [changer!, '2031-04-04', 'cancelled'],
+          [quitter!, '2031-04-04', 'cancelled'],
+          [leaver!, '2031-04-04', 'cancelled'],
+          [deleted!, '2031-04-04', 'cancelled'],
+          [mover!, '2031-04-04', 'pending'],
+          [changer!, '2031-09-09', 'pending'],
+        ]),
+      );
       // The mover's pending trigger follows the new zone and name: 09:00 in Tokyo is 00:00Z.
       const moved = rows.find((row) => row.contact_id === mover)!;
       expect([moved.trigger_at.toISOString(), moved.contact_name]).toEqual(['2031-04-04T00:00:00.000Z', 'Moved']);
@@ -559,14 +568,16 @@ describe('sync', () => {
       await acme.rest.put(`/api/contacts/${quitter}`, { optedOut: false });
       await acme.rest.post(`/api/audience/${audienceId}/members`, { contactIds: [leaver] });
       await acme.rest.put(`/api/contacts/${changer}`, { attributes: { birthday: '2031-04-04' }, name: 'Changed back' });
-      expect(await statuses(programId)).toEqual(sorted([
-        [changer!, '2031-04-04', 'pending'],
-        [quitter!, '2031-04-04', 'pending'],
-        [leaver!, '2031-04-04', 'pending'],
-        [deleted!, '2031-04-04', 'cancelled'],
-        [mover!, '2031-04-04', 'pending'],
-        [changer!, '2031-09-09', 'cancelled'],
-      ]));
+      expect(await statuses(programId)).toEqual(
+        sorted([
+          [changer!, '2031-04-04', 'pending'],
+          [quitter!, '2031-04-04', 'pending'],
+          [leaver!, '2031-04-04', 'pending'],
+          [deleted!, '2031-04-04', 'cancelled'],
+          [mover!, '2031-04-04', 'pending'],
+          [changer!, '2031-09-09', 'cancelled'],
+        ]),
+      );
       const revived = (await triggerRows(app, programId)).find((row) => row.contact_id === changer && row.attribute_value === '2031-04-04')!;
       expect([revived.trigger_at.toISOString(), revived.contact_name, revived.triggered_at]).toEqual(['2031-04-04T09:00:00.000Z', 'Changed back', null]);
       // A date whose time has passed is not revived.
@@ -586,10 +597,12 @@ describe('sync', () => {
       await syncProgram(app, programId);
       const joiner = await createContact(acme, { attributes: { birthday: '2032-02-02' } });
       await acme.rest.post(`/api/audience/${audienceId}/members`, { contactIds: [joiner] });
-      expect(await statuses(programId)).toEqual(sorted([
-        [first, '2032-01-01', 'pending'],
-        [joiner, '2032-02-02', 'pending'],
-      ]));
+      expect(await statuses(programId)).toEqual(
+        sorted([
+          [first, '2032-01-01', 'pending'],
+          [joiner, '2032-02-02', 'pending'],
+        ]),
+      );
       expect((await acme.rest.delete(`/api/audience/${audienceId}`)).status).toBe(204);
       expect((await triggerRows(app, programId)).map((row) => row.status)).toEqual(['cancelled', 'cancelled']);
     });

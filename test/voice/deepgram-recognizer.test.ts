@@ -195,10 +195,14 @@ describe('DeepgramRecognizer', () => {
 
   it('rejects open() with Deepgram’s words for any refusal, and when Deepgram cannot be reached or never answers', async () => {
     fake.refuse = { status: 402, err_code: 'ASR_PAYMENT_REQUIRED', err_msg: 'Project does not have enough credits for an ASR request.' };
-    await expect(recognizer().open(OPTIONS, recorder().events)).rejects.toThrow('Deepgram refused the session (HTTP 402: Project does not have enough credits for an ASR request.)');
+    await expect(recognizer().open(OPTIONS, recorder().events)).rejects.toThrow(
+      'Deepgram refused the session (HTTP 402: Project does not have enough credits for an ASR request.)',
+    );
     fake.refuse = null;
     fake.problems.length = 0;
-    await expect(new DeepgramRecognizer({ apiKey: KEY, baseUrl: 'ws://127.0.0.1:1' }).open(OPTIONS, recorder().events)).rejects.toThrow(/^Deepgram could not be reached \(/);
+    await expect(new DeepgramRecognizer({ apiKey: KEY, baseUrl: 'ws://127.0.0.1:1' }).open(OPTIONS, recorder().events)).rejects.toThrow(
+      /^Deepgram could not be reached \(/,
+    );
     fake.hang = true;
     await expect(recognizer({ openTimeoutMs: 100 }).open(OPTIONS, recorder().events)).rejects.toThrow('Deepgram did not open the session within 0.1 s');
     fake.hang = false;

@@ -70,7 +70,9 @@ describe('ElevenLabsSynthesizer', () => {
     expect([ready.name, ready.defaultModel, ready.defaultVoice]).toEqual(['elevenlabs', 'eleven_flash_v2_5', 'Xb7hH8MSUJpSbSDYk0k2']);
     expect(ready.missing()).toBeNull();
     expect(new ElevenLabsSynthesizer({}).missing()).toBe('ELEVENLABS_API_KEY is not set');
-    expect(ready.url({ voiceId: 'voice123', model: '' }).toString()).toBe(`${fake.baseUrl}/v1/text-to-speech/voice123/stream-input?model_id=eleven_flash_v2_5&output_format=ulaw_8000&auto_mode=true&sync_alignment=true`);
+    expect(ready.url({ voiceId: 'voice123', model: '' }).toString()).toBe(
+      `${fake.baseUrl}/v1/text-to-speech/voice123/stream-input?model_id=eleven_flash_v2_5&output_format=ulaw_8000&auto_mode=true&sync_alignment=true`,
+    );
   });
 
   it('speaks sentences in order as μ-law, each as soon as it is pushed, with a textEnd that grows to the whole text, then done after end', async () => {
@@ -197,7 +199,9 @@ describe('ElevenLabsSynthesizer', () => {
 
   it('rejects open() when ElevenLabs never answers the handshake, and reports lost when it never speaks', async () => {
     fake.faults.hang = 'handshake';
-    await expect(synthesizer({ openTimeoutMs: 100 }).open({ voiceId: '', model: '' }, recorder().events)).rejects.toThrow(/^ElevenLabs could not be reached \(.*timed out.*\)$/);
+    await expect(synthesizer({ openTimeoutMs: 100 }).open({ voiceId: '', model: '' }, recorder().events)).rejects.toThrow(
+      /^ElevenLabs could not be reached \(.*timed out.*\)$/,
+    );
     fake.faults.hang = 'audio';
     const recorded = recorder();
     const stream = await synthesizer({ silenceTimeoutMs: 100 }).open({ voiceId: '', model: '' }, recorded.events);
@@ -209,7 +213,9 @@ describe('ElevenLabsSynthesizer', () => {
     fake.faults.inactivityMs = 20;
     const recorded = recorder();
     await synthesizer().open({ voiceId: '', model: '' }, recorded.events);
-    expect(await recorded.ended).toMatch(/^lost: ElevenLabs closed the stream \(code 1008: Have not received a new text input within the timeout of 20 seconds\./);
+    expect(await recorded.ended).toMatch(
+      /^lost: ElevenLabs closed the stream \(code 1008: Have not received a new text input within the timeout of 20 seconds\./,
+    );
   });
 
   it('rejects open() without a key, and when nothing listens at the base', async () => {
@@ -218,7 +224,11 @@ describe('ElevenLabsSynthesizer', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    await expect(new ElevenLabsSynthesizer({ baseUrl: fake.baseUrl }).open({ voiceId: '', model: '' }, recorder().events)).rejects.toThrow('ELEVENLABS_API_KEY is not set');
-    await expect(synthesizer({ baseUrl: `ws://127.0.0.1:${port}` }).open({ voiceId: '', model: '' }, recorder().events)).rejects.toThrow(/^ElevenLabs could not be reached \(.*ECONNREFUSED.*\)$/);
+    await expect(new ElevenLabsSynthesizer({ baseUrl: fake.baseUrl }).open({ voiceId: '', model: '' }, recorder().events)).rejects.toThrow(
+      'ELEVENLABS_API_KEY is not set',
+    );
+    await expect(synthesizer({ baseUrl: `ws://127.0.0.1:${port}` }).open({ voiceId: '', model: '' }, recorder().events)).rejects.toThrow(
+      /^ElevenLabs could not be reached \(.*ECONNREFUSED.*\)$/,
+    );
   });
 });

@@ -8,7 +8,8 @@ import { clientMessageProblem, DEEPGRAM_SPEC_SOURCE, serverMessageProblem } from
 // that pass against it mean something. No database: the double alone, over loopback.
 
 const KEY = 'dg-test-key';
-const GOOD_QUERY = 'model=nova-3&language=en&encoding=mulaw&sample_rate=8000&channels=1&interim_results=true&endpointing=300&utterance_end_ms=1000&vad_events=true&smart_format=true';
+const GOOD_QUERY =
+  'model=nova-3&language=en&encoding=mulaw&sample_rate=8000&channels=1&interim_results=true&endpointing=300&utterance_end_ms=1000&vad_events=true&smart_format=true';
 
 let fake: FakeDeepgram;
 
@@ -49,7 +50,9 @@ async function connect(query = GOOD_QUERY) {
   const messages: Record<string, any>[] = [];
   const socket = new WebSocket(`${fake.baseUrl}/v1/listen?${query}`, { headers: { Authorization: `Token ${KEY}` } });
   socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as Record<string, any>));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   const session = fake.nextSession();
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
   const until = async (test: () => boolean, what: string) => {
@@ -124,7 +127,9 @@ describe('a session', () => {
     for (const frame of frames(Buffer.concat([silence(200), tone(600), silence(1400)]))) client.socket.send(frame);
     await client.until(() => client.messages.some((message) => message.type === 'UtteranceEnd'), 'UtteranceEnd');
     const shapes = client.messages.map((message) =>
-      message.type === 'Results' ? `${message.is_final ? 'final' : 'interim'}:${message.channel.alternatives[0].transcript}:${message.speech_final}` : message.type,
+      message.type === 'Results'
+        ? `${message.is_final ? 'final' : 'interim'}:${message.channel.alternatives[0].transcript}:${message.speech_final}`
+        : message.type,
     );
     expect(shapes).toEqual(['SpeechStarted', 'interim:Hello:false', 'interim:Hello there:false', 'final:Hello there:true', 'UtteranceEnd']);
     const [started, , , final, utteranceEnd] = client.messages;

@@ -36,7 +36,9 @@ function connect(options: { path?: string; query?: string; key?: string | null }
   const socket = new WebSocket(url, { headers });
   const messages: Record<string, any>[] = [];
   socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as Record<string, any>));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   return new Promise((resolve, reject) => {
     socket.once('unexpected-response', (_req, res) => {
       let body = '';
@@ -55,7 +57,13 @@ describe('the vendored ElevenLabs stream-input description', () => {
   });
 
   it('accepts the documented messages and refuses unknown keys, a first text other than a space, and values outside an enum', () => {
-    expect(clientMessageProblem('InitializeConnection', { text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, use_speaker_boost: false }, generation_config: { chunk_length_schedule: [120, 160, 250, 290] } })).toBeNull();
+    expect(
+      clientMessageProblem('InitializeConnection', {
+        text: ' ',
+        voice_settings: { stability: 0.5, similarity_boost: 0.8, use_speaker_boost: false },
+        generation_config: { chunk_length_schedule: [120, 160, 250, 290] },
+      }),
+    ).toBeNull();
     expect(clientMessageProblem('InitializeConnection', { text: 'Hello ' })).toMatch(/'text'.*must be " "/);
     // The AsyncAPI's own example spells the key `xi_api_key`; its schema says `xi-api-key`, which is what is checked.
     expect(clientMessageProblem('InitializeConnection', { text: ' ', xi_api_key: 'k' })).toBe("unknown field 'xi_api_key'");
@@ -63,7 +71,9 @@ describe('the vendored ElevenLabs stream-input description', () => {
     expect(clientMessageProblem('SendText', { text: 'Hello world ', flush: true, context_id: 'a' })).toBe("unknown field 'context_id'");
     expect(clientMessageProblem('SendText', { text: 'Hi ', voice_settings: { stability: 0.5, pitch: 2 } })).toBe("unknown field 'voice_settings.pitch'");
     expect(clientMessageProblem('CloseConnection', { text: '' })).toBeNull();
-    expect(queryProblem(new URLSearchParams('model_id=eleven_flash_v2_5&output_format=ulaw_8000&auto_mode=true&sync_alignment=true&inactivity_timeout=60'))).toBeNull();
+    expect(
+      queryProblem(new URLSearchParams('model_id=eleven_flash_v2_5&output_format=ulaw_8000&auto_mode=true&sync_alignment=true&inactivity_timeout=60')),
+    ).toBeNull();
     expect(queryProblem(new URLSearchParams('output_format=ulaw_16000'))).toMatch(/^invalid value for query parameter 'output_format'/);
     expect(queryProblem(new URLSearchParams('optimize_streaming_latency=3'))).toBe("unknown query parameter 'optimize_streaming_latency'");
     expect(queryProblem(new URLSearchParams('auto_mode=yes'))).toMatch(/'auto_mode'.*boolean/);
@@ -143,8 +153,14 @@ describe('the ElevenLabs double', () => {
 
   it('refuses a handshake with an unknown path, an unknown query parameter, a value outside an enum, or a model the socket does not serve', async () => {
     await expect(connect({ path: `/v1/text-to-speech/${VOICE}/stream` })).rejects.toMatchObject({ status: 404 });
-    await expect(connect({ query: `${QUERY}&optimize_streaming_latency=3` })).rejects.toMatchObject({ status: 400, body: { detail: { message: "unknown query parameter 'optimize_streaming_latency'" } } });
-    await expect(connect({ query: 'model_id=eleven_flash_v2_5&output_format=ulaw_16000' })).rejects.toMatchObject({ status: 400, body: { detail: { message: expect.stringMatching(/output_format/) } } });
+    await expect(connect({ query: `${QUERY}&optimize_streaming_latency=3` })).rejects.toMatchObject({
+      status: 400,
+      body: { detail: { message: "unknown query parameter 'optimize_streaming_latency'" } },
+    });
+    await expect(connect({ query: 'model_id=eleven_flash_v2_5&output_format=ulaw_16000' })).rejects.toMatchObject({
+      status: 400,
+      body: { detail: { message: expect.stringMatching(/output_format/) } },
+    });
     await expect(connect({ query: 'model_id=eleven_v3&output_format=ulaw_8000' })).rejects.toMatchObject({ status: 403 });
     expect(fake.refusedHandshakes.map((refusal) => refusal.status)).toEqual([404, 400, 400, 403]);
   });
@@ -154,7 +170,13 @@ describe('the ElevenLabs double', () => {
       [[{ text: 'Hello. ' }], /^Invalid message: the first message must initialize the stream/],
       [[{ text: ' ' }, { text: 'Hello. ', flush: true, speed: 1.1 }], /^Invalid message: unknown field 'speed'$/],
       [[{ text: ' ' }, { text: 'Hello.', flush: true }], /^Invalid message: text must end with a single space$/],
-      [[{ text: ' ', voice_settings: { stability: 0.5 } }, { text: 'Hello. ', voice_settings: { stability: 0.9 } }], /^voice_settings field must be provided in the first message and then either be not provided or not change\.$/],
+      [
+        [
+          { text: ' ', voice_settings: { stability: 0.5 } },
+          { text: 'Hello. ', voice_settings: { stability: 0.9 } },
+        ],
+        /^voice_settings field must be provided in the first message and then either be not provided or not change\.$/,
+      ],
     ];
     for (const [messages, reason] of cases) {
       const client = await connect();

@@ -1,6 +1,8 @@
 import WebSocket from 'ws';
 import { BETA_SHAPE_DISABLED, startFakeRealtime, type FakeRealtime, type RealtimeEvent } from '../support/fake-openai-realtime.js';
+import type { ResponseCreateEvent } from 'openai/resources/realtime/realtime';
 import { clientEventProblem, REALTIME_SPEC_SOURCE, serverEventProblem } from '../support/openai-realtime-spec.js';
+import { firstLineInstructions } from '../../src/modules/voice/realtime/speech-provider.js';
 
 // The OpenAI Realtime double checks what it is sent against the GA schemas OpenAI publishes, as the
 // service does: these tests show it can fail, so the speech-to-speech tests that pass against it mean
@@ -26,7 +28,9 @@ async function connect(headers: Record<string, string> = {}) {
   const events: RealtimeEvent[] = [];
   const socket = new WebSocket(`${fake.url}?model=gpt-realtime`, { headers: { Authorization: 'Bearer sk-test', ...headers } });
   socket.on('message', (data) => events.push(JSON.parse(data.toString()) as RealtimeEvent));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
   const next = async (type: string): Promise<RealtimeEvent> => {
     for (let waited = 0; waited < 2000; waited += 10) {
@@ -74,12 +78,35 @@ describe('the vendored OpenAI Realtime schemas', () => {
   it('accept a GA session.update and refuse the beta shape, an unknown key anywhere, and a session without its type', () => {
     expect(clientEventProblem({ type: 'session.update', session: GA_SESSION })).toBeNull();
     expect(clientEventProblem({ type: 'session.update', session: { type: 'realtime', instructions: 'Refreshed passages.' } })).toBeNull();
-    expect(clientEventProblem({ type: 'session.update', session: { ...BETA_SESSION, type: 'realtime' } })).toMatchObject({ code: 'unknown_parameter', message: expect.stringMatching(/^Unknown parameter: 'session\.(modalities|voice|input_audio_format|output_audio_format|input_audio_transcription|turn_detection)'\.$/) });
-    expect(clientEventProblem({ type: 'session.update', session: { ...GA_SESSION, input_audio_format: 'g711_ulaw' } })).toEqual({ code: 'unknown_parameter', message: "Unknown parameter: 'session.input_audio_format'.", param: 'session.input_audio_format' });
-    expect(clientEventProblem({ type: 'session.update', session: { ...GA_SESSION, audio: { ...GA_SESSION.audio, output: { format: { type: 'audio/pcmu', rate: 8000 } } } } })).toMatchObject({ code: 'unknown_parameter', param: 'session.audio.output.format.rate' });
-    expect(clientEventProblem({ type: 'session.update', session: { instructions: 'Refreshed passages.' } })).toEqual({ code: 'missing_required_parameter', message: "Missing required parameter: 'session.type'.", param: 'session.type' });
-    expect(clientEventProblem({ type: 'session.update', session: { ...GA_SESSION, audio: { input: { format: 'g711_ulaw' } } } })).toMatchObject({ param: 'session.audio.input.format' });
-    expect(clientEventProblem({ type: 'conversation.item.truncate', item_id: 'item_1', content_index: 0 })).toMatchObject({ code: 'missing_required_parameter', param: 'audio_end_ms' });
+    expect(clientEventProblem({ type: 'session.update', session: { ...BETA_SESSION, type: 'realtime' } })).toMatchObject({
+      code: 'unknown_parameter',
+      message: expect.stringMatching(
+        /^Unknown parameter: 'session\.(modalities|voice|input_audio_format|output_audio_format|input_audio_transcription|turn_detection)'\.$/,
+      ),
+    });
+    expect(clientEventProblem({ type: 'session.update', session: { ...GA_SESSION, input_audio_format: 'g711_ulaw' } })).toEqual({
+      code: 'unknown_parameter',
+      message: "Unknown parameter: 'session.input_audio_format'.",
+      param: 'session.input_audio_format',
+    });
+    expect(
+      clientEventProblem({
+        type: 'session.update',
+        session: { ...GA_SESSION, audio: { ...GA_SESSION.audio, output: { format: { type: 'audio/pcmu', rate: 8000 } } } },
+      }),
+    ).toMatchObject({ code: 'unknown_parameter', param: 'session.audio.output.format.rate' });
+    expect(clientEventProblem({ type: 'session.update', session: { instructions: 'Refreshed passages.' } })).toEqual({
+      code: 'missing_required_parameter',
+      message: "Missing required parameter: 'session.type'.",
+      param: 'session.type',
+    });
+    expect(clientEventProblem({ type: 'session.update', session: { ...GA_SESSION, audio: { input: { format: 'g711_ulaw' } } } })).toMatchObject({
+      param: 'session.audio.input.format',
+    });
+    expect(clientEventProblem({ type: 'conversation.item.truncate', item_id: 'item_1', content_index: 0 })).toMatchObject({
+      code: 'missing_required_parameter',
+      param: 'audio_end_ms',
+    });
     expect(clientEventProblem({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: 'call_1', output: '{}' } })).toBeNull();
     expect(clientEventProblem({ type: 'response.audio.delta' })).toMatchObject({ code: 'invalid_event_type' });
   });
@@ -88,7 +115,15 @@ describe('the vendored OpenAI Realtime schemas', () => {
     const base = { event_id: 'event_1', response_id: 'resp_1', item_id: 'item_1', output_index: 0, content_index: 0, delta: 'aGk=' };
     expect(serverEventProblem({ ...base, type: 'response.output_audio.delta' })).toBeNull();
     expect(serverEventProblem({ ...base, type: 'response.audio.delta' })).toMatchObject({ code: 'invalid_event_type' });
-    expect(serverEventProblem({ event_id: 'event_2', type: 'conversation.item.input_audio_transcription.completed', item_id: 'item_1', content_index: 0, transcript: 'Hi' })).toMatchObject({ param: 'usage' });
+    expect(
+      serverEventProblem({
+        event_id: 'event_2',
+        type: 'conversation.item.input_audio_transcription.completed',
+        item_id: 'item_1',
+        content_index: 0,
+        transcript: 'Hi',
+      }),
+    ).toMatchObject({ param: 'usage' });
   });
 });
 
@@ -106,9 +141,19 @@ describe('the OpenAI Realtime double', () => {
     expect(created.session).toMatchObject({ type: 'realtime', object: 'realtime.session', model: 'gpt-realtime' });
     client.send({ type: 'session.update', event_id: 'event_beta', session: BETA_SESSION });
     const error = await client.next('error');
-    expect(error.error).toEqual({ type: 'invalid_request_error', code: 'missing_required_parameter', message: "Missing required parameter: 'session.type'.", param: 'session.type', event_id: 'event_beta' });
+    expect(error.error).toEqual({
+      type: 'invalid_request_error',
+      code: 'missing_required_parameter',
+      message: "Missing required parameter: 'session.type'.",
+      param: 'session.type',
+      event_id: 'event_beta',
+    });
     client.send({ type: 'session.update', event_id: 'event_mixed', session: { ...GA_SESSION, input_audio_format: 'g711_ulaw' } });
-    expect((await client.next('error')).error).toMatchObject({ code: 'unknown_parameter', message: "Unknown parameter: 'session.input_audio_format'.", event_id: 'event_mixed' });
+    expect((await client.next('error')).error).toMatchObject({
+      code: 'unknown_parameter',
+      message: "Unknown parameter: 'session.input_audio_format'.",
+      event_id: 'event_mixed',
+    });
     expect(client.events.filter((event) => event.type === 'session.updated')).toEqual([]);
     expect(fake.sessions.at(-1)!.sessionUpdates()).toEqual([]);
     expect(fake.problems.map((problem) => [problem.kind, problem.problem.code])).toEqual([
@@ -132,6 +177,24 @@ describe('the OpenAI Realtime double', () => {
     client.socket.close();
   });
 
+  it('speaks, word for word, the line a response.create’s instructions quote (the gateway’s first message, of a shape the openai SDK types take)', async () => {
+    const client = await connect();
+    client.send({ type: 'session.update', session: GA_SESSION });
+    await client.next('session.updated');
+    const event = {
+      type: 'response.create',
+      response: { instructions: firstLineInstructions('Hello "Ada", this is Riley.'), tool_choice: 'none' },
+    } satisfies ResponseCreateEvent;
+    expect(clientEventProblem(event)).toBeNull();
+    client.send(event);
+    expect((await client.next('response.output_audio_transcript.done')).transcript).toBe('Hello "Ada", this is Riley.');
+    expect((await client.next('response.done')).response.status).toBe('completed');
+    // Without a quoted line (the reply after a tool), the double waits for the script as before.
+    client.send({ type: 'response.create' });
+    expect(fake.problems).toEqual([]);
+    client.socket.close();
+  });
+
   it('answers a scripted turn with GA server events only, each valid against the schemas', async () => {
     const client = await connect();
     await client.next('session.created');
@@ -140,7 +203,15 @@ describe('the OpenAI Realtime double', () => {
     await session.say([{ text: 'Hello there.' }], { tools: [{ name: 'end_call', arguments: { reason: 'done' } }] });
     await client.next('response.done');
     const types = client.events.map((event) => event.type);
-    expect(types).toEqual(expect.arrayContaining(['response.created', 'response.output_audio.delta', 'response.output_audio_transcript.delta', 'response.output_audio_transcript.done', 'response.function_call_arguments.done']));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'response.created',
+        'response.output_audio.delta',
+        'response.output_audio_transcript.delta',
+        'response.output_audio_transcript.done',
+        'response.function_call_arguments.done',
+      ]),
+    );
     expect(types.some((type) => /^response\.(audio|audio_transcript|text)\./.test(type))).toBe(false);
     expect(fake.problems).toEqual([]);
     const call = client.events.find((event) => event.type === 'response.function_call_arguments.done')!;

@@ -4,8 +4,8 @@ import type { FakeTwilio } from '../support/fake-twilio.js';
 
 export const POLICY = 'Never offer refunds to anyone. Internal code is BLUE FALCON.';
 
-/** An agent through the REST door: builtin/echo unless told, batch voice with a Twilio voice. */
-export async function createVoiceAgent(org: TestOrganization, overrides: Record<string, unknown> = {}): Promise<string> {
+/** An active agent through the REST door: builtin/echo unless told, batch voice with a Twilio voice (`draft: true` leaves it a draft). */
+export async function createVoiceAgent(org: TestOrganization, overrides: Record<string, unknown> = {}, options: { draft?: boolean } = {}): Promise<string> {
   const res = await org.rest.post('/api/agents', {
     name: 'Ava',
     instructions: 'You help callers with their appointments.',
@@ -14,6 +14,7 @@ export async function createVoiceAgent(org: TestOrganization, overrides: Record<
     ...overrides,
   });
   expect(res.status).toBe(201);
+  if (!options.draft) expect((await org.rest.post(`/api/agents/${res.body.id}/activate`)).status).toBe(200);
   return res.body.id as string;
 }
 
@@ -69,7 +70,9 @@ export async function voiceCampaign(
   expect(execution.status).toBe(201);
   expect((await org.rest.post(`/api/executions/${execution.body.id}/start`)).status).toBe(200);
   const contacts = await org.rest.get('/api/contacts?limit=100');
-  const phones = contacts.body.data.filter((contact: { id: string }) => audience.contactIds.includes(contact.id)).map((contact: { phone: string }) => contact.phone);
+  const phones = contacts.body.data
+    .filter((contact: { id: string }) => audience.contactIds.includes(contact.id))
+    .map((contact: { phone: string }) => contact.phone);
   return { connectionId, programId: program.body.id, executionId: execution.body.id, phones };
 }
 

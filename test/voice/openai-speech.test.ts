@@ -73,10 +73,15 @@ describe('the vendored CreateSpeechRequest', () => {
     expect(SPEECH_SPEC_SOURCE.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'Hi.', response_format: 'pcm' })).toBeNull();
     expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', voice: { id: 'voice_123' }, input: 'Hi.' })).toBeNull();
-    expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'Hi.', sample_rate: 8000 })).toMatchObject({ message: 'Unrecognized request argument supplied: sample_rate' });
+    expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'Hi.', sample_rate: 8000 })).toMatchObject({
+      message: 'Unrecognized request argument supplied: sample_rate',
+    });
     expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', voice: { id: 'voice_123', name: 'x' }, input: 'Hi.' })).not.toBeNull();
     expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', input: 'Hi.' })).toMatchObject({ param: 'voice', code: 'missing_required_parameter' });
-    expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'Hi.', response_format: 'ulaw' })).toMatchObject({ param: 'response_format', code: 'invalid_value' });
+    expect(speechRequestProblem({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'Hi.', response_format: 'ulaw' })).toMatchObject({
+      param: 'response_format',
+      code: 'invalid_value',
+    });
   });
 });
 
@@ -154,7 +159,9 @@ describe('OpenAiSynthesizer', () => {
     stream.push('Hello.');
     stream.end();
     const how = await heard.finished;
-    expect(how).toMatch(/^lost: OpenAI refused the speech request \(HTTP 401: Incorrect API key provided: sk-…\. You can find your API key at https:\/\/platform\.openai\.com\/account\/api-keys\.\)$/);
+    expect(how).toMatch(
+      /^lost: OpenAI refused the speech request \(HTTP 401: Incorrect API key provided: sk-…\. You can find your API key at https:\/\/platform\.openai\.com\/account\/api-keys\.\)$/,
+    );
     expect(how).not.toContain(wrongKey);
     expect(how).not.toContain('9876');
     expect(heard.audio).toEqual([]);
@@ -175,7 +182,12 @@ describe('OpenAiSynthesizer', () => {
     expect(how).toMatch(words);
     // The first sentence was heard to its end (its textEnd told), nothing of the third.
     const first = expectedUlaw([pushes[0]!]);
-    expect(heard.ulaw().subarray(0, first.length - 8).equals(first.subarray(0, first.length - 8))).toBe(true);
+    expect(
+      heard
+        .ulaw()
+        .subarray(0, first.length - 8)
+        .equals(first.subarray(0, first.length - 8)),
+    ).toBe(true);
     expect(heard.audio.at(-1)!.textEnd).toBe(pushes[0]!.length);
     expect(heard.told.filter((event) => event.startsWith('lost'))).toHaveLength(1);
   });

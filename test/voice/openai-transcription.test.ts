@@ -81,18 +81,39 @@ describe('the transcription session the recognizer sets', () => {
       audio: {
         input: {
           format: { type: 'audio/pcmu' },
-          transcription: { model: 'gpt-4o-transcribe', language: 'en', prompt: 'The caller may say: Acme, refund.' },
+          transcription: { model: 'gpt-live-transcribe', language: 'en', keywords: ['Acme', 'refund'] },
           turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: TURN_SILENCE_MS },
           noise_reduction: { type: 'near_field' },
         },
       },
     });
     expect(clientEventProblem({ type: 'session.update', session })).toBeNull();
-    expect(transcriptionConfig({ model: 'gpt-live-transcribe', language: 'fr', keyterms: ['Acme'] }).audio.input.transcription).toEqual({ model: 'gpt-live-transcribe', language: 'fr', keywords: ['Acme'] });
-    expect(transcriptionConfig({ model: 'gpt-4o-mini-transcribe', language: 'de' }).audio.input.transcription).toEqual({ model: 'gpt-4o-mini-transcribe', language: 'de' });
+    expect(transcriptionConfig({ model: 'gpt-live-transcribe', language: 'fr', keyterms: ['Acme'] }).audio.input.transcription).toEqual({
+      model: 'gpt-live-transcribe',
+      language: 'fr',
+      keywords: ['Acme'],
+    });
+    expect(transcriptionConfig({ model: 'gpt-4o-mini-transcribe', language: 'de' }).audio.input.transcription).toEqual({
+      model: 'gpt-4o-mini-transcribe',
+      language: 'de',
+    });
+    expect(transcriptionConfig({ model: 'gpt-4o-transcribe', language: 'en', keyterms: ['Acme'] }).audio.input.transcription).toEqual({
+      model: 'gpt-4o-transcribe',
+      language: 'en',
+      prompt: 'The caller may say: Acme.',
+    });
+    // gpt-realtime-whisper takes no VAD: OpenAI's schema says its turn_detection "must be null".
+    const whisper = transcriptionConfig({ model: 'gpt-realtime-whisper', language: 'en' });
+    expect(whisper.audio.input.turn_detection).toBeNull();
+    expect(clientEventProblem({ type: 'session.update', session: whisper })).toBeNull();
     // The double's schemas refuse what the service refuses: a model at the session's top, the beta names.
-    expect(clientEventProblem({ type: 'session.update', session: { ...session, model: 'gpt-4o-transcribe' } })).toMatchObject({ code: 'unknown_parameter', param: 'session.model' });
-    expect(clientEventProblem({ type: 'session.update', session: { ...session, input_audio_format: 'g711_ulaw' } })).toMatchObject({ code: 'unknown_parameter' });
+    expect(clientEventProblem({ type: 'session.update', session: { ...session, model: 'gpt-4o-transcribe' } })).toMatchObject({
+      code: 'unknown_parameter',
+      param: 'session.model',
+    });
+    expect(clientEventProblem({ type: 'session.update', session: { ...session, input_audio_format: 'g711_ulaw' } })).toMatchObject({
+      code: 'unknown_parameter',
+    });
   });
 });
 
@@ -103,8 +124,11 @@ describe('the transcription double', () => {
     socket.on('message', (data) => events.push(JSON.parse(data.toString())));
     await new Promise((resolve) => socket.once('open', resolve));
     socket.send(JSON.stringify({ type: 'session.update', session: transcriptionConfig({ model: '', language: 'en' }) }));
-    for (let waited = 0; !events.some((event) => event.type === 'error') && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(events.find((event) => event.type === 'error')?.error?.message).toBe('Passing a transcription session update event to a realtime session is not allowed.');
+    for (let waited = 0; !events.some((event) => event.type === 'error') && waited < 5000; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(events.find((event) => event.type === 'error')?.error?.message).toBe(
+      'Passing a transcription session update event to a realtime session is not allowed.',
+    );
     socket.close();
     fake.problems.length = 0;
   });
@@ -114,7 +138,7 @@ describe('OpenAiRecognizer', () => {
   it('says what it misses without a key', async () => {
     expect(recognizer(null).missing()).toBe('OPENAI_API_KEY is not set');
     expect(recognizer().missing()).toBeNull();
-    expect(recognizer().defaultModel).toBe('gpt-4o-transcribe');
+    expect(recognizer().defaultModel).toBe('gpt-live-transcribe');
     await expect(recognizer(null).open({ model: '', language: 'en' }, listener().events)).rejects.toThrow('OPENAI_API_KEY is not set');
   });
 
@@ -129,7 +153,11 @@ describe('OpenAiRecognizer', () => {
     expect(double.headers.authorization).toBe(`Bearer ${TRANSCRIPTION_TEST_KEY}`);
     expect(double.kind).toBe('transcription');
     expect(double.sessionUpdates()).toHaveLength(1);
-    expect(double.config.audio.input).toMatchObject({ format: { type: 'audio/pcmu' }, transcription: { model: 'gpt-4o-mini-transcribe', language: 'en' }, turn_detection: { silence_duration_ms: TURN_SILENCE_MS } });
+    expect(double.config.audio.input).toMatchObject({
+      format: { type: 'audio/pcmu' },
+      transcription: { model: 'gpt-4o-mini-transcribe', language: 'en' },
+      turn_detection: { silence_duration_ms: TURN_SILENCE_MS },
+    });
 
     speak(session, 600, TURN_SILENCE_MS + 100);
     await heard.until((told) => told.includes('final: Hello there, I need help.'), 'first final');
@@ -160,10 +188,33 @@ describe('OpenAiRecognizer', () => {
       { text: 'My order number is five.', endOfTurn: true, audioEndMs: secondEnd },
     ]);
     // The audio went as Twilio sent it: μ-law, untouched.
-    expect(Buffer.concat(double.audioChunks).equals(Buffer.concat([tone(300, 600), Buffer.alloc(160 * 25, 0xff), tone(300, 800), Buffer.alloc(160 * 25, 0xff)]))).toBe(true);
+    expect(
+      Buffer.concat(double.audioChunks).equals(Buffer.concat([tone(300, 600), Buffer.alloc(160 * 25, 0xff), tone(300, 800), Buffer.alloc(160 * 25, 0xff)])),
+    ).toBe(true);
     session.close();
     await double.closed;
     expect(heard.told.some((event) => event.startsWith('lost'))).toBe(false);
+  });
+
+  it('finds the turns itself for gpt-realtime-whisper (turn_detection null) and commits each one', async () => {
+    const heard = listener();
+    fake.script.push({ caller: 'Hello there.' }, { caller: 'Goodbye.' });
+    const opened = fake.nextSession();
+    const session = await recognizer().open({ model: 'gpt-realtime-whisper', language: 'en' }, heard.events);
+    const double = await opened;
+    expect(double.config.audio.input).toMatchObject({ transcription: { model: 'gpt-realtime-whisper' }, turn_detection: null });
+    speak(session, 600, 400);
+    await heard.until((told) => told.includes('final: Hello there.'), 'first final');
+    speak(session, 400, 400);
+    await heard.until((told) => told.includes('final: Goodbye.'), 'second final');
+    expect(heard.told.filter((event) => event === 'speechStarted')).toHaveLength(2);
+    // One commit per turn, each where the caller's words ended (our detector's 300 ms of quiet taken off).
+    expect(double.received.filter((event) => event.type === 'input_audio_buffer.commit')).toHaveLength(2);
+    expect(heard.finals).toEqual([
+      { text: 'Hello there.', endOfTurn: true, audioEndMs: 600 },
+      { text: 'Goodbye.', endOfTurn: true, audioEndMs: 600 + 400 + 400 },
+    ]);
+    session.close();
   });
 
   it('keeps each turn apart when a transcript comes after the next turn began', async () => {
@@ -209,7 +260,9 @@ describe('OpenAiRecognizer', () => {
   it('rejects open() for a refused key in OpenAI words, without the key', async () => {
     const wrongKey = 'sk-proj-notthekeynotthekey4321';
     const attempt = recognizer(wrongKey).open({ model: '', language: 'en' }, listener().events);
-    await expect(attempt).rejects.toThrow(/^OpenAI refused the transcription session \(HTTP 401: Incorrect API key provided: sk-…\. You can find your API key at https:\/\/platform\.openai\.com\/account\/api-keys\.\)$/);
+    await expect(attempt).rejects.toThrow(
+      /^OpenAI refused the transcription session \(HTTP 401: Incorrect API key provided: sk-…\. You can find your API key at https:\/\/platform\.openai\.com\/account\/api-keys\.\)$/,
+    );
     const message = await attempt.catch((error: Error) => error.message);
     expect(message).not.toContain(wrongKey);
     expect(message).not.toContain('4321');
@@ -217,10 +270,14 @@ describe('OpenAiRecognizer', () => {
 
   it('rejects open() when the service refuses the session or never confirms it', async () => {
     fake.refuseWith = 429;
-    await expect(recognizer().open({ model: '', language: 'en' }, listener().events)).rejects.toThrow('OpenAI refused the transcription session (HTTP 429: Rate limit reached for realtime sessions. Please try again later.)');
+    await expect(recognizer().open({ model: '', language: 'en' }, listener().events)).rejects.toThrow(
+      'OpenAI refused the transcription session (HTTP 429: Rate limit reached for realtime sessions. Please try again later.)',
+    );
     fake.refuseWith = null;
     fake.confirmsUpdates = false;
-    await expect(recognizer(TRANSCRIPTION_TEST_KEY, 300).open({ model: '', language: 'en' }, listener().events)).rejects.toThrow('OpenAI did not confirm the transcription session within 300 ms');
+    await expect(recognizer(TRANSCRIPTION_TEST_KEY, 300).open({ model: '', language: 'en' }, listener().events)).rejects.toThrow(
+      'OpenAI did not confirm the transcription session within 300 ms',
+    );
   });
 
   it('tells a dropped socket as lost, once, and nothing after', async () => {

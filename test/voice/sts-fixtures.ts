@@ -1,3 +1,4 @@
+import { eventually as waitUntil } from '../helpers/eventually.js';
 import { randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 import { ConversationDocument, StsCallDocument } from '../generated/graphql.js';
@@ -16,17 +17,16 @@ export interface StsWorld {
   acme: TestOrganization;
 }
 
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`${what} never happened: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+export function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  return waitUntil(read, done, { what, everyMs: 20 });
 }
 
-export const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+export const unescapeXml = (text: string) =>
+  text
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 export function stsHelpers(world: () => StsWorld) {
   return {
@@ -53,12 +53,18 @@ export function stsHelpers(world: () => StsWorld) {
      */
     async answeredStream(callId: string, fields: Record<string, string> = { CallStatus: 'in-progress' }): Promise<{ url: string; callSid: string }> {
       const { app, twilioFake } = world();
-      const [row] = await app.sql<{ carrier_call_id: string; carrier_connection_id: string }>('select carrier_call_id, carrier_connection_id from calls where id = ?', [callId]);
+      const [row] = await app.sql<{ carrier_call_id: string; carrier_connection_id: string }>(
+        'select carrier_call_id, carrier_connection_id from calls where id = ?',
+        [callId],
+      );
       const url = `${app.baseUrl}/telephony/twilio/${row!.carrier_connection_id}/answer?callId=${callId}`;
       const params = { CallSid: row!.carrier_call_id, AccountSid: twilioFake.accountSid, ...fields };
       const res = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
+        },
         body: new URLSearchParams(params),
       });
       expect(res.status).toBe(200);
@@ -69,17 +75,24 @@ export function stsHelpers(world: () => StsWorld) {
     },
 
     async callRow(callId: string) {
-      const [row] = await world().app.sql<{ status: string; outcome: string | null; error_text: string | null; conversation_id: string | null; updated_at: Date }>(
-        'select status, outcome, error_text, conversation_id, updated_at from calls where id = ?',
-        [callId],
-      );
+      const [row] = await world().app.sql<{
+        status: string;
+        outcome: string | null;
+        error_text: string | null;
+        conversation_id: string | null;
+        updated_at: Date;
+      }>('select status, outcome, error_text, conversation_id, updated_at from calls where id = ?', [callId]);
       return row!;
     },
 
     /** The stored transcript on the REST door, once it has `count` messages; the GraphQL door then reads the same. */
     async transcript(conversationId: string, count: number): Promise<{ role: string; content: string }[]> {
       const { acme } = world();
-      const rest = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}/messages?limit=100`), (res) => res.body.data?.length === count, 'the stored transcript');
+      const rest = await eventually(
+        () => acme.rest.get(`/api/conversations/${conversationId}/messages?limit=100`),
+        (res) => res.body.data?.length === count,
+        'the stored transcript',
+      );
       const messages = rest.body.data.map((message: { role: string; content: string }) => ({ role: message.role, content: message.content }));
       const graphql = await acme.graphql.ok(ConversationDocument, { id: conversationId, limit: 100 });
       expect(graphql.conversation.messages.data.map((message) => ({ role: message.role, content: message.content }))).toEqual(messages);
@@ -93,7 +106,11 @@ export function stsHelpers(world: () => StsWorld) {
      */
     async expectTurnLatency(callId: string, expected: { provider: string; turns: number; delayMs: number; startedAt: number; other: TestOrganization }) {
       const { acme } = world();
-      const rest = await eventually(() => acme.rest.get(`/api/calls/${callId}`), (res) => res.body.turnLatency !== null, 'the call’s turn latency');
+      const rest = await eventually(
+        () => acme.rest.get(`/api/calls/${callId}`),
+        (res) => res.body.turnLatency !== null,
+        'the call’s turn latency',
+      );
       const latency = rest.body.turnLatency;
       expect(latency.provider).toBe(expected.provider);
       expect(latency.turns).toHaveLength(expected.turns);

@@ -1,11 +1,18 @@
-import twilio from 'twilio';
 import alawmulaw from 'alawmulaw';
 import { ActivateProgramDocument, ConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { frequency } from '../support/fake-openai-realtime.js';
-import { GEMINI_AGENT_HZ, GEMINI_WORD_MS, LIVE_PATH, startFakeGeminiLive, type FakeGeminiLive, type FakeGeminiSession } from '../support/fake-gemini-live.js';
+import {
+  GEMINI_AGENT_HZ,
+  GEMINI_FIRST_LINE_HZ,
+  GEMINI_WORD_MS,
+  LIVE_PATH,
+  startFakeGeminiLive,
+  type FakeGeminiLive,
+  type FakeGeminiSession,
+} from '../support/fake-gemini-live.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { voiceCampaign } from './fixtures.js';
@@ -43,9 +50,12 @@ beforeAll(async () => {
     instructions: INSTRUCTIONS,
     modelConfig: { model: 'google/gemini-3.8-live' },
     voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'Kore' },
+    // These tests are about the caller's turns; the first message is tested on an agent of its own.
+    firstMessageMode: 'wait_for_caller',
     resolutionCriteria: [{ label: 'Booked', description: 'The caller booked a visit' }],
   });
   expect(agent.status).toBe(201);
+  expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
   agentId = agent.body.id;
   contactId = (await createAudience(acme, 1)).contactIds[0]!;
 }, 60_000);
@@ -69,8 +79,8 @@ afterEach(() => {
 
 const { liveCall: insertLiveCall, answeredStream, callRow, transcript, expectTurnLatency } = stsHelpers(() => ({ app, twilioFake, acme }));
 
-function liveCall(): Promise<string> {
-  return insertLiveCall({ org: acme, agentId, contactId, connectionId });
+function liveCall(agent = agentId): Promise<string> {
+  return insertLiveCall({ org: acme, agentId: agent, contactId, connectionId });
 }
 
 async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeGeminiSession }> {
@@ -87,7 +97,9 @@ async function openStream(callId: string): Promise<{ caller: MediaStreamClient; 
 /** The SNR (dB) of the 16 kHz audio the double heard against the caller's μ-law, decoded and linearly interpolated to 16 kHz, at the best delay. */
 function snrAgainstCaller(heard: Int16Array, ulaw: Buffer): number {
   const original = mulaw.decode(new Uint8Array(ulaw));
-  const want = Int16Array.from({ length: original.length * 2 }, (_, i) => (i % 2 === 0 ? original[i / 2]! : Math.round((original[(i - 1) / 2]! + (original[(i + 1) / 2] ?? 0)) / 2)));
+  const want = Int16Array.from({ length: original.length * 2 }, (_, i) =>
+    i % 2 === 0 ? original[i / 2]! : Math.round((original[(i - 1) / 2]! + (original[(i + 1) / 2] ?? 0)) / 2),
+  );
   let best = -Infinity;
   for (let lag = 0; lag <= 120; lag++) {
     let signal = 0;
@@ -118,7 +130,12 @@ describe('a speech-to-speech call on Gemini Live', () => {
       outputAudioTranscription: {},
       sessionResumption: {},
     });
-    expect(session.setup!.tools[0].functionDeclarations.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution', 'opt_out']);
+    expect(session.setup!.tools[0].functionDeclarations.map((tool: { name: string }) => tool.name)).toEqual([
+      'end_call',
+      'reach_resolution',
+      'opt_out',
+      'send_digits',
+    ]);
 
     // The caller speaks: Gemini hears it as 16 kHz PCM, close to the caller's own audio.
     const speech = callerSpeech(600, 400);
@@ -137,7 +154,11 @@ describe('a speech-to-speech call on Gemini Live', () => {
       expect(Math.abs(frequency(frame.payload) - GEMINI_AGENT_HZ)).toBeLessThan(20);
     }
 
-    const row = await eventually(() => callRow(callId), (value) => Boolean(value.conversation_id), 'the conversation link');
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => Boolean(value.conversation_id),
+      'the conversation link',
+    );
     expect(await transcript(row.conversation_id!, 2)).toEqual([
       { role: 'user', content: 'Can I come by tomorrow morning?' },
       { role: 'assistant', content: 'Yes, we open at nine tomorrow.' },
@@ -153,14 +174,19 @@ describe('a speech-to-speech call on Gemini Live', () => {
     caller.stop();
     caller.hangUp();
     await session.closed;
-    await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+    await eventually(
+      () => acme.rest.get(`/api/conversations/${row.conversation_id}`),
+      (res) => res.body.status === 'ended',
+      'the conversation’s end',
+    );
   });
 
   it('times each agent turn from the end of the caller’s speech (our detector: Gemini sends no such event) to its first audio, the same on both doors', async () => {
     // The double declares its delay: each reply starts PROVIDER_DELAY_MS after its own activity detection ended the caller's turn.
     const PROVIDER_DELAY_MS = 150;
     const replies = ['Yes.', 'Nine.', 'Bye.'];
-    for (const [index, reply] of replies.entries()) gemini.script.push({ caller: `Question ${index + 1}?`, reply: [{ text: reply }], delayMs: PROVIDER_DELAY_MS });
+    for (const [index, reply] of replies.entries())
+      gemini.script.push({ caller: `Question ${index + 1}?`, reply: [{ text: reply }], delayMs: PROVIDER_DELAY_MS });
     const callId = await liveCall();
     const startedAt = Date.now();
     const { caller } = await openStream(callId);
@@ -193,7 +219,11 @@ describe('a speech-to-speech call on Gemini Live', () => {
     expect(caller.events('media').length).toBeLessThan(20);
     const heardWords = caller.heard().length;
 
-    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
     const messages = await transcript(conversationId!, 2);
     expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
     // The words whose audio had begun to play: at least what the caller heard, less one word of slack
@@ -211,7 +241,10 @@ describe('a speech-to-speech call on Gemini Live', () => {
   });
 
   it('clears a reply Gemini finished generating but the caller is still hearing when the caller speaks again', async () => {
-    gemini.script.push({ caller: 'What are your hours?', reply: [{ text: 'We open at nine and close at six on weekdays.' }] }, { caller: 'Thanks.', reply: [{ text: 'Bye.' }] });
+    gemini.script.push(
+      { caller: 'What are your hours?', reply: [{ text: 'We open at nine and close at six on weekdays.' }] },
+      { caller: 'Thanks.', reply: [{ text: 'Bye.' }] },
+    );
     const callId = await liveCall();
     const { caller, session } = await openStream(callId);
     await caller.sendAudio(callerSpeech(600, 400));
@@ -251,7 +284,11 @@ describe('a speech-to-speech call on Gemini Live', () => {
       ['end_call', { ending: true }],
     ]);
     const { conversation_id: conversationId } = await callRow(callId);
-    const ended = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+    const ended = await eventually(
+      () => acme.rest.get(`/api/conversations/${conversationId}`),
+      (res) => res.body.status === 'ended',
+      'the conversation’s end',
+    );
     expect(ended.body.outcome).toEqual([{ label: 'Booked', met: true, explanation: 'Visit booked for Monday' }]);
   });
 
@@ -280,6 +317,88 @@ describe('a speech-to-speech call on Gemini Live', () => {
     caller.hangUp();
   });
 
+  // Google's Live reference: the transcriptions are "independent to the model turn", so the caller's
+  // words may come before, among or after the reply's audio, words and turnComplete (GeminiOrder).
+  it.each(['caller-first', 'caller-split', 'caller-after-reply', 'caller-after-complete', 'words-after-audio'] as const)(
+    'stores one caller message and the agent’s whole reply when Gemini sends them %s',
+    async (order) => {
+      gemini.script.push({ caller: 'Can you move my delivery to Thursday?', reply: [{ text: 'Of course, I can move your delivery to Thursday.' }], order });
+      const callId = await liveCall();
+      const { caller } = await openStream(callId);
+      await caller.sendAudio(callerSpeech(600, 400));
+      await caller.waitFor(() => caller.events('media').length >= 8, 'the whole reply');
+      const { conversation_id: conversationId } = await callRow(callId);
+      const stored = [
+        { role: 'user', content: 'Can you move my delivery to Thursday?' },
+        { role: 'assistant', content: 'Of course, I can move your delivery to Thursday.' },
+      ];
+      expect(await transcript(conversationId!, 2)).toEqual(stored);
+      caller.hangUp();
+      await eventually(
+        () => acme.rest.get(`/api/conversations/${conversationId}`),
+        (res) => res.body.status === 'ended',
+        'the conversation’s end',
+      );
+      // Nothing more once the call ended: no second caller message, no second reply.
+      expect(await transcript(conversationId!, 2)).toEqual(stored);
+    },
+  );
+
+  it('stores a reply cut by barge-in as far as it was heard when its words come after its audio', async () => {
+    const words = Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(' ');
+    gemini.script.push({ caller: 'Tell me everything about your shop.', reply: [{ text: words }], paceMs: 60, order: 'words-after-audio' });
+    const callId = await liveCall();
+    const { caller } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= 3, 'the start of the reply');
+    await caller.sendAudio(callerSpeech(300, 0));
+    await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
+    const messages = await transcript(conversationId!, 2);
+    expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
+    const clearIndex = caller.received.findIndex((message) => message.event === 'clear');
+    const mediaBeforeClear = caller.received.slice(0, clearIndex).filter((message) => message.event === 'media').length;
+    // Every word came after its audio (and after the cut): the words heard are kept, in order, not the rest.
+    const kept = messages[1]!.content.split(' ');
+    expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => `word${i + 1}`));
+    expect(kept.length).toBeGreaterThanOrEqual(1);
+    expect(kept.length).toBeLessThanOrEqual(mediaBeforeClear + 1);
+    expect(messages[1]!.content).not.toContain('word20');
+    caller.hangUp();
+  });
+
+  it('sends an extended-thinking model its thinking level and asynchronous tools, answered when idle', async () => {
+    const thinker = await acme.rest.post('/api/agents', {
+      name: 'Ada thinks',
+      instructions: INSTRUCTIONS,
+      modelConfig: { model: 'google/gemini-3.8-live-extended-thinking' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'google' },
+      resolutionCriteria: [{ label: 'Booked', description: 'The caller booked a visit' }],
+    });
+    expect(thinker.status).toBe(201);
+    gemini.script.push({
+      caller: 'Book me for Monday.',
+      reply: [{ text: 'Booked.' }],
+      tools: [{ name: 'reach_resolution', args: { label: 'Booked', explanation: 'Monday' } }],
+    });
+    const callId = await insertLiveCall({ org: acme, agentId: thinker.body.id, contactId, connectionId });
+    const { caller, session } = await openStream(callId);
+    expect(session.setup).toMatchObject({
+      model: 'models/gemini-3.8-live-extended-thinking',
+      generationConfig: { thinkingConfig: { thinkingLevel: 'MEDIUM' } },
+    });
+    const declarations = session.setup!.tools.flatMap((tool: { functionDeclarations: { behavior: string }[] }) => tool.functionDeclarations);
+    expect(declarations.map((declaration: { behavior: string }) => declaration.behavior)).toEqual(declarations.map(() => 'NON_BLOCKING'));
+    await caller.sendAudio(callerSpeech(600, 400));
+    const answer = await session.waitFor('toolResponse');
+    expect(answer.toolResponse.functionResponses).toEqual([expect.objectContaining({ name: 'reach_resolution', scheduling: 'WHEN_IDLE' })]);
+    caller.hangUp();
+  });
+
   it('ends the call failed with the provider’s words when Gemini refuses the session', async () => {
     gemini.refuseWith = { code: 1008, reason: 'API key not valid. Please pass a valid API key.' };
     const callId = await liveCall();
@@ -288,7 +407,11 @@ describe('a speech-to-speech call on Gemini Live', () => {
     if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
     opened.start(callId, callSid);
     expect((await opened.closed).code).toBe(1011);
-    const row = await eventually(() => callRow(callId), (value) => value.status === 'failed', 'the failed call');
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => value.status === 'failed',
+      'the failed call',
+    );
     expect(row.error_text).toBe('The realtime provider refused the session (code 1008: API key not valid. Please pass a valid API key.)');
   });
 });
@@ -307,13 +430,19 @@ describe('an outbound campaign call on Gemini Live', () => {
     runner.start();
     try {
       const [call] = await eventually(
-        () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+        () =>
+          app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [
+            campaign.executionId,
+          ]),
         (rows) => rows.length === 1,
         'the answered call',
-        15_000,
       );
       // The stream Twilio was told to open when it asked the answer URL.
-      const twiml = await eventually(async () => twilioFake.calls().find((placed) => placed.sid === call!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML');
+      const twiml = await eventually(
+        async () => twilioFake.calls().find((placed) => placed.sid === call!.carrier_call_id)?.twiml ?? null,
+        Boolean,
+        'the answer TwiML',
+      );
       const url = unescapeXml(/<Stream url="([^"]+)"/.exec(twiml!)![1]!);
       const caller = await MediaStreamClient.open(url, twilioFake.authToken);
       if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
@@ -345,5 +474,51 @@ describe('activation with stsProvider google', () => {
     expect(program.status).toBe(201);
     const { activateProgram } = await acme.graphql.ok(ActivateProgramDocument, { id: program.body.id });
     expect(activateProgram.status).toBe('active');
+  });
+});
+
+describe('the first message on Gemini Live', () => {
+  it('is asked for word for word as realtime text input (clientContent would close a 3.x session), heard first, stored first, and timed from the answer', async () => {
+    const greeter = await acme.rest.post('/api/agents', {
+      name: 'Greeter',
+      instructions: 'You remind {{contact.name}} of their visit.',
+      modelConfig: { model: 'google/gemini-3.8-live' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'google' },
+      firstMessage: 'Hello {{contact.name}}, this is {{agent.name}}.',
+    });
+    expect(greeter.status).toBe(201);
+    const [contact] = await app.sql<{ name: string }>('select name from contacts where id = ?', [contactId]);
+    const line = `Hello ${contact!.name}, this is Greeter.`;
+    gemini.script.push({ caller: 'Hi there', reply: [{ text: 'Good to hear you.' }] });
+    const callId = await liveCall(greeter.body.id);
+    const { caller, session } = await openStream(callId);
+    expect(session.setup!.systemInstruction.parts[0].text).toContain(`You remind ${JSON.stringify(contact!.name)} of their visit.`);
+    const asked = await session.waitFor('realtimeInput', (message) => typeof message.realtimeInput.text === 'string');
+    expect(asked.realtimeInput.text).toContain(JSON.stringify(line));
+    const words = line.split(' ').length;
+    await caller.waitFor(() => caller.events('media').length >= words, 'the first message');
+    expect(Math.abs(frequency(Buffer.from(String(caller.events('media')[0]!.media.payload), 'base64')) - GEMINI_FIRST_LINE_HZ)).toBeLessThan(30);
+    await caller.sendAudio(callerSpeech(600, 400));
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => Boolean(value.conversation_id),
+      'the conversation link',
+    );
+    expect(await transcript(row.conversation_id!, 3)).toEqual([
+      { role: 'assistant', content: line },
+      { role: 'user', content: 'Hi there' },
+      { role: 'assistant', content: 'Good to hear you.' },
+    ]);
+    caller.stop();
+    caller.hangUp();
+    const latency = (
+      await eventually(
+        () => acme.rest.get(`/api/calls/${callId}`),
+        (res) => res.body.turnLatency !== null,
+        'the call’s latency',
+      )
+    ).body.turnLatency;
+    expect(latency.firstAudioMs).toBeGreaterThanOrEqual(5000);
+    expect(gemini.problems).toEqual([]);
   });
 });

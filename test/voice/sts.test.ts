@@ -1,16 +1,26 @@
 import { randomUUID } from 'node:crypto';
+import { POLICY_WITHHELD } from '../../src/modules/agents/prompt.js';
+import { MEDIA_LIMITS } from '../../src/modules/voice/realtime/media-limits.js';
 import { performance } from 'node:perf_hooks';
 import twilio from 'twilio';
 import { ConversationDocument, StsCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
-import { AGENT_HZ, frequency, startFakeRealtime, WORD_MS, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
+import {
+  AGENT_HZ,
+  FIRST_LINE_HZ,
+  frequency,
+  startFakeRealtime,
+  WORD_MS,
+  type FakeRealtime,
+  type FakeRealtimeSession,
+} from '../support/fake-openai-realtime.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { voiceCampaign } from './fixtures.js';
 import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
-import { renderStreamTwiml } from '../../src/modules/voice/realtime/stream-twiml.js';
+import { renderStreamTwiml } from '../../src/modules/telephony/carriers/twilio/stream-twiml.js';
 import { testRunner } from '../runner/fixtures.js';
 
 // The speech-to-speech bridge end to end: the fake Twilio's account behind a carrier connection, a
@@ -35,29 +45,46 @@ let contactId: string;
 beforeAll(async () => {
   twilioFake = await startFakeTwilio();
   realtime = await startFakeRealtime();
-  app = await startTwilioApp(twilioFake, undefined, { providers: { openaiApiKey: 'sk-test-realtime-key', openaiRealtimeUrl: realtime.url }, metricsToken: METRICS_TOKEN });
+  app = await startTwilioApp(twilioFake, undefined, {
+    providers: { openaiApiKey: 'sk-test-realtime-key', openaiRealtimeUrl: realtime.url },
+    metricsToken: METRICS_TOKEN,
+  });
   acme = await app.organization('Acme voice');
   other = await app.organization('Other voice');
   const connection = await acme.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
   expect(connection.status).toBe(201);
   connectionId = connection.body.id;
-  const otherConnection = await other.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
+  const otherConnection = await other.rest.post('/api/carrier-connections', {
+    name: 'Twilio',
+    accountSid: twilioFake.accountSid,
+    authToken: twilioFake.authToken,
+  });
   expect(otherConnection.status).toBe(201);
   otherConnectionId = otherConnection.body.id;
   const base = await acme.rest.post('/api/knowledge-bases', { name: 'Shop' });
   expect(base.status).toBe(201);
-  expect((await acme.rest.post(`/api/knowledge-bases/${base.body.id}/documents`, { title: 'Opening hours', content: 'The shop opens at nine in the morning on weekdays.' })).status).toBe(201);
+  expect(
+    (
+      await acme.rest.post(`/api/knowledge-bases/${base.body.id}/documents`, {
+        title: 'Opening hours',
+        content: 'The shop opens at nine in the morning on weekdays.',
+      })
+    ).status,
+  ).toBe(201);
   const agent = await acme.rest.post('/api/agents', {
     name: 'Ada on the phone',
     instructions: INSTRUCTIONS,
     policy: POLICY,
     modelConfig: { model: 'openai/gpt-realtime' },
     voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' },
+    // These tests are about the caller's turns; the first message is tested on an agent of its own.
+    firstMessageMode: 'wait_for_caller',
     memoryConfig: { enabled: true, lastMessages: 4 },
     knowledgeBaseConfig: { knowledgeBaseId: base.body.id, topK: 1, similarityThreshold: 0 },
     resolutionCriteria: [{ label: 'Booked', description: 'The caller booked a visit' }],
   });
   expect(agent.status).toBe(201);
+  expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
   agentId = agent.body.id;
   contactId = (await createAudience(acme, 1)).contactIds[0]!;
 }, 60_000);
@@ -74,6 +101,7 @@ beforeEach(() => {
   realtime.problems.length = 0;
   realtime.legacyEventNames = false;
   realtime.openDelayMs = 0;
+  realtime.holdOpen = null;
 });
 
 afterEach(() => {
@@ -129,7 +157,9 @@ describe('renderStreamTwiml', () => {
     expect(renderStreamTwiml({ publicUrl: 'https://gw.example.com', connectionId: 'c1', callId, nonce })).toBe(
       `<?xml version="1.0" encoding="UTF-8"?><Response><Connect action="https://gw.example.com/telephony/twilio/c1/stream-ended?callId=${callId}" method="POST"><Stream url="wss://gw.example.com/telephony/twilio/c1/media/${callId}/${nonce}"><Parameter name="callId" value="${callId}"/></Stream></Connect></Response>`,
     );
-    expect(renderStreamTwiml({ publicUrl: 'http://127.0.0.1:4000/', connectionId: 'c2', callId, nonce })).toContain(`url="ws://127.0.0.1:4000/telephony/twilio/c2/media/${callId}/${nonce}"`);
+    expect(renderStreamTwiml({ publicUrl: 'http://127.0.0.1:4000/', connectionId: 'c2', callId, nonce })).toContain(
+      `url="ws://127.0.0.1:4000/telephony/twilio/c2/media/${callId}/${nonce}"`,
+    );
   });
 });
 
@@ -138,14 +168,19 @@ describe('a speech-to-speech call', () => {
     // An earlier call of the same agent with the same contact: its turns are the agent's memory.
     const earlier = await liveCall({ status: 'completed' });
     const earlierConversation = randomUUID();
-    await app.sql(`insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, message_count) values (?, now(), now(), ?, ?, 'ended', 2)`, [
-      earlierConversation, acme.organizationId, agentId,
-    ]);
+    await app.sql(
+      `insert into conversations (id, created_at, updated_at, organization_id, agent_id, status, message_count) values (?, now(), now(), ?, ?, 'ended', 2)`,
+      [earlierConversation, acme.organizationId, agentId],
+    );
     await app.sql('update calls set conversation_id = ? where id = ?', [earlierConversation, earlier]);
-    for (const [sequence, role, content] of [[1, 'user', 'What time does the shop open?'], [2, 'assistant', 'Remembered answer: at nine.']] as const) {
-      await app.sql(`insert into messages (id, created_at, updated_at, organization_id, conversation_id, sequence, role, content) values (?, now(), now(), ?, ?, ?, ?, ?)`, [
-        randomUUID(), acme.organizationId, earlierConversation, sequence, role, content,
-      ]);
+    for (const [sequence, role, content] of [
+      [1, 'user', 'What time does the shop open?'],
+      [2, 'assistant', 'Remembered answer: at nine.'],
+    ] as const) {
+      await app.sql(
+        `insert into messages (id, created_at, updated_at, organization_id, conversation_id, sequence, role, content) values (?, now(), now(), ?, ?, ?, ?, ?)`,
+        [randomUUID(), acme.organizationId, earlierConversation, sequence, role, content],
+      );
     }
 
     realtime.script.push({ caller: 'Can I come by tomorrow morning?', reply: [{ text: 'Yes, we open at nine tomorrow.' }] });
@@ -164,13 +199,13 @@ describe('a speech-to-speech call', () => {
       type: 'realtime',
       output_modalities: ['audio'],
       audio: {
-        input: { format: { type: 'audio/pcmu' }, transcription: { model: 'whisper-1' }, turn_detection: { type: 'server_vad' } },
+        input: { format: { type: 'audio/pcmu' }, transcription: { model: 'gpt-live-transcribe' }, turn_detection: { type: 'server_vad' } },
         output: { format: { type: 'audio/pcmu' }, voice: 'alloy' },
       },
       tool_choice: 'auto',
     });
     expect(session.headers['openai-beta']).toBeUndefined();
-    expect(config.tools.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution', 'opt_out']);
+    expect(config.tools.map((tool: { name: string }) => tool.name)).toEqual(['end_call', 'reach_resolution', 'opt_out', 'send_digits']);
 
     // The caller speaks: every byte reaches the provider, and the agent's words come back as audio.
     const speech = callerSpeech(600, 400);
@@ -185,7 +220,11 @@ describe('a speech-to-speech call', () => {
     }
     expect(caller.events('media').every((message) => message.streamSid === caller.streamSid)).toBe(true);
 
-    const row = await eventually(() => callRow(callId), (value) => Boolean(value.conversation_id), 'the conversation link');
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => Boolean(value.conversation_id),
+      'the conversation link',
+    );
     const messages = await transcript(row.conversation_id!, 2);
     expect(messages).toEqual([
       { role: 'user', content: 'Can I come by tomorrow morning?' },
@@ -204,7 +243,11 @@ describe('a speech-to-speech call', () => {
     caller.stop();
     caller.hangUp();
     await session.closed;
-    const ended = await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+    const ended = await eventually(
+      () => acme.rest.get(`/api/conversations/${row.conversation_id}`),
+      (res) => res.body.status === 'ended',
+      'the conversation’s end',
+    );
     expect(ended.body.messageCount).toBe(2);
   });
 
@@ -212,7 +255,8 @@ describe('a speech-to-speech call', () => {
     // The double declares its delay: each reply starts PROVIDER_DELAY_MS after it said the caller stopped.
     const PROVIDER_DELAY_MS = 120;
     const replies = ['Yes.', 'Nine.', 'Bye.'];
-    for (const [index, reply] of replies.entries()) realtime.script.push({ caller: `Question ${index + 1}?`, reply: [{ text: reply }], delayMs: PROVIDER_DELAY_MS });
+    for (const [index, reply] of replies.entries())
+      realtime.script.push({ caller: `Question ${index + 1}?`, reply: [{ text: reply }], delayMs: PROVIDER_DELAY_MS });
     const callId = await liveCall();
     const startedAt = Date.now();
     const { caller } = await openStream(callId);
@@ -248,8 +292,11 @@ describe('a speech-to-speech call', () => {
   });
 
   it('keeps every frame the caller sends from `start` on while the provider’s session opens, and sends them all, byte for byte and in order', async () => {
-    // The provider answers its handshake late: the caller's first half second of frames arrives before any session exists.
-    realtime.openDelayMs = 600;
+    // The provider answers its handshake late: the caller's first half second of frames (25) arrives
+    // before any session exists. Held until those are sent, not for 600 ms, which a loaded machine
+    // spent sending 15.
+    let letOpen!: () => void;
+    realtime.holdOpen = new Promise<void>((resolve) => (letOpen = resolve));
     const callId = await liveCall();
     const { url, callSid } = await answeredStream(callId);
     const caller = await MediaStreamClient.open(url, twilioFake.authToken);
@@ -262,8 +309,10 @@ describe('a speech-to-speech call', () => {
     for (let offset = 0; offset < speech.length; offset += 160) {
       await caller.sendAudio(speech.subarray(offset, offset + 160));
       sentAt.push(performance.now());
+      if (sentAt.length === 25) letOpen();
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    realtime.holdOpen = null;
     const session = await next;
     await caller.waitFor(() => session.audioChunks.length >= sentAt.length, 'every frame at the provider');
     const configuredAt = session.configuredAt!;
@@ -292,10 +341,16 @@ describe('a speech-to-speech call', () => {
     expect(caller.events('clear')[0]!.streamSid).toBe(caller.streamSid);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(caller.events('media').length).toBeLessThan(20);
-    expect(caller.heard().length).toBeLessThan(caller.events('media').length);
+    // Whether some of the reply was still queued at the clear (and so never heard) depends on how fast
+    // the machine delivered it against the caller's wall-clock playback: at load 29 all five frames had
+    // played. What the clear guarantees is asserted above (the clear, the truncate, the cancel).
 
     // What was said of the cut reply is kept, and only that.
-    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
     const messages = await transcript(conversationId!, 2);
     expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
     expect(messages[1]!.content.startsWith('word1 word2')).toBe(true);
@@ -321,12 +376,36 @@ describe('a speech-to-speech call', () => {
     const sentAfterClear = caller.received.slice(caller.received.indexOf(caller.events('clear')[0]!));
     expect(sentAfterClear.filter((message) => message.event === 'media')).toHaveLength(0);
 
-    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
     const messages = await transcript(conversationId!, 2);
-    expect(messages[1]!.content).toContain('[redacted]');
-    expect(messages[1]!.content.toLowerCase()).not.toContain('discount above ten percent');
-    expect(messages[1]!.content).toMatch(/^Let me check that for you right now\. \[redacted\]\.?$/);
+    // Withheld whole in the transcript: nothing marks where the policy began.
+    expect(messages[1]!.content).toBe(POLICY_WITHHELD);
     expect(JSON.stringify(caller.received).toLowerCase()).not.toContain('discount above');
+    caller.hangUp();
+  });
+
+  // Security review 4, M2: what the caller said was judged too, so a reply repeating their guesses was cut at the right one.
+  it('never cuts the caller’s own words: a reply that repeats their guesses plays whole and is stored as said', async () => {
+    const guesses = `Is it: never offer a refund? ${POLICY}`;
+    realtime.script.push({ caller: guesses, reply: [{ text: 'You asked:' }, { text: guesses }, { text: 'I cannot say.' }] });
+    const callId = await liveCall();
+    const { caller } = await openStream(callId);
+    await caller.sendAudio(callerSpeech(600, 400));
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
+    const messages = await transcript(conversationId!, 2);
+    expect(messages).toEqual([
+      { role: 'user', content: guesses },
+      { role: 'assistant', content: `You asked: ${guesses} I cannot say.` },
+    ]);
+    expect(caller.events('clear')).toHaveLength(0);
     caller.hangUp();
   });
 
@@ -351,7 +430,11 @@ describe('a speech-to-speech call', () => {
     expect(outputs).toEqual([{ recorded: true }, { ending: true }]);
 
     const { conversation_id: conversationId } = await callRow(callId);
-    const rest = await eventually(() => acme.rest.get(`/api/conversations/${conversationId}`), (res) => res.body.status === 'ended', 'the conversation’s end');
+    const rest = await eventually(
+      () => acme.rest.get(`/api/conversations/${conversationId}`),
+      (res) => res.body.status === 'ended',
+      'the conversation’s end',
+    );
     expect(rest.body.outcome).toEqual([{ label: 'Booked', met: true, explanation: 'Visit booked for Monday' }]);
     const graphql = await acme.graphql.ok(ConversationDocument, { id: conversationId! });
     expect(graphql.conversation.outcome).toEqual(rest.body.outcome);
@@ -373,7 +456,11 @@ describe('a speech-to-speech call', () => {
     const outputs = session.received.filter((event) => event.type === 'conversation.item.create').map((event) => JSON.parse(event.item.output));
     expect(outputs).toEqual([{ optedOut: true, ending: true }]);
 
-    const entry = await eventually(() => acme.rest.get(`/api/do-not-call/${encodeURIComponent(number)}`), (res) => res.status === 200, 'the do-not-call entry');
+    const entry = await eventually(
+      () => acme.rest.get(`/api/do-not-call/${encodeURIComponent(number)}`),
+      (res) => res.status === 200,
+      'the do-not-call entry',
+    );
     expect(entry.body).toMatchObject({ phone: number, source: 'call', callId, contactId });
     expect((await acme.rest.get(`/api/contacts/${contactId}`)).body.optedOut).toBe(true);
     const events = (await acme.rest.get('/api/events?type=contact.opted_out')).body.data as { payload: Record<string, unknown> }[];
@@ -391,7 +478,11 @@ describe('a speech-to-speech call', () => {
     const { caller } = await openStream(callId);
     await caller.sendAudio(callerSpeech(600, 400));
     await caller.waitFor(() => caller.events('media').length >= 5, 'the agent’s reply');
-    const { conversation_id: conversationId } = await eventually(() => callRow(callId), (row) => Boolean(row.conversation_id), 'the conversation link');
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
     expect(await transcript(conversationId!, 2)).toEqual([
       { role: 'user', content: 'Hello?' },
       { role: 'assistant', content: 'Hello from the old names.' },
@@ -419,7 +510,10 @@ async function streamEnded(callId: string): Promise<string> {
   const params = { CallSid: `CA${'0'.repeat(32)}`, AccountSid: twilioFake.accountSid };
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
+    },
     body: new URLSearchParams(params),
   });
   expect(res.status).toBe(200);
@@ -436,24 +530,40 @@ describe('faults', () => {
     session.drop();
     const closed = await caller.closed;
     expect(closed.code).toBe(1011);
-    const row = await eventually(() => callRow(callId), (value) => value.status === 'failed', 'the failed call');
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => value.status === 'failed',
+      'the failed call',
+    );
     expect(row.outcome).toBe('failed');
     expect(row.error_text).toMatch(/realtime provider closed the session \(code 1006\)/);
     const rest = await acme.rest.get(`/api/calls/${callId}`);
     expect(rest.body).toMatchObject({ status: 'failed', outcome: 'failed', errorText: row.error_text });
     expect((await acme.graphql.ok(StsCallDocument, { id: callId })).call).toMatchObject({ status: 'failed', outcome: 'failed', errorText: row.error_text });
-    const conversation = await eventually(() => acme.rest.get(`/api/conversations/${row.conversation_id}`), (res) => res.body.status === 'failed', 'the failed conversation');
+    const conversation = await eventually(
+      () => acme.rest.get(`/api/conversations/${row.conversation_id}`),
+      (res) => res.body.status === 'failed',
+      'the failed conversation',
+    );
     expect(conversation.body.messageCount).toBe(2);
     // When the stream ends Twilio asks the <Connect> action what next: the caller hears an apology, then the call hangs up.
-    expect(await streamEnded(callId)).toMatch(/<Say[^>]*>Sorry, something went wrong on our side\. We will call you back\. Goodbye\.<\/Say><Hangup\/><\/Response>$/);
+    expect(await streamEnded(callId)).toMatch(
+      /<Say[^>]*>Sorry, something went wrong on our side\. We will call you back\. Goodbye\.<\/Say><Hangup\/><\/Response>$/,
+    );
   });
 
   it('a stream that ends normally is simply hung up; the <Connect> names its action, signed like every webhook', async () => {
     const callId = await liveCall();
-    expect(renderStreamTwiml({ publicUrl: app.baseUrl, connectionId, callId, nonce: 'x' })).toContain(`<Connect action="${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}" method="POST">`);
+    expect(renderStreamTwiml({ publicUrl: app.baseUrl, connectionId, callId, nonce: 'x' })).toContain(
+      `<Connect action="${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}" method="POST">`,
+    );
     expect(await streamEnded(callId)).toMatch(/<Response><Hangup\/><\/Response>$/);
     const url = `${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}`;
-    const forged = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'forged' }, body: 'CallSid=CA1' });
+    const forged = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'forged' },
+      body: 'CallSid=CA1',
+    });
     expect(forged.status).toBe(403);
   });
 
@@ -470,13 +580,19 @@ describe('faults', () => {
     try {
       // Generous waits: they end as soon as the runner gets there, and only a broken run waits them out.
       const [first] = await eventually(
-        () => app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [campaign.executionId]),
+        () =>
+          app.sql<{ id: string; carrier_call_id: string }>(`select id, carrier_call_id from calls where execution_id = ? and status = 'in_progress'`, [
+            campaign.executionId,
+          ]),
         (rows) => rows.length === 1,
         'the answered first call',
-        30_000,
       );
       // The stream Twilio was told to open when it asked the answer URL.
-      const answered = await eventually(async () => twilioFake.calls().find((call) => call.sid === first!.carrier_call_id)?.twiml ?? null, Boolean, 'the answer TwiML', 30_000);
+      const answered = await eventually(
+        async () => twilioFake.calls().find((call) => call.sid === first!.carrier_call_id)?.twiml ?? null,
+        Boolean,
+        'the answer TwiML',
+      );
       const twiml = answered!;
       const url = unescapeXml(/<Stream url="([^"]+)"/.exec(twiml)![1]!);
       const caller = await MediaStreamClient.open(url, twilioFake.authToken);
@@ -488,7 +604,7 @@ describe('faults', () => {
       session.drop();
       expect((await caller.closed).code).toBe(1011);
       release(); // the carrier now ends the first call too, after the gateway has failed it
-      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed', 60_000);
+      const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
       expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
     } finally {
       release();
@@ -514,7 +630,11 @@ describe('faults', () => {
     if (!(opened instanceof MediaStreamClient)) throw new Error('refused');
     opened.start(callId, callSid);
     expect((await opened.closed).code).toBe(1011);
-    const row = await eventually(() => callRow(callId), (value) => value.status === 'failed', 'the failed call');
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => value.status === 'failed',
+      'the failed call',
+    );
     expect(row.error_text).toBe('The realtime provider refused the session (HTTP 503)');
   });
 });
@@ -529,14 +649,21 @@ describe('who may open a media stream', () => {
     expect(await MediaStreamClient.open(url, null)).toEqual({ refused: 403 });
     // Signed for another connection's URL: the signature covers the path.
     expect(await MediaStreamClient.open(url, twilioFake.authToken, url.replace(connectionId, otherConnectionId))).toEqual({ refused: 403 });
-    expect(await MediaStreamClient.open(`${app.baseUrl.replace(/^http/, 'ws')}/telephony/twilio/not-a-uuid/media`, twilioFake.authToken)).toEqual({ refused: 403 });
+    expect(await MediaStreamClient.open(`${app.baseUrl.replace(/^http/, 'ws')}/telephony/twilio/not-a-uuid/media`, twilioFake.authToken)).toEqual({
+      refused: 403,
+    });
     expect(await MediaStreamClient.open(`${app.baseUrl.replace(/^http/, 'ws')}/elsewhere`, twilioFake.authToken)).toEqual({ refused: 404 });
     expect(await callRow(callId)).toEqual(before);
     expect(realtime.sessions.length).toBe(sessions);
   });
 
   it('closes with a policy violation a stream whose call’s agent is no longer sts, and changes nothing', async () => {
-    const batchAgent = await acme.rest.post('/api/agents', { name: 'Batch', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' }, voiceConfig: { pipelineMode: 'batch' } });
+    const batchAgent = await acme.rest.post('/api/agents', {
+      name: 'Batch',
+      instructions: 'Be brief.',
+      modelConfig: { model: 'builtin/echo' },
+      voiceConfig: { pipelineMode: 'batch' },
+    });
     expect(batchAgent.status).toBe(201);
     const callId = await liveCall();
     const { url, callSid } = await answeredStream(callId);
@@ -553,7 +680,12 @@ describe('who may open a media stream', () => {
   });
 
   it('refuses (403) a stream URL naming another organization’s call, an unknown call or a made-up nonce, even when signed', async () => {
-    const theirAgent = await other.rest.post('/api/agents', { name: 'Theirs', instructions: 'Hi.', modelConfig: { model: 'openai/gpt-realtime' }, voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' } });
+    const theirAgent = await other.rest.post('/api/agents', {
+      name: 'Theirs',
+      instructions: 'Hi.',
+      modelConfig: { model: 'openai/gpt-realtime' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' },
+    });
     expect(theirAgent.status).toBe(201);
     const theirs = await liveCall({ org: other, connection: otherConnectionId, agent: theirAgent.body.id });
     const { url: theirUrl } = await answeredStream(theirs);
@@ -562,7 +694,13 @@ describe('who may open a media stream', () => {
     const sessions = realtime.sessions.length;
     const base = mediaUrl();
     const nonce = theirUrl.split('/').at(-1)!;
-    for (const url of [theirUrl.replace(otherConnectionId, connectionId), `${base}/${randomUUID()}/${nonce}`, `${base}/${mine}/${'0'.repeat(43)}`, `${base}/not-a-uuid/x`, base]) {
+    for (const url of [
+      theirUrl.replace(otherConnectionId, connectionId),
+      `${base}/${randomUUID()}/${nonce}`,
+      `${base}/${mine}/${'0'.repeat(43)}`,
+      `${base}/not-a-uuid/x`,
+      base,
+    ]) {
       expect(refusedOrOpened(await MediaStreamClient.open(url, twilioFake.authToken))).toEqual({ refused: 403 });
     }
     expect(realtime.sessions.length).toBe(sessions);
@@ -571,6 +709,67 @@ describe('who may open a media stream', () => {
 });
 
 // Security review, item 3: one captured media-stream handshake must not open any call of the connection.
+// Security review 4, L7: the media socket had no message-rate or volume limit and ignored backpressure when sending.
+describe('a media stream’s limits', () => {
+  it('cuts a stream that sends faster than the media rate past its burst (1008), and ends its call as a hang-up', async () => {
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    const burst = MEDIA_LIMITS.messagesPerSecond * MEDIA_LIMITS.burstSeconds;
+    // Twice the burst of 20 ms frames at once, as fast as the socket takes them.
+    await caller.sendAudio(callerSpeech(2 * burst * 20, 0));
+    expect(await caller.closed).toEqual({ code: 1008, reason: 'over the media rate' });
+    await session.closed;
+    const frames = session.received.filter((event) => event.type === 'input_audio_buffer.append').length;
+    // The burst, and what the rate gave back while the flood arrived; never the whole flood.
+    expect(frames).toBeLessThan(2 * burst);
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
+    await eventually(
+      async () => (await app.sql<{ status: string }>('select status from conversations where id = ?', [conversationId]))[0]!.status,
+      (status) => status === 'ended',
+      'the conversation’s end',
+    );
+  });
+
+  it('a stream at the media rate, a burst of frames included, is never cut', async () => {
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    // Half the burst at once (a network hiccup), then the calls' usual turn.
+    await caller.sendAudio(callerSpeech((MEDIA_LIMITS.messagesPerSecond * MEDIA_LIMITS.burstSeconds * 20) / 2, 0));
+    await caller.sendAudio(callerSpeech(600, 400));
+    // Every frame reached the provider, so every one passed the rate; and the stream is still open.
+    await session.waitFor('input_audio_buffer.append', () => session.received.filter((event) => event.type === 'input_audio_buffer.append').length >= 350);
+    expect(await Promise.race([caller.closed, Promise.resolve('open')])).toBe('open');
+    caller.hangUp();
+  });
+
+  it('cuts a reader that never reads once more than the bound of bytes waits unsent, and ends its call', async () => {
+    realtime.script.push({ caller: 'Tell me everything.', reply: [{ text: 'word '.repeat(3000) }], paceMs: 0 });
+    const callId = await liveCall();
+    const { caller, session } = await openStream(callId);
+    caller.stopReading();
+    await caller.sendAudio(callerSpeech(600, 400));
+    // The gateway gives up on the stream: the provider's session is closed, the conversation ended.
+    await session.closed;
+    const { conversation_id: conversationId } = await eventually(
+      () => callRow(callId),
+      (row) => Boolean(row.conversation_id),
+      'the conversation link',
+    );
+    await eventually(
+      async () => (await app.sql<{ status: string }>('select status from conversations where id = ?', [conversationId]))[0]!.status,
+      (status) => status === 'ended',
+      'the conversation’s end',
+    );
+    caller.resumeReading();
+    expect((await caller.closed).code).toBe(1006);
+    expect(session.audioSentAt.length).toBeGreaterThan(0);
+  });
+});
+
 describe('a captured media-stream handshake', () => {
   it('a replay of the same URL and signature is refused (403) before any WebSocket, and the first stream keeps the call', async () => {
     realtime.script.push({ caller: 'Hello, is this the shop?', reply: [{ text: 'Yes, this is the shop.' }] });
@@ -669,5 +868,67 @@ describe('a captured media-stream handshake', () => {
       expect((await callRow(callId)).conversation_id).toBeNull();
     }
     expect(realtime.sessions.length).toBe(sessions);
+  });
+});
+
+describe('the first message on a speech-to-speech call', () => {
+  it('is asked for word for word with a response.create of OpenAI’s GA shape, heard first, stored first, and timed from the answer', async () => {
+    const greeter = await acme.rest.post('/api/agents', {
+      name: 'Greeter',
+      instructions: 'You remind {{contact.name}} of their {{visit}}.',
+      modelConfig: { model: 'openai/gpt-realtime' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' },
+      firstMessage: 'Hello {{contact.name}}, this is {{organization.name}} about your {{visit}}.',
+      variables: [{ name: 'visit', default: 'check-up' }],
+    });
+    expect(greeter.status).toBe(201);
+    const [contact] = await app.sql<{ name: string }>('select name from contacts where id = ?', [contactId]);
+    const line = `Hello ${contact!.name}, this is Acme voice about your check-up.`;
+    realtime.script.push({ caller: 'Yes, that is me.', reply: [{ text: 'Great.' }] });
+    const callId = await liveCall({ agent: greeter.body.id });
+    const { caller, session } = await openStream(callId);
+
+    // The session's instructions are rendered for the call, the contact's name quoted as data.
+    expect(session.sessionUpdates()[0]!.session.instructions).toContain(`You remind ${JSON.stringify(contact!.name)} of their "check-up".`);
+    const create = await session.waitFor('response.create');
+    expect(create.response).toEqual({ instructions: expect.stringContaining(JSON.stringify(line)), tool_choice: 'none' });
+    const words = line.split(' ').length;
+    await caller.waitFor(() => caller.events('media').length >= words, 'the first message');
+    for (const frame of caller.events('media').slice(0, words))
+      expect(Math.abs(frequency(Buffer.from(String((frame.media as { payload: string }).payload), 'base64')) - FIRST_LINE_HZ)).toBeLessThan(20);
+
+    // The caller answers once the greeting is over (stored): one who speaks over it cuts it, a case of its own.
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => Boolean(value.conversation_id),
+      'the conversation link',
+    );
+    expect(await transcript(row.conversation_id!, 1)).toEqual([{ role: 'assistant', content: line }]);
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.waitFor(() => caller.events('media').length >= words + 1, 'the answer to the caller');
+    expect(await transcript(row.conversation_id!, 3)).toEqual([
+      { role: 'assistant', content: line },
+      { role: 'user', content: 'Yes, that is me.' },
+      { role: 'assistant', content: 'Great.' },
+    ]);
+    caller.stop();
+    caller.hangUp();
+    await session.closed;
+    const latency = (
+      await eventually(
+        () => acme.rest.get(`/api/calls/${callId}`),
+        (res) => res.body.turnLatency !== null,
+        'the call’s latency',
+      )
+    ).body.turnLatency;
+    // The call was answered 5 s before its stream opened (liveCall): the first audio came at least that long after the answer.
+    expect(latency.firstAudioMs).toBeGreaterThanOrEqual(5000);
+    expect(latency.firstAudioMs).toBeLessThan(60_000);
+    expect(latency.turns).toHaveLength(1);
+    const viaGraphql = (await acme.graphql.ok(StsCallDocument, { id: callId })).call;
+    expect(viaGraphql.turnLatency?.firstAudioMs).toBe(latency.firstAudioMs);
+    // The same number on the call itself, on both doors.
+    expect((await acme.rest.get(`/api/calls/${callId}`)).body.firstAudioMs).toBe(latency.firstAudioMs);
+    expect(viaGraphql.firstAudioMs).toBe(latency.firstAudioMs);
   });
 });

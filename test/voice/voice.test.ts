@@ -36,7 +36,10 @@ describe('activation', () => {
   async function flowSpokenBy(agentId: string): Promise<string> {
     const flow = await acme.rest.post('/api/call-flows', {
       name: 'Ask',
-      nodes: [{ id: 'start', type: 'start' }, { id: 'q', type: 'ask', agentId, label: 'How can I help?' }],
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'q', type: 'ask', agentId, label: 'How can I help?' },
+      ],
       edges: [{ from: 'start', to: 'q' }],
     });
     expect(flow.status).toBe(201);
@@ -63,14 +66,26 @@ describe('activation', () => {
 
     it('a flow whose ask node speaks sts through google while GEMINI_API_KEY is not set: 409 naming the variable', async () => {
       const agentId = await createVoiceAgent(acme, { name: 'Gemini', voiceConfig: { pipelineMode: 'sts', stsProvider: 'google' } });
-      await refusedOnBothDoors(async () => ({ flowId: await flowSpokenBy(agentId) }), agentId, /pipelineMode sts with stsProvider google \(GEMINI_API_KEY is not set\)/);
+      await refusedOnBothDoors(
+        async () => ({ flowId: await flowSpokenBy(agentId) }),
+        agentId,
+        /pipelineMode sts with stsProvider google \(GEMINI_API_KEY is not set\)/,
+      );
     });
 
-    it('batch, and sts with openai, are activated', async () => {
+    it('sts through openai while OPENAI_API_KEY is not set is refused the same way: 409 naming the variable', async () => {
+      const agentId = await createVoiceAgent(acme, { name: 'Realtime', voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' } });
+      await refusedOnBothDoors(
+        async () => ({ flowId: await flowSpokenBy(agentId) }),
+        agentId,
+        /pipelineMode sts with stsProvider openai \(OPENAI_API_KEY is not set\)/,
+      );
+    });
+
+    it('batch is activated (sts with a provider whose key is set: see the sts and sts-google files)', async () => {
       const batch = await createVoiceAgent(acme);
-      const realtime = await createVoiceAgent(acme, { voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' } });
       expect((await acme.rest.post(`/api/programs/${await draftProgram({ agentId: batch })}/activate`)).status).toBe(200);
-      const { activateProgram } = await acme.graphql.ok(ActivateProgramDocument, { id: await draftProgram({ flowId: await flowSpokenBy(realtime) }) });
+      const { activateProgram } = await acme.graphql.ok(ActivateProgramDocument, { id: await draftProgram({ flowId: await flowSpokenBy(batch) }) });
       expect(activateProgram.status).toBe('active');
     });
   });
@@ -102,7 +117,15 @@ describe('inbound', () => {
   }
 
   const inboundCallsTo = (number: string) =>
-    app.sql<{ id: string; organization_id: string; direction: string; status: string; from_number: string; conversation_id: string | null; duration_seconds: number | null }>(
+    app.sql<{
+      id: string;
+      organization_id: string;
+      direction: string;
+      status: string;
+      from_number: string;
+      conversation_id: string | null;
+      duration_seconds: number | null;
+    }>(
       `select id, organization_id, direction, status, from_number, conversation_id, duration_seconds from calls where to_number = ? and direction = 'inbound'`,
       [number],
     );
@@ -152,7 +175,13 @@ describe('inbound', () => {
         'I did not hear anything, so I will end the call now. Goodbye.',
       ]);
       const [stored] = await inboundCallsTo(number);
-      expect(stored).toMatchObject({ organization_id: acme.organizationId, direction: 'inbound', status: 'completed', from_number: CALLER, duration_seconds: 12 });
+      expect(stored).toMatchObject({
+        organization_id: acme.organizationId,
+        direction: 'inbound',
+        status: 'completed',
+        from_number: CALLER,
+        duration_seconds: 12,
+      });
       expect((await messagesOf(app, stored!.conversation_id!)).map((message) => message.content)).toEqual([
         'Hello, this is Reception. How can I help you?',
         'What are your opening hours?',
@@ -169,18 +198,47 @@ describe('inbound', () => {
       expect((await globex.rest.get('/api/calls?direction=inbound')).body.data).toEqual([]);
     });
 
+    it('from a contact’s number: the agent knows the caller (its first message and the conversation’s context name them)', async () => {
+      const { connectionId, numberId, number } = await twilioNumber(acme, fake);
+      const existing = (await acme.rest.get(`/api/contacts?search=${encodeURIComponent(CALLER)}`)).body.data[0];
+      const contact = existing ?? (await acme.rest.post('/api/contacts', { name: 'Margaret', phone: CALLER, attributes: { plan: 'gold' } })).body;
+      const agentId = await createVoiceAgent(acme, {
+        name: 'Desk',
+        firstMessage:
+          'Hello {{#contact.name}}{{contact.name}}{{/contact.name}}{{^contact.name}}there{{/contact.name}}, {{call.direction}} call to {{organization.name}}.',
+      });
+      expect((await acme.rest.put(`/api/phone-numbers/${numberId}`, { inboundAgentId: agentId })).status).toBe(200);
+      const call = await dialIn(connectionId, number, ['Hi']);
+      expect(call.heard[0]).toBe(`Hello ${contact.name}, inbound call to Acme.`);
+      const [stored] = await inboundCallsTo(number);
+      const conversation = await acme.rest.get(`/api/conversations/${stored!.conversation_id}`);
+      expect(conversation.body.context).toMatchObject({
+        call: { direction: 'inbound', from: CALLER, to: number },
+        contact: { id: contact.id, name: contact.name, phone: CALLER },
+      });
+    });
+
     it('to a number bound to a flow: the flow is spoken', async () => {
       const { connectionId, numberId, number } = await twilioNumber(acme, fake);
       const flow = await acme.rest.post('/api/call-flows', {
         name: 'Closed',
-        nodes: [{ id: 'start', type: 'start' }, { id: 'closed', type: 'say', label: 'We are closed today.' }, { id: 'end', type: 'end' }],
-        edges: [{ from: 'start', to: 'closed' }, { from: 'closed', to: 'end' }],
+        nodes: [
+          { id: 'start', type: 'start' },
+          { id: 'closed', type: 'say', label: 'We are closed today.' },
+          { id: 'end', type: 'end' },
+        ],
+        edges: [
+          { from: 'start', to: 'closed' },
+          { from: 'closed', to: 'end' },
+        ],
       });
       expect((await acme.rest.put(`/api/phone-numbers/${numberId}`, { inboundFlowId: flow.body.id })).status).toBe(200);
       const call = await dialIn(connectionId, number);
       expect(call.heard).toEqual(['We are closed today.']);
       expect(call.hungUp).toBe(true);
-      const [stored] = await app.sql<{ reached_node_ids: string[]; status: string }>(`select reached_node_ids, status from calls where to_number = ?`, [number]);
+      const [stored] = await app.sql<{ reached_node_ids: string[]; status: string }>(`select reached_node_ids, status from calls where to_number = ?`, [
+        number,
+      ]);
       expect(stored).toEqual({ reached_node_ids: ['start', 'closed', 'end'], status: 'completed' });
     });
 
@@ -201,7 +259,11 @@ describe('inbound', () => {
       const url = `${app.baseUrl}/telephony/twilio/${connectionId}/inbound`;
       const params = { CallSid: 'CA0123', To: number, From: CALLER };
       const signature = twilio.getExpectedTwilioSignature('0'.repeat(32), url, params);
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(params) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+        body: new URLSearchParams(params),
+      });
       expect(res.status).toBe(403);
       expect(await inboundCallsTo(number)).toEqual([]);
     });
@@ -220,26 +282,32 @@ describe('simulated-voice', () => {
 
   async function offlineCampaign(simulatedCaller: { utterances: string[] } | undefined, contacts: number, flowId?: string) {
     const agentId = await createVoiceAgent(acme);
-    const flow = flowId ? { status: 201, body: { id: flowId } } : await acme.rest.post('/api/call-flows', {
-      name: 'Offline',
-      nodes: [
-        { id: 'start', type: 'start' },
-        { id: 'greet', type: 'say', label: 'Hello from Acme.' },
-        { id: 'ask', type: 'ask', agentId, label: 'Can you come on Monday?' },
-        { id: 'desk', type: 'transfer', transferTo: '+14155550100' },
-        { id: 'end', type: 'end' },
-      ],
-      edges: [
-        { from: 'start', to: 'greet' },
-        { from: 'greet', to: 'ask' },
-        { from: 'ask', to: 'desk', condition: 'digit:0' },
-        { from: 'ask', to: 'end', condition: 'said:goodbye' },
-      ],
-    });
+    const flow = flowId
+      ? { status: 201, body: { id: flowId } }
+      : await acme.rest.post('/api/call-flows', {
+          name: 'Offline',
+          nodes: [
+            { id: 'start', type: 'start' },
+            { id: 'greet', type: 'say', label: 'Hello from Acme.' },
+            { id: 'ask', type: 'ask', agentId, label: 'Can you come on Monday?' },
+            { id: 'desk', type: 'transfer', transferTo: '+14155550100' },
+            { id: 'end', type: 'end' },
+          ],
+          edges: [
+            { from: 'start', to: 'greet' },
+            { from: 'greet', to: 'ask' },
+            { from: 'ask', to: 'desk', condition: 'digit:0' },
+            { from: 'ask', to: 'end', condition: 'said:goodbye' },
+          ],
+        });
     expect(flow.status).toBe(201);
     const audience = await createAudience(acme, contacts);
     const program = await acme.rest.post('/api/programs', {
-      name: 'Offline voice', kind: 'campaign', flowId: flow.body.id, audienceId: audience.id, maxConcurrentCalls: 4,
+      name: 'Offline voice',
+      kind: 'campaign',
+      flowId: flow.body.id,
+      audienceId: audience.id,
+      maxConcurrentCalls: 4,
       ...(simulatedCaller ? { simulatedCaller } : {}),
     });
     expect(program.status).toBe(201);
@@ -300,7 +368,11 @@ describe('simulated-voice', () => {
           { id: 'done', type: 'say', label: 'Great.' },
           { id: 'retry', type: 'say', label: 'Let me get someone.' },
         ],
-        edges: [{ from: 'start', to: 'ask' }, { from: 'ask', to: 'done', condition: 'resolved' }, { from: 'ask', to: 'retry', condition: 'unresolved' }],
+        edges: [
+          { from: 'start', to: 'ask' },
+          { from: 'ask', to: 'done', condition: 'resolved' },
+          { from: 'ask', to: 'retry', condition: 'unresolved' },
+        ],
       });
       expect(flow.status).toBe(201);
       // builtin/echo answers the judge with "Echo: …", never "yes": unresolved.

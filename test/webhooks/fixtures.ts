@@ -25,7 +25,11 @@ export class TestClock {
 }
 
 /** A worker over the app's database, ticked by the test (never started). */
-export function worker(app: TestApp, clock: TestClock, options: { timeoutMs?: number; allowPrivate?: boolean; em?: TestApp['db']['database']['em']; batch?: number } = {}): WebhookWorker {
+export function worker(
+  app: TestApp,
+  clock: TestClock,
+  options: { timeoutMs?: number; allowPrivate?: boolean; em?: TestApp['db']['database']['em']; batch?: number } = {},
+): WebhookWorker {
   return new WebhookWorker({
     em: options.em ?? app.db.database.em,
     credentialsKey: () => app.config.telephony.credentialsKey,

@@ -25,7 +25,13 @@ export class WebhookReceiver {
   answer: (n: number, request: Received) => Answer = () => 204;
   private server!: Server;
   private hanging: ServerResponse[] = [];
+  private waiting: ((request: Received) => void)[] = [];
   url = '';
+
+  /** The next request to arrive (an event, not a poll). */
+  next(): Promise<Received> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -38,7 +44,11 @@ export class WebhookReceiver {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
-    const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+    const headers = {
+      'webhook-id': String(req.headers['webhook-id']),
+      'webhook-timestamp': String(req.headers['webhook-timestamp']),
+      'webhook-signature': String(req.headers['webhook-signature']),
+    };
     const verifiedWith = this.secrets.flatMap((secret, index) => {
       try {
         new Webhook(secret).verify(body, headers);
@@ -47,9 +57,17 @@ export class WebhookReceiver {
         return [];
       }
     });
-    const request: Received = { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, parsed: JSON.parse(body), verifiedWith };
+    const request: Received = {
+      id: headers['webhook-id'],
+      timestamp: headers['webhook-timestamp'],
+      signature: headers['webhook-signature'],
+      body,
+      parsed: JSON.parse(body),
+      verifiedWith,
+    };
     const n = this.received.length;
     this.received.push(request);
+    for (const resolve of this.waiting.splice(0)) resolve(request);
     const answer = this.answer(n, request);
     if (answer === 'hang') {
       this.hanging.push(res);

@@ -61,8 +61,10 @@ it('delivers after a restart what was pending before it, each once', async () =>
   const open = () => (test ? openDatabase({ databaseUrl: test.url, dataDir: 'memory://', migrate: false }) : openDatabase({ dataDir, migrate: true }));
   try {
     let database = test ? test.database : await open();
-    let first = await replica(database);
-    const org = await RequestContext.create(database.orm.em, () => first.gateway.services.provisioning.createOrganization({ name: 'Restart', email: 'restart@example.test' }));
+    const first = await replica(database);
+    const org = await RequestContext.create(database.orm.em, () =>
+      first.gateway.services.provisioning.createOrganization({ name: 'Restart', email: 'restart@example.test' }),
+    );
     const rest = first.rest(org.apiKey);
     const endpoint = await rest.post('/api/webhook-endpoints', { url: `${receiver.url}/hooks`, eventTypes: ['agent.activated'] });
     expect(endpoint.status).toBe(201);
@@ -102,13 +104,20 @@ it('never sends the same attempt twice when two workers tick at once', async () 
   const secondDatabase = test.url ? await openDatabase({ databaseUrl: test.url, dataDir: 'memory://', migrate: false }) : test.database;
   const app = await replica(test.database);
   try {
-    const org = await RequestContext.create(test.database.orm.em, () => app.gateway.services.provisioning.createOrganization({ name: 'Twins', email: 'twins@example.test' }));
+    const org = await RequestContext.create(test.database.orm.em, () =>
+      app.gateway.services.provisioning.createOrganization({ name: 'Twins', email: 'twins@example.test' }),
+    );
     const endpoint = await app.rest(org.apiKey).post('/api/webhook-endpoints', { url: `${receiver.url}/hooks` });
     receiver.secrets = [endpoint.body.secret];
     // 40 events written the raw way (EventWriter.write in one transaction): the trigger fans each out.
-    await test.database.em.fork().transactional((tx) =>
-      EventWriter.write(tx, ...Array.from({ length: 40 }, (_, i) => ({ organizationId: org.organizationId, type: 'execution.progress' as const, payload: { n: i } }))),
-    );
+    await test.database.em
+      .fork()
+      .transactional((tx) =>
+        EventWriter.write(
+          tx,
+          ...Array.from({ length: 40 }, (_, i) => ({ organizationId: org.organizationId, type: 'execution.progress' as const, payload: { n: i } })),
+        ),
+      );
     receiver.answer = () => 200;
     const clock = new TestClock();
     const one = new WebhookWorker({ em: test.database.em, credentialsKey: () => key, allowPrivate: true, timeoutMs: 2000, clock: clock.now, batch: 4 });
@@ -121,7 +130,11 @@ it('never sends the same attempt twice when two workers tick at once', async () 
     expect(receiver.received).toHaveLength(40);
     expect([...receiver.counts().values()].every((count) => count === 1)).toBe(true);
     expect(receiver.received.map((request) => request.parsed.data.n).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i));
-    const rows = await test.database.em.fork().execute(`select attempts, (select count(*)::int from webhook_delivery_attempts a where a.delivery_id = d.id) as logged, status from webhook_deliveries d`);
+    const rows = await test.database.em
+      .fork()
+      .execute(
+        `select attempts, (select count(*)::int from webhook_delivery_attempts a where a.delivery_id = d.id) as logged, status from webhook_deliveries d`,
+      );
     expect(rows).toHaveLength(40);
     expect(rows.every((row: any) => row.attempts === 1 && row.logged === 1 && row.status === 'succeeded')).toBe(true);
   } finally {
@@ -135,12 +148,16 @@ it('lets another worker take a delivery over only when the claim’s lease has r
   const test = await createTestDatabase();
   const app = await replica(test.database);
   try {
-    const org = await RequestContext.create(test.database.orm.em, () => app.gateway.services.provisioning.createOrganization({ name: 'Lease', email: 'lease@example.test' }));
+    const org = await RequestContext.create(test.database.orm.em, () =>
+      app.gateway.services.provisioning.createOrganization({ name: 'Lease', email: 'lease@example.test' }),
+    );
     const rest = app.rest(org.apiKey);
     const endpoint = await rest.post('/api/webhook-endpoints', { url: `${receiver.url}/hooks` });
     receiver.secrets = [endpoint.body.secret];
     receiver.answer = (n) => (n === 0 ? 'hang' : 200);
-    await test.database.em.fork().transactional((tx) => EventWriter.write(tx, { organizationId: org.organizationId, type: 'agent.activated', payload: { id: 'a' } }));
+    await test.database.em
+      .fork()
+      .transactional((tx) => EventWriter.write(tx, { organizationId: org.organizationId, type: 'agent.activated', payload: { id: 'a' } }));
     const clock = new TestClock();
     // The first worker claims attempt 1 and hangs on the receiver (as a replica that died mid-send would hold it).
     const first = new WebhookWorker({ em: test.database.em, credentialsKey: () => key, allowPrivate: true, timeoutMs: 1500, clock: clock.now });
@@ -155,7 +172,10 @@ it('lets another worker take a delivery over only when the claim’s lease has r
     expect(await firstTick).toBe(1); // the first times out now; its record no longer moves the delivery
     const [delivery] = (await rest.get(`/api/webhook-endpoints/${endpoint.body.id}/deliveries`)).body.data;
     expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 2, lastStatusCode: 200 });
-    expect(delivery.attempts.map((attempt: { attempt: number; statusCode: number | null }) => [attempt.attempt, attempt.statusCode])).toEqual([[1, null], [2, 200]]);
+    expect(delivery.attempts.map((attempt: { attempt: number; statusCode: number | null }) => [attempt.attempt, attempt.statusCode])).toEqual([
+      [1, null],
+      [2, 200],
+    ]);
     expect(receiver.received.map((request) => request.id)).toEqual([delivery.messageId, delivery.messageId]);
     // The late failure does not count against the endpoint, whose last delivery succeeded.
     expect(await test.database.em.fork().execute('select failing_since from webhook_endpoints')).toEqual([{ failing_since: null }]);

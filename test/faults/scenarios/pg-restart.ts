@@ -41,7 +41,11 @@ async function waitServed(url: string, since: number): Promise<{ servedAt?: numb
     const [a, b, c] = await Promise.all([
       rest ?? send(url, OPERATIONS.restListAgents, 5000).then((o) => (o.ok ? o.doneAt : undefined)),
       graphql ?? send(url, OPERATIONS.graphqlMe, 5000).then((o) => (o.ok ? o.doneAt : undefined)),
-      ready ?? fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5000) }).then((r) => (r.ok ? Date.now() : undefined), () => undefined),
+      ready ??
+        fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5000) }).then(
+          (r) => (r.ok ? Date.now() : undefined),
+          () => undefined,
+        ),
     ]);
     [rest, graphql, ready] = [a, b, c];
     if (rest === undefined || graphql === undefined || ready === undefined) await sleep(50);
@@ -117,8 +121,7 @@ export async function pgRestartScenario(ctx: ScenarioContext): Promise<void> {
 
   for (const [index, cycle] of cycles.entries()) {
     const label = `pg_ctl stop -m ${cycle.mode}`;
-    const down = (o: { sentAt: number; doneAt?: number; at?: number }) =>
-      o.sentAt >= cycle.stopReturned && (o.doneAt ?? o.at ?? Infinity) <= cycle.startCalled;
+    const down = (o: { sentAt: number; doneAt?: number; at?: number }) => o.sentAt >= cycle.stopReturned && (o.doneAt ?? o.at ?? Infinity) <= cycle.startCalled;
     const whileDown = outcomes.filter(down);
     const byDoor = (door: string) => whileDown.filter((o) => o.door === door && isProperRefusal(o)).length;
     const served = whileDown.filter((o) => o.ok);
@@ -157,7 +160,10 @@ export async function pgRestartScenario(ctx: ScenarioContext): Promise<void> {
       report.check(
         `${label}: once served again, the load is answered 2xx`,
         after.length > 0 && failed.length === 0,
-        withSample(`${after.length} requests`, failed.map((o) => [o.op, o.status, o.code])),
+        withSample(
+          `${after.length} requests`,
+          failed.map((o) => [o.op, o.status, o.code]),
+        ),
       );
     }
   }

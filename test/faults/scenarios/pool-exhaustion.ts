@@ -79,7 +79,10 @@ export async function poolExhaustionScenario(ctx: ScenarioContext): Promise<void
     report.check(
       'the requests that held the connections answer once the lock is gone (200, or 503 if they had waited for the pool)',
       blockersBad.length === 0,
-      withSample(blocked.map((o) => o.status).join(', '), blockersBad.map((o) => [o.op, o.status, o.code, o.transportError])),
+      withSample(
+        blocked.map((o) => o.status).join(', '),
+        blockersBad.map((o) => [o.op, o.status, o.code, o.transportError]),
+      ),
     );
 
     // Load over: the gateway serves normally again (one request at a time: two connections are
@@ -88,11 +91,17 @@ export async function poolExhaustionScenario(ctx: ScenarioContext): Promise<void
     const after = [];
     for (const op of [...LOAD, ...LOAD]) after.push(await send(gateway.url, op, 10_000));
     const afterBad = after.filter((o) => !o.ok);
-    const ready = await fetch(`${gateway.url}/readyz`).then((res) => res.status, () => undefined);
+    const ready = await fetch(`${gateway.url}/readyz`).then(
+      (res) => res.status,
+      () => undefined,
+    );
     report.check(
       'once the load stops, both doors answer 2xx again and /readyz is 200',
       afterBad.length === 0 && ready === 200,
-      withSample(`${after.length - afterBad.length}/${after.length} 2xx, /readyz ${ready}`, afterBad.map((o) => [o.op, o.status, o.code])),
+      withSample(
+        `${after.length - afterBad.length}/${after.length} 2xx, /readyz ${ready}`,
+        afterBad.map((o) => [o.op, o.status, o.code]),
+      ),
     );
   } finally {
     await locker.end().catch(() => {});

@@ -39,7 +39,9 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
   const baseId = (JSON.parse(base.text) as { id: string }).id;
   const documentIds: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const added = await call(`${gateway.url}/api/knowledge-bases/${baseId}/documents`, { body: { title: `Manual ${i}`, content: prose(DOCUMENT_CHARS, i + 1) } });
+    const added = await call(`${gateway.url}/api/knowledge-bases/${baseId}/documents`, {
+      body: { title: `Manual ${i}`, content: prose(DOCUMENT_CHARS, i + 1) },
+    });
     documentIds.push((JSON.parse(added.text) as { id: string }).id);
   }
   const documentField = (alias: string, id: string) => `${alias}: document(knowledgeBaseId: "${baseId}", documentId: "${id}") { content }`;
@@ -58,7 +60,9 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
   await baselineWatch.ready;
   await storm(WORKERS, BASELINE_MS, (n) => allowedKinds[n % allowedKinds.length]!.run());
   const baseline = await baselineWatch.stop();
-  report.note(`without the bomb (${BASELINE_MS / 1000} s of the allowed answers alone): /healthz ${baseline.health.count} probes p50 ${baseline.health.p50} ms, p99 ${baseline.health.p99} ms`);
+  report.note(
+    `without the bomb (${BASELINE_MS / 1000} s of the allowed answers alone): /healthz ${baseline.health.count} probes p50 ${baseline.health.p50} ms, p99 ${baseline.health.p99} ms`,
+  );
 
   const watch = watchResponsiveness(gateway, other.apiKey);
   await watch.ready;
@@ -69,7 +73,9 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
   const seen = await watch.stop();
   const rssStart = baseline.rss.start; // before any large answer: the growth counts the load without the bomb too
 
-  report.note(`${results.length} requests; /healthz ${seen.health.count} probes p50 ${seen.health.p50} ms, p99 ${seen.health.p99} ms, max ${seen.health.max} ms; RSS ${rssStart.toFixed(0)} → peak ${seen.rss.peak.toFixed(0)} MiB`);
+  report.note(
+    `${results.length} requests; /healthz ${seen.health.count} probes p50 ${seen.health.p50} ms, p99 ${seen.health.p99} ms, max ${seen.health.max} ms; RSS ${rssStart.toFixed(0)} → peak ${seen.rss.peak.toFixed(0)} MiB`,
+  );
   const wrong = results.filter(({ kind, answer }) => answer.status !== kind.expect || (kind.expect === 400 && answer.code !== 'BAD_USER_INPUT'));
   report.check(
     'answers over the limit are 400 BAD_USER_INPUT, the allowed ones 200 (never 500, never cut short)',
@@ -77,7 +83,17 @@ export async function responseSizeScenario(ctx: ScenarioContext): Promise<void> 
     sample(wrong.map(({ kind, answer }) => [kind.name, answer.status, answer.code, answer.bytes])),
   );
   const bombAnswers = results.filter(({ kind }) => kind.expect === 400).map(({ answer }) => answer.bytes);
-  report.check('a refused answer is a short error, not the body', bombAnswers.every((bytes) => bytes < 2000), `largest ${Math.max(...bombAnswers)} bytes`);
+  report.check(
+    'a refused answer is a short error, not the body',
+    bombAnswers.every((bytes) => bytes < 2000),
+    `largest ${Math.max(...bombAnswers)} bytes`,
+  );
   report.check(`/healthz p50 under ${HEALTH_P50_MS} ms`, seen.health.p50 < HEALTH_P50_MS, `p50 ${seen.health.p50} ms over ${seen.health.count} probes`);
-  checkResponsiveness(report, seen, baseline, { fault: 'bomb', healthP99Ms: HEALTH_P99_MS, baselineFactor: BASELINE_FACTOR, meMaxMs: ME_MAX_MS, rssGrowthMiB: RSS_GROWTH_MIB });
+  checkResponsiveness(report, seen, baseline, {
+    fault: 'bomb',
+    healthP99Ms: HEALTH_P99_MS,
+    baselineFactor: BASELINE_FACTOR,
+    meMaxMs: ME_MAX_MS,
+    rssGrowthMiB: RSS_GROWTH_MIB,
+  });
 }

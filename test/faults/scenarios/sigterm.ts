@@ -59,7 +59,10 @@ export async function sigtermScenario(ctx: ScenarioContext): Promise<void> {
     report.check(
       '/readyz answers 503 from the signal on, while the listener is still open',
       answered.length > 0 && notReady.length === answered.length && notReady[0]!.at < firstRefused,
-      withSample(`${notReady.length} probes answered 503`, answered.filter((r) => r.status !== 503)),
+      withSample(
+        `${notReady.length} probes answered 503`,
+        answered.filter((r) => r.status !== 503),
+      ),
     );
     const closedAfter = firstRefused - signalAt;
     report.check(
@@ -75,7 +78,10 @@ export async function sigtermScenario(ctx: ScenarioContext): Promise<void> {
     report.check(
       'requests sent during the drain are answered 2xx',
       drained.length > 0 && drained.every((o) => o.ok),
-      withSample(`${drained.length} requests`, drained.filter((o) => !o.ok).map((o) => [o.op, o.status, o.transportError])),
+      withSample(
+        `${drained.length} requests`,
+        drained.filter((o) => !o.ok).map((o) => [o.op, o.status, o.transportError]),
+      ),
     );
     // The same race at the other edge: a request issued just after the first refusal may still go out
     // on a keep-alive socket the closing server is resetting (its connect happened earlier).
@@ -105,7 +111,10 @@ export async function sigtermScenario(ctx: ScenarioContext): Promise<void> {
     report.check(
       'every request of the load sent before the signal answers 2xx',
       beforeBad.length === 0,
-      withSample(`${before.length} requests`, beforeBad.map((o) => [o.op, o.status, o.transportError])),
+      withSample(
+        `${before.length} requests`,
+        beforeBad.map((o) => [o.op, o.status, o.transportError]),
+      ),
     );
     const racing = outcomes.filter((o) => o.sentAt >= closeAt - RACE_MS && o.sentAt < firstRefused + RACE_MS);
     report.note(

@@ -82,7 +82,9 @@ function openStream(url: string, reads: boolean): Promise<Opened> {
 
 export async function sseFloodScenario(ctx: ScenarioContext): Promise<void> {
   const { report } = ctx;
-  report.section(`SSE flood (LIVE_CONNECTIONS_PER_KEY=${PER_KEY}; ${READERS} readers and ${SILENT} silent readers of one key for ${DURATION_MS / 1000} s, ${KEPT_EVENTS} kept events)`);
+  report.section(
+    `SSE flood (LIVE_CONNECTIONS_PER_KEY=${PER_KEY}; ${READERS} readers and ${SILENT} silent readers of one key for ${DURATION_MS / 1000} s, ${KEPT_EVENTS} kept events)`,
+  );
   const databaseUrl = await ctx.createDatabase('faults_sse_flood');
   const snapshots = join(ctx.logDir, 'sse-flood-heap');
   mkdirSync(snapshots, { recursive: true });
@@ -100,11 +102,21 @@ export async function sseFloodScenario(ctx: ScenarioContext): Promise<void> {
   const contactId = (JSON.parse((await call(`${gateway.url}/api/contacts?limit=1`)).text) as { data: { id: string }[] }).data[0]!.id;
   const audience = JSON.parse((await call(`${gateway.url}/api/audience`, { body: { name: 'Flood' } })).text) as { id: string };
   await call(`${gateway.url}/api/audience/${audience.id}/members`, { body: { contactIds: [contactId] } });
-  const agent = JSON.parse((await call(`${gateway.url}/api/agents`, { body: { name: 'Caller', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' } } })).text) as { id: string };
+  const agent = JSON.parse(
+    (await call(`${gateway.url}/api/agents`, { body: { name: 'Caller', instructions: 'Be brief.', modelConfig: { model: 'builtin/echo' } } })).text,
+  ) as { id: string };
+  await call(`${gateway.url}/api/agents/${agent.id}/activate`, { method: 'POST' });
   const flow = JSON.parse(
     (
       await call(`${gateway.url}/api/call-flows`, {
-        body: { name: 'Greeting', nodes: [{ id: 'start', type: 'start', agentId: agent.id }, { id: 'end', type: 'end' }], edges: [{ from: 'start', to: 'end' }] },
+        body: {
+          name: 'Greeting',
+          nodes: [
+            { id: 'start', type: 'start', agentId: agent.id },
+            { id: 'end', type: 'end' },
+          ],
+          edges: [{ from: 'start', to: 'end' }],
+        },
       })
     ).text,
   ) as { id: string };
@@ -125,11 +137,13 @@ export async function sseFloodScenario(ctx: ScenarioContext): Promise<void> {
   ) as { id: string };
   await call(`${gateway.url}/api/programs/${program.id}/activate`, { method: 'POST' });
   const created = await call(`${gateway.url}/api/programs/${program.id}/executions`, { method: 'POST' });
-  if (contacts.status !== 201 || created.status !== 201) throw new Error(`could not create the execution: ${contacts.status} ${created.status} ${created.text.slice(0, 300)}`);
+  if (contacts.status !== 201 || created.status !== 201)
+    throw new Error(`could not create the execution: ${contacts.status} ${created.status} ${created.text.slice(0, 300)}`);
   const executionId = (JSON.parse(created.text) as { id: string }).id;
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
-  const organizationId = (await db.query<{ organization_id: string }>('select organization_id from executions where id = $1', [executionId])).rows[0]!.organization_id;
+  const organizationId = (await db.query<{ organization_id: string }>('select organization_id from executions where id = $1', [executionId])).rows[0]!
+    .organization_id;
   const insert = (count: number) =>
     db.query(
       `insert into events (id, organization_id, type, created_at, payload)
@@ -145,7 +159,9 @@ export async function sseFloodScenario(ctx: ScenarioContext): Promise<void> {
   await baselineWatch.ready;
   await sleep(3000);
   const baseline = await baselineWatch.stop();
-  report.note(`before the flood: /healthz ${baseline.health.count} probes p50 ${baseline.health.p50} ms, p99 ${baseline.health.p99} ms; RSS ${baseline.rss.end.toFixed(0)} MiB; live heap ${heapBefore.toFixed(0)} MiB`);
+  report.note(
+    `before the flood: /healthz ${baseline.health.count} probes p50 ${baseline.health.p50} ms, p99 ${baseline.health.p99} ms; RSS ${baseline.rss.end.toFixed(0)} MiB; live heap ${heapBefore.toFixed(0)} MiB`,
+  );
 
   const watch = watchResponsiveness(gateway, other.apiKey);
   await watch.ready;
@@ -204,14 +220,22 @@ export async function sseFloodScenario(ctx: ScenarioContext): Promise<void> {
       `RSS ${baseline.rss.end.toFixed(0)} → peak ${seen.rss.peak.toFixed(0)} → ${settled.toFixed(0)} MiB 5 s after; live heap ${heapBefore.toFixed(0)} → ${heapAfter.toFixed(0)} MiB`,
   );
   const wrong = answered.filter(([status]) => status !== 200 && status !== 429);
-  report.check('every stream answers 200 or 429 RATE_LIMITED (never 500, never a dropped connection)', wrong.length === 0 && (statuses.get(429) ?? 0) > 0, sample(wrong));
+  report.check(
+    'every stream answers 200 or 429 RATE_LIMITED (never 500, never a dropped connection)',
+    wrong.length === 0 && (statuses.get(429) ?? 0) > 0,
+    sample(wrong),
+  );
   report.check(`the key never holds more than ${PER_KEY} streams at once`, mostOpen <= PER_KEY && mostOpen > 0, `${mostOpen} at most`);
   report.check(
     `every place comes back: ${PER_KEY} streams open again afterwards, the next is 429`,
     again.every((stream) => stream.status === 200) && past.status === 429 && past.code === 'RATE_LIMITED',
     `${again.map((stream) => stream.status).join(',')} then ${past.status} ${past.code ?? ''}`,
   );
-  report.check(`/healthz p99 under ${HEALTH_P99_MS} ms`, seen.health.p99 < HEALTH_P99_MS, `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes`);
+  report.check(
+    `/healthz p99 under ${HEALTH_P99_MS} ms`,
+    seen.health.p99 < HEALTH_P99_MS,
+    `p99 ${seen.health.p99} ms, max ${seen.health.max} ms over ${seen.health.count} probes`,
+  );
   report.check(
     `another organization's GET /api/users/me answers 200, p99 under ${ME_P99_MS} ms`,
     seen.me.count > 0 && seen.me.bad === 0 && seen.me.p99 < ME_P99_MS,

@@ -2,7 +2,7 @@
 // latency, another organization's GET /api/users/me, and the gateway's resident memory.
 import { execFileSync, spawn } from 'node:child_process';
 import type { Report } from '../report.js';
-import { API_KEY, sleep, type GatewayProcess } from '../server.js';
+import { API_KEY, type GatewayProcess } from '../server.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
@@ -59,7 +59,7 @@ export function percentile(sorted: number[], p: number): number {
 // The probe runs in a process of its own: the storm's clients parse multi-MB answers, and a probe
 // sharing their event loop would measure the script's own stalls, not the gateway's.
 const PROBE = `
-const [url, key, everyMs] = process.argv.slice(1);
+const [url, key, everyMs, meEvery] = process.argv.slice(1);
 let running = true;
 process.stdin.on('end', () => { running = false; });
 process.stdin.resume();
@@ -78,23 +78,25 @@ await timed('/api/users/me', { 'x-api-key': key });
 process.stdout.write(JSON.stringify({ ready: true }) + '\\n');
 for (let i = 0; running; i++) {
   const health = await timed('/healthz', {});
-  const me = i % 4 === 0 ? await timed('/api/users/me', { 'x-api-key': key }) : undefined;
+  const me = i % Number(meEvery) === 0 ? await timed('/api/users/me', { 'x-api-key': key }) : undefined;
   process.stdout.write(JSON.stringify({ health, me }) + '\\n');
   await new Promise((resolve) => setTimeout(resolve, Number(everyMs)));
 }
 `;
 
 /**
- * Every `everyMs`, from a separate process: GET /healthz and (every fourth time) the other
- * organization's GET /api/users/me; and the gateway's RSS. One probe at a time, so a slow answer
+ * Every `everyMs`, from a separate process: GET /healthz and (every `meEvery`th time, by default the
+ * fourth) the other organization's GET /api/users/me; and the gateway's RSS. One probe at a time, so a slow answer
  * is measured, not queued behind another probe. `ready` settles once the probe's own first fetch
  * (its client's start-up, not the gateway's time) is behind it: start the load after it.
  */
-export function watchResponsiveness(gateway: GatewayProcess, otherKey: string, everyMs = 50) {
+export function watchResponsiveness(gateway: GatewayProcess, otherKey: string, everyMs = 50, meEvery = 4) {
   const health: number[] = [];
   const me: { ms: number; status?: number }[] = [];
   const rss: number[] = [rssMiB(gateway.child.pid!)];
-  const probe = spawn(process.execPath, ['--input-type=module', '-e', PROBE, gateway.url, otherKey, String(everyMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const probe = spawn(process.execPath, ['--input-type=module', '-e', PROBE, gateway.url, otherKey, String(everyMs), String(meEvery)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let buffered = '';
   let markReady: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -186,7 +188,7 @@ const WORDS = (
 
 /** Deterministic prose of about `chars` characters, in paragraphs, from a small vocabulary (so questions match many passages). */
 export function prose(chars: number, seed: number): string {
-  let state = seed * 2654435761 >>> 0;
+  let state = (seed * 2654435761) >>> 0;
   const next = () => (state = (state * 1103515245 + 12345) >>> 0) % WORDS.length;
   const parts: string[] = [];
   let length = 0;

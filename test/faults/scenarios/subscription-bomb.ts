@@ -122,11 +122,18 @@ export async function subscriptionBombScenario(ctx: ScenarioContext): Promise<vo
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', JWT_SECRET: 'faults-jwt-secret-that-is-long-enough-0123456789' },
   });
-  const agentId = ok(await call(`${url}/api/agents`, { body: { name: 'Talker', instructions: 'Help.', modelConfig: { model: 'builtin/echo' } } }), 'agent').id as string;
+  const agentId = ok(await call(`${url}/api/agents`, { body: { name: 'Talker', instructions: 'Help.', modelConfig: { model: 'builtin/echo' } } }), 'agent')
+    .id as string;
   ok(await call(`${url}/api/agents/${agentId}/activate`, { method: 'POST', body: {} }), 'activate');
   for (let c = 0; c < CONVERSATIONS; c++) {
     const conversationId = ok(await call(`${url}/api/agents/${agentId}/conversations`, { body: {} }), 'conversation').id as string;
-    for (let m = 0; m < 2; m++) ok(await call(`${url}/api/conversations/${conversationId}/messages`, { body: { message: String.fromCharCode(97 + ((c + m) % 26)).repeat(MESSAGE_CHARS) } }), 'message');
+    for (let m = 0; m < 2; m++)
+      ok(
+        await call(`${url}/api/conversations/${conversationId}/messages`, {
+          body: { message: String.fromCharCode(97 + ((c + m) % 26)).repeat(MESSAGE_CHARS) },
+        }),
+        'message',
+      );
   }
   const contactId = ok(await call(`${url}/api/contacts`, { body: { name: 'Callee', phone: '+15550100001' } }), 'contact').id as string;
   const audienceId = ok(await call(`${url}/api/audience`, { body: { name: 'One' } }), 'audience').id as string;
@@ -150,8 +157,14 @@ export async function subscriptionBombScenario(ctx: ScenarioContext): Promise<vo
   ok(await call(`${url}/api/executions/${executionId}/start`, { method: 'POST', body: {} }), 'start');
 
   // The same answer over HTTP is refused: the bomb is over the limit.
-  const http = await call(`${url}/graphql`, { body: { query: BIG.replace('subscription Bomb', 'query Bomb').replace('executionUpdated', 'execution'), variables: { id: executionId } } });
-  report.check('the bomb’s selection over HTTP is refused 400 BAD_USER_INPUT', http.status === 400 && http.code === 'BAD_USER_INPUT', `${http.status} ${http.code} ${http.bytes} bytes`);
+  const http = await call(`${url}/graphql`, {
+    body: { query: BIG.replace('subscription Bomb', 'query Bomb').replace('executionUpdated', 'execution'), variables: { id: executionId } },
+  });
+  report.check(
+    'the bomb’s selection over HTTP is refused 400 BAD_USER_INPUT',
+    http.status === 400 && http.code === 'BAD_USER_INPUT',
+    `${http.status} ${http.code} ${http.bytes} bytes`,
+  );
 
   // Without the bomb: the moves and a small subscription alone.
   const watcher = await connect(url);
@@ -160,7 +173,9 @@ export async function subscriptionBombScenario(ctx: ScenarioContext): Promise<vo
   await baselineWatch.ready;
   const baselineMoves = await moveRepeatedly(url, executionId, BASELINE_MS);
   const baseline = await baselineWatch.stop();
-  report.note(`without the bomb: ${baselineMoves.length} moves; /healthz ${baseline.health.count} probes p50 ${baseline.health.p50} ms, p99 ${baseline.health.p99} ms`);
+  report.note(
+    `without the bomb: ${baselineMoves.length} moves; /healthz ${baseline.health.count} probes p50 ${baseline.health.p50} ms, p99 ${baseline.health.p99} ms`,
+  );
   await sleep(500);
   const smallBefore = small.data;
 
@@ -201,6 +216,12 @@ export async function subscriptionBombScenario(ctx: ScenarioContext): Promise<vo
     small.data - smallBefore === moves.length && small.ended === undefined,
     `${small.data - smallBefore} of ${moves.length} moves`,
   );
-  checkResponsiveness(report, seen, baseline, { fault: 'bomb', healthP99Ms: HEALTH_P99_MS, baselineFactor: BASELINE_FACTOR, meMaxMs: ME_MAX_MS, rssGrowthMiB: RSS_GROWTH_MIB });
+  checkResponsiveness(report, seen, baseline, {
+    fault: 'bomb',
+    healthP99Ms: HEALTH_P99_MS,
+    baselineFactor: BASELINE_FACTOR,
+    meMaxMs: ME_MAX_MS,
+    rssGrowthMiB: RSS_GROWTH_MIB,
+  });
   await Promise.all([watcher, ...sockets].map((client) => client.dispose()));
 }

@@ -1,0 +1,270 @@
+import {
+  CancelContactImportDocument,
+  ContactImportDocument,
+  ContactImportsDocument,
+  CreateContactImportDocument,
+  ResumeContactImportDocument,
+} from '../generated/graphql.js';
+import { parse } from 'csv-parse/sync';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+
+// CSV import jobs (issue 42) through both doors, on PGlite and (TEST_DATABASE_URL) PostgreSQL. Each
+// import is waited for by the worker going idle, never by time; the rate is the bench's (--only=scale).
+
+const BOM = '\ufeff';
+
+/** Sends a CSV body as the CRM export would be sent: text/csv, with the organization's key. */
+async function sendCsv(app: TestApp, org: TestOrganization, method: string, path: string, csv: string, type = 'text/csv') {
+  const response = await fetch(`${app.baseUrl}${path}`, { method, headers: { 'x-api-key': org.apiKey, 'content-type': type }, body: csv });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+/** Rows of a simple file: phone +1415555xxxx from `from`, a name, and a tier. */
+function rows(count: number, from = 0, extra = ''): string {
+  return Array.from({ length: count }, (_, i) => `+1415${String(5_000_000 + from + i).padStart(7, '0')},Person ${from + i},gold${extra}`).join('\r\n');
+}
+
+describe('CSV import jobs', () => {
+  let app: TestApp;
+  let acme: TestOrganization;
+  let other: TestOrganization;
+
+  beforeAll(async () => {
+    app = await startTestApp({ contactImports: { maxBytes: 1_500_000, maxRows: 2000 } });
+    acme = await app.organization('Acme');
+    other = await app.organization('Other');
+  });
+  afterAll(() => app.close());
+
+  const worker = () => app.gateway.services.contactImportWorker;
+  const finished = async (org: TestOrganization, id: string) => {
+    await worker().idle();
+    return (await org.rest.get(`/api/imports/${id}`)).body;
+  };
+  const refusedCsv = async (org: TestOrganization, id: string) => {
+    const response = await fetch(`${app.baseUrl}/api/imports/${id}/refused`, { headers: { 'x-api-key': org.apiKey } });
+    expect(response.headers.get('content-type')).toMatch(/^text\/csv/);
+    return parse(await response.text(), { relax_column_count: true }) as string[][];
+  };
+  const contactsByPhone = async (org: TestOrganization, search: string) =>
+    (await org.rest.get(`/api/contacts?search=${encodeURIComponent(search)}&limit=100`)).body.data as Record<string, any>[];
+
+  it('imports a CRM export: bad rows refused with their number and reason, the rest written, an audience joined, events told', async () => {
+    const audience = await acme.rest.post('/api/audience', { name: 'Weekly export' });
+    await acme.rest.post('/api/do-not-call', { phone: '+14155550107' });
+    const csv =
+      `${BOM}externalId,name,phone,timeZone,attributes.tier\r\n` +
+      'crm-1,Ada,+14155550101,Europe/London,gold\r\n' +
+      'crm-2,"Grace, ""Amazing""\nHopper",+14155550102,America/New_York,silver\r\n' + // a quoted comma, quote and newline
+      'crm-3,Bad phone,555-0103,,gold\r\n' +
+      'crm-4,Bad zone,+14155550104,Mars/Olympus,gold\r\n' +
+      'crm-5,=HYPERLINK("http://evil"),+14155550105,,gold\r\n' +
+      'crm-6,Repeat,+14155550101,,gold\r\n' + // the phone of row 2
+      'crm-7,Short row,+14155550106\r\n' +
+      'crm-8,On the list,+14155550107,,bronze\r\n';
+    const sent = await sendCsv(app, acme, 'POST', `/api/imports?mode=upsert&audienceId=${audience.body.id}`, csv);
+    expect(sent.status).toBe(202);
+    expect(sent.body).toMatchObject({ status: 'queued', mode: 'upsert', key: 'phone', fileBytes: Buffer.byteLength(csv) });
+    const job = await finished(acme, sent.body.id);
+    expect(job).toMatchObject({ status: 'completed', rowsRead: 8, imported: 3, updated: 0, skipped: 0, refused: 5, doNotCall: 1, error: null });
+    expect(job.columns).toEqual(['externalId', 'name', 'phone', 'timeZone', 'attributes.tier']);
+
+    const refused = await refusedCsv(acme, job.id);
+    expect(refused[0]).toEqual(['row', 'reason', 'externalId', 'name', 'phone', 'timeZone', 'attributes.tier']);
+    // Rows as a spreadsheet numbers them: the header is 1, and Grace's quoted line break keeps her one row (3).
+    expect(refused.slice(1).map((line) => line.slice(0, 2))).toEqual([
+      ['4', 'phone "555-0103" is not E.164 (+ and 7 to 15 digits)'],
+      ['5', 'timeZone "Mars/Olympus" is not an IANA time zone (for example Europe/Paris)'],
+      ['6', 'name starts with "=": a spreadsheet formula is not imported'],
+      ['7', 'phone repeats row 2'],
+      ['8', 'The row has 3 cells; the header has 5'],
+    ]);
+    expect(refused[3]).toEqual(['6', expect.any(String), 'crm-5', `'=HYPERLINK("http://evil")`, '+14155550105', '', 'gold']); // text, never run by a spreadsheet
+    expect(refused[1]!.slice(2)).toEqual(['crm-3', 'Bad phone', '555-0103', '', 'gold']);
+
+    const [grace] = await contactsByPhone(acme, '+14155550102');
+    expect(grace).toMatchObject({
+      name: 'Grace, "Amazing"\nHopper',
+      externalId: 'crm-2',
+      timeZone: 'America/New_York',
+      attributes: { tier: 'silver' },
+      optedOut: false,
+    });
+    const [listed] = await contactsByPhone(acme, '+14155550107');
+    expect(listed).toMatchObject({ optedOut: true, externalId: 'crm-8' });
+    expect((await acme.rest.get(`/api/audience/${audience.body.id}`)).body.contactCount).toBe(3);
+
+    const events = await acme.rest.get('/api/events?type=import.completed');
+    expect(events.body.data.map((event: { payload: { id: string } }) => event.payload.id)).toContain(job.id);
+  });
+
+  it('re-imports the week’s export keyed on externalId: upsert updates what it is given, skip leaves, create refuses all', async () => {
+    const first = 'externalId,name,phone,attributes.tier,attributes.region\r\nw-1,Ann,+14155551001,gold,west\r\nw-2,Bob,+14155551002,silver,east\r\n';
+    const created = await sendCsv(app, acme, 'POST', '/api/imports?key=externalId', first);
+    expect(await finished(acme, created.body.id)).toMatchObject({ status: 'completed', imported: 2 });
+
+    // Ann's number changed in the CRM and her tier; Bob's name is blank (not given); Cy is new.
+    const week2 = 'externalId,name,phone,attributes.tier\r\nw-1,Ann B,+14155551011,platinum\r\nw-2,,+14155551002,gold\r\nw-3,Cy,+14155551003,gold\r\n';
+    const upsert = await sendCsv(app, acme, 'POST', '/api/imports?key=externalId&mode=upsert', week2);
+    expect(await finished(acme, upsert.body.id)).toMatchObject({ status: 'completed', imported: 1, updated: 2, refused: 0 });
+    const [ann] = await contactsByPhone(acme, '+14155551011');
+    expect(ann).toMatchObject({ externalId: 'w-1', name: 'Ann B', attributes: { tier: 'platinum', region: 'west' } });
+    const [bob] = await contactsByPhone(acme, '+14155551002');
+    expect(bob).toMatchObject({ name: 'Bob', attributes: { tier: 'gold', region: 'east' } });
+
+    const skip = await sendCsv(app, acme, 'POST', '/api/imports?key=externalId&mode=skip', week2);
+    expect(await finished(acme, skip.body.id)).toMatchObject({ status: 'completed', imported: 0, updated: 0, skipped: 3 });
+
+    const before = (await acme.rest.get('/api/contacts?limit=1')).body.meta.total;
+    const create = await sendCsv(app, acme, 'POST', '/api/imports?key=externalId&mode=create', `${week2}w-4,Dee,+14155551004,gold\r\n`);
+    const failed = await finished(acme, create.body.id);
+    expect(failed).toMatchObject({ status: 'failed', imported: 0, refused: 3 });
+    expect(failed.error).toMatch(/all or nothing/);
+    expect((await acme.rest.get('/api/contacts?limit=1')).body.meta.total).toBe(before); // Dee was written, then undone
+    expect(await contactsByPhone(acme, '+14155551004')).toEqual([]);
+  });
+
+  it('is created on GraphQL, sent its file by PUT, read on both doors; another organization gets 404', async () => {
+    const created = await acme.graphql.ok(CreateContactImportDocument, { input: { mode: 'skip' as never } });
+    const job = created.createContactImport;
+    expect(job).toMatchObject({ status: 'awaiting_file', mode: 'skip', key: 'phone', uploadUrl: `/api/imports/${job.id}/file` });
+
+    expect((await sendCsv(app, other, 'PUT', job.uploadUrl, 'phone\r\n+14155552001\r\n')).status).toBe(404);
+    const put = await sendCsv(app, acme, 'PUT', job.uploadUrl, 'phone\r\n+14155552001\r\n');
+    expect(put.status).toBe(202);
+    expect((await sendCsv(app, acme, 'PUT', job.uploadUrl, 'phone\r\n+14155552002\r\n')).body.code).toBe('CONFLICT'); // one file per import
+    await worker().idle();
+    const read = await acme.graphql.ok(ContactImportDocument, { id: job.id });
+    expect(read.contactImport).toMatchObject({ status: 'completed', imported: 1 });
+    const rest = await acme.rest.get(`/api/imports/${job.id}`);
+    expect(rest.body).toMatchObject(read.contactImport);
+
+    for (const path of [`/api/imports/${job.id}`, `/api/imports/${job.id}/refused`]) expect((await other.rest.get(path)).status).toBe(404);
+    expect((await other.rest.post(`/api/imports/${job.id}/cancel`)).status).toBe(404);
+    expect((await other.graphql.run(ContactImportDocument, { id: job.id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    expect((await other.graphql.run(CancelContactImportDocument, { id: job.id })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    const page = await other.graphql.ok(ContactImportsDocument, { limit: 10 });
+    expect(page.contactImports.data).toEqual([]);
+
+    // An audience of another organization: 404 on both doors, nothing created.
+    const theirs = await other.rest.post('/api/audience', { name: 'Theirs' });
+    expect((await sendCsv(app, acme, 'POST', `/api/imports?audienceId=${theirs.body.id}`, 'phone\r\n+14155552003\r\n')).status).toBe(404);
+    expect((await acme.graphql.run(CreateContactImportDocument, { input: { audienceId: theirs.body.id } })).errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('pages the imports by cursor, newest first', async () => {
+    const first = await acme.rest.get('/api/imports?limit=2');
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(2);
+    const next = await acme.rest.get(`/api/imports?limit=2&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`);
+    expect(next.body.data[0].id).not.toBe(first.body.data[1].id);
+    expect(new Date(next.body.data[0].createdAt) <= new Date(first.body.data[1].createdAt)).toBe(true);
+    const gql = await acme.graphql.ok(ContactImportsDocument, { limit: 2, cursor: first.body.meta.nextCursor });
+    expect(gql.contactImports.data.map((each) => each.id)).toEqual(next.body.data.map((each: { id: string }) => each.id));
+  });
+
+  it('answers the same bad input with the same error on both doors', async () => {
+    const rest = await sendCsv(app, acme, 'POST', '/api/imports?audienceId=nope', 'phone\r\n+14155553001\r\n');
+    expect([rest.status, rest.body.code]).toEqual([400, 'BAD_USER_INPUT']);
+    const gql = await acme.graphql.run(CreateContactImportDocument, { input: { audienceId: 'nope' } });
+    expect(gql.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    expect(gql.errors?.[0]?.extensions.errors).toEqual(rest.body.errors);
+  });
+
+  it('holds its bounds: file size (413, nothing kept), rows, columns, the media type, a header it cannot map', async () => {
+    const imports = async () => (await acme.rest.get('/api/imports?limit=100')).body.meta.total;
+    const before = await imports();
+    const tooLarge = await sendCsv(app, acme, 'POST', '/api/imports', `phone,name,attributes.tier\r\n${rows(60_000)}\r\n`);
+    expect([tooLarge.status, tooLarge.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    expect(await imports()).toBe(before);
+    const json = await sendCsv(app, acme, 'POST', '/api/imports', '{"phone":"+14155550100"}', 'application/json');
+    expect([json.status, json.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+
+    const tooMany = await sendCsv(app, acme, 'POST', '/api/imports', `phone,name,attributes.tier\r\n${rows(2001, 10_000)}\r\n`);
+    const cut = await finished(acme, tooMany.body.id);
+    expect(cut).toMatchObject({ status: 'failed', rowsRead: 2000, imported: 2000 });
+    expect(cut.error).toMatch(/more than 2000 rows/);
+
+    const cases: [string, RegExp][] = [
+      ['name;phone\r\n"A";+14155553002\r\n', /one column .*separated by commas/],
+      ['phone,email\r\n+14155553003,a@example.test\r\n', /Unknown columns: email/],
+      [`${Array.from({ length: 101 }, (_, i) => `attributes.k${i}`).join(',')}\r\n`, /101 columns/],
+      ['phone,name\r\n+14155553004,"never closed\r\n+14155553005,B\r\n', /quote .* never closed/],
+      [`phone,name\r\n+14155553006,Before\r\n+14155553007,${'x'.repeat(1_100_000)}\r\n`, /longer than 1048576 bytes .*the rows before it were imported/],
+    ];
+    for (const [csv, error] of cases) {
+      const sent = await sendCsv(app, acme, 'POST', '/api/imports', csv);
+      expect(sent.status).toBe(202);
+      const ended = await finished(acme, sent.body.id);
+      expect(ended.status).toBe('failed');
+      expect(ended.error).toMatch(error);
+    }
+    expect(await contactsByPhone(acme, '+14155553006')).toHaveLength(1); // the row before the long one
+  });
+
+  it('cancels halfway (what was written stays, counted) and resumes from the first row not counted', async () => {
+    const { createContactImport: job } = await acme.graphql.ok(CreateContactImportDocument, {});
+    let cancelled = false;
+    worker().onChunk = async (id) => {
+      if (cancelled || id !== job.id) return;
+      cancelled = true;
+      expect((await acme.graphql.ok(CancelContactImportDocument, { id })).cancelContactImport.status).toBe('cancelled');
+    };
+    try {
+      const sent = await sendCsv(app, acme, 'PUT', job.uploadUrl, `phone,name,attributes.tier\r\n${rows(1200, 20_000)}\r\n`);
+      const stopped = await finished(acme, sent.body.id);
+      expect(stopped).toMatchObject({ status: 'cancelled', rowsRead: 500, imported: 500 });
+      expect((await acme.rest.get('/api/events?type=import.cancelled')).body.data[0].payload).toMatchObject({ id: sent.body.id });
+      expect((await acme.rest.post(`/api/imports/${sent.body.id}/cancel`)).status).toBe(409); // ended
+      const resumed = await acme.graphql.ok(ResumeContactImportDocument, { id: sent.body.id });
+      expect(resumed.resumeContactImport.status).toBe('queued');
+      expect(await finished(acme, sent.body.id)).toMatchObject({ status: 'completed', rowsRead: 1200, imported: 1200, refused: 0 });
+      expect((await acme.rest.get('/api/contacts?search=%2B1415502&limit=1')).body.meta.total).toBe(1200); // each row once
+    } finally {
+      worker().onChunk = null;
+    }
+  });
+
+  it('resumes after the process stops mid-import: nothing lost, nothing counted twice', async () => {
+    const sent = await (async () => {
+      worker().onChunk = () => {
+        worker().onChunk = null;
+        void worker().stop(); // the process stops: the job is left running, its lease held
+      };
+      return sendCsv(app, acme, 'POST', '/api/imports', `phone,name,attributes.tier\r\n${rows(1200, 30_000)}\r\n`);
+    })();
+    await worker().idle();
+    expect((await acme.rest.get(`/api/imports/${sent.body.id}`)).body).toMatchObject({ status: 'running', rowsRead: 500, imported: 500 });
+    // The next start on the embedded database (main.ts) frees what the last process held, and the worker claims it.
+    await app.gateway.services.contactImports.releaseAll();
+    worker().start();
+    const done = await finished(acme, sent.body.id);
+    expect(done).toMatchObject({ status: 'completed', rowsRead: 1200, imported: 1200, refused: 0 });
+    const [{ count }] = await app.sql<{ count: string }>('select count(*)::int as count from contacts where import_id = ?', [sent.body.id]);
+    expect(Number(count)).toBe(1200);
+  });
+
+  it('ends failed after stopping three times on an error of the server, and resumes when asked', async () => {
+    const { createContactImport: job } = await acme.graphql.ok(CreateContactImportDocument, {});
+    worker().onChunk = (id) => {
+      if (id === job.id) throw new Error('the database went away');
+    };
+    try {
+      // Each run writes one chunk, then stops on the error; the next resumes after it.
+      await sendCsv(app, acme, 'PUT', job.uploadUrl, `phone,name,attributes.tier\r\n${rows(2000, 40_000)}\r\n`);
+      for (let stop = 1; stop < 3; stop++) {
+        await worker().idle();
+        expect((await acme.rest.get(`/api/imports/${job.id}`)).body).toMatchObject({ status: 'running', rowsRead: 500 * stop });
+        await app.gateway.services.contactImports.releaseAll(); // as if its lease had run out
+        worker().wake();
+      }
+      const failed = await finished(acme, job.id);
+      expect(failed).toMatchObject({ status: 'failed', rowsRead: 1500, imported: 1500 });
+      expect(failed.error).toMatch(/stopped 3 times on an error of the server/);
+    } finally {
+      worker().onChunk = null;
+    }
+    expect((await acme.rest.post(`/api/imports/${job.id}/resume`)).status).toBe(200);
+    expect(await finished(acme, job.id)).toMatchObject({ status: 'completed', rowsRead: 2000, imported: 2000 });
+  });
+});

@@ -1,0 +1,299 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
+import { answerProblem, initiateCallProblem, listCallsProblem, updateCallProblem } from './telnyx-texml-spec.js';
+
+// A Telnyx TeXML double on loopback, for the subset the gateway uses: Bearer API key, initiating,
+// fetching, listing and updating TeXML calls (every request checked against Telnyx's published
+// OpenAPI description, telnyx-texml-spec.ts, unknown fields refused), and each call's life told as
+// TeXML callbacks: form-encoded, signed as Telnyx signs them (Ed25519 over `telnyx-timestamp|body`,
+// developers.telnyx.com api-reference/callbacks/texml-call-*). It follows the TeXML it is answered
+// (Say, Gather, Redirect, Dial, Hangup) as a caller would. Point the gateway at it with
+// TELNYX_API_BASE_URL (config.telephony.telnyxApiBaseUrl = fake.url).
+
+export type TelnyxOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
+export type TelnyxCallerTurn = string | { digits: string } | null;
+
+export interface TelnyxCallScript {
+  outcome: TelnyxOutcome;
+  durationSeconds?: number;
+  turns?: TelnyxCallerTurn[];
+  /** An answered call stays in progress until this settles. */
+  holdUntil?: Promise<void>;
+}
+
+export interface FakeTelnyxFaults {
+  /** Initiating a call answers this status (the call is not created). */
+  createStatus?: number;
+  /** Every request answers 401, as for a wrong API key. */
+  rejectCredentials?: boolean;
+  /** Callbacks are signed with another key (a forger's). */
+  forgeSignatures?: boolean;
+}
+
+export interface FakeTelnyxCall {
+  sid: string;
+  to: string;
+  from: string;
+  url: string;
+  statusCallback: string | null;
+  statusCallbackEvents: string[];
+  machineDetection: string | null;
+  status: string;
+  answeredBy: string | null;
+  duration: number | null;
+  startTime: Date;
+  endTime: Date | null;
+  documents: { url: string; status: number | null; texml: string }[];
+  heard: string[];
+  transfers: string[];
+  hungUp: boolean;
+}
+
+export interface FakeTelnyx {
+  url: string;
+  accountSid: string;
+  apiKey: string;
+  /** The account's public key, base64, as Mission Control shows it. */
+  publicKey: string;
+  script(decide: (to: string, body: Record<string, unknown>) => TelnyxCallScript): void;
+  faults(faults: FakeTelnyxFaults): void;
+  calls(): FakeTelnyxCall[];
+  /** Every request refused as Telnyx would (its status and why), for tests that expect none. */
+  refusals(): { method: string; path: string; status: number; problem: string }[];
+  /** Signs a form body as Telnyx does, at this timestamp (default now): the headers to send. */
+  signedHeaders(body: string, timestamp?: number): Record<string, string>;
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const rfc2822 = (date: Date) => date.toUTCString().replace('GMT', '+0000');
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const VERB = /<(Say|Gather|Redirect|Hangup|Dial|Connect)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g;
+const attribute = (attributes: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1]?.replace(/&amp;/g, '&') ?? null;
+const unescape = (text: string) =>
+  text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
+
+export async function startFakeTelnyx(): Promise<FakeTelnyx> {
+  const accountSid = randomUUID();
+  const apiKey = `KEY${randomBytes(16).toString('hex').toUpperCase()}`;
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const forger = generateKeyPairSync('ed25519').privateKey;
+  const publicBase64 = publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('base64');
+  let decide: (to: string, body: Record<string, unknown>) => TelnyxCallScript = () => ({ outcome: 'answered' });
+  let faults: FakeTelnyxFaults = {};
+  const calls: FakeTelnyxCall[] = [];
+  const refusals: { method: string; path: string; status: number; problem: string }[] = [];
+  const lives: Promise<void>[] = [];
+
+  const signedHeaders = (body: string, timestamp = Math.floor(Date.now() / 1000)) => ({
+    'content-type': 'application/x-www-form-urlencoded',
+    'telnyx-timestamp': String(timestamp),
+    'telnyx-signature-ed25519': sign(null, Buffer.from(`${timestamp}|${body}`), faults.forgeSignatures ? forger : privateKey).toString('base64'),
+  });
+  const post = async (url: string, fields: Record<string, string>) => {
+    const body = new URLSearchParams(fields).toString();
+    const res = await fetch(url, { method: 'POST', headers: signedHeaders(body), body });
+    return { status: res.status, text: await res.text() };
+  };
+  const callFields = (call: FakeTelnyxCall): Record<string, string> => ({
+    AccountSid: accountSid,
+    CallSid: call.sid,
+    CallSidLegacy: call.sid,
+    ConnectionId: '1234567890',
+    From: call.from,
+    To: call.to,
+    CallStatus: call.status,
+    Timestamp: new Date().toISOString(),
+  });
+  const report = async (call: FakeTelnyxCall, event: string) => {
+    if (!call.statusCallback || !call.statusCallbackEvents.includes(event)) return;
+    await post(call.statusCallback, {
+      ...callFields(call),
+      CallbackSource: 'call-progress-events',
+      ...(call.duration !== null ? { CallDuration: String(call.duration) } : {}),
+    }).catch(() => undefined);
+  };
+
+  /** Follows the TeXML of one document, then of each it leads to, as a caller on the line. */
+  async function follow(call: FakeTelnyxCall, script: TelnyxCallScript): Promise<void> {
+    const turns = [...(script.turns ?? [])];
+    let url: string | null = call.url;
+    let extra: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
+    for (let steps = 0; url && steps < 50; steps++) {
+      const answer = await post(url, { ...callFields(call), ...extra }).catch(() => ({ status: 0, text: '' }));
+      call.documents.push({ url, status: answer.status, texml: answer.text });
+      url = null;
+      extra = {};
+      for (const [, verb, attributes = '', inner = ''] of answer.text.matchAll(VERB)) {
+        if (verb === 'Say') call.heard.push(unescape(inner));
+        else if (verb === 'Dial') call.transfers.push(unescape(inner));
+        else if (verb === 'Hangup') call.hungUp = true;
+        else if (verb === 'Redirect') url = unescape(inner);
+        else if (verb === 'Gather') {
+          for (const [, , , said = ''] of inner.matchAll(VERB)) call.heard.push(unescape(said));
+          const turn = turns.shift() ?? null;
+          if (turn === null) continue;
+          url = attribute(attributes, 'action');
+          extra = typeof turn === 'string' ? { SpeechResult: turn } : { Digits: turn.digits };
+        }
+        if (url || call.hungUp) break;
+      }
+    }
+  }
+
+  async function live(call: FakeTelnyxCall, script: TelnyxCallScript): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    call.status = 'initiated';
+    await report(call, 'initiated');
+    call.status = 'ringing';
+    await report(call, 'ringing');
+    if (script.outcome === 'busy' || script.outcome === 'no-answer' || script.outcome === 'failed') {
+      call.status = script.outcome;
+    } else {
+      call.status = 'in-progress';
+      if (call.machineDetection) call.answeredBy = script.outcome === 'voicemail' ? 'machine' : 'human';
+      await report(call, 'answered');
+      await follow(call, script);
+      await script.holdUntil;
+      call.status = 'completed';
+      call.duration = script.durationSeconds ?? 1;
+    }
+    call.endTime = new Date();
+    await report(call, 'completed');
+  }
+
+  const resource = (call: FakeTelnyxCall) => ({
+    account_sid: accountSid,
+    sid: call.sid,
+    from: call.from,
+    to: call.to,
+    status: call.status === 'initiated' || call.status === 'queued' ? 'ringing' : call.status,
+    direction: 'outbound' as const,
+    date_created: rfc2822(call.startTime),
+    date_updated: rfc2822(call.endTime ?? call.startTime),
+    start_time: rfc2822(call.startTime),
+    ...(call.endTime ? { end_time: rfc2822(call.endTime) } : {}),
+    ...(call.duration !== null ? { duration: String(call.duration) } : {}),
+    ...(call.answeredBy ? { answered_by: call.answeredBy === 'machine' ? 'machine' : 'human' } : {}),
+    uri: `/v2/texml/Accounts/${accountSid}/Calls/${call.sid}.json`,
+  });
+  const answer = (res: ServerResponse, kind: 'call' | 'calls' | 'initiated', body: unknown) => {
+    const problem = answerProblem(kind, body);
+    if (problem) throw new Error(`the double's own ${kind} answer breaks Telnyx's schema: ${problem}`);
+    json(res, 200, body);
+  };
+  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, problem: string, code = '10015') => {
+    refusals.push({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status, problem });
+    json(res, status, { errors: [{ code, title: status === 401 ? 'Authentication failed' : 'Invalid parameter', detail: problem }] });
+  };
+
+  const server: Server = createServer(async (req, res) => {
+    try {
+      const target = new URL(req.url ?? '/', 'http://telnyx.test');
+      const text = await bodyOf(req);
+      if (faults.rejectCredentials || req.headers.authorization !== `Bearer ${apiKey}`) {
+        refuse(req, res, 401, 'The API key is missing or wrong', '10009');
+        return;
+      }
+      const match = /^\/v2\/texml\/Accounts\/([^/]+)\/Calls(?:\/([^/]+))?$/.exec(target.pathname);
+      if (!match || decodeURIComponent(match[1]!) !== accountSid) {
+        refuse(req, res, 404, `No such resource: ${target.pathname}`, '10005');
+        return;
+      }
+      const sid = match[2] ? decodeURIComponent(match[2]) : null;
+      if (!sid && req.method === 'POST') {
+        if (!/^application\/json/.test(req.headers['content-type'] ?? '')) return refuse(req, res, 415, 'InitiateTexmlCall takes application/json');
+        const body = JSON.parse(text) as Record<string, unknown>;
+        const problem = initiateCallProblem(body);
+        if (problem) return refuse(req, res, 422, problem);
+        if (faults.createStatus) return refuse(req, res, faults.createStatus, 'Telnyx could not take the call now');
+        const call: FakeTelnyxCall = {
+          sid: `v3:${randomBytes(24).toString('base64url')}`,
+          to: String(body.To),
+          from: String(body.From),
+          url: String(body.Url ?? ''),
+          statusCallback: typeof body.StatusCallback === 'string' ? body.StatusCallback : null,
+          statusCallbackEvents: typeof body.StatusCallbackEvent === 'string' ? body.StatusCallbackEvent.split(' ') : ['completed'],
+          machineDetection: body.MachineDetection === 'Enable' || body.MachineDetection === 'DetectMessageEnd' ? String(body.MachineDetection) : null,
+          status: 'queued',
+          answeredBy: null,
+          duration: null,
+          startTime: new Date(),
+          endTime: null,
+          documents: [],
+          heard: [],
+          transfers: [],
+          hungUp: false,
+        };
+        calls.push(call);
+        lives.push(live(call, decide(call.to, body)).catch(() => undefined));
+        answer(res, 'initiated', { from: call.from, to: call.to, status: 'queued' });
+        return;
+      }
+      if (!sid && req.method === 'GET') {
+        const problem = listCallsProblem(target.searchParams);
+        if (problem) return refuse(req, res, 422, problem);
+        const to = target.searchParams.get('To');
+        const from = target.searchParams.get('From');
+        const found = calls.filter((call) => (!to || call.to === to) && (!from || call.from === from));
+        const size = Number(target.searchParams.get('PageSize') ?? 20);
+        answer(res, 'calls', {
+          calls: found.slice(0, size).map(resource),
+          page: 0,
+          page_size: size,
+          start: 0,
+          end: Math.max(0, Math.min(found.length, size) - 1),
+        });
+        return;
+      }
+      const call = calls.find((each) => each.sid === sid);
+      if (!call) return refuse(req, res, 404, `No call ${sid}`, '10005');
+      if (req.method === 'GET') return answer(res, 'call', resource(call));
+      if (req.method === 'POST') {
+        const form = new URLSearchParams(text);
+        const problem = updateCallProblem(form);
+        if (problem) return refuse(req, res, 422, problem);
+        if (form.get('Status') === 'completed' && !call.endTime) {
+          call.status = 'completed';
+          call.endTime = new Date();
+        }
+        return answer(res, 'call', resource(call));
+      }
+      refuse(req, res, 405, `${req.method} is not published for ${target.pathname}`);
+    } catch (error) {
+      json(res, 500, { errors: [{ code: '90000', title: 'double failed', detail: error instanceof Error ? error.message : String(error) }] });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v2`,
+    accountSid,
+    apiKey,
+    publicKey: publicBase64,
+    script: (next) => void (decide = next),
+    faults: (next) => void (faults = next),
+    calls: () => calls,
+    refusals: () => refusals,
+    signedHeaders,
+    settled: async () => void (await Promise.all(lives)),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

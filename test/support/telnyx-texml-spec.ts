@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+
+// Telnyx's TeXML calls operations as Telnyx publishes them (test/support/telnyx-texml.schemas.json,
+// vendored from team-telnyx/openapi: see telnyx-texml.schemas.md), for the loopback Telnyx. Bodies
+// are closed (a property the schema does not name is refused, as Telnyx refuses a parameter it
+// does not know); a space-separated StatusCallbackEvent is read word by word, as its description says.
+
+type Json = Record<string, any>;
+
+const vendored = JSON.parse(readFileSync(new URL('./telnyx-texml.schemas.json', import.meta.url), 'utf8')) as Json;
+
+export const TELNYX_SPEC_SOURCE = vendored.source as { repository: string; commit: string };
+
+const schemas = vendored.components.schemas as Json;
+const parameters = vendored.components.parameters as Json;
+const CALLS = '/texml/Accounts/{account_sid}/Calls';
+
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+// Each validator carries the vendored components, so the description's own `#/components/…` references resolve.
+const compile = (schema: Json): ValidateFunction => ajv.compile({ ...schema, components: { schemas } });
+const closed = (name: string): ValidateFunction => compile({ ...schemas[name], additionalProperties: false });
+const validateInitiate = closed('InitiateCallRequest');
+const validateUpdate = closed('UpdateCallRequest');
+const validateCallResource = compile({ $ref: '#/components/schemas/CallResource' });
+const validateCallIndex = compile({ $ref: '#/components/schemas/CallResourceIndex' });
+const validateInitiateResult = compile({ $ref: '#/components/schemas/InitiateCallResult' });
+
+const problems = (validate: ValidateFunction) =>
+  (validate.errors ?? [])
+    .map(
+      (error) =>
+        `${error.instancePath || '/'} ${error.message}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`,
+    )
+    .join('; ');
+
+/** Why Telnyx would refuse an InitiateTexmlCall JSON body (null: it is valid). */
+export function initiateCallProblem(body: unknown): string | null {
+  if (!body || typeof body !== 'object') return 'the body is not a JSON object';
+  const events = (body as Json).StatusCallbackEvent;
+  const checked = typeof events === 'string' ? { ...(body as Json), StatusCallbackEvent: undefined } : body;
+  if (typeof events === 'string') {
+    const allowed = schemas.InitiateCallRequest.properties.StatusCallbackEvent.enum as string[];
+    const unknown = events.split(' ').filter((word) => !allowed.includes(word));
+    if (unknown.length > 0 || events.trim() === '') return `/StatusCallbackEvent must be words of ${allowed.join(', ')}`;
+    delete (checked as Json).StatusCallbackEvent;
+  }
+  return validateInitiate(checked) ? null : problems(validateInitiate);
+}
+
+/** Why Telnyx would refuse an UpdateTexmlCall form (null: it is valid). */
+export function updateCallProblem(form: URLSearchParams): string | null {
+  const body = Object.fromEntries(form.entries());
+  return validateUpdate(body) ? null : problems(validateUpdate);
+}
+
+/** Why Telnyx would refuse the query of GetTexmlCalls: a parameter it does not publish (null: none). */
+export function listCallsProblem(query: URLSearchParams): string | null {
+  const published = (vendored.paths[CALLS].get.parameters as { $ref: string }[])
+    .map((parameter) => parameters[parameter.$ref.split('/').pop()!])
+    .filter((parameter) => parameter.in === 'query')
+    .map((parameter) => parameter.name as string);
+  const unknown = [...new Set(query.keys())].filter((name) => !published.includes(name));
+  return unknown.length > 0 ? `unknown query parameters: ${unknown.join(', ')}` : null;
+}
+
+/** Our own answers are held to the published shapes too, so the double cannot drift from Telnyx's. */
+export function answerProblem(kind: 'call' | 'calls' | 'initiated', body: unknown): string | null {
+  const validate = kind === 'call' ? validateCallResource : kind === 'calls' ? validateCallIndex : validateInitiateResult;
+  return validate(body) ? null : problems(validate);
+}
