@@ -236,6 +236,8 @@ export type CreateProgramInput = {
   scheduledStartAt?: string | null | undefined;
   /** After scheduledStartAt */
   scheduledStopAt?: string | null | undefined;
+  /** 1 to 500 characters: what the agent answers an automated call screener with on outbound calls (a template like firstMessage: {{organization.name}}, {{contact.name}}, variables); null: the default */
+  screeningResponse?: string | null | undefined;
   /** What the simulated carrier’s caller says at ask nodes; default: a few seeded lines */
   simulatedCaller?: ProgramSimulatedCallerInput | null | undefined;
   /** When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set */

@@ -2203,6 +2203,8 @@ export interface components {
             recording?: components["schemas"]["ProgramRecordingInput"];
             /** @description When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set */
             voicemail?: components["schemas"]["ProgramVoicemailInput"];
+            /** @description 1 to 500 characters: what the agent answers an automated call screener with on outbound calls (a template like firstMessage: {{organization.name}}, {{contact.name}}, variables); null: the default */
+            screeningResponse?: string;
             /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
             /** @description At most 20 */
@@ -2265,6 +2267,8 @@ export interface components {
             recording?: components["schemas"]["ProgramRecordingInput"];
             /** @description When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set */
             voicemail?: components["schemas"]["ProgramVoicemailInput"];
+            /** @description 1 to 500 characters: what the agent answers an automated call screener with on outbound calls (a template like firstMessage: {{organization.name}}, {{contact.name}}, variables); null: the default */
+            screeningResponse?: string;
             /** @description Default: one attempt */
             retryPolicy?: components["schemas"]["ProgramRetryPolicyInput"];
             /** @description At most 20 */
@@ -2838,6 +2842,8 @@ export interface components {
             now: string;
             /** @description {{contact.localTime}}: that moment on the contact’s clock */
             localTime: string;
+            /** @description On an outbound call: the line the agent was told to answer an automated call screener with (the program’s screeningResponse, rendered) */
+            screening: string | null;
         };
         /** @description Where a page sits in its list */
         PageMeta: {
@@ -3423,6 +3429,8 @@ export interface components {
             recording: components["schemas"]["ProgramRecording"] | null;
             /** @description What the calls do when an answering machine answers (null: the flow’s voicemail node, else a hang-up) */
             voicemail: components["schemas"]["ProgramVoicemail"] | null;
+            /** @description What the agent answers an automated call screener with on the program’s outbound calls (a template; null: the default, see docs/voice.md) */
+            screeningResponse: string | null;
             /** @description Set for live programs */
             liveTrigger: components["schemas"]["LiveTrigger"] | null;
             /** @description The call flow each call follows; null when none was chosen */
@@ -9320,7 +9328,8 @@ export interface operations {
                      *               "source": "crm"
                      *             },
                      *             "now": "Example now",
-                     *             "localTime": "Example localTime"
+                     *             "localTime": "Example localTime",
+                     *             "screening": "Example screening"
                      *           },
                      *           "messageCount": 3,
                      *           "toolCallCount": 3,
@@ -9629,7 +9638,8 @@ export interface operations {
                      *           "source": "crm"
                      *         },
                      *         "now": "Example now",
-                     *         "localTime": "Example localTime"
+                     *         "localTime": "Example localTime",
+                     *         "screening": "Example screening"
                      *       },
                      *       "messageCount": 3,
                      *       "toolCallCount": 3,
@@ -10053,7 +10063,8 @@ export interface operations {
                      *           "source": "crm"
                      *         },
                      *         "now": "Example now",
-                     *         "localTime": "Example localTime"
+                     *         "localTime": "Example localTime",
+                     *         "screening": "Example screening"
                      *       },
                      *       "messageCount": 3,
                      *       "toolCallCount": 3,
@@ -10908,7 +10919,8 @@ export interface operations {
                      *           "source": "crm"
                      *         },
                      *         "now": "Example now",
-                     *         "localTime": "Example localTime"
+                     *         "localTime": "Example localTime",
+                     *         "screening": "Example screening"
                      *       },
                      *       "messageCount": 3,
                      *       "toolCallCount": 3,
@@ -24002,6 +24014,7 @@ export interface operations {
                      *             "action": "leave",
                      *             "message": "What are your opening hours?"
                      *           },
+                     *           "screeningResponse": "Example screeningResponse",
                      *           "liveTrigger": {
                      *             "attribute": "Example attribute",
                      *             "source": "contact",
@@ -24408,6 +24421,7 @@ export interface operations {
                      *         "action": "leave",
                      *         "message": "What are your opening hours?"
                      *       },
+                     *       "screeningResponse": "Example screeningResponse",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -24851,6 +24865,7 @@ export interface operations {
                      *         "action": "leave",
                      *         "message": "What are your opening hours?"
                      *       },
+                     *       "screeningResponse": "Example screeningResponse",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -25240,6 +25255,7 @@ export interface operations {
                      *         "action": "leave",
                      *         "message": "What are your opening hours?"
                      *       },
+                     *       "screeningResponse": "Example screeningResponse",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -25946,6 +25962,7 @@ export interface operations {
                      *         "action": "leave",
                      *         "message": "What are your opening hours?"
                      *       },
+                     *       "screeningResponse": "Example screeningResponse",
                      *       "liveTrigger": {
                      *         "attribute": "Example attribute",
                      *         "source": "contact",
@@ -28827,6 +28844,7 @@ export interface operations {
                      *           "action": "leave",
                      *           "message": "What are your opening hours?"
                      *         },
+                     *         "screeningResponse": "Example screeningResponse",
                      *         "liveTrigger": {
                      *           "attribute": "Example attribute",
                      *           "source": "contact",

@@ -107,6 +107,13 @@ export class Program extends BaseEntity {
   @Property({ type: 'json', nullable: true })
   voicemail: (ProgramVoicemail & Opt) | null = null;
 
+  @Field(() => String, {
+    nullable: true,
+    description: 'What the agent answers an automated call screener with on the program’s outbound calls (a template; null: the default, see docs/voice.md)',
+  })
+  @Property({ type: 'text', nullable: true })
+  screeningResponse: (string & Opt) | null = null;
+
   @Field(() => LiveTrigger, { nullable: true, description: 'Set for live programs' })
   @Property({ type: 'json', nullable: true })
   liveTrigger: (LiveTrigger & Opt) | null = null;

@@ -29,6 +29,7 @@ import { ProgramCarrier } from '../telephony/telephony.enums.js';
 const PROGRAM_CARRIERS = [ProgramCarrier.simulator, ProgramCarrier.twilio, ProgramCarrier.telnyx];
 import { ProgramRecordingInput } from '../recordings/recording-settings.js';
 import { ProgramVoicemailInput } from './voicemail/program-voicemail.js';
+import { SCREENING_RESPONSE_MAX } from '../agents/templates/screening.js';
 import {
   ProgramAutoPauseRuleInput,
   ProgramCallingWindowInput,
@@ -115,6 +116,15 @@ export class ProgramSettingsInput {
   @Type(() => ProgramVoicemailInput)
   @IsObject()
   voicemail?: ProgramVoicemailInput | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: `1 to ${SCREENING_RESPONSE_MAX} characters: what the agent answers an automated call screener with on outbound calls (a template like firstMessage: {{organization.name}}, {{contact.name}}, variables); null: the default`,
+  })
+  @IsOptional()
+  @Length(1, SCREENING_RESPONSE_MAX, { message: `screeningResponse must be 1 to ${SCREENING_RESPONSE_MAX} characters` })
+  @IsString({ message: 'screeningResponse must be a string' })
+  screeningResponse?: string | null;
 
   @Field(() => ProgramRetryPolicyInput, { nullable: true, description: 'Default: one attempt' })
   @OptionalNonNull()

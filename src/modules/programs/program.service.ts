@@ -19,6 +19,7 @@ import { PhoneNumber } from '../telephony/phone-number.entity.js';
 import { ProgramCarrier } from '../telephony/telephony.enums.js';
 import { programRecordingOf } from '../recordings/recording-settings.js';
 import { programVoicemailOf, voicemailErrors } from './voicemail/program-voicemail.js';
+import { screeningResponseErrors } from '../agents/templates/screening.js';
 import { ProgramReadiness, type ReadinessSettings } from './program-readiness.js';
 import { agentUsers } from '../agents/agent-usage.js';
 
@@ -62,6 +63,7 @@ export function programRuleErrors(settings: Settings, flowNodeIds: string[] | nu
     errors.push({ field: 'liveTrigger.entityType', message: 'liveTrigger.entityType is required for source entity' });
   }
   errors.push(...voicemailErrors(settings.voicemail));
+  errors.push(...screeningResponseErrors(settings.screeningResponse));
   return errors;
 }
 
@@ -147,6 +149,7 @@ export class ProgramService {
       simulatedCaller: pick(input.simulatedCaller, program.simulatedCaller),
       recording: pick(input.recording, program.recording),
       voicemail: pick(input.voicemail, program.voicemail),
+      screeningResponse: pick(input.screeningResponse, program.screeningResponse),
       autoPauseRules: pick(input.autoPauseRules, program.autoPauseRules),
       liveTrigger: pick(input.liveTrigger, program.liveTrigger),
       carrier: pick(input.carrier, program.carrier),
@@ -252,6 +255,7 @@ export class ProgramService {
     program.simulatedCaller = settings.simulatedCaller ? { utterances: [...settings.simulatedCaller.utterances] } : null;
     program.recording = programRecordingOf(settings.recording);
     program.voicemail = programVoicemailOf(settings.voicemail);
+    program.screeningResponse = settings.screeningResponse ?? null;
     program.autoPauseRules = (settings.autoPauseRules ?? []).map((rule) => ({ ...rule }));
     program.liveTrigger = settings.liveTrigger ? { ...settings.liveTrigger, entityType: settings.liveTrigger.entityType ?? null } : null;
   }

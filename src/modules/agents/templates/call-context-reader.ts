@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { query } from '../../../db/sql.js';
 import type { AgentVariable } from './agent-variable.types.js';
-import { localTime, resolveVariables, type CallContext } from './call-context.js';
+import { localTime, renderedLine, resolveVariables, type CallContext } from './call-context.js';
+import { DEFAULT_SCREENING_RESPONSE } from './screening.js';
 
 interface CallContextRow {
   id: string;
@@ -21,13 +22,15 @@ interface CallContextRow {
   /** A single call's own values (POST /api/calls `variables`). */
   call_variables: Record<string, string> | string | null;
   organization_name: string;
+  /** The program's screening response (null: the default). */
+  screening_response: string | null;
 }
 
 /** What a call's templates need, read in one statement: the call, its contact, its program and execution, the organization. */
 const CALL_CONTEXT_SQL = `
   select c.id, c.direction, c.from_number, c.to_number, c.execution_id, c.answered_at,
          ct.id as contact_id, ct.name as contact_name, ct.phone as contact_phone, ct.time_zone as contact_time_zone, ct.attributes as contact_attributes,
-         p.id as program_id, p.name as program_name, e.variables as execution_variables, c.variables as call_variables, o.name as organization_name
+         p.id as program_id, p.name as program_name, p.screening_response, e.variables as execution_variables, c.variables as call_variables, o.name as organization_name
     from calls c
     join organizations o on o.id = c.organization_id
     left join lateral (
@@ -77,13 +80,10 @@ export function callContext(
 ): CallContext {
   const row = source.row;
   const attributes = json<Record<string, unknown>>(row.contact_attributes) ?? {};
-  const { values } = resolveVariables(agent, {
-    given: json<Record<string, string>>(row.call_variables),
-    attributes,
-    execution: json<Record<string, string>>(row.execution_variables),
-  });
+  const sources = { given: json<Record<string, string>>(row.call_variables), attributes, execution: json<Record<string, string>>(row.execution_variables) };
+  const { values } = resolveVariables(agent, sources);
   const contactPhone = row.contact_phone ?? (row.direction === 'inbound' ? row.from_number : row.to_number);
-  return {
+  const context: CallContext = {
     agentId: agent.id,
     conversationId,
     call: { id: row.id, direction: row.direction, from: row.from_number, to: row.to_number },
@@ -95,5 +95,14 @@ export function callContext(
     variables: values,
     now: at.toISOString(),
     localTime: localTime(at, row.contact_time_zone),
+    screening: null,
   };
+  if (row.direction === 'outbound') context.screening = screeningLine(row.screening_response ?? DEFAULT_SCREENING_RESPONSE, context, sources);
+  return context;
+}
+
+/** The screening response as the agent says it: its own variables (say `reason`) from the call's sources, not the agent's defaults. */
+function screeningLine(template: string, context: CallContext, sources: Parameters<typeof resolveVariables>[1]): string {
+  const { values } = resolveVariables({ instructions: template, policy: null, firstMessage: null, variables: [] }, sources);
+  return renderedLine(template, { ...context, variables: { ...values, ...context.variables } });
 }

@@ -1,4 +1,5 @@
 import type { AgentVariable } from './agent-variable.types.js';
+import { screeningSection } from './screening.js';
 import { asPromptData, asSpokenWords, renderTemplate, variablesOf, type TemplateView } from './template-language.js';
 
 /**
@@ -22,6 +23,8 @@ export interface CallContext {
   /** When the conversation started (ISO 8601), and that moment on the contact's clock. */
   now: string;
   localTime: string;
+  /** On an outbound call: the line the agent answers an automated call screener with (rendered); null or absent otherwise. */
+  screening?: string | null;
 }
 
 /** Where a conversation's variables come from, most specific first (resolveVariables). */
@@ -146,7 +149,8 @@ export interface RenderedPrompt {
 export function renderedPrompt(agent: { instructions: string; policy: string | null }, context: CallContext | null): RenderedPrompt {
   if (!context) return { instructions: agent.instructions, policy: agent.policy, guardPolicy: agent.policy, filled: false };
   const view = templateView(context);
-  const instructions = renderTemplate(agent.instructions, view, asPromptData);
+  const rendered = renderTemplate(agent.instructions, view, asPromptData);
+  const instructions = context.screening ? `${rendered}\n\n${screeningSection(context.screening)}` : rendered;
   const policy = agent.policy ? renderTemplate(agent.policy, view, asPromptData) : null;
   const spoken = agent.policy ? renderTemplate(agent.policy, view, asSpokenWords) : null;
   return {

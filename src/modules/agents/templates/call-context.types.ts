@@ -37,4 +37,9 @@ export class ConversationContext {
   variables!: Record<string, string>;
   @Field({ description: '{{now}}: when the conversation started (ISO 8601)' }) now!: string;
   @Field({ description: '{{contact.localTime}}: that moment on the contact’s clock' }) localTime!: string;
+  @Field(() => String, {
+    nullable: true,
+    description: 'On an outbound call: the line the agent was told to answer an automated call screener with (the program’s screeningResponse, rendered)',
+  })
+  screening!: string | null;
 }
