@@ -1,4 +1,7 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { AppError } from '../common/errors.js';
 
 /**
  * The content codings a body may be sent in, one at most. Not zstd: a zstd frame names its own
@@ -7,6 +10,12 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
  */
 const BODY_CODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 export const ACCEPTED_CODINGS = 'gzip, deflate, br';
+
+function codingOf(req: Request): string {
+  return String(req.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
+}
 
 /** As body-parser decides it: a body is coming when it is chunked or has a length. */
 function hasBody(req: Request): boolean {
@@ -29,9 +38,7 @@ interface ParserFailure {
  */
 function decoding(parser: RequestHandler): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    const coding = String(req.headers['content-encoding'] ?? 'identity')
-      .trim()
-      .toLowerCase();
+    const coding = codingOf(req);
     if (!BODY_CODINGS.has(coding) && hasBody(req)) {
       res.setHeader('Accept-Encoding', ACCEPTED_CODINGS);
       next(Object.assign(new Error(`unsupported content encoding "${coding}"`), { type: 'encoding.unsupported', status: 415, encoding: coding }));
@@ -60,4 +67,44 @@ export function formBody(options: Parameters<typeof express.urlencoded>[0]): Req
 /** express.text (a carrier's JSON body kept as sent, for a signature over its bytes) with the checks above. */
 export function textBody(options: Parameters<typeof express.text>[0]): RequestHandler {
   return decoding(express.text(options));
+}
+
+/** A streamed body (an import's CSV), decoded as its Content-Encoding says; `discard` drops what is left of it, so a refusal can be answered. */
+export type StreamedBody = Readable & { discard(): void };
+
+/**
+ * A raw body read as a stream (routes with `rawBody`), with the same codings as the parsers above:
+ * decoded on the way (zlib runs on libuv's threads, off the event loop), so the size limits its
+ * reader applies count the decoded bytes and a small bomb stops at them. A coding not taken → 415
+ * with `Accept-Encoding`; a body that does not decode → 400 naming `body`, as the JSON door answers.
+ */
+export function streamedBody(req: Request, res: Response): StreamedBody {
+  const coding = codingOf(req);
+  if (coding === 'identity') return Object.assign(req, { discard: () => void req.resume() });
+  if (!BODY_CODINGS.has(coding)) {
+    res.setHeader('Accept-Encoding', ACCEPTED_CODINGS);
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding "${coding.slice(0, 40)}" is not taken: send the body as it is, or with one of ${ACCEPTED_CODINGS}`,
+    );
+  }
+  const decoder = coding === 'gzip' ? createGunzip() : coding === 'deflate' ? createInflate() : createBrotliDecompress();
+  const decoded = new PassThrough();
+  const discard = () => {
+    req.unpipe(decoder);
+    decoder.destroy();
+    req.resume();
+  };
+  decoder.on('error', (error: NodeJS.ErrnoException) => {
+    discard();
+    const undecodable = typeof error.code === 'string' && error.code.startsWith('Z_');
+    decoded.destroy(undecodable ? AppError.badInput([{ field: 'body', message: `The body does not decode as its Content-Encoding (${coding}) says` }]) : error);
+  });
+  req.on('close', () => {
+    if (!req.complete) decoded.destroy(new Error('the request was cut off'));
+  });
+  // The reader may not be reading yet (the import is being created): it meets the error when it reads, from the stream's state.
+  decoded.on('error', () => undefined);
+  req.pipe(decoder).pipe(decoded);
+  return Object.assign(decoded, { discard });
 }

@@ -17507,7 +17507,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The CSV (RFC 4180, UTF-8, a BOM allowed), streamed: a header naming its columns (phone, and any of externalId, name, timeZone, attributes.<key>), then a row per contact. At most IMPORT_MAX_BYTES (256 MiB by default) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell. */
+        /** @description The CSV (RFC 4180, UTF-8, a BOM allowed), streamed: a header naming its columns (phone, and any of externalId, name, timeZone, attributes.<key>), then a row per contact. At most IMPORT_MAX_BYTES (256 MiB by default, counted decoded) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell. It may be compressed, with Content-Encoding: gzip, deflate or br (decoded as it streams); another coding → 415. */
         requestBody: {
             content: {
                 /**
@@ -17808,7 +17808,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The CSV (RFC 4180, UTF-8, a BOM allowed), streamed: a header naming its columns (phone, and any of externalId, name, timeZone, attributes.<key>), then a row per contact. At most IMPORT_MAX_BYTES (256 MiB by default) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell. */
+        /** @description The CSV (RFC 4180, UTF-8, a BOM allowed), streamed: a header naming its columns (phone, and any of externalId, name, timeZone, attributes.<key>), then a row per contact. At most IMPORT_MAX_BYTES (256 MiB by default, counted decoded) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell. It may be compressed, with Content-Encoding: gzip, deflate or br (decoded as it streams); another coding → 415. */
         requestBody: {
             content: {
                 /**

@@ -54,7 +54,7 @@ export class ContactImportService {
   }
 
   /** REST's one request: the import and its file; if the file is refused (413, 400, a body cut off) the import is deleted too. */
-  async createWithFile(actor: Actor, input: CreateContactImportInput, body: Readable): Promise<ContactImport> {
+  async createWithFile(actor: Actor, input: CreateContactImportInput, body: Readable & { discard?: () => void }): Promise<ContactImport> {
     const job = await this.create(actor, input);
     try {
       return await this.upload(actor, job.id, body);
@@ -86,7 +86,7 @@ export class ContactImportService {
    * Stores the CSV `body` (streamed, in parts of 1 MiB) and queues the import. Over IMPORT_LIMITS.maxBytes
    * → 413 and nothing kept; an import that already has its file → 409; a body cut off → nothing kept.
    */
-  async upload(actor: Actor, id: string, body: Readable): Promise<ContactImport> {
+  async upload(actor: Actor, id: string, body: Readable & { discard?: () => void }): Promise<ContactImport> {
     authorize(actor, 'contacts.manage');
     await this.get(actor, id);
     const taken = await query(
@@ -123,7 +123,9 @@ export class ContactImportService {
       await flush();
       if (bytes === 0) throw AppError.badInput([{ field: 'body', message: 'The file is empty: send the CSV as the body' }]);
     } catch (error) {
-      body.resume(); // the rest of a refused body is read and dropped, so the answer can be sent
+      // The rest of a refused body is read and dropped (not decoded), so the answer can be sent.
+      if (body.discard) body.discard();
+      else body.resume();
       await query(this.em, 'delete from contact_import_parts where import_id = ?', [id]).catch(() => undefined);
       await query(this.em, 'update contact_imports set lease_until = null where id = ?', [id]).catch(() => undefined);
       throw error;

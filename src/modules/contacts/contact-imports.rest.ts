@@ -3,6 +3,7 @@ import { abortSignalOf } from '../../platform/request-timeout.js';
 import { ref } from '../../rest/json-schema.js';
 import { routesUsing } from '../../rest/routes.js';
 import { write } from '../../rest/stream-write.js';
+import { streamedBody } from '../../rest/body-parsers.js';
 import { CreateContactImportInput } from './contact-import.inputs.js';
 import type { ContactImportService } from './contact-import.service.js';
 
@@ -14,7 +15,8 @@ const CSV = {
   mediaType: 'text/csv',
   description:
     'The CSV (RFC 4180, UTF-8, a BOM allowed), streamed: a header naming its columns (phone, and any of externalId, name, timeZone, attributes.<key>), then a row per contact. ' +
-    'At most IMPORT_MAX_BYTES (256 MiB by default) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell.',
+    'At most IMPORT_MAX_BYTES (256 MiB by default, counted decoded) and IMPORT_MAX_ROWS rows (1,000,000), 100 columns, 1,000 characters a cell. ' +
+    'It may be compressed, with Content-Encoding: gzip, deflate or br (decoded as it streams); another coding → 415.',
   example: 'externalId,name,phone,timeZone,attributes.tier\r\ncrm-1001,Ada Lovelace,+14155550100,America/Los_Angeles,gold\r\n',
 };
 const REFUSED_EXAMPLE = 'row,reason,externalId,name,phone\r\n3,phone "555" is not E.164 (+ and 7 to 15 digits),crm-1002,Grace,555\r\n';
@@ -35,8 +37,8 @@ export const contactImportRoutes = [
     status: 202,
     response: ref('ContactImport'),
     errors: [404, 409, 413],
-    async handler({ actor, query, services, presenter, req }) {
-      return presenter.present('ContactImport', await services.contactImports.createWithFile(actor, query, req));
+    async handler({ actor, query, services, presenter, req, res }) {
+      return presenter.present('ContactImport', await services.contactImports.createWithFile(actor, query, streamedBody(req, res)));
     },
   }),
   defineRoute({
@@ -50,8 +52,8 @@ export const contactImportRoutes = [
     status: 202,
     response: ref('ContactImport'),
     errors: [404, 409, 413],
-    async handler({ actor, params, services, presenter, req }) {
-      return presenter.present('ContactImport', await services.contactImports.upload(actor, params.id!, req));
+    async handler({ actor, params, services, presenter, req, res }) {
+      return presenter.present('ContactImport', await services.contactImports.upload(actor, params.id!, streamedBody(req, res)));
     },
   }),
   defineRoute({
