@@ -8,7 +8,8 @@ import { answerProblem, initiateCallProblem, listCallsProblem, updateCallProblem
 // OpenAPI description, telnyx-texml-spec.ts, unknown fields refused), and each call's life told as
 // TeXML callbacks: form-encoded, signed as Telnyx signs them (Ed25519 over `telnyx-timestamp|body`,
 // developers.telnyx.com api-reference/callbacks/texml-call-*). It follows the TeXML it is answered
-// (Say, Gather, Redirect, Dial, Hangup) as a caller would. Point the gateway at it with
+// (Say, Gather, Redirect, Dial, Hangup) as a caller would, and what UpdateCall's `Texml` replaces it
+// with; with AsyncAmd it posts the AMD verdicts (TexmlCallAmdWebhook) while the answer plays. Point the gateway at it with
 // TELNYX_API_BASE_URL (config.telephony.telnyxApiBaseUrl = fake.url).
 
 export type TelnyxOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
@@ -20,6 +21,10 @@ export interface TelnyxCallScript {
   turns?: TelnyxCallerTurn[];
   /** An answered call stays in progress until this settles. */
   holdUntil?: Promise<void>;
+  /** With AsyncAmd: the AnsweredBy verdicts posted to its callback, in order; default machine_end_beep for a voicemail, else human. */
+  answeredBy?: string[];
+  /** MachineDetectionDuration sent with each verdict (ms); default 1800. */
+  detectionMs?: number;
 }
 
 export interface FakeTelnyxFaults {
@@ -39,6 +44,12 @@ export interface FakeTelnyxCall {
   statusCallback: string | null;
   statusCallbackEvents: string[];
   machineDetection: string | null;
+  /** AsyncAmdStatusCallback, when detection runs in the background (AsyncAmd). */
+  verdictCallback: string | null;
+  /** The verdicts posted to it, and what the gateway answered each. */
+  verdicts: { answeredBy: string; status: number }[];
+  /** A document UpdateCall's Texml gave, played once the current one's verb returns. */
+  pendingTexml: string | null;
   status: string;
   answeredBy: string | null;
   duration: number | null;
@@ -131,17 +142,39 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     }).catch(() => undefined);
   };
 
-  /** Follows the TeXML of one document, then of each it leads to, as a caller on the line. */
-  async function follow(call: FakeTelnyxCall, script: TelnyxCallScript): Promise<void> {
+  /**
+   * Follows the TeXML of one document, then of each it leads to, as a caller on the line. With
+   * detection in the background, its verdicts are posted while the first document plays; a
+   * document UpdateCall gave replaces what the call does from then on.
+   */
+  async function follow(call: FakeTelnyxCall, script: TelnyxCallScript, detect?: () => Promise<void>): Promise<void> {
     const turns = [...(script.turns ?? [])];
-    let url: string | null = call.url;
+    let next: { url: string } | { texml: string } | null = { url: call.url };
     let extra: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
-    for (let steps = 0; url && steps < 50; steps++) {
-      const answer = await post(url, { ...callFields(call), ...extra }).catch(() => ({ status: 0, text: '' }));
-      call.documents.push({ url, status: answer.status, texml: answer.text });
-      url = null;
+    for (let steps = 0; next && steps < 50; steps++) {
+      let text: string;
+      if ('texml' in next) {
+        text = next.texml;
+        call.documents.push({ url: 'UpdateCall', status: 200, texml: text });
+      } else {
+        const answer = await post(next.url, { ...callFields(call), ...extra }).catch(() => ({ status: 0, text: '' }));
+        call.documents.push({ url: next.url, status: answer.status, texml: answer.text });
+        text = answer.text;
+      }
+      next = null;
       extra = {};
-      for (const [, verb, attributes = '', inner = ''] of answer.text.matchAll(VERB)) {
+      if (detect) {
+        const verdicts = detect;
+        detect = undefined;
+        await verdicts();
+      }
+      if (call.pendingTexml !== null) {
+        next = { texml: call.pendingTexml };
+        call.pendingTexml = null;
+        continue;
+      }
+      let url: string | null = null;
+      for (const [, verb, attributes = '', inner = ''] of text.matchAll(VERB)) {
         if (verb === 'Say') call.heard.push(unescape(inner));
         else if (verb === 'Dial') call.transfers.push(unescape(inner));
         else if (verb === 'Hangup') call.hungUp = true;
@@ -155,6 +188,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
         }
         if (url || call.hungUp) break;
       }
+      if (url) next = { url };
     }
   }
 
@@ -168,9 +202,28 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
       call.status = script.outcome;
     } else {
       call.status = 'in-progress';
-      if (call.machineDetection) call.answeredBy = script.outcome === 'voicemail' ? 'machine' : 'human';
+      const verdicts = script.answeredBy ?? [script.outcome === 'voicemail' ? 'machine_end_beep' : 'human'];
+      // Synchronous detection decides before the answer URL is asked; in the background, while its TeXML plays.
+      if (call.machineDetection && !call.verdictCallback) call.answeredBy = verdicts.at(-1)!;
       await report(call, 'answered');
-      await follow(call, script);
+      const detect = call.verdictCallback
+        ? async () => {
+            for (const verdict of verdicts) {
+              call.answeredBy = verdict;
+              // TexmlCallAmdWebhook: form-encoded and signed like every TeXML callback.
+              const sent = await post(call.verdictCallback!, {
+                AccountSid: accountSid,
+                AnsweredBy: verdict,
+                CallSid: call.sid,
+                CallSidLegacy: call.sid,
+                ConnectionId: '1234567890',
+                MachineDetectionDuration: String(script.detectionMs ?? 1800),
+              }).catch(() => ({ status: 0, text: '' }));
+              call.verdicts.push({ answeredBy: verdict, status: sent.status });
+            }
+          }
+        : undefined;
+      await follow(call, script, detect);
       await script.holdUntil;
       call.status = 'completed';
       call.duration = script.durationSeconds ?? 1;
@@ -191,7 +244,10 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     start_time: rfc2822(call.startTime),
     ...(call.endTime ? { end_time: rfc2822(call.endTime) } : {}),
     ...(call.duration !== null ? { duration: String(call.duration) } : {}),
-    ...(call.answeredBy ? { answered_by: call.answeredBy === 'machine' ? 'machine' : 'human' } : {}),
+    // CallResource.answered_by is published as human, machine or not_sure.
+    ...(call.answeredBy
+      ? { answered_by: call.answeredBy.startsWith('machine') || call.answeredBy === 'fax' ? 'machine' : call.answeredBy === 'human' ? 'human' : 'not_sure' }
+      : {}),
     uri: `/v2/texml/Accounts/${accountSid}/Calls/${call.sid}.json`,
   });
   const answer = (res: ServerResponse, kind: 'call' | 'calls' | 'initiated', body: unknown) => {
@@ -232,6 +288,9 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
           statusCallback: typeof body.StatusCallback === 'string' ? body.StatusCallback : null,
           statusCallbackEvents: typeof body.StatusCallbackEvent === 'string' ? body.StatusCallbackEvent.split(' ') : ['completed'],
           machineDetection: body.MachineDetection === 'Enable' || body.MachineDetection === 'DetectMessageEnd' ? String(body.MachineDetection) : null,
+          verdictCallback: body.AsyncAmd === true && typeof body.AsyncAmdStatusCallback === 'string' ? body.AsyncAmdStatusCallback : null,
+          verdicts: [],
+          pendingTexml: null,
           status: 'queued',
           answeredBy: null,
           duration: null,
@@ -270,7 +329,10 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
         const form = new URLSearchParams(text);
         const problem = updateCallProblem(form);
         if (problem) return refuse(req, res, 422, problem);
-        if (form.get('Status') === 'completed' && !call.endTime) {
+        if (form.has('Texml')) {
+          if (call.status !== 'in-progress') return refuse(req, res, 422, 'The call is not in progress: its TeXML cannot be replaced', '90018');
+          call.pendingTexml = form.get('Texml');
+        } else if (form.get('Status') === 'completed' && !call.endTime) {
           call.status = 'completed';
           call.endTime = new Date();
         }

@@ -304,6 +304,69 @@ describe('a campaign on Telnyx', () => {
   });
 });
 
+describe('voicemail after the beep on Telnyx', () => {
+  it('asks for detection in the background, leaves the message once a machine’s greeting ends (UpdateCall with TeXML), and leaves a person alone', async () => {
+    const audience = await createAudience(acme, 2);
+    const phones = await app.sql<{ id: string; phone: string; name: string }>('select id, phone, name from contacts where id in (?, ?)', audience.contactIds);
+    const machine = phones.find((row) => row.id === audience.contactIds[0])!;
+    const person = phones.find((row) => row.id === audience.contactIds[1])!;
+    const flow = await acme.rest.post('/api/call-flows', FLOW);
+    const number = await acme.rest.post('/api/phone-numbers', { number: randomNumber(), carrierConnectionId: connectionId });
+    const program = await acme.rest.post('/api/programs', {
+      name: 'Telnyx voicemail',
+      kind: 'campaign',
+      flowId: flow.body.id,
+      audienceId: audience.id,
+      carrier: 'telnyx',
+      fromNumberId: number.body.id,
+      voicemail: { message: 'Hi {{contact.name}}, this is {{organization.name}}. Please call us back.' },
+    });
+    expect(program.status).toBe(201);
+    expect((await acme.rest.post(`/api/programs/${program.body.id}/activate`)).status).toBe(200);
+    telnyx.script((to) =>
+      to === machine.phone
+        ? { outcome: 'voicemail', answeredBy: ['machine_start', 'machine_end_beep'], durationSeconds: 20 }
+        : { outcome: 'answered', durationSeconds: 5 },
+    );
+    const refusedBefore = telnyx.refusals().length;
+    const execution = await acme.rest.post(`/api/programs/${program.body.id}/executions`);
+    expect((await acme.rest.post(`/api/executions/${execution.body.id}/start`)).status).toBe(200);
+    await waitForExecution(acme, execution.body.id, (value) => value.status === 'completed');
+    await telnyx.settled();
+
+    const calls = (await acme.rest.get(`/api/calls?executionId=${execution.body.id}`)).body.data as Record<string, any>[];
+    const byPhone = new Map(calls.map((call) => [call.to, call]));
+    expect(byPhone.get(machine.phone)).toMatchObject({ carrier: 'telnyx', outcome: 'voicemail_left', answeredBy: 'machine' });
+    expect(byPhone.get(person.phone)).toMatchObject({ carrier: 'telnyx', outcome: 'answered', answeredBy: 'human' });
+    const machineLine = telnyx.calls().find((call) => call.to === machine.phone)!;
+    const personLine = telnyx.calls().find((call) => call.to === person.phone)!;
+    // Detection in the background: the answer URL was asked at once, the verdicts posted to their own signed callback.
+    expect(machineLine.machineDetection).toBe('DetectMessageEnd');
+    expect(machineLine.verdictCallback).toMatch(new RegExp(`/telephony/telnyx/${connectionId}/amd\\?`));
+    expect(machineLine.verdicts).toEqual([
+      { answeredBy: 'machine_start', status: 200 },
+      { answeredBy: 'machine_end_beep', status: 200 },
+    ]);
+    // The greeting's end replaced what the call did with the message, then a hang-up.
+    expect(machineLine.documents.at(-1)).toMatchObject({ url: 'UpdateCall' });
+    expect(machineLine.heard.at(-1)).toBe(`Hi ${machine.name}, this is Acme Telnyx. Please call us back.`);
+    expect(machineLine.hungUp).toBe(true);
+    // A person: nothing replaced, the flow's answered branch heard.
+    expect(personLine.verdicts).toEqual([{ answeredBy: 'human', status: 200 }]);
+    expect(personLine.documents.some((document) => document.url === 'UpdateCall')).toBe(false);
+    expect(personLine.heard).toEqual(['Hello from Acme, this is a reminder of your appointment tomorrow.']);
+    expect(telnyx.refusals().slice(refusedBefore)).toEqual([]);
+
+    // A verdict not signed with the account's key changes nothing: 403.
+    const forged = new URLSearchParams({ AccountSid: telnyx.accountSid, CallSid: personLine.sid, AnsweredBy: 'machine_end_beep' }).toString();
+    const url = `${app.baseUrl}/telephony/telnyx/${connectionId}/amd?callId=${byPhone.get(person.phone)!.id}`;
+    expect((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: forged })).status).toBe(403);
+    telnyx.faults({ forgeSignatures: true });
+    expect((await fetch(url, { method: 'POST', headers: telnyx.signedHeaders(forged), body: forged })).status).toBe(403);
+    expect((await acme.rest.get(`/api/calls/${byPhone.get(person.phone)!.id}`)).body).toMatchObject({ outcome: 'answered', answeredBy: 'human' });
+  });
+});
+
 describe('a speech-to-speech call over Telnyx media streaming', () => {
   it('streams the caller’s audio to the provider and the agent’s back in Telnyx’s frames, and stores both sides', async () => {
     const agent = await acme.rest.post('/api/agents', {

@@ -38,3 +38,15 @@ export const MACHINE_VERDICT_WINDOW_MS = 45_000;
 
 /** The detection timeout asked of the carrier, in seconds (Twilio's MachineDetectionTimeout; its default too). */
 export const MACHINE_DETECTION_TIMEOUT_S = 30;
+
+/**
+ * A verdict callback's form in the words Twilio's AsyncAmdStatusCallback and Telnyx's TeXML AMD
+ * callback (TexmlCallAmdWebhook) both use: CallSid, AnsweredBy (MACHINE_VERDICT_KINDS) and
+ * MachineDetectionDuration in milliseconds; null when it names no call or no verdict we know.
+ */
+export function machineVerdictOfForm(fields: Record<string, string>): MachineVerdict | null {
+  const kind = fields.AnsweredBy as MachineVerdictKind | undefined;
+  if (!fields.CallSid || !kind || !MACHINE_VERDICT_KINDS.includes(kind)) return null;
+  const duration = Number(fields.MachineDetectionDuration);
+  return { carrierCallId: fields.CallSid, kind, detectionMs: fields.MachineDetectionDuration && Number.isFinite(duration) && duration >= 0 ? duration : null };
+}

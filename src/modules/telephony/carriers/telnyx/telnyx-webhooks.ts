@@ -2,6 +2,7 @@ import type { CallControl, CarrierWebhooks } from '../carrier-module.js';
 import { telnyxAnsweredByOf, type TelnyxCarrier } from './telnyx.carrier.js';
 import { telnyxPublicKey, telnyxSigned } from './telnyx-signature.js';
 import { renderTexml } from './texml.js';
+import { machineVerdictOfForm } from '../../machine-verdict.js';
 
 /**
  * Telnyx's TeXML webhooks as a carrier module reads them: signed by the account's Ed25519 key over
@@ -18,6 +19,8 @@ export function telnyxWebhooks(adapter: TelnyxCarrier, now: () => number = () =>
     },
     status: (fields) => adapter.parseStatusCallback(fields),
     answeredBy: (fields) => telnyxAnsweredByOf(fields.AnsweredBy),
+    // TexmlCallAmdWebhook (developers.telnyx.com api-reference/callbacks/texml-call-amd): Twilio's fields and AnsweredBy values.
+    machineVerdict: machineVerdictOfForm,
     idempotencyKey: () => null,
   };
 }

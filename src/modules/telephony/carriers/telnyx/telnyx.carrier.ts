@@ -11,6 +11,24 @@ import {
 } from '../../carrier.js';
 import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
 import { own } from '../../../../common/own.js';
+import { MACHINE_DETECTION_TIMEOUT_S } from '../../machine-verdict.js';
+
+/**
+ * InitiateCallRequest's machine-detection fields: with a verdict URL, detection in the background
+ * that waits for the end of a machine's greeting (TeXML's DetectMessageEnd, AsyncAmd), so the answer
+ * URL is asked at once; without one, the synchronous `Enable`. Telnyx's timeout is in milliseconds.
+ */
+function machineDetectionOf(request: PlaceCallRequest): Record<string, string | number | boolean> {
+  if (!request.machineDetection) return {};
+  if (!request.machineVerdictUrl) return { MachineDetection: 'Enable' };
+  return {
+    MachineDetection: 'DetectMessageEnd',
+    MachineDetectionTimeout: MACHINE_DETECTION_TIMEOUT_S * 1000,
+    AsyncAmd: true,
+    AsyncAmdStatusCallback: request.machineVerdictUrl,
+    AsyncAmdStatusCallbackMethod: 'POST',
+  };
+}
 
 /** Telnyx's REST API: the SDK builds every URL on it; TELNYX_API_BASE_URL replaces it. */
 export const TELNYX_API_ORIGIN = 'https://api.telnyx.com/v2';
@@ -96,13 +114,23 @@ export class TelnyxCarrier implements CarrierAdapter {
           StatusCallback: request.statusCallbackUrl,
           StatusCallbackMethod: 'POST',
           StatusCallbackEvent: 'initiated ringing answered completed' as 'completed',
-          ...(request.machineDetection ? { MachineDetection: 'Enable' as const } : {}),
+          ...machineDetectionOf(request),
         } as never,
       });
       // The published answer carries no CallSid (InitiateCallResult: from, to, status): the call's
       // first signed request (its answer or a status callback, whose URL names our call) says it.
       const sid = (answer as { call_sid?: unknown; sid?: unknown }).call_sid ?? (answer as { sid?: unknown }).sid;
       return { carrierCallId: typeof sid === 'string' && sid ? sid : null };
+    } catch (error) {
+      throw telnyxErrorOf(error);
+    }
+  }
+
+  /** Replaces what a live call does with a TeXML document (UpdateCall's `Texml`, form-encoded as published). */
+  async updateCall(account: CarrierAccount, carrierCallId: string, document: { contentType: string; body: string }): Promise<void> {
+    const client = await this.client(account);
+    try {
+      await client.texml.accounts.calls.update(carrierCallId, { account_sid: account.accountSid, Texml: document.body });
     } catch (error) {
       throw telnyxErrorOf(error);
     }

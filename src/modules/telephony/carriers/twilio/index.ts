@@ -4,7 +4,7 @@ import type { CarrierModule } from '../carrier-module.js';
 import { CarrierKind } from '../../telephony.enums.js';
 import { twilioMedia } from './twilio-media.js';
 import { renderTwiml } from './twiml.js';
-import { twilioMachineVerdict } from './twilio-amd.js';
+import { machineVerdictOfForm } from '../../machine-verdict.js';
 import type { TwilioCarrier } from './twilio.carrier.js';
 
 const ANSWERED_BY: Record<string, AnsweredBy> = {
@@ -37,7 +37,7 @@ export function twilioModule(adapter: TwilioCarrier): CarrierModule {
       },
       status: (fields) => adapter.parseStatusCallback(fields),
       answeredBy: (fields) => own(ANSWERED_BY, fields.AnsweredBy ?? '') ?? null,
-      machineVerdict: twilioMachineVerdict,
+      machineVerdict: machineVerdictOfForm,
       // The same on each retry of one request; not signed, so a key beside what was signed, never instead of it.
       idempotencyKey: (request) => request.header('i-twilio-idempotency-token') || null,
     },

@@ -1,6 +1,6 @@
 import type { CallListInstanceCreateOptions } from 'twilio/lib/rest/api/v2010/account/call.js';
 import type { PlaceCallRequest } from '../../carrier.js';
-import { MACHINE_DETECTION_TIMEOUT_S, MACHINE_VERDICT_KINDS, type MachineVerdict, type MachineVerdictKind } from '../../machine-verdict.js';
+import { MACHINE_DETECTION_TIMEOUT_S } from '../../machine-verdict.js';
 
 /**
  * CreateCall's machine-detection parameters (the SDK's names for Twilio's MachineDetection,
@@ -23,12 +23,4 @@ export function machineDetectionOf(request: PlaceCallRequest): DetectionOptions 
     asyncAmdStatusCallback: request.machineVerdictUrl,
     asyncAmdStatusCallbackMethod: 'POST',
   };
-}
-
-/** An AsyncAmdStatusCallback's form (AccountSid, CallSid, AnsweredBy, MachineDetectionDuration); null when it names no call or no verdict we know. */
-export function twilioMachineVerdict(fields: Record<string, string>): MachineVerdict | null {
-  const kind = fields.AnsweredBy as MachineVerdictKind | undefined;
-  if (!fields.CallSid || !kind || !MACHINE_VERDICT_KINDS.includes(kind)) return null;
-  const duration = Number(fields.MachineDetectionDuration);
-  return { carrierCallId: fields.CallSid, kind, detectionMs: fields.MachineDetectionDuration && Number.isFinite(duration) && duration >= 0 ? duration : null };
 }
