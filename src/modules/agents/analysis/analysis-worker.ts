@@ -118,12 +118,17 @@ export class AnalysisWorker {
     this.timer.unref();
   }
 
+  /** Resolves once no pass runs and none is asked for again (a nudge during a pass runs one more). */
+  async idle(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
   /** No new pass; waits for the one in flight (its model calls are bounded by the model timeout). */
   async stop(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    while (this.draining) await this.draining;
+    await this.idle();
   }
 
   /**
