@@ -577,8 +577,10 @@ describe('execution-stream', () => {
   }, 30_000);
 
   it('takes none of the organization’s concurrency places and outlives the request timeout', async () => {
+    // A request timeout an ordinary request meets on a busy machine too; the stream is read past it by its own heartbeats.
+    const requestTimeoutMs = 1500;
     const slow = await startTestApp({
-      requestTimeoutMs: 300,
+      requestTimeoutMs,
       concurrencyPerOrganization: 1,
       live: { subscriptionsPerKey: 20, connectionsPerKey: 10, connectionsPerOrganization: 50, sseHeartbeatMs: 100, sseMaxBufferedBytes: 1_048_576 },
     });
@@ -587,15 +589,20 @@ describe('execution-stream', () => {
       await org.grantCredits(10);
       const { programId } = await buildCampaign(org, 1);
       const executionId = (await org.rest.post(`/api/programs/${programId}/executions`)).body.id as string;
+      const opened = Date.now();
       const res = await fetch(`${slow.baseUrl}/api/executions/${executionId}/stream`, { headers: { 'x-api-key': org.apiKey } });
       expect(res.status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      const reader = res.body!.getReader();
+      let text = '';
+      const read = async () => (text += new TextDecoder().decode((await reader.read()).value));
+      // The server's heartbeats (every 100 ms) tell when the stream has outlived the request timeout: a clock of its own, not a sleep.
+      const heartbeats = () => text.split(': heartbeat').length - 1;
+      while (heartbeats() * 100 < requestTimeoutMs + 200) await read();
+      expect(Date.now() - opened).toBeGreaterThan(requestTimeoutMs);
       // Past the request timeout, with the one place of the organization free for its requests.
       expect((await org.rest.get(`/api/executions/${executionId}`)).status).toBe(200);
       expect((await org.rest.post(`/api/executions/${executionId}/start`)).status).toBe(200);
-      const reader = res.body!.getReader();
-      let text = '';
-      while (!text.includes('event: execution.started')) text += new TextDecoder().decode((await reader.read()).value);
+      while (!text.includes('event: execution.started')) await read();
       expect(text).toContain('event: execution.created');
       await reader.cancel();
     } finally {
