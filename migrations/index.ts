@@ -18,6 +18,7 @@ import { Migration20261217113000 } from './Migration20261217113000.js';
 import { Migration20261218000000 } from './Migration20261218000000.js';
 import { Migration20261220100000 } from './Migration20261220100000.js';
 import { Migration20261231300000 } from './Migration20261231300000.js';
+import { Migration20261231400000 } from './Migration20261231400000.js';
 import { Migration20261231100000 } from './Migration20261231100000.js';
 import { Migration20261231500000 } from './Migration20261231500000.js';
 import { Migration20261220000000 } from './Migration20261220000000.js';
@@ -92,4 +93,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261231300000', class: Migration20261231300000 },
   { name: 'Migration20261231100000', class: Migration20261231100000 },
   { name: 'Migration20261231500000', class: Migration20261231500000 },
+  { name: 'Migration20261231400000', class: Migration20261231400000 },
 ];
