@@ -243,6 +243,7 @@ export async function createGateway(config: Config, database: Database, logger: 
       'Idempotent-Replayed',
       'X-Total-Count',
       'Link',
+      'X-Next-Cursor',
     ],
   });
   apiDoor.use(corsPolicy);

@@ -1,5 +1,6 @@
 import { AppError } from './errors.js';
-import { containsPattern, MAX_PAGE, pageMeta, PageArgs, PageOnlyArgs, sortField, SortOrder } from './pagination.js';
+import { containsPattern, CursorPageArgs, MAX_PAGE, pageMeta, PageArgs, PageOnlyArgs, sortField, SortOrder } from './pagination.js';
+import { MAX_CURSOR_LENGTH } from './cursor.js';
 import { parseInput } from './validation.js';
 
 async function refusal(promise: Promise<unknown>): Promise<AppError> {
@@ -119,5 +120,18 @@ describe('PageArgs and PageOnlyArgs (the same rules on both doors)', () => {
   ])('PageOnlyArgs refuses %j naming %s', async (query, field) => {
     const error = await refusal(parseInput(PageOnlyArgs, query, 'query'));
     expect(error.errors?.map((fieldError) => fieldError.field)).toEqual([field]);
+  });
+
+  it('CursorPageArgs takes page, limit and a cursor, and nothing a sorted list takes', async () => {
+    expect({ ...(await parseInput(CursorPageArgs, { cursor: 'abc', limit: '5' }, 'query')) }).toEqual({ page: 1, limit: 5, cursor: 'abc' });
+    for (const [query, field] of [
+      [{ cursor: 'x'.repeat(MAX_CURSOR_LENGTH + 1) }, 'cursor'],
+      [{ cursor: 5 }, 'cursor'],
+      [{ sortBy: 'name' }, 'sortBy'],
+      [{ limit: '0' }, 'limit'],
+    ] as const) {
+      const error = await refusal(parseInput(CursorPageArgs, query, 'query'));
+      expect([query, error.errors?.map((fieldError) => fieldError.field)]).toEqual([query, [field]]);
+    }
   });
 });

@@ -5,6 +5,11 @@ import { AppError } from './errors.js';
 import { MAX_CURSOR_LENGTH } from './cursor.js';
 import { OptionalNonNull } from './validation.js';
 
+const CURSOR_DESCRIPTION =
+  'A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored';
+const FIXED_CURSOR_DESCRIPTION =
+  'A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored';
+
 /** Far beyond any real list; it keeps offsets inside what both doors and the database can count. */
 export const MAX_PAGE = 1_000_000;
 
@@ -67,11 +72,21 @@ export class PageArgs extends PageOnlyArgs {
   @IsEnum(SortOrder)
   sortOrder: SortOrder = SortOrder.desc;
 
-  @Field(() => String, {
-    nullable: true,
-    description:
-      'A cursor from meta.nextCursor, prevCursor or lastCursor of this list (same sortBy and sortOrder): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored',
-  })
+  @Field(() => String, { nullable: true, description: CURSOR_DESCRIPTION })
+  @IsOptional()
+  @MaxLength(MAX_CURSOR_LENGTH)
+  @IsString()
+  cursor?: string | null;
+}
+
+/**
+ * Page, limit and a cursor: the lists with one fixed order (executions, messages, tool calls, webhook
+ * deliveries, API keys, …). A cursor of such a list is written for its fixed order, and checked as a
+ * sorted list's is.
+ */
+@ArgsType()
+export class CursorPageArgs extends PageOnlyArgs {
+  @Field(() => String, { nullable: true, description: FIXED_CURSOR_DESCRIPTION })
   @IsOptional()
   @MaxLength(MAX_CURSOR_LENGTH)
   @IsString()
@@ -114,7 +129,7 @@ const NO_CURSORS = { nextCursor: null, prevCursor: null, lastCursor: null } as c
 export function pageMeta(page: number, limit: number, total: number | null): PageMeta {
   if (total === null) return uncountedPageMeta(page, limit);
   const totalPages = Math.ceil(total / limit);
-  // A page read by offset alone (a batch of many parents' pages) has no cursors: src/db/keyset.ts writes them.
+  // A page read by offset alone has no cursors: src/db/keyset.ts writes them (and pagesByParent, given the keyset).
   return { page, limit, total, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1, ...NO_CURSORS };
 }
 

@@ -43,6 +43,18 @@ export function sortedPage<T>(args: SortedPageArgs, field: string): { orderBy: Q
   };
 }
 
+/**
+ * The read options of a page of a list with one fixed order (`field` then id, both `order`): the same
+ * keyset as a sorted list's, its cursors written for that order (a cursor of another order is refused).
+ */
+export function fixedOrderPage<T>(
+  args: { page: number; limit: number; cursor?: string | null },
+  field: string,
+  order: 'asc' | 'desc',
+): { orderBy: QueryOrderMap<T>[]; limit: number; offset: number; keyset: Keyset } {
+  return sortedPage<T>({ page: args.page, limit: args.limit, sortOrder: order, cursor: args.cursor ?? null }, field);
+}
+
 /** What a read does for a keyset: its order, the condition after (or before) the cursor's row, how many rows it fetches. */
 export interface KeysetPlan {
   orderBy: QueryOrderMap<object>[];
@@ -61,26 +73,27 @@ interface SortColumn {
   sql(alias: string): string;
   nullable: boolean;
   date: boolean;
+  /** A number column: a cursor's value must be digits (anything else would fail the statement's cast). */
+  integer: boolean;
 }
 
 function sortColumn(em: EntityManager, entity: EntityClass<object>, field: string): SortColumn {
   const prop = em.getMetadata().get(entity).properties[field as never] as EntityProperty | undefined;
   if (!prop) throw new Error(`${entity.name}.${field} is not a property`);
   const date = prop.runtimeType === 'Date';
+  const integer = prop.runtimeType === 'number';
   if (prop.formula) {
     const formula = prop.formula as unknown as (columns: unknown, table: unknown) => string;
-    return { sql: (alias) => `(${formula({ toString: () => alias }, { alias, toString: () => alias })})`, nullable: Boolean(prop.nullable), date };
+    return { sql: (alias) => `(${formula({ toString: () => alias }, { alias, toString: () => alias })})`, nullable: Boolean(prop.nullable), date, integer };
   }
   const column = prop.fieldNames[0]!;
-  return { sql: (alias) => `${alias}."${column}"`, nullable: Boolean(prop.nullable), date };
+  return { sql: (alias) => `${alias}."${column}"`, nullable: Boolean(prop.nullable), date, integer };
 }
 
 /** The plan of a read of `entity` for `keyset`, `limit` rows a page (the last page's rows and number are set once its list is counted: read-model.ts). */
 export function keysetPlan(em: EntityManager, entity: EntityClass<object>, keyset: Keyset, limit: number, offset: number): KeysetPlan {
   const column = sortColumn(em, entity, keyset.field);
-  const text = (alias: string) =>
-    column.date ? `to_char(${column.sql(alias)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')` : `${column.sql(alias)}::text`;
-  const keySql = (alias: string) => `json_build_array(${text(alias)}, ${alias}."id")::text`;
+  const keySql = keySqlOf(column);
   const cursor = keyset.cursor;
   const reversed = cursor !== null && cursor.direction !== 'after';
   const direction = reversed ? (keyset.order === 'asc' ? 'desc' : 'asc') : keyset.order;
@@ -88,7 +101,7 @@ export function keysetPlan(em: EntityManager, entity: EntityClass<object>, keyse
   if (!cursor) return { orderBy, condition: null, keySql, fetch: limit, reversed: false, page: Math.floor(offset / limit) + 1 };
   if (cursor.direction === 'last') return { orderBy, condition: null, keySql, fetch: limit, reversed: true, page: cursor.page };
   const [value, id] = cursor.key!;
-  if (column.date && value !== null && !ISO_INSTANT.test(value))
+  if (value !== null && ((column.date && !ISO_INSTANT.test(value)) || (column.integer && !INTEGER.test(value))))
     throw AppError.badInput([{ field: 'cursor', message: 'cursor is not a cursor this list answered' }]);
   const cast = column.date ? '::timestamptz' : '';
   // Past the cursor's row in the fetched direction: PostgreSQL puts nulls last ascending, first descending.
@@ -112,7 +125,21 @@ export function keysetPlan(em: EntityManager, entity: EntityClass<object>, keyse
   return { orderBy, condition: { sql, params, key }, keySql, fetch: limit + 1, reversed, page: cursor.page };
 }
 
+/** The row's key as JSON text `[value, id]` over the row alias, the sort value written as a cursor holds it. */
+function keySqlOf(column: SortColumn): (alias: string) => string {
+  const text = (alias: string) =>
+    column.date ? `to_char(${column.sql(alias)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')` : `${column.sql(alias)}::text`;
+  return (alias) => `json_build_array(${text(alias)}, ${alias}."id")::text`;
+}
+
+/** `keySqlOf` for `entity`'s property `field`: what a read that pages by offset adds to write its page's cursors. */
+export function rowKeySql(em: EntityManager, entity: EntityClass<object>, field: string): (alias: string) => string {
+  return keySqlOf(sortColumn(em, entity, field));
+}
+
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+/** Within PostgreSQL's int4, which every number column sorted by is. */
+const INTEGER = /^-?\d{1,9}$/;
 
 /** The rows fetched by `plan`, in the list's order, cut to the page; and whether rows follow (after) or precede (before) them. */
 export function keysetRows<R>(plan: KeysetPlan, rows: R[], limit: number): { rows: R[]; more: boolean } {

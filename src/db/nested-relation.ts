@@ -67,7 +67,15 @@ export interface NestedRelation<Args extends RelationPageArgs = RelationPageArgs
   derived?: Record<string, string[]>;
   /** Child fields the read path cannot answer as the batch does (then the batch answers). */
   declines?(fields: ReadonlySet<string>): boolean;
+  /**
+   * The batch writes each page's cursors (pagesByParent's keyset), which a read with the parents' page
+   * does not: a `meta` that selects a cursor is then answered by the batch.
+   */
+  cursors?: true;
 }
+
+/** The PageMeta fields only a relation's batch answers (see NestedRelation.cursors). */
+export const CURSOR_FIELDS: readonly string[] = ['nextCursor', 'prevCursor', 'lastCursor'];
 
 /** A relation a list reads with its rows, for one set of arguments and the child fields selected. */
 export interface NestedRead {

@@ -11,7 +11,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { EntityClass } from '@mikro-orm/core';
-import { relationsOf, WHOLE_ROWS, type NestedRead, type PageSelection } from '../db/nested-relation.js';
+import { CURSOR_FIELDS, relationsOf, WHOLE_ROWS, type NestedRead, type PageSelection } from '../db/nested-relation.js';
 
 // Look-ahead, as PostGraphile does it: a list resolver reads which relation of its rows the
 // selection asks for, and with which arguments, so the service can read that relation in the list's
@@ -88,6 +88,11 @@ export async function pageSelectionOf(info: GraphQLResolveInfo, parent: EntityCl
     if (!rows && selection.fields.has('data')) continue;
     const fields: ReadonlySet<string> = rows?.fields ?? new Set();
     if (relation.declines?.(fields)) continue;
+    // Cursors are written by the relation's batch only.
+    if (relation.cursors && selection.fields.has('meta')) {
+      const meta = selection.child('meta');
+      if (!meta || CURSOR_FIELDS.some((name) => meta.fields.has(name))) continue;
+    }
     const args = await relation.readArgs(selection.args);
     if (args) reads.push({ relation, args, fields, withTotal: selection.fields.has('meta') });
   }

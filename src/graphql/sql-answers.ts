@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import type { Actor } from '../common/actor.js';
 import { COUNTED_PAGE_FIELDS, type JsonPage, type PageMeta } from '../common/pagination.js';
 import { validArgs } from '../common/validation.js';
-import { relationsOf, type NestedRelation, type RelationPageArgs } from '../db/nested-relation.js';
+import { CURSOR_FIELDS, relationsOf, type NestedRelation, type RelationPageArgs } from '../db/nested-relation.js';
 import type { RowJson } from '../db/read-model.js';
 import { fieldSql, isPlainColumn, jsonListSql } from '../rest/present-sql.js';
 import type { GraphQLContext } from './context.js';
@@ -384,12 +384,21 @@ async function relationSql(
     if (name === '__typename') sql.add(`'${pageType.name}'`);
     else if (name === 'data') sql.add(rows.text, ...rows.params);
     else if (name === 'meta') {
+      // Cursors are written by the relation's batch only.
+      if (relation.cursors && selectsCursors(c, each, pageType)) return null;
       const meta = metaSql(c, each, pageType, (total) => total.add(`(select count(*)::int ${source.from} where ${source.where})`, ...source.params), args);
       if (!meta) return null;
       sql.add(meta.text, ...meta.params);
     } else return null;
   }
   return sql.add(')');
+}
+
+/** Whether the selection of a page's `meta` asks for a cursor (or cannot be read). */
+function selectsCursors(c: Compiling, node: FieldNode, pageType: GraphQLObjectType): boolean {
+  const metaType = getNamedType(pageType.getFields().meta?.type);
+  const selected = metaType && isObjectType(metaType) ? selectedFields(node.selectionSet, metaType, c.fragments) : null;
+  return !selected || selected.some((each) => CURSOR_FIELDS.includes(each.node.name.value));
 }
 
 /** A page's meta as SQL (pageMeta's arithmetic over the count `total` writes). */

@@ -13,7 +13,7 @@ export function withCursors<M extends { hasNextPage?: boolean; hasPreviousPage?:
   };
 }
 
-/** The meta of a list that pages by page number only (a fixed order: a base's documents, the credit ledger): no cursors. */
+/** The meta of a page with no cursors (a relation read in its parents' statement). */
 export function withoutCursors<M extends object>(meta: M): M & Record<'nextCursor' | 'prevCursor' | 'lastCursor', null> {
   return { ...meta, nextCursor: null, prevCursor: null, lastCursor: null };
 }

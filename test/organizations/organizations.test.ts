@@ -81,7 +81,7 @@ import { addUser, recordStatements, type TestUser } from '../helpers/users.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { ALL_DAY, buildCampaign } from '../campaigns/fixtures.js';
 import { PERMISSIONS } from '../../src/modules/organizations/roles.js';
-import { withCursors, withoutCursors } from '../helpers/pages.js';
+import { withCursors } from '../helpers/pages.js';
 
 // Organizations: the organization, users, teams, business entities, isolation and permissions, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -240,7 +240,7 @@ describe('organization', () => {
         executionId: null,
         createdAt: expect.any(String),
       });
-      expect(rest.body.meta).toEqual(withoutCursors({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false }));
+      expect(rest.body.meta).toEqual(withCursors({ page: 1, limit: 2, total: 3, totalPages: 2, hasNextPage: true, hasPreviousPage: false }));
       const { creditLedger } = await reader.graphql.ok(CreditLedgerDocument, { limit: 2 });
       expect(creditLedger).toEqual(rest.body);
       expect((await reader.rest.get('/api/organization/credit-ledger?kind=spend')).body.meta.total).toBe(0);

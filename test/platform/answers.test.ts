@@ -426,7 +426,7 @@ describe('list-shapes', () => {
         headers: { origin: 'https://studio.apollographql.com', 'x-api-key': acme.apiKey },
       });
       expect(res.headers.get('access-control-allow-origin')).toBe('https://studio.apollographql.com');
-      expect(res.headers.get('access-control-expose-headers')?.split(',')).toEqual(expect.arrayContaining(['X-Total-Count', 'Link']));
+      expect(res.headers.get('access-control-expose-headers')?.split(',')).toEqual(expect.arrayContaining(['X-Total-Count', 'Link', 'X-Next-Cursor']));
     });
 
     it('refuses a limit over 100 or a page of 0 with BAD_USER_INPUT on both doors', async () => {

@@ -85,6 +85,7 @@ const CASES: ListCase[] = [
     arrayPage: true,
     table: 'api_keys',
     scope: 'organization_id = ? and user_id = ?',
+    order: 'created_at desc, id desc',
     async seed(org, tag) {
       for (let i = 0; i < 3; i++) secrets.add((await created(org, '/api/auth/api-keys', { name: `${tag} key ${i}`, prefix: 'lst_' })).secret);
     },

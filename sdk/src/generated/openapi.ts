@@ -32,8 +32,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link
-         * @description A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link. Any role of the organization may call it.
+         * A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link, the next page's cursor in X-Next-Cursor
+         * @description A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link, the next page's cursor in X-Next-Cursor. Any role of the organization may call it.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -1100,8 +1100,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link
-         * @description A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link, the next page’s cursor in X-Next-Cursor
+         * @description A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link, the next page’s cursor in X-Next-Cursor. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
         get: operations["listExecutions"];
         put?: never;
@@ -1244,8 +1244,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link
-         * @description A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
+         * A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link, the next page's cursor in X-Next-Cursor
+         * @description A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link, the next page's cursor in X-Next-Cursor. Any role of the organization may call it. An id of another organization answers 404, exactly like an unknown id.
          */
         get: operations["listTriggers"];
         put?: never;
@@ -4803,6 +4803,8 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -4823,8 +4825,10 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     /** @description How many rows the whole list has */
                     "X-Total-Count"?: number;
-                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist) */
+                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist); by cursor when the request walked by cursor */
                     Link?: string;
+                    /** @description The cursor of the page after this one (absent on the last page): pass it as cursor */
+                    "X-Next-Cursor"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10325,6 +10329,8 @@ export interface operations {
     listMessages: {
         parameters: {
             query?: {
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -12078,6 +12084,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -20797,6 +20805,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -26335,6 +26345,8 @@ export interface operations {
     listExecutions: {
         parameters: {
             query?: {
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -26358,8 +26370,10 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     /** @description How many rows the whole list has */
                     "X-Total-Count"?: number;
-                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist) */
+                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist); by cursor when the request walked by cursor */
                     Link?: string;
+                    /** @description The cursor of the page after this one (absent on the last page): pass it as cursor */
+                    "X-Next-Cursor"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -28547,6 +28561,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
                 limit?: number;
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -28566,8 +28582,10 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     /** @description How many rows the whole list has */
                     "X-Total-Count"?: number;
-                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist) */
+                    /** @description RFC 8288 links to the first, last, prev and next pages (prev and next only where they exist); by cursor when the request walked by cursor */
                     Link?: string;
+                    /** @description The cursor of the page after this one (absent on the last page): pass it as cursor */
+                    "X-Next-Cursor"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -34921,6 +34939,8 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */
@@ -38641,6 +38661,8 @@ export interface operations {
     listConversationToolCalls: {
         parameters: {
             query?: {
+                /** @description A cursor this list answered (meta.nextCursor, prevCursor or lastCursor; on a REST array, the Link header or X-Next-Cursor): the page is read from there by the index, as fast at the end of the list as at its start; page is then ignored */
+                cursor?: string;
                 /** @description The page to answer, from 1 (the first) to 1000000; default 1 */
                 page?: number;
                 /** @description Items per page, 1 to 100; default 20 */

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import type { Page, PageOnlyArgs } from '../../common/pagination.js';
+import type { CursorPageArgs, Page } from '../../common/pagination.js';
 import type { ConversationListArgs } from './agent.args.js';
 import type { Agent } from './agent.entity.js';
 import type { Conversation } from './conversation.entity.js';
@@ -26,8 +26,8 @@ export class AgentLoaders {
     });
   }
 
-  messagePage(conversationId: string, args: PageOnlyArgs): Promise<Page<Message>> {
-    const key = JSON.stringify([args.page, args.limit]);
+  messagePage(conversationId: string, args: CursorPageArgs): Promise<Page<Message>> {
+    const key = JSON.stringify([args.page, args.limit, args.cursor ?? null]);
     let loader = this.messagePages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {

@@ -1,6 +1,6 @@
 import { Arg, Args, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Page } from '../../common/pagination.js';
-import { PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs } from '../../common/pagination.js';
 import { SEARCH_COST } from '../../graphql/cost.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { ConversationListArgs, MessageArgs, StartConversationArgs } from './agent.args.js';
@@ -43,7 +43,7 @@ export class ConversationResolver {
   }
 
   @FieldResolver(() => MessagePage, { description: 'In order, paged like GET /api/conversations/{id}/messages; batched across conversations' })
-  messages(@Root() conversation: Conversation, @Args() args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<Page<Message>> {
+  messages(@Root() conversation: Conversation, @Args() args: CursorPageArgs, @Ctx() context: GraphQLContext): Promise<Page<Message>> {
     return loadersOf(context).agents.messagePage(conversation.id, args);
   }
 

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sortedPage } from '../../db/keyset.js';
+import { fixedOrderPage, sortedPage } from '../../db/keyset.js';
 import { readList } from '../../db/read-model.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageOnlyArgs } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type CursorPageArgs, type Page } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { isUuid } from '../../db/base.entity.js';
 import { columnsToReadObject } from '../../db/read-model.js';
@@ -206,23 +206,41 @@ export class ConversationService {
     return (await this.messagesFor(actor, [conversation.id])).get(conversation.id)!;
   }
 
-  /** A page of a conversation's messages, in order (404 for a conversation that is not the actor's). */
-  async messagePage(actor: Actor, conversationId: string, args: PageOnlyArgs): Promise<Page<Message>> {
+  /** A page of a conversation's messages, in order, by page or cursor (404 for a conversation that is not the actor's). */
+  async messagePage(actor: Actor, conversationId: string, args: CursorPageArgs): Promise<Page<Message>> {
     const conversation = await this.get(actor, conversationId);
-    return (await this.messagePagesFor(actor, [conversation.id], args)).get(conversation.id)!;
+    return this.messageList(actor, conversation.id, args);
   }
 
-  /** A page of messages per conversation, in order, in one statement (GraphQL's Conversation.messages). */
-  async messagePagesFor(actor: Actor, conversationIds: readonly string[], args: PageOnlyArgs): Promise<Map<string, Page<Message>>> {
+  /** One conversation's page of messages by its keyset on (conversation_id, sequence, id), its cursors written. */
+  private messageList(actor: Actor, conversationId: string, args: CursorPageArgs): Promise<Page<Message>> {
+    return readList(this.em, {
+      entity: Message,
+      where: { organization: actor.organizationId, conversation: conversationId } as never,
+      options: fixedOrderPage<Message>(args, 'sequence', 'asc'),
+      page: args.page,
+      limit: args.limit,
+    });
+  }
+
+  /** A page of messages per conversation, in order, in one statement (GraphQL's Conversation.messages); a cursor's by its keyset. */
+  async messagePagesFor(actor: Actor, conversationIds: readonly string[], args: CursorPageArgs): Promise<Map<string, Page<Message>>> {
+    if (args.cursor) {
+      // A cursor belongs to one conversation's list: each conversation's page by its keyset.
+      const ids = conversationIds.filter(isUuid);
+      const read = new Map(await Promise.all(ids.map(async (id) => [id, await this.messageList(actor, id, args)] as const)));
+      return new Map(conversationIds.map((id) => [id, read.get(id) ?? { data: [], meta: pageMeta(args.page, args.limit, 0) }]));
+    }
     return pagesByParent(this.em, conversationIds, {
       entity: Message,
       table: 'messages',
       parentColumn: 'conversation_id',
       columns: '*',
-      orderBy: 'sequence asc',
+      orderBy: 'sequence asc, id asc',
       organizationId: actor.organizationId,
       page: args.page,
       limit: args.limit,
+      keyset: { field: 'sequence', order: 'asc' },
     });
   }
 

@@ -1,4 +1,4 @@
-import { PageOnlyArgs, type Page } from '../../common/pagination.js';
+import { CursorPageArgs, type Page } from '../../common/pagination.js';
 import type { Presenter } from '../../rest/present.js';
 import { routesUsing } from '../../rest/routes.js';
 import { arrayOf, objectOf, ref, refWithout } from '../../rest/json-schema.js';
@@ -99,7 +99,7 @@ export const conversationRoutes = [
     operationId: 'listMessages',
     summary: "A page of a conversation's messages, in order",
     tag: TAG,
-    query: PageOnlyArgs,
+    query: CursorPageArgs,
     response: ref('MessagePage'),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {

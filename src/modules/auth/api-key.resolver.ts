@@ -1,9 +1,11 @@
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { PageOnlyArgs } from '../../common/pagination.js';
+import { createPageType, CursorPageArgs, type Page } from '../../common/pagination.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { ApiKey, CreatedApiKey } from './api-key.entity.js';
 import { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
 import { AccessToken, CurrentUser, DeletionResult } from './auth.types.js';
+
+export const ApiKeyPage = createPageType(ApiKey, 'ApiKeyPage');
 
 @Resolver(() => ApiKey)
 export class ApiKeyResolver {
@@ -13,8 +15,15 @@ export class ApiKeyResolver {
   }
 
   @Query(() => [ApiKey], { description: "A page of the caller's API keys, newest first, like GET /api/auth/api-keys; never with their secret" })
-  async apiKeys(@Args(() => PageOnlyArgs) args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<ApiKey[]> {
+  async apiKeys(@Args(() => CursorPageArgs) args: CursorPageArgs, @Ctx() context: GraphQLContext): Promise<ApiKey[]> {
     return (await context.services.apiKeys.list(actorOf(context), args)).data;
+  }
+
+  @Query(() => ApiKeyPage, {
+    description: 'The page `apiKeys` answers, with its meta: the total and the cursors to walk the list by (as REST’s X-Total-Count, Link and X-Next-Cursor)',
+  })
+  apiKeyPage(@Args(() => CursorPageArgs) args: CursorPageArgs, @Ctx() context: GraphQLContext): Promise<Page<ApiKey>> {
+    return context.services.apiKeys.list(actorOf(context), args);
   }
 
   @Query(() => ApiKey)

@@ -8,7 +8,8 @@ import type { CreateApiKeyInput, UpdateApiKeyInput } from './api-key.inputs.js';
 import { User } from './user.entity.js';
 import { hashKey, randomKeyPart } from './secrets.js';
 import { authorize } from '../organizations/roles.js';
-import { pageMeta, type Page } from '../../common/pagination.js';
+import type { CursorPageArgs, Page } from '../../common/pagination.js';
+import { fixedOrderPage } from '../../db/keyset.js';
 import type { KeyCache } from './key-cache.js';
 import { readPage } from '../../db/read-model.js';
 
@@ -77,15 +78,15 @@ export class ApiKeyService {
     return { apiKey, secret };
   }
 
-  /** A page of the caller's keys, newest first. */
-  async list(actor: Actor, args: { page: number; limit: number }): Promise<Page<ApiKey>> {
-    const { rows: keys, total } = await readPage(
+  /** A page of the caller's keys, newest first, by page or by cursor (keyset on (user_id, created_at, id)). */
+  async list(actor: Actor, args: CursorPageArgs): Promise<Page<ApiKey>> {
+    const { rows: keys, meta } = await readPage(
       this.em,
       ApiKey,
       { organization: actor.organizationId, user: actor.userId },
-      { orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      fixedOrderPage<ApiKey>(args, 'createdAt', 'desc'),
     );
-    return { data: keys, meta: pageMeta(args.page, args.limit, total) };
+    return { data: keys, meta };
   }
 
   async get(actor: Actor, id: string): Promise<ApiKey> {

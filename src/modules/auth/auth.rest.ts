@@ -1,4 +1,4 @@
-import { PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs } from '../../common/pagination.js';
 import { setPageHeaders } from '../../rest/array-page.js';
 import { routesUsing } from '../../rest/routes.js';
 import { arrayOf, objectOf, ref } from '../../rest/json-schema.js';
@@ -44,9 +44,10 @@ export const authRoutes = [
     method: 'get',
     path: '/auth/api-keys',
     operationId: 'listApiKeys',
-    summary: "A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link",
+    summary:
+      "A page of the caller's API keys, newest first, as {apiKeys} (never with their secret); the total in X-Total-Count, the neighbours in Link, the next page's cursor in X-Next-Cursor",
     tag: TAG,
-    query: PageOnlyArgs,
+    query: CursorPageArgs,
     pageHeaders: true,
     response: objectOf({ apiKeys: arrayOf(ref('ApiKey')) }),
     async handler({ actor, query, services, presenter, req, res }) {

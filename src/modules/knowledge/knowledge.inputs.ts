@@ -1,7 +1,7 @@
 import { IsEnum, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { ArgsType, Field, Float, ID, InputType, Int } from 'type-graphql';
 import { NamedRules, OptionalNonNull } from '../../common/validation.js';
-import { PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs } from '../../common/pagination.js';
 import { DOCUMENT_CONTENT_TYPES, DocumentContentTypeEnum, KnowledgeDocumentStatus, type DocumentContentType } from './knowledge-document.entity.js';
 
 /** Longest document text, in characters; the 1 MiB body limit answers 413 above that anyway. */
@@ -40,7 +40,7 @@ export class AddDocumentInput {
 
 /** A page of a knowledge base's documents, optionally of one status. */
 @ArgsType()
-export class DocumentListArgs extends PageOnlyArgs {
+export class DocumentListArgs extends CursorPageArgs {
   @Field(() => KnowledgeDocumentStatus, { nullable: true })
   @IsOptional()
   @IsEnum(KnowledgeDocumentStatus)

@@ -15,7 +15,7 @@ export class KnowledgeLoaders {
   ) {}
 
   documentPage(knowledgeBaseId: string, args: DocumentListArgs, withContent: boolean): Promise<Page<KnowledgeDocument>> {
-    const key = JSON.stringify([args.status ?? null, args.page, args.limit, withContent]);
+    const key = JSON.stringify([args.status ?? null, args.page, args.limit, args.cursor ?? null, withContent]);
     let loader = this.documents.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {

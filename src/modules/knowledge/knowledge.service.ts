@@ -1,6 +1,6 @@
-import { type ListRead, readJsonList, type RowJson } from '../../db/read-model.js';
+import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sortedPage } from '../../db/keyset.js';
+import { fixedOrderPage, sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../db/base.entity.js';
@@ -10,7 +10,7 @@ import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
 import { DocumentListArgs, type AddDocumentInput, type CreateKnowledgeBaseInput } from './knowledge.inputs.js';
-import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { nestedRelation, readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { validArgs } from '../../common/validation.js';
@@ -30,6 +30,8 @@ export interface Passage {
   score: number;
 }
 
+/** Every property of a document but its text (what a base's page reads by its keyset). */
+const DOCUMENT_SUMMARY_FIELDS = ['createdAt', 'updatedAt', 'title', 'contentType', 'sizeBytes', 'status', 'error', 'chunkCount'];
 /** Every column of a document but its text. */
 const DOCUMENT_SUMMARY_COLUMNS = 'id, created_at, updated_at, organization_id, knowledge_base_id, title, content_type, size_bytes, status, error, chunk_count';
 
@@ -43,15 +45,17 @@ export const baseDocuments = nestedRelation<DocumentListArgs>({
   field: 'documents',
   entity: KnowledgeDocument,
   shape: 'page',
-  argNames: ['status', 'page', 'limit'],
-  readArgs: (raw) => validArgs(DocumentListArgs, raw),
+  argNames: ['status', 'page', 'limit', 'cursor'],
+  // A cursor's page is read by the keyset (documentPagesFor), not by the per-parent OFFSET of this subquery.
+  readArgs: async (raw) => (raw.cursor ? null : validArgs(DocumentListArgs, raw)),
   source: (parent, organizationId, args) => ({
     from: 'from knowledge_documents x',
     where: `x.knowledge_base_id = ${parent}.id and x.organization_id = ?${args.status ? ' and x.status = ?' : ''}`,
     params: [organizationId, ...(args.status ? [args.status] : [])],
-    order: 'x.created_at desc, x.id asc',
+    order: 'x.created_at desc, x.id desc',
   }),
   declines: (fields) => fields.has('content'),
+  cursors: true,
 });
 
 export interface DocumentListOptions {
@@ -228,7 +232,23 @@ export class KnowledgeService {
   /** A page of a base's documents, newest first, without their text unless asked. */
   async listDocuments(actor: Actor, knowledgeBaseId: string, args: DocumentListArgs, options: DocumentListOptions = {}): Promise<Page<KnowledgeDocument>> {
     await this.assertExists(actor, knowledgeBaseId);
-    return (await this.documentPagesFor(actor, [knowledgeBaseId], args, options)).get(knowledgeBaseId)!;
+    return this.documentList(actor, knowledgeBaseId, args, options);
+  }
+
+  /** One base's page by its keyset on (knowledge_base_id, created_at, id), its cursors written. */
+  private async documentList(actor: Actor, knowledgeBaseId: string, args: DocumentListArgs, options: DocumentListOptions): Promise<Page<KnowledgeDocument>> {
+    const page = await readList(this.em, {
+      entity: KnowledgeDocument,
+      where: { organization: actor.organizationId, knowledgeBase: knowledgeBaseId, ...(args.status ? { status: args.status } : {}) } as never,
+      options: {
+        ...fixedOrderPage<KnowledgeDocument>(args, 'createdAt', 'desc'),
+        fields: options.withContent ? null : { names: DOCUMENT_SUMMARY_FIELDS, ignore: new Set() },
+      },
+      page: args.page,
+      limit: args.limit,
+    });
+    if (options.withContent) for (const document of page.data) chargeAnswerBytes(document.sizeBytes);
+    return page;
   }
 
   /** A page of documents per base in one statement, newest first (GraphQL's KnowledgeBase.documents). */
@@ -238,16 +258,23 @@ export class KnowledgeService {
     args: DocumentListArgs,
     options: DocumentListOptions = {},
   ): Promise<Map<string, Page<KnowledgeDocument>>> {
+    if (args.cursor) {
+      // A cursor belongs to one base's list: each base's page by its keyset.
+      const ids = knowledgeBaseIds.filter(isUuid);
+      const read = new Map(await Promise.all(ids.map(async (id) => [id, await this.documentList(actor, id, args, options)] as const)));
+      return new Map(knowledgeBaseIds.map((id) => [id, read.get(id) ?? { data: [], meta: pageMeta(args.page, args.limit, 0) }]));
+    }
     const pages = await pagesByParent(this.em, knowledgeBaseIds, {
       entity: KnowledgeDocument,
       table: 'knowledge_documents',
       parentColumn: 'knowledge_base_id',
       columns: options.withContent ? '*' : DOCUMENT_SUMMARY_COLUMNS,
-      orderBy: 'created_at desc, id asc',
+      orderBy: 'created_at desc, id desc',
       organizationId: actor.organizationId,
       filters: args.status ? [{ sql: 'status = ?', params: [args.status] }] : [],
       page: args.page,
       limit: args.limit,
+      keyset: { field: 'createdAt', order: 'desc' },
     });
     if (options.withContent) for (const page of pages.values()) for (const document of page.data) chargeAnswerBytes(document.sizeBytes);
     return pages;

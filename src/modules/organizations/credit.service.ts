@@ -7,6 +7,7 @@ import { isUuid } from '../../db/base.entity.js';
 import { CreditEntryKind, CreditLedgerEntry } from './credit-ledger.entity.js';
 import type { CreditLedgerArgs } from './organization.inputs.js';
 import { CREDIT_BALANCE_SQL } from './organization.entity.js';
+import { fixedOrderPage } from '../../db/keyset.js';
 import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 
 /** credit_balance is a PostgreSQL integer; a grant never takes it past this. */
@@ -80,7 +81,7 @@ export class CreditService {
     return {
       entity: CreditLedgerEntry,
       where: { organization: actor.organizationId, ...(args.kind ? { kind: args.kind } : {}) },
-      options: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      options: fixedOrderPage<CreditLedgerEntry>(args, 'createdAt', 'desc'),
       page: args.page,
       limit: args.limit,
     };

@@ -1,7 +1,7 @@
 import { ArrayMaxSize, IsArray, IsEnum, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { ArgsType, Field, InputType, Int } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
-import { PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs } from '../../common/pagination.js';
 import { CreditEntryKind } from './credit-ledger.entity.js';
 
 /** The most origins an organization lists for its web calls. */
@@ -44,7 +44,7 @@ export class UpdateOrganizationInput {
 
 /** The ledger's list arguments: a page, newest first, optionally one kind. */
 @ArgsType()
-export class CreditLedgerArgs extends PageOnlyArgs {
+export class CreditLedgerArgs extends CursorPageArgs {
   @Field(() => CreditEntryKind, { nullable: true, description: 'Only grants, only spends or only refunds' })
   @IsOptional()
   @IsEnum(CreditEntryKind, { message: 'kind must be grant, spend or refund' })

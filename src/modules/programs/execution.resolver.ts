@@ -1,6 +1,6 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { AppError } from '../../common/errors.js';
-import { PageOnlyArgs } from '../../common/pagination.js';
+import { createPageType, CursorPageArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Execution } from './execution.entity.js';
@@ -8,15 +8,29 @@ import { Program } from './program.entity.js';
 import { CreateExecutionInput } from './program.inputs.js';
 import { ExecutionAction } from './programs.types.js';
 
+export const ExecutionPage = createPageType(Execution, 'ExecutionPage');
+
 @Resolver(() => Execution)
 export class ExecutionResolver {
   @Query(() => [Execution], { description: 'A page of the program’s executions, newest first, as GET /api/programs/{programId}/executions answers it' })
   async executions(
     @Arg('programId', () => ID) programId: string,
-    @Args(() => PageOnlyArgs) args: PageOnlyArgs,
+    @Args(() => CursorPageArgs) args: CursorPageArgs,
     @Ctx() context: GraphQLContext,
   ): Promise<Execution[]> {
     return (await context.services.executions.listForProgram(actorOf(context), programId, args)).data;
+  }
+
+  @Query(() => ExecutionPage, {
+    description:
+      'The page `executions` answers, with its meta: the total and the cursors to walk the list by (as REST’s X-Total-Count, Link and X-Next-Cursor)',
+  })
+  executionPage(
+    @Arg('programId', () => ID) programId: string,
+    @Args(() => CursorPageArgs) args: CursorPageArgs,
+    @Ctx() context: GraphQLContext,
+  ): Promise<Page<Execution>> {
+    return context.services.executions.listForProgram(actorOf(context), programId, args);
   }
 
   @Query(() => Execution)

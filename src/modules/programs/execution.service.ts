@@ -1,5 +1,5 @@
 import { countsAfterResume } from './runner/auto-pause.js';
-import { LockMode, type QueryOrderMap } from '@mikro-orm/core';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
@@ -7,7 +7,8 @@ import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { readByIds, readJsonPage, readPage, type RowJson } from '../../db/read-model.js';
 import { nestedRelation } from '../../db/nested-relation.js';
-import { PageOnlyArgs, pageMeta, type JsonPage, type Page } from '../../common/pagination.js';
+import { fixedOrderPage } from '../../db/keyset.js';
+import { PageOnlyArgs, type JsonPage, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { audienceSource, memberCondition, withLiveCounts, type MemberCondition } from '../contacts/segments.js';
@@ -29,6 +30,8 @@ export interface ExecutionPageArgs {
   page: number;
   limit: number;
   status?: ExecutionStatus | null;
+  /** A cursor this list answered: the page is read by the (program_id, created_at, id) index from there. */
+  cursor?: string | null;
 }
 
 /** The audience's contacts that may be called (its members, or whoever its filter matches now), copied into the work queue in one statement. */
@@ -41,7 +44,6 @@ function snapshotSql(membership: MemberCondition): string {
 
 /** How a program's executions are ordered: newest first (endpoint 9, Program.executions); as SQL for the batch, as properties for a page. */
 const EXECUTION_ORDER = 'created_at desc, id desc';
-const EXECUTION_ORDER_BY: QueryOrderMap<Execution>[] = [{ createdAt: 'desc' }, { id: 'desc' }];
 
 /**
  * Program.executions: a program's page of executions, newest first, read with a programs page when its
@@ -53,8 +55,10 @@ export const programExecutions = nestedRelation<ExecutionPageArgs>({
   field: 'executions',
   entity: Execution,
   shape: 'list',
-  argNames: ['status', 'page', 'limit'],
+  argNames: ['status', 'page', 'limit', 'cursor'],
   async readArgs(raw) {
+    // A cursor's page is read by the keyset (listForProgram), not by the per-parent OFFSET of this subquery.
+    if (raw.cursor) return null;
     const page = await validArgs(PageOnlyArgs, { page: raw.page, limit: raw.limit });
     return page ? { status: (raw.status as ExecutionStatus | null | undefined) ?? null, page: page.page, limit: page.limit } : null;
   },
@@ -74,25 +78,25 @@ export class ExecutionService {
     private readonly events: ExecutionEvents,
   ) {}
 
-  /** Endpoint 9: a page of the program's executions, newest first (REST answers the rows as an array). */
+  /** Endpoint 9: a page of the program's executions, newest first, by page or cursor (REST answers the rows as an array). */
   async listForProgram(actor: Actor, programId: string, args: ExecutionPageArgs): Promise<Page<Execution>> {
-    // One program's page is a plain page (its kept statement), not a batch ranked per program.
+    // One program's page is a plain page by its keyset (its cursors written), not a batch ranked per program.
     const { where, options } = this.programPage(actor, programId, args);
-    const { rows, total } = await readPage(this.em, Execution, where, options);
-    return this.ofKnownProgram(actor, programId, { data: rows, meta: pageMeta(args.page, args.limit, total) });
+    const { rows, meta } = await readPage(this.em, Execution, where, options);
+    return this.ofKnownProgram(actor, programId, { data: rows, meta });
   }
 
   /** The same page as `listForProgram`, each execution as the JSON text `row` builds (the REST door's answer). */
   async listForProgramJson(actor: Actor, programId: string, args: ExecutionPageArgs, row: RowJson): Promise<JsonPage> {
     const { where, options } = this.programPage(actor, programId, args);
-    const { json, total } = await readJsonPage(this.em, Execution, where, options, row);
-    return this.ofKnownProgram(actor, programId, { json, meta: pageMeta(args.page, args.limit, total) });
+    const { json, meta } = await readJsonPage(this.em, Execution, where, options, row);
+    return this.ofKnownProgram(actor, programId, { json, meta });
   }
 
   private programPage(actor: Actor, programId: string, args: ExecutionPageArgs) {
     if (!isUuid(programId)) throw AppError.notFound('Program');
     const where: QBFilterQuery<Execution> = { organization: actor.organizationId, program: programId, ...(args.status ? { status: args.status } : {}) };
-    return { where, options: { orderBy: EXECUTION_ORDER_BY, limit: args.limit, offset: (args.page - 1) * args.limit } };
+    return { where, options: fixedOrderPage<Execution>(args, 'createdAt', 'desc') };
   }
 
   /** `page`, once its program is known to be the caller's: an execution of the organization proves it; only an empty page asks. */
@@ -104,6 +108,10 @@ export class ExecutionService {
 
   /** A page of executions of each program, newest first, in one statement whatever the number of programs. */
   async pagesForPrograms(actor: Actor, programIds: readonly string[], args: ExecutionPageArgs): Promise<Map<string, Page<Execution>>> {
+    if (args.cursor) {
+      // A cursor belongs to one program's list: each program's page by its keyset.
+      return new Map(await Promise.all(programIds.map(async (id) => [id, await this.listForProgram(actor, id, args)] as const)));
+    }
     return pagesByParent(this.em, programIds, {
       entity: Execution,
       table: 'executions',

@@ -1,4 +1,4 @@
-import { PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs } from '../../common/pagination.js';
 import { setPageHeaders } from '../../rest/array-page.js';
 import { type RouteDefinition, routesUsing } from '../../rest/routes.js';
 import type { ControlAction } from './execution-state.js';
@@ -25,9 +25,10 @@ export const executionRoutes: RouteDefinition[] = [
     method: 'get',
     path: '/programs/{programId}/executions',
     operationId: 'listExecutions',
-    summary: 'A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link',
+    summary:
+      'A page of the program’s executions, newest first: a JSON array; the total in X-Total-Count, the neighbours in Link, the next page’s cursor in X-Next-Cursor',
     tag: 'Executions',
-    query: PageOnlyArgs,
+    query: CursorPageArgs,
     pageHeaders: true,
     response: { type: 'array', items: EXECUTION_JSON_SCHEMA },
     errors: [404],

@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { PageArgs, PageOnlyArgs, type Page } from '../../common/pagination.js';
+import { CursorPageArgs, PageArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { pageSelectionOf } from '../../graphql/look-ahead.js';
 import { Agent } from '../agents/agent.entity.js';
@@ -71,9 +71,9 @@ export class ProgramResolver {
   async executions(
     @Root() program: Program,
     @Arg('status', () => ExecutionStatus, { nullable: true }) status: ExecutionStatus | null | undefined,
-    @Args(() => PageOnlyArgs) args: PageOnlyArgs,
+    @Args(() => CursorPageArgs) args: CursorPageArgs,
     @Ctx() context: GraphQLContext,
   ): Promise<Execution[]> {
-    return loadersOf(context).programs.executions(program, { status, page: args.page, limit: args.limit });
+    return loadersOf(context).programs.executions(program, { status, page: args.page, limit: args.limit, cursor: args.cursor ?? null });
   }
 }

@@ -2,7 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsDate, IsEnum, IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
 import { ArgsType, Field, ID } from 'type-graphql';
 import { toDate } from '../../common/dates.js';
-import { PageArgs, PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs, PageArgs } from '../../common/pagination.js';
 import { CallDirection, CallStatus } from './telephony.enums.js';
 
 /** What a call's `outcome` can be once it ended (or was not placed: do_not_call). */
@@ -60,7 +60,7 @@ export class CallListArgs extends PageArgs {
 
 /** Execution.calls and Contact.calls: a page, newest first, optionally of one status. */
 @ArgsType()
-export class CallPageArgs extends PageOnlyArgs {
+export class CallPageArgs extends CursorPageArgs {
   @Field(() => CallStatus, { nullable: true, description: 'Only calls in this status' })
   @IsOptional()
   @IsEnum(CallStatus, { message: `status must be one of ${Object.values(CallStatus).join(', ')}` })

@@ -49,7 +49,7 @@ export class CallLoaders {
   }
 
   private page(parent: string, load: Pages, parentId: string, args: CallPageArgs): Promise<Page<Call>> {
-    const key = `${parent}|${args.status ?? ''}|${args.page}|${args.limit}`;
+    const key = `${parent}|${args.status ?? ''}|${args.page}|${args.limit}|${args.cursor ?? ''}`;
     let loader = this.pages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {

@@ -1,9 +1,9 @@
 import { QueryOrder } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sortedPage } from '../../db/keyset.js';
+import { fixedOrderPage, sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, sortField, type Page } from '../../common/pagination.js';
+import { containsPattern, pageMeta, sortField, type Page } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { readPage } from '../../db/read-model.js';
@@ -31,14 +31,16 @@ export const contactCalls = nestedRelation<CallPageArgs>({
   field: 'calls',
   entity: Call,
   shape: 'page',
-  argNames: ['status', 'page', 'limit'],
-  readArgs: (raw) => validArgs(CallPageArgs, raw),
+  argNames: ['status', 'page', 'limit', 'cursor'],
+  // A cursor's page is read by the keyset (pagesForContacts), not by the per-parent OFFSET of this subquery.
+  readArgs: async (raw) => (raw.cursor ? null : validArgs(CallPageArgs, raw)),
   source: (parent, organizationId, args) => ({
     from: 'from calls x',
     where: `x.contact_id = ${parent}.id and x.organization_id = ?${args.status ? ' and x.status = ?' : ''}`,
     params: [organizationId, ...(args.status ? [args.status] : [])],
     order: 'x.created_at desc, x.id desc',
   }),
+  cursors: true,
 });
 
 /** Rows of the CSV read per statement: the answer is written page by page, never held whole. */
@@ -214,7 +216,27 @@ export class CallService {
     }
   }
 
-  private pagesBy(actor: Actor, parentColumn: string, parentIds: readonly string[], args: CallPageArgs): Promise<Map<string, Page<Call>>> {
+  private async pagesBy(
+    actor: Actor,
+    parentColumn: 'execution_id' | 'contact_id',
+    parentIds: readonly string[],
+    args: CallPageArgs,
+  ): Promise<Map<string, Page<Call>>> {
+    if (args.cursor) {
+      // A cursor belongs to one parent's list: each parent's page by its keyset (an execution's on (execution_id, created_at, id)).
+      const property = parentColumn === 'execution_id' ? 'executionId' : 'contactId';
+      const ids = parentIds.filter(isUuid);
+      const read = new Map(
+        await Promise.all(
+          ids.map(async (id) => {
+            const where = { organization: actor.organizationId, [property]: id, ...(args.status ? { status: args.status } : {}) };
+            const { rows: data, meta } = await readPage(this.em, Call, where as never, fixedOrderPage<Call>(args, 'createdAt', 'desc'));
+            return [id, { data, meta }] as const;
+          }),
+        ),
+      );
+      return new Map(parentIds.map((id) => [id, read.get(id) ?? { data: [], meta: pageMeta(args.page, args.limit, 0) }]));
+    }
     return pagesByParent(this.em, parentIds, {
       entity: Call,
       table: 'calls',
@@ -225,6 +247,7 @@ export class CallService {
       filters: args.status ? [{ sql: 'status = ?', params: [args.status] }] : [],
       page: args.page,
       limit: args.limit,
+      keyset: { field: 'createdAt', order: 'desc' },
     });
   }
 }

@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { sortedPage } from '../../db/keyset.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPage } from '../../db/read-model.js';
 import { query } from '../../db/sql.js';
@@ -41,17 +42,13 @@ export class McpServerService {
 
   async list(actor: Actor, args: PageArgs): Promise<Page<McpServer>> {
     const field = sortField(args.sortBy, MCP_SERVER_SORT_FIELDS);
-    const { rows: data, total } = await readPage(
+    const { rows: data, meta } = await readPage(
       this.em,
       McpServer,
       { organization: actor.organizationId, ...(args.search ? { name: { $ilike: containsPattern(args.search) } } : {}) },
-      {
-        orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }],
-        limit: args.limit,
-        offset: (args.page - 1) * args.limit,
-      },
+      sortedPage<McpServer>(args, field),
     );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return { data, meta };
   }
 
   async get(actor: Actor, id: string): Promise<McpServer> {

@@ -122,28 +122,4 @@ export class ToolCallStore {
       return stored;
     });
   }
-
-  /** A page of each conversation's tool calls, in order, in one statement per call (few conversations at once). */
-  async pagesFor(
-    organizationId: string,
-    conversationIds: readonly string[],
-    page: number,
-    limit: number,
-  ): Promise<Map<string, { data: ToolCallRecord[]; total: number }>> {
-    const pages = new Map(conversationIds.map((id) => [id, { data: [] as ToolCallRecord[], total: 0 }]));
-    if (conversationIds.length === 0) return pages;
-    const rows = await query<Row & { total: number }>(
-      this.em,
-      `select * from (select t.*, row_number() over (partition by t.conversation_id order by t.sequence) as position, count(*) over (partition by t.conversation_id) as total
-         from tool_calls t where t.organization_id = ? and t.conversation_id in (${conversationIds.map(() => '?').join(', ')})) ranked
-        where position > ? and position <= ? order by conversation_id, sequence`,
-      [organizationId, ...conversationIds, (page - 1) * limit, page * limit],
-    );
-    for (const row of rows) {
-      const entry = pages.get(row.conversation_id)!;
-      entry.total = Number(row.total);
-      entry.data.push(record(row));
-    }
-    return pages;
-  }
 }

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Actor } from '../../common/actor.js';
-import type { Page, PageOnlyArgs } from '../../common/pagination.js';
+import type { CursorPageArgs, Page } from '../../common/pagination.js';
 import type { ToolCallRecord } from './tool-call.store.js';
 import type { ToolCallService } from './tool-call.service.js';
 
@@ -13,8 +13,8 @@ export class ToolLoaders {
     private readonly actor: Actor,
   ) {}
 
-  toolCallPage(conversationId: string, args: PageOnlyArgs): Promise<Page<ToolCallRecord>> {
-    const key = JSON.stringify([args.page, args.limit]);
+  toolCallPage(conversationId: string, args: CursorPageArgs): Promise<Page<ToolCallRecord>> {
+    const key = JSON.stringify([args.page, args.limit, args.cursor ?? null]);
     let loader = this.pages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {

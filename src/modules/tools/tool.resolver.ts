@@ -1,5 +1,5 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { PageArgs, PageOnlyArgs, type Page } from '../../common/pagination.js';
+import { CursorPageArgs, PageArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { Conversation } from '../agents/conversation.entity.js';
@@ -88,7 +88,7 @@ export class ConversationToolCallsResolver {
     description:
       'The tools the agent called, in order (afterSequence places each among the messages); paged like GET /api/conversations/{id}/tool-calls; batched across conversations',
   })
-  toolCalls(@Root() conversation: Conversation, @Args() args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<Page<ToolCallRecord>> {
+  toolCalls(@Root() conversation: Conversation, @Args() args: CursorPageArgs, @Ctx() context: GraphQLContext): Promise<Page<ToolCallRecord>> {
     return loadersOf(context).tools.toolCallPage(conversation.id, args);
   }
 }

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { sortedPage } from '../../db/keyset.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPage } from '../../db/read-model.js';
 import { query } from '../../db/sql.js';
@@ -38,13 +39,13 @@ export class ToolService {
   async list(actor: Actor, args: PageArgs): Promise<Page<Tool>> {
     const field = sortField(args.sortBy, TOOL_SORT_FIELDS);
     const pattern = args.search ? containsPattern(args.search) : undefined;
-    const { rows: data, total } = await readPage(
+    const { rows: data, meta } = await readPage(
       this.em,
       Tool,
       { organization: actor.organizationId, ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}) },
-      { orderBy: [{ [field]: args.sortOrder }, { id: 'asc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
+      sortedPage<Tool>(args, field),
     );
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return { data, meta };
   }
 
   async get(actor: Actor, id: string): Promise<Tool> {

@@ -1,4 +1,4 @@
-import { PageArgs, PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs, PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
 import { ref } from '../../rest/json-schema.js';
 import type { McpServerService } from './mcp-server.service.js';
@@ -182,7 +182,7 @@ export const toolRoutes = [
     summary:
       'A page of the tools the conversation’s agent called, in order: {data, meta}; afterSequence places each among GET /api/conversations/{id}/messages',
     tag: 'Agents',
-    query: PageOnlyArgs,
+    query: CursorPageArgs,
     response: ref('ToolCallPage'),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { pageMeta, type Page, type PageOnlyArgs } from '../../common/pagination.js';
+import { pageMeta, type CursorPageArgs, type Page } from '../../common/pagination.js';
+import { fixedOrderPage } from '../../db/keyset.js';
+import { readList } from '../../db/read-model.js';
 import { isUuid } from '../../db/base.entity.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { Event } from '../events/event.entity.js';
@@ -24,21 +26,33 @@ export class WebhookDeliveryService {
     private readonly endpoints: WebhookEndpointService,
   ) {}
 
-  /** A page of the endpoint's deliveries, newest first, each with every attempt. */
-  async list(actor: Actor, endpointId: string, args: PageOnlyArgs): Promise<Page<WebhookDelivery>> {
+  /** A page of the endpoint's deliveries, newest first, each with every attempt; by page or cursor. */
+  async list(actor: Actor, endpointId: string, args: CursorPageArgs): Promise<Page<WebhookDelivery>> {
     const endpoint = await this.endpoints.get(actor, endpointId);
-    // Managed entities, not readPage: withAttempts then sets each listed delivery's attempts.
-    const [data, total] = await this.em.findAndCount(
-      WebhookDelivery,
-      { endpoint: endpoint.id, organization: actor.organizationId },
-      { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: args.limit, offset: (args.page - 1) * args.limit },
-    );
-    await this.withAttempts(data);
-    return { data, meta: pageMeta(args.page, args.limit, total) };
+    return this.endpointPage(actor, endpoint.id, args);
   }
 
-  /** One page of deliveries per endpoint, in two statements however many endpoints (WebhookEndpoint.deliveries). */
-  async pagesFor(actor: Actor, endpointIds: readonly string[], args: PageOnlyArgs): Promise<Map<string, Page<WebhookDelivery>>> {
+  /** One endpoint's page by its keyset on (endpoint_id, created_at, id), its cursors written; withAttempts sets each delivery's attempts. */
+  private async endpointPage(actor: Actor, endpointId: string, args: CursorPageArgs): Promise<Page<WebhookDelivery>> {
+    const page = await readList(this.em, {
+      entity: WebhookDelivery,
+      where: { endpoint: endpointId, organization: actor.organizationId },
+      options: fixedOrderPage<WebhookDelivery>(args, 'createdAt', 'desc'),
+      page: args.page,
+      limit: args.limit,
+    });
+    await this.withAttempts(page.data);
+    return page;
+  }
+
+  /** One page of deliveries per endpoint, in two statements however many endpoints (WebhookEndpoint.deliveries); a cursor's by its keyset. */
+  async pagesFor(actor: Actor, endpointIds: readonly string[], args: CursorPageArgs): Promise<Map<string, Page<WebhookDelivery>>> {
+    if (args.cursor) {
+      // A cursor belongs to one endpoint's list: each endpoint's page by its keyset.
+      const ids = endpointIds.filter(isUuid);
+      const read = new Map(await Promise.all(ids.map(async (id) => [id, await this.endpointPage(actor, id, args)] as const)));
+      return new Map(endpointIds.map((id) => [id, read.get(id) ?? { data: [], meta: pageMeta(args.page, args.limit, 0) }]));
+    }
     const pages = await pagesByParent(this.em, endpointIds, {
       entity: WebhookDelivery,
       table: 'webhook_deliveries',
@@ -48,6 +62,7 @@ export class WebhookDeliveryService {
       organizationId: actor.organizationId,
       page: args.page,
       limit: args.limit,
+      keyset: { field: 'createdAt', order: 'desc' },
     });
     await this.withAttempts([...pages.values()].flatMap((page) => page.data));
     return pages;

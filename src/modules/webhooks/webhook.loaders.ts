@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Actor } from '../../common/actor.js';
-import type { Page, PageOnlyArgs } from '../../common/pagination.js';
+import type { CursorPageArgs, Page } from '../../common/pagination.js';
 import type { WebhookDelivery } from './webhook-delivery.entity.js';
 import type { WebhookDeliveryService } from './webhook-delivery.service.js';
 
@@ -13,8 +13,8 @@ export class WebhookLoaders {
     private readonly actor: Actor,
   ) {}
 
-  deliveryPage(endpointId: string, args: PageOnlyArgs): Promise<Page<WebhookDelivery>> {
-    const key = JSON.stringify([args.page, args.limit]);
+  deliveryPage(endpointId: string, args: CursorPageArgs): Promise<Page<WebhookDelivery>> {
+    const key = JSON.stringify([args.page, args.limit, args.cursor ?? null]);
     let loader = this.pages.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {

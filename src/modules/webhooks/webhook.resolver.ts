@@ -1,5 +1,5 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { PageArgs, PageOnlyArgs, type Page } from '../../common/pagination.js';
+import { CursorPageArgs, PageArgs, type Page } from '../../common/pagination.js';
 import { actorOf, loadersOf, type GraphQLContext } from '../../graphql/context.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
@@ -20,7 +20,11 @@ export class WebhookEndpointResolver {
   }
 
   @FieldResolver(() => WebhookDeliveryPage, { description: 'The endpoint’s deliveries, newest first, each with its attempts; batched across endpoints' })
-  deliveries(@Root() endpoint: WebhookEndpoint, @Args(() => PageOnlyArgs) args: PageOnlyArgs, @Ctx() context: GraphQLContext): Promise<Page<WebhookDelivery>> {
+  deliveries(
+    @Root() endpoint: WebhookEndpoint,
+    @Args(() => CursorPageArgs) args: CursorPageArgs,
+    @Ctx() context: GraphQLContext,
+  ): Promise<Page<WebhookDelivery>> {
     return loadersOf(context).webhooks.deliveryPage(endpoint.id, args);
   }
 

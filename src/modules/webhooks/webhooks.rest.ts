@@ -1,4 +1,4 @@
-import { PageArgs, PageOnlyArgs } from '../../common/pagination.js';
+import { CursorPageArgs, PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
 import { ref } from '../../rest/json-schema.js';
 import { CreateWebhookDeliveryInput, CreateWebhookEndpointInput, UpdateWebhookEndpointInput } from './webhook.inputs.js';
@@ -99,7 +99,7 @@ export const webhookRoutes = [
     operationId: 'listWebhookDeliveries',
     summary: 'A page of the endpoint’s deliveries, newest first, each with its attempts (status code, latency, error): {data, meta}',
     tag: 'Webhooks',
-    query: PageOnlyArgs,
+    query: CursorPageArgs,
     response: ref('WebhookDeliveryPage'),
     errors: [404],
     async handler({ actor, params, query, services, presenter }) {

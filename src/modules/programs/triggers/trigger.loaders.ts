@@ -4,7 +4,7 @@ import type { ContactTrigger } from '../contact-trigger.entity.js';
 import type { Page } from '../../../common/pagination.js';
 import type { TriggerPageArgs, TriggerService } from './trigger.service.js';
 
-/** Per-request batches for Program.triggers: one statement per distinct (status, page, limit), whatever the number of programs. */
+/** Per-request batches for Program.triggers: one statement per distinct (status, page, limit, cursor), whatever the number of programs. */
 export class TriggerLoaders {
   private readonly byArgs = new Map<string, DataLoader<string, Page<ContactTrigger>>>();
 
@@ -14,7 +14,7 @@ export class TriggerLoaders {
   ) {}
 
   forProgram(programId: string, args: TriggerPageArgs): Promise<Page<ContactTrigger>> {
-    const key = `${args.status ?? ''}|${args.page}|${args.limit}`;
+    const key = `${args.status ?? ''}|${args.page}|${args.limit}|${args.cursor ?? ''}`;
     let loader = this.byArgs.get(key);
     if (!loader) {
       loader = new DataLoader(async (ids) => {

@@ -6,6 +6,9 @@ import { TriggerListArgs } from './trigger.args.js';
 import { programTriggers } from './trigger.service.js';
 import { preloadedRelation } from '../../../db/nested-relation.js';
 import { TriggerSync } from './trigger.types.js';
+import { createPageType, type Page } from '../../../common/pagination.js';
+
+export const ContactTriggerPage = createPageType(ContactTrigger, 'ContactTriggerPage');
 
 @Resolver(() => ContactTrigger)
 export class TriggerResolver {
@@ -14,6 +17,13 @@ export class TriggerResolver {
   })
   async triggers(@Arg('programId', () => ID) programId: string, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<ContactTrigger[]> {
     return (await context.services.triggers.list(actorOf(context), programId, args)).data;
+  }
+
+  @Query(() => ContactTriggerPage, {
+    description: 'The page `triggers` answers, with its meta: the total and the cursors to walk the list by (as REST’s X-Total-Count, Link and X-Next-Cursor)',
+  })
+  triggerPage(@Arg('programId', () => ID) programId: string, @Args() args: TriggerListArgs, @Ctx() context: GraphQLContext): Promise<Page<ContactTrigger>> {
+    return context.services.triggers.list(actorOf(context), programId, args);
   }
 
   @Mutation(() => TriggerSync, { description: "Brings a live program's triggers in line with its audience and contacts now" })

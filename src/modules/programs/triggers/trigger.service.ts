@@ -4,6 +4,8 @@ import { AppError } from '../../../common/errors.js';
 import { isUuid } from '../../../db/base.entity.js';
 import { pagesByParent } from '../../../db/pages-by-parent.js';
 import { nestedRelation } from '../../../db/nested-relation.js';
+import { fixedOrderPage } from '../../../db/keyset.js';
+import { readList } from '../../../db/read-model.js';
 import { validArgs } from '../../../common/validation.js';
 import { TriggerListArgs } from './trigger.args.js';
 import type { Page } from '../../../common/pagination.js';
@@ -23,6 +25,8 @@ export interface TriggerPageArgs {
   page: number;
   limit: number;
   status?: TriggerStatus | null;
+  /** A cursor this list answered: the page is read by the (program_id, trigger_at, id) index from there. */
+  cursor?: string | null;
 }
 
 /**
@@ -35,8 +39,9 @@ export const programTriggers = nestedRelation<TriggerPageArgs>({
   field: 'triggers',
   entity: ContactTrigger,
   shape: 'list',
-  argNames: ['status', 'page', 'limit'],
-  readArgs: (raw) => validArgs(TriggerListArgs, raw),
+  argNames: ['status', 'page', 'limit', 'cursor'],
+  // A cursor's page is read by the keyset (TriggerService.list), not by the per-parent OFFSET of this subquery.
+  readArgs: async (raw) => (raw.cursor ? null : validArgs(TriggerListArgs, raw)),
   source: (parent, organizationId, args) => ({
     from: 'from contact_triggers x',
     where: `x.program_id = ${parent}.id and x.organization_id = ? and ${parent}.kind = ?${args.status ? ' and x.status = ?' : ''}`,
@@ -55,11 +60,25 @@ export class TriggerService {
   /** Endpoint 8: a page of a program's triggers by triggerAt; empty for a campaign program; another organization's program → 404. */
   async list(actor: Actor, programId: string, args: TriggerPageArgs): Promise<Page<ContactTrigger>> {
     const program = await this.findProgram(actor, programId);
-    return (await this.triggersFor(actor, [program.id], args)).get(program.id)!;
+    // One program's page by its keyset (its cursors written); a campaign program has none.
+    return readList(this.em, {
+      entity: ContactTrigger,
+      where:
+        program.kind === ProgramKind.live
+          ? { organization: actor.organizationId, program: program.id, ...(args.status ? { status: args.status } : {}) }
+          : { organization: actor.organizationId, id: { $in: [] } },
+      options: fixedOrderPage<ContactTrigger>(args, 'triggerAt', 'asc'),
+      page: args.page,
+      limit: args.limit,
+    });
   }
 
   /** A page of triggers of each of many programs of the caller, in one statement (the Program.triggers loader). */
   async triggersFor(actor: Actor, programIds: readonly string[], args: TriggerPageArgs): Promise<Map<string, Page<ContactTrigger>>> {
+    if (args.cursor) {
+      // A cursor belongs to one program's list: each program's page by its keyset.
+      return new Map(await Promise.all(programIds.map(async (id) => [id, await this.list(actor, id, args)] as const)));
+    }
     return pagesByParent(this.em, programIds, {
       entity: ContactTrigger,
       table: 'contact_triggers',

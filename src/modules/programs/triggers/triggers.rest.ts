@@ -43,7 +43,7 @@ export const triggerRoutes = [
     path: '/programs/{programId}/triggers',
     operationId: 'listTriggers',
     summary:
-      "A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link",
+      "A page of a live program's contact triggers by triggerAt, a JSON array ([] for a campaign program); the total in X-Total-Count, the neighbours in Link, the next page's cursor in X-Next-Cursor",
     tag: TAG,
     query: TriggerListArgs,
     pageHeaders: true,
