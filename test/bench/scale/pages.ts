@@ -1,6 +1,7 @@
-// The first and the last page of a million-member audience's members and of the contacts list, and a
-// search: p50/p99 through the REST door. The last page is read by the list's lastCursor (the keyset);
-// beside it, the same page by its number (OFFSET), which a cursor replaces.
+// The first and the last page of a million-member audience's members, of the contacts list and of the
+// credit ledger (a list with one fixed order), and a search: p50/p99 through the REST door. The last
+// page is read by the list's lastCursor (the keyset); beside it, the same page by its number (OFFSET),
+// which a cursor replaces.
 import type { ScaleContext, ScaleMeasure, ScaleRow } from './types.js';
 import { latency } from './latency.js';
 
@@ -16,6 +17,8 @@ async function rows(context: ScaleContext): Promise<ScaleRow[]> {
   const search = `/api/contacts?limit=20&search=${Math.max(1, Math.floor(context.rows * 0.777))}`;
   const segment = `/api/audience/${segmentId}/members?limit=20`;
   const segmentFirst = await api.get<{ meta: { lastCursor: string } }>(segment);
+  const ledger = '/api/organization/credit-ledger?limit=20';
+  const ledgerFirst = await api.get<{ meta: { lastCursor: string; total: number } }>(ledger);
   const paths: [string, string, boolean][] = [
     [`members of a ${first.meta.total.toLocaleString('en')}-member audience: first page`, members, true],
     ['members: last page (lastCursor)', `${members}&cursor=${first.meta.lastCursor}`, true],
@@ -24,6 +27,8 @@ async function rows(context: ScaleContext): Promise<ScaleRow[]> {
     ['contacts: search (digits of one contact’s number: a match by name and by phone)', search, true],
     ['segment (gold in Europe/*): first page of members, with its count', segment, false],
     ['segment: last page (lastCursor)', `${segment}&cursor=${segmentFirst.meta.lastCursor}`, false],
+    [`credit ledger of ${ledgerFirst.meta.total.toLocaleString('en')} entries: first page`, ledger, true],
+    ['credit ledger: last page (lastCursor)', `${ledger}&cursor=${ledgerFirst.meta.lastCursor}`, true],
   ];
   const out: ScaleRow[] = [];
   for (const [measure, path, targeted] of paths) {

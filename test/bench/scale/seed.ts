@@ -1,6 +1,7 @@
 // The scale section's data, written in SQL (generate_series), not through the API: `rows` contacts of one
 // organization (one a second from 2026-01-01, a tier, a time zone), a static audience whose members are
-// all of them, in batches, then VACUUM ANALYZE as autovacuum would leave the tables.
+// all of them, as many credit ledger entries (a list with one fixed order, paged by its keyset), in
+// batches, then VACUUM ANALYZE as autovacuum would leave the tables.
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '../../../src/db/orm.js';
@@ -52,6 +53,17 @@ export async function seedScale(
       );
       log(`    members ${to.toLocaleString('en')} / ${rows.toLocaleString('en')} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
     }
+    for (let from = 1; from <= rows; from += BATCH) {
+      const to = Math.min(rows, from + BATCH - 1);
+      await em.execute(
+        `insert into credit_ledger (id, organization_id, kind, amount, balance_after, reason, created_at)
+         select gen_random_uuid(), ?, 'grant', 1, i, null, timestamptz '2026-01-01 00:00:00+00' + i * interval '1 second'
+         from generate_series(?::int, ?::int) i`,
+        [organizationId, from, to],
+      );
+      log(`    credit ledger ${to.toLocaleString('en')} / ${rows.toLocaleString('en')} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+    }
+    await em.execute('vacuum analyze credit_ledger');
     await em.execute('vacuum analyze contacts');
     await em.execute('vacuum analyze audience_members');
     await em.execute('vacuum analyze audiences');
