@@ -25,6 +25,8 @@ const validateUpdate = closed('UpdateCallRequest');
 const validateCallResource = compile({ $ref: '#/components/schemas/CallResource' });
 const validateCallIndex = compile({ $ref: '#/components/schemas/CallResourceIndex' });
 const validateInitiateResult = compile({ $ref: '#/components/schemas/InitiateCallResult' });
+const validateRecording = compile({ $ref: '#/components/schemas/TexmlGetCallRecordingResponseBody' });
+const RECORDING = '/texml/Accounts/{account_sid}/Recordings/{recording_sid}.json';
 
 const problems = (validate: ValidateFunction) =>
   (validate.errors ?? [])
@@ -45,6 +47,10 @@ export function initiateCallProblem(body: unknown): string | null {
     if (unknown.length > 0 || events.trim() === '') return `/StatusCallbackEvent must be words of ${allowed.join(', ')}`;
     delete (checked as Json).StatusCallbackEvent;
   }
+  // RecordingStatusCallbackEvent is published as a string whose description names its words: "in-progress, completed and absent", space-separated.
+  const recordingEvents = (body as Json).RecordingStatusCallbackEvent;
+  if (typeof recordingEvents === 'string' && recordingEvents.split(' ').some((word) => !['in-progress', 'completed', 'absent'].includes(word)))
+    return '/RecordingStatusCallbackEvent must be words of in-progress, completed, absent';
   return validateInitiate(checked) ? null : problems(validateInitiate);
 }
 
@@ -64,8 +70,26 @@ export function listCallsProblem(query: URLSearchParams): string | null {
   return unknown.length > 0 ? `unknown query parameters: ${unknown.join(', ')}` : null;
 }
 
+/**
+ * Why Telnyx would refuse a request on a recording resource (GetTeXMLCallRecording, DeleteTeXMLCallRecording):
+ * a method it does not publish there, a query parameter (it publishes none), a recording_sid that is not a uuid (null: none).
+ */
+export function recordingRequestProblem(method: string, recordingSid: string, query: URLSearchParams): string | null {
+  const operation = vendored.paths[RECORDING][method.toLowerCase()] as Json | undefined;
+  if (!operation) return `${method} is not published for ${RECORDING}`;
+  const unknown = [...new Set(query.keys())];
+  if (unknown.length > 0) return `unknown query parameters: ${unknown.join(', ')}`;
+  const sid = (operation.parameters as { $ref: string }[])
+    .map((parameter) => parameters[parameter.$ref.split('/').pop()!])
+    .find((each) => each.name === 'recording_sid');
+  if (sid?.schema?.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(recordingSid))
+    return '/recording_sid must be a uuid';
+  return null;
+}
+
 /** Our own answers are held to the published shapes too, so the double cannot drift from Telnyx's. */
-export function answerProblem(kind: 'call' | 'calls' | 'initiated', body: unknown): string | null {
-  const validate = kind === 'call' ? validateCallResource : kind === 'calls' ? validateCallIndex : validateInitiateResult;
+export function answerProblem(kind: 'call' | 'calls' | 'initiated' | 'recording', body: unknown): string | null {
+  const validate =
+    kind === 'call' ? validateCallResource : kind === 'calls' ? validateCallIndex : kind === 'recording' ? validateRecording : validateInitiateResult;
   return validate(body) ? null : problems(validate);
 }
