@@ -145,9 +145,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     calls: new CallService(em),
     // A single call is checked as a program's would be (the same readiness), then queued for the runners.
     directCalls: new DirectCallService(em, new ProgramReadiness(readinessSettings), { maxLive: () => config.runner.directCallsMax }),
-    // Telnyx's recordings are not taken from TeXML yet (docs/development/carriers.md): Twilio's only.
     recordings: new RecordingService(em, {
-      carriers: { twilio: carriers.twilio },
+      carriers: { twilio: carriers.twilio, telnyx: carriers.telnyx },
       account: (connectionId) => carrierConnections.accountById(connectionId),
       logger,
     }),

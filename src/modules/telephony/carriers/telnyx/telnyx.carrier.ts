@@ -8,10 +8,14 @@ import {
   type CarrierCallState,
   type KnownCall,
   type PlaceCallRequest,
+  type RecordingCarrier,
+  type RecordingMedia,
+  type RecordingStatusEvent,
 } from '../../carrier.js';
 import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
 import { own } from '../../../../common/own.js';
 import { MACHINE_DETECTION_TIMEOUT_S } from '../../machine-verdict.js';
+import { openTelnyxMedia, telnyxRecordingEventOf, TELNYX_RECORDING_EVENTS } from './telnyx-recording.js';
 
 /**
  * InitiateCallRequest's machine-detection fields: with a verdict URL, detection in the background
@@ -27,6 +31,18 @@ function machineDetectionOf(request: PlaceCallRequest): Record<string, string | 
     AsyncAmd: true,
     AsyncAmdStatusCallback: request.machineVerdictUrl,
     AsyncAmdStatusCallbackMethod: 'POST',
+  };
+}
+
+/** InitiateCallRequest's recording of the whole call from its answer: Record, RecordingChannels (mono or dual, our words), its callback. */
+function recordingOf(request: PlaceCallRequest): Record<string, string | boolean> {
+  if (!request.recording) return {};
+  return {
+    Record: true,
+    RecordingChannels: request.recording.channels,
+    RecordingStatusCallback: request.recording.statusCallbackUrl,
+    RecordingStatusCallbackMethod: 'POST',
+    RecordingStatusCallbackEvent: TELNYX_RECORDING_EVENTS,
   };
 }
 
@@ -85,7 +101,7 @@ export function telnyxErrorOf(error: unknown): CarrierError {
  * 10 s per request. The account's `accountSid` is the TeXML account id, `authToken` the API key,
  * `applicationId` the TeXML Application whose number places the calls.
  */
-export class TelnyxCarrier implements CarrierAdapter {
+export class TelnyxCarrier implements CarrierAdapter, RecordingCarrier {
   readonly kind = ProgramCarrier.telnyx;
   private sdk: typeof Telnyx | null = null;
 
@@ -115,6 +131,7 @@ export class TelnyxCarrier implements CarrierAdapter {
           StatusCallbackMethod: 'POST',
           StatusCallbackEvent: 'initiated ringing answered completed' as 'completed',
           ...machineDetectionOf(request),
+          ...recordingOf(request),
         } as never,
       });
       // The published answer carries no CallSid (InitiateCallResult: from, to, status): the call's
@@ -190,6 +207,49 @@ export class TelnyxCarrier implements CarrierAdapter {
       at: timestamp && !Number.isNaN(timestamp.getTime()) ? timestamp : new Date(),
       ...(params.ErrorMessage ? { errorText: params.ErrorMessage } : {}),
     };
+  }
+
+  parseRecordingCallback(params: Record<string, string>): RecordingStatusEvent | null {
+    return telnyxRecordingEventOf(params);
+  }
+
+  /**
+   * The audio of a TeXML recording: its resource (GetTeXMLCallRecording) names a media_url, fetched
+   * then. Its channels are the ones it was made with (RecordingChannels on the call), so `channels` asks nothing more.
+   */
+  async openRecording(
+    account: CarrierAccount,
+    carrierRecordingId: string,
+    format: 'wav' | 'mp3',
+    _channels: 'mono' | 'dual',
+    signal?: AbortSignal,
+  ): Promise<RecordingMedia | null> {
+    const client = await this.client(account);
+    let mediaUrl: string | undefined;
+    try {
+      const resource = await client.texml.accounts.recordings.json.retrieveRecordingSidJson(
+        carrierRecordingId,
+        { account_sid: account.accountSid },
+        { signal },
+      );
+      mediaUrl = resource.media_url;
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) return null;
+      throw telnyxErrorOf(error);
+    }
+    if (!mediaUrl) return null;
+    return openTelnyxMedia(mediaUrl, format, TELNYX_TIMEOUT_MS, signal);
+  }
+
+  async deleteRecording(account: CarrierAccount, carrierRecordingId: string): Promise<'deleted' | 'missing'> {
+    const client = await this.client(account);
+    try {
+      await client.texml.accounts.recordings.json.deleteRecordingSidJson(carrierRecordingId, { account_sid: account.accountSid });
+      return 'deleted';
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) return 'missing';
+      throw telnyxErrorOf(error);
+    }
   }
 }
 

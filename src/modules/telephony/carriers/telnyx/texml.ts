@@ -54,7 +54,7 @@ export function renderTexml(actions: VoiceAction[], context: CallControlContext)
         verbs.push('<Hangup/>');
         break;
       default:
-        // `record`: a Telnyx call's recording is not started from TeXML here yet (docs/development/carriers.md).
+        // `record` (after consent): not started from TeXML yet; readiness refuses a Telnyx program that records after consent.
         break;
     }
   }
