@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
-import { answerProblem, initiateCallProblem, listCallsProblem, updateCallProblem } from './telnyx-texml-spec.js';
+import { answerProblem, initiateCallProblem, listCallsProblem, recordingRequestProblem, updateCallProblem } from './telnyx-texml-spec.js';
 
 // A Telnyx TeXML double on loopback, for the subset the gateway uses: Bearer API key, initiating,
 // fetching, listing and updating TeXML calls (every request checked against Telnyx's published
@@ -9,8 +9,12 @@ import { answerProblem, initiateCallProblem, listCallsProblem, updateCallProblem
 // TeXML callbacks: form-encoded, signed as Telnyx signs them (Ed25519 over `telnyx-timestamp|body`,
 // developers.telnyx.com api-reference/callbacks/texml-call-*). It follows the TeXML it is answered
 // (Say, Gather, Redirect, Dial, Hangup) as a caller would, and what UpdateCall's `Texml` replaces it
-// with; with AsyncAmd it posts the AMD verdicts (TexmlCallAmdWebhook) while the answer plays. Point the gateway at it with
-// TELNYX_API_BASE_URL (config.telephony.telnyxApiBaseUrl = fake.url).
+// with; with AsyncAmd it posts the AMD verdicts (TexmlCallAmdWebhook) while the answer plays. With
+// Record on the call it records an answered call (a WAV of the channels asked), posts the signed
+// recording status callbacks (texml-recording-in-progress, texml-recording-completed), and serves
+// the recording resource (GetTeXMLCallRecording, DeleteTeXMLCallRecording) whose media_url is a
+// short-lived URL needing no API key. Point the gateway at it with TELNYX_API_BASE_URL
+// (config.telephony.telnyxApiBaseUrl = fake.url).
 
 export type TelnyxOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
 export type TelnyxCallerTurn = string | { digits: string } | null;
@@ -34,6 +38,28 @@ export interface FakeTelnyxFaults {
   rejectCredentials?: boolean;
   /** Callbacks are signed with another key (a forger's). */
   forgeSignatures?: boolean;
+  /** The recording resource and its media answer this status. */
+  recordingStatus?: number;
+}
+
+export interface FakeTelnyxRecording {
+  sid: string;
+  callSid: string;
+  channels: 1 | 2;
+  durationSeconds: number;
+  wav: Buffer;
+  /** The token its media_url carries (the URL Telnyx gives needs no API key). */
+  token: string;
+  startTime: Date;
+  deleted: boolean;
+}
+
+/** A recording status callback the double posted, and what the gateway answered. */
+export interface FakeTelnyxRecordingCallback {
+  url: string;
+  body: string;
+  fields: Record<string, string>;
+  status: number;
 }
 
 export interface FakeTelnyxCall {
@@ -48,6 +74,8 @@ export interface FakeTelnyxCall {
   verdictCallback: string | null;
   /** The verdicts posted to it, and what the gateway answered each. */
   verdicts: { answeredBy: string; status: number }[];
+  /** Record on the call: its channels and callback, when asked. */
+  record: { channels: 'mono' | 'dual'; callback: string | null; events: string[] } | null;
   /** A document UpdateCall's Texml gave, played once the current one's verb returns. */
   pendingTexml: string | null;
   status: string;
@@ -70,6 +98,8 @@ export interface FakeTelnyx {
   script(decide: (to: string, body: Record<string, unknown>) => TelnyxCallScript): void;
   faults(faults: FakeTelnyxFaults): void;
   calls(): FakeTelnyxCall[];
+  recordings(): FakeTelnyxRecording[];
+  recordingCallbacks(): FakeTelnyxRecordingCallback[];
   /** Every request refused as Telnyx would (its status and why), for tests that expect none. */
   refusals(): { method: string; path: string; status: number; problem: string }[];
   /** Signs a form body as Telnyx does, at this timestamp (default now): the headers to send. */
@@ -79,6 +109,29 @@ export interface FakeTelnyx {
 }
 
 const rfc2822 = (date: Date) => date.toUTCString().replace('GMT', '+0000');
+
+/** A WAV of a 440 Hz tone (8 kHz, 16-bit PCM), on each of its channels. */
+function toneWav(channels: 1 | 2, seconds: number): Buffer {
+  const frames = 8000 * seconds;
+  const data = Buffer.alloc(frames * channels * 2);
+  for (let frame = 0; frame < frames; frame++)
+    for (let channel = 0; channel < channels; channel++)
+      data.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * frame) / 8000)), (frame * channels + channel) * 2);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(8000 * channels * 2, 28);
+  header.writeUInt16LE(channels * 2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -110,6 +163,9 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
   let decide: (to: string, body: Record<string, unknown>) => TelnyxCallScript = () => ({ outcome: 'answered' });
   let faults: FakeTelnyxFaults = {};
   const calls: FakeTelnyxCall[] = [];
+  const recordings: FakeTelnyxRecording[] = [];
+  const recordingCallbacks: FakeTelnyxRecordingCallback[] = [];
+  let origin = '';
   const refusals: { method: string; path: string; status: number; problem: string }[] = [];
   const lives: Promise<void>[] = [];
 
@@ -192,6 +248,58 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     }
   }
 
+  const mediaUrl = (recording: FakeTelnyxRecording) => `${origin}/media/${recording.sid}.wav?token=${recording.token}`;
+  function startRecording(call: FakeTelnyxCall): FakeTelnyxRecording {
+    const channels = call.record!.channels === 'dual' ? 2 : 1;
+    const recording: FakeTelnyxRecording = {
+      sid: randomUUID(),
+      callSid: call.sid,
+      channels,
+      durationSeconds: 0,
+      wav: toneWav(channels, 1),
+      token: randomBytes(12).toString('hex'),
+      startTime: new Date(),
+      deleted: false,
+    };
+    recordings.push(recording);
+    return recording;
+  }
+  /** TexmlRecordingInProgressWebhook, TexmlRecordingCompletedWebhook: form-encoded, signed like every TeXML callback. */
+  async function reportRecording(call: FakeTelnyxCall, recording: FakeTelnyxRecording, status: 'in-progress' | 'completed'): Promise<void> {
+    const { callback, events } = call.record!;
+    if (!callback || !events.includes(status)) return;
+    const fields: Record<string, string> = {
+      AccountSid: accountSid,
+      CallSid: call.sid,
+      CallSidLegacy: call.sid,
+      ConnectionId: '1234567890',
+      RecordingChannels: String(recording.channels),
+      RecordingSid: recording.sid,
+      RecordingSource: 'OutboundAPI',
+      RecordingStatus: status,
+      ...(status === 'completed' ? { RecordingDuration: String(recording.durationSeconds), RecordingUrl: mediaUrl(recording) } : {}),
+    };
+    const body = new URLSearchParams(fields).toString();
+    const sent = await fetch(callback, { method: 'POST', headers: signedHeaders(body), body }).catch(() => null);
+    recordingCallbacks.push({ url: callback, body, fields, status: sent?.status ?? 0 });
+    await sent?.text();
+  }
+  const recordingResource = (recording: FakeTelnyxRecording) => ({
+    account_sid: accountSid,
+    call_sid: recording.callSid,
+    channels: recording.channels,
+    date_created: recording.startTime.toISOString(),
+    date_updated: recording.startTime.toISOString(),
+    start_time: recording.startTime.toISOString(),
+    duration: String(recording.durationSeconds),
+    sid: recording.sid,
+    source: 'OutboundAPI',
+    status: 'completed',
+    error_code: null,
+    uri: `/v2/texml/Accounts/${accountSid}/Recordings/${recording.sid}.json`,
+    media_url: mediaUrl(recording),
+  });
+
   async function live(call: FakeTelnyxCall, script: TelnyxCallScript): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
     call.status = 'initiated';
@@ -223,10 +331,16 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
             }
           }
         : undefined;
+      const recording = call.record ? startRecording(call) : null;
+      if (recording) await reportRecording(call, recording, 'in-progress');
       await follow(call, script, detect);
       await script.holdUntil;
       call.status = 'completed';
       call.duration = script.durationSeconds ?? 1;
+      if (recording) {
+        recording.durationSeconds = call.duration;
+        await reportRecording(call, recording, 'completed');
+      }
     }
     call.endTime = new Date();
     await report(call, 'completed');
@@ -250,7 +364,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
       : {}),
     uri: `/v2/texml/Accounts/${accountSid}/Calls/${call.sid}.json`,
   });
-  const answer = (res: ServerResponse, kind: 'call' | 'calls' | 'initiated', body: unknown) => {
+  const answer = (res: ServerResponse, kind: 'call' | 'calls' | 'initiated' | 'recording', body: unknown) => {
     const problem = answerProblem(kind, body);
     if (problem) throw new Error(`the double's own ${kind} answer breaks Telnyx's schema: ${problem}`);
     json(res, 200, body);
@@ -264,9 +378,35 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     try {
       const target = new URL(req.url ?? '/', 'http://telnyx.test');
       const text = await bodyOf(req);
+      // A recording's media_url: no API key, its token instead (as a short-lived URL Telnyx gives).
+      const media = /^\/media\/([^/]+)\.wav$/.exec(target.pathname);
+      if (media) {
+        const recording = recordings.find((each) => each.sid === media[1] && each.token === target.searchParams.get('token') && !each.deleted);
+        if (faults.recordingStatus) return refuse(req, res, faults.recordingStatus, 'The recording cannot be read now');
+        if (!recording || req.method !== 'GET') return refuse(req, res, 404, 'No such recording media', '10005');
+        res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': String(recording.wav.length) });
+        res.end(recording.wav);
+        return;
+      }
       if (faults.rejectCredentials || req.headers.authorization !== `Bearer ${apiKey}`) {
         refuse(req, res, 401, 'The API key is missing or wrong', '10009');
         return;
+      }
+      const recordingPath = /^\/v2\/texml\/Accounts\/([^/]+)\/Recordings\/([^/]+)\.json$/.exec(target.pathname);
+      if (recordingPath && decodeURIComponent(recordingPath[1]!) === accountSid) {
+        const recordingSid = decodeURIComponent(recordingPath[2]!);
+        const problem = recordingRequestProblem(req.method ?? '', recordingSid, target.searchParams);
+        if (problem) return refuse(req, res, req.method === 'GET' || req.method === 'DELETE' ? 422 : 405, problem);
+        if (faults.recordingStatus) return refuse(req, res, faults.recordingStatus, 'The recording cannot be read now');
+        const recording = recordings.find((each) => each.sid === recordingSid && !each.deleted);
+        // call-scripting_NotFoundResponse: { errors: [{ detail }] }.
+        if (!recording) return json(res, 404, { errors: [{ detail: 'Resource not found' }] });
+        if (req.method === 'DELETE') {
+          recording.deleted = true;
+          res.writeHead(204).end();
+          return;
+        }
+        return answer(res, 'recording', recordingResource(recording));
       }
       const match = /^\/v2\/texml\/Accounts\/([^/]+)\/Calls(?:\/([^/]+))?$/.exec(target.pathname);
       if (!match || decodeURIComponent(match[1]!) !== accountSid) {
@@ -290,6 +430,14 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
           machineDetection: body.MachineDetection === 'Enable' || body.MachineDetection === 'DetectMessageEnd' ? String(body.MachineDetection) : null,
           verdictCallback: body.AsyncAmd === true && typeof body.AsyncAmdStatusCallback === 'string' ? body.AsyncAmdStatusCallback : null,
           verdicts: [],
+          record:
+            body.Record === true
+              ? {
+                  channels: body.RecordingChannels === 'dual' ? 'dual' : 'mono',
+                  callback: typeof body.RecordingStatusCallback === 'string' ? body.RecordingStatusCallback : null,
+                  events: typeof body.RecordingStatusCallbackEvent === 'string' ? body.RecordingStatusCallbackEvent.split(' ') : ['completed'],
+                }
+              : null,
           pendingTexml: null,
           status: 'queued',
           answeredBy: null,
@@ -345,6 +493,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
   return {
     url: `http://127.0.0.1:${port}/v2`,
     accountSid,
@@ -353,6 +502,8 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     script: (next) => void (decide = next),
     faults: (next) => void (faults = next),
     calls: () => calls,
+    recordings: () => recordings,
+    recordingCallbacks: () => recordingCallbacks,
     refusals: () => refusals,
     signedHeaders,
     settled: async () => void (await Promise.all(lives)),
