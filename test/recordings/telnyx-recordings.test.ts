@@ -9,7 +9,7 @@ import { FLOW, waitForExecution } from '../telephony/fixtures.js';
 import { download, readWav } from './fixtures.js';
 
 // Recordings through Telnyx (the loopback TeXML double, every request checked against Telnyx's
-// vendored OpenAPI): Record on the call, signed TeXML recording callbacks, the audio streamed from
+// vendored OpenAPI): Record on the call, <Start><Recording> after consent, signed TeXML recording callbacks, the audio streamed from
 // the recording resource's media_url through the gateway's route, deleted at Telnyx, on both doors.
 
 let telnyx: FakeTelnyx;
@@ -88,22 +88,31 @@ async function run(contacts: number, recording: Record<string, unknown>, script:
   return { executionId: execution.body.id as string, calls };
 }
 
-describe('a Telnyx program that records', () => {
-  it('is refused activation only when it records after a consent sentence (TeXML’s <Start><Recording> is not written yet)', async () => {
-    const audience = await createAudience(acme, 1);
-    const flow = await acme.rest.post('/api/call-flows', FLOW);
-    const program = await acme.rest.post('/api/programs', {
-      name: 'Telnyx consent',
-      kind: 'campaign',
-      flowId: flow.body.id,
-      audienceId: audience.id,
-      carrier: 'telnyx',
-      fromNumberId,
-      recording: { enabled: true, consent: { sentence: 'This call is recorded. Say no to refuse.', refuseOn: ['said:no'] } },
+describe('consent, then <Start><Recording> on Telnyx', () => {
+  it('records the callee who says yes from the consent on (WAV, as TeXML is asked), and not the one who presses 2', async () => {
+    const sentence = 'This call may be recorded. Press 2 to refuse.';
+    const refusedBefore = telnyx.refusals().length;
+    const { calls } = await run(2, { enabled: true, consent: { sentence, refuseOn: ['digit:2'] } }, (phones) => {
+      telnyx.script((to) => ({ outcome: 'answered', durationSeconds: 30, turns: to === phones[0] ? ['Yes, sure.'] : [{ digits: '2' }] }));
     });
-    expect(program.status).toBe(201);
-    const refused = await acme.rest.post(`/api/programs/${program.body.id}/activate`);
-    expect(refused).toMatchObject({ status: 409, body: { code: 'CONFLICT', detail: expect.stringContaining('consent sentence is not available on telnyx') } });
+    expect(telnyx.refusals().slice(refusedBefore)).toEqual([]);
+    const [yes, no] = [calls.find((call) => call.recording?.status === 'completed'), calls.find((call) => call.recording?.status === 'refused')];
+    expect(yes && no).toBeTruthy();
+    const telnyxYes = telnyx.calls().find((call) => call.sid === yes!.carrierCallId)!;
+    const telnyxNo = telnyx.calls().find((call) => call.sid === no!.carrierCallId)!;
+    // Nothing asked on the call itself: only the consent's answer starts a recording.
+    expect([telnyxYes.record, telnyxNo.record]).toEqual([null, null]);
+    expect([telnyxYes.heard[0], telnyxNo.heard[0]]).toEqual([sentence, sentence]);
+    expect(telnyxYes.documents[1]!.texml).toContain('<Start><Recording');
+    expect(telnyxNo.documents.some((document) => document.texml.includes('<Recording'))).toBe(false);
+    expect(telnyx.recordings().filter((item) => item.callSid === telnyxNo.sid)).toEqual([]);
+    const [recorded] = telnyx.recordings().filter((item) => item.callSid === telnyxYes.sid);
+    expect(recorded).toMatchObject({ source: 'StartCallRecordingAPI', channels: 1 });
+    expect(yes!.recording).toMatchObject({ carrier: 'telnyx', carrierRecordingId: recorded!.sid, channels: 'mono', durationSeconds: 30 });
+    const wav = await download(app.baseUrl, `/api/calls/${yes!.id}/recording`, headers());
+    expect([wav.status, wav.body.equals(recorded!.wav)]).toEqual([200, true]);
+    const refused = await acme.rest.get(`/api/calls/${no!.id}/recording`);
+    expect([refused.status, refused.body.detail]).toEqual([404, expect.stringContaining('refused to be recorded')]);
   });
 });
 

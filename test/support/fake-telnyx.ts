@@ -10,7 +10,7 @@ import { answerProblem, initiateCallProblem, listCallsProblem, recordingRequestP
 // developers.telnyx.com api-reference/callbacks/texml-call-*). It follows the TeXML it is answered
 // (Say, Gather, Redirect, Dial, Hangup) as a caller would, and what UpdateCall's `Texml` replaces it
 // with; with AsyncAmd it posts the AMD verdicts (TexmlCallAmdWebhook) while the answer plays. With
-// Record on the call it records an answered call (a WAV of the channels asked), posts the signed
+// Record on the call, or a <Start><Recording> in its TeXML, it records (a WAV of the channels asked), posts the signed
 // recording status callbacks (texml-recording-in-progress, texml-recording-completed), and serves
 // the recording resource (GetTeXMLCallRecording, DeleteTeXMLCallRecording) whose media_url is a
 // short-lived URL needing no API key. Point the gateway at it with TELNYX_API_BASE_URL
@@ -42,6 +42,12 @@ export interface FakeTelnyxFaults {
   recordingStatus?: number;
 }
 
+interface RecordingTarget {
+  channels: 'mono' | 'dual';
+  callback: string | null;
+  events: string[];
+}
+
 export interface FakeTelnyxRecording {
   sid: string;
   callSid: string;
@@ -52,6 +58,8 @@ export interface FakeTelnyxRecording {
   token: string;
   startTime: Date;
   deleted: boolean;
+  /** OutboundAPI (Record on the call) or what TeXML published for <Start><Recording>. */
+  source: 'OutboundAPI' | 'StartCallRecordingAPI';
 }
 
 /** A recording status callback the double posted, and what the gateway answered. */
@@ -75,7 +83,9 @@ export interface FakeTelnyxCall {
   /** The verdicts posted to it, and what the gateway answered each. */
   verdicts: { answeredBy: string; status: number }[];
   /** Record on the call: its channels and callback, when asked. */
-  record: { channels: 'mono' | 'dual'; callback: string | null; events: string[] } | null;
+  record: RecordingTarget | null;
+  /** The recording running: Record's from the answer, or one <Start><Recording> began; reported completed at the end. */
+  recording: { kept: FakeTelnyxRecording; target: RecordingTarget } | null;
   /** A document UpdateCall's Texml gave, played once the current one's verb returns. */
   pendingTexml: string | null;
   status: string;
@@ -144,7 +154,7 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const VERB = /<(Say|Gather|Redirect|Hangup|Dial|Connect)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g;
+const VERB = /<(Say|Gather|Redirect|Hangup|Dial|Connect|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g;
 const attribute = (attributes: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1]?.replace(/&amp;/g, '&') ?? null;
 const unescape = (text: string) =>
   text
@@ -235,6 +245,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
         else if (verb === 'Dial') call.transfers.push(unescape(inner));
         else if (verb === 'Hangup') call.hungUp = true;
         else if (verb === 'Redirect') url = unescape(inner);
+        else if (verb === 'Start') await startNoun(call, inner);
         else if (verb === 'Gather') {
           for (const [, , , said = ''] of inner.matchAll(VERB)) call.heard.push(unescape(said));
           const turn = turns.shift() ?? null;
@@ -249,8 +260,9 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
   }
 
   const mediaUrl = (recording: FakeTelnyxRecording) => `${origin}/media/${recording.sid}.wav?token=${recording.token}`;
-  function startRecording(call: FakeTelnyxCall): FakeTelnyxRecording {
-    const channels = call.record!.channels === 'dual' ? 2 : 1;
+  async function beginRecording(call: FakeTelnyxCall, target: RecordingTarget, source: FakeTelnyxRecording['source']): Promise<void> {
+    if (call.recording) return;
+    const channels = target.channels === 'dual' ? 2 : 1;
     const recording: FakeTelnyxRecording = {
       sid: randomUUID(),
       callSid: call.sid,
@@ -260,13 +272,55 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
       token: randomBytes(12).toString('hex'),
       startTime: new Date(),
       deleted: false,
+      source,
     };
     recordings.push(recording);
-    return recording;
+    call.recording = { kept: recording, target };
+    await reportRecording(call, recording, target, 'in-progress');
+  }
+  /**
+   * <Start><Recording> as developers.telnyx.com publishes it (texml-verbs/recording, read 2026-12-02):
+   * an attribute it does not name, or a value outside its options, is a refusal and starts nothing.
+   * The double keeps WAV only, so it asks for format="wav".
+   */
+  const RECORDING_ATTRIBUTES: Record<string, string[] | null> = {
+    recordingStatusCallback: null,
+    recordingStatusCallbackMethod: ['GET', 'POST'],
+    recordingStatusCallbackEvent: null,
+    channels: ['mono', 'single', 'dual'],
+    track: ['inbound', 'outbound', 'both'],
+    trim: ['trim-silence'],
+    format: ['wav'],
+  };
+  async function startNoun(call: FakeTelnyxCall, inner: string): Promise<void> {
+    const noun = /<Recording\b([^>]*?)\/?>/.exec(inner);
+    if (!noun) return;
+    const given = Object.fromEntries([...noun[1]!.matchAll(/\b(\w+)="([^"]*)"/g)].map(([, name, value]) => [name!, value!.replace(/&amp;/g, '&')]));
+    const wrong = Object.entries(given).filter(
+      ([name, value]) => !(name in RECORDING_ATTRIBUTES) || (RECORDING_ATTRIBUTES[name] && !RECORDING_ATTRIBUTES[name]!.includes(value)),
+    );
+    const events = (given.recordingStatusCallbackEvent ?? 'completed').split(' ');
+    if (events.some((event) => !['in-progress', 'completed', 'absent'].includes(event)))
+      wrong.push(['recordingStatusCallbackEvent', given.recordingStatusCallbackEvent!]);
+    if (given.format !== 'wav') wrong.push(['format', given.format ?? '(mp3, the default)']);
+    if (wrong.length > 0) {
+      refusals.push({ method: 'TeXML', path: '<Start><Recording>', status: 0, problem: wrong.map(([name, value]) => `${name}="${value}"`).join(', ') });
+      return;
+    }
+    await beginRecording(
+      call,
+      { channels: given.channels === 'dual' ? 'dual' : 'mono', callback: given.recordingStatusCallback ?? null, events },
+      'StartCallRecordingAPI',
+    );
   }
   /** TexmlRecordingInProgressWebhook, TexmlRecordingCompletedWebhook: form-encoded, signed like every TeXML callback. */
-  async function reportRecording(call: FakeTelnyxCall, recording: FakeTelnyxRecording, status: 'in-progress' | 'completed'): Promise<void> {
-    const { callback, events } = call.record!;
+  async function reportRecording(
+    call: FakeTelnyxCall,
+    recording: FakeTelnyxRecording,
+    target: RecordingTarget,
+    status: 'in-progress' | 'completed',
+  ): Promise<void> {
+    const { callback, events } = target;
     if (!callback || !events.includes(status)) return;
     const fields: Record<string, string> = {
       AccountSid: accountSid,
@@ -275,7 +329,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
       ConnectionId: '1234567890',
       RecordingChannels: String(recording.channels),
       RecordingSid: recording.sid,
-      RecordingSource: 'OutboundAPI',
+      RecordingSource: recording.source,
       RecordingStatus: status,
       ...(status === 'completed' ? { RecordingDuration: String(recording.durationSeconds), RecordingUrl: mediaUrl(recording) } : {}),
     };
@@ -293,7 +347,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     start_time: recording.startTime.toISOString(),
     duration: String(recording.durationSeconds),
     sid: recording.sid,
-    source: 'OutboundAPI',
+    source: recording.source,
     status: 'completed',
     error_code: null,
     uri: `/v2/texml/Accounts/${accountSid}/Recordings/${recording.sid}.json`,
@@ -331,15 +385,14 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
             }
           }
         : undefined;
-      const recording = call.record ? startRecording(call) : null;
-      if (recording) await reportRecording(call, recording, 'in-progress');
+      if (call.record) await beginRecording(call, call.record, 'OutboundAPI');
       await follow(call, script, detect);
       await script.holdUntil;
       call.status = 'completed';
       call.duration = script.durationSeconds ?? 1;
-      if (recording) {
-        recording.durationSeconds = call.duration;
-        await reportRecording(call, recording, 'completed');
+      if (call.recording) {
+        call.recording.kept.durationSeconds = call.duration;
+        await reportRecording(call, call.recording.kept, call.recording.target, 'completed');
       }
     }
     call.endTime = new Date();
@@ -438,6 +491,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
                   events: typeof body.RecordingStatusCallbackEvent === 'string' ? body.RecordingStatusCallbackEvent.split(' ') : ['completed'],
                 }
               : null,
+          recording: null,
           pendingTexml: null,
           status: 'queued',
           answeredBy: null,

@@ -269,7 +269,7 @@ describe.each(SCENARIOS)('the same flow call placed on $kind', (scenario) => {
 });
 
 describe('a campaign on Telnyx', () => {
-  it('activates with a Telnyx caller ID (not while it records after a consent sentence: TeXML’s <Start><Recording> is not written yet) and calls its audience', async () => {
+  it('activates with a Telnyx caller ID and calls its audience', async () => {
     const audience = await createAudience(acme, 2);
     const flow = await acme.rest.post('/api/call-flows', FLOW);
     expect(flow.status).toBe(201);
@@ -281,16 +281,9 @@ describe('a campaign on Telnyx', () => {
       audienceId: audience.id,
       carrier: 'telnyx',
       fromNumberId: number.body.id,
-      recording: { enabled: true, consent: { sentence: 'This call is recorded. Say no to refuse.', refuseOn: ['said:no'] } },
       retryPolicy: { maxAttempts: 1, retryDelayMinutes: 0 },
     });
     expect(program.status).toBe(201);
-    const refused = await acme.rest.post(`/api/programs/${program.body.id}/activate`);
-    expect(refused).toMatchObject({
-      status: 409,
-      body: { code: 'CONFLICT', detail: expect.stringContaining('recording after a consent sentence is not available on telnyx') },
-    });
-    expect((await acme.rest.put(`/api/programs/${program.body.id}`, { recording: { enabled: false } })).status).toBe(200);
     expect((await acme.rest.post(`/api/programs/${program.body.id}/activate`)).status).toBe(200);
 
     telnyx.script(() => ({ outcome: 'answered', durationSeconds: 5 }));

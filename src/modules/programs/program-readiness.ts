@@ -17,7 +17,7 @@ export interface ReadinessSubject {
   agent?: { id: string } | null;
   flow?: { id: string } | null;
   /** The program's recording setting (a single call records nothing). */
-  recording?: { enabled: boolean; consent?: unknown } | null;
+  recording?: { enabled: boolean } | null;
 }
 
 /** What the gateway is configured with, as the checks of a program that is to run read it. */
@@ -59,9 +59,6 @@ export class ProgramReadiness {
     const number = program.fromNumber ? await em.findOne(PhoneNumber, { id: program.fromNumber.id, organization: actor.organizationId }) : null;
     if (!number) missing.push('the program has no fromNumberId (a phone number of the organization, its caller ID)');
     else if (!number.carrierConnection) missing.push(`the number ${number.number} has no carrier connection (set its carrierConnectionId)`);
-    // On Telnyx a call is recorded from its answer (Record on the call); TeXML's <Start><Recording> after a consent sentence is not written yet.
-    if (program.carrier === ProgramCarrier.telnyx && program.recording?.enabled && program.recording.consent)
-      missing.push('recording after a consent sentence is not available on telnyx yet (remove recording.consent to record from the answer, or use twilio)');
     if (!this.settings.publicUrl()) missing.push('PUBLIC_URL is not set (the carrier’s webhooks need the gateway’s public address; the operator sets it)');
     return missing;
   }

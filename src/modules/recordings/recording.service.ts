@@ -52,7 +52,7 @@ export interface RecordingDownload {
 }
 
 export interface RecordingServiceOptions {
-  /** Carriers that keep recordings, by kind (Twilio). */
+  /** Carriers that keep recordings, by kind (Twilio, Telnyx). */
   carriers: Partial<Record<Exclude<ProgramCarrier, ProgramCarrier.simulator>, RecordingCarrier>>;
   /** A connection's account, its auth token opened for the request; null when the connection is gone. */
   account: (connectionId: string) => Promise<CarrierAccount | null>;

@@ -83,7 +83,7 @@ export interface RecordingMedia {
   body: ReadableStream<Uint8Array>;
 }
 
-/** What a carrier that keeps recordings implements besides CarrierAdapter (Twilio). */
+/** What a carrier that keeps recordings implements besides CarrierAdapter (Twilio, Telnyx). */
 export interface RecordingCarrier {
   /** The report a recording status callback carries, or null when its fields do not describe one. */
   parseRecordingCallback(params: Record<string, string>): RecordingStatusEvent | null;

@@ -24,6 +24,30 @@ describe('TeXML', () => {
     );
   });
 
+  it('starts a recording after consent with <Start><Recording>, in WAV, reporting to the call’s recording route; before a stream too', () => {
+    const start =
+      '<Start><Recording channels="dual" format="wav" recordingStatusCallback="https://gw.example/telephony/telnyx/c1/recording?callId=call-1" recordingStatusCallbackMethod="POST" recordingStatusCallbackEvent="in-progress completed absent"/></Start>';
+    expect(
+      renderTexml(
+        [
+          { kind: 'record', channels: 'dual' },
+          { kind: 'say', text: 'Thanks.', voice: null },
+        ],
+        context,
+      ),
+    ).toContain(`<Response>${start}<Say`);
+    expect(
+      renderTexml(
+        [
+          { kind: 'record', channels: 'dual' },
+          { kind: 'stream', nonce: 'n' },
+        ],
+        context,
+      ),
+    ).toContain(`<Response>${start}<Connect>`);
+    expect(renderTexml([{ kind: 'say', text: 'Hello.', voice: null }], context)).not.toContain('Recording');
+  });
+
   it('connects a stream bidirectionally to the call’s own media URL, naming the call, then asks what next', () => {
     const texml = renderTexml([{ kind: 'stream', nonce: 'n0nce' }], context);
     expect(texml).toContain(

@@ -19,10 +19,23 @@ export function renderTexml(actions: VoiceAction[], context: CallControlContext)
   const base = `${context.publicUrl.replace(/\/+$/, '')}/telephony/telnyx/${context.connectionId}`;
   const query = `callId=${encodeURIComponent(context.callId)}`;
   const verbs: string[] = [];
+  const record = actions.find((action) => action.kind === 'record');
+  // <Start><Recording> (developers.telnyx.com texml-verbs/recording, read 2026-12-02): the call from here on, in WAV (its default is MP3).
+  const startRecording =
+    record?.kind === 'record'
+      ? `<Start><Recording${attributes({
+          channels: record.channels,
+          format: 'wav',
+          recordingStatusCallback: `${base}/recording?${query}`,
+          recordingStatusCallbackMethod: 'POST',
+          recordingStatusCallbackEvent: 'in-progress completed absent',
+        })}/></Start>`
+      : null;
   const stream = actions.find((action) => action.kind === 'stream');
   if (stream) {
     // A stream without its nonce (never armed) renders a URL the media route refuses.
     const url = callStreamUrl(context.publicUrl, context.connectionId, context.callId, stream.nonce ?? '', 'telnyx');
+    if (startRecording) verbs.push(startRecording);
     verbs.push(
       `<Connect><Stream${attributes({ url, track: 'inbound_track', bidirectionalMode: 'rtp', bidirectionalCodec: 'PCMU' })}><Parameter${attributes({ name: 'callId', value: context.callId })}/></Stream></Connect>`,
       // TeXML goes on past <Connect> once the stream ends: ask what next, as Twilio's <Connect action> does.
@@ -53,8 +66,10 @@ export function renderTexml(actions: VoiceAction[], context: CallControlContext)
       case 'hangup':
         verbs.push('<Hangup/>');
         break;
+      case 'record':
+        if (startRecording) verbs.push(startRecording);
+        break;
       default:
-        // `record` (after consent): not started from TeXML yet; readiness refuses a Telnyx program that records after consent.
         break;
     }
   }
