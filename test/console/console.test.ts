@@ -116,7 +116,7 @@ afterAll(async () => {
   interface Opened {
     page: Page;
     context: BrowserContext;
-    /** Every request and socket the page opened that is not the console's own files, /graphql or a recording's download. */
+    /** Every request and socket the page opened that is not the console's own files, /graphql or a route its answers point at. */
     unexpected: string[];
     requests: string[];
     errors: string[];
@@ -133,6 +133,10 @@ afterAll(async () => {
       new RegExp(`^GET ${app.baseUrl}/console(/[^?]*)?(\\?.*)?$`),
       new RegExp(`^POST ${app.baseUrl}/graphql$`),
       new RegExp(`^GET ${app.baseUrl}/api/calls/${UUID}/recording$`),
+      // The routes the API's answers point at: an import's uploadUrl and refusedRowsUrl, and a web call's /talk page (in its own tab).
+      new RegExp(`^PUT ${app.baseUrl}/api/imports/${UUID}/file$`),
+      new RegExp(`^GET ${app.baseUrl}/api/imports/${UUID}/refused$`),
+      new RegExp(`^GET ${app.baseUrl}/talk(/talk\\.css|/talk\\.js)?$`),
       new RegExp(`^WS ${app.baseUrl.replace(/^http/, 'ws')}/graphql$`),
     ];
     const record = (entry: string) => {
@@ -621,6 +625,96 @@ afterAll(async () => {
     await page.goto(`${app.baseUrl}/console/campaigns/new`);
     await page.getByRole('button', { name: 'Create program' }).waitFor();
     await look(page, 'program-new');
+    await opened.close();
+  });
+
+  it('imports a CSV of contacts as a job: its first lines, the job followed live to its counts, the refused row named; a member sees no import', async () => {
+    const audience = await acme.rest.post('/api/audience', { name: 'Imported in the console' });
+    expect(audience.status).toBe(201);
+    const opened = await openConsole('/console/contacts');
+    const { page } = opened;
+    await signIn(page, acme.apiKey);
+    await page.getByRole('heading', { name: 'Import a CSV' }).waitFor();
+    const csv = 'phone,name,attributes.tier\n+14155550181,Ada Import,gold\n555-0182,Bad phone,silver\n+14155550183,Alan Import,gold\n';
+    await page.getByLabel('Contacts CSV', { exact: true }).setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByTestId('contact-import-preview').getByRole('cell', { name: '555-0182,Bad phone,silver', exact: true }).waitFor();
+    await page.getByLabel('Add them to the audience', { exact: true }).selectOption({ label: 'Imported in the console' });
+    await page.getByLabel('A contact already there', { exact: true }).selectOption('skip');
+    await page.getByRole('button', { name: 'Import contacts' }).click();
+    // The job's end comes by the events subscription; its counts and refused row as the API has them.
+    const job = page.locator('[data-testid="contact-import-job"][data-status="completed"]');
+    await job.waitFor();
+    expect(await job.locator('.notice').innerText()).toBe('Import completed: 3 rows read; 2 created, 0 updated, 0 skipped, 1 refused.');
+    const sent = opened.requests.find((request) => /^PUT .*\/api\/imports\/[^/]+\/file$/.test(request))!;
+    const importId = /imports\/([^/]+)\/file/.exec(sent)![1]!;
+    expect((await acme.rest.get(`/api/imports/${importId}`)).body).toMatchObject({
+      status: 'completed',
+      mode: 'skip',
+      audienceId: audience.body.id,
+      refused: 1,
+    });
+    const refusedCsv = await (await fetch(`${app.baseUrl}/api/imports/${importId}/refused`, { headers: { 'x-api-key': acme.apiKey } })).text();
+    const reason = /^3,(.*),555-0182,Bad phone,silver$/m.exec(refusedCsv)![1]!.replace(/^"|"$/g, '').replace(/""/g, '"');
+    const refused = job.getByRole('region', { name: 'Rows refused' }).getByRole('row').nth(1);
+    await refused.waitFor();
+    expect(await refused.getByRole('cell').allInnerTexts()).toEqual(['3', reason]);
+    const download = job.getByRole('link', { name: 'Download the refused rows (CSV)' });
+    expect([await download.getAttribute('download'), (await download.getAttribute('href'))?.startsWith('blob:')]).toEqual([
+      `import-${importId}-refused.csv`,
+      true,
+    ]);
+    expect(opened.requests).toContain(`GET ${app.baseUrl}/api/imports/${importId}/refused`);
+    await page.getByRole('cell', { name: 'Ada Import', exact: true }).waitFor();
+    expect((await acme.rest.get(`/api/audience/${audience.body.id}`)).body.contactCount).toBe(2);
+    await look(page, 'contacts-import');
+
+    // A header the API refuses: the job ends failed, with the API's reason.
+    await page
+      .getByLabel('Contacts CSV', { exact: true })
+      .setInputFiles({ name: 'wrong.csv', mimeType: 'text/csv', buffer: Buffer.from('phone,colour\n+14155550184,red\n') });
+    await page.getByRole('button', { name: 'Import contacts' }).click();
+    const failed = page.locator('[data-testid="contact-import-job"][data-status="failed"]');
+    await failed.waitFor();
+    expect(await failed.innerText()).toContain('colour');
+    await opened.close();
+
+    const asMember = await openConsole('/console/contacts');
+    await signIn(asMember.page, member.apiKey);
+    await asMember.page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
+    await asMember.page.getByRole('cell', { name: 'Ada Import', exact: true }).waitFor();
+    expect(await asMember.page.getByRole('heading', { name: 'Import a CSV' }).count()).toBe(0);
+    expect(await asMember.page.getByLabel('Contacts CSV').count()).toBe(0);
+    await asMember.close();
+  });
+
+  it('opens a web call to the agent: "Talk to this agent" opens the talk page with its token in a new tab; a batch agent’s refusal is shown', async () => {
+    const id = (await acme.rest.get('/api/agents?search=Ava')).body.data[0].id as string;
+    const opened = await openConsole(`/console/agents/${id}`);
+    const { page, context } = opened;
+    await signIn(page, member.apiKey);
+    const [tab] = await Promise.all([context.waitForEvent('page'), page.getByRole('button', { name: 'Talk to this agent' }).click()]);
+    // The talk page read a token from its fragment (without one it says so), then took it out of the address.
+    await tab.locator('#talk-status').filter({ hasText: 'Press the button, then allow the microphone.' }).waitFor();
+    expect(new URL(tab.url()).pathname).toBe('/talk');
+    expect(await page.getByTestId('talk-link').getAttribute('href')).toMatch(new RegExp(`^${app.baseUrl}/talk#token=wct_[\\w-]{43}$`));
+    expect(opened.requests).toContain(`GET ${app.baseUrl}/talk`);
+    await tab.close();
+    await look(page, 'agent-talk');
+
+    const batch = await acme.rest.post('/api/agents', {
+      name: 'Batch desk',
+      instructions: 'Hi.',
+      modelConfig: { model: 'builtin/echo' },
+      voiceConfig: { pipelineMode: 'batch' },
+    });
+    expect(batch.status).toBe(201);
+    const rest = await acme.rest.post('/api/web-calls', { agentId: batch.body.id });
+    expect([rest.status, rest.body.code]).toEqual([409, 'CONFLICT']);
+    await page.goto(`${app.baseUrl}/console/agents/${batch.body.id}`);
+    await page.getByRole('button', { name: 'Talk to this agent' }).click();
+    const refusal = page.locator('.talk .form-error[data-code="CONFLICT"]');
+    await refusal.waitFor();
+    expect(await refusal.innerText()).toContain(rest.body.detail);
     await opened.close();
   });
 

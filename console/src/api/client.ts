@@ -24,6 +24,12 @@ export class ApiError extends Error {
   }
 }
 
+/** A REST answer's problem+json as an ApiError: its detail, code and field errors, like a GraphQL error's. */
+async function problemOf(response: Response, what: string): Promise<ApiError> {
+  const problem = (await response.json().catch(() => null)) as { detail?: string; code?: string; errors?: FieldError[] } | null;
+  return new ApiError(problem?.detail ?? `${what} (${response.status}).`, problem?.code ?? 'UNAVAILABLE', problem?.errors ?? []);
+}
+
 interface GraphQLErrorShape {
   message: string;
   extensions?: { code?: string; errors?: FieldError[] };
@@ -38,7 +44,8 @@ function toApiError(errors: readonly GraphQLErrorShape[]): ApiError {
 /**
  * The console's one connection to the gateway: GraphQL over HTTP (POST /graphql) and graphql-ws for
  * subscriptions, both with the API key the user signed in with. Nothing else is called but the
- * documented recording download (`recordingUrl`).
+ * documented routes the API's answers point at: a recording's download (`recordingUrl`), an import's
+ * upload (`uploadUrl`) and its refused rows (`refusedRowsUrl`).
  */
 export class Gateway {
   private socket: Client | null = null;
@@ -107,9 +114,31 @@ export class Gateway {
     return URL.createObjectURL(await response.blob());
   }
 
+  /** An import's CSV sent to the `uploadUrl` createContactImport answered (PUT, text/csv), streamed from the file as it is read. */
+  async uploadImport(uploadUrl: string, file: Blob): Promise<void> {
+    const response = await this.send(uploadUrl, { method: 'PUT', body: file, headers: { 'content-type': 'text/csv' } });
+    if (!response.ok) throw await problemOf(response, 'The file could not be sent');
+  }
+
+  /** An import's refused rows (its `refusedRowsUrl`, CSV): downloaded with the key, as a link cannot send it. */
+  async refusedRows(refusedRowsUrl: string): Promise<Blob> {
+    const response = await this.send(refusedRowsUrl, { headers: { accept: 'text/csv' } });
+    if (!response.ok) throw await problemOf(response, 'The refused rows could not be downloaded');
+    return response.blob();
+  }
+
   close(): void {
     void this.socket?.dispose();
     this.socket = null;
+  }
+
+  /** A documented REST route the GraphQL API points at (an upload or download URL), with the key. */
+  private async send(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(path, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-api-key': this.apiKey } });
+    } catch {
+      throw new ApiError('The gateway cannot be reached; check that it is running.', 'UNAVAILABLE');
+    }
   }
 
   private ws(): Client {

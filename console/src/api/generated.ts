@@ -65,6 +65,13 @@ export type AnalysisStatus =
   /** The conversation ended; the agent’s model has not filled the plan yet */
   | 'pending';
 
+/** Whether an audience lists its members or is a filter over the contacts (a segment) */
+export type AudienceKind =
+  /** Its members are the contacts its filter matches */
+  | 'dynamic'
+  /** Its members are the contacts added to it */
+  | 'static';
+
 /** Who started the call */
 export type CallDirection =
   /** Placed by a caller to one of the organization’s numbers */
@@ -97,6 +104,37 @@ export type CarrierKind =
   | 'telnyx'
   /** Twilio Programmable Voice */
   | 'twilio';
+
+/** Which column says that a row is a contact already there */
+export type ContactImportKey =
+  /** The externalId column: the organization’s own id (a CRM’s) */
+  | 'externalId'
+  /** The phone number (E.164) */
+  | 'phone';
+
+/** What an import does with a row whose key (phone or externalId) a contact already has */
+export type ContactImportMode =
+  /** All or nothing: any refused row (an existing contact among them) ends the import failed with nothing kept */
+  | 'create'
+  /** Leaves that contact as it is and counts the row skipped */
+  | 'skip'
+  /** Updates that contact with the row’s non-empty cells (name, time zone, attributes merged; the phone when keyed by externalId) */
+  | 'upsert';
+
+/** Where a CSV import is */
+export type ContactImportStatus =
+  /** Created; its CSV is to be sent to uploadUrl */
+  | 'awaiting_file'
+  /** Cancelled by a user; resume continues it from rowsRead */
+  | 'cancelled'
+  /** Every row was read: written, skipped or refused */
+  | 'completed'
+  /** Ended early (a bad header, a file that does not parse, or a create import with refused rows): see error */
+  | 'failed'
+  /** Its file is kept; it waits for the organization’s import before it, or for a worker */
+  | 'queued'
+  /** Its rows are being written */
+  | 'running';
 
 /** A new agent; it starts as a draft at version 1 */
 export type CreateAgentInput = {
@@ -174,6 +212,16 @@ export type CreateCarrierConnectionInput = {
   webhookKey?: string | null | undefined;
 };
 
+/** A CSV import of contacts; its file is sent to uploadUrl (or with POST /api/imports) */
+export type CreateContactImportInput = {
+  /** A static audience of the organization that the imported and updated contacts join */
+  audienceId?: string | number | null | undefined;
+  /** Which column says a contact is already there; default phone */
+  key?: ContactImportKey | null | undefined;
+  /** What a row whose key a contact has does; default upsert */
+  mode?: ContactImportMode | null | undefined;
+};
+
 /** A new contact */
 export type CreateContactInput = {
   /** Free-form attributes */
@@ -242,6 +290,14 @@ export type CreateProgramInput = {
   simulatedCaller?: ProgramSimulatedCallerInput | null | undefined;
   /** When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set */
   voicemail?: ProgramVoicemailInput | null | undefined;
+};
+
+/** A web call to start: the agent a person will talk to from a browser tab */
+export type CreateWebCallInput = {
+  /** A streaming or speech-to-speech agent of the organization (draft or active) */
+  agentId: string | number;
+  /** Values of the agent’s variables for this call: at most 50, each a string, number or boolean of at most 1000 characters */
+  variables?: Record<string, unknown> | null | undefined;
 };
 
 /** A new webhook endpoint; its signing secret is in the answer, and only there */
@@ -692,6 +748,13 @@ export type TestAgentMutationVariables = Exact<{
 
 export type TestAgentMutation = { testAgent: { response: string, usage: { inputTokens: number, outputTokens: number, totalTokens: number, model: string } } };
 
+export type CreateWebCallMutationVariables = Exact<{
+  input: CreateWebCallInput;
+}>;
+
+
+export type CreateWebCallMutation = { createWebCall: { url: string, expiresAt: string } };
+
 export type CallsQueryVariables = Exact<{
   status?: CallStatus | null | undefined;
   outcome?: string | null | undefined;
@@ -905,6 +968,39 @@ export type ImportDoNotCallMutationVariables = Exact<{
 
 
 export type ImportDoNotCallMutation = { importDoNotCall: { added: number, rejected: Array<{ line: number, reason: string }>, skipped: Array<{ line: number, phone: string, reason: string }> } };
+
+export type ImportJobFieldsFragment = { id: string, status: ContactImportStatus, mode: ContactImportMode, key: ContactImportKey, audienceId: string | null, columns: Array<string> | null, rowsRead: number, imported: number, updated: number, skipped: number, refused: number, doNotCall: number, error: string | null, fileBytes: number, uploadUrl: string, refusedRowsUrl: string, createdAt: string, finishedAt: string | null };
+
+export type CreateContactImportMutationVariables = Exact<{
+  input?: CreateContactImportInput | null | undefined;
+}>;
+
+
+export type CreateContactImportMutation = { createContactImport: { id: string, status: ContactImportStatus, mode: ContactImportMode, key: ContactImportKey, audienceId: string | null, columns: Array<string> | null, rowsRead: number, imported: number, updated: number, skipped: number, refused: number, doNotCall: number, error: string | null, fileBytes: number, uploadUrl: string, refusedRowsUrl: string, createdAt: string, finishedAt: string | null } };
+
+export type ContactImportQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ContactImportQuery = { contactImport: { id: string, status: ContactImportStatus, mode: ContactImportMode, key: ContactImportKey, audienceId: string | null, columns: Array<string> | null, rowsRead: number, imported: number, updated: number, skipped: number, refused: number, doNotCall: number, error: string | null, fileBytes: number, uploadUrl: string, refusedRowsUrl: string, createdAt: string, finishedAt: string | null } };
+
+export type StaticAudiencesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type StaticAudiencesQuery = { audiences: { data: Array<{ id: string, name: string, kind: AudienceKind }> } };
+
+export type LatestEventQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type LatestEventQuery = { events: { data: Array<{ id: string }> } };
+
+export type ImportEventsSubscriptionVariables = Exact<{
+  after?: string | number | null | undefined;
+}>;
+
+
+export type ImportEventsSubscription = { events: { id: string, type: string, payload: Record<string, unknown> } };
 
 export type MetaFragment = { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean };
 
@@ -1179,6 +1275,28 @@ export const ExecutionAttentionFragmentDoc = new TypedDocumentString(`
   nextCallAt
 }
     `, {"fragmentName":"ExecutionAttention"}) as unknown as TypedDocumentString<ExecutionAttentionFragment, unknown>;
+export const ImportJobFieldsFragmentDoc = new TypedDocumentString(`
+    fragment ImportJobFields on ContactImport {
+  id
+  status
+  mode
+  key
+  audienceId
+  columns
+  rowsRead
+  imported
+  updated
+  skipped
+  refused
+  doNotCall
+  error
+  fileBytes
+  uploadUrl
+  refusedRowsUrl
+  createdAt
+  finishedAt
+}
+    `, {"fragmentName":"ImportJobFields"}) as unknown as TypedDocumentString<ImportJobFieldsFragment, unknown>;
 export const MetaFragmentDoc = new TypedDocumentString(`
     fragment Meta on PageMeta {
   page
@@ -1449,6 +1567,14 @@ export const TestAgentDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<TestAgentMutation, TestAgentMutationVariables>;
+export const CreateWebCallDocument = new TypedDocumentString(`
+    mutation CreateWebCall($input: CreateWebCallInput!) {
+  createWebCall(input: $input) {
+    url
+    expiresAt
+  }
+}
+    `) as unknown as TypedDocumentString<CreateWebCallMutation, CreateWebCallMutationVariables>;
 export const CallsDocument = new TypedDocumentString(`
     query Calls($status: CallStatus, $outcome: String, $programId: ID, $executionId: ID, $queuedAfter: DateTimeISO, $queuedBefore: DateTimeISO, $search: String, $page: Int!) {
   calls(
@@ -2124,6 +2250,90 @@ export const ImportDoNotCallDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ImportDoNotCallMutation, ImportDoNotCallMutationVariables>;
+export const CreateContactImportDocument = new TypedDocumentString(`
+    mutation CreateContactImport($input: CreateContactImportInput) {
+  createContactImport(input: $input) {
+    ...ImportJobFields
+  }
+}
+    fragment ImportJobFields on ContactImport {
+  id
+  status
+  mode
+  key
+  audienceId
+  columns
+  rowsRead
+  imported
+  updated
+  skipped
+  refused
+  doNotCall
+  error
+  fileBytes
+  uploadUrl
+  refusedRowsUrl
+  createdAt
+  finishedAt
+}`) as unknown as TypedDocumentString<CreateContactImportMutation, CreateContactImportMutationVariables>;
+export const ContactImportDocument = new TypedDocumentString(`
+    query ContactImport($id: ID!) {
+  contactImport(id: $id) {
+    ...ImportJobFields
+  }
+}
+    fragment ImportJobFields on ContactImport {
+  id
+  status
+  mode
+  key
+  audienceId
+  columns
+  rowsRead
+  imported
+  updated
+  skipped
+  refused
+  doNotCall
+  error
+  fileBytes
+  uploadUrl
+  refusedRowsUrl
+  createdAt
+  finishedAt
+}`) as unknown as TypedDocumentString<ContactImportQuery, ContactImportQueryVariables>;
+export const StaticAudiencesDocument = new TypedDocumentString(`
+    query StaticAudiences {
+  audiences(limit: 100, sortBy: "name", sortOrder: asc) {
+    data {
+      id
+      name
+      kind
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<StaticAudiencesQuery, StaticAudiencesQueryVariables>;
+export const LatestEventDocument = new TypedDocumentString(`
+    query LatestEvent {
+  events(limit: 1) {
+    data {
+      id
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<LatestEventQuery, LatestEventQueryVariables>;
+export const ImportEventsDocument = new TypedDocumentString(`
+    subscription ImportEvents($after: ID) {
+  events(
+    types: ["import.progress", "import.completed", "import.failed", "import.cancelled"]
+    after: $after
+  ) {
+    id
+    type
+    payload
+  }
+}
+    `) as unknown as TypedDocumentString<ImportEventsSubscription, ImportEventsSubscriptionVariables>;
 export const SessionDocument = new TypedDocumentString(`
     query Session {
   me {

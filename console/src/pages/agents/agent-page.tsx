@@ -17,6 +17,7 @@ import { Page, Section } from '../../components/page';
 import { AGENT_FIELDS, draftOf, NEW_AGENT, toInput, type AgentDraft } from './agent-draft';
 import { AgentFields } from './agent-fields';
 import { AgentSummary } from './agent-summary';
+import { TalkButton } from './talk-button';
 import { TestChat } from './test-chat';
 
 /** An agent: its settings (a form for those who may change agents, a read-only summary for the others), its state, and a test chat. */
@@ -97,6 +98,7 @@ function AgentEditor({ agent: loaded }: { agent: AgentFormFragment | null }) {
         </div>
       ) : null}
       <FormError error={activate.error ?? archive.error} />
+      {agent && agent.status !== 'archived' ? <TalkButton agentId={agent.id} /> : null}
       <div className={agent ? 'two-columns' : undefined}>
         <Section title="Settings">
           {mayManage && agent?.status !== 'archived' ? (

@@ -5,6 +5,7 @@ import { useSession } from '../../api/session';
 import { formatDate, Loading, Pager, QueryError, Table } from '../../components/common';
 import { FormError, TextField } from '../../components/forms';
 import { Page, Section } from '../../components/page';
+import { ContactImport } from './contact-import';
 import { SearchBox } from './search-box';
 
 const CONTACT_FIELDS = ['phone', 'name', 'timeZone'];
@@ -18,8 +19,8 @@ export function ContactList() {
   const mayManage = can('contacts.manage');
   return (
     <Page title="Contacts">
-      {/* To add when CSV import jobs land (/api/imports): an "Import a CSV" section here, with the preview and the refused rows. */}
       {mayManage ? <NewContact onCreated={contacts.refetch} /> : null}
+      {mayManage ? <ContactImport onImported={contacts.refetch} /> : null}
       <SearchBox id="contact-search" label="Search by name or phone" value={search} onChange={(value) => (setSearch(value), setPage(1))} />
       {contacts.error ? <QueryError error={contacts.error} what="Contacts" /> : null}
       <FormError error={remove.error} />
