@@ -62,7 +62,8 @@ let receiver: WebhookReceiver;
 beforeAll(async () => {
   ensureConsoleBuilt();
   receiver = await new WebhookReceiver().start();
-  app = await startWebhookApp();
+  // Tools at a private address: the agent's HTTP tool is at 127.0.0.1, and the test message's call of it is refused before anything is sent.
+  app = await startWebhookApp({ tools: { allowPrivate: true, mcpRefreshMs: 600_000 } });
   acme = await app.organization('Acme Console');
   other = await app.organization('Other Console');
   member = await addUser(app, acme, 'member');
@@ -715,6 +716,42 @@ afterAll(async () => {
     const refusal = page.locator('.talk .form-error[data-code="CONFLICT"]');
     await refusal.waitFor();
     expect(await refusal.innerText()).toContain(rest.body.detail);
+    await opened.close();
+  });
+
+  it('lists an agent’s HTTP tools on its page, and a test message’s tool calls beside its reply', async () => {
+    const tool = await acme.rest.post('/api/tools', {
+      name: 'lookup_order',
+      description: 'Look up an order by its id',
+      parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+      url: 'http://127.0.0.1:9/orders',
+    });
+    expect(tool.status).toBe(201);
+    const agent = await acme.rest.post('/api/agents', {
+      name: 'Order desk',
+      instructions: 'You look orders up.',
+      modelConfig: { model: 'builtin/echo' },
+      toolIds: [tool.body.id],
+    });
+    expect(agent.status).toBe(201);
+    const opened = await openConsole(`/console/agents/${agent.body.id}`);
+    const { page } = opened;
+    await signIn(page, member.apiKey);
+    const listed = page.getByTestId('agent-http-tools').getByRole('listitem');
+    await listed.filter({ hasText: 'Look up an order by its id' }).waitFor();
+    expect(await listed.innerText()).toContain('lookup_order — POST http://127.0.0.1:9/orders');
+    // Arguments outside the tool's schema: nothing is sent, the call is recorded rejected, as on REST.
+    const message = 'call lookup_order {"orderId": 42}';
+    const rest = await acme.rest.post(`/api/agents/${agent.body.id}/test`, { message });
+    expect(rest.body.toolCalls).toEqual([expect.objectContaining({ tool: 'lookup_order', status: 'rejected' })]);
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill(message);
+    await page.getByRole('button', { name: 'Send' }).click();
+    const call = page.getByTestId('tool-calls').getByRole('listitem');
+    await call.waitFor();
+    expect(await call.getAttribute('data-status')).toBe('rejected');
+    expect(await call.innerText()).toMatch(/^lookup_order rejected, \d+ ms with \{"orderId":42\}: /);
+    expect(await call.innerText()).toContain(rest.body.toolCalls[0].error);
+    await look(page, 'agent-tools');
     await opened.close();
   });
 

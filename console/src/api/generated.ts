@@ -383,6 +383,15 @@ export type LiveTriggerSource =
   /** The attributes of the contact’s business records of `entityType` */
   | 'entity';
 
+/** Whether an MCP server’s tools could be listed */
+export type McpServerStatus =
+  /** Not listed yet */
+  | 'pending'
+  /** Its tools were listed */
+  | 'ready'
+  /** The last listing failed (lastError): its tools cannot be called */
+  | 'unavailable';
+
 /** Whether and how far an agent remembers earlier messages */
 export type MemoryConfigInput = {
   /** Whether the model sees earlier messages at all */
@@ -573,6 +582,24 @@ export type SttProvider =
   /** OpenAI’s streaming transcription (OPENAI_API_KEY) */
   | 'openai';
 
+/** How a tool call ended */
+export type ToolCallStatus =
+  /** It was sent and failed: a timeout, a refused address, a non-2xx answer, an unreachable host, an error result */
+  | 'failed'
+  /** Nothing was sent: arguments outside the schema, the hidden policy in them, a tool no longer there */
+  | 'rejected'
+  /** The tool answered 2xx (an MCP tool: a result without isError) */
+  | 'succeeded';
+
+/** How an HTTP tool’s request is sent: its JSON body in every case */
+export type ToolMethod =
+  /** PATCH */
+  | 'PATCH'
+  /** POST (the default) */
+  | 'POST'
+  /** PUT */
+  | 'PUT';
+
 /** The speech synthesizer of a streaming voice pipeline */
 export type TtsProvider =
   /** The offline pair: only the simulator’s calls (it is not speech) */
@@ -688,7 +715,7 @@ export type WebhookDeliveryStatus =
   /** The endpoint answered 2xx */
   | 'succeeded';
 
-export type AgentFormFragment = { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }> };
+export type AgentFormFragment = { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, toolIds: Array<string>, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }>, mcpTools: Array<{ serverId: string, names: Array<string> }> };
 
 export type AgentsQueryVariables = Exact<{
   search?: string | null | undefined;
@@ -704,7 +731,7 @@ export type AgentQueryVariables = Exact<{
 }>;
 
 
-export type AgentQuery = { agent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }> } };
+export type AgentQuery = { agent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, toolIds: Array<string>, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }>, mcpTools: Array<{ serverId: string, names: Array<string> }> } };
 
 export type KnowledgeBaseChoicesQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -716,7 +743,7 @@ export type CreateAgentMutationVariables = Exact<{
 }>;
 
 
-export type CreateAgentMutation = { createAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }> } };
+export type CreateAgentMutation = { createAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, toolIds: Array<string>, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }>, mcpTools: Array<{ serverId: string, names: Array<string> }> } };
 
 export type UpdateAgentMutationVariables = Exact<{
   id: string | number;
@@ -724,21 +751,21 @@ export type UpdateAgentMutationVariables = Exact<{
 }>;
 
 
-export type UpdateAgentMutation = { updateAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }> } };
+export type UpdateAgentMutation = { updateAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, toolIds: Array<string>, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }>, mcpTools: Array<{ serverId: string, names: Array<string> }> } };
 
 export type ActivateAgentMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type ActivateAgentMutation = { activateAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }> } };
+export type ActivateAgentMutation = { activateAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, toolIds: Array<string>, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }>, mcpTools: Array<{ serverId: string, names: Array<string> }> } };
 
 export type ArchiveAgentMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type ArchiveAgentMutation = { deleteAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }> } };
+export type ArchiveAgentMutation = { deleteAgent: { id: string, name: string, description: string | null, status: AgentStatus, version: number, instructions: string, hasPolicy: boolean, firstMessage: string | null, firstMessageMode: FirstMessageMode, knowledgeBaseConfig: Record<string, unknown> | null, toolIds: Array<string>, createdAt: string, updatedAt: string, modelConfig: { model: string, modelSettings: Record<string, unknown> | null, providerOptions: Record<string, unknown> | null }, voiceConfig: { pipelineMode: PipelineMode, sttProvider: SttProvider | null, ttsProvider: TtsProvider | null, stsProvider: StsProvider | null, voiceId: string | null, language: string | null } | null, memoryConfig: { enabled: boolean, lastMessages: number } | null, variables: Array<{ name: string, default: string | null, description: string | null }>, mcpTools: Array<{ serverId: string, names: Array<string> }> } };
 
 export type TestAgentMutationVariables = Exact<{
   id: string | number;
@@ -746,7 +773,7 @@ export type TestAgentMutationVariables = Exact<{
 }>;
 
 
-export type TestAgentMutation = { testAgent: { response: string, usage: { inputTokens: number, outputTokens: number, totalTokens: number, model: string } } };
+export type TestAgentMutation = { testAgent: { response: string, toolCalls: Array<{ id: string, tool: string, status: ToolCallStatus, statusCode: number | null, durationMs: number, arguments: Record<string, unknown> | null, answer: string | null, error: string | null }>, usage: { inputTokens: number, outputTokens: number, totalTokens: number, model: string } } };
 
 export type CreateWebCallMutationVariables = Exact<{
   input: CreateWebCallInput;
@@ -754,6 +781,11 @@ export type CreateWebCallMutationVariables = Exact<{
 
 
 export type CreateWebCallMutation = { createWebCall: { url: string, expiresAt: string } };
+
+export type ToolChoicesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ToolChoicesQuery = { tools: { data: Array<{ id: string, name: string, description: string, method: ToolMethod, url: string }> }, mcpServers: { data: Array<{ id: string, name: string, url: string, status: McpServerStatus }> } };
 
 export type CallsQueryVariables = Exact<{
   status?: CallStatus | null | undefined;
@@ -1193,6 +1225,11 @@ export const AgentFormFragmentDoc = new TypedDocumentString(`
     default
     description
   }
+  toolIds
+  mcpTools {
+    serverId
+    names
+  }
   createdAt
   updatedAt
 }
@@ -1373,6 +1410,11 @@ export const AgentDocument = new TypedDocumentString(`
     default
     description
   }
+  toolIds
+  mcpTools {
+    serverId
+    names
+  }
   createdAt
   updatedAt
 }`) as unknown as TypedDocumentString<AgentQuery, AgentQueryVariables>;
@@ -1425,6 +1467,11 @@ export const CreateAgentDocument = new TypedDocumentString(`
     default
     description
   }
+  toolIds
+  mcpTools {
+    serverId
+    names
+  }
   createdAt
   updatedAt
 }`) as unknown as TypedDocumentString<CreateAgentMutation, CreateAgentMutationVariables>;
@@ -1466,6 +1513,11 @@ export const UpdateAgentDocument = new TypedDocumentString(`
     name
     default
     description
+  }
+  toolIds
+  mcpTools {
+    serverId
+    names
   }
   createdAt
   updatedAt
@@ -1509,6 +1561,11 @@ export const ActivateAgentDocument = new TypedDocumentString(`
     default
     description
   }
+  toolIds
+  mcpTools {
+    serverId
+    names
+  }
   createdAt
   updatedAt
 }`) as unknown as TypedDocumentString<ActivateAgentMutation, ActivateAgentMutationVariables>;
@@ -1551,6 +1608,11 @@ export const ArchiveAgentDocument = new TypedDocumentString(`
     default
     description
   }
+  toolIds
+  mcpTools {
+    serverId
+    names
+  }
   createdAt
   updatedAt
 }`) as unknown as TypedDocumentString<ArchiveAgentMutation, ArchiveAgentMutationVariables>;
@@ -1558,6 +1620,16 @@ export const TestAgentDocument = new TypedDocumentString(`
     mutation TestAgent($id: ID!, $message: String!) {
   testAgent(id: $id, message: $message) {
     response
+    toolCalls {
+      id
+      tool
+      status
+      statusCode
+      durationMs
+      arguments
+      answer
+      error
+    }
     usage {
       inputTokens
       outputTokens
@@ -1575,6 +1647,27 @@ export const CreateWebCallDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<CreateWebCallMutation, CreateWebCallMutationVariables>;
+export const ToolChoicesDocument = new TypedDocumentString(`
+    query ToolChoices {
+  tools(limit: 100, sortBy: "name", sortOrder: asc) {
+    data {
+      id
+      name
+      description
+      method
+      url
+    }
+  }
+  mcpServers(limit: 100, sortBy: "name", sortOrder: asc) {
+    data {
+      id
+      name
+      url
+      status
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ToolChoicesQuery, ToolChoicesQueryVariables>;
 export const CallsDocument = new TypedDocumentString(`
     query Calls($status: CallStatus, $outcome: String, $programId: ID, $executionId: ID, $queuedAfter: DateTimeISO, $queuedBefore: DateTimeISO, $search: String, $page: Int!) {
   calls(

@@ -17,6 +17,7 @@ import { Page, Section } from '../../components/page';
 import { AGENT_FIELDS, draftOf, NEW_AGENT, toInput, type AgentDraft } from './agent-draft';
 import { AgentFields } from './agent-fields';
 import { AgentSummary } from './agent-summary';
+import { AgentTools } from './agent-tools';
 import { TalkButton } from './talk-button';
 import { TestChat } from './test-chat';
 
@@ -128,6 +129,7 @@ function AgentEditor({ agent: loaded }: { agent: AgentFormFragment | null }) {
         </Section>
         {agent ? <TestChat agentId={agent.id} /> : null}
       </div>
+      {agent ? <AgentTools agent={agent} /> : null}
     </Page>
   );
 }

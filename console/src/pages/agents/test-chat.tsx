@@ -10,7 +10,7 @@ interface Exchange {
   reply: TestAgentMutation['testAgent'];
 }
 
-/** Test messages to the agent (testAgent): each reply with the tokens it used. */
+/** Test messages to the agent (testAgent): each reply with the tools it called and the tokens it used. */
 export function TestChat({ agentId }: { agentId: string }) {
   const { can } = useSession();
   const [message, setMessage] = useState('');
@@ -39,6 +39,29 @@ export function TestChat({ agentId }: { agentId: string }) {
               <span className="visually-hidden">Agent: </span>
               {exchange.reply.response}
             </p>
+            {exchange.reply.toolCalls.length > 0 ? (
+              <ol className="tool-calls" data-testid="tool-calls" aria-label="Tools called for this reply">
+                {exchange.reply.toolCalls.map((call) => (
+                  <li key={call.id} data-status={call.status}>
+                    <code>{call.tool}</code> {call.status}
+                    {call.statusCode !== null ? ` (${call.statusCode})` : ''}, {call.durationMs} ms
+                    {call.arguments ? (
+                      <>
+                        {' '}
+                        with <code>{JSON.stringify(call.arguments)}</code>
+                      </>
+                    ) : null}
+                    {call.error ? <span className="tool-call-error">: {call.error}</span> : null}
+                    {call.answer ? (
+                      <>
+                        {' '}
+                        → <code>{call.answer}</code>
+                      </>
+                    ) : null}
+                  </li>
+                ))}
+              </ol>
+            ) : null}
             <p className="usage" data-testid="usage">
               {exchange.reply.usage.model}: {exchange.reply.usage.inputTokens} in, {exchange.reply.usage.outputTokens} out, {exchange.reply.usage.totalTokens}{' '}
               tokens
