@@ -49,6 +49,8 @@ function toApiError(errors: readonly GraphQLErrorShape[]): ApiError {
  */
 export class Gateway {
   private socket: Client | null = null;
+  private acknowledged = false;
+  private waiting: (() => void)[] = [];
   /** Set once signed in: a key that stops working (revoked, expired: 401) signs the console out, saying why. */
   onUnauthenticated: (message: string) => void = () => {};
 
@@ -127,6 +129,16 @@ export class Gateway {
     return response.blob();
   }
 
+  /** Resolves once the live socket (opened by a subscription) is acknowledged, or has closed. */
+  connected(): Promise<void> {
+    if (this.acknowledged) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private wake(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+
   close(): void {
     void this.socket?.dispose();
     this.socket = null;
@@ -151,6 +163,17 @@ export class Gateway {
         lazy: true,
         // A dropped socket is opened again and its subscriptions resumed (each answers its state first).
         retryAttempts: 5,
+        on: {
+          connected: () => {
+            this.acknowledged = true;
+            this.wake();
+          },
+          // A socket that closes (or never opens) ends a wait too: the subscription's error says why.
+          closed: () => {
+            this.acknowledged = false;
+            this.wake();
+          },
+        },
       });
     }
     return this.socket;

@@ -33,8 +33,9 @@ interface Refused {
 /**
  * A CSV import job (createContactImport, then the file PUT to the `uploadUrl` it answers): the file's
  * first lines previewed, then the job followed live by the `events` subscription (import.* events,
- * from the organization's newest event on, so none falls before the subscription), and at the end its
- * counts and the rows refused, named by row and reason, with their CSV to download.
+ * from the organization's newest event on, so none falls before the subscription), read once more
+ * after the upload, and at the end its counts and the rows refused, named by row and reason, with
+ * their CSV to download.
  */
 export function ContactImport({ onImported }: { onImported: () => void }) {
   const { gateway } = useSession();
@@ -103,12 +104,15 @@ export function ContactImport({ onImported }: { onImported: () => void }) {
       if (!created) return;
       const id = created.createContactImport.id;
       setJob(created.createContactImport);
+      const after = latest?.events.data[0]?.id ?? null;
       stop.current?.();
       stop.current = gateway.subscribe(
         ImportEventsDocument,
-        { after: latest?.events.data[0]?.id ?? null },
+        { after },
         { next: ({ events }) => void (events.payload.id === id && read(id)), error: setUploadError },
       );
+      // No event to replay from (the organization's first): the file waits for the live socket instead.
+      if (!after) await gateway.connected();
       try {
         await gateway.uploadImport(created.createContactImport.uploadUrl, file);
       } catch (error) {
