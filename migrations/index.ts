@@ -21,6 +21,7 @@ import { Migration20261231300000 } from './Migration20261231300000.js';
 import { Migration20261231400000 } from './Migration20261231400000.js';
 import { Migration20261231100000 } from './Migration20261231100000.js';
 import { Migration20261231500000 } from './Migration20261231500000.js';
+import { Migration20261231200000 } from './Migration20261231200000.js';
 import { Migration20261220000000 } from './Migration20261220000000.js';
 import { Migration20261218200000 } from './Migration20261218200000.js';
 import { Migration20261218200001 } from './Migration20261218200001.js';
@@ -94,4 +95,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261231100000', class: Migration20261231100000 },
   { name: 'Migration20261231500000', class: Migration20261231500000 },
   { name: 'Migration20261231400000', class: Migration20261231400000 },
+  { name: 'Migration20261231200000', class: Migration20261231200000 },
 ];

@@ -1950,6 +1950,8 @@ export interface components {
             toolIds?: string[];
             /** @description Tools of the organization’s MCP servers the agent may call, by server and name */
             mcpTools?: components["schemas"]["AgentMcpToolsInput"][];
+            /** @description Whom the agent may hand a call to (its transfer_call tool); at most 10 */
+            transferDestinations?: components["schemas"]["TransferDestinationInput"][];
         };
         UpdateAgentInput: {
             /** @description The update agent input’s name */
@@ -1989,6 +1991,8 @@ export interface components {
             toolIds?: string[];
             /** @description Tools of the organization’s MCP servers the agent may call, by server and name */
             mcpTools?: components["schemas"]["AgentMcpToolsInput"][];
+            /** @description Whom the agent may hand a call to (its transfer_call tool); at most 10 */
+            transferDestinations?: components["schemas"]["TransferDestinationInput"][];
         };
         MessageArgs: {
             /** @description 1 to 10000 characters */
@@ -2402,8 +2406,8 @@ export interface components {
         CreateWebhookEndpointInput: {
             /** @description https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
             url: string;
-            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
-            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
+            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, call.transferred, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "call.transferred" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
             /** @description At most 500 characters */
             description?: string;
             /** @description Default true */
@@ -2412,8 +2416,8 @@ export interface components {
         UpdateWebhookEndpointInput: {
             /** @description https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
             url?: string;
-            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
-            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
+            /** @description The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, call.transferred, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+            eventTypes?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "call.transferred" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
             /** @description At most 500 characters; null clears it */
             description?: string;
             /** @description false stops new deliveries (pending ones fail); true starts them again */
@@ -2672,6 +2676,8 @@ export interface components {
             toolIds: string[];
             /** @description Tools of the organization’s MCP servers the agent may call */
             mcpTools: components["schemas"]["AgentMcpTools"][];
+            /** @description Whom the agent may hand a call to (its transfer_call tool); empty: no transfer */
+            transferDestinations: components["schemas"]["TransferDestination"][];
             /** @description The user who created the agent */
             createdBy: string | null;
             /**
@@ -2775,6 +2781,19 @@ export interface components {
             serverId: string;
             /** @description 1 to 32 names the server lists */
             names: string[];
+        };
+        TransferDestinationInput: {
+            /** @description 1 to 64 characters, unique among the agent’s destinations */
+            name: string;
+            /** @description An E.164 number (+14155550100) or a sip: URI (sip:desk@pbx.example.com), at most 256 characters */
+            number: string;
+            /** @description When to transfer there, told to the model; at most 500 characters */
+            description?: string;
+            /**
+             * @description cold (the default): only cold transfers are supported yet
+             * @enum {string}
+             */
+            mode?: "cold";
         };
         /** @description One page of a list of Agent items, and where it sits in the list */
         AgentPage: {
@@ -3718,6 +3737,23 @@ export interface components {
             /** @description The first message: milliseconds from the call’s answer to the first audio of the agent’s first line sent to the carrier (media stream set-up included); null when the agent waited for the caller. Not among the turns, nor in p50Ms and maxMs */
             firstAudioMs: number | null;
         };
+        /** @description The call was handed to a person by the agent’s transfer_call tool */
+        CallTransfer: {
+            /** @description The destination’s name, as the agent lists it */
+            destinationName: string;
+            /** @description The E.164 number or sip: URI dialled */
+            destination: string;
+            /** @description cold: the caller was connected without a briefing */
+            mode: string;
+            /** @description When the carrier took the transfer (ISO 8601) */
+            transferredAt: string;
+            /** @description How the carrier’s dial to the destination ended (Twilio’s DialCallStatus: completed, answered, busy, no-answer, failed, canceled); null until it reports */
+            dialStatus: string | null;
+            /** @description Seconds the destination was on the line, as the carrier reported; null until it reports */
+            dialDurationSeconds: number | null;
+            /** @description When the carrier reported the dial’s end (ISO 8601); null until it reports */
+            dialEndedAt: string | null;
+        };
         /** @description A call’s recording: its state at the carrier; the audio is downloaded with GET /api/calls/{id}/recording */
         CallRecording: {
             /** @description The call recording’s id (a UUID) */
@@ -3856,6 +3892,8 @@ export interface components {
             firstAudioMs: number | null;
             /** @description The agent’s analysis plan filled for this call (summary and fields), pending until the model has answered; null when its agent has no plan or the call had no conversation */
             analysis: components["schemas"]["CallAnalysis"] | null;
+            /** @description Set when the agent transferred the call to one of its destinations; null otherwise */
+            transfer: components["schemas"]["CallTransfer"] | null;
             /**
              * Format: date-time
              * @description When the call was created (ISO 8601)
@@ -4289,6 +4327,17 @@ export interface components {
             serverId: string;
             /** @description 1 to 32 names the server lists */
             names: string[];
+        };
+        /** @description A person or desk the agent may hand the call to (its transfer_call tool) */
+        TransferDestination: {
+            /** @description How the model names it: a value of transfer_call’s destination enum */
+            name: string;
+            /** @description An E.164 number or a sip: URI */
+            number: string;
+            /** @description When to transfer there, told to the model */
+            description: string | null;
+            /** @description cold: the caller is connected without a briefing (the only mode carried out yet) */
+            mode: string;
         };
         /** @description Tokens a model reply cost */
         Usage: {
@@ -7131,6 +7180,14 @@ export interface operations {
                      *               ]
                      *             }
                      *           ],
+                     *           "transferDestinations": [
+                     *             {
+                     *               "name": "Front desk agent",
+                     *               "number": "+14155550100",
+                     *               "description": "Answers questions about opening hours and bookings",
+                     *               "mode": "Example mode"
+                     *             }
+                     *           ],
                      *           "createdBy": "Example createdBy",
                      *           "deletedAt": "2026-11-24T09:30:00.000Z",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -7418,6 +7475,14 @@ export interface operations {
                      *           "names": [
                      *             "Example names"
                      *           ]
+                     *         }
+                     *       ],
+                     *       "transferDestinations": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "number": "+14155550100",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "mode": "Example mode"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -7765,6 +7830,14 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "transferDestinations": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "number": "+14155550100",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "mode": "Example mode"
+                     *         }
+                     *       ],
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -8034,6 +8107,14 @@ export interface operations {
                      *           "names": [
                      *             "Example names"
                      *           ]
+                     *         }
+                     *       ],
+                     *       "transferDestinations": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "number": "+14155550100",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "mode": "Example mode"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -8381,6 +8462,14 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "transferDestinations": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "number": "+14155550100",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "mode": "Example mode"
+                     *         }
+                     *       ],
                      *       "createdBy": "Example createdBy",
                      *       "deletedAt": "2026-11-24T09:30:00.000Z",
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -8701,6 +8790,14 @@ export interface operations {
                      *           "names": [
                      *             "Example names"
                      *           ]
+                     *         }
+                     *       ],
+                     *       "transferDestinations": [
+                     *         {
+                     *           "name": "Front desk agent",
+                     *           "number": "+14155550100",
+                     *           "description": "Answers questions about opening hours and bookings",
+                     *           "mode": "Example mode"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -9722,6 +9819,14 @@ export interface operations {
                      *             ]
                      *           }
                      *         ],
+                     *         "transferDestinations": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "number": "+14155550100",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "mode": "Example mode"
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -10145,6 +10250,14 @@ export interface operations {
                      *             "names": [
                      *               "Example names"
                      *             ]
+                     *           }
+                     *         ],
+                     *         "transferDestinations": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "number": "+14155550100",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "mode": "Example mode"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -11003,6 +11116,14 @@ export interface operations {
                      *             "names": [
                      *               "Example names"
                      *             ]
+                     *           }
+                     *         ],
+                     *         "transferDestinations": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "number": "+14155550100",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "mode": "Example mode"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -24129,6 +24250,14 @@ export interface operations {
                      *                 ]
                      *               }
                      *             ],
+                     *             "transferDestinations": [
+                     *               {
+                     *                 "name": "Front desk agent",
+                     *                 "number": "+14155550100",
+                     *                 "description": "Answers questions about opening hours and bookings",
+                     *                 "mode": "Example mode"
+                     *               }
+                     *             ],
                      *             "createdBy": "Example createdBy",
                      *             "deletedAt": "2026-11-24T09:30:00.000Z",
                      *             "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -24534,6 +24663,14 @@ export interface operations {
                      *             "names": [
                      *               "Example names"
                      *             ]
+                     *           }
+                     *         ],
+                     *         "transferDestinations": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "number": "+14155550100",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "mode": "Example mode"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -24980,6 +25117,14 @@ export interface operations {
                      *             ]
                      *           }
                      *         ],
+                     *         "transferDestinations": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "number": "+14155550100",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "mode": "Example mode"
+                     *           }
+                     *         ],
                      *         "createdBy": "Example createdBy",
                      *         "deletedAt": "2026-11-24T09:30:00.000Z",
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -25368,6 +25513,14 @@ export interface operations {
                      *             "names": [
                      *               "Example names"
                      *             ]
+                     *           }
+                     *         ],
+                     *         "transferDestinations": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "number": "+14155550100",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "mode": "Example mode"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -26075,6 +26228,14 @@ export interface operations {
                      *             "names": [
                      *               "Example names"
                      *             ]
+                     *           }
+                     *         ],
+                     *         "transferDestinations": [
+                     *           {
+                     *             "name": "Front desk agent",
+                     *             "number": "+14155550100",
+                     *             "description": "Answers questions about opening hours and bookings",
+                     *             "mode": "Example mode"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -28967,6 +29128,14 @@ export interface operations {
                      *               ]
                      *             }
                      *           ],
+                     *           "transferDestinations": [
+                     *             {
+                     *               "name": "Front desk agent",
+                     *               "number": "+14155550100",
+                     *               "description": "Answers questions about opening hours and bookings",
+                     *               "mode": "Example mode"
+                     *             }
+                     *           ],
                      *           "createdBy": "Example createdBy",
                      *           "deletedAt": "2026-11-24T09:30:00.000Z",
                      *           "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
@@ -31728,6 +31897,15 @@ export interface operations {
                      *             "model": "builtin/echo",
                      *             "analyzedAt": "2026-11-24T09:30:00.000Z"
                      *           },
+                     *           "transfer": {
+                     *             "destinationName": "Example destinationName",
+                     *             "destination": "Example destination",
+                     *             "mode": "Example mode",
+                     *             "transferredAt": "2026-11-24T09:30:00.000Z",
+                     *             "dialStatus": "Example dialStatus",
+                     *             "dialDurationSeconds": 3,
+                     *             "dialEndedAt": "2026-11-24T09:30:00.000Z"
+                     *           },
                      *           "createdAt": "2026-11-24T09:30:00.000Z",
                      *           "updatedAt": "2026-11-24T09:30:00.000Z",
                      *           "recording": {
@@ -31991,6 +32169,15 @@ export interface operations {
                      *         "error": "Example error",
                      *         "model": "builtin/echo",
                      *         "analyzedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
+                     *       "transfer": {
+                     *         "destinationName": "Example destinationName",
+                     *         "destination": "Example destination",
+                     *         "mode": "Example mode",
+                     *         "transferredAt": "2026-11-24T09:30:00.000Z",
+                     *         "dialStatus": "Example dialStatus",
+                     *         "dialDurationSeconds": 3,
+                     *         "dialEndedAt": "2026-11-24T09:30:00.000Z"
                      *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",
@@ -32338,6 +32525,15 @@ export interface operations {
                      *         "model": "builtin/echo",
                      *         "analyzedAt": "2026-11-24T09:30:00.000Z"
                      *       },
+                     *       "transfer": {
+                     *         "destinationName": "Example destinationName",
+                     *         "destination": "Example destination",
+                     *         "mode": "Example mode",
+                     *         "transferredAt": "2026-11-24T09:30:00.000Z",
+                     *         "dialStatus": "Example dialStatus",
+                     *         "dialDurationSeconds": 3,
+                     *         "dialEndedAt": "2026-11-24T09:30:00.000Z"
+                     *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",
                      *       "recording": {
@@ -32536,7 +32732,7 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged,firstAudioMs,toolCalls
+                     * @example contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged,firstAudioMs,toolCalls,transferredTo,transferDestination,transferredAt,transferDialStatus
                      *     0b6f9d3e-8c1a-4c7e-9f4b-2d5a6e7f8a90,Ada Lovelace,'+14155550123,completed,1,5e2d1c4b-3a29-4f18-8e07-6d5c4b3a2910,completed,answered,2026-11-25T10:00:00.000Z,2026-11-25T10:00:04.000Z,2026-11-25T10:01:10.000Z,66,,1,812.5
                      */
                     "text/csv": string;
@@ -33157,8 +33353,8 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Only events of these types (REST: repeat the parameter or separate with commas): execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
-                type?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
+                /** @description Only events of these types (REST: repeat the parameter or separate with commas): execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, call.transferred, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+                type?: ("execution.created" | "execution.started" | "execution.paused" | "execution.resumed" | "execution.completed" | "execution.stopped" | "execution.cancelled" | "execution.progress" | "call.started" | "call.ended" | "call.analyzed" | "call.transferred" | "conversation.message" | "conversation.ended" | "tool.called" | "agent.activated" | "agent.archived" | "trigger.fired" | "contact.opted_out" | "knowledge.document.ready" | "knowledge.document.failed" | "import.progress" | "import.completed" | "import.failed" | "import.cancelled")[];
                 /** @description Only the events about this call: its call.* events, and any other whose payload names it (callId); another organization’s call matches nothing */
                 callId?: string;
                 /** @description Only events created at or after this instant (ISO 8601 date-time) */

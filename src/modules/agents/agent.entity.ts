@@ -10,6 +10,7 @@ import { AgentVariable } from './templates/agent-variable.types.js';
 import { AnalysisPlan } from './analysis/analysis.types.js';
 import { AgentMcpTools } from './agent-tools.types.js';
 import { MemoryConfig, ModelConfig, ResolutionCriterion, VoiceConfig, type KnowledgeBaseConfig } from './agent.types.js';
+import { TransferDestination } from './transfer-destination.types.js';
 
 /** A configurable assistant. Its `policy` reaches the model only: it is no GraphQL field, so no door shows it. */
 @ObjectType({ description: 'An AI agent; its policy is never shown' })
@@ -96,6 +97,10 @@ export class Agent extends BaseEntity {
   @Field(() => [AgentMcpTools], { description: 'Tools of the organization’s MCP servers the agent may call' })
   @Property({ type: 'json', default: '[]' })
   mcpTools: AgentMcpTools[] & Opt = [];
+
+  @Field(() => [TransferDestination], { description: 'Whom the agent may hand a call to (its transfer_call tool); empty: no transfer' })
+  @Property({ type: 'json', default: '[]' })
+  transferDestinations: TransferDestination[] & Opt = [];
 
   @Field(() => ID, { nullable: true, description: 'The user who created the agent' })
   @Property({ type: 'uuid', nullable: true })

@@ -8,6 +8,7 @@ import { AnalysisPlanInput } from './analysis/analysis.types.js';
 import { FirstMessageMode } from './agent.enums.js';
 import { AgentVariableInput } from './templates/agent-variable.types.js';
 import { AgentMcpToolsInput, AgentToolRules } from './agent-tools.types.js';
+import { TransferDestinationInput, transferDestinationRules, MAX_TRANSFER_DESTINATIONS } from './transfer-destination.types.js';
 
 @InputType({ description: 'A new agent; it starts as a draft at version 1' })
 export class CreateAgentInput {
@@ -91,4 +92,12 @@ export class CreateAgentInput {
   @OptionalNonNull()
   @AgentToolRules.mcpTools()
   mcpTools?: AgentMcpToolsInput[];
+
+  @Field(() => [TransferDestinationInput], {
+    nullable: true,
+    description: `Whom the agent may hand a call to (its transfer_call tool); at most ${MAX_TRANSFER_DESTINATIONS}`,
+  })
+  @OptionalNonNull()
+  @transferDestinationRules()
+  transferDestinations?: TransferDestinationInput[];
 }

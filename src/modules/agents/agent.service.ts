@@ -27,6 +27,7 @@ import { assertDeclared, assertTemplates, toVariables, typedContext, variablesOr
 import { givenValues } from './templates/template-values.js';
 import { agentUsers, describeUsers } from './agent-usage.js';
 import { voiceModelProblems } from '../models/voice-models.js';
+import { toTransferDestinations } from './transfer-destination.types.js';
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
 
@@ -94,6 +95,7 @@ export class AgentService {
       analysisPlan,
       toolIds: choice.toolIds,
       mcpTools: choice.mcpTools,
+      transferDestinations: toTransferDestinations(input.transferDestinations),
       createdBy: actor.userId,
     });
     await this.em.flush();
@@ -145,6 +147,7 @@ export class AgentService {
       if (input.knowledgeBaseConfig !== undefined) agent.knowledgeBaseConfig = toKnowledgeBaseConfig(input.knowledgeBaseConfig);
       if (input.resolutionCriteria !== undefined) agent.resolutionCriteria = toCriteria(input.resolutionCriteria);
       if (analysisPlan !== undefined) agent.analysisPlan = analysisPlan;
+      if (input.transferDestinations !== undefined) agent.transferDestinations = toTransferDestinations(input.transferDestinations);
       if (input.toolIds !== undefined || input.mcpTools !== undefined) {
         const choice = { toolIds: input.toolIds ?? agent.toolIds, mcpTools: input.mcpTools !== undefined ? toMcpTools(input.mcpTools) : agent.mcpTools };
         await this.assertToolChoice(actor, choice);

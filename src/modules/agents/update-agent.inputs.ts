@@ -8,6 +8,7 @@ import { AnalysisPlanInput } from './analysis/analysis.types.js';
 import { FirstMessageMode } from './agent.enums.js';
 import { AgentVariableInput } from './templates/agent-variable.types.js';
 import { AgentMcpToolsInput, AgentToolRules } from './agent-tools.types.js';
+import { TransferDestinationInput, transferDestinationRules, MAX_TRANSFER_DESTINATIONS } from './transfer-destination.types.js';
 
 /** The limits of CreateAgentInput; fields left out keep their values, null clears a nullable one. */
 @InputType({ description: 'Changes to an agent; each update adds one to its version' })
@@ -95,4 +96,12 @@ export class UpdateAgentInput {
   @OptionalNonNull()
   @AgentToolRules.mcpTools()
   mcpTools?: AgentMcpToolsInput[];
+
+  @Field(() => [TransferDestinationInput], {
+    nullable: true,
+    description: `Whom the agent may hand a call to (its transfer_call tool); at most ${MAX_TRANSFER_DESTINATIONS}`,
+  })
+  @OptionalNonNull()
+  @transferDestinationRules()
+  transferDestinations?: TransferDestinationInput[];
 }

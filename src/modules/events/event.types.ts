@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   'call.started',
   'call.ended',
   'call.analyzed',
+  'call.transferred',
   'conversation.message',
   'conversation.ended',
   'tool.called',

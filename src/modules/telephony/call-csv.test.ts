@@ -40,9 +40,9 @@ describe('csvLine', () => {
   it('joins fields with commas and ends with CRLF', () => {
     expect(csvLine(['a', 1, null, 'b,c'])).toBe('a,1,,"b,c"\r\n');
     expect(CALL_CSV_HEADER.startsWith('contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,')).toBe(true);
-    // firstAudioMs then toolCalls last, added in that order, so the columns before it keep their places for existing spreadsheets.
+    // firstAudioMs, toolCalls, then the transfer's four, added in that order, so the columns before them keep their places for existing spreadsheets.
     expect(CALL_CSV_HEADER).toBe(
-      'contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged,firstAudioMs,toolCalls\r\n',
+      'contactId,contactName,phone,contactStatus,attempts,lastCallId,lastCallStatus,outcome,queuedAt,answeredAt,endedAt,durationSeconds,errorText,creditsCharged,firstAudioMs,toolCalls,transferredTo,transferDestination,transferredAt,transferDialStatus\r\n',
     );
   });
 });

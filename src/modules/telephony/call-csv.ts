@@ -18,6 +18,10 @@ export const CALL_CSV_COLUMNS = [
   'creditsCharged',
   'firstAudioMs',
   'toolCalls',
+  'transferredTo',
+  'transferDestination',
+  'transferredAt',
+  'transferDialStatus',
 ] as const;
 
 export type CallCsvRow = Record<(typeof CALL_CSV_COLUMNS)[number], string | number | Date | null> & {

@@ -4,6 +4,7 @@ import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { CallTurnLatency } from './call-latency.types.js';
+import { CallTransfer, type StoredTransfer } from './call-transfer.types.js';
 import { CallAnalysis, type StoredAnalysis } from '../agents/analysis/analysis.types.js';
 import { CallChannel, CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js';
 
@@ -194,6 +195,11 @@ export class Call extends BaseEntity {
   })
   @Property({ type: 'json', nullable: true })
   analysis: (StoredAnalysis & Opt) | null = null;
+
+  /** The agent's transfer_call (voice/transfer/call-transfers.ts), and the carrier's <Dial> outcome once it reports. */
+  @Field(() => CallTransfer, { nullable: true, description: 'Set when the agent transferred the call to one of its destinations; null otherwise' })
+  @Property({ type: 'json', nullable: true })
+  transfer: (StoredTransfer & Opt) | null = null;
 
   @Field(() => Int, { description: 'Credits the call cost (0 when the carrier never took it)' })
   @Property({ type: 'integer', default: 0 })

@@ -18,6 +18,7 @@ import { analysisColumns, type AnalysisColumns, type CallCsvRow } from './call-c
 import type { StoredAnalysis } from '../agents/analysis/analysis.types.js';
 import { Agent } from '../agents/agent.entity.js';
 import { Program } from '../programs/program.entity.js';
+import type { StoredTransfer } from './call-transfer.types.js';
 
 export const CALL_SORT_FIELDS = ['createdAt', 'updatedAt', 'queuedAt', 'endedAt', 'durationSeconds'] as const;
 const NULLABLE_SORT_FIELDS = new Set<string>(['endedAt', 'durationSeconds']);
@@ -43,6 +44,16 @@ export const contactCalls = nestedRelation<CallPageArgs>({
   cursors: true,
 });
 
+/** The CSV's transfer columns of a last call: the destination's name, its number or URI, when, and how the dial ended. */
+function transferCells(transfer: StoredTransfer | null) {
+  return {
+    transferredTo: transfer?.destinationName ?? null,
+    transferDestination: transfer?.destination ?? null,
+    transferredAt: transfer ? asDate(transfer.transferredAt) : null,
+    transferDialStatus: transfer?.dialStatus ?? null,
+  };
+}
+
 /** Rows of the CSV read per statement: the answer is written page by page, never held whole. */
 export const CSV_BATCH_SIZE = 500;
 
@@ -51,12 +62,12 @@ export const CSV_BATCH_SIZE = 500;
  * belongs to the queue row it names, or, naming none, to the row of its contact.
  */
 const LAST_CALL_COLUMNS =
-  'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.first_audio_ms, c.error_text, c.credits_charged, c.analysis, c.conversation_id';
+  'c.id, c.status, c.outcome, c.attempt, c.queued_at, c.answered_at, c.ended_at, c.duration_seconds, c.first_audio_ms, c.error_text, c.credits_charged, c.analysis, c.conversation_id, c.transfer';
 const LAST_CALL_ORDER = 'order by c.attempt desc, c.queued_at desc, c.id desc limit 1';
 // Two lookups, each on its own index (execution_contact_id; execution_id, contact_id), rather than one OR that scans.
 const CSV_SQL = `select ec.id as row_id, ec.contact_id, (select ct.name from contacts ct where ct.id = ec.contact_id) as contact_name, ec.phone, ec.status as contact_status, ec.attempts,
     last.id as call_id, last.status as call_status, last.outcome, last.queued_at, last.answered_at, last.ended_at,
-    last.duration_seconds, last.first_audio_ms, last.error_text, last.credits_charged, last.analysis,
+    last.duration_seconds, last.first_audio_ms, last.error_text, last.credits_charged, last.analysis, last.transfer,
     (select v.tool_call_count from conversations v where v.id = last.conversation_id) as tool_calls
   from (
     select id, organization_id, execution_id, contact_id, phone, status, attempts from execution_contacts
@@ -210,6 +221,7 @@ export class CallService {
         // How many tools the agent called on the last call (its conversation's count); null without a conversation.
         toolCalls: asNumber(row.tool_calls),
         analysis: (typeof row.analysis === 'string' ? JSON.parse(row.analysis) : row.analysis) as StoredAnalysis | null,
+        ...transferCells((typeof row.transfer === 'string' ? JSON.parse(row.transfer) : row.transfer) as StoredTransfer | null),
       }));
       if (rows.length < CSV_BATCH_SIZE) return;
       after = String(rows[rows.length - 1]!.row_id);

@@ -3,6 +3,7 @@ import { arrayOf, objectOf, ref, refPicking } from '../../rest/json-schema.js';
 import { Call } from './call.entity.js';
 import { CallTurnLatency } from './call-latency.types.js';
 import { CallAnalysis } from '../agents/analysis/analysis.types.js';
+import { CallTransfer } from './call-transfer.types.js';
 import { withEveryField } from '../../common/object-fields.js';
 
 export const CallPage = createPageType(Call, 'CallPage');
@@ -37,6 +38,7 @@ export const CALL_FIELDS = [
   'turnLatency',
   'firstAudioMs',
   'analysis',
+  'transfer',
   'createdAt',
   'updatedAt',
 ] as const;
@@ -52,6 +54,7 @@ export function callJson(call: Call): Record<string, unknown> {
   // Stored JSON: a speech-to-speech call's latency has no streaming shares, a pending analysis no summary.
   out.turnLatency = withEveryField(CallTurnLatency, call.turnLatency);
   out.analysis = withEveryField(CallAnalysis, call.analysis);
+  out.transfer = withEveryField(CallTransfer, call.transfer);
   return out;
 }
 

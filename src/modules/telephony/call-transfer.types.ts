@@ -1,0 +1,40 @@
+import { Field, Int, ObjectType } from 'type-graphql';
+
+/** A call's transfer as stored (calls.transfer, jsonb; times as ISO 8601). */
+export interface StoredTransfer {
+  destinationName: string;
+  destination: string;
+  mode: string;
+  transferredAt: string;
+  dialStatus?: string | null;
+  dialDurationSeconds?: number | null;
+  dialEndedAt?: string | null;
+}
+
+@ObjectType({ description: 'The call was handed to a person by the agent’s transfer_call tool' })
+export class CallTransfer {
+  @Field({ description: 'The destination’s name, as the agent lists it' })
+  destinationName!: string;
+
+  @Field({ description: 'The E.164 number or sip: URI dialled' })
+  destination!: string;
+
+  @Field({ description: 'cold: the caller was connected without a briefing' })
+  mode!: string;
+
+  @Field({ description: 'When the carrier took the transfer (ISO 8601)' })
+  transferredAt!: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'How the carrier’s dial to the destination ended (Twilio’s DialCallStatus: completed, answered, busy, no-answer, failed, canceled); null until it reports',
+  })
+  dialStatus!: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Seconds the destination was on the line, as the carrier reported; null until it reports' })
+  dialDurationSeconds!: number | null;
+
+  @Field(() => String, { nullable: true, description: 'When the carrier reported the dial’s end (ISO 8601); null until it reports' })
+  dialEndedAt!: string | null;
+}
