@@ -91,6 +91,8 @@ import { CallTracker } from './modules/telephony/call-tracker.js';
 import { carrierRequestGuard, carrierWebhookRouter } from './modules/telephony/carrier-webhooks.rest.js';
 import { amdWebhookRouter } from './modules/telephony/amd-webhooks.rest.js';
 import { VoicemailDrop } from './modules/voice/voicemail-drop.js';
+import { CallTransfers } from './modules/voice/transfer/call-transfers.js';
+import { transferWebhookRouter } from './modules/voice/transfer/transfer-webhooks.rest.js';
 import { InboundCalls } from './modules/voice/inbound.js';
 import { voiceWebhookRouter } from './modules/voice/voice.rest.js';
 import { recordingWebhookRouter } from './modules/recordings/recording-webhooks.rest.js';
@@ -432,6 +434,15 @@ export async function createGateway(config: Config, database: Database, logger: 
       logger,
     }),
   );
+  // The agents' cold transfers (transfer_call), and their dials' reports.
+  const transfers = new CallTransfers({
+    em: database.em,
+    carriers: services.carrierModules,
+    account: (connectionId) => services.carrierConnections.accountById(connectionId),
+    publicUrl: () => config.telephony.publicUrl,
+    logger,
+  });
+  app.use('/telephony', transferWebhookRouter({ guard: carrierRequestGuard(webhookOptions), transfers, publicUrl: () => config.telephony.publicUrl, logger }));
   app.use(
     '/telephony',
     recordingWebhookRouter({ guard: carrierRequestGuard(webhookOptions), tracker: callTracker, ledger: new RecordingLedger(database.em), logger }),
@@ -482,6 +493,7 @@ export async function createGateway(config: Config, database: Database, logger: 
         knowledge: services.agentPorts.knowledge,
         doNotCall: services.doNotCall,
         tools: services.toolPort,
+        transfers,
         withContext: (work) => RequestContext.create(database.orm.em, work),
         speech: {
           openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),

@@ -13,7 +13,11 @@ export type VoiceAction =
    * `replyId` goes into its URL, so each turn's reply request is told apart from a repeat of one.
    */
   | { kind: 'redirect'; route: 'reply'; replyId?: string }
-  | { kind: 'dial'; number: string }
+  /**
+   * Bridge the call to a number (or, with `reportTo`, a sip: URI). `reportTo: 'dial'`: the dial's
+   * outcome goes to the connection's `/dial` route (a transfer's, transfer-webhooks.rest.ts).
+   */
+  | { kind: 'dial'; number: string; reportTo?: 'dial' }
   /**
    * The agent speaks speech-to-speech: the call's audio goes to the media stream. `nonce` is the
    * stream URL's single-use nonce, issued (its hash stored on the call) only when the TwiML is sent.

@@ -15,6 +15,15 @@ export interface WebhookRequest {
   rawBody?: string;
 }
 
+/** How a transfer's dial ended, as its carrier reports it (Twilio: the `<Dial action>` request's DialCallStatus). */
+export interface DialOutcome {
+  /** The call that was transferred (the parent call's id at the carrier). */
+  carrierCallId: string;
+  /** The carrier's word: completed, answered, busy, no-answer, failed, canceled. */
+  status: string;
+  durationSeconds: number | null;
+}
+
 /** How a carrier's webhooks are checked and read. */
 export interface CarrierWebhooks {
   /** Whether the request was signed with the account's key; false on anything the check throws on. */
@@ -25,6 +34,8 @@ export interface CarrierWebhooks {
   answeredBy(fields: Record<string, string>): AnsweredBy | null;
   /** The verdict an asynchronous machine-detection callback carries (voicemail-drop.ts), where the carrier sends one. */
   machineVerdict?(fields: Record<string, string>): MachineVerdict | null;
+  /** The outcome a transfer's dial report carries, where the carrier can transfer a live call (transfer-webhooks.rest.ts); null when its fields say none. */
+  dialOutcome?(fields: Record<string, string>): DialOutcome | null;
   /** The carrier's key for one request (the same on each of its retries), when it sends one. */
   idempotencyKey(request: Pick<WebhookRequest, 'header'>): string | null;
   /** Whether a media stream upgrade is the carrier's, for a carrier that signs upgrades otherwise than `verify` checks (or not at all); absent: `verify`. */

@@ -17,6 +17,8 @@ import { firstMessageFor } from '../../agents/templates/first-message.js';
 import type { MediaEvent, MediaLink } from '../../telephony/carriers/media-link.js';
 import { KeypadPresses } from '../keypad/keypad-presses.js';
 import { agentPressedLine, dtmfDurationMs, pressKeys } from '../keypad/dtmf-tones.js';
+import type { TransferOutcome, TransferPort } from '../transfer/call-transfers.js';
+import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -41,6 +43,8 @@ export interface BridgeDeps {
   doNotCall: { optOut(organizationId: string, target: { callId: string }): Promise<unknown> };
   /** The organization's tools (HTTP and MCP) the agent may call beside the built-in ones; none without it. */
   tools?: CallToolsPort;
+  /** The agent's transfer_call (call-transfers.ts); without it, the model is told transfers are not available. */
+  transfers?: TransferPort;
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -376,6 +380,10 @@ export class CallBridge implements SpeechEvents {
       this.runOwnTool(own, callId, args);
       return;
     }
+    if (name === TRANSFER_CALL_TOOL) {
+      this.transfer(callId, args);
+      return;
+    }
     const effect = callToolEffect(this.agent, name, args, this.prompt?.guardPolicy ?? null, this.callerLines());
     if (effect.resolution) {
       const resolution = effect.resolution;
@@ -411,6 +419,33 @@ export class CallBridge implements SpeechEvents {
         this.provider?.answerTool(callId, tool.name, output);
         if (this.toolsRunning === 0 && this.activeResponse === null && this.followUp && !this.endRequested) this.speakAfterTools(null);
       });
+  }
+
+  /**
+   * transfer_call: run as the agent's own tools are (the model speaks on once it answered, unless
+   * the call was transferred). Once the carrier took it, the transfer is stored in the transcript and
+   * the agent leaves: its session and the media stream end (the carrier now plays the line and dials).
+   */
+  private transfer(callId: string, args: Record<string, unknown>): void {
+    const port = this.deps.transfers;
+    this.toolsRunning += 1;
+    this.followUp = true;
+    const done: Promise<TransferOutcome> = port
+      ? port.transfer(this.call, this.agent!, args).catch((error: unknown) => {
+          this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a transfer failed');
+          return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };
+        })
+      : Promise.resolve({ output: { transferred: false, error: 'transfer is not available on this call' }, transferred: null });
+    void done.then((outcome) => {
+      this.toolsRunning -= 1;
+      if (this.finished) return;
+      if (outcome.transferred) {
+        this.finish(ConversationStatus.ended, transferredLine(outcome.transferred.name));
+        return;
+      }
+      this.provider?.answerTool(callId, TRANSFER_CALL_TOOL, outcome.output);
+      if (this.toolsRunning === 0 && this.activeResponse === null && this.followUp && !this.endRequested) this.speakAfterTools(null);
+    });
   }
 
   /** The caller's keys (one line a batch): stored as theirs, then read by the model, which answers them as it answers a tool. */
@@ -504,14 +539,15 @@ export class CallBridge implements SpeechEvents {
     });
   }
 
-  /** The call is over (hang-up, end_call): what was said is kept, the conversation ended. */
-  private finish(status: ConversationStatus.ended): void {
+  /** The call is over (hang-up, end_call, a transfer: its `lastLine`): what was said is kept, the conversation ended. */
+  private finish(status: ConversationStatus.ended, lastLine?: string): void {
     if (this.finished) return;
     this.provider?.flush?.();
     this.finished = true;
     if (this.endTimer) clearTimeout(this.endTimer);
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
     this.storeKeysLeft();
+    if (lastLine && this.conversationId) this.store(MessageRole.assistant, lastLine);
     this.storeLatency();
     this.provider?.close();
     if (this.conversationId) {

@@ -6,6 +6,7 @@ import type { ModelTool } from '../../models/model.types.js';
 import type { ToolCallRecord } from '../../tools/tool-call.store.js';
 import type { AgentToolChoice, ToolSession } from '../../tools/tool-session.types.js';
 import { SEND_DIGITS_TOOL, sendDigitsEffect, sendDigitsTool } from '../keypad/send-digits-tool.js';
+import { transferCallTool } from '../transfer/transfer-tool.js';
 
 /** A tool the agent may call on the phone, its parameters as JSON Schema (each provider wraps it its way). */
 export interface CallTool {
@@ -17,9 +18,10 @@ export interface CallTool {
 /** The opt-out tool's name: the person asked not to be called again. */
 export const OPT_OUT_TOOL = 'opt_out';
 
-/** The agent's tools on the phone: hang up, record a resolution (one of its criteria, when it has some), opt the person out, and press keys. */
+/** The agent's tools on the phone: hang up, record a resolution (one of its criteria, when it has some), opt the person out, press keys, and transfer (when it has destinations). */
 export function callTools(agent: Agent): CallTool[] {
   const labels = agent.resolutionCriteria.map((criterion) => criterion.label);
+  const transfer = transferCallTool(agent);
   return [
     {
       name: 'end_call',
@@ -43,6 +45,7 @@ export function callTools(agent: Agent): CallTool[] {
       parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: [] },
     },
     sendDigitsTool,
+    ...(transfer ? [transfer] : []),
   ];
 }
 

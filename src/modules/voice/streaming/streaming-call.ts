@@ -20,6 +20,8 @@ import { renderedPrompt, type RenderedPrompt } from '../../agents/templates/call
 import { firstMessageFor } from '../../agents/templates/first-message.js';
 import { isKey, KeypadPresses } from '../keypad/keypad-presses.js';
 import { agentPressedLine, pressKeys } from '../keypad/dtmf-tones.js';
+import type { TransferPort } from '../transfer/call-transfers.js';
+import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const BYTES_PER_MS = 8;
@@ -81,6 +83,8 @@ export interface StreamingDeps {
   endConversation?: (organizationId: string, conversationId: string, failed: boolean) => Promise<void>;
   /** The organization's tools (HTTP and MCP) the agent may call beside the built-in ones; none without it. */
   tools?: CallToolsPort;
+  /** The agent's transfer_call (call-transfers.ts); without it (the simulator), the model is told transfers are not available. */
+  transfers?: TransferPort;
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -790,6 +794,7 @@ export class StreamingCall implements RecognizerEvents {
     return callTools(this.agent!).map((tool) => ({
       ...tool,
       execute: async (args: Record<string, unknown>) => {
+        if (tool.name === TRANSFER_CALL_TOOL) return this.transfer(args);
         const effect = callToolEffect(this.agent, tool.name, args, this.prompt?.guardPolicy ?? null, userLines(this.history));
         if (effect.endsCall && this.reply) this.reply.endsCall = true;
         if (effect.digits && this.digitsToPress.length < 200) this.digitsToPress += effect.digits;
@@ -806,6 +811,22 @@ export class StreamingCall implements RecognizerEvents {
         return effect.output;
       },
     }));
+  }
+
+  /**
+   * transfer_call, while the model's reply waits for its answer: once the carrier took it, what the
+   * caller heard of the reply and the transfer are stored and the agent leaves (the reply stops, the
+   * stream closes: the carrier plays the line and dials); else the model is told why and speaks on.
+   */
+  private async transfer(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const port = this.deps.transfers;
+    if (!port) return { transferred: false, error: 'transfer is not available on this call' };
+    const outcome = await port.transfer(this.call, this.agent!, args).catch((error: unknown) => {
+      this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a transfer failed');
+      return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };
+    });
+    if (outcome.transferred) this.finish(transferredLine(outcome.transferred.name));
+    return outcome.output;
   }
 
   /** The goodbye was heard (or cut): the carrier is asked to confirm it played, then the stream closes. */
@@ -866,10 +887,11 @@ export class StreamingCall implements RecognizerEvents {
     if (latency) this.queue(() => this.deps.conversations.recordTurnLatency(this.call.id, latency));
   }
 
-  /** The call is over (hang-up, end_call): what was said is kept, the conversation ended. */
-  private finish(): void {
+  /** The call is over (hang-up, end_call, a transfer: its `lastLine`): what was said is kept, the conversation ended. */
+  private finish(lastLine?: string): void {
     if (this.finished) return;
     this.stopEverything();
+    if (lastLine) this.store(MessageRole.assistant, lastLine, this.modelLabel);
     if (this.conversationId) {
       const conversationId = this.conversationId;
       const end = this.deps.endConversation;

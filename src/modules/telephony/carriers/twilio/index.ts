@@ -1,6 +1,6 @@
 import { own } from '../../../../common/own.js';
 import type { AnsweredBy } from '../../carrier.js';
-import type { CarrierModule } from '../carrier-module.js';
+import type { CarrierModule, DialOutcome } from '../carrier-module.js';
 import { CarrierKind } from '../../telephony.enums.js';
 import { twilioMedia } from './twilio-media.js';
 import { renderTwiml } from './twiml.js';
@@ -16,6 +16,15 @@ const ANSWERED_BY: Record<string, AnsweredBy> = {
   fax: 'machine',
   unknown: 'unknown',
 };
+
+/** The `<Dial action>` request's DialCallStatus (TwiML <Dial>: completed, answered, busy, no-answer, failed, canceled) and DialCallDuration. */
+const DIAL_STATUSES = new Set(['completed', 'answered', 'busy', 'no-answer', 'failed', 'canceled']);
+function twilioDialOutcome(fields: Record<string, string>): DialOutcome | null {
+  const status = fields.DialCallStatus ?? '';
+  if (!fields.CallSid || !DIAL_STATUSES.has(status)) return null;
+  const duration = Number(fields.DialCallDuration);
+  return { carrierCallId: fields.CallSid, status, durationSeconds: fields.DialCallDuration && Number.isInteger(duration) && duration >= 0 ? duration : null };
+}
 
 /** Twilio Programmable Voice: REST through the official SDK, HMAC-signed form webhooks, TwiML, Media Streams. */
 export function twilioModule(adapter: TwilioCarrier): CarrierModule {
@@ -38,6 +47,7 @@ export function twilioModule(adapter: TwilioCarrier): CarrierModule {
       status: (fields) => adapter.parseStatusCallback(fields),
       answeredBy: (fields) => own(ANSWERED_BY, fields.AnsweredBy ?? '') ?? null,
       machineVerdict: machineVerdictOfForm,
+      dialOutcome: twilioDialOutcome,
       // The same on each retry of one request; not signed, so a key beside what was signed, never instead of it.
       idempotencyKey: (request) => request.header('i-twilio-idempotency-token') || null,
     },

@@ -66,9 +66,17 @@ export function renderTwiml(actions: VoiceAction[], context: TwimlContext): stri
         // Each turn's reply request has a URL of its own, as each prompt's gathers do.
         response.redirect({ method: 'POST' }, `${base}/reply?${query}&reply=${action.replyId!}`);
         break;
-      case 'dial':
-        response.dial(action.number);
+      case 'dial': {
+        if (!action.reportTo) {
+          response.dial(action.number);
+          break;
+        }
+        // A transfer's dial reports its outcome (DialCallStatus) to its action; a sip: URI is a <Sip> noun, a number a <Number>.
+        const dial = response.dial({ action: `${base}/${action.reportTo}?${query}`, method: 'POST' });
+        if (/^sips?:/i.test(action.number)) dial.sip(action.number);
+        else dial.number(action.number);
         break;
+      }
       case 'hangup':
         response.hangup();
         break;

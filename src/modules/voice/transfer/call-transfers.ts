@@ -1,0 +1,176 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { at, query } from '../../../db/sql.js';
+import type { Agent } from '../../agents/agent.entity.js';
+import { phoneKey } from '../../contacts/phone-key.js';
+import { EventWriter } from '../../events/event-writer.js';
+import { Call } from '../../telephony/call.entity.js';
+import { callJson } from '../../telephony/call.types.js';
+import type { CarrierAccount } from '../../telephony/carrier.js';
+import { carrierModuleOf, type CarrierModules } from '../../telephony/carriers/index.js';
+import type { DialOutcome } from '../../telephony/carriers/carrier-module.js';
+import type { StoredTransfer } from '../../telephony/call-transfer.types.js';
+import type { VoiceAction } from '../voice-actions.js';
+import { transferLine } from './transfer-tool.js';
+
+/** What the model is told of a transfer_call, and the destination when the carrier took it (the agent's stream then ends). */
+export interface TransferOutcome {
+  output: Record<string, unknown>;
+  transferred: { name: string; line: string } | null;
+}
+
+/** What the voice pipelines ask (bridge.ts, streaming-call.ts): one transfer of a live call to one of its agent's destinations. */
+export interface TransferPort {
+  transfer(call: { id: string; organizationId: string }, agent: Agent, args: Record<string, unknown>): Promise<TransferOutcome>;
+}
+
+export interface CallTransfersOptions {
+  em: EntityManager;
+  carriers: CarrierModules;
+  account: (connectionId: string) => Promise<CarrierAccount | null>;
+  /** PUBLIC_URL, read per transfer: where the <Dial action> points back to. */
+  publicUrl: () => string | undefined;
+  logger: Logger;
+  clock?: () => Date;
+}
+
+interface TransferRow {
+  status: string;
+  carrier: string;
+  carrier_connection_id: string | null;
+  carrier_call_id: string | null;
+  transfer: StoredTransfer | string | null;
+  voice_id: string | null;
+}
+
+const refused = (error: string): TransferOutcome => ({ output: { transferred: false, error }, transferred: null });
+
+/**
+ * The cold transfer (the agent's transfer_call): the destination must be one of the agent's (by
+ * name), not on the organization's do-not-call list, and the call in progress at a carrier that can
+ * update a live call. The call is claimed (its `transfer` set, once), then the carrier is told to
+ * replace what the call does with a line ("Connecting you to …") and a dial to the destination whose
+ * outcome comes back to `/telephony/{kind}/{connectionId}/dial` (transfer-webhooks.rest.ts); the
+ * caller's media stream then ends at the carrier. A refusal by the carrier releases the claim and the
+ * model is told, so the call goes on with the agent. `call.transferred` is written with the claim's
+ * confirmation, once the carrier took it.
+ */
+export class CallTransfers implements TransferPort {
+  private readonly clock: () => Date;
+
+  constructor(private readonly options: CallTransfersOptions) {
+    this.clock = options.clock ?? (() => new Date());
+  }
+
+  async transfer(call: { id: string; organizationId: string }, agent: Agent, args: Record<string, unknown>): Promise<TransferOutcome> {
+    const { logger } = this.options;
+    const name = typeof args.destination === 'string' ? args.destination.trim() : '';
+    const destination = agent.transferDestinations.find((each) => each.name === name);
+    if (!destination) {
+      const names = agent.transferDestinations.map((each) => each.name);
+      return refused(names.length > 0 ? `destination must be one of: ${names.join(', ')}` : 'this agent has no transfer destinations');
+    }
+    if (await this.onDoNotCall(call.organizationId, destination.number)) {
+      logger.info({ callId: call.id, destination: destination.name }, 'a transfer to a number on the do-not-call list was refused');
+      return refused(`${destination.name} is on the organization’s do-not-call list: the call cannot be transferred there`);
+    }
+    const [row] = await query<TransferRow>(
+      this.options.em.fork(),
+      `select c.status, c.carrier, c.carrier_connection_id, c.carrier_call_id, c.transfer, a.voice_config->>'voiceId' as voice_id
+         from calls c left join agents a on a.id = c.agent_id and a.organization_id = c.organization_id
+        where c.id = ? and c.organization_id = ?`,
+      [call.id, call.organizationId],
+    );
+    if (!row || row.status !== 'in_progress') return refused('the call is no longer in progress');
+    if (row.transfer) return refused('the call was already transferred');
+    const carrier = carrierModuleOf(this.options.carriers, row.carrier);
+    const update = carrier?.adapter.updateCall?.bind(carrier.adapter);
+    const account = row.carrier_connection_id ? await this.options.account(row.carrier_connection_id) : null;
+    if (!carrier || !update || !account || !row.carrier_call_id) return refused(`transfer is not available on this carrier (${row.carrier})`);
+
+    const line = transferLine(destination.name);
+    const transferredAt = this.clock();
+    const stored: StoredTransfer = {
+      destinationName: destination.name,
+      destination: destination.number,
+      mode: destination.mode,
+      transferredAt: transferredAt.toISOString(),
+      dialStatus: null,
+      dialDurationSeconds: null,
+      dialEndedAt: null,
+    };
+    if (!(await this.claim(call.id, stored))) return refused('the call is no longer in progress, or was already transferred');
+    const actions: VoiceAction[] = [
+      { kind: 'say', text: line, voice: row.voice_id },
+      { kind: 'dial', number: destination.number, reportTo: 'dial' },
+    ];
+    const document = carrier.callControl.render(actions, {
+      publicUrl: this.options.publicUrl() ?? '',
+      connectionId: row.carrier_connection_id!,
+      callId: call.id,
+    });
+    try {
+      await update(account, row.carrier_call_id, document);
+    } catch (error) {
+      await query(this.options.em.fork(), 'update calls set transfer = null, updated_at = ?::timestamptz where id = ?', [at(this.clock()), call.id]);
+      const reason = error instanceof Error ? error.message : String(error);
+      logger.warn({ callId: call.id, destination: destination.name, err: reason }, 'the carrier refused the transfer; the call goes on with the agent');
+      return refused(`the carrier refused the transfer (${reason.slice(0, 200)}); the call goes on with you: tell the caller`);
+    }
+    // The carrier has the call now: a lost event is logged, never told to the model as a failed transfer.
+    await this.written(call.id).catch((error: unknown) =>
+      logger.error({ callId: call.id, err: error instanceof Error ? error.message : String(error) }, 'call.transferred could not be written'),
+    );
+    logger.info({ callId: call.id, destination: destination.name }, 'call transferred');
+    return { output: { transferred: true, destination: destination.name }, transferred: { name: destination.name, line } };
+  }
+
+  /**
+   * The carrier's report of the transfer's dial (its `<Dial action>`), for a call of that connection:
+   * recorded once, on a call still in progress that was transferred, at the carrier call it names.
+   * Anything else (another call, one ended, no transfer, a repeat) is ignored.
+   */
+  async dialed(callId: string, outcome: DialOutcome): Promise<'recorded' | 'ignored'> {
+    const report = {
+      dialStatus: outcome.status,
+      dialDurationSeconds: outcome.durationSeconds,
+      dialEndedAt: this.clock().toISOString(),
+    };
+    const rows = await query<{ id: string }>(
+      this.options.em.fork(),
+      `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz
+        where id = ? and status = 'in_progress' and transfer is not null and coalesce(transfer->>'dialStatus', '') = ''
+          and carrier_call_id = ? returning id`,
+      [JSON.stringify(report), at(this.clock()), callId, outcome.carrierCallId],
+    );
+    return rows.length > 0 ? 'recorded' : 'ignored';
+  }
+
+  /** A destination's E.164 number on the organization's list; a SIP URI is never on it (the list holds numbers). */
+  private async onDoNotCall(organizationId: string, number: string): Promise<boolean> {
+    if (!number.startsWith('+')) return false;
+    const rows = await query<{ id: string }>(this.options.em.fork(), 'select id from do_not_call_entries where organization_id = ? and phone = ? limit 1', [
+      organizationId,
+      phoneKey(number),
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Sets the call's transfer, once, on a call still in progress. */
+  private async claim(callId: string, stored: StoredTransfer): Promise<boolean> {
+    const rows = await query<{ id: string }>(
+      this.options.em.fork(),
+      `update calls set transfer = ?::jsonb, updated_at = ?::timestamptz where id = ? and status = 'in_progress' and transfer is null returning id`,
+      [JSON.stringify(stored), at(this.clock()), callId],
+    );
+    return rows.length > 0;
+  }
+
+  /** call.transferred: the call as REST shows it, with its transfer. */
+  private async written(callId: string): Promise<void> {
+    await this.options.em.fork().transactional(async (tx) => {
+      const call = await tx.findOneOrFail(Call, callId, { refresh: true });
+      await EventWriter.write(tx, { organizationId: call.organizationId, type: 'call.transferred', payload: callJson(call) });
+    });
+  }
+}
