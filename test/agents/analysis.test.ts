@@ -190,7 +190,7 @@ describe('an offline campaign with an analysis plan', () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text.split('\r\n')[0]).toMatch(
-      /,creditsCharged,firstAudioMs,toolCalls,analysisStatus,summary,data\.day,data\.agreed,data\.heard,data\.visits,data\.notes,analysisError$/,
+      /,creditsCharged,firstAudioMs,toolCalls,transferredTo,transferDestination,transferredAt,transferDialStatus,analysisStatus,summary,data\.day,data\.agreed,data\.heard,data\.visits,data\.notes,analysisError$/,
     );
     const rows = csvRows(text);
     expect(rows.map((row) => row.lastCallId).sort()).toEqual(calls.map((call) => call.id).sort());

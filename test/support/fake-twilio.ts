@@ -4,6 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 import { ACCOUNT_SID, createCallRecordingProblem, DELETE_RECORDING_STATUS, RECORDING_SID } from './twilio-recordings-spec.js';
 import { CALL_SID, createCallDetectionProblem, updateCallProblem } from './twilio-calls-spec.js';
+import { twimlProblem } from './twiml-check.js';
 
 // A Twilio Programmable Voice double on loopback, for the subset the gateway uses: Basic auth, the
 // account, creating, fetching and listing calls, and each call's life told as signed status
@@ -17,7 +18,9 @@ import { CALL_SID, createCallDetectionProblem, updateCallProblem } from './twili
 // with `AsyncAmd=true` the answer URL is asked at once and each scripted verdict is posted, signed, to
 // `AsyncAmdStatusCallback` once the answer's TwiML arrived, before it plays. A live call is updated with
 // `POST /Calls/{Sid}.json` (checked against Twilio's published UpdateCall, twilio-calls-spec.ts): new
-// `Twiml` replaces what the call does from then on, `Status=completed` hangs it up.
+// `Twiml` replaces what the call does from then on (the TwiML checked, twiml-check.ts), `Status=completed`
+// hangs it up. A `<Dial action>` posts its outcome (DialCallStatus, DialCallDuration; the script's `dial`)
+// to its action, signed, and follows the TwiML answered. `updateStatus` makes UpdateCall refuse.
 
 export type CallOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
 
@@ -39,6 +42,8 @@ export interface CallScript {
   answeredBy?: string[];
   /** MachineDetectionDuration sent with each verdict (milliseconds); default 1800. */
   detectionMs?: number;
+  /** How a `<Dial action>` of the call ends (its DialCallStatus and DialCallDuration); default completed after 42 s. */
+  dial?: { status: 'completed' | 'answered' | 'busy' | 'no-answer' | 'failed' | 'canceled'; durationSeconds?: number };
 }
 
 export type CallerTurn = string | { digits: string } | null;
@@ -68,6 +73,8 @@ export interface FakeTwilioFaults {
   recordingMissing?: boolean;
   /** Recording downloads and deletes answer this 5xx status. */
   recordingStatusCode?: number;
+  /** UpdateCall answers this 4xx or 5xx status (the call is not updated). */
+  updateStatus?: number;
 }
 
 /** A recording the double keeps: what Twilio's Recording resource says, and its audio. */
@@ -135,6 +142,10 @@ export interface FakeCall {
   heard: string[];
   /** Numbers a `<Dial>` bridged the call to. */
   transfers: string[];
+  /** Every `<Dial action>` report the double sent: the form it posted and the status it was answered. */
+  dialReports: { url: string; params: Record<string, string>; status: number | null }[];
+  /** An adopted call (a test's own, `adopt`): its updates are played at once, as its TwiML is not being followed. */
+  adopted: { script: CallScript } | null;
   /** Whether the TwiML ended with `<Hangup/>` (rather than running out of verbs or a `<Dial>`). */
   hungUp: boolean;
   direction: 'outbound-api' | 'inbound';
@@ -172,6 +183,13 @@ export interface FakeTwilio {
   callbacks(): DeliveredCallback[];
   /** A caller dials one of the account's numbers: the voice URL is fetched, its TwiML followed, the end reported; resolves with the call once it ended. */
   dialIn(call: IncomingCall): Promise<FakeCall>;
+  /**
+   * A call already in progress at the double, as a test's own (a call row inserted with this CallSid,
+   * its media stream opened by the test): UpdateCall takes it, and its new TwiML is played at once.
+   */
+  adopt(call: { sid: string; to: string; from: string; script?: CallScript }): FakeCall;
+  /** Why each UpdateCall the double refused for its TwiML would not run (none expected). */
+  twimlProblems(): string[];
   /** Resolves when every call created so far has ended and its callbacks were sent. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -223,6 +241,10 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   const recordings = new Map<string, FakeRecording>();
   /** The recordings of a call now being recorded, to be ended with it. */
   const recording = new Map<string, FakeRecording[]>();
+  /** How each call's `<Dial action>` ends, from its script. */
+  const dials = new Map<string, NonNullable<CallScript['dial']>>();
+  /** Why the TwiML of each UpdateCall refused would not run (twiml-check.ts). */
+  const twimlProblems: string[] = [];
   let sequence = 0;
 
   const resource = (call: FakeCall) => ({
@@ -301,13 +323,18 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
    * turn to its action (or, on silence, goes on to the next verb), `<Redirect>` fetches its URL,
    * `<Dial>` bridges (the call ends when the bridge does), `<Hangup/>` ends the call.
    */
-  const follow = async (call: FakeCall, firstUrl: string, firstParams: Record<string, string>, turns: CallerTurn[], afterAnswer?: () => Promise<void>) => {
-    let next: { url: string; params: Record<string, string> } | { twiml: string } | null = { url: firstUrl, params: firstParams };
+  const follow = async (
+    call: FakeCall,
+    first: { url: string; params: Record<string, string> } | { twiml: string; from: string },
+    turns: CallerTurn[],
+    afterAnswer?: () => Promise<void>,
+  ) => {
+    let next: { url: string; params: Record<string, string> } | { twiml: string; from: string } | null = first;
     for (let hops = 0; next && hops < 60; hops++) {
       let text: string;
       if ('twiml' in next) {
         text = next.twiml;
-        call.documents.push({ url: 'UpdateCall', status: 200, twiml: text });
+        call.documents.push({ url: next.from, status: 200, twiml: text });
       } else {
         const answer = await signedPost(next.url, next.params);
         call.documents.push({ url: next.url, status: answer.status, twiml: answer.text });
@@ -323,7 +350,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       next = null;
       // An update of the live call replaces what this document would have done.
       if (call.pendingTwiml !== null) {
-        next = { twiml: call.pendingTwiml };
+        next = { twiml: call.pendingTwiml, from: 'UpdateCall' };
         call.pendingTwiml = null;
         continue;
       }
@@ -354,6 +381,19 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
           break;
         } else if (name === 'Dial') {
           call.transfers.push(decode(inner.replace(/<[^>]+>/g, '').trim()));
+          if (options.action) {
+            // Twilio asks the action once the dialled party's leg ends, and goes on with what it answers.
+            const dial: NonNullable<CallScript['dial']> = dials.get(call.sid) ?? { status: 'completed' };
+            const params = {
+              ...baseParams(call),
+              DialCallSid: `CA${randomBytes(16).toString('hex')}`,
+              DialCallStatus: dial.status,
+              DialCallDuration: String(dial.durationSeconds ?? (dial.status === 'completed' || dial.status === 'answered' ? 42 : 0)),
+            };
+            const answer = await signedPost(options.action, params);
+            call.dialReports.push({ url: options.action, params, status: answer.status });
+            if (answer.status === 200) next = { twiml: answer.text, from: options.action };
+          }
           break;
         } else if (name === 'Hangup') {
           call.hungUp = true;
@@ -438,15 +478,24 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     if (!call) return twilioError(res, 404, 20404, 'The requested resource was not found');
     const form = Object.fromEntries(body);
     if (call.status !== 'in-progress') return twilioError(res, 400, 21220, 'Call is not in-progress. Cannot redirect.');
+    if (faults.updateStatus) return twilioError(res, faults.updateStatus, faults.updateStatus >= 500 ? 20500 : 21220, 'The call could not be updated');
+    const twimlRefusal = form.Twiml !== undefined ? twimlProblem(form.Twiml) : null;
+    if (twimlRefusal) {
+      twimlProblems.push(twimlRefusal);
+      return twilioError(res, 400, 12100, `Document parse failure: ${twimlRefusal}`);
+    }
     call.updates.push(form);
     call.dateUpdated = new Date();
-    if (form.Twiml !== undefined) call.pendingTwiml = form.Twiml;
-    else if (form.Status === 'completed' || form.Status === 'canceled') call.pendingTwiml = '<Response><Hangup/></Response>';
+    const twiml = form.Twiml ?? (form.Status === 'completed' || form.Status === 'canceled' ? '<Response><Hangup/></Response>' : null);
+    // A call whose TwiML the double follows takes the update at its next verb; an adopted one plays it now.
+    if (twiml !== null && call.adopted) lives.push(follow(call, { twiml, from: 'UpdateCall' }, [...(call.adopted.script.turns ?? [])]));
+    else if (twiml !== null) call.pendingTwiml = twiml;
     return json(res, 200, resource(call));
   };
 
   /** Plays a call's life: each step moves the resource, then its callback is sent (or held, or dropped). */
   const live = async (call: FakeCall, script: CallScript) => {
+    if (script.dial) dials.set(call.sid, script.dial);
     const stepMs = script.stepMs ?? 20;
     const amd = call.machineDetection !== null;
     const held: Record<string, string>[] = [];
@@ -494,7 +543,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
             }
           : undefined;
         // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
-        await follow(call, call.url, { ...baseParams(call), ...atAnswer }, [...(script.turns ?? [])], detect);
+        await follow(call, { url: call.url, params: { ...baseParams(call), ...atAnswer } }, [...(script.turns ?? [])], detect);
         const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         await step('in-progress', 'answered', answeredBy);
         if (script.holdUntil) await script.holdUntil;
@@ -626,6 +675,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         documents: [],
         heard: [],
         transfers: [],
+        dialReports: [],
+        adopted: null,
         hungUp: false,
         direction: 'outbound-api',
         record:
@@ -717,13 +768,15 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         documents: [],
         heard: [],
         transfers: [],
+        dialReports: [],
+        adopted: null,
         hungUp: false,
         direction: 'inbound',
         record: null,
       };
       calls.set(call.sid, call);
       const life = (async () => {
-        await follow(call, incoming.url, baseParams(call), [...(incoming.turns ?? [])]);
+        await follow(call, { url: incoming.url, params: baseParams(call) }, [...(incoming.turns ?? [])]);
         call.status = 'completed';
         call.duration = incoming.durationSeconds ?? 1;
         call.endTime = new Date();
@@ -741,6 +794,42 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       await life;
       return call;
     },
+    adopt({ sid, to, from, script = { outcome: 'answered' } }) {
+      const now = new Date();
+      const call: FakeCall = {
+        sid,
+        to,
+        from,
+        url: '',
+        statusCallback: null,
+        statusCallbackEvents: [],
+        machineDetection: null,
+        asyncAmd: null,
+        updates: [],
+        pendingTwiml: null,
+        status: 'in-progress',
+        answeredBy: null,
+        duration: null,
+        dateCreated: now,
+        dateUpdated: now,
+        startTime: now,
+        endTime: null,
+        twiml: null,
+        twimlStatus: null,
+        documents: [],
+        heard: [],
+        transfers: [],
+        dialReports: [],
+        adopted: { script },
+        hungUp: false,
+        direction: 'outbound-api',
+        record: null,
+      };
+      if (script.dial) dials.set(sid, script.dial);
+      calls.set(sid, call);
+      return call;
+    },
+    twimlProblems: () => [...twimlProblems],
     faults: (next) => void (faults = { ...next }),
     calls: () => [...calls.values()],
     recordings: () => [...recordings.values()],

@@ -196,6 +196,39 @@ describe('asynchronous machine detection and live-call updates', () => {
     });
     expect(fake.calls()[0]!.updates).toEqual([]);
   });
+
+  it('an adopted call plays a transfer’s TwiML: the line heard, the number dialled, the <Dial action> report posted signed; bad TwiML and faults refused', async () => {
+    const sid = `CA${'a'.repeat(32)}`;
+    const call = fake.adopt({ sid, to: '+14155550131', from: '+14155550100', script: { outcome: 'answered', dial: { status: 'busy' } } });
+    // TwiML Twilio would not run: an attribute <Dial> does not have, a <Number> that is not a number.
+    await expect(carrier.updateCall(account(), sid, { body: '<Response><Dial actionUrl="x">+14155550100</Dial></Response>' })).rejects.toMatchObject({
+      kind: 'rejected',
+    });
+    await expect(carrier.updateCall(account(), sid, { body: '<Response><Dial><Number>front desk</Number></Dial></Response>' })).rejects.toMatchObject({
+      kind: 'rejected',
+    });
+    expect(fake.twimlProblems()).toEqual(['<Dial> has no attribute actionUrl', '<Number>front desk</Number> is not E.164']);
+    fake.faults({ updateStatus: 503 });
+    await expect(carrier.updateCall(account(), sid, { body: '<Response><Hangup/></Response>' })).rejects.toMatchObject({ kind: 'unavailable', status: 503 });
+    fake.faults({});
+    expect(call.updates).toEqual([]);
+    const action = `${hooksUrl}/dial?callId=c1`;
+    await carrier.updateCall(account(), sid, {
+      body: `<Response><Say>Connecting you.</Say><Dial action="${action}" method="POST"><Sip>sip:front@pbx.example.com</Sip></Dial></Response>`,
+    });
+    await fake.settled();
+    expect(call.heard).toEqual(['Connecting you.']);
+    expect(call.transfers).toEqual(['sip:front@pbx.example.com']);
+    const report = received.find((r) => r.path === '/dial?callId=c1')!;
+    expect(report.params).toMatchObject({
+      CallSid: sid,
+      DialCallStatus: 'busy',
+      DialCallDuration: '0',
+      DialCallSid: expect.stringMatching(/^CA[0-9a-f]{32}$/),
+    });
+    expect(twilio.validateRequest(fake.authToken, report.signature!, action, report.params)).toBe(true);
+    expect(call.dialReports).toEqual([{ url: action, params: report.params, status: 200 }]);
+  });
 });
 
 it('fetches a call (and null for an unknown sid), and finds the newest call to a number since a date', async () => {

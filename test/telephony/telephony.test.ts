@@ -496,6 +496,7 @@ describe('calls-read', () => {
     'turnLatency',
     'firstAudioMs',
     'analysis',
+    'transfer',
     'createdAt',
     'updatedAt',
     'recording',
@@ -824,6 +825,10 @@ describe('calls-csv', () => {
     'creditsCharged',
     'firstAudioMs',
     'toolCalls',
+    'transferredTo',
+    'transferDestination',
+    'transferredAt',
+    'transferDialStatus',
   ];
   const T0 = new Date('2026-11-20T09:00:00.000Z');
   const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
@@ -946,6 +951,10 @@ describe('calls-csv', () => {
         creditsCharged: '1',
         firstAudioMs: '',
         toolCalls: '',
+        transferredTo: '',
+        transferDestination: '',
+        transferredAt: '',
+        transferDialStatus: '',
       });
       expect(byContact[c2]).toMatchObject({
         lastCallId: last2,
@@ -971,6 +980,10 @@ describe('calls-csv', () => {
         creditsCharged: '',
         firstAudioMs: '',
         toolCalls: '',
+        transferredTo: '',
+        transferDestination: '',
+        transferredAt: '',
+        transferDialStatus: '',
       });
     });
 

@@ -371,6 +371,7 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
       modelConfig: { model: 'openai/gpt-realtime' },
       voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' },
       firstMessageMode: 'wait_for_caller',
+      transferDestinations: [{ name: 'Front desk', number: '+14155550100' }],
     });
     expect(agent.status).toBe(201);
     expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
@@ -378,7 +379,15 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
     const held = new Promise<void>((resolve) => (hangUp = resolve));
     telnyx.script(() => ({ outcome: 'answered', durationSeconds: 4, holdUntil: held }));
     const refusedBefore = telnyx.refusals().length;
-    realtime.script.push({ caller: 'Can I come by tomorrow?', reply: [{ text: 'Yes, we open at nine.' }] });
+    // Its transfer_call is told the Telnyx module cannot transfer a live call (docs/development/carriers.md), and the call goes on.
+    realtime.script.push({
+      caller: 'Can I come by tomorrow?',
+      reply: [{ text: 'Yes, we open at nine.' }],
+      tools: [{ name: 'transfer_call', arguments: { destination: 'Front desk' } }],
+      afterTools: (outputs) => [
+        { text: String(outputs[0]!.error).includes('not available on this carrier (telnyx)') ? 'Ask the front desk then.' : 'Transferred.' },
+      ],
+    });
     const to = randomNumber();
     const placed = await acme.rest.post('/api/calls', { to, agentId: agent.body.id, from });
     expect(placed.status).toBe(201);
@@ -413,13 +422,15 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
     const row = await callOnceItIs(placed.body.id, (value) => Boolean(value.conversationId), 'the conversation link');
     const messages = await eventually(
       async () => (await acme.rest.get(`/api/conversations/${row.conversationId}/messages?limit=10`)).body.data as { role: string; content: string }[],
-      (list) => list.length === 2,
+      (list) => list.length === 3,
       { what: 'the transcript' },
     );
     expect(messages.map((message) => [message.role, message.content])).toEqual([
       ['user', 'Can I come by tomorrow?'],
       ['assistant', 'Yes, we open at nine.'],
+      ['assistant', 'Ask the front desk then.'],
     ]);
+    expect((await acme.rest.get(`/api/calls/${placed.body.id}`)).body.transfer).toBeNull();
 
     caller.stop();
     hangUp();

@@ -1,0 +1,106 @@
+// What a TwiML document sent to the loopback Twilio may hold, as Twilio's TwiML reference describes it
+// (twilio.com/docs/voice/twiml: <Say>, <Dial> and its nouns <Number> and <Sip>, <Hangup>, <Redirect>, …;
+// read 2026-12-02). Twilio publishes no machine-readable TwiML schema (twilio/twilio-oai describes the
+// REST API only), so the attributes below are the reference's tables for the verbs the gateway writes.
+
+const VERBS = new Set([
+  'Say',
+  'Play',
+  'Gather',
+  'Redirect',
+  'Dial',
+  'Hangup',
+  'Pause',
+  'Connect',
+  'Start',
+  'Stop',
+  'Record',
+  'Reject',
+  'Refer',
+  'Enqueue',
+  'Leave',
+  'Pay',
+  'Prompt',
+  'Sms',
+]);
+const ATTRIBUTES: Record<string, Set<string>> = {
+  Say: new Set(['voice', 'language', 'loop']),
+  Dial: new Set([
+    'action',
+    'answerOnBridge',
+    'callerId',
+    'callReason',
+    'events',
+    'hangupOnStar',
+    'method',
+    'record',
+    'recordingStatusCallback',
+    'recordingStatusCallbackMethod',
+    'recordingStatusCallbackEvent',
+    'recordingTrack',
+    'referUrl',
+    'referMethod',
+    'ringTone',
+    'sequential',
+    'timeLimit',
+    'timeout',
+    'trim',
+  ]),
+  Number: new Set([
+    'sendDigits',
+    'url',
+    'method',
+    'byoc',
+    'statusCallbackEvent',
+    'statusCallback',
+    'statusCallbackMethod',
+    'machineDetection',
+    'amdStatusCallback',
+    'amdStatusCallbackMethod',
+  ]),
+  Sip: new Set([
+    'username',
+    'password',
+    'url',
+    'method',
+    'statusCallbackEvent',
+    'statusCallback',
+    'statusCallbackMethod',
+    'machineDetection',
+    'amdStatusCallback',
+    'amdStatusCallbackMethod',
+  ]),
+  Hangup: new Set(),
+};
+const E164 = /^\+[1-9]\d{1,14}$/;
+const SIP_URI = /^sips?:[^\s@<>]+@[^\s<>]+$/;
+
+const attributesOf = (text: string) => [...text.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1]!, match[2]!] as const);
+
+/** Why Twilio would not run this document (null: it would): one `<Response>`, known verbs, and for <Say>, <Dial>, <Number> and <Sip> only their attributes. */
+export function twimlProblem(twiml: string): string | null {
+  const document = twiml.replace(/^<\?xml[^>]*\?>\s*/, '').trim();
+  if (document === '<Response/>') return null;
+  const body = /^<Response>([\s\S]*)<\/Response>$/.exec(document)?.[1];
+  if (body === undefined) return 'not one <Response> document';
+  for (const verb of body.matchAll(/<(\w+)\b([^>]*?)(\/>|>([\s\S]*?)<\/\1>)/g)) {
+    const [, name, attributes = '', , inner = ''] = verb;
+    if (!VERBS.has(name!)) return `<${name}> is not a TwiML verb`;
+    const known = ATTRIBUTES[name!];
+    for (const [attribute, value] of attributesOf(attributes)) {
+      if (known && !known.has(attribute)) return `<${name}> has no attribute ${attribute}`;
+      if (attribute === 'method' && !['GET', 'POST'].includes(value)) return `<${name} method> is GET or POST, not ${value}`;
+      if (attribute === 'action' && !/^https?:\/\//.test(value)) return `<${name} action> is not an absolute URL: ${value}`;
+    }
+    if (name !== 'Dial') continue;
+    const nouns = [...inner.matchAll(/<(\w+)\b([^>]*?)>([\s\S]*?)<\/\1>/g)];
+    if (nouns.length === 0 && !E164.test(inner.trim())) return `<Dial>${inner}</Dial> dials no number`;
+    for (const [, noun, nounAttributes = '', value = ''] of nouns) {
+      if (noun !== 'Number' && noun !== 'Sip' && noun !== 'Client' && noun !== 'Conference' && noun !== 'Queue') return `<${noun}> is not a noun of <Dial>`;
+      for (const [attribute] of attributesOf(nounAttributes)) if (ATTRIBUTES[noun]?.has(attribute) === false) return `<${noun}> has no attribute ${attribute}`;
+      if (noun === 'Number' && !E164.test(value.trim())) return `<Number>${value}</Number> is not E.164`;
+      if (noun === 'Sip' && !SIP_URI.test(value.trim())) return `<Sip>${value}</Sip> is not a sip: URI`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,399 @@
+import twilio from 'twilio';
+import { CreateTransferAgentDocument, TransferCallDocument, UpdateTransferAgentDocument } from '../generated/graphql.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { startFakeTwilio, type CallScript, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
+import { startFakeRealtime, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
+import { startFakeDeepgram, type FakeDeepgram } from '../support/fake-deepgram.js';
+import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-elevenlabs.js';
+import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
+import { startTwilioApp } from '../telephony/fixtures.js';
+import { campaignWithExecution } from '../telephony/call-seed.js';
+import { createAudience } from '../programs/fixtures.js';
+import { eventually, stsHelpers } from './sts-fixtures.js';
+
+// The cold transfer (issue #44) on a live Twilio call, through the real doors: an agent lists
+// transferDestinations; on sts and streaming calls its model is offered transfer_call (an enum of
+// their names); the gateway updates the live call (UpdateCall, validated by the Twilio double against
+// Twilio's published UpdateCall, its TwiML against the TwiML reference) to say a line and <Dial> the
+// destination, whose signed <Dial action> report is recorded on the call. The agent's stream ends; the
+// call shows its transfer on REST, GraphQL and the CSV, its transcript says so, and call.transferred
+// is written. PGlite, and PostgreSQL with TEST_DATABASE_URL.
+
+const DEEPGRAM_KEY = 'dg-test-key-transfer';
+const ELEVENLABS_KEY = 'xi-test-key-transfer';
+const GREETING = 'Hello, this is the Acme line.';
+const BILLING = { name: 'Billing desk', number: '+14155550100', description: 'Questions about invoices and payments', mode: 'cold' };
+const FRONT = { name: 'Front desk', number: 'sip:front@pbx.example.com', description: 'Anything else' };
+const BLOCKED = { name: 'Old line', number: '+14155550177', description: 'The old support line' };
+const DESTINATIONS = [BILLING, FRONT, BLOCKED];
+
+let twilioFake: FakeTwilio;
+let realtime: FakeRealtime;
+let deepgram: FakeDeepgram;
+let elevenlabs: FakeElevenLabs;
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let connectionId: string;
+let stsAgentId: string;
+let streamingAgentId: string;
+let contactId: string;
+
+beforeAll(async () => {
+  twilioFake = await startFakeTwilio();
+  realtime = await startFakeRealtime();
+  deepgram = await startFakeDeepgram({ apiKey: DEEPGRAM_KEY });
+  elevenlabs = await startFakeElevenLabs({ apiKey: ELEVENLABS_KEY });
+  app = await startTwilioApp(twilioFake, undefined, {
+    providers: {
+      openaiApiKey: 'sk-test-realtime-key',
+      openaiRealtimeUrl: realtime.url,
+      deepgramApiKey: DEEPGRAM_KEY,
+      deepgramBaseUrl: deepgram.baseUrl,
+      elevenlabsApiKey: ELEVENLABS_KEY,
+      elevenlabsBaseUrl: elevenlabs.baseUrl,
+    },
+  });
+  acme = await app.organization('Acme transfer');
+  other = await app.organization('Other transfer');
+  const connection = await acme.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
+  expect(connection.status).toBe(201);
+  connectionId = connection.body.id;
+  const agent = async (fields: Record<string, unknown>) => {
+    const created = await acme.rest.post('/api/agents', {
+      name: 'Receptionist',
+      instructions: 'You answer and hand callers on.',
+      transferDestinations: DESTINATIONS,
+      ...fields,
+    });
+    expect(created.status).toBe(201);
+    expect((await acme.rest.post(`/api/agents/${created.body.id}/activate`)).status).toBe(200);
+    return created.body.id as string;
+  };
+  stsAgentId = await agent({
+    modelConfig: { model: 'openai/gpt-realtime' },
+    voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' },
+    firstMessageMode: 'wait_for_caller',
+  });
+  streamingAgentId = await agent({
+    firstMessage: GREETING,
+    modelConfig: { model: 'builtin/echo' },
+    voiceConfig: { pipelineMode: 'streaming', sttProvider: 'deepgram', ttsProvider: 'elevenlabs', language: 'en-US' },
+  });
+  expect((await acme.rest.post('/api/do-not-call', { phone: BLOCKED.number, note: 'asked not to be called' })).status).toBe(201);
+  contactId = (await createAudience(acme, 1)).contactIds[0]!;
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await realtime?.close();
+  await deepgram?.close();
+  await elevenlabs?.close();
+  await twilioFake?.close();
+});
+
+beforeEach(() => {
+  realtime.script.length = 0;
+  realtime.problems.length = 0;
+  deepgram.clearScript();
+  deepgram.problems.length = 0;
+  elevenlabs.reset();
+  elevenlabs.faults.speed = 4;
+  elevenlabs.problems.length = 0;
+  twilioFake.faults({});
+});
+
+afterEach(() => {
+  expect(realtime.problems).toEqual([]);
+  expect(deepgram.problems.filter((problem) => problem.kind !== 'handshake')).toEqual([]);
+  expect(elevenlabs.problems).toEqual([]);
+  expect(twilioFake.twimlProblems()).toEqual([]);
+});
+
+const { liveCall, answeredStream, callRow, transcript } = stsHelpers(() => ({ app, twilioFake, acme }));
+
+/** A live call of `agentId` whose media stream is open, and the same call at the Twilio double (adopted: UpdateCall takes it). */
+async function openStream(agentId: string, script?: CallScript): Promise<{ callId: string; caller: MediaStreamClient; fake: FakeCall }> {
+  const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+  const { url, callSid } = await answeredStream(callId);
+  const fake = twilioFake.adopt({ sid: callSid, to: '+14155550199', from: '+14155550000', ...(script ? { script } : {}) });
+  const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+  if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+  caller.start(callId, callSid);
+  return { callId, caller, fake };
+}
+
+async function openSts(script?: CallScript): Promise<{ callId: string; caller: MediaStreamClient; fake: FakeCall; session: FakeRealtimeSession }> {
+  const next = realtime.nextSession();
+  const opened = await openStream(stsAgentId, script);
+  const session = await next;
+  await session.waitFor('session.update');
+  return { ...opened, session };
+}
+
+/** The stored transcript once it has `count` messages. */
+async function stored(callId: string, count: number) {
+  const row = await eventually(
+    () => callRow(callId),
+    (call) => call.conversation_id !== null,
+    'the call’s conversation',
+  );
+  return transcript(row.conversation_id!, count);
+}
+
+/** A transfer's dial report as Twilio would post it for `callId`, signed with `token` (none: unsigned). */
+async function postDial(callId: string, fields: Record<string, string>, token: string | null = twilioFake.authToken) {
+  const url = `${app.baseUrl}/telephony/twilio/${connectionId}/dial?callId=${callId}`;
+  const params = { AccountSid: twilioFake.accountSid, DialCallStatus: 'completed', DialCallDuration: '7', ...fields };
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (token) headers['x-twilio-signature'] = twilio.getExpectedTwilioSignature(token, url, params);
+  return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+}
+
+const transferOf = async (callId: string) => ((await acme.rest.get(`/api/calls/${callId}`)).body as { transfer: Record<string, unknown> | null }).transfer;
+
+describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
+  it('is offered with an enum of the destinations’ names, so the model cannot name a number', async () => {
+    const { caller, session } = await openSts();
+    const tool = (session.config.tools as { name: string; parameters: { properties: Record<string, { enum?: string[] }> } }[]).find(
+      (each) => each.name === 'transfer_call',
+    );
+    expect(tool?.parameters.properties.destination?.enum).toEqual(DESTINATIONS.map((each) => each.name));
+    caller.hangUp();
+    await caller.closed;
+  });
+
+  it('cold: the live call is updated to say the line and <Dial> the number; the stream ends; the dial’s report is recorded; record, transcript and event say so', async () => {
+    realtime.script.push({
+      caller: 'Can I talk to someone about my invoice?',
+      reply: [{ text: 'Of course, one moment.' }],
+      tools: [{ name: 'transfer_call', arguments: { destination: BILLING.name } }],
+    });
+    const { callId, caller, fake } = await openSts({ outcome: 'answered', dial: { status: 'completed', durationSeconds: 95 } });
+    await caller.sendAudio(callerSpeech(600, 400));
+    // The agent's stream ends once the carrier took the transfer.
+    expect((await caller.closed).code).toBe(1000);
+    await eventually(
+      async () => fake.dialReports.length,
+      (count) => count === 1,
+      'the <Dial action> report',
+    );
+    expect(fake.updates).toHaveLength(1);
+    const base = `${app.baseUrl}/telephony/twilio/${connectionId}`;
+    expect(fake.updates[0]!.Twiml).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Say voice="Polly.Joanna">Connecting you to Billing desk.</Say>' +
+        `<Dial action="${base}/dial?callId=${callId}" method="POST"><Number>+14155550100</Number></Dial></Response>`,
+    );
+    expect(fake.heard).toEqual(['Connecting you to Billing desk.']);
+    expect(fake.transfers).toEqual([BILLING.number]);
+    // The report was signed and taken; its answer hangs up (the agent has left).
+    expect(fake.dialReports[0]!.status).toBe(200);
+    expect(fake.hungUp).toBe(true);
+
+    const transfer = await eventually(
+      () => transferOf(callId),
+      (value) => value?.dialStatus === 'completed',
+      'the dial’s outcome on the call',
+    );
+    expect(transfer).toEqual({
+      destinationName: BILLING.name,
+      destination: BILLING.number,
+      mode: 'cold',
+      transferredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      dialStatus: 'completed',
+      dialDurationSeconds: 95,
+      dialEndedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
+    expect(await stored(callId, 3)).toEqual([
+      { role: 'user', content: 'Can I talk to someone about my invoice?' },
+      { role: 'assistant', content: 'Of course, one moment.' },
+      { role: 'assistant', content: '[the call was transferred to Billing desk]' },
+    ]);
+    const events = (await acme.rest.get('/api/events?type=call.transferred&limit=100')).body.data as { payload: Record<string, any> }[];
+    const event = events.find((each) => each.payload.id === callId);
+    expect(event?.payload.transfer).toMatchObject({ destinationName: BILLING.name, destination: BILLING.number, mode: 'cold' });
+    expect(JSON.stringify(event)).not.toContain('policy');
+    // Another organization sees neither the call nor its transfer.
+    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+    expect((await other.graphql.run(TransferCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  });
+
+  it('a destination on the do-not-call list is refused: the model is told, and the call goes on with it', async () => {
+    realtime.script.push({
+      caller: 'Put me through to the old line.',
+      reply: [{ text: 'Let me try.' }],
+      tools: [{ name: 'transfer_call', arguments: { destination: BLOCKED.name } }],
+      afterTools: (outputs) => [{ text: outputs[0]!.transferred === false ? 'I cannot transfer you there.' : 'Transferred.' }],
+    });
+    const { callId, caller, fake, session } = await openSts();
+    await caller.sendAudio(callerSpeech(600, 400));
+    const output = await session.waitFor('conversation.item.create', (event) => event.item.type === 'function_call_output');
+    expect(JSON.parse(output.item.output)).toEqual({ transferred: false, error: expect.stringContaining('do-not-call list') });
+    await session.waitFor('response.create');
+    // The model's answer is stored once its item is done, while the call goes on.
+    expect(await stored(callId, 3)).toEqual([
+      { role: 'user', content: 'Put me through to the old line.' },
+      { role: 'assistant', content: 'Let me try.' },
+      { role: 'assistant', content: 'I cannot transfer you there.' },
+    ]);
+    expect(caller.heard().length).toBeGreaterThan(3);
+    expect(fake.updates).toEqual([]);
+    caller.hangUp();
+    await caller.closed;
+    expect(await transferOf(callId)).toBeNull();
+  });
+
+  it.each([500, 400])('the carrier refusing the update (%i): the model is told, the call goes on with the agent, nothing is recorded', async (status) => {
+    twilioFake.faults({ updateStatus: status });
+    realtime.script.push({
+      caller: 'Billing please.',
+      reply: [{ text: 'Connecting.' }],
+      tools: [{ name: 'transfer_call', arguments: { destination: BILLING.name } }],
+      afterTools: (outputs) => [{ text: outputs[0]!.transferred === false ? 'Sorry, the transfer did not go through.' : 'Done.' }],
+    });
+    const { callId, caller, fake, session } = await openSts();
+    await caller.sendAudio(callerSpeech(600, 400));
+    const output = await session.waitFor('conversation.item.create', (event) => event.item.type === 'function_call_output');
+    expect(JSON.parse(output.item.output)).toEqual({ transferred: false, error: expect.stringContaining('the carrier refused the transfer') });
+    // Still the agent's stream: its apology is spoken and stored while the call goes on; the caller hangs up, not the gateway.
+    expect(await stored(callId, 3)).toEqual([
+      { role: 'user', content: 'Billing please.' },
+      { role: 'assistant', content: 'Connecting.' },
+      { role: 'assistant', content: 'Sorry, the transfer did not go through.' },
+    ]);
+    await caller.waitFor(() => caller.heard().length > 1, 'the apology');
+    expect(fake.updates).toEqual([]);
+    caller.hangUp();
+    await caller.closed;
+    expect(await transferOf(callId)).toBeNull();
+    const [events] = await app.sql<{ n: string | number }>(`select count(*) as n from events where type = 'call.transferred' and payload->>'id' = ?`, [callId]);
+    expect(Number(events!.n)).toBe(0);
+  });
+});
+
+describe('transfer_call on a streaming call (Deepgram, builtin/echo, ElevenLabs)', () => {
+  it('cold to a sip: URI: the model’s tool call updates the call to <Dial><Sip>, the stream ends, and the transcript and CSV say so', async () => {
+    deepgram.script([`call transfer_call {"destination": "${FRONT.name}"}`]);
+    const { callId, caller, fake } = await openStream(streamingAgentId, { outcome: 'answered', dial: { status: 'no-answer' } });
+    await eventually(
+      () => stored(callId, 1),
+      (messages) => messages.length === 1,
+      'the greeting',
+    );
+    await caller.sendAudio(callerSpeech(600, 700), 2);
+    expect((await caller.closed).code).toBe(1000);
+    await eventually(
+      async () => fake.dialReports.length,
+      (count) => count === 1,
+      'the <Dial action> report',
+    );
+    expect(fake.updates[0]!.Twiml).toContain(
+      `<Say voice="Polly.Joanna">Connecting you to Front desk.</Say><Dial action="${app.baseUrl}/telephony/twilio/${connectionId}/dial?callId=${callId}" method="POST"><Sip>sip:front@pbx.example.com</Sip></Dial>`,
+    );
+    const transfer = await eventually(
+      () => transferOf(callId),
+      (value) => value?.dialStatus === 'no-answer',
+      'the dial’s outcome',
+    );
+    expect(transfer).toMatchObject({ destinationName: FRONT.name, destination: FRONT.number, mode: 'cold', dialDurationSeconds: 0 });
+    const messages = await stored(callId, 3);
+    expect(messages[1]).toEqual({ role: 'user', content: `call transfer_call {"destination": "${FRONT.name}"}` });
+    expect(messages[2]).toEqual({ role: 'assistant', content: '[the call was transferred to Front desk]' });
+
+    // The calls CSV: the transfer's columns come last.
+    const campaign = await campaignWithExecution(app, acme, 1);
+    const listed = campaign.contactIds[0]!;
+    await app.sql('update calls set execution_id = ?, program_id = ?, contact_id = ?, execution_contact_id = ? where id = ?', [
+      campaign.executionId,
+      campaign.programId,
+      listed,
+      campaign.queueRows.get(listed),
+      callId,
+    ]);
+    const csv = await fetch(`${app.baseUrl}/api/executions/${campaign.executionId}/calls.csv`, { headers: { 'x-api-key': acme.apiKey } });
+    expect(csv.status).toBe(200);
+    const [header, row] = (await csv.text())
+      .trimEnd()
+      .split('\r\n')
+      .map((line) => line.split(','));
+    expect(header!.slice(-4)).toEqual(['transferredTo', 'transferDestination', 'transferredAt', 'transferDialStatus']);
+    expect(row!.slice(-4)).toEqual([FRONT.name, FRONT.number, transfer!.transferredAt, 'no-answer']);
+  });
+});
+
+describe('the <Dial action> report', () => {
+  it('unsigned or forged → 403 and nothing changes; for another call, an ended call or a repeat → answered and ignored', async () => {
+    const callId = await liveCall({ org: acme, agentId: stsAgentId, contactId: null, connectionId });
+    const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
+    const callSid = row!.carrier_call_id;
+    const claimed = { destinationName: BILLING.name, destination: BILLING.number, mode: 'cold', transferredAt: new Date().toISOString(), dialStatus: null };
+    await app.sql('update calls set transfer = ?::jsonb where id = ?', [JSON.stringify(claimed), callId]);
+
+    expect((await postDial(callId, { CallSid: callSid }, null)).status).toBe(403);
+    expect((await postDial(callId, { CallSid: callSid }, 'not-the-auth-token')).status).toBe(403);
+    // Another carrier call, named with this call's id: ignored.
+    const stranger = await postDial(callId, { CallSid: `CA${'0'.repeat(32)}` });
+    expect(stranger.status).toBe(200);
+    expect(await stranger.text()).toContain('<Hangup/>');
+    expect((await transferOf(callId))!.dialStatus).toBeNull();
+
+    expect((await postDial(callId, { CallSid: callSid, DialCallStatus: 'busy', DialCallDuration: '0' })).status).toBe(200);
+    expect(await transferOf(callId)).toMatchObject({ dialStatus: 'busy', dialDurationSeconds: 0 });
+    // A repeat does not change the first report.
+    expect((await postDial(callId, { CallSid: callSid, DialCallStatus: 'completed' })).status).toBe(200);
+    expect((await transferOf(callId))!.dialStatus).toBe('busy');
+
+    // A call already ended: ignored.
+    const ended = await liveCall({ org: acme, agentId: stsAgentId, contactId: null, connectionId, status: 'completed' });
+    const [endedRow] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [ended]);
+    await app.sql('update calls set transfer = ?::jsonb where id = ?', [JSON.stringify(claimed), ended]);
+    expect((await postDial(ended, { CallSid: endedRow!.carrier_call_id })).status).toBe(200);
+    expect((await transferOf(ended))!.dialStatus).toBeNull();
+  });
+});
+
+describe('transferDestinations on both doors', () => {
+  const agentInput = (transferDestinations: unknown) => ({
+    name: 'Doors',
+    instructions: 'Hand on.',
+    modelConfig: { model: 'builtin/echo' },
+    transferDestinations,
+  });
+  const cases: [string, unknown, string, string][] = [
+    ['neither E.164 nor sip:', [{ name: 'Desk', number: '415-555-0100' }], 'transferDestinations.0.number', 'E.164'],
+    ['a sip: URI without a host', [{ name: 'Desk', number: 'sip:desk' }], 'transferDestinations.0.number', 'sip: URI'],
+    ['a warm transfer', [{ name: 'Desk', number: '+14155550100', mode: 'warm' }], 'transferDestinations.0.mode', 'only cold transfers are supported yet'],
+    ['a name too long', [{ name: 'x'.repeat(65), number: '+14155550100' }], 'transferDestinations.0.name', ''],
+    ['a description too long', [{ name: 'Desk', number: '+14155550100', description: 'x'.repeat(501) }], 'transferDestinations.0.description', ''],
+    ['a name twice', [BILLING, { ...FRONT, name: BILLING.name }], 'transferDestinations.1.name', 'already a destination'],
+    ['more than 10', Array.from({ length: 11 }, (_, index) => ({ name: `Desk ${index}`, number: '+14155550100' })), 'transferDestinations', ''],
+  ];
+
+  it.each(cases)('%s → 400 naming the field on REST, BAD_USER_INPUT with the same message on GraphQL', async (_what, destinations, field, words) => {
+    const rest = await acme.rest.post('/api/agents', agentInput(destinations));
+    expect(rest.status).toBe(400);
+    expect(rest.body.code).toBe('BAD_USER_INPUT');
+    const restError = (rest.body.errors as { field: string; message: string }[]).find((error) => error.field === field);
+    expect(restError?.message).toContain(words);
+    const graphql = await acme.graphql.run(CreateTransferAgentDocument, { input: agentInput(destinations) as never });
+    expect(graphql.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(graphql.errors?.[0]?.message).toBe(rest.body.detail);
+    expect(graphql.errors?.[0]?.extensions?.errors).toEqual(rest.body.errors);
+  });
+
+  it('are stored and shown the same on both doors; an update replaces them; another organization’s agent is 404', async () => {
+    const created = await acme.graphql.ok(CreateTransferAgentDocument, { input: agentInput([BILLING, FRONT]) as never });
+    expect(created.createAgent.transferDestinations).toEqual([BILLING, { ...FRONT, mode: 'cold' }]);
+    const rest = await acme.rest.get(`/api/agents/${created.createAgent.id}`);
+    expect(rest.body.transferDestinations).toEqual(created.createAgent.transferDestinations);
+    const updated = await acme.graphql.ok(UpdateTransferAgentDocument, { id: created.createAgent.id, input: { transferDestinations: [] } });
+    expect(updated.updateAgent.transferDestinations).toEqual([]);
+    const put = await acme.rest.put(`/api/agents/${created.createAgent.id}`, { transferDestinations: [FRONT] });
+    expect(put.status).toBe(200);
+    expect(put.body.transferDestinations).toEqual([{ ...FRONT, mode: 'cold' }]);
+    const foreign = await other.graphql.run(UpdateTransferAgentDocument, { id: created.createAgent.id, input: { transferDestinations: [] } });
+    expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await other.rest.get(`/api/agents/${created.createAgent.id}`)).status).toBe(404);
+  });
+});
