@@ -380,7 +380,8 @@ export class CallBridge implements SpeechEvents {
       this.runOwnTool(own, callId, args);
       return;
     }
-    if (name === TRANSFER_CALL_TOOL) {
+    // Only an agent with destinations is offered transfer_call; from any other it is an unknown tool.
+    if (name === TRANSFER_CALL_TOOL && (this.agent?.transferDestinations.length ?? 0) > 0) {
       this.transfer(callId, args);
       return;
     }
