@@ -166,6 +166,8 @@ export type CreateAgentInput = {
   resolutionCriteria?: Array<ResolutionCriterionInput> | null | undefined;
   /** The organization’s HTTP tools the agent may call (GET /api/tools); at most 32 */
   toolIds?: Array<string | number> | null | undefined;
+  /** Whom the agent may hand a call to (its transfer_call tool); at most 10 */
+  transferDestinations?: Array<TransferDestinationInput> | null | undefined;
   /** The variables the templates use, with their defaults; at most 50 */
   variables?: Array<AgentVariableInput> | null | undefined;
   /** How the agent speaks on calls */
@@ -306,7 +308,7 @@ export type CreateWebhookEndpointInput = {
   description?: string | null | undefined;
   /** Default true */
   enabled?: boolean | null | undefined;
-  /** The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+  /** The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, call.transferred, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
   eventTypes?: Array<string> | null | undefined;
   /** https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
   url: string;
@@ -600,6 +602,18 @@ export type ToolMethod =
   /** PUT */
   | 'PUT';
 
+/** A person or desk the agent may hand the call to */
+export type TransferDestinationInput = {
+  /** When to transfer there, told to the model; at most 500 characters */
+  description?: string | null | undefined;
+  /** cold (the default): only cold transfers are supported yet */
+  mode?: string | null | undefined;
+  /** 1 to 64 characters, unique among the agent’s destinations */
+  name: string;
+  /** An E.164 number (+14155550100) or a sip: URI (sip:desk@pbx.example.com), at most 256 characters */
+  number: string;
+};
+
 /** The speech synthesizer of a streaming voice pipeline */
 export type TtsProvider =
   /** The offline pair: only the simulator’s calls (it is not speech) */
@@ -639,6 +653,8 @@ export type UpdateAgentInput = {
   resolutionCriteria?: Array<ResolutionCriterionInput> | null | undefined;
   /** The organization’s HTTP tools the agent may call (GET /api/tools); at most 32 */
   toolIds?: Array<string | number> | null | undefined;
+  /** Whom the agent may hand a call to (its transfer_call tool); at most 10 */
+  transferDestinations?: Array<TransferDestinationInput> | null | undefined;
   /** The variables the templates use, with their defaults; at most 50 */
   variables?: Array<AgentVariableInput> | null | undefined;
   /** How the agent speaks on calls */

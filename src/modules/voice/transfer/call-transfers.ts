@@ -86,7 +86,10 @@ export class CallTransfers implements TransferPort {
     const carrier = carrierModuleOf(this.options.carriers, row.carrier);
     const update = carrier?.adapter.updateCall?.bind(carrier.adapter);
     const account = row.carrier_connection_id ? await this.options.account(row.carrier_connection_id) : null;
-    if (!carrier || !update || !account || !row.carrier_call_id) return refused(`transfer is not available on this carrier (${row.carrier})`);
+    // A carrier transfers when it can update a live call and read the dial's report (Telnyx updates calls, but its
+    // <Dial action> report's fields are not published, so it reads none: no transfer there yet).
+    if (!carrier || !update || !carrier.webhooks.dialOutcome || !account || !row.carrier_call_id)
+      return refused(`transfer is not available on this carrier (${row.carrier})`);
 
     const line = transferLine(destination.name);
     const transferredAt = this.clock();
