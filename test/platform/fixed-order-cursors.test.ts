@@ -52,10 +52,11 @@ async function clone(table: string, id: string, values: Record<string, unknown>)
 const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
 /** Six instants in pairs (three sort values, each held by two rows), older than anything the test makes now. */
 const PAIRS = [0, 0, 1, 1, 2, 2].map((minutes) => new Date(Date.UTC(2026, 5, 1) - minutes * 60_000).toISOString());
-const HEAD_DATE = '2999-01-01T00:00:00.000Z';
 /** Each row inserted at the end goes after the one before it (a tie would put it before, or after, by its id). */
 let tails = 0;
 const nextTail = () => ++tails;
+/** Rows inserted first are later each time (newest first): a tie with an earlier one would put it after the cursor, by its id. */
+const headDate = () => new Date(Date.UTC(2999, 0, 1) + nextTail() * 60_000).toISOString();
 
 async function orderedIds(sql: string, params: unknown[]): Promise<string[]> {
   return (await app.sql<{ id: string }>(sql, params)).map((row) => row.id);
@@ -88,7 +89,10 @@ function newestFirst(
       for (const createdAt of PAIRS) await clone(table, origin, { created_at: createdAt, ...extra(made++) });
     },
     insert: async (where) =>
-      clone(table, origin, { created_at: where === 'head' ? HEAD_DATE : new Date(Date.UTC(2001, 0, 1) - nextTail() * 60_000).toISOString(), ...extra(made++) }),
+      clone(table, origin, {
+        created_at: where === 'head' ? headDate() : new Date(Date.UTC(2001, 0, 1) - nextTail() * 60_000).toISOString(),
+        ...extra(made++),
+      }),
   };
 }
 
@@ -263,7 +267,8 @@ const CASES: ListCase[] = [
         // Cancelled: a trigger due in 2001 must not fire while the list is walked.
         status: 'cancelled',
         attribute_value: `${where}-${randomUUID()}`.slice(0, 40),
-        trigger_at: new Date(Date.UTC(where === 'head' ? 2001 : 2999, 0, 1) + nextTail() * 60_000).toISOString(),
+        // Oldest first: each row inserted first is earlier than the ones before it, each last one later.
+        trigger_at: new Date(where === 'head' ? Date.UTC(2001, 0, 1) - nextTail() * 60_000 : Date.UTC(2999, 0, 1) + nextTail() * 60_000).toISOString(),
       }),
   },
 ];

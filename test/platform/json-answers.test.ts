@@ -116,7 +116,7 @@ const AGENT_FIELDS =
   'id createdAt updatedAt name description instructions status version modelConfig { model modelSettings providerOptions } ' +
   'voiceConfig { pipelineMode voiceId stsProvider sttProvider sttModel ttsProvider ttsModel language } ' +
   'memoryConfig { enabled lastMessages semanticRecall } metadata knowledgeBaseConfig resolutionCriteria { label description } ' +
-  'analysisPlan { summary structuredData } toolIds mcpTools { serverId names } createdBy deletedAt organizationId hasPolicy firstMessage firstMessageMode variables { name default description }';
+  'analysisPlan { summary structuredData } toolIds mcpTools { serverId names } transferDestinations { name number description mode } createdBy deletedAt organizationId hasPolicy firstMessage firstMessageMode variables { name default description }';
 
 describe('the agents page, written as JSON by the database', () => {
   it.each([
