@@ -19,6 +19,7 @@ import { Migration20261218000000 } from './Migration20261218000000.js';
 import { Migration20261220100000 } from './Migration20261220100000.js';
 import { Migration20261231300000 } from './Migration20261231300000.js';
 import { Migration20261231400000 } from './Migration20261231400000.js';
+import { Migration20261231600000 } from './Migration20261231600000.js';
 import { Migration20261231100000 } from './Migration20261231100000.js';
 import { Migration20261231500000 } from './Migration20261231500000.js';
 import { Migration20261231200000 } from './Migration20261231200000.js';
@@ -96,4 +97,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261231500000', class: Migration20261231500000 },
   { name: 'Migration20261231400000', class: Migration20261231400000 },
   { name: 'Migration20261231200000', class: Migration20261231200000 },
+  { name: 'Migration20261231600000', class: Migration20261231600000 },
 ];

@@ -114,7 +114,8 @@ afterAll(async () => {
 
 const AGENT_FIELDS =
   'id createdAt updatedAt name description instructions status version modelConfig { model modelSettings providerOptions } ' +
-  'voiceConfig { pipelineMode voiceId stsProvider sttProvider sttModel ttsProvider ttsModel language } ' +
+  'voiceConfig { pipelineMode voiceId stsProvider sttProvider sttModel ttsProvider ttsModel language ' +
+  'interruptions { mode minWords minSpeechMs ignore } turnDetection { type eagerness silenceMs } } ' +
   'memoryConfig { enabled lastMessages semanticRecall } metadata knowledgeBaseConfig resolutionCriteria { label description } ' +
   'analysisPlan { summary structuredData } toolIds mcpTools { serverId names } transferDestinations { name number description mode } createdBy deletedAt organizationId hasPolicy firstMessage firstMessageMode variables { name default description }';
 

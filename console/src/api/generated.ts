@@ -368,6 +368,27 @@ export type ImportDoNotCallInput = {
   csv: string;
 };
 
+/** When the caller speaking over the agent cuts its reply */
+export type InterruptionMode =
+  /** Any recognized word cuts, back-channels included */
+  | 'any'
+  /** Nothing the caller says or presses cuts the reply; it is answered once the reply was heard */
+  | 'never'
+  /** At least minWords words not in the ignore list (a back-channel such as "mhm" does not cut); the default */
+  | 'words';
+
+/** When the caller speaking over the agent cuts its reply (streaming; sts on OpenAI and, for never, Google) */
+export type InterruptionsInput = {
+  /** Back-channels that never cut the reply (words or short phrases, at most 50 of 1 to 40 characters); unset: the default list of the agent's language */
+  ignore?: Array<string> | null | undefined;
+  /** The caller's speech, from their turn's first recognized word, before it may cut the reply (mode words), 0 to 5000 ms; default 0 */
+  minSpeechMs?: number | null | undefined;
+  /** Words not in the ignore list that cut the reply (mode words), 1 to 10; default 1 */
+  minWords?: number | null | undefined;
+  /** words (the default), any, or never */
+  mode?: InterruptionMode | null | undefined;
+};
+
 /** The knowledge base an agent retrieves passages from */
 export type KnowledgeBaseConfigInput = {
   /** A knowledge base of the same organization */
@@ -623,6 +644,34 @@ export type TtsProvider =
   /** OpenAI’s speech synthesis (OPENAI_API_KEY) */
   | 'openai';
 
+/** How the end of the caller’s turn is found (sts on OpenAI) */
+export type TurnDetectionInput = {
+  /** type semantic only: low, medium, high or auto (the default) */
+  eagerness?: TurnEagerness | null | undefined;
+  /** type silence only: the pause that ends the turn, 100 to 5000 ms; the provider's default when unset */
+  silenceMs?: number | null | undefined;
+  /** silence or semantic */
+  type: TurnDetectionType;
+};
+
+/** How the end of the caller’s turn is found */
+export type TurnDetectionType =
+  /** The provider’s model judges whether the caller has finished (OpenAI semantic_vad); silence where a provider has none */
+  | 'semantic'
+  /** A pause of silenceMs (the provider’s voice activity detection); the default */
+  | 'silence';
+
+/** How soon a semantic turn detector answers */
+export type TurnEagerness =
+  /** The provider’s default (OpenAI: medium) */
+  | 'auto'
+  /** Answers soonest (OpenAI: up to 2 s) */
+  | 'high'
+  /** Waits longest for the caller to go on (OpenAI: up to 8 s) */
+  | 'low'
+  /** OpenAI: up to 4 s */
+  | 'medium';
+
 /** Changes to an agent; each update adds one to its version */
 export type UpdateAgentInput = {
   /** What the agent’s model fills when one of its calls ends; null for nothing */
@@ -672,6 +721,8 @@ export type UserRole =
 
 /** How an agent speaks on calls */
 export type VoiceConfigInput = {
+  /** When the caller speaking over the agent cuts its reply; unset: mode words, the language’s back-channels ignored */
+  interruptions?: InterruptionsInput | null | undefined;
   /** The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
   language?: string | null | undefined;
   /** batch, streaming or sts */
@@ -686,6 +737,8 @@ export type VoiceConfigInput = {
   ttsModel?: string | null | undefined;
   /** The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise */
   ttsProvider?: TtsProvider | null | undefined;
+  /** How the end of the caller’s turn is found; unset: silence, the provider’s default */
+  turnDetection?: TurnDetectionInput | null | undefined;
   /** The id of the voice */
   voiceId?: string | null | undefined;
 };

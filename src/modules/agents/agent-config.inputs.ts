@@ -3,6 +3,8 @@ import { IsBoolean, IsEnum, IsInt, IsNumber, IsObject, IsOptional, IsString, IsU
 import { Field, Float, ID, InputType, Int } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
 import { PipelineMode, StsProvider, SttProvider, TtsProvider } from './agent.enums.js';
+import { InterruptionsInput, TurnDetectionInput } from './voice-turns.inputs.js';
+import { nestedInput } from './nested-input.js';
 
 @InputType()
 export class ModelConfigInput {
@@ -71,6 +73,19 @@ export class VoiceConfigInput {
   @Length(2, 35)
   @IsString()
   language?: string;
+
+  @Field(() => InterruptionsInput, {
+    nullable: true,
+    description: 'When the caller speaking over the agent cuts its reply; unset: mode words, the language’s back-channels ignored',
+  })
+  @OptionalNonNull()
+  @nestedInput(InterruptionsInput)
+  interruptions?: InterruptionsInput;
+
+  @Field(() => TurnDetectionInput, { nullable: true, description: 'How the end of the caller’s turn is found; unset: silence, the provider’s default' })
+  @OptionalNonNull()
+  @nestedInput(TurnDetectionInput)
+  turnDetection?: TurnDetectionInput;
 }
 
 @InputType()

@@ -122,3 +122,51 @@ registerEnumType(FirstMessageMode, {
     wait_for_caller: { description: 'The agent says nothing until the caller has spoken' },
   },
 });
+
+/** When the caller's speech cuts the agent's reply on the phone (voiceConfig.interruptions.mode). */
+export enum InterruptionMode {
+  words = 'words',
+  any = 'any',
+  never = 'never',
+}
+registerEnumType(InterruptionMode, {
+  name: 'InterruptionMode',
+  description: 'When the caller speaking over the agent cuts its reply',
+  valuesConfig: {
+    words: { description: 'At least minWords words not in the ignore list (a back-channel such as "mhm" does not cut); the default' },
+    any: { description: 'Any recognized word cuts, back-channels included' },
+    never: { description: 'Nothing the caller says or presses cuts the reply; it is answered once the reply was heard' },
+  },
+});
+
+/** How the end of the caller's turn is found (voiceConfig.turnDetection.type). */
+export enum TurnDetectionType {
+  silence = 'silence',
+  semantic = 'semantic',
+}
+registerEnumType(TurnDetectionType, {
+  name: 'TurnDetectionType',
+  description: 'How the end of the caller’s turn is found',
+  valuesConfig: {
+    silence: { description: 'A pause of silenceMs (the provider’s voice activity detection); the default' },
+    semantic: { description: 'The provider’s model judges whether the caller has finished (OpenAI semantic_vad); silence where a provider has none' },
+  },
+});
+
+/** How eager a semantic turn detector is to answer. */
+export enum TurnEagerness {
+  low = 'low',
+  medium = 'medium',
+  high = 'high',
+  auto = 'auto',
+}
+registerEnumType(TurnEagerness, {
+  name: 'TurnEagerness',
+  description: 'How soon a semantic turn detector answers',
+  valuesConfig: {
+    low: { description: 'Waits longest for the caller to go on (OpenAI: up to 8 s)' },
+    medium: { description: 'OpenAI: up to 4 s' },
+    high: { description: 'Answers soonest (OpenAI: up to 2 s)' },
+    auto: { description: 'The provider’s default (OpenAI: medium)' },
+  },
+});

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsEnum, IsObject, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
+import { nestedInput as nested } from './nested-input.js';
 import { Rules } from '../../common/validation.js';
 import { KnowledgeBaseConfigInput, MemoryConfigInput, ModelConfigInput, ResolutionCriterionInput, VoiceConfigInput } from './agent-config.inputs.js';
 import { AnalysisPlanInput } from './analysis/analysis.types.js';
@@ -8,14 +9,6 @@ import { AgentVariableInput, MAX_AGENT_VARIABLES } from './templates/agent-varia
 
 /** The longest first message template. */
 export const MAX_FIRST_MESSAGE = 1000;
-
-/** A nested object: @IsObject runs first, then the inner class is validated. */
-const nested = (type: new () => object) =>
-  Rules(
-    ValidateNested(),
-    Type(() => type),
-    IsObject(),
-  );
 
 /**
  * The rules of an agent's fields, in one place for CreateAgentInput and UpdateAgentInput; each

@@ -28,6 +28,7 @@ import { givenValues } from './templates/template-values.js';
 import { agentUsers, describeUsers } from './agent-usage.js';
 import { voiceModelProblems } from '../models/voice-models.js';
 import { toTransferDestinations } from './transfer-destination.types.js';
+import { voiceTurns } from './voice-turns.js';
 
 const AGENT_SORT = ['createdAt', 'updatedAt', 'name', 'status'] as const;
 
@@ -304,6 +305,7 @@ function toVoiceConfig(input: VoiceConfigInput | null | undefined): VoiceConfig 
   }
   const streaming = input.pipelineMode === PipelineMode.streaming;
   return {
+    ...voiceTurns(input),
     pipelineMode: input.pipelineMode,
     voiceId: input.voiceId ?? null,
     stsProvider: input.stsProvider ?? null,

@@ -3,7 +3,7 @@ import type { ToolCallRecord } from '../tools/tool-call.store.js';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Extensions, Field, Int, ObjectType } from 'type-graphql';
 import { LARGE_VALUE } from '../../platform/answer-budget.js';
-import { PipelineMode, StsProvider, SttProvider, TtsProvider } from './agent.enums.js';
+import { InterruptionMode, PipelineMode, StsProvider, SttProvider, TtsProvider, TurnDetectionType, TurnEagerness } from './agent.enums.js';
 
 @ObjectType({ description: 'The language model of an agent' })
 export class ModelConfig {
@@ -15,6 +15,33 @@ export class ModelConfig {
 
   @Field(() => GraphQLJSONObject, { nullable: true })
   providerOptions?: Record<string, unknown> | null;
+}
+
+@ObjectType({ description: 'When the caller speaking over the agent cuts its reply' })
+export class Interruptions {
+  @Field(() => InterruptionMode)
+  mode!: InterruptionMode;
+
+  @Field(() => Int)
+  minWords!: number;
+
+  @Field(() => Int)
+  minSpeechMs!: number;
+
+  @Field(() => [String], { nullable: true, description: 'null: the default back-channels of the agent’s language (docs/voice.md)' })
+  ignore!: string[] | null;
+}
+
+@ObjectType({ description: 'How the end of the caller’s turn is found' })
+export class TurnDetection {
+  @Field(() => TurnDetectionType)
+  type!: TurnDetectionType;
+
+  @Field(() => TurnEagerness, { nullable: true })
+  eagerness!: TurnEagerness | null;
+
+  @Field(() => Int, { nullable: true })
+  silenceMs!: number | null;
 }
 
 @ObjectType()
@@ -42,6 +69,12 @@ export class VoiceConfig {
 
   @Field(() => String, { nullable: true })
   language?: string | null;
+
+  @Field(() => Interruptions, { nullable: true, description: 'null: mode words, minWords 1, minSpeechMs 0, the language’s back-channels ignored' })
+  interruptions?: Interruptions | null;
+
+  @Field(() => TurnDetection, { nullable: true, description: 'null: silence, the provider’s default pause' })
+  turnDetection?: TurnDetection | null;
 }
 
 @ObjectType()

@@ -41,6 +41,12 @@ export class Message extends BaseEntity {
   @Property({ length: 255, nullable: true })
   model: (string & Opt) | null = null;
 
+  @Field(() => Boolean, {
+    description: 'A back-channel of the caller ("mhm", "yeah") said while the agent spoke: it did not cut the agent and was not answered',
+  })
+  @Property({ type: 'boolean', default: false })
+  backChannel: boolean & Opt = false;
+
   @Field(() => ID)
   get conversationId(): string & Opt {
     return this.conversation.id;

@@ -120,8 +120,8 @@ export function attachTalkRoute(server: Server, options: TalkRouteOptions): { cl
     });
     // The turns as they are stored are the page's live transcript.
     const conversations: CallConversations = Object.create(options.conversations);
-    conversations.add = async (conversationId, organization, role, content, model) => {
-      await options.conversations.add(conversationId, organization, role, content, model);
+    conversations.add = async (conversationId, organization, role, content, model, backChannel) => {
+      await options.conversations.add(conversationId, organization, role, content, model, backChannel);
       link.control({ type: 'transcript', role: role === MessageRole.user ? 'caller' : 'agent', text: content });
     };
     try {

@@ -68,8 +68,15 @@ export class CallConversations {
     });
   }
 
-  /** Appends one spoken turn. */
-  async add(conversationId: string, organizationId: string, role: MessageRole, content: string, model: string | null = null): Promise<void> {
+  /** Appends one spoken turn; `backChannel`: the caller's "mhm" said while the agent spoke (not cut, not answered). */
+  async add(
+    conversationId: string,
+    organizationId: string,
+    role: MessageRole,
+    content: string,
+    model: string | null = null,
+    backChannel = false,
+  ): Promise<void> {
     await this.em.fork().transactional(async (tx) => {
       const [row] = await query<{ message_count: number }>(
         tx as EntityManager,
@@ -82,9 +89,9 @@ export class CallConversations {
       const now = at(new Date());
       await query(
         tx as EntityManager,
-        `insert into messages (id, created_at, updated_at, organization_id, conversation_id, sequence, role, content, model)
-         values (?, ?::timestamptz, ?::timestamptz, ?, ?, ?, ?, ?, ?)`,
-        [randomUUID(), now, now, organizationId, conversationId, Number(row.message_count), role, content, model],
+        `insert into messages (id, created_at, updated_at, organization_id, conversation_id, sequence, role, content, model, back_channel)
+         values (?, ?::timestamptz, ?::timestamptz, ?, ?, ?, ?, ?, ?, ?)`,
+        [randomUUID(), now, now, organizationId, conversationId, Number(row.message_count), role, content, model, backChannel],
       );
     });
   }
@@ -145,7 +152,8 @@ export class CallConversations {
 
   /**
    * The agent's memory on the phone: the last `lastMessages` turns of its earlier calls with the
-   * same contact (none without memory, or for a call with no contact), oldest first.
+   * same contact (none without memory, or for a call with no contact), oldest first; the caller's
+   * back-channels are left out (they answered nothing).
    */
   async memory(agent: Agent, organizationId: string, contactId: string | null, conversationId: string): Promise<ChatMessage[]> {
     const window = memoryWindow(agent.memoryConfig);
@@ -154,7 +162,7 @@ export class CallConversations {
       this.em.fork(),
       `select m.role, m.content from messages m
          join calls c on c.conversation_id = m.conversation_id
-        where c.organization_id = ? and c.contact_id = ? and c.agent_id = ? and m.conversation_id <> ?
+        where c.organization_id = ? and c.contact_id = ? and c.agent_id = ? and m.conversation_id <> ? and not m.back_channel
         order by m.created_at desc, m.sequence desc limit ?`,
       [organizationId, contactId, agent.id, conversationId, window],
     );
