@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Agent } from '../../agents/agent.entity.js';
-import { AgentStatus, ConversationStatus, MessageRole, PipelineMode } from '../../agents/agent.enums.js';
+import { AgentStatus, ConversationStatus, InterruptionMode, MessageRole, PipelineMode } from '../../agents/agent.enums.js';
 import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
 import { buildSystemPrompt, memoryWindow, policySection, redactPolicy, userLines } from '../../agents/prompt.js';
 import type { StreamPart, StreamRequest, StreamTool } from '../../models/model.types.js';
@@ -22,6 +22,7 @@ import { isKey, KeypadPresses } from '../keypad/keypad-presses.js';
 import { agentPressedLine, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferPort } from '../transfer/call-transfers.js';
 import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
+import { InterruptionRules, interruptionSettings } from '../interruptions.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const BYTES_PER_MS = 8;
@@ -129,6 +130,8 @@ interface Reply {
   /** Audio waiting for the grace period to pass. */
   held: { ulaw: Buffer; textEnd: number }[];
   holdTimer: NodeJS.Timeout | null;
+  /** The caller's back-channels said over it: stored after it (the order they were said in against what was heard). */
+  backChannels: string[];
 }
 
 /** The caller's words and keys of one turn, as the model is given them (the keys as their lines: "[the caller pressed 42#]"). */
@@ -168,6 +171,8 @@ export class StreamingCall implements RecognizerEvents {
   private synthesizer: Synthesizer | null = null;
   private voice = { voiceId: '', model: '' };
   private guard = new PolicyGuard(null);
+  /** What the caller's words over the agent do to its reply (voiceConfig.interruptions). */
+  private interruptions = new InterruptionRules(interruptionSettings(null));
   private readonly rules: TurnRules;
   private readonly clock: StreamingTurnClock;
   private providerLabel = '';
@@ -242,6 +247,7 @@ export class StreamingCall implements RecognizerEvents {
       if (!this.agent) throw new Error('The call’s agent no longer exists');
       if (this.agent.status === AgentStatus.archived) throw new Error('The call’s agent is archived');
       const voice = this.agent.voiceConfig!;
+      this.interruptions = new InterruptionRules(interruptionSettings(voice));
       const recognizerName: RecognizerName = this.deps.offline ? 'builtin' : (voice.sttProvider ?? 'deepgram');
       const synthesizerName: SynthesizerName = this.deps.offline ? 'builtin' : (voice.ttsProvider ?? 'elevenlabs');
       const recognizer = this.deps.recognizers[recognizerName];
@@ -370,18 +376,26 @@ export class StreamingCall implements RecognizerEvents {
 
   // The caller's turn.
 
-  /** The caller is saying words: the agent stops if it was speaking (unless it may not be cut), the turn's clocks start. */
+  /** The caller is saying words: the agent stops if it was speaking and the words cut it (interruptions.ts), the turn's clocks start. */
   private callerSpeaking(): void {
     this.stopSilenceTimer();
     this.silencePrompts = 0;
-    if (this.reply && this.cuttable(this.reply)) this.bargeIn();
     // The turn's length is counted in the caller's audio (Twilio sends frames without a break), so it means the same on a busy server and on the simulator's faster line.
     if (this.turnStartedAt === null) this.turnStartedAt = this.audioMs;
+    if (this.reply && this.cutsReply(this.reply)) this.bargeIn();
   }
 
-  /** A goodbye is not cut, nor the answer that takes the floor from a caller who would not stop. */
+  /** A goodbye is not cut, nor the answer that takes the floor from a caller who would not stop, nor any reply of an agent whose interruptions mode is never. */
   private cuttable(reply: Reply): boolean {
-    return !reply.endsCall && !reply.holdsFloor;
+    return !reply.endsCall && !reply.holdsFloor && this.interruptions.mode !== InterruptionMode.never;
+  }
+
+  /** Whether what the caller said (or pressed) of the turn being heard cuts the reply: keys do; words as the agent's interruptions say (a back-channel does not). */
+  private cutsReply(reply: Reply): boolean {
+    if (!this.cuttable(reply)) return false;
+    if (this.keys) return true;
+    const heard = this.interimWords ? `${this.turnWords} ${this.interimWords}` : this.turnWords;
+    return this.interruptions.cuts(heard, this.turnStartedAt === null ? 0 : this.audioMs - this.turnStartedAt);
   }
 
   /**
@@ -424,8 +438,12 @@ export class StreamingCall implements RecognizerEvents {
   private endTurn(audioEndMs?: number): void {
     const said = callerTurnText(this.turnWords, this.keys);
     if (!said || this.finished) return;
-    if (this.reply && !this.cuttable(this.reply)) {
-      // The agent has the floor: this turn is answered once its reply has been heard.
+    if (this.reply && !this.keys && this.interruptions.backChannel(this.turnWords)) {
+      this.backChannel(this.reply);
+      return;
+    }
+    if (this.reply && !this.cutsReply(this.reply)) {
+      // The agent has the floor (or the words were too few to cut it): this turn is answered once its reply has been heard.
       this.turnEndWaiting = audioEndMs ?? null;
       return;
     }
@@ -442,6 +460,23 @@ export class StreamingCall implements RecognizerEvents {
     this.store(MessageRole.user, said);
     this.clock.begin(endOfSpeech, now);
     void this.answer(said);
+  }
+
+  /**
+   * A turn of back-channels only ("mhm", "yeah") while the agent speaks: its reply goes on, uncut and
+   * not restarted; the words are stored as the caller's, marked, after the reply (they are no turn of
+   * the model's memory).
+   */
+  private backChannel(reply: Reply): void {
+    const said = this.turnWords.trim();
+    this.turnWords = '';
+    this.interimWords = '';
+    this.turnStartedAt = null;
+    this.cutting = false;
+    if (this.turnTimer) clearTimeout(this.turnTimer);
+    this.turnTimer = null;
+    // A caller who only says "mhm" while the agent talks is not silent: bounded, as a long reply could hear many.
+    if (reply.backChannels.length < 50) reply.backChannels.push(said);
   }
 
   /** When the audio that ended at `audioEndMs` arrived (the recognizer's word timings), else our detector's last end of speech. */
@@ -590,6 +625,7 @@ export class StreamingCall implements RecognizerEvents {
       historyAt: null,
       held: [],
       holdTimer: null,
+      backChannels: [],
     };
     this.reply = reply;
     // A model or synthesizer that never produces the reply's first audio (a hung provider) fails the call rather than leave the line silent.
@@ -748,13 +784,15 @@ export class StreamingCall implements RecognizerEvents {
     reply.stored = true;
     // The filler is the gateway's, not the model's words: what is stored and remembered starts after it.
     const said = (reply.fillerChars > 0 ? words.slice(Math.min(words.length, reply.fillerChars)) : words).trim();
-    if (!said) return;
-    // The model remembers what the caller heard of its reply, not what it wrote.
-    if (reply.historyAt !== null && this.history.length >= reply.historyAt) {
-      this.history.length = reply.historyAt;
-      this.history.push({ role: 'assistant', content: said });
+    if (said) {
+      // The model remembers what the caller heard of its reply, not what it wrote.
+      if (reply.historyAt !== null && this.history.length >= reply.historyAt) {
+        this.history.length = reply.historyAt;
+        this.history.push({ role: 'assistant', content: said });
+      }
+      this.store(MessageRole.assistant, redactPolicy(said, this.prompt?.guardPolicy ?? null, userLines(this.history)), reply.fixed ? null : this.modelLabel);
     }
-    this.store(MessageRole.assistant, redactPolicy(said, this.prompt?.guardPolicy ?? null, userLines(this.history)), reply.fixed ? null : this.modelLabel);
+    for (const line of reply.backChannels.splice(0)) this.store(MessageRole.user, line, null, true);
   }
 
   // Silence, tools, the end.
@@ -855,11 +893,11 @@ export class StreamingCall implements RecognizerEvents {
     }
   }
 
-  private store(role: MessageRole, content: string, model: string | null = null): void {
+  private store(role: MessageRole, content: string, model: string | null = null, backChannel = false): void {
     this.spoken = true;
     const conversationId = this.conversationId;
     if (!conversationId) return;
-    this.queue(() => this.deps.conversations.add(conversationId, this.call.organizationId, role, content.slice(0, 10_000), model));
+    this.queue(() => this.deps.conversations.add(conversationId, this.call.organizationId, role, content.slice(0, 10_000), model, backChannel));
   }
 
   private queue(work: () => Promise<void>): void {
