@@ -26,7 +26,9 @@ import { quotedLine } from './fake-openai-realtime.js';
 // response answers a call it made. It answers as the service does: `setupComplete`, a session
 // resumption handle, the caller's transcription (`inputTranscription`), the reply as `modelTurn`
 // inline audio (PCM16 24 kHz tones it generates, one per word) with `outputTranscription`,
-// `toolCall`s (waiting for their `toolResponse`), `interrupted` when the caller speaks over a reply,
+// `toolCall`s (waiting for their `toolResponse`), `interrupted` when the caller speaks over a reply
+// (not when the setup's `realtimeInputConfig.activityHandling` is NO_INTERRUPTION: the reply goes on
+// and the caller's turn is answered after it),
 // `generationComplete` and `turnComplete`, and `goAway` when a test asks; a session opened with a
 // known handle is marked resumed. A turn may declare the service's delay before its reply
 // (`delayMs`), `everyTurn` answers endless calls, and each session notes when every audio message
@@ -88,7 +90,7 @@ const SETUP: Shape = {
       prefixPaddingMs: 'number',
       silenceDurationMs: 'number',
     },
-    activityHandling: 'string',
+    activityHandling: enumOf('ACTIVITY_HANDLING_UNSPECIFIED', 'START_OF_ACTIVITY_INTERRUPTS', 'NO_INTERRUPTION'),
     turnCoverage: 'string',
   },
   // `transparent` is Vertex AI's only (the SDK refuses it for the Gemini API).
@@ -246,6 +248,8 @@ export class FakeGeminiSession {
   /** Caller audio received, PCM16 at 16 kHz. */
   readonly audioChunks: Buffer[] = [];
   setup: Json | null = null;
+  /** The replies in order, when the caller's activity does not interrupt them (activityHandling NO_INTERRUPTION). */
+  private replies: Promise<void> = Promise.resolve();
   /** When the setup arrived (performance.now()): the gateway's session is open from here. */
   setupAt: number | null = null;
   /** When each realtimeInput audio message arrived (performance.now()), in order. */
@@ -480,8 +484,8 @@ export class FakeGeminiSession {
     if (!this.speaking && level > SPEECH_RMS) {
       this.speaking = true;
       this.silentMs = 0;
-      // The caller speaks over a reply: the service stops it and says so.
-      if (this.responding && !this.responding.interrupted) {
+      // The caller speaks over a reply: the service stops it and says so (unless told NO_INTERRUPTION: then the reply goes on).
+      if (this.responding && !this.responding.interrupted && !this.noInterruption()) {
         this.responding.interrupted = true;
         this.send({ serverContent: { interrupted: true } });
       }
@@ -493,11 +497,17 @@ export class FakeGeminiSession {
         if (!turn) return;
         const heard: GeminiHeardTurn = { frameIndex: this.appendedAt.length - 1, stoppedAt: performance.now(), firstAudioIndex: null };
         this.heardTurns.push(heard);
-        void this.respond(turn, heard);
+        // Not interrupted, the reply in progress is finished before the next turn is answered.
+        if (this.noInterruption()) this.replies = this.replies.then(() => this.respond(turn, heard));
+        else void this.respond(turn, heard);
       }
     } else if (this.speaking) {
       this.silentMs = 0;
     }
+  }
+
+  private noInterruption(): boolean {
+    return this.setup?.realtimeInputConfig?.activityHandling === 'NO_INTERRUPTION';
   }
 
   /** The caller's words in two fragments (the last one `finished` unless the turn says not). */

@@ -27,7 +27,9 @@ import { waiting } from '../helpers/eventually.js';
 // session notes when its first session.update arrived (the gateway's session open from there).
 // A user message of text (conversation.item.create, `input_text`: the caller's keys) is noted in
 // `texts`, and the next response.create asking for no line of its own is answered with the next
-// scripted turn, as the model answers what it read.
+// scripted turn, as the model answers what it read. Its turn detection does what the session says:
+// `interrupt_response` (default true) cancels the response in progress at speech_started, and with
+// `create_response` false a turn is answered only when the client sends response.create.
 
 const { mulaw } = alawmulaw;
 
@@ -144,6 +146,14 @@ export const BETA_SHAPE_DISABLED = {
 
 type Json = Record<string, any>;
 
+/** The response being generated: cancelled (by the client, or by the service on the caller's speech), and how to end its wait for the next word. */
+interface Responding {
+  id: string;
+  cancelled: boolean;
+  reason?: 'client_cancelled' | 'turn_detected';
+  wake: (() => void) | null;
+}
+
 /** The beta names of the GA server events that were renamed. */
 const LEGACY_NAMES: Record<string, string> = {
   'response.output_audio.delta': 'response.audio.delta',
@@ -185,7 +195,9 @@ export class FakeRealtimeSession {
   /** When the message being handled arrived (before it was parsed and checked). */
   private messageAt = 0;
   private silentMs = 0;
-  private responding: { id: string; cancelled: boolean } | null = null;
+  private responding: Responding | null = null;
+  /** The caller's last turn, heard with create_response false: answered by the next plain response.create. */
+  private pendingTurn: { turn: ScriptedTurn; heard: HeardTurn } | null = null;
   /** Milliseconds of audio sent per assistant item, so a truncation past the end is refused as the service does. */
   private readonly audioMs = new Map<string, number>();
   private readonly openCalls = new Set<string>();
@@ -331,7 +343,7 @@ export class FakeRealtimeSession {
         this.heard(Buffer.from(String(event.audio), 'base64'));
         return;
       case 'response.cancel':
-        if (this.responding) this.responding.cancelled = true;
+        if (this.responding && !this.responding.cancelled) this.cancel(this.responding, 'client_cancelled');
         return;
       case 'response.create': {
         // A model that does as its response's instructions say: one that asks for a line quoted as a
@@ -346,6 +358,10 @@ export class FakeRealtimeSession {
           this.textWaiting = false;
           const turn = this.nextTurn();
           if (turn) void this.respond(turn);
+        } else if (this.pendingTurn) {
+          const { turn, heard } = this.pendingTurn;
+          this.pendingTurn = null;
+          void this.respond(turn, heard);
         }
         return;
       }
@@ -366,6 +382,17 @@ export class FakeRealtimeSession {
     }
   }
 
+  private cancel(response: Responding, reason: 'client_cancelled' | 'turn_detected'): void {
+    response.cancelled = true;
+    response.reason = reason;
+    response.wake?.();
+  }
+
+  /** The session's turn detection as configured (null: turned off). */
+  private turnDetection(): Json | null {
+    return (this.config.audio?.input?.turn_detection ?? null) as Json | null;
+  }
+
   /** Server VAD, simulated: loud frames start speech, SILENCE_TO_STOP_MS of quiet ends it and the turn is answered. */
   private heard(chunk: Buffer): void {
     this.appendedAt.push(this.messageAt);
@@ -376,6 +403,8 @@ export class FakeRealtimeSession {
       this.speaking = true;
       this.silentMs = 0;
       this.send({ type: 'input_audio_buffer.speech_started', audio_start_ms: 0, item_id: `item_${randomUUID()}` });
+      // interrupt_response (default true): the service cancels the response in progress itself.
+      if (this.responding && !this.responding.cancelled && this.turnDetection()?.interrupt_response !== false) this.cancel(this.responding, 'turn_detected');
     } else if (this.speaking && level < SILENCE_RMS) {
       this.silentMs += ms;
       if (this.silentMs >= SILENCE_TO_STOP_MS) {
@@ -394,7 +423,9 @@ export class FakeRealtimeSession {
           transcript: turn.caller,
           usage: { type: 'duration', seconds: 1 },
         });
-        void this.respond(turn, heard);
+        // create_response false: VAD events and the transcription still come; the client asks for the reply.
+        if (this.turnDetection()?.create_response === false) this.pendingTurn = { turn, heard };
+        else void this.respond(turn, heard);
       }
     } else if (this.speaking) {
       this.silentMs = 0;
@@ -403,7 +434,7 @@ export class FakeRealtimeSession {
 
   private async respond(turn: ScriptedTurn, heard?: HeardTurn): Promise<void> {
     if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));
-    const response = { id: `resp_${randomUUID()}`, cancelled: false };
+    const response: Responding = { id: `resp_${randomUUID()}`, cancelled: false, wake: null };
     this.responding = response;
     const itemId = `item_${randomUUID()}`;
     const base = { response_id: response.id, item_id: itemId, output_index: 0, content_index: 0 };
@@ -423,7 +454,15 @@ export class FakeRealtimeSession {
         if (heard && heard.firstAudioIndex === null) heard.firstAudioIndex = this.audioSentAt.length;
         this.send({ type: 'response.output_audio.delta', ...base, delta: wordAudio(part.hz ?? AGENT_HZ) }, this.audioSentAt);
         this.audioMs.set(itemId, (this.audioMs.get(itemId) ?? 0) + WORD_MS);
-        await new Promise((resolve) => setTimeout(resolve, turn.paceMs ?? 5));
+        // A cancel ends the response at once, as the service does, not at the next word.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, turn.paceMs ?? 5);
+          response.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        response.wake = null;
       }
     }
     const output: Json[] = [];
@@ -473,7 +512,7 @@ export class FakeRealtimeSession {
         id: response.id,
         object: 'realtime.response',
         status: response.cancelled ? 'cancelled' : 'completed',
-        ...(response.cancelled ? { status_details: { type: 'cancelled', reason: 'client_cancelled' } } : {}),
+        ...(response.cancelled ? { status_details: { type: 'cancelled', reason: response.reason ?? 'client_cancelled' } } : {}),
         output,
       },
     });

@@ -111,6 +111,22 @@ describe('the vendored OpenAI Realtime schemas', () => {
     expect(clientEventProblem({ type: 'response.audio.delta' })).toMatchObject({ code: 'invalid_event_type' });
   });
 
+  it('take the turn-taking settings the gateway sends and refuse them misspelt or misplaced (noise reduction, semantic VAD, the service’s own cut and reply)', () => {
+    const input = (extra: Record<string, unknown>) => ({
+      type: 'session.update',
+      session: { ...GA_SESSION, audio: { ...GA_SESSION.audio, input: { ...GA_SESSION.audio.input, ...extra } } },
+    });
+    expect(clientEventProblem(input({ noise_reduction: { type: 'near_field' } }))).toBeNull();
+    expect(clientEventProblem(input({ turn_detection: { type: 'server_vad', create_response: false, interrupt_response: false } }))).toBeNull();
+    expect(clientEventProblem(input({ turn_detection: { type: 'server_vad', silence_duration_ms: 800 } }))).toBeNull();
+    expect(
+      clientEventProblem(input({ turn_detection: { type: 'semantic_vad', eagerness: 'low', create_response: false, interrupt_response: false } })),
+    ).toBeNull();
+    expect(clientEventProblem(input({ noise_reduction: { type: 'phone' } }))).toMatchObject({ param: 'session.audio.input.noise_reduction.type' });
+    expect(clientEventProblem(input({ turn_detection: { type: 'semantic_vad', eagerness: 'eager' } }))).not.toBeNull();
+    expect(clientEventProblem(input({ turn_detection: { type: 'semantic_vad', silence_duration_ms: 800 } }))).not.toBeNull();
+  });
+
   it('know the GA server events and not the beta names', () => {
     const base = { event_id: 'event_1', response_id: 'resp_1', item_id: 'item_1', output_index: 0, content_index: 0, delta: 'aGk=' };
     expect(serverEventProblem({ ...base, type: 'response.output_audio.delta' })).toBeNull();

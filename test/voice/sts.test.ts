@@ -327,13 +327,16 @@ describe('a speech-to-speech call', () => {
 
   it('clears the caller’s audio and cancels the reply when the caller talks over the agent (barge-in)', async () => {
     const words = Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(' ');
-    realtime.script.push({ caller: 'Tell me everything about your shop.', reply: [{ text: words }], paceMs: 60 });
+    realtime.script.push(
+      { caller: 'Tell me everything about your shop.', reply: [{ text: words }], paceMs: 60 },
+      { caller: 'Stop, that is enough.', reply: [{ text: 'Sure.' }] },
+    );
     const callId = await liveCall();
     const { caller, session } = await openStream(callId);
     await caller.sendAudio(callerSpeech(600, 400));
     await caller.waitFor(() => caller.events('media').length >= 3, 'the start of the reply');
-    // The caller interrupts while the reply is still being generated and played.
-    await caller.sendAudio(callerSpeech(300, 0));
+    // The caller interrupts while the reply is still being generated and played: their words (no back-channel) cut it (interruptions.test.ts).
+    await caller.sendAudio(callerSpeech(300, 400));
     await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
     const truncate = await session.waitFor('conversation.item.truncate');
     await session.waitFor('response.cancel');
@@ -351,10 +354,14 @@ describe('a speech-to-speech call', () => {
       (row) => Boolean(row.conversation_id),
       'the conversation link',
     );
-    const messages = await transcript(conversationId!, 2);
+    const messages = await transcript(conversationId!, 4);
     expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
     expect(messages[1]!.content.startsWith('word1 word2')).toBe(true);
     expect(messages[1]!.content).not.toContain('word20');
+    expect(messages.slice(2)).toEqual([
+      { role: 'user', content: 'Stop, that is enough.' },
+      { role: 'assistant', content: 'Sure.' },
+    ]);
     caller.hangUp();
   });
 

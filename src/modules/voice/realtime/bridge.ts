@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Agent } from '../../agents/agent.entity.js';
-import { AgentStatus, ConversationStatus, MessageRole, PipelineMode, type StsProvider } from '../../agents/agent.enums.js';
+import { AgentStatus, ConversationStatus, InterruptionMode, MessageRole, PipelineMode, type StsProvider } from '../../agents/agent.enums.js';
 import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
 import { buildSystemPrompt, redactPolicy, saysPolicy, userLines } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
@@ -19,6 +19,7 @@ import { KeypadPresses } from '../keypad/keypad-presses.js';
 import { agentPressedLine, dtmfDurationMs, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferOutcome, TransferPort } from '../transfer/call-transfers.js';
 import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
+import { InterruptionRules, interruptionSettings } from '../interruptions.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -27,6 +28,11 @@ const MAX_QUEUED_FRAMES = 500;
 const END_CALL_MARK = 'end_call';
 /** How long an ending call waits for the carrier to say the goodbye was played, past its length. */
 const END_CALL_GRACE_MS = 3000;
+/**
+ * Speech over the agent longer than this is no back-channel ("mhm" lasts a few hundred ms): where the
+ * bridge decides, it cuts the reply without waiting for the words, which come only once the caller stops.
+ */
+export const LONG_SPEECH_MS = 1000;
 
 export interface BridgeDeps {
   conversations: CallConversations;
@@ -121,6 +127,15 @@ export class CallBridge implements SpeechEvents {
   private readonly keypad = new KeypadPresses((line) => this.callerPressed(line));
   private keysWaiting: string[] = [];
   private keysPlayUntil = 0;
+  /** What the caller's words over the agent do to its reply (voiceConfig.interruptions), and whether the bridge, not the provider, decides it (and asks for each reply). */
+  private interruptions = new InterruptionRules(interruptionSettings(null));
+  private decides = false;
+  /** The caller began to speak while the agent spoke, and the provider was not let cut it: when, and how long they spoke (once they stopped). */
+  private overTurn: { since: number; speechMs: number; cut: boolean; timer: NodeJS.Timeout | null } | null = null;
+  /** The caller's turn is answered once the reply in progress is done. */
+  private answerAfterReply = false;
+  /** The caller's turns said over a reply still being generated: stored after it, in the order said against what was heard. */
+  private heldCallerTurns: { content: string; backChannel: boolean }[] = [];
 
   constructor(
     private readonly deps: BridgeDeps,
@@ -162,6 +177,8 @@ export class CallBridge implements SpeechEvents {
       const passages = await this.retrieve(lastCallerTurn);
       if (this.finished) return;
       this.speech = speech!;
+      this.interruptions = new InterruptionRules(interruptionSettings(voice));
+      this.decides = speech!.gatewayDecides?.(this.agent) ?? false;
       this.providerName = voice!.stsProvider!;
       this.modelLabel = speech!.modelLabel(this.agent);
       const own = await callUserTools(
@@ -232,13 +249,57 @@ export class CallBridge implements SpeechEvents {
 
   // What the provider says (SpeechEvents), in the order it says it.
 
+  /**
+   * The caller began to speak. Where the provider cuts on any sound (mode any; Gemini in mode words),
+   * the agent stops here; else, over the agent, the caller's words decide once transcribed (callerTurn).
+   */
   callerStarted(): void {
-    if (!this.finished) this.bargeIn();
+    if (this.finished) return;
+    const holds = this.decides || this.interruptions.mode === InterruptionMode.never;
+    if (this.overTurn?.timer) clearTimeout(this.overTurn.timer);
+    this.overTurn = holds && this.agentSpeaking() ? { since: Date.now(), speechMs: 0, cut: false, timer: null } : null;
+    if (!holds) this.bargeIn();
+    else if (this.overTurn && this.decides && this.interruptions.mode === InterruptionMode.words) {
+      const over = this.overTurn;
+      over.timer = setTimeout(
+        () => {
+          over.timer = null;
+          if (this.overTurn !== over || this.finished) return;
+          over.cut = true;
+          this.bargeIn();
+        },
+        Math.max(LONG_SPEECH_MS, this.interruptions.minSpeechMs),
+      );
+      over.timer.unref?.();
+    }
   }
 
   /** The caller stopped speaking (OpenAI's server VAD, or our detector for Gemini): the agent's turn is timed from here. */
   callerStopped(): void {
-    if (!this.finished) this.clock.begin(true, this.activeResponse);
+    if (this.finished) return;
+    this.clock.begin(true, this.activeResponse);
+    if (!this.decides) return;
+    // The bridge asks for the replies: a caller who spoke into silence (or whose long speech cut the agent) is answered at once, as the provider would have.
+    const over = this.overTurn;
+    if (over?.timer) clearTimeout(over.timer);
+    if (over && !over.cut) {
+      over.timer = null;
+      over.speechMs = Date.now() - over.since;
+      return;
+    }
+    this.overTurn = null;
+    this.answer();
+  }
+
+  /** Whether the agent is speaking: a reply being generated, or its audio still playing at the carrier. */
+  private agentSpeaking(): boolean {
+    return Boolean(this.activeResponse) || Boolean(this.playing && Date.now() < this.playing.firstAt + this.playing.bytes / ULAW_BYTES_PER_MS);
+  }
+
+  /** The caller's turn is answered: now, or once the reply in progress is done (a provider refuses a second reply meanwhile). */
+  private answer(): void {
+    if (this.activeResponse) this.answerAfterReply = true;
+    else this.provider?.answerCaller?.();
   }
 
   /** The provider stopped its reply because the caller spoke: what the carrier still holds is dropped, the words kept as far as they were heard. */
@@ -248,11 +309,39 @@ export class CallBridge implements SpeechEvents {
     this.activeResponse = null;
   }
 
+  /**
+   * The caller's turn, transcribed. Said over the agent when the provider was not let cut it: a turn
+   * of back-channels ("mhm") is stored marked and answered by nothing, the reply going on; other words
+   * cut the reply when they are enough (mode words) and are answered, at once or after the reply.
+   */
   callerTurn(transcript: string): void {
     if (this.finished) return;
+    const over = this.overTurn;
+    this.overTurn = null;
+    if (over?.timer) clearTimeout(over.timer);
+    if (over && !over.cut && this.interruptions.backChannel(transcript)) {
+      this.storeCallerTurn(transcript, true);
+      return;
+    }
     this.callerSaid.push(transcript);
-    this.store(MessageRole.user, transcript);
     void this.refreshPassages(transcript);
+    if (!over || !this.decides || over.cut) {
+      this.store(MessageRole.user, transcript);
+      return;
+    }
+    if (this.interruptions.cuts(transcript, over.speechMs)) this.bargeIn();
+    this.storeCallerTurn(transcript, false);
+    this.answer();
+  }
+
+  /** A caller turn said over the agent: stored now, or after the reply still being generated (its words are stored when it is done). */
+  private storeCallerTurn(content: string, backChannel: boolean): void {
+    if (this.activeResponse && this.heldCallerTurns.length < 50) this.heldCallerTurns.push({ content, backChannel });
+    else if (!this.activeResponse) this.store(MessageRole.user, content, backChannel);
+  }
+
+  private storeHeldCallerTurns(): void {
+    for (const turn of this.heldCallerTurns.splice(0)) this.store(MessageRole.user, turn.content, turn.backChannel);
   }
 
   replyStarted(replyId: string): void {
@@ -270,15 +359,22 @@ export class CallBridge implements SpeechEvents {
   replyDone(id: string): void {
     if (this.finished) return;
     if (!id || id === this.activeResponse) this.activeResponse = null;
-    // A cancelled or cut reply keeps what was said of it.
+    // A cancelled or cut reply keeps what was said of it; then what the caller said over it.
     for (const [itemId, turn] of this.turns) if (!id || turn.responseId === id) this.storeTurn(itemId);
+    if (this.activeResponse === null) this.storeHeldCallerTurns();
     if (this.endRequested) this.sayGoodbyeThenEnd();
     else if (this.followUp && this.toolsRunning === 0) this.speakAfterTools(id || null);
+    else if (this.answerAfterReply && this.activeResponse === null) {
+      this.answerAfterReply = false;
+      this.provider?.answerCaller?.();
+    }
   }
 
   /** The tools' answers are in and the reply that called them is over: the model speaks to them. */
   private speakAfterTools(replyId: string | null): void {
     this.followUp = false;
+    // The reply asked for now answers the caller's turn too.
+    this.answerAfterReply = false;
     this.provider?.replyAfterTools();
     this.clock.begin(false, replyId);
   }
@@ -458,7 +554,7 @@ export class CallBridge implements SpeechEvents {
       return;
     }
     this.store(MessageRole.user, line);
-    this.bargeIn();
+    if (this.interruptions.mode !== InterruptionMode.never) this.bargeIn();
     this.provider.callerKeys(line);
     this.followUp = true;
     if (this.activeResponse === null && this.toolsRunning === 0 && !this.endRequested) this.speakAfterTools(null);
@@ -528,10 +624,10 @@ export class CallBridge implements SpeechEvents {
     if (latency) this.queue(() => this.deps.conversations.recordTurnLatency(this.call.id, latency));
   }
 
-  private store(role: MessageRole, content: string): void {
+  private store(role: MessageRole, content: string, backChannel = false): void {
     this.spoken = true;
     const model = role === MessageRole.assistant ? this.modelLabel : null;
-    this.queue(() => this.deps.conversations.add(this.conversationId!, this.call.organizationId, role, content.slice(0, 10_000), model));
+    this.queue(() => this.deps.conversations.add(this.conversationId!, this.call.organizationId, role, content.slice(0, 10_000), model, backChannel));
   }
 
   private queue(work: () => Promise<void>): void {
@@ -547,6 +643,7 @@ export class CallBridge implements SpeechEvents {
     this.finished = true;
     if (this.endTimer) clearTimeout(this.endTimer);
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.storeHeldCallerTurns();
     this.storeKeysLeft();
     if (lastLine && this.conversationId) this.store(MessageRole.assistant, lastLine);
     this.storeLatency();
@@ -566,6 +663,7 @@ export class CallBridge implements SpeechEvents {
     if (this.endTimer) clearTimeout(this.endTimer);
     this.deps.logger.warn({ callId: this.call.id, reason }, 'speech-to-speech call failed');
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
+    this.storeHeldCallerTurns();
     this.storeKeysLeft();
     this.storeLatency();
     this.provider?.close();

@@ -1,6 +1,19 @@
 // Types only here: the SDK (and google-auth-library under it) loads when a call first needs it.
 import { performance } from 'node:perf_hooks';
-import type { Behavior, FunctionResponseScheduling, LiveConnectConfig, LiveServerMessage, Modality, Session, ThinkingLevel } from '@google/genai';
+import type {
+  ActivityHandling,
+  Behavior,
+  FunctionResponseScheduling,
+  LiveConnectConfig,
+  LiveServerMessage,
+  Modality,
+  RealtimeInputConfig,
+  Session,
+  ThinkingLevel,
+} from '@google/genai';
+import { InterruptionMode } from '../../agents/agent.enums.js';
+import type { VoiceConfig } from '../../agents/agent.types.js';
+import { interruptionSettings } from '../interruptions.js';
 import type { Agent } from '../../agents/agent.entity.js';
 import { AgentAudio, CallerAudio } from './audio.js';
 import { callTools, type CallTool } from './call-tools.js';
@@ -60,11 +73,30 @@ export function geminiVoice(voiceId: string | null | undefined): string | undefi
   return voiceId && /^[A-Z][a-z]+$/.test(voiceId) ? voiceId : undefined;
 }
 
+/**
+ * The caller's activity as the agent's settings say: mode never is Google's NO_INTERRUPTION (the
+ * reply is not cut); the others leave Google's default, START_OF_ACTIVITY_INTERRUPTS (the Live API
+ * has no client cancel to decide on the caller's words). A turn ended by `silenceMs` of silence is
+ * its automatic activity detection's silenceDurationMs; it has no semantic end of turn (its own
+ * detection stays).
+ */
+export function realtimeInput(voice: Pick<VoiceConfig, 'interruptions' | 'language' | 'turnDetection'> | null | undefined): RealtimeInputConfig | null {
+  const never = interruptionSettings(voice).mode === InterruptionMode.never;
+  const silenceMs = voice?.turnDetection?.silenceMs ?? null;
+  if (!never && silenceMs === null) return null;
+  return {
+    ...(never ? { activityHandling: 'NO_INTERRUPTION' as ActivityHandling } : {}),
+    ...(silenceMs !== null ? { automaticActivityDetection: { silenceDurationMs: silenceMs } } : {}),
+  };
+}
+
 /** The session's setup: audio replies with both sides transcribed, the agent's instructions, tools and voice. */
 export function liveConfig(agent: Agent, instructions: string, resumeHandle?: string, own: CallTool[] = []): LiveConnectConfig {
   const voice = geminiVoice(agent.voiceConfig?.voiceId);
   const thinking = EXTENDED_THINKING.test(geminiLiveModel(agent.modelConfig.model));
+  const input = realtimeInput(agent.voiceConfig);
   return {
+    ...(input ? { realtimeInputConfig: input } : {}),
     responseModalities: ['AUDIO' as Modality],
     systemInstruction: instructions,
     // An extended-thinking model reasons in the background at the level asked; the others take none (3.8 Live refuses one).

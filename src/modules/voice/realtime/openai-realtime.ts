@@ -3,6 +3,9 @@ import type { Agent } from '../../agents/agent.entity.js';
 import { callTools, type CallTool } from './call-tools.js';
 import { firstLineInstructions, type SpeechEvents, type SpeechProvider, type SpeechSession } from './speech-provider.js';
 import { DEFAULT_REALTIME_MODEL, DEFAULT_TRANSCRIPTION_MODEL, REALTIME_MODELS, unlistedModel } from '../../models/voice-models.js';
+import { InterruptionMode, TurnDetectionType, type TurnEagerness } from '../../agents/agent.enums.js';
+import type { VoiceConfig } from '../../agents/agent.types.js';
+import { interruptionSettings } from '../interruptions.js';
 
 export { DEFAULT_REALTIME_MODEL };
 export const DEFAULT_OPENAI_REALTIME_URL = 'wss://api.openai.com/v1/realtime';
@@ -34,12 +37,37 @@ export interface RealtimeSessionConfig {
     input?: {
       format?: typeof PCMU;
       transcription?: { model: string; language?: string; prompt?: string } | null;
-      turn_detection?: { type: 'server_vad' | 'semantic_vad'; [setting: string]: unknown } | null;
+      noise_reduction?: { type: 'near_field' | 'far_field' } | null;
+      turn_detection?: RealtimeTurnDetection | null;
     };
     output?: { format?: typeof PCMU; voice?: string | { id: string } };
   };
   tools?: RealtimeFunctionTool[];
   tool_choice?: 'auto' | 'none' | 'required';
+}
+
+/** OpenAI's `RealtimeTurnDetection` (server VAD or semantic VAD), the settings used here. */
+export type RealtimeTurnDetection =
+  | { type: 'server_vad'; silence_duration_ms?: number; create_response?: boolean; interrupt_response?: boolean }
+  | { type: 'semantic_vad'; eagerness?: TurnEagerness; create_response?: boolean; interrupt_response?: boolean };
+
+/** Whether the gateway, not OpenAI, decides what the caller's speech does to a reply: every interruptions mode but `any`. */
+export function gatewayDecides(voice: Pick<VoiceConfig, 'interruptions' | 'language'> | null | undefined): boolean {
+  return interruptionSettings(voice).mode !== InterruptionMode.any;
+}
+
+/**
+ * The agent's turn detection in OpenAI's words: `semantic` is semantic_vad (with its eagerness),
+ * `silence` server VAD (with its pause). When the gateway decides on the caller's words, the
+ * service's own cut and reply on voice activity are turned off (interrupt_response and
+ * create_response false: VAD events still come) and the bridge cancels and asks for replies itself.
+ */
+export function turnDetection(voice: Pick<VoiceConfig, 'interruptions' | 'language' | 'turnDetection'> | null | undefined): RealtimeTurnDetection {
+  const held = gatewayDecides(voice) ? { create_response: false, interrupt_response: false } : {};
+  const detection = voice?.turnDetection;
+  if (detection?.type === TurnDetectionType.semantic)
+    return { type: 'semantic_vad', ...(detection.eagerness ? { eagerness: detection.eagerness } : {}), ...held };
+  return { type: 'server_vad', ...(detection?.silenceMs ? { silence_duration_ms: detection.silenceMs } : {}), ...held };
 }
 
 /** The GA client events the bridge sends (OpenAI's `RealtimeClientEvent`, the ones used here). */
@@ -142,8 +170,9 @@ export class RealtimeConnection {
 
 /**
  * The call's session in OpenAI's GA shape: μ-law both ways (Twilio's audio untouched), audio
- * replies with their transcript, the caller transcribed, server-side turn detection, the agent's
- * tools (the built-in ones, then its own HTTP and MCP tools) and voice.
+ * replies with their transcript, the caller transcribed, noise reduction for a close-talking
+ * microphone (a handset: `near_field`), the agent's turn detection, its tools (the built-in ones,
+ * then its own HTTP and MCP tools) and voice.
  */
 export function sessionConfig(agent: Agent, instructions: string, own: CallTool[] = []): RealtimeSessionConfig {
   const voiceId = agent.voiceConfig?.voiceId;
@@ -152,7 +181,12 @@ export function sessionConfig(agent: Agent, instructions: string, own: CallTool[
     output_modalities: ['audio'],
     instructions,
     audio: {
-      input: { format: PCMU, transcription: { model: DEFAULT_TRANSCRIPTION_MODEL }, turn_detection: { type: 'server_vad' } },
+      input: {
+        format: PCMU,
+        transcription: { model: DEFAULT_TRANSCRIPTION_MODEL },
+        noise_reduction: { type: 'near_field' },
+        turn_detection: turnDetection(agent.voiceConfig),
+      },
       output: { format: PCMU, ...(voiceId ? { voice: realtimeVoice(voiceId) } : {}) },
     },
     tools: [...callTools(agent), ...own].map((tool) => ({ type: 'function', ...tool })),
@@ -230,6 +264,10 @@ class OpenAiSpeechSession implements SpeechSession {
   replyAfterTools(): void {
     this.connection.send({ type: 'response.create' });
   }
+  /** The caller's turn is answered when the gateway says so (create_response is off: turnDetection). */
+  answerCaller(): void {
+    this.connection.send({ type: 'response.create' });
+  }
   /** A response of its own for the first line: its instructions (for this response only) ask for the line word for word, and no tool. */
   sayFirst(line: string): void {
     this.connection.send({ type: 'response.create', response: { instructions: firstLineInstructions(line), tool_choice: 'none' } });
@@ -251,6 +289,11 @@ export class OpenAiSpeechProvider implements SpeechProvider {
   readonly transcriptCutAtHeard = false;
   /** Server VAD's input_audio_buffer.speech_stopped. */
   readonly reportsEndOfSpeech = true;
+
+  /** Its own cut and reply on voice activity are off for an agent whose interruptions the gateway decides (turnDetection). */
+  gatewayDecides(agent: Agent): boolean {
+    return gatewayDecides(agent.voiceConfig);
+  }
 
   constructor(private readonly options: { url: string; apiKey: string | undefined }) {}
 

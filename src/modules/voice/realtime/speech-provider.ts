@@ -46,6 +46,8 @@ export interface SpeechSession {
   callerKeys(line: string): void;
   /** After a tool the model should speak to: OpenAI is asked for a new reply; Gemini goes on by itself. */
   replyAfterTools(): void;
+  /** The caller's last turn is answered now (a provider whose own reply on the end of speech is off: SpeechProvider.gatewayDecides). */
+  answerCaller?(): void;
   /** New instructions (fresh passages) for the replies to come, where the provider takes them mid-session. */
   updateInstructions(instructions: string): void;
   /** The call is ending: what the session still holds back (a caller turn not yet told, a reply waiting for it) is told now, in order. */
@@ -65,6 +67,12 @@ export interface SpeechProvider {
   readonly transcriptCutAtHeard: boolean;
   /** Whether the provider says when the caller stopped speaking (`callerStopped`); when not, the bridge detects it on the caller's audio. */
   readonly reportsEndOfSpeech: boolean;
+  /**
+   * Whether, for this agent, the provider's own cut and reply on the caller's voice are off and the
+   * bridge decides on the caller's words (voiceConfig.interruptions: OpenAI, every mode but any);
+   * when not, the provider cuts and answers as its voice activity detection says.
+   */
+  gatewayDecides?(agent: Agent): boolean;
   /** Opens and configures the call's session, with the agent's own tools beside the built-in ones; rejects with a message fit for the call record. */
   open(agent: Agent, instructions: string, events: SpeechEvents, tools?: CallTool[]): Promise<SpeechSession>;
 }
