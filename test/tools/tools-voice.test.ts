@@ -229,8 +229,11 @@ describe('speech to speech (OpenAI Realtime and Gemini Live doubles)', () => {
     ]);
     const output = session.received.find((event) => event.type === 'conversation.item.create')!;
     expect(JSON.parse(output.item.output)).toEqual({ status: 200, answer: { eta: 'Monday' } });
-    // The reply after the output is asked for with a plain response.create (no instructions of its own).
-    expect(session.received.filter((event) => event.type === 'response.create').map((event) => event.response ?? null)).toEqual([null]);
+    // The reply after the output is asked for with a plain response.create (no instructions of its own), after
+    // the one that answered the caller's turn (the gateway asks for replies itself: voice.md › Interruptions).
+    const creates = session.received.filter((event) => event.type === 'response.create');
+    expect(creates.map((event) => event.response ?? null)).toEqual([null, null]);
+    expect(session.received.indexOf(creates[1]!)).toBeGreaterThan(session.received.indexOf(output));
     expect(business.received[0]!.parsed).toMatchObject({
       tool: 'realtime_lookup',
       arguments: { orderId: 'A1' },
