@@ -2739,6 +2739,10 @@ export interface components {
             ttsModel?: string;
             /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
             language?: string;
+            /** @description When the caller speaking over the agent cuts its reply; unset: mode words, the language’s back-channels ignored */
+            interruptions?: components["schemas"]["InterruptionsInput"];
+            /** @description How the end of the caller’s turn is found; unset: silence, the provider’s default */
+            turnDetection?: components["schemas"]["TurnDetectionInput"];
         };
         MemoryConfigInput: {
             /** @description Whether the model sees earlier messages at all */
@@ -2957,6 +2961,8 @@ export interface components {
             usage: components["schemas"]["Usage"] | null;
             /** @description The model that wrote it (assistant messages); null for user messages */
             model: string | null;
+            /** @description A back-channel of the caller ("mhm", "yeah") said while the agent spoke: it did not cut the agent and was not answered */
+            backChannel: boolean;
             /** @description The id of the conversation */
             conversationId: string;
         };
@@ -4295,6 +4301,10 @@ export interface components {
             ttsModel: string | null;
             /** @description The language the caller speaks, a BCP-47 tag (en, en-US, fr) or multi; null for en */
             language: string | null;
+            /** @description null: mode words, minWords 1, minSpeechMs 0, the language’s back-channels ignored */
+            interruptions: components["schemas"]["Interruptions"] | null;
+            /** @description null: silence, the provider’s default pause */
+            turnDetection: components["schemas"]["TurnDetection"] | null;
         };
         /** @description Whether and how far an agent remembers earlier messages of a conversation */
         MemoryConfig: {
@@ -4338,6 +4348,33 @@ export interface components {
             description: string | null;
             /** @description cold: the caller is connected without a briefing (the only mode carried out yet) */
             mode: string;
+        };
+        InterruptionsInput: {
+            /**
+             * @description words (the default), any, or never
+             * @enum {string}
+             */
+            mode?: "words" | "any" | "never";
+            /** @description Words not in the ignore list that cut the reply (mode words), 1 to 10; default 1 */
+            minWords?: number;
+            /** @description The caller's speech, from their turn's first recognized word, before it may cut the reply (mode words), 0 to 5000 ms; default 0 */
+            minSpeechMs?: number;
+            /** @description Back-channels that never cut the reply (words or short phrases, at most 50 of 1 to 40 characters); unset: the default list of the agent's language */
+            ignore?: string[];
+        };
+        TurnDetectionInput: {
+            /**
+             * @description silence or semantic
+             * @enum {string}
+             */
+            type: "silence" | "semantic";
+            /**
+             * @description type semantic only: low, medium, high or auto (the default)
+             * @enum {string}
+             */
+            eagerness?: "low" | "medium" | "high" | "auto";
+            /** @description type silence only: the pause that ends the turn, 100 to 5000 ms; the provider's default when unset */
+            silenceMs?: number;
         };
         /** @description Tokens a model reply cost */
         Usage: {
@@ -4623,6 +4660,35 @@ export interface components {
             } | null;
             /** @description Why agents cannot use it (a name or a schema the gateway refuses); null when they can */
             refused: string | null;
+        };
+        /** @description When the caller speaking over the agent cuts its reply */
+        Interruptions: {
+            /**
+             * @description words (the default), any, or never
+             * @enum {string}
+             */
+            mode: "words" | "any" | "never";
+            /** @description Words not in the ignore list that cut the reply (mode words), 1 to 10; default 1 */
+            minWords: number;
+            /** @description The caller's speech, from their turn's first recognized word, before it may cut the reply (mode words), 0 to 5000 ms; default 0 */
+            minSpeechMs: number;
+            /** @description null: the default back-channels of the agent’s language (docs/voice.md) */
+            ignore: string[] | null;
+        };
+        /** @description How the end of the caller’s turn is found */
+        TurnDetection: {
+            /**
+             * @description silence or semantic
+             * @enum {string}
+             */
+            type: "silence" | "semantic";
+            /**
+             * @description type semantic only: low, medium, high or auto (the default)
+             * @enum {string|null}
+             */
+            eagerness: "low" | "medium" | "high" | "auto" | null;
+            /** @description type silence only: the pause that ends the turn, 100 to 5000 ms; the provider's default when unset */
+            silenceMs: number | null;
         };
         /** @description A user of the organization */
         User: {
@@ -7142,7 +7208,20 @@ export interface operations {
                      *             "sttModel": "nova-3",
                      *             "ttsProvider": "elevenlabs",
                      *             "ttsModel": "eleven_flash_v2_5",
-                     *             "language": "en-US"
+                     *             "language": "en-US",
+                     *             "interruptions": {
+                     *               "mode": "words",
+                     *               "minWords": 3,
+                     *               "minSpeechMs": 3,
+                     *               "ignore": [
+                     *                 "Example ignore"
+                     *               ]
+                     *             },
+                     *             "turnDetection": {
+                     *               "type": "silence",
+                     *               "eagerness": "low",
+                     *               "silenceMs": 3
+                     *             }
                      *           },
                      *           "memoryConfig": {
                      *             "enabled": true,
@@ -7439,7 +7518,20 @@ export interface operations {
                      *         "sttModel": "nova-3",
                      *         "ttsProvider": "elevenlabs",
                      *         "ttsModel": "eleven_flash_v2_5",
-                     *         "language": "en-US"
+                     *         "language": "en-US",
+                     *         "interruptions": {
+                     *           "mode": "words",
+                     *           "minWords": 3,
+                     *           "minSpeechMs": 3,
+                     *           "ignore": [
+                     *             "Example ignore"
+                     *           ]
+                     *         },
+                     *         "turnDetection": {
+                     *           "type": "silence",
+                     *           "eagerness": "low",
+                     *           "silenceMs": 3
+                     *         }
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -7792,7 +7884,20 @@ export interface operations {
                      *         "sttModel": "nova-3",
                      *         "ttsProvider": "elevenlabs",
                      *         "ttsModel": "eleven_flash_v2_5",
-                     *         "language": "en-US"
+                     *         "language": "en-US",
+                     *         "interruptions": {
+                     *           "mode": "words",
+                     *           "minWords": 3,
+                     *           "minSpeechMs": 3,
+                     *           "ignore": [
+                     *             "Example ignore"
+                     *           ]
+                     *         },
+                     *         "turnDetection": {
+                     *           "type": "silence",
+                     *           "eagerness": "low",
+                     *           "silenceMs": 3
+                     *         }
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -8071,7 +8176,20 @@ export interface operations {
                      *         "sttModel": "nova-3",
                      *         "ttsProvider": "elevenlabs",
                      *         "ttsModel": "eleven_flash_v2_5",
-                     *         "language": "en-US"
+                     *         "language": "en-US",
+                     *         "interruptions": {
+                     *           "mode": "words",
+                     *           "minWords": 3,
+                     *           "minSpeechMs": 3,
+                     *           "ignore": [
+                     *             "Example ignore"
+                     *           ]
+                     *         },
+                     *         "turnDetection": {
+                     *           "type": "silence",
+                     *           "eagerness": "low",
+                     *           "silenceMs": 3
+                     *         }
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -8424,7 +8542,20 @@ export interface operations {
                      *         "sttModel": "nova-3",
                      *         "ttsProvider": "elevenlabs",
                      *         "ttsModel": "eleven_flash_v2_5",
-                     *         "language": "en-US"
+                     *         "language": "en-US",
+                     *         "interruptions": {
+                     *           "mode": "words",
+                     *           "minWords": 3,
+                     *           "minSpeechMs": 3,
+                     *           "ignore": [
+                     *             "Example ignore"
+                     *           ]
+                     *         },
+                     *         "turnDetection": {
+                     *           "type": "silence",
+                     *           "eagerness": "low",
+                     *           "silenceMs": 3
+                     *         }
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -8754,7 +8885,20 @@ export interface operations {
                      *         "sttModel": "nova-3",
                      *         "ttsProvider": "elevenlabs",
                      *         "ttsModel": "eleven_flash_v2_5",
-                     *         "language": "en-US"
+                     *         "language": "en-US",
+                     *         "interruptions": {
+                     *           "mode": "words",
+                     *           "minWords": 3,
+                     *           "minSpeechMs": 3,
+                     *           "ignore": [
+                     *             "Example ignore"
+                     *           ]
+                     *         },
+                     *         "turnDetection": {
+                     *           "type": "silence",
+                     *           "eagerness": "low",
+                     *           "silenceMs": 3
+                     *         }
                      *       },
                      *       "memoryConfig": {
                      *         "enabled": true,
@@ -9781,7 +9925,20 @@ export interface operations {
                      *           "sttModel": "nova-3",
                      *           "ttsProvider": "elevenlabs",
                      *           "ttsModel": "eleven_flash_v2_5",
-                     *           "language": "en-US"
+                     *           "language": "en-US",
+                     *           "interruptions": {
+                     *             "mode": "words",
+                     *             "minWords": 3,
+                     *             "minSpeechMs": 3,
+                     *             "ignore": [
+                     *               "Example ignore"
+                     *             ]
+                     *           },
+                     *           "turnDetection": {
+                     *             "type": "silence",
+                     *             "eagerness": "low",
+                     *             "silenceMs": 3
+                     *           }
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -9847,6 +10004,7 @@ export interface operations {
                      *             "model": "builtin/echo"
                      *           },
                      *           "model": "builtin/echo",
+                     *           "backChannel": true,
                      *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
                      *       ]
@@ -10214,7 +10372,20 @@ export interface operations {
                      *           "sttModel": "nova-3",
                      *           "ttsProvider": "elevenlabs",
                      *           "ttsModel": "eleven_flash_v2_5",
-                     *           "language": "en-US"
+                     *           "language": "en-US",
+                     *           "interruptions": {
+                     *             "mode": "words",
+                     *             "minWords": 3,
+                     *             "minSpeechMs": 3,
+                     *             "ignore": [
+                     *               "Example ignore"
+                     *             ]
+                     *           },
+                     *           "turnDetection": {
+                     *             "type": "silence",
+                     *             "eagerness": "low",
+                     *             "silenceMs": 3
+                     *           }
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -10280,6 +10451,7 @@ export interface operations {
                      *             "model": "builtin/echo"
                      *           },
                      *           "model": "builtin/echo",
+                     *           "backChannel": true,
                      *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
                      *       ]
@@ -10485,6 +10657,7 @@ export interface operations {
                      *             "model": "builtin/echo"
                      *           },
                      *           "model": "builtin/echo",
+                     *           "backChannel": true,
                      *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
                      *       ],
@@ -11080,7 +11253,20 @@ export interface operations {
                      *           "sttModel": "nova-3",
                      *           "ttsProvider": "elevenlabs",
                      *           "ttsModel": "eleven_flash_v2_5",
-                     *           "language": "en-US"
+                     *           "language": "en-US",
+                     *           "interruptions": {
+                     *             "mode": "words",
+                     *             "minWords": 3,
+                     *             "minSpeechMs": 3,
+                     *             "ignore": [
+                     *               "Example ignore"
+                     *             ]
+                     *           },
+                     *           "turnDetection": {
+                     *             "type": "silence",
+                     *             "eagerness": "low",
+                     *             "silenceMs": 3
+                     *           }
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -11146,6 +11332,7 @@ export interface operations {
                      *             "model": "builtin/echo"
                      *           },
                      *           "model": "builtin/echo",
+                     *           "backChannel": true,
                      *           "conversationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50"
                      *         }
                      *       ]
@@ -24212,7 +24399,18 @@ export interface operations {
                      *               "sttModel": "nova-3",
                      *               "ttsProvider": "elevenlabs",
                      *               "ttsModel": "eleven_flash_v2_5",
-                     *               "language": "en-US"
+                     *               "language": "en-US",
+                     *               "interruptions": {
+                     *                 "mode": "words",
+                     *                 "minWords": 3,
+                     *                 "minSpeechMs": 3,
+                     *                 "ignore": []
+                     *               },
+                     *               "turnDetection": {
+                     *                 "type": "silence",
+                     *                 "eagerness": "low",
+                     *                 "silenceMs": 3
+                     *               }
                      *             },
                      *             "memoryConfig": {
                      *               "enabled": true,
@@ -24627,7 +24825,20 @@ export interface operations {
                      *           "sttModel": "nova-3",
                      *           "ttsProvider": "elevenlabs",
                      *           "ttsModel": "eleven_flash_v2_5",
-                     *           "language": "en-US"
+                     *           "language": "en-US",
+                     *           "interruptions": {
+                     *             "mode": "words",
+                     *             "minWords": 3,
+                     *             "minSpeechMs": 3,
+                     *             "ignore": [
+                     *               "Example ignore"
+                     *             ]
+                     *           },
+                     *           "turnDetection": {
+                     *             "type": "silence",
+                     *             "eagerness": "low",
+                     *             "silenceMs": 3
+                     *           }
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -25079,7 +25290,20 @@ export interface operations {
                      *           "sttModel": "nova-3",
                      *           "ttsProvider": "elevenlabs",
                      *           "ttsModel": "eleven_flash_v2_5",
-                     *           "language": "en-US"
+                     *           "language": "en-US",
+                     *           "interruptions": {
+                     *             "mode": "words",
+                     *             "minWords": 3,
+                     *             "minSpeechMs": 3,
+                     *             "ignore": [
+                     *               "Example ignore"
+                     *             ]
+                     *           },
+                     *           "turnDetection": {
+                     *             "type": "silence",
+                     *             "eagerness": "low",
+                     *             "silenceMs": 3
+                     *           }
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -25477,7 +25701,20 @@ export interface operations {
                      *           "sttModel": "nova-3",
                      *           "ttsProvider": "elevenlabs",
                      *           "ttsModel": "eleven_flash_v2_5",
-                     *           "language": "en-US"
+                     *           "language": "en-US",
+                     *           "interruptions": {
+                     *             "mode": "words",
+                     *             "minWords": 3,
+                     *             "minSpeechMs": 3,
+                     *             "ignore": [
+                     *               "Example ignore"
+                     *             ]
+                     *           },
+                     *           "turnDetection": {
+                     *             "type": "silence",
+                     *             "eagerness": "low",
+                     *             "silenceMs": 3
+                     *           }
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -26192,7 +26429,20 @@ export interface operations {
                      *           "sttModel": "nova-3",
                      *           "ttsProvider": "elevenlabs",
                      *           "ttsModel": "eleven_flash_v2_5",
-                     *           "language": "en-US"
+                     *           "language": "en-US",
+                     *           "interruptions": {
+                     *             "mode": "words",
+                     *             "minWords": 3,
+                     *             "minSpeechMs": 3,
+                     *             "ignore": [
+                     *               "Example ignore"
+                     *             ]
+                     *           },
+                     *           "turnDetection": {
+                     *             "type": "silence",
+                     *             "eagerness": "low",
+                     *             "silenceMs": 3
+                     *           }
                      *         },
                      *         "memoryConfig": {
                      *           "enabled": true,
@@ -29090,7 +29340,20 @@ export interface operations {
                      *             "sttModel": "nova-3",
                      *             "ttsProvider": "elevenlabs",
                      *             "ttsModel": "eleven_flash_v2_5",
-                     *             "language": "en-US"
+                     *             "language": "en-US",
+                     *             "interruptions": {
+                     *               "mode": "words",
+                     *               "minWords": 3,
+                     *               "minSpeechMs": 3,
+                     *               "ignore": [
+                     *                 "Example ignore"
+                     *               ]
+                     *             },
+                     *             "turnDetection": {
+                     *               "type": "silence",
+                     *               "eagerness": "low",
+                     *               "silenceMs": 3
+                     *             }
                      *           },
                      *           "memoryConfig": {
                      *             "enabled": true,
