@@ -267,6 +267,9 @@ describe('interruptions in streaming', () => {
   }, 30_000);
 
   it('mode never: nothing the caller says cuts the reply; their turn is answered once it was heard', async () => {
+    // Nothing is cut, so every reply plays whole: at twice the speaking rate the reply still outlasts
+    // the caller's words spoken over it (1.5 s in, 0.4 s of speech) by seconds.
+    elevenlabs.faults.speed = 2;
     deepgram.script([LONG, INTERRUPTION]);
     const { caller, callId } = await openStream('streamingNever');
     // The greeting heard to its end (stored once the caller's side says it played).

@@ -427,9 +427,11 @@ describe('faults', () => {
   }, 20_000);
 
   it('an outbound campaign: a call whose recognizer fails is retried per the program, and the retry is talked through', async () => {
-    let placed = 0;
-    // Each call stays answered long enough to be streamed (the carrier ends it after stepMs).
-    twilioFake.script(() => ({ outcome: 'answered', stepMs: placed++ === 0 ? 1500 : 6000 }));
+    // Each call stays answered until the test is done with its stream (it holds until its release),
+    // however long that takes on a busy machine, and then ends at once: no call waits on a clock.
+    const releases: Array<() => void> = [];
+    const releaseAll = () => releases.forEach((release) => release());
+    twilioFake.script(() => ({ outcome: 'answered', holdUntil: new Promise<void>((resolve) => releases.push(resolve)) }));
     const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
     const runner = testRunner(app, { intervalMs: 20 });
     runner.start();
@@ -459,6 +461,7 @@ describe('faults', () => {
       deepgram.refuse = { ...INVALID_AUTH };
       const first = await streamOf(1);
       expect((await first.caller.closed).code).toBe(1011);
+      releases[0]!(); // the carrier now ends the first call too, after the gateway has failed it
       deepgram.refuse = null;
       deepgram.script(['Yes, Monday suits me.']);
       const second = await streamOf(2);
@@ -472,6 +475,7 @@ describe('faults', () => {
       await heardEverything(second.caller, 2);
       second.caller.stop();
       await second.caller.closed;
+      releaseAll(); // the caller has hung up: the carrier reports the call's end
       const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
       expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
       const row = await callRow(second.callId);
@@ -481,6 +485,7 @@ describe('faults', () => {
         { role: 'assistant', content: 'Echo: Yes, Monday suits me.' },
       ]);
     } finally {
+      releaseAll();
       await runner.stop();
     }
     await twilioFake.settled();

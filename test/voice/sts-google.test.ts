@@ -422,8 +422,11 @@ function closeCodeWithin(client: MediaStreamClient, ms: number): Promise<number 
 
 describe('an outbound campaign call on Gemini Live', () => {
   it('is placed through Twilio, streamed to Gemini, talked through and hung up by the agent, its transcript the conversation', async () => {
-    // The call stays answered long enough to be bridged and talked through.
-    twilioFake.script(() => ({ outcome: 'answered', stepMs: 2500 }));
+    // The call stays answered until the agent has hung up (it holds until `release`), however long
+    // that takes on a busy machine; then the carrier reports its end at once.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    twilioFake.script(() => ({ outcome: 'answered', holdUntil: held }));
     gemini.script.push({ caller: 'Hello, who is calling?', reply: [{ text: 'Ada from the Acme shop. Goodbye!' }], tools: [{ name: 'end_call', args: {} }] });
     const campaign = await voiceCampaign(acme, twilioFake, { agentId });
     const runner = testRunner(app, { intervalMs: 20 });
@@ -452,6 +455,7 @@ describe('an outbound campaign call on Gemini Live', () => {
       await caller.sendAudio(callerSpeech(600, 400));
       expect((await caller.closed).code).toBe(1000);
       expect(caller.heard()).toHaveLength(6);
+      release();
       const execution = await waitForExecution(acme, campaign.executionId, (body) => body.status === 'completed');
       expect(execution).toMatchObject({ contactsCompleted: 1, contactsFailed: 0 });
       const row = await callRow(call!.id);
@@ -461,6 +465,7 @@ describe('an outbound campaign call on Gemini Live', () => {
         { role: 'assistant', content: 'Ada from the Acme shop. Goodbye!' },
       ]);
     } finally {
+      release();
       await runner.stop();
     }
     await twilioFake.settled();
