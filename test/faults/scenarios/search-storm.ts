@@ -9,7 +9,7 @@ import { call, createOrganization, prose, storm, watchResponsiveness } from './s
 const DOCUMENTS = 6;
 const DOCUMENT_CHARS = 700_000;
 const WORKERS = 8;
-const DURATION_MS = 10_000;
+const DURATION_MS = 6000;
 const HEALTH_P99_MS = 100;
 const ME_MAX_MS = 1000;
 const RSS_GROWTH_MIB = 300;

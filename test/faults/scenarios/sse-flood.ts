@@ -18,7 +18,7 @@ const KEPT_EVENTS = 5000;
 const PADDING = 2000; // about 10 MB of events replayed by every stream that reads them all
 const READERS = 40;
 const SILENT = 60; // readers that never read
-const DURATION_MS = 10_000;
+const DURATION_MS = 6000;
 // A refused client tries again this much later (Retry-After says 5 s; a flood does not wait that long).
 const RETRY_MS = 250;
 // /healthz and the other organization: before the cap the issue measured 18 s for GET /api/users/me under
