@@ -2,23 +2,17 @@
 // messages against: the client's requests and notifications a tool session sends, and every
 // definition they refer to, verbatim. Usage:
 //   node test/support/extract-mcp-schemas.mjs <schema.json> <repository commit> <version>
-import { readFileSync, writeFileSync } from 'node:fs';
+import { keepReferred, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
 
-const [file, commit, version] = process.argv.slice(2);
-const schema = JSON.parse(readFileSync(file, 'utf8'));
+const { source, commit, rest } = sourceArguments('extract-mcp-schemas.mjs', '<schema.json> <commit of modelcontextprotocol/modelcontextprotocol> <version>');
+const [version] = rest;
+const schema = await readSpec(source);
 const roots = ['InitializeRequest', 'InitializedNotification', 'ListToolsRequest', 'CallToolRequest', 'PingRequest', 'CancelledNotification'];
-const kept = {};
-const visit = (name) => {
-  if (kept[name]) return;
-  const definition = schema.$defs[name];
-  if (!definition) throw new Error(`no definition ${name}`);
-  kept[name] = definition;
-  JSON.stringify(definition).replace(/"#\/\$defs\/([A-Za-z0-9_]+)"/g, (_match, inner) => {
-    visit(inner);
-    return '';
-  });
-};
-roots.forEach(visit);
+const { $defs } = keepReferred(
+  schema,
+  roots.map((name) => ({ $ref: `#/$defs/${name}` })),
+  ['$defs'],
+);
 const out = {
   source: {
     repository: 'modelcontextprotocol/modelcontextprotocol',
@@ -28,11 +22,6 @@ const out = {
   },
   $schema: schema.$schema,
   roots,
-  $defs: Object.fromEntries(
-    Object.keys(kept)
-      .sort()
-      .map((name) => [name, kept[name]]),
-  ),
+  $defs,
 };
-writeFileSync(new URL('./mcp.schemas.json', import.meta.url), `${JSON.stringify(out, null, 2)}\n`);
-console.log(`kept ${Object.keys(kept).length} definitions`);
+writeExtract('mcp.schemas.json', out, { indent: 2, summary: `${Object.keys($defs).length} definitions` });
