@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import { answerProblem, initiateCallProblem, listCallsProblem, recordingRequestProblem, updateCallProblem } from './telnyx-texml-spec.js';
+import { type DetectionScript, scriptedDetection } from './scripted-detection.js';
 
 // A Telnyx TeXML double on loopback, for the subset the gateway uses: Bearer API key, initiating,
 // fetching, listing and updating TeXML calls (every request checked against Telnyx's published
@@ -19,16 +20,12 @@ import { answerProblem, initiateCallProblem, listCallsProblem, recordingRequestP
 export type TelnyxOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
 export type TelnyxCallerTurn = string | { digits: string } | null;
 
-export interface TelnyxCallScript {
+export interface TelnyxCallScript extends DetectionScript {
   outcome: TelnyxOutcome;
   durationSeconds?: number;
   turns?: TelnyxCallerTurn[];
   /** An answered call stays in progress until this settles. */
   holdUntil?: Promise<void>;
-  /** With AsyncAmd: the AnsweredBy verdicts posted to its callback, in order; default machine_end_beep for a voicemail, else human. */
-  answeredBy?: string[];
-  /** MachineDetectionDuration sent with each verdict (ms); default 1800. */
-  detectionMs?: number;
 }
 
 export interface FakeTelnyxFaults {
@@ -364,27 +361,26 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
       call.status = script.outcome;
     } else {
       call.status = 'in-progress';
-      const verdicts = script.answeredBy ?? [script.outcome === 'voicemail' ? 'machine_end_beep' : 'human'];
+      const callback = call.verdictCallback;
       // Synchronous detection decides before the answer URL is asked; in the background, while its TeXML plays.
-      if (call.machineDetection && !call.verdictCallback) call.answeredBy = verdicts.at(-1)!;
-      await report(call, 'answered');
-      const detect = call.verdictCallback
-        ? async () => {
-            for (const verdict of verdicts) {
-              call.answeredBy = verdict;
+      const detect = scriptedDetection(call, script, {
+        synchronous: call.machineDetection !== null && !callback,
+        send: callback
+          ? async (verdict, detectionMs) => {
               // TexmlCallAmdWebhook: form-encoded and signed like every TeXML callback.
-              const sent = await post(call.verdictCallback!, {
+              const sent = await post(callback, {
                 AccountSid: accountSid,
                 AnsweredBy: verdict,
                 CallSid: call.sid,
                 CallSidLegacy: call.sid,
                 ConnectionId: '1234567890',
-                MachineDetectionDuration: String(script.detectionMs ?? 1800),
+                MachineDetectionDuration: String(detectionMs),
               }).catch(() => ({ status: 0, text: '' }));
               call.verdicts.push({ answeredBy: verdict, status: sent.status });
             }
-          }
-        : undefined;
+          : null,
+      });
+      await report(call, 'answered');
       if (call.record) await beginRecording(call, call.record, 'OutboundAPI');
       await follow(call, script, detect);
       await script.holdUntil;

@@ -5,6 +5,7 @@ import twilio from 'twilio';
 import { ACCOUNT_SID, createCallRecordingProblem, DELETE_RECORDING_STATUS, RECORDING_SID } from './twilio-recordings-spec.js';
 import { CALL_SID, createCallDetectionProblem, updateCallProblem } from './twilio-calls-spec.js';
 import { twimlProblem } from './twiml-check.js';
+import { type DetectionScript, scriptedDetection } from './scripted-detection.js';
 
 // A Twilio Programmable Voice double on loopback, for the subset the gateway uses: Basic auth, the
 // account, creating, fetching and listing calls, and each call's life told as signed status
@@ -25,7 +26,7 @@ import { twimlProblem } from './twiml-check.js';
 export type CallOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
 
 /** How one created call lives: its outcome, the duration reported, and how long each step takes. */
-export interface CallScript {
+export interface CallScript extends DetectionScript {
   outcome: CallOutcome;
   /** CallDuration reported on completed (answered, voicemail); default 1. */
   durationSeconds?: number;
@@ -38,10 +39,6 @@ export interface CallScript {
    * call lasts (open its media stream) says when it is done, instead of racing the steps' timers.
    */
   holdUntil?: Promise<void>;
-  /** With AsyncAmd: the AnsweredBy verdicts posted to its callback, in order; default machine_end_beep for a voicemail, else human. */
-  answeredBy?: string[];
-  /** MachineDetectionDuration sent with each verdict (milliseconds); default 1800. */
-  detectionMs?: number;
   /** How a `<Dial action>` of the call ends (its DialCallStatus and DialCallDuration); default completed after 42 s. */
   dial?: { status: 'completed' | 'answered' | 'busy' | 'no-answer' | 'failed' | 'canceled'; durationSeconds?: number };
 }
@@ -528,20 +525,15 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         await step(script.outcome, 'completed', { CallDuration: '0' });
       } else {
         call.startTime = new Date();
-        const verdicts = script.answeredBy ?? [script.outcome === 'voicemail' ? 'machine_end_beep' : 'human'];
         // Synchronous detection decides before the answer URL is asked; asynchronous, while its TwiML plays.
-        call.answeredBy = amd && !call.asyncAmd ? verdicts.at(-1)! : null;
+        call.answeredBy = null;
+        const detect = scriptedDetection(call, script, {
+          synchronous: amd && !call.asyncAmd,
+          send: call.asyncAmd ? (verdict, detectionMs) => sendVerdict(call, verdict, detectionMs) : null,
+        });
         const atAnswer: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         call.status = 'in-progress';
         if (call.record) await startRecording(call, 'OutboundAPI', call.record);
-        const detect = call.asyncAmd
-          ? async () => {
-              for (const verdict of verdicts) {
-                call.answeredBy = verdict;
-                await sendVerdict(call, verdict, script.detectionMs ?? 1800);
-              }
-            }
-          : undefined;
         // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
         await follow(call, { url: call.url, params: { ...baseParams(call), ...atAnswer } }, [...(script.turns ?? [])], detect);
         const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};

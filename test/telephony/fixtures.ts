@@ -3,6 +3,7 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { createAudience } from '../programs/fixtures.js';
 import type { FakeTwilio } from '../support/fake-twilio.js';
 import { eventually } from '../helpers/eventually.js';
+import { testRunner } from '../runner/fixtures.js';
 
 /** A test app whose carrier is the fake Twilio, with PUBLIC_URL set to the app's own address once it listens. */
 export async function startTwilioApp(
@@ -102,4 +103,26 @@ export function waitForExecution(org: TestOrganization, executionId: string, don
     what: `execution ${executionId}`,
     everyMs: 25,
   });
+}
+
+/**
+ * Runs a campaign runner (every 20 ms unless told) until the execution completes, then lets the
+ * loopback Twilio's calls finish what they send (`settle`; pass null when the test wants to see
+ * what was sent before that).
+ */
+export async function runUntilCompleted(
+  app: TestApp,
+  org: TestOrganization,
+  executionId: string,
+  settle: FakeTwilio | null,
+  options: Parameters<typeof testRunner>[1] = { intervalMs: 20 },
+): Promise<void> {
+  const runner = testRunner(app, options);
+  runner.start();
+  try {
+    await waitForExecution(org, executionId, (execution) => execution.status === 'completed');
+  } finally {
+    await runner.stop();
+  }
+  await settle?.settled();
 }

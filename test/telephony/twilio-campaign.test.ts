@@ -4,7 +4,7 @@ import { createLogger } from '../../src/common/logger.js';
 import { loadConfig } from '../../src/config.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallOutcome, type FakeTwilio } from '../support/fake-twilio.js';
-import { FLOW, startTwilioApp, twilioCampaign, waitForExecution } from './fixtures.js';
+import { FLOW, runUntilCompleted, startTwilioApp, twilioCampaign, waitForExecution } from './fixtures.js';
 import { testRunner } from '../runner/fixtures.js';
 
 let fake: FakeTwilio;
@@ -99,14 +99,7 @@ describe('a campaign through Twilio', () => {
   it('places every call with a signed status callback and background machine detection, and records each call and contact once', async () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 6, callsPerSecond: 20 });
     const byPhone = scriptOutcomes(campaign.phones);
-    const runner = testRunner(app, { intervalMs: 20 });
-    runner.start();
-    try {
-      await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
-    } finally {
-      await runner.stop();
-    }
-    await fake.settled();
+    await runUntilCompleted(app, acme, campaign.executionId, fake);
     const calls = await expectOneFinalCallPerContact(campaign.executionId, byPhone);
 
     // What Twilio was asked: the program's caller ID, our callbacks under PUBLIC_URL, all four events, AMD.
@@ -149,14 +142,7 @@ describe('a campaign through Twilio', () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 6, callsPerSecond: 20 });
     const byPhone = scriptOutcomes(campaign.phones);
     fake.faults({ duplicate: true, reorder: true });
-    const runner = testRunner(app, { intervalMs: 20 });
-    runner.start();
-    try {
-      await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
-    } finally {
-      await runner.stop();
-    }
-    await fake.settled();
+    await runUntilCompleted(app, acme, campaign.executionId, fake);
     await expectOneFinalCallPerContact(campaign.executionId, byPhone);
     const delivered = fake.callbacks().filter((callback) => byPhone.has(callback.params.To));
     expect(delivered.length).toBeGreaterThanOrEqual(2 * 6 * 3);
@@ -167,13 +153,7 @@ describe('a campaign through Twilio', () => {
     const campaign = await twilioCampaign(acme, fake, { contacts: 6, callsPerSecond: 20 });
     const byPhone = scriptOutcomes(campaign.phones);
     fake.faults({ drop: true });
-    const runner = testRunner(app, { intervalMs: 20, leaseMs: 1000 });
-    runner.start();
-    try {
-      await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
-    } finally {
-      await runner.stop();
-    }
+    await runUntilCompleted(app, acme, campaign.executionId, null, { intervalMs: 20, leaseMs: 1000 });
     await expectOneFinalCallPerContact(campaign.executionId, byPhone);
     const fetched = fake.requests().filter((request) => request.method === 'GET' && /\/Calls\/CA[0-9a-f]{32}\.json$/.test(request.path));
     expect(fetched.length).toBeGreaterThanOrEqual(6);

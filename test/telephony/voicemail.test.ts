@@ -9,8 +9,7 @@ import {
 } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallScript, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
-import { FLOW, startTwilioApp, twilioCampaign, waitForExecution, type TwilioCampaign } from './fixtures.js';
-import { testRunner } from '../runner/fixtures.js';
+import { FLOW, runUntilCompleted, startTwilioApp, twilioCampaign, type TwilioCampaign } from './fixtures.js';
 import { createAudience, fieldsOf } from '../programs/fixtures.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 
@@ -41,14 +40,7 @@ async function run(program: Record<string, unknown>, scripts: CallScript[]): Pro
   const campaign = await twilioCampaign(acme, fake, { contacts: scripts.length, callsPerSecond: 20, program });
   const byPhone = new Map(campaign.phones.map((phone, index) => [phone, scripts[index]!]));
   fake.script((to) => byPhone.get(to) ?? { outcome: 'answered' });
-  const runner = testRunner(app, { intervalMs: 20 });
-  runner.start();
-  try {
-    await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
-  } finally {
-    await runner.stop();
-  }
-  await fake.settled();
+  await runUntilCompleted(app, acme, campaign.executionId, fake);
   return {
     campaign,
     calls: new Map(
@@ -272,13 +264,7 @@ describe('the simulator', () => {
     const execution = (await acme.rest.post(`/api/programs/${program.body.id}/executions`)).body;
     expect((await acme.rest.post(`/api/executions/${execution.id}/start`)).status).toBe(200);
     const dialer = new SimulatedDialer({ seed: 'voicemail', speedMs: 0, weights: { answered: 0, no_answer: 0, busy: 0, voicemail: 1, failed: 0 } });
-    const runner = testRunner(app, { dialer, intervalMs: 20 });
-    runner.start();
-    try {
-      await waitForExecution(acme, execution.id, (row) => row.status === 'completed');
-    } finally {
-      await runner.stop();
-    }
+    await runUntilCompleted(app, acme, execution.id, null, { dialer, intervalMs: 20 });
     const rows = await callsOf(execution.id);
     expect(rows.map((row) => [row.outcome, row.answered_by])).toEqual([
       ['voicemail_left', 'machine'],

@@ -3,12 +3,11 @@ import twilio from 'twilio';
 import { CallConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallerTurn, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
-import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
+import { runUntilCompleted, startTwilioApp } from '../telephony/fixtures.js';
 import { callsOf, closedConversation, createVoiceAgent, messagesOf, POLICY, twilioNumber, voiceCampaign } from './fixtures.js';
 import { WORDS } from '../../src/modules/voice/voice-actions.js';
 import { POLICY_WITHHELD } from '../../src/modules/agents/prompt.js';
 import { probeModel, type ModelProbe } from '../agents/fixtures.js';
-import { testRunner } from '../runner/fixtures.js';
 
 let fake: FakeTwilio;
 let app: TestApp;
@@ -56,14 +55,7 @@ async function runCall(options: {
   const campaign = await voiceCampaign(acme, fake, { flow: options.flow, agentId: options.agentId, maxAttempts: options.maxAttempts });
   await options.activated?.();
   fake.script(() => ({ outcome: 'answered', durationSeconds: 30, stepMs: 5, turns: options.turns }));
-  const runner = testRunner(app, { intervalMs: 20 });
-  runner.start();
-  try {
-    await waitForExecution(acme, campaign.executionId, (execution) => execution.status === 'completed');
-  } finally {
-    await runner.stop();
-  }
-  await fake.settled();
+  await runUntilCompleted(app, acme, campaign.executionId, fake);
   const heard = fake.calls().filter((call) => call.to === campaign.phones[0]);
   const stored = await callsOf(app, campaign.executionId);
   return { campaign, heard, stored };
