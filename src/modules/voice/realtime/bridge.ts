@@ -15,7 +15,7 @@ import { closeAfter } from './close-after.js';
 import { renderedPrompt, type RenderedPrompt } from '../../agents/templates/call-context.js';
 import { firstMessageFor } from '../../agents/templates/first-message.js';
 import type { MediaEvent, MediaLink } from '../../telephony/carriers/media-link.js';
-import { KeypadPresses } from '../keypad/keypad-presses.js';
+import { CallerKeypad } from '../keypad/caller-keypad.js';
 import { agentPressedLine, dtmfDurationMs, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferOutcome, TransferPort } from '../transfer/call-transfers.js';
 import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
@@ -123,9 +123,8 @@ export class CallBridge implements SpeechEvents {
   private readonly clock: TurnClock;
   /** Our end-of-speech signal, for a provider without one; dropped once the agent's provider is known to have its own. */
   private endOfSpeech: EndOfSpeechDetector | null = new EndOfSpeechDetector(() => this.callerStopped());
-  /** The caller's keys, a line a batch; the lines told before the provider's session was open; until when the agent's own tones play. */
-  private readonly keypad = new KeypadPresses((line) => this.callerPressed(line));
-  private keysWaiting: string[] = [];
+  /** The caller's keys, a line a batch, held while the provider's session opens (10 s at most: a few lines); until when the agent's own tones play. */
+  private readonly keypad = new CallerKeypad((line) => this.callerPressed(line), { maxLines: 20 });
   private keysPlayUntil = 0;
   /** What the caller's words over the agent do to its reply (voiceConfig.interruptions), and whether the bridge, not the provider, decides it (and asks for each reply). */
   private interruptions = new InterruptionRules(interruptionSettings(null));
@@ -211,7 +210,7 @@ export class CallBridge implements SpeechEvents {
         provider.sayFirst(opening);
       }
       for (const audio of this.queued.splice(0)) provider.appendCallerAudio(audio);
-      for (const line of this.keysWaiting.splice(0)) this.callerPressed(line);
+      for (const line of this.keypad.take()) this.callerPressed(line);
       logger.info({ callId: this.call.id, conversationId: this.conversationId }, 'speech-to-speech bridge open');
     } catch (error) {
       this.fail(error instanceof Error ? error.message : String(error));
@@ -549,8 +548,7 @@ export class CallBridge implements SpeechEvents {
   private callerPressed(line: string): void {
     if (this.finished) return;
     if (!this.provider) {
-      // A line a second at most, while the session opens (10 s at most): a few.
-      if (this.keysWaiting.length < 20) this.keysWaiting.push(line);
+      this.keypad.hold(line);
       return;
     }
     this.store(MessageRole.user, line);
@@ -614,7 +612,7 @@ export class CallBridge implements SpeechEvents {
 
   /** Keys pressed and not yet told when the call ends are kept in the transcript. */
   private storeKeysLeft(): void {
-    const lines = [...this.keysWaiting.splice(0), this.keypad.end()].filter((line): line is string => line !== null);
+    const lines = this.keypad.end();
     if (this.conversationId) for (const line of lines) this.store(MessageRole.user, line);
   }
 

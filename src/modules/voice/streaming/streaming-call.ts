@@ -18,7 +18,8 @@ import type { Recognizer, RecognizerEvents, RecognizerName, RecognizerSession, S
 import { StreamingTurnClock } from './streaming-latency.js';
 import { renderedPrompt, type RenderedPrompt } from '../../agents/templates/call-context.js';
 import { firstMessageFor } from '../../agents/templates/first-message.js';
-import { isKey, KeypadPresses } from '../keypad/keypad-presses.js';
+import { isKey } from '../keypad/keypad-presses.js';
+import { CallerKeypad } from '../keypad/caller-keypad.js';
 import { agentPressedLine, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferPort } from '../transfer/call-transfers.js';
 import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
@@ -186,9 +187,8 @@ export class StreamingCall implements RecognizerEvents {
   /** The caller's turn being heard. */
   private turnWords = '';
   private interimWords = '';
-  /** The lines of the keys of the turn being heard, gathered by `keypad`; digits the agent pressed (send_digits), played once its reply was heard. */
-  private keys = '';
-  private readonly keypad: KeypadPresses;
+  /** The caller's keys: the lines of the turn being heard are held there; digits the agent pressed (send_digits), played once its reply was heard. */
+  private readonly keypad: CallerKeypad;
   private digitsToPress = '';
   /** Where in the caller's audio (ms) the turn being heard started; null between turns. */
   private turnStartedAt: number | null = null;
@@ -223,7 +223,7 @@ export class StreamingCall implements RecognizerEvents {
     this.endOfSpeech = new EndOfSpeechDetector(() => {
       this.lastSpeechEndAt = performance.now();
     });
-    this.keypad = new KeypadPresses((line) => this.keysTold(line), { quietMs: this.rules.keysTimeoutMs });
+    this.keypad = new CallerKeypad((line) => this.keysTold(line), { rules: { quietMs: this.rules.keysTimeoutMs }, maxChars: 2000 });
   }
 
   /** Whether an agent speaks through this pipeline. */
@@ -393,7 +393,7 @@ export class StreamingCall implements RecognizerEvents {
   /** Whether what the caller said (or pressed) of the turn being heard cuts the reply: keys do; words as the agent's interruptions say (a back-channel does not). */
   private cutsReply(reply: Reply): boolean {
     if (!this.cuttable(reply)) return false;
-    if (this.keys) return true;
+    if (this.keypad.held().length > 0) return true;
     const heard = this.interimWords ? `${this.turnWords} ${this.interimWords}` : this.turnWords;
     return this.interruptions.cuts(heard, this.turnStartedAt === null ? 0 : this.audioMs - this.turnStartedAt);
   }
@@ -430,15 +430,16 @@ export class StreamingCall implements RecognizerEvents {
   private keysTold(line: string): void {
     if (this.finished) return;
     // Lines come at most one a second (keypad-presses.ts); while the agent holds the floor they wait, bounded.
-    if (this.keys.length < 2000) this.keys = this.keys ? `${this.keys} ${line}` : line;
+    this.keypad.hold(line);
     this.endTurn();
   }
 
   /** The caller's turn is over (the recognizer's endpointing, `#`, a key timeout, the turn limit): the agent answers it. */
   private endTurn(audioEndMs?: number): void {
-    const said = callerTurnText(this.turnWords, this.keys);
+    const keys = this.keypad.held().join(' ');
+    const said = callerTurnText(this.turnWords, keys);
     if (!said || this.finished) return;
-    if (this.reply && !this.keys && this.interruptions.backChannel(this.turnWords)) {
+    if (this.reply && !keys && this.interruptions.backChannel(this.turnWords)) {
       this.backChannel(this.reply);
       return;
     }
@@ -450,7 +451,7 @@ export class StreamingCall implements RecognizerEvents {
     const now = performance.now();
     const endOfSpeech = this.speechEndAt(audioEndMs) ?? now;
     this.turnWords = '';
-    this.keys = '';
+    this.keypad.take();
     this.turnStartedAt = null;
     this.cutting = false;
     if (this.turnTimer) clearTimeout(this.turnTimer);
@@ -811,7 +812,7 @@ export class StreamingCall implements RecognizerEvents {
     if (this.turnStartedAt !== null && !this.cutting && this.audioMs - this.turnStartedAt >= this.rules.maxTurnMs) this.longTurn();
     if (this.silenceFrom !== null && this.audioMs - this.silenceFrom >= this.rules.silenceMs) {
       this.silenceFrom = null;
-      if (this.reply || this.turnStartedAt !== null || this.keys) return;
+      if (this.reply || this.turnStartedAt !== null || this.keypad.held().length > 0) return;
       this.silencePrompts += 1;
       if (this.silencePrompts === 1) this.say(WORDS.reprompt, false);
       else this.say(WORDS.noInputGoodbye, true);
@@ -916,8 +917,7 @@ export class StreamingCall implements RecognizerEvents {
       reply.synthesis?.cancel();
       this.storeReply(reply, heardText(reply.spoken, reply.heardChars));
     }
-    const keysLeft = this.keypad.end();
-    const keys = keysLeft ? (this.keys ? `${this.keys} ${keysLeft}` : keysLeft) : this.keys;
+    const keys = this.keypad.end().join(' ');
     const said = callerTurnText(this.turnWords + (this.interimWords ? ` ${this.interimWords}` : ''), keys);
     if (said && this.conversationId) this.store(MessageRole.user, said);
     this.recognizer?.close();
