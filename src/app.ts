@@ -161,7 +161,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     // Pages the database wrote as JSON are copied into the answer as they are (src/graphql/sql-answers.ts).
     stringifyResult,
     formatError(formatted, error) {
-      const shaped = formatError(formatted, error);
+      const shaped = formatError(formatted, error, schema);
       metrics?.countError(String(shaped.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
       return shaped;
     },

@@ -1,8 +1,9 @@
-import { GraphQLError, Kind, type ASTNode, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, Kind, type ASTNode, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Response } from 'express';
 import { ArgumentValidationError } from 'type-graphql';
 import { AppError, type FieldError } from '../common/errors.js';
 import { toAppError } from '../common/error-mapping.js';
+import { coercionFieldError } from './coercion-words.js';
 
 /** Codes GraphQL itself produces before a resolver runs; they are kept as they are. */
 const GRAPHQL_CODES = new Set([
@@ -14,18 +15,23 @@ const GRAPHQL_CODES = new Set([
   'BAD_REQUEST',
 ]);
 
-/** A variable of the wrong type: `Variable "$input" got invalid value 5 at "input.name"; ...`. */
-function variableFieldError(message: string): FieldError[] | undefined {
+/**
+ * A variable GraphQL refused: `Variable "$input" got invalid value 5 at "input.name"; ...`; `typed`
+ * when it was of the wrong type, said in REST's words.
+ */
+function variableFieldError(message: string, schema?: GraphQLSchema): { errors: FieldError[]; typed?: FieldError } | undefined {
   const unknown = /Field "(\w+)" is not defined by type/.exec(message);
-  if (unknown) return [{ field: unknown[1]!, message: `unknown field ${unknown[1]}` }];
+  if (unknown) return { errors: [{ field: unknown[1]!, message: `unknown field ${unknown[1]}` }] };
   const missing = /Field "(\w+)" of required type "[^"]+" was not provided/.exec(message);
-  if (missing) return [{ field: missing[1]!, message: `${missing[1]} is required` }];
+  if (missing) return { errors: [{ field: missing[1]!, message: `${missing[1]} is required` }] };
   const match =
     /^Variable "\$(\w+)" got invalid value .*? at "([^"]+)"; (.*)$/s.exec(message) ?? /^Variable "\$(\w+)" got invalid value .*?; (.*)$/s.exec(message);
   if (!match) return undefined;
   const path = match.length === 4 ? match[2]! : match[1]!;
   const field = path.includes('.') ? path.slice(path.indexOf('.') + 1) : path;
-  return [{ field, message: (match.length === 4 ? match[3]! : match[2]!).trim() }];
+  const reason = (match.length === 4 ? match[3]! : match[2]!).trim();
+  const typed = coercionFieldError(field, reason, schema);
+  return typed ? { errors: [typed], typed } : { errors: [{ field, message: reason }] };
 }
 
 /**
@@ -48,8 +54,11 @@ function literalField(error: GraphQLError): string | undefined {
   return /(\w+)\s*:\s*$/.exec(before)?.[1];
 }
 
-/** Shapes every GraphQL error: the AppError code in extensions.code, field errors in extensions.errors. */
-export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+/**
+ * Shapes every GraphQL error: the AppError code in extensions.code, field errors in extensions.errors.
+ * With the schema, a value GraphQL refused for its type is answered in REST's words (its enums' values).
+ */
+export function formatError(formatted: GraphQLFormattedError, error: unknown, schema?: GraphQLSchema): GraphQLFormattedError {
   let original = error instanceof GraphQLError ? error.originalError : error;
   // Apollo wraps GraphQL's own validation errors; the wrapped error is the one with the AST nodes.
   const own = original instanceof GraphQLError ? original : error instanceof GraphQLError && !original ? error : undefined;
@@ -69,14 +78,21 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   }
   if (own && code === 'GRAPHQL_VALIDATION_FAILED' && VALUE_ERROR.test(own.message)) {
     const field = literalField(own);
+    const typed = field ? coercionFieldError(field, formatted.message, schema) : null;
     return {
       ...formatted,
-      extensions: { code: 'BAD_USER_INPUT', ...(field ? { errors: [{ field, message: formatted.message }] } : {}) },
+      ...(typed ? { message: typed.message } : {}),
+      extensions: { code: 'BAD_USER_INPUT', ...(field ? { errors: [typed ?? { field, message: formatted.message }] } : {}) },
     };
   }
   if (!original || (typeof code === 'string' && GRAPHQL_CODES.has(code) && !(original instanceof AppError))) {
-    const errors = code === 'BAD_USER_INPUT' ? variableFieldError(formatted.message) : undefined;
-    return { ...formatted, extensions: { code: code ?? 'GRAPHQL_VALIDATION_FAILED', ...(errors ? { errors } : {}) } };
+    const refused = code === 'BAD_USER_INPUT' ? variableFieldError(formatted.message, schema) : undefined;
+    return {
+      ...formatted,
+      // A wrong type is said as REST says it (there, the problem's detail).
+      ...(refused?.typed ? { message: AppError.badInput([refused.typed]).message } : {}),
+      extensions: { code: code ?? 'GRAPHQL_VALIDATION_FAILED', ...(refused ? { errors: refused.errors } : {}) },
+    };
   }
   const appError = original instanceof ArgumentValidationError ? AppError.badInput([]) : toAppError(original);
   return {

@@ -136,7 +136,7 @@ export function subscriptionServer(options: SubscriptionServerOptions) {
         const mapped = toAppError(original);
         if (mapped.status >= 500) logServerError(logger, mapped, original, { requestId }, 'GraphQL subscription failed');
       }
-      const shaped = formatError(error.toJSON(), error);
+      const shaped = formatError(error.toJSON(), error, schema);
       return { ...shaped, extensions: { ...shaped.extensions, requestId } };
     });
 
