@@ -1,4 +1,5 @@
 import type { MediaEvent, MediaFraming } from '../media-link.js';
+import { field, jsonFrame, text } from '../media-json.js';
 
 // Telnyx Media Streaming's frames (developers.telnyx.com, api-reference/websockets/
 // stream-call-media-over-websocket, the AsyncAPI of the socket; read 2026-12-02): `connected`, then
@@ -7,22 +8,9 @@ import type { MediaEvent, MediaFraming } from '../media-link.js';
 // `error`, `stop`. With bidirectionalMode="rtp" the application sends `media` {media: {payload}},
 // `mark` {mark: {name}} and `clear`. A TeXML call's CallSid is its call_control_id.
 
-type Json = Record<string, unknown>;
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-const field = (message: Json, name: string): Json => {
-  const value = message[name];
-  return value && typeof value === 'object' ? (value as Json) : {};
-};
-
 function parse(data: string): MediaEvent | null {
-  let message: Json;
-  try {
-    const parsed: unknown = JSON.parse(data);
-    if (!parsed || typeof parsed !== 'object') return null;
-    message = parsed as Json;
-  } catch {
-    return null;
-  }
+  const message = jsonFrame(data);
+  if (!message) return null;
   switch (message.event) {
     case 'start': {
       const start = field(message, 'start');

@@ -1,5 +1,6 @@
 import { CarrierError, type RecordingMedia, type RecordingStatusEvent } from '../../carrier.js';
 import { own } from '../../../../common/own.js';
+import { wholeSeconds } from '../call-words.js';
 
 /** The recording reports asked for on InitiateCallRequest (RecordingStatusCallbackEvent, space-separated as published). */
 export const TELNYX_RECORDING_EVENTS = 'in-progress completed absent';
@@ -10,12 +11,6 @@ const STATUSES: Record<string, RecordingStatusEvent['status']> = {
   absent: 'absent',
   failed: 'failed',
 };
-
-function seconds(value: string | undefined): number | null {
-  if (value === undefined || value === '') return null;
-  const number = Number(value);
-  return Number.isInteger(number) && number >= 0 ? number : null;
-}
 
 /**
  * A TeXML recording status callback (developers.telnyx.com api-reference/callbacks/texml-recording-in-progress
@@ -29,7 +24,7 @@ export function telnyxRecordingEventOf(params: Record<string, string>): Recordin
     carrierRecordingId: params.RecordingSid,
     carrierCallId: params.CallSid || null,
     status,
-    durationSeconds: seconds(params.RecordingDuration),
+    durationSeconds: wholeSeconds(params.RecordingDuration),
     channels: params.RecordingChannels === '2' ? 'dual' : params.RecordingChannels === '1' ? 'mono' : null,
     errorText: status === 'failed' || status === 'absent' ? `Telnyx reported the recording ${params.RecordingStatus}` : null,
   };

@@ -13,7 +13,7 @@ import {
   type RecordingStatusEvent,
 } from '../../carrier.js';
 import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
-import { own } from '../../../../common/own.js';
+import { twimlCallStatusOf, wholeSeconds } from '../call-words.js';
 import { MACHINE_DETECTION_TIMEOUT_S } from '../../machine-verdict.js';
 import { openTelnyxMedia, telnyxRecordingEventOf, TELNYX_RECORDING_EVENTS } from './telnyx-recording.js';
 
@@ -52,22 +52,9 @@ export const TELNYX_API_ORIGIN = 'https://api.telnyx.com/v2';
 /** How long one request to Telnyx may take before the carrier counts as unavailable. */
 export const TELNYX_TIMEOUT_MS = 10_000;
 
-// TeXML's call statuses are Twilio's words (CallResource.status, and the TeXML callbacks' CallStatus).
-const STATUSES: Record<string, CallStatus> = {
-  queued: CallStatus.queued,
-  initiated: CallStatus.queued,
-  ringing: CallStatus.ringing,
-  'in-progress': CallStatus.in_progress,
-  completed: CallStatus.completed,
-  busy: CallStatus.busy,
-  'no-answer': CallStatus.no_answer,
-  failed: CallStatus.failed,
-  canceled: CallStatus.canceled,
-};
-
-/** TeXML's status in the state machine's words; null when unknown. */
+/** TeXML's status (Twilio's words: CallResource.status, the TeXML callbacks' CallStatus) in the state machine's; null when unknown. */
 export function telnyxStatusOf(status: string | undefined | null): CallStatus | null {
-  return (status && own(STATUSES, status)) || null;
+  return twimlCallStatusOf(status);
 }
 
 /** Telnyx's answering-machine verdict (`human`, `machine`, `not_sure`, or machine_* as TeXML's AnsweredBy writes it); null when absent. */
@@ -75,12 +62,6 @@ export function telnyxAnsweredByOf(value: string | undefined | null): AnsweredBy
   if (!value) return null;
   if (value === 'human') return 'human';
   return value === 'machine' || value.startsWith('machine_') || value === 'fax' ? 'machine' : 'unknown';
-}
-
-function seconds(value: string | number | undefined | null): number | null {
-  if (value === undefined || value === null || value === '') return null;
-  const number = Number(value);
-  return Number.isInteger(number) && number >= 0 ? number : null;
 }
 
 /** What the SDK threw, as a CarrierError: 401 credentials, 429 and 5xx unavailable, another 4xx rejected, no answer unavailable. */
@@ -203,7 +184,7 @@ export class TelnyxCarrier implements CarrierAdapter, RecordingCarrier {
       carrierCallId: params.CallSid,
       status,
       answeredBy: telnyxAnsweredByOf(params.AnsweredBy),
-      durationSeconds: seconds(params.CallDuration),
+      durationSeconds: wholeSeconds(params.CallDuration),
       at: timestamp && !Number.isNaN(timestamp.getTime()) ? timestamp : new Date(),
       ...(params.ErrorMessage ? { errorText: params.ErrorMessage } : {}),
     };
@@ -269,7 +250,7 @@ function stateOf(resource: {
     carrierCallId: resource.sid,
     status,
     answeredBy: telnyxAnsweredByOf(resource.answered_by),
-    durationSeconds: seconds(resource.duration),
+    durationSeconds: wholeSeconds(resource.duration),
     at: Number.isNaN(at.getTime()) ? new Date() : at,
   };
 }

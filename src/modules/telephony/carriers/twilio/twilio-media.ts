@@ -1,26 +1,14 @@
 import type { MediaEvent, MediaFraming } from '../media-link.js';
+import { field, jsonFrame, text } from '../media-json.js';
 
 // Twilio Media Streams' messages (twilio.com/docs/voice/media-streams/websocket-messages): each one
 // names its `event`; `start` carries the call's sid and our custom parameters, `media` a base64
 // μ-law frame, `mark` the name of a mark we sent once the audio before it was played, `dtmf` a key
 // the caller pressed ({dtmf: {track: "inbound_track", digit}}, bidirectional streams only).
 
-type Json = Record<string, unknown>;
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-const field = (message: Json, name: string): Json => {
-  const value = message[name];
-  return value && typeof value === 'object' ? (value as Json) : {};
-};
-
 function parse(data: string): MediaEvent | null {
-  let message: Json;
-  try {
-    const parsed: unknown = JSON.parse(data);
-    if (!parsed || typeof parsed !== 'object') return null;
-    message = parsed as Json;
-  } catch {
-    return null;
-  }
+  const message = jsonFrame(data);
+  if (!message) return null;
   switch (message.event) {
     case 'start': {
       const start = field(message, 'start');

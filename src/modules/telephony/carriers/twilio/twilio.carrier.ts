@@ -19,6 +19,7 @@ import {
 } from '../../carrier.js';
 import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
 import { own } from '../../../../common/own.js';
+import { twimlCallStatusOf, wholeSeconds } from '../call-words.js';
 import { machineDetectionOf } from './twilio-amd.js';
 
 type RequestOptions<TData> = RequestClient.RequestOptions<TData>;
@@ -29,23 +30,11 @@ export const TWILIO_API_ORIGIN = 'https://api.twilio.com';
 /** How long one request to Twilio may take before the carrier counts as unavailable. */
 export const TWILIO_TIMEOUT_MS = 10_000;
 
-const STATUSES: Record<string, CallStatus> = {
-  queued: CallStatus.queued,
-  initiated: CallStatus.queued,
-  ringing: CallStatus.ringing,
-  'in-progress': CallStatus.in_progress,
-  completed: CallStatus.completed,
-  busy: CallStatus.busy,
-  'no-answer': CallStatus.no_answer,
-  failed: CallStatus.failed,
-  canceled: CallStatus.canceled,
-};
-
 const MACHINE = new Set(['machine_start', 'machine_end_beep', 'machine_end_silence', 'machine_end_other', 'fax']);
 
 /** Twilio's `CallStatus` (or a call resource's `status`) in the state machine's words; null when unknown. */
 export function callStatusOf(twilioStatus: string | undefined | null): CallStatus | null {
-  return (twilioStatus && own(STATUSES, twilioStatus)) || null;
+  return twimlCallStatusOf(twilioStatus);
 }
 
 /** Twilio's `AnsweredBy`: human, machine (start, beep, silence, other, fax) or unknown; null when absent. */
@@ -53,12 +42,6 @@ export function answeredByOf(value: string | undefined | null): AnsweredBy | nul
   if (!value) return null;
   if (value === 'human') return 'human';
   return MACHINE.has(value) ? 'machine' : 'unknown';
-}
-
-function seconds(value: string | number | undefined | null): number | null {
-  if (value === undefined || value === null || value === '') return null;
-  const number = Number(value);
-  return Number.isInteger(number) && number >= 0 ? number : null;
 }
 
 /** A request to Twilio that failed, in CarrierError's three kinds: 401 credentials, other 4xx rejected, the rest unavailable. */
@@ -208,7 +191,7 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
       carrierCallId: params.CallSid,
       status,
       answeredBy: answeredByOf(params.AnsweredBy),
-      durationSeconds: seconds(params.CallDuration),
+      durationSeconds: wholeSeconds(params.CallDuration),
       at: timestamp && !Number.isNaN(timestamp.getTime()) ? timestamp : new Date(),
     };
   }
@@ -221,7 +204,7 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
       carrierRecordingId: params.RecordingSid,
       carrierCallId: params.CallSid || null,
       status,
-      durationSeconds: seconds(params.RecordingDuration),
+      durationSeconds: wholeSeconds(params.RecordingDuration),
       channels: params.RecordingChannels === '2' ? 'dual' : params.RecordingChannels === '1' ? 'mono' : null,
       errorText:
         status === 'failed' || status === 'absent'
@@ -304,7 +287,7 @@ function stateOf(call: CallInstance): CarrierCallState | null {
     carrierCallId: call.sid,
     status,
     answeredBy: answeredByOf(call.answeredBy),
-    durationSeconds: seconds(call.duration),
+    durationSeconds: wholeSeconds(call.duration),
     at: call.endTime ?? call.dateUpdated ?? new Date(),
   };
 }
