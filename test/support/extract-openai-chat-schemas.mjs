@@ -9,7 +9,7 @@
 // Kept: `CreateChatCompletionRequest`, `CreateChatCompletionResponse` and
 // `CreateChatCompletionStreamResponse`, and everything they refer to ($ref closure), verbatim.
 
-import { generatedBy, keepSchemas, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
+import { generatedBy, keepSchemas, openApiSource, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
 
 const script = 'extract-openai-chat-schemas.mjs';
 const file = 'openai-chat.schemas.json';
@@ -19,14 +19,7 @@ const roots = ['CreateChatCompletionRequest', 'CreateChatCompletionResponse', 'C
 const schemas = keepSchemas(spec, roots);
 const out = {
   $comment: generatedBy(script, file),
-  source: {
-    repository: 'https://github.com/openai/openai-openapi',
-    commit,
-    file: 'openapi.json',
-    openapi: spec.openapi,
-    apiVersion: spec.info?.version,
-    license: 'MIT',
-  },
+  source: openApiSource(spec, { repository: 'https://github.com/openai/openai-openapi', commit, file: 'openapi.json', license: 'MIT' }),
   components: { schemas },
 };
 writeExtract(file, out, { summary: `${Object.keys(schemas).length} schemas (${roots.length} events)` });

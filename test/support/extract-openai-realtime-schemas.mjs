@@ -8,7 +8,7 @@
 // Kept: every `RealtimeClientEvent*` and `RealtimeServerEvent*` schema and everything they refer to
 // ($ref closure), verbatim. The beta (`RealtimeBeta*`) and translation events are left out.
 
-import { generatedBy, keepSchemas, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
+import { generatedBy, keepSchemas, openApiSource, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
 
 const script = 'extract-openai-realtime-schemas.mjs';
 const file = 'openai-realtime.schemas.json';
@@ -18,14 +18,7 @@ const roots = Object.keys(spec.components.schemas).filter((name) => /^Realtime(C
 const schemas = keepSchemas(spec, roots);
 const out = {
   $comment: generatedBy(script, file),
-  source: {
-    repository: 'https://github.com/openai/openai-openapi',
-    commit,
-    file: 'openapi.json',
-    openapi: spec.openapi,
-    apiVersion: spec.info?.version,
-    license: 'MIT',
-  },
+  source: openApiSource(spec, { repository: 'https://github.com/openai/openai-openapi', commit, file: 'openapi.json', license: 'MIT' }),
   components: { schemas },
 };
 writeExtract(file, out, { summary: `${Object.keys(schemas).length} schemas (${roots.length} events)` });

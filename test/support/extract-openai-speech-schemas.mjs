@@ -9,7 +9,7 @@
 // Kept: `CreateSpeechRequest` and `ErrorResponse` and everything they refer to ($ref closure),
 // verbatim, and the operation's request body (which names CreateSpeechRequest).
 
-import { generatedBy, keepSchemas, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
+import { generatedBy, keepSchemas, openApiSource, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
 
 const script = 'extract-openai-speech-schemas.mjs';
 const file = 'openai-speech.schemas.json';
@@ -19,14 +19,7 @@ const schemas = keepSchemas(spec, ['CreateSpeechRequest', 'ErrorResponse']);
 const { requestBody, operationId } = spec.paths['/audio/speech'].post;
 const out = {
   $comment: generatedBy(script, file),
-  source: {
-    repository: 'https://github.com/openai/openai-openapi',
-    commit,
-    file: 'openapi.json',
-    openapi: spec.openapi,
-    apiVersion: spec.info?.version,
-    license: 'MIT',
-  },
+  source: openApiSource(spec, { repository: 'https://github.com/openai/openai-openapi', commit, file: 'openapi.json', license: 'MIT' }),
   paths: { '/audio/speech': { post: { operationId, requestBody } } },
   components: { schemas },
 };

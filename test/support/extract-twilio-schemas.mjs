@@ -13,19 +13,12 @@
 //   resource's fetch parameters and delete operation (`/Recordings/{Sid}.json`), and the schemas
 //   the recording resource's status and source refer to.
 
-import { generatedBy, keepOperations, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
+import { generatedBy, keepOperations, openApiSource, readSpec, sourceArguments, writeExtract } from './spec-extract.mjs';
 
 const script = 'extract-twilio-schemas.mjs';
 const { source, commit } = sourceArguments(script, '<twilio-oai/spec/json/twilio_api_v2010.json> <commit of twilio/twilio-oai>');
 const spec = await readSpec(source);
-const origin = {
-  repository: 'https://github.com/twilio/twilio-oai',
-  commit,
-  file: 'spec/json/twilio_api_v2010.json',
-  openapi: spec.openapi,
-  apiVersion: spec.info?.version,
-  license: 'MIT',
-};
+const origin = openApiSource(spec, { repository: 'https://github.com/twilio/twilio-oai', commit, file: 'spec/json/twilio_api_v2010.json', license: 'MIT' });
 const files = {
   'twilio-calls.schemas.json': keepOperations(spec, {
     '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json': { post: ['operationId', 'parameters', 'requestBody'] },
