@@ -171,3 +171,10 @@ export function sortField<K extends string>(sortBy: string | null | undefined, a
 export function containsPattern(search: string): string {
   return `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 }
+
+/** The filter of a list whose `search` matches the name or the description anywhere; none without a search. */
+export function nameOrDescriptionMatch(search: string | null | undefined): { $or?: [{ name: { $ilike: string } }, { description: { $ilike: string } }] } {
+  if (!search) return {};
+  const pattern = containsPattern(search);
+  return { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] };
+}

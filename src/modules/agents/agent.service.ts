@@ -2,7 +2,7 @@ import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, sortField, type JsonPage, type Page } from '../../common/pagination.js';
+import { nameOrDescriptionMatch, sortField, type JsonPage, type Page } from '../../common/pagination.js';
 import { readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { readJsonList, type ListRead, type RowJson } from '../../db/read-model.js';
 import { sortedPage } from '../../db/keyset.js';
@@ -39,10 +39,7 @@ function agentPage(actor: Actor, args: AgentListArgs): ListRead<Agent> {
     organization: actor.organizationId,
     status: args.status ?? { $ne: AgentStatus.archived },
   };
-  if (args.search) {
-    const pattern = containsPattern(args.search);
-    Object.assign(where, { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
-  }
+  Object.assign(where, nameOrDescriptionMatch(args.search));
   return {
     entity: Agent,
     where: where as QBFilterQuery<Agent>,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, pageMeta, PageArgs, sortField, type JsonPage, type Page } from '../../common/pagination.js';
+import { nameOrDescriptionMatch, containsPattern, pageMeta, PageArgs, sortField, type JsonPage, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
 import { nestedRelation, readPageWith, relationKey, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { sortedPage } from '../../db/keyset.js';
@@ -64,13 +64,12 @@ export class AudienceService {
    */
   async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Audience>> {
     const field = sortField(args.sortBy, AUDIENCE_SORT_FIELDS);
-    const pattern = args.search ? containsPattern(args.search) : undefined;
     const { rows: data, meta } = await readPageWith(
       this.em,
       Audience,
       {
         organization: actor.organizationId,
-        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+        ...nameOrDescriptionMatch(args.search),
       },
       sortedPage(args, field),
       { organizationId: actor.organizationId, ...include },

@@ -10,7 +10,7 @@ import { KnowledgeBase } from './knowledge-base.entity.js';
 import { KnowledgeChunk } from './knowledge-chunk.entity.js';
 import { KnowledgeDocument, KnowledgeDocumentStatus } from './knowledge-document.entity.js';
 import { DocumentListArgs, type AddDocumentInput, type CreateKnowledgeBaseInput } from './knowledge.inputs.js';
-import { containsPattern, pageMeta, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
+import { nameOrDescriptionMatch, pageMeta, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { pagesByParent } from '../../db/pages-by-parent.js';
 import { nestedRelation, readListWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { validArgs } from '../../common/validation.js';
@@ -124,12 +124,11 @@ export class KnowledgeService {
   /** What a page of `listBases` reads. */
   private listRead(actor: Actor, args: PageArgs): ListRead<KnowledgeBase> {
     const field = sortField(args.sortBy, KNOWLEDGE_BASE_SORT_FIELDS);
-    const pattern = args.search ? containsPattern(args.search) : undefined;
     return {
       entity: KnowledgeBase,
       where: {
         organization: actor.organizationId,
-        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+        ...nameOrDescriptionMatch(args.search),
       },
       options: sortedPage(args, field),
       page: args.page,

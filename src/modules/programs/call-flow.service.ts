@@ -12,7 +12,7 @@ import { FlowNodeType } from './program.enums.js';
 import { E164 } from '../telephony/telephony.inputs.js';
 import { EDGE_CONDITION_HINT, isEdgeCondition } from './edge-condition.js';
 import { authorize } from '../organizations/roles.js';
-import { containsPattern, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
+import { nameOrDescriptionMatch, sortField, type Page, type PageArgs, type JsonPage } from '../../common/pagination.js';
 import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 
 export const CALL_FLOW_SORT_FIELDS = ['createdAt', 'updatedAt', 'name'] as const;
@@ -71,12 +71,11 @@ export class CallFlowService {
   /** What a page of `list` reads. */
   private listRead(actor: Actor, args: PageArgs): ListRead<CallFlow> {
     const field = sortField(args.sortBy, CALL_FLOW_SORT_FIELDS);
-    const pattern = args.search ? containsPattern(args.search) : undefined;
     return {
       entity: CallFlow,
       where: {
         organization: actor.organizationId,
-        ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+        ...nameOrDescriptionMatch(args.search),
       },
       options: sortedPage(args, field),
       page: args.page,

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
 import { AppError, type FieldError } from '../../common/errors.js';
-import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { nameOrDescriptionMatch, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPageWith, WHOLE_ROWS, type PageSelection } from '../../db/nested-relation.js';
 import { Agent } from '../agents/agent.entity.js';
@@ -87,10 +87,9 @@ export class ProgramService {
    */
   async list(actor: Actor, args: PageArgs, include: PageSelection = WHOLE_ROWS): Promise<Page<Program>> {
     const field = sortField(args.sortBy, PROGRAM_SORT_FIELDS);
-    const pattern = args.search ? containsPattern(args.search) : undefined;
     const where = {
       organization: actor.organizationId,
-      ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}),
+      ...nameOrDescriptionMatch(args.search),
     };
     const { rows: data, meta } = await readPageWith(this.em, Program, where, sortedPage(args, field), { organizationId: actor.organizationId, ...include });
     return { data, meta };

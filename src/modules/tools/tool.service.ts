@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
 import { AppError } from '../../common/errors.js';
-import { containsPattern, sortField, type Page, type PageArgs } from '../../common/pagination.js';
+import { nameOrDescriptionMatch, sortField, type Page, type PageArgs } from '../../common/pagination.js';
 import { sortedPage } from '../../db/keyset.js';
 import { isUuid } from '../../db/base.entity.js';
 import { readPage } from '../../db/read-model.js';
@@ -38,11 +38,10 @@ export class ToolService {
   /** A page of tools; `search` matches the name or the description. */
   async list(actor: Actor, args: PageArgs): Promise<Page<Tool>> {
     const field = sortField(args.sortBy, TOOL_SORT_FIELDS);
-    const pattern = args.search ? containsPattern(args.search) : undefined;
     const { rows: data, meta } = await readPage(
       this.em,
       Tool,
-      { organization: actor.organizationId, ...(pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {}) },
+      { organization: actor.organizationId, ...nameOrDescriptionMatch(args.search) },
       sortedPage<Tool>(args, field),
     );
     return { data, meta };
