@@ -13,6 +13,7 @@ import { addUser, type TestUser } from '../helpers/users.js';
 import { createAudience } from '../programs/fixtures.js';
 import { testRunner } from '../runner/fixtures.js';
 import { browserAvailable, launchChromium } from '../support/browser.js';
+import { McpDouble } from '../tools/mcp-double.js';
 import { startWebhookApp } from '../webhooks/fixtures.js';
 import { WebhookReceiver } from '../webhooks/receiver.js';
 
@@ -765,6 +766,130 @@ afterAll(async () => {
     expect(await call.innerText()).toContain(rest.body.toolCalls[0].error);
     await look(page, 'agent-tools');
     await opened.close();
+  });
+
+  it('edits an agent’s tools on its page: an HTTP tool and an MCP server added, changed and removed, the secret once, the API’s field errors beside their fields', async () => {
+    const mcp = await new McpDouble().start();
+    mcp.auth = { name: 'Authorization', value: 'Bearer mcp-secret-4711' };
+    mcp.tools = [
+      {
+        name: 'find_slot',
+        description: 'Find a free slot',
+        inputSchema: { type: 'object', properties: { day: { type: 'string' } } },
+        answer: () => ({ text: 'ok' }),
+      },
+    ];
+    try {
+      const agent = await acme.rest.post('/api/agents', { name: 'Tool desk', instructions: 'You book slots.', modelConfig: { model: 'builtin/echo' } });
+      expect(agent.status).toBe(201);
+      const opened = await openConsole(`/console/agents/${agent.body.id}`);
+      const { page } = opened;
+      await signIn(page, acme.apiKey);
+      const editor = page.getByRole('region', { name: 'Tools', exact: true });
+      await editor.getByText('The organization has no HTTP tool yet.').waitFor();
+
+      // A URL the API refuses: its words beside the field, the same as REST answers for the same input.
+      await editor.getByRole('button', { name: 'Add an HTTP tool' }).click();
+      const form = page.getByRole('form', { name: 'Add an HTTP tool' });
+      await form.getByLabel('Tool name', { exact: true }).fill('book_slot');
+      await form.getByLabel('What it does', { exact: true }).fill('Books a slot');
+      await form.getByLabel('Tool URL', { exact: true }).fill('ftp://127.0.0.1/book');
+      await form.getByRole('button', { name: 'Add the tool' }).click();
+      const rest = await other.rest.post('/api/tools', {
+        name: 'book_slot',
+        description: 'Books a slot',
+        method: 'POST',
+        url: 'ftp://127.0.0.1/book',
+        parameters: JSON.parse(await form.getByLabel('Parameters (JSON Schema)', { exact: true }).inputValue()),
+      });
+      expect(rest.status).toBe(400);
+      const urlError = (rest.body.errors as { field: string; message: string }[]).find((error) => error.field === 'url')!;
+      await form.locator('.field-error[data-field="url"]').filter({ hasText: urlError.message }).waitFor();
+      expect(await form.getByLabel('Tool URL', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+      // Parameters that are not JSON are refused beside their field before anything is sent.
+      await form.getByLabel('Tool URL', { exact: true }).fill('http://127.0.0.1:9/book');
+      await form.getByLabel('Parameters (JSON Schema)', { exact: true }).fill('{ "type": ');
+      await form.getByRole('button', { name: 'Add the tool' }).click();
+      await form.locator('.field-error[data-field="parameters"]').filter({ hasText: 'Not JSON' }).waitFor();
+      await form.getByLabel('Parameters (JSON Schema)', { exact: true }).fill('{"type":"object","properties":{"day":{"type":"string"}}}');
+      await form.getByLabel('Header name (optional)', { exact: true }).fill('X-Desk-Key');
+      await form.getByLabel('Header value', { exact: true }).fill('header-secret-0815');
+      await form.getByRole('button', { name: 'Add the tool' }).click();
+
+      // The signing secret once; the agent lists the new tool.
+      const secret = await page.locator('[data-secret]').innerText();
+      expect(secret).toMatch(/^whsec_/);
+      const ticked = editor.getByLabel('The agent may call book_slot', { exact: true });
+      const saved = editor.getByTestId('tools-saved');
+      await saved.filter({ hasText: 'The agent may call book_slot' }).waitFor();
+      expect(await ticked.isChecked()).toBe(true);
+      const tools = (await acme.rest.get('/api/tools')).body.data as { id: string; name: string; headerNames: string[]; secretHint: string }[];
+      const tool = tools.find((listed) => listed.name === 'book_slot')!;
+      expect([tool.headerNames, secret.endsWith(tool.secretHint)]).toEqual([['X-Desk-Key'], true]);
+      expect((await acme.rest.get(`/api/agents/${agent.body.id}`)).body.toolIds).toEqual([tool.id]);
+      await look(page, 'agent-tools-editor');
+      await page.getByRole('button', { name: 'I have copied it' }).click();
+      expect(await page.locator('[data-secret]').count()).toBe(0);
+      const content = await page.content();
+      expect([content.includes(secret), content.includes('header-secret-0815')]).toEqual([false, false]);
+
+      // Changed: a new description; unticked: the agent no longer lists it; deleted.
+      await editor.getByRole('button', { name: 'Edit book_slot', exact: true }).click();
+      const edit = page.getByRole('form', { name: 'Change the tool book_slot' });
+      await edit.getByLabel('What it does', { exact: true }).fill('Books a free slot on the calendar');
+      await edit.getByRole('button', { name: 'Save the tool' }).click();
+      await editor.getByText('Books a free slot on the calendar').waitFor();
+      expect((await acme.rest.get(`/api/tools/${tool.id}`)).body).toMatchObject({
+        description: 'Books a free slot on the calendar',
+        headerNames: ['X-Desk-Key'],
+      });
+      // Deleting a tool the agent lists is the API's CONFLICT, shown as it comes.
+      await editor.getByRole('button', { name: 'Delete book_slot', exact: true }).click();
+      await editor.locator('.form-error[data-code="CONFLICT"]').waitFor();
+      await ticked.click();
+      await saved.filter({ hasText: 'The agent no longer calls book_slot' }).waitFor();
+      expect((await acme.rest.get(`/api/agents/${agent.body.id}`)).body.toolIds).toEqual([]);
+      await editor.getByRole('button', { name: 'Delete book_slot', exact: true }).click();
+      await editor.getByText('The organization has no HTTP tool yet.').waitFor();
+      expect((await acme.rest.get(`/api/tools/${tool.id}`)).status).toBe(404);
+
+      // An MCP server: a bad URL beside its field, then added with its auth header (never shown), its tool ticked for the agent.
+      await editor.getByRole('button', { name: 'Add an MCP server' }).click();
+      const server = page.getByRole('form', { name: 'Add an MCP server' });
+      await server.getByLabel('Server name', { exact: true }).fill('Calendar');
+      await server.getByLabel('Server URL', { exact: true }).fill('not a url');
+      await server.getByRole('button', { name: 'Add the server' }).click();
+      const restServer = await other.rest.post('/api/mcp-servers', { name: 'Calendar', url: 'not a url' });
+      expect(restServer.status).toBe(400);
+      const serverUrlError = (restServer.body.errors as { field: string; message: string }[]).find((error) => error.field === 'url')!;
+      await server.locator('.field-error[data-field="url"]').filter({ hasText: serverUrlError.message }).waitFor();
+      await server.getByLabel('Server URL', { exact: true }).fill(mcp.url);
+      await server.getByLabel('Auth header name (optional)', { exact: true }).fill('Authorization');
+      await server.getByLabel('Auth header value', { exact: true }).fill('Bearer mcp-secret-4711');
+      await server.getByRole('button', { name: 'Add the server' }).click();
+      const slot = editor.getByLabel('The agent may call find_slot — Find a free slot', { exact: true });
+      await slot.click();
+      await saved.filter({ hasText: 'The agent may call find_slot' }).waitFor();
+      const servers = (await acme.rest.get('/api/mcp-servers')).body.data as { id: string; name: string; status: string }[];
+      expect(servers.map(({ name, status }) => [name, status])).toEqual([['Calendar', 'ready']]);
+      expect((await acme.rest.get(`/api/agents/${agent.body.id}`)).body.mcpTools).toEqual([{ serverId: servers[0]!.id, names: ['find_slot'] }]);
+      expect(await page.content()).not.toContain('mcp-secret-4711');
+      await look(page, 'agent-tools-mcp');
+      await editor.getByRole('button', { name: 'Edit Calendar', exact: true }).click();
+      const serverEdit = page.getByRole('form', { name: 'Change the MCP server Calendar' });
+      await serverEdit.getByLabel('Server name', { exact: true }).fill('Calendar desk');
+      await serverEdit.getByRole('button', { name: 'Save the server' }).click();
+      await editor.locator('[data-server="Calendar desk"]').waitFor();
+      await slot.click();
+      await saved.filter({ hasText: 'The agent no longer calls find_slot' }).waitFor();
+      expect((await acme.rest.get(`/api/agents/${agent.body.id}`)).body.mcpTools).toEqual([]);
+      await editor.getByRole('button', { name: 'Delete Calendar desk', exact: true }).click();
+      await editor.getByText('The organization has no MCP server yet.').waitFor();
+      expect(mcp.problems).toEqual([]);
+      await opened.close();
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('shows the settings: a key’s secret once, a webhook endpoint’s deliveries sent again, carriers, the team', async () => {

@@ -238,6 +238,16 @@ export type CreateContactInput = {
   timeZone?: string | null | undefined;
 };
 
+/** A new MCP server (Streamable HTTP); its tools are listed at once */
+export type CreateMcpServerInput = {
+  /** The header that authenticates the gateway (e.g. Authorization: Bearer …); its value is sealed and never shown again */
+  auth?: ToolHeaderInput | null | undefined;
+  /** 1 to 64 characters, unique in the organization */
+  name: string;
+  /** https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+  url: string;
+};
+
 /** A number the organization owns at its carrier */
 export type CreatePhoneNumberInput = {
   /** A carrier connection of the organization the number belongs to; without one the number is a caller ID for simulated calls only */
@@ -292,6 +302,24 @@ export type CreateProgramInput = {
   simulatedCaller?: ProgramSimulatedCallerInput | null | undefined;
   /** When a machine answers (asynchronous detection, after its greeting): leave a message after the beep, or hang up; null: not set */
   voicemail?: ProgramVoicemailInput | null | undefined;
+};
+
+/** A new HTTP tool; its signing secret is in the answer, and only there */
+export type CreateToolInput = {
+  /** What the model is told the tool does: 1 to 1000 characters */
+  description: string;
+  /** At most 10; their values are sealed and never shown again */
+  headers?: Array<ToolHeaderInput> | null | undefined;
+  /** Default POST */
+  method?: ToolMethod | null | undefined;
+  /** 1 to 64 letters, digits, _ or -; unique in the organization; not end_call, reach_resolution, opt_out, transfer_call or send_digits */
+  name: string;
+  /** A JSON Schema of type object for the arguments: at most 5 levels, 50 properties, no $ref (docs/tools.md#parameters) */
+  parameters: Record<string, unknown>;
+  /** The deadline of the whole exchange in milliseconds: 100 to 30000, default 5000 */
+  timeoutMs?: number | null | undefined;
+  /** https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+  url: string;
 };
 
 /** A web call to start: the agent a person will talk to from a browser tab */
@@ -614,6 +642,14 @@ export type ToolCallStatus =
   /** The tool answered 2xx (an MCP tool: a result without isError) */
   | 'succeeded';
 
+/** A header an HTTP tool (or an MCP server) sends; its value is sealed and never shown again */
+export type ToolHeaderInput = {
+  /** An HTTP header name (at most 64 characters); not one the gateway sets itself (content-type, host, webhook-*) */
+  name: string;
+  /** At most 2048 characters, no line breaks */
+  value: string;
+};
+
 /** How an HTTP tool’s request is sent: its JSON body in every case */
 export type ToolMethod =
   /** PATCH */
@@ -708,6 +744,34 @@ export type UpdateAgentInput = {
   variables?: Array<AgentVariableInput> | null | undefined;
   /** How the agent speaks on calls */
   voiceConfig?: VoiceConfigInput | null | undefined;
+};
+
+/** Changes to an MCP server; fields left out keep their values; a new URL or auth lists its tools again */
+export type UpdateMcpServerInput = {
+  /** null removes it */
+  auth?: ToolHeaderInput | null | undefined;
+  /** The update mcp server input’s name */
+  name?: string | null | undefined;
+  /** https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+  url?: string | null | undefined;
+};
+
+/** Changes to an HTTP tool; fields left out keep their values. headers, when sent, replace them all */
+export type UpdateToolInput = {
+  /** What the update tool input is for, in a sentence or two */
+  description?: string | null | undefined;
+  /** Replaces every header; [] removes them */
+  headers?: Array<ToolHeaderInput> | null | undefined;
+  /** Default POST */
+  method?: ToolMethod | null | undefined;
+  /** The update tool input’s name */
+  name?: string | null | undefined;
+  /** A JSON Schema of type object for the arguments: at most 5 levels, 50 properties, no $ref (docs/tools.md#parameters) */
+  parameters?: Record<string, unknown> | null | undefined;
+  /** The deadline of the whole exchange in milliseconds: 100 to 30000, default 5000 */
+  timeoutMs?: number | null | undefined;
+  /** https URL (at most 2048 characters) the request goes to; it must not resolve to a private, loopback or link-local address (http and those only with TOOLS_ALLOW_PRIVATE=true) */
+  url?: string | null | undefined;
 };
 
 /** owner: everything; admin: all but the organization and its users; member: reads and talks to agents */
@@ -1242,6 +1306,73 @@ export type RemoveUserMutationVariables = Exact<{
 
 export type RemoveUserMutation = { removeUser: { id: string } };
 
+export type ToolRowFragment = { id: string, name: string, description: string, method: ToolMethod, url: string, parameters: Record<string, unknown>, timeoutMs: number, headerNames: Array<string>, secretHint: string };
+
+export type McpServerRowFragment = { id: string, name: string, url: string, status: McpServerStatus, lastError: string | null, authHeaderName: string | null, refreshedAt: string | null, tools: Array<{ name: string, description: string | null, refused: string | null }> };
+
+export type OrganizationToolsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type OrganizationToolsQuery = { tools: { data: Array<{ id: string, name: string, description: string, method: ToolMethod, url: string, parameters: Record<string, unknown>, timeoutMs: number, headerNames: Array<string>, secretHint: string }> }, mcpServers: { data: Array<{ id: string, name: string, url: string, status: McpServerStatus, lastError: string | null, authHeaderName: string | null, refreshedAt: string | null, tools: Array<{ name: string, description: string | null, refused: string | null }> }> } };
+
+export type CreateToolMutationVariables = Exact<{
+  input: CreateToolInput;
+}>;
+
+
+export type CreateToolMutation = { createTool: { id: string, name: string, secret: string } };
+
+export type UpdateToolMutationVariables = Exact<{
+  id: string | number;
+  input: UpdateToolInput;
+}>;
+
+
+export type UpdateToolMutation = { updateTool: { id: string, name: string, description: string, method: ToolMethod, url: string, parameters: Record<string, unknown>, timeoutMs: number, headerNames: Array<string>, secretHint: string } };
+
+export type RotateToolSecretMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RotateToolSecretMutation = { rotateToolSecret: { id: string, name: string, secret: string } };
+
+export type DeleteToolMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DeleteToolMutation = { deleteTool: { id: string } };
+
+export type CreateMcpServerMutationVariables = Exact<{
+  input: CreateMcpServerInput;
+}>;
+
+
+export type CreateMcpServerMutation = { createMcpServer: { id: string, name: string, url: string, status: McpServerStatus, lastError: string | null, authHeaderName: string | null, refreshedAt: string | null, tools: Array<{ name: string, description: string | null, refused: string | null }> } };
+
+export type UpdateMcpServerMutationVariables = Exact<{
+  id: string | number;
+  input: UpdateMcpServerInput;
+}>;
+
+
+export type UpdateMcpServerMutation = { updateMcpServer: { id: string, name: string, url: string, status: McpServerStatus, lastError: string | null, authHeaderName: string | null, refreshedAt: string | null, tools: Array<{ name: string, description: string | null, refused: string | null }> } };
+
+export type RefreshMcpServerMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RefreshMcpServerMutation = { refreshMcpServer: { id: string, name: string, url: string, status: McpServerStatus, lastError: string | null, authHeaderName: string | null, refreshedAt: string | null, tools: Array<{ name: string, description: string | null, refused: string | null }> } };
+
+export type DeleteMcpServerMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DeleteMcpServerMutation = { deleteMcpServer: { id: string } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -1413,6 +1544,35 @@ export const MetaFragmentDoc = new TypedDocumentString(`
   hasPreviousPage
 }
     `, {"fragmentName":"Meta"}) as unknown as TypedDocumentString<MetaFragment, unknown>;
+export const ToolRowFragmentDoc = new TypedDocumentString(`
+    fragment ToolRow on Tool {
+  id
+  name
+  description
+  method
+  url
+  parameters
+  timeoutMs
+  headerNames
+  secretHint
+}
+    `, {"fragmentName":"ToolRow"}) as unknown as TypedDocumentString<ToolRowFragment, unknown>;
+export const McpServerRowFragmentDoc = new TypedDocumentString(`
+    fragment McpServerRow on McpServer {
+  id
+  name
+  url
+  status
+  lastError
+  authHeaderName
+  refreshedAt
+  tools {
+    name
+    description
+    refused
+  }
+}
+    `, {"fragmentName":"McpServerRow"}) as unknown as TypedDocumentString<McpServerRowFragment, unknown>;
 export const AgentsDocument = new TypedDocumentString(`
     query Agents($search: String, $status: AgentStatus, $page: Int!) {
   agents(search: $search, status: $status, page: $page, limit: 20) {
@@ -2734,3 +2894,150 @@ export const RemoveUserDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<RemoveUserMutation, RemoveUserMutationVariables>;
+export const OrganizationToolsDocument = new TypedDocumentString(`
+    query OrganizationTools {
+  tools(limit: 100, sortBy: "name", sortOrder: asc) {
+    data {
+      ...ToolRow
+    }
+  }
+  mcpServers(limit: 100, sortBy: "name", sortOrder: asc) {
+    data {
+      ...McpServerRow
+    }
+  }
+}
+    fragment ToolRow on Tool {
+  id
+  name
+  description
+  method
+  url
+  parameters
+  timeoutMs
+  headerNames
+  secretHint
+}
+fragment McpServerRow on McpServer {
+  id
+  name
+  url
+  status
+  lastError
+  authHeaderName
+  refreshedAt
+  tools {
+    name
+    description
+    refused
+  }
+}`) as unknown as TypedDocumentString<OrganizationToolsQuery, OrganizationToolsQueryVariables>;
+export const CreateToolDocument = new TypedDocumentString(`
+    mutation CreateTool($input: CreateToolInput!) {
+  createTool(input: $input) {
+    id
+    name
+    secret
+  }
+}
+    `) as unknown as TypedDocumentString<CreateToolMutation, CreateToolMutationVariables>;
+export const UpdateToolDocument = new TypedDocumentString(`
+    mutation UpdateTool($id: ID!, $input: UpdateToolInput!) {
+  updateTool(id: $id, input: $input) {
+    ...ToolRow
+  }
+}
+    fragment ToolRow on Tool {
+  id
+  name
+  description
+  method
+  url
+  parameters
+  timeoutMs
+  headerNames
+  secretHint
+}`) as unknown as TypedDocumentString<UpdateToolMutation, UpdateToolMutationVariables>;
+export const RotateToolSecretDocument = new TypedDocumentString(`
+    mutation RotateToolSecret($id: ID!) {
+  rotateToolSecret(id: $id) {
+    id
+    name
+    secret
+  }
+}
+    `) as unknown as TypedDocumentString<RotateToolSecretMutation, RotateToolSecretMutationVariables>;
+export const DeleteToolDocument = new TypedDocumentString(`
+    mutation DeleteTool($id: ID!) {
+  deleteTool(id: $id) {
+    id
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteToolMutation, DeleteToolMutationVariables>;
+export const CreateMcpServerDocument = new TypedDocumentString(`
+    mutation CreateMcpServer($input: CreateMcpServerInput!) {
+  createMcpServer(input: $input) {
+    ...McpServerRow
+  }
+}
+    fragment McpServerRow on McpServer {
+  id
+  name
+  url
+  status
+  lastError
+  authHeaderName
+  refreshedAt
+  tools {
+    name
+    description
+    refused
+  }
+}`) as unknown as TypedDocumentString<CreateMcpServerMutation, CreateMcpServerMutationVariables>;
+export const UpdateMcpServerDocument = new TypedDocumentString(`
+    mutation UpdateMcpServer($id: ID!, $input: UpdateMcpServerInput!) {
+  updateMcpServer(id: $id, input: $input) {
+    ...McpServerRow
+  }
+}
+    fragment McpServerRow on McpServer {
+  id
+  name
+  url
+  status
+  lastError
+  authHeaderName
+  refreshedAt
+  tools {
+    name
+    description
+    refused
+  }
+}`) as unknown as TypedDocumentString<UpdateMcpServerMutation, UpdateMcpServerMutationVariables>;
+export const RefreshMcpServerDocument = new TypedDocumentString(`
+    mutation RefreshMcpServer($id: ID!) {
+  refreshMcpServer(id: $id) {
+    ...McpServerRow
+  }
+}
+    fragment McpServerRow on McpServer {
+  id
+  name
+  url
+  status
+  lastError
+  authHeaderName
+  refreshedAt
+  tools {
+    name
+    description
+    refused
+  }
+}`) as unknown as TypedDocumentString<RefreshMcpServerMutation, RefreshMcpServerMutationVariables>;
+export const DeleteMcpServerDocument = new TypedDocumentString(`
+    mutation DeleteMcpServer($id: ID!) {
+  deleteMcpServer(id: $id) {
+    id
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteMcpServerMutation, DeleteMcpServerMutationVariables>;

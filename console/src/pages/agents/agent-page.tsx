@@ -18,6 +18,7 @@ import { AGENT_FIELDS, draftOf, NEW_AGENT, toInput, type AgentDraft } from './ag
 import { AgentFields } from './agent-fields';
 import { AgentSummary } from './agent-summary';
 import { AgentTools } from './agent-tools';
+import { AgentToolsEditor } from './agent-tools-editor';
 import { TalkButton } from './talk-button';
 import { TestChat } from './test-chat';
 
@@ -129,7 +130,11 @@ function AgentEditor({ agent: loaded }: { agent: AgentFormFragment | null }) {
         </Section>
         {agent ? <TestChat agentId={agent.id} /> : null}
       </div>
-      {agent ? <AgentTools agent={agent} /> : null}
+      {agent && mayManage && can('tools.manage') && agent.status !== 'archived' ? (
+        <AgentToolsEditor agent={agent} onAgent={setAgent} />
+      ) : agent ? (
+        <AgentTools agent={agent} />
+      ) : null}
     </Page>
   );
 }
