@@ -3,6 +3,7 @@ import { Overview } from './pages/overview';
 import { AgentList } from './pages/agents/agent-list';
 import { AgentPage } from './pages/agents/agent-page';
 import { ContactList } from './pages/contacts/contact-list';
+import { ImportList } from './pages/contacts/import-list';
 import { AudienceList } from './pages/contacts/audience-list';
 import { AudiencePage } from './pages/contacts/audience-page';
 import { DoNotCallList } from './pages/contacts/do-not-call-list';
@@ -28,6 +29,7 @@ export function Routes() {
       <Route path="/agents/new">{() => <AgentPage id={null} />}</Route>
       <Route path="/agents/:id">{(params) => <AgentPage key={params.id} id={params.id} />}</Route>
       <Route path="/contacts" component={ContactList} />
+      <Route path="/contacts/imports" component={ImportList} />
       <Route path="/audiences" component={AudienceList} />
       <Route path="/audiences/:id">{(params) => <AudiencePage key={params.id} id={params.id} />}</Route>
       <Route path="/do-not-call" component={DoNotCallList} />

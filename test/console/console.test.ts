@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createLogger } from '../../src/common/logger.js';
 import { SimulatedDialer } from '../../src/modules/programs/runner/simulated-dialer.js';
 import { CONSOLE_POLICY } from '../../src/platform/console-page.js';
-import { LiveEventsDocument } from '../generated/graphql.js';
+import { CreateContactImportDocument, LiveEventsDocument } from '../generated/graphql.js';
 import { liveClient } from '../events/live-client.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { addUser, type TestUser } from '../helpers/users.js';
@@ -699,6 +699,73 @@ afterAll(async () => {
     expect(await asMember.page.getByRole('heading', { name: 'Import a CSV' }).count()).toBe(0);
     expect(await asMember.page.getByLabel('Contacts CSV').count()).toBe(0);
     await asMember.close();
+  });
+
+  it('lists past contact imports with their state and counts, and cancels and resumes them where the API allows', async () => {
+    const worker = app.gateway.services.contactImportWorker;
+    // One waiting for its file, and one whose file is queued while the worker is stopped.
+    const { createContactImport: waiting } = await acme.graphql.ok(CreateContactImportDocument, {});
+    await worker.stop();
+    let started = false;
+    let queuedId: string;
+    try {
+      const sent = await fetch(`${app.baseUrl}/api/imports?mode=skip`, {
+        method: 'POST',
+        headers: { 'x-api-key': acme.apiKey, 'content-type': 'text/csv' },
+        body: 'phone,name\n+14155550171,Past Import\n+14155550172,Later Import\n',
+      });
+      const queued = (await sent.json()) as { id: string; status: string };
+      expect([sent.status, queued.status]).toEqual([202, 'queued']);
+      queuedId = queued.id;
+
+      const opened = await openConsole('/console/contacts');
+      const { page } = opened;
+      await signIn(page, acme.apiKey);
+      await page.getByRole('link', { name: 'Past imports' }).click();
+      await page.getByRole('heading', { name: 'Contact imports', level: 1 }).waitFor();
+      const row = (id: string, status: string) => page.locator(`tr[data-import="${id}"][data-status="${status}"]`);
+      await row(waiting.id, 'awaiting_file').waitFor();
+      expect(await row(queuedId, 'queued').getByRole('cell').nth(2).innerText()).toBe('skip by phone');
+      await look(page, 'contact-imports');
+
+      // Waiting for its file: cancelled, and then nothing to resume (it has no file), as the API says.
+      await row(waiting.id, 'awaiting_file')
+        .getByRole('button', { name: /^Cancel/ })
+        .click();
+      await row(waiting.id, 'cancelled').waitFor();
+      expect(await row(waiting.id, 'cancelled').getByRole('button').count()).toBe(0);
+      expect((await acme.rest.post(`/api/imports/${waiting.id}/resume`)).status).toBe(409);
+
+      // Queued with its file: cancelled, then resumed; the worker runs it, and its end comes by the events subscription.
+      await row(queuedId, 'queued')
+        .getByRole('button', { name: /^Cancel/ })
+        .click();
+      await row(queuedId, 'cancelled')
+        .getByRole('button', { name: /^Resume/ })
+        .waitFor();
+      expect((await acme.rest.get(`/api/imports/${queuedId}`)).body.status).toBe('cancelled');
+      worker.start();
+      started = true;
+      await row(queuedId, 'cancelled')
+        .getByRole('button', { name: /^Resume/ })
+        .click();
+      const done = row(queuedId, 'completed');
+      await done.waitFor();
+      const rest = (await acme.rest.get(`/api/imports/${queuedId}`)).body;
+      expect(rest).toMatchObject({ status: 'completed', rowsRead: 2, imported: 2 });
+      expect((await done.getByRole('cell').allInnerTexts()).slice(3, 9)).toEqual(['2', '2', '0', '0', '0', '0']);
+      expect(await done.getByRole('button').count()).toBe(0);
+      await opened.close();
+
+      // A member sees the imports, without a button.
+      const asMember = await openConsole('/console/contacts/imports');
+      await signIn(asMember.page, member.apiKey);
+      await asMember.page.locator(`tr[data-import="${queuedId}"][data-status="completed"]`).waitFor();
+      expect(await asMember.page.getByRole('region', { name: 'Contact imports' }).getByRole('button').count()).toBe(0);
+      await asMember.close();
+    } finally {
+      if (!started) worker.start();
+    }
   });
 
   it('opens a web call to the agent: "Talk to this agent" opens the talk page with its token in a new tab; a batch agent’s refusal is shown', async () => {

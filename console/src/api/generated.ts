@@ -1167,6 +1167,27 @@ export type ImportEventsSubscriptionVariables = Exact<{
 
 export type ImportEventsSubscription = { events: { id: string, type: string, payload: Record<string, unknown> } };
 
+export type ContactImportsQueryVariables = Exact<{
+  page: number;
+}>;
+
+
+export type ContactImportsQuery = { contactImports: { data: Array<{ id: string, status: ContactImportStatus, mode: ContactImportMode, key: ContactImportKey, audienceId: string | null, columns: Array<string> | null, rowsRead: number, imported: number, updated: number, skipped: number, refused: number, doNotCall: number, error: string | null, fileBytes: number, uploadUrl: string, refusedRowsUrl: string, createdAt: string, finishedAt: string | null }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean } } };
+
+export type CancelContactImportMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type CancelContactImportMutation = { cancelContactImport: { id: string, status: ContactImportStatus, mode: ContactImportMode, key: ContactImportKey, audienceId: string | null, columns: Array<string> | null, rowsRead: number, imported: number, updated: number, skipped: number, refused: number, doNotCall: number, error: string | null, fileBytes: number, uploadUrl: string, refusedRowsUrl: string, createdAt: string, finishedAt: string | null } };
+
+export type ResumeContactImportMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ResumeContactImportMutation = { resumeContactImport: { id: string, status: ContactImportStatus, mode: ContactImportMode, key: ContactImportKey, audienceId: string | null, columns: Array<string> | null, rowsRead: number, imported: number, updated: number, skipped: number, refused: number, doNotCall: number, error: string | null, fileBytes: number, uploadUrl: string, refusedRowsUrl: string, createdAt: string, finishedAt: string | null } };
+
 export type MetaFragment = { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean };
 
 export type SessionQueryVariables = Exact<{ [key: string]: never; }>;
@@ -2656,6 +2677,97 @@ export const ImportEventsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ImportEventsSubscription, ImportEventsSubscriptionVariables>;
+export const ContactImportsDocument = new TypedDocumentString(`
+    query ContactImports($page: Int!) {
+  contactImports(page: $page, limit: 20) {
+    data {
+      ...ImportJobFields
+    }
+    meta {
+      ...Meta
+    }
+  }
+}
+    fragment ImportJobFields on ContactImport {
+  id
+  status
+  mode
+  key
+  audienceId
+  columns
+  rowsRead
+  imported
+  updated
+  skipped
+  refused
+  doNotCall
+  error
+  fileBytes
+  uploadUrl
+  refusedRowsUrl
+  createdAt
+  finishedAt
+}
+fragment Meta on PageMeta {
+  page
+  limit
+  total
+  totalPages
+  hasNextPage
+  hasPreviousPage
+}`) as unknown as TypedDocumentString<ContactImportsQuery, ContactImportsQueryVariables>;
+export const CancelContactImportDocument = new TypedDocumentString(`
+    mutation CancelContactImport($id: ID!) {
+  cancelContactImport(id: $id) {
+    ...ImportJobFields
+  }
+}
+    fragment ImportJobFields on ContactImport {
+  id
+  status
+  mode
+  key
+  audienceId
+  columns
+  rowsRead
+  imported
+  updated
+  skipped
+  refused
+  doNotCall
+  error
+  fileBytes
+  uploadUrl
+  refusedRowsUrl
+  createdAt
+  finishedAt
+}`) as unknown as TypedDocumentString<CancelContactImportMutation, CancelContactImportMutationVariables>;
+export const ResumeContactImportDocument = new TypedDocumentString(`
+    mutation ResumeContactImport($id: ID!) {
+  resumeContactImport(id: $id) {
+    ...ImportJobFields
+  }
+}
+    fragment ImportJobFields on ContactImport {
+  id
+  status
+  mode
+  key
+  audienceId
+  columns
+  rowsRead
+  imported
+  updated
+  skipped
+  refused
+  doNotCall
+  error
+  fileBytes
+  uploadUrl
+  refusedRowsUrl
+  createdAt
+  finishedAt
+}`) as unknown as TypedDocumentString<ResumeContactImportMutation, ResumeContactImportMutationVariables>;
 export const SessionDocument = new TypedDocumentString(`
     query Session {
   me {

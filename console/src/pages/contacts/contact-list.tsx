@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { Link } from 'wouter';
 import { ContactsDocument, CreateContactDocument, DeleteContactDocument } from '../../api/generated';
 import { useMutation, useQuery } from '../../api/hooks';
 import { useSession } from '../../api/session';
@@ -21,6 +22,9 @@ export function ContactList() {
     <Page title="Contacts">
       {mayManage ? <NewContact onCreated={contacts.refetch} /> : null}
       {mayManage ? <ContactImport onImported={contacts.refetch} /> : null}
+      <p>
+        <Link href="/contacts/imports">Past imports</Link>: their state and counts{mayManage ? ', to cancel or resume' : ''}.
+      </p>
       <SearchBox id="contact-search" label="Search by name or phone" value={search} onChange={(value) => (setSearch(value), setPage(1))} />
       {contacts.error ? <QueryError error={contacts.error} what="Contacts" /> : null}
       <FormError error={remove.error} />
