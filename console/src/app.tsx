@@ -10,6 +10,7 @@ const NAV = [
   { href: '/agents', label: 'Agents' },
   { href: '/contacts', label: 'Contacts' },
   { href: '/audiences', label: 'Audiences' },
+  { href: '/segments', label: 'Segments' },
   { href: '/do-not-call', label: 'Do not call' },
   { href: '/campaigns', label: 'Campaigns' },
   { href: '/calls', label: 'Calls' },

@@ -7,6 +7,8 @@ import { ImportList } from './pages/contacts/import-list';
 import { AudienceList } from './pages/contacts/audience-list';
 import { AudiencePage } from './pages/contacts/audience-page';
 import { DoNotCallList } from './pages/contacts/do-not-call-list';
+import { SegmentList } from './pages/segments/segment-list';
+import { SegmentPage } from './pages/segments/segment-page';
 import { ProgramList } from './pages/campaigns/program-list';
 import { ProgramNew } from './pages/campaigns/program-new';
 import { ProgramPage } from './pages/campaigns/program-page';
@@ -32,6 +34,8 @@ export function Routes() {
       <Route path="/contacts/imports" component={ImportList} />
       <Route path="/audiences" component={AudienceList} />
       <Route path="/audiences/:id">{(params) => <AudiencePage key={params.id} id={params.id} />}</Route>
+      <Route path="/segments" component={SegmentList} />
+      <Route path="/segments/:id">{(params) => <SegmentPage key={params.id} id={params.id} />}</Route>
       <Route path="/do-not-call" component={DoNotCallList} />
       <Route path="/campaigns" component={ProgramList} />
       <Route path="/campaigns/new" component={ProgramNew} />

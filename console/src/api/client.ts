@@ -18,9 +18,10 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
-  /** The API's own words for `field`, when it named it. */
+  /** The API's own words for `field`, when it named it (every error it gave the field, in its order). */
   forField(field: string): string | undefined {
-    return this.fieldErrors.find((error) => error.field === field)?.message;
+    const messages = this.fieldErrors.filter((error) => error.field === field).map((error) => error.message);
+    return messages.length > 0 ? messages.join('; ') : undefined;
   }
 }
 

@@ -746,6 +746,16 @@ export type UpdateAgentInput = {
   voiceConfig?: VoiceConfigInput | null | undefined;
 };
 
+/** Changes to an audience; fields left out keep their values */
+export type UpdateAudienceInput = {
+  /** null removes the description */
+  description?: string | null | undefined;
+  /** A dynamic audience's new filter (a static audience has none: 409). A segment's filter: {field, op, value}, or {all: [...]}, {any: [...]}, {not: ...} of them; ops eq, in, prefix, exists, before, after; fields name, phone, timeZone, createdAt, optedOut, attributes.<key>. At most 20 conditions, 4 levels, 4096 bytes (docs/campaigns.md) */
+  filter?: Record<string, unknown> | null | undefined;
+  /** The update audience input’s name */
+  name?: string | null | undefined;
+};
+
 /** Changes to an MCP server; fields left out keep their values; a new URL or auth lists its tools again */
 export type UpdateMcpServerInput = {
   /** null removes it */
@@ -1072,7 +1082,7 @@ export type AudiencesQueryVariables = Exact<{
 }>;
 
 
-export type AudiencesQuery = { audiences: { data: Array<{ id: string, name: string, description: string | null, contactCount: number, createdAt: string }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean } } };
+export type AudiencesQuery = { audiences: { data: Array<{ id: string, name: string, description: string | null, kind: AudienceKind, contactCount: number, createdAt: string }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean } } };
 
 export type CreateAudienceMutationVariables = Exact<{
   input: CreateAudienceInput;
@@ -1187,6 +1197,40 @@ export type ResumeContactImportMutationVariables = Exact<{
 
 
 export type ResumeContactImportMutation = { resumeContactImport: { id: string, status: ContactImportStatus, mode: ContactImportMode, key: ContactImportKey, audienceId: string | null, columns: Array<string> | null, rowsRead: number, imported: number, updated: number, skipped: number, refused: number, doNotCall: number, error: string | null, fileBytes: number, uploadUrl: string, refusedRowsUrl: string, createdAt: string, finishedAt: string | null } };
+
+export type SegmentsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type SegmentsQuery = { audiences: { data: Array<{ id: string, name: string, description: string | null, kind: AudienceKind, filter: Record<string, unknown> | null, contactCount: number, updatedAt: string }>, meta: { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean } } };
+
+export type SegmentQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type SegmentQuery = { audience: { id: string, name: string, description: string | null, kind: AudienceKind, filter: Record<string, unknown> | null, contactCount: number, updatedAt: string, contacts: { data: Array<{ id: string, name: string | null, phone: string, optedOut: boolean }> } } };
+
+export type CreateSegmentMutationVariables = Exact<{
+  input: CreateAudienceInput;
+}>;
+
+
+export type CreateSegmentMutation = { createAudience: { id: string } };
+
+export type UpdateSegmentMutationVariables = Exact<{
+  id: string | number;
+  input: UpdateAudienceInput;
+}>;
+
+
+export type UpdateSegmentMutation = { updateAudience: { id: string } };
+
+export type DeleteSegmentMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DeleteSegmentMutation = { deleteAudience: { id: string } };
 
 export type MetaFragment = { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean };
 
@@ -2473,6 +2517,7 @@ export const AudiencesDocument = new TypedDocumentString(`
       id
       name
       description
+      kind
       contactCount
       createdAt
     }
@@ -2768,6 +2813,73 @@ export const ResumeContactImportDocument = new TypedDocumentString(`
   createdAt
   finishedAt
 }`) as unknown as TypedDocumentString<ResumeContactImportMutation, ResumeContactImportMutationVariables>;
+export const SegmentsDocument = new TypedDocumentString(`
+    query Segments {
+  audiences(limit: 100, sortBy: "name", sortOrder: asc) {
+    data {
+      id
+      name
+      description
+      kind
+      filter
+      contactCount
+      updatedAt
+    }
+    meta {
+      ...Meta
+    }
+  }
+}
+    fragment Meta on PageMeta {
+  page
+  limit
+  total
+  totalPages
+  hasNextPage
+  hasPreviousPage
+}`) as unknown as TypedDocumentString<SegmentsQuery, SegmentsQueryVariables>;
+export const SegmentDocument = new TypedDocumentString(`
+    query Segment($id: ID!) {
+  audience(id: $id) {
+    id
+    name
+    description
+    kind
+    filter
+    contactCount
+    updatedAt
+    contacts(limit: 10, sortBy: "name", sortOrder: asc) {
+      data {
+        id
+        name
+        phone
+        optedOut
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<SegmentQuery, SegmentQueryVariables>;
+export const CreateSegmentDocument = new TypedDocumentString(`
+    mutation CreateSegment($input: CreateAudienceInput!) {
+  createAudience(input: $input) {
+    id
+  }
+}
+    `) as unknown as TypedDocumentString<CreateSegmentMutation, CreateSegmentMutationVariables>;
+export const UpdateSegmentDocument = new TypedDocumentString(`
+    mutation UpdateSegment($id: ID!, $input: UpdateAudienceInput!) {
+  updateAudience(id: $id, input: $input) {
+    id
+  }
+}
+    `) as unknown as TypedDocumentString<UpdateSegmentMutation, UpdateSegmentMutationVariables>;
+export const DeleteSegmentDocument = new TypedDocumentString(`
+    mutation DeleteSegment($id: ID!) {
+  deleteAudience(id: $id) {
+    id
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteSegmentMutation, DeleteSegmentMutationVariables>;
 export const SessionDocument = new TypedDocumentString(`
     query Session {
   me {

@@ -15,7 +15,6 @@ export function AudienceList() {
   const audiences = useQuery(AudiencesDocument, { search: search.trim() || undefined, page });
   return (
     <Page title="Audiences">
-      {/* To add when segments (dynamic audiences) land: a segment's rule beside each audience here, and a "New segment" form. */}
       {can('audiences.manage') ? <NewAudience /> : null}
       <SearchBox id="audience-search" label="Search audiences" value={search} onChange={(value) => (setSearch(value), setPage(1))} />
       {audiences.error ? <QueryError error={audiences.error} what="Audiences" /> : null}
@@ -33,7 +32,8 @@ export function AudienceList() {
               {audiences.data.audiences.data.map((audience) => (
                 <tr key={audience.id}>
                   <td>
-                    <Link href={`/audiences/${audience.id}`}>{audience.name}</Link>
+                    <Link href={audience.kind === 'dynamic' ? `/segments/${audience.id}` : `/audiences/${audience.id}`}>{audience.name}</Link>
+                    {audience.kind === 'dynamic' ? <span className="muted"> (segment)</span> : null}
                     {audience.description ? <div className="muted">{audience.description}</div> : null}
                   </td>
                   <td>{audience.contactCount}</td>
