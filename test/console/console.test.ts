@@ -549,6 +549,44 @@ afterAll(async () => {
     await opened.close();
   });
 
+  it('shows a call’s transfer on its page: to whom, when, and how the dial ended, as the API answers it', async () => {
+    const agentId = (await acme.rest.get('/api/agents?search=Ava')).body.data[0].id as string;
+    const placed = await acme.rest.post('/api/calls', { agentId, to: '+14155550151' });
+    expect(placed.status).toBe(201);
+    const id = placed.body.id as string;
+    // A transfer is made only on a live carrier call (a media stream and the carrier's dial report: test/voice/transfer.test.ts
+    // covers those doors); this test is the page's, so the record is written as call-transfers.ts writes it.
+    const transfer = { destinationName: 'Billing desk', destination: '+14155550100', mode: 'cold', transferredAt: '2026-03-02T10:00:05.000Z' };
+    await app.sql('update calls set transfer = ?::jsonb where id = ?', [
+      JSON.stringify({ ...transfer, dialStatus: null, dialDurationSeconds: null, dialEndedAt: null }),
+      id,
+    ]);
+    const opened = await openConsole(`/console/calls/${id}`);
+    const { page } = opened;
+    await signIn(page, member.apiKey);
+    const fact = page.getByTestId('call-transfer');
+    await fact.waitFor();
+    expect(await fact.innerText()).toMatch(/^To Billing desk \(\+14155550100\), cold, at .+; the carrier has not reported how the dial ended yet\.$/);
+    expect(await fact.locator('time').first().getAttribute('datetime')).toBe(transfer.transferredAt);
+
+    // The carrier's report, once recorded: the page read again says how it ended and after how long.
+    await app.sql(`update calls set transfer = transfer || ?::jsonb where id = ?`, [
+      JSON.stringify({ dialStatus: 'completed', dialDurationSeconds: 42, dialEndedAt: '2026-03-02T10:00:50.000Z' }),
+      id,
+    ]);
+    expect((await acme.rest.get(`/api/calls/${id}`)).body.transfer).toEqual({
+      ...transfer,
+      dialStatus: 'completed',
+      dialDurationSeconds: 42,
+      dialEndedAt: '2026-03-02T10:00:50.000Z',
+    });
+    await page.reload();
+    await fact.getByText('completed').waitFor();
+    expect(await fact.innerText()).toMatch(/; the dial ended completed after 42 s on the line at .+\.$/);
+    await look(page, 'call-transfer');
+    await opened.close();
+  });
+
   it('answers "not found" for another organization’s call, agent, program, execution, audience and webhook endpoint in the address', async () => {
     const opened = await openConsole(`/console/calls/${callId}`);
     const { page } = opened;

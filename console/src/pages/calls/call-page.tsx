@@ -64,6 +64,14 @@ export function CallPage({ id }: { id: string }) {
         <dd>
           {call.attempt} · {call.carrier} · {call.creditsCharged}
         </dd>
+        {call.transfer ? (
+          <>
+            <dt>Transfer</dt>
+            <dd data-testid="call-transfer">
+              <TransferFact transfer={call.transfer} />
+            </dd>
+          </>
+        ) : null}
         {call.errorText ? (
           <>
             <dt>Error</dt>
@@ -143,7 +151,6 @@ export function CallPage({ id }: { id: string }) {
       </Section>
 
       <Section title="Events" id="events">
-        {/* To add when transfers and tool calls land: their events show here as any other, named by their type. */}
         {events.data.length === 0 ? (
           <p>No event is kept for this call.</p>
         ) : (
@@ -163,5 +170,31 @@ export function CallPage({ id }: { id: string }) {
         )}
       </Section>
     </Page>
+  );
+}
+
+/** A call's transfer: to whom and when, and how the carrier's dial to them ended once it reported. */
+function TransferFact({ transfer }: { transfer: NonNullable<CallQuery['call']['transfer']> }) {
+  return (
+    <>
+      To {transfer.destinationName} (<code>{transfer.destination}</code>), {transfer.mode}, at{' '}
+      <time dateTime={transfer.transferredAt}>{formatDate(transfer.transferredAt)}</time>
+      {'; '}
+      {transfer.dialStatus === null ? (
+        'the carrier has not reported how the dial ended yet.'
+      ) : (
+        <>
+          the dial ended <Badge value={transfer.dialStatus} />
+          {transfer.dialDurationSeconds !== null ? ` after ${transfer.dialDurationSeconds} s on the line` : ''}
+          {transfer.dialEndedAt ? (
+            <>
+              {' '}
+              at <time dateTime={transfer.dialEndedAt}>{formatDate(transfer.dialEndedAt)}</time>
+            </>
+          ) : null}
+          .
+        </>
+      )}
+    </>
   );
 }
