@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import { addUser, type TestUser } from '../helpers/users.js';
 import { createAudience } from '../programs/fixtures.js';
 import { testRunner } from '../runner/fixtures.js';
 import { browserAvailable, launchChromium } from '../support/browser.js';
+import { startFakeTelnyx, type FakeTelnyx } from '../support/fake-telnyx.js';
+import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 import { McpDouble } from '../tools/mcp-double.js';
 import { startWebhookApp } from '../webhooks/fixtures.js';
 import { WebhookReceiver } from '../webhooks/receiver.js';
@@ -59,12 +62,20 @@ let member: TestUser;
 let admin: TestUser;
 let programId: string;
 let receiver: WebhookReceiver;
+let twilioFake: FakeTwilio;
+let telnyxFake: FakeTelnyx;
 
 beforeAll(async () => {
   ensureConsoleBuilt();
   receiver = await new WebhookReceiver().start();
   // Tools at a private address: the agent's HTTP tool is at 127.0.0.1, and the test message's call of it is refused before anything is sent.
-  app = await startWebhookApp({ tools: { allowPrivate: true, mcpRefreshMs: 600_000 } });
+  // The carriers' doubles check a connection's credentials as Twilio and Telnyx do.
+  twilioFake = await startFakeTwilio();
+  telnyxFake = await startFakeTelnyx();
+  app = await startWebhookApp({
+    tools: { allowPrivate: true, mcpRefreshMs: 600_000 },
+    telephony: { twilioApiBaseUrl: twilioFake.url, telnyxApiBaseUrl: telnyxFake.url, credentialsKey: randomBytes(32) },
+  });
   acme = await app.organization('Acme Console');
   other = await app.organization('Other Console');
   member = await addUser(app, acme, 'member');
@@ -98,6 +109,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await receiver?.close();
+  await twilioFake?.close();
+  await telnyxFake?.close();
 }, 60_000);
 
 (browserAvailable ? describe : describe.skip)('the console in headless Chromium', () => {
@@ -1073,6 +1086,80 @@ afterAll(async () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  it('connects Twilio and Telnyx accounts: the carrier checks them, their secrets never come back to the page, a token rotated', async () => {
+    const opened = await openConsole('/console/settings/telephony');
+    const { page } = opened;
+    await signIn(page, acme.apiKey);
+    const form = page.getByRole('form', { name: 'New carrier connection' });
+    await form.getByLabel('Carrier', { exact: true }).selectOption('telnyx');
+    await form.getByLabel('Name', { exact: true }).fill('Telnyx line');
+    await form.getByLabel('Account id', { exact: true }).fill(telnyxFake.accountSid);
+    await form.getByLabel('API key', { exact: true }).fill(telnyxFake.apiKey);
+    await form.getByLabel('Public key', { exact: true }).fill('not-a-key');
+    await form.getByLabel('TeXML application id', { exact: true }).fill('2000000000000000001');
+    await form.getByRole('button', { name: 'Add connection' }).click();
+    // A public key of the wrong form: the API's words beside it, as REST answers the same input; the API key is gone from the field.
+    const rest = await other.rest.post('/api/carrier-connections', {
+      carrier: 'telnyx',
+      name: 'Telnyx line',
+      accountSid: telnyxFake.accountSid,
+      authToken: telnyxFake.apiKey,
+      publicKey: 'not-a-key',
+      applicationId: '2000000000000000001',
+    });
+    expect(rest.status).toBe(400);
+    const words = (rest.body.errors as { field: string; message: string }[]).find((error) => error.field === 'publicKey')!.message;
+    await form.locator('.field-error[data-field="publicKey"]').filter({ hasText: words }).waitFor();
+    expect(await form.getByLabel('API key', { exact: true }).inputValue()).toBe('');
+    await form.getByLabel('API key', { exact: true }).fill(telnyxFake.apiKey);
+    await form.getByLabel('Public key', { exact: true }).fill(telnyxFake.publicKey);
+    await form.getByRole('button', { name: 'Add connection' }).click();
+    const connections = page.getByRole('region', { name: 'Carrier connections', exact: true });
+    const telnyxRow = connections.getByRole('row').filter({ hasText: 'Telnyx line' });
+    await telnyxRow.waitFor();
+    expect((await telnyxRow.getByRole('cell').allInnerTexts()).slice(0, 4)).toEqual([
+      'Telnyx line',
+      'telnyx',
+      telnyxFake.accountSid,
+      `…${telnyxFake.apiKey.slice(-4)}`,
+    ]);
+    expect(await telnyxRow.getByRole('cell').nth(4).innerText()).toContain(telnyxFake.publicKey);
+
+    // Twilio, its auth token checked by the carrier; then the token rotated at Twilio and given to the gateway.
+    await form.getByLabel('Carrier', { exact: true }).selectOption('twilio');
+    await form.getByLabel('Name', { exact: true }).fill('Twilio line');
+    await form.getByLabel('Account SID', { exact: true }).fill(twilioFake.accountSid);
+    await form.getByLabel('Auth token', { exact: true }).fill(twilioFake.authToken);
+    await form.getByRole('button', { name: 'Add connection' }).click();
+    const twilioRow = connections.getByRole('row').filter({ hasText: 'Twilio line' });
+    await twilioRow.waitFor();
+    expect((await twilioRow.getByRole('cell').allInnerTexts()).slice(0, 5)).toEqual([
+      'Twilio line',
+      'twilio',
+      twilioFake.accountSid,
+      `…${twilioFake.authToken.slice(-4)}`,
+      'the auth token',
+    ]);
+    const first = twilioFake.authToken;
+    const rotated = randomBytes(16).toString('hex');
+    twilioFake.rotate(rotated);
+    await twilioRow.getByRole('button', { name: 'Edit Twilio line' }).click();
+    const edit = page.getByRole('form', { name: 'Change the connection Twilio line' });
+    await edit.getByLabel('New auth token', { exact: true }).fill(rotated);
+    await edit.getByLabel('Calls a second', { exact: true }).fill('3');
+    await edit.getByRole('button', { name: 'Save the connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved: Twilio line.' }).waitFor();
+    await twilioRow.getByRole('cell', { name: `…${rotated.slice(-4)}`, exact: true }).waitFor();
+    const stored = ((await acme.rest.get('/api/carrier-connections')).body.data as { name: string; authTokenLast4: string; callsPerSecond: number }[]).find(
+      (connection) => connection.name === 'Twilio line',
+    )!;
+    expect([stored.authTokenLast4, stored.callsPerSecond]).toEqual([rotated.slice(-4), 3]);
+    const content = await page.content();
+    expect([content.includes(telnyxFake.apiKey), content.includes(first), content.includes(rotated)]).toEqual([false, false, false]);
+    await look(page, 'settings-carriers');
+    await opened.close();
   });
 
   it('shows the settings: a key’s secret once, a webhook endpoint’s deliveries sent again, carriers, the team', async () => {

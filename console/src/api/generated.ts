@@ -756,6 +756,22 @@ export type UpdateAudienceInput = {
   name?: string | null | undefined;
 };
 
+/** Changes to a carrier connection; a new authToken rotates the credentials (checked with the carrier first) */
+export type UpdateCarrierConnectionInput = {
+  /** Telnyx only (required there): the id of the TeXML Application the calls are placed with (InitiateTexmlCall’s ApplicationSid); its numbers’ calls come in through it */
+  applicationId?: string | null | undefined;
+  /** A new auth token (Twilio) or API key (Telnyx) for the same account (rotation); write-only, checked with the carrier before it replaces the old one */
+  authToken?: string | null | undefined;
+  /** New calls per second this account may start, across all replicas: 1 to 100; default 1 (Twilio’s default) */
+  callsPerSecond?: number | null | undefined;
+  /** 1 to 255 characters */
+  name?: string | null | undefined;
+  /** Telnyx only (required there): the account’s public key that signs its webhooks (Mission Control → Keys & Credentials → Public Key), 32 bytes in base64; shown back as given (a new one after the account’s key was rotated) */
+  publicKey?: string | null | undefined;
+  /** Write-only: the SharedKey secret of a Twilio Webhooks Rule, for an account whose webhooks are signed with it (they carry X-Twilio-Webhooks-Signature-Settings); stored encrypted, only its last 4 characters shown. 16 to 256 characters; null removes it (webhooks signed with the auth token again) */
+  webhookKey?: string | null | undefined;
+};
+
 /** Changes to an MCP server; fields left out keep their values; a new URL or auth lists its tools again */
 export type UpdateMcpServerInput = {
   /** null removes it */
@@ -1311,10 +1327,12 @@ export type ResendWebhookEventMutationVariables = Exact<{
 
 export type ResendWebhookEventMutation = { createWebhookDelivery: { id: string, status: WebhookDeliveryStatus } };
 
+export type CarrierConnectionRowFragment = { id: string, name: string, carrier: CarrierKind, accountSid: string, authTokenLast4: string, webhookKeyLast4: string | null, publicKey: string | null, applicationId: string | null, callsPerSecond: number, createdAt: string };
+
 export type TelephonyQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type TelephonyQuery = { carrierConnections: { data: Array<{ id: string, name: string, carrier: CarrierKind, accountSid: string, authTokenLast4: string, callsPerSecond: number, createdAt: string }> }, phoneNumbers: { data: Array<{ id: string, number: string, label: string | null, carrierConnection: { id: string, name: string } | null }> } };
+export type TelephonyQuery = { carrierConnections: { data: Array<{ id: string, name: string, carrier: CarrierKind, accountSid: string, authTokenLast4: string, webhookKeyLast4: string | null, publicKey: string | null, applicationId: string | null, callsPerSecond: number, createdAt: string }> }, phoneNumbers: { data: Array<{ id: string, number: string, label: string | null, carrierConnection: { id: string, name: string } | null }> } };
 
 export type CreateCarrierConnectionMutationVariables = Exact<{
   input: CreateCarrierConnectionInput;
@@ -1322,6 +1340,14 @@ export type CreateCarrierConnectionMutationVariables = Exact<{
 
 
 export type CreateCarrierConnectionMutation = { createCarrierConnection: { id: string } };
+
+export type UpdateCarrierConnectionMutationVariables = Exact<{
+  id: string | number;
+  input: UpdateCarrierConnectionInput;
+}>;
+
+
+export type UpdateCarrierConnectionMutation = { updateCarrierConnection: { id: string, name: string, carrier: CarrierKind, accountSid: string, authTokenLast4: string, webhookKeyLast4: string | null, publicKey: string | null, applicationId: string | null, callsPerSecond: number, createdAt: string } };
 
 export type DeleteCarrierConnectionMutationVariables = Exact<{
   id: string | number;
@@ -1609,6 +1635,20 @@ export const MetaFragmentDoc = new TypedDocumentString(`
   hasPreviousPage
 }
     `, {"fragmentName":"Meta"}) as unknown as TypedDocumentString<MetaFragment, unknown>;
+export const CarrierConnectionRowFragmentDoc = new TypedDocumentString(`
+    fragment CarrierConnectionRow on CarrierConnection {
+  id
+  name
+  carrier
+  accountSid
+  authTokenLast4
+  webhookKeyLast4
+  publicKey
+  applicationId
+  callsPerSecond
+  createdAt
+}
+    `, {"fragmentName":"CarrierConnectionRow"}) as unknown as TypedDocumentString<CarrierConnectionRowFragment, unknown>;
 export const ToolRowFragmentDoc = new TypedDocumentString(`
     fragment ToolRow on Tool {
   id
@@ -3038,10 +3078,7 @@ export const TelephonyDocument = new TypedDocumentString(`
       id
       name
       carrier
-      accountSid
-      authTokenLast4
-      callsPerSecond
-      createdAt
+      ...CarrierConnectionRow
     }
   }
   phoneNumbers(limit: 100) {
@@ -3056,7 +3093,18 @@ export const TelephonyDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<TelephonyQuery, TelephonyQueryVariables>;
+    fragment CarrierConnectionRow on CarrierConnection {
+  id
+  name
+  carrier
+  accountSid
+  authTokenLast4
+  webhookKeyLast4
+  publicKey
+  applicationId
+  callsPerSecond
+  createdAt
+}`) as unknown as TypedDocumentString<TelephonyQuery, TelephonyQueryVariables>;
 export const CreateCarrierConnectionDocument = new TypedDocumentString(`
     mutation CreateCarrierConnection($input: CreateCarrierConnectionInput!) {
   createCarrierConnection(input: $input) {
@@ -3064,6 +3112,24 @@ export const CreateCarrierConnectionDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<CreateCarrierConnectionMutation, CreateCarrierConnectionMutationVariables>;
+export const UpdateCarrierConnectionDocument = new TypedDocumentString(`
+    mutation UpdateCarrierConnection($id: ID!, $input: UpdateCarrierConnectionInput!) {
+  updateCarrierConnection(id: $id, input: $input) {
+    ...CarrierConnectionRow
+  }
+}
+    fragment CarrierConnectionRow on CarrierConnection {
+  id
+  name
+  carrier
+  accountSid
+  authTokenLast4
+  webhookKeyLast4
+  publicKey
+  applicationId
+  callsPerSecond
+  createdAt
+}`) as unknown as TypedDocumentString<UpdateCarrierConnectionMutation, UpdateCarrierConnectionMutationVariables>;
 export const DeleteCarrierConnectionDocument = new TypedDocumentString(`
     mutation DeleteCarrierConnection($id: ID!) {
   deleteCarrierConnection(id: $id) {

@@ -1,16 +1,11 @@
 import { useState, type FormEvent } from 'react';
-import {
-  CreateCarrierConnectionDocument,
-  CreatePhoneNumberDocument,
-  DeleteCarrierConnectionDocument,
-  DeletePhoneNumberDocument,
-  TelephonyDocument,
-} from '../../api/generated';
+import { CreatePhoneNumberDocument, DeleteCarrierConnectionDocument, DeletePhoneNumberDocument, TelephonyDocument } from '../../api/generated';
 import { useMutation, useQuery } from '../../api/hooks';
 import { useSession } from '../../api/session';
 import { Loading, QueryError, Table } from '../../components/common';
 import { FormError, SelectField, TextField } from '../../components/forms';
 import { Page, Section } from '../../components/page';
+import { EditConnection, NewConnection } from './carrier-connection-form';
 import { SettingsNav } from './settings-nav';
 
 export function TelephonyPage() {
@@ -19,6 +14,8 @@ export function TelephonyPage() {
   const removeConnection = useMutation(DeleteCarrierConnectionDocument);
   const removeNumber = useMutation(DeletePhoneNumberDocument);
   const mayManage = can('telephony.manage');
+  const [editing, setEditing] = useState<string | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
   const connections = telephony.data?.carrierConnections.data ?? [];
   return (
     <Page title="Settings">
@@ -35,6 +32,7 @@ export function TelephonyPage() {
                 <th scope="col">Carrier</th>
                 <th scope="col">Account</th>
                 <th scope="col">Token</th>
+                <th scope="col">Webhooks signed with</th>
                 <th scope="col">Calls a second</th>
                 {mayManage ? <th scope="col">Actions</th> : null}
               </tr>
@@ -48,9 +46,23 @@ export function TelephonyPage() {
                     <code>{connection.accountSid}</code>
                   </td>
                   <td>…{connection.authTokenLast4}</td>
+                  <td>
+                    {connection.carrier === 'telnyx' ? (
+                      <>
+                        the public key <code>{connection.publicKey}</code>; application <code>{connection.applicationId}</code>
+                      </>
+                    ) : connection.webhookKeyLast4 ? (
+                      `a Webhooks Rule’s key …${connection.webhookKeyLast4}`
+                    ) : (
+                      'the auth token'
+                    )}
+                  </td>
                   <td>{connection.callsPerSecond}</td>
                   {mayManage ? (
-                    <td>
+                    <td className="row-actions">
+                      <button type="button" className="small" onClick={() => (setSaved(null), setEditing(connection.id))}>
+                        Edit <span className="visually-hidden">{connection.name}</span>
+                      </button>
                       <button
                         type="button"
                         className="small danger"
@@ -66,6 +78,24 @@ export function TelephonyPage() {
           </Table>
         ) : telephony.loading ? (
           <Loading what="carrier connections" />
+        ) : null}
+        {saved ? (
+          <p className="saved" role="status">
+            {saved}
+          </p>
+        ) : null}
+        {editing && connections.some((connection) => connection.id === editing) ? (
+          <EditConnection
+            key={editing}
+            connection={connections.find((connection) => connection.id === editing)!}
+            onDone={(savedName) => {
+              if (savedName !== null) {
+                setSaved(`Saved: ${savedName}.`);
+                telephony.refetch();
+              }
+              setEditing(null);
+            }}
+          />
         ) : null}
       </Section>
       <Section title="Phone numbers">
@@ -104,42 +134,6 @@ export function TelephonyPage() {
         ) : null}
       </Section>
     </Page>
-  );
-}
-
-function NewConnection({ onCreated }: { onCreated: () => void }) {
-  const [name, setName] = useState('');
-  const [accountSid, setAccountSid] = useState('');
-  const [authToken, setAuthToken] = useState('');
-  const create = useMutation(CreateCarrierConnectionDocument);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (await create.run({ input: { name, accountSid, authToken, carrier: 'twilio' } })) {
-      setName('');
-      setAccountSid('');
-      setAuthToken('');
-      onCreated();
-    }
-  };
-  return (
-    <form className="inline-form" onSubmit={(event) => void submit(event)} noValidate aria-label="New carrier connection">
-      <TextField label="Name" field="name" value={name} onChange={setName} error={create.error} required />
-      <TextField label="Account SID" field="accountSid" value={accountSid} onChange={setAccountSid} error={create.error} required />
-      <TextField
-        label="Auth token"
-        field="authToken"
-        type="password"
-        value={authToken}
-        onChange={setAuthToken}
-        error={create.error}
-        hint="Kept sealed; only its last four characters are shown"
-        required
-      />
-      <FormError error={create.error} shown={['name', 'accountSid', 'authToken']} />
-      <button type="submit" className="primary" disabled={create.pending}>
-        Add connection
-      </button>
-    </form>
   );
 }
 
