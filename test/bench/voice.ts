@@ -51,6 +51,15 @@ import {
   type FirstAudioCall,
   type FirstAudioNumbers,
 } from './voice-first-audio.js';
+import {
+  BACK_CHANNEL_GREETING,
+  BACK_CHANNEL_TRACKS,
+  backChannelMarkdown,
+  backChannelNumbers,
+  runBackChannelCall,
+  type BackChannelNumbers,
+  type BackChannelTrack,
+} from './voice-back-channel.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -68,6 +77,10 @@ export const ADDED_P99_TARGET_MS = 20;
 export const CPU_TARGET_MS: Partial<Record<VoiceProvider, number>> = { openai: 2.5, google: 5 };
 export const RSS_TARGET_MB = 1;
 const NUMBERS: Record<VoiceProvider, string> = { openai: '+15550100100', google: '+15550100200', streaming: '+15550100300' };
+/** The back-channel track's streaming agents (voice-back-channel.ts), by interruptions mode. */
+const BACK_CHANNEL_NUMBERS = { words: '+15550100310', any: '+15550100311' } as const;
+/** Concurrent calls of each back-channel track. */
+const BACK_CHANNEL_CALLS = 10;
 /** The streaming rows: the ElevenLabs double's first audio of a reply this long after its first text (its flash model's own figure is about 75 ms, plus the network). */
 export const STREAMING_FIRST_AUDIO_MS = 100;
 /** The streaming pipeline's target: the gateway's own share of a turn (recorded gatewayMs), p99, at 100 concurrent calls. */
@@ -161,6 +174,8 @@ export interface VoiceSummary {
   machine: string;
   /** The builtin voice's CPU per second of speech (null: not measured). */
   builtinVoice: BuiltinVoiceCpu | null;
+  /** The back-channel track (streaming only; null: streaming not measured). */
+  backChannel: BackChannelNumbers | null;
 }
 
 const live: { gateway?: ServerProcess; twilio?: FakeTwilio; dataDir?: string } = {};
@@ -346,6 +361,17 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
     await api.post(`/api/agents/${agent.id}/activate`);
     await api.post('/api/phone-numbers', { number: NUMBERS[provider], carrierConnectionId: connection.id, inboundAgentId: agent.id });
   }
+  for (const mode of ['words', 'any'] as const) {
+    const agent = await api.post<{ id: string }>('/api/agents', {
+      name: `Bench back-channel agent (${mode})`,
+      instructions: 'You call customers for the bench.',
+      modelConfig: { model: 'builtin/echo' },
+      voiceConfig: { ...agents.streaming.voiceConfig, interruptions: { mode } },
+      firstMessage: BACK_CHANNEL_GREETING,
+    });
+    await api.post(`/api/agents/${agent.id}/activate`);
+    await api.post('/api/phone-numbers', { number: BACK_CHANNEL_NUMBERS[mode], carrierConnectionId: connection.id, inboundAgentId: agent.id });
+  }
   log(
     `  voice: gateway on port ${gateway.port} (log: ${gatewayLog}), ${databaseUrl ? 'PostgreSQL' : 'PGlite'}; sts agents on ${NUMBERS.openai} (openai) and ${NUMBERS.google} (google), ` +
       `a streaming agent (builtin/echo, Deepgram, ElevenLabs) on ${NUMBERS.streaming}`,
@@ -357,7 +383,7 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
  * One call as Twilio brings it: the signed inbound webhook, then the answer's media stream, started;
  * its audio starts right after `start` (not once the provider's session is open), as Twilio's does.
  */
-async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCall>): Promise<BenchCall> {
+async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCall>, to = NUMBERS[provider]): Promise<BenchCall> {
   const { gateway, fakeTwilio, connectionId } = setup;
   const callSid = `CA${randomBytes(16).toString('hex')}`;
   const url = `${gateway.base}/telephony/twilio/${connectionId}/inbound`;
@@ -365,7 +391,7 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
     CallSid: callSid,
     AccountSid: fakeTwilio.accountSid,
     From: `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
-    To: NUMBERS[provider],
+    To: to,
     CallStatus: 'ringing',
     Direction: 'inbound',
   };
@@ -698,6 +724,32 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
   }
 }
 
+/** The back-channel tracks (voice-back-channel.ts), one after another, BACK_CHANNEL_CALLS concurrent calls each. */
+async function backChannelTracks(setup: Setup, log: (line: string) => void): Promise<BackChannelNumbers> {
+  const results = {} as Record<BackChannelTrack, (boolean | null)[]>;
+  for (const { track, mode, words, speechMs } of BACK_CHANNEL_TRACKS) {
+    const opened: BenchCall[] = [];
+    try {
+      for (let index = 0; index < BACK_CHANNEL_CALLS; index++) {
+        const call = await dialIn(setup, 'streaming', new Set(), BACK_CHANNEL_NUMBERS[mode]);
+        call.deepgram!.everyTurn = words;
+        opened.push(call);
+      }
+      results[track] = await Promise.all(opened.map((call) => runBackChannelCall(setup.api, call, speechMs)));
+    } finally {
+      for (const call of opened) call.client.hangUp();
+      await Promise.all(opened.map((call) => Promise.race([call.session!.closed, sleep(5000)])));
+    }
+    const cut = results[track].filter((result) => result === true).length;
+    log(
+      `  voice back-channel track ${track} (mode ${mode}, "${words}"): ${cut} of ${BACK_CHANNEL_CALLS} calls cut, ${results[track].filter((result) => result === null).length} not read`,
+    );
+  }
+  setup.elevenlabs.streams.length = 0;
+  setup.elevenlabs.texts.length = 0;
+  return backChannelNumbers(BACK_CHANNEL_CALLS, results);
+}
+
 export function machineLine(): string {
   return `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${availableParallelism()} cores, ${(totalmem() / 1024 ** 3).toFixed(1)} GB, Node ${process.versions.node}`;
 }
@@ -747,6 +799,7 @@ export async function voiceBench(
       const passing = (failed === -1 ? results : results.slice(0, failed)).map((result) => result.calls);
       runs.push({ provider, steps: results, maxCalls: passing.length > 0 ? Math.max(...passing) : null, idleRssMb });
     }
+    const backChannel = providers.includes('streaming') ? await backChannelTracks(setup, log) : null;
     const summary: VoiceSummary = {
       database,
       providerDelayMs: PROVIDER_DELAY_MS,
@@ -756,6 +809,7 @@ export async function voiceBench(
       runs,
       machine: machineLine(),
       builtinVoice,
+      backChannel,
     };
     if (setup.realtime.problems.length > 0)
       throw new Error(`the OpenAI double refused events of the gateway: ${JSON.stringify(setup.realtime.problems.slice(0, 3))}`);
@@ -850,5 +904,7 @@ export function voiceMarkdown(summary: VoiceSummary): string {
     summary.builtinVoice,
   );
   if (firstAudio) lines.push('', firstAudio);
+  const backChannel = backChannelMarkdown(summary.backChannel);
+  if (backChannel) lines.push('', backChannel);
   return lines.join('\n');
 }
