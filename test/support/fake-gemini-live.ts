@@ -175,9 +175,16 @@ const CONTEXT_UPDATE_MODELS = ['gemini-3.8-live', 'gemini-3.8-live-extended-thin
  *  - `caller-split`: the first fragment, the reply's first word (its audio and words), the second fragment, the rest;
  *  - `caller-after-reply`: the whole reply and generationComplete, then the caller's words, then turnComplete;
  *  - `caller-after-complete`: the whole reply and turnComplete, then the caller's words;
- *  - `words-after-audio`: the caller first, then all the reply's audio, then its words (the output transcription lagging).
+ *  - `words-after-audio`: the caller first, then all the reply's audio, then its words (the output transcription lagging);
+ *  - `words-after-complete`: the caller first, the reply's audio, generationComplete and turnComplete, then its words;
+ *  - `all-after-complete`: the reply's audio and turnComplete, then the caller's words, then the reply's words.
+ * An interrupted turn has no generationComplete ("it will go through interrupted > turn_complete"); its
+ * lagging words come where the order puts them, after the interruption.
  */
-export type GeminiOrder = 'caller-first' | 'caller-split' | 'caller-after-reply' | 'caller-after-complete' | 'words-after-audio';
+export type GeminiOrder =
+  'caller-first' | 'caller-split' | 'caller-after-reply' | 'caller-after-complete' | 'words-after-audio' | 'words-after-complete' | 'all-after-complete';
+/** The orders whose reply words come after all its audio. */
+const LAGGING_WORDS: GeminiOrder[] = ['words-after-audio', 'words-after-complete', 'all-after-complete'];
 export const LIVE_PATH = '/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
 export const GEMINI_AGENT_HZ = 440;
 export const GEMINI_WORD_MS = 200;
@@ -526,7 +533,7 @@ export class FakeGeminiSession {
   private async respond(turn: GeminiTurn, heard: GeminiHeardTurn | null): Promise<void> {
     this.modelTurns += 1;
     const order = turn.order ?? 'caller-first';
-    if (heard && (order === 'caller-first' || order === 'words-after-audio')) this.sendCaller(turn, 'both');
+    if (heard && (order === 'caller-first' || order === 'words-after-audio' || order === 'words-after-complete')) this.sendCaller(turn, 'both');
     if (heard && order === 'caller-split') this.sendCaller(turn, 'first');
     if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));
     const response = { interrupted: false };
@@ -538,7 +545,7 @@ export class FakeGeminiSession {
       for (const word of part.text.split(/\s+/).filter(Boolean)) {
         if (response.interrupted) break;
         const text = first ? word : ` ${word}`;
-        if (order === 'words-after-audio') spoken.push(text);
+        if (LAGGING_WORDS.includes(order)) spoken.push(text);
         else this.send({ serverContent: { outputTranscription: { text } } });
         if (heard && heard.firstAudioIndex === null) heard.firstAudioIndex = this.audioSentAt.length;
         this.send(
@@ -553,7 +560,8 @@ export class FakeGeminiSession {
       }
     }
     // The lagging transcription of what was generated comes after it, even after an interruption.
-    for (const text of spoken) this.send({ serverContent: { outputTranscription: { text } } });
+    const sendSpoken = () => spoken.splice(0).forEach((text) => this.send({ serverContent: { outputTranscription: { text } } }));
+    if (order === 'words-after-audio') sendSpoken();
     if (!response.interrupted && turn.tools?.length) {
       const answered = turn.tools.map((tool) => {
         const id = `call-${randomUUID()}`;
@@ -585,7 +593,8 @@ export class FakeGeminiSession {
     if (!response.interrupted) this.send({ serverContent: { generationComplete: true } });
     if (order === 'caller-after-reply') this.sendCaller(turn, 'both');
     this.send({ serverContent: { turnComplete: true } });
-    if (order === 'caller-after-complete') this.sendCaller(turn, 'both');
+    if (heard && (order === 'caller-after-complete' || order === 'all-after-complete')) this.sendCaller(turn, 'both');
+    sendSpoken();
     if (this.setup?.sessionResumption) this.newHandle();
     if (this.responding === response) this.responding = null;
   }

@@ -318,58 +318,68 @@ describe('a speech-to-speech call on Gemini Live', () => {
   });
 
   // Google's Live reference: the transcriptions are "independent to the model turn", so the caller's
-  // words may come before, among or after the reply's audio, words and turnComplete (GeminiOrder).
-  it.each(['caller-first', 'caller-split', 'caller-after-reply', 'caller-after-complete', 'words-after-audio'] as const)(
-    'stores one caller message and the agent’s whole reply when Gemini sends them %s',
-    async (order) => {
-      gemini.script.push({ caller: 'Can you move my delivery to Thursday?', reply: [{ text: 'Of course, I can move your delivery to Thursday.' }], order });
-      const callId = await liveCall();
-      const { caller } = await openStream(callId);
-      await caller.sendAudio(callerSpeech(600, 400));
-      await caller.waitFor(() => caller.events('media').length >= 8, 'the whole reply');
-      const { conversation_id: conversationId } = await callRow(callId);
-      const stored = [
-        { role: 'user', content: 'Can you move my delivery to Thursday?' },
-        { role: 'assistant', content: 'Of course, I can move your delivery to Thursday.' },
-      ];
-      expect(await transcript(conversationId!, 2)).toEqual(stored);
-      caller.hangUp();
-      await eventually(
-        () => acme.rest.get(`/api/conversations/${conversationId}`),
-        (res) => res.body.status === 'ended',
-        'the conversation’s end',
-      );
-      // Nothing more once the call ended: no second caller message, no second reply.
-      expect(await transcript(conversationId!, 2)).toEqual(stored);
-    },
-  );
-
-  it('stores a reply cut by barge-in as far as it was heard when its words come after its audio', async () => {
-    const words = Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(' ');
-    gemini.script.push({ caller: 'Tell me everything about your shop.', reply: [{ text: words }], paceMs: 60, order: 'words-after-audio' });
+  // words may come before, among or after the reply's audio, words and turnComplete (GeminiOrder), and
+  // so may the reply's own words.
+  it.each([
+    'caller-first',
+    'caller-split',
+    'caller-after-reply',
+    'caller-after-complete',
+    'words-after-audio',
+    'words-after-complete',
+    'all-after-complete',
+  ] as const)('stores one caller message and the agent’s whole reply when Gemini sends them %s', async (order) => {
+    gemini.script.push({ caller: 'Can you move my delivery to Thursday?', reply: [{ text: 'Of course, I can move your delivery to Thursday.' }], order });
     const callId = await liveCall();
     const { caller } = await openStream(callId);
     await caller.sendAudio(callerSpeech(600, 400));
-    await caller.waitFor(() => caller.events('media').length >= 3, 'the start of the reply');
-    await caller.sendAudio(callerSpeech(300, 0));
-    await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
-    const { conversation_id: conversationId } = await eventually(
-      () => callRow(callId),
-      (row) => Boolean(row.conversation_id),
-      'the conversation link',
-    );
-    const messages = await transcript(conversationId!, 2);
-    expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
-    const clearIndex = caller.received.findIndex((message) => message.event === 'clear');
-    const mediaBeforeClear = caller.received.slice(0, clearIndex).filter((message) => message.event === 'media').length;
-    // Every word came after its audio (and after the cut): the words heard are kept, in order, not the rest.
-    const kept = messages[1]!.content.split(' ');
-    expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => `word${i + 1}`));
-    expect(kept.length).toBeGreaterThanOrEqual(1);
-    expect(kept.length).toBeLessThanOrEqual(mediaBeforeClear + 1);
-    expect(messages[1]!.content).not.toContain('word20');
+    await caller.waitFor(() => caller.events('media').length >= 8, 'the whole reply');
+    const { conversation_id: conversationId } = await callRow(callId);
+    const stored = [
+      { role: 'user', content: 'Can you move my delivery to Thursday?' },
+      { role: 'assistant', content: 'Of course, I can move your delivery to Thursday.' },
+    ];
+    expect(await transcript(conversationId!, 2)).toEqual(stored);
     caller.hangUp();
+    await eventually(
+      () => acme.rest.get(`/api/conversations/${conversationId}`),
+      (res) => res.body.status === 'ended',
+      'the conversation’s end',
+    );
+    // Nothing more once the call ended: no second caller message, no second reply.
+    expect(await transcript(conversationId!, 2)).toEqual(stored);
   });
+
+  // Interrupted, a turn goes "interrupted > turn_complete" (no generationComplete); its lagging words come after the cut, before or after turnComplete.
+  it.each(['words-after-audio', 'words-after-complete', 'all-after-complete'] as const)(
+    'stores a reply cut by barge-in as far as it was heard when its words come %s',
+    async (order) => {
+      const words = Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(' ');
+      gemini.script.push({ caller: 'Tell me everything about your shop.', reply: [{ text: words }], paceMs: 60, order });
+      const callId = await liveCall();
+      const { caller } = await openStream(callId);
+      await caller.sendAudio(callerSpeech(600, 400));
+      await caller.waitFor(() => caller.events('media').length >= 3, 'the start of the reply');
+      await caller.sendAudio(callerSpeech(300, 0));
+      await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
+      const { conversation_id: conversationId } = await eventually(
+        () => callRow(callId),
+        (row) => Boolean(row.conversation_id),
+        'the conversation link',
+      );
+      const messages = await transcript(conversationId!, 2);
+      expect(messages[0]).toEqual({ role: 'user', content: 'Tell me everything about your shop.' });
+      const clearIndex = caller.received.findIndex((message) => message.event === 'clear');
+      const mediaBeforeClear = caller.received.slice(0, clearIndex).filter((message) => message.event === 'media').length;
+      // Every word came after its audio (and after the cut): the words heard are kept, in order, not the rest.
+      const kept = messages[1]!.content.split(' ');
+      expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => `word${i + 1}`));
+      expect(kept.length).toBeGreaterThanOrEqual(1);
+      expect(kept.length).toBeLessThanOrEqual(mediaBeforeClear + 1);
+      expect(messages[1]!.content).not.toContain('word20');
+      caller.hangUp();
+    },
+  );
 
   it('sends an extended-thinking model its thinking level and asynchronous tools, answered when idle', async () => {
     const thinker = await acme.rest.post('/api/agents', {

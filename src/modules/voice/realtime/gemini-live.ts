@@ -160,6 +160,14 @@ class GeminiSpeechSession implements SpeechSession {
   private pendingDone: { replyId: string; timer: NodeJS.Timeout } | null = null;
   /** The current (or last) reply answers a caller turn whose words may still come: it is told done only after them. */
   private answering = false;
+  /** The current reply's audio came, and its output transcription said it was `finished`: a reply whose words may still lag past its turnComplete waits for them. */
+  private replyAudio = false;
+  private replyWordsFinished = false;
+  /** Caller fragments since the current reply began; the reply answers speech none of whose words had come when it began (they may come after it, even after it was cut). */
+  private fragmentsSinceReply = 0;
+  private answeredUnheard = false;
+  /** The open caller words are those of the turn the reply answers, come after it began: their fragments stay one turn until finished. */
+  private lateWords = false;
   /** The caller's speech onsets (our energy detector), and their count when the current reply began. */
   private onsets = 0;
   private onsetsAtReply = 0;
@@ -208,8 +216,9 @@ class GeminiSpeechSession implements SpeechSession {
       if (content.inputTranscription) this.callerFragment(content.inputTranscription.text ?? '', content.inputTranscription.finished === true);
       if (content.interrupted && this.replying) {
         this.dropping = true;
-        // The caller spoke over the reply: the words before it were their whole turn.
-        this.finishCaller();
+        // The caller spoke over the reply: the words before it were their whole turn (unless none of
+        // them has come yet: the next are theirs).
+        if (!this.answeredUnheard) this.finishCaller();
         this.events.interrupted();
       }
       const replyId = `turn-${this.turn}`;
@@ -217,24 +226,38 @@ class GeminiSpeechSession implements SpeechSession {
         for (const part of content.modelTurn?.parts ?? []) {
           if (!part.inlineData?.data) continue;
           this.startReply();
+          this.replyAudio = true;
           const ulaw = this.fromGemini.convert(Buffer.from(part.inlineData.data, 'base64'));
           if (ulaw.length > 0) this.events.agentAudio(replyId, replyId, ulaw.toString('base64'), receivedAt);
         }
       }
-      if (content.outputTranscription?.text) {
-        // Words of audio already generated (the transcription lags it), heard or cut by the bridge.
-        if (!this.dropping) this.startReply();
-        this.events.agentWords(replyId, replyId, content.outputTranscription.text);
+      const words = content.outputTranscription;
+      if (words?.text) {
+        if (!this.replying && this.pendingDone) {
+          // The output transcription is "independent to the model turn": words lagging past turnComplete are the completed reply's.
+          this.events.agentWords(this.pendingDone.replyId, this.pendingDone.replyId, words.text);
+        } else {
+          // Words of audio already generated (the transcription lags it), heard or cut by the bridge.
+          if (!this.dropping) this.startReply();
+          this.events.agentWords(replyId, replyId, words.text);
+        }
       }
+      if (words?.finished) this.replyWordsFinished = true;
       if (content.turnComplete) {
         this.replying = false;
         this.dropping = false;
         this.turn++;
         // The caller spoke again since the reply began: the words it answered are all in.
-        if (this.answering && this.onsets > this.onsetsAtReply) this.finishCaller();
-        // Always: a turn that only called a tool (end_call) is over too; once the words it answered are told.
-        if (this.answering) this.pendingDone = { replyId, timer: setTimeout(() => this.finishCaller(), this.provider.callerWordsGraceMs).unref() };
+        if (this.answering && this.onsets > this.onsetsAtReply && !this.lateWords && !this.answeredUnheard) this.finishCaller();
+        // Always: a turn that only called a tool (end_call) is over too; once the words it answered are
+        // told, and the words of its audio (their transcription not said finished) have had time to come.
+        const wordsMayLag = this.replyAudio && !this.replyWordsFinished;
+        if (this.answering || wordsMayLag)
+          this.pendingDone = { replyId, timer: setTimeout(() => this.finishCaller(), this.provider.callerWordsGraceMs).unref() };
         else this.events.replyDone(replyId);
+      } else if (words?.finished && !this.replying && !this.answering && this.pendingDone) {
+        // The completed reply's words are all in, and no caller words wait: it is done.
+        this.finishCaller();
       }
     }
     for (const call of message.toolCall?.functionCalls ?? []) {
@@ -246,18 +269,24 @@ class GeminiSpeechSession implements SpeechSession {
   /** One fragment of the caller's words: of the open turn, or the first of a new one. */
   private callerFragment(text: string, finished: boolean): void {
     const spokeSinceReply = this.onsets > this.onsetsAtReply;
+    this.fragmentsSinceReply++;
     // Speech begun after the reply started is the next turn's: the open one is over.
-    if (this.callerWords !== null && spokeSinceReply && this.answering) this.finishCaller();
+    if (this.callerWords !== null && spokeSinceReply && this.answering && !this.lateWords) this.finishCaller();
     if (this.callerWords === null && text.trim()) {
+      // A new turn's words while the last reply waits only for its own words: that reply is done first (stored before them).
+      if (!this.answering && this.pendingDone) this.finishCaller();
       this.callerWords = '';
-      // The first words of the turn the reply answers, come after it began: no new turn.
-      const late = this.answering && !spokeSinceReply;
+      // The first words of the turn the reply answers, come after it began (after the caller spoke over it, too, when none had come): no new turn.
+      const late = this.answering && (!spokeSinceReply || this.answeredUnheard);
+      this.lateWords = late;
+      this.answeredUnheard = false;
       // A new turn's first words while Twilio may still play a reply Gemini already finished generating
       // (Gemini sends `interrupted` only while it generates): that audio is cut too.
       if (!late && !this.replying) this.events.callerStarted();
     }
     if (this.callerWords !== null) this.callerWords += text;
-    if (finished) this.finishCaller();
+    // The caller's words are all in; the reply they wait for may still wait for its own.
+    if (finished) this.finishCaller('when-its-words-are-in');
   }
 
   /** Our detector heard the caller begin to speak (before the provider transcribes it). */
@@ -273,20 +302,30 @@ class GeminiSpeechSession implements SpeechSession {
     // A completed reply still waiting for its caller words: the model's next turn closes that exchange.
     if (this.pendingDone) this.finishCaller();
     this.replying = true;
+    this.replyAudio = false;
+    this.replyWordsFinished = false;
     // It answers the caller's open words, or speech whose words have not come yet.
     this.answering = this.callerWords !== null || this.onsets > this.onsetsAtReply;
+    this.answeredUnheard = this.answering && this.callerWords === null && this.fragmentsSinceReply === 0;
+    this.fragmentsSinceReply = 0;
     this.onsetsAtReply = this.onsets;
     this.events.replyStarted(`turn-${this.turn}`);
   }
 
-  /** The open caller turn is over: stored, then the reply that waited for it told done. */
-  private finishCaller(): void {
+  /**
+   * The open caller turn is over: stored, then the reply that waited for it told done; with
+   * `when-its-words-are-in`, a completed reply whose words may still lag waits on for them (or its timer).
+   */
+  private finishCaller(release: 'now' | 'when-its-words-are-in' = 'now'): void {
     const words = (this.callerWords ?? '').replace(/\s+/g, ' ').trim();
     this.callerWords = null;
     this.answering = false;
+    this.answeredUnheard = false;
+    this.lateWords = false;
     if (words) this.events.callerTurn(words);
     const pending = this.pendingDone;
-    if (pending) {
+    const wordsMayLag = !this.replying && this.replyAudio && !this.replyWordsFinished;
+    if (pending && (release === 'now' || !wordsMayLag)) {
       this.pendingDone = null;
       clearTimeout(pending.timer);
       this.events.replyDone(pending.replyId);
