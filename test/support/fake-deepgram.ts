@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import WebSocket, { WebSocketServer } from 'ws';
-import { clientMessageProblem, QUERY_PARAMETERS, serverMessageProblem } from './deepgram-listen-spec.js';
+import { clientMessageProblem, FLUX_SPEC, QUERY_PARAMETERS, serverMessageProblem } from './deepgram-listen-spec.js';
 import { closeLoopback, sessionWaiters } from './loopback-sessions.js';
 import { waiting } from '../helpers/eventually.js';
 
@@ -26,6 +26,14 @@ import { waiting } from '../helpers/eventually.js';
 // script (`everyTurn`, or a session's own `everyTurn`) and stamps, on performance.now(), when each
 // audio frame arrived and when each turn's final left, so a relay through the gateway is read on the
 // bench's one clock.
+//
+// Flux (`/v2/listen`, deepgram-listen-v2.asyncapi.json) is checked against its own channel: its query
+// (model, encoding, sample_rate, eot_threshold, eager_eot_threshold, eot_timeout_ms, keyterm, …; no
+// other), its client messages (CloseStream, Configure: a KeepAlive or Finalize is refused), and it
+// answers as Flux does: `Connected`, then per turn `TurnInfo` events, StartOfTurn, Update, EndOfTurn
+// (every message numbered by `sequence_id`). Deepgram does not publish how its end-of-turn model
+// decides: the double ends a turn after `eot_threshold` × FLUX_SILENCE_PER_THRESHOLD_MS of silence
+// (0.7, Deepgram's default: 350 ms), or `eot_timeout_ms` when that is shorter.
 
 const { mulaw } = alawmulaw;
 
@@ -94,6 +102,39 @@ const ANY_TYPE_PARAMETERS: Record<string, (value: string) => boolean> = {
 /** Parameters Deepgram takes more than once (the others once). */
 const REPEATABLE = new Set(['keyterm', 'keywords', 'search', 'replace', 'tag', 'extra']);
 
+/** The types Flux's channel leaves as "Any type", from Deepgram's Flux reference (developers.deepgram.com/reference/speech-to-text/listen-flux). */
+const FLUX_ANY_TYPE_PARAMETERS: Record<string, (value: string) => boolean> = {
+  sample_rate: (value) => /^[1-9][0-9]*$/.test(value),
+  eot_threshold: (value) => /^0?\.[0-9]+$/.test(value) && Number(value) >= 0.5 && Number(value) <= 0.9,
+  eager_eot_threshold: (value) => /^0?\.[0-9]+$/.test(value) && Number(value) >= 0.3 && Number(value) <= 0.9,
+  eot_timeout_ms: (value) => /^[1-9][0-9]*$/.test(value) && Number(value) >= 500 && Number(value) <= 10_000,
+  mip_opt_out: (value) => value === 'true' || value === 'false',
+};
+/** The double's end-of-turn model: silence needed per unit of `eot_threshold` (Deepgram publishes none). */
+export const FLUX_SILENCE_PER_THRESHOLD_MS = 500;
+
+/** Why Deepgram would refuse this Flux handshake query (400), or null. */
+export function fluxQueryProblem(query: URLSearchParams): string | null {
+  const seen = new Set<string>();
+  for (const [name, value] of query) {
+    const schema = FLUX_SPEC.queryParameters.get(name);
+    if (!schema) return `Unknown query parameter: '${name}'.`;
+    if (seen.has(name) && name !== 'keyterm' && name !== 'language_hint' && name !== 'tag') return `Query parameter '${name}' was given more than once.`;
+    seen.add(name);
+    const allowed = schema.enum as string[] | undefined;
+    if (allowed && !allowed.includes(value)) return `Invalid value for '${name}': '${value}' (expected one of ${allowed.join(', ')}).`;
+    const check = FLUX_ANY_TYPE_PARAMETERS[name];
+    if (check && !check(value)) return `Invalid value for '${name}': '${value}'.`;
+    if (!allowed && !check && value.trim() === '') return `Empty value for '${name}'.`;
+  }
+  if (!query.has('model')) return "'model' is required.";
+  if (query.has('encoding') && !query.has('sample_rate')) return "'sample_rate' is required when 'encoding' is given.";
+  if (query.has('language_hint') && query.get('model') !== 'flux-general-multi') return "'language_hint' is only valid when model is flux-general-multi.";
+  if (query.has('eager_eot_threshold') && Number(query.get('eager_eot_threshold')) > Number(query.get('eot_threshold') ?? 0.7))
+    return "'eager_eot_threshold' must not be above 'eot_threshold'.";
+  return null;
+}
+
 /** Why Deepgram would refuse this handshake query (400), or null. */
 export function queryProblem(query: URLSearchParams): string | null {
   const seen = new Set<string>();
@@ -123,6 +164,19 @@ interface ListenSettings {
   endpointingMs: number | null;
   utteranceEndMs: number | null;
   bytesPerSecond: number;
+}
+
+/** Flux's: the silence that ends a turn (the double's model of eot_threshold and eot_timeout_ms). */
+function fluxSettings(query: URLSearchParams): ListenSettings {
+  const value = (name: string) => query.get(name) ?? (FLUX_SPEC.queryParameters.get(name)?.default as string | undefined) ?? null;
+  const endOfTurnMs = Math.min(Math.round(Number(value('eot_threshold') ?? 0.7) * FLUX_SILENCE_PER_THRESHOLD_MS), Number(value('eot_timeout_ms') ?? 5000));
+  return {
+    interimResults: true,
+    vadEvents: true,
+    endpointingMs: endOfTurnMs,
+    utteranceEndMs: null,
+    bytesPerSecond: Number(query.get('sample_rate') ?? SAMPLE_RATE),
+  };
 }
 
 function settings(query: URLSearchParams): ListenSettings {
@@ -169,6 +223,10 @@ export class FakeDeepgramSession {
   everyTurn: string | null = null;
   readonly closed: Promise<{ code: number; reason: string }>;
   private readonly settings: ListenSettings;
+  /** A Flux session (`/v2/listen`): TurnInfo events, numbered. */
+  readonly flux: boolean;
+  private sequenceId = 0;
+  private turnIndex = 0;
   private position = 0;
   private pending = Buffer.alloc(0);
   private speaking = false;
@@ -187,8 +245,10 @@ export class FakeDeepgramSession {
     readonly headers: IncomingHttpHeaders,
     private readonly fake: FakeDeepgram,
     private readonly nextTurn: () => string | undefined,
+    flux = false,
   ) {
-    this.settings = settings(query);
+    this.flux = flux;
+    this.settings = flux ? fluxSettings(query) : settings(query);
     this.closed = new Promise((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
     socket.once('close', () => {
       this.ended = true;
@@ -196,6 +256,7 @@ export class FakeDeepgramSession {
     });
     socket.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
     this.touch();
+    if (flux) this.send({ type: 'Connected', request_id: this.requestId, sequence_id: 0 });
   }
 
   /** Milliseconds of audio heard (whole 20 ms windows; all timing is kept in integer milliseconds). */
@@ -259,7 +320,7 @@ export class FakeDeepgramSession {
     } catch {
       return this.refuse('A text frame that is not JSON.', data.toString());
     }
-    const problem = clientMessageProblem(message);
+    const problem = this.flux ? FLUX_SPEC.clientMessageProblem(message) : clientMessageProblem(message);
     if (problem) return this.refuse(`Invalid control message: ${problem}.`, message);
     const accepted = message as Json;
     this.received.push(accepted);
@@ -317,6 +378,7 @@ export class FakeDeepgramSession {
     this.speaking = true;
     const text = this.nextTurn() ?? '';
     this.turn = { words: text.split(/\s+/).filter(Boolean), startMs, interims: 0, finalized: false };
+    if (this.flux) return this.sendTurnInfo('StartOfTurn', [], startMs, this.audioMs);
     if (this.settings.vadEvents) this.send({ type: 'SpeechStarted', channel: [0, 1], timestamp: startMs / 1000 });
   }
 
@@ -325,6 +387,7 @@ export class FakeDeepgramSession {
     if (!this.settings.interimResults || turn.finalized || turn.interims >= turn.words.length) return;
     if (now - turn.startMs < (turn.interims + 1) * INTERIM_EVERY_MS) return;
     turn.interims++;
+    if (this.flux) return this.sendTurnInfo('Update', turn.words.slice(0, turn.interims), turn.startMs, now);
     this.sendResults({ words: turn.words.slice(0, turn.interims), from: turn.startMs, to: now, isFinal: false, speechFinal: false });
   }
 
@@ -338,6 +401,13 @@ export class FakeDeepgramSession {
     const words = turn.finalized ? [] : turn.words;
     const ended = words.length > 0 ? { frameIndex: this.audioAt.length - 1, finalSentAt: null as number | null } : null;
     if (ended) this.turnEnds.push(ended);
+    if (this.flux) {
+      this.sendTurnInfo('EndOfTurn', words, turn.startMs, speechEnd, () => {
+        if (ended && ended.finalSentAt === null) ended.finalSentAt = performance.now();
+      });
+      this.turnIndex++;
+      return;
+    }
     this.sendResults({ words, from: turn.startMs, to: speechEnd, isFinal: true, speechFinal: true }, () => {
       if (ended && ended.finalSentAt === null) ended.finalSentAt = performance.now();
     });
@@ -361,9 +431,37 @@ export class FakeDeepgramSession {
     if (words.length > 0) this.lastWordEndMs = now;
   }
 
+  /** Flux's TurnInfo for the current turn: its words so far spread over [from, to] (ms of audio). */
+  private sendTurnInfo(event: 'StartOfTurn' | 'Update' | 'EndOfTurn', words: string[], from: number, to: number, onSent?: () => void): void {
+    const span = Math.max(to - from, 0) / Math.max(words.length, 1);
+    this.send(
+      {
+        type: 'TurnInfo',
+        request_id: this.requestId,
+        // Numbered as it is sent (send()).
+        sequence_id: 0,
+        event,
+        turn_index: this.turnIndex,
+        audio_window_start: seconds(from),
+        audio_window_end: seconds(to),
+        transcript: words.join(' '),
+        words: words.map((word, index) => ({ word, confidence: 0.99, start: seconds(from + index * span), end: seconds(from + (index + 1) * span) })),
+        end_of_turn_confidence: event === 'EndOfTurn' ? 0.9 : 0.1,
+      },
+      onSent,
+    );
+  }
+
   /** CloseStream: the last words final, then Metadata, then the socket closed (1000). */
   private finishStream(): void {
     clearTimeout(this.idle);
+    if (this.flux) {
+      // Flux: the open turn's words end it, then the socket closes.
+      const turn = this.turn;
+      if (turn && turn.words.length > 0) this.sendTurnInfo('EndOfTurn', turn.words, turn.startMs, this.audioMs);
+      this.later(() => this.socket.close(1000));
+      return;
+    }
     const turn = this.turn;
     if (turn && !turn.finalized && turn.words.length > 0) {
       this.sendResults({ words: turn.words, from: turn.startMs, to: this.audioMs, isFinal: true, speechFinal: false });
@@ -416,7 +514,8 @@ export class FakeDeepgramSession {
 
   /** Checks and sends one message (after any delay); `onSent` once it left. */
   private send(message: Json, onSent?: () => void): void {
-    const problem = serverMessageProblem(message);
+    if (this.flux) message.sequence_id = this.sequenceId++;
+    const problem = this.flux ? FLUX_SPEC.serverMessageProblem(message) : serverMessageProblem(message);
     if (problem) this.fake.problems.push({ kind: 'sent', problem, message });
     this.later(() => {
       if (this.socket.readyState !== WebSocket.OPEN) return;
@@ -521,10 +620,12 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
     }
     const url = new URL(request.url ?? '/', 'http://fake');
     if (fake.refuse) return refuseHandshake(socket, fake.refuse.status, fake.refuse.err_code, fake.refuse.err_msg);
-    if (url.pathname !== '/v1/listen') return refuseHandshake(socket, 404, 'NOT_FOUND', `No such path: ${url.pathname}`);
+    const flux = url.pathname === '/v2/listen';
+    if (url.pathname !== '/v1/listen' && !flux) return refuseHandshake(socket, 404, 'NOT_FOUND', `No such path: ${url.pathname}`);
     if (request.headers.authorization !== `Token ${fake.apiKey}`)
       return refuseHandshake(socket, INVALID_AUTH.status, INVALID_AUTH.err_code, INVALID_AUTH.err_msg);
-    const problem = queryProblem(url.searchParams);
+    // Flux's models are served on /v2/listen only: /v1/listen refuses them as it does any model it does not list.
+    const problem = flux ? fluxQueryProblem(url.searchParams) : queryProblem(url.searchParams);
     if (problem) return refuseHandshake(socket, 400, 'Bad Request', problem);
     const accept = () =>
       wss.handleUpgrade(request, socket, head, (ws) => {
@@ -534,6 +635,7 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
           request.headers,
           fake,
           () => turns.shift() ?? session.everyTurn ?? fake.everyTurn ?? undefined,
+          flux,
         );
         fake.sessions.push(session);
         waiters.opened(session);

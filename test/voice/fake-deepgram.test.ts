@@ -108,7 +108,20 @@ describe('the handshake', () => {
     const encoding = await refused(GOOD_QUERY.replace('encoding=mulaw', 'encoding=ulaw'));
     expect(encoding.status).toBe(400);
     expect(JSON.parse(encoding.dgError!).err_msg).toMatch(/'encoding': 'ulaw'/);
-    expect((await refused(GOOD_QUERY, undefined, '/v2/listen')).status).toBe(404);
+    expect((await refused(GOOD_QUERY, undefined, '/v3/listen')).status).toBe(404);
+    expect(fake.sessions.length).toBe(0);
+  });
+
+  it('refuses on Flux (/v2/listen) what its own channel does not list: /v1/listen’s parameters, a model of /v1, a Flux model on /v1', async () => {
+    const v1Query = await refused(GOOD_QUERY.replace('model=nova-3', 'model=flux-general-en'), undefined, '/v2/listen');
+    expect(v1Query.status).toBe(400);
+    expect(JSON.parse(v1Query.body).err_msg).toBe("Unknown query parameter: 'language'.");
+    const nova = await refused('model=nova-3&encoding=mulaw&sample_rate=8000', undefined, '/v2/listen');
+    expect(JSON.parse(nova.body).err_msg).toMatch(/'model': 'nova-3'/);
+    const threshold = await refused('model=flux-general-en&encoding=mulaw&sample_rate=8000&eot_threshold=0.95', undefined, '/v2/listen');
+    expect(JSON.parse(threshold.body).err_msg).toMatch(/'eot_threshold': '0.95'/);
+    const fluxOnV1 = await refused(GOOD_QUERY.replace('model=nova-3', 'model=flux-general-en'));
+    expect(JSON.parse(fluxOnV1.body).err_msg).toMatch(/'model': 'flux-general-en'/);
     expect(fake.sessions.length).toBe(0);
   });
 

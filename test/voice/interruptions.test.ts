@@ -210,7 +210,7 @@ describe('voiceConfig.interruptions and turnDetection', () => {
       [{ pipelineMode: 'streaming', interruptions: { ignore: ['mhm', 'x'.repeat(41)] } }, ['voiceConfig.interruptions.ignore']],
       [{ pipelineMode: 'streaming', interruptions: { ignore: ['...'] } }, ['voiceConfig.interruptions.ignore']],
       [{ pipelineMode: 'batch', interruptions: { mode: 'never' } }, ['voiceConfig.interruptions']],
-      [{ pipelineMode: 'streaming', turnDetection: { type: 'semantic' } }, ['voiceConfig.turnDetection']],
+      [{ pipelineMode: 'batch', turnDetection: { type: 'semantic' } }, ['voiceConfig.turnDetection']],
       [{ pipelineMode: 'sts', stsProvider: 'openai', turnDetection: { type: 'silence', eagerness: 'high' } }, ['voiceConfig.turnDetection.eagerness']],
       [{ pipelineMode: 'sts', stsProvider: 'openai', turnDetection: { type: 'semantic', silenceMs: 500 } }, ['voiceConfig.turnDetection.silenceMs']],
       [{ pipelineMode: 'sts', stsProvider: 'openai', turnDetection: { type: 'silence', silenceMs: 50 } }, ['voiceConfig.turnDetection.silenceMs']],

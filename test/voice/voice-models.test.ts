@@ -47,6 +47,9 @@ describe('the published model lists', () => {
     expect(OPENAI_MODELS.transcription).toEqual(enumOf(realtime.components.schemas.AudioTranscription.properties.model));
     expect(OPENAI_MODELS.speech).toEqual(enumOf(speech.components.schemas.CreateSpeechRequest.properties.model));
     expect(DEEPGRAM_MODELS.listen).toEqual(deepgram.components.schemas.ListenV1Model.enum);
+    const flux = read('deepgram-listen-v2.asyncapi.json');
+    expect(flux.source.commit).toBe(DEEPGRAM_MODELS.source.commit);
+    expect(DEEPGRAM_MODELS.flux).toEqual(flux.components.schemas.ListenV2Model.enum);
   });
 
   it('are the Live models the Gemini double serves', () => {

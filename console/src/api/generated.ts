@@ -692,7 +692,7 @@ export type TurnDetectionInput = {
 
 /** How the end of the caller’s turn is found */
 export type TurnDetectionType =
-  /** The provider’s model judges whether the caller has finished (OpenAI semantic_vad); silence where a provider has none */
+  /** The provider’s model judges whether the caller has finished (OpenAI semantic_vad; Deepgram Flux on /v2/listen in streaming); silence where a provider has none */
   | 'semantic'
   /** A pause of silenceMs (the provider’s voice activity detection); the default */
   | 'silence';

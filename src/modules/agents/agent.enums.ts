@@ -149,7 +149,10 @@ registerEnumType(TurnDetectionType, {
   description: 'How the end of the caller’s turn is found',
   valuesConfig: {
     silence: { description: 'A pause of silenceMs (the provider’s voice activity detection); the default' },
-    semantic: { description: 'The provider’s model judges whether the caller has finished (OpenAI semantic_vad); silence where a provider has none' },
+    semantic: {
+      description:
+        'The provider’s model judges whether the caller has finished (OpenAI semantic_vad; Deepgram Flux on /v2/listen in streaming); silence where a provider has none',
+    },
   },
 });
 

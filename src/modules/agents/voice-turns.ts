@@ -6,7 +6,7 @@ import type { Interruptions, TurnDetection } from './agent.types.js';
 /** Which pipelines read each setting: sent with another pipelineMode it would be stored and never used, so it is refused. */
 const READ_BY: Record<'interruptions' | 'turnDetection', PipelineMode[]> = {
   interruptions: [PipelineMode.streaming, PipelineMode.sts],
-  turnDetection: [PipelineMode.sts],
+  turnDetection: [PipelineMode.sts, PipelineMode.streaming],
 };
 
 /**
@@ -27,6 +27,20 @@ export function voiceTurns(input: VoiceConfigInput): { interruptions: Interrupti
     problems.push({ field: 'voiceConfig.turnDetection.eagerness', message: 'eagerness applies only to turnDetection type "semantic"' });
   if (detection?.silenceMs !== undefined && detection.type !== TurnDetectionType.silence)
     problems.push({ field: 'voiceConfig.turnDetection.silenceMs', message: 'silenceMs applies only to turnDetection type "silence"' });
+  // Deepgram's turn-taking recognizer is Flux: a semantic end of turn and a Nova model, or Flux and a silence one, contradict each other.
+  const flux = input.sttModel ? /^flux-/.test(input.sttModel) : null;
+  if (input.pipelineMode === PipelineMode.streaming && (input.sttProvider ?? 'deepgram') === 'deepgram' && detection && flux !== null) {
+    if (detection.type === TurnDetectionType.semantic && !flux)
+      problems.push({
+        field: 'voiceConfig.sttModel',
+        message: `turnDetection type "semantic" on Deepgram is Flux (/v2/listen): name a Flux model (flux-general-en, flux-general-multi) or none, not "${input.sttModel}"`,
+      });
+    if (detection.type === TurnDetectionType.silence && flux)
+      problems.push({
+        field: 'voiceConfig.turnDetection.type',
+        message: `"${input.sttModel}" ends the caller's turn by its own model: turnDetection type "silence" does not apply (use "semantic", or leave it unset)`,
+      });
+  }
   if (problems.length > 0) throw AppError.badInput(problems);
   const given = input.interruptions;
   return {

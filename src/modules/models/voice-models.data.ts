@@ -44,7 +44,7 @@ export const OPENAI_MODELS = {
   speech: ['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'gpt-4o-mini-tts-2025-12-15'],
 } as const;
 
-/** Deepgram's AsyncAPI description (CC BY 4.0, © Deepgram), `deepgram/deepgram-api-specs` `asyncapi.yml`: `ListenV1Model`, the models of `/v1/listen`. */
+/** Deepgram's AsyncAPI description (CC BY 4.0, © Deepgram), `deepgram/deepgram-api-specs` `asyncapi.yml`: `ListenV1Model`, the models of `/v1/listen`, and `ListenV2Model`, Flux's of `/v2/listen`. */
 export const DEEPGRAM_MODELS = {
   source: {
     repository: 'https://github.com/deepgram/deepgram-api-specs',
@@ -84,6 +84,8 @@ export const DEEPGRAM_MODELS = {
     'video',
     'custom',
   ],
+  /** `ListenV2Model`: Flux, the turn-taking models of `/v2/listen` (only there). */
+  flux: ['flux-general-en', 'flux-general-multi'],
 } as const;
 
 /**

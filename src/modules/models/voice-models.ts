@@ -26,7 +26,12 @@ export interface ModelList {
 export const REALTIME_MODELS: ModelList = { provider: 'OpenAI', what: 'Realtime model', models: OPENAI_MODELS.realtime };
 export const TRANSCRIPTION_MODELS: ModelList = { provider: 'OpenAI', what: 'transcription model', models: OPENAI_MODELS.transcription };
 export const SPEECH_MODELS: ModelList = { provider: 'OpenAI', what: 'speech model', models: OPENAI_MODELS.speech };
-export const DEEPGRAM_LISTEN_MODELS: ModelList = { provider: 'Deepgram', what: 'live transcription model', models: DEEPGRAM_MODELS.listen };
+/** Both of Deepgram's live sockets: `/v1/listen`'s models and Flux's (`/v2/listen`, opened for a Flux model). */
+export const DEEPGRAM_LISTEN_MODELS: ModelList = {
+  provider: 'Deepgram',
+  what: 'live transcription model',
+  models: [...DEEPGRAM_MODELS.listen, ...DEEPGRAM_MODELS.flux],
+};
 export const LIVE_MODELS: ModelList = { provider: 'Google', what: 'Live model', models: GOOGLE_LIVE_MODELS.live };
 
 /** Null when `name` is in `list`, else the sentence that refuses it, naming the accepted ones. */

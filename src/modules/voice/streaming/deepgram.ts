@@ -5,7 +5,9 @@ import { DEFAULT_DEEPGRAM_MODEL } from '../../models/voice-models.js';
 
 // Deepgram's live transcription (`/v1/listen`, the Nova models) as the streaming pipeline's
 // recognizer: Twilio's μ-law 8 kHz goes up as binary frames untouched, Deepgram's JSON messages come
-// back as the pipeline's events.
+// back as the pipeline's events. A Flux model (`flux-general-en`, `flux-general-multi`), named or
+// chosen by turnDetection semantic, opens `/v2/listen` instead: Deepgram's turn-taking recognizer,
+// whose EndOfTurn ends the caller's turn (StartOfTurn and Update are the speech and its words so far).
 //
 // The socket is opened with `ws` rather than the official SDK (`@deepgram/sdk` 5.13, read for this):
 // its socket reports a refused handshake as `Unexpected server response: 401` and nothing more, so
@@ -41,8 +43,39 @@ export interface DeepgramRecognizerOptions {
   openTimeoutMs?: number;
 }
 
-/** The handshake's query: μ-law 8 kHz mono, interim results, endpointing and utterance ends, VAD events, the agent's model, language and key terms. */
+/** Deepgram's Flux models (`ListenV2Model`), served on `/v2/listen` only. */
+export const FLUX_MODELS = ['flux-general-en', 'flux-general-multi'] as const;
+/** Flux's `eot_threshold` per eagerness: Deepgram's default 0.7 for medium and auto; higher waits for more confidence (its range is 0.5–0.9). */
+export const FLUX_EOT_THRESHOLD = { low: '0.8', medium: '0.7', auto: '0.7', high: '0.6' } as const;
+
+export function isFluxModel(model: string): boolean {
+  return /^flux-/.test(model);
+}
+
+/**
+ * The model a session opens: the agent's; with turnDetection semantic and a model of `/v1/listen`
+ * (the default nova-3 included), Flux, Deepgram's turn-taking recognizer (English, or its
+ * multilingual model for other languages).
+ */
+export function sessionModel(options: RecognizerOptions): string {
+  if (options.turnDetection?.type !== 'semantic' || isFluxModel(options.model)) return options.model;
+  return /^en(-|$)/i.test(options.language) ? 'flux-general-en' : 'flux-general-multi';
+}
+
+/** Flux's handshake query (`/v2/listen`): μ-law 8 kHz, the model, its end-of-turn threshold by the agent's eagerness, key terms; the language as a hint to the multilingual model. */
+export function fluxQuery(options: RecognizerOptions): URLSearchParams {
+  const model = sessionModel(options);
+  const query = new URLSearchParams({ model, encoding: 'mulaw', sample_rate: '8000' });
+  const eagerness = options.turnDetection?.type === 'semantic' ? options.turnDetection.eagerness : null;
+  if (eagerness && eagerness !== 'auto') query.set('eot_threshold', FLUX_EOT_THRESHOLD[eagerness]);
+  if (model === 'flux-general-multi') query.set('language_hint', options.language.split('-')[0]!.toLowerCase());
+  for (const term of options.keyterms ?? []) if (term.trim()) query.append('keyterm', term.trim());
+  return query;
+}
+
+/** The handshake's query: μ-law 8 kHz mono, interim results, endpointing (the agent's silenceMs, else 300 ms) and utterance ends, VAD events, the agent's model, language and key terms. */
 export function listenQuery(options: RecognizerOptions): URLSearchParams {
+  const silenceMs = options.turnDetection?.type === 'silence' ? options.turnDetection.silenceMs : null;
   const query = new URLSearchParams({
     model: options.model,
     language: options.language,
@@ -50,7 +83,7 @@ export function listenQuery(options: RecognizerOptions): URLSearchParams {
     sample_rate: '8000',
     channels: '1',
     interim_results: 'true',
-    endpointing: String(ENDPOINTING_MS),
+    endpointing: String(silenceMs ?? ENDPOINTING_MS),
     utterance_end_ms: String(UTTERANCE_END_MS),
     vad_events: 'true',
     smart_format: 'true',
@@ -122,6 +155,8 @@ class DeepgramSession implements RecognizerSession {
     private readonly events: RecognizerEvents,
     private readonly apiKey: string,
     private readonly keepAliveMs: number,
+    /** A Flux session (`/v2/listen`): TurnInfo events; no KeepAlive or Finalize (its channel lists neither: the carrier's audio flows without a break). */
+    private readonly flux = false,
   ) {
     socket.on('message', (data, isBinary) => {
       if (!isBinary) this.onMessage(data.toString());
@@ -141,6 +176,7 @@ class DeepgramSession implements RecognizerSession {
     for (const frame of this.queue.splice(0)) this.socket.send(frame);
     this.queuedBytes = 0;
     this.lastSentAt = Date.now();
+    if (this.flux) return;
     this.keepAlive = setInterval(
       () => {
         if (Date.now() - this.lastSentAt >= this.keepAliveMs) this.sendJson({ type: 'KeepAlive' });
@@ -169,7 +205,7 @@ class DeepgramSession implements RecognizerSession {
   }
 
   finalize(): void {
-    if (!this.closing) this.sendJson({ type: 'Finalize' });
+    if (!this.closing && !this.flux) this.sendJson({ type: 'Finalize' });
   }
 
   close(): void {
@@ -215,6 +251,10 @@ class DeepgramSession implements RecognizerSession {
       return;
     }
     switch (message.type) {
+      case 'TurnInfo':
+        return this.onTurnInfo(message);
+      case 'FatalError':
+        return this.lose(`Deepgram ended the session (${clean(`${String(message.code ?? '')} ${String(message.description ?? '')}`, this.apiKey)})`);
       case 'Results':
         return this.onResults(message);
       case 'SpeechStarted':
@@ -225,6 +265,20 @@ class DeepgramSession implements RecognizerSession {
       }
       // Metadata (after CloseStream) and anything newer carry nothing the pipeline uses.
     }
+  }
+
+  /** Flux: StartOfTurn (speech began), Update / EagerEndOfTurn / TurnResumed (the turn's words so far), EndOfTurn (its words, final: the turn is over). */
+  private onTurnInfo(message: DeepgramMessage): void {
+    const transcript = typeof message.transcript === 'string' ? message.transcript.trim() : '';
+    const event = message.event;
+    if (event === 'StartOfTurn') this.events.speechStarted();
+    if (event === 'EndOfTurn') {
+      const words = Array.isArray(message.words) ? (message.words as { end?: unknown }[]) : [];
+      const end = seconds(words.at(-1)?.end) ?? seconds(message.audio_window_end);
+      this.events.final(transcript, true, end === undefined ? undefined : Math.round(end * 1000));
+      return;
+    }
+    if (transcript) this.events.interim(transcript);
   }
 
   private onResults(message: DeepgramMessage): void {
@@ -294,10 +348,11 @@ export class DeepgramRecognizer implements Recognizer {
     const apiKey = this.options.apiKey;
     if (!apiKey) throw new Error('DEEPGRAM_API_KEY is not set: the Deepgram recognizer cannot be reached');
     const base = (this.options.baseUrl ?? DEFAULT_DEEPGRAM_BASE_URL).replace(/\/+$/, '');
-    const url = `${base}/v1/listen?${listenQuery(options).toString()}`;
+    const flux = isFluxModel(sessionModel(options));
+    const url = flux ? `${base}/v2/listen?${fluxQuery(options).toString()}` : `${base}/v1/listen?${listenQuery(options).toString()}`;
     const timeoutMs = this.options.openTimeoutMs ?? OPEN_TIMEOUT_MS;
     const socket = new WebSocket(url, { headers: { Authorization: `Token ${apiKey}` }, maxPayload: 4 * 1024 * 1024 });
-    const session = new DeepgramSession(socket, events, apiKey, this.options.keepAliveMs ?? KEEPALIVE_MS);
+    const session = new DeepgramSession(socket, events, apiKey, this.options.keepAliveMs ?? KEEPALIVE_MS, flux);
     const opened = new Promise<void>((resolve, reject) => {
       let settled = false;
       const fail = (message: string) => {

@@ -13,6 +13,8 @@ export interface RecognizerOptions {
   language: string;
   /** Keys the recognizer should favour (the agent's vocabulary), where the provider takes them. */
   keyterms?: string[];
+  /** The agent's voiceConfig.turnDetection, where the recognizer has its own (Deepgram: Flux for semantic, endpointing for silence). */
+  turnDetection?: { type: 'silence' | 'semantic'; eagerness?: 'low' | 'medium' | 'high' | 'auto' | null; silenceMs?: number | null } | null;
 }
 
 export interface RecognizerEvents {

@@ -288,7 +288,11 @@ export class StreamingCall implements RecognizerEvents {
       );
       if (this.finished) return;
       const session = await recognizer.open(
-        { model: (this.deps.offline ? null : voice.sttModel) ?? recognizer.defaultModel, language: voice.language ?? 'en' },
+        {
+          model: (this.deps.offline ? null : voice.sttModel) ?? recognizer.defaultModel,
+          language: voice.language ?? 'en',
+          turnDetection: voice.turnDetection ?? null,
+        },
         this,
       );
       if (this.finished) {
