@@ -81,6 +81,10 @@ const NUMBERS: Record<VoiceProvider, string> = { openai: '+15550100100', google:
 const BACK_CHANNEL_NUMBERS = { words: '+15550100310', any: '+15550100311' } as const;
 /** Concurrent calls of each back-channel track. */
 const BACK_CHANNEL_CALLS = 10;
+/** The speech-to-speech agents that speak first (the ramp's wait for the caller): answer → first audio, per provider. */
+const FIRST_MESSAGE_NUMBERS: Partial<Record<VoiceProvider, string>> = { openai: '+15550100110', google: '+15550100210' };
+const FIRST_MESSAGE_CALLS = 10;
+const FIRST_MESSAGE = 'Hello, this is the bench calling.';
 /** The streaming rows: the ElevenLabs double's first audio of a reply this long after its first text (its flash model's own figure is about 75 ms, plus the network). */
 export const STREAMING_FIRST_AUDIO_MS = 100;
 /** The streaming pipeline's target: the gateway's own share of a turn (recorded gatewayMs), p99, at 100 concurrent calls. */
@@ -176,6 +180,8 @@ export interface VoiceSummary {
   builtinVoice: BuiltinVoiceCpu | null;
   /** The back-channel track (streaming only; null: streaming not measured). */
   backChannel: BackChannelNumbers | null;
+  /** Speech to speech: answer → the first message's first audio, on agents that speak first (the ramp's wait for the caller). */
+  firstMessage: { provider: VoiceProvider; calls: number; numbers: FirstAudioNumbers }[];
 }
 
 const live: { gateway?: ServerProcess; twilio?: FakeTwilio; dataDir?: string } = {};
@@ -360,6 +366,18 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
     });
     await api.post(`/api/agents/${agent.id}/activate`);
     await api.post('/api/phone-numbers', { number: NUMBERS[provider], carrierConnectionId: connection.id, inboundAgentId: agent.id });
+  }
+  for (const [provider, number] of Object.entries(FIRST_MESSAGE_NUMBERS) as [VoiceProvider, string][]) {
+    const { model, voiceConfig } = agents[provider];
+    const agent = await api.post<{ id: string }>('/api/agents', {
+      name: `Bench first-message agent (${provider})`,
+      instructions: 'You call customers for the bench.',
+      modelConfig: { model },
+      voiceConfig,
+      firstMessage: FIRST_MESSAGE,
+    });
+    await api.post(`/api/agents/${agent.id}/activate`);
+    await api.post('/api/phone-numbers', { number, carrierConnectionId: connection.id, inboundAgentId: agent.id });
   }
   for (const mode of ['words', 'any'] as const) {
     const agent = await api.post<{ id: string }>('/api/agents', {
@@ -724,6 +742,42 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
   }
 }
 
+/**
+ * Speech to speech, answer → first audio: FIRST_MESSAGE_CALLS calls at once to the provider's agent
+ * that speaks first; each is read once its caller heard the first audio and it hung up (the call's
+ * firstAudioMs, against its carrier part: the doubles say a first message at once).
+ */
+async function firstMessageTrack(setup: Setup, provider: VoiceProvider, log: (line: string) => void): Promise<FirstAudioNumbers> {
+  const opened: BenchCall[] = [];
+  const calls: FirstAudioCall[] = [];
+  try {
+    for (let index = 0; index < FIRST_MESSAGE_CALLS; index++) opened.push(await dialIn(setup, provider, new Set(), FIRST_MESSAGE_NUMBERS[provider]));
+    await Promise.all(
+      opened.map((call) => call.client.waitFor(() => call.client.mediaArrivals.length > 0, 'the first message', 10_000).catch(() => undefined)),
+    );
+  } finally {
+    for (const call of opened) call.client.hangUp();
+    await Promise.all(opened.map((call) => Promise.race([call.session!.closed, sleep(5000)])));
+  }
+  for (const call of opened) {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const row = await setup.api.get<{ firstAudioMs: number | null }>(`/api/calls/${call.id}`);
+      if (row.firstAudioMs !== null || Date.now() > deadline) {
+        calls.push({ firstAudioMs: row.firstAudioMs, carrierMs: call.carrierMs });
+        break;
+      }
+      await sleep(50);
+    }
+  }
+  const numbers = firstAudioNumbers(calls, 0);
+  log(
+    `  voice ${provider} first message, ${FIRST_MESSAGE_CALLS} calls: answer → first audio p50 ${numbers.firstAudioMs?.p50.toFixed(1) ?? 'n/a'} p99 ${numbers.firstAudioMs?.p99.toFixed(1) ?? 'n/a'} ms ` +
+      `(baseline p99 ${numbers.baselineMs?.p99.toFixed(1) ?? 'n/a'}, gateway share p99 ${numbers.gatewayMs?.p99.toFixed(1) ?? 'n/a'}, ${numbers.missing} without)`,
+  );
+  return numbers;
+}
+
 /** The back-channel tracks (voice-back-channel.ts), one after another, BACK_CHANNEL_CALLS concurrent calls each. */
 async function backChannelTracks(setup: Setup, log: (line: string) => void): Promise<BackChannelNumbers> {
   const results = {} as Record<BackChannelTrack, (boolean | null)[]>;
@@ -800,6 +854,9 @@ export async function voiceBench(
       runs.push({ provider, steps: results, maxCalls: passing.length > 0 ? Math.max(...passing) : null, idleRssMb });
     }
     const backChannel = providers.includes('streaming') ? await backChannelTracks(setup, log) : null;
+    const firstMessage: VoiceSummary['firstMessage'] = [];
+    for (const provider of providers.filter((name) => FIRST_MESSAGE_NUMBERS[name]))
+      firstMessage.push({ provider, calls: FIRST_MESSAGE_CALLS, numbers: await firstMessageTrack(setup, provider, log) });
     const summary: VoiceSummary = {
       database,
       providerDelayMs: PROVIDER_DELAY_MS,
@@ -810,6 +867,7 @@ export async function voiceBench(
       machine: machineLine(),
       builtinVoice,
       backChannel,
+      firstMessage,
     };
     if (setup.realtime.problems.length > 0)
       throw new Error(`the OpenAI double refused events of the gateway: ${JSON.stringify(setup.realtime.problems.slice(0, 3))}`);
@@ -900,7 +958,13 @@ export function voiceMarkdown(summary: VoiceSummary): string {
     );
   }
   const firstAudio = firstAudioMarkdown(
-    summary.runs.flatMap((run) => run.steps.map((step) => ({ provider: run.provider, calls: step.calls, numbers: step.firstAudio }))),
+    [
+      // The speech-to-speech ramps wait for the caller (no first message): their rows come from the first-message track.
+      ...summary.runs
+        .filter((run) => run.provider === 'streaming')
+        .flatMap((run) => run.steps.map((step) => ({ provider: run.provider, calls: step.calls, numbers: step.firstAudio }))),
+      ...summary.firstMessage,
+    ],
     summary.builtinVoice,
   );
   if (firstAudio) lines.push('', firstAudio);
