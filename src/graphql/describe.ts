@@ -163,7 +163,7 @@ const OWN: Record<string, string> = {
   'VoiceConfig.voiceId': 'The voice to speak with, 1 to 200 characters; null for the provider’s default',
   'VoiceConfig.sttProvider': 'The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise',
   'VoiceConfig.sttModel':
-    'The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-live-transcribe); checked against the provider’s published list',
+    'The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, or Flux with turnDetection semantic; openai: gpt-live-transcribe); checked against the provider’s published list; a Deepgram Flux model (flux-general-en, flux-general-multi) opens /v2/listen',
   'VoiceConfig.ttsProvider': 'The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise',
   'VoiceConfig.ttsModel':
     'The synthesizer’s model, 1 to 100 characters; null for its default (elevenlabs: eleven_flash_v2_5, openai: gpt-4o-mini-tts); an OpenAI model is checked against OpenAI’s published list',

@@ -819,7 +819,7 @@ export type VoiceConfigInput = {
   pipelineMode: PipelineMode;
   /** The speech-to-speech provider when pipelineMode is sts; null otherwise */
   stsProvider?: StsProvider | null | undefined;
-  /** The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-live-transcribe); checked against the provider’s published list */
+  /** The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, or Flux with turnDetection semantic; openai: gpt-live-transcribe); checked against the provider’s published list; a Deepgram Flux model (flux-general-en, flux-general-multi) opens /v2/listen */
   sttModel?: string | null | undefined;
   /** The recognizer when pipelineMode is streaming (deepgram when it was not set); null otherwise */
   sttProvider?: SttProvider | null | undefined;

@@ -2728,7 +2728,7 @@ export interface components {
              * @enum {string}
              */
             sttProvider?: "deepgram" | "openai" | "builtin";
-            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-live-transcribe); checked against the provider’s published list */
+            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, or Flux with turnDetection semantic; openai: gpt-live-transcribe); checked against the provider’s published list; a Deepgram Flux model (flux-general-en, flux-general-multi) opens /v2/listen */
             sttModel?: string;
             /**
              * @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise
@@ -4290,7 +4290,7 @@ export interface components {
              * @enum {string|null}
              */
             sttProvider: "deepgram" | "openai" | "builtin" | null;
-            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, openai: gpt-live-transcribe); checked against the provider’s published list */
+            /** @description The recognizer’s model, 1 to 100 characters; null for its default (deepgram: nova-3, or Flux with turnDetection semantic; openai: gpt-live-transcribe); checked against the provider’s published list; a Deepgram Flux model (flux-general-en, flux-general-multi) opens /v2/listen */
             sttModel: string | null;
             /**
              * @description The synthesizer when pipelineMode is streaming (elevenlabs when it was not set); null otherwise
