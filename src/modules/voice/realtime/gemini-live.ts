@@ -43,6 +43,12 @@ export const CONNECTION_LIFETIME_MS = 9 * 60_000;
  * a reply whose caller words are not yet finished waits this long for them before it is stored.
  */
 export const CALLER_WORDS_GRACE_MS = 1500;
+/**
+ * A completed reply whose own words (`outputTranscription`, not said `finished`) may still come after
+ * its turnComplete waits this long for them once no caller words are awaited: short, since a tool's
+ * follow-up and the goodbye's hang-up wait for the reply to be done.
+ */
+export const REPLY_WORDS_GRACE_MS = 300;
 /** Google's Live guide: gemini-3.8-live-extended-thinking takes thinkingLevel low, medium or high (not minimal), and calls tools asynchronously only. */
 const EXTENDED_THINKING = /-extended-thinking$/;
 /** The background reasoning asked of an extended-thinking Live model: the middle of the three levels it takes. */
@@ -252,9 +258,10 @@ class GeminiSpeechSession implements SpeechSession {
         // Always: a turn that only called a tool (end_call) is over too; once the words it answered are
         // told, and the words of its audio (their transcription not said finished) have had time to come.
         const wordsMayLag = this.replyAudio && !this.replyWordsFinished;
-        if (this.answering || wordsMayLag)
-          this.pendingDone = { replyId, timer: setTimeout(() => this.finishCaller(), this.provider.callerWordsGraceMs).unref() };
-        else this.events.replyDone(replyId);
+        if (this.answering || wordsMayLag) {
+          const graceMs = this.answering ? this.provider.callerWordsGraceMs : REPLY_WORDS_GRACE_MS;
+          this.pendingDone = { replyId, timer: setTimeout(() => this.finishCaller(), graceMs).unref() };
+        } else this.events.replyDone(replyId);
       } else if (words?.finished && !this.replying && !this.answering && this.pendingDone) {
         // The completed reply's words are all in, and no caller words wait: it is done.
         this.finishCaller();
@@ -329,6 +336,10 @@ class GeminiSpeechSession implements SpeechSession {
       this.pendingDone = null;
       clearTimeout(pending.timer);
       this.events.replyDone(pending.replyId);
+    } else if (pending) {
+      // The caller's words are in: the reply waits only for its own now, as briefly as any.
+      clearTimeout(pending.timer);
+      pending.timer = setTimeout(() => this.finishCaller(), REPLY_WORDS_GRACE_MS).unref();
     }
   }
 
