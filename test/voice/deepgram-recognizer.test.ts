@@ -242,3 +242,48 @@ describe('DeepgramRecognizer', () => {
     expect(told).toEqual(['lost Deepgram closed the session (code 1011: NET-0001)']);
   });
 });
+
+describe('DeepgramRecognizer on Flux (/v2/listen)', () => {
+  const FLUX: RecognizerOptions = { model: 'nova-3', language: 'en', keyterms: ['Acme'], turnDetection: { type: 'semantic', eagerness: 'auto' } };
+
+  it('opens /v2/listen for a semantic end of turn and tells Flux’s TurnInfo as the same events: StartOfTurn, the turn’s words so far, EndOfTurn final', async () => {
+    fake.script(['Hello there', 'Yes please']);
+    const { told, events, until } = recorder();
+    const opened = fake.nextSession();
+    const session = await recognizer().open(FLUX, events);
+    const heard = await opened;
+    expect(heard.flux).toBe(true);
+    expect(Object.fromEntries(heard.query)).toEqual({ model: 'flux-general-en', encoding: 'mulaw', sample_rate: '8000', keyterm: 'Acme' });
+    for (const frame of TWO_TURNS) session.send(frame);
+    await until((told) => count('final')(told) === 2, 'the second EndOfTurn');
+    expect(told).toEqual(TWO_TURNS_TOLD.filter((event) => !event.startsWith('utteranceEnd')));
+    session.close();
+    await heard.closed;
+    expect(heard.received.map((message) => message.type)).toEqual(['CloseStream']);
+  });
+
+  it('makes the turn’s words so far final on finalize() (Flux has no Finalize), and tells only the words after them when the turn goes on', async () => {
+    fake.script(['one two three four']);
+    const { told, events, until } = recorder();
+    const opened = fake.nextSession();
+    const session = await recognizer().open({ ...FLUX, model: 'flux-general-en', turnDetection: null }, events);
+    const heard = await opened;
+    for (const frame of frames(tone(250))) session.send(frame);
+    await until((told) => told.includes('interim one two'), 'two words heard');
+    session.finalize();
+    for (const frame of frames(Buffer.concat([tone(250), silence(1000)]))) session.send(frame);
+    await until((told) => count('final')(told) === 2, 'the EndOfTurn');
+    expect(told).toEqual([
+      'speechStarted',
+      'interim one',
+      'interim one two',
+      'final one two | false | 200',
+      'interim three',
+      'interim three four',
+      'final three four | true | 500',
+    ]);
+    session.close();
+    await heard.closed;
+    expect(heard.finalizes).toBe(0);
+  });
+});

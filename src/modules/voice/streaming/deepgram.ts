@@ -147,6 +147,9 @@ class DeepgramSession implements RecognizerSession {
   /** The socket opened: from here an end we did not ask for is told as `lost` (before, `open()` rejects instead). */
   private live = false;
   private ended = false;
+  /** Flux: the current turn's words so far, and the part of them already told as final (by finalize()), with its turn. */
+  private fluxHeard = { turn: -1, words: '', endMs: undefined as number | undefined };
+  private fluxTold = { turn: -1, words: '' };
   /** The end (seconds) and words of the last final, to drop a repeated one. */
   private lastFinal: { end: number; text: string; endOfTurn: boolean } | null = null;
 
@@ -205,7 +208,15 @@ class DeepgramSession implements RecognizerSession {
   }
 
   finalize(): void {
-    if (!this.closing && !this.flux) this.sendJson({ type: 'Finalize' });
+    if (this.closing) return;
+    if (!this.flux) return this.sendJson({ type: 'Finalize' });
+    // Flux has no Finalize: the turn's words so far are made final here, and later messages of the same
+    // turn (whose transcript is the whole turn's) tell only what follows them.
+    const heard = this.fluxHeard;
+    const words = this.fluxWords(heard.turn, heard.words);
+    if (!words) return;
+    this.fluxTold = { turn: heard.turn, words: heard.words };
+    this.events.final(words, false, heard.endMs);
   }
 
   close(): void {
@@ -269,16 +280,28 @@ class DeepgramSession implements RecognizerSession {
 
   /** Flux: StartOfTurn (speech began), Update / EagerEndOfTurn / TurnResumed (the turn's words so far), EndOfTurn (its words, final: the turn is over). */
   private onTurnInfo(message: DeepgramMessage): void {
-    const transcript = typeof message.transcript === 'string' ? message.transcript.trim() : '';
+    const whole = typeof message.transcript === 'string' ? message.transcript.trim() : '';
+    const turn = typeof message.turn_index === 'number' ? message.turn_index : -1;
     const event = message.event;
+    const words = Array.isArray(message.words) ? (message.words as { end?: unknown }[]) : [];
+    const end = seconds(words.at(-1)?.end) ?? seconds(message.audio_window_end);
+    const endMs = end === undefined ? undefined : Math.round(end * 1000);
+    this.fluxHeard = { turn, words: whole, endMs };
+    const transcript = this.fluxWords(turn, whole);
     if (event === 'StartOfTurn') this.events.speechStarted();
     if (event === 'EndOfTurn') {
-      const words = Array.isArray(message.words) ? (message.words as { end?: unknown }[]) : [];
-      const end = seconds(words.at(-1)?.end) ?? seconds(message.audio_window_end);
-      this.events.final(transcript, true, end === undefined ? undefined : Math.round(end * 1000));
+      this.fluxHeard = { turn: -1, words: '', endMs: undefined };
+      this.events.final(transcript, true, endMs);
       return;
     }
     if (transcript) this.events.interim(transcript);
+  }
+
+  /** A Flux transcript of `turn` less the words already told as final of that turn. */
+  private fluxWords(turn: number, whole: string): string {
+    const told = this.fluxTold;
+    if (told.turn !== turn || !told.words || !whole.startsWith(told.words)) return whole;
+    return whole.slice(told.words.length).trim();
   }
 
   private onResults(message: DeepgramMessage): void {
