@@ -9,6 +9,9 @@ import { query } from '../../db/sql.js';
 import type { EventListArgs } from './event.args.js';
 import { Event } from './event.entity.js';
 
+/** How far the runner's clock (a call's created_at) may run ahead of the database's (its events' created_at). */
+const CLOCK_SKEW_MS = 60 * 60 * 1000;
+
 export const EVENT_SORT_FIELDS = ['createdAt'] as const;
 
 /** Rows deleted per statement by retention, so one tick never holds a long lock. */
@@ -36,7 +39,11 @@ export class EventService {
     }
     const call = args.callId ? await this.callFilter(actor, args.callId) : undefined;
     // A call's events are all written after it was created: that bound keeps the read on the (organization, createdAt) index.
-    const after = [args.createdAfter, call?.createdAt].filter((date): date is Date => date instanceof Date);
+    // The call's created_at is the runner's clock and an event's the database's (clock_timestamp()), so the bound
+    // leaves an hour for the two clocks to disagree (a runner's clock a minute ahead hid every event of its calls).
+    const after = [args.createdAfter, call?.createdAt && new Date(call.createdAt.getTime() - CLOCK_SKEW_MS)].filter(
+      (date): date is Date => date instanceof Date,
+    );
     const createdAt = {
       ...(after.length > 0 ? { $gte: new Date(Math.max(...after.map((date) => date.getTime()))) } : {}),
       ...(args.createdBefore ? { $lt: args.createdBefore } : {}),
