@@ -413,12 +413,13 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
     const opened = await session;
     await opened.waitFor('session.update');
     const speech = callerSpeech(600, 400);
-    caller.sendAudio(speech);
+    await caller.sendAudio(speech);
     // The double speaks a frame per word of its reply: five.
     await caller.waitFor(() => caller.events('media').length >= 5, 'the agent’s reply');
     expect(opened.audio().equals(speech)).toBe(true);
     // Telnyx's own frames back: media with a payload only, no Twilio streamSid.
     for (const frame of caller.events('media')) expect(Object.keys(frame).sort()).toEqual(['event', 'media']);
+    expect(caller.problems).toEqual([]);
     const row = await callOnceItIs(placed.body.id, (value) => Boolean(value.conversationId), 'the conversation link');
     const messages = await eventually(
       async () => (await acme.rest.get(`/api/conversations/${row.conversationId}/messages?limit=10`)).body.data as { role: string; content: string }[],

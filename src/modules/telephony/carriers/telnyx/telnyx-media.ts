@@ -40,10 +40,25 @@ function parse(data: string): MediaEvent | null {
   }
 }
 
+/** "RTP media chunks sent back to Telnyx can contain 20 milliseconds to 30 seconds of audio": 160 bytes of PCMU at least. */
+const MIN_CHUNK_BYTES = 160;
+/** μ-law silence (the code of zero amplitude). */
+const ULAW_SILENCE = 0xff;
+
+/**
+ * A chunk shorter than Telnyx takes (a synthesizer's last few bytes of a sentence, an sts delta) is
+ * padded with silence to 20 ms: at most 20 ms more of quiet, where a shorter chunk is not played.
+ */
+function atLeastOneFrame(payload: string): string {
+  const audio = Buffer.from(payload, 'base64');
+  if (audio.length >= MIN_CHUNK_BYTES) return payload;
+  return Buffer.concat([audio, Buffer.alloc(MIN_CHUNK_BYTES - audio.length, ULAW_SILENCE)]).toString('base64');
+}
+
 export const telnyxMedia: MediaFraming = {
   parse,
   writer: () => ({
-    audio: (payload) => JSON.stringify({ event: 'media', media: { payload } }),
+    audio: (payload) => JSON.stringify({ event: 'media', media: { payload: atLeastOneFrame(payload) } }),
     clear: () => JSON.stringify({ event: 'clear' }),
     mark: (name) => JSON.stringify({ event: 'mark', mark: { name } }),
   }),

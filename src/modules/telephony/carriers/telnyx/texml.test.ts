@@ -86,7 +86,11 @@ describe('Telnyx media frames', () => {
 
   it('writes audio, marks and clear as Telnyx takes them back', () => {
     const writer = telnyxMedia.writer('S1');
-    expect(JSON.parse(writer.audio('AAA='))).toEqual({ event: 'media', media: { payload: 'AAA=' } });
+    const frame = Buffer.alloc(160, 0x7f).toString('base64');
+    expect(JSON.parse(writer.audio(frame))).toEqual({ event: 'media', media: { payload: frame } });
+    // Shorter than the 20 ms Telnyx takes back: padded with μ-law silence to 20 ms.
+    const padded = Buffer.from(JSON.parse(writer.audio('AAA=')).media.payload, 'base64');
+    expect(padded).toEqual(Buffer.concat([Buffer.from('AAA=', 'base64'), Buffer.alloc(158, 0xff)]));
     expect(JSON.parse(writer.mark('r1:3'))).toEqual({ event: 'mark', mark: { name: 'r1:3' } });
     expect(JSON.parse(writer.clear())).toEqual({ event: 'clear' });
   });
