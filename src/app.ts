@@ -89,6 +89,7 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 
 import { CallTracker } from './modules/telephony/call-tracker.js';
 import { carrierRequestGuard, carrierWebhookRouter } from './modules/telephony/carrier-webhooks.rest.js';
+import type { CarrierModule } from './modules/telephony/carriers/carrier-module.js';
 import { amdWebhookRouter } from './modules/telephony/amd-webhooks.rest.js';
 import { VoicemailDrop } from './modules/voice/voicemail-drop.js';
 import { CallTransfers } from './modules/voice/transfer/call-transfers.js';
@@ -133,10 +134,12 @@ function clientIp(app: Express, req: IncomingMessage): string {
 /** What tests replace in a gateway: the request deadline's clock (src/platform/request-timeout.ts). */
 export interface GatewaySeams {
   requestDeadline?: RequestDeadline;
+  /** Carrier modules serving their kinds in place of the built-in ones (a throwaway carrier in a test). */
+  carrierModules?: CarrierModule[];
 }
 
 export async function createGateway(config: Config, database: Database, logger: Logger, seams: GatewaySeams = {}): Promise<Gateway> {
-  const services = createServices(database.em, config, logger);
+  const services = createServices(database.em, config, logger, { carrierModules: seams.carrierModules ?? [] });
   const schema = await gatewaySchema();
   const presenter = new Presenter(schema, database.orm.getMetadata());
   const development = config.nodeEnv !== 'production';

@@ -35,7 +35,8 @@ import { TwilioCarrier } from './modules/telephony/carriers/twilio/twilio.carrie
 import { twilioModule } from './modules/telephony/carriers/twilio/index.js';
 import { TelnyxCarrier } from './modules/telephony/carriers/telnyx/telnyx.carrier.js';
 import { telnyxModule } from './modules/telephony/carriers/telnyx/index.js';
-import type { CarrierModules } from './modules/telephony/carriers/index.js';
+import { adaptersOf, recordingCarriersOf, withCarrierModules } from './modules/telephony/carriers/index.js';
+import type { CarrierModule } from './modules/telephony/carriers/carrier-module.js';
 import { CallService } from './modules/telephony/call.service.js';
 import { DirectCallService } from './modules/telephony/direct-call.service.js';
 import { ProgramReadiness } from './modules/programs/program-readiness.js';
@@ -61,7 +62,12 @@ import type { ToolPort } from './modules/agents/agent.ports.js';
  * The service layer both doors call. Services hold the ORM's global EntityManager, which
  * resolves to the request's own fork inside a request context.
  */
-export function createServices(em: EntityManager, config: Config, logger?: Logger) {
+/** What a caller of createServices adds to the gateway: carrier modules serving their kinds in place of the built-in ones. */
+export interface ServiceExtensions {
+  carrierModules?: CarrierModule[];
+}
+
+export function createServices(em: EntityManager, config: Config, logger?: Logger, extensions: ServiceExtensions = {}) {
   // Every execution state change made through the service layer (users, live triggers) is logged here.
   const executionEvents = new ExecutionEvents(logger);
   const tokens = new TokenService(config);
@@ -74,9 +80,12 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   // The streaming voice pipeline's recognizers and synthesizers (each SDK loads with the class that uses it).
   const voiceParties = createVoiceParties(config.providers);
   const triggers = new TriggerService(em, executionEvents);
-  const carriers = { twilio: new TwilioCarrier(config.telephony.twilioApiBaseUrl), telnyx: new TelnyxCarrier(config.telephony.telnyxApiBaseUrl) };
-  // Each carrier's webhooks, call control and media framing, by the kind its routes name.
-  const carrierModules: CarrierModules = { twilio: twilioModule(carriers.twilio), telnyx: telnyxModule(carriers.telnyx) };
+  // Each carrier's REST side, webhooks, call control and media framing, by the kind its routes name; everything else takes its adapters from here.
+  const carrierModules = withCarrierModules(
+    [twilioModule(new TwilioCarrier(config.telephony.twilioApiBaseUrl)), telnyxModule(new TelnyxCarrier(config.telephony.telnyxApiBaseUrl))],
+    extensions.carrierModules ?? [],
+  );
+  const carriers = adaptersOf(carrierModules);
   // Fills the analysis plans of ended calls in the background; the gateway stops it, main.ts starts its recovery tick.
   const analyses = new AnalysisWorker({ em, model: models, logger });
   const carrierConnections = new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey });
@@ -146,7 +155,7 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     // A single call is checked as a program's would be (the same readiness), then queued for the runners.
     directCalls: new DirectCallService(em, new ProgramReadiness(readinessSettings), { maxLive: () => config.runner.directCallsMax }),
     recordings: new RecordingService(em, {
-      carriers: { twilio: carriers.twilio, telnyx: carriers.telnyx },
+      carriers: recordingCarriersOf(carrierModules),
       account: (connectionId) => carrierConnections.accountById(connectionId),
       logger,
     }),

@@ -118,10 +118,10 @@ export function carrierRequestGuard(options: Pick<CarrierWebhookOptions, 'carrie
   async function callOf(req: Request, account: CarrierAccount): Promise<string | null> {
     const callId = typeof req.query.callId === 'string' ? req.query.callId : '';
     if (!isUuid(callId)) {
-      // An inbound call's reports come through the number's status callback, without our id: its CallSid names it.
-      const callSid = formFields(req.body).CallSid;
-      if (callId || !callSid || !account.connectionId) return null;
-      return tracker.findInbound(account.connectionId, callSid);
+      // An inbound call's reports come through the number's status callback, without our id: the carrier's call id names it.
+      const carrierCallId = carrierModuleOf(options.carriers, String(req.params.kind))?.webhooks.carrierCallIdOf(formFields(req.body));
+      if (callId || !carrierCallId || !account.connectionId) return null;
+      return tracker.findInbound(account.connectionId, carrierCallId);
     }
     const call = await tracker.get(callId);
     return call && call.carrierConnectionId === account.connectionId ? callId : null;
@@ -145,7 +145,7 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
       const fields = formFields(req.body);
       const event = carrier.webhooks.status(fields);
       if (!event) {
-        logger.warn({ callSid: fields.CallSid, callStatus: fields.CallStatus }, 'carrier status callback without a status we know; ignored');
+        logger.warn({ carrierCallId: carrier.webhooks.carrierCallIdOf(fields) }, 'carrier status callback without a status we know; ignored');
         res.status(200).end();
         return;
       }
@@ -168,7 +168,7 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
       const fields = formFields(req.body);
       const callId = await callOf(req, account);
       if (callId) {
-        // Twilio asks this once the call is answered (CallStatus in-progress): that is recorded first, as
+        // The carrier asks this once the call is answered (Twilio: CallStatus in-progress): that is recorded first, as
         // its status callback would be, so the call is in progress before a media stream it opens arrives.
         const event = carrier.webhooks.status(fields);
         if (event?.status === CallStatus.in_progress && event.carrierCallId) await tracker.apply(callId, event);
@@ -176,7 +176,7 @@ export function carrierWebhookRouter(options: CarrierWebhookOptions): Router {
         res.status(200).type(answer.contentType).send(answer.body);
         return;
       }
-      logger.warn({ callSid: fields.CallSid }, 'the carrier asked what to say on a call we do not know; hanging up');
+      logger.warn({ carrierCallId: carrier.webhooks.carrierCallIdOf(fields) }, 'the carrier asked what to say on a call we do not know; hanging up');
       const hangUp = carrier.callControl.render([{ kind: 'hangup' }], {
         publicUrl: options.publicUrl() ?? '',
         connectionId: account.connectionId ?? '',

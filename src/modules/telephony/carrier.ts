@@ -161,10 +161,7 @@ export interface CarrierAdapter {
   findCall(account: CarrierAccount, call: KnownCall): Promise<CarrierCallState | null>;
   /** Resolves when the carrier accepts the credentials; throws CarrierError('credentials') when it answers 401. */
   verifyAccount(account: CarrierAccount): Promise<void>;
-  /** Whether a webhook request was signed with the account's auth token. */
-  checkSignature(account: CarrierAccount, url: string, params: Record<string, string>, signature: string | undefined, request?: SignedRequest): boolean;
-  /** The event a status callback reports, or null when its fields do not describe one. */
-  parseStatusCallback(params: Record<string, string>): CallStatusEvent | null;
+  // Webhooks (signatures, status callbacks) are the carrier module's `webhooks` (carriers/carrier-module.ts), not the REST side's.
   /** Replaces what a live call is doing with this call-control document (Twilio: TwiML). Throws CarrierError. */
   updateCall?(account: CarrierAccount, carrierCallId: string, document: { contentType: string; body: string }): Promise<void>;
 }

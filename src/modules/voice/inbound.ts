@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { at, query } from '../../db/sql.js';
 import type { CarrierKind } from '../telephony/telephony.enums.js';
+import type { InboundCall } from '../telephony/carriers/carrier-module.js';
 import { WORDS, withPromptIds, type VoiceAction } from './voice-actions.js';
 import type { VoiceEngine } from './voice-session.js';
 import type { WebhookReplays } from './webhook-replays.js';
@@ -38,7 +39,7 @@ export class InboundCalls {
   async answer(
     carrier: CarrierKind,
     connectionId: string,
-    fields: Record<string, string>,
+    inbound: InboundCall | null,
     requestKey: string,
   ): Promise<{ callId: string | null; actions: VoiceAction[]; repeated?: boolean }> {
     const refusal: VoiceAction[] = [{ kind: 'say', text: WORDS.unbound, voice: null }, { kind: 'hangup' }];
@@ -46,11 +47,11 @@ export class InboundCalls {
     const [number] = await query<NumberRow>(
       em,
       'select id, organization_id, number, inbound_agent_id, inbound_flow_id from phone_numbers where carrier_connection_id = ? and number = ?',
-      [connectionId, fields.To ?? ''],
+      [connectionId, inbound?.to ?? ''],
     );
-    const carrierCallId = fields.CallSid?.slice(0, 64) ?? '';
+    const carrierCallId = inbound?.carrierCallId ?? '';
     if (!number || !carrierCallId) {
-      this.logger.warn({ connectionId, callSid: fields.CallSid }, 'an inbound call to a number we do not know; refused');
+      this.logger.warn({ connectionId, carrierCallId }, 'an inbound call to a number we do not know; refused');
       return { callId: null, actions: refusal };
     }
     const bound = number.inbound_agent_id || number.inbound_flow_id;
@@ -75,7 +76,7 @@ export class InboundCalls {
       [
         randomUUID(),
         number.organization_id,
-        (fields.From ?? '').slice(0, 16) || null,
+        inbound?.from ?? null,
         number.number,
         carrier,
         connectionId,

@@ -50,13 +50,13 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       const callId = await guard.callOf(req, account);
       const fields = formFields(req.body);
       if (!callId) {
-        logger.warn({ callSid: fields.CallSid }, 'a gather for a call we do not know; hanging up');
+        logger.warn({ carrierCallId: carrier.webhooks.carrierCallIdOf(fields) }, 'a gather for a call we do not know; hanging up');
         await send(res, carrier, account.connectionId!, '', HANG_UP);
         return;
       }
       const keys = requestKeys(req, 'gather', options.publicUrl() ?? '', fields, carrier.webhooks.idempotencyKey(signedHeaders(req)));
       const answer = await options.replays.once(callId, keys, () =>
-        engine.gather(callId, { speech: fields.SpeechResult ?? null, digits: fields.Digits ?? null, silence: req.query.silence === '1' }),
+        engine.gather(callId, { ...carrier.webhooks.gathered(fields), silence: req.query.silence === '1' }),
       );
       if (answer.repeated) {
         logger.warn({ callId }, 'a repeated gather (same idempotency token, or same signed request); answered as before, no turn added');
@@ -125,7 +125,7 @@ export function voiceWebhookRouter(options: VoiceWebhookOptions): Router {
       const answer = await options.inbound.answer(
         carrier.kind,
         account.connectionId!,
-        fields,
+        carrier.webhooks.inbound(fields),
         requestKey(req, 'inbound', options.publicUrl() ?? '', fields, carrier.webhooks.idempotencyKey(signedHeaders(req))),
       );
       if (answer.repeated) repeat(res, carrier, account.connectionId!, answer.callId ?? '', answer.actions);

@@ -124,15 +124,6 @@ export class SimulatedCarrier implements CarrierAdapter {
 
   async verifyAccount(): Promise<void> {}
 
-  /** Its reports never cross a network, so there is nothing to sign. */
-  checkSignature(): boolean {
-    return false;
-  }
-
-  parseStatusCallback(): null {
-    return null;
-  }
-
   /**
    * A connected call's end: it lasted as long as it was played, its duration the whole seconds from
    * its answer to now (rounded up, as a carrier bills), so durationSeconds agrees with answeredAt →

@@ -24,12 +24,31 @@ export interface DialOutcome {
   durationSeconds: number | null;
 }
 
+/** What a gather's answer request says the caller said or pressed. */
+export interface GatherResult {
+  speech: string | null;
+  digits: string | null;
+}
+
+/** Who calls whom, as an inbound call's first request says: the carrier's call id and the numbers. */
+export interface InboundCall {
+  carrierCallId: string;
+  from: string | null;
+  to: string;
+}
+
 /** How a carrier's webhooks are checked and read. */
 export interface CarrierWebhooks {
   /** Whether the request was signed with the account's key; false on anything the check throws on. */
   verify(request: WebhookRequest, account: CarrierAccount): boolean;
   /** The event a status webhook reports, or null when its fields describe none. */
   status(fields: Record<string, string>): CallStatusEvent | null;
+  /** What the caller said or pressed, as a gather's answer request says it. */
+  gathered(fields: Record<string, string>): GatherResult;
+  /** The call an inbound call's request is for, or null when its fields name none. */
+  inbound(fields: Record<string, string>): InboundCall | null;
+  /** The carrier's id of the call a request is about (an inbound call's status callback names its call so), or null when it names none. */
+  carrierCallIdOf(fields: Record<string, string>): string | null;
   /** Who answered, by the carrier's machine detection, as the answer request says; null when it does not say. */
   answeredBy(fields: Record<string, string>): AnsweredBy | null;
   /** The verdict an asynchronous machine-detection callback carries (voicemail-drop.ts), where the carrier sends one. */

@@ -3,6 +3,7 @@ import { telnyxAnsweredByOf, type TelnyxCarrier } from './telnyx.carrier.js';
 import { telnyxPublicKey, telnyxSigned } from './telnyx-signature.js';
 import { renderTexml } from './texml.js';
 import { machineVerdictOfForm } from '../../machine-verdict.js';
+import { twimlGathered, twimlInbound } from '../twilio/twilio-form.js';
 
 /**
  * Telnyx's TeXML webhooks as a carrier module reads them: signed by the account's Ed25519 key over
@@ -18,6 +19,10 @@ export function telnyxWebhooks(adapter: TelnyxCarrier, now: () => number = () =>
       return telnyxSigned(telnyxPublicKey(account.publicKey), signature, request.rawBody, now());
     },
     status: (fields) => adapter.parseStatusCallback(fields),
+    // TeXML's <Gather> and its call requests carry TwiML's words.
+    gathered: twimlGathered,
+    inbound: twimlInbound,
+    carrierCallIdOf: (fields) => fields.CallSid ?? null,
     answeredBy: (fields) => telnyxAnsweredByOf(fields.AnsweredBy),
     // TexmlCallAmdWebhook (developers.telnyx.com api-reference/callbacks/texml-call-amd): Twilio's fields and AnsweredBy values.
     machineVerdict: machineVerdictOfForm,

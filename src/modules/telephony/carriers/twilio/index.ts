@@ -3,6 +3,7 @@ import type { AnsweredBy } from '../../carrier.js';
 import type { CarrierModule, DialOutcome } from '../carrier-module.js';
 import { CarrierKind } from '../../telephony.enums.js';
 import { twilioMedia } from './twilio-media.js';
+import { twimlGathered, twimlInbound } from './twilio-form.js';
 import { renderTwiml } from './twiml.js';
 import { machineVerdictOfForm } from '../../machine-verdict.js';
 import type { TwilioCarrier } from './twilio.carrier.js';
@@ -45,6 +46,9 @@ export function twilioModule(adapter: TwilioCarrier): CarrierModule {
         }
       },
       status: (fields) => adapter.parseStatusCallback(fields),
+      gathered: twimlGathered,
+      inbound: twimlInbound,
+      carrierCallIdOf: (fields) => fields.CallSid ?? null,
       answeredBy: (fields) => own(ANSWERED_BY, fields.AnsweredBy ?? '') ?? null,
       machineVerdict: machineVerdictOfForm,
       dialOutcome: twilioDialOutcome,

@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+import { testRunner } from '../runner/fixtures.js';
+import { createVoiceAgent } from '../voice/fixtures.js';
+import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
+import { ParrotPhone, parrotModule } from './throwaway-carrier.js';
+
+// The seam, proved: a carrier written in the test tree alone (throwaway-carrier.ts: its own
+// signature, form fields, JSON call control and media frames), registered through the gateway's
+// seams (`carrierModules`), places a flow call and answers an inbound one on the real doors, with
+// the same call records as Twilio's. Nothing of Twilio's or Telnyx's code runs: Parrot serves the
+// `twilio` kind's routes in their place.
+
+const ACCOUNT_SID = `AC${randomBytes(16).toString('hex')}`;
+const AUTH_TOKEN = randomBytes(16).toString('hex');
+
+let phone: ParrotPhone;
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let runner: CampaignRunner;
+let connectionId: string;
+
+const randomNumber = () => `+1415${String(Math.floor(Math.random() * 9_000_000) + 1_000_000)}`;
+const callOnceItIs = (id: string, done: (call: Record<string, any>) => boolean, what: string) =>
+  eventually(async () => (await acme.rest.get(`/api/calls/${id}`)).body as Record<string, any>, done, { what, everyMs: 20 });
+const isFinal = (call: Record<string, any>) => !['queued', 'ringing', 'in_progress'].includes(call.status);
+
+beforeAll(async () => {
+  phone = new ParrotPhone(() => AUTH_TOKEN);
+  app = await startTestApp(
+    // Nothing listens at this Twilio address: a request sent to Twilio would fail the test.
+    { telephony: { twilioApiBaseUrl: 'http://127.0.0.1:9', credentialsKey: randomBytes(32), publicUrl: undefined } },
+    undefined,
+    { carrierModules: [parrotModule(phone)] },
+  );
+  app.config.telephony.publicUrl = app.baseUrl;
+  acme = await app.organization('Acme Parrot');
+  other = await app.organization('Other Parrot');
+  await acme.grantCredits(10);
+  const connection = await acme.rest.post('/api/carrier-connections', { name: 'Parrot', accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  expect(connection.status).toBe(201);
+  connectionId = connection.body.id;
+  runner = testRunner(app, { intervalMs: 20 });
+  runner.start();
+}, 60_000);
+
+afterAll(async () => {
+  await phone?.settled();
+  await runner?.stop();
+  await app?.close();
+});
+
+describe('a throwaway carrier registered through the seam', () => {
+  it('places a flow call: its signed answer gets its own call control, the caller’s words go through its fields, its report ends the call', async () => {
+    const agentId = await createVoiceAgent(acme, { name: 'Parrot flow agent' });
+    const flow = await acme.rest.post('/api/call-flows', {
+      name: 'Appointments on Parrot',
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'greet', type: 'say', label: 'Hello, this is Acme Dental.', agentId },
+        { id: 'ask', type: 'ask', label: 'How can I help you?', agentId },
+        { id: 'bye', type: 'say', label: 'Thank you, goodbye.' },
+        { id: 'end', type: 'end' },
+      ],
+      edges: [
+        { from: 'start', to: 'greet', condition: 'answered' },
+        { from: 'greet', to: 'ask' },
+        { from: 'ask', to: 'bye', condition: 'said:goodbye' },
+        { from: 'bye', to: 'end' },
+      ],
+    });
+    expect(flow.status).toBe(201);
+    const from = randomNumber();
+    expect((await acme.rest.post('/api/phone-numbers', { number: from, carrierConnectionId: connectionId })).status).toBe(201);
+    phone.turns = ['No, goodbye'];
+    const to = randomNumber();
+    const placed = await acme.rest.post('/api/calls', { to, flowId: flow.body.id, from });
+    expect(placed).toMatchObject({ status: 201, body: { carrier: 'twilio', status: 'queued' } });
+
+    const ended = await callOnceItIs(placed.body.id, isFinal, 'the Parrot call’s end');
+    const call = phone.calls.find((each) => each.to === to)!;
+    expect(ended).toMatchObject({
+      status: 'completed',
+      outcome: 'answered',
+      answeredBy: 'human',
+      durationSeconds: 7,
+      carrierCallId: call.carrierCallId,
+      reachedNodeIds: ['start', 'greet', 'ask', 'bye', 'end'],
+    });
+    expect(call.heard).toEqual(['Hello, this is Acme Dental.', 'How can I help you?', 'One moment.', 'Echo: No, goodbye', 'Thank you, goodbye.']);
+    expect(call.hungUp).toBe(true);
+    // What the gateway answered was Parrot's own steps, never TwiML.
+    expect(JSON.stringify(call.documents)).not.toMatch(/<Response|<Say/);
+    const conversation = await eventually(
+      async () => (await acme.rest.get(`/api/conversations/${ended.conversationId}/messages?limit=10`)).body.data as { role: string; content: string }[],
+      (list) => list.some((message) => message.role === 'user'),
+      { what: 'the transcript' },
+    );
+    expect(conversation.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['No, goodbye']);
+    expect((await other.rest.get(`/api/calls/${placed.body.id}`)).status).toBe(404);
+  });
+
+  it('answers an inbound call signed its way, names its numbers from its own fields, and refuses one signed otherwise with 403', async () => {
+    const agentId = await createVoiceAgent(acme, { name: 'Parrot inbound agent' });
+    const number = randomNumber();
+    expect((await acme.rest.post('/api/phone-numbers', { number, carrierConnectionId: connectionId, inboundAgentId: agentId })).status).toBe(201);
+    const base = `${app.baseUrl}/telephony/twilio/${connectionId}`;
+    // Signed with another key: refused before any work, no call recorded.
+    const forged = await phone.post(`${base}/inbound`, { call: 'parrot-forged', caller: '+15557770000', callee: number, state: 'talking' }, 'f'.repeat(32));
+    expect(forged.status).toBe(403);
+    expect(await app.sql('select id from calls where carrier_call_id = ?', ['parrot-forged'])).toEqual([]);
+
+    phone.turns = ['What time do you open?'];
+    const call = await phone.ring(`${base}/inbound`, `${base}/status`, '+15557770000', number);
+    expect(call.heard).toContain('Echo: What time do you open?');
+    const [row] = await app.sql<{ id: string }>('select id from calls where carrier_call_id = ?', [call.carrierCallId]);
+    const inbound = await callOnceItIs(row!.id, isFinal, 'the inbound call’s end');
+    expect(inbound).toMatchObject({
+      direction: 'inbound',
+      status: 'completed',
+      durationSeconds: 7,
+      from: '+15557770000',
+      to: number,
+      carrierConnectionId: connectionId,
+    });
+  });
+});
