@@ -1,4 +1,5 @@
 import { registerEnumType } from 'type-graphql';
+import { enumDescriptions, RECOGNIZERS, SPEECH_TO_SPEECH, SYNTHESIZERS } from '../voice/speech-providers.js';
 
 // Lowercase names and values, so both doors show 'draft', 'active', ... as the interface does.
 
@@ -72,10 +73,7 @@ export enum StsProvider {
 registerEnumType(StsProvider, {
   name: 'StsProvider',
   description: 'The speech-to-speech provider of an sts voice pipeline',
-  valuesConfig: {
-    openai: { description: 'OpenAI’s realtime speech model' },
-    google: { description: 'Google’s live speech model' },
-  },
+  valuesConfig: enumDescriptions(SPEECH_TO_SPEECH),
 });
 
 /** The recognizer of a streaming voice pipeline (the caller's speech to text, as it comes). */
@@ -87,11 +85,7 @@ export enum SttProvider {
 registerEnumType(SttProvider, {
   name: 'SttProvider',
   description: 'The speech recognizer of a streaming voice pipeline',
-  valuesConfig: {
-    deepgram: { description: 'Deepgram live transcription (DEEPGRAM_API_KEY)' },
-    openai: { description: 'OpenAI’s streaming transcription (OPENAI_API_KEY)' },
-    builtin: { description: 'The offline pair: only the simulator’s calls (it is not speech)' },
-  },
+  valuesConfig: enumDescriptions(RECOGNIZERS),
 });
 
 /** The synthesizer of a streaming voice pipeline (the agent's text to speech, as it is written). */
@@ -103,11 +97,7 @@ export enum TtsProvider {
 registerEnumType(TtsProvider, {
   name: 'TtsProvider',
   description: 'The speech synthesizer of a streaming voice pipeline',
-  valuesConfig: {
-    elevenlabs: { description: 'ElevenLabs input-streaming synthesis (ELEVENLABS_API_KEY)' },
-    openai: { description: 'OpenAI’s speech synthesis (OPENAI_API_KEY)' },
-    builtin: { description: 'The offline pair: only the simulator’s calls (it is not speech)' },
-  },
+  valuesConfig: enumDescriptions(SYNTHESIZERS),
 });
 
 export enum FirstMessageMode {

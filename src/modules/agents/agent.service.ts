@@ -26,7 +26,7 @@ import { toAnalysisPlan } from './analysis/analysis-plan.js';
 import { assertDeclared, assertTemplates, toVariables, typedContext, variablesOrRefuse } from './templates/agent-templates.js';
 import { givenValues } from './templates/template-values.js';
 import { agentUsers, describeUsers } from './agent-usage.js';
-import { voiceModelProblems } from '../models/voice-models.js';
+import { DEFAULT_RECOGNIZER, DEFAULT_SYNTHESIZER, voiceModelProblems } from '../voice/speech-providers.js';
 import { toTransferDestinations } from './transfer-destination.types.js';
 import { voiceTurns } from './voice-turns.js';
 
@@ -307,9 +307,9 @@ function toVoiceConfig(input: VoiceConfigInput | null | undefined): VoiceConfig 
     voiceId: input.voiceId ?? null,
     stsProvider: input.stsProvider ?? null,
     // A streaming agent names its recognizer and synthesizer; unset, the defaults are stored so every answer says what will speak.
-    sttProvider: input.sttProvider ?? (streaming ? SttProvider.deepgram : null),
+    sttProvider: input.sttProvider ?? (streaming ? (DEFAULT_RECOGNIZER as SttProvider) : null),
     sttModel: input.sttModel ?? null,
-    ttsProvider: input.ttsProvider ?? (streaming ? TtsProvider.elevenlabs : null),
+    ttsProvider: input.ttsProvider ?? (streaming ? (DEFAULT_SYNTHESIZER as TtsProvider) : null),
     ttsModel: input.ttsModel ?? null,
     language: input.language ?? null,
   };

@@ -1,8 +1,8 @@
-import type { FieldError } from '../../common/errors.js';
 import { DEEPGRAM_MODELS, GOOGLE_LIVE_MODELS, OPENAI_MODELS } from './voice-models.data.js';
 
 // The voice models an agent may name, checked against the lists the providers publish
-// (voice-models.data.ts), and the defaults chosen from them. A name the provider does not list is
+// (voice-models.data.ts), and the defaults chosen from them; each speech provider's descriptor
+// (voice/speech-providers.ts) names the list its model is checked against. A name the provider does not list is
 // refused when the agent is saved (400) and, for an agent saved before this check, when it is
 // activated (409) and when a call would open it: never silently replaced by another model.
 
@@ -39,45 +39,4 @@ export function unlistedModel(list: ModelList, name: string): string | null {
   if (list.models.includes(name)) return null;
   const article = /^[aeiou]/i.test(list.provider) ? 'an' : 'a';
   return `"${name}" is not ${article} ${list.provider} ${list.what}: ${list.provider} lists ${list.models.join(', ')}`;
-}
-
-/** What an agent's model and voice settings say, as stored or as sent. */
-export interface VoiceModelChoice {
-  model: string;
-  voiceConfig?: {
-    pipelineMode?: string | null;
-    stsProvider?: string | null;
-    sttProvider?: string | null;
-    sttModel?: string | null;
-    ttsProvider?: string | null;
-    ttsModel?: string | null;
-  } | null;
-}
-
-/**
- * Every voice model the agent names that its provider does not list, as field errors. An sts agent
- * whose `modelConfig.model` is of its speech-to-speech provider names the call's model; one of
- * another provider (builtin/echo for typed messages) leaves the call to the provider's default.
- * ElevenLabs publishes no list of its models (its AsyncAPI types `model_id` as any string): not checked.
- */
-export function voiceModelProblems(choice: VoiceModelChoice): FieldError[] {
-  const voice = choice.voiceConfig;
-  if (!voice) return [];
-  const problems: FieldError[] = [];
-  const check = (field: string, list: ModelList, name: string | null | undefined) => {
-    const problem = name ? unlistedModel(list, name) : null;
-    if (problem) problems.push({ field, message: `${field} ${problem}` });
-  };
-  const slash = choice.model.indexOf('/');
-  const [provider, name] = slash > 0 ? [choice.model.slice(0, slash), choice.model.slice(slash + 1)] : ['', ''];
-  if (voice.pipelineMode === 'sts') {
-    if (voice.stsProvider === 'openai' && provider === 'openai') check('modelConfig.model', REALTIME_MODELS, name);
-    if (voice.stsProvider === 'google' && provider === 'google') check('modelConfig.model', LIVE_MODELS, name);
-  }
-  if (voice.pipelineMode === 'streaming') {
-    if (voice.sttProvider === 'openai') check('voiceConfig.sttModel', TRANSCRIPTION_MODELS, voice.sttModel);
-    if (voice.sttProvider === 'deepgram') check('voiceConfig.sttModel', DEEPGRAM_LISTEN_MODELS, voice.sttModel);
-    if (voice.ttsProvider === 'openai') check('voiceConfig.ttsModel', SPEECH_MODELS, voice.ttsModel);
-  }
-  return problems;
 }

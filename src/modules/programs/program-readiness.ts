@@ -9,6 +9,7 @@ import { CarrierConnection } from '../telephony/carrier-connection.entity.js';
 import { PhoneNumber } from '../telephony/phone-number.entity.js';
 import { CarrierKind, ProgramCarrier } from '../telephony/telephony.enums.js';
 import { CallFlow } from './call-flow.entity.js';
+import { SPEECH_TO_SPEECH } from '../voice/speech-providers.js';
 
 /** What the checks read of a program, or of a single call (POST /api/calls) placed as one would be. */
 export interface ReadinessSubject {
@@ -31,7 +32,9 @@ export interface ReadinessSettings {
 }
 
 /** The model whose provider an sts agent's speech goes through (its key is that provider's). */
-const STS_MODEL: Record<StsProvider, string> = { [StsProvider.openai]: 'openai/realtime', [StsProvider.google]: 'google/live' };
+const STS_MODEL = Object.fromEntries(
+  SPEECH_TO_SPEECH.map((descriptor) => [descriptor.name, `${descriptor.modelProvider}/${descriptor.models.default}`]),
+) as Record<StsProvider, string>;
 
 /**
  * The checks a program passes before it runs: at activation, and on every change of an active

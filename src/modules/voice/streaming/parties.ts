@@ -7,6 +7,7 @@ import { ElevenLabsSynthesizer } from './elevenlabs.js';
 import { OpenAiRecognizer } from './openai-transcription.js';
 import { OpenAiSynthesizer } from './openai-speech.js';
 import type { Recognizer, RecognizerName, Synthesizer, SynthesizerName } from './speech-ports.js';
+import { DEFAULT_RECOGNIZER, DEFAULT_SYNTHESIZER, descriptorOf, RECOGNIZERS, SYNTHESIZERS } from '../speech-providers.js';
 
 /** The streaming pipeline's recognizers and synthesizers, by the names an agent's voiceConfig uses. */
 export interface VoiceParties {
@@ -35,15 +36,15 @@ export function createVoiceParties(providers: Config['providers']): VoiceParties
  * whose key is not set, and the builtin pair, which is not speech (it runs in the simulator only).
  */
 export function streamingMissing(parties: VoiceParties, voice: Pick<VoiceConfig, 'sttProvider' | 'ttsProvider'>): string[] {
-  const recognizer = voice.sttProvider ?? 'deepgram';
-  const synthesizer = voice.ttsProvider ?? 'elevenlabs';
+  const recognizer = voice.sttProvider ?? DEFAULT_RECOGNIZER;
+  const synthesizer = voice.ttsProvider ?? DEFAULT_SYNTHESIZER;
   const missing: string[] = [];
-  if (recognizer === 'builtin') missing.push('sttProvider builtin runs in the simulator only');
+  if (descriptorOf(RECOGNIZERS, recognizer)?.offlineOnly) missing.push(`sttProvider ${recognizer} runs in the simulator only`);
   else {
     const why = parties.recognizers[recognizer].missing();
     if (why) missing.push(`${why} (sttProvider ${recognizer})`);
   }
-  if (synthesizer === 'builtin') missing.push('ttsProvider builtin runs in the simulator only');
+  if (descriptorOf(SYNTHESIZERS, synthesizer)?.offlineOnly) missing.push(`ttsProvider ${synthesizer} runs in the simulator only`);
   else {
     const why = parties.synthesizers[synthesizer].missing();
     if (why) missing.push(`${why} (ttsProvider ${synthesizer})`);

@@ -1,10 +1,12 @@
 // The streaming pipeline's two outside parties, in the pipeline's words: a recognizer that hears the
 // caller's audio as it comes and a synthesizer that speaks the agent's text as it is written. Each
 // provider's class (Deepgram, OpenAI, ElevenLabs, the builtin pair) translates its own protocol to
-// these. Audio is always Twilio's: μ-law 8 kHz mono, one byte per sample.
+// these. Audio is always μ-law 8 kHz mono, one byte per sample. The names are the descriptors'
+// (voice/speech-providers.ts).
 
-export type RecognizerName = 'deepgram' | 'openai' | 'builtin';
-export type SynthesizerName = 'elevenlabs' | 'openai' | 'builtin';
+import type { RecognizerName, SynthesizerName } from '../speech-providers.js';
+
+export type { RecognizerName, SynthesizerName };
 
 export interface RecognizerOptions {
   /** The provider's model, e.g. `nova-3`; the recognizer's `defaultModel` when the agent names none. */
