@@ -45,7 +45,7 @@ export const RECOGNIZERS = [
     credentials: ['DEEPGRAM_API_KEY'],
     models: { field: 'voiceConfig.sttModel', list: DEEPGRAM_LISTEN_MODELS, default: DEFAULT_DEEPGRAM_MODEL },
     offlineOnly: false,
-    capabilities: ['interim results', 'endpointing', 'utterance ends'],
+    capabilities: ['interim results', 'endpointing', 'utterance ends', 'Flux turns (/v2/listen)'],
   },
   {
     name: 'openai',
