@@ -282,6 +282,61 @@ describe('CSV import jobs', () => {
     }
   });
 
+  it('cancels a create import at once (cancelling); the worker deletes its contacts a chunk at a time, resuming after a stop', async () => {
+    const { createContactImport: job } = await acme.graphql.ok(CreateContactImportDocument, { input: { mode: 'create' } });
+    const contactsOf = async () =>
+      Number((await app.sql<{ count: number }>('select count(*)::int as count from contacts where import_id = ?', [job.id]))[0]!.count);
+    let chunks = 0;
+    let cancelling: any = null;
+    worker().onChunk = async (id) => {
+      if (id !== job.id) return;
+      chunks++;
+      if (chunks === 2) {
+        // Two chunks written (1,000 contacts): the cancel answers without deleting them.
+        cancelling = (await acme.graphql.ok(CancelContactImportDocument, { id })).cancelContactImport;
+        expect(await contactsOf()).toBe(1000);
+      } else if (chunks === 3) {
+        // The first chunk of the undo is deleted; the process stops here.
+        worker().onChunk = null;
+        void worker().stop();
+      }
+    };
+    try {
+      await sendCsv(
+        app,
+        acme,
+        'PUT',
+        job.uploadUrl,
+        `phone,name,attributes.tier
+${rows(1800, 60_000)}
+`,
+      );
+      await worker().idle();
+    } finally {
+      worker().onChunk = null;
+    }
+    expect(cancelling).toMatchObject({ status: 'cancelling', rowsRead: 1000, imported: 1000 });
+    expect((await acme.rest.get(`/api/imports/${job.id}`)).body).toMatchObject({ status: 'cancelling', rowsRead: 1000, imported: 500 });
+    expect(await contactsOf()).toBe(500);
+    // Being undone: a second cancel is a conflict on both doors, and so is a resume.
+    const again = await acme.rest.post(`/api/imports/${job.id}/cancel`);
+    expect([again.status, again.body.code, again.body.detail]).toEqual([409, 'CONFLICT', expect.stringMatching(/being cancelled/)]);
+    expect((await acme.graphql.run(CancelContactImportDocument, { id: job.id })).errors?.[0]?.extensions?.code).toBe('CONFLICT');
+    expect((await acme.rest.post(`/api/imports/${job.id}/resume`)).status).toBe(409);
+    expect((await other.rest.post(`/api/imports/${job.id}/cancel`)).status).toBe(404);
+
+    // The next start frees what the stopped process held; the worker deletes the rest.
+    await app.gateway.services.contactImports.releaseAll();
+    worker().start();
+    expect(await finished(acme, job.id)).toMatchObject({ status: 'cancelled', rowsRead: 1000, imported: 0 });
+    expect(await contactsOf()).toBe(0);
+    const events = (await acme.rest.get('/api/events?limit=100')).body.data.filter((event: any) => event.payload.id === job.id);
+    expect(events.map((event: any) => [event.type, event.payload.status])).toEqual([
+      ['import.cancelled', 'cancelled'],
+      ['import.progress', 'cancelling'],
+    ]);
+  });
+
   it('resumes after the process stops mid-import: nothing lost, nothing counted twice', async () => {
     const sent = await (async () => {
       worker().onChunk = () => {

@@ -127,6 +127,8 @@ export type ContactImportStatus =
   | 'awaiting_file'
   /** Cancelled by a user; resume continues it from rowsRead */
   | 'cancelled'
+  /** A create import cancelled: the worker deletes the contacts it wrote, a chunk at a time (imported counts down); then cancelled */
+  | 'cancelling'
   /** Every row was read: written, skipped or refused */
   | 'completed'
   /** Ended early (a bad header, a file that does not parse, or a create import with refused rows): see error */

@@ -710,8 +710,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a waiting or running import: what it wrote stays, counted (a create import’s is deleted: all or nothing); an ended one → 409
-         * @description Cancel a waiting or running import: what it wrote stays, counted (a create import’s is deleted: all or nothing); an ended one → 409. A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
+         * Cancel a waiting or running import: what it wrote stays, counted; an ended (or cancelling) one → 409
+         * @description A create import that wrote contacts (all or nothing) answers status cancelling at once: the import worker deletes them 500 per transaction (imported counts down, import.progress events), then it is cancelled (import.cancelled). A role without the permission (see [Roles and permissions](/docs/guides/security#roles-and-permissions)) gets 403 and nothing changes. An id of another organization answers 404, exactly like an unknown id.
          */
         post: operations["cancelContactImport"];
         delete?: never;
@@ -3178,10 +3178,10 @@ export interface components {
             /** @description The id of the organization the contact import belongs to */
             organizationId: string;
             /**
-             * @description Where the import is: awaiting_file, queued, running, completed, failed or cancelled
+             * @description Where the import is: awaiting_file, queued, running, cancelling, completed, failed or cancelled
              * @enum {string}
              */
-            status: "awaiting_file" | "queued" | "running" | "completed" | "failed" | "cancelled";
+            status: "awaiting_file" | "queued" | "running" | "cancelling" | "completed" | "failed" | "cancelled";
             /**
              * @description What a row whose key a contact already has does
              * @enum {string}

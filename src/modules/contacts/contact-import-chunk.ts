@@ -179,7 +179,7 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
   return true;
 }
 
-/** Deletes the contacts an import created, a chunk per statement (their memberships go with them). */
+/** Deletes the contacts an import created, a chunk per statement (their memberships go with them): a failed create import's end. */
 export async function undoCreated(em: EntityManager, organizationId: string, importId: string): Promise<void> {
   for (;;) {
     const gone = await query(
@@ -190,4 +190,35 @@ export async function undoCreated(em: EntityManager, organizationId: string, imp
     if (gone.length < IMPORT_JOB_CHUNK) return;
     await turn();
   }
+}
+
+/**
+ * One chunk of a cancelled create import's undo, in the caller's transaction: at most IMPORT_JOB_CHUNK of
+ * the contacts it created deleted (their memberships go with them) and `imported` counted down by as
+ * many, the lease renewed, an import.progress event when `progress`; the last chunk (fewer) ends the
+ * job `cancelled` (import.cancelled). The count deleted, or null when the job is no
+ * longer `cancelling` here. A stop between two chunks loses nothing: the next claim deletes what is left.
+ */
+export async function undoImportChunk(em: EntityManager, importId: string, progress: boolean): Promise<number | null> {
+  const [held] = await query<{ status: string; organization_id: string }>(em, `select status, organization_id from contact_imports where id = ? for update`, [
+    importId,
+  ]);
+  if (held?.status !== 'cancelling') return null;
+  const gone = await query(em, `delete from contacts where id in (select id from contacts where organization_id = ? and import_id = ? limit ?) returning id`, [
+    held.organization_id,
+    importId,
+    IMPORT_JOB_CHUNK,
+  ]);
+  const done = gone.length < IMPORT_JOB_CHUNK;
+  const [counts] = await query<Record<string, unknown>>(
+    em,
+    `update contact_imports set imported = case when ? then 0 else greatest(imported - ?, 0) end, updated_at = now(),
+       status = case when ? then 'cancelled' else status end, finished_at = case when ? then now() else finished_at end,
+       lease_until = case when ? then null else now() + ? * interval '1 millisecond' end
+      where id = ? returning ${COUNTS_SQL}`,
+    [done, gone.length, done, done, done, IMPORT_JOB_LEASE_MS, importId],
+  );
+  if (done || progress)
+    await EventWriter.write(em, { organizationId: held.organization_id, type: done ? 'import.cancelled' : 'import.progress', payload: counts! });
+  return gone.length;
 }

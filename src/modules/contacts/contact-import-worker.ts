@@ -6,7 +6,15 @@ import type { Logger } from 'pino';
 import { query } from '../../db/sql.js';
 import { EventWriter } from '../events/event-writer.js';
 import { IMPORT_LIMITS, readHeader, readRow, type ImportColumns, type ImportFileLimits, type ImportRow, type RefusedRow } from './contact-import-rows.js';
-import { COUNTS_SQL, IMPORT_JOB_CHUNK, IMPORT_JOB_LEASE_MS, undoCreated, writeImportChunk, type ClaimedImport } from './contact-import-chunk.js';
+import {
+  COUNTS_SQL,
+  IMPORT_JOB_CHUNK,
+  IMPORT_JOB_LEASE_MS,
+  undoCreated,
+  undoImportChunk,
+  writeImportChunk,
+  type ClaimedImport,
+} from './contact-import-chunk.js';
 /** An import whose run ends on an error of the server this many times ends failed, not retried for ever. */
 const STOPS_BEFORE_FAILED = 3;
 /** A progress event every this many rows (and one when the import ends). */
@@ -20,7 +28,8 @@ type Outcome = { status: 'completed' } | { status: 'failed'; error: string } | {
  * rows is written with its counts, its refused rows and `rows_read` in one transaction, so a job cut
  * off anywhere (a crash, a deploy) is resumed by whichever worker claims it next from the first row not
  * counted: nothing lost, nothing counted twice. The file is parsed from its stored parts a part at a
- * time with csv-parse, the event loop turning between chunks.
+ * time with csv-parse, the event loop turning between chunks. A cancelled create import (`cancelling`)
+ * is undone here too, a chunk of its contacts per transaction, before any import is read.
  */
 export class ContactImportWorker {
   private running: Promise<void> | null = null;
@@ -83,6 +92,11 @@ export class ContactImportWorker {
       if (this.stopped) return;
       let job: ClaimedImport | undefined;
       try {
+        const undo = await this.claimUndo();
+        if (undo) {
+          await this.undo(undo);
+          continue;
+        }
         job = await this.claim();
       } catch (error) {
         if (error instanceof UniqueConstraintViolationException) return; // another worker took the organization's place
@@ -118,12 +132,40 @@ export class ContactImportWorker {
       `update contact_imports set status = 'running', lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(started_at, now()), updated_at = now()
         where id = (select j.id from contact_imports j
           where (j.status = 'queued' or (j.status = 'running' and (j.lease_until is null or j.lease_until < now())))
-            and not exists (select 1 from contact_imports o where o.organization_id = j.organization_id and o.id <> j.id and o.status = 'running')
+            and not exists (select 1 from contact_imports o where o.organization_id = j.organization_id and o.id <> j.id and o.status in ('running', 'cancelling'))
           order by j.created_at, j.id limit 1 for update skip locked)
         returning id, organization_id, mode, key, audience_id, rows_read`,
       [IMPORT_JOB_LEASE_MS],
     );
     return job;
+  }
+
+  /** A cancelled create import to undo whose lease is free (none held, or its process lost). */
+  private async claimUndo(): Promise<string | undefined> {
+    const [job] = await query<{ id: string }>(
+      this.fork(),
+      `update contact_imports set lease_until = now() + ? * interval '1 millisecond', updated_at = now()
+        where id = (select j.id from contact_imports j where j.status = 'cancelling' and (j.lease_until is null or j.lease_until < now())
+          order by j.created_at, j.id limit 1 for update skip locked)
+        returning id`,
+      [IMPORT_JOB_LEASE_MS],
+    );
+    return job?.id;
+  }
+
+  /** Deletes a cancelled create import's contacts a chunk per transaction, then it is cancelled; a stop leaves the rest for the next claim. */
+  private async undo(importId: string): Promise<void> {
+    let sinceEvent = 0;
+    for (;;) {
+      sinceEvent += IMPORT_JOB_CHUNK;
+      const progress = sinceEvent >= PROGRESS_EVERY;
+      if (progress) sinceEvent = 0;
+      const deleted = await this.fork().transactional((em) => undoImportChunk(em, importId, progress));
+      if (deleted === null || deleted < IMPORT_JOB_CHUNK) return;
+      await this.onChunk?.(importId);
+      await turn();
+      if (this.stopped) return;
+    }
   }
 
   private async run(job: ClaimedImport): Promise<void> {

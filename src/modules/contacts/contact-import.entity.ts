@@ -19,7 +19,7 @@ export class ContactImport extends BaseEntity {
     return this.organization.id;
   }
 
-  @Field(() => ContactImportStatus, { description: 'Where the import is: awaiting_file, queued, running, completed, failed or cancelled' })
+  @Field(() => ContactImportStatus, { description: 'Where the import is: awaiting_file, queued, running, cancelling, completed, failed or cancelled' })
   @Enum({ items: () => ContactImportStatus })
   status: ContactImportStatus & Opt = ContactImportStatus.awaiting_file;
 

@@ -4,6 +4,7 @@ export enum ContactImportStatus {
   awaiting_file = 'awaiting_file',
   queued = 'queued',
   running = 'running',
+  cancelling = 'cancelling',
   completed = 'completed',
   failed = 'failed',
   cancelled = 'cancelled',
@@ -15,6 +16,9 @@ registerEnumType(ContactImportStatus, {
     awaiting_file: { description: 'Created; its CSV is to be sent to uploadUrl' },
     queued: { description: 'Its file is kept; it waits for the organization’s import before it, or for a worker' },
     running: { description: 'Its rows are being written' },
+    cancelling: {
+      description: 'A create import cancelled: the worker deletes the contacts it wrote, a chunk at a time (imported counts down); then cancelled',
+    },
     completed: { description: 'Every row was read: written, skipped or refused' },
     failed: { description: 'Ended early (a bad header, a file that does not parse, or a create import with refused rows): see error' },
     cancelled: { description: 'Cancelled by a user; resume continues it from rowsRead' },

@@ -28,7 +28,10 @@ export class ContactImportResolver {
     return context.services.contactImports.create(actorOf(context), input ?? new CreateContactImportInput());
   }
 
-  @Mutation(() => ContactImport, { description: 'Cancel a waiting or running import (REST POST /api/imports/{id}/cancel)' })
+  @Mutation(() => ContactImport, {
+    description:
+      'Cancel a waiting or running import; a create import that wrote contacts answers cancelling while the worker deletes them (REST POST /api/imports/{id}/cancel)',
+  })
   cancelContactImport(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<ContactImport> {
     return context.services.contactImports.cancel(actorOf(context), id);
   }

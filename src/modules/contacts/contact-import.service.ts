@@ -12,9 +12,9 @@ import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
 import { Audience, AudienceKind } from './audience.entity.js';
 import { csvCell, type ImportFileLimits } from './contact-import-rows.js';
-import { ContactImport, ContactImportKey, ContactImportMode } from './contact-import.entity.js';
+import { ContactImport, ContactImportKey, ContactImportMode, ContactImportStatus } from './contact-import.entity.js';
 import type { CreateContactImportInput } from './contact-import.inputs.js';
-import { COUNTS_SQL, undoCreated } from './contact-import-chunk.js';
+import { COUNTS_SQL } from './contact-import-chunk.js';
 import type { ContactImportWorker } from './contact-import-worker.js';
 
 export const CONTACT_IMPORT_SORT_FIELDS = ['createdAt'] as const;
@@ -136,26 +136,34 @@ export class ContactImportService {
     return queued;
   }
 
-  /** Stops a waiting or running import; what it wrote stays and is counted, except a create import's (all or nothing). Ended → 409. */
+  /**
+   * Stops a waiting or running import; what it wrote stays and is counted. A create import that wrote
+   * contacts (all or nothing) answers `cancelling` at once: the worker deletes them a chunk at a time,
+   * then it is `cancelled`. Ended, or already cancelling → 409.
+   */
   async cancel(actor: Actor, id: string): Promise<ContactImport> {
     authorize(actor, 'contacts.manage');
     const job = await this.get(actor, id);
+    // The status is decided on the row as it is when the update takes it (a chunk in flight commits first).
     const [ended] = await this.em.fork().transactional(async (em) => {
       const rows = await query<Record<string, unknown>>(
         em,
-        `update contact_imports set status = 'cancelled', finished_at = now(), lease_until = null, updated_at = now()
+        `update contact_imports set status = case when mode = 'create' and imported > 0 then 'cancelling' else 'cancelled' end,
+           finished_at = case when mode = 'create' and imported > 0 then null else now() end, lease_until = null, updated_at = now()
           where id = ? and organization_id = ? and status in ('awaiting_file', 'queued', 'running')
           returning ${COUNTS_SQL}`,
         [id, actor.organizationId],
       );
-      if (rows[0]) await EventWriter.write(em, { organizationId: actor.organizationId, type: 'import.cancelled', payload: rows[0] });
+      const type = rows[0]?.status === 'cancelling' ? 'import.progress' : 'import.cancelled';
+      if (rows[0]) await EventWriter.write(em, { organizationId: actor.organizationId, type, payload: rows[0] });
       return rows;
     });
-    if (!ended) throw new AppError('CONFLICT', `The import has ended (${job.status}); only a waiting or running import can be cancelled`);
-    if (job.mode === ContactImportMode.create) {
-      await undoCreated(this.em, actor.organizationId, id);
-      await query(this.em, 'update contact_imports set imported = 0 where id = ?', [id]);
+    if (!ended) {
+      if (job.status === ContactImportStatus.cancelling)
+        throw new AppError('CONFLICT', 'The import is being cancelled: the contacts it created are being deleted');
+      throw new AppError('CONFLICT', `The import has ended (${job.status}); only a waiting or running import can be cancelled`);
     }
+    if (ended.status === 'cancelling') this.worker.wake();
     return this.get(actor, id);
   }
 
@@ -200,8 +208,8 @@ export class ContactImportService {
     }
   }
 
-  /** On the embedded database's start: every running import was this process's, so it is claimed again at once. */
+  /** On the embedded database's start: every running (or cancelling) import was this process's, so it is claimed again at once. */
   async releaseAll(): Promise<void> {
-    await query(this.em, `update contact_imports set lease_until = null where status in ('running', 'awaiting_file')`);
+    await query(this.em, `update contact_imports set lease_until = null where status in ('running', 'cancelling', 'awaiting_file')`);
   }
 }

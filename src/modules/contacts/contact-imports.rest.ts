@@ -84,7 +84,9 @@ export const contactImportRoutes = [
     method: 'post',
     path: '/imports/{id}/cancel',
     operationId: 'cancelContactImport',
-    summary: 'Cancel a waiting or running import: what it wrote stays, counted (a create import’s is deleted: all or nothing); an ended one → 409',
+    summary: 'Cancel a waiting or running import: what it wrote stays, counted; an ended (or cancelling) one → 409',
+    description:
+      'A create import that wrote contacts (all or nothing) answers status cancelling at once: the import worker deletes them 500 per transaction (imported counts down, import.progress events), then it is cancelled (import.cancelled).',
     tag: 'Contacts',
     response: ref('ContactImport'),
     errors: [404, 409],

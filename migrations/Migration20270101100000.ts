@@ -1,0 +1,28 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * Issue #42, the long work off the request: a cancelled create import is `cancelling` while the import
+ * worker deletes its contacts a chunk at a time (it waits with the running ones).
+ */
+export class Migration20270101100000 extends Migration {
+  override name = 'Migration20270101100000';
+
+  override up(): void | Promise<void> {
+    this.addSql(`alter table "contact_imports" drop constraint "contact_imports_status_check";`);
+    this.addSql(
+      `alter table "contact_imports" add constraint "contact_imports_status_check" check ("status" in ('awaiting_file', 'queued', 'running', 'cancelling', 'completed', 'failed', 'cancelled'));`,
+    );
+    this.addSql(`drop index "contact_imports_waiting_index";`);
+    this.addSql(`create index "contact_imports_waiting_index" on "contact_imports" ("created_at") where "status" in ('queued', 'running', 'cancelling');`);
+  }
+
+  override down(): void | Promise<void> {
+    this.addSql(`update "contact_imports" set "status" = 'cancelled' where "status" = 'cancelling';`);
+    this.addSql(`drop index "contact_imports_waiting_index";`);
+    this.addSql(`create index "contact_imports_waiting_index" on "contact_imports" ("created_at") where "status" in ('queued', 'running');`);
+    this.addSql(`alter table "contact_imports" drop constraint "contact_imports_status_check";`);
+    this.addSql(
+      `alter table "contact_imports" add constraint "contact_imports_status_check" check ("status" in ('awaiting_file', 'queued', 'running', 'completed', 'failed', 'cancelled'));`,
+    );
+  }
+}
