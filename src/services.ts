@@ -26,6 +26,7 @@ import { TeamService } from './modules/organizations/team.service.js';
 import { CallFlowService } from './modules/programs/call-flow.service.js';
 import { ExecutionEvents } from './modules/programs/execution-events.js';
 import { ExecutionService } from './modules/programs/execution.service.js';
+import { ExecutionSnapshots } from './modules/programs/execution-snapshot.js';
 import { ProgramService } from './modules/programs/program.service.js';
 import { ProvisioningService } from './modules/organizations/provisioning.service.js';
 import { TriggerService } from './modules/programs/triggers/trigger.service.js';
@@ -70,6 +71,7 @@ export interface ServiceExtensions {
 export function createServices(em: EntityManager, config: Config, logger?: Logger, extensions: ServiceExtensions = {}) {
   // Every execution state change made through the service layer (users, live triggers) is logged here.
   const executionEvents = new ExecutionEvents(logger);
+  const executionSnapshots = new ExecutionSnapshots(em, executionEvents);
   const tokens = new TokenService(config);
   const keyCache = new KeyCache(config.apiKeyCacheMs);
   const apiKeys = new ApiKeyService(em, { maxPerUser: config.apiKeysMaxPerUser }, keyCache);
@@ -149,7 +151,8 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
     carrierModules,
     carrierConnections,
     phoneNumbers: new PhoneNumberService(em),
-    executions: new ExecutionService(em, executionEvents),
+    executions: new ExecutionService(em, executionEvents, executionSnapshots),
+    executionSnapshots,
     triggers,
     calls: new CallService(em),
     // A single call is checked as a program's would be (the same readiness), then queued for the runners.

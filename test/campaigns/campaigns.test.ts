@@ -175,7 +175,7 @@ describe('campaign', () => {
       const rest = await org.rest.post(`/api/executions/${id}/cancel`);
       expect([rest.status, rest.body.code]).toEqual([409, 'CONFLICT']);
       expect(rest.body.detail).toBe(
-        'An execution that is running cannot be cancelled: only a scheduled one (that has not started) can. ' +
+        'An execution that is running cannot be cancelled: only a preparing or scheduled one (that has not started) can. ' +
           `Use stop (POST /api/executions/${id}/stop, GraphQL stopExecution) or pause (POST /api/executions/${id}/pause, GraphQL pauseExecution)`,
       );
       for (const graphql of [

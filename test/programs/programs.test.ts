@@ -25,6 +25,8 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { KEY_LOOKUP } from '../helpers/users.js';
 import { activeCampaign, createAgent, createAudience, createFlow, fieldsOf, flowInput } from './fixtures.js';
 import { withCursors } from '../helpers/pages.js';
+import { testRunner } from '../runner/fixtures.js';
+import { SNAPSHOT_CHUNK } from '../../src/modules/programs/execution-snapshot.js';
 
 // Programs: programs, flows, executions and batching, one describe each (they were one file each), each on an app and a database of its own.
 // One file loads the app's modules once instead of once per former file (about 3 CPU s each).
@@ -541,6 +543,56 @@ describe('executions', () => {
       expect(executions[1]).toEqual(again.body[1]);
     });
 
+    it('copies an audience larger than a chunk off the request: preparing, the runner copies the rest a chunk at a time, then scheduled', async () => {
+      const snapshots = app.gateway.services.executionSnapshots;
+      const campaign = await activeCampaign(acme, 7, 1); // 6 to call
+      snapshots.chunk = 2;
+      snapshots.chunksPerTick = 1;
+      try {
+        const res = await acme.rest.post(`/api/programs/${campaign.programId}/executions`);
+        expect(res.status).toBe(201);
+        expect(res.body).toMatchObject({ status: 'preparing', totalContacts: 2, contactsPending: 2, waitingReason: 'scheduled' });
+        await invariantHolds(res.body.id);
+        // Nothing dials it yet: start is refused on both doors, saying what it may do.
+        const start = await acme.rest.post(`/api/executions/${res.body.id}/start`);
+        expect([start.status, start.body.detail]).toEqual([409, expect.stringMatching(/preparing cannot be started.*cancel/)]);
+        expect((await acme.graphql.run(StartExecutionDocument, { id: res.body.id })).errors?.[0]?.extensions.code).toBe('CONFLICT');
+
+        // A runner copies a chunk a tick; one that stops and another that starts (a restart) go on from the next contact.
+        await testRunner(app).tick();
+        expect((await acme.rest.get(`/api/executions/${res.body.id}`)).body).toMatchObject({ status: 'preparing', totalContacts: 4 });
+        const next = testRunner(app);
+        await next.tick();
+        await next.tick();
+        const ready = (await acme.rest.get(`/api/executions/${res.body.id}`)).body;
+        expect(ready).toMatchObject({ status: 'scheduled', totalContacts: 6, contactsPending: 6 });
+        await invariantHolds(res.body.id);
+        const [{ distinct }] = await app.sql<{ distinct: number }>(
+          'select count(distinct contact_id)::int as distinct from execution_contacts where execution_id = ?',
+          [res.body.id],
+        );
+        expect(distinct).toBe(6);
+        const events = (await acme.rest.get('/api/events?limit=100')).body.data.filter((event: any) => event.payload.id === res.body.id);
+        expect(events.map((event: any) => [event.type, event.payload.from, event.payload.to])).toEqual([
+          ['execution.progress', 'preparing', 'scheduled'],
+          ['execution.created', null, 'preparing'],
+        ]);
+        expect((await acme.graphql.ok(StartExecutionDocument, { id: res.body.id })).startExecution.status).toBe('running');
+        await acme.rest.post(`/api/executions/${res.body.id}/stop`);
+
+        // A preparing execution may be cancelled; the runner copies no more of it.
+        const { createExecution } = await acme.graphql.ok(CreateExecutionDocument, { programId: campaign.programId });
+        expect(createExecution).toMatchObject({ status: 'preparing', totalContacts: 2 });
+        expect((await acme.graphql.ok(CancelExecutionDocument, { id: createExecution.id })).cancelExecution.status).toBe('cancelled');
+        await testRunner(app).tick();
+        expect((await acme.rest.get(`/api/executions/${createExecution.id}`)).body).toMatchObject({ status: 'cancelled', totalContacts: 2 });
+        await invariantHolds(createExecution.id);
+      } finally {
+        snapshots.chunk = SNAPSHOT_CHUNK;
+        snapshots.chunksPerTick = 10;
+      }
+    });
+
     it('refuses (409) a draft program and a live program, on both doors', async () => {
       const flowId = await createFlow(acme);
       const audienceId = (await createAudience(acme, 1)).id;
@@ -606,6 +658,10 @@ describe('executions', () => {
     });
 
     const forbidden: [string, string][] = [
+      ['preparing', 'start'],
+      ['preparing', 'pause'],
+      ['preparing', 'resume'],
+      ['preparing', 'stop'],
       ['scheduled', 'pause'],
       ['scheduled', 'resume'],
       ['scheduled', 'stop'],

@@ -31,6 +31,8 @@ export type ExecutionStatus =
   | 'paused_no_credits'
   /** Paused because an auto-pause rule’s threshold was reached */
   | 'paused_threshold'
+  /** Created; the campaign runner is copying its audience into its work queue (totalContacts grows), then it is scheduled. Only cancel moves it */
+  | 'preparing'
   /** Calling its contacts */
   | 'running'
   /** Created, waiting for its start (start, or scheduledStartAt) */

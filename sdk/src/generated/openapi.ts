@@ -3572,7 +3572,7 @@ export interface components {
              * @description Where the execution is in its state machine
              * @enum {string}
              */
-            status: "scheduled" | "running" | "paused" | "paused_no_credits" | "paused_threshold" | "completed" | "stopped" | "cancelled";
+            status: "preparing" | "scheduled" | "running" | "paused" | "paused_no_credits" | "paused_threshold" | "completed" | "stopped" | "cancelled";
             /** @description Contacts the execution calls: its audience’s contacts that had not opted out when it was created */
             totalContacts: number;
             /** @description Contacts whose calls are over because one connected (answered by a person, or by a machine: voicemail); outcomes splits them */
@@ -26796,7 +26796,7 @@ export interface operations {
                      *         "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *         "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *         "status": "scheduled",
+                     *         "status": "preparing",
                      *         "totalContacts": 3,
                      *         "contactsCompleted": 3,
                      *         "contactsFailed": 3,
@@ -27029,7 +27029,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "status": "scheduled",
+                     *       "status": "preparing",
                      *       "totalContacts": 3,
                      *       "contactsCompleted": 3,
                      *       "contactsFailed": 3,
@@ -27339,7 +27339,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "status": "scheduled",
+                     *       "status": "preparing",
                      *       "totalContacts": 3,
                      *       "contactsCompleted": 3,
                      *       "contactsFailed": 3,
@@ -27557,7 +27557,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "status": "scheduled",
+                     *       "status": "preparing",
                      *       "totalContacts": 3,
                      *       "contactsCompleted": 3,
                      *       "contactsFailed": 3,
@@ -27844,7 +27844,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "status": "scheduled",
+                     *       "status": "preparing",
                      *       "totalContacts": 3,
                      *       "contactsCompleted": 3,
                      *       "contactsFailed": 3,
@@ -28131,7 +28131,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "status": "scheduled",
+                     *       "status": "preparing",
                      *       "totalContacts": 3,
                      *       "contactsCompleted": 3,
                      *       "contactsFailed": 3,
@@ -28418,7 +28418,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "status": "scheduled",
+                     *       "status": "preparing",
                      *       "totalContacts": 3,
                      *       "contactsCompleted": 3,
                      *       "contactsFailed": 3,
@@ -28705,7 +28705,7 @@ export interface operations {
                      *       "organizationId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "audienceId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
                      *       "flowId": "0b6f3d2e-5a4c-4e8f-9d17-6c2a1b3e4f50",
-                     *       "status": "scheduled",
+                     *       "status": "preparing",
                      *       "totalContacts": 3,
                      *       "contactsCompleted": 3,
                      *       "contactsFailed": 3,

@@ -19,6 +19,8 @@ export type TransitionReason =
   | 'threshold'
   /** No contact is left to call. */
   | 'no_contacts_left'
+  /** Its audience was all copied into its work queue (preparing → scheduled). */
+  | 'snapshot'
   /** A live program's trigger fired with no open execution, so a new one was opened. */
   | 'trigger';
 
@@ -35,16 +37,18 @@ export interface ExecutionTransition {
 /** The one line each transition logs, by kind of move. */
 function verb(transition: ExecutionTransition): string {
   const { from, to } = transition;
-  if (from === null) return to === S.scheduled ? 'created' : 'opened';
+  if (from === null) return to === S.scheduled || to === S.preparing ? 'created' : 'opened';
+  if (from === S.preparing && to === S.scheduled) return 'prepared';
   if (to === S.running) return from === S.scheduled ? 'started' : 'resumed';
   if (to === S.paused || to === S.paused_no_credits || to === S.paused_threshold) return 'paused';
   return to; // completed, stopped, cancelled
 }
 
-/** The event type of a transition: a new execution (scheduled, or opened running by a trigger) is `execution.created`. */
+/** The event type of a transition: a new execution (preparing, scheduled, or opened running by a trigger) is `execution.created`; its snapshot done is `execution.progress`. */
 export function eventTypeOf(transition: ExecutionTransition): EventType {
   const { from, to } = transition;
   if (from === null) return 'execution.created';
+  if (from === S.preparing && to === S.scheduled) return 'execution.progress';
   if (to === S.running) return from === S.scheduled ? 'execution.started' : 'execution.resumed';
   if (to === S.paused || to === S.paused_no_credits || to === S.paused_threshold) return 'execution.paused';
   return `execution.${to}` as EventType; // completed, stopped, cancelled

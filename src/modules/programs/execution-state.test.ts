@@ -2,9 +2,11 @@ import { AppError } from '../../common/errors.js';
 import { allowedActions, assertControl, assertMove, canMove, CONTROL_ACTIONS, FINAL_STATES, PAUSED_STATES, type ControlAction } from './execution-state.js';
 import { ExecutionStatus as S } from './program.enums.js';
 
-// Written out from CONTRACT.md §7, not read from the module: the table the code must match.
-const ALL = ['scheduled', 'running', 'paused', 'paused_no_credits', 'paused_threshold', 'completed', 'stopped', 'cancelled'] as S[];
+// Written out from CONTRACT.md §7 (and `preparing`, docs/campaigns.md), not read from the module: the table the code must match.
+const ALL = ['preparing', 'scheduled', 'running', 'paused', 'paused_no_credits', 'paused_threshold', 'completed', 'stopped', 'cancelled'] as S[];
 const ALLOWED = new Set([
+  'preparing>scheduled',
+  'preparing>cancelled',
   'scheduled>running',
   'scheduled>cancelled',
   'running>paused',
@@ -31,7 +33,7 @@ function refusal(fn: () => unknown): AppError {
 }
 
 describe('the execution state machine (CONTRACT.md §7)', () => {
-  it('has the eight states of the contract', () => {
+  it('has the eight states of the contract, and preparing', () => {
     expect(Object.values(S).sort()).toEqual([...ALL].sort());
     expect([...PAUSED_STATES].sort()).toEqual(['paused', 'paused_no_credits', 'paused_threshold']);
     expect([...FINAL_STATES].sort()).toEqual(['cancelled', 'completed', 'stopped']);
@@ -62,7 +64,7 @@ describe('control actions by name', () => {
     resume: { paused: S.running, paused_no_credits: S.running, paused_threshold: S.running },
     pause: { running: S.paused },
     stop: { running: S.stopped, paused: S.stopped, paused_no_credits: S.stopped, paused_threshold: S.stopped },
-    cancel: { scheduled: S.cancelled },
+    cancel: { preparing: S.cancelled, scheduled: S.cancelled },
   };
   const cases = (Object.keys(expected) as ControlAction[]).flatMap((action) => ALL.map((from) => [action, from] as const));
 
@@ -84,7 +86,7 @@ describe('control actions by name', () => {
       pause: ['paused', 'a running one'],
       resume: ['resumed', 'a paused one'],
       stop: ['stopped', 'a running or paused one'],
-      cancel: ['cancelled', 'a scheduled one (that has not started)'],
+      cancel: ['cancelled', 'a preparing or scheduled one (that has not started)'],
     }[action];
     const next = ordered.length > 0 ? `Use ${ordered.map(route).join(' or ')}` : `${from} is final: nothing moves it`;
     expect(error.message).toBe(`An execution that is ${from} cannot be ${done}: only ${allowedFrom} can. ${next}`);
@@ -93,7 +95,7 @@ describe('control actions by name', () => {
 
   it('a running execution asked to cancel is told to stop: the verb, its route and its mutation', () => {
     expect(refusal(() => assertControl('cancel', S.running, 'e1')).message).toBe(
-      'An execution that is running cannot be cancelled: only a scheduled one (that has not started) can. ' +
+      'An execution that is running cannot be cancelled: only a preparing or scheduled one (that has not started) can. ' +
         'Use stop (POST /api/executions/e1/stop, GraphQL stopExecution) or pause (POST /api/executions/e1/pause, GraphQL pauseExecution)',
     );
     expect(refusal(() => assertControl('stop', S.scheduled)).message).toBe(

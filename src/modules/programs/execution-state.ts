@@ -3,6 +3,7 @@ import { ExecutionStatus as S } from './program.enums.js';
 
 /** CONTRACT.md §7: the only moves an execution can make; anything else is a 409. */
 const MOVES: Record<S, readonly S[]> = {
+  [S.preparing]: [S.scheduled, S.cancelled],
   [S.scheduled]: [S.running, S.cancelled],
   [S.running]: [S.paused, S.paused_no_credits, S.paused_threshold, S.completed, S.stopped],
   [S.paused]: [S.running, S.stopped],
@@ -60,7 +61,7 @@ const REFUSAL: Record<ControlAction, { done: string; from: string; instead: Cont
   pause: { done: 'paused', from: 'a running one', instead: null },
   resume: { done: 'resumed', from: 'a paused one', instead: 'start' },
   stop: { done: 'stopped', from: 'a running or paused one', instead: 'cancel' },
-  cancel: { done: 'cancelled', from: 'a scheduled one (that has not started)', instead: 'stop' },
+  cancel: { done: 'cancelled', from: 'a preparing or scheduled one (that has not started)', instead: 'stop' },
 };
 
 /**

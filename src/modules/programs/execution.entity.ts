@@ -50,6 +50,9 @@ export class Execution extends BaseEntity {
   @Index()
   status: ExecutionStatus & Opt = ExecutionStatus.scheduled;
 
+  /** While preparing: the last contact (by id) copied into its work queue; the runner copies from the next. */
+  @Property({ type: 'uuid', nullable: true, hidden: true }) snapshotAfter: (string & Opt) | null = null;
+
   @Field(() => Int) @Property({ type: 'integer', default: 0 }) totalContacts: number & Opt = 0;
   @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsCompleted: number & Opt = 0;
   @Field(() => Int) @Property({ type: 'integer', default: 0 }) contactsFailed: number & Opt = 0;

@@ -11,10 +11,11 @@ import { fixedOrderPage } from '../../db/keyset.js';
 import { PageOnlyArgs, type JsonPage, type Page } from '../../common/pagination.js';
 import { validArgs } from '../../common/validation.js';
 import { Audience } from '../contacts/audience.entity.js';
-import { audienceSource, memberCondition, withLiveCounts, type MemberCondition } from '../contacts/segments.js';
+import { audienceSource, withLiveCounts } from '../contacts/segments.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { assertControl, type ControlAction } from './execution-state.js';
 import { ExecutionEvents } from './execution-events.js';
+import type { ExecutionSnapshots } from './execution-snapshot.js';
 import { Execution } from './execution.entity.js';
 import { Program } from './program.entity.js';
 import { ExecutionStatus, ProgramKind, ProgramStatus } from './program.enums.js';
@@ -32,14 +33,6 @@ export interface ExecutionPageArgs {
   status?: ExecutionStatus | null;
   /** A cursor this list answered: the page is read by the (program_id, created_at, id) index from there. */
   cursor?: string | null;
-}
-
-/** The audience's contacts that may be called (its members, or whoever its filter matches now), copied into the work queue in one statement. */
-function snapshotSql(membership: MemberCondition): string {
-  return `insert into execution_contacts
-  (id, created_at, updated_at, organization_id, execution_id, contact_id, phone, time_zone, status, attempts, reached_node_ids)
-  select gen_random_uuid(), now(), now(), c.organization_id, ?, c.id, c.phone, c.time_zone, 'pending', 0, '[]'::jsonb
-  from contacts c where c.organization_id = ? and c.opted_out = false and ${membership.sql('c')}`;
 }
 
 /** How a program's executions are ordered: newest first (endpoint 9, Program.executions); as SQL for the batch, as properties for a page. */
@@ -76,6 +69,7 @@ export class ExecutionService {
   constructor(
     private readonly em: EntityManager,
     private readonly events: ExecutionEvents,
+    private readonly snapshots: ExecutionSnapshots,
   ) {}
 
   /** Endpoint 9: a page of the program's executions, newest first, by page or cursor (REST answers the rows as an array). */
@@ -148,8 +142,11 @@ export class ExecutionService {
   }
 
   /**
-   * A new `scheduled` execution of an active campaign program: the audience's members that have
-   * not opted out are copied into the work queue, and totalContacts is fixed at that count.
+   * A new execution of an active campaign program: the audience's contacts that have not opted out
+   * are copied into its work queue, totalContacts counting them. The request copies the first chunk
+   * (ExecutionSnapshots): an audience that fits is `scheduled` at once; a larger one is `preparing`
+   * while the campaign runner copies the rest, then `scheduled`. The agents' variables are checked
+   * against the contacts copied here (400), and against all of them again at start.
    */
   async create(actor: Actor, programId: string, input: CreateExecutionInput = {}): Promise<Execution> {
     authorize(actor, 'executions.control');
@@ -173,13 +170,20 @@ export class ExecutionService {
         variables: givenValues(input.variables),
       });
       await em.flush();
-      const source = await audienceSource(em, actor.organizationId, program.audience.id);
-      if (!source) throw new AppError('CONFLICT', 'The program has no audience (it was deleted)');
-      const membership = memberCondition(source);
-      const result = await em.execute(snapshotSql(membership), [execution.id, actor.organizationId, ...membership.params], 'run');
-      const count = Number((result as { affectedRows?: number }).affectedRows ?? 0);
-      execution.totalContacts = count;
-      execution.contactsPending = count;
+      if (!(await audienceSource(em, actor.organizationId, program.audience.id)))
+        throw new AppError('CONFLICT', 'The program has no audience (it was deleted)');
+      const first = await this.snapshots.take(em, {
+        id: execution.id,
+        organizationId: actor.organizationId,
+        audienceId: program.audience.id,
+        snapshotAfter: null,
+      });
+      execution.totalContacts = first.added;
+      execution.contactsPending = first.added;
+      if (!first.done) {
+        execution.status = ExecutionStatus.preparing;
+        execution.snapshotAfter = first.last;
+      }
       // Every contact's call must be able to fill its agents' templates: otherwise nothing is created.
       const missing = await missingExecutionVariables(em, actor.organizationId, execution.id, execution.variables);
       if (missing.length > 0) throw AppError.badInput(missing);

@@ -33,6 +33,7 @@ registerEnumType(ProgramStatus, {
 });
 
 export enum ExecutionStatus {
+  preparing = 'preparing',
   scheduled = 'scheduled',
   running = 'running',
   paused = 'paused',
@@ -46,6 +47,9 @@ registerEnumType(ExecutionStatus, {
   name: 'ExecutionStatus',
   description: 'Where an execution is in its state machine; completed, stopped and cancelled are final',
   valuesConfig: {
+    preparing: {
+      description: 'Created; the campaign runner is copying its audience into its work queue (totalContacts grows), then it is scheduled. Only cancel moves it',
+    },
     scheduled: { description: 'Created, waiting for its start (start, or scheduledStartAt)' },
     running: { description: 'Calling its contacts' },
     paused: { description: 'Paused by a user; resume continues it' },

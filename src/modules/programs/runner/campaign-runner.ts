@@ -49,6 +49,8 @@ export interface RunnerCarriers {
 export interface CampaignRunnerOptions {
   /** The root entity manager; every tick and every recorded call works in its own fork. */
   em: EntityManager;
+  /** Copies the audiences of preparing executions into their work queues (ExecutionSnapshots), each tick before the schedules. */
+  snapshots?: { prepare(): Promise<number> };
   /** What the simulated carrier's calls do (the seeded SimulatedDialer). */
   dialer: Dialer;
   /** Real carriers; without them only simulator programs are called. */
@@ -254,6 +256,9 @@ export class CampaignRunner {
     await this.step('recover leases', async () => {
       const recovered = await recoverExpiredLeases(em, leaseClock, now);
       if (recovered > 0) this.logger.warn({ recovered }, 'took back contacts whose lease expired');
+    });
+    await this.step('prepare executions', async () => {
+      await this.options.snapshots?.prepare();
     });
     await this.step('advance schedules', () => advanceSchedules(em, now, this.events));
     await this.step('return reserved credits', async () => {

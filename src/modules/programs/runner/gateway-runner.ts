@@ -9,6 +9,8 @@ import type { CampaignRunnerOptions, RunnerCarriers } from './campaign-runner.js
 /** The parts of the service layer a runner works with (the composition root's `Services` has them all). */
 export interface RunnerServices {
   executionEvents: ExecutionEvents;
+  /** Copies preparing executions' audiences into their work queues, a few chunks a tick. */
+  executionSnapshots: NonNullable<CampaignRunnerOptions['snapshots']>;
   carriers: RunnerCarriers['adapters'];
   carrierConnections: Pick<CarrierConnectionService, 'accountById'>;
   conversations: ConversationService;
@@ -28,9 +30,10 @@ export interface RunnerServices {
 export function gatewayRunnerOptions(
   services: RunnerServices,
   settings: { publicUrl?: string; talkSimulatedCalls?: boolean },
-): Pick<CampaignRunnerOptions, 'events' | 'carriers' | 'conversations' | 'streaming'> {
+): Pick<CampaignRunnerOptions, 'events' | 'snapshots' | 'carriers' | 'conversations' | 'streaming'> {
   return {
     events: services.executionEvents,
+    snapshots: services.executionSnapshots,
     carriers: {
       adapters: services.carriers,
       account: async (connectionId) => {

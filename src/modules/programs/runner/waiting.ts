@@ -66,6 +66,7 @@ export function waitingOf(
   switch (status) {
     case ExecutionStatus.running:
       return { reason: runner.reason, nextCallAt: runner.reason ? runner.nextCallAt : null };
+    case ExecutionStatus.preparing:
     case ExecutionStatus.scheduled:
       return { reason: WaitingReason.scheduled, nextCallAt: scheduledStartAt };
     case ExecutionStatus.paused:
