@@ -10,6 +10,13 @@ import { Migration } from '@mikro-orm/migrations';
  * plain btree whose columns begin the keyset index named beside it, which serves every look-up, order
  * and foreign-key check it served (test/platform/indexes.test.ts reads the plans on both databases).
  * Each write kept both up to date; unique and partial indexes are kept.
+ *
+ * And list_row_counts: the sizes of the lists that grow to millions of rows (an organization's credit
+ * ledger, events and calls; an execution's calls), so that their unfiltered pages read `total` rather
+ * than count it. Statement-level triggers append one row per statement and owner (`rows` added or, on a
+ * delete, taken away), in the statement's transaction, so a snapshot's sum is exactly its rows; the
+ * campaign runner folds each owner's rows into one (src/db/list-counts.ts). Appending, not updating one
+ * counter row, keeps concurrent writers from queueing (or deadlocking) on it.
  */
 export const REDUNDANT_INDEXES: [table: string, index: string, columns: string[], keyset: string][] = [
   ['api_keys', 'api_keys_user_id_index', ['user_id'], 'api_keys_user_id_created_at_id_keyset'],
@@ -64,9 +71,76 @@ export class Migration20270101100000 extends Migration {
     this.addSql(executionStatusCheck(['preparing', ...EXECUTION_STATUSES]));
     this.addSql(`alter table "executions" add "snapshot_after" uuid null;`);
     for (const [, index] of REDUNDANT_INDEXES) this.addSql(`drop index "${index}";`);
+    this.listRowCounts();
+  }
+
+  private listRowCounts(): void {
+    this.addSql(
+      `create table "list_row_counts" ("organization_id" uuid not null references "organizations" ("id") on delete cascade, "list" text not null, "scope_id" uuid not null, "rows" bigint not null);`,
+    );
+    this.addSql(`create index "list_row_counts_scope_id_list_index" on "list_row_counts" ("scope_id", "list");`);
+    // tg_argv[0]: the list; its owner is the organization.
+    this.addSql(`create function list_rows_counted() returns trigger language plpgsql as $$
+      begin
+        if tg_op = 'INSERT' then
+          insert into list_row_counts (organization_id, list, scope_id, rows)
+            select organization_id, tg_argv[0], organization_id, count(*) from inserted group by organization_id;
+        else
+          insert into list_row_counts (organization_id, list, scope_id, rows)
+            select organization_id, tg_argv[0], organization_id, -count(*) from deleted group by organization_id;
+        end if;
+        return null;
+      end $$;`);
+    // Calls are counted by organization and by execution (a call's execution_id is set when it is made, never changed).
+    this.addSql(`create function calls_rows_counted() returns trigger language plpgsql as $$
+      begin
+        if tg_op = 'INSERT' then
+          insert into list_row_counts (organization_id, list, scope_id, rows)
+            select organization_id, 'calls', organization_id, count(*) from inserted group by organization_id
+            union all
+            select organization_id, 'calls.execution', execution_id, count(*) from inserted where execution_id is not null group by organization_id, execution_id;
+        else
+          insert into list_row_counts (organization_id, list, scope_id, rows)
+            select organization_id, 'calls', organization_id, -count(*) from deleted group by organization_id
+            union all
+            select organization_id, 'calls.execution', execution_id, -count(*) from deleted where execution_id is not null group by organization_id, execution_id;
+        end if;
+        return null;
+      end $$;`);
+    for (const [table, list] of [
+      ['credit_ledger', 'credit_ledger'],
+      ['events', 'events'],
+    ]) {
+      this.addSql(
+        `insert into list_row_counts (organization_id, list, scope_id, rows) select organization_id, '${list}', organization_id, count(*) from "${table}" group by organization_id;`,
+      );
+      this.addSql(
+        `create trigger ${table}_rows_counted_insert after insert on "${table}" referencing new table as inserted for each statement execute function list_rows_counted('${list}');`,
+      );
+      this.addSql(
+        `create trigger ${table}_rows_counted_delete after delete on "${table}" referencing old table as deleted for each statement execute function list_rows_counted('${list}');`,
+      );
+    }
+    this.addSql(
+      `insert into list_row_counts (organization_id, list, scope_id, rows) select organization_id, 'calls', organization_id, count(*) from calls group by organization_id;`,
+    );
+    this.addSql(
+      `insert into list_row_counts (organization_id, list, scope_id, rows) select organization_id, 'calls.execution', execution_id, count(*) from calls where execution_id is not null group by organization_id, execution_id;`,
+    );
+    this.addSql(
+      `create trigger calls_rows_counted_insert after insert on "calls" referencing new table as inserted for each statement execute function calls_rows_counted();`,
+    );
+    this.addSql(
+      `create trigger calls_rows_counted_delete after delete on "calls" referencing old table as deleted for each statement execute function calls_rows_counted();`,
+    );
   }
 
   override down(): void | Promise<void> {
+    for (const table of ['credit_ledger', 'events']) {
+      this.addSql(`drop trigger ${table}_rows_counted_insert on "${table}"; drop trigger ${table}_rows_counted_delete on "${table}";`);
+    }
+    this.addSql(`drop trigger calls_rows_counted_insert on "calls"; drop trigger calls_rows_counted_delete on "calls";`);
+    this.addSql(`drop function list_rows_counted(); drop function calls_rows_counted(); drop table "list_row_counts";`);
     for (const [table, index, columns] of REDUNDANT_INDEXES) {
       this.addSql(`create index "${index}" on "${table}" (${columns.map((column) => `"${column}"`).join(', ')});`);
     }

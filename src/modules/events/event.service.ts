@@ -1,3 +1,4 @@
+import { listCount } from '../../db/list-counts.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sortedPage } from '../../db/keyset.js';
 import type { Actor } from '../../common/actor.js';
@@ -61,7 +62,8 @@ export class EventService {
     return {
       entity: Event,
       where: where as never,
-      options: sortedPage<Event>(args, field),
+      // Unfiltered it is every event of the organization: its size is kept by triggers (list_row_counts), not counted.
+      options: { ...sortedPage<Event>(args, field), ...(Object.keys(where).length === 1 ? { count: listCount('events', actor.organizationId) } : {}) },
       page: args.page,
       limit: args.limit,
     };

@@ -1,3 +1,4 @@
+import { listCount } from '../../db/list-counts.js';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
@@ -81,7 +82,11 @@ export class CreditService {
     return {
       entity: CreditLedgerEntry,
       where: { organization: actor.organizationId, ...(args.kind ? { kind: args.kind } : {}) },
-      options: fixedOrderPage<CreditLedgerEntry>(args, 'createdAt', 'desc'),
+      // Without a kind it is the whole ledger: its size is kept by triggers (list_row_counts), not counted.
+      options: {
+        ...fixedOrderPage<CreditLedgerEntry>(args, 'createdAt', 'desc'),
+        ...(args.kind ? {} : { count: listCount('credit_ledger', actor.organizationId) }),
+      },
       page: args.page,
       limit: args.limit,
     };

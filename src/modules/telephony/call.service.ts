@@ -1,3 +1,4 @@
+import { listCount } from '../../db/list-counts.js';
 import { QueryOrder } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fixedOrderPage, sortedPage } from '../../db/keyset.js';
@@ -122,7 +123,15 @@ export class CallService {
     const paging = NULLABLE_SORT_FIELDS.has(field)
       ? { orderBy: [{ [field]: order }, { id: desc ? 'desc' : 'asc' }] as never, limit: args.limit, offset: (args.page - 1) * args.limit }
       : sortedPage<Call>(args, field);
-    const { rows: data, meta } = await readPage(this.em, Call, where as never, paging);
+    // The organization's calls, or one execution's, unfiltered: their size is kept by triggers (list_row_counts), not counted.
+    const filters = Object.keys(where).filter((key) => key !== 'organization');
+    const count =
+      filters.length === 0
+        ? listCount('calls', actor.organizationId)
+        : filters.length === 1 && args.executionId
+          ? listCount('calls.execution', actor.organizationId, args.executionId)
+          : undefined;
+    const { rows: data, meta } = await readPage(this.em, Call, where as never, { ...paging, ...(count ? { count } : {}) });
     return { data, meta };
   }
 

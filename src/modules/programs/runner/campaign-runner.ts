@@ -1,3 +1,4 @@
+import { compactListCounts } from '../../../db/list-counts.js';
 import { VoiceEngine } from '../../voice/voice-session.js';
 import type { ConversationService } from '../../agents/conversation.service.js';
 import type { KnowledgePort } from '../../agents/agent.ports.js';
@@ -257,6 +258,7 @@ export class CampaignRunner {
       const recovered = await recoverExpiredLeases(em, leaseClock, now);
       if (recovered > 0) this.logger.warn({ recovered }, 'took back contacts whose lease expired');
     });
+    await this.step('fold list counts', () => compactListCounts(em));
     await this.step('prepare executions', async () => {
       await this.options.snapshots?.prepare();
     });
