@@ -12,7 +12,6 @@ import { ConversationContext } from './templates/call-context.types.js';
 
 @ObjectType({ description: 'A conversation with an agent' })
 @Entity({ tableName: 'conversations' })
-@Index({ properties: ['agent', 'createdAt'] })
 export class Conversation extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
   @Index()

@@ -14,7 +14,6 @@ export class ApiKey extends BaseEntity {
   organization!: Organization;
 
   @ManyToOne(() => User, { deleteRule: 'cascade' })
-  @Index()
   user!: User;
 
   @Field()

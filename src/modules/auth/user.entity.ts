@@ -1,5 +1,5 @@
 import type { Opt } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { Field, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import type { Role } from '../../common/actor.js';
@@ -10,7 +10,6 @@ import { Organization } from '../organizations/organization.entity.js';
 @Unique({ properties: ['organization', 'email'] })
 export class User extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
-  @Index()
   organization!: Organization;
 
   @Field()

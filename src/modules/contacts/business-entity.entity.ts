@@ -14,7 +14,6 @@ import { Contact } from './contact.entity.js';
 @Entity({ tableName: 'business_entities' })
 export class BusinessEntity extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
-  @Index()
   organization!: Organization;
 
   @Field(() => ID)

@@ -1,5 +1,5 @@
 import type { Opt } from '@mikro-orm/core';
-import { Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, Enum, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -27,7 +27,6 @@ registerEnumType(DoNotCallSource, {
 @ObjectType({ description: 'A number on the organization’s do-not-call list' })
 @Entity({ tableName: 'do_not_call_entries' })
 @Unique({ properties: ['organization', 'phone'] })
-@Index({ properties: ['organization', 'createdAt'] })
 export class DoNotCallEntry extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
   organization!: Organization;

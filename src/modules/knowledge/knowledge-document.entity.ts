@@ -46,7 +46,6 @@ export class KnowledgeDocument extends BaseEntity {
   organization!: Organization;
 
   @ManyToOne(() => KnowledgeBase, { deleteRule: 'cascade' })
-  @Index()
   knowledgeBase!: KnowledgeBase;
 
   @Field()

@@ -1,4 +1,4 @@
-import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { Entity, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { randomUUID } from 'node:crypto';
 import type { Opt } from '@mikro-orm/core';
@@ -28,7 +28,6 @@ registerEnumType(CreditEntryKind, {
  */
 @ObjectType({ description: 'A movement of the organization’s credits' })
 @Entity({ tableName: 'credit_ledger' })
-@Index({ properties: ['organization', 'createdAt'] })
 export class CreditLedgerEntry {
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })

@@ -11,7 +11,6 @@ import { User } from '../auth/user.entity.js';
 @Unique({ properties: ['organization', 'name'] })
 export class Team extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
-  @Index()
   organization!: Organization;
 
   @Field(() => ID)

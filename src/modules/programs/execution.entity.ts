@@ -18,7 +18,6 @@ import { waitingSql } from './execution-waiting.js';
  */
 @ObjectType({ description: 'A run of a program over its contacts' })
 @Entity({ tableName: 'executions' })
-@Index({ properties: ['program', 'createdAt'] })
 export class Execution extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
   @Index()

@@ -15,7 +15,6 @@ import { CallChannel, CallDirection, CallStatus, ProgramCarrier } from './teleph
  */
 @ObjectType({ description: 'One call: an attempt to reach a contact, from queued to its final status' })
 @Entity({ tableName: 'calls' })
-@Index({ properties: ['organization', 'createdAt'] })
 @Index({ properties: ['executionId', 'contactId'] })
 @Index({ properties: ['contactId'] })
 @Index({ properties: ['executionContactId'] })

@@ -37,7 +37,6 @@ registerEnumType(ToolSource, {
  */
 @ObjectType({ description: 'A tool call an agent made: what it sent, what came back, how long it took' })
 @Entity({ tableName: 'tool_calls' })
-@Index({ properties: ['conversationId', 'sequence'] })
 export class ToolCall extends BaseEntity {
   @Property({ type: 'uuid' })
   @Index()

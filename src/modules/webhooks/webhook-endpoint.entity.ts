@@ -1,5 +1,5 @@
 import type { Opt } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { Entity, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { Field, ID, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
@@ -14,7 +14,6 @@ import { Organization } from '../organizations/organization.entity.js';
 @Entity({ tableName: 'webhook_endpoints' })
 export class WebhookEndpoint extends BaseEntity {
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
-  @Index()
   organization!: Organization;
 
   @Field(() => ID)
