@@ -445,7 +445,16 @@ export async function createGateway(config: Config, database: Database, logger: 
     publicUrl: () => config.telephony.publicUrl,
     logger,
   });
-  app.use('/telephony', transferWebhookRouter({ guard: carrierRequestGuard(webhookOptions), transfers, publicUrl: () => config.telephony.publicUrl, logger }));
+  app.use(
+    '/telephony',
+    transferWebhookRouter({
+      guard: carrierRequestGuard(webhookOptions),
+      transfers,
+      armStreams: (callId, actions) => voice.armStreams(callId, actions),
+      publicUrl: () => config.telephony.publicUrl,
+      logger,
+    }),
+  );
   app.use(
     '/telephony',
     recordingWebhookRouter({ guard: carrierRequestGuard(webhookOptions), tracker: callTracker, ledger: new RecordingLedger(database.em), logger }),

@@ -3759,6 +3759,8 @@ export interface components {
             dialDurationSeconds: number | null;
             /** @description When the carrier reported the dial’s end (ISO 8601); null until it reports */
             dialEndedAt: string | null;
+            /** @description When the caller was given back to the agent because the dial reached no one (busy, no-answer, failed, canceled), ISO 8601; null otherwise */
+            returnedAt: string | null;
         };
         /** @description A call’s recording: its state at the carrier; the audio is downloaded with GET /api/calls/{id}/recording */
         CallRecording: {
@@ -32167,7 +32169,8 @@ export interface operations {
                      *             "transferredAt": "2026-11-24T09:30:00.000Z",
                      *             "dialStatus": "Example dialStatus",
                      *             "dialDurationSeconds": 3,
-                     *             "dialEndedAt": "2026-11-24T09:30:00.000Z"
+                     *             "dialEndedAt": "2026-11-24T09:30:00.000Z",
+                     *             "returnedAt": "2026-11-24T09:30:00.000Z"
                      *           },
                      *           "createdAt": "2026-11-24T09:30:00.000Z",
                      *           "updatedAt": "2026-11-24T09:30:00.000Z",
@@ -32440,7 +32443,8 @@ export interface operations {
                      *         "transferredAt": "2026-11-24T09:30:00.000Z",
                      *         "dialStatus": "Example dialStatus",
                      *         "dialDurationSeconds": 3,
-                     *         "dialEndedAt": "2026-11-24T09:30:00.000Z"
+                     *         "dialEndedAt": "2026-11-24T09:30:00.000Z",
+                     *         "returnedAt": "2026-11-24T09:30:00.000Z"
                      *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",
@@ -32795,7 +32799,8 @@ export interface operations {
                      *         "transferredAt": "2026-11-24T09:30:00.000Z",
                      *         "dialStatus": "Example dialStatus",
                      *         "dialDurationSeconds": 3,
-                     *         "dialEndedAt": "2026-11-24T09:30:00.000Z"
+                     *         "dialEndedAt": "2026-11-24T09:30:00.000Z",
+                     *         "returnedAt": "2026-11-24T09:30:00.000Z"
                      *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",

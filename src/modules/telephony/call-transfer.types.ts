@@ -9,6 +9,8 @@ export interface StoredTransfer {
   dialStatus?: string | null;
   dialDurationSeconds?: number | null;
   dialEndedAt?: string | null;
+  /** When the caller was given back to the agent after a dial that reached no one (busy, no-answer, failed, canceled). */
+  returnedAt?: string | null;
 }
 
 @ObjectType({ description: 'The call was handed to a person by the agent’s transfer_call tool' })
@@ -37,4 +39,10 @@ export class CallTransfer {
 
   @Field(() => String, { nullable: true, description: 'When the carrier reported the dial’s end (ISO 8601); null until it reports' })
   dialEndedAt!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'When the caller was given back to the agent because the dial reached no one (busy, no-answer, failed, canceled), ISO 8601; null otherwise',
+  })
+  returnedAt!: string | null;
 }

@@ -22,6 +22,8 @@ export interface DialOutcome {
   /** The carrier's word: completed, answered, busy, no-answer, failed, canceled. */
   status: string;
   durationSeconds: number | null;
+  /** The transferred call's own status as the report gives it (Twilio's CallStatus: in-progress while the caller is on the line); null when it does not say. */
+  callStatus: string | null;
 }
 
 /** What a gather's answer request says the caller said or pressed. */

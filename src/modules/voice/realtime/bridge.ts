@@ -18,7 +18,7 @@ import type { MediaEvent, MediaLink } from '../../telephony/carriers/media-link.
 import { CallerKeypad } from '../keypad/caller-keypad.js';
 import { agentPressedLine, dtmfDurationMs, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferOutcome, TransferPort } from '../transfer/call-transfers.js';
-import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
+import { returnedLine, returnedSection, TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
 import { InterruptionRules, interruptionSettings } from '../interruptions.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
@@ -71,14 +71,17 @@ interface SpokenTurn {
   cut?: { heardMs: number; sentMs: number };
 }
 
-/** The words the agent's session is given: the text replies' system prompt (rendered for the call), then its memory of earlier calls. */
-export function sessionInstructions(prompt: RenderedPrompt, passages: Passage[], memory: ChatMessage[]): string {
+/**
+ * The words the agent's session is given: the text replies' system prompt (rendered for the call),
+ * then its memory of earlier calls, and, back from a transfer that reached no one, this call so far and why (`back`).
+ */
+export function sessionInstructions(prompt: RenderedPrompt, passages: Passage[], memory: ChatMessage[], back = ''): string {
   let instructions = buildSystemPrompt(prompt.instructions, prompt.policy, passages, prompt.filled);
   if (memory.length > 0) {
     const turns = memory.map((message) => `${message.role === 'user' ? 'Caller' : 'Agent'}: ${message.content}`).join('\n');
     instructions += `\n\nEarlier calls with this caller (memory):\n${turns}`;
   }
-  return instructions;
+  return instructions + back;
 }
 
 /**
@@ -99,6 +102,8 @@ export class CallBridge implements SpeechEvents {
   private openingSince: number | null = null;
   private conversationId: string | null = null;
   private memory: ChatMessage[] = [];
+  /** Back from a transfer that reached no one: the call so far and what the model is told of it (transfer-tool.ts returnedSection). */
+  private back = '';
   /** What the caller said on this call: theirs already, so never judged as the policy (prompt.ts, saysPolicy). */
   private readonly callerSaid: string[] = [];
   private queued: string[] = [];
@@ -172,6 +177,8 @@ export class CallBridge implements SpeechEvents {
         return;
       }
       this.memory = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
+      const returned = await this.deps.transfers?.returned(this.call);
+      if (returned) this.back = returnedSection(await conversations.transcript(this.conversationId), returned.destinationName, returned.dialStatus);
       const lastCallerTurn = [...this.memory].reverse().find((message) => message.role === 'user')?.content ?? '';
       const passages = await this.retrieve(lastCallerTurn);
       if (this.finished) return;
@@ -196,15 +203,17 @@ export class CallBridge implements SpeechEvents {
       );
       this.userTools = new Map(own.map((tool) => [tool.name, tool]));
       if (this.finished) return;
-      const provider = await speech!.open(this.agent, sessionInstructions(this.prompt, passages, this.memory), this, own.map(declared));
+      const provider = await speech!.open(this.agent, sessionInstructions(this.prompt, passages, this.memory, this.back), this, own.map(declared));
       if (this.finished) {
         provider.close();
         return;
       }
       this.provider = provider;
       provider.onLost((reason) => this.fail(reason));
-      // The agent opens the call with its first message (timed from the answer), unless it waits for the caller.
-      const opening = context ? firstMessageFor(this.agent, context) : null;
+      // The agent opens the call with its first message (timed from the answer), unless it waits for the caller;
+      // back from a transfer that reached no one, it says so instead.
+      if (returned) provider.sayFirst(returnedLine(returned.destinationName, returned.dialStatus));
+      const opening = context && !returned ? firstMessageFor(this.agent, context) : null;
       if (opening) {
         this.openingSince = (answeredAt ?? new Date()).getTime();
         provider.sayFirst(opening);
@@ -536,7 +545,8 @@ export class CallBridge implements SpeechEvents {
       this.toolsRunning -= 1;
       if (this.finished) return;
       if (outcome.transferred) {
-        this.finish(ConversationStatus.ended, transferredLine(outcome.transferred.name));
+        // The conversation stays open: the caller may come back (a dial that reached no one); the call's end closes it.
+        this.finish(ConversationStatus.ended, transferredLine(outcome.transferred.name), true);
         return;
       }
       this.provider?.answerTool(callId, TRANSFER_CALL_TOOL, outcome.output);
@@ -578,7 +588,7 @@ export class CallBridge implements SpeechEvents {
     if (!this.agent?.knowledgeBaseConfig) return;
     try {
       const passages = await this.retrieve(query);
-      if (!this.finished && this.prompt) this.provider?.updateInstructions(sessionInstructions(this.prompt, passages, this.memory));
+      if (!this.finished && this.prompt) this.provider?.updateInstructions(sessionInstructions(this.prompt, passages, this.memory, this.back));
     } catch (error) {
       this.deps.logger.warn(
         { callId: this.call.id, error: error instanceof Error ? error.message : String(error) },
@@ -634,8 +644,8 @@ export class CallBridge implements SpeechEvents {
     });
   }
 
-  /** The call is over (hang-up, end_call, a transfer: its `lastLine`): what was said is kept, the conversation ended. */
-  private finish(status: ConversationStatus.ended, lastLine?: string): void {
+  /** The call is over (hang-up, end_call, a transfer: its `lastLine`, the conversation kept open): what was said is kept, the conversation ended. */
+  private finish(status: ConversationStatus.ended, lastLine?: string, keepConversation = false): void {
     if (this.finished) return;
     this.provider?.flush?.();
     this.finished = true;
@@ -646,7 +656,7 @@ export class CallBridge implements SpeechEvents {
     if (lastLine && this.conversationId) this.store(MessageRole.assistant, lastLine);
     this.storeLatency();
     this.provider?.close();
-    if (this.conversationId) {
+    if (this.conversationId && !keepConversation) {
       const conversationId = this.conversationId;
       this.queue(() => this.deps.conversations.close(conversationId, status));
     }

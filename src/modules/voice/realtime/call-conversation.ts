@@ -150,6 +150,16 @@ export class CallConversations {
     ]);
   }
 
+  /** The call's own conversation so far, in order (the caller's back-channels left out): what a session opened again is told. */
+  async transcript(conversationId: string): Promise<ChatMessage[]> {
+    const rows = await query<{ role: MessageRole; content: string }>(
+      this.em.fork(),
+      'select role, content from messages where conversation_id = ? and not back_channel order by sequence',
+      [conversationId],
+    );
+    return rows.map((row) => ({ role: row.role, content: row.content }));
+  }
+
   /**
    * The agent's memory on the phone: the last `lastMessages` turns of its earlier calls with the
    * same contact (none without memory, or for a call with no contact), oldest first; the caller's

@@ -51,6 +51,8 @@ interface MediaSession {
   start(refuse: (reason: string) => void): Promise<void>;
   fromCarrier(event: MediaEvent): void;
   carrierClosed(): void;
+  /** Resolves once every turn it was given is stored. */
+  settled(): Promise<void>;
 }
 
 /**
@@ -119,6 +121,8 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
   const limits: MediaLimits = { ...MEDIA_LIMITS, ...options.limits };
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const bridged = new Map<string, MediaSession>();
+  /** A call's last session's writes, until stored: a stream opened again (back from a transfer) starts after them, so it reads the whole call so far. */
+  const settling = new Map<string, Promise<void>>();
 
   async function authorized(req: IncomingMessage, carrier: CarrierModule, connectionId: string, callId: string, nonce: string): Promise<boolean> {
     const publicUrl = options.publicUrl();
@@ -212,14 +216,21 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
           : new CallBridge({ ...options, logger }, link, call);
       bridge = opened;
       bridged.set(call.id, opened);
+      const before = settling.get(call.id) ?? Promise.resolve();
       socket.once('close', () => {
         opened.carrierClosed();
         bridged.delete(call.id);
+        const writes = opened.settled().finally(() => {
+          if (settling.get(call.id) === writes) settling.delete(call.id);
+        });
+        settling.set(call.id, writes);
       });
-      void opened.start((reason) => {
-        logger.warn({ connectionId, callId: call.id, reason }, 'media stream refused');
-        socket.close(POLICY_VIOLATION, 'not a speech-to-speech or streaming call');
-      });
+      void before.then(() =>
+        opened.start((reason) => {
+          logger.warn({ connectionId, callId: call.id, reason }, 'media stream refused');
+          socket.close(POLICY_VIOLATION, 'not a speech-to-speech or streaming call');
+        }),
+      );
     });
     socket.on('close', () => clearTimeout(startTimer));
   }

@@ -22,7 +22,7 @@ import { isKey } from '../keypad/keypad-presses.js';
 import { CallerKeypad } from '../keypad/caller-keypad.js';
 import { agentPressedLine, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferPort } from '../transfer/call-transfers.js';
-import { TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
+import { returnedLine, returnedSection, TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
 import { InterruptionRules, interruptionSettings } from '../interruptions.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
@@ -200,6 +200,8 @@ export class StreamingCall implements RecognizerEvents {
   private turnEndWaiting: number | null | undefined = undefined;
   /** Messages of this call so far (for the model's memory), with the earlier calls' first. */
   private history: ChatMessage[] = [];
+  /** Back from a transfer that reached no one: the call so far and what the model is told of it (transfer-tool.ts returnedSection). */
+  private back = '';
   /** The agent's own tools (HTTP and MCP), read once the conversation is open. */
   private userTools: StreamTool[] = [];
   private reply: Reply | null = null;
@@ -272,6 +274,12 @@ export class StreamingCall implements RecognizerEvents {
         return;
       }
       this.history = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
+      const returned = await this.deps.transfers?.returned(this.call);
+      if (returned) {
+        const soFar = await conversations.transcript(this.conversationId);
+        this.back = returnedSection(soFar, returned.destinationName, returned.dialStatus);
+        this.history.push(...soFar);
+      }
       this.userTools = await callUserTools(
         this.deps.tools,
         this.agent,
@@ -306,7 +314,12 @@ export class StreamingCall implements RecognizerEvents {
         'streaming voice pipeline open',
       );
       // The first message is synthesized as it is (no model), timed from the answer; an agent that waits listens at once.
-      const opening = context ? firstMessageFor(this.agent, context) : WORDS.greeting(this.agent.name);
+      // Back from a transfer that reached no one, the agent says so instead.
+      const opening = returned
+        ? returnedLine(returned.destinationName, returned.dialStatus)
+        : context
+          ? firstMessageFor(this.agent, context)
+          : WORDS.greeting(this.agent.name);
       if (opening) {
         this.openingSince = (answeredAt ?? new Date()).getTime();
         this.say(opening, false);
@@ -515,7 +528,7 @@ export class StreamingCall implements RecognizerEvents {
       this.fillIfSlow(reply, synthesis);
       const stream = this.deps.model.stream({
         model: agent.modelConfig.model,
-        system: buildSystemPrompt(this.prompt!.instructions, this.prompt!.policy, passages, this.prompt!.filled),
+        system: buildSystemPrompt(this.prompt!.instructions, this.prompt!.policy, passages, this.prompt!.filled) + this.back,
         hidden: policySection(this.prompt!.policy),
         messages: [...history, { role: 'user', content: said }],
         settings: agent.modelConfig.modelSettings ?? null,
@@ -868,7 +881,8 @@ export class StreamingCall implements RecognizerEvents {
       this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a transfer failed');
       return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };
     });
-    if (outcome.transferred) this.finish(transferredLine(outcome.transferred.name));
+    // The conversation stays open: the caller may come back (a dial that reached no one); the call's end closes it.
+    if (outcome.transferred) this.finish(transferredLine(outcome.transferred.name), true);
     return outcome.output;
   }
 
@@ -929,12 +943,12 @@ export class StreamingCall implements RecognizerEvents {
     if (latency) this.queue(() => this.deps.conversations.recordTurnLatency(this.call.id, latency));
   }
 
-  /** The call is over (hang-up, end_call, a transfer: its `lastLine`): what was said is kept, the conversation ended. */
-  private finish(lastLine?: string): void {
+  /** The call is over (hang-up, end_call, a transfer: its `lastLine`, the conversation kept open): what was said is kept, the conversation ended. */
+  private finish(lastLine?: string, keepConversation = false): void {
     if (this.finished) return;
     this.stopEverything();
     if (lastLine) this.store(MessageRole.assistant, lastLine, this.modelLabel);
-    if (this.conversationId) {
+    if (this.conversationId && !keepConversation) {
       const conversationId = this.conversationId;
       const end = this.deps.endConversation;
       this.queue(() => (end ? end(this.call.organizationId, conversationId, false) : this.deps.conversations.close(conversationId, ConversationStatus.ended)));

@@ -19,10 +19,25 @@ export interface TransferOutcome {
   transferred: { name: string; line: string } | null;
 }
 
-/** What the voice pipelines ask (bridge.ts, streaming-call.ts): one transfer of a live call to one of its agent's destinations. */
+/** A transfer whose dial reached no one, the caller given back to the agent: whom it dialled and the carrier's word for how it ended. */
+export interface ReturnedTransfer {
+  destinationName: string;
+  dialStatus: string;
+}
+
+/**
+ * What the voice pipelines ask (bridge.ts, streaming-call.ts): one transfer of a live call to one of
+ * its agent's destinations, and, as a session starts, whether the call is back from one that reached no one.
+ */
 export interface TransferPort {
   transfer(call: { id: string; organizationId: string }, agent: Agent, args: Record<string, unknown>): Promise<TransferOutcome>;
+  returned(call: { id: string; organizationId: string }): Promise<ReturnedTransfer | null>;
 }
+
+/** DialCallStatus values of a dial that reached no one: the caller is given back to the agent. */
+export const UNREACHED_DIAL_STATUSES: ReadonlySet<string> = new Set(['busy', 'no-answer', 'failed', 'canceled']);
+
+const storedOf = (value: StoredTransfer | string | null): StoredTransfer | null => (typeof value === 'string' ? (JSON.parse(value) as StoredTransfer) : value);
 
 export interface CallTransfersOptions {
   em: EntityManager;
@@ -82,7 +97,9 @@ export class CallTransfers implements TransferPort {
       [call.id, call.organizationId],
     );
     if (!row || row.status !== 'in_progress') return refused('the call is no longer in progress');
-    if (row.transfer) return refused('the call was already transferred');
+    // A transfer whose dial reached no one gave the caller back: another may be tried (the record is then the new one's).
+    const before = storedOf(row.transfer);
+    if (before && !before.returnedAt) return refused('the call was already transferred');
     const carrier = carrierModuleOf(this.options.carriers, row.carrier);
     const update = carrier?.adapter.updateCall?.bind(carrier.adapter);
     const account = row.carrier_connection_id ? await this.options.account(row.carrier_connection_id) : null;
@@ -101,6 +118,7 @@ export class CallTransfers implements TransferPort {
       dialStatus: null,
       dialDurationSeconds: null,
       dialEndedAt: null,
+      returnedAt: null,
     };
     if (!(await this.claim(call.id, stored))) return refused('the call is no longer in progress, or was already transferred');
     const actions: VoiceAction[] = [
@@ -115,7 +133,11 @@ export class CallTransfers implements TransferPort {
     try {
       await update(account, row.carrier_call_id, document);
     } catch (error) {
-      await query(this.options.em.fork(), 'update calls set transfer = null, updated_at = ?::timestamptz where id = ?', [at(this.clock()), call.id]);
+      await query(this.options.em.fork(), 'update calls set transfer = ?::jsonb, updated_at = ?::timestamptz where id = ?', [
+        before ? JSON.stringify(before) : null,
+        at(this.clock()),
+        call.id,
+      ]);
       const reason = error instanceof Error ? error.message : String(error);
       logger.warn({ callId: call.id, destination: destination.name, err: reason }, 'the carrier refused the transfer; the call goes on with the agent');
       return refused(`the carrier refused the transfer (${reason.slice(0, 200)}); the call goes on with you: tell the caller`);
@@ -131,22 +153,42 @@ export class CallTransfers implements TransferPort {
   /**
    * The carrier's report of the transfer's dial (its `<Dial action>`), for a call of that connection:
    * recorded once, on a call still in progress that was transferred, at the carrier call it names.
-   * Anything else (another call, one ended, no transfer, a repeat) is ignored.
+   * Anything else (another call, one ended, no transfer, a repeat) is ignored. A dial that reached no
+   * one (busy, no-answer, failed, canceled) while the caller is still on the line gives the caller
+   * back to the agent (`returned`): the same statement marks it `returnedAt` and lets the call open
+   * one more media stream (its stream URL is issued again, with a new single-use nonce).
    */
-  async dialed(callId: string, outcome: DialOutcome): Promise<'recorded' | 'ignored'> {
+  async dialed(callId: string, outcome: DialOutcome): Promise<'recorded' | 'returned' | 'ignored'> {
+    const now = this.clock();
+    const back = UNREACHED_DIAL_STATUSES.has(outcome.status) && (outcome.callStatus === null || outcome.callStatus === 'in-progress');
     const report = {
       dialStatus: outcome.status,
       dialDurationSeconds: outcome.durationSeconds,
-      dialEndedAt: this.clock().toISOString(),
+      dialEndedAt: now.toISOString(),
+      returnedAt: back ? now.toISOString() : null,
     };
     const rows = await query<{ id: string }>(
       this.options.em.fork(),
-      `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz
+      `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz,
+              stream_opened_at = case when ?::boolean then null else stream_opened_at end,
+              stream_nonce_hash = case when ?::boolean then null else stream_nonce_hash end
         where id = ? and status = 'in_progress' and transfer is not null and coalesce(transfer->>'dialStatus', '') = ''
           and carrier_call_id = ? returning id`,
-      [JSON.stringify(report), at(this.clock()), callId, outcome.carrierCallId],
+      [JSON.stringify(report), at(now), back, back, callId, outcome.carrierCallId],
     );
-    return rows.length > 0 ? 'recorded' : 'ignored';
+    if (rows.length === 0) return 'ignored';
+    return back ? 'returned' : 'recorded';
+  }
+
+  /** The call's transfer when its dial reached no one and the caller was given back to the agent; null otherwise. */
+  async returned(call: { id: string; organizationId: string }): Promise<ReturnedTransfer | null> {
+    const [row] = await query<{ transfer: StoredTransfer | string | null }>(
+      this.options.em.fork(),
+      'select transfer from calls where id = ? and organization_id = ?',
+      [call.id, call.organizationId],
+    );
+    const stored = storedOf(row?.transfer ?? null);
+    return stored?.returnedAt && stored.dialStatus ? { destinationName: stored.destinationName, dialStatus: stored.dialStatus } : null;
   }
 
   /** A destination's E.164 number on the organization's list; a SIP URI is never on it (the list holds numbers). */
@@ -159,11 +201,12 @@ export class CallTransfers implements TransferPort {
     return rows.length > 0;
   }
 
-  /** Sets the call's transfer, once, on a call still in progress. */
+  /** Sets the call's transfer, once, on a call still in progress (again after a transfer that gave the caller back). */
   private async claim(callId: string, stored: StoredTransfer): Promise<boolean> {
     const rows = await query<{ id: string }>(
       this.options.em.fork(),
-      `update calls set transfer = ?::jsonb, updated_at = ?::timestamptz where id = ? and status = 'in_progress' and transfer is null returning id`,
+      `update calls set transfer = ?::jsonb, updated_at = ?::timestamptz
+        where id = ? and status = 'in_progress' and (transfer is null or coalesce(transfer->>'returnedAt', '') <> '') returning id`,
       [JSON.stringify(stored), at(this.clock()), callId],
     );
     return rows.length > 0;

@@ -1,11 +1,14 @@
 import express, { type Router } from 'express';
 import type { Logger } from 'pino';
 import { carrierFormBody, formFields, type CarrierRequestGuard } from '../../telephony/carrier-webhooks.rest.js';
+import type { VoiceAction } from '../voice-actions.js';
 import type { CallTransfers } from './call-transfers.js';
 
 export interface TransferWebhookOptions {
   guard: CarrierRequestGuard;
   transfers: Pick<CallTransfers, 'dialed'>;
+  /** Issues a stream action's single-use nonce (voice-session.ts armStreams): the call's media stream, opened again. */
+  armStreams: (callId: string, actions: VoiceAction[]) => Promise<VoiceAction[]>;
   /** PUBLIC_URL, read per request: where a call-control document points back to. */
   publicUrl: () => string | undefined;
   logger: Logger;
@@ -16,8 +19,10 @@ export interface TransferWebhookOptions {
  * (Twilio's `<Dial action>` request: CallSid, DialCallStatus, DialCallDuration). Signed like every
  * carrier callback (403 otherwise). The outcome is recorded on the call's transfer once; a report
  * for a call of another connection, an unknown one, one ended, one not transferred or naming another
- * carrier call is answered and changes nothing. The answer hangs up: the agent left the call when
- * it transferred it, so nothing is left to do once the dial is over.
+ * carrier call is answered and changes nothing. A dial that reached no one (busy, no-answer, failed,
+ * canceled) while the caller is on the line is answered with the call's media stream again (Twilio:
+ * `<Connect><Stream>`, a new single-use nonce), so the agent is back with the caller and told why;
+ * any other answer hangs up: the person had the call, and the agent left it when it transferred.
  */
 export function transferWebhookRouter(options: TransferWebhookOptions): Router {
   const { guard, transfers, logger } = options;
@@ -36,12 +41,14 @@ export function transferWebhookRouter(options: TransferWebhookOptions): Router {
       if (result === 'ignored')
         logger.warn({ callSid: fields.CallSid, dialStatus: fields.DialCallStatus }, 'a transfer’s dial report for no transfer we know; ignored');
       else logger.info({ callId, dialStatus: outcome!.status }, 'transfer dial reported');
-      const hangUp = carrier.callControl.render([{ kind: 'hangup' }], {
+      const actions: VoiceAction[] = result === 'returned' && callId ? await options.armStreams(callId, [{ kind: 'stream' }]) : [{ kind: 'hangup' }];
+      if (result === 'returned') logger.info({ callId, dialStatus: outcome!.status }, 'the transfer reached no one: the caller goes back to the agent');
+      const document = carrier.callControl.render(actions, {
         publicUrl: options.publicUrl() ?? '',
         connectionId: account.connectionId ?? '',
         callId: callId ?? '',
       });
-      res.status(200).type(hangUp.contentType).send(hangUp.body);
+      res.status(200).type(document.contentType).send(document.body);
     } catch (error) {
       next(error);
     }

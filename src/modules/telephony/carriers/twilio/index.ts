@@ -24,7 +24,12 @@ function twilioDialOutcome(fields: Record<string, string>): DialOutcome | null {
   const status = fields.DialCallStatus ?? '';
   if (!fields.CallSid || !DIAL_STATUSES.has(status)) return null;
   const duration = Number(fields.DialCallDuration);
-  return { carrierCallId: fields.CallSid, status, durationSeconds: fields.DialCallDuration && Number.isInteger(duration) && duration >= 0 ? duration : null };
+  return {
+    carrierCallId: fields.CallSid,
+    status,
+    durationSeconds: fields.DialCallDuration && Number.isInteger(duration) && duration >= 0 ? duration : null,
+    callStatus: fields.CallStatus || null,
+  };
 }
 
 /** Twilio Programmable Voice: REST through the official SDK, HMAC-signed form webhooks, TwiML, Media Streams. */
