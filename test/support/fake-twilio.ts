@@ -21,7 +21,9 @@ import { type DetectionScript, scriptedDetection } from './scripted-detection.js
 // `POST /Calls/{Sid}.json` (checked against Twilio's published UpdateCall, twilio-calls-spec.ts): new
 // `Twiml` replaces what the call does from then on (the TwiML checked, twiml-check.ts), `Status=completed`
 // hangs it up. A `<Dial action>` posts its outcome (DialCallStatus, DialCallDuration; the script's `dial`)
-// to its action, signed, and follows the TwiML answered. `updateStatus` makes UpdateCall refuse.
+// to its action, signed, and follows the TwiML answered; a `<Connect><Stream>` it reaches is kept in the
+// call's `streams` (the URL and its parameters), for the test to open as Twilio would. `updateStatus`
+// makes UpdateCall refuse.
 
 export type CallOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
 
@@ -145,6 +147,8 @@ export interface FakeCall {
   adopted: { script: CallScript } | null;
   /** Whether the TwiML ended with `<Hangup/>` (rather than running out of verbs or a `<Dial>`). */
   hungUp: boolean;
+  /** Every `<Connect><Stream>` the call's TwiML reached: the stream URL and its `<Parameter>`s, where the document came from (a test opens it). */
+  streams: { url: string; parameters: Record<string, string>; from: string }[];
   direction: 'outbound-api' | 'inbound';
   /** `Record` on the create: how to record the call once it is answered (null: not from the start). */
   record: { channels: 'mono' | 'dual'; statusCallback: string | null; events: string[] } | null;
@@ -329,6 +333,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     let next: { url: string; params: Record<string, string> } | { twiml: string; from: string } | null = first;
     for (let hops = 0; next && hops < 60; hops++) {
       let text: string;
+      const source = 'twiml' in next ? next.from : next.url;
       if ('twiml' in next) {
         text = next.twiml;
         call.documents.push({ url: next.from, status: 200, twiml: text });
@@ -389,13 +394,28 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
             };
             const answer = await signedPost(options.action, params);
             call.dialReports.push({ url: options.action, params, status: answer.status });
+            // What the action answers is TwiML Twilio runs next: checked as an update's is.
+            const refusal = answer.status === 200 ? twimlProblem(answer.text) : null;
+            if (refusal) twimlProblems.push(`the <Dial action>'s answer: ${refusal}`);
             if (answer.status === 200) next = { twiml: answer.text, from: options.action };
           }
           break;
         } else if (name === 'Hangup') {
           call.hungUp = true;
           break;
-        } else if (name === 'Connect') break;
+        } else if (name === 'Connect') {
+          const stream = /<Stream\b([^>]*?)(?:\/>|>([\s\S]*?)<\/Stream>)/.exec(inner);
+          if (stream) {
+            const parameters = Object.fromEntries(
+              [...(stream[2] ?? '').matchAll(/<Parameter\b([^>]*?)\/?>/g)].map((parameter) => {
+                const named = attributes(parameter[1] ?? '');
+                return [named.name ?? '', named.value ?? ''];
+              }),
+            );
+            call.streams.push({ url: attributes(stream[1] ?? '').url ?? '', parameters, from: source });
+          }
+          break;
+        }
       }
     }
   };
@@ -670,6 +690,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         dialReports: [],
         adopted: null,
         hungUp: false,
+        streams: [],
         direction: 'outbound-api',
         record:
           form.Record === 'true'
@@ -763,6 +784,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         dialReports: [],
         adopted: null,
         hungUp: false,
+        streams: [],
         direction: 'inbound',
         record: null,
       };
@@ -814,6 +836,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         dialReports: [],
         adopted: { script },
         hungUp: false,
+        streams: [],
         direction: 'outbound-api',
         record: null,
       };

@@ -1,5 +1,5 @@
 // What a TwiML document sent to the loopback Twilio may hold, as Twilio's TwiML reference describes it
-// (twilio.com/docs/voice/twiml: <Say>, <Dial> and its nouns <Number> and <Sip>, <Hangup>, <Redirect>, …;
+// (twilio.com/docs/voice/twiml: <Say>, <Dial> and its nouns <Number> and <Sip>, <Connect> and its <Stream>, <Hangup>, <Redirect>, …;
 // read 2026-12-02). Twilio publishes no machine-readable TwiML schema (twilio/twilio-oai describes the
 // REST API only), so the attributes below are the reference's tables for the verbs the gateway writes.
 
@@ -71,13 +71,15 @@ const ATTRIBUTES: Record<string, Set<string>> = {
     'amdStatusCallbackMethod',
   ]),
   Hangup: new Set(),
+  Connect: new Set(['action', 'method']),
+  Stream: new Set(['url', 'name', 'track', 'statusCallback', 'statusCallbackMethod']),
 };
 const E164 = /^\+[1-9]\d{1,14}$/;
 const SIP_URI = /^sips?:[^\s@<>]+@[^\s<>]+$/;
 
 const attributesOf = (text: string) => [...text.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1]!, match[2]!] as const);
 
-/** Why Twilio would not run this document (null: it would): one `<Response>`, known verbs, and for <Say>, <Dial>, <Number> and <Sip> only their attributes. */
+/** Why Twilio would not run this document (null: it would): one `<Response>`, known verbs, and for <Say>, <Dial>, <Number>, <Sip>, <Connect> and <Stream> only their attributes. */
 export function twimlProblem(twiml: string): string | null {
   const document = twiml.replace(/^<\?xml[^>]*\?>\s*/, '').trim();
   if (document === '<Response/>') return null;
@@ -91,6 +93,18 @@ export function twimlProblem(twiml: string): string | null {
       if (known && !known.has(attribute)) return `<${name}> has no attribute ${attribute}`;
       if (attribute === 'method' && !['GET', 'POST'].includes(value)) return `<${name} method> is GET or POST, not ${value}`;
       if (attribute === 'action' && !/^https?:\/\//.test(value)) return `<${name} action> is not an absolute URL: ${value}`;
+    }
+    if (name === 'Connect') {
+      // <Connect><Stream>: a bidirectional Media Stream to a wss:// URL, its custom <Parameter name value>s.
+      for (const [, noun, nounAttributes = ''] of inner.matchAll(/<(\w+)\b([^>]*?)(?:\/>|>[\s\S]*?<\/\1>)/g)) {
+        if (noun !== 'Stream') continue;
+        for (const [attribute, value] of attributesOf(nounAttributes)) {
+          if (!ATTRIBUTES.Stream!.has(attribute)) return `<Stream> has no attribute ${attribute}`;
+          // Twilio takes wss:// only; the tests' PUBLIC_URL is plain http on loopback, so ws:// passes here.
+          if (attribute === 'url' && !/^wss?:\/\//.test(value)) return `<Stream url> is not a WebSocket URL: ${value}`;
+        }
+      }
+      continue;
     }
     if (name !== 'Dial') continue;
     const nouns = [...inner.matchAll(/<(\w+)\b([^>]*?)>([\s\S]*?)<\/\1>/g)];

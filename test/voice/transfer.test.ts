@@ -17,7 +17,9 @@ import { eventually, stsHelpers } from './sts-fixtures.js';
 // Twilio's published UpdateCall, its TwiML against the TwiML reference) to say a line and <Dial> the
 // destination, whose signed <Dial action> report is recorded on the call. The agent's stream ends; the
 // call shows its transfer on REST, GraphQL and the CSV, its transcript says so, and call.transferred
-// is written. PGlite, and PostgreSQL with TEST_DATABASE_URL.
+// is written. A dial that reaches no one (busy, no-answer, failed, canceled) gives the caller back: the
+// report is answered with <Connect><Stream> again, the agent's new session is told why and says so, and
+// the call goes on. PGlite, and PostgreSQL with TEST_DATABASE_URL.
 
 const DEEPGRAM_KEY = 'dg-test-key-transfer';
 const ELEVENLABS_KEY = 'xi-test-key-transfer';
@@ -203,6 +205,8 @@ describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
       dialStatus: 'completed',
       dialDurationSeconds: 95,
       dialEndedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      // The person answered: the caller is not given back.
+      returnedAt: null,
     });
     expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
     expect(await stored(callId, 3)).toEqual([
@@ -272,6 +276,138 @@ describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
   });
 });
 
+/** The media stream the call's `<Dial action>` answer reconnected (`<Connect><Stream>`), opened as Twilio opens it. */
+async function reopened(callId: string, fake: FakeCall, count = 1): Promise<MediaStreamClient> {
+  await eventually(
+    async () => fake.streams.length,
+    (streams) => streams === count,
+    'the <Connect><Stream> the dial’s report was answered with',
+  );
+  const stream = fake.streams[count - 1];
+  expect(stream!.from).toContain(`/dial?callId=${callId}`);
+  expect(stream!.parameters).toEqual({ callId });
+  const caller = await MediaStreamClient.open(stream!.url, twilioFake.authToken);
+  if (!(caller instanceof MediaStreamClient)) throw new Error(`the reconnected media stream was refused: ${caller.refused}`);
+  caller.start(callId, fake.sid);
+  return caller;
+}
+
+const RETURNED: [string, string, string][] = [
+  ['busy', 'the line was busy', 'I’m sorry, Billing desk is busy right now.'],
+  ['no-answer', 'nobody answered', 'I’m sorry, Billing desk didn’t answer.'],
+  ['failed', 'the call could not be placed', 'I’m sorry, I couldn’t reach Billing desk.'],
+  ['canceled', 'the call was cancelled before anyone answered', 'I’m sorry, the call to Billing desk didn’t go through.'],
+].map(([status, why, line]) => [status!, why!, line!.replace(/’/g, "'")]);
+
+describe('back to the agent when the transfer’s dial reaches no one', () => {
+  it.each(RETURNED)(
+    'sts, DialCallStatus %s: the report is answered with the media stream again; the agent is told why, says so and the call goes on',
+    async (status, why, line) => {
+      realtime.script.push(
+        {
+          caller: 'Can I talk to billing?',
+          reply: [{ text: 'Sure, one moment.' }],
+          tools: [{ name: 'transfer_call', arguments: { destination: BILLING.name } }],
+        },
+        { caller: 'Then take a message, please.', reply: [{ text: 'Of course: what should I write down?' }] },
+      );
+      const { callId, caller, fake } = await openSts({ outcome: 'answered', dial: { status: status as never } });
+      await caller.sendAudio(callerSpeech(600, 400));
+      expect((await caller.closed).code).toBe(1000);
+
+      // The double plays the update, dials, reports the dial; the answer is the call's media stream again.
+      const next = realtime.nextSession();
+      const back = await reopened(callId, fake);
+      expect(fake.dialReports).toHaveLength(1);
+      expect(fake.dialReports[0]).toMatchObject({ status: 200, params: { DialCallStatus: status, CallStatus: 'in-progress' } });
+      const twiml = fake.documents.at(-1)!.twiml;
+      expect(twiml).toContain(`<Connect action="${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}" method="POST"><Stream url="`);
+      expect(fake.hungUp).toBe(false);
+
+      // A new session of the agent, told this call so far and why the transfer failed, says so first.
+      const session = await next;
+      await session.waitFor('session.update');
+      const instructions = String(session.config.instructions);
+      expect(instructions).toContain(
+        'This call so far:\nCaller: Can I talk to billing?\nAgent: Sure, one moment.\nAgent: [the call was transferred to Billing desk]',
+      );
+      expect(instructions).toContain(`you transferred the caller to Billing desk, but the transfer failed: ${why} (the carrier's dial status: ${status})`);
+      const opening = await session.waitFor('response.create');
+      expect(opening.response.instructions).toContain(JSON.stringify(`${line} I'm back with you: how else can I help?`));
+      expect((await stored(callId, 4))[3]).toEqual({ role: 'assistant', content: `${line} I'm back with you: how else can I help?` });
+      await back.waitFor(() => back.heard().length > 0, 'the agent’s return line');
+      await back.sendAudio(callerSpeech(600, 400));
+      expect(await stored(callId, 6)).toEqual([
+        { role: 'user', content: 'Can I talk to billing?' },
+        { role: 'assistant', content: 'Sure, one moment.' },
+        { role: 'assistant', content: '[the call was transferred to Billing desk]' },
+        { role: 'assistant', content: `${line} I'm back with you: how else can I help?` },
+        { role: 'user', content: 'Then take a message, please.' },
+        { role: 'assistant', content: 'Of course: what should I write down?' },
+      ]);
+      const transfer = await transferOf(callId);
+      expect(transfer).toMatchObject({
+        destinationName: BILLING.name,
+        dialStatus: status,
+        dialDurationSeconds: 0,
+        returnedAt: expect.stringMatching(/^\d{4}-/),
+      });
+      expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
+      // The conversation stayed open through the transfer: the call goes on with the agent.
+      const [conversation] = await app.sql<{ status: string }>('select v.status from conversations v join calls c on c.conversation_id = v.id where c.id = ?', [
+        callId,
+      ]);
+      expect(conversation!.status).toBe('active');
+      back.hangUp();
+      await back.closed;
+    },
+  );
+
+  it('back with the caller, the agent may transfer again (to another destination): the call’s transfer is then the new one', async () => {
+    realtime.script.push(
+      { caller: 'Billing, please.', reply: [{ text: 'One moment.' }], tools: [{ name: 'transfer_call', arguments: { destination: BILLING.name } }] },
+      { caller: 'The front desk then.', reply: [{ text: 'Trying them.' }], tools: [{ name: 'transfer_call', arguments: { destination: FRONT.name } }] },
+    );
+    const { callId, caller, fake } = await openSts({ outcome: 'answered', dial: { status: 'busy' } });
+    await caller.sendAudio(callerSpeech(600, 400));
+    await caller.closed;
+    const next = realtime.nextSession();
+    const back = await reopened(callId, fake);
+    await (await next).waitFor('response.create');
+    await stored(callId, 4);
+    await back.sendAudio(callerSpeech(600, 400));
+    expect((await back.closed).code).toBe(1000);
+    expect(fake.updates).toHaveLength(2);
+    expect(fake.updates[1]!.Twiml).toContain('<Sip>sip:front@pbx.example.com</Sip>');
+    expect(fake.transfers).toEqual([BILLING.number, FRONT.number]);
+    // Busy there too (the double's script dials every number alike): back again, the record the second transfer's.
+    const third = await reopened(callId, fake, 2);
+    expect(await transferOf(callId)).toMatchObject({
+      destinationName: FRONT.name,
+      destination: FRONT.number,
+      dialStatus: 'busy',
+      returnedAt: expect.any(String),
+    });
+    const [events] = await app.sql<{ n: string | number }>(`select count(*) as n from events where type = 'call.transferred' and payload->>'id' = ?`, [callId]);
+    expect(Number(events!.n)).toBe(2);
+    third.hangUp();
+    await third.closed;
+  });
+
+  it('the caller hung up during the dial (CallStatus completed): nothing reconnects, the report is recorded and answered with a hang-up', async () => {
+    const callId = await liveCall({ org: acme, agentId: stsAgentId, contactId: null, connectionId });
+    const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
+    const claimed = { destinationName: BILLING.name, destination: BILLING.number, mode: 'cold', transferredAt: new Date().toISOString(), dialStatus: null };
+    await app.sql('update calls set transfer = ?::jsonb, stream_opened_at = now() where id = ?', [JSON.stringify(claimed), callId]);
+    const answer = await postDial(callId, { CallSid: row!.carrier_call_id, CallStatus: 'completed', DialCallStatus: 'no-answer', DialCallDuration: '0' });
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain('<Hangup/>');
+    expect(await transferOf(callId)).toMatchObject({ dialStatus: 'no-answer', returnedAt: null });
+    const [after] = await app.sql<{ stream_opened_at: Date | null }>('select stream_opened_at from calls where id = ?', [callId]);
+    expect(after!.stream_opened_at).not.toBeNull();
+  });
+});
+
 describe('transfer_call on a streaming call (Deepgram, builtin/echo, ElevenLabs)', () => {
   it('cold to a sip: URI: the model’s tool call updates the call to <Dial><Sip>, the stream ends, and the transcript and CSV say so', async () => {
     deepgram.script([`call transfer_call {"destination": "${FRONT.name}"}`]);
@@ -300,6 +436,16 @@ describe('transfer_call on a streaming call (Deepgram, builtin/echo, ElevenLabs)
     const messages = await stored(callId, 3);
     expect(messages[1]).toEqual({ role: 'user', content: `call transfer_call {"destination": "${FRONT.name}"}` });
     expect(messages[2]).toEqual({ role: 'assistant', content: '[the call was transferred to Front desk]' });
+    // No one answered: the report is answered with the media stream again, and the agent says so first.
+    expect(transfer!.returnedAt).toEqual(expect.stringMatching(/^\d{4}-/));
+    const back = await reopened(callId, fake);
+    expect((await stored(callId, 4))[3]).toEqual({
+      role: 'assistant',
+      content: "I'm sorry, Front desk didn't answer. I'm back with you: how else can I help?",
+    });
+    await back.waitFor(() => back.heard().length > 0, 'the agent’s return line');
+    back.hangUp();
+    await back.closed;
 
     // The calls CSV: the transfer's columns come last.
     const campaign = await campaignWithExecution(app, acme, 1);
