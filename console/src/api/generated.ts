@@ -665,9 +665,11 @@ export type ToolMethod =
 
 /** A person or desk the agent may hand the call to */
 export type TransferDestinationInput = {
+  /** warm: what the person hears first ({{variables}} filled in); at most 500 characters */
+  briefing?: string | null | undefined;
   /** When to transfer there, told to the model; at most 500 characters */
   description?: string | null | undefined;
-  /** cold (the default): only cold transfers are supported yet */
+  /** cold (the default) or warm (the person is briefed while the caller holds) */
   mode?: string | null | undefined;
   /** 1 to 64 characters, unique among the agent’s destinations */
   name: string;

@@ -2794,10 +2794,12 @@ export interface components {
             /** @description When to transfer there, told to the model; at most 500 characters */
             description?: string;
             /**
-             * @description cold (the default): only cold transfers are supported yet
+             * @description cold (the default) or warm (the person is briefed while the caller holds)
              * @enum {string}
              */
-            mode?: "cold";
+            mode?: "cold" | "warm";
+            /** @description warm: what the person hears first ({{variables}} filled in); at most 500 characters */
+            briefing?: string;
         };
         /** @description One page of a list of Agent items, and where it sits in the list */
         AgentPage: {
@@ -3749,7 +3751,7 @@ export interface components {
             destinationName: string;
             /** @description The E.164 number or sip: URI dialled */
             destination: string;
-            /** @description cold: the caller was connected without a briefing */
+            /** @description cold: the caller was connected at once; warm: held while the person was briefed, then joined */
             mode: string;
             /** @description When the carrier took the transfer (ISO 8601) */
             transferredAt: string;
@@ -4348,8 +4350,10 @@ export interface components {
             number: string;
             /** @description When to transfer there, told to the model */
             description: string | null;
-            /** @description cold: the caller is connected without a briefing (the only mode carried out yet) */
+            /** @description cold: the caller is connected at once; warm: the caller is held while the person hears the briefing, then joined */
             mode: string;
+            /** @description warm: what the person hears before the caller is joined (variables filled in), beside what the caller said */
+            briefing: string | null;
         };
         InterruptionsInput: {
             /**
@@ -7266,7 +7270,8 @@ export interface operations {
                      *               "name": "Front desk agent",
                      *               "number": "+14155550100",
                      *               "description": "Answers questions about opening hours and bookings",
-                     *               "mode": "Example mode"
+                     *               "mode": "Example mode",
+                     *               "briefing": "Example briefing"
                      *             }
                      *           ],
                      *           "createdBy": "Example createdBy",
@@ -7576,7 +7581,8 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "number": "+14155550100",
                      *           "description": "Answers questions about opening hours and bookings",
-                     *           "mode": "Example mode"
+                     *           "mode": "Example mode",
+                     *           "briefing": "Example briefing"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -7942,7 +7948,8 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "number": "+14155550100",
                      *           "description": "Answers questions about opening hours and bookings",
-                     *           "mode": "Example mode"
+                     *           "mode": "Example mode",
+                     *           "briefing": "Example briefing"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -8234,7 +8241,8 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "number": "+14155550100",
                      *           "description": "Answers questions about opening hours and bookings",
-                     *           "mode": "Example mode"
+                     *           "mode": "Example mode",
+                     *           "briefing": "Example briefing"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -8600,7 +8608,8 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "number": "+14155550100",
                      *           "description": "Answers questions about opening hours and bookings",
-                     *           "mode": "Example mode"
+                     *           "mode": "Example mode",
+                     *           "briefing": "Example briefing"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -8943,7 +8952,8 @@ export interface operations {
                      *           "name": "Front desk agent",
                      *           "number": "+14155550100",
                      *           "description": "Answers questions about opening hours and bookings",
-                     *           "mode": "Example mode"
+                     *           "mode": "Example mode",
+                     *           "briefing": "Example briefing"
                      *         }
                      *       ],
                      *       "createdBy": "Example createdBy",
@@ -9983,7 +9993,8 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "number": "+14155550100",
                      *             "description": "Answers questions about opening hours and bookings",
-                     *             "mode": "Example mode"
+                     *             "mode": "Example mode",
+                     *             "briefing": "Example briefing"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -10430,7 +10441,8 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "number": "+14155550100",
                      *             "description": "Answers questions about opening hours and bookings",
-                     *             "mode": "Example mode"
+                     *             "mode": "Example mode",
+                     *             "briefing": "Example briefing"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -11311,7 +11323,8 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "number": "+14155550100",
                      *             "description": "Answers questions about opening hours and bookings",
-                     *             "mode": "Example mode"
+                     *             "mode": "Example mode",
+                     *             "briefing": "Example briefing"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -24455,7 +24468,8 @@ export interface operations {
                      *                 "name": "Front desk agent",
                      *                 "number": "+14155550100",
                      *                 "description": "Answers questions about opening hours and bookings",
-                     *                 "mode": "Example mode"
+                     *                 "mode": "Example mode",
+                     *                 "briefing": "Example briefing"
                      *               }
                      *             ],
                      *             "createdBy": "Example createdBy",
@@ -24883,7 +24897,8 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "number": "+14155550100",
                      *             "description": "Answers questions about opening hours and bookings",
-                     *             "mode": "Example mode"
+                     *             "mode": "Example mode",
+                     *             "briefing": "Example briefing"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -25348,7 +25363,8 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "number": "+14155550100",
                      *             "description": "Answers questions about opening hours and bookings",
-                     *             "mode": "Example mode"
+                     *             "mode": "Example mode",
+                     *             "briefing": "Example briefing"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -25759,7 +25775,8 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "number": "+14155550100",
                      *             "description": "Answers questions about opening hours and bookings",
-                     *             "mode": "Example mode"
+                     *             "mode": "Example mode",
+                     *             "briefing": "Example briefing"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -26487,7 +26504,8 @@ export interface operations {
                      *             "name": "Front desk agent",
                      *             "number": "+14155550100",
                      *             "description": "Answers questions about opening hours and bookings",
-                     *             "mode": "Example mode"
+                     *             "mode": "Example mode",
+                     *             "briefing": "Example briefing"
                      *           }
                      *         ],
                      *         "createdBy": "Example createdBy",
@@ -29398,7 +29416,8 @@ export interface operations {
                      *               "name": "Front desk agent",
                      *               "number": "+14155550100",
                      *               "description": "Answers questions about opening hours and bookings",
-                     *               "mode": "Example mode"
+                     *               "mode": "Example mode",
+                     *               "briefing": "Example briefing"
                      *             }
                      *           ],
                      *           "createdBy": "Example createdBy",

@@ -8,8 +8,8 @@ import { Rules } from '../../common/validation.js';
 export const MAX_TRANSFER_DESTINATIONS = 10;
 /** E.164, or a `sip:`/`sips:` URI with a user and a host (RFC 3261's `sip:user@host[:port][;params]`), no spaces or angle brackets. */
 export const TRANSFER_NUMBER = /^(?:\+[1-9]\d{1,14}|sips?:[^\s@<>"]+@[^\s@<>"]+)$/;
-/** Only cold transfers are carried out; warm ones (the person briefed first) are refused with this. */
-export const TRANSFER_MODES = ['cold'] as const;
+/** cold: the caller is connected at once; warm: the caller is held while the person is briefed, then joined. */
+export const TRANSFER_MODES = ['cold', 'warm'] as const;
 
 @ObjectType({ description: 'A person or desk the agent may hand the call to (its transfer_call tool)' })
 export class TransferDestination {
@@ -22,8 +22,14 @@ export class TransferDestination {
   @Field(() => String, { nullable: true, description: 'When to transfer there, told to the model' })
   description!: string | null;
 
-  @Field({ description: 'cold: the caller is connected without a briefing (the only mode carried out yet)' })
+  @Field({ description: 'cold: the caller is connected at once; warm: the caller is held while the person hears the briefing, then joined' })
   mode!: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'warm: what the person hears before the caller is joined (variables filled in), beside what the caller said',
+  })
+  briefing!: string | null;
 }
 
 @InputType({ description: 'A person or desk the agent may hand the call to' })
@@ -45,11 +51,17 @@ export class TransferDestinationInput {
   @IsString()
   description?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'cold (the default): only cold transfers are supported yet' })
+  @Field(() => String, { nullable: true, description: 'cold (the default) or warm (the person is briefed while the caller holds)' })
   @IsOptional()
-  @IsIn(TRANSFER_MODES, { message: 'mode must be cold: only cold transfers are supported yet (warm is not)' })
+  @IsIn(TRANSFER_MODES, { message: 'mode must be cold or warm' })
   @IsString()
   mode?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'warm: what the person hears first ({{variables}} filled in); at most 500 characters' })
+  @IsOptional()
+  @MaxLength(500)
+  @IsString()
+  briefing?: string | null;
 }
 
 /** The rule of transferDestinations, for CreateAgentInput and UpdateAgentInput. */
@@ -72,6 +84,12 @@ export function toTransferDestinations(input: TransferDestinationInput[] | undef
       ]);
     }
     seen.add(name);
-    return { name, number: destination.number, description: destination.description ?? null, mode: destination.mode ?? 'cold' };
+    return {
+      name,
+      number: destination.number,
+      description: destination.description ?? null,
+      mode: destination.mode ?? 'cold',
+      briefing: destination.briefing ?? null,
+    };
   });
 }

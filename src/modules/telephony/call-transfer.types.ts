@@ -11,6 +11,8 @@ export interface StoredTransfer {
   dialEndedAt?: string | null;
   /** When the caller was given back to the agent after a dial that reached no one (busy, no-answer, failed, canceled). */
   returnedAt?: string | null;
+  /** A warm transfer's leg to the person, at the carrier (never shown: its status callback names it). */
+  legCallId?: string | null;
 }
 
 @ObjectType({ description: 'The call was handed to a person by the agent’s transfer_call tool' })
@@ -21,7 +23,7 @@ export class CallTransfer {
   @Field({ description: 'The E.164 number or sip: URI dialled' })
   destination!: string;
 
-  @Field({ description: 'cold: the caller was connected without a briefing' })
+  @Field({ description: 'cold: the caller was connected at once; warm: held while the person was briefed, then joined' })
   mode!: string;
 
   @Field({ description: 'When the carrier took the transfer (ISO 8601)' })

@@ -164,4 +164,15 @@ export interface CarrierAdapter {
   // Webhooks (signatures, status callbacks) are the carrier module's `webhooks` (carriers/carrier-module.ts), not the REST side's.
   /** Replaces what a live call is doing with this call-control document (Twilio: TwiML). Throws CarrierError. */
   updateCall?(account: CarrierAccount, carrierCallId: string, document: { contentType: string; body: string }): Promise<void>;
+  /** Places a call that runs this call-control document once answered (a warm transfer's leg to the person), reporting its end to `statusCallbackUrl`. Throws CarrierError. */
+  dialLeg?(account: CarrierAccount, leg: DialLegRequest): Promise<{ carrierCallId: string }>;
+}
+
+/** A warm transfer's leg: whom to call, from which number, what it runs once answered, how long it may ring, where its end is reported. */
+export interface DialLegRequest {
+  to: string;
+  from: string;
+  document: { contentType: string; body: string };
+  timeoutSeconds: number;
+  statusCallbackUrl: string;
 }

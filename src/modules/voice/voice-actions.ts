@@ -25,6 +25,11 @@ export type VoiceAction =
   | { kind: 'stream'; nonce?: string }
   /** Start recording the call from here on (after the callee consented): Twilio's `<Start><Recording>`. */
   | { kind: 'record'; channels: 'mono' | 'dual' }
+  /**
+   * A warm transfer's room (Twilio: `<Dial><Conference>`): the caller waits in it (hold music) until
+   * the person joins from their own leg; either leaving ends it. The caller's reports its end to `/dial`.
+   */
+  | { kind: 'conference'; room: string; role: 'caller' | 'person' }
   | { kind: 'hangup' };
 
 /**

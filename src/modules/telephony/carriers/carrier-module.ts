@@ -57,6 +57,8 @@ export interface CarrierWebhooks {
   machineVerdict?(fields: Record<string, string>): MachineVerdict | null;
   /** The outcome a transfer's dial report carries, where the carrier can transfer a live call (transfer-webhooks.rest.ts); null when its fields say none. */
   dialOutcome?(fields: Record<string, string>): DialOutcome | null;
+  /** How a warm transfer's own leg (the call to the person) ended, from its status callback; null while it has not. */
+  legOutcome?(fields: Record<string, string>): DialOutcome | null;
   /** The carrier's key for one request (the same on each of its retries), when it sends one. */
   idempotencyKey(request: Pick<WebhookRequest, 'header'>): string | null;
   /** Whether a media stream upgrade is the carrier's, for a carrier that signs upgrades otherwise than `verify` checks (or not at all); absent: `verify`. */

@@ -11,7 +11,10 @@ import { carrierModuleOf, type CarrierModules } from '../../telephony/carriers/i
 import type { DialOutcome } from '../../telephony/carriers/carrier-module.js';
 import type { StoredTransfer } from '../../telephony/call-transfer.types.js';
 import type { VoiceAction } from '../voice-actions.js';
-import { transferLine } from './transfer-tool.js';
+import { holdLine, transferLine } from './transfer-tool.js';
+import { renderedLine } from '../../agents/templates/call-context.js';
+import { CallConversations } from '../realtime/call-conversation.js';
+import type { TransferDestination } from '../../agents/transfer-destination.types.js';
 
 /** What the model is told of a transfer_call, and the destination when the carrier took it (the agent's stream then ends). */
 export interface TransferOutcome {
@@ -34,6 +37,9 @@ export interface TransferPort {
   returned(call: { id: string; organizationId: string }): Promise<ReturnedTransfer | null>;
 }
 
+/** How long a warm transfer's leg rings before it is no-answer (Twilio's CreateCall Timeout). */
+export const WARM_RING_SECONDS = 30;
+
 /** DialCallStatus values of a dial that reached no one: the caller is given back to the agent. */
 export const UNREACHED_DIAL_STATUSES: ReadonlySet<string> = new Set(['busy', 'no-answer', 'failed', 'canceled']);
 
@@ -51,6 +57,8 @@ export interface CallTransfersOptions {
 
 interface TransferRow {
   status: string;
+  from_number: string | null;
+  conversation_id: string | null;
   carrier: string;
   carrier_connection_id: string | null;
   carrier_call_id: string | null;
@@ -91,7 +99,7 @@ export class CallTransfers implements TransferPort {
     }
     const [row] = await query<TransferRow>(
       this.options.em.fork(),
-      `select c.status, c.carrier, c.carrier_connection_id, c.carrier_call_id, c.transfer, a.voice_config->>'voiceId' as voice_id
+      `select c.status, c.from_number, c.conversation_id, c.carrier, c.carrier_connection_id, c.carrier_call_id, c.transfer, a.voice_config->>'voiceId' as voice_id
          from calls c left join agents a on a.id = c.agent_id and a.organization_id = c.organization_id
         where c.id = ? and c.organization_id = ?`,
       [call.id, call.organizationId],
@@ -107,6 +115,11 @@ export class CallTransfers implements TransferPort {
     // <Dial action> report's fields are not published, so it reads none: no transfer there yet).
     if (!carrier || !update || !carrier.webhooks.dialOutcome || !account || !row.carrier_call_id)
       return refused(`transfer is not available on this carrier (${row.carrier})`);
+    // A warm transfer also places the person's own leg and reads how it ended.
+    const dialLeg = carrier.adapter.dialLeg?.bind(carrier.adapter);
+    const warm = destination.mode === 'warm';
+    if (warm && (!dialLeg || !carrier.webhooks.legOutcome || !row.from_number))
+      return refused(`a warm transfer is not available on this ${row.from_number ? 'carrier' : 'call (it has no number to call from)'} (${row.carrier})`);
 
     const line = transferLine(destination.name);
     const transferredAt = this.clock();
@@ -121,17 +134,41 @@ export class CallTransfers implements TransferPort {
       returnedAt: null,
     };
     if (!(await this.claim(call.id, stored))) return refused('the call is no longer in progress, or was already transferred');
-    const actions: VoiceAction[] = [
-      { kind: 'say', text: line, voice: row.voice_id },
-      { kind: 'dial', number: destination.number, reportTo: 'dial' },
-    ];
-    const document = carrier.callControl.render(actions, {
-      publicUrl: this.options.publicUrl() ?? '',
-      connectionId: row.carrier_connection_id!,
-      callId: call.id,
-    });
+    const context = { publicUrl: this.options.publicUrl() ?? '', connectionId: row.carrier_connection_id!, callId: call.id };
+    const room = `transfer-${call.id}`;
+    const actions: VoiceAction[] = warm
+      ? [
+          { kind: 'say', text: holdLine(destination.name), voice: row.voice_id },
+          { kind: 'conference', room, role: 'caller' },
+        ]
+      : [
+          { kind: 'say', text: line, voice: row.voice_id },
+          { kind: 'dial', number: destination.number, reportTo: 'dial' },
+        ];
     try {
-      await update(account, row.carrier_call_id, document);
+      if (warm) {
+        // The person's leg first: it rings while the caller is moved to the room, hears the briefing once answered, then joins.
+        const briefing = await this.briefing(call, agent, destination, row.conversation_id);
+        const legDocument = carrier.callControl.render(
+          [
+            { kind: 'say', text: briefing, voice: row.voice_id },
+            { kind: 'conference', room, role: 'person' },
+          ],
+          context,
+        );
+        const leg = await dialLeg!(account, {
+          to: destination.number,
+          from: row.from_number!,
+          document: legDocument,
+          timeoutSeconds: WARM_RING_SECONDS,
+          statusCallbackUrl: `${context.publicUrl}/telephony/${carrier.kind}/${context.connectionId}/transfer-leg?callId=${encodeURIComponent(call.id)}`,
+        });
+        await query(this.options.em.fork(), 'update calls set transfer = transfer || ?::jsonb where id = ?', [
+          JSON.stringify({ legCallId: leg.carrierCallId }),
+          call.id,
+        ]);
+      }
+      await update(account, row.carrier_call_id, carrier.callControl.render(actions, context));
     } catch (error) {
       await query(this.options.em.fork(), 'update calls set transfer = ?::jsonb, updated_at = ?::timestamptz where id = ?', [
         before ? JSON.stringify(before) : null,
@@ -178,6 +215,50 @@ export class CallTransfers implements TransferPort {
     );
     if (rows.length === 0) return 'ignored';
     return back ? 'returned' : 'recorded';
+  }
+
+  /**
+   * A warm transfer's leg ended (its status callback): recorded once, on the call still in progress
+   * whose transfer placed that leg. A leg that reached no one gives the caller back to the agent, as
+   * `dialed` does: the caller's own call (`callerCallId`) is then to be updated with its media stream.
+   */
+  async legEnded(callId: string, outcome: DialOutcome): Promise<{ result: 'recorded' | 'returned' | 'ignored'; callerCallId: string | null }> {
+    const now = this.clock();
+    const back = UNREACHED_DIAL_STATUSES.has(outcome.status);
+    const report = {
+      dialStatus: outcome.status,
+      dialDurationSeconds: outcome.durationSeconds,
+      dialEndedAt: now.toISOString(),
+      returnedAt: back ? now.toISOString() : null,
+    };
+    const rows = await query<{ carrier_call_id: string | null }>(
+      this.options.em.fork(),
+      `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz,
+              stream_opened_at = case when ?::boolean then null else stream_opened_at end,
+              stream_nonce_hash = case when ?::boolean then null else stream_nonce_hash end
+        where id = ? and status = 'in_progress' and transfer->>'legCallId' = ? and coalesce(transfer->>'dialStatus', '') = ''
+        returning carrier_call_id`,
+      [JSON.stringify(report), at(now), back, back, callId, outcome.carrierCallId],
+    );
+    if (rows.length === 0) return { result: 'ignored', callerCallId: null };
+    return { result: back ? 'returned' : 'recorded', callerCallId: rows[0]!.carrier_call_id };
+  }
+
+  /** What the person hears before the caller is joined: who transfers, the destination's briefing (variables filled in), and the caller's last words. */
+  private async briefing(
+    call: { id: string; organizationId: string },
+    agent: Agent,
+    destination: TransferDestination,
+    conversationId: string | null,
+  ): Promise<string> {
+    const conversations = new CallConversations(this.options.em);
+    const { context } = await conversations.callContext(call.organizationId, call.id, agent);
+    const own = destination.briefing ? (context ? renderedLine(destination.briefing, context) : destination.briefing) : '';
+    const said = conversationId ? (await conversations.transcript(conversationId)).filter((message) => message.role === 'user').slice(-2) : [];
+    const words = said.map((message) => message.content).join(' ');
+    return [`This is ${agent.name}, with a caller for ${destination.name}.`, own, words ? `The caller said: ${words.slice(0, 400)}` : '', 'Connecting you now.']
+      .filter(Boolean)
+      .join(' ');
   }
 
   /** The call's transfer when its dial reached no one and the caller was given back to the agent; null otherwise. */

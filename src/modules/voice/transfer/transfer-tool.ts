@@ -9,6 +9,11 @@ export function transferLine(name: string): string {
   return `Connecting you to ${name}.`;
 }
 
+/** What the caller hears before a warm transfer's hold (then the carrier's hold music). */
+export function holdLine(name: string): string {
+  return `Please hold while I connect you to ${name}.`;
+}
+
 /** The transcript's line for a transfer the carrier took (stored as the agent's). */
 export function transferredLine(name: string): string {
   return `[the call was transferred to ${name}]`;

@@ -6,7 +6,7 @@ import type { CallTransfers } from './call-transfers.js';
 
 export interface TransferWebhookOptions {
   guard: CarrierRequestGuard;
-  transfers: Pick<CallTransfers, 'dialed'>;
+  transfers: Pick<CallTransfers, 'dialed' | 'legEnded'>;
   /** Issues a stream action's single-use nonce (voice-session.ts armStreams): the call's media stream, opened again. */
   armStreams: (callId: string, actions: VoiceAction[]) => Promise<VoiceAction[]>;
   /** PUBLIC_URL, read per request: where a call-control document points back to. */
@@ -51,6 +51,41 @@ export function transferWebhookRouter(options: TransferWebhookOptions): Router {
       res.status(200).type(document.contentType).send(document.body);
     } catch (error) {
       next(error);
+    }
+  });
+
+  /**
+   * `POST /telephony/{kind}/{connectionId}/transfer-leg?callId=…`: a warm transfer's leg to the person
+   * ended (Twilio: its status callback, CallStatus and CallDuration), signed like every callback. Recorded
+   * once, for the leg the call's transfer placed; a leg that reached no one (busy, no-answer, failed,
+   * canceled) gives the caller back to the agent: the caller's call, waiting in the room, is updated
+   * with its media stream again. Anything else is answered and changes nothing.
+   */
+  router.post('/:kind/:connectionId/transfer-leg', async (req, res, next) => {
+    try {
+      const signed = await guard.verified(req, res);
+      if (!signed) return;
+      const { account, carrier } = signed;
+      const fields = formFields(req.body);
+      const outcome = carrier.webhooks.legOutcome?.(fields) ?? null;
+      const callId = outcome ? await guard.callOf(req, account) : null;
+      const ended = outcome && callId ? await transfers.legEnded(callId, outcome) : { result: 'ignored' as const, callerCallId: null };
+      res.status(204).end();
+      if (ended.result !== 'returned' || !callId || !ended.callerCallId) {
+        if (outcome) logger.info({ callId, legStatus: outcome.status, result: ended.result }, 'a warm transfer’s leg ended');
+        return;
+      }
+      logger.info({ callId, legStatus: outcome!.status }, 'the warm transfer reached no one: the caller goes back to the agent');
+      const actions = await options.armStreams(callId, [{ kind: 'stream' }]);
+      const document = carrier.callControl.render(actions, { publicUrl: options.publicUrl() ?? '', connectionId: account.connectionId ?? '', callId });
+      await carrier.adapter
+        .updateCall?.(account, ended.callerCallId, document)
+        .catch((error: unknown) =>
+          logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'the caller could not be given back to the agent (gone?)'),
+        );
+    } catch (error) {
+      if (res.headersSent) logger.error({ err: error instanceof Error ? error.message : String(error) }, 'a warm transfer’s leg report failed');
+      else next(error);
     }
   });
 

@@ -32,6 +32,20 @@ function twilioDialOutcome(fields: Record<string, string>): DialOutcome | null {
   };
 }
 
+/** A warm transfer leg's final status callback (CallStatus completed, busy, no-answer, failed, canceled; CallDuration), as DialCallStatus words. */
+const LEG_ENDS = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
+function twilioLegOutcome(fields: Record<string, string>): DialOutcome | null {
+  const status = fields.CallStatus ?? '';
+  if (!fields.CallSid || !LEG_ENDS.has(status)) return null;
+  const duration = Number(fields.CallDuration);
+  return {
+    carrierCallId: fields.CallSid,
+    status,
+    durationSeconds: fields.CallDuration && Number.isInteger(duration) && duration >= 0 ? duration : null,
+    callStatus: null,
+  };
+}
+
 /** Twilio Programmable Voice: REST through the official SDK, HMAC-signed form webhooks, TwiML, Media Streams. */
 export function twilioModule(adapter: TwilioCarrier): CarrierModule {
   return {
@@ -57,6 +71,7 @@ export function twilioModule(adapter: TwilioCarrier): CarrierModule {
       answeredBy: (fields) => own(ANSWERED_BY, fields.AnsweredBy ?? '') ?? null,
       machineVerdict: machineVerdictOfForm,
       dialOutcome: twilioDialOutcome,
+      legOutcome: twilioLegOutcome,
       // The same on each retry of one request; not signed, so a key beside what was signed, never instead of it.
       idempotencyKey: (request) => request.header('i-twilio-idempotency-token') || null,
     },

@@ -10,6 +10,7 @@ import {
   type CarrierAccount,
   type CarrierAdapter,
   type CarrierCallState,
+  type DialLegRequest,
   type KnownCall,
   type PlaceCallRequest,
   type RecordingCarrier,
@@ -142,6 +143,21 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
 
   async updateCall(account: CarrierAccount, carrierCallId: string, document: { body: string }): Promise<void> {
     await this.call(() => this.client(account).calls(carrierCallId).update({ twiml: document.body }));
+  }
+
+  async dialLeg(account: CarrierAccount, leg: DialLegRequest): Promise<{ carrierCallId: string }> {
+    const created = await this.call(() =>
+      this.client(account).calls.create({
+        to: leg.to,
+        from: leg.from,
+        twiml: leg.document.body,
+        timeout: leg.timeoutSeconds,
+        statusCallback: leg.statusCallbackUrl,
+        statusCallbackEvent: ['completed'],
+        statusCallbackMethod: 'POST',
+      }),
+    );
+    return { carrierCallId: created.sid };
   }
 
   async fetchCall(account: CarrierAccount, call: KnownCall & { carrierCallId: string }): Promise<CarrierCallState | null> {

@@ -77,6 +77,12 @@ export function renderTwiml(actions: VoiceAction[], context: TwimlContext): stri
         else dial.number(action.number);
         break;
       }
+      case 'conference': {
+        // The caller waits (Twilio's hold music) until the person, who starts the room, joins; either leaving ends it.
+        const dial = action.role === 'caller' ? response.dial({ action: `${base}/dial?${query}`, method: 'POST' }) : response.dial();
+        dial.conference({ startConferenceOnEnter: action.role === 'person', endConferenceOnExit: true, beep: 'false' as never }, action.room);
+        break;
+      }
       case 'hangup':
         response.hangup();
         break;
