@@ -117,7 +117,7 @@ const AGENT_FIELDS =
   'voiceConfig { pipelineMode voiceId stsProvider sttProvider sttModel ttsProvider ttsModel language ' +
   'interruptions { mode minWords minSpeechMs ignore } turnDetection { type eagerness silenceMs } } ' +
   'memoryConfig { enabled lastMessages semanticRecall } metadata knowledgeBaseConfig resolutionCriteria { label description } ' +
-  'analysisPlan { summary structuredData } toolIds mcpTools { serverId names } transferDestinations { name number description mode } createdBy deletedAt organizationId hasPolicy firstMessage firstMessageMode variables { name default description }';
+  'analysisPlan { summary structuredData } toolIds mcpTools { serverId names } transferDestinations { name number description mode briefing } createdBy deletedAt organizationId hasPolicy firstMessage firstMessageMode variables { name default description }';
 
 describe('the agents page, written as JSON by the database', () => {
   it.each([

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import twilio from 'twilio';
-import { ACCOUNT_SID, createCallRecordingProblem, DELETE_RECORDING_STATUS, RECORDING_SID } from './twilio-recordings-spec.js';
+import { ACCOUNT_SID, createCallFormProblem, createCallRecordingProblem, DELETE_RECORDING_STATUS, RECORDING_SID } from './twilio-recordings-spec.js';
 import { CALL_SID, createCallDetectionProblem, updateCallProblem } from './twilio-calls-spec.js';
 import { twimlProblem } from './twiml-check.js';
 import { type DetectionScript, scriptedDetection } from './scripted-detection.js';
@@ -115,6 +115,8 @@ export interface FakeCall {
   to: string;
   from: string;
   url: string;
+  /** The TwiML a create gave instead of a Url (run once answered). */
+  createdTwiml?: string | null;
   statusCallback: string | null;
   statusCallbackEvents: string[];
   machineDetection: string | null;
@@ -191,6 +193,8 @@ export interface FakeTwilio {
   adopt(call: { sid: string; to: string; from: string; script?: CallScript }): FakeCall;
   /** Why each UpdateCall the double refused for its TwiML would not run (none expected). */
   twimlProblems(): string[];
+  /** A conference room (`<Dial><Conference>`): the calls in it now, and whether it started (the caller and the person bridged). */
+  room(name: string): { participants: string[]; started: boolean } | null;
   /** Resolves when every call created so far has ended and its callbacks were sent. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -242,6 +246,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   const recordings = new Map<string, FakeRecording>();
   /** The recordings of a call now being recorded, to be ended with it. */
   const recording = new Map<string, FakeRecording[]>();
+  /** Conference rooms by name: who is in each (and whether they start it), and whether it started (someone who starts it came). */
+  const rooms = new Map<string, { participants: { sid: string; starts: boolean }[]; started: boolean }>();
   /** How each call's `<Dial action>` ends, from its script. */
   const dials = new Map<string, NonNullable<CallScript['dial']>>();
   /** Why the TwiML of each UpdateCall refused would not run (twiml-check.ts). */
@@ -334,6 +340,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     for (let hops = 0; next && hops < 60; hops++) {
       let text: string;
       const source = 'twiml' in next ? next.from : next.url;
+      // A new document moves the call out of any conference room it was in.
+      for (const entry of rooms.values()) entry.participants = entry.participants.filter((participant) => participant.sid !== call.sid);
       if ('twiml' in next) {
         text = next.twiml;
         call.documents.push({ url: next.from, status: 200, twiml: text });
@@ -380,6 +388,16 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
           break;
         } else if (name === 'Redirect') {
           next = { url: decode(inner.trim()), params: baseParams(call) };
+          break;
+        } else if (name === 'Dial' && /<Conference\b/.test(inner)) {
+          // A conference room: the call waits in it (hold music) until one who starts it is there too; it stays until moved or ended.
+          const noun = /<Conference\b([^>]*?)>([\s\S]*?)<\/Conference>/.exec(inner);
+          const room = decode(noun?.[2]?.trim() ?? '');
+          const starts = attributes(noun?.[1] ?? '').startConferenceOnEnter !== 'false';
+          const entry = rooms.get(room) ?? { participants: [], started: false };
+          entry.participants.push({ sid: call.sid, starts });
+          entry.started ||= starts;
+          rooms.set(room, entry);
           break;
         } else if (name === 'Dial') {
           call.transfers.push(decode(inner.replace(/<[^>]+>/g, '').trim()));
@@ -555,7 +573,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         call.status = 'in-progress';
         if (call.record) await startRecording(call, 'OutboundAPI', call.record);
         // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
-        await follow(call, { url: call.url, params: { ...baseParams(call), ...atAnswer } }, [...(script.turns ?? [])], detect);
+        const answer = call.createdTwiml ? { twiml: call.createdTwiml, from: 'CreateCall' } : { url: call.url, params: { ...baseParams(call), ...atAnswer } };
+        await follow(call, answer, [...(script.turns ?? [])], detect);
         const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         await step('in-progress', 'answered', answeredBy);
         if (script.holdUntil) await script.holdUntil;
@@ -656,6 +675,14 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       if (!form.To) return twilioError(res, 400, 21201, "No 'To' number is specified");
       if (!form.From) return twilioError(res, 400, 21213, "No 'From' number is specified");
       if (!form.Url && !form.Twiml) return twilioError(res, 400, 21205, 'Url parameter is required.');
+      const formProblem = createCallFormProblem(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      if (formProblem) return twilioError(res, 400, 20001, formProblem);
+      // A created call's own TwiML is TwiML Twilio runs: checked as an update's is.
+      const createdTwiml = form.Twiml !== undefined ? twimlProblem(form.Twiml) : null;
+      if (createdTwiml) {
+        twimlProblems.push(`CreateCall: ${createdTwiml}`);
+        return twilioError(res, 400, 12100, `Document parse failure: ${createdTwiml}`);
+      }
       const recordProblem = createCallRecordingProblem(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       if (recordProblem) return twilioError(res, 400, 21236, recordProblem);
       const detectionProblem = createCallDetectionProblem(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
@@ -666,6 +693,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         to: form.To,
         from: form.From,
         url: form.Url ?? '',
+        createdTwiml: form.Twiml ?? null,
         statusCallback: form.StatusCallback ?? null,
         statusCallbackEvents: events.length > 0 ? events : ['completed'],
         machineDetection: form.MachineDetection ?? null,
@@ -845,6 +873,10 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       return call;
     },
     twimlProblems: () => [...twimlProblems],
+    room(name) {
+      const entry = rooms.get(name);
+      return entry ? { participants: entry.participants.map((participant) => participant.sid), started: entry.started } : null;
+    },
     faults: (next) => void (faults = { ...next }),
     calls: () => [...calls.values()],
     recordings: () => [...recordings.values()],

@@ -74,3 +74,20 @@ export const ACCOUNT_SID = sidPattern('get', 'AccountSid');
 export const DELETE_RECORDING_STATUS = Number(Object.keys(recordingPaths.delete.responses)[0]);
 /** The statuses a Recording resource can have. */
 export const RECORDING_STATUSES = vendored.components.schemas.recording_enum_status.enum as string[];
+
+/** The names of every CreateCall parameter Twilio publishes. */
+export const CREATE_CALL_PARAMETERS = Object.keys(createCall.properties as Record<string, Json>);
+
+/**
+ * Twilio's refusal of a CreateCall form as a whole (null: it would take it): every parameter one it
+ * publishes, the required ones there, and an integer one (Timeout, TimeLimit, …) an integer.
+ */
+export function createCallFormProblem(form: URLSearchParams): string | null {
+  for (const name of new Set(form.keys())) if (!CREATE_CALL_PARAMETERS.includes(name)) return `Unknown parameter ${name}`;
+  for (const name of (createCall.required as string[] | undefined) ?? []) if (!form.has(name)) return `Missing required parameter ${name}`;
+  for (const [name, schema] of Object.entries(createCall.properties as Record<string, Json>)) {
+    const value = form.get(name);
+    if (value !== null && schema.type === 'integer' && !/^-?\d+$/.test(value)) return `${name} must be an integer, not ${value}`;
+  }
+  return null;
+}

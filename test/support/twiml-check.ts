@@ -1,5 +1,5 @@
 // What a TwiML document sent to the loopback Twilio may hold, as Twilio's TwiML reference describes it
-// (twilio.com/docs/voice/twiml: <Say>, <Dial> and its nouns <Number> and <Sip>, <Connect> and its <Stream>, <Hangup>, <Redirect>, …;
+// (twilio.com/docs/voice/twiml: <Say>, <Dial> and its nouns <Number>, <Sip> and <Conference>, <Connect> and its <Stream>, <Hangup>, <Redirect>, …;
 // read 2026-12-02). Twilio publishes no machine-readable TwiML schema (twilio/twilio-oai describes the
 // REST API only), so the attributes below are the reference's tables for the verbs the gateway writes.
 
@@ -71,6 +71,28 @@ const ATTRIBUTES: Record<string, Set<string>> = {
     'amdStatusCallbackMethod',
   ]),
   Hangup: new Set(),
+  Conference: new Set([
+    'muted',
+    'beep',
+    'startConferenceOnEnter',
+    'endConferenceOnExit',
+    'waitUrl',
+    'waitMethod',
+    'maxParticipants',
+    'record',
+    'region',
+    'trim',
+    'coach',
+    'statusCallbackEvent',
+    'statusCallback',
+    'statusCallbackMethod',
+    'recordingStatusCallback',
+    'recordingStatusCallbackMethod',
+    'recordingStatusCallbackEvent',
+    'eventCallbackUrl',
+    'jitterBufferSize',
+    'participantLabel',
+  ]),
   Connect: new Set(['action', 'method']),
   Stream: new Set(['url', 'name', 'track', 'statusCallback', 'statusCallbackMethod']),
 };
@@ -114,6 +136,12 @@ export function twimlProblem(twiml: string): string | null {
       for (const [attribute] of attributesOf(nounAttributes)) if (ATTRIBUTES[noun]?.has(attribute) === false) return `<${noun}> has no attribute ${attribute}`;
       if (noun === 'Number' && !E164.test(value.trim())) return `<Number>${value}</Number> is not E.164`;
       if (noun === 'Sip' && !SIP_URI.test(value.trim())) return `<Sip>${value}</Sip> is not a sip: URI`;
+      if (noun === 'Conference' && !value.trim()) return '<Conference> names no room';
+      for (const [attribute, flag] of attributesOf(nounAttributes)) {
+        if (['startConferenceOnEnter', 'endConferenceOnExit'].includes(attribute) && !['true', 'false'].includes(flag))
+          return `<Conference ${attribute}> is true or false`;
+        if (attribute === 'beep' && !['true', 'false', 'onEnter', 'onExit'].includes(flag)) return `<Conference beep> is true, false, onEnter or onExit`;
+      }
     }
   }
   return null;

@@ -27,7 +27,14 @@ const GREETING = 'Hello, this is the Acme line.';
 const BILLING = { name: 'Billing desk', number: '+14155550100', description: 'Questions about invoices and payments', mode: 'cold' };
 const FRONT = { name: 'Front desk', number: 'sip:front@pbx.example.com', description: 'Anything else' };
 const BLOCKED = { name: 'Old line', number: '+14155550177', description: 'The old support line' };
-const DESTINATIONS = [BILLING, FRONT, BLOCKED];
+const SALES = {
+  name: 'Sales desk',
+  number: '+14155550123',
+  description: 'New orders',
+  mode: 'warm',
+  briefing: 'A caller about a new order for {{contact.name}}.',
+};
+const DESTINATIONS = [BILLING, FRONT, BLOCKED, SALES];
 
 let twilioFake: FakeTwilio;
 let realtime: FakeRealtime;
@@ -277,14 +284,14 @@ describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
 });
 
 /** The media stream the call's `<Dial action>` answer reconnected (`<Connect><Stream>`), opened as Twilio opens it. */
-async function reopened(callId: string, fake: FakeCall, count = 1): Promise<MediaStreamClient> {
+async function reopened(callId: string, fake: FakeCall, count = 1, from = `/dial?callId=${callId}`): Promise<MediaStreamClient> {
   await eventually(
     async () => fake.streams.length,
     (streams) => streams === count,
     'the <Connect><Stream> the dial’s report was answered with',
   );
   const stream = fake.streams[count - 1];
-  expect(stream!.from).toContain(`/dial?callId=${callId}`);
+  expect(stream!.from).toContain(from);
   expect(stream!.parameters).toEqual({ callId });
   const caller = await MediaStreamClient.open(stream!.url, twilioFake.authToken);
   if (!(caller instanceof MediaStreamClient)) throw new Error(`the reconnected media stream was refused: ${caller.refused}`);
@@ -408,6 +415,128 @@ describe('back to the agent when the transfer’s dial reaches no one', () => {
   });
 });
 
+describe('a warm transfer (Twilio: the caller held in a conference room, the person briefed on their own leg, then joined)', () => {
+  const room = (callId: string) => `transfer-${callId}`;
+  afterEach(() => twilioFake.script(() => ({ outcome: 'answered' })));
+
+  async function warmCall(leg: CallScript) {
+    twilioFake.script((to) => (to === SALES.number ? leg : { outcome: 'answered' }));
+    realtime.script.push({
+      caller: 'I would like to order, can I talk to sales?',
+      reply: [{ text: 'Let me get someone from sales.' }],
+      tools: [{ name: 'transfer_call', arguments: { destination: SALES.name } }],
+    });
+    const opened = await openSts({ outcome: 'answered' });
+    await app.sql('update calls set from_number = ? where id = ?', ['+14155550000', opened.callId]);
+    await opened.caller.sendAudio(callerSpeech(600, 400));
+    expect((await opened.caller.closed).code).toBe(1000);
+    const person = await eventually(
+      async () => twilioFake.calls().find((each) => each.to === SALES.number && each.createdTwiml),
+      (found) => found !== undefined,
+      'the leg to the person',
+    );
+    return { ...opened, person: person! };
+  }
+
+  it('answered: the caller holds in the room, the person hears the briefing then joins (bridged); the record says warm, the leg’s end its outcome', async () => {
+    let hangUpPerson = () => undefined as void;
+    const { callId, fake, person } = await warmCall({
+      outcome: 'answered',
+      durationSeconds: 64,
+      holdUntil: new Promise<void>((resolve) => (hangUpPerson = resolve)),
+    });
+    // The caller: a line, then the room (waiting for the person, who starts it); its <Dial> reports to /dial.
+    expect(fake.updates).toHaveLength(1);
+    expect(fake.updates[0]!.Twiml).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Say voice="Polly.Joanna">Please hold while I connect you to Sales desk.</Say>' +
+        `<Dial action="${app.baseUrl}/telephony/twilio/${connectionId}/dial?callId=${callId}" method="POST">` +
+        `<Conference startConferenceOnEnter="false" endConferenceOnExit="true" beep="false">${room(callId)}</Conference></Dial></Response>`,
+    );
+    // The person's leg: CreateCall (checked against Twilio's published form) from the call's number, ringing 30 s, its end reported.
+    const create = twilioFake.requests().find((request) => request.method === 'POST' && request.form.To === SALES.number)!;
+    expect(create.form).toMatchObject({
+      From: '+14155550000',
+      Timeout: '30',
+      StatusCallback: `${app.baseUrl}/telephony/twilio/${connectionId}/transfer-leg?callId=${callId}`,
+      StatusCallbackEvent: 'completed',
+    });
+    await eventually(
+      async () => twilioFake.room(room(callId)),
+      (state) => state?.started === true && state.participants.length === 2,
+      'the caller and the person in the room',
+    );
+    expect(twilioFake.room(room(callId))!.participants.sort()).toEqual([fake.sid, person.sid].sort());
+    expect(person.heard).toEqual([
+      'This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. The caller said: I would like to order, can I talk to sales? Connecting you now.',
+    ]);
+    expect(fake.heard).toEqual(['Please hold while I connect you to Sales desk.']);
+    expect(await transferOf(callId)).toMatchObject({ destinationName: SALES.name, mode: 'warm', dialStatus: null });
+    expect(await transferOf(callId)).not.toHaveProperty('legCallId');
+    expect(await stored(callId, 3)).toEqual([
+      { role: 'user', content: 'I would like to order, can I talk to sales?' },
+      { role: 'assistant', content: 'Let me get someone from sales.' },
+      { role: 'assistant', content: '[the call was transferred to Sales desk]' },
+    ]);
+    hangUpPerson();
+    const transfer = await eventually(
+      () => transferOf(callId),
+      (value) => value?.dialStatus === 'completed',
+      'the leg’s end on the call',
+    );
+    expect(transfer).toMatchObject({ dialStatus: 'completed', dialDurationSeconds: 64, returnedAt: null });
+    expect(fake.streams).toEqual([]);
+  });
+
+  it('the person does not answer: the caller is moved out of the room back to the agent, which is told why and says so', async () => {
+    const { callId, fake } = await warmCall({ outcome: 'no-answer' });
+    const next = realtime.nextSession();
+    // Not a <Dial action> answer this time: the gateway updates the caller's call (UpdateCall), which leaves the room.
+    const back = await reopened(callId, fake, 1, 'UpdateCall');
+    expect(fake.updates).toHaveLength(2);
+    expect(fake.updates[1]!.Twiml).toContain('<Connect action=');
+    expect(twilioFake.room(room(callId))?.participants ?? []).toEqual([]);
+    const session = await next;
+    await session.waitFor('session.update');
+    expect(String(session.config.instructions)).toContain('you transferred the caller to Sales desk, but the transfer failed: nobody answered');
+    expect((await stored(callId, 4))[3]).toEqual({
+      role: 'assistant',
+      content: "I'm sorry, Sales desk didn't answer. I'm back with you: how else can I help?",
+    });
+    expect(await transferOf(callId)).toMatchObject({ mode: 'warm', dialStatus: 'no-answer', returnedAt: expect.any(String) });
+    back.hangUp();
+    await back.closed;
+  });
+
+  it('a leg report unsigned → 403; for a leg the transfer did not place → answered and ignored', async () => {
+    const callId = await liveCall({ org: acme, agentId: stsAgentId, contactId: null, connectionId });
+    const claimed = {
+      destinationName: SALES.name,
+      destination: SALES.number,
+      mode: 'warm',
+      transferredAt: new Date().toISOString(),
+      dialStatus: null,
+      legCallId: `CA${'1'.repeat(32)}`,
+    };
+    await app.sql('update calls set transfer = ?::jsonb where id = ?', [JSON.stringify(claimed), callId]);
+    const url = `${app.baseUrl}/telephony/twilio/${connectionId}/transfer-leg?callId=${callId}`;
+    const post = (params: Record<string, string>, token: string | null) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(token ? { 'x-twilio-signature': twilio.getExpectedTwilioSignature(token, url, params) } : {}),
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+    const other = { AccountSid: twilioFake.accountSid, CallSid: `CA${'2'.repeat(32)}`, CallStatus: 'busy', CallDuration: '0' };
+    expect((await post(other, null)).status).toBe(403);
+    expect((await post(other, twilioFake.authToken)).status).toBe(204);
+    expect((await transferOf(callId))!.dialStatus).toBeNull();
+    expect((await post({ ...other, CallSid: claimed.legCallId }, twilioFake.authToken)).status).toBe(204);
+    expect(await transferOf(callId)).toMatchObject({ dialStatus: 'busy', returnedAt: expect.any(String) });
+  });
+});
+
 describe('transfer_call on a streaming call (Deepgram, builtin/echo, ElevenLabs)', () => {
   it('cold to a sip: URI: the model’s tool call updates the call to <Dial><Sip>, the stream ends, and the transcript and CSV say so', async () => {
     deepgram.script([`call transfer_call {"destination": "${FRONT.name}"}`]);
@@ -509,7 +638,8 @@ describe('transferDestinations on both doors', () => {
   const cases: [string, unknown, string, string][] = [
     ['neither E.164 nor sip:', [{ name: 'Desk', number: '415-555-0100' }], 'transferDestinations.0.number', 'E.164'],
     ['a sip: URI without a host', [{ name: 'Desk', number: 'sip:desk' }], 'transferDestinations.0.number', 'sip: URI'],
-    ['a warm transfer', [{ name: 'Desk', number: '+14155550100', mode: 'warm' }], 'transferDestinations.0.mode', 'only cold transfers are supported yet'],
+    ['a mode neither cold nor warm', [{ name: 'Desk', number: '+14155550100', mode: 'lukewarm' }], 'transferDestinations.0.mode', 'mode must be cold or warm'],
+    ['a briefing too long', [{ name: 'Desk', number: '+14155550100', mode: 'warm', briefing: 'x'.repeat(501) }], 'transferDestinations.0.briefing', ''],
     ['a name too long', [{ name: 'x'.repeat(65), number: '+14155550100' }], 'transferDestinations.0.name', ''],
     ['a description too long', [{ name: 'Desk', number: '+14155550100', description: 'x'.repeat(501) }], 'transferDestinations.0.description', ''],
     ['a name twice', [BILLING, { ...FRONT, name: BILLING.name }], 'transferDestinations.1.name', 'already a destination'],
@@ -530,14 +660,17 @@ describe('transferDestinations on both doors', () => {
 
   it('are stored and shown the same on both doors; an update replaces them; another organization’s agent is 404', async () => {
     const created = await acme.graphql.ok(CreateTransferAgentDocument, { input: agentInput([BILLING, FRONT]) as never });
-    expect(created.createAgent.transferDestinations).toEqual([BILLING, { ...FRONT, mode: 'cold' }]);
+    expect(created.createAgent.transferDestinations).toEqual([
+      { ...BILLING, briefing: null },
+      { ...FRONT, mode: 'cold', briefing: null },
+    ]);
     const rest = await acme.rest.get(`/api/agents/${created.createAgent.id}`);
     expect(rest.body.transferDestinations).toEqual(created.createAgent.transferDestinations);
     const updated = await acme.graphql.ok(UpdateTransferAgentDocument, { id: created.createAgent.id, input: { transferDestinations: [] } });
     expect(updated.updateAgent.transferDestinations).toEqual([]);
     const put = await acme.rest.put(`/api/agents/${created.createAgent.id}`, { transferDestinations: [FRONT] });
     expect(put.status).toBe(200);
-    expect(put.body.transferDestinations).toEqual([{ ...FRONT, mode: 'cold' }]);
+    expect(put.body.transferDestinations).toEqual([{ ...FRONT, mode: 'cold', briefing: null }]);
     const foreign = await other.graphql.run(UpdateTransferAgentDocument, { id: created.createAgent.id, input: { transferDestinations: [] } });
     expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await other.rest.get(`/api/agents/${created.createAgent.id}`)).status).toBe(404);
