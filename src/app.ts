@@ -469,7 +469,10 @@ export async function createGateway(config: Config, database: Database, logger: 
         const actions = answer.repeated ? answer.actions : await voice.armStreams(callId, answer.actions);
         return carrier.callControl.render(actions, { publicUrl: config.telephony.publicUrl ?? '', connectionId: account.connectionId ?? '', callId });
       },
-      onEnded: (callId) => voice.ended(callId),
+      onEnded: async (callId) => {
+        await voice.ended(callId);
+        await transfers.callEnded(callId);
+      },
     }),
   );
   app.use((req, res) => {

@@ -166,6 +166,8 @@ export interface CarrierAdapter {
   updateCall?(account: CarrierAccount, carrierCallId: string, document: { contentType: string; body: string }): Promise<void>;
   /** Places a call that runs this call-control document once answered (a warm transfer's leg to the person), reporting its end to `statusCallbackUrl`. Throws CarrierError. */
   dialLeg?(account: CarrierAccount, leg: DialLegRequest): Promise<{ carrierCallId: string }>;
+  /** Ends a call we placed, ringing or answered (a warm transfer's leg left behind). Throws CarrierError. */
+  endLeg?(account: CarrierAccount, carrierCallId: string): Promise<void>;
 }
 
 /** A warm transfer's leg: whom to call, from which number, what it runs once answered, how long it may ring, where its end is reported. */

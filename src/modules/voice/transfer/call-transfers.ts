@@ -261,6 +261,29 @@ export class CallTransfers implements TransferPort {
       .join(' ');
   }
 
+  /**
+   * The call ended (its carrier's final status): a warm transfer's leg still unreported (ringing, or the
+   * person alone in the room) is ended at the carrier, so nothing is left ringing once the caller is gone.
+   */
+  async callEnded(callId: string): Promise<void> {
+    const [row] = await query<{ carrier: string; carrier_connection_id: string | null; transfer: StoredTransfer | string | null }>(
+      this.options.em.fork(),
+      'select carrier, carrier_connection_id, transfer from calls where id = ?',
+      [callId],
+    );
+    const stored = storedOf(row?.transfer ?? null);
+    if (!row?.carrier_connection_id || !stored?.legCallId || stored.dialStatus) return;
+    const carrier = carrierModuleOf(this.options.carriers, row.carrier);
+    const account = await this.options.account(row.carrier_connection_id);
+    if (!carrier?.adapter.endLeg || !account) return;
+    try {
+      await carrier.adapter.endLeg(account, stored.legCallId);
+      this.options.logger.info({ callId }, 'the caller left during a warm transfer: the person’s leg was ended');
+    } catch (error) {
+      this.options.logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'a warm transfer’s leg could not be ended');
+    }
+  }
+
   /** The call's transfer when its dial reached no one and the caller was given back to the agent; null otherwise. */
   async returned(call: { id: string; organizationId: string }): Promise<ReturnedTransfer | null> {
     const [row] = await query<{ transfer: StoredTransfer | string | null }>(

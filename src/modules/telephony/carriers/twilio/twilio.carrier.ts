@@ -160,6 +160,14 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
     return { carrierCallId: created.sid };
   }
 
+  async endLeg(account: CarrierAccount, carrierCallId: string): Promise<void> {
+    // UpdateCall's Status: canceled ends a queued or ringing call, completed one in progress; whichever it is, one of them takes.
+    const leg = await this.call(() => this.client(account).calls(carrierCallId).fetch());
+    const status = leg.status === 'in-progress' ? 'completed' : 'canceled';
+    if (leg.status === 'queued' || leg.status === 'ringing' || leg.status === 'in-progress')
+      await this.call(() => this.client(account).calls(carrierCallId).update({ status }));
+  }
+
   async fetchCall(account: CarrierAccount, call: KnownCall & { carrierCallId: string }): Promise<CarrierCallState | null> {
     try {
       return stateOf(await this.client(account).calls(call.carrierCallId).fetch());
