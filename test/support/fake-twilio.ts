@@ -41,6 +41,8 @@ export interface CallScript extends DetectionScript {
    * call lasts (open its media stream) says when it is done, instead of racing the steps' timers.
    */
   holdUntil?: Promise<void>;
+  /** The call rings until this settles (or UpdateCall's Status=canceled ends it there), then goes on as its outcome says. */
+  ringUntil?: Promise<void>;
   /** How a `<Dial action>` of the call ends (its DialCallStatus and DialCallDuration); default completed after 42 s. */
   dial?: { status: 'completed' | 'answered' | 'busy' | 'no-answer' | 'failed' | 'canceled'; durationSeconds?: number };
 }
@@ -246,6 +248,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   const recordings = new Map<string, FakeRecording>();
   /** The recordings of a call now being recorded, to be ended with it. */
   const recording = new Map<string, FakeRecording[]>();
+  /** How to end each call still ringing (UpdateCall Status=canceled). */
+  const cancels = new Map<string, () => void>();
   /** Conference rooms by name: who is in each (and whether they start it), and whether it started (someone who starts it came). */
   const rooms = new Map<string, { participants: { sid: string; starts: boolean }[]; started: boolean }>();
   /** How each call's `<Dial action>` ends, from its script. */
@@ -512,6 +516,12 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     if (problem) return twilioError(res, 400, 20001, problem);
     if (!call) return twilioError(res, 404, 20404, 'The requested resource was not found');
     const form = Object.fromEntries(body);
+    // Status=canceled ends a call still queued or ringing (Twilio's UpdateCall); the call's life sees it as it rings.
+    if (form.Status === 'canceled' && ['queued', 'initiated', 'ringing'].includes(call.status)) {
+      call.updates.push(form);
+      cancels.get(call.sid)?.();
+      return json(res, 200, resource(call));
+    }
     if (call.status !== 'in-progress') return twilioError(res, 400, 21220, 'Call is not in-progress. Cannot redirect.');
     if (faults.updateStatus) return twilioError(res, faults.updateStatus, faults.updateStatus >= 500 ? 20500 : 21220, 'The call could not be updated');
     const twimlRefusal = form.Twiml !== undefined ? twimlProblem(form.Twiml) : null;
@@ -558,7 +568,14 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       await step('failed', 'completed', { CallDuration: '0' });
     } else {
       await step('ringing', 'ringing');
-      if (script.outcome === 'busy' || script.outcome === 'no-answer') {
+      let canceled = false;
+      const cancel = new Promise<void>((resolve) => cancels.set(call.sid, () => ((canceled = true), resolve())));
+      if (script.ringUntil) await Promise.race([script.ringUntil, cancel]);
+      cancels.delete(call.sid);
+      if (canceled) {
+        call.endTime = new Date();
+        await step('canceled', 'completed', { CallDuration: '0' });
+      } else if (script.outcome === 'busy' || script.outcome === 'no-answer') {
         call.endTime = new Date();
         await step(script.outcome, 'completed', { CallDuration: '0' });
       } else {

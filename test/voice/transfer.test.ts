@@ -431,7 +431,7 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
     await opened.caller.sendAudio(callerSpeech(600, 400));
     expect((await opened.caller.closed).code).toBe(1000);
     const person = await eventually(
-      async () => twilioFake.calls().find((each) => each.to === SALES.number && each.createdTwiml),
+      async () => twilioFake.calls().find((each) => each.to === SALES.number && each.statusCallback?.includes(`callId=${opened.callId}`)),
       (found) => found !== undefined,
       'the leg to the person',
     );
@@ -505,6 +505,39 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
     expect(await transferOf(callId)).toMatchObject({ mode: 'warm', dialStatus: 'no-answer', returnedAt: expect.any(String) });
     back.hangUp();
     await back.closed;
+  });
+
+  it('the caller hangs up during the hold: the person’s leg, still ringing, is ended (UpdateCall Status=canceled), nothing is left ringing', async () => {
+    let ringOut = () => undefined as void;
+    const { callId, fake, person } = await warmCall({ outcome: 'answered', ringUntil: new Promise<void>((resolve) => (ringOut = resolve)) });
+    try {
+      await eventually(
+        async () => person.status,
+        (status) => status === 'ringing',
+        'the leg ringing',
+      );
+      const url = `${app.baseUrl}/telephony/twilio/${connectionId}/status?callId=${callId}`;
+      const params = { AccountSid: twilioFake.accountSid, CallSid: fake.sid, CallStatus: 'completed', CallDuration: '31' };
+      const ended = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      expect(ended.status).toBe(200);
+      await eventually(
+        async () => person.status,
+        (status) => status === 'canceled',
+        'the leg ended',
+      );
+      expect(person.updates).toEqual([{ Status: 'canceled' }]);
+      expect(twilioFake.room(room(callId))?.started ?? false).toBe(false);
+      expect((await callRow(callId)).status).toBe('completed');
+    } finally {
+      ringOut();
+    }
   });
 
   it('a leg report unsigned → 403; for a leg the transfer did not place → answered and ignored', async () => {
