@@ -135,9 +135,17 @@ function sentAudio(caller: MediaStreamClient): Buffer {
   return Buffer.concat(caller.frames.map((frame) => frame.payload));
 }
 
-/** The keys heard in what the gateway sent, once `count` are. */
+/**
+ * The keys heard in what the gateway sent, once `count` are whole: the gap after the last has begun to
+ * arrive (a tone decoded from its first frames alone would seem short).
+ */
 async function keysSent(caller: MediaStreamClient, count: number): Promise<{ key: string; startMs: number; endMs: number }[]> {
-  await caller.waitFor(() => decodeDtmf(sentAudio(caller)).length >= count, `${count} touch tones`);
+  const whole = () => {
+    const audio = sentAudio(caller);
+    const keys = decodeDtmf(audio);
+    return keys.length >= count && audio.length / 8 - keys[count - 1]!.endMs >= 20;
+  };
+  await caller.waitFor(whole, `${count} whole touch tones`);
   return decodeDtmf(sentAudio(caller));
 }
 
