@@ -571,7 +571,7 @@ afterAll(async () => {
     // covers those doors); this test is the page's, so the record is written as call-transfers.ts writes it.
     const transfer = { destinationName: 'Billing desk', destination: '+14155550100', mode: 'cold', transferredAt: '2026-03-02T10:00:05.000Z' };
     await app.sql('update calls set transfer = ?::jsonb where id = ?', [
-      JSON.stringify({ ...transfer, dialStatus: null, dialDurationSeconds: null, dialEndedAt: null }),
+      JSON.stringify({ ...transfer, dialStatus: null, dialDurationSeconds: null, dialEndedAt: null, returnedAt: null }),
       id,
     ]);
     const opened = await openConsole(`/console/calls/${id}`);
@@ -592,11 +592,22 @@ afterAll(async () => {
       dialStatus: 'completed',
       dialDurationSeconds: 42,
       dialEndedAt: '2026-03-02T10:00:50.000Z',
+      returnedAt: null,
     });
     await page.reload();
     await fact.getByText('completed').waitFor();
     expect(await fact.innerText()).toMatch(/; the dial ended completed after 42 s on the line at .+\.$/);
     await look(page, 'call-transfer');
+
+    // A dial that reached no one gives the caller back to the agent (test/voice/transfer.test.ts): the page says when.
+    await app.sql(`update calls set transfer = transfer || ?::jsonb where id = ?`, [
+      JSON.stringify({ dialStatus: 'busy', dialDurationSeconds: null, returnedAt: '2026-03-02T10:00:20.000Z' }),
+      id,
+    ]);
+    await page.reload();
+    await fact.getByText('busy').waitFor();
+    expect(await fact.innerText()).toMatch(/; the dial ended busy at .+\. No one took the call: the caller was back with the agent at .+\.$/);
+    expect(await fact.locator('time').last().getAttribute('datetime')).toBe('2026-03-02T10:00:20.000Z');
     await opened.close();
   });
 

@@ -195,6 +195,12 @@ function TransferFact({ transfer }: { transfer: NonNullable<CallQuery['call']['t
           .
         </>
       )}
+      {transfer.returnedAt ? (
+        <>
+          {' '}
+          No one took the call: the caller was back with the agent at <time dateTime={transfer.returnedAt}>{formatDate(transfer.returnedAt)}</time>.
+        </>
+      ) : null}
     </>
   );
 }
