@@ -1,5 +1,5 @@
 import { AppError } from './errors.js';
-import { containsPattern, CursorPageArgs, MAX_PAGE, pageMeta, PageArgs, PageOnlyArgs, sortField, SortOrder } from './pagination.js';
+import { containsPattern, CursorPageArgs, MAX_PAGE, nameOrDescriptionMatch, pageMeta, PageArgs, PageOnlyArgs, sortField, SortOrder } from './pagination.js';
 import { MAX_CURSOR_LENGTH } from './cursor.js';
 import { parseInput } from './validation.js';
 
@@ -65,6 +65,13 @@ describe('containsPattern', () => {
     expect(containsPattern('bob')).toBe('%bob%');
     expect(containsPattern('50%_off\\now')).toBe('%50\\%\\_off\\\\now%');
     expect(containsPattern('')).toBe('%%');
+  });
+});
+
+describe('nameOrDescriptionMatch', () => {
+  it('matches the name or the description anywhere, the search taken literally; no search, no filter', () => {
+    expect(nameOrDescriptionMatch('50%')).toEqual({ $or: [{ name: { $ilike: '%50\\%%' } }, { description: { $ilike: '%50\\%%' } }] });
+    for (const none of ['', null, undefined]) expect(nameOrDescriptionMatch(none)).toEqual({});
   });
 });
 
