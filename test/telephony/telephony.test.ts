@@ -1171,6 +1171,23 @@ describe('simulated-campaign', () => {
     expect(nested.execution.calls.data.map((call) => call.id).sort()).toEqual(calls.map((call) => call.id).sort());
     const root = await acme.graphql.ok(CallsDocument, { executionId: execution.id, limit: 100 });
     expect(root.calls.meta.total).toBe(calls.length);
+    // Nested, the total is the kept one too (list_row_counts), in pages and past the end, as REST reads it.
+    const paged = await acme.graphql.ok(ExecutionCallsDocument, { id: execution.id, page: 2, limit: 5 });
+    expect(paged.execution.calls.data.map((call) => call.id)).toEqual(
+      (await acme.rest.get(`/api/calls?executionId=${execution.id}&page=2&limit=5`)).body.data.map((call: { id: string }) => call.id),
+    );
+    expect(paged.execution.calls.meta).toMatchObject({ total: calls.length, hasNextPage: calls.length > 10, hasPreviousPage: true });
+    await app.sql(`insert into list_row_counts (organization_id, list, scope_id, rows) values (?, 'calls.execution', ?, 1000000)`, [
+      acme.organizationId,
+      execution.id,
+    ]);
+    const past = await acme.graphql.ok(ExecutionCallsDocument, { id: execution.id, page: 1000, limit: 5 });
+    expect(past.execution.calls).toMatchObject({ data: [], meta: { total: calls.length + 1_000_000 } });
+    expect((await acme.rest.get(`/api/calls?executionId=${execution.id}&limit=1`)).body.meta.total).toBe(calls.length + 1_000_000);
+    await app.sql(`delete from list_row_counts where organization_id = ? and rows = 1000000`, [acme.organizationId]);
+    // A filtered nested page still counts its matches.
+    const completed = calls.filter((call) => call.status === 'completed').length;
+    expect((await acme.graphql.ok(ExecutionCallsDocument, { id: execution.id, limit: 1, status: 'completed' })).execution.calls.meta.total).toBe(completed);
 
     // The CSV: one row per contact with its last call, matching the list.
     const csv = await fetch(`${app.baseUrl}/api/executions/${execution.id}/calls.csv`, { headers: { 'x-api-key': acme.apiKey } });

@@ -269,6 +269,8 @@ export class CallService {
       page: args.page,
       limit: args.limit,
       keyset: { field: 'createdAt', order: 'desc' },
+      // An execution's calls, unfiltered: the kept total, as the REST list reads it (list()).
+      ...(parentColumn === 'execution_id' ? { keptTotals: 'calls.execution' as const } : {}),
     });
   }
 }
