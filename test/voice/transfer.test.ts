@@ -1,5 +1,5 @@
 import twilio from 'twilio';
-import { CreateTransferAgentDocument, TransferCallDocument, UpdateTransferAgentDocument } from '../generated/graphql.js';
+import { CreateTransferAgentDocument, EventsDocument, TransferCallDocument, UpdateTransferAgentDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallScript, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
 import { startFakeRealtime, type FakeRealtime, type FakeRealtimeSession } from '../support/fake-openai-realtime.js';
@@ -360,6 +360,11 @@ describe('back to the agent when the transfer’s dial reaches no one', () => {
         returnedAt: expect.stringMatching(/^\d{4}-/),
       });
       expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
+      // Integrators hear of it: one call.transfer_failed, the call with that transfer; another organization none.
+      const failed = (await acme.rest.get(`/api/events?type=call.transfer_failed&callId=${callId}`)).body.data as { payload: Record<string, any> }[];
+      expect(failed.map((event) => event.payload.transfer)).toEqual([transfer]);
+      expect(failed[0]!.payload).toMatchObject({ id: callId, status: 'in_progress' });
+      expect((await other.rest.get(`/api/events?type=call.transfer_failed&callId=${callId}`)).body.data).toEqual([]);
       // The conversation stayed open through the transfer: the call goes on with the agent.
       const [conversation] = await app.sql<{ status: string }>('select v.status from conversations v join calls c on c.conversation_id = v.id where c.id = ?', [
         callId,
@@ -485,6 +490,8 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
     );
     expect(transfer).toMatchObject({ dialStatus: 'completed', dialDurationSeconds: 64, returnedAt: null });
     expect(fake.streams).toEqual([]);
+    // A leg that reached the person is no failed transfer.
+    expect((await acme.rest.get(`/api/events?type=call.transfer_failed&callId=${callId}`)).body.data).toEqual([]);
   });
 
   it('the person does not answer: the caller is moved out of the room back to the agent, which is told why and says so', async () => {
@@ -503,6 +510,8 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
       content: "I'm sorry, Sales desk didn't answer. I'm back with you: how else can I help?",
     });
     expect(await transferOf(callId)).toMatchObject({ mode: 'warm', dialStatus: 'no-answer', returnedAt: expect.any(String) });
+    const failed = await acme.graphql.ok(EventsDocument, { type: ['call.transfer_failed'], callId, limit: 10 });
+    expect(failed.events.data.map((event) => (event.payload as { transfer: Record<string, unknown> }).transfer)).toEqual([await transferOf(callId)]);
     back.hangUp();
     await back.closed;
   });

@@ -338,7 +338,7 @@ export type CreateWebhookEndpointInput = {
   description?: string | null | undefined;
   /** Default true */
   enabled?: boolean | null | undefined;
-  /** The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, call.transferred, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
+  /** The event types to deliver; empty or left out = every type. Known types: execution.created, execution.started, execution.paused, execution.resumed, execution.completed, execution.stopped, execution.cancelled, execution.progress, call.started, call.ended, call.analyzed, call.transferred, call.transfer_failed, conversation.message, conversation.ended, tool.called, agent.activated, agent.archived, trigger.fired, contact.opted_out, knowledge.document.ready, knowledge.document.failed, import.progress, import.completed, import.failed, import.cancelled */
   eventTypes?: Array<string> | null | undefined;
   /** https URL (at most 2048 characters) the deliveries are POSTed to; it must not resolve to a private, loopback, link-local or metadata address (http and those only with WEBHOOK_ALLOW_PRIVATE=true) */
   url: string;

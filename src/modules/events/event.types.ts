@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'call.ended',
   'call.analyzed',
   'call.transferred',
+  'call.transfer_failed',
   'conversation.message',
   'conversation.ended',
   'tool.called',

@@ -204,14 +204,16 @@ export class CallTransfers implements TransferPort {
       dialEndedAt: now.toISOString(),
       returnedAt: back ? now.toISOString() : null,
     };
-    const rows = await query<{ id: string }>(
-      this.options.em.fork(),
-      `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz,
+    const rows = await this.reported(outcome, (tx) =>
+      query<{ id: string }>(
+        tx,
+        `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz,
               stream_opened_at = case when ?::boolean then null else stream_opened_at end,
               stream_nonce_hash = case when ?::boolean then null else stream_nonce_hash end
         where id = ? and status = 'in_progress' and transfer is not null and coalesce(transfer->>'dialStatus', '') = ''
           and carrier_call_id = ? returning id`,
-      [JSON.stringify(report), at(now), back, back, callId, outcome.carrierCallId],
+        [JSON.stringify(report), at(now), back, back, callId, outcome.carrierCallId],
+      ),
     );
     if (rows.length === 0) return 'ignored';
     return back ? 'returned' : 'recorded';
@@ -231,14 +233,16 @@ export class CallTransfers implements TransferPort {
       dialEndedAt: now.toISOString(),
       returnedAt: back ? now.toISOString() : null,
     };
-    const rows = await query<{ carrier_call_id: string | null }>(
-      this.options.em.fork(),
-      `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz,
+    const rows = await this.reported(outcome, (tx) =>
+      query<{ id: string; carrier_call_id: string | null }>(
+        tx,
+        `update calls set transfer = transfer || ?::jsonb, updated_at = ?::timestamptz,
               stream_opened_at = case when ?::boolean then null else stream_opened_at end,
               stream_nonce_hash = case when ?::boolean then null else stream_nonce_hash end
         where id = ? and status = 'in_progress' and transfer->>'legCallId' = ? and coalesce(transfer->>'dialStatus', '') = ''
-        returning carrier_call_id`,
-      [JSON.stringify(report), at(now), back, back, callId, outcome.carrierCallId],
+        returning id, carrier_call_id`,
+        [JSON.stringify(report), at(now), back, back, callId, outcome.carrierCallId],
+      ),
     );
     if (rows.length === 0) return { result: 'ignored', callerCallId: null };
     return { result: back ? 'returned' : 'recorded', callerCallId: rows[0]!.carrier_call_id };
@@ -314,6 +318,23 @@ export class CallTransfers implements TransferPort {
       [JSON.stringify(stored), at(this.clock()), callId],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * A dial's report recorded (`record`, the update of the call's transfer, once) and, when the dial
+   * reached no one, `call.transfer_failed` written in the same transaction: the call as REST shows it,
+   * its transfer with `dialStatus` and `returnedAt` (null when the caller had already gone). A report
+   * that changes nothing (a repeat, another call) writes no event.
+   */
+  private async reported<Row extends { id: string }>(outcome: DialOutcome, record: (tx: EntityManager) => Promise<Row[]>): Promise<Row[]> {
+    return this.options.em.fork().transactional(async (tx) => {
+      const rows = await record(tx);
+      if (rows.length > 0 && UNREACHED_DIAL_STATUSES.has(outcome.status)) {
+        const call = await tx.findOneOrFail(Call, rows[0]!.id, { refresh: true });
+        await EventWriter.write(tx, { organizationId: call.organizationId, type: 'call.transfer_failed', payload: callJson(call) });
+      }
+      return rows;
+    });
   }
 
   /** call.transferred: the call as REST shows it, with its transfer. */
