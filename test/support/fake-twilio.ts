@@ -562,15 +562,21 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       if (faults.reorder) held.push(params);
       else await sendCallback(call, params);
     };
+    // Canceled while queued, initiated or ringing (UpdateCall Status=canceled): it ends canceled, having rung or not.
+    let canceled = false;
+    const cancel = new Promise<void>((resolve) => cancels.set(call.sid, () => ((canceled = true), resolve())));
     await step('initiated', 'initiated');
-    if (script.outcome === 'failed') {
+    if (canceled) {
+      cancels.delete(call.sid);
+      call.endTime = new Date();
+      await step('canceled', 'completed', { CallDuration: '0' });
+    } else if (script.outcome === 'failed') {
+      cancels.delete(call.sid);
       call.endTime = new Date();
       await step('failed', 'completed', { CallDuration: '0' });
     } else {
       await step('ringing', 'ringing');
-      let canceled = false;
-      const cancel = new Promise<void>((resolve) => cancels.set(call.sid, () => ((canceled = true), resolve())));
-      if (script.ringUntil) await Promise.race([script.ringUntil, cancel]);
+      if (script.ringUntil && !canceled) await Promise.race([script.ringUntil, cancel]);
       cancels.delete(call.sid);
       if (canceled) {
         call.endTime = new Date();

@@ -549,6 +549,50 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
     }
   });
 
+  it('the carrier refusing the caller’s update after the leg was placed: the ringing leg is ended, the model is told, the call goes on', async () => {
+    let ringOut = () => undefined as void;
+    twilioFake.script((to) =>
+      to === SALES.number ? { outcome: 'answered', ringUntil: new Promise<void>((resolve) => (ringOut = resolve)) } : { outcome: 'answered' },
+    );
+    realtime.script.push({
+      caller: 'Sales, please.',
+      reply: [{ text: 'One moment.' }],
+      tools: [{ name: 'transfer_call', arguments: { destination: SALES.name } }],
+      afterTools: (outputs) => [{ text: outputs[0]!.transferred === false ? 'Sorry, I could not reach sales.' : 'Done.' }],
+    });
+    const { callId, caller, fake, session } = await openSts({ outcome: 'answered' });
+    try {
+      await app.sql('update calls set from_number = ? where id = ?', ['+14155550000', callId]);
+      // The caller's own UpdateCall is refused; a ringing call's Status=canceled still takes (Twilio cancels what rings).
+      twilioFake.faults({ updateStatus: 500 });
+      await caller.sendAudio(callerSpeech(600, 400));
+      const output = await session.waitFor('conversation.item.create', (event) => event.item.type === 'function_call_output');
+      expect(JSON.parse(output.item.output)).toEqual({ transferred: false, error: expect.stringContaining('the carrier refused the transfer') });
+      const person = twilioFake.calls().find((each) => each.to === SALES.number && each.statusCallback?.includes(`callId=${callId}`));
+      expect(person).toBeDefined();
+      // Ended when the refusal came back, before the model was told: nothing is left ringing for no one.
+      expect(person!.updates).toEqual([{ Status: 'canceled' }]);
+      await eventually(
+        async () => person!.status,
+        (status) => status === 'canceled',
+        'the leg canceled',
+      );
+      expect(fake.updates).toEqual([]);
+      expect(await stored(callId, 3)).toEqual([
+        { role: 'user', content: 'Sales, please.' },
+        { role: 'assistant', content: 'One moment.' },
+        { role: 'assistant', content: 'Sorry, I could not reach sales.' },
+      ]);
+      // The leg's own report (canceled) then matches no transfer: the call has none, the caller is still with the agent.
+      expect(await transferOf(callId)).toBeNull();
+      caller.hangUp();
+      await caller.closed;
+    } finally {
+      twilioFake.faults({});
+      ringOut();
+    }
+  });
+
   it('a leg report unsigned → 403; for a leg the transfer did not place → answered and ignored', async () => {
     const callId = await liveCall({ org: acme, agentId: stsAgentId, contactId: null, connectionId });
     const claimed = {

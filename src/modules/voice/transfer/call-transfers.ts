@@ -8,7 +8,7 @@ import { Call } from '../../telephony/call.entity.js';
 import { callJson } from '../../telephony/call.types.js';
 import type { CarrierAccount } from '../../telephony/carrier.js';
 import { carrierModuleOf, type CarrierModules } from '../../telephony/carriers/index.js';
-import type { DialOutcome } from '../../telephony/carriers/carrier-module.js';
+import type { CarrierModule, DialOutcome } from '../../telephony/carriers/carrier-module.js';
 import type { StoredTransfer } from '../../telephony/call-transfer.types.js';
 import type { VoiceAction } from '../voice-actions.js';
 import { holdLine, transferLine } from './transfer-tool.js';
@@ -145,6 +145,8 @@ export class CallTransfers implements TransferPort {
           { kind: 'say', text: line, voice: row.voice_id },
           { kind: 'dial', number: destination.number, reportTo: 'dial' },
         ];
+    // The person's leg, once placed: ended again if the caller's own call then refuses the update, so nothing rings for no one.
+    let legCallId: string | null = null;
     try {
       if (warm) {
         // The person's leg first: it rings while the caller is moved to the room, hears the briefing once answered, then joins.
@@ -163,6 +165,7 @@ export class CallTransfers implements TransferPort {
           timeoutSeconds: WARM_RING_SECONDS,
           statusCallbackUrl: `${context.publicUrl}/telephony/${carrier.kind}/${context.connectionId}/transfer-leg?callId=${encodeURIComponent(call.id)}`,
         });
+        legCallId = leg.carrierCallId;
         await query(this.options.em.fork(), 'update calls set transfer = transfer || ?::jsonb where id = ?', [
           JSON.stringify({ legCallId: leg.carrierCallId }),
           call.id,
@@ -177,6 +180,7 @@ export class CallTransfers implements TransferPort {
       ]);
       const reason = error instanceof Error ? error.message : String(error);
       logger.warn({ callId: call.id, destination: destination.name, err: reason }, 'the carrier refused the transfer; the call goes on with the agent');
+      if (legCallId) await this.endPlacedLeg(call.id, carrier, account, legCallId);
       return refused(`the carrier refused the transfer (${reason.slice(0, 200)}); the call goes on with you: tell the caller`);
     }
     // The carrier has the call now: a lost event is logged, never told to the model as a failed transfer.
@@ -285,6 +289,16 @@ export class CallTransfers implements TransferPort {
       this.options.logger.info({ callId }, 'the caller left during a warm transfer: the person’s leg was ended');
     } catch (error) {
       this.options.logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'a warm transfer’s leg could not be ended');
+    }
+  }
+
+  /** A warm transfer's leg placed for a transfer that then failed: ended at the carrier (its later report matches no transfer and is ignored). */
+  private async endPlacedLeg(callId: string, carrier: CarrierModule, account: CarrierAccount, legCallId: string): Promise<void> {
+    try {
+      await carrier.adapter.endLeg?.(account, legCallId);
+      this.options.logger.info({ callId }, 'the transfer failed after the person’s leg was placed: the leg was ended');
+    } catch (error) {
+      this.options.logger.warn({ callId, err: error instanceof Error ? error.message : String(error) }, 'a failed warm transfer’s leg could not be ended');
     }
   }
 

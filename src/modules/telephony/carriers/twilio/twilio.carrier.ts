@@ -162,9 +162,10 @@ export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
 
   async endLeg(account: CarrierAccount, carrierCallId: string): Promise<void> {
     // UpdateCall's Status: canceled ends a queued or ringing call, completed one in progress; whichever it is, one of them takes.
+    // (`initiated` is a status callback's event, not a resource status Twilio publishes; read as queued if it comes.)
     const leg = await this.call(() => this.client(account).calls(carrierCallId).fetch());
     const status = leg.status === 'in-progress' ? 'completed' : 'canceled';
-    if (leg.status === 'queued' || leg.status === 'ringing' || leg.status === 'in-progress')
+    if (['queued', 'initiated', 'ringing', 'in-progress'].includes(leg.status))
       await this.call(() => this.client(account).calls(carrierCallId).update({ status }));
   }
 
