@@ -84,12 +84,15 @@ async function main(): Promise<number> {
       },
       watch: (gateway) => watched.push(gateway),
     };
+    const scenarioStarted = Date.now();
     try {
       await scenario(ctx);
     } catch (error) {
       report.check(`${name} ran to the end`, false, error instanceof Error ? (error.stack ?? error.message) : String(error));
     } finally {
       for (const gateway of watched) gateway.kill();
+      // Each scenario's wall time, so a slow one shows in CI's log (the whole run should stay under 15 minutes).
+      console.log(`(${name}: ${((Date.now() - scenarioStarted) / 1000).toFixed(1)} s)`);
     }
     if (report.summary().failed > failedBefore) {
       for (const gateway of watched) {
