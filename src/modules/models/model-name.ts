@@ -1,10 +1,8 @@
 import { AppError } from '../../common/errors.js';
+import { BUILTIN_MODELS, MODEL_PROVIDERS, type ModelProvider } from './model-providers.js';
 
-export const MODEL_PROVIDERS = ['builtin', 'openai', 'anthropic', 'openai-compatible', 'google'] as const;
-export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
-
-export const BUILTIN_MODELS = ['echo', 'extractive'] as const;
-export type BuiltinModel = (typeof BUILTIN_MODELS)[number];
+// The providers and the builtin models are the descriptors' (model-providers.ts).
+export { BUILTIN_MODELS, MODEL_PROVIDERS, type BuiltinModel, type ModelProvider } from './model-providers.js';
 
 export interface ModelName {
   provider: ModelProvider;

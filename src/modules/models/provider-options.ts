@@ -1,6 +1,6 @@
 import { AppError, type FieldError } from '../../common/errors.js';
 import type { ModelProvider } from './model-name.js';
-import type { Check } from './model-settings.js';
+import { modelProviderOf } from './model-providers.js';
 
 /**
  * modelConfig.providerOptions, allow-listed per provider. The SDKs copy what they do not know
@@ -9,29 +9,6 @@ import type { Check } from './model-settings.js';
  */
 export type ProviderOptions = Record<string, Record<string, unknown>>;
 
-const oneOf =
-  (...values: string[]): Check =>
-  (value) =>
-    typeof value === 'string' && values.includes(value) ? undefined : `must be one of ${values.join(', ')}`;
-
-const shortString: Check = (value) =>
-  typeof value === 'string' && value.length >= 1 && value.length <= 256 ? undefined : 'must be a string of 1 to 256 characters';
-
-const boolean: Check = (value) => (typeof value === 'boolean' ? undefined : 'must be true or false');
-
-const reasoningEffort = oneOf('none', 'minimal', 'low', 'medium', 'high');
-const textVerbosity = oneOf('low', 'medium', 'high');
-
-/** Per provider: the one providerOptions key the SDK reads, and its accepted options. */
-const ALLOWED: Record<ModelProvider, { key: string; options: Record<string, Check> } | null> = {
-  builtin: null,
-  openai: { key: 'openai', options: { user: shortString, reasoningEffort, textVerbosity } },
-  anthropic: { key: 'anthropic', options: { sendReasoning: boolean } },
-  'openai-compatible': { key: 'openaiCompatible', options: { user: shortString, reasoningEffort, textVerbosity } },
-  // Google's options (thinking budgets, safety settings, cached contents) change cost or what is answered: none yet.
-  google: null,
-};
-
 const FIELD = 'modelConfig.providerOptions';
 
 /**
@@ -39,7 +16,8 @@ const FIELD = 'modelConfig.providerOptions';
  * other key → BAD_USER_INPUT naming modelConfig.providerOptions.<key>[.<option>].
  */
 export function parseProviderOptions(provider: ModelProvider, options: Record<string, unknown> | null | undefined): ProviderOptions {
-  const allowed = ALLOWED[provider];
+  // The descriptor's one key and its allow-list (model-providers.ts).
+  const allowed = modelProviderOf(provider).providerOptions;
   const result: ProviderOptions = {};
   const errors: FieldError[] = [];
   for (const [key, value] of Object.entries(options ?? {})) {
