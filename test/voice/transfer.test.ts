@@ -10,6 +10,7 @@ import { startTwilioApp } from '../telephony/fixtures.js';
 import { campaignWithExecution } from '../telephony/call-seed.js';
 import { createAudience } from '../programs/fixtures.js';
 import { eventually, stsHelpers } from './sts-fixtures.js';
+import { TalkSocket } from '../web-calls/talk-socket.js';
 
 // The cold transfer (issue #44) on a live Twilio call, through the real doors: an agent lists
 // transferDestinations; on sts and streaming calls its model is offered transfer_call (an enum of
@@ -280,6 +281,46 @@ describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
     expect(await transferOf(callId)).toBeNull();
     const [events] = await app.sql<{ n: string | number }>(`select count(*) as n from events where type = 'call.transferred' and payload->>'id' = ?`, [callId]);
     expect(Number(events!.n)).toBe(0);
+  });
+});
+
+describe('transfer_call on a web call (the browser: no carrier to dial with)', () => {
+  it('is refused with the reason, the model is told and says so, and the call goes on with the agent; nothing is recorded', async () => {
+    await acme.grantCredits(1);
+    realtime.script.push({
+      caller: 'Put me through to billing.',
+      reply: [{ text: 'One moment.' }],
+      tools: [{ name: 'transfer_call', arguments: { destination: BILLING.name } }],
+      afterTools: (outputs) => [{ text: outputs[0]!.transferred === false ? 'I cannot transfer a web call, but I can help.' : 'Done.' }],
+    });
+    const created = await acme.rest.post('/api/web-calls', { agentId: stsAgentId });
+    expect(created.status).toBe(201);
+    const next = realtime.nextSession();
+    const talk = await TalkSocket.open(app.baseUrl, created.body.token as string);
+    if (typeof talk === 'number') throw new Error(`the talk socket was refused: ${talk}`);
+    try {
+      const session = await next;
+      await session.waitFor('session.update');
+      talk.sendAudio(callerSpeech(600, 400));
+      const output = await session.waitFor('conversation.item.create', (event) => event.item.type === 'function_call_output');
+      expect(JSON.parse(output.item.output)).toEqual({ transferred: false, error: 'transfer is not available on this carrier (web)' });
+      await talk.until(() => talk.transcript.some((line) => line.text === 'I cannot transfer a web call, but I can help.'));
+      expect(talk.transcript).toEqual([
+        { role: 'caller', text: 'Put me through to billing.' },
+        { role: 'agent', text: 'One moment.' },
+        { role: 'agent', text: 'I cannot transfer a web call, but I can help.' },
+      ]);
+      const [call] = await app.sql<{ id: string; channel: string; status: string }>(
+        'select id, channel, status from calls where organization_id = ? and channel = ? order by created_at desc limit 1',
+        [acme.organizationId, 'web'],
+      );
+      expect(call).toMatchObject({ channel: 'web', status: 'in_progress' });
+      expect(await transferOf(call!.id)).toBeNull();
+      expect((await other.rest.get(`/api/calls/${call!.id}`)).status).toBe(404);
+    } finally {
+      talk.close();
+      await talk.closed;
+    }
   });
 });
 
