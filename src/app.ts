@@ -136,6 +136,8 @@ export interface GatewaySeams {
   requestDeadline?: RequestDeadline;
   /** Carrier modules serving their kinds in place of the built-in ones (a throwaway carrier in a test). */
   carrierModules?: CarrierModule[];
+  /** How long a warm transfer waits for the model's summary (a timer of SUMMARY_TIMEOUT_MS; a test's fires when it says). */
+  transferSummaryDeadline?: RequestDeadline;
 }
 
 export async function createGateway(config: Config, database: Database, logger: Logger, seams: GatewaySeams = {}): Promise<Gateway> {
@@ -437,13 +439,15 @@ export async function createGateway(config: Config, database: Database, logger: 
       logger,
     }),
   );
-  // The agents' cold transfers (transfer_call), and their dials' reports.
+  // The agents' transfers (transfer_call; a warm one's briefing summarised by the agent's model), and their dials' reports.
   const transfers = new CallTransfers({
     em: database.em,
     carriers: services.carrierModules,
     account: (connectionId) => services.carrierConnections.accountById(connectionId),
     publicUrl: () => config.telephony.publicUrl,
     logger,
+    model: services.models,
+    summaryDeadline: seams.transferSummaryDeadline,
   });
   app.use(
     '/telephony',

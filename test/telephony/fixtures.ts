@@ -10,8 +10,13 @@ export async function startTwilioApp(
   fake: FakeTwilio,
   logTo?: Parameters<typeof startTestApp>[1],
   overrides: Parameters<typeof startTestApp>[0] = {},
+  seams: Parameters<typeof startTestApp>[2] = {},
 ): Promise<TestApp> {
-  const app = await startTestApp({ telephony: { twilioApiBaseUrl: fake.url, credentialsKey: randomBytes(32), publicUrl: undefined }, ...overrides }, logTo);
+  const app = await startTestApp(
+    { telephony: { twilioApiBaseUrl: fake.url, credentialsKey: randomBytes(32), publicUrl: undefined }, ...overrides },
+    logTo,
+    seams,
+  );
   app.config.telephony.publicUrl = app.baseUrl;
   return app;
 }

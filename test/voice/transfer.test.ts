@@ -11,6 +11,7 @@ import { campaignWithExecution } from '../telephony/call-seed.js';
 import { createAudience } from '../programs/fixtures.js';
 import { eventually, stsHelpers } from './sts-fixtures.js';
 import { TalkSocket } from '../web-calls/talk-socket.js';
+import { TestDeadlines } from '../helpers/deadlines.js';
 
 // The cold transfer (issue #44) on a live Twilio call, through the real doors: an agent lists
 // transferDestinations; on sts and streaming calls its model is offered transfer_call (an enum of
@@ -36,6 +37,10 @@ const SALES = {
   briefing: 'A caller about a new order for {{contact.name}}.',
 };
 const DESTINATIONS = [BILLING, FRONT, BLOCKED, SALES];
+/** A warm destination whose briefing places the model's summary itself. */
+const ORDERS = { name: 'Order desk', number: '+14155550124', description: 'Orders', mode: 'warm', briefing: 'New order. {{summary}} Please take it.' };
+/** The hidden policy of the agent whose warm transfers are summarised: it must never reach the person. */
+const POLICY = 'Never offer a discount above ten percent.';
 
 let twilioFake: FakeTwilio;
 let realtime: FakeRealtime;
@@ -48,22 +53,30 @@ let connectionId: string;
 let stsAgentId: string;
 let streamingAgentId: string;
 let contactId: string;
+let summarizingAgentId: string;
+/** A warm transfer's wait for the model's summary ends when a test fires it, never on wall time. */
+const deadlines = new TestDeadlines();
 
 beforeAll(async () => {
   twilioFake = await startFakeTwilio();
   realtime = await startFakeRealtime();
   deepgram = await startFakeDeepgram({ apiKey: DEEPGRAM_KEY });
   elevenlabs = await startFakeElevenLabs({ apiKey: ELEVENLABS_KEY });
-  app = await startTwilioApp(twilioFake, undefined, {
-    providers: {
-      openaiApiKey: 'sk-test-realtime-key',
-      openaiRealtimeUrl: realtime.url,
-      deepgramApiKey: DEEPGRAM_KEY,
-      deepgramBaseUrl: deepgram.baseUrl,
-      elevenlabsApiKey: ELEVENLABS_KEY,
-      elevenlabsBaseUrl: elevenlabs.baseUrl,
+  app = await startTwilioApp(
+    twilioFake,
+    undefined,
+    {
+      providers: {
+        openaiApiKey: 'sk-test-realtime-key',
+        openaiRealtimeUrl: realtime.url,
+        deepgramApiKey: DEEPGRAM_KEY,
+        deepgramBaseUrl: deepgram.baseUrl,
+        elevenlabsApiKey: ELEVENLABS_KEY,
+        elevenlabsBaseUrl: elevenlabs.baseUrl,
+      },
     },
-  });
+    { transferSummaryDeadline: deadlines.deadline },
+  );
   acme = await app.organization('Acme transfer');
   other = await app.organization('Other transfer');
   const connection = await acme.rest.post('/api/carrier-connections', { name: 'Twilio', accountSid: twilioFake.accountSid, authToken: twilioFake.authToken });
@@ -87,6 +100,13 @@ beforeAll(async () => {
   });
   streamingAgentId = await agent({
     firstMessage: GREETING,
+    modelConfig: { model: 'builtin/echo' },
+    voiceConfig: { pipelineMode: 'streaming', sttProvider: 'deepgram', ttsProvider: 'elevenlabs', language: 'en-US' },
+  });
+  summarizingAgentId = await agent({
+    firstMessage: GREETING,
+    policy: POLICY,
+    transferDestinations: [SALES, ORDERS],
     modelConfig: { model: 'builtin/echo' },
     voiceConfig: { pipelineMode: 'streaming', sttProvider: 'deepgram', ttsProvider: 'elevenlabs', language: 'en-US' },
   });
@@ -215,6 +235,10 @@ describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
       dialEndedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       // The person answered: the caller is not given back.
       returnedAt: null,
+      // No one is briefed on a cold transfer.
+      briefing: null,
+      summary: null,
+      summaryError: null,
     });
     expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
     expect(await stored(callId, 3)).toEqual([
@@ -512,16 +536,24 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
       'the caller and the person in the room',
     );
     expect(twilioFake.room(room(callId))!.participants.sort()).toEqual([fake.sid, person.sid].sort());
-    expect(person.heard).toEqual([
-      'This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. The caller said: I would like to order, can I talk to sales? Connecting you now.',
-    ]);
+    // A speech-to-speech agent has no text model to summarise with: the template's briefing, with the caller's last words.
+    const briefing =
+      'This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. The caller said: I would like to order, can I talk to sales? Connecting you now.';
+    expect(person.heard).toEqual([briefing]);
     expect(fake.heard).toEqual(['Please hold while I connect you to Sales desk.']);
-    expect(await transferOf(callId)).toMatchObject({ destinationName: SALES.name, mode: 'warm', dialStatus: null });
+    expect(await transferOf(callId)).toMatchObject({
+      destinationName: SALES.name,
+      mode: 'warm',
+      dialStatus: null,
+      briefing,
+      summary: null,
+      summaryError: 'no text model: a speech-to-speech agent’s model does not write summaries',
+    });
     expect(await transferOf(callId)).not.toHaveProperty('legCallId');
     expect(await stored(callId, 3)).toEqual([
       { role: 'user', content: 'I would like to order, can I talk to sales?' },
       { role: 'assistant', content: 'Let me get someone from sales.' },
-      { role: 'assistant', content: '[the call was transferred to Sales desk]' },
+      { role: 'assistant', content: `[the call was transferred to Sales desk; they were briefed: ${briefing}]` },
     ]);
     hangUpPerson();
     const transfer = await eventually(
@@ -721,6 +753,140 @@ describe('transfer_call on a streaming call (Deepgram, builtin/echo, ElevenLabs)
       .map((line) => line.split(','));
     expect(header!.slice(-4)).toEqual(['transferredTo', 'transferDestination', 'transferredAt', 'transferDialStatus']);
     expect(row!.slice(-4)).toEqual([FRONT.name, FRONT.number, transfer!.transferredAt, 'no-answer']);
+  });
+});
+
+describe('a warm transfer’s briefing summarised by the agent’s text model (streaming, builtin/echo)', () => {
+  const models = () => app.gateway.services.models;
+  let generateObject: typeof app.gateway.services.models.generateObject;
+  beforeEach(() => {
+    generateObject = models().generateObject;
+  });
+  afterEach(() => {
+    models().generateObject = generateObject;
+    twilioFake.script(() => ({ outcome: 'answered' }));
+  });
+
+  const ORDERING = 'I would like to order forty chairs for my cafe.';
+
+  /** A streaming call of the summarising agent: the caller asks for an order, then its model transfers to `destination`; the person answers. */
+  async function summarisedCall(destination: { name: string; number: string }) {
+    twilioFake.script((to) => (to === destination.number ? { outcome: 'answered', durationSeconds: 12 } : { outcome: 'answered' }));
+    deepgram.script([ORDERING, `call transfer_call {"destination": "${destination.name}"}`]);
+    const { callId, caller, fake } = await openStream(summarizingAgentId, { outcome: 'answered' });
+    await app.sql('update calls set from_number = ? where id = ?', ['+14155550000', callId]);
+    await eventually(
+      () => stored(callId, 1),
+      (messages) => messages.length === 1,
+      'the greeting',
+    );
+    await caller.sendAudio(callerSpeech(600, 700), 2);
+    await stored(callId, 3);
+    await caller.sendAudio(callerSpeech(600, 700), 2);
+    expect((await caller.closed).code).toBe(1000);
+    const person = await eventually(
+      async () => twilioFake.calls().find((each) => each.to === destination.number && each.statusCallback?.includes(`callId=${callId}`)),
+      (found) => found !== undefined && found.heard.length > 0,
+      'the person’s leg, answered and briefed',
+    );
+    return { callId, fake, person: person! };
+  }
+
+  it('the person hears the model’s summary of what the caller said after the briefing; it is on the call’s transfer (both doors) and in the transcript; the model never sees the policy', async () => {
+    const asked: Parameters<typeof generateObject>[0][] = [];
+    models().generateObject = (request) => (asked.push(request), generateObject.call(models(), request));
+    const { callId, person } = await summarisedCall(SALES);
+    // builtin/echo's summary is deterministic: the caller's first line (docs/voice.md).
+    const briefing = `This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. Summary: ${ORDERING} Connecting you now.`;
+    expect(person.heard).toEqual([briefing]);
+    const create = twilioFake
+      .requests()
+      .find((request) => request.method === 'POST' && request.form.To === SALES.number && request.form.StatusCallback?.includes(callId));
+    expect(create!.form.Twiml).toContain(`<Say voice="Polly.Joanna">${briefing}</Say>`);
+    // One request, of the agent's model: the transcript so far as data, nothing of its instructions or hidden policy.
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.model).toBe('builtin/echo');
+    const prompt = JSON.stringify(asked[0]);
+    expect(prompt).toContain(ORDERING);
+    expect(prompt).not.toContain('discount');
+    expect(prompt).not.toContain('hand callers on');
+    // Once the person hung up (the leg's end reported), the record is whole.
+    const transfer = await eventually(
+      () => transferOf(callId),
+      (value) => value?.dialStatus === 'completed',
+      'the leg’s end on the call',
+    );
+    expect(transfer).toMatchObject({ destinationName: SALES.name, mode: 'warm', briefing, summary: ORDERING, summaryError: null });
+    expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
+    const messages = await stored(callId, 5);
+    expect(messages[4]).toEqual({ role: 'assistant', content: `[the call was transferred to Sales desk; they were briefed: ${briefing}]` });
+    // Another organization sees neither the call nor its briefing.
+    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+    expect((await other.graphql.run(TransferCallDocument, { id: callId })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(deadlines.pending).toBe(0);
+  });
+
+  it('a briefing with {{summary}} has the summary in its place', async () => {
+    const { callId, person } = await summarisedCall(ORDERS);
+    const briefing = `This is Receptionist, with a caller for Order desk. New order. ${ORDERING} Please take it. Connecting you now.`;
+    expect(person.heard).toEqual([briefing]);
+    expect(await transferOf(callId)).toMatchObject({ briefing, summary: ORDERING });
+  });
+
+  it('a summary that says the agent’s policy is withheld whole: the person hears the template briefing, never the policy', async () => {
+    models().generateObject = async (request) => ({
+      object: { summary: `The caller wants chairs. ${POLICY}` },
+      usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, model: request.model },
+    });
+    const { callId, person, fake } = await summarisedCall(SALES);
+    const heard = [...person.heard, ...fake.heard].join(' ');
+    expect(heard).not.toMatch(/discount|ten percent/i);
+    expect(person.heard).toEqual([
+      `This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. The caller said: ${ORDERING} call transfer_call {"destination": "Sales desk"} Connecting you now.`,
+    ]);
+    const transfer = await transferOf(callId);
+    expect(transfer).toMatchObject({ summary: null, summaryError: 'the summary said the agent’s policy: it was withheld' });
+    expect(JSON.stringify(transfer)).not.toMatch(/discount/i);
+    expect(JSON.stringify(await stored(callId, 5))).not.toMatch(/discount/i);
+  });
+
+  it('a model that fails: the person hears the template briefing alone, and the call’s transfer says why', async () => {
+    models().generateObject = async () => {
+      throw new Error('the provider is down');
+    };
+    const { callId, person } = await summarisedCall(ORDERS);
+    // The placeholder is left empty; the caller's last words are said instead, as without a summary.
+    expect(person.heard).toEqual([
+      `This is Receptionist, with a caller for Order desk. New order. Please take it. The caller said: ${ORDERING} call transfer_call {"destination": "Order desk"} Connecting you now.`,
+    ]);
+    expect(await transferOf(callId)).toMatchObject({ summary: null, summaryError: 'the model failed: the provider is down' });
+  });
+
+  it('a model that does not answer in time: once the wait’s deadline fires, the person is briefed from the template', async () => {
+    let answer = (_value: Awaited<ReturnType<typeof generateObject>>) => undefined as void;
+    models().generateObject = (request) =>
+      new Promise((resolve) => {
+        answer = resolve;
+        void request;
+      });
+    const twilioCalls = () => twilioFake.calls().filter((each) => each.to === SALES.number).length;
+    const before = twilioCalls();
+    const running = summarisedCall(SALES);
+    // The leg is placed only once the summary's wait is over: the deadline is what ends it here.
+    await eventually(
+      async () => deadlines.pending,
+      (pending) => pending === 1,
+      'the summary’s wait',
+    );
+    expect(twilioCalls()).toBe(before);
+    expect(deadlines.fire()).toBe(1);
+    const { callId, person } = await running;
+    expect(person.heard[0]).toContain(`The caller said: ${ORDERING}`);
+    expect(person.heard[0]).not.toContain('Summary:');
+    expect(await transferOf(callId)).toMatchObject({ summary: null, summaryError: 'the model did not answer within 3000 ms' });
+    // A late answer changes nothing.
+    answer({ object: { summary: 'Too late.' }, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, model: 'builtin/echo' } });
+    expect((await transferOf(callId))!.summary).toBeNull();
   });
 });
 

@@ -3763,6 +3763,12 @@ export interface components {
             dialEndedAt: string | null;
             /** @description When the caller was given back to the agent because the dial reached no one (busy, no-answer, failed, canceled), ISO 8601; null otherwise */
             returnedAt: string | null;
+            /** @description A warm transfer: what the person heard before the caller was joined; null for a cold one */
+            briefing: string | null;
+            /** @description A warm transfer: the agent’s model’s summary of the call so far, said in the briefing; null when there was none (see summaryError) */
+            summary: string | null;
+            /** @description A warm transfer briefed without a summary: why (the model failed or did not answer in time, the summary said the agent’s policy, or the agent has no text model); null otherwise */
+            summaryError: string | null;
         };
         /** @description A call’s recording: its state at the carrier; the audio is downloaded with GET /api/calls/{id}/recording */
         CallRecording: {
@@ -32189,7 +32195,10 @@ export interface operations {
                      *             "dialStatus": "Example dialStatus",
                      *             "dialDurationSeconds": 3,
                      *             "dialEndedAt": "2026-11-24T09:30:00.000Z",
-                     *             "returnedAt": "2026-11-24T09:30:00.000Z"
+                     *             "returnedAt": "2026-11-24T09:30:00.000Z",
+                     *             "briefing": "Example briefing",
+                     *             "summary": "Example summary",
+                     *             "summaryError": "Example summaryError"
                      *           },
                      *           "createdAt": "2026-11-24T09:30:00.000Z",
                      *           "updatedAt": "2026-11-24T09:30:00.000Z",
@@ -32463,7 +32472,10 @@ export interface operations {
                      *         "dialStatus": "Example dialStatus",
                      *         "dialDurationSeconds": 3,
                      *         "dialEndedAt": "2026-11-24T09:30:00.000Z",
-                     *         "returnedAt": "2026-11-24T09:30:00.000Z"
+                     *         "returnedAt": "2026-11-24T09:30:00.000Z",
+                     *         "briefing": "Example briefing",
+                     *         "summary": "Example summary",
+                     *         "summaryError": "Example summaryError"
                      *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",
@@ -32819,7 +32831,10 @@ export interface operations {
                      *         "dialStatus": "Example dialStatus",
                      *         "dialDurationSeconds": 3,
                      *         "dialEndedAt": "2026-11-24T09:30:00.000Z",
-                     *         "returnedAt": "2026-11-24T09:30:00.000Z"
+                     *         "returnedAt": "2026-11-24T09:30:00.000Z",
+                     *         "briefing": "Example briefing",
+                     *         "summary": "Example summary",
+                     *         "summaryError": "Example summaryError"
                      *       },
                      *       "createdAt": "2026-11-24T09:30:00.000Z",
                      *       "updatedAt": "2026-11-24T09:30:00.000Z",

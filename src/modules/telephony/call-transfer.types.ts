@@ -13,6 +13,12 @@ export interface StoredTransfer {
   returnedAt?: string | null;
   /** A warm transfer's leg to the person, at the carrier (never shown: its status callback names it). */
   legCallId?: string | null;
+  /** A warm transfer: what the person heard before the caller was joined. */
+  briefing?: string | null;
+  /** A warm transfer: the model's summary of the call in that briefing (null: none, see summaryError). */
+  summary?: string | null;
+  /** A warm transfer without a summary: why (the model failed, was late, said the policy; an sts agent has no text model). */
+  summaryError?: string | null;
 }
 
 @ObjectType({ description: 'The call was handed to a person by the agent’s transfer_call tool' })
@@ -47,4 +53,20 @@ export class CallTransfer {
     description: 'When the caller was given back to the agent because the dial reached no one (busy, no-answer, failed, canceled), ISO 8601; null otherwise',
   })
   returnedAt!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'A warm transfer: what the person heard before the caller was joined; null for a cold one' })
+  briefing!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'A warm transfer: the agent’s model’s summary of the call so far, said in the briefing; null when there was none (see summaryError)',
+  })
+  summary!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'A warm transfer briefed without a summary: why (the model failed or did not answer in time, the summary said the agent’s policy, or the agent has no text model); null otherwise',
+  })
+  summaryError!: string | null;
 }

@@ -546,7 +546,7 @@ export class CallBridge implements SpeechEvents {
       if (this.finished) return;
       if (outcome.transferred) {
         // The conversation stays open: the caller may come back (a dial that reached no one); the call's end closes it.
-        this.finish(ConversationStatus.ended, transferredLine(outcome.transferred.name), true);
+        this.finish(ConversationStatus.ended, transferredLine(outcome.transferred.name, outcome.transferred.briefing), true);
         return;
       }
       this.provider?.answerTool(callId, TRANSFER_CALL_TOOL, outcome.output);

@@ -882,7 +882,7 @@ export class StreamingCall implements RecognizerEvents {
       return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };
     });
     // The conversation stays open: the caller may come back (a dial that reached no one); the call's end closes it.
-    if (outcome.transferred) this.finish(transferredLine(outcome.transferred.name), true);
+    if (outcome.transferred) this.finish(transferredLine(outcome.transferred.name, outcome.transferred.briefing), true);
     return outcome.output;
   }
 

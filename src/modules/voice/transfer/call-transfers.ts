@@ -12,14 +12,17 @@ import type { CarrierModule, DialOutcome } from '../../telephony/carriers/carrie
 import type { StoredTransfer } from '../../telephony/call-transfer.types.js';
 import type { VoiceAction } from '../voice-actions.js';
 import { holdLine, transferLine } from './transfer-tool.js';
-import { renderedLine } from '../../agents/templates/call-context.js';
+import { renderedPrompt, templateView } from '../../agents/templates/call-context.js';
+import { asSpokenWords, renderTemplate, type TemplateView } from '../../agents/templates/template-language.js';
 import { CallConversations } from '../realtime/call-conversation.js';
 import type { TransferDestination } from '../../agents/transfer-destination.types.js';
+import type { RequestDeadline } from '../../../platform/request-timeout.js';
+import { transferSummary, type SummaryModelPort } from './transfer-summary.js';
 
 /** What the model is told of a transfer_call, and the destination when the carrier took it (the agent's stream then ends). */
 export interface TransferOutcome {
   output: Record<string, unknown>;
-  transferred: { name: string; line: string } | null;
+  transferred: { name: string; line: string; briefing: string | null } | null;
 }
 
 /** A transfer whose dial reached no one, the caller given back to the agent: whom it dialled and the carrier's word for how it ended. */
@@ -53,6 +56,10 @@ export interface CallTransfersOptions {
   publicUrl: () => string | undefined;
   logger: Logger;
   clock?: () => Date;
+  /** The agent's text model, asked for a warm transfer's summary (transfer-summary.ts). */
+  model: SummaryModelPort;
+  /** The summary's deadline (SUMMARY_TIMEOUT_MS on a timer; a test's fires when it says). */
+  summaryDeadline?: RequestDeadline;
 }
 
 interface TransferRow {
@@ -132,6 +139,9 @@ export class CallTransfers implements TransferPort {
       dialDurationSeconds: null,
       dialEndedAt: null,
       returnedAt: null,
+      briefing: null,
+      summary: null,
+      summaryError: null,
     };
     if (!(await this.claim(call.id, stored))) return refused('the call is no longer in progress, or was already transferred');
     const context = { publicUrl: this.options.publicUrl() ?? '', connectionId: row.carrier_connection_id!, callId: call.id };
@@ -147,13 +157,15 @@ export class CallTransfers implements TransferPort {
         ];
     // The person's leg, once placed: ended again if the caller's own call then refuses the update, so nothing rings for no one.
     let legCallId: string | null = null;
+    let briefing: string | null = null;
     try {
       if (warm) {
         // The person's leg first: it rings while the caller is moved to the room, hears the briefing once answered, then joins.
-        const briefing = await this.briefing(call, agent, destination, row.conversation_id);
+        const told = await this.briefing(call, agent, destination, row.conversation_id);
+        briefing = told.briefing;
         const legDocument = carrier.callControl.render(
           [
-            { kind: 'say', text: briefing, voice: row.voice_id },
+            { kind: 'say', text: told.briefing, voice: row.voice_id },
             { kind: 'conference', room, role: 'person' },
           ],
           context,
@@ -167,7 +179,7 @@ export class CallTransfers implements TransferPort {
         });
         legCallId = leg.carrierCallId;
         await query(this.options.em.fork(), 'update calls set transfer = transfer || ?::jsonb where id = ?', [
-          JSON.stringify({ legCallId: leg.carrierCallId }),
+          JSON.stringify({ legCallId: leg.carrierCallId, briefing: told.briefing, summary: told.summary, summaryError: told.summaryError }),
           call.id,
         ]);
       }
@@ -188,7 +200,7 @@ export class CallTransfers implements TransferPort {
       logger.error({ callId: call.id, err: error instanceof Error ? error.message : String(error) }, 'call.transferred could not be written'),
     );
     logger.info({ callId: call.id, destination: destination.name }, 'call transferred');
-    return { output: { transferred: true, destination: destination.name }, transferred: { name: destination.name, line } };
+    return { output: { transferred: true, destination: destination.name }, transferred: { name: destination.name, line, briefing } };
   }
 
   /**
@@ -252,21 +264,37 @@ export class CallTransfers implements TransferPort {
     return { result: back ? 'returned' : 'recorded', callerCallId: rows[0]!.carrier_call_id };
   }
 
-  /** What the person hears before the caller is joined: who transfers, the destination's briefing (variables filled in), and the caller's last words. */
+  /**
+   * What the person hears before the caller is joined: who transfers, the destination's briefing
+   * (variables filled in), and the model's summary of the call so far (transfer-summary.ts) — at the
+   * briefing's `{{summary}}` when it has one, else after it — or, without a summary (none asked of an
+   * sts agent, the model failed, was late or said the policy), the caller's last two turns. The
+   * summary and why there is none are kept with it.
+   */
   private async briefing(
     call: { id: string; organizationId: string },
     agent: Agent,
     destination: TransferDestination,
     conversationId: string | null,
-  ): Promise<string> {
+  ): Promise<{ briefing: string; summary: string | null; summaryError: string | null }> {
     const conversations = new CallConversations(this.options.em);
     const { context } = await conversations.callContext(call.organizationId, call.id, agent);
-    const own = destination.briefing ? (context ? renderedLine(destination.briefing, context) : destination.briefing) : '';
-    const said = conversationId ? (await conversations.transcript(conversationId)).filter((message) => message.role === 'user').slice(-2) : [];
+    const transcript = conversationId ? await conversations.transcript(conversationId) : [];
+    const { guardPolicy } = renderedPrompt(agent, context);
+    const asked = await transferSummary({ model: this.options.model, deadline: this.options.summaryDeadline }, agent, transcript, guardPolicy);
+    if (asked.error)
+      this.options.logger.warn({ callId: call.id, destination: destination.name, reason: asked.error }, 'a warm transfer’s briefing has no summary');
+    const summary = asked.summary;
+    const template = destination.briefing ?? '';
+    const placed = /\{\{\s*summary\s*\}\}/.test(template);
+    // The summary is a value like the others (said as words); it takes the place of a variable named summary.
+    const view = Object.assign(Object.create(null) as TemplateView, context ? templateView(context) : {}, { summary: summary ?? '' });
+    const own = renderTemplate(template, view, asSpokenWords).replace(/\s+/g, ' ').trim();
+    const said = transcript.filter((message) => message.role === 'user').slice(-2);
     const words = said.map((message) => message.content).join(' ');
-    return [`This is ${agent.name}, with a caller for ${destination.name}.`, own, words ? `The caller said: ${words.slice(0, 400)}` : '', 'Connecting you now.']
-      .filter(Boolean)
-      .join(' ');
+    const after = summary ? (placed ? '' : `Summary: ${summary}`) : words ? `The caller said: ${words.slice(0, 400)}` : '';
+    const briefing = [`This is ${agent.name}, with a caller for ${destination.name}.`, own, after, 'Connecting you now.'].filter(Boolean).join(' ');
+    return { briefing, summary, summaryError: asked.error };
   }
 
   /**

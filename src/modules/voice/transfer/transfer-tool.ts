@@ -14,9 +14,9 @@ export function holdLine(name: string): string {
   return `Please hold while I connect you to ${name}.`;
 }
 
-/** The transcript's line for a transfer the carrier took (stored as the agent's). */
-export function transferredLine(name: string): string {
-  return `[the call was transferred to ${name}]`;
+/** The transcript's line for a transfer the carrier took (stored as the agent's), with what a warm transfer's person was told. */
+export function transferredLine(name: string, briefing: string | null = null): string {
+  return briefing ? `[the call was transferred to ${name}; they were briefed: ${briefing}]` : `[the call was transferred to ${name}]`;
 }
 
 /** What a dial that reached no one means, by the carrier's word (Twilio's DialCallStatus). */
