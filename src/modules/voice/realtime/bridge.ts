@@ -535,11 +535,14 @@ export class CallBridge implements SpeechEvents {
     const port = this.deps.transfers;
     this.toolsRunning += 1;
     this.followUp = true;
+    // After the turns already queued are stored: a warm transfer's briefing is written from the transcript.
     const done: Promise<TransferOutcome> = port
-      ? port.transfer(this.call, this.agent!, args).catch((error: unknown) => {
-          this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a transfer failed');
-          return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };
-        })
+      ? this.writes
+          .then(() => port.transfer(this.call, this.agent!, args))
+          .catch((error: unknown) => {
+            this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a transfer failed');
+            return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };
+          })
       : Promise.resolve({ output: { transferred: false, error: 'transfer is not available on this call' }, transferred: null });
     void done.then((outcome) => {
       this.toolsRunning -= 1;

@@ -877,6 +877,8 @@ export class StreamingCall implements RecognizerEvents {
   private async transfer(args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const port = this.deps.transfers;
     if (!port) return { transferred: false, error: 'transfer is not available on this call' };
+    // The caller's turn that asked for it is stored first: a warm transfer's briefing is written from the transcript.
+    await this.writes;
     const outcome = await port.transfer(this.call, this.agent!, args).catch((error: unknown) => {
       this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a transfer failed');
       return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };
