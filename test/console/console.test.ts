@@ -593,6 +593,9 @@ afterAll(async () => {
       dialDurationSeconds: 42,
       dialEndedAt: '2026-03-02T10:00:50.000Z',
       returnedAt: null,
+      briefing: null,
+      summary: null,
+      summaryError: null,
     });
     await page.reload();
     await fact.getByText('completed').waitFor();
