@@ -12,6 +12,9 @@ async function validateFn(value: unknown): Promise<void> {
   // on each of 20 agents) is checked once, not once per row.
   for (const item of values) {
     if (item === null || typeof item !== 'object' || item instanceof Date) continue;
+    // A JSONObject argument (segmentPreview's filter) is a plain object of no input class: it has no
+    // decorators to check (every key would be "unknown"); its resolver validates it by its REST body class.
+    if (Object.getPrototypeOf(item) === Object.prototype || Object.getPrototypeOf(item) === null) continue;
     await validateInstance(item);
   }
 }

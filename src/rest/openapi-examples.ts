@@ -146,6 +146,14 @@ export const REQUEST_EXAMPLES: Record<string, JsonSchema> = {
     },
   },
   UpdateAudienceInput: { name: 'Gold customers', description: 'Every gold customer' },
+  SegmentPreviewInput: {
+    filter: {
+      all: [
+        { field: 'attributes.tier', op: 'eq', value: 'gold' },
+        { field: 'timeZone', op: 'prefix', value: 'Europe/' },
+      ],
+    },
+  },
   AudienceMembersInput: { contactIds: [EXAMPLE_IDS.contact] },
   AddTeamMemberInput: { userId: EXAMPLE_IDS.user, role: 'member' },
   // A host that resolves to a public address: a webhook's host is looked up when the endpoint is saved.

@@ -4,6 +4,7 @@ import {
   CreateSegmentDocument,
   SegmentDocument,
   SegmentMembersOfPageDocument,
+  SegmentPreviewDocument,
   UpdateSegmentDocument,
 } from '../generated/graphql.js';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
@@ -87,6 +88,43 @@ describe('segments', () => {
       expect(listed.contactCount).toBe(3);
       expect(listed.contacts.data.map((each) => each.id).sort()).toEqual(audience.contacts.data.map((each) => each.id).sort());
       expect((await acme.rest.get('/api/audience?limit=100')).body.data.find((each: { id: string }) => each.id === segmentId).contactCount).toBe(3);
+    });
+
+    it('counts a filter before it is saved, on both doors: the count the segment has once saved, of the organization’s contacts only', async () => {
+      const preview = async (org: TestOrganization, filter: Record<string, unknown>): Promise<number> => {
+        const rest = await org.rest.post('/api/audience/preview', { filter });
+        expect(rest.status).toBe(200);
+        expect(Object.keys(rest.body)).toEqual(['contactCount']);
+        const { segmentPreview } = await org.graphql.ok(SegmentPreviewDocument, { filter });
+        expect(segmentPreview.contactCount).toBe(rest.body.contactCount);
+        return rest.body.contactCount;
+      };
+      // The saved segment's filter: its count. Another organization's contacts are not counted (Other has one gold contact in Europe).
+      expect(await preview(acme, GOLD_IN_EUROPE)).toBe((await acme.rest.get(`/api/audience/${segmentId}`)).body.contactCount);
+      expect(await preview(acme, GOLD_IN_EUROPE)).toBe(3);
+      expect(await preview(other, GOLD_IN_EUROPE)).toBe(1);
+      // A filter not saved yet: counted, then saved, the segment counts the same; the preview wrote nothing.
+      const filter = {
+        any: [
+          { field: 'attributes.tier', op: 'eq', value: 'silver' },
+          { field: 'name', op: 'prefix', value: 'New' },
+        ],
+      };
+      const audiences = (await app.sql<{ n: number }>('select count(*)::int as n from audiences'))[0]!.n;
+      const counted = await preview(acme, filter);
+      expect((await app.sql<{ n: number }>('select count(*)::int as n from audiences'))[0]!.n).toBe(audiences);
+      expect(counted).toBe(2);
+      const saved = await acme.rest.post('/api/audience', { name: 'Silver or New', filter });
+      expect(saved.body.contactCount).toBe(counted);
+      expect(await preview(other, filter)).toBe(0);
+      await acme.rest.delete(`/api/audience/${saved.body.id}`);
+      // No filter at all: 400 naming it (GraphQL's argument is required by the schema).
+      const missing = await acme.rest.post('/api/audience/preview', {});
+      expect([missing.status, missing.body.code, missing.body.errors.map((error: { field: string }) => error.field)]).toEqual([
+        400,
+        'BAD_USER_INPUT',
+        ['filter'],
+      ]);
     });
 
     it('counts live: a contact that comes to match is a member at once, one that stops matching is not', async () => {
@@ -234,6 +272,13 @@ describe('segments', () => {
     const gql = await acme.graphql.run(CreateSegmentDocument, { input: { name: 'Bad', filter: filter as never } });
     expect(gql.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
     expect(gql.errors?.[0]?.extensions.errors).toEqual(rest.body.errors);
+  });
+  it.each(refused)('refuses %s in a preview with the same 400 as a save, on both doors', async (_label, filter) => {
+    const saved = await acme.rest.post('/api/audience', { name: 'Bad', filter });
+    const rest = await acme.rest.post('/api/audience/preview', { filter });
+    expect([rest.status, rest.body.code, rest.body.errors]).toEqual([400, 'BAD_USER_INPUT', saved.body.errors]);
+    const gql = await acme.graphql.run(SegmentPreviewDocument, { filter: filter as never });
+    expect([gql.errors?.[0]?.extensions.code, gql.errors?.[0]?.extensions.errors]).toEqual(['BAD_USER_INPUT', rest.body.errors]);
   });
 });
 

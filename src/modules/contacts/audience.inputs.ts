@@ -6,7 +6,7 @@ import { Field, ID, InputType } from 'type-graphql';
 import { NamedRules, OptionalNonNull } from '../../common/validation.js';
 import { SEGMENT_LIMITS, segmentFilterErrors, type SegmentFilter } from './segment-filter.js';
 
-const FILTER_DESCRIPTION =
+export const FILTER_DESCRIPTION =
   `A segment's filter: {field, op, value}, or {all: [...]}, {any: [...]}, {not: ...} of them; ops eq, in, prefix, exists, before, after; ` +
   `fields name, phone, timeZone, createdAt, optedOut, attributes.<key>. At most ${SEGMENT_LIMITS.conditions} conditions, ` +
   `${SEGMENT_LIMITS.depth} levels, ${SEGMENT_LIMITS.bytes} bytes (docs/campaigns.md)`;
@@ -64,6 +64,15 @@ export class UpdateAudienceInput {
   @OptionalNonNull()
   @IsSegmentFilter()
   filter?: SegmentFilter;
+}
+
+/** A filter to count before it is saved (REST body; GraphQL's segmentPreview takes it as its `filter` argument). */
+@InputType({ description: 'A segment filter to count without saving it' })
+export class SegmentPreviewInput {
+  @Field(() => GraphQLJSONObject, { description: `The filter to count, as a segment's. ${FILTER_DESCRIPTION}` })
+  @JSONSchema(FILTER_SCHEMA)
+  @IsSegmentFilter()
+  filter!: SegmentFilter;
 }
 
 /** REST body of the member routes; GraphQL takes the same list as the `contactIds` argument. */

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { GraphQLResolveInfo } from 'graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { preloadedRelation } from '../../db/nested-relation.js';
 import { pageSelectionOf } from '../../graphql/look-ahead.js';
@@ -9,9 +10,9 @@ import { parseInput } from '../../common/validation.js';
 import { DeletionResult } from '../auth/auth.types.js';
 import { actorOf, type GraphQLContext } from '../../graphql/context.js';
 import { Audience } from './audience.entity.js';
-import { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
+import { AudienceMembersInput, CreateAudienceInput, FILTER_DESCRIPTION, SegmentPreviewInput, UpdateAudienceInput } from './audience.inputs.js';
 import type { Contact } from './contact.entity.js';
-import { AudiencePage, ContactPage } from './contacts.types.js';
+import { AudiencePage, ContactPage, SegmentPreview } from './contacts.types.js';
 
 /** One member loader per request and page arguments, so `audiences { data { contacts } }` costs two statements. */
 const memberLoaders = new WeakMap<GraphQLContext, Map<string, DataLoader<string, Page<Contact>>>>();
@@ -38,6 +39,19 @@ export class AudienceResolver {
   @Query(() => Audience)
   audience(@Arg('id', () => ID) id: string, @Ctx() context: GraphQLContext): Promise<Audience> {
     return context.services.audiences.get(actorOf(context), id);
+  }
+
+  @Query(() => SegmentPreview, {
+    description:
+      'How many contacts of the organization a segment filter matches now, before a segment is saved with it (the same validation and count as a saved one)',
+  })
+  async segmentPreview(
+    @Arg('filter', () => GraphQLJSONObject, { description: `The filter to count, as a segment's. ${FILTER_DESCRIPTION}` }) filter: Record<string, unknown>,
+    @Ctx() context: GraphQLContext,
+  ): Promise<SegmentPreview> {
+    // The REST body class validates the filter, so both doors answer the same 400s.
+    const input = await parseInput(SegmentPreviewInput, { filter });
+    return context.services.audiences.previewSegment(actorOf(context), input);
   }
 
   @FieldResolver(() => ContactPage, { description: 'A page of the members' })

@@ -10,8 +10,8 @@ import { preload, readJsonList, readList, type ListRead, type RowJson } from '..
 import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Audience, AudienceKind, AudienceMember } from './audience.entity.js';
-import { audienceSource, audienceSources, memberCondition, memberCountSql, withLiveCounts, type AudienceSource } from './segments.js';
-import type { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
+import { audienceSource, audienceSources, filterCount, memberCondition, memberCountSql, withLiveCounts, type AudienceSource } from './segments.js';
+import type { AudienceMembersInput, CreateAudienceInput, SegmentPreviewInput, UpdateAudienceInput } from './audience.inputs.js';
 import { CONTACT_SORT_FIELDS } from './contact.service.js';
 import { Contact } from './contact.entity.js';
 import { authorize } from '../organizations/roles.js';
@@ -95,6 +95,15 @@ export class AudienceService {
     if (!audience) throw AppError.notFound('Audience');
     await withLiveCounts(this.em, actor.organizationId, [audience]);
     return audience;
+  }
+
+  /**
+   * How many contacts of the organization a filter matches now, before any segment is saved with it:
+   * the input class's validation (the same 400s as a saved filter's) and the same count as a saved
+   * segment's contactCount (memberCountSql, one count by the filter's index).
+   */
+  async previewSegment(actor: Actor, input: SegmentPreviewInput): Promise<{ contactCount: number }> {
+    return { contactCount: await filterCount(this.em, actor.organizationId, input.filter) };
   }
 
   async create(actor: Actor, input: CreateAudienceInput): Promise<Audience> {

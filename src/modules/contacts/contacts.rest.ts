@@ -2,7 +2,7 @@ import { Contact } from './contact.entity.js';
 import { PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
 import { objectOf, ref } from '../../rest/json-schema.js';
-import { AudienceMembersInput, CreateAudienceInput, UpdateAudienceInput } from './audience.inputs.js';
+import { AudienceMembersInput, CreateAudienceInput, SegmentPreviewInput, UpdateAudienceInput } from './audience.inputs.js';
 import { CreateContactInput, ImportContactsInput, UpdateContactInput } from './contact.inputs.js';
 import type { AudienceService } from './audience.service.js';
 import type { ContactService } from './contact.service.js';
@@ -36,6 +36,20 @@ export const contactRoutes = [
     response: ref('Audience'),
     async handler({ actor, body, services, presenter }) {
       return presenter.present('Audience', await services.audiences.create(actor, body));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/audience/preview',
+    operationId: 'getSegmentPreview',
+    summary: 'Count the contacts a segment filter matches now, without saving it: {contactCount}',
+    description:
+      'The same validation as a segment’s filter (a bad filter → the same 400 naming its place) and the same count as a saved segment’s contactCount; only the organization’s contacts are counted. Nothing is written.',
+    tag: 'Audiences',
+    body: SegmentPreviewInput,
+    response: ref('SegmentPreview'),
+    async handler({ actor, body, services, presenter }) {
+      return presenter.present('SegmentPreview', await services.audiences.previewSegment(actor, body));
     },
   }),
   defineRoute({

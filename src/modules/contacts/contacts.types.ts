@@ -13,4 +13,10 @@ export class ImportContactsResult {
   imported!: number;
 }
 
+@ObjectType({ description: 'How many contacts a segment filter matches now, counted without saving it' })
+export class SegmentPreview {
+  @Field(() => Int, { description: 'Contacts of the organization the filter matches now: what a segment saved with it would count as its contactCount' })
+  contactCount!: number;
+}
+
 export const BusinessEntityPage = createPageType(BusinessEntity, 'BusinessEntityPage');

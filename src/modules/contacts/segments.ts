@@ -53,12 +53,22 @@ export async function withLiveCounts<A extends Audience>(em: EntityManager, orga
     audiences
       .filter((audience) => audience.kind === AudienceKind.dynamic && audience.filter)
       .map(async (audience) => {
-        const count = memberCountSql(audience, organizationId);
-        const [row] = await em.execute<{ n: number }[]>(`select (${count.sql}) as n`, count.params as never[]);
-        audience.contactCount = Number(row?.n ?? 0);
+        audience.contactCount = await liveCount(em, organizationId, audience);
       }),
   );
   return audiences;
+}
+
+/** How many contacts of the organization are members of `audience` now: memberCountSql, run. */
+export async function liveCount(em: EntityManager, organizationId: string, audience: AudienceSource): Promise<number> {
+  const count = memberCountSql(audience, organizationId);
+  const [row] = await em.execute<{ n: number }[]>(`select (${count.sql}) as n`, count.params as never[]);
+  return Number(row?.n ?? 0);
+}
+
+/** How many contacts of the organization `filter` (already valid) matches now: the count a segment with it would read. */
+export function filterCount(em: EntityManager, organizationId: string, filter: SegmentFilter): Promise<number> {
+  return liveCount(em, organizationId, { id: '', kind: AudienceKind.dynamic, filter });
 }
 
 /** The kind and filter of an audience of the organization (null when there is none), for the statements above. */
