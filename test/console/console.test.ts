@@ -859,11 +859,23 @@ afterAll(async () => {
     const beside = form.locator('.field-error[data-field="filter"]');
     await beside.filter({ hasText: words[0]! }).waitFor();
     expect(await beside.innerText()).toBe(words.join('; '));
+    // The count while the filter is typed (segmentPreview, before anything is saved) says the same refusal.
+    const preview = form.getByTestId('filter-preview');
+    await preview.filter({ hasText: `Not counted: ${words.join('; ')}` }).waitFor();
     // Text that is not JSON is refused beside the field before anything is sent.
     await form.getByLabel('Filter (JSON)', { exact: true }).fill('{"field": ');
     await form.getByRole('button', { name: 'Create segment' }).click();
     await beside.filter({ hasText: 'Not JSON' }).waitFor();
+    await preview.filter({ hasText: 'Not JSON yet' }).waitFor();
+    // A filter the API takes: how many contacts it matches, counted live before it is saved, and nothing saved.
+    const segmentsBefore = (await acme.rest.get('/api/audience?limit=100')).body.meta.total;
     await form.getByLabel('Filter (JSON)', { exact: true }).fill('{"field": "attributes.segtier", "op": "eq", "value": "gold"}');
+    await preview.filter({ hasText: '2 contacts match this filter now (not saved yet).' }).waitFor();
+    expect(await preview.getAttribute('aria-busy')).toBe('false');
+    expect((await acme.rest.get('/api/audience?limit=100')).body.meta.total).toBe(segmentsBefore);
+    expect((await acme.rest.post('/api/audience/preview', { filter: { field: 'attributes.segtier', op: 'eq', value: 'gold' } })).body).toEqual({
+      contactCount: 2,
+    });
     await form.getByRole('button', { name: 'Create segment' }).click();
 
     // Its page: how many match now, and the first of them.
@@ -875,8 +887,11 @@ afterAll(async () => {
     await page.getByRole('region', { name: 'First contacts matching' }).getByRole('cell', { name: 'Sue Gold', exact: true }).waitFor();
     await look(page, 'segment');
 
-    // A new filter, saved and counted again.
+    // A new filter: counted as it is typed, the saved count unchanged until it is saved; then saved and counted again.
     await page.getByLabel('Filter (JSON)', { exact: true }).fill('{"field": "attributes.segtier", "op": "in", "value": ["gold", "silver"]}');
+    await page.getByTestId('filter-preview').filter({ hasText: '3 contacts match this filter now' }).waitFor();
+    expect(await count.innerText()).toContain('2 contacts match now');
+    expect((await acme.rest.get(`/api/audience/${id}`)).body.contactCount).toBe(2);
     await page.getByRole('button', { name: 'Save and count' }).click();
     await count.getByText('3 contacts match now').waitFor();
     expect((await acme.rest.get(`/api/audience/${id}`)).body).toMatchObject({

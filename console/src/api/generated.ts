@@ -1254,6 +1254,13 @@ export type DeleteSegmentMutationVariables = Exact<{
 
 export type DeleteSegmentMutation = { deleteAudience: { id: string } };
 
+export type SegmentPreviewQueryVariables = Exact<{
+  filter: Record<string, unknown>;
+}>;
+
+
+export type SegmentPreviewQuery = { segmentPreview: { contactCount: number } };
+
 export type MetaFragment = { page: number, limit: number, total: number, totalPages: number, hasNextPage: boolean, hasPreviousPage: boolean };
 
 export type SessionQueryVariables = Exact<{ [key: string]: never; }>;
@@ -2936,6 +2943,13 @@ export const DeleteSegmentDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DeleteSegmentMutation, DeleteSegmentMutationVariables>;
+export const SegmentPreviewDocument = new TypedDocumentString(`
+    query SegmentPreview($filter: JSONObject!) {
+  segmentPreview(filter: $filter) {
+    contactCount
+  }
+}
+    `) as unknown as TypedDocumentString<SegmentPreviewQuery, SegmentPreviewQueryVariables>;
 export const SessionDocument = new TypedDocumentString(`
     query Session {
   me {

@@ -7,7 +7,7 @@ import { useSession } from '../../api/session';
 import { formatDate, Loading, QueryError, Table } from '../../components/common';
 import { FormError, TextField } from '../../components/forms';
 import { Page, Section } from '../../components/page';
-import { EXAMPLE_FILTER, FilterField, parseFilter } from './filter-field';
+import { EXAMPLE_FILTER, FilterField, FilterPreview, parseFilter } from './filter-field';
 
 /** Segments: the organization's dynamic audiences (a filter over the contacts), each with how many contacts match it now. */
 export function SegmentList() {
@@ -80,6 +80,7 @@ function NewSegment() {
         <TextField label="Name" field="name" value={name} onChange={setName} error={error} required />
         <TextField label="Description" field="description" value={description} onChange={setDescription} error={error} />
         <FilterField value={filter} onChange={setFilter} error={error} />
+        <FilterPreview text={filter} />
         <FormError error={error} shown={['name', 'description', 'filter']} />
         <button type="submit" className="primary" disabled={create.pending}>
           Create segment

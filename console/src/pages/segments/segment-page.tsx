@@ -7,7 +7,7 @@ import { useSession } from '../../api/session';
 import { formatDate, Loading, QueryError, Table } from '../../components/common';
 import { FormError, TextField } from '../../components/forms';
 import { Page, Section } from '../../components/page';
-import { FilterField, parseFilter } from './filter-field';
+import { FilterField, FilterPreview, parseFilter } from './filter-field';
 
 /** A segment: how many contacts match it now and the first of them, its filter to change (then counted again), and Delete. */
 export function SegmentPage({ id }: { id: string }) {
@@ -83,6 +83,7 @@ function SegmentEditor({ segment, onChanged, loading }: { segment: SegmentQuery[
             <TextField label="Name" field="name" value={name} onChange={setName} error={error} required />
             <TextField label="Description" field="description" value={description} onChange={setDescription} error={error} />
             <FilterField value={filter} onChange={(value) => (setFilter(value), setSaved(false))} error={error} />
+            <FilterPreview text={filter} />
             <FormError error={error} shown={['name', 'description', 'filter']} />
             {saved ? (
               <p className="saved" role="status">
