@@ -16,7 +16,10 @@ import { testRunner } from '../runner/fixtures.js';
 import { browserAvailable, launchChromium } from '../support/browser.js';
 import { startFakeTelnyx, type FakeTelnyx } from '../support/fake-telnyx.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+import { BusinessEndpoint } from '../tools/business.js';
+import { createTool } from '../tools/fixtures.js';
 import { McpDouble } from '../tools/mcp-double.js';
+import { waitForExecution } from '../telephony/fixtures.js';
 import { startWebhookApp } from '../webhooks/fixtures.js';
 import { WebhookReceiver } from '../webhooks/receiver.js';
 
@@ -612,6 +615,97 @@ afterAll(async () => {
     expect(await fact.innerText()).toMatch(/; the dial ended busy at .+\. No one took the call: the caller was back with the agent at .+\.$/);
     expect(await fact.locator('time').last().getAttribute('datetime')).toBe('2026-03-02T10:00:20.000Z');
     await opened.close();
+  });
+
+  it('shows each tool call of a call in its transcript at its place among the turns: the tool, its arguments, its result or its error', async () => {
+    const business = await new BusinessEndpoint().start();
+    try {
+      business.behave = () => ({ json: { eta: 'Monday' } });
+      const tool = await createTool(acme, `${business.url}/orders`, { name: 'find_order' });
+      const agent = await acme.rest.post('/api/agents', {
+        name: 'Order line',
+        instructions: 'You look orders up.',
+        modelConfig: { model: 'builtin/echo' },
+        toolIds: [tool.id],
+      });
+      expect(agent.status).toBe(201);
+      expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
+      const audience = await createAudience(acme, 1);
+      // The caller asks for an order (answered), then for one whose id the tool's schema refuses (nothing sent), then hangs up.
+      const program = await acme.rest.post('/api/programs', {
+        name: 'Order calls',
+        kind: 'campaign',
+        agentId: agent.body.id,
+        audienceId: audience.id,
+        maxConcurrentCalls: 1,
+        simulatedCaller: { utterances: ['call find_order {"orderId": "A1"}', 'call find_order {"orderId": 42}', 'Thank you, goodbye.'] },
+      });
+      expect(program.status).toBe(201);
+      expect((await acme.rest.post(`/api/programs/${program.body.id}/activate`)).status).toBe(200);
+      await acme.grantCredits(10);
+      const execution = (await acme.rest.post(`/api/programs/${program.body.id}/executions`)).body;
+      expect((await acme.rest.post(`/api/executions/${execution.id}/start`)).status).toBe(200);
+      const runner = testRunner(app, {
+        dialer: new SimulatedDialer({ seed: 'console-tools', speedMs: 0, weights: { answered: 1, no_answer: 0, busy: 0, voicemail: 0, failed: 0 } }),
+        logger: createLogger('silent'),
+        intervalMs: 10,
+        conversations: app.gateway.services.conversations,
+      });
+      runner.start();
+      try {
+        await waitForExecution(acme, execution.id, (row) => row.status === 'completed');
+      } finally {
+        await runner.stop();
+      }
+      const call = (await acme.rest.get(`/api/calls?executionId=${execution.id}&limit=1`)).body.data[0] as { id: string; conversationId: string };
+      const messages = (await acme.rest.get(`/api/conversations/${call.conversationId}/messages?limit=100`)).body.data as {
+        sequence: number;
+        content: string;
+      }[];
+      const toolCalls = (await acme.rest.get(`/api/conversations/${call.conversationId}/tool-calls`)).body.data as {
+        afterSequence: number;
+        status: string;
+        arguments: unknown;
+        answer: string | null;
+        error: string | null;
+      }[];
+      expect(toolCalls.map((each) => [each.status, each.arguments])).toEqual([
+        ['succeeded', { orderId: 'A1' }],
+        ['rejected', { orderId: 42 }],
+      ]);
+      // The order the API gives: each tool call right after the message of its afterSequence.
+      const expected = messages.flatMap((message) => [
+        message.content,
+        ...toolCalls.filter((each) => each.afterSequence === message.sequence).map((each) => `tool ${each.status}`),
+      ]);
+      expect(expected.indexOf('tool succeeded')).toBe(expected.indexOf('call find_order {"orderId": "A1"}') + 1);
+      expect(expected.indexOf('tool rejected')).toBe(expected.indexOf('call find_order {"orderId": 42}') + 1);
+
+      const opened = await openConsole(`/console/calls/${call.id}`);
+      const { page } = opened;
+      await signIn(page, acme.apiKey);
+      const transcript = page.getByTestId('transcript');
+      await transcript.waitFor();
+      const entries = transcript.locator(':scope > li');
+      const shown = await entries.evaluateAll((items) =>
+        items.map((item) =>
+          item.getAttribute('data-testid') === 'tool-call' ? `tool ${item.getAttribute('data-status')}` : (item.querySelector('.words')?.textContent ?? ''),
+        ),
+      );
+      expect(shown).toEqual(expected);
+      const [succeeded, rejected] = [page.getByTestId('tool-call').nth(0), page.getByTestId('tool-call').nth(1)];
+      const answered = await succeeded.innerText();
+      for (const part of ['find_order', 'succeeded', '{"orderId":"A1"}', toolCalls[0]!.answer!]) expect(answered).toContain(part);
+      const refused = await rejected.innerText();
+      for (const part of ['find_order', 'rejected', '{"orderId":42}', toolCalls[1]!.error!]) expect(refused).toContain(part);
+      expect(toolCalls[0]!.answer).toContain('Monday');
+      // Only the first was sent to the business.
+      expect(business.received).toHaveLength(1);
+      await look(page, 'call-tool-calls');
+      await opened.close();
+    } finally {
+      await business.close();
+    }
   });
 
   it('answers "not found" for another organization’s call, agent, program, execution, audience and webhook endpoint in the address', async () => {

@@ -976,7 +976,7 @@ export type CallQueryVariables = Exact<{
 }>;
 
 
-export type CallQuery = { call: { id: string, direction: CallDirection, from: string | null, to: string, status: CallStatus, outcome: string | null, answeredBy: string | null, attempt: number, carrier: ProgramCarrier, queuedAt: string, answeredAt: string | null, endedAt: string | null, durationSeconds: number | null, errorText: string | null, creditsCharged: number, reachedNodeIds: Array<string>, transfer: { destinationName: string, destination: string, mode: string, transferredAt: string, dialStatus: string | null, dialDurationSeconds: number | null, dialEndedAt: string | null, returnedAt: string | null } | null, program: { id: string, name: string } | null, execution: { id: string, status: ExecutionStatus } | null, contact: { id: string, name: string | null, phone: string } | null, agent: { id: string, name: string } | null, conversation: { id: string, messages: { data: Array<{ id: string, role: MessageRole, content: string, createdAt: string, sequence: number }>, meta: { total: number } } } | null, analysis: { status: AnalysisStatus, summary: string | null, data: Record<string, unknown> | null, error: string | null, model: string | null, analyzedAt: string | null } | null, recording: { status: RecordingStatus, durationSeconds: number | null, channels: RecordingChannels, deletedAt: string | null, deletionReason: RecordingDeletionReason | null, errorText: string | null } | null, turnLatency: { provider: string, p50Ms: number, maxMs: number, firstAudioMs: number | null, bargeIns: number | null, turns: Array<{ endOfSpeechAt: string | null, totalMs: number, recognizerMs: number | null, modelMs: number | null, synthesizerMs: number | null, gatewayMs: number, providerMs: number, waitMs: number | null }> } | null }, events: { data: Array<{ id: string, type: string, createdAt: string, payload: Record<string, unknown> }>, meta: { total: number } } };
+export type CallQuery = { call: { id: string, direction: CallDirection, from: string | null, to: string, status: CallStatus, outcome: string | null, answeredBy: string | null, attempt: number, carrier: ProgramCarrier, queuedAt: string, answeredAt: string | null, endedAt: string | null, durationSeconds: number | null, errorText: string | null, creditsCharged: number, reachedNodeIds: Array<string>, transfer: { destinationName: string, destination: string, mode: string, transferredAt: string, dialStatus: string | null, dialDurationSeconds: number | null, dialEndedAt: string | null, returnedAt: string | null } | null, program: { id: string, name: string } | null, execution: { id: string, status: ExecutionStatus } | null, contact: { id: string, name: string | null, phone: string } | null, agent: { id: string, name: string } | null, conversation: { id: string, messages: { data: Array<{ id: string, role: MessageRole, content: string, createdAt: string, sequence: number }>, meta: { total: number } }, toolCalls: { data: Array<{ id: string, sequence: number, afterSequence: number, tool: string, status: ToolCallStatus, statusCode: number | null, durationMs: number, arguments: Record<string, unknown> | null, answer: string | null, error: string | null }>, meta: { total: number } } } | null, analysis: { status: AnalysisStatus, summary: string | null, data: Record<string, unknown> | null, error: string | null, model: string | null, analyzedAt: string | null } | null, recording: { status: RecordingStatus, durationSeconds: number | null, channels: RecordingChannels, deletedAt: string | null, deletionReason: RecordingDeletionReason | null, errorText: string | null } | null, turnLatency: { provider: string, p50Ms: number, maxMs: number, firstAudioMs: number | null, bargeIns: number | null, turns: Array<{ endOfSpeechAt: string | null, totalMs: number, recognizerMs: number | null, modelMs: number | null, synthesizerMs: number | null, gatewayMs: number, providerMs: number, waitMs: number | null }> } | null }, events: { data: Array<{ id: string, type: string, createdAt: string, payload: Record<string, unknown> }>, meta: { total: number } } };
 
 export type ExecutionSummaryFragment = { id: string, status: ExecutionStatus, totalContacts: number, contactsPending: number, contactsInProgress: number, contactsCompleted: number, contactsFailed: number, creditsSpent: number, createdAt: string, actualStartAt: string | null, actualEndAt: string | null, waitingReason: WaitingReason | null, nextCallAt: string | null };
 
@@ -2124,6 +2124,23 @@ export const CallDocument = new TypedDocumentString(`
           content
           createdAt
           sequence
+        }
+        meta {
+          total
+        }
+      }
+      toolCalls(limit: 100) {
+        data {
+          id
+          sequence
+          afterSequence
+          tool
+          status
+          statusCode
+          durationMs
+          arguments
+          answer
+          error
         }
         meta {
           total

@@ -8,6 +8,26 @@ import { RecordingPlayer } from './recording-player';
 
 type Call = CallQuery['call'];
 type Message = NonNullable<Call['conversation']>['messages']['data'][number];
+type ToolCall = NonNullable<Call['conversation']>['toolCalls']['data'][number];
+
+/**
+ * The transcript in its order: each tool call after the message it came after (its afterSequence, the
+ * sequence of the last message before it; 0: before the first), tool calls after one message in their
+ * own order. A tool call after the last message shown (a transcript of more than a page) comes last.
+ */
+function transcriptOrder(messages: Message[], toolCalls: ToolCall[]): ({ message: Message } | { toolCall: ToolCall })[] {
+  const pending = [...toolCalls].sort((a, b) => a.afterSequence - b.afterSequence || a.sequence - b.sequence);
+  const entries: ({ message: Message } | { toolCall: ToolCall })[] = [];
+  const toolCallsBefore = (sequence: number) => {
+    while (pending.length > 0 && pending[0]!.afterSequence < sequence) entries.push({ toolCall: pending.shift()! });
+  };
+  for (const message of messages) {
+    toolCallsBefore(message.sequence);
+    entries.push({ message });
+  }
+  toolCallsBefore(Number.POSITIVE_INFINITY);
+  return entries;
+}
 
 /**
  * The turns belong to the agent's replies to the caller, in order (the first message, spoken before the
@@ -34,6 +54,7 @@ export function CallPage({ id }: { id: string }) {
   if (!answer.data) return <Loading what="the call" />;
   const { call, events } = answer.data;
   const messages = call.conversation?.messages.data ?? [];
+  const toolCalls = call.conversation?.toolCalls.data ?? [];
   const turns = call.turnLatency?.turns ?? [];
   const scaleMs = Math.max(1, ...turns.map((turn) => turn.totalMs));
   const { byMessage, leftOver } = turnsOfReplies(messages, turns);
@@ -89,12 +110,13 @@ export function CallPage({ id }: { id: string }) {
           </p>
         ) : null}
         {turns.length > 0 ? <LatencyLegend /> : null}
-        {/* To add when tool-call records land (Conversation.toolCalls): each tool call between the turns here, with its arguments and result. */}
-        {messages.length === 0 ? (
+        {messages.length === 0 && toolCalls.length === 0 ? (
           <p>No words were exchanged on this call.</p>
         ) : (
           <ol className="transcript" data-testid="transcript">
-            {messages.map((message) => {
+            {transcriptOrder(messages, toolCalls).map((entry) => {
+              if ('toolCall' in entry) return <ToolCallTurn key={entry.toolCall.id} toolCall={entry.toolCall} />;
+              const { message } = entry;
               const turn = byMessage.get(message.id);
               return (
                 <li key={message.id} className={`turn ${message.role}`}>
@@ -117,6 +139,11 @@ export function CallPage({ id }: { id: string }) {
         {call.conversation && call.conversation.messages.meta.total > messages.length ? (
           <p className="hint">
             The first {messages.length} of {call.conversation.messages.meta.total} messages.
+          </p>
+        ) : null}
+        {call.conversation && call.conversation.toolCalls.meta.total > toolCalls.length ? (
+          <p className="hint">
+            The first {toolCalls.length} of {call.conversation.toolCalls.meta.total} tool calls.
           </p>
         ) : null}
       </Section>
@@ -170,6 +197,39 @@ export function CallPage({ id }: { id: string }) {
         )}
       </Section>
     </Page>
+  );
+}
+
+/** A tool the agent called, at its place among the turns: what it sent, and what came back or went wrong. */
+function ToolCallTurn({ toolCall }: { toolCall: ToolCall }) {
+  return (
+    <li className="turn tool-call" data-testid="tool-call" data-status={toolCall.status}>
+      <p className="speaker">
+        Tool call <code>{toolCall.tool}</code> <Badge value={toolCall.status} />
+      </p>
+      <p className="latency-words">
+        {toolCall.statusCode !== null ? `HTTP ${toolCall.statusCode}, ` : ''}
+        {toolCall.durationMs} ms
+      </p>
+      <dl className="tool-call-facts">
+        <dt>Arguments</dt>
+        <dd>{toolCall.arguments ? <code>{JSON.stringify(toolCall.arguments)}</code> : 'withheld (they repeated the hidden policy)'}</dd>
+        {toolCall.answer !== null ? (
+          <>
+            <dt>Result</dt>
+            <dd>
+              <code>{toolCall.answer}</code>
+            </dd>
+          </>
+        ) : null}
+        {toolCall.error !== null ? (
+          <>
+            <dt>Error</dt>
+            <dd className="tool-call-error">{toolCall.error}</dd>
+          </>
+        ) : null}
+      </dl>
+    </li>
   );
 }
 
