@@ -82,6 +82,66 @@ export function TextArea(props: FieldProps & { value: string; onChange: (value: 
   );
 }
 
+/** A header's name and its secret value, as a form holds them (both empty: none typed). */
+export interface SecretHeader {
+  name: string;
+  value: string;
+}
+
+export const NO_SECRET_HEADER: SecretHeader = { name: '', value: '' };
+
+/** The header to send, or undefined when neither field was filled in (the saved one is then kept). */
+export function secretHeaderToSend(header: SecretHeader): SecretHeader | undefined {
+  return header.name.trim() === '' && header.value === '' ? undefined : header;
+}
+
+/** The API's names of a secret header's two fields (`headers.0` → `headers.0.name`, `headers.0.value`), for FormError's `shown`. */
+export function secretHeaderFields(field: string): string[] {
+  return [`${field}.name`, `${field}.value`];
+}
+
+/**
+ * A write-only header: its name, and its value typed as a password. The value is never had back from
+ * the API (it is sealed when saved), so the field starts empty; what is sent now is named in the hint
+ * (`sent`), and a header typed here replaces it or them (`replaces`). `field` is the API's name of the
+ * header (`headers.0`, `auth`): its errors are shown beside the name and the value.
+ */
+export function SecretHeaderField(props: {
+  field: string;
+  nameLabel: string;
+  valueLabel: string;
+  header: SecretHeader;
+  onChange: (header: SecretHeader) => void;
+  error: ApiError | null;
+  /** The header names sent now (none: `emptyHint` is shown instead). */
+  sent: readonly string[];
+  replaces: 'it' | 'them';
+  emptyHint: string;
+}) {
+  const { field, nameLabel, valueLabel, header, onChange, error, sent, replaces, emptyHint } = props;
+  return (
+    <>
+      <TextField
+        label={nameLabel}
+        field={`${field}.name`}
+        value={header.name}
+        onChange={(name) => onChange({ ...header, name })}
+        error={error}
+        hint={sent.length > 0 ? `It sends ${sent.join(', ')}; a header here replaces ${replaces}` : emptyHint}
+      />
+      <TextField
+        label={valueLabel}
+        field={`${field}.value`}
+        type="password"
+        value={header.value}
+        onChange={(value) => onChange({ ...header, value })}
+        error={error}
+        hint="Sealed when saved and never shown again"
+      />
+    </>
+  );
+}
+
 export function SelectField(props: FieldProps & { value: string; onChange: (value: string) => void; options: { value: string; label: string }[] }) {
   const { value, onChange, options, ...frame } = props;
   return (

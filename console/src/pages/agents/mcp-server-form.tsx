@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { ApiError } from '../../api/client';
 import type { McpServerRowFragment } from '../../api/generated';
-import { FormError, TextField } from '../../components/forms';
+import { FormError, NO_SECRET_HEADER, SecretHeaderField, secretHeaderFields, secretHeaderToSend, TextField } from '../../components/forms';
 
 export interface McpServerInput {
   name: string;
@@ -21,34 +21,27 @@ interface Props {
 export function McpServerForm({ server, error, pending, onSubmit, onCancel }: Props) {
   const [name, setName] = useState(server?.name ?? '');
   const [url, setUrl] = useState(server?.url ?? '');
-  const [authName, setAuthName] = useState('');
-  const [authValue, setAuthValue] = useState('');
+  const [auth, setAuth] = useState(NO_SECRET_HEADER);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    onSubmit({ name, url, auth: authName.trim() === '' && authValue === '' ? undefined : { name: authName, value: authValue } });
+    onSubmit({ name, url, auth: secretHeaderToSend(auth) });
   };
   return (
     <form className="tool-form" onSubmit={submit} noValidate aria-label={server ? `Change the MCP server ${server.name}` : 'Add an MCP server'}>
       <TextField label="Server name" field="name" value={name} onChange={setName} error={error} required />
       <TextField label="Server URL" field="url" type="url" value={url} onChange={setUrl} error={error} required hint="Its Streamable HTTP endpoint" />
-      <TextField
-        label="Auth header name (optional)"
-        field="auth.name"
-        value={authName}
-        onChange={setAuthName}
+      <SecretHeaderField
+        field="auth"
+        nameLabel="Auth header name (optional)"
+        valueLabel="Auth header value"
+        header={auth}
+        onChange={setAuth}
         error={error}
-        hint={server?.authHeaderName ? `It sends ${server.authHeaderName}; a header here replaces it` : 'e.g. Authorization'}
+        sent={server?.authHeaderName ? [server.authHeaderName] : []}
+        replaces="it"
+        emptyHint="e.g. Authorization"
       />
-      <TextField
-        label="Auth header value"
-        field="auth.value"
-        type="password"
-        value={authValue}
-        onChange={setAuthValue}
-        error={error}
-        hint="Sealed when saved and never shown again"
-      />
-      <FormError error={error} shown={['name', 'url', 'auth.name', 'auth.value']} />
+      <FormError error={error} shown={['name', 'url', ...secretHeaderFields('auth')]} />
       <div className="actions">
         <button type="submit" className="primary" disabled={pending}>
           {server ? 'Save the server' : 'Add the server'}

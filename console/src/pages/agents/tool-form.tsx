@@ -1,7 +1,16 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/client';
 import type { ToolRowFragment, ToolMethod } from '../../api/generated';
-import { FormError, SelectField, TextArea, TextField } from '../../components/forms';
+import {
+  FormError,
+  NO_SECRET_HEADER,
+  SecretHeaderField,
+  secretHeaderFields,
+  secretHeaderToSend,
+  SelectField,
+  TextArea,
+  TextField,
+} from '../../components/forms';
 
 const METHODS = [
   { value: 'POST', label: 'POST' },
@@ -43,8 +52,7 @@ export function ToolForm({ tool, error, pending, onSubmit, onCancel }: Props) {
   const [url, setUrl] = useState(tool?.url ?? '');
   const [parameters, setParameters] = useState(tool ? JSON.stringify(tool.parameters, null, 2) : EXAMPLE_PARAMETERS);
   const [timeout, setTimeoutMs] = useState(tool ? String(tool.timeoutMs) : '');
-  const [headerName, setHeaderName] = useState('');
-  const [headerValue, setHeaderValue] = useState('');
+  const [header, setHeader] = useState(NO_SECRET_HEADER);
   const [local, setLocal] = useState<ApiError | null>(null);
   const shownError = local ?? error;
 
@@ -59,6 +67,7 @@ export function ToolForm({ tool, error, pending, onSubmit, onCancel }: Props) {
       return;
     }
     setLocal(null);
+    const typed = secretHeaderToSend(header);
     onSubmit({
       name,
       description,
@@ -66,7 +75,7 @@ export function ToolForm({ tool, error, pending, onSubmit, onCancel }: Props) {
       url,
       parameters: parsed as Record<string, unknown>,
       timeoutMs: timeout.trim() === '' ? undefined : Number(timeout),
-      headers: headerName.trim() === '' && headerValue === '' ? undefined : [{ name: headerName, value: headerValue }],
+      headers: typed ? [typed] : undefined,
     });
   };
 
@@ -103,28 +112,18 @@ export function ToolForm({ tool, error, pending, onSubmit, onCancel }: Props) {
         inputMode="numeric"
         hint="100 to 30000; empty: 5000"
       />
-      <TextField
-        label="Header name (optional)"
-        field="headers.0.name"
-        value={headerName}
-        onChange={setHeaderName}
+      <SecretHeaderField
+        field="headers.0"
+        nameLabel="Header name (optional)"
+        valueLabel="Header value"
+        header={header}
+        onChange={setHeader}
         error={shownError}
-        hint={
-          tool && tool.headerNames.length > 0
-            ? `It sends ${tool.headerNames.join(', ')}; a header here replaces them`
-            : 'A header every request carries, e.g. Authorization'
-        }
+        sent={tool?.headerNames ?? []}
+        replaces="them"
+        emptyHint="A header every request carries, e.g. Authorization"
       />
-      <TextField
-        label="Header value"
-        field="headers.0.value"
-        type="password"
-        value={headerValue}
-        onChange={setHeaderValue}
-        error={shownError}
-        hint="Sealed when saved and never shown again"
-      />
-      <FormError error={shownError} shown={[...SHOWN, 'headers.0.name', 'headers.0.value']} />
+      <FormError error={shownError} shown={[...SHOWN, ...secretHeaderFields('headers.0')]} />
       <div className="actions">
         <button type="submit" className="primary" disabled={pending}>
           {tool ? 'Save the tool' : 'Add the tool'}
