@@ -5,6 +5,8 @@ import type { NonEmptyArray } from 'type-graphql';
 import type { Actor } from './common/actor.js';
 import type { GraphQLLoaders } from './graphql/context.js';
 import { buildGatewaySchema, printSdl } from './graphql/schema.js';
+import type { CarrierDescriptor } from './modules/telephony/telephony.enums.js';
+import { builtInCarrierModules } from './modules/telephony/carriers/built-in.js';
 import type { RouteDefinition } from './rest/routes.js';
 import type { Services } from './services.js';
 import { AgentLoaders } from './modules/agents/agent.loaders.js';
@@ -179,12 +181,15 @@ export function createLoaders(services: Services, actor: Actor): GraphQLLoaders 
   };
 }
 
-/** The GraphQL schema of the gateway (built once per process). */
-export function gatewaySchema() {
-  return buildGatewaySchema(RESOLVERS);
+/** The GraphQL schema of a gateway with these carriers (built once per process for each list); by default the built-in ones. */
+export function gatewaySchema(carriers: readonly CarrierDescriptor[] = builtInCarrierModules()) {
+  return buildGatewaySchema(
+    RESOLVERS,
+    carriers.map(({ kind, label }) => ({ kind, label })),
+  );
 }
 
-/** The SDL checked in at schema/schema.graphql. */
+/** The SDL checked in at schema/schema.graphql: the default gateway's (its carriers the built-in ones). */
 export async function printGatewaySchema(): Promise<string> {
   return printSdl(await gatewaySchema());
 }

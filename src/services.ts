@@ -32,10 +32,7 @@ import { ProvisioningService } from './modules/organizations/provisioning.servic
 import { TriggerService } from './modules/programs/triggers/trigger.service.js';
 import { CarrierConnectionService } from './modules/telephony/carrier-connection.service.js';
 import { PhoneNumberService } from './modules/telephony/phone-number.service.js';
-import { TwilioCarrier } from './modules/telephony/carriers/twilio/twilio.carrier.js';
-import { twilioModule } from './modules/telephony/carriers/twilio/index.js';
-import { TelnyxCarrier } from './modules/telephony/carriers/telnyx/telnyx.carrier.js';
-import { telnyxModule } from './modules/telephony/carriers/telnyx/index.js';
+import { builtInCarrierModules } from './modules/telephony/carriers/built-in.js';
 import { adaptersOf, recordingCarriersOf, withCarrierModules } from './modules/telephony/carriers/index.js';
 import type { CarrierModule } from './modules/telephony/carriers/carrier-module.js';
 import { CallService } from './modules/telephony/call.service.js';
@@ -83,15 +80,13 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   const voiceParties = createVoiceParties(config.providers);
   const triggers = new TriggerService(em, executionEvents);
   // Each carrier's REST side, webhooks, call control and media framing, by the kind its routes name; everything else takes its adapters from here.
-  const carrierModules = withCarrierModules(
-    [twilioModule(new TwilioCarrier(config.telephony.twilioApiBaseUrl)), telnyxModule(new TelnyxCarrier(config.telephony.telnyxApiBaseUrl))],
-    extensions.carrierModules ?? [],
-  );
+  const carrierModules = withCarrierModules(builtInCarrierModules(config.telephony), extensions.carrierModules ?? []);
   const carriers = adaptersOf(carrierModules);
   // Fills the analysis plans of ended calls in the background; the gateway stops it, main.ts starts its recovery tick.
   const analyses = new AnalysisWorker({ em, model: models, logger });
-  const carrierConnections = new CarrierConnectionService(em, { adapters: carriers, credentialsKey: () => config.telephony.credentialsKey });
+  const carrierConnections = new CarrierConnectionService(em, { modules: carrierModules, credentialsKey: () => config.telephony.credentialsKey });
   const readinessSettings = {
+    carrierKinds: Object.keys(carrierModules),
     publicUrl: () => config.telephony.publicUrl,
     missingFor: (model: string) => models.missingFor(model),
     streamingMissing: (voice: Parameters<typeof streamingMissing>[1]) => streamingMissing(voiceParties, voice),

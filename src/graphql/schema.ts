@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { assertValidSchema, lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
-import { buildSchema, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
+import { buildSchemaSync, getMetadataStorage, type NonEmptyArray } from 'type-graphql';
+import { withCarrierEnums, type CarrierDescriptor } from '../modules/telephony/telephony.enums.js';
 import { validateInstance } from '../common/validation.js';
 import { describeSchema } from './describe.js';
 import { chargeLargeValues } from './large-values.js';
@@ -32,27 +33,35 @@ const NO_PUBSUB = {
   },
 };
 
-let built: Promise<GraphQLSchema> | undefined;
+const built = new Map<string, Promise<GraphQLSchema>>();
 
-/** The schema of the given resolvers, built once per process (TypeGraphQL metadata is global). */
-export function buildGatewaySchema(resolvers: NonEmptyArray<Function>): Promise<GraphQLSchema> {
-  if (!built) {
+/**
+ * The schema of the given resolvers, built once per process for each list of carriers (TypeGraphQL
+ * metadata is global): the enums `CarrierKind` and `ProgramCarrier` have the kinds of `carriers`.
+ */
+export function buildGatewaySchema(resolvers: NonEmptyArray<Function>, carriers: readonly CarrierDescriptor[]): Promise<GraphQLSchema> {
+  const key = carriers.map((carrier) => `${carrier.kind}:${carrier.label}`).join('\n');
+  let schema = built.get(key);
+  if (!schema) {
     // A field without a @FieldResolver reads the property of its name, and no middleware or auth
     // checker is registered: graphql-js's default resolver does that without TypeGraphQL's wrapper,
     // which cost a closure and a promise check per field per row on list pages.
     for (const objectType of getMetadataStorage().objectTypes) objectType.simpleResolvers ??= true;
     // skipCheck: TypeGraphQL would check the schema by running the whole introspection query on it
     // (a quarter of a second of every start); assertValidSchema runs the same validation, which is
-    // what that query can fail on, and throws the same way at start.
-    built = buildSchema({ resolvers, validateFn, emitSchemaFile: false, pubSub: NO_PUBSUB, skipCheck: true })
+    // what that query can fail on, and throws the same way at start. Built synchronously: the
+    // carriers' enums are filled only while it is built.
+    const made = withCarrierEnums(carriers, () => buildSchemaSync({ resolvers, validateFn, emitSchemaFile: false, pubSub: NO_PUBSUB, skipCheck: true }));
+    schema = Promise.resolve(made)
       .then(describeSchema)
       .then(chargeLargeValues)
-      .then((schema) => {
-        assertValidSchema(schema);
-        return schema;
+      .then((described) => {
+        assertValidSchema(described);
+        return described;
       });
+    built.set(key, schema);
   }
-  return built;
+  return schema;
 }
 
 /** The SDL as checked in at schema/schema.graphql: sorted, with a final newline. */

@@ -1,7 +1,17 @@
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { getMetadataStorage as getValidationMetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+} from 'graphql';
 import { ERROR_STATUS, ERROR_TITLE } from '../common/errors.js';
 import { PACKAGE_LICENSE } from '../common/package-info.js';
 import { getMetadataStorage, Int } from 'type-graphql';
@@ -431,6 +441,14 @@ function describeInputs(inputSchemas: Record<string, JsonSchema>, schema: GraphQ
     const descriptions: Record<string, string | undefined | null> = isInputObjectType(graphqlType)
       ? Object.fromEntries(Object.values(graphqlType.getFields()).map((field) => [field.name, field.description]))
       : classFieldDescriptions(target);
+    // An enum the service checks rather than the input class (the carriers: the gateway's modules) takes its values from the schema's enum.
+    const enums: Record<string, string[]> = {};
+    if (isInputObjectType(graphqlType)) {
+      for (const field of Object.values(graphqlType.getFields())) {
+        const type = getNamedType(field.type);
+        if (isEnumType(type)) enums[field.name] = type.getValues().map((value) => String(value.value));
+      }
+    }
     const whole = integerProperties(target);
     for (const [property, propertySchema] of Object.entries((component.properties ?? {}) as Record<string, JsonSchema>)) {
       if (propertySchema.$ref) delete propertySchema.type;
@@ -441,6 +459,7 @@ function describeInputs(inputSchemas: Record<string, JsonSchema>, schema: GraphQ
         if (items?.type === 'number') items.type = 'integer';
       }
       if (!propertySchema.description && descriptions[property]) propertySchema.description = descriptions[property];
+      if (enums[property] && propertySchema.type === 'string' && !propertySchema.enum) propertySchema.enum = enums[property];
     }
   }
 }

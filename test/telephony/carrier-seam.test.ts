@@ -4,16 +4,18 @@ import { eventually } from '../helpers/eventually.js';
 import { testRunner } from '../runner/fixtures.js';
 import { createVoiceAgent } from '../voice/fixtures.js';
 import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
-import { ParrotPhone, parrotModule } from './throwaway-carrier.js';
+import { CallWithRelationsDocument, CarrierConnectionDocument, CreateCarrierConnectionDocument } from '../generated/graphql.js';
+import { PARROT, ParrotPhone, parrotModule } from './throwaway-carrier.js';
 
 // The seam, proved: a carrier written in the test tree alone (throwaway-carrier.ts: its own
 // signature, form fields, JSON call control and media frames), registered through the gateway's
 // seams (`carrierModules`), places a flow call and answers an inbound one on the real doors, with
-// the same call records as Twilio's. Nothing of Twilio's or Telnyx's code runs: Parrot serves the
-// `twilio` kind's routes in their place.
+// the same call records as Twilio's. It is a kind of its own, `parrot`: its connection is made through
+// the public API with its own credential formats, its routes are `/telephony/parrot/…`, and nothing
+// of Twilio's or Telnyx's code runs.
 
-const ACCOUNT_SID = `AC${randomBytes(16).toString('hex')}`;
-const AUTH_TOKEN = randomBytes(16).toString('hex');
+const ACCOUNT_SID = `perch-${String(Math.floor(Math.random() * 90_000_000) + 10_000_000)}`;
+const AUTH_TOKEN = randomBytes(24).toString('hex');
 
 let phone: ParrotPhone;
 let app: TestApp;
@@ -39,8 +41,8 @@ beforeAll(async () => {
   acme = await app.organization('Acme Parrot');
   other = await app.organization('Other Parrot');
   await acme.grantCredits(10);
-  const connection = await acme.rest.post('/api/carrier-connections', { name: 'Parrot', accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
-  expect(connection.status).toBe(201);
+  const connection = await acme.rest.post('/api/carrier-connections', { name: 'Parrot', carrier: PARROT, accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  expect(connection).toMatchObject({ status: 201, body: { carrier: PARROT, accountSid: ACCOUNT_SID, authTokenLast4: AUTH_TOKEN.slice(-4) } });
   connectionId = connection.body.id;
   runner = testRunner(app, { intervalMs: 20 });
   runner.start();
@@ -53,6 +55,38 @@ afterAll(async () => {
 });
 
 describe('a throwaway carrier registered through the seam', () => {
+  it('is a connection of its own kind on both doors, its fields in its own formats; a kind no module serves is 400, never Twilio', async () => {
+    const graph = await acme.graphql.run(CarrierConnectionDocument, { id: connectionId });
+    expect(graph.data?.carrierConnection).toMatchObject({ carrier: PARROT, accountSid: ACCOUNT_SID });
+    expect(JSON.stringify(graph)).not.toContain(AUTH_TOKEN);
+    const refusedOnBoth = async (input: Record<string, unknown>) => {
+      const rest = await other.rest.post('/api/carrier-connections', input);
+      expect(rest).toMatchObject({ status: 400, body: { code: 'BAD_USER_INPUT' } });
+      const gql = await other.graphql.run(CreateCarrierConnectionDocument, { input: input as never });
+      expect(gql.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: rest.body.errors });
+      return rest.body.errors as { field: string; message: string }[];
+    };
+    const kinds = 'carrier must be one of the following values: twilio, telnyx, parrot';
+    // A kind no module serves, even with Twilio's fields: refused naming the kinds, not taken as Twilio.
+    const twilioFields = { accountSid: `AC${'a'.repeat(32)}`, authToken: 'b'.repeat(32) };
+    expect(await refusedOnBoth({ name: 'Vonage', carrier: 'vonage', ...twilioFields })).toEqual([{ field: 'carrier', message: kinds }]);
+    // Twilio's formats on a Parrot connection are Parrot's to refuse, in its own words; a field Parrot takes none of is refused.
+    expect(await refusedOnBoth({ name: 'Parrot', carrier: PARROT, ...twilioFields })).toEqual([
+      { field: 'accountSid', message: 'accountSid must be a Parrot perch: perch- followed by 8 digits' },
+      { field: 'authToken', message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)' },
+    ]);
+    expect(await refusedOnBoth({ name: 'Parrot', carrier: PARROT, accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, applicationId: 'app-1' })).toEqual([
+      { field: 'applicationId', message: 'applicationId is not a field of a parrot connection' },
+    ]);
+    // An update checks the connection's own carrier's format.
+    const update = await acme.rest.put(`/api/carrier-connections/${connectionId}`, { authToken: 'b'.repeat(32) });
+    expect(update).toMatchObject({
+      status: 400,
+      body: { errors: [{ field: 'authToken', message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)' }] },
+    });
+    expect((await other.rest.get('/api/carrier-connections')).body.meta.total).toBe(0);
+  });
+
   it('places a flow call: its signed answer gets its own call control, the caller’s words go through its fields, its report ends the call', async () => {
     const agentId = await createVoiceAgent(acme, { name: 'Parrot flow agent' });
     const flow = await acme.rest.post('/api/call-flows', {
@@ -77,7 +111,7 @@ describe('a throwaway carrier registered through the seam', () => {
     phone.turns = ['No, goodbye'];
     const to = randomNumber();
     const placed = await acme.rest.post('/api/calls', { to, flowId: flow.body.id, from });
-    expect(placed).toMatchObject({ status: 201, body: { carrier: 'twilio', status: 'queued' } });
+    expect(placed).toMatchObject({ status: 201, body: { carrier: PARROT, status: 'queued' } });
 
     const ended = await callOnceItIs(placed.body.id, isFinal, 'the Parrot call’s end');
     const call = phone.calls.find((each) => each.to === to)!;
@@ -100,13 +134,17 @@ describe('a throwaway carrier registered through the seam', () => {
     );
     expect(conversation.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['No, goodbye']);
     expect((await other.rest.get(`/api/calls/${placed.body.id}`)).status).toBe(404);
+    // GraphQL's enum of carriers is the gateway's modules: it names the call's carrier too.
+    const graph = await acme.graphql.run(CallWithRelationsDocument, { id: placed.body.id });
+    expect(graph.errors).toBeUndefined();
+    expect(graph.data?.call).toMatchObject({ carrier: PARROT, status: 'completed' });
   });
 
   it('answers an inbound call signed its way, names its numbers from its own fields, and refuses one signed otherwise with 403', async () => {
     const agentId = await createVoiceAgent(acme, { name: 'Parrot inbound agent' });
     const number = randomNumber();
     expect((await acme.rest.post('/api/phone-numbers', { number, carrierConnectionId: connectionId, inboundAgentId: agentId })).status).toBe(201);
-    const base = `${app.baseUrl}/telephony/twilio/${connectionId}`;
+    const base = `${app.baseUrl}/telephony/${PARROT}/${connectionId}`;
     // Signed with another key: refused before any work, no call recorded.
     const forged = await phone.post(`${base}/inbound`, { call: 'parrot-forged', caller: '+15557770000', callee: number, state: 'talking' }, 'f'.repeat(32));
     expect(forged.status).toBe(403);

@@ -3,7 +3,8 @@ import type { CallStatusEvent, CarrierAccount, CarrierAdapter, PlaceCallRequest 
 import type { CarrierModule } from '../../src/modules/telephony/carriers/carrier-module.js';
 import type { MediaEvent } from '../../src/modules/telephony/carriers/media-link.js';
 import { callStreamUrl } from '../../src/modules/telephony/carriers/stream-url.js';
-import { CallStatus, CarrierKind, ProgramCarrier } from '../../src/modules/telephony/telephony.enums.js';
+import { CallStatus } from '../../src/modules/telephony/telephony.enums.js';
+import type { CredentialFormats } from '../../src/modules/telephony/carrier-credentials.js';
 import type { VoiceAction } from '../../src/modules/voice/voice-actions.js';
 
 // "Parrot", a carrier that exists only in this test tree, written against the seam alone
@@ -11,8 +12,19 @@ import type { VoiceAction } from '../../src/modules/voice/voice-actions.js';
 // fields (`call`, `state`, `said`, `pressed`, `caller`, `callee`, `seconds`), signed with
 // `x-parrot-signature`, an HMAC-SHA256 by the connection's auth token over the URL, a newline and the
 // raw body; its call control is a JSON list of steps; its media stream is JSON `{t: …}` messages.
+// Its kind is its own, `parrot`, and so are its accounts' formats (`perch-` + 8 digits, a
+// 48-hexadecimal-digit key): nothing outside this file names it.
 // Its phone (`ParrotPhone`) plays the carrier's side: it asks the gateway's URLs, walks the steps it
 // gets, says its caller's turns when asked to listen, and reports the call's end.
+
+/** Parrot's kind: its routes are `/telephony/parrot/…`, its connections' and calls' `carrier` is `parrot`. */
+export const PARROT = 'parrot';
+
+/** A Parrot account: `perch-` and 8 digits; its key (the webhooks' HMAC key), 48 hexadecimal digits. */
+export const parrotCredentials: CredentialFormats = {
+  accountSid: { pattern: /^perch-[0-9]{8}$/, message: 'accountSid must be a Parrot perch: perch- followed by 8 digits' },
+  authToken: { pattern: /^[0-9a-f]{48}$/, message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)' },
+};
 
 const sign = (key: string, url: string, body: string) => createHmac('sha256', key).update(`${url}\n${body}`).digest('hex');
 
@@ -39,7 +51,7 @@ function statusOf(fields: Record<string, string>): CallStatusEvent | null {
 type Step = { speak: string } | { listen: string; prompt: string | null } | { fetch: string } | { bridge: string } | { media: string } | { goodbye: true };
 
 function steps(actions: VoiceAction[], context: { publicUrl: string; connectionId: string; callId: string }): Step[] {
-  const base = `${context.publicUrl}/telephony/${CarrierKind.twilio}/${context.connectionId}`;
+  const base = `${context.publicUrl}/telephony/${PARROT}/${context.connectionId}`;
   const query = `callId=${encodeURIComponent(context.callId)}`;
   return actions.flatMap((action): Step[] => {
     switch (action.kind) {
@@ -52,7 +64,7 @@ function steps(actions: VoiceAction[], context: { publicUrl: string; connectionI
       case 'dial':
         return [{ bridge: action.number }];
       case 'stream':
-        return [{ media: callStreamUrl(context.publicUrl, context.connectionId, context.callId, action.nonce ?? '', CarrierKind.twilio) }];
+        return [{ media: callStreamUrl(context.publicUrl, context.connectionId, context.callId, action.nonce ?? '', PARROT) }];
       case 'hangup':
         return [{ goodbye: true }];
       default:
@@ -93,7 +105,7 @@ export interface ParrotCall {
 
 /** Parrot's REST side and its phone: a placed call is answered and walked through its steps, saying `turns` when asked to listen. */
 export class ParrotPhone implements CarrierAdapter {
-  readonly kind = ProgramCarrier.twilio;
+  readonly kind = PARROT;
   readonly calls: ParrotCall[] = [];
   turns: string[] = [];
   private readonly walks: Promise<void>[] = [];
@@ -175,10 +187,12 @@ export class ParrotPhone implements CarrierAdapter {
   }
 }
 
-/** Parrot as a carrier module serving the `twilio` kind's routes (a kind must be one the connections' enum names). */
+/** Parrot as a carrier module of its own kind, with its own accounts' formats. */
 export function parrotModule(phone: ParrotPhone): CarrierModule {
   return {
-    kind: CarrierKind.twilio,
+    kind: PARROT,
+    label: 'Parrot, a carrier of the test tree',
+    credentials: parrotCredentials,
     adapter: phone,
     webhooks: {
       verify(request, account) {

@@ -98,7 +98,7 @@ export type CallStatus =
   /** The callee’s phone is ringing */
   | 'ringing';
 
-/** A carrier a connection is made to */
+/** A carrier a connection is made to: one of the gateway’s carrier modules */
 export type CarrierKind =
   /** Telnyx Programmable Voice, through TeXML */
   | 'telnyx'
@@ -206,7 +206,7 @@ export type CreateCarrierConnectionInput = {
   authToken: string;
   /** New calls per second this account may start, across all replicas: 1 to 100; default 1 (Twilio’s default) */
   callsPerSecond?: number | null | undefined;
-  /** Default twilio */
+  /** The kind of one of the gateway’s carriers; default twilio */
   carrier?: CarrierKind | null | undefined;
   /** 1 to 255 characters */
   name: string;
@@ -274,7 +274,7 @@ export type CreateProgramInput = {
   autoPauseRules?: Array<ProgramAutoPauseRuleInput> | null | undefined;
   /** Any time when absent */
   callingWindow?: ProgramCallingWindowInput | null | undefined;
-  /** Where the calls are placed: simulator (default on create), twilio or telnyx (the organization’s connection; activation checks it is ready) */
+  /** Where the calls are placed: simulator (default on create), or a carrier’s kind (the organization’s connection there; activation checks it is ready); not web */
   carrier?: ProgramCarrier | null | undefined;
   /** At most 2000 characters */
   description?: string | null | undefined;
@@ -507,9 +507,9 @@ export type ProgramCallingWindowInput = {
 export type ProgramCarrier =
   /** The built-in simulated carrier: no account, seeded outcomes (DIALER_SEED, DIALER_SPEED_MS) */
   | 'simulator'
-  /** The organization’s Telnyx connection (its TeXML application), with the program’s fromNumberId as caller ID */
+  /** Telnyx Programmable Voice, through TeXML: the organization’s connection there, with the program’s fromNumberId as caller ID */
   | 'telnyx'
-  /** The organization’s Twilio connection, with the program’s fromNumberId as caller ID */
+  /** Twilio Programmable Voice: the organization’s connection there, with the program’s fromNumberId as caller ID */
   | 'twilio'
   /** A web call from a browser (a call’s carrier only: a program cannot use it) */
   | 'web';

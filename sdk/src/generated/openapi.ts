@@ -2242,10 +2242,10 @@ export interface components {
             /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
             /**
-             * @description Where the calls are placed: simulator (default on create), twilio or telnyx (the organization’s connection; activation checks it is ready)
+             * @description Where the calls are placed: simulator (default on create), or a carrier’s kind (the organization’s connection there; activation checks it is ready); not web
              * @enum {string}
              */
-            carrier?: "simulator" | "twilio" | "telnyx";
+            carrier?: "simulator" | "twilio" | "telnyx" | "web";
             /**
              * Format: uuid
              * @description A phone number of the organization, the caller ID of the calls; required to activate a program on a real carrier (twilio, telnyx)
@@ -2306,10 +2306,10 @@ export interface components {
             /** @description Required for live programs only */
             liveTrigger?: components["schemas"]["ProgramLiveTriggerInput"];
             /**
-             * @description Where the calls are placed: simulator (default on create), twilio or telnyx (the organization’s connection; activation checks it is ready)
+             * @description Where the calls are placed: simulator (default on create), or a carrier’s kind (the organization’s connection there; activation checks it is ready); not web
              * @enum {string}
              */
-            carrier?: "simulator" | "twilio" | "telnyx";
+            carrier?: "simulator" | "twilio" | "telnyx" | "web";
             /**
              * Format: uuid
              * @description A phone number of the organization, the caller ID of the calls; required to activate a program on a real carrier (twilio, telnyx)
@@ -2331,7 +2331,7 @@ export interface components {
             /** @description 1 to 255 characters */
             name: string;
             /**
-             * @description Default twilio
+             * @description The kind of one of the gateway’s carriers; default twilio
              * @enum {string}
              */
             carrier?: "twilio" | "telnyx";
@@ -3820,7 +3820,7 @@ export interface components {
             /** @description The id of the call */
             callId: string;
             /**
-             * @description Who keeps the audio: simulator (the gateway, for a simulated call) or twilio
+             * @description Who keeps the audio: simulator (the gateway, for a simulated call) or the call’s carrier
              * @enum {string}
              */
             carrier: "simulator" | "twilio" | "telnyx" | "web";

@@ -1,13 +1,13 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../common/actor.js';
-import { AppError } from '../../common/errors.js';
+import { AppError, type FieldError } from '../../common/errors.js';
 import { Agent } from '../agents/agent.entity.js';
 import { AgentStatus, PipelineMode, StsProvider } from '../agents/agent.enums.js';
 import type { VoiceConfig } from '../agents/agent.types.js';
 import { CarrierConnection } from '../telephony/carrier-connection.entity.js';
 import { PhoneNumber } from '../telephony/phone-number.entity.js';
-import { CarrierKind, ProgramCarrier } from '../telephony/telephony.enums.js';
+import { ProgramCarrier, programCarrierValues, type CarrierKind } from '../telephony/telephony.enums.js';
 import { CallFlow } from './call-flow.entity.js';
 import { SPEECH_TO_SPEECH } from '../voice/speech-providers.js';
 
@@ -23,6 +23,8 @@ export interface ReadinessSubject {
 
 /** What the gateway is configured with, as the checks of a program that is to run read it. */
 export interface ReadinessSettings {
+  /** The kinds of the gateway's carrier modules: what a program's or a call's `carrier` may name besides the simulator. */
+  carrierKinds?: readonly CarrierKind[];
   /** PUBLIC_URL: a real carrier's webhooks need it. */
   publicUrl: () => string | undefined;
   /** The variable a model (`<provider>/<model_name>`) or a speech-to-speech provider needs that is not set (e.g. `OPENAI_API_KEY`); null: it can be called. */
@@ -44,6 +46,17 @@ const STS_MODEL = Object.fromEntries(
 export class ProgramReadiness {
   constructor(private readonly settings: ReadinessSettings) {}
 
+  /**
+   * Why the carrier a program or a call names is refused (null: it is the simulator or a registered
+   * carrier's kind; a call may also say `web`), in the words the GraphQL enum's refusal has.
+   */
+  carrierError(carrier: string | undefined, options: { web: boolean }): FieldError | null {
+    if (carrier === undefined) return null;
+    const kinds = this.settings.carrierKinds ?? [];
+    const allowed = options.web ? programCarrierValues(kinds) : [ProgramCarrier.simulator, ...kinds];
+    return allowed.includes(carrier) ? null : { field: 'carrier', message: `carrier must be one of the following values: ${allowed.join(', ')}` };
+  }
+
   /** `what`: how the message starts ("The program cannot be activated", …). */
   async assert(em: EntityManager, actor: Actor, program: ReadinessSubject, what: string): Promise<void> {
     if (program.carrier !== ProgramCarrier.simulator) {
@@ -57,7 +70,7 @@ export class ProgramReadiness {
   /** A program on a real carrier needs a connection, a caller ID on that carrier and PUBLIC_URL. */
   private async carrierMissing(em: EntityManager, actor: Actor, program: ReadinessSubject): Promise<string[]> {
     const missing: string[] = [];
-    const connections = await em.count(CarrierConnection, { organization: actor.organizationId, carrier: program.carrier as string as CarrierKind });
+    const connections = await em.count(CarrierConnection, { organization: actor.organizationId, carrier: program.carrier });
     if (connections === 0) missing.push(`the organization has no ${program.carrier} carrier connection (POST /api/carrier-connections)`);
     const number = program.fromNumber ? await em.findOne(PhoneNumber, { id: program.fromNumber.id, organization: actor.organizationId }) : null;
     if (!number) missing.push('the program has no fromNumberId (a phone number of the organization, its caller ID)');

@@ -6,7 +6,7 @@ import { Agent } from '../agents/agent.entity.js';
 import { Audience } from '../contacts/audience.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { PhoneNumber } from '../telephony/phone-number.entity.js';
-import { ProgramCarrier } from '../telephony/telephony.enums.js';
+import { ProgramCarrier, ProgramCarrierEnum } from '../telephony/telephony.enums.js';
 import { CallFlow } from './call-flow.entity.js';
 import { ProgramKind, ProgramStatus } from './program.enums.js';
 import { ProgramRecording } from '../recordings/recording-settings.js';
@@ -79,8 +79,8 @@ export class Program extends BaseEntity {
   @Property({ type: 'json' })
   autoPauseRules: AutoPauseRule[] & Opt = [];
 
-  @Field(() => ProgramCarrier, { description: 'Where the program’s calls are placed: the simulator (default) or the organization’s carrier' })
-  @Enum({ items: () => ProgramCarrier, default: ProgramCarrier.simulator })
+  @Field(() => ProgramCarrierEnum, { description: 'Where the program’s calls are placed: the simulator (default) or the organization’s carrier' })
+  @Property({ columnType: 'text', default: ProgramCarrier.simulator })
   carrier: ProgramCarrier & Opt = ProgramCarrier.simulator;
 
   /** The caller ID of the program's calls; required to activate a program on a real carrier. */

@@ -4,7 +4,6 @@ import {
   IsArray,
   IsDate,
   IsEnum,
-  IsIn,
   IsInt,
   IsObject,
   IsOptional,
@@ -23,10 +22,9 @@ import { IsTemplateValues, TEMPLATE_VALUES_SCHEMA } from '../agents/templates/te
 import { toDate } from '../../common/dates.js';
 import { OptionalNonNull } from '../../common/validation.js';
 import { ProgramKind } from './program.enums.js';
-import { ProgramCarrier } from '../telephony/telephony.enums.js';
+import { ProgramCarrierEnum, type ProgramCarrier } from '../telephony/telephony.enums.js';
 
 /** Where a program's calls can be placed: every carrier but `web` (a web call is a browser's, not a program's). */
-const PROGRAM_CARRIERS = [ProgramCarrier.simulator, ProgramCarrier.twilio, ProgramCarrier.telnyx];
 import { ProgramRecordingInput } from '../recordings/recording-settings.js';
 import { ProgramVoicemailInput } from './voicemail/program-voicemail.js';
 import { SCREENING_RESPONSE_MAX } from '../agents/templates/screening.js';
@@ -149,12 +147,13 @@ export class ProgramSettingsInput {
   @IsObject()
   liveTrigger?: ProgramLiveTriggerInput | null;
 
-  @Field(() => ProgramCarrier, {
+  @Field(() => ProgramCarrierEnum, {
     nullable: true,
-    description: 'Where the calls are placed: simulator (default on create), twilio or telnyx (the organization’s connection; activation checks it is ready)',
+    description:
+      'Where the calls are placed: simulator (default on create), or a carrier’s kind (the organization’s connection there; activation checks it is ready); not web',
   })
   @OptionalNonNull()
-  @IsIn(PROGRAM_CARRIERS, { message: 'carrier must be one of the following values: simulator, twilio, telnyx' })
+  @IsString()
   carrier?: ProgramCarrier;
 
   @Field(() => ID, {

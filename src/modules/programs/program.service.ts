@@ -232,6 +232,8 @@ export class ProgramService {
     const flow = settings.flowId && isUuid(settings.flowId) ? await em.findOne(CallFlow, { id: settings.flowId, organization }) : null;
     const errors = programRuleErrors(settings, settings.flowId ? flow?.nodes.map((node) => node.id) : null);
     if (!settings.audienceId) errors.push({ field: 'audienceId', message: 'audienceId is required' });
+    const carrier = this.readiness.carrierError(settings.carrier, { web: false });
+    if (carrier) errors.push(carrier);
     if (errors.length > 0) throw AppError.badInput(errors);
     if (settings.flowId && !flow) throw AppError.notFound('Call flow');
     const agent = settings.agentId ? await em.findOne(Agent, { id: settings.agentId, organization }) : null;

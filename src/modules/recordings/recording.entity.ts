@@ -4,7 +4,7 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { Call } from '../telephony/call.entity.js';
-import { ProgramCarrier } from '../telephony/telephony.enums.js';
+import { ProgramCarrierEnum, type ProgramCarrier } from '../telephony/telephony.enums.js';
 import { RecordingChannels, RecordingDeletionReason, RecordingStatus } from './recording.enums.js';
 
 /**
@@ -38,8 +38,8 @@ export class CallRecording extends BaseEntity {
     return this.call.id;
   }
 
-  @Field(() => ProgramCarrier, { description: 'Who keeps the audio: simulator (the gateway, for a simulated call) or twilio' })
-  @Enum({ items: () => ProgramCarrier })
+  @Field(() => ProgramCarrierEnum, { description: 'Who keeps the audio: simulator (the gateway, for a simulated call) or the call’s carrier' })
+  @Property({ columnType: 'text' })
   carrier!: ProgramCarrier;
 
   @Property({ type: 'uuid', nullable: true, hidden: true })

@@ -8,7 +8,7 @@ import { authorize } from '../organizations/roles.js';
 import { at, query } from '../../db/sql.js';
 import { Call } from '../telephony/call.entity.js';
 import { CarrierError, type CarrierAccount, type RecordingCarrier } from '../telephony/carrier.js';
-import { ProgramCarrier } from '../telephony/telephony.enums.js';
+import { ProgramCarrier, type CarrierKind } from '../telephony/telephony.enums.js';
 import { RecordingDeletionReason, RecordingStatus } from './recording.enums.js';
 import { CallRecording } from './recording.entity.js';
 
@@ -53,7 +53,7 @@ export interface RecordingDownload {
 
 export interface RecordingServiceOptions {
   /** Carriers that keep recordings, by kind (Twilio, Telnyx). */
-  carriers: Partial<Record<Exclude<ProgramCarrier, ProgramCarrier.simulator>, RecordingCarrier>>;
+  carriers: Partial<Record<CarrierKind, RecordingCarrier>>;
   /** A connection's account, its auth token opened for the request; null when the connection is gone. */
   account: (connectionId: string) => Promise<CarrierAccount | null>;
   logger?: Logger;
@@ -228,7 +228,7 @@ export class RecordingService {
   }
 
   private async atCarrier<T>(recording: CallRecording, work: (carrier: RecordingCarrier, account: CarrierAccount) => Promise<T>): Promise<T> {
-    const carrier = this.options.carriers[recording.carrier as Exclude<ProgramCarrier, ProgramCarrier.simulator>];
+    const carrier = this.options.carriers[recording.carrier];
     const account = recording.carrierConnectionId ? await this.options.account(recording.carrierConnectionId) : null;
     if (!carrier || !account || !recording.carrierRecordingId) {
       throw new AppError(

@@ -6,7 +6,7 @@ import { Organization } from '../organizations/organization.entity.js';
 import { CallTurnLatency } from './call-latency.types.js';
 import { CallTransfer, type StoredTransfer } from './call-transfer.types.js';
 import { CallAnalysis, type StoredAnalysis } from '../agents/analysis/analysis.types.js';
-import { CallChannel, CallDirection, CallStatus, ProgramCarrier } from './telephony.enums.js';
+import { CallChannel, CallDirection, CallStatus, ProgramCarrierEnum, type ProgramCarrier } from './telephony.enums.js';
 
 /**
  * One attempt to reach a contact (or one inbound call): what the carrier reported, in the order
@@ -128,8 +128,8 @@ export class Call extends BaseEntity {
   @Property({ type: 'integer', default: 1 })
   attempt: number & Opt = 1;
 
-  @Field(() => ProgramCarrier)
-  @Enum({ items: () => ProgramCarrier })
+  @Field(() => ProgramCarrierEnum)
+  @Property({ columnType: 'text' })
   carrier!: ProgramCarrier;
 
   @Field(() => CallChannel, { description: 'phone for a call through a carrier, web for a web call from a browser tab' })

@@ -1,9 +1,9 @@
 import type { Opt } from '@mikro-orm/core';
-import { Entity, Enum, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { BaseEntity } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
-import { CarrierKind } from './telephony.enums.js';
+import { CarrierKindEnum, type CarrierKind } from './telephony.enums.js';
 
 /**
  * An organization's account at a carrier. The auth token is write-only: it is stored encrypted
@@ -25,8 +25,9 @@ export class CarrierConnection extends BaseEntity {
   @Property({ length: 255 })
   name!: string;
 
-  @Field(() => CarrierKind, { description: 'The carrier the account is at' })
-  @Enum({ items: () => CarrierKind })
+  @Field(() => CarrierKindEnum, { description: 'The carrier the account is at' })
+  // A registered carrier module's kind: the service checks it against the gateway's modules.
+  @Property({ columnType: 'text' })
   carrier!: CarrierKind;
 
   @Field({ description: 'The account identifier at the carrier (Twilio: AC followed by 32 hex digits; Telnyx: the account id, a UUID)' })

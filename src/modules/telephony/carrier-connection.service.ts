@@ -7,11 +7,12 @@ import { isUuid } from '../../db/base.entity.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { authorize } from '../organizations/roles.js';
 import { CarrierConnection } from './carrier-connection.entity.js';
-import { CarrierError, type CarrierAccount, type CarrierAdapter } from './carrier.js';
+import { CarrierError, type CarrierAccount } from './carrier.js';
 import { open, seal } from '../../platform/credentials.js';
-import { CarrierKind } from './telephony.enums.js';
 import type { CreateCarrierConnectionInput, UpdateCarrierConnectionInput } from './telephony.inputs.js';
-import { carrierFieldErrors } from './carrier-credentials.js';
+import { carrierFieldErrors, connectionFieldErrors } from './carrier-credentials.js';
+import { carrierModuleOf, type CarrierModules } from './carriers/index.js';
+import type { CarrierModule } from './carriers/carrier-module.js';
 import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
 import { query } from '../../db/sql.js';
 
@@ -20,8 +21,8 @@ export const CARRIER_CONNECTION_SORT_FIELDS = ['createdAt', 'updatedAt', 'name']
 const KEPT_NAMED = 5;
 
 export interface CarrierConnectionOptions {
-  /** The adapter of each carrier a connection can be made to. */
-  adapters: Record<CarrierKind, CarrierAdapter>;
+  /** The gateway's carrier modules: the kinds a connection can be made to, their credentials' formats and REST sides. */
+  modules: CarrierModules;
   /** CREDENTIALS_KEY, read when needed (unset: no connection can be stored or opened). */
   credentialsKey: () => Buffer | undefined;
 }
@@ -67,11 +68,15 @@ export class CarrierConnectionService {
   /** Checks the credentials with the carrier, then stores the token sealed. 400 when the carrier refuses them, 503 when it cannot be reached. */
   async create(actor: Actor, input: CreateCarrierConnectionInput): Promise<CarrierConnection> {
     authorize(actor, 'telephony.manage');
+    // The kind names a module of the gateway's, whose formats the fields are checked against (GraphQL's enum refuses another kind in the same words).
+    const module = this.moduleOf(input.carrier ?? 'twilio');
+    const errors = connectionFieldErrors(module, input);
+    if (errors.length > 0) throw AppError.badInput(errors);
     const key = this.requireKey();
-    const carrier = input.carrier ?? CarrierKind.twilio;
+    const carrier = module.kind;
     const taken = await this.em.count(CarrierConnection, { organization: actor.organizationId, carrier, accountSid: input.accountSid });
     if (taken > 0) throw new AppError('CONFLICT', `A ${carrier} connection for account ${input.accountSid} already exists`);
-    await this.verify(carrier, { connectionId: null, accountSid: input.accountSid, authToken: input.authToken, applicationId: input.applicationId ?? null });
+    await this.verify(module, { connectionId: null, accountSid: input.accountSid, authToken: input.authToken, applicationId: input.applicationId ?? null });
     const connection = this.em.create(CarrierConnection, {
       organization: this.em.getReference(Organization, actor.organizationId),
       name: input.name,
@@ -93,11 +98,12 @@ export class CarrierConnectionService {
     authorize(actor, 'telephony.manage');
     const connection = await this.get(actor, id);
     // The fields of another carrier's form are refused as the create input refuses them.
-    const errors = carrierFieldErrors(connection.carrier, { authToken: input.authToken, publicKey: input.publicKey, applicationId: input.applicationId });
+    const module = this.moduleOf(connection.carrier, 'connection');
+    const errors = carrierFieldErrors(module, { authToken: input.authToken, publicKey: input.publicKey, applicationId: input.applicationId });
     if (errors.length > 0) throw AppError.badInput(errors);
     if (input.authToken !== undefined) {
       const key = this.requireKey();
-      await this.verify(connection.carrier, { connectionId: connection.id, accountSid: connection.accountSid, authToken: input.authToken });
+      await this.verify(module, { connectionId: connection.id, accountSid: connection.accountSid, authToken: input.authToken });
       connection.authTokenEncrypted = seal(input.authToken, key);
       connection.authTokenLast4 = input.authToken.slice(-4);
     }
@@ -198,9 +204,22 @@ export class CarrierConnectionService {
     return key;
   }
 
-  private async verify(carrier: CarrierKind, account: CarrierAccount): Promise<void> {
+  /**
+   * The module of a kind: a connection's kind (`input`, 400 naming the kinds the gateway has) or a
+   * stored connection's (`connection`: a kind whose module the gateway no longer has, 409).
+   */
+  private moduleOf(kind: string, of: 'input' | 'connection' = 'input'): CarrierModule {
+    const module = carrierModuleOf(this.options.modules, kind);
+    if (module) return module;
+    if (of === 'connection') throw new AppError('CONFLICT', `The connection is at ${kind}, a carrier this gateway does not serve; nothing changed`);
+    const kinds = Object.keys(this.options.modules).join(', ');
+    throw AppError.badInput([{ field: 'carrier', message: `carrier must be one of the following values: ${kinds}` }]);
+  }
+
+  private async verify(module: CarrierModule, account: CarrierAccount): Promise<void> {
+    const carrier = module.kind;
     try {
-      await this.options.adapters[carrier].verifyAccount(account);
+      await module.adapter.verifyAccount(account);
     } catch (error) {
       if (!(error instanceof CarrierError)) throw error;
       if (error.kind === 'credentials') {

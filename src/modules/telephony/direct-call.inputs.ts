@@ -1,11 +1,11 @@
-import { IsEnum, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
+import { IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema/build/decorators.js';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType } from 'type-graphql';
 import { OptionalNonNull } from '../../common/validation.js';
 import { IsTemplateValues, TEMPLATE_VALUES_SCHEMA } from '../agents/templates/template-values.js';
 import { E164 } from '../contacts/contact.inputs.js';
-import { ProgramCarrier } from './telephony.enums.js';
+import { ProgramCarrierEnum, type ProgramCarrier } from './telephony.enums.js';
 
 const TO_MESSAGE = 'to must be an E.164 number such as +14155550100';
 const FROM_MESSAGE = 'from must be an E.164 number such as +14155550100';
@@ -36,12 +36,12 @@ export class PlaceCallInput {
   @IsString()
   from?: string;
 
-  @Field(() => ProgramCarrier, {
+  @Field(() => ProgramCarrierEnum, {
     nullable: true,
     description: 'Where the call is placed. Default: the carrier of the from number’s connection, else the simulator',
   })
   @OptionalNonNull()
-  @IsEnum(ProgramCarrier)
+  @IsString()
   carrier?: ProgramCarrier;
 
   @Field(() => GraphQLJSONObject, {

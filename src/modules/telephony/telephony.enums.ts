@@ -1,34 +1,82 @@
 import { registerEnumType } from 'type-graphql';
 
-/** The carriers a connection can be made to; each one is an adapter behind `CarrierAdapter`. */
-export enum CarrierKind {
-  twilio = 'twilio',
-  telnyx = 'telnyx',
-}
-registerEnumType(CarrierKind, {
-  name: 'CarrierKind',
-  description: 'A carrier a connection is made to',
-  valuesConfig: { twilio: { description: 'Twilio Programmable Voice' }, telnyx: { description: 'Telnyx Programmable Voice, through TeXML' } },
-});
+/**
+ * A carrier's kind: the name its module declares (`carriers/<kind>/`), in its routes
+ * (`/telephony/<kind>/…`) and in the `carrier` column of connections, programs, calls and
+ * recordings. Which kinds exist is the list of modules the gateway was built with
+ * (`carriers/built-in.ts`, plus any a test registers), not this type: the service checks a kind
+ * against that list, and the GraphQL enums below are filled from it when the schema is built.
+ */
+export type CarrierKind = string;
 
-/** Where a program's calls go: the built-in simulated carrier, or the organization's real one. */
-export enum ProgramCarrier {
-  simulator = 'simulator',
-  twilio = 'twilio',
-  telnyx = 'telnyx',
+/** Where a program's calls go: the built-in simulated carrier, a registered carrier's kind, or (a call's only) `web`. */
+export type ProgramCarrier = CarrierKind;
+/** The words of ProgramCarrier that are no carrier module's (a module may not take them as its kind). */
+export const ProgramCarrier = {
+  /** The built-in simulated carrier: no account, seeded outcomes. */
+  simulator: 'simulator',
   /** A web call's: the browser is the line (calls only; a program cannot be placed over it). */
-  web = 'web',
+  web: 'web',
+} as const;
+
+/** What the GraphQL enums of carriers are filled from: each registered carrier's kind and what it is. */
+export interface CarrierDescriptor {
+  readonly kind: CarrierKind;
+  /** One line on what it is, e.g. "Twilio Programmable Voice": the GraphQL enums' value descriptions. */
+  readonly label: string;
 }
-registerEnumType(ProgramCarrier, {
+
+// The GraphQL enums `CarrierKind` and `ProgramCarrier`: empty objects that TypeGraphQL reads while a
+// schema is built (`withCarrierEnums`), so a schema's enums are exactly its gateway's carriers.
+const CARRIER_KIND_VALUES: Record<string, string> = {};
+const CARRIER_KIND_CONFIG: Record<string, { description: string }> = {};
+const PROGRAM_CARRIER_VALUES: Record<string, string> = {};
+const PROGRAM_CARRIER_CONFIG: Record<string, { description: string }> = {};
+/** The GraphQL type of a connection's carrier (`@Field(() => CarrierKindEnum)`): the registered kinds. */
+export const CarrierKindEnum: object = CARRIER_KIND_VALUES;
+/** The GraphQL type of a program's, call's or recording's carrier: simulator, the registered kinds, web. */
+export const ProgramCarrierEnum: object = PROGRAM_CARRIER_VALUES;
+registerEnumType(CARRIER_KIND_VALUES, {
+  name: 'CarrierKind',
+  description: 'A carrier a connection is made to: one of the gateway’s carrier modules',
+  valuesConfig: CARRIER_KIND_CONFIG,
+});
+registerEnumType(PROGRAM_CARRIER_VALUES, {
   name: 'ProgramCarrier',
   description: 'Where a program’s calls are placed',
-  valuesConfig: {
-    simulator: { description: 'The built-in simulated carrier: no account, seeded outcomes (DIALER_SEED, DIALER_SPEED_MS)' },
-    twilio: { description: 'The organization’s Twilio connection, with the program’s fromNumberId as caller ID' },
-    telnyx: { description: 'The organization’s Telnyx connection (its TeXML application), with the program’s fromNumberId as caller ID' },
-    web: { description: 'A web call from a browser (a call’s carrier only: a program cannot use it)' },
-  },
+  valuesConfig: PROGRAM_CARRIER_CONFIG,
 });
+
+/** The values of the ProgramCarrier enum, in its order: the simulator, each registered kind, web. */
+export const programCarrierValues = (kinds: readonly CarrierKind[]): CarrierKind[] => [ProgramCarrier.simulator, ...kinds, ProgramCarrier.web];
+
+/** Runs `build` (synchronous: TypeGraphQL reads the enum objects while it builds) with the enums of carriers filled from `carriers`. */
+export function withCarrierEnums<T>(carriers: readonly CarrierDescriptor[], build: () => T): T {
+  const fill = (values: Record<string, string>, config: Record<string, { description: string }>, entries: [string, string][]) => {
+    for (const key of Object.keys(values)) delete values[key];
+    for (const key of Object.keys(config)) delete config[key];
+    for (const [kind, description] of entries) {
+      values[kind] = kind;
+      config[kind] = { description };
+    }
+  };
+  const ours = carriers.map(({ kind, label }): [string, string] => [kind, label]);
+  fill(CARRIER_KIND_VALUES, CARRIER_KIND_CONFIG, ours);
+  fill(PROGRAM_CARRIER_VALUES, PROGRAM_CARRIER_CONFIG, [
+    [ProgramCarrier.simulator, 'The built-in simulated carrier: no account, seeded outcomes (DIALER_SEED, DIALER_SPEED_MS)'],
+    ...carriers.map(({ kind, label }): [string, string] => [
+      kind,
+      `${label}: the organization’s connection there, with the program’s fromNumberId as caller ID`,
+    ]),
+    [ProgramCarrier.web, 'A web call from a browser (a call’s carrier only: a program cannot use it)'],
+  ]);
+  try {
+    return build();
+  } finally {
+    fill(CARRIER_KIND_VALUES, CARRIER_KIND_CONFIG, []);
+    fill(PROGRAM_CARRIER_VALUES, PROGRAM_CARRIER_CONFIG, []);
+  }
+}
 
 /** How a call reached its agent: over the phone (a carrier) or from a browser tab (a web call). */
 export enum CallChannel {

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { ExecutionEvents } from '../execution-events.js';
 import { CarrierError, type CarrierAccount, type CarrierAdapter } from '../../telephony/carrier.js';
 import { CallTracker } from '../../telephony/call-tracker.js';
-import { ProgramCarrier } from '../../telephony/telephony.enums.js';
+import { ProgramCarrier, type CarrierKind } from '../../telephony/telephony.enums.js';
 import type { Dialer } from './dialer.js';
 import { ExecutionCallSink } from './execution-call-sink.js';
 import { recoverExpiredLeases, renewLeases } from './leases.js';
@@ -40,7 +40,8 @@ export type TickHook = (now: Date) => Promise<void>;
 
 /** The real carriers a runner may place calls through, and how it reaches them. */
 export interface RunnerCarriers {
-  adapters: Partial<Record<Exclude<ProgramCarrier, ProgramCarrier.simulator>, CarrierAdapter>>;
+  /** Each registered carrier's REST side, by its kind. */
+  adapters: Partial<Record<CarrierKind, CarrierAdapter>>;
   /** A connection's account, its auth token opened for the call. */
   account: (connectionId: string) => Promise<CarrierAccount>;
   /** PUBLIC_URL: where the carrier's callbacks reach the gateway. */

@@ -1,6 +1,7 @@
 import type { VoiceAction } from '../../voice/voice-actions.js';
 import type { AnsweredBy, CallStatusEvent, CarrierAccount, CarrierAdapter, RecordingCarrier } from '../carrier.js';
-import type { CarrierKind } from '../telephony.enums.js';
+import type { CarrierDescriptor } from '../telephony.enums.js';
+import type { CredentialFormats } from '../carrier-credentials.js';
 import type { MediaFraming } from './media-link.js';
 import type { MachineVerdict } from '../machine-verdict.js';
 
@@ -79,11 +80,13 @@ export interface CallControl {
 
 /**
  * Everything a carrier is, in one folder (`carriers/<kind>/index.ts`), listed once in
- * `carriers/index.ts`: its REST side, its webhooks, its call control and its media framing. Routes
- * are `/telephony/<kind>/{connectionId}/…`, looked up by kind.
+ * `carriers/built-in.ts`: its kind and what it is (`CarrierDescriptor`: the GraphQL enums' values),
+ * the formats of its connections' credentials, its REST side, its webhooks, its call control and
+ * its media framing. Routes are `/telephony/<kind>/{connectionId}/…`, looked up by kind.
  */
-export interface CarrierModule {
-  readonly kind: CarrierKind;
+export interface CarrierModule extends CarrierDescriptor {
+  /** The fields a connection of this kind takes, each in its format; a field not listed is refused (`carrier-credentials.ts`). */
+  readonly credentials: CredentialFormats;
   /** REST: place, fetch and find calls, check the account; recordings where the carrier keeps them. */
   readonly adapter: CarrierAdapter & Partial<RecordingCarrier>;
   readonly webhooks: CarrierWebhooks;

@@ -1,7 +1,7 @@
 import type { CarrierModule } from '../carrier-module.js';
-import { CarrierKind } from '../../telephony.enums.js';
 import { telnyxMedia } from './telnyx-media.js';
 import type { TelnyxCarrier } from './telnyx.carrier.js';
+import { telnyxCredentials } from './telnyx-credentials.js';
 import { telnyxWebhooks, texmlCallControl } from './telnyx-webhooks.js';
 
 /**
@@ -13,7 +13,9 @@ import { telnyxWebhooks, texmlCallControl } from './telnyx-webhooks.js';
  */
 export function telnyxModule(adapter: TelnyxCarrier): CarrierModule {
   return {
-    kind: CarrierKind.telnyx,
+    kind: 'telnyx',
+    label: 'Telnyx Programmable Voice, through TeXML',
+    credentials: telnyxCredentials,
     adapter,
     webhooks: { ...telnyxWebhooks(adapter), verifyUpgrade: () => true },
     callControl: texmlCallControl,

@@ -12,7 +12,7 @@ import {
   type RecordingMedia,
   type RecordingStatusEvent,
 } from '../../carrier.js';
-import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
+import { CallStatus } from '../../telephony.enums.js';
 import { twimlCallStatusOf, wholeSeconds } from '../call-words.js';
 import { MACHINE_DETECTION_TIMEOUT_S } from '../../machine-verdict.js';
 import { openTelnyxMedia, telnyxRecordingEventOf, TELNYX_RECORDING_EVENTS } from './telnyx-recording.js';
@@ -83,7 +83,7 @@ export function telnyxErrorOf(error: unknown): CarrierError {
  * `applicationId` the TeXML Application whose number places the calls.
  */
 export class TelnyxCarrier implements CarrierAdapter, RecordingCarrier {
-  readonly kind = ProgramCarrier.telnyx;
+  readonly kind = 'telnyx';
   private sdk: typeof Telnyx | null = null;
 
   private readonly apiBaseUrl: string;

@@ -1,12 +1,12 @@
 import { own } from '../../../../common/own.js';
 import type { AnsweredBy } from '../../carrier.js';
 import type { CarrierModule, DialOutcome } from '../carrier-module.js';
-import { CarrierKind } from '../../telephony.enums.js';
 import { twilioMedia } from './twilio-media.js';
 import { twimlGathered, twimlInbound } from './twilio-form.js';
 import { renderTwiml } from './twiml.js';
 import { machineVerdictOfForm } from '../../machine-verdict.js';
 import type { TwilioCarrier } from './twilio.carrier.js';
+import { twilioCredentials } from './twilio-credentials.js';
 
 const ANSWERED_BY: Record<string, AnsweredBy> = {
   human: 'human',
@@ -49,7 +49,9 @@ function twilioLegOutcome(fields: Record<string, string>): DialOutcome | null {
 /** Twilio Programmable Voice: REST through the official SDK, HMAC-signed form webhooks, TwiML, Media Streams. */
 export function twilioModule(adapter: TwilioCarrier): CarrierModule {
   return {
-    kind: CarrierKind.twilio,
+    kind: 'twilio',
+    label: 'Twilio Programmable Voice',
+    credentials: twilioCredentials,
     adapter,
     webhooks: {
       verify(request, account) {

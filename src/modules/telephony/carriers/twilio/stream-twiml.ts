@@ -1,7 +1,6 @@
 import type VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
 import { newVoiceResponse } from './voice-response.js';
 import { callStreamUrl } from '../stream-url.js';
-import { CarrierKind } from '../../telephony.enums.js';
 
 /**
  * What an answered speech-to-speech call is told: connect its audio to the gateway's media
@@ -18,7 +17,7 @@ export function renderStreamTwiml(
   const response = newVoiceResponse();
   prelude?.(response);
   const action = `${publicUrl.replace(/\/+$/, '')}/telephony/twilio/${connectionId}/stream-ended?callId=${encodeURIComponent(callId)}`;
-  const stream = response.connect({ action, method: 'POST' }).stream({ url: callStreamUrl(publicUrl, connectionId, callId, nonce, CarrierKind.twilio) });
+  const stream = response.connect({ action, method: 'POST' }).stream({ url: callStreamUrl(publicUrl, connectionId, callId, nonce, 'twilio') });
   stream.parameter({ name: 'callId', value: callId });
   return response.toString();
 }

@@ -18,7 +18,7 @@ import {
   type RecordingStatusEvent,
   type SignedRequest,
 } from '../../carrier.js';
-import { CallStatus, ProgramCarrier } from '../../telephony.enums.js';
+import { CallStatus } from '../../telephony.enums.js';
 import { own } from '../../../../common/own.js';
 import { twimlCallStatusOf, wholeSeconds } from '../call-words.js';
 import { machineDetectionOf } from './twilio-amd.js';
@@ -93,7 +93,7 @@ function twilioSdk(): NonNullable<typeof sdk> {
 
 /** Twilio Programmable Voice through the official SDK. */
 export class TwilioCarrier implements CarrierAdapter, RecordingCarrier {
-  readonly kind = ProgramCarrier.twilio;
+  readonly kind = 'twilio';
   private readonly apiBaseUrl: string;
   private httpClient?: RequestClient;
 
