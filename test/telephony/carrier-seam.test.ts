@@ -3,8 +3,9 @@ import { startTestApp, type TestApp, type TestOrganization } from '../helpers/ap
 import { eventually } from '../helpers/eventually.js';
 import { testRunner } from '../runner/fixtures.js';
 import { createVoiceAgent } from '../voice/fixtures.js';
+import { createAudience, createFlow } from '../programs/fixtures.js';
 import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
-import { CallWithRelationsDocument, CarrierConnectionDocument, CreateCarrierConnectionDocument } from '../generated/graphql.js';
+import { CallWithRelationsDocument, CarrierConnectionDocument, CreateCarrierConnectionDocument, CreateCarrierProgramDocument } from '../generated/graphql.js';
 import { PARROT, ParrotPhone, parrotModule } from './throwaway-carrier.js';
 
 // The seam, proved: a carrier written in the test tree alone (throwaway-carrier.ts: its own
@@ -85,6 +86,32 @@ describe('a throwaway carrier registered through the seam', () => {
       body: { errors: [{ field: 'authToken', message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)' }] },
     });
     expect((await other.rest.get('/api/carrier-connections')).body.meta.total).toBe(0);
+  });
+
+  it('is a carrier a program can be placed on, on both doors; web and a kind no module serves are not', async () => {
+    const from = (await acme.rest.post('/api/phone-numbers', { number: randomNumber(), carrierConnectionId: connectionId })).body.id as string;
+    const input = async (carrier: string) => ({
+      name: 'Reminders on Parrot',
+      kind: 'campaign',
+      flowId: await createFlow(acme),
+      audienceId: (await createAudience(acme, 1)).id,
+      carrier,
+      fromNumberId: from,
+    });
+    const rest = await acme.rest.post('/api/programs', await input(PARROT));
+    expect(rest).toMatchObject({ status: 201, body: { carrier: PARROT, fromNumberId: from } });
+    const { createProgram } = await acme.graphql.ok(CreateCarrierProgramDocument, { input: (await input(PARROT)) as never });
+    expect(createProgram).toMatchObject({ carrier: PARROT, fromNumber: { id: from, carrierConnection: { id: connectionId } } });
+    const kinds = 'carrier must be one of the following values: simulator, twilio, telnyx, parrot';
+    for (const carrier of ['web', 'vonage']) {
+      const refused = await acme.rest.post('/api/programs', await input(carrier));
+      expect(refused).toMatchObject({ status: 400, body: { code: 'BAD_USER_INPUT', errors: [{ field: 'carrier', message: kinds }] } });
+    }
+    // GraphQL's enum has web (a call's carrier), so it reaches the same check; a kind it lacks is refused by the enum itself.
+    const web = await acme.graphql.run(CreateCarrierProgramDocument, { input: (await input('web')) as never });
+    expect(web.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: [{ field: 'carrier', message: kinds }] });
+    const vonage = await acme.graphql.run(CreateCarrierProgramDocument, { input: (await input('vonage')) as never });
+    expect(vonage.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: [{ field: 'carrier' }] });
   });
 
   it('places a flow call: its signed answer gets its own call control, the caller’s words go through its fields, its report ends the call', async () => {
