@@ -23,8 +23,6 @@ import { toDate } from '../../common/dates.js';
 import { OptionalNonNull } from '../../common/validation.js';
 import { ProgramKind } from './program.enums.js';
 import { ProgramCarrierEnum, type ProgramCarrier } from '../telephony/telephony.enums.js';
-
-/** Where a program's calls can be placed: every carrier but `web` (a web call is a browser's, not a program's). */
 import { ProgramRecordingInput } from '../recordings/recording-settings.js';
 import { ProgramVoicemailInput } from './voicemail/program-voicemail.js';
 import { SCREENING_RESPONSE_MAX } from '../agents/templates/screening.js';
