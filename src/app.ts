@@ -59,6 +59,8 @@ export interface Gateway {
   attach(server: Server): void;
   /** Ends the media streams still open (shutdown): their calls hang up, what was said is kept. */
   closeStreams(): void;
+  /** Streaming calls' first words prepared before their streams start (stream-preparations.ts). */
+  streamPreparations: StreamPreparations;
   /** Ends the live streams (SSE and GraphQL subscriptions) so their connections do not hold up a shutdown. */
   closeLive(): void;
   /** The operator CLI's door (/operator), for main.ts to serve on a Unix socket of its own: never on the public listener. */
@@ -104,6 +106,7 @@ import { PLACEMENT_RETRY_MS } from './modules/programs/runner/campaign-runner.js
 import { attachMediaRoute, type MediaRouteOptions } from './modules/voice/realtime/media-route.js';
 import { FIRST_ANSWER, WebhookReplays } from './modules/voice/webhook-replays.js';
 import { CallConversations } from './modules/voice/realtime/call-conversation.js';
+import { StreamPreparations } from './modules/voice/streaming/stream-preparations.js';
 import { DEFAULT_OPENAI_REALTIME_URL, OpenAiSpeechProvider } from './modules/voice/realtime/openai-realtime.js';
 import { GeminiSpeechProvider } from './modules/voice/realtime/gemini-live.js';
 import { attachTalkRoute, TALK_SOCKET_PATH } from './modules/web-calls/talk-route.js';
@@ -408,6 +411,7 @@ export async function createGateway(config: Config, database: Database, logger: 
   };
   // Voice: flows and agents spoken on the call, the caller's turns, inbound calls.
   const voice = new VoiceEngine(database.em, callTracker, services.conversations, logger);
+  const callConversations = new CallConversations(database.em, () => services.analyses.nudge());
   // What each call's /gather and /inbound requests were answered, so a repeat (a retry or a replay) adds nothing.
   const webhookReplays = new WebhookReplays(database.em);
   // Anonymous by nature (a signature, no key): RATE_LIMIT_ANONYMOUS_PER_MINUTE per IP on the doors' `ip:` counter,
@@ -449,6 +453,16 @@ export async function createGateway(config: Config, database: Database, logger: 
     model: services.models,
     summaryDeadline: seams.transferSummaryDeadline,
   });
+  // A streaming call's first words, prepared while the carrier fetches the answer that opens its stream.
+  const streamPreparations = new StreamPreparations({
+    em: database.em,
+    conversations: callConversations,
+    transfers,
+    recognizers: services.voiceParties.recognizers,
+    synthesizers: services.voiceParties.synthesizers,
+    logger,
+  });
+  voice.streamArmed = (callId) => streamPreparations.prepare(callId);
   app.use(
     '/telephony',
     transferWebhookRouter({
@@ -474,6 +488,7 @@ export async function createGateway(config: Config, database: Database, logger: 
         return carrier.callControl.render(actions, { publicUrl: config.telephony.publicUrl ?? '', connectionId: account.connectionId ?? '', callId });
       },
       onEnded: async (callId) => {
+        streamPreparations.discard(callId);
         await voice.ended(callId);
         await transfers.callEnded(callId);
       },
@@ -490,6 +505,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     metricsApp,
     services,
     gate,
+    streamPreparations,
     operatorApp,
     operatorToken,
     setReady(value) {
@@ -507,7 +523,7 @@ export async function createGateway(config: Config, database: Database, logger: 
         carriers: services.carrierModules,
         account: (connectionId) => services.carrierConnections.accountById(connectionId),
         publicUrl: () => config.telephony.publicUrl,
-        conversations: new CallConversations(database.em, () => services.analyses.nudge()),
+        conversations: callConversations,
         tracker: callTracker,
         knowledge: services.agentPorts.knowledge,
         doNotCall: services.doNotCall,
@@ -525,6 +541,7 @@ export async function createGateway(config: Config, database: Database, logger: 
           endConversation: (organizationId, conversationId, failed) =>
             RequestContext.create(database.orm.em, () => services.conversations.closeForCall(organizationId, conversationId, failed)),
           observeTurn: metrics ? (labels, turn) => metrics.observeVoiceTurn(labels, turn) : undefined,
+          preparations: streamPreparations,
         },
         anonymous: upgradeLimit,
         observeTurn: metrics
@@ -544,6 +561,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     },
     closeStreams() {
       for (const route of mediaRoutes.splice(0)) route.close();
+      streamPreparations.close();
     },
     closeLive() {
       services.live.feed.close();

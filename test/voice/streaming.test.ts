@@ -12,6 +12,9 @@ import { startTwilioApp, waitForExecution } from '../telephony/fixtures.js';
 import { twilioNumber, voiceCampaign } from './fixtures.js';
 import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
 import { testRunner } from '../runner/fixtures.js';
+import { createLogger } from '../../src/common/logger.js';
+import { CallConversations } from '../../src/modules/voice/realtime/call-conversation.js';
+import { StreamPreparations } from '../../src/modules/voice/streaming/stream-preparations.js';
 
 // The streaming pipeline end to end on the real doors: the fake Twilio's account behind a carrier
 // connection, a live call of a streaming agent, a Media Streams caller sending real μ-law audio, the
@@ -373,6 +376,153 @@ describe('an inbound call to a number answered by a streaming agent', () => {
       { role: 'assistant', content: 'Echo: Is the shop open today?' },
     ]);
     expect((await other.rest.get(`/api/conversations/${row.conversation_id}`)).status).toBe(404);
+  }, 30_000);
+});
+
+describe('the first word, prepared while the carrier fetches the call’s instructions (issue #45)', () => {
+  /** The ElevenLabs stream opened after `count` streams (it may open before the webhook's answer has been read). */
+  const streamAfter = (count: number) =>
+    eventually(
+      async () => elevenlabs.streams[count],
+      (stream) => stream !== undefined,
+      'the first message’s synthesis opened',
+    ).then((stream) => stream!);
+
+  it('asks ElevenLabs for the first message before the stream starts, and sends its audio before the recognizer is even opened', async () => {
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    deepgram.script(['Is the shop open today?']);
+    const streams = elevenlabs.streams.length;
+    // The answer webhook: the gateway gives Twilio the stream's URL and, meanwhile, asks for the first message.
+    const { url, callSid } = await answeredStream(callId);
+    const synthesis = await streamAfter(streams);
+    await eventually(
+      async () => synthesis.audioSentAt.length,
+      (chunks) => chunks > 0,
+      'the first message’s audio made before the stream starts',
+    );
+    expect(synthesis.texts.map((text) => text.trim())).toEqual([GREETING]);
+    const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+    const startSentAt = performance.now();
+    caller.start(callId, callSid);
+    const session = await deepgram.nextSession();
+    await caller.waitFor(() => caller.mediaArrivals.length > 0, 'the first message’s audio', 10_000);
+    // In order: the synthesis was asked for and spoke before the stream's start; the caller's first audio came before the recognizer's socket was opened.
+    expect(synthesis.textAt[0]!).toBeLessThan(startSentAt);
+    expect(synthesis.audioSentAt[0]!).toBeLessThan(startSentAt);
+    expect(caller.mediaArrivals[0]!).toBeLessThan(session.openedAt);
+    // Nothing else was opened for it: one stream for the first message, the prepared one.
+    expect(elevenlabs.streams.slice(streams)).toHaveLength(1);
+    expect(app.gateway.streamPreparations.size).toBe(0);
+    await heardEverything(caller, 1);
+    await say(caller);
+    await eventually(
+      async () => elevenlabs.texts.length,
+      (count) => count >= 2,
+      'the answer',
+    );
+    await heardEverything(caller, 2);
+    caller.stop();
+    await caller.closed;
+    const row = await callRow(callId);
+    expect(await transcript(row.conversation_id!, 3)).toEqual([
+      { role: 'assistant', content: GREETING },
+      { role: 'user', content: 'Is the shop open today?' },
+      { role: 'assistant', content: 'Echo: Is the shop open today?' },
+    ]);
+    const call = await eventually(
+      () => acme.rest.get(`/api/calls/${callId}`),
+      (res) => res.body.firstAudioMs !== null,
+      'the first audio recorded',
+    );
+    // Timed from the answer (5 s before the webhook, liveCall) to the first audio written to the carrier.
+    expect(call.body.firstAudioMs).toBeGreaterThanOrEqual(5000);
+    expect(call.body.turnLatency.firstAudioMs).toBe(call.body.firstAudioMs);
+    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+  }, 30_000);
+
+  it('closes the prepared synthesis when the call ends before its stream starts, and keeps nothing', async () => {
+    // ElevenLabs accepts the text and never speaks: the socket stays open until someone closes it.
+    elevenlabs.faults.hang = 'audio';
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const streams = elevenlabs.streams.length;
+    await answeredStream(callId);
+    const synthesis = await streamAfter(streams);
+    await eventually(
+      async () => synthesis.texts.length,
+      (count) => count > 0,
+      'the first message asked for',
+    );
+    expect(app.gateway.streamPreparations.size).toBe(1);
+    // The caller hangs up before Twilio opens the stream: its status callback ends the call.
+    const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
+    const url = `${app.baseUrl}/telephony/twilio/${connectionId}/status?callId=${callId}`;
+    const params = { AccountSid: twilioFake.accountSid, CallSid: row!.carrier_call_id, CallStatus: 'completed', CallDuration: '1' };
+    const ended = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
+    expect(ended.status).toBe(200);
+    // Closed by the gateway (a normal close), not by ElevenLabs' inactivity timeout (1008).
+    expect(await synthesis.closed).toEqual({ code: 1000, reason: '' });
+    expect(app.gateway.streamPreparations.size).toBe(0);
+    expect(synthesis.audioSentAt).toEqual([]);
+  }, 30_000);
+
+  it('a preparation whose stream never comes is closed after its time, and no more than the bound are held', async () => {
+    elevenlabs.faults.hang = 'audio';
+    const { database } = app.db;
+    const preparations = new StreamPreparations({
+      em: database.em,
+      conversations: new CallConversations(database.em),
+      recognizers: app.gateway.services.voiceParties.recognizers,
+      synthesizers: app.gateway.services.voiceParties.synthesizers,
+      logger: createLogger('silent'),
+      preparedForMs: 200,
+      maxPrepared: 1,
+    });
+    const first = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const second = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const streams = elevenlabs.streams.length;
+    preparations.prepare(first);
+    preparations.prepare(second);
+    expect(preparations.size).toBe(1);
+    const synthesis = await streamAfter(streams);
+    expect(await synthesis.closed).toEqual({ code: 1000, reason: '' });
+    expect(preparations.size).toBe(0);
+    expect(preparations.take(first)).toBeNull();
+    expect(preparations.take(second)).toBeNull();
+    expect(elevenlabs.streams.slice(streams)).toHaveLength(1);
+    expect(elevenlabs.streams[streams]).toBe(synthesis);
+  }, 30_000);
+
+  it('a first message cut by the caller before a word of it was sent is not timed as heard (firstAudioMs stays null)', async () => {
+    // The first message's audio would come long after the caller's first words.
+    elevenlabs.faults.firstAudioDelayMs = 1500;
+    deepgram.script(['Hello? Who is this?']);
+    const callId = await liveCall({ org: acme, agentId, contactId, connectionId });
+    const caller = await openStream(callId);
+    await say(caller, { realTime: true });
+    await eventually(
+      async () => elevenlabs.texts.length,
+      (count) => count >= 2,
+      'the answer to the caller',
+    );
+    await heardEverything(caller, 1);
+    caller.stop();
+    await caller.closed;
+    const call = await eventually(
+      () => acme.rest.get(`/api/calls/${callId}`),
+      (res) => res.body.turnLatency !== null,
+      'the turn latency',
+    );
+    expect(call.body.turnLatency.turns).toHaveLength(1);
+    expect(call.body.firstAudioMs).toBeNull();
+    expect(call.body.turnLatency.firstAudioMs).toBeNull();
   }, 30_000);
 });
 

@@ -96,6 +96,8 @@ export class VoiceEngine {
   private readonly doNotCall: DoNotCallService;
   /** Where a refused consent is kept. */
   private readonly recordings: RecordingLedger;
+  /** Told each call whose answer was just given a media stream's URL (the app prepares a streaming call's first words there). */
+  streamArmed?: (callId: string) => void;
 
   constructor(
     private readonly em: EntityManager,
@@ -450,6 +452,8 @@ export class VoiceEngine {
       [hash, at(new Date()), callId],
     );
     if (issued.length === 0) this.logger.warn({ callId }, 'the call was already given its media stream URL; this answer carries none that opens');
+    // While the carrier fetches these instructions and opens the stream, its first words are prepared (stream-preparations.ts).
+    else this.streamArmed?.(callId);
     return actions.map((action) => (action.kind === 'stream' ? (issued.length > 0 ? { kind: 'stream', nonce } : { kind: 'stream' }) : action));
   }
 

@@ -35,7 +35,7 @@ export interface MediaRouteOptions extends Omit<BridgeDeps, 'logger'> {
   /** Upgrades to these paths belong to another handler on the same server (GraphQL subscriptions): left alone. */
   leave?: (path: string) => boolean;
   /** The streaming pipeline's parties, for calls whose agent's pipelineMode is streaming. */
-  streaming: Pick<StreamingDeps, 'model' | 'recognizers' | 'synthesizers' | 'rules' | 'observeTurn' | 'endConversation'>;
+  streaming: Pick<StreamingDeps, 'model' | 'recognizers' | 'synthesizers' | 'rules' | 'observeTurn' | 'endConversation' | 'preparations'>;
   /** The inbound rate and the unread bytes a stream may have (default MEDIA_LIMITS). */
   limits?: Partial<MediaLimits>;
 }

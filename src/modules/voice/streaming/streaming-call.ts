@@ -14,15 +14,24 @@ import { EndOfSpeechDetector } from '../realtime/end-of-speech.js';
 import { closeAfter } from '../realtime/close-after.js';
 import { PolicyGuard } from './policy-guard.js';
 import { SentenceChunker } from './sentences.js';
-import type { Recognizer, RecognizerEvents, RecognizerName, RecognizerSession, SynthesisStream, Synthesizer, SynthesizerName } from './speech-ports.js';
+import type {
+  Recognizer,
+  RecognizerEvents,
+  RecognizerName,
+  RecognizerSession,
+  SynthesisEvents,
+  SynthesisStream,
+  Synthesizer,
+  SynthesizerName,
+} from './speech-ports.js';
 import { StreamingTurnClock } from './streaming-latency.js';
+import { openingLine, streamingParties, type PreparedSynthesis, type StreamPreparations } from './stream-preparations.js';
 import { renderedPrompt, type RenderedPrompt } from '../../agents/templates/call-context.js';
-import { firstMessageFor } from '../../agents/templates/first-message.js';
 import { isKey } from '../keypad/keypad-presses.js';
 import { CallerKeypad } from '../keypad/caller-keypad.js';
 import { agentPressedLine, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferPort } from '../transfer/call-transfers.js';
-import { returnedLine, returnedSection, TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
+import { returnedSection, TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
 import { InterruptionRules, interruptionSettings } from '../interruptions.js';
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
@@ -87,6 +96,8 @@ export interface StreamingDeps {
   tools?: CallToolsPort;
   /** The agent's transfer_call (call-transfers.ts); without it (the simulator), the model is told transfers are not available. */
   transfers?: TransferPort;
+  /** The first words prepared while the carrier fetched the call's instructions (stream-preparations.ts); without it, the stream's start opens everything. */
+  preparations?: Pick<StreamPreparations, 'take'>;
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -164,9 +175,12 @@ export class StreamingCall implements RecognizerEvents {
   private agent: Agent | null = null;
   /** The agent's prompt rendered for this call, and the policy its guard looks for. */
   private prompt: RenderedPrompt | null = null;
-  /** When the call was answered, while the first message's first audio has not been sent (its latency). */
+  /** When the call was answered, while the first message's first audio has not been sent (its latency), and that message's reply. */
   private openingSince: number | null = null;
+  private openingReply: number | null = null;
   private conversationId: string | null = null;
+  /** The conversation being opened: what is said meanwhile (the prepared first message) is stored in it once it is. */
+  private conversationOpening: Promise<string> | null = null;
   private modelLabel: string | null = null;
   private recognizer: RecognizerSession | null = null;
   private synthesizer: Synthesizer | null = null;
@@ -239,8 +253,13 @@ export class StreamingCall implements RecognizerEvents {
    */
   async start(refuse: (reason: string) => void): Promise<void> {
     const { conversations, logger } = this.deps;
+    /** The prepared first message, until the call's reply takes it: closed if the call never says it. */
+    let unsaid: PreparedSynthesis | null = null;
     try {
-      this.agent = await conversations.agent(this.call.organizationId, this.call.agentId);
+      // Made while the carrier fetched the call's instructions, on this process: what it read is not read again, and its first message is already being spoken.
+      const prepared = (await this.deps.preparations?.take(this.call.id)) ?? null;
+      unsaid = prepared?.synthesis ?? null;
+      this.agent = prepared ? prepared.agent : await conversations.agent(this.call.organizationId, this.call.agentId);
       if (this.agent && !StreamingCall.handles(this.agent)) {
         this.finished = true;
         refuse('the call’s agent is not a streaming agent');
@@ -250,31 +269,35 @@ export class StreamingCall implements RecognizerEvents {
       if (this.agent.status === AgentStatus.archived) throw new Error('The call’s agent is archived');
       const voice = this.agent.voiceConfig!;
       this.interruptions = new InterruptionRules(interruptionSettings(voice));
-      const recognizerName: RecognizerName = this.deps.offline ? 'builtin' : (voice.sttProvider ?? 'deepgram');
-      const synthesizerName: SynthesizerName = this.deps.offline ? 'builtin' : (voice.ttsProvider ?? 'elevenlabs');
-      const recognizer = this.deps.recognizers[recognizerName];
-      const synthesizer = this.deps.synthesizers[synthesizerName];
-      if (!recognizer || !synthesizer)
-        throw new Error(`The ${recognizer ? `synthesizer ${synthesizerName}` : `recognizer ${recognizerName}`} is not available`);
-      const missing = recognizer.missing() ?? synthesizer.missing();
-      if (missing) throw new Error(missing);
-      this.synthesizer = synthesizer;
-      this.voice = {
-        voiceId: (synthesizerName === (voice.ttsProvider ?? 'elevenlabs') ? voice.voiceId : null) ?? synthesizer.defaultVoice,
-        model: (this.deps.offline ? null : voice.ttsModel) ?? synthesizer.defaultModel,
-      };
+      const parties = streamingParties(this.agent, this.deps);
+      if ('missing' in parties) throw new Error(parties.missing);
+      const { recognizer, recognizerName, synthesizerName } = parties;
+      this.synthesizer = parties.synthesizer;
+      this.voice = parties.voice;
       this.modelLabel = this.agent.modelConfig.model;
       this.providerLabel = `${recognizerName}+${synthesizerName}`;
-      const { context, answeredAt } = await conversations.callContext(this.call.organizationId, this.call.id, this.agent);
+      const { context, answeredAt } = prepared ?? (await conversations.callContext(this.call.organizationId, this.call.id, this.agent));
       this.prompt = renderedPrompt(this.agent, context);
       this.guard = new PolicyGuard(this.prompt.guardPolicy);
-      this.conversationId = await conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`, context);
+      const returned = prepared ? prepared.returned : await this.deps.transfers?.returned(this.call);
+      // The first message is synthesized as it is (no model), timed from the answer; an agent that waits listens at once.
+      // Back from a transfer that reached no one, the agent says so instead.
+      const opening = openingLine(this.agent, context, returned);
+      const ready = opening && unsaid?.line === opening ? unsaid : null;
+      if (opening && ready) {
+        // Its audio goes to the caller now, while the conversation and the recognizer are opened.
+        unsaid = null;
+        this.openingSince = (answeredAt ?? new Date()).getTime();
+        this.say(opening, false, ready);
+      }
+      this.conversationOpening = conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`, context);
+      this.conversationId = await this.conversationOpening;
       if (this.finished) {
-        await conversations.close(this.conversationId, ConversationStatus.ended);
+        const conversationId = this.conversationId;
+        this.queue(() => conversations.close(conversationId, ConversationStatus.ended));
         return;
       }
       this.history = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
-      const returned = await this.deps.transfers?.returned(this.call);
       if (returned) {
         const soFar = await conversations.transcript(this.conversationId);
         this.back = returnedSection(soFar, returned.destinationName, returned.dialStatus);
@@ -313,19 +336,15 @@ export class StreamingCall implements RecognizerEvents {
         { callId: this.call.id, conversationId: this.conversationId, recognizer: recognizerName, synthesizer: synthesizerName },
         'streaming voice pipeline open',
       );
-      // The first message is synthesized as it is (no model), timed from the answer; an agent that waits listens at once.
-      // Back from a transfer that reached no one, the agent says so instead.
-      const opening = returned
-        ? returnedLine(returned.destinationName, returned.dialStatus)
-        : context
-          ? firstMessageFor(this.agent, context)
-          : WORDS.greeting(this.agent.name);
+      if (ready) return;
       if (opening) {
         this.openingSince = (answeredAt ?? new Date()).getTime();
         this.say(opening, false);
       } else this.startSilenceTimer();
     } catch (error) {
       this.fail(error instanceof Error ? error.message : String(error));
+    } finally {
+      unsaid?.cancel();
     }
   }
 
@@ -607,11 +626,21 @@ export class StreamingCall implements RecognizerEvents {
     reply.abort.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   }
 
-  /** The gateway's own line (greeting, reprompt, goodbye): no model, the same synthesizer. */
-  private say(line: string, endsCall: boolean): void {
-    if (this.finished) return;
+  /** The gateway's own line (greeting, reprompt, goodbye): no model, the same synthesizer; the first message's may have been prepared (its line already pushed). */
+  private say(line: string, endsCall: boolean, prepared: PreparedSynthesis | null = null): void {
+    if (this.finished) {
+      prepared?.cancel();
+      return;
+    }
     const reply = this.newReply(true);
     reply.endsCall = endsCall;
+    if (this.openingSince !== null && this.openingReply === null) this.openingReply = reply.id;
+    if (prepared) {
+      // Set before its held audio is told, so the marks count in it.
+      reply.spoken = line;
+      void this.openSynthesis(reply, prepared);
+      return;
+    }
     const synthesis = this.openSynthesis(reply);
     void synthesis.then((opened) => {
       if (!opened || this.reply !== reply) return;
@@ -656,8 +685,8 @@ export class StreamingCall implements RecognizerEvents {
   }
 
   /** The reply's synthesis stream, opened at once so its setup overlaps the model's first words; a failure fails the call. */
-  private openSynthesis(reply: Reply): Promise<SynthesisStream | null> {
-    return this.synthesizer!.open(this.voice, {
+  private openSynthesis(reply: Reply, prepared: PreparedSynthesis | null = null): Promise<SynthesisStream | null> {
+    const events: SynthesisEvents = {
       audio: (ulaw, textEnd) => this.agentAudio(reply, ulaw, textEnd),
       done: () => {
         if (this.reply !== reply) return;
@@ -668,7 +697,8 @@ export class StreamingCall implements RecognizerEvents {
       lost: (reason) => {
         if (this.reply === reply) this.fail(reason);
       },
-    }).then(
+    };
+    return (prepared ? prepared.adopt(events) : this.synthesizer!.open(this.voice, events)).then(
       (opened) => {
         if (this.reply !== reply || this.finished) {
           opened.cancel();
@@ -721,7 +751,8 @@ export class StreamingCall implements RecognizerEvents {
       reply.firstSentAt = Date.now();
       this.clock.sent(reply.id);
     }
-    if (this.openingSince !== null) {
+    // Only the first message's own audio: one cut before a word of it was sent was never heard (its firstAudioMs stays null).
+    if (this.openingSince !== null && reply.id === this.openingReply) {
       this.clock.firstAudio(Date.now() - this.openingSince);
       this.openingSince = null;
     }
@@ -916,9 +947,9 @@ export class StreamingCall implements RecognizerEvents {
 
   private store(role: MessageRole, content: string, model: string | null = null, backChannel = false): void {
     this.spoken = true;
-    const conversationId = this.conversationId;
-    if (!conversationId) return;
-    this.queue(() => this.deps.conversations.add(conversationId, this.call.organizationId, role, content.slice(0, 10_000), model, backChannel));
+    const conversation = this.conversationId ?? this.conversationOpening;
+    if (!conversation) return;
+    this.queue(async () => this.deps.conversations.add(await conversation, this.call.organizationId, role, content.slice(0, 10_000), model, backChannel));
   }
 
   private queue(work: () => Promise<void>): void {

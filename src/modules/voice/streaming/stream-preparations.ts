@@ -1,0 +1,245 @@
+// A streaming call's first word, prepared while the carrier is still fetching the call's
+// instructions (issue #45): as soon as the answer carrying the media stream's URL is armed, the call's
+// agent and context are read, the first message is written, and its synthesis is asked for; the
+// synthesizer's audio is held here until the media stream starts and its StreamingCall takes it
+// (streaming-call.ts), so the first frames can go to the caller the moment the stream's `start` is
+// read. A call whose stream never comes (the caller hung up, the stream went to another replica, it
+// was refused) does not keep anything: its preparation is closed when the call ends, and in any case
+// PREPARED_FOR_MS after it was made; at most MAX_PREPARED are held at once.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { query } from '../../../db/sql.js';
+import type { Agent } from '../../agents/agent.entity.js';
+import { AgentStatus, PipelineMode } from '../../agents/agent.enums.js';
+import type { CallContext } from '../../agents/templates/call-context.js';
+import { firstMessageFor } from '../../agents/templates/first-message.js';
+import type { CallConversations } from '../realtime/call-conversation.js';
+import type { ReturnedTransfer, TransferPort } from '../transfer/call-transfers.js';
+import { returnedLine } from '../transfer/transfer-tool.js';
+import { WORDS } from '../voice-actions.js';
+import type { Recognizer, RecognizerName, SynthesisEvents, SynthesisOptions, SynthesisStream, Synthesizer, SynthesizerName } from './speech-ports.js';
+
+/** How long a preparation waits for its call's media stream (the media route gives a stream 10 s to send its `start`). */
+export const PREPARED_FOR_MS = 15_000;
+/** Preparations held at once; past this a call starts as it did before (its stream opens the providers). */
+export const MAX_PREPARED = 1000;
+/** Audio held for one first message before its stream starts (μ-law 8 kHz: about two minutes). */
+const MAX_HELD_BYTES = 1024 * 1024;
+
+/** The recognizer, the synthesizer and the voice a streaming agent speaks with; a message (what is missing) when it cannot. */
+export function streamingParties(
+  agent: Agent,
+  deps: { recognizers: Partial<Record<RecognizerName, Recognizer>>; synthesizers: Partial<Record<SynthesizerName, Synthesizer>>; offline?: boolean },
+):
+  | { recognizerName: RecognizerName; synthesizerName: SynthesizerName; recognizer: Recognizer; synthesizer: Synthesizer; voice: SynthesisOptions }
+  | { missing: string } {
+  const voice = agent.voiceConfig!;
+  const recognizerName: RecognizerName = deps.offline ? 'builtin' : (voice.sttProvider ?? 'deepgram');
+  const synthesizerName: SynthesizerName = deps.offline ? 'builtin' : (voice.ttsProvider ?? 'elevenlabs');
+  const recognizer = deps.recognizers[recognizerName];
+  const synthesizer = deps.synthesizers[synthesizerName];
+  if (!recognizer || !synthesizer) return { missing: `The ${recognizer ? `synthesizer ${synthesizerName}` : `recognizer ${recognizerName}`} is not available` };
+  const missing = recognizer.missing() ?? synthesizer.missing();
+  if (missing) return { missing };
+  return {
+    recognizerName,
+    synthesizerName,
+    recognizer,
+    synthesizer,
+    voice: {
+      voiceId: (synthesizerName === (voice.ttsProvider ?? 'elevenlabs') ? voice.voiceId : null) ?? synthesizer.defaultVoice,
+      model: (deps.offline ? null : voice.ttsModel) ?? synthesizer.defaultModel,
+    },
+  };
+}
+
+/** What the agent says first on a streaming call: back from a transfer that reached no one, that; else its first message (null: it waits for the caller). */
+export function openingLine(agent: Agent, context: CallContext | null, returned: ReturnedTransfer | null | undefined): string | null {
+  if (returned) return returnedLine(returned.destinationName, returned.dialStatus);
+  return context ? firstMessageFor(agent, context) : WORDS.greeting(agent.name);
+}
+
+/**
+ * One line's synthesis asked for before anyone listens: the line is pushed and ended as soon as the
+ * stream opens, and what the synthesizer says is held (in order) until `adopt` gives it a listener,
+ * which is then told everything held, at once, before anything new.
+ */
+export class PreparedSynthesis {
+  private listener: SynthesisEvents | null = null;
+  private readonly held: { ulaw: Buffer; textEnd: number }[] = [];
+  private heldBytes = 0;
+  private done = false;
+  private lostReason: string | null = null;
+  private cancelled = false;
+  private readonly opened: Promise<SynthesisStream>;
+
+  constructor(
+    synthesizer: Synthesizer,
+    options: SynthesisOptions,
+    readonly line: string,
+  ) {
+    this.opened = synthesizer.open(options, {
+      audio: (ulaw, textEnd) => {
+        if (this.listener) return this.listener.audio(ulaw, textEnd);
+        if (this.heldBytes + ulaw.length > MAX_HELD_BYTES)
+          return this.lose('the first message’s audio was longer than the gateway holds before the stream starts');
+        this.held.push({ ulaw, textEnd });
+        this.heldBytes += ulaw.length;
+      },
+      done: () => (this.listener ? this.listener.done() : (this.done = true)),
+      lost: (reason) => (this.listener ? this.listener.lost(reason) : this.lose(reason)),
+    });
+    this.opened.then(
+      (stream) => {
+        if (this.cancelled) return stream.cancel();
+        stream.push(line);
+        stream.end();
+      },
+      () => undefined,
+    );
+  }
+
+  /** The stream, once open, now telling `events` (first what it held); rejects as the synthesizer's open did. */
+  adopt(events: SynthesisEvents): Promise<SynthesisStream> {
+    return this.opened.then((stream) => {
+      this.listener = events;
+      for (const chunk of this.held.splice(0)) events.audio(chunk.ulaw, chunk.textEnd);
+      this.heldBytes = 0;
+      if (this.lostReason !== null) events.lost(this.lostReason);
+      else if (this.done) events.done();
+      return stream;
+    });
+  }
+
+  /** Closes the provider's stream (no listener is told). */
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.listener = null;
+    this.held.length = 0;
+    void this.opened.then(
+      (stream) => stream.cancel(),
+      () => undefined,
+    );
+  }
+
+  private lose(reason: string): void {
+    if (this.lostReason !== null) return;
+    this.lostReason = reason;
+    this.held.length = 0;
+    void this.opened.then(
+      (stream) => stream.cancel(),
+      () => undefined,
+    );
+  }
+}
+
+/** What a call's preparation made: what it read (so the stream reads none of it again) and the first message's synthesis, if the agent speaks first. */
+export interface PreparedOpening {
+  agent: Agent;
+  context: CallContext | null;
+  answeredAt: Date | null;
+  returned: ReturnedTransfer | null;
+  /** The opening line (openingLine), null when the agent waits for the caller. */
+  line: string | null;
+  synthesis: PreparedSynthesis | null;
+}
+
+export interface StreamPreparationDeps {
+  em: EntityManager;
+  conversations: Pick<CallConversations, 'agent' | 'callContext'>;
+  transfers?: Pick<TransferPort, 'returned'>;
+  recognizers: Partial<Record<RecognizerName, Recognizer>>;
+  synthesizers: Partial<Record<SynthesizerName, Synthesizer>>;
+  logger: Logger;
+  preparedForMs?: number;
+  maxPrepared?: number;
+}
+
+interface Entry {
+  ready: Promise<PreparedOpening | null>;
+  timer: NodeJS.Timeout | undefined;
+  /** Closed before its preparation was made: nothing is opened. */
+  discarded: boolean;
+}
+
+/** The preparations of this process's streaming calls, by call id (see the top of this file). */
+export class StreamPreparations {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly deps: StreamPreparationDeps) {}
+
+  /** Preparations held now (tests, metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The call's answer carries its media stream's URL: its first word is prepared, if its agent is a streaming one (not awaited; never throws). */
+  prepare(callId: string): void {
+    if (this.entries.has(callId)) return;
+    if (this.entries.size >= (this.deps.maxPrepared ?? MAX_PREPARED)) {
+      this.deps.logger.warn(
+        { callId, held: this.entries.size },
+        'too many streaming calls prepared at once: this one opens its providers when its stream starts',
+      );
+      return;
+    }
+    const entry: Entry = { ready: Promise.resolve(null), timer: undefined, discarded: false };
+    entry.ready = this.made(callId, entry).catch((error: unknown) => {
+      this.deps.logger.warn(
+        { callId, error: error instanceof Error ? error.message : String(error) },
+        'a streaming call’s first message could not be prepared',
+      );
+      return null;
+    });
+    entry.timer = setTimeout(() => this.discard(callId), this.deps.preparedForMs ?? PREPARED_FOR_MS);
+    entry.timer.unref?.();
+    this.entries.set(callId, entry);
+  }
+
+  /** The call's preparation, for its stream (once: it is no longer held here); null when none was made on this process. */
+  take(callId: string): Promise<PreparedOpening | null> | null {
+    const entry = this.entries.get(callId);
+    if (!entry) return null;
+    this.entries.delete(callId);
+    clearTimeout(entry.timer);
+    return entry.ready;
+  }
+
+  /** The call ended before its stream took its preparation, or waited too long: what it opened is closed. */
+  discard(callId: string): void {
+    const entry = this.entries.get(callId);
+    if (!entry) return;
+    this.entries.delete(callId);
+    clearTimeout(entry.timer);
+    entry.discarded = true;
+    void entry.ready.then((prepared) => prepared?.synthesis?.cancel());
+  }
+
+  /** Shutdown: every preparation is closed. */
+  close(): void {
+    for (const callId of [...this.entries.keys()]) this.discard(callId);
+  }
+
+  private async made(callId: string, entry: Entry): Promise<PreparedOpening | null> {
+    const { conversations } = this.deps;
+    const [call] = await query<{ organization_id: string; agent_id: string }>(
+      this.deps.em.fork(),
+      `select c.organization_id, c.agent_id from calls c join agents a on a.id = c.agent_id and a.organization_id = c.organization_id
+        where c.id = ? and a.voice_config->>'pipelineMode' = ?`,
+      [callId, PipelineMode.streaming],
+    );
+    if (!call) return null;
+    const agent = await conversations.agent(call.organization_id, call.agent_id);
+    if (!agent || agent.status === AgentStatus.archived || agent.voiceConfig?.pipelineMode !== PipelineMode.streaming) return null;
+    const parties = streamingParties(agent, this.deps);
+    // A call that cannot speak is failed by its stream, with the same words: nothing is prepared.
+    if ('missing' in parties) return null;
+    const { context, answeredAt } = await conversations.callContext(call.organization_id, callId, agent);
+    const returned = (await this.deps.transfers?.returned({ id: callId, organizationId: call.organization_id })) ?? null;
+    const line = openingLine(agent, context, returned);
+    // Discarded meanwhile (the call ended while its agent was read): nothing is opened.
+    if (entry.discarded) return null;
+    return { agent, context, answeredAt, returned, line, synthesis: line ? new PreparedSynthesis(parties.synthesizer, parties.voice, line) : null };
+  }
+}
