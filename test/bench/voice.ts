@@ -2,7 +2,8 @@
 // concurrent speech-to-speech calls through the real built server (`node dist/src/main.js`) and its
 // real bridge. Each call comes in as Twilio would bring it (the signed /inbound webhook of a number
 // bound to an sts agent, the <Stream> URL of its answer, a Media Streams socket sending 20 ms μ-law
-// frames in real time from right after its `start`: a turn of speech and silence every CYCLE_MS);
+// frames in real time from right after its `start`: LEAD_IN_MS of silence, as someone who picks up
+// waits to hear who it is, then a turn of speech and silence every CYCLE_MS);
 // per provider (--voice-providers, default all three, streaming below), the loopback OpenAI Realtime double
 // (test/support/fake-openai-realtime.ts) or Gemini Live double (test/support/fake-gemini-live.ts,
 // the gateway transcoding both ways) answers every turn after a declared fixed delay. The doubles
@@ -68,6 +69,12 @@ export const PROVIDER_DELAY_MS = 200;
 /** One caller turn: SPEECH_MS of speech, then silence (the agent's reply plays in it). */
 const SPEECH_MS = 800;
 const CYCLE_MS = 3000;
+/**
+ * Each caller's silence before its first turn: the agent's first message is heard before the caller
+ * speaks (a caller speaking at once cuts it before its first audio when that comes later than the
+ * recognizer's first words, ~160 ms of speech: then no first audio is recorded at all).
+ */
+const LEAD_IN_MS = 1000;
 const FRAME_MS = 20;
 const FRAME_BYTES = 160;
 /** The reply: three words (each 200 ms of audio), sent as fast as the double makes them. */
@@ -235,6 +242,10 @@ const CYCLE_FRAMES: Buffer[] = (() => {
   return frames;
 })();
 
+/** The lead-in's frames: μ-law silence. */
+const LEAD_IN_FRAMES = LEAD_IN_MS / FRAME_MS;
+const SILENT_FRAME = callerSpeech(0, FRAME_MS);
+
 /**
  * Sends every open call's frames in real time: each call's n-th frame at start + n × 20 ms (a
  * late tick sends the frames due, so no call falls behind for good).
@@ -247,7 +258,8 @@ function pace(calls: Set<BenchCall>): { stop(): void } {
     for (const call of calls) {
       const due = Math.floor((now - call.startedAt) / FRAME_MS) + 1;
       while (call.sentAt.length < due) {
-        call.client.sendAudio(CYCLE_FRAMES[call.sentAt.length % CYCLE_FRAMES.length]!);
+        const index = call.sentAt.length - LEAD_IN_FRAMES;
+        call.client.sendAudio(index < 0 ? SILENT_FRAME : CYCLE_FRAMES[index % CYCLE_FRAMES.length]!);
         call.sentAt.push(performance.now());
       }
       call.session?.trim();
