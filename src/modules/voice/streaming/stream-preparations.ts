@@ -10,7 +10,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { query } from '../../../db/sql.js';
 import type { Agent } from '../../agents/agent.entity.js';
-import { AgentStatus, PipelineMode } from '../../agents/agent.enums.js';
+import { AgentStatus, FirstMessageMode, PipelineMode } from '../../agents/agent.enums.js';
 import type { CallContext } from '../../agents/templates/call-context.js';
 import { firstMessageFor } from '../../agents/templates/first-message.js';
 import type { CallConversations } from '../realtime/call-conversation.js';
@@ -60,9 +60,10 @@ export function openingLine(agent: Agent, context: CallContext | null, returned:
 }
 
 /**
- * One line's synthesis asked for before anyone listens: the line is pushed and ended as soon as the
- * stream opens, and what the synthesizer says is held (in order) until `adopt` gives it a listener,
- * which is then told everything held, at once, before anything new.
+ * One line's synthesis asked for before anyone listens: the stream is opened at once (its handshake
+ * overlaps the reads that write the line), the line is pushed and ended once both are there, and
+ * what the synthesizer says is held (in order) until `adopt` gives it a listener, which is then told
+ * everything held, at once, before anything new.
  */
 export class PreparedSynthesis {
   private listener: SynthesisEvents | null = null;
@@ -72,12 +73,10 @@ export class PreparedSynthesis {
   private lostReason: string | null = null;
   private cancelled = false;
   private readonly opened: Promise<SynthesisStream>;
+  /** The line it speaks, once told (speak). */
+  line: string | null = null;
 
-  constructor(
-    synthesizer: Synthesizer,
-    options: SynthesisOptions,
-    readonly line: string,
-  ) {
+  constructor(synthesizer: Synthesizer, options: SynthesisOptions) {
     this.opened = synthesizer.open(options, {
       audio: (ulaw, textEnd) => {
         if (this.listener) return this.listener.audio(ulaw, textEnd);
@@ -89,7 +88,15 @@ export class PreparedSynthesis {
       done: () => (this.listener ? this.listener.done() : (this.done = true)),
       lost: (reason) => (this.listener ? this.listener.lost(reason) : this.lose(reason)),
     });
-    this.opened.then(
+    // A refused or unreachable synthesizer is told to the call that adopts it (its open rejects there).
+    this.opened.catch(() => undefined);
+  }
+
+  /** The line to speak: pushed and ended as soon as the stream is open. */
+  speak(line: string): void {
+    if (this.line !== null || this.cancelled) return;
+    this.line = line;
+    void this.opened.then(
       (stream) => {
         if (this.cancelled) return stream.cancel();
         stream.push(line);
@@ -235,11 +242,28 @@ export class StreamPreparations {
     const parties = streamingParties(agent, this.deps);
     // A call that cannot speak is failed by its stream, with the same words: nothing is prepared.
     if ('missing' in parties) return null;
-    const { context, answeredAt } = await conversations.callContext(call.organization_id, callId, agent);
-    const returned = (await this.deps.transfers?.returned({ id: callId, organizationId: call.organization_id })) ?? null;
-    const line = openingLine(agent, context, returned);
     // Discarded meanwhile (the call ended while its agent was read): nothing is opened.
     if (entry.discarded) return null;
-    return { agent, context, answeredAt, returned, line, synthesis: line ? new PreparedSynthesis(parties.synthesizer, parties.voice, line) : null };
+    // An agent that speaks first: the synthesizer's handshake runs while the line's context is read.
+    let synthesis = agent.firstMessageMode === FirstMessageMode.wait_for_caller ? null : new PreparedSynthesis(parties.synthesizer, parties.voice);
+    try {
+      const [{ context, answeredAt }, returned] = await Promise.all([
+        conversations.callContext(call.organization_id, callId, agent),
+        this.deps.transfers?.returned({ id: callId, organizationId: call.organization_id }) ?? null,
+      ]);
+      const line = openingLine(agent, context, returned);
+      if (line && !entry.discarded) {
+        synthesis ??= new PreparedSynthesis(parties.synthesizer, parties.voice);
+        synthesis.speak(line);
+      } else {
+        synthesis?.cancel();
+        synthesis = null;
+      }
+      if (entry.discarded) return null;
+      return { agent, context, answeredAt, returned: returned ?? null, line, synthesis };
+    } catch (error) {
+      synthesis?.cancel();
+      throw error;
+    }
   }
 }
