@@ -500,6 +500,54 @@ describe('the first word, prepared while the carrier fetches the call’s instru
     expect(elevenlabs.streams[streams]).toBe(synthesis);
   }, 30_000);
 
+  it('an agent that waits for the caller has nothing synthesized before it is spoken to, and a speech-to-speech call holds nothing', async () => {
+    const waiting = await acme.rest.post('/api/agents', {
+      name: 'Ada, listening',
+      instructions: 'You answer callers of the Acme shop.',
+      firstMessageMode: 'wait_for_caller',
+      modelConfig: { model: 'builtin/echo' },
+      voiceConfig: { pipelineMode: 'streaming', sttProvider: 'deepgram', ttsProvider: 'elevenlabs', language: 'en-US' },
+    });
+    expect(waiting.status).toBe(201);
+    expect((await acme.rest.post(`/api/agents/${waiting.body.id}/activate`)).status).toBe(200);
+    const sts = await acme.rest.post('/api/agents', {
+      name: 'Ada, speech to speech',
+      instructions: 'You answer callers of the Acme shop.',
+      modelConfig: { model: 'openai/gpt-realtime' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' },
+    });
+    expect(sts.status).toBe(201);
+    const streams = elevenlabs.streams.length;
+    const quiet = await liveCall({ org: acme, agentId: waiting.body.id, contactId, connectionId });
+    const other = await liveCall({ org: acme, agentId: sts.body.id, contactId, connectionId });
+    await app.sql(`update agents set status = 'active' where id = ?`, [sts.body.id]);
+    const { url, callSid } = await answeredStream(quiet);
+    await answeredStream(other);
+    // The speech-to-speech call's preparation found nothing to hold: only the streaming call's reads are kept, for its stream.
+    await eventually(
+      async () => app.gateway.streamPreparations.size,
+      (size) => size === 1,
+      'the speech-to-speech call’s preparation let go',
+    );
+    deepgram.script(['Is the shop open today?']);
+    const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+    caller.start(quiet, callSid);
+    await deepgram.nextSession();
+    expect(app.gateway.streamPreparations.size).toBe(0);
+    await say(caller);
+    await eventually(
+      async () => elevenlabs.texts.length,
+      (count) => count >= 1,
+      'the answer',
+    );
+    await heardEverything(caller, 1);
+    caller.stop();
+    await caller.closed;
+    // One synthesis, the answer's: nothing was spoken before the caller.
+    expect(elevenlabs.streams.slice(streams).map((stream) => stream.texts.map((text) => text.trim()))).toEqual([['Echo: Is the shop open today?']]);
+  }, 30_000);
+
   it('a first message cut by the caller before a word of it was sent is not timed as heard (firstAudioMs stays null)', async () => {
     // The first message's audio would come long after the caller's first words.
     elevenlabs.faults.firstAudioDelayMs = 1500;

@@ -202,6 +202,10 @@ export class StreamPreparations {
     entry.timer = setTimeout(() => this.discard(callId), this.deps.preparedForMs ?? PREPARED_FOR_MS);
     entry.timer.unref?.();
     this.entries.set(callId, entry);
+    // Nothing to hold (not a streaming agent: a speech-to-speech call's stream takes nothing): not counted against the bound until its timeout.
+    void entry.ready.then((prepared) => {
+      if (!prepared && this.entries.get(callId) === entry) this.discard(callId);
+    });
   }
 
   /** The call's preparation, for its stream (once: it is no longer held here); null when none was made on this process. */
