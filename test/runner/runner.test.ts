@@ -757,13 +757,16 @@ describe('batching', () => {
       // One tick a minute: only the first tick claims; every later claim follows recorded calls.
       const runner = testRunner(app, { dialer, intervalMs: 60_000 });
       let end!: Awaited<ReturnType<typeof readExecution>>;
+      let ranMs = 0;
       const statements = await recordStatements(app, async () => {
+        const started = performance.now();
         runner.start();
         end = await waitFor(
           () => readExecution(app, campaign.executionId),
           (row) => row.status === ExecutionStatus.completed,
           (row) => expect(row.contactsInProgress).toBeLessThanOrEqual(50),
         );
+        ranMs = performance.now() - started;
         await runner.stop();
       });
       expectConsistent(end);
@@ -779,12 +782,12 @@ describe('batching', () => {
       // Statements through the ORM's connection (BEGIN and COMMIT are not among them); one call at a time took about 20.
       const perContact = statements.filter((sql) => !/^\s*(begin|commit|rollback|savepoint|release)/i.test(sql)).length / 200;
       expect(perContact).toBeLessThanOrEqual(3);
-      // Progress stays coalesced: at most one execution.progress a second (the run takes a few).
+      // Progress stays coalesced: at most one execution.progress a second of the run (a few seconds; more on a busy machine), and the last.
       const [progress] = await app.sql<{ n: number }>(`select count(*)::int as n from events where type = 'execution.progress' and payload->>'id' = ?`, [
         campaign.executionId,
       ]);
       expect(progress.n).toBeGreaterThanOrEqual(1);
-      expect(progress.n).toBeLessThanOrEqual(10);
+      expect(progress.n).toBeLessThanOrEqual(Math.ceil(ranMs / 1000) + 1);
       const [completed] = await app.sql<{ n: number }>(`select count(*)::int as n from events where type = 'execution.completed' and payload->>'id' = ?`, [
         campaign.executionId,
       ]);

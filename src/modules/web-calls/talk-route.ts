@@ -133,7 +133,12 @@ export function attachTalkRoute(server: Server, options: TalkRouteOptions): { cl
       await options.conversations.open(callId, organizationId, agentId, `Web call with ${agent.name}`, context);
     } catch (error) {
       logger.error({ callId, error: error instanceof Error ? error.message : String(error) }, 'a web call could not be opened');
-      await options.tracker.failLive(callId, 'The web call could not be opened', { spoken: false });
+      // Shutting down, the database may be gone already: the call is then left to the restart's reconciliation, nothing rejects unhandled.
+      await options.tracker
+        .failLive(callId, 'The web call could not be opened', { spoken: false })
+        .catch((failed: unknown) =>
+          logger.error({ callId, error: failed instanceof Error ? failed.message : String(failed) }, 'a web call could not be marked failed'),
+        );
       link.close(1011, 'call failed');
       return;
     }
@@ -176,7 +181,11 @@ export function attachTalkRoute(server: Server, options: TalkRouteOptions): { cl
           return;
         }
         attempt?.passed();
-        wss.handleUpgrade(req, socket, head, (ws) => void serve(ws, outcome));
+        wss.handleUpgrade(req, socket, head, (ws) =>
+          serve(ws, outcome).catch((error: unknown) =>
+            logger.error({ error: error instanceof Error ? error.message : String(error) }, 'a web call ended in an error'),
+          ),
+        );
       })
       .catch((error: unknown) => {
         logger.error({ error: error instanceof Error ? error.message : String(error) }, 'web call upgrade failed');
