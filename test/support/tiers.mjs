@@ -27,20 +27,20 @@ export const END_TO_END = [
 // What the PostgreSQL pass of CI leaves out (jest.postgresql.config.mjs): files whose subject does not
 // touch the database's dialect, so a second run on PostgreSQL tests nothing the first did not:
 // - the unit tests beside the code (src/**, no database at all);
-// - the browser pages, which read through the doors whose every query runs on PostgreSQL in the
-//   integration tests;
+// - the browser pages but the console (GraphiQL's explorer, the talk page), which read through the doors
+//   whose every query runs on PostgreSQL in the integration tests; the console, the product's one
+//   screen of every area, runs on both (its issue asks for both databases);
 // - the live calls whose subject is a wire protocol or turn-taking in real time (back-channels and
 //   barge-in, Deepgram Flux, Gemini Live's framing, Telnyx's media framing): what they write (the call,
 //   its conversation and messages, its usage) is written by the same statements in the live-call files
 //   that do run on both (test/voice/sts.test.ts, streaming.test.ts, twilio-voice.test.ts,
-//   transfer.test.ts, tools-voice.test.ts, test/telephony/telnyx*.test.ts), and they spend their time in
+//   transfer.test.ts, tools-voice.test.ts, test/telephony/telnyx-carrier.test.ts), and they spend their time in
 //   audio played at the speed of speech, not in the database.
-// Together about 180 of the 760 s the PGlite run sums in CI (test/support/durations.json); the rest of
+// Together about 140 of the 760 s the PGlite run sums in CI (test/support/durations.json); the rest of
 // the suite, the route fuzzers and the process tests included, runs on both. Any file still runs on
 // PostgreSQL alone with `TEST_DATABASE_URL=… npm run test:suite -- <file>`.
 export const DATABASE_NEUTRAL = [
   'src/',
-  'test/console/console.test.ts',
   'test/platform/explorer.test.ts',
   'test/web-calls/talk-page.test.ts',
   'test/voice/interruptions.test.ts',
