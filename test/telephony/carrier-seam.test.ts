@@ -6,7 +6,11 @@ import { createVoiceAgent } from '../voice/fixtures.js';
 import { createAudience, createFlow } from '../programs/fixtures.js';
 import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 import { CallWithRelationsDocument, CarrierConnectionDocument, CreateCarrierConnectionDocument, CreateCarrierProgramDocument } from '../generated/graphql.js';
-import { PARROT, ParrotPhone, parrotModule } from './throwaway-carrier.js';
+import WebSocket from 'ws';
+import { loadConfig } from '../../src/config.js';
+import { callerSpeech } from '../support/media-stream-client.js';
+import { startFakeRealtime, type FakeRealtime } from '../support/fake-openai-realtime.js';
+import { PARROT, ParrotPhone, parrotModule, sign } from './throwaway-carrier.js';
 
 // The seam, proved: a carrier written in the test tree alone (throwaway-carrier.ts: its own
 // signature, form fields, JSON call control and media frames), registered through the gateway's
@@ -19,6 +23,7 @@ const ACCOUNT_SID = `perch-${String(Math.floor(Math.random() * 90_000_000) + 10_
 const AUTH_TOKEN = randomBytes(24).toString('hex');
 
 let phone: ParrotPhone;
+let realtime: FakeRealtime;
 let app: TestApp;
 let acme: TestOrganization;
 let other: TestOrganization;
@@ -32,9 +37,13 @@ const isFinal = (call: Record<string, any>) => !['queued', 'ringing', 'in_progre
 
 beforeAll(async () => {
   phone = new ParrotPhone(() => AUTH_TOKEN);
+  realtime = await startFakeRealtime();
   app = await startTestApp(
     // Nothing listens at this Twilio address: a request sent to Twilio would fail the test.
-    { telephony: { twilioApiBaseUrl: 'http://127.0.0.1:9', credentialsKey: randomBytes(32), publicUrl: undefined } },
+    {
+      telephony: { twilioApiBaseUrl: 'http://127.0.0.1:9', credentialsKey: randomBytes(32), publicUrl: undefined },
+      providers: { ...loadConfig({}).providers, openaiApiKey: 'sk-test-parrot', openaiRealtimeUrl: realtime.url },
+    },
     undefined,
     { carrierModules: [parrotModule(phone)] },
   );
@@ -53,6 +62,7 @@ afterAll(async () => {
   await phone?.settled();
   await runner?.stop();
   await app?.close();
+  await realtime?.close();
 });
 
 describe('a throwaway carrier registered through the seam', () => {
@@ -190,5 +200,76 @@ describe('a throwaway carrier registered through the seam', () => {
       to: number,
       carrierConnectionId: connectionId,
     });
+  });
+
+  it('carries a speech-to-speech call over its own media frames: its signed upgrade, the caller’s audio in, the agent’s audio out', async () => {
+    const created = await acme.rest.post('/api/agents', {
+      name: 'Parrot live agent',
+      instructions: 'You answer callers.',
+      modelConfig: { model: 'openai/gpt-realtime' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai' },
+      firstMessageMode: 'wait_for_caller',
+    });
+    expect(created.status).toBe(201);
+    expect((await acme.rest.post(`/api/agents/${created.body.id}/activate`)).status).toBe(200);
+    const number = randomNumber();
+    expect((await acme.rest.post('/api/phone-numbers', { number, carrierConnectionId: connectionId, inboundAgentId: created.body.id })).status).toBe(201);
+    realtime.script.push({ caller: 'Do you open on Sunday?', reply: [{ text: 'Yes, from ten to four.' }] });
+    const base = `${app.baseUrl}/telephony/${PARROT}/${connectionId}`;
+    const carrierCallId = `parrot-live-${randomBytes(6).toString('hex')}`;
+    const answer = await phone.post(`${base}/inbound`, { call: carrierCallId, caller: '+15557770001', callee: number, state: 'talking' });
+    expect(answer.status).toBe(200);
+    // Its call control names the stream in its own step, at its own route.
+    const media = answer.steps.find((step): step is { media: string } => 'media' in step)?.media;
+    expect(media).toMatch(new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/telephony/${PARROT}/${connectionId}/`));
+    const [row] = await app.sql<{ id: string }>('select id from calls where carrier_call_id = ?', [carrierCallId]);
+    // Unsigned, or signed with another key: refused before any frame.
+    const refused = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(media!, { headers: { 'x-parrot-signature': sign('f'.repeat(48), media!, '') } });
+      socket.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      socket.once('open', () => resolve(101));
+      socket.once('error', () => undefined);
+    });
+    expect(refused).toBe(403);
+
+    const next = realtime.nextSession();
+    const socket = new WebSocket(media!, { headers: { 'x-parrot-signature': sign(AUTH_TOKEN, media!, '') } });
+    const received: Record<string, string>[] = [];
+    socket.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as Record<string, string>;
+      received.push(message);
+      // Parrot plays at once: every mark is told back as played.
+      if (message.t === 'tellme') socket.send(JSON.stringify({ t: 'played', name: message.name }));
+    });
+    await new Promise<void>((resolve, reject) => socket.once('open', () => resolve()).once('error', reject));
+    socket.send(JSON.stringify({ t: 'hello', stream: 'parrot-stream-1', call: carrierCallId, ours: row!.id }));
+    const session = await next;
+    await session.waitFor('session.update');
+    const speech = callerSpeech(600, 400);
+    for (let offset = 0; offset < speech.length; offset += 160)
+      socket.send(JSON.stringify({ t: 'sound', b64: speech.subarray(offset, offset + 160).toString('base64') }));
+    const stored = await eventually(
+      async () => (await acme.rest.get(`/api/calls/${row!.id}`)).body as Record<string, any>,
+      (call) => Boolean(call.conversationId),
+      { what: 'the call’s conversation', everyMs: 20 },
+    );
+    const messages = await eventually(
+      async () => (await acme.rest.get(`/api/conversations/${stored.conversationId}/messages`)).body.data as { role: string; content: string }[],
+      (data) => data?.length === 2,
+      { what: 'both turns stored', everyMs: 20 },
+    );
+    expect(messages.map(({ role, content }) => ({ role, content }))).toEqual([
+      { role: 'user', content: 'Do you open on Sunday?' },
+      { role: 'assistant', content: 'Yes, from ten to four.' },
+    ]);
+    // The agent's audio went out in Parrot's frames; nothing in another carrier's words.
+    expect(received.filter((message) => message.t === 'sound').length).toBeGreaterThan(0);
+    expect(received.every((message) => ['sound', 'tellme', 'flush'].includes(message.t!))).toBe(true);
+    expect(realtime.problems).toEqual([]);
+    socket.send(JSON.stringify({ t: 'bye' }));
+    socket.close();
+    expect((await phone.post(`${base}/status`, { call: carrierCallId, state: 'done', seconds: '9' })).status).toBe(200);
+    await callOnceItIs(row!.id, isFinal, 'the live call’s end');
+    expect((await other.rest.get(`/api/calls/${row!.id}`)).status).toBe(404);
   });
 });

@@ -26,7 +26,8 @@ export const parrotCredentials: CredentialFormats = {
   authToken: { pattern: /^[0-9a-f]{48}$/, message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)' },
 };
 
-const sign = (key: string, url: string, body: string) => createHmac('sha256', key).update(`${url}\n${body}`).digest('hex');
+/** Parrot's signature: an HMAC-SHA256 by the account's key over the URL, a newline and the raw body (empty for a media upgrade). */
+export const sign = (key: string, url: string, body: string) => createHmac('sha256', key).update(`${url}\n${body}`).digest('hex');
 
 const STATES: Record<string, CallStatus> = {
   ringing: CallStatus.ringing,
