@@ -375,15 +375,21 @@ describe('a burst of streams', () => {
   // comes while the replays are still going. They advance in lockstep (one page per turn each), so on a machine with
   // no idle CPU none is whole until all nearly are: twice this took over the test's 120 s at load 13 (1.1 s on a quiet one).
   const REPLAYED = 1500;
+  const logged: string[] = [];
   let app: TestApp;
   let acme: TestOrganization;
   let other: TestOrganization;
 
   beforeAll(async () => {
     // The defaults: LIVE_CONNECTIONS_PER_KEY 10, LIVE_CONNECTIONS_PER_ORG 50.
-    app = await startTestApp({
-      live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 },
-    });
+    // The gateway's warnings and errors, kept: if a replay does not arrive whole, the failure says what the server said.
+    app = await startTestApp(
+      {
+        live: { subscriptionsPerKey: 20, connectionsPerKey: PER_KEY, connectionsPerOrganization: 50, sseHeartbeatMs: 15_000, sseMaxBufferedBytes: 1024 * 1024 },
+        logLevel: 'warn',
+      },
+      { write: (line: string) => void logged.push(line.slice(0, 400)) },
+    );
     acme = await app.organization('Acme');
     other = await app.organization('Other');
     await acme.grantCredits(100);
@@ -403,6 +409,8 @@ describe('a burst of streams', () => {
     const whole = REPLAYED + 1;
     /** Messages each stream has received; the most of them when an answer came is how far the replays had got by then. */
     const received = new Map<number, number>();
+    /** How each stream's answer ended, if it did before the test closed it (a cut, an error). */
+    const ended = new Map<number, string>();
     const most = () => Math.max(0, ...received.values());
     const streams: ClientRequest[] = [];
     const answers = Array.from(
@@ -420,7 +428,8 @@ describe('a burst of streams', () => {
               received.set(index, received.get(index)! + text.split('\n\n').length - 1);
               tail = text.endsWith('\n') && !text.endsWith('\n\n') ? '\n' : '';
             });
-            res.on('error', () => undefined);
+            res.on('error', (error) => ended.set(index, `error: ${error.message}`));
+            res.on('end', () => ended.set(index, `ended after ${received.get(index)} messages`));
             resolve(answer);
           });
           req.on('error', reject);
@@ -446,9 +455,14 @@ describe('a burst of streams', () => {
         [200, true],
       ]);
       // And every stream gets its whole replay.
+      // Told, if not: each stream's count and how it ended, and what the gateway logged meanwhile.
       await waitFor(
-        () => [...received.values()].filter((count) => count >= whole).length,
-        (n) => n === PER_KEY,
+        () => ({
+          whole: [...received.values()].filter((count) => count >= whole).length,
+          streams: all.flatMap((answer, index) => (answer.status === 200 ? [`${received.get(index)}${ended.has(index) ? ` (${ended.get(index)})` : ''}`] : [])),
+          logged: logged.slice(-5),
+        }),
+        (read) => read.whole === PER_KEY,
         'streams with their whole replay',
       );
     } finally {
