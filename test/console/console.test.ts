@@ -1222,6 +1222,12 @@ afterAll(async () => {
     await signIn(page, acme.apiKey);
     const form = page.getByRole('form', { name: 'New carrier connection' });
     await form.getByLabel('Carrier', { exact: true }).selectOption('telnyx');
+    // The form is the carrier module's (GET /api/carriers, the carriers query): its fields, labels and hints, in its order.
+    const telnyxForm = ((await acme.rest.get('/api/carriers')).body as { kind: string; connectionFields: { label: string; hint: string }[] }[]).find(
+      (carrier) => carrier.kind === 'telnyx',
+    )!.connectionFields;
+    expect(await form.locator('label').allInnerTexts()).toEqual(['Carrier', 'Name', ...telnyxForm.map((field) => field.label), 'Calls a second']);
+    expect(await form.locator('.hint').allInnerTexts()).toEqual([...telnyxForm.map((field) => field.hint), '1 to 100; empty: 1']);
     await form.getByLabel('Name', { exact: true }).fill('Telnyx line');
     await form.getByLabel('Account id', { exact: true }).fill(telnyxFake.accountSid);
     await form.getByLabel('API key', { exact: true }).fill(telnyxFake.apiKey);

@@ -5,7 +5,13 @@ import { testRunner } from '../runner/fixtures.js';
 import { createVoiceAgent } from '../voice/fixtures.js';
 import { createAudience, createFlow } from '../programs/fixtures.js';
 import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
-import { CallWithRelationsDocument, CarrierConnectionDocument, CreateCarrierConnectionDocument, CreateCarrierProgramDocument } from '../generated/graphql.js';
+import {
+  CallWithRelationsDocument,
+  CarrierConnectionDocument,
+  CarriersDocument,
+  CreateCarrierConnectionDocument,
+  CreateCarrierProgramDocument,
+} from '../generated/graphql.js';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
 import { callerSpeech } from '../support/media-stream-client.js';
@@ -89,6 +95,10 @@ describe('a throwaway carrier registered through the seam', () => {
     expect(await refusedOnBoth({ name: 'Parrot', carrier: PARROT, accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, applicationId: 'app-1' })).toEqual([
       { field: 'applicationId', message: 'applicationId is not a field of a parrot connection' },
     ]);
+    // Twilio's Webhooks Rule key is Twilio's field: a Parrot connection takes none.
+    expect(await refusedOnBoth({ name: 'Parrot', carrier: PARROT, accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, webhookKey: 'k'.repeat(16) })).toEqual([
+      { field: 'webhookKey', message: 'webhookKey is not a field of a parrot connection' },
+    ]);
     // An update checks the connection's own carrier's format.
     const update = await acme.rest.put(`/api/carrier-connections/${connectionId}`, { authToken: 'b'.repeat(32) });
     expect(update).toMatchObject({
@@ -96,6 +106,31 @@ describe('a throwaway carrier registered through the seam', () => {
       body: { errors: [{ field: 'authToken', message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)' }] },
     });
     expect((await other.rest.get('/api/carrier-connections')).body.meta.total).toBe(0);
+  });
+
+  it('is listed with its own connection form on both doors (what the console’s form is made from), the built-in carriers beside it', async () => {
+    const rest = await other.rest.get('/api/carriers');
+    expect(rest.status).toBe(200);
+    const graph = await other.graphql.run(CarriersDocument, {});
+    expect(graph.data?.carriers).toEqual(rest.body);
+    expect((rest.body as { kind: string }[]).map((carrier) => carrier.kind)).toEqual(['parrot', 'telnyx', 'twilio']);
+    expect(rest.body[0]).toEqual({
+      kind: PARROT,
+      label: parrotModule(phone).label,
+      connectionFields: [
+        { name: 'accountSid', label: 'Perch', hint: 'perch- followed by 8 digits', secret: false, required: true },
+        { name: 'authToken', label: 'Parrot key', hint: '48 hexadecimal digits', secret: true, required: true },
+      ],
+    });
+    // Each built-in carrier's form is its module's: Twilio's optional Webhooks Rule key, Telnyx's public key and application.
+    const names = (kind: string) =>
+      (rest.body as { kind: string; connectionFields: { name: string; required: boolean }[] }[])
+        .find((carrier) => carrier.kind === kind)!
+        .connectionFields.map((field) => `${field.name}${field.required ? '' : '?'}`);
+    expect(names('twilio')).toEqual(['accountSid', 'authToken', 'webhookKey?']);
+    expect(names('telnyx')).toEqual(['accountSid', 'authToken', 'publicKey', 'applicationId']);
+    // Only with a key: the same 401 on both doors.
+    expect((await fetch(`${app.baseUrl}/api/carriers`)).status).toBe(401);
   });
 
   it('is a carrier a program can be placed on, on both doors; web and a kind no module serves are not', async () => {

@@ -22,8 +22,19 @@ export const PARROT = 'parrot';
 
 /** A Parrot account: `perch-` and 8 digits; its key (the webhooks' HMAC key), 48 hexadecimal digits. */
 export const parrotCredentials: CredentialFormats = {
-  accountSid: { pattern: /^perch-[0-9]{8}$/, message: 'accountSid must be a Parrot perch: perch- followed by 8 digits' },
-  authToken: { pattern: /^[0-9a-f]{48}$/, message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)' },
+  accountSid: {
+    pattern: /^perch-[0-9]{8}$/,
+    message: 'accountSid must be a Parrot perch: perch- followed by 8 digits',
+    label: 'Perch',
+    hint: 'perch- followed by 8 digits',
+  },
+  authToken: {
+    pattern: /^[0-9a-f]{48}$/,
+    message: 'authToken must be a Parrot key: 48 hexadecimal digits (lowercase)',
+    label: 'Parrot key',
+    hint: '48 hexadecimal digits',
+    secret: true,
+  },
 };
 
 /** Parrot's signature: an HMAC-SHA256 by the account's key over the URL, a newline and the raw body (empty for a media upgrade). */

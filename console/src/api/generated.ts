@@ -1342,10 +1342,12 @@ export type ResendWebhookEventMutation = { createWebhookDelivery: { id: string, 
 
 export type CarrierConnectionRowFragment = { id: string, name: string, carrier: CarrierKind, accountSid: string, authTokenLast4: string, webhookKeyLast4: string | null, publicKey: string | null, applicationId: string | null, callsPerSecond: number, createdAt: string };
 
+export type CarrierFormFragment = { kind: CarrierKind, label: string, connectionFields: Array<{ name: string, label: string, hint: string, secret: boolean, required: boolean }> };
+
 export type TelephonyQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type TelephonyQuery = { carrierConnections: { data: Array<{ id: string, name: string, carrier: CarrierKind, accountSid: string, authTokenLast4: string, webhookKeyLast4: string | null, publicKey: string | null, applicationId: string | null, callsPerSecond: number, createdAt: string }> }, phoneNumbers: { data: Array<{ id: string, number: string, label: string | null, carrierConnection: { id: string, name: string } | null }> } };
+export type TelephonyQuery = { carriers: Array<{ kind: CarrierKind, label: string, connectionFields: Array<{ name: string, label: string, hint: string, secret: boolean, required: boolean }> }>, carrierConnections: { data: Array<{ id: string, name: string, carrier: CarrierKind, accountSid: string, authTokenLast4: string, webhookKeyLast4: string | null, publicKey: string | null, applicationId: string | null, callsPerSecond: number, createdAt: string }> }, phoneNumbers: { data: Array<{ id: string, number: string, label: string | null, carrierConnection: { id: string, name: string } | null }> } };
 
 export type CreateCarrierConnectionMutationVariables = Exact<{
   input: CreateCarrierConnectionInput;
@@ -1662,6 +1664,19 @@ export const CarrierConnectionRowFragmentDoc = new TypedDocumentString(`
   createdAt
 }
     `, {"fragmentName":"CarrierConnectionRow"}) as unknown as TypedDocumentString<CarrierConnectionRowFragment, unknown>;
+export const CarrierFormFragmentDoc = new TypedDocumentString(`
+    fragment CarrierForm on Carrier {
+  kind
+  label
+  connectionFields {
+    name
+    label
+    hint
+    secret
+    required
+  }
+}
+    `, {"fragmentName":"CarrierForm"}) as unknown as TypedDocumentString<CarrierFormFragment, unknown>;
 export const ToolRowFragmentDoc = new TypedDocumentString(`
     fragment ToolRow on Tool {
   id
@@ -3111,6 +3126,9 @@ export const ResendWebhookEventDocument = new TypedDocumentString(`
     `) as unknown as TypedDocumentString<ResendWebhookEventMutation, ResendWebhookEventMutationVariables>;
 export const TelephonyDocument = new TypedDocumentString(`
     query Telephony {
+  carriers {
+    ...CarrierForm
+  }
   carrierConnections(limit: 50) {
     data {
       id
@@ -3142,6 +3160,17 @@ export const TelephonyDocument = new TypedDocumentString(`
   applicationId
   callsPerSecond
   createdAt
+}
+fragment CarrierForm on Carrier {
+  kind
+  label
+  connectionFields {
+    name
+    label
+    hint
+    secret
+    required
+  }
 }`) as unknown as TypedDocumentString<TelephonyQuery, TelephonyQueryVariables>;
 export const CreateCarrierConnectionDocument = new TypedDocumentString(`
     mutation CreateCarrierConnection($input: CreateCarrierConnectionInput!) {

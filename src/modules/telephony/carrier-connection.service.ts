@@ -10,7 +10,8 @@ import { CarrierConnection } from './carrier-connection.entity.js';
 import { CarrierError, type CarrierAccount } from './carrier.js';
 import { open, seal } from '../../platform/credentials.js';
 import type { CreateCarrierConnectionInput, UpdateCarrierConnectionInput } from './telephony.inputs.js';
-import { carrierFieldErrors, connectionFieldErrors } from './carrier-credentials.js';
+import { carrierFieldErrors, connectionFieldErrors, connectionFieldsOf } from './carrier-credentials.js';
+import type { Carrier } from './carrier-kinds.types.js';
 import { carrierModuleOf, type CarrierModules } from './carriers/index.js';
 import type { CarrierModule } from './carriers/carrier-module.js';
 import { type ListRead, readJsonList, readList, type RowJson } from '../../db/read-model.js';
@@ -36,6 +37,13 @@ export class CarrierConnectionService {
     private readonly em: EntityManager,
     private readonly options: CarrierConnectionOptions,
   ) {}
+
+  /** The carriers a connection can be made to: each of the gateway's modules, its label and its connection's fields, by kind. */
+  carriers(): Carrier[] {
+    return Object.values(this.options.modules)
+      .map((module) => ({ kind: module.kind, label: module.label, connectionFields: connectionFieldsOf(module.credentials) }))
+      .sort((a, b) => a.kind.localeCompare(b.kind));
+  }
 
   /** A page of connections; `search` matches the name. */
   async list(actor: Actor, args: PageArgs): Promise<Page<CarrierConnection>> {
@@ -99,7 +107,12 @@ export class CarrierConnectionService {
     const connection = await this.get(actor, id);
     // The fields of another carrier's form are refused as the create input refuses them.
     const module = this.moduleOf(connection.carrier, 'connection');
-    const errors = carrierFieldErrors(module, { authToken: input.authToken, publicKey: input.publicKey, applicationId: input.applicationId });
+    const errors = carrierFieldErrors(module, {
+      authToken: input.authToken,
+      publicKey: input.publicKey,
+      applicationId: input.applicationId,
+      webhookKey: input.webhookKey,
+    });
     if (errors.length > 0) throw AppError.badInput(errors);
     if (input.authToken !== undefined) {
       const key = this.requireKey();

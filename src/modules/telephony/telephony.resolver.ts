@@ -8,6 +8,7 @@ import { DeleteCarrierConnectionArgs } from './carrier-connection.args.js';
 import { PhoneNumber } from './phone-number.entity.js';
 import { CreateCarrierConnectionInput, CreatePhoneNumberInput, UpdateCarrierConnectionInput, UpdatePhoneNumberInput } from './telephony.inputs.js';
 import { CarrierConnectionPage, PhoneNumberPage } from './telephony.types.js';
+import { Carrier } from './carrier-kinds.types.js';
 import { sqlList } from '../../graphql/sql-answers.js';
 
 // The page as the database writes it, when the whole query can be (src/graphql/sql-answers.ts).
@@ -23,6 +24,14 @@ export class CarrierConnectionResolver {
   @Query(() => CarrierConnectionPage, { description: 'A page of the organization’s carrier connections; search matches the name' })
   carrierConnections(@Args(() => PageArgs) args: PageArgs, @Ctx() context: GraphQLContext): Promise<Page<CarrierConnection>> {
     return context.services.carrierConnections.list(actorOf(context), args);
+  }
+
+  @Query(() => [Carrier], {
+    description: 'The carriers a connection can be made to, as GET /api/carriers answers them: each one’s kind, label and connection fields',
+  })
+  carriers(@Ctx() context: GraphQLContext): Carrier[] {
+    actorOf(context);
+    return context.services.carrierConnections.carriers();
   }
 
   @Query(() => CarrierConnection, { description: 'A carrier connection of the organization (never its auth token)' })

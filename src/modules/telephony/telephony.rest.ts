@@ -2,7 +2,7 @@ import { CarrierConnection } from './carrier-connection.entity.js';
 import type { Actor } from '../../common/actor.js';
 import { PageArgs } from '../../common/pagination.js';
 import { routesUsing } from '../../rest/routes.js';
-import { ref } from '../../rest/json-schema.js';
+import { arrayOf, ref } from '../../rest/json-schema.js';
 import type { PhoneNumber } from './phone-number.entity.js';
 import { CreateCarrierConnectionInput, CreatePhoneNumberInput, UpdateCarrierConnectionInput, UpdatePhoneNumberInput } from './telephony.inputs.js';
 import type { CarrierConnectionService } from './carrier-connection.service.js';
@@ -23,6 +23,17 @@ async function showConnections(services: RouteServices, actor: Actor, numbers: P
 
 /** Carrier connections: the auth token is write-only (only authTokenLast4 is shown). */
 export const carrierConnectionRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/carriers',
+    operationId: 'listCarriers',
+    summary: 'The carriers a connection can be made to: each one’s kind, label and the fields its connections take (a JSON array, by kind)',
+    tag: 'Telephony',
+    response: arrayOf(ref('Carrier')),
+    handler({ services, presenter }) {
+      return Promise.resolve(services.carrierConnections.carriers().map((carrier) => presenter.present('Carrier', carrier)));
+    },
+  }),
   defineRoute({
     method: 'get',
     path: '/carrier-connections',

@@ -23,7 +23,7 @@ export function TelephonyPage() {
       {telephony.error ? <QueryError error={telephony.error} what="Carrier connections" /> : null}
       <FormError error={removeConnection.error ?? removeNumber.error} />
       <Section title="Carrier connections">
-        {mayManage ? <NewConnection onCreated={telephony.refetch} /> : null}
+        {mayManage && telephony.data ? <NewConnection carriers={telephony.data.carriers} onCreated={telephony.refetch} /> : null}
         {telephony.data ? (
           <Table label="Carrier connections">
             <thead>
@@ -47,7 +47,7 @@ export function TelephonyPage() {
                   </td>
                   <td>…{connection.authTokenLast4}</td>
                   <td>
-                    {connection.carrier === 'telnyx' ? (
+                    {connection.publicKey ? (
                       <>
                         the public key <code>{connection.publicKey}</code>; application <code>{connection.applicationId}</code>
                       </>
@@ -88,6 +88,7 @@ export function TelephonyPage() {
           <EditConnection
             key={editing}
             connection={connections.find((connection) => connection.id === editing)!}
+            carrier={telephony.data?.carriers.find((carrier) => carrier.kind === connections.find((connection) => connection.id === editing)!.carrier)}
             onDone={(savedName) => {
               if (savedName !== null) {
                 setSaved(`Saved: ${savedName}.`);
