@@ -41,6 +41,24 @@ export interface SpokenPart {
   hz?: number;
 }
 
+/** An out-of-band text request as the double received it. */
+export interface OutOfBandRequest {
+  instructions: string;
+  /** The text of its input's messages, joined by newlines. */
+  input: string;
+  metadata: Record<string, string> | null;
+}
+
+/** How the double answers one: its text (after `delayMs`), or a failed response. */
+export interface OutOfBandAnswer {
+  text: string;
+  delayMs?: number;
+  fail?: boolean;
+}
+
+/** A model asked for JSON {"summary": …}: a fixed one. */
+const defaultTextAnswer = (): OutOfBandAnswer => ({ text: JSON.stringify({ summary: 'A caller spoke with the agent.' }) });
+
 /** How the fake answers one caller turn. */
 export interface ScriptedTurn {
   /** What the transcription says the caller said. */
@@ -185,6 +203,8 @@ export class FakeRealtimeSession {
   readonly heardTurns: HeardTurn[] = [];
   /** The text of each user message of text the gateway added (the caller's keys), in order. */
   readonly texts: string[] = [];
+  /** Each out-of-band text request (response.create with conversation none): its instructions and its input's text, in order. */
+  readonly outOfBand: OutOfBandRequest[] = [];
   /** A user message of text waits for the response.create that answers it. */
   private textWaiting = false;
   /** The effective session configuration, as `session.updated` reports it. */
@@ -213,6 +233,7 @@ export class FakeRealtimeSession {
     private readonly nextTurn: () => ScriptedTurn | undefined,
     private readonly problems: RealtimeProblem[],
     private readonly legacyNames: () => boolean = () => false,
+    private readonly textAnswer: (request: OutOfBandRequest) => OutOfBandAnswer = defaultTextAnswer,
   ) {
     this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
     this.config = {
@@ -346,6 +367,11 @@ export class FakeRealtimeSession {
         if (this.responding && !this.responding.cancelled) this.cancel(this.responding, 'client_cancelled');
         return;
       case 'response.create': {
+        // Out of band (conversation none): an answer of its own beside whatever the call's conversation is doing.
+        if (event.response?.conversation === 'none') {
+          void this.answerApart(event.response as Json);
+          return;
+        }
         // A model that does as its response's instructions say: one that asks for a line quoted as a
         // JSON string (the gateway's first message) is answered with exactly that line, spoken.
         const line = quotedLine(event.response?.instructions);
@@ -430,6 +456,47 @@ export class FakeRealtimeSession {
     } else if (this.speaking) {
       this.silentMs = 0;
     }
+  }
+
+  /**
+   * An out-of-band response, text only, as the service streams one (response.created naming no
+   * conversation and carrying the request's metadata back, the message's text part, its deltas, then
+   * response.done): the default conversation and the response in progress are left as they are.
+   */
+  private async answerApart(request: Json): Promise<void> {
+    const input = ((request.input ?? []) as Json[])
+      .flatMap((item) => (item.type === 'message' ? ((item.content ?? []) as Json[]).map((part) => String(part.text ?? '')) : []))
+      .join('\n');
+    const asked: OutOfBandRequest = {
+      instructions: String(request.instructions ?? ''),
+      input,
+      metadata: (request.metadata ?? null) as Record<string, string> | null,
+    };
+    this.outOfBand.push(asked);
+    const answer = this.textAnswer(asked);
+    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    const id = `resp_${randomUUID()}`;
+    const itemId = `item_${randomUUID()}`;
+    // No conversation_id: its description says an out-of-band response's is null, its schema types it a string; it is left out (not required).
+    const resource = { id, object: 'realtime.response', output_modalities: ['text'], metadata: asked.metadata };
+    this.send({ type: 'response.created', response: { ...resource, status: 'in_progress', output: [] } });
+    if (answer.fail) {
+      this.send({
+        type: 'response.done',
+        response: { ...resource, status: 'failed', status_details: { type: 'failed', error: { type: 'server_error', code: 'server_error' } }, output: [] },
+      });
+      return;
+    }
+    const item = { id: itemId, object: 'realtime.item', type: 'message', role: 'assistant' };
+    this.send({ type: 'response.output_item.added', response_id: id, output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
+    const base = { response_id: id, item_id: itemId, output_index: 0, content_index: 0 };
+    this.send({ type: 'response.content_part.added', ...base, part: { type: 'text', text: '' } });
+    for (const delta of answer.text.match(/.{1,24}/gs) ?? []) this.send({ type: 'response.output_text.delta', ...base, delta });
+    this.send({ type: 'response.output_text.done', ...base, text: answer.text });
+    this.send({ type: 'response.content_part.done', ...base, part: { type: 'text', text: answer.text } });
+    const done = { ...item, status: 'completed', content: [{ type: 'output_text', text: answer.text }] };
+    this.send({ type: 'response.output_item.done', response_id: id, output_index: 0, item: done });
+    this.send({ type: 'response.done', response: { ...resource, status: 'completed', output: [done] } });
   }
 
   private async respond(turn: ScriptedTurn, heard?: HeardTurn): Promise<void> {
@@ -546,6 +613,8 @@ export interface FakeRealtime {
   problems: RealtimeProblem[];
   /** When set, the renamed audio and transcript events go out under their beta names. */
   legacyEventNames: boolean;
+  /** How each out-of-band text request is answered (default: a fixed JSON summary). */
+  textAnswer: (request: OutOfBandRequest) => OutOfBandAnswer;
   nextSession(timeoutMs?: number): Promise<FakeRealtimeSession>;
   close(): Promise<void>;
 }
@@ -563,6 +632,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     holdOpen: null,
     problems: [],
     legacyEventNames: false,
+    textAnswer: defaultTextAnswer,
     nextSession: (timeoutMs?: number) => waiters.next(timeoutMs),
     close: () => closeLoopback(server, wss),
   };
@@ -582,6 +652,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
           () => fake.script.shift() ?? fake.everyTurn ?? undefined,
           fake.problems,
           () => fake.legacyEventNames,
+          (request) => fake.textAnswer(request),
         );
         fake.sessions.push(session);
         waiters.opened(session);

@@ -44,10 +44,24 @@ function byDiscriminant(branches: unknown[]): Json | null {
   return rest;
 }
 
+/**
+ * A `oneOf` of a string and a string of known values (`[{type: string}, {type: string, enum: [...]}]`,
+ * the generator's "any string, these suggested": RealtimeResponseCreateParams.conversation's `auto`
+ * and `none`) is matched by both for every known value, so as written no known value could pass:
+ * it is read as `anyOf`, as the service takes it.
+ */
+function openString(branches: unknown[]): boolean {
+  return branches.length > 1 && branches.every((branch) => branch && typeof branch === 'object' && (branch as Json).type === 'string');
+}
+
 /** Closes every schema that lists its properties (closed-schema.ts), picks `oneOf` shapes by `type`, and spells OpenAPI's `nullable` the JSON Schema way. */
 function closed(schema: unknown): unknown {
   return closeSchemas(schema, {
     key: (key, value, out) => {
+      if (key === 'oneOf' && Array.isArray(value) && openString(value)) {
+        out.anyOf = value;
+        return true;
+      }
       if (key !== 'oneOf' || !Array.isArray(value) || !byDiscriminant(value)) return false;
       out.allOf = [byDiscriminant(value)];
       return true;

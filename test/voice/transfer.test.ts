@@ -487,10 +487,16 @@ describe('back to the agent when the transfer’s dial reaches no one', () => {
 
 describe('a warm transfer (Twilio: the caller held in a conference room, the person briefed on their own leg, then joined)', () => {
   const room = (callId: string) => `transfer-${callId}`;
-  afterEach(() => twilioFake.script(() => ({ outcome: 'answered' })));
+  afterEach(() => {
+    twilioFake.script(() => ({ outcome: 'answered' }));
+    realtime.textAnswer = () => ({ text: JSON.stringify({ summary: 'A caller spoke with the agent.' }) });
+  });
 
   async function warmCall(leg: CallScript) {
     twilioFake.script((to) => (to === SALES.number ? leg : { outcome: 'answered' }));
+    realtime.textAnswer = ({ input }) => ({
+      text: JSON.stringify({ summary: input.includes('I would like to order') ? 'The caller wants to order and asked for sales.' : 'Someone called.' }),
+    });
     realtime.script.push({
       caller: 'I would like to order, can I talk to sales?',
       reply: [{ text: 'Let me get someone from sales.' }],
@@ -536,9 +542,15 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
       'the caller and the person in the room',
     );
     expect(twilioFake.room(room(callId))!.participants.sort()).toEqual([fake.sid, person.sid].sort());
-    // A speech-to-speech agent has no text model to summarise with: the template's briefing, with the caller's last words.
+    // A speech-to-speech agent's summary is its call's own OpenAI session's, asked out of band (conversation none, text only):
+    // the summary's instructions and the transcript as data, as a text model is sent; the caller heard none of it.
+    const asked = realtime.sessions.at(-1)!.outOfBand;
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.instructions).toContain('is handing the caller to a person, who hears your summary');
+    expect(asked[0]!.input).toContain('I would like to order, can I talk to sales?');
+    expect(asked[0]!.input).not.toContain('You answer and hand callers on.');
     const briefing =
-      'This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. The caller said: I would like to order, can I talk to sales? Connecting you now.';
+      'This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. Summary: The caller wants to order and asked for sales. Connecting you now.';
     expect(person.heard).toEqual([briefing]);
     expect(fake.heard).toEqual(['Please hold while I connect you to Sales desk.']);
     expect(await transferOf(callId)).toMatchObject({
@@ -546,8 +558,8 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
       mode: 'warm',
       dialStatus: null,
       briefing,
-      summary: null,
-      summaryError: 'no text model: a speech-to-speech agent’s model does not write summaries',
+      summary: 'The caller wants to order and asked for sales.',
+      summaryError: null,
     });
     expect(await transferOf(callId)).not.toHaveProperty('legCallId');
     expect(await stored(callId, 3)).toEqual([
@@ -565,6 +577,28 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
     expect(fake.streams).toEqual([]);
     // A leg that reached the person is no failed transfer.
     expect((await acme.rest.get(`/api/events?type=call.transfer_failed&callId=${callId}`)).body.data).toEqual([]);
+  });
+
+  it('the session fails its out-of-band answer: the person hears the template briefing with the caller’s words, and the call’s transfer says why', async () => {
+    let hangUpPerson = () => undefined as void;
+    const answered = warmCall({ outcome: 'answered', durationSeconds: 5, holdUntil: new Promise<void>((resolve) => (hangUpPerson = resolve)) });
+    realtime.textAnswer = () => ({ text: '', fail: true });
+    const { callId, person } = await answered;
+    await eventually(
+      async () => twilioFake.room(room(callId)),
+      (state) => state?.started === true && state.participants.length === 2,
+      'the caller and the person in the room',
+    );
+    const briefing =
+      'This is Receptionist, with a caller for Sales desk. A caller about a new order for Person 1. The caller said: I would like to order, can I talk to sales? Connecting you now.';
+    expect(person.heard).toEqual([briefing]);
+    expect(await transferOf(callId)).toMatchObject({ briefing, summary: null, summaryError: 'the model failed: the provider ended the answer failed' });
+    hangUpPerson();
+    await eventually(
+      () => transferOf(callId),
+      (value) => value?.dialStatus === 'completed',
+      'the leg’s end on the call',
+    );
   });
 
   it('the person does not answer: the caller is moved out of the room back to the agent, which is told why and says so', async () => {

@@ -17,7 +17,7 @@ export interface StoredTransfer {
   briefing?: string | null;
   /** A warm transfer: the model's summary of the call in that briefing (null: none, see summaryError). */
   summary?: string | null;
-  /** A warm transfer without a summary: why (the model failed, was late, said the policy; an sts agent has no text model). */
+  /** A warm transfer without a summary: why (the model failed, was late, said the policy; an sts agent on Google has no text model). */
   summaryError?: string | null;
 }
 

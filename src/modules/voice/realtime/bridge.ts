@@ -18,6 +18,7 @@ import type { MediaEvent, MediaLink } from '../../telephony/carriers/media-link.
 import { CallerKeypad } from '../keypad/caller-keypad.js';
 import { agentPressedLine, dtmfDurationMs, pressKeys } from '../keypad/dtmf-tones.js';
 import type { TransferOutcome, TransferPort } from '../transfer/call-transfers.js';
+import { sessionSummaryModel } from '../transfer/transfer-summary.js';
 import { returnedLine, returnedSection, TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
 import { InterruptionRules, interruptionSettings } from '../interruptions.js';
 
@@ -538,7 +539,7 @@ export class CallBridge implements SpeechEvents {
     // After the turns already queued are stored: a warm transfer's briefing is written from the transcript.
     const done: Promise<TransferOutcome> = port
       ? this.writes
-          .then(() => port.transfer(this.call, this.agent!, args))
+          .then(() => port.transfer(this.call, this.agent!, args, sessionSummaryModel(this.provider, this.modelLabel ?? '')))
           .catch((error: unknown) => {
             this.deps.logger.warn({ callId: this.call.id, error: error instanceof Error ? error.message : String(error) }, 'a transfer failed');
             return { output: { transferred: false, error: 'the transfer could not be made; the call goes on with you' }, transferred: null };

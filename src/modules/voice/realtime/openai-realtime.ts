@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { Agent } from '../../agents/agent.entity.js';
 import { callTools, type CallTool } from './call-tools.js';
-import { firstLineInstructions, type SpeechEvents, type SpeechProvider, type SpeechSession } from './speech-provider.js';
+import { firstLineInstructions, type OutOfBandText, type SpeechEvents, type SpeechProvider, type SpeechSession } from './speech-provider.js';
 import { DEFAULT_REALTIME_MODEL, DEFAULT_TRANSCRIPTION_MODEL, REALTIME_MODELS, unlistedModel } from '../../models/voice-models.js';
 import { InterruptionMode, TurnDetectionType, type TurnEagerness } from '../../agents/agent.enums.js';
 import type { VoiceConfig } from '../../agents/agent.types.js';
@@ -75,6 +75,19 @@ export type RealtimeClientEvent =
   | { type: 'session.update'; session: RealtimeSessionConfig }
   | { type: 'input_audio_buffer.append'; audio: string }
   | { type: 'response.create'; response?: { instructions: string; tool_choice: 'none' } }
+  | {
+      // Out of band (RealtimeResponseCreateParams: conversation none, its own input): a text answer that joins no conversation.
+      type: 'response.create';
+      response: {
+        conversation: 'none';
+        output_modalities: ['text'];
+        instructions: string;
+        input: [{ type: 'message'; role: 'user'; content: [{ type: 'input_text'; text: string }] }];
+        metadata: Record<string, string>;
+        max_output_tokens: number;
+        tool_choice: 'none';
+      };
+    }
   | { type: 'response.cancel' }
   | { type: 'conversation.item.truncate'; item_id: string; content_index: number; audio_end_ms: number }
   | { type: 'conversation.item.create'; item: { type: 'function_call_output'; call_id: string; output: string } }
@@ -198,12 +211,81 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** The metadata key an out-of-band response is known by (response.created and response.done carry the request's metadata back). */
+const OUT_OF_BAND_KEY = 'gateway_request';
+
+/** An out-of-band text answer asked for and not yet done: its response's id once created, its text so far. */
+interface PendingText {
+  resolve: (text: string) => void;
+  reject: (error: Error) => void;
+  text: string;
+}
+
 /** OpenAI Realtime behind the bridge's SpeechSession: its GA events (and the beta names still read) in the bridge's words. */
 class OpenAiSpeechSession implements SpeechSession {
-  constructor(private readonly connection: RealtimeConnection) {}
+  /** Out-of-band text answers by request key, and the keys of their responses by response id: none of their events is the call's. */
+  private readonly pendingText = new Map<string, PendingText>();
+  private readonly outOfBand = new Map<string, string>();
+  private asked = 0;
+
+  constructor(private readonly connection: RealtimeConnection) {
+    connection.onLost((reason) => this.dropText(reason));
+  }
+
+  /** An out-of-band response's event, if it is one (kept apart from the call's); false for the call's own. */
+  private apart(event: RealtimeEvent): boolean {
+    const response = event.response as Record<string, unknown> | undefined;
+    if (event.type === 'response.created') {
+      const key = text((response?.metadata as Record<string, unknown> | null | undefined)?.[OUT_OF_BAND_KEY]);
+      if (!key || !this.pendingText.has(key)) return false;
+      this.outOfBand.set(text(response?.id), key);
+      return true;
+    }
+    const responseId = event.type === 'response.done' ? text(response?.id) : text(event.response_id);
+    const key = this.outOfBand.get(responseId);
+    if (key === undefined) return false;
+    const pending = this.pendingText.get(key);
+    if (event.type === 'response.output_text.delta' || event.type === 'response.text.delta') {
+      if (pending) pending.text += text(event.delta);
+    } else if (event.type === 'response.done') {
+      this.outOfBand.delete(responseId);
+      this.pendingText.delete(key);
+      const status = text(response?.status);
+      if (status === 'completed') pending?.resolve(pending.text);
+      else pending?.reject(new Error(`the provider ended the answer ${status || 'without a status'}`));
+    }
+    return true;
+  }
+
+  private dropText(reason: string): void {
+    for (const pending of this.pendingText.values()) pending.reject(new Error(reason));
+    this.pendingText.clear();
+    this.outOfBand.clear();
+  }
+
+  /** response.create out of band: text only, its own instructions and input (the default conversation neither read nor written), no tool. */
+  answerText(request: OutOfBandText): Promise<string> {
+    const key = `t${++this.asked}`;
+    return new Promise<string>((resolve, reject) => {
+      this.pendingText.set(key, { resolve, reject, text: '' });
+      this.connection.send({
+        type: 'response.create',
+        response: {
+          conversation: 'none',
+          output_modalities: ['text'],
+          instructions: request.instructions,
+          input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: request.input }] }],
+          metadata: { [OUT_OF_BAND_KEY]: key },
+          max_output_tokens: request.maxOutputTokens,
+          tool_choice: 'none',
+        },
+      });
+    });
+  }
 
   listen(events: SpeechEvents): void {
     this.connection.onEvent((event) => {
+      if (this.apart(event)) return;
       switch (event.type) {
         case 'input_audio_buffer.speech_started':
           return events.callerStarted();
@@ -280,6 +362,7 @@ class OpenAiSpeechSession implements SpeechSession {
     this.connection.onLost(listener);
   }
   close(): void {
+    this.dropText('the call’s session ended');
     this.connection.close();
   }
 }

@@ -32,6 +32,13 @@ export interface SpeechEvents {
   providerError(code: unknown, message: unknown): void;
 }
 
+/** A text request apart from the call: the instructions it is answered under, its one input (data), how many tokens it may write. */
+export interface OutOfBandText {
+  instructions: string;
+  input: string;
+  maxOutputTokens: number;
+}
+
 /** One call's open session with a speech-to-speech provider. */
 export interface SpeechSession {
   appendCallerAudio(ulaw: string): void;
@@ -52,6 +59,13 @@ export interface SpeechSession {
   updateInstructions(instructions: string): void;
   /** The call is ending: what the session still holds back (a caller turn not yet told, a reply waiting for it) is told now, in order. */
   flush?(): void;
+  /**
+   * A text answer apart from the call (a warm transfer's summary): asked out of band, with its own
+   * instructions and input, so nothing of it joins the call's conversation or reaches the caller;
+   * rejects when the provider fails it or the session ends first. Absent where the provider answers
+   * in audio only (Gemini Live).
+   */
+  answerText?(request: OutOfBandText): Promise<string>;
   /** Called once when the session ends without us closing it. */
   onLost(listener: (reason: string) => void): void;
   close(): void;

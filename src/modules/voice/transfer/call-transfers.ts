@@ -36,7 +36,13 @@ export interface ReturnedTransfer {
  * its agent's destinations, and, as a session starts, whether the call is back from one that reached no one.
  */
 export interface TransferPort {
-  transfer(call: { id: string; organizationId: string }, agent: Agent, args: Record<string, unknown>): Promise<TransferOutcome>;
+  /** `sessionModel`: a speech-to-speech call's own session, which writes a warm transfer's summary where its provider answers text (sessionSummaryModel). */
+  transfer(
+    call: { id: string; organizationId: string },
+    agent: Agent,
+    args: Record<string, unknown>,
+    sessionModel?: SummaryModelPort | null,
+  ): Promise<TransferOutcome>;
   returned(call: { id: string; organizationId: string }): Promise<ReturnedTransfer | null>;
 }
 
@@ -92,7 +98,12 @@ export class CallTransfers implements TransferPort {
     this.clock = options.clock ?? (() => new Date());
   }
 
-  async transfer(call: { id: string; organizationId: string }, agent: Agent, args: Record<string, unknown>): Promise<TransferOutcome> {
+  async transfer(
+    call: { id: string; organizationId: string },
+    agent: Agent,
+    args: Record<string, unknown>,
+    sessionModel: SummaryModelPort | null = null,
+  ): Promise<TransferOutcome> {
     const { logger } = this.options;
     const name = typeof args.destination === 'string' ? args.destination.trim() : '';
     const destination = agent.transferDestinations.find((each) => each.name === name);
@@ -161,7 +172,7 @@ export class CallTransfers implements TransferPort {
     try {
       if (warm) {
         // The person's leg first: it rings while the caller is moved to the room, hears the briefing once answered, then joins.
-        const told = await this.briefing(call, agent, destination, row.conversation_id);
+        const told = await this.briefing(call, agent, destination, row.conversation_id, sessionModel);
         briefing = told.briefing;
         const legDocument = carrier.callControl.render(
           [
@@ -276,12 +287,13 @@ export class CallTransfers implements TransferPort {
     agent: Agent,
     destination: TransferDestination,
     conversationId: string | null,
+    sessionModel: SummaryModelPort | null,
   ): Promise<{ briefing: string; summary: string | null; summaryError: string | null }> {
     const conversations = new CallConversations(this.options.em);
     const { context } = await conversations.callContext(call.organizationId, call.id, agent);
     const transcript = conversationId ? await conversations.transcript(conversationId) : [];
     const { guardPolicy } = renderedPrompt(agent, context);
-    const asked = await transferSummary({ model: this.options.model, deadline: this.options.summaryDeadline }, agent, transcript, guardPolicy);
+    const asked = await transferSummary({ model: this.options.model, sessionModel, deadline: this.options.summaryDeadline }, agent, transcript, guardPolicy);
     if (asked.error)
       this.options.logger.warn({ callId: call.id, destination: destination.name, reason: asked.error }, 'a warm transfer’s briefing has no summary');
     const summary = asked.summary;

@@ -1,7 +1,8 @@
 import type { Agent } from '../../agents/agent.entity.js';
 import { PipelineMode } from '../../agents/agent.enums.js';
 import type { GenerateObjectRequest } from '../../models/model.types.js';
-import { SUMMARY_MAX_CHARS, summaryRequest, transferSummary } from './transfer-summary.js';
+import { sessionSummaryModel, SUMMARY_MAX_CHARS, summaryRequest, transferSummary } from './transfer-summary.js';
+import type { OutOfBandText } from '../realtime/speech-provider.js';
 
 // A warm transfer's summary: what the model is sent, and each way there is none (the wire is tested in test/voice/transfer.test.ts).
 
@@ -48,6 +49,30 @@ describe('the summary of a warm transfer', () => {
     // The caller's own words are theirs: a summary that repeats a policy sentence they said is not withheld.
     const said = [...transcript, { role: 'user' as const, content: policy }];
     expect((await transferSummary({ model: answering(`Chairs. ${policy}`) }, agent(PipelineMode.streaming), said, policy)).summary).toBe(`Chairs. ${policy}`);
+  });
+
+  it('asks an sts agent’s own session out of band (the same instructions and transcript data), never the text model; a session without text answers has none', async () => {
+    const sent: OutOfBandText[] = [];
+    const session = (answer: string) => ({
+      answerText: async (request: OutOfBandText) => (sent.push(request), answer),
+    });
+    let asked = 0;
+    const model = { generateObject: async (request: GenerateObjectRequest) => (asked++, answering('x').generateObject(request)) };
+    const fenced = sessionSummaryModel(session('```json\n{"summary": "Wants forty chairs."}\n```'), 'openai/gpt-realtime');
+    expect(await transferSummary({ model, sessionModel: fenced }, agent(PipelineMode.sts), transcript, null)).toEqual({
+      summary: 'Wants forty chairs.',
+      error: null,
+    });
+    const request = summaryRequest(agent(PipelineMode.sts), transcript);
+    expect(sent).toEqual([{ instructions: request.system, input: request.messages[0]!.content, maxOutputTokens: 200 }]);
+    expect(asked).toBe(0);
+    const prose = sessionSummaryModel(session('He wants chairs.'), 'openai/gpt-realtime');
+    expect(await transferSummary({ model, sessionModel: prose }, agent(PipelineMode.sts), transcript, null)).toEqual({
+      summary: null,
+      error: 'the model failed: the speech-to-speech model did not answer JSON',
+    });
+    expect(sessionSummaryModel({}, 'google/gemini-live')).toBeNull();
+    expect(sessionSummaryModel(null, 'openai/gpt-realtime')).toBeNull();
   });
 
   it('asks nothing of an sts agent (no text model) or before the caller said anything', async () => {

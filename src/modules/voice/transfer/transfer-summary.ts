@@ -4,10 +4,40 @@ import { saysPolicy, TRANSCRIPT_IS_DATA, transcriptMessage, userLines } from '..
 import { PipelineMode } from '../../agents/agent.enums.js';
 import type { GenerateObjectRequest, GenerateObjectResult } from '../../models/model.types.js';
 import { wallClockDeadline, type RequestDeadline } from '../../../platform/request-timeout.js';
+import type { SpeechSession } from '../realtime/speech-provider.js';
 
 /** What the summary needs of the models module: ModelService satisfies it. */
 export interface SummaryModelPort {
   generateObject(request: GenerateObjectRequest): Promise<GenerateObjectResult>;
+}
+
+/**
+ * The summary's model for a speech-to-speech call: the call's own provider session, asked out of
+ * band (OpenAI Realtime's response.create with conversation none and text output: it joins no
+ * conversation and the caller hears nothing), with the same instructions and transcript data a text
+ * model is sent. Null for a session that answers in audio only (Gemini Live).
+ */
+export function sessionSummaryModel(session: Pick<SpeechSession, 'answerText'> | null | undefined, label: string): SummaryModelPort | null {
+  const answerText = session?.answerText?.bind(session);
+  if (!answerText) return null;
+  return {
+    async generateObject(request) {
+      const answer = await answerText({
+        instructions: request.system ?? '',
+        input: request.messages.map((message) => message.content).join('\n'),
+        maxOutputTokens: Number(request.settings?.maxOutputTokens) || SUMMARY_MAX_OUTPUT_TOKENS,
+      });
+      // The JSON asked for, as the model wrote it (a fenced block read too).
+      const json = answer.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, '$1');
+      let object: unknown;
+      try {
+        object = JSON.parse(json);
+      } catch {
+        throw new Error('the speech-to-speech model did not answer JSON');
+      }
+      return { object, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, model: label } };
+    },
+  };
 }
 
 /** How long a warm transfer waits for the model's summary before it briefs the person from the template alone. */
@@ -66,6 +96,8 @@ function clipped(text: string): string {
 
 export interface SummaryOptions {
   model: SummaryModelPort;
+  /** A speech-to-speech call's own session as the summary's model (sessionSummaryModel); null or absent: it has none. */
+  sessionModel?: SummaryModelPort | null;
   /** Starts the wait's deadline (the served one a timer of SUMMARY_TIMEOUT_MS; tests fire it when they say). */
   deadline?: RequestDeadline;
   timeoutMs?: number;
@@ -74,8 +106,9 @@ export interface SummaryOptions {
 /**
  * The agent's text model asked for a short summary of the call so far, bounded in length
  * (SUMMARY_MAX_CHARS) and time (SUMMARY_TIMEOUT_MS: past it the answer is not waited for, the model's
- * own call runs on to the model timeout and is dropped). Never throws: no text model (an `sts`
- * agent's model is a speech-to-speech one), nothing said yet, a model that fails or answers no
+ * own call runs on to the model timeout and is dropped). An `sts` agent's is asked of its call's
+ * session (`sessionModel`). Never throws: no model to ask (an `sts` agent whose provider answers in
+ * audio only), nothing said yet, a model that fails or answers no
  * summary, the deadline, or a summary that says a sentence of the agent's policy the caller did not
  * say (saysPolicy, the check every reply to a caller goes through: it is then withheld whole) each
  * give no summary and the reason.
@@ -86,8 +119,9 @@ export async function transferSummary(
   transcript: ChatMessage[],
   guardPolicy: string | null,
 ): Promise<TransferSummary> {
-  if (agent.voiceConfig?.pipelineMode === PipelineMode.sts)
-    return { summary: null, error: 'no text model: a speech-to-speech agent’s model does not write summaries' };
+  // A speech-to-speech agent's summary is its call's session's (sessionSummaryModel), where its provider answers text out of band.
+  const model = agent.voiceConfig?.pipelineMode === PipelineMode.sts ? options.sessionModel : options.model;
+  if (!model) return { summary: null, error: 'no text model: the agent’s speech-to-speech provider answers in audio only' };
   if (!transcript.some((message) => message.role === 'user' && message.content.trim() !== ''))
     return { summary: null, error: 'nothing was said by the caller yet' };
   const timeoutMs = options.timeoutMs ?? SUMMARY_TIMEOUT_MS;
@@ -97,7 +131,7 @@ export async function transferSummary(
   });
   const asked = (async (): Promise<TransferSummary> => {
     try {
-      const { object } = await options.model.generateObject(summaryRequest(agent, transcript));
+      const { object } = await model.generateObject(summaryRequest(agent, transcript));
       const value = object && typeof object === 'object' ? (object as Record<string, unknown>).summary : undefined;
       const summary = typeof value === 'string' ? clipped(value) : '';
       if (!summary) return { summary: null, error: 'the model answered no summary' };
