@@ -61,6 +61,36 @@ describe('TeXML', () => {
       '<?xml version="1.0" encoding="UTF-8"?><Response><Dial>+15550001111</Dial><Hangup/></Response>',
     );
   });
+
+  it('a transfer’s dial reports to its action: a number as <Number>, a sip: URI as <Sip>, escaped', () => {
+    const action = 'action="https://gw.example/telephony/telnyx/c1/dial?callId=call-1" method="POST"';
+    expect(renderTexml([{ kind: 'dial', number: '+15550001111', reportTo: 'dial' }], context)).toBe(
+      `<?xml version="1.0" encoding="UTF-8"?><Response><Dial ${action}><Number>+15550001111</Number></Dial></Response>`,
+    );
+    expect(renderTexml([{ kind: 'dial', number: 'sip:front&back@pbx.example.com', reportTo: 'dial' }], context)).toContain(
+      `<Dial ${action}><Sip>sip:front&amp;back@pbx.example.com</Sip></Dial>`,
+    );
+  });
+
+  it('a warm transfer’s room: the caller waits (reporting to /dial), the person starts it; either leaving ends it, no beep', () => {
+    expect(renderTexml([{ kind: 'conference', room: 'transfer-call-1', role: 'caller' }], context)).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response>' +
+        '<Dial action="https://gw.example/telephony/telnyx/c1/dial?callId=call-1" method="POST">' +
+        '<Conference startConferenceOnEnter="false" endConferenceOnExit="true" beep="false">transfer-call-1</Conference></Dial></Response>',
+    );
+    expect(
+      renderTexml(
+        [
+          { kind: 'say', text: 'A caller for Sales.', voice: null },
+          { kind: 'conference', room: 'transfer-call-1', role: 'person' },
+        ],
+        context,
+      ),
+    ).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Say voice="Polly.Joanna">A caller for Sales.</Say>' +
+        '<Dial><Conference startConferenceOnEnter="true" endConferenceOnExit="true" beep="false">transfer-call-1</Conference></Dial></Response>',
+    );
+  });
 });
 
 describe('Telnyx media frames', () => {

@@ -6,7 +6,9 @@ import { twilioVoice } from '../twilio/twiml.js';
 // TeXML, Telnyx's TwiML-compatible markup (developers.telnyx.com/docs/voice/programmable-voice/
 // texml-verbs, read 2026-12-02): the same document per step of a call as Twilio's, so flows,
 // gathers and replies keep their routes. Written here rather than with Twilio's builder: the two
-// differ where it matters (<Stream bidirectionalMode="rtp">, no <Connect action>).
+// differ where it matters (<Stream bidirectionalMode="rtp">, no <Connect action>). A transfer's <Dial action>
+// and a warm transfer's <Conference> are TeXML's as the TwiML compatibility page lists them
+// (docs/voice/programmable-voice/texml-twiml-compatibility, read 2026-12-03: <Dial>, <Number>, <Sip>, <Conference>).
 
 const escape = (value: string) => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 const attributes = (values: Record<string, string | number>) =>
@@ -60,9 +62,29 @@ export function renderTexml(actions: VoiceAction[], context: CallControlContext)
       case 'redirect':
         verbs.push(`<Redirect method="POST">${escape(`${base}/reply?${query}&reply=${action.replyId!}`)}</Redirect>`);
         break;
-      case 'dial':
-        verbs.push(`<Dial>${escape(action.number)}</Dial>`);
+      case 'dial': {
+        if (!action.reportTo) {
+          verbs.push(`<Dial>${escape(action.number)}</Dial>`);
+          break;
+        }
+        // A transfer's dial reports how it ended to its action (docs/voice/programmable-voice/texml-verbs/dial, read
+        // 2026-12-03: `action`, `method`; the <Number> and <Sip> nouns): a sip: URI is a <Sip>, a number a <Number>.
+        const noun = /^sips?:/i.test(action.number) ? 'Sip' : 'Number';
+        verbs.push(`<Dial${attributes({ action: `${base}/${action.reportTo}?${query}`, method: 'POST' })}><${noun}>${escape(action.number)}</${noun}></Dial>`);
         break;
+      }
+      case 'conference': {
+        // A warm transfer's room (texml-verbs/conference, read 2026-12-03): the caller, not starting it, waits with
+        // background music until the person, who starts it, joins; endConferenceOnExit on both, so either leaving ends
+        // it. The caller's <Dial> reports to /dial as a cold transfer's does; the person's has no action (its own leg's
+        // status callback tells its end). beep="false": the page names `beep` (notification beeps on join and leave); "false" is
+        // TwiML's word for none, which the compatibility page implies TeXML takes.
+        const room = `<Conference${attributes({ startConferenceOnEnter: String(action.role === 'person'), endConferenceOnExit: 'true', beep: 'false' })}>${escape(action.room)}</Conference>`;
+        verbs.push(
+          action.role === 'caller' ? `<Dial${attributes({ action: `${base}/dial?${query}`, method: 'POST' })}>${room}</Dial>` : `<Dial>${room}</Dial>`,
+        );
+        break;
+      }
       case 'hangup':
         verbs.push('<Hangup/>');
         break;
