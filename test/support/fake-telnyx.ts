@@ -14,7 +14,16 @@ import { type DetectionScript, scriptedDetection } from './scripted-detection.js
 // Record on the call, or a <Start><Recording> in its TeXML, it records (a WAV of the channels asked), posts the signed
 // recording status callbacks (texml-recording-in-progress, texml-recording-completed), and serves
 // the recording resource (GetTeXMLCallRecording, DeleteTeXMLCallRecording) whose media_url is a
-// short-lived URL needing no API key. Point the gateway at it with TELNYX_API_BASE_URL
+// short-lived URL needing no API key. A call held on the line (`holdUntil`) stays at its
+// <Connect><Stream> (noted in `streams`, for the test to open as Telnyx would) until UpdateCall gives
+// it new TeXML or the caller hangs up. A <Dial action> to a <Number> or <Sip> posts its outcome (the
+// script's `dial`: DialCallStatus, DialCallDuration) to its action, signed as every callback, and goes
+// on with what it answers; a <Dial><Conference> puts the call in a named room (`room()`), waiting until
+// one who starts it joins, and a participant with endConferenceOnExit leaving ends it for all (the
+// caller's <Dial action> is then posted). A call initiated with `Texml` plays it instead of fetching a
+// Url, rings until its script's `ringUntil`, and keeps its `Timeout`; UpdateCall's `Status=completed`
+// ends a call: a ringing one as canceled, one in progress as completed (what TeXML publishes, and
+// Twilio's words, telnyx-texml.schemas.md). Point the gateway at it with TELNYX_API_BASE_URL
 // (config.telephony.telnyxApiBaseUrl = fake.url).
 
 export type TelnyxOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
@@ -24,8 +33,12 @@ export interface TelnyxCallScript extends DetectionScript {
   outcome: TelnyxOutcome;
   durationSeconds?: number;
   turns?: TelnyxCallerTurn[];
-  /** An answered call stays in progress until this settles. */
+  /** An answered call stays in progress until this settles (the caller hangs up then). */
   holdUntil?: Promise<void>;
+  /** The call rings until this settles (or UpdateCall's Status=completed ends it there, canceled), then goes on as its outcome says. */
+  ringUntil?: Promise<void>;
+  /** How a <Dial action> to a <Number> or <Sip> of the call ends (its DialCallStatus and DialCallDuration); default completed after 42 s. */
+  dial?: { status: 'completed' | 'answered' | 'busy' | 'no-answer' | 'failed' | 'canceled'; durationSeconds?: number };
 }
 
 export interface FakeTelnyxFaults {
@@ -37,6 +50,8 @@ export interface FakeTelnyxFaults {
   forgeSignatures?: boolean;
   /** The recording resource and its media answer this status. */
   recordingStatus?: number;
+  /** UpdateCall with `Texml` answers this status (the call goes on as it was). */
+  updateStatus?: number;
 }
 
 interface RecordingTarget {
@@ -85,6 +100,15 @@ export interface FakeTelnyxCall {
   recording: { kept: FakeTelnyxRecording; target: RecordingTarget } | null;
   /** A document UpdateCall's Texml gave, played once the current one's verb returns. */
   pendingTexml: string | null;
+  /** InitiateCallRequest's `Texml`, played once answered instead of fetching `url`; and its `Timeout`. */
+  texml: string | null;
+  timeoutSeconds: number | null;
+  /** Every UpdateCall the call took (its form). */
+  updates: Record<string, string>[];
+  /** Every <Dial action> report posted: the fields and the gateway's answer's status. */
+  dialReports: { url: string; fields: Record<string, string>; status: number }[];
+  /** Every <Connect><Stream> the call reached: its URL, its <Parameter>s, and the document it came in ('UpdateCall', a URL). */
+  streams: { url: string; parameters: Record<string, string>; from: string }[];
   status: string;
   answeredBy: string | null;
   duration: number | null;
@@ -105,6 +129,8 @@ export interface FakeTelnyx {
   script(decide: (to: string, body: Record<string, unknown>) => TelnyxCallScript): void;
   faults(faults: FakeTelnyxFaults): void;
   calls(): FakeTelnyxCall[];
+  /** A <Conference> room: the calls in it now, whether it started (one who starts it came), whether a participant's exit ended it. */
+  room(name: string): { participants: string[]; started: boolean; ended: boolean } | null;
   recordings(): FakeTelnyxRecording[];
   recordingCallbacks(): FakeTelnyxRecordingCallback[];
   /** Every request refused as Telnyx would (its status and why), for tests that expect none. */
@@ -152,6 +178,35 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
 }
 
 const VERB = /<(Say|Gather|Redirect|Hangup|Dial|Connect|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g;
+const attributesOf = (text: string) => Object.fromEntries([...text.matchAll(/\b(\w+)="([^"]*)"/g)].map(([, name, value]) => [name!, unescape(value!)]));
+
+/**
+ * The attributes of <Dial> and of its <Conference> noun the TeXML pages name (docs/voice/programmable-voice/texml-verbs/dial
+ * and /conference, read 2026-12-03), with their options where the page gives them: anything else the double refuses, as it
+ * refuses an unknown field of a request. `beep`'s options are TwiML's (the page's list was not read whole).
+ */
+const BOOLEAN = ['true', 'false'];
+const DIAL_ATTRIBUTES: Record<string, string[] | null> = {
+  action: null,
+  method: ['GET', 'POST'],
+  callerId: null,
+  fromDisplayName: null,
+  hangupOnStar: BOOLEAN,
+  timeout: null,
+  timeLimit: null,
+  record: null,
+};
+const CONFERENCE_ATTRIBUTES: Record<string, string[] | null> = {
+  muted: BOOLEAN,
+  startConferenceOnEnter: BOOLEAN,
+  endConferenceOnExit: BOOLEAN,
+  maxParticipants: null,
+  beep: ['true', 'false', 'onEnter', 'onExit'],
+};
+const attributeProblems = (given: Record<string, string>, published: Record<string, string[] | null>) =>
+  Object.entries(given)
+    .filter(([name, value]) => !(name in published) || (published[name] && !published[name]!.includes(value)))
+    .map(([name, value]) => `${name}="${value}"`);
 const attribute = (attributes: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1]?.replace(/&amp;/g, '&') ?? null;
 const unescape = (text: string) =>
   text
@@ -172,6 +227,40 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
   const calls: FakeTelnyxCall[] = [];
   const recordings: FakeTelnyxRecording[] = [];
   const recordingCallbacks: FakeTelnyxRecordingCallback[] = [];
+  /** Conference rooms by name: who is in each (and whether their exit ends it), whether it started, whether it ended. */
+  const rooms = new Map<string, { participants: { sid: string; endsOnExit: boolean }[]; started: boolean; ended: boolean }>();
+  /** What a call's life waits on, woken by what changes it: an update, an end, a room's end, the hold's end. */
+  const waiting = new Map<string, (() => void)[]>();
+  const lifeOf = new Map<string, { holdOver: boolean; ending: boolean; canceled: boolean }>();
+  const changed = (call: FakeTelnyxCall) => new Promise<void>((resolve) => waiting.set(call.sid, [...(waiting.get(call.sid) ?? []), resolve]));
+  const wake = (call: FakeTelnyxCall) => {
+    const list = waiting.get(call.sid) ?? [];
+    waiting.delete(call.sid);
+    for (const resolve of list) resolve();
+  };
+  const until = async (call: FakeTelnyxCall, done: () => boolean) => {
+    while (!done()) await changed(call);
+  };
+  const state = (call: FakeTelnyxCall) => lifeOf.get(call.sid) ?? { holdOver: false, ending: false, canceled: false };
+  /** The caller hung up, or UpdateCall ended the call: its TeXML is followed no further. */
+  const over = (call: FakeTelnyxCall) => state(call).holdOver || state(call).ending;
+  const inRoom = (call: FakeTelnyxCall, name: string) => rooms.get(name)?.participants.some((participant) => participant.sid === call.sid) ?? false;
+  /** The call leaves its room (a new document, or its end); a participant whose exit ends the room drops everyone else from it. */
+  const leaveRooms = (call: FakeTelnyxCall) => {
+    for (const room of rooms.values()) {
+      const leaving = room.participants.find((participant) => participant.sid === call.sid);
+      if (!leaving) continue;
+      room.participants = room.participants.filter((participant) => participant !== leaving);
+      if (!leaving.endsOnExit) continue;
+      room.ended = true;
+      const dropped = room.participants;
+      room.participants = [];
+      for (const participant of dropped) {
+        const other = calls.find((each) => each.sid === participant.sid);
+        if (other) wake(other);
+      }
+    }
+  };
   let origin = '';
   const refusals: { method: string; path: string; status: number; problem: string }[] = [];
   const lives: Promise<void>[] = [];
@@ -208,17 +297,20 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
   /**
    * Follows the TeXML of one document, then of each it leads to, as a caller on the line. With
    * detection in the background, its verdicts are posted while the first document plays; a
-   * document UpdateCall gave replaces what the call does from then on.
+   * document UpdateCall gave replaces what the call does from then on, at the verb it is at.
    */
   async function follow(call: FakeTelnyxCall, script: TelnyxCallScript, detect?: () => Promise<void>): Promise<void> {
     const turns = [...(script.turns ?? [])];
-    let next: { url: string } | { texml: string } | null = { url: call.url };
+    let next: { url: string } | { texml: string; from: string } | null = call.texml !== null ? { texml: call.texml, from: 'InitiateCall' } : { url: call.url };
     let extra: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
-    for (let steps = 0; next && steps < 50; steps++) {
+    for (let steps = 0; next && steps < 50 && !over(call); steps++) {
+      // A new document moves the call out of any room it was in.
+      leaveRooms(call);
       let text: string;
+      const source = 'texml' in next ? next.from : next.url;
       if ('texml' in next) {
         text = next.texml;
-        call.documents.push({ url: 'UpdateCall', status: 200, texml: text });
+        call.documents.push({ url: next.from, status: 200, texml: text });
       } else {
         const answer = await post(next.url, { ...callFields(call), ...extra }).catch(() => ({ status: 0, text: '' }));
         call.documents.push({ url: next.url, status: answer.status, texml: answer.text });
@@ -231,15 +323,14 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
         detect = undefined;
         await verdicts();
       }
-      if (call.pendingTexml !== null) {
-        next = { texml: call.pendingTexml };
-        call.pendingTexml = null;
-        continue;
-      }
       let url: string | null = null;
       for (const [, verb, attributes = '', inner = ''] of text.matchAll(VERB)) {
+        if (call.pendingTexml !== null || over(call)) break;
         if (verb === 'Say') call.heard.push(unescape(inner));
-        else if (verb === 'Dial') call.transfers.push(unescape(inner));
+        else if (verb === 'Dial') {
+          const after = await dial(call, attributes, inner);
+          if (after) next = after;
+        } else if (verb === 'Connect') await connect(call, script, inner, source);
         else if (verb === 'Hangup') call.hungUp = true;
         else if (verb === 'Redirect') url = unescape(inner);
         else if (verb === 'Start') await startNoun(call, inner);
@@ -250,10 +341,79 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
           url = attribute(attributes, 'action');
           extra = typeof turn === 'string' ? { SpeechResult: turn } : { Digits: turn.digits };
         }
-        if (url || call.hungUp) break;
+        if (url || next || call.hungUp) break;
       }
       if (url) next = { url };
+      if (call.pendingTexml !== null) {
+        next = { texml: call.pendingTexml, from: 'UpdateCall' };
+        call.pendingTexml = null;
+      }
     }
+  }
+
+  /** <Connect><Stream>: noted for the test to open; a call held on the line stays at it until an update or its end. */
+  async function connect(call: FakeTelnyxCall, script: TelnyxCallScript, inner: string, from: string): Promise<void> {
+    const stream = /<Stream\b([^>]*?)(?:\/>|>([\s\S]*?)<\/Stream>)/.exec(inner);
+    if (!stream) return;
+    const parameters = Object.fromEntries(
+      [...(stream[2] ?? '').matchAll(/<Parameter\b([^>]*?)\/?>/g)].map((parameter) => {
+        const named = attributesOf(parameter[1] ?? '');
+        return [named.name ?? '', named.value ?? ''];
+      }),
+    );
+    call.streams.push({ url: attributesOf(stream[1] ?? '').url ?? '', parameters, from });
+    // Without a hold the stream is as if it ended at once: the call goes on to its next verb.
+    if (script.holdUntil) await until(call, () => call.pendingTexml !== null || over(call));
+  }
+
+  /**
+   * <Dial>: to a room (<Conference>), where the call waits until it is moved, ends, or the room ends (a participant whose exit
+   * ends it left: the <Dial action> is then posted, completed); or to a <Number> or <Sip> (or a number as its text), whose
+   * outcome, the script's `dial`, is posted to the action. What the action answers is what the call does next.
+   */
+  async function dial(call: FakeTelnyxCall, attributes: string, inner: string): Promise<{ texml: string; from: string } | null> {
+    const options = attributesOf(attributes);
+    const wrong = attributeProblems(options, DIAL_ATTRIBUTES);
+    if (wrong.length > 0) refusals.push({ method: 'TeXML', path: '<Dial>', status: 0, problem: wrong.join(', ') });
+    if (options.action && options.method !== 'POST')
+      refusals.push({ method: 'TeXML', path: '<Dial>', status: 0, problem: 'the double posts actions only: method="POST"' });
+    const conference = /<Conference\b([^>]*?)>([\s\S]*?)<\/Conference>/.exec(inner);
+    let fields: Record<string, string>;
+    if (conference) {
+      const given = attributesOf(conference[1] ?? '');
+      const wrongNoun = attributeProblems(given, CONFERENCE_ATTRIBUTES);
+      if (wrongNoun.length > 0) refusals.push({ method: 'TeXML', path: '<Conference>', status: 0, problem: wrongNoun.join(', ') });
+      const name = unescape(conference[2]!.trim());
+      const existing = rooms.get(name);
+      const room = existing && !existing.ended ? existing : { participants: [], started: false, ended: false };
+      rooms.set(name, room);
+      room.participants.push({ sid: call.sid, endsOnExit: given.endConferenceOnExit === 'true' });
+      // startConferenceOnEnter defaults to true.
+      room.started ||= given.startConferenceOnEnter !== 'false';
+      const joined = Date.now();
+      await until(call, () => call.pendingTexml !== null || over(call) || !inRoom(call, name));
+      if (call.pendingTexml !== null || over(call)) return null;
+      // Dropped: the room ended. Without an action, nothing follows: the call ends.
+      if (!options.action) {
+        lifeOf.set(call.sid, { ...state(call), ending: true });
+        return null;
+      }
+      fields = { DialCallStatus: 'completed', DialCallDuration: String(Math.round((Date.now() - joined) / 1000)) };
+    } else {
+      call.transfers.push(unescape(inner.replace(/<[^>]+>/g, '').trim()));
+      if (!options.action) return null;
+      const outcome = scriptOf(call).dial ?? { status: 'completed' };
+      const answered = outcome.status === 'completed' || outcome.status === 'answered';
+      fields = {
+        DialCallSid: `v3:${randomBytes(24).toString('base64url')}`,
+        DialCallStatus: outcome.status,
+        DialCallDuration: String(outcome.durationSeconds ?? (answered ? 42 : 0)),
+      };
+    }
+    const sent = { ...callFields(call), ...fields };
+    const answer = await post(options.action!, sent).catch(() => ({ status: 0, text: '' }));
+    call.dialReports.push({ url: options.action!, fields: sent, status: answer.status });
+    return answer.status === 200 ? { texml: answer.text, from: options.action! } : null;
   }
 
   const mediaUrl = (recording: FakeTelnyxRecording) => `${origin}/media/${recording.sid}.wav?token=${recording.token}`;
@@ -351,16 +511,32 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     media_url: mediaUrl(recording),
   });
 
+  const scripts = new Map<string, TelnyxCallScript>();
+  const scriptOf = (call: FakeTelnyxCall): TelnyxCallScript => scripts.get(call.sid) ?? { outcome: 'answered' };
+
   async function live(call: FakeTelnyxCall, script: TelnyxCallScript): Promise<void> {
+    scripts.set(call.sid, script);
+    lifeOf.set(call.sid, { holdOver: false, ending: false, canceled: false });
     await new Promise((resolve) => setImmediate(resolve));
     call.status = 'initiated';
     await report(call, 'initiated');
-    call.status = 'ringing';
-    await report(call, 'ringing');
-    if (script.outcome === 'busy' || script.outcome === 'no-answer' || script.outcome === 'failed') {
+    if (!state(call).canceled) {
+      call.status = 'ringing';
+      await report(call, 'ringing');
+    }
+    if (script.ringUntil && !state(call).canceled) await Promise.race([script.ringUntil, until(call, () => state(call).canceled)]);
+    if (state(call).canceled) {
+      // UpdateCall's Status=completed while it rang: it ends canceled, as TwiML words it (CallResource.status has canceled).
+      call.status = 'canceled';
+      call.duration = 0;
+    } else if (script.outcome === 'busy' || script.outcome === 'no-answer' || script.outcome === 'failed') {
       call.status = script.outcome;
     } else {
       call.status = 'in-progress';
+      void script.holdUntil?.then(() => {
+        lifeOf.set(call.sid, { ...state(call), holdOver: true });
+        wake(call);
+      });
       const callback = call.verdictCallback;
       // Synchronous detection decides before the answer URL is asked; in the background, while its TeXML plays.
       const detect = scriptedDetection(call, script, {
@@ -383,7 +559,8 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
       await report(call, 'answered');
       if (call.record) await beginRecording(call, call.record, 'OutboundAPI');
       await follow(call, script, detect);
-      await script.holdUntil;
+      // A call its TeXML hung up (or UpdateCall ended) ends now; else when the caller hangs up.
+      if (script.holdUntil && !call.hungUp) await until(call, () => over(call));
       call.status = 'completed';
       call.duration = script.durationSeconds ?? 1;
       if (call.recording) {
@@ -393,6 +570,8 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     }
     call.endTime = new Date();
     await report(call, 'completed');
+    // Gone: out of any room (after its own end was told), which a participant whose exit ends it ends for all.
+    leaveRooms(call);
   }
 
   const resource = (call: FakeTelnyxCall) => ({
@@ -489,6 +668,11 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
               : null,
           recording: null,
           pendingTexml: null,
+          texml: typeof body.Texml === 'string' ? body.Texml : null,
+          timeoutSeconds: typeof body.Timeout === 'number' ? body.Timeout : null,
+          updates: [],
+          dialReports: [],
+          streams: [],
           status: 'queued',
           answeredBy: null,
           duration: null,
@@ -529,10 +713,17 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
         if (problem) return refuse(req, res, 422, problem);
         if (form.has('Texml')) {
           if (call.status !== 'in-progress') return refuse(req, res, 422, 'The call is not in progress: its TeXML cannot be replaced', '90018');
+          if (faults.updateStatus) return refuse(req, res, faults.updateStatus, 'The call could not be updated now', '90000');
+          call.updates.push(Object.fromEntries(form));
           call.pendingTexml = form.get('Texml');
-        } else if (form.get('Status') === 'completed' && !call.endTime) {
-          call.status = 'completed';
-          call.endTime = new Date();
+          wake(call);
+        } else if (form.has('Status')) {
+          // UpdateCallRequest publishes one Status, completed ("ends the call"): a ringing call then ends canceled, one in progress completed.
+          if (form.get('Status') !== 'completed') return refuse(req, res, 422, '/Status: only completed is published (it ends the call)');
+          call.updates.push(Object.fromEntries(form));
+          if (['queued', 'initiated', 'ringing'].includes(call.status)) lifeOf.set(call.sid, { ...state(call), canceled: true });
+          else if (call.status === 'in-progress') lifeOf.set(call.sid, { ...state(call), ending: true });
+          wake(call);
         }
         return answer(res, 'call', resource(call));
       }
@@ -552,6 +743,10 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     script: (next) => void (decide = next),
     faults: (next) => void (faults = next),
     calls: () => calls,
+    room: (name) => {
+      const room = rooms.get(name);
+      return room ? { participants: room.participants.map((participant) => participant.sid), started: room.started, ended: room.ended } : null;
+    },
     recordings: () => recordings,
     recordingCallbacks: () => recordingCallbacks,
     refusals: () => refusals,

@@ -107,8 +107,80 @@ describe('the loopback Telnyx, through the official client', () => {
     expect(fake.refusals().map((refusal) => refusal.status)).toEqual([404]);
   });
 
+  it('places a warm transfer’s leg with its TeXML (played, not fetched) and Timeout, finds it, and ends it ringing (canceled) or answered (completed)', async () => {
+    let ringOut = () => undefined as void;
+    let hangUp = () => undefined as void;
+    fake.script((to) =>
+      to === '+15550003333'
+        ? { outcome: 'answered', ringUntil: new Promise<void>((resolve) => (ringOut = resolve)) }
+        : { outcome: 'answered', holdUntil: new Promise<void>((resolve) => (hangUp = resolve)) },
+    );
+    const refusedBefore = fake.refusals().length;
+    const document = {
+      contentType: 'text/xml',
+      body: renderTexml([{ kind: 'say', text: 'A caller for you.', voice: null }], { publicUrl: base, connectionId: 'c1', callId: 'call-1' }),
+    };
+    const leg = (to: string, timeoutSeconds: number) =>
+      carrier().dialLeg(account(), {
+        to,
+        from: '+15550002222',
+        document,
+        timeoutSeconds,
+        statusCallbackUrl: `${base}/telephony/telnyx/c1/transfer-leg?callId=call-1`,
+      });
+    const ringing = await leg('+15550003333', 30);
+    const ringingCall = fake.calls().find((call) => call.sid === ringing.carrierCallId)!;
+    expect(ringingCall).toMatchObject({ to: '+15550003333', texml: document.body, timeoutSeconds: 30, statusCallbackEvents: ['completed'] });
+    // Past the published 5–120 s: asked within them.
+    const answered = await leg('+15550004444', 600);
+    const answeredCall = fake.calls().find((call) => call.sid === answered.carrierCallId)!;
+    expect(answeredCall.timeoutSeconds).toBe(120);
+    await new Promise<void>((resolve) => {
+      const check = () => (answeredCall.heard.length > 0 && ringingCall.status === 'ringing' ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    // The answered leg heard its own TeXML, never asked a URL.
+    expect(answeredCall.documents).toEqual([{ url: 'InitiateCall', status: 200, texml: document.body }]);
+    expect(answeredCall.heard).toEqual(['A caller for you.']);
+
+    await carrier().endLeg(account(), ringing.carrierCallId);
+    await carrier().endLeg(account(), answered.carrierCallId);
+    hangUp();
+    ringOut();
+    await fake.settled();
+    expect(ringingCall.updates).toEqual([{ Status: 'completed' }]);
+    expect(ringingCall.status).toBe('canceled');
+    expect(answeredCall.updates).toEqual([{ Status: 'completed' }]);
+    expect(answeredCall.status).toBe('completed');
+    // Each leg's one status callback, its end.
+    const legEnds = received.filter((request) => request.path.endsWith('/transfer-leg')).map((request) => [request.fields.CallSid, request.fields.CallStatus]);
+    expect(legEnds).toEqual(
+      expect.arrayContaining([
+        [ringing.carrierCallId, 'canceled'],
+        [answered.carrierCallId, 'completed'],
+      ]),
+    );
+    expect(legEnds).toHaveLength(2);
+    // A leg already ended is left as it is; one Telnyx has not is no error.
+    await carrier().endLeg(account(), ringing.carrierCallId);
+    expect(ringingCall.updates).toHaveLength(1);
+    await carrier().endLeg(account(), 'v3:none');
+    expect(
+      fake
+        .refusals()
+        .slice(refusedBefore)
+        .map((refusal) => refusal.status),
+    ).toEqual([404]);
+    // UpdateCall's Status is published with one value: another is refused.
+    const client = new Telnyx({ apiKey: fake.apiKey, baseURL: fake.url, maxRetries: 0 });
+    await expect(client.texml.accounts.calls.update(answered.carrierCallId, { account_sid: fake.accountSid, Status: 'canceled' })).rejects.toMatchObject({
+      status: 422,
+    });
+  });
+
   it('refuses what Telnyx does not publish, as Telnyx would: an unknown field, a missing one, a wrong event word', async () => {
     const client = new Telnyx({ apiKey: fake.apiKey, baseURL: fake.url, maxRetries: 0 });
+    const before = fake.refusals().length;
     const refused = (body: Record<string, unknown>) =>
       client.texml.accounts.calls.calls(fake.accountSid, { body: body as never }).then(
         () => null,
@@ -117,7 +189,10 @@ describe('the loopback Telnyx, through the official client', () => {
     expect(await refused({ ApplicationSid: '1', To: '+15550001111', From: '+15550002222', Url: `${base}/a`, Colour: 'blue' })).toBe(422);
     expect(await refused({ To: '+15550001111', From: '+15550002222', Url: `${base}/a` })).toBe(422);
     expect(await refused({ ApplicationSid: '1', To: '+15550001111', From: '+15550002222', StatusCallbackEvent: 'initiated hungup' })).toBe(422);
-    const schemaRefusals = fake.refusals().filter((refusal) => refusal.status === 422);
+    const schemaRefusals = fake
+      .refusals()
+      .slice(before)
+      .filter((refusal) => refusal.status === 422);
     expect(schemaRefusals).toHaveLength(3);
     expect(schemaRefusals[0]!.problem).toMatch(/Colour/);
     expect(schemaRefusals[1]!.problem).toMatch(/ApplicationSid/);

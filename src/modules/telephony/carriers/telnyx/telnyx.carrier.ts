@@ -6,6 +6,7 @@ import {
   type CarrierAccount,
   type CarrierAdapter,
   type CarrierCallState,
+  type DialLegRequest,
   type KnownCall,
   type PlaceCallRequest,
   type RecordingCarrier,
@@ -51,6 +52,9 @@ export const TELNYX_API_ORIGIN = 'https://api.telnyx.com/v2';
 
 /** How long one request to Telnyx may take before the carrier counts as unavailable. */
 export const TELNYX_TIMEOUT_MS = 10_000;
+
+/** InitiateCallRequest's `Timeout`, how long a placed call may ring, as published: 5 to 120 seconds. */
+export const TELNYX_RING_SECONDS = { min: 5, max: 120 } as const;
 
 /** TeXML's status (Twilio's words: CallResource.status, the TeXML callbacks' CallStatus) in the state machine's; null when unknown. */
 export function telnyxStatusOf(status: string | undefined | null): CallStatus | null {
@@ -130,6 +134,59 @@ export class TelnyxCarrier implements CarrierAdapter, RecordingCarrier {
     try {
       await client.texml.accounts.calls.update(carrierCallId, { account_sid: account.accountSid, Texml: document.body });
     } catch (error) {
+      throw telnyxErrorOf(error);
+    }
+  }
+
+  /**
+   * A warm transfer's leg to the person: InitiateTexmlCall with the document as its `Texml` (run instead of fetching a Url once
+   * answered), its `Timeout` within the published 5–120 s, and one status callback, `completed`, for its end. The published answer
+   * (InitiateCallResult: from, to, status) names no call, so the leg is found as a lost placement is: the newest call from `from`
+   * to `to` since it was asked for, not yet ended (GetTexmlCalls by To and From). Read from the answer first if Telnyx sends it.
+   */
+  async dialLeg(account: CarrierAccount, leg: DialLegRequest): Promise<{ carrierCallId: string }> {
+    if (!account.applicationId) throw new CarrierError('rejected', 'The Telnyx connection names no TeXML application to place calls with');
+    const client = await this.client(account);
+    const asked = Date.now();
+    try {
+      const answer = await client.texml.accounts.calls.calls(account.accountSid, {
+        body: {
+          ApplicationSid: account.applicationId,
+          To: leg.to,
+          From: leg.from,
+          Texml: leg.document.body,
+          Timeout: Math.min(TELNYX_RING_SECONDS.max, Math.max(TELNYX_RING_SECONDS.min, Math.round(leg.timeoutSeconds))),
+          StatusCallback: leg.statusCallbackUrl,
+          StatusCallbackMethod: 'POST',
+          StatusCallbackEvent: 'completed',
+        } as never,
+      });
+      const sid = (answer as { call_sid?: unknown; sid?: unknown }).call_sid ?? (answer as { sid?: unknown }).sid;
+      if (typeof sid === 'string' && sid) return { carrierCallId: sid };
+      const page = await client.texml.accounts.calls.retrieveCalls(account.accountSid, { To: leg.to, From: leg.from, PageSize: 20 });
+      const placed = (page.calls ?? [])
+        .filter((resource) => resource.sid && !resource.end_time && ['queued', 'ringing', 'in-progress'].includes(resource.status ?? ''))
+        .filter((resource) => !resource.start_time || new Date(resource.start_time).getTime() >= Math.floor(asked / 1000) * 1000 - 60_000)
+        .sort((a, b) => new Date(b.start_time ?? 0).getTime() - new Date(a.start_time ?? 0).getTime())[0];
+      if (!placed?.sid) throw new CarrierError('unavailable', 'Telnyx took the call to the person but lists no such call: it cannot be followed');
+      return { carrierCallId: placed.sid };
+    } catch (error) {
+      throw telnyxErrorOf(error);
+    }
+  }
+
+  /**
+   * Ends a leg left behind: UpdateCall's `Status` is published with one value, `completed` ("Setting the status to completed ends
+   * the call", UpdateCallRequest), for a call ringing or answered alike; a leg already ended, or gone, is left as it is.
+   */
+  async endLeg(account: CarrierAccount, carrierCallId: string): Promise<void> {
+    const client = await this.client(account);
+    try {
+      const leg = await client.texml.accounts.calls.retrieve(carrierCallId, { account_sid: account.accountSid });
+      if (!['queued', 'ringing', 'in-progress'].includes(leg.status ?? '')) return;
+      await client.texml.accounts.calls.update(carrierCallId, { account_sid: account.accountSid, Status: 'completed' });
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) return;
       throw telnyxErrorOf(error);
     }
   }
