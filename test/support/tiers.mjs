@@ -31,7 +31,7 @@ export const END_TO_END = [
 //   whose every query runs on PostgreSQL in the integration tests; the console, the product's one
 //   screen of every area, runs on both (its issue asks for both databases);
 // - the live calls whose subject is a wire protocol or turn-taking in real time (back-channels and
-//   barge-in, Deepgram Flux, Gemini Live's framing, Telnyx's media framing): what they write (the call,
+//   barge-in, Deepgram Flux, Gemini Live's framing, Telnyx's media framing and TeXML transfers): what they write (the call,
 //   its conversation and messages, its usage) is written by the same statements in the live-call files
 //   that do run on both (test/voice/sts.test.ts, streaming.test.ts, twilio-voice.test.ts,
 //   transfer.test.ts, tools-voice.test.ts, test/telephony/telnyx-carrier.test.ts), and they spend their time in
@@ -47,4 +47,6 @@ export const DATABASE_NEUTRAL = [
   'test/voice/deepgram-flux.test.ts',
   'test/voice/sts-google.test.ts',
   'test/voice/telnyx-streaming.test.ts',
+  // The transfer's record, event and return are written by call-transfers.ts's statements, which transfer.test.ts runs on both.
+  'test/voice/telnyx-transfer.test.ts',
 ];

@@ -379,14 +379,11 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
     const held = new Promise<void>((resolve) => (hangUp = resolve));
     telnyx.script(() => ({ outcome: 'answered', durationSeconds: 4, holdUntil: held }));
     const refusedBefore = telnyx.refusals().length;
-    // Its transfer_call is told the Telnyx module cannot transfer a live call (docs/development/carriers.md), and the call goes on.
+    // Its transfer_call hands the call on as on Twilio: the live call is updated to <Dial action> the number (the rest in telnyx-transfer.test.ts).
     realtime.script.push({
       caller: 'Can I come by tomorrow?',
       reply: [{ text: 'Yes, we open at nine.' }],
       tools: [{ name: 'transfer_call', arguments: { destination: 'Front desk' } }],
-      afterTools: (outputs) => [
-        { text: String(outputs[0]!.error).includes('not available on this carrier (telnyx)') ? 'Ask the front desk then.' : 'Transferred.' },
-      ],
     });
     const to = randomNumber();
     const placed = await acme.rest.post('/api/calls', { to, agentId: agent.body.id, from });
@@ -429,11 +426,13 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
     expect(messages.map((message) => [message.role, message.content])).toEqual([
       ['user', 'Can I come by tomorrow?'],
       ['assistant', 'Yes, we open at nine.'],
-      ['assistant', 'Ask the front desk then.'],
+      ['assistant', '[the call was transferred to Front desk]'],
     ]);
-    expect((await acme.rest.get(`/api/calls/${placed.body.id}`)).body.transfer).toBeNull();
-
-    caller.stop();
+    // The agent's stream ends once Telnyx took the transfer; the dial's signed report is recorded, and answered with a hang-up.
+    expect((await caller.closed).code).toBe(1000);
+    expect(call.updates[0]!.Texml).toContain(`<Dial action="${app.baseUrl}/telephony/telnyx/${connectionId}/dial?callId=${placed.body.id}" method="POST">`);
+    const transferred = await callOnceItIs(placed.body.id, (value) => value.transfer?.dialStatus === 'completed', 'the dial’s report');
+    expect(transferred.transfer).toMatchObject({ destinationName: 'Front desk', destination: '+14155550100', mode: 'cold' });
     hangUp();
     const ended = await callOnceItIs(placed.body.id, isFinal, 'the sts call’s end');
     expect(ended).toMatchObject({ status: 'completed', carrier: 'telnyx', carrierCallId: call.sid });

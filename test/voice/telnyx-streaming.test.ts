@@ -1,13 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
-import { eventually } from '../helpers/eventually.js';
-import { startFakeTelnyx, type FakeTelnyx } from '../support/fake-telnyx.js';
-import { startFakeDeepgram, type FakeDeepgram } from '../support/fake-deepgram.js';
-import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-elevenlabs.js';
+import type { TelnyxMediaCaller } from '../support/telnyx-media-caller.js';
 import { callerSpeech } from '../support/media-stream-client.js';
-import { TelnyxMediaCaller } from '../support/telnyx-media-caller.js';
-import { testRunner } from '../runner/fixtures.js';
-import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
+import {
+  providerProblems,
+  resetProviders,
+  startTelnyxVoice,
+  stopTelnyxVoice,
+  streamingAgent,
+  telnyxVoiceHelpers,
+  type TelnyxVoiceWorld,
+} from './telnyx-fixtures.js';
 
 // A streaming agent (Deepgram + model + ElevenLabs) on a Telnyx call, through the real doors: the
 // call placed on REST through the loopback Telnyx (checked against its vendored OpenAPI), the
@@ -20,130 +21,48 @@ const GREETING = 'Hello, this is Ada on Telnyx. How can I help you?';
 const DEEPGRAM_KEY = 'dg-test-key-telnyx-streaming';
 const ELEVENLABS_KEY = 'xi-test-key-telnyx-streaming';
 
-let telnyx: FakeTelnyx;
-let deepgram: FakeDeepgram;
-let elevenlabs: FakeElevenLabs;
-let app: TestApp;
-let acme: TestOrganization;
-let other: TestOrganization;
-let connectionId: string;
-let from: string;
+let world: TelnyxVoiceWorld;
 let agentId: string;
-let runner: CampaignRunner;
-
-const randomNumber = () => `+1415${String(Math.floor(Math.random() * 9_000_000) + 1_000_000)}`;
 
 beforeAll(async () => {
-  telnyx = await startFakeTelnyx();
-  deepgram = await startFakeDeepgram({ apiKey: DEEPGRAM_KEY });
-  elevenlabs = await startFakeElevenLabs({ apiKey: ELEVENLABS_KEY });
-  app = await startTestApp({
-    // No Twilio here: its API base is an address nothing answers on.
-    telephony: { twilioApiBaseUrl: 'http://127.0.0.1:9', telnyxApiBaseUrl: telnyx.url, credentialsKey: randomBytes(32), publicUrl: undefined },
-    providers: { deepgramApiKey: DEEPGRAM_KEY, deepgramBaseUrl: deepgram.baseUrl, elevenlabsApiKey: ELEVENLABS_KEY, elevenlabsBaseUrl: elevenlabs.baseUrl },
-  });
-  app.config.telephony.publicUrl = app.baseUrl;
-  acme = await app.organization('Acme Telnyx streaming');
-  other = await app.organization('Other Telnyx streaming');
-  await acme.grantCredits(20);
-  const connection = await acme.rest.post('/api/carrier-connections', {
-    name: 'Telnyx',
-    carrier: 'telnyx',
-    accountSid: telnyx.accountSid,
-    authToken: telnyx.apiKey,
-    publicKey: telnyx.publicKey,
-    applicationId: '2000000000000000002',
-  });
-  expect(connection.status).toBe(201);
-  connectionId = connection.body.id;
-  from = randomNumber();
-  expect((await acme.rest.post('/api/phone-numbers', { number: from, carrierConnectionId: connectionId })).status).toBe(201);
-  const agent = await acme.rest.post('/api/agents', {
-    name: 'Ada streaming on Telnyx',
-    instructions: 'You answer callers of the Acme shop.',
-    firstMessage: GREETING,
-    modelConfig: { model: 'builtin/echo' },
-    voiceConfig: { pipelineMode: 'streaming', sttProvider: 'deepgram', ttsProvider: 'elevenlabs', language: 'en-US' },
-  });
-  expect(agent.status).toBe(201);
-  expect((await acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
-  agentId = agent.body.id;
-  runner = testRunner(app, { intervalMs: 20 });
-  runner.start();
+  world = await startTelnyxVoice('Telnyx streaming', { deepgram: DEEPGRAM_KEY, elevenlabs: ELEVENLABS_KEY });
+  agentId = await streamingAgent(world, { name: 'Ada streaming on Telnyx', instructions: 'You answer callers of the Acme shop.', firstMessage: GREETING });
 }, 60_000);
 
-afterAll(async () => {
-  await telnyx?.settled();
-  await runner?.stop();
-  await app?.close();
-  await Promise.all([telnyx?.close(), deepgram?.close(), elevenlabs?.close()]);
-});
+afterAll(() => stopTelnyxVoice(world));
+beforeEach(() => resetProviders(world));
+afterEach(() => expect(providerProblems(world)).toEqual([]));
 
-beforeEach(() => {
-  deepgram.clearScript();
-  elevenlabs.reset();
-  elevenlabs.faults.speed = 4;
-});
+const { callOnceItIs, repliesHeard, transcript, ...helpers } = telnyxVoiceHelpers(() => world);
 
-afterEach(() => {
-  expect(deepgram.problems.filter((problem) => problem.kind !== 'handshake')).toEqual([]);
-  expect(elevenlabs.problems).toEqual([]);
-});
-
-const callOnceItIs = (id: string, done: (call: Record<string, any>) => boolean, what: string) =>
-  eventually(async () => (await acme.rest.get(`/api/calls/${id}`)).body as Record<string, any>, done, { what, everyMs: 20 });
-
-/** Places a call of the streaming agent and opens its stream as Telnyx does: the caller, the call id and Telnyx's call. */
+/** Places a call of the streaming agent and opens its stream as Telnyx does (bidirectional, PCMU): the caller, the call id and Telnyx's call. */
 async function streamingCall(hold: Promise<void>): Promise<{ caller: TelnyxMediaCaller; callId: string; callSid: string }> {
-  telnyx.script(() => ({ outcome: 'answered', durationSeconds: 6, holdUntil: hold }));
-  const to = randomNumber();
-  const placed = await acme.rest.post('/api/calls', { to, agentId, from });
-  expect(placed.status).toBe(201);
-  const documents = await eventually(
-    () => telnyx.calls().find((call) => call.to === to)?.documents ?? [],
-    (list) => list.some((document) => document.texml.includes('<Stream')),
-    { what: 'the stream TeXML' },
-  );
-  const texml = documents.find((document) => document.texml.includes('<Stream'))!.texml;
+  const opened = await helpers.streamingCall(agentId, { outcome: 'answered', durationSeconds: 6, holdUntil: hold });
+  const texml = opened.call.documents.find((document) => document.texml.includes('<Stream'))!.texml;
   expect(texml).toMatch(/<Connect><Stream [^>]*bidirectionalMode="rtp"[^>]*bidirectionalCodec="PCMU"/);
-  const url = /<Stream url="([^"]+)"/.exec(texml)![1]!.replaceAll('&amp;', '&');
-  const call = telnyx.calls().find((each) => each.to === to)!;
-  const caller = await TelnyxMediaCaller.open(url);
-  if (!(caller instanceof TelnyxMediaCaller)) throw new Error(`refused: ${caller.refused}`);
-  caller.start(call.sid, placed.body.id);
-  return { caller, callId: placed.body.id, callSid: call.sid };
+  return opened;
 }
-
-/** Until Telnyx has returned `count` marks of finished replies (`r<n>:done`): the caller heard them to the end. */
-const repliesHeard = (caller: TelnyxMediaCaller, count: number) =>
-  caller.waitFor(() => caller.returnedMarks.filter((name) => /:done$/.test(name)).length >= count, `${count} replies played`);
 
 describe('a streaming agent on a Telnyx call', () => {
   it('greets, hears the caller through Deepgram, answers through ElevenLabs in Telnyx’s frames, and stores both sides', async () => {
     let hangUp!: () => void;
     const held = new Promise<void>((resolve) => (hangUp = resolve));
-    deepgram.script(['Can I book a visit on Monday?']);
+    world.deepgram.script(['Can I book a visit on Monday?']);
     const { caller, callId, callSid } = await streamingCall(held);
-    const session = await deepgram.nextSession();
+    const session = await world.deepgram.nextSession();
     expect(Object.fromEntries(session.query)).toMatchObject({ encoding: 'mulaw', sample_rate: '8000', channels: '1' });
     await repliesHeard(caller, 1);
     await caller.sendAudio(callerSpeech(600, 700), 20);
     await repliesHeard(caller, 2);
 
-    expect(elevenlabs.texts.map((text) => text.trim())).toEqual([GREETING, 'Echo: Can I book a visit on Monday?']);
+    expect(world.elevenlabs.texts.map((text) => text.trim())).toEqual([GREETING, 'Echo: Can I book a visit on Monday?']);
     // What Telnyx was sent is its own frames, every media 20 ms to 30 s of audio, no Twilio streamSid.
     expect(caller.problems).toEqual([]);
     expect(caller.events('media').length).toBeGreaterThan(0);
     // Nothing was cleared: the caller heard every frame it was sent.
     expect(caller.heard()).toHaveLength(caller.events('media').length);
     expect(caller.events('clear')).toEqual([]);
-    const row = await callOnceItIs(callId, (value) => Boolean(value.conversationId), 'the conversation link');
-    const messages = await eventually(
-      async () => (await acme.rest.get(`/api/conversations/${row.conversationId}/messages?limit=10`)).body.data as { role: string; content: string }[],
-      (list) => list.length === 3,
-      { what: 'the transcript' },
-    );
-    expect(messages.map((message) => [message.role, message.content])).toEqual([
+    expect(await transcript(callId, 3)).toEqual([
       ['assistant', GREETING],
       ['user', 'Can I book a visit on Monday?'],
       ['assistant', 'Echo: Can I book a visit on Monday?'],
@@ -157,15 +76,15 @@ describe('a streaming agent on a Telnyx call', () => {
     expect(latency.turns).toHaveLength(1);
     const ended = await callOnceItIs(callId, (value) => !['queued', 'ringing', 'in_progress'].includes(value.status), 'the call’s end');
     expect(ended).toMatchObject({ status: 'completed', carrier: 'telnyx', carrierCallId: callSid });
-    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+    expect((await world.other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
   }, 30_000);
 
   it('clears Telnyx’s queued audio when the caller speaks over the agent, and keeps only what was heard', async () => {
     let hangUp!: () => void;
     const held = new Promise<void>((resolve) => (hangUp = resolve));
     const long = 'Tell me everything about the opening hours of the shop on weekdays, at weekends and on public holidays, please.';
-    deepgram.script([long, 'Stop, that is enough.']);
-    elevenlabs.faults.speed = 1;
+    world.deepgram.script([long, 'Stop, that is enough.']);
+    world.elevenlabs.faults.speed = 1;
     const { caller, callId } = await streamingCall(held);
     await repliesHeard(caller, 1);
     await caller.sendAudio(callerSpeech(600, 700), 20);
@@ -175,12 +94,7 @@ describe('a streaming agent on a Telnyx call', () => {
     await caller.waitFor(() => caller.events('clear').length === 1, 'a clear');
     await repliesHeard(caller, 3);
     expect(caller.problems).toEqual([]);
-    const row = await callOnceItIs(callId, (value) => Boolean(value.conversationId), 'the conversation link');
-    const messages = await eventually(
-      async () => (await acme.rest.get(`/api/conversations/${row.conversationId}/messages?limit=10`)).body.data as { role: string; content: string }[],
-      (list) => list.length >= 5,
-      { what: 'the transcript' },
-    );
+    const messages = (await transcript(callId, 5)).map(([role, content]) => ({ role, content }));
     expect(messages.slice(0, 2).map((message) => [message.role, message.content])).toEqual([
       ['assistant', GREETING],
       ['user', long],

@@ -12,6 +12,7 @@ import { createAudience } from '../programs/fixtures.js';
 import { eventually, stsHelpers } from './sts-fixtures.js';
 import { TalkSocket } from '../web-calls/talk-socket.js';
 import { TestDeadlines } from '../helpers/deadlines.js';
+import { answeredColdTransfer, BILLING, FRONT, SALES, transferOf as transferOfCall } from './transfer-fixtures.js';
 
 // The cold transfer (issue #44) on a live Twilio call, through the real doors: an agent lists
 // transferDestinations; on sts and streaming calls its model is offered transfer_call (an enum of
@@ -26,16 +27,7 @@ import { TestDeadlines } from '../helpers/deadlines.js';
 const DEEPGRAM_KEY = 'dg-test-key-transfer';
 const ELEVENLABS_KEY = 'xi-test-key-transfer';
 const GREETING = 'Hello, this is the Acme line.';
-const BILLING = { name: 'Billing desk', number: '+14155550100', description: 'Questions about invoices and payments', mode: 'cold' };
-const FRONT = { name: 'Front desk', number: 'sip:front@pbx.example.com', description: 'Anything else' };
 const BLOCKED = { name: 'Old line', number: '+14155550177', description: 'The old support line' };
-const SALES = {
-  name: 'Sales desk',
-  number: '+14155550123',
-  description: 'New orders',
-  mode: 'warm',
-  briefing: 'A caller about a new order for {{contact.name}}.',
-};
 const DESTINATIONS = [BILLING, FRONT, BLOCKED, SALES];
 /** A warm destination whose briefing places the model's summary itself. */
 const ORDERS = { name: 'Order desk', number: '+14155550124', description: 'Orders', mode: 'warm', briefing: 'New order. {{summary}} Please take it.' };
@@ -180,7 +172,7 @@ async function postDial(callId: string, fields: Record<string, string>, token: s
   return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
 }
 
-const transferOf = async (callId: string) => ((await acme.rest.get(`/api/calls/${callId}`)).body as { transfer: Record<string, unknown> | null }).transfer;
+const transferOf = (callId: string) => transferOfCall(acme, callId);
 
 describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
   it('is offered with an enum of the destinations’ names, so the model cannot name a number', async () => {
@@ -225,21 +217,7 @@ describe('transfer_call on a speech-to-speech call (OpenAI Realtime)', () => {
       (value) => value?.dialStatus === 'completed',
       'the dial’s outcome on the call',
     );
-    expect(transfer).toEqual({
-      destinationName: BILLING.name,
-      destination: BILLING.number,
-      mode: 'cold',
-      transferredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-      dialStatus: 'completed',
-      dialDurationSeconds: 95,
-      dialEndedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-      // The person answered: the caller is not given back.
-      returnedAt: null,
-      // No one is briefed on a cold transfer.
-      briefing: null,
-      summary: null,
-      summaryError: null,
-    });
+    expect(transfer).toEqual(answeredColdTransfer(BILLING, 95));
     expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
     expect(await stored(callId, 3)).toEqual([
       { role: 'user', content: 'Can I talk to someone about my invoice?' },

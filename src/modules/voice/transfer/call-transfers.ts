@@ -46,7 +46,7 @@ export interface TransferPort {
   returned(call: { id: string; organizationId: string }): Promise<ReturnedTransfer | null>;
 }
 
-/** How long a warm transfer's leg rings before it is no-answer (Twilio's CreateCall Timeout). */
+/** How long a warm transfer's leg rings before it is no-answer (Twilio's CreateCall Timeout, Telnyx's InitiateCallRequest Timeout). */
 export const WARM_RING_SECONDS = 30;
 
 /** DialCallStatus values of a dial that reached no one: the caller is given back to the agent. */
@@ -129,8 +129,7 @@ export class CallTransfers implements TransferPort {
     const carrier = carrierModuleOf(this.options.carriers, row.carrier);
     const update = carrier?.adapter.updateCall?.bind(carrier.adapter);
     const account = row.carrier_connection_id ? await this.options.account(row.carrier_connection_id) : null;
-    // A carrier transfers when it can update a live call and read the dial's report (Telnyx updates calls, but its
-    // <Dial action> report's fields are not published, so it reads none: no transfer there yet).
+    // A carrier transfers when it can update a live call and read the dial's report (Twilio and Telnyx both do; a web call has no carrier).
     if (!carrier || !update || !carrier.webhooks.dialOutcome || !account || !row.carrier_call_id)
       return refused(`transfer is not available on this carrier (${row.carrier})`);
     // A warm transfer also places the person's own leg and reads how it ended.

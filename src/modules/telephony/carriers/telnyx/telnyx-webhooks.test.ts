@@ -51,4 +51,25 @@ describe('Telnyx webhooks', () => {
       body: '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>',
     });
   });
+
+  it('reads a transfer’s <Dial action> report and a warm transfer leg’s end in TeXML’s (TwiML’s) words; anything else is none', () => {
+    expect(
+      webhooks.dialOutcome!({ CallSid: 'v3:caller', CallStatus: 'in-progress', DialCallSid: 'v3:dialed', DialCallStatus: 'no-answer', DialCallDuration: '0' }),
+    ).toEqual({ carrierCallId: 'v3:caller', status: 'no-answer', durationSeconds: 0, callStatus: 'in-progress' });
+    expect(webhooks.dialOutcome!({ CallSid: 'v3:caller', DialCallStatus: 'completed' })).toMatchObject({ durationSeconds: null, callStatus: null });
+    expect(webhooks.dialOutcome!({ CallSid: 'v3:caller', DialCallStatus: 'ringing' })).toBeNull();
+    expect(webhooks.dialOutcome!({ DialCallStatus: 'busy' })).toBeNull();
+    expect(webhooks.legOutcome!({ CallSid: 'v3:leg', CallStatus: 'busy', CallDuration: '0' })).toEqual({
+      carrierCallId: 'v3:leg',
+      status: 'busy',
+      durationSeconds: 0,
+      callStatus: null,
+    });
+    expect(webhooks.legOutcome!({ CallSid: 'v3:leg', CallStatus: 'completed', CallDuration: '64' })).toMatchObject({
+      status: 'completed',
+      durationSeconds: 64,
+    });
+    // Not ended yet: no outcome.
+    expect(webhooks.legOutcome!({ CallSid: 'v3:leg', CallStatus: 'in-progress' })).toBeNull();
+  });
 });

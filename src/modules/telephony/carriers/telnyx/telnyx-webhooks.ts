@@ -3,7 +3,7 @@ import { telnyxAnsweredByOf, type TelnyxCarrier } from './telnyx.carrier.js';
 import { telnyxPublicKey, telnyxSigned } from './telnyx-signature.js';
 import { renderTexml } from './texml.js';
 import { machineVerdictOfForm } from '../../machine-verdict.js';
-import { twimlGathered, twimlInbound } from '../twilio/twilio-form.js';
+import { twimlDialOutcome, twimlGathered, twimlInbound, twimlLegOutcome } from '../twilio/twilio-form.js';
 
 /**
  * Telnyx's TeXML webhooks as a carrier module reads them: signed by the account's Ed25519 key over
@@ -26,6 +26,12 @@ export function telnyxWebhooks(adapter: TelnyxCarrier, now: () => number = () =>
     answeredBy: (fields) => telnyxAnsweredByOf(fields.AnsweredBy),
     // TexmlCallAmdWebhook (developers.telnyx.com api-reference/callbacks/texml-call-amd): Twilio's fields and AnsweredBy values.
     machineVerdict: machineVerdictOfForm,
+    // A transfer's <Dial action> request and a warm transfer leg's final status callback, in TwiML's words. TexmlCallCompletedWebhook
+    // (api-reference/callbacks/texml-call-completed, read 2026-12-03) publishes DialCallStatus, DialCallDuration and DialCallSid beside
+    // CallSid, CallStatus and CallDuration (the hangup verb's page: CallStatus completed, no-answer, busy, failed or canceled); the
+    // <Dial> page (texml-verbs/dial) does not list the action request's fields: TeXML's TwiML compatibility implies Twilio's, read so.
+    dialOutcome: twimlDialOutcome,
+    legOutcome: twimlLegOutcome,
     idempotencyKey: () => null,
   };
 }

@@ -1,8 +1,8 @@
 import { own } from '../../../../common/own.js';
 import type { AnsweredBy } from '../../carrier.js';
-import type { CarrierModule, DialOutcome } from '../carrier-module.js';
+import type { CarrierModule } from '../carrier-module.js';
 import { twilioMedia } from './twilio-media.js';
-import { twimlGathered, twimlInbound } from './twilio-form.js';
+import { twimlDialOutcome, twimlGathered, twimlInbound, twimlLegOutcome } from './twilio-form.js';
 import { renderTwiml } from './twiml.js';
 import { machineVerdictOfForm } from '../../machine-verdict.js';
 import type { TwilioCarrier } from './twilio.carrier.js';
@@ -17,34 +17,6 @@ const ANSWERED_BY: Record<string, AnsweredBy> = {
   fax: 'machine',
   unknown: 'unknown',
 };
-
-/** The `<Dial action>` request's DialCallStatus (TwiML <Dial>: completed, answered, busy, no-answer, failed, canceled) and DialCallDuration. */
-const DIAL_STATUSES = new Set(['completed', 'answered', 'busy', 'no-answer', 'failed', 'canceled']);
-function twilioDialOutcome(fields: Record<string, string>): DialOutcome | null {
-  const status = fields.DialCallStatus ?? '';
-  if (!fields.CallSid || !DIAL_STATUSES.has(status)) return null;
-  const duration = Number(fields.DialCallDuration);
-  return {
-    carrierCallId: fields.CallSid,
-    status,
-    durationSeconds: fields.DialCallDuration && Number.isInteger(duration) && duration >= 0 ? duration : null,
-    callStatus: fields.CallStatus || null,
-  };
-}
-
-/** A warm transfer leg's final status callback (CallStatus completed, busy, no-answer, failed, canceled; CallDuration), as DialCallStatus words. */
-const LEG_ENDS = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
-function twilioLegOutcome(fields: Record<string, string>): DialOutcome | null {
-  const status = fields.CallStatus ?? '';
-  if (!fields.CallSid || !LEG_ENDS.has(status)) return null;
-  const duration = Number(fields.CallDuration);
-  return {
-    carrierCallId: fields.CallSid,
-    status,
-    durationSeconds: fields.CallDuration && Number.isInteger(duration) && duration >= 0 ? duration : null,
-    callStatus: null,
-  };
-}
 
 /** Twilio Programmable Voice: REST through the official SDK, HMAC-signed form webhooks, TwiML, Media Streams. */
 export function twilioModule(adapter: TwilioCarrier): CarrierModule {
@@ -72,8 +44,8 @@ export function twilioModule(adapter: TwilioCarrier): CarrierModule {
       carrierCallIdOf: (fields) => fields.CallSid ?? null,
       answeredBy: (fields) => own(ANSWERED_BY, fields.AnsweredBy ?? '') ?? null,
       machineVerdict: machineVerdictOfForm,
-      dialOutcome: twilioDialOutcome,
-      legOutcome: twilioLegOutcome,
+      dialOutcome: twimlDialOutcome,
+      legOutcome: twimlLegOutcome,
       // The same on each retry of one request; not signed, so a key beside what was signed, never instead of it.
       idempotencyKey: (request) => request.header('i-twilio-idempotency-token') || null,
     },
