@@ -375,8 +375,9 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
     const options = attributesOf(attributes);
     const wrong = attributeProblems(options, DIAL_ATTRIBUTES);
     if (wrong.length > 0) refusals.push({ method: 'TeXML', path: '<Dial>', status: 0, problem: wrong.join(', ') });
-    if (options.action && options.method !== 'POST')
-      refusals.push({ method: 'TeXML', path: '<Dial>', status: 0, problem: 'the double posts actions only: method="POST"' });
+    // method defaults to POST (the Dial page); the double asks an action by POST only.
+    if (options.action && (options.method ?? 'POST') !== 'POST')
+      refusals.push({ method: 'TeXML', path: '<Dial>', status: 0, problem: 'the double asks an action by POST only' });
     const conference = /<Conference\b([^>]*?)>([\s\S]*?)<\/Conference>/.exec(inner);
     let fields: Record<string, string>;
     if (conference) {

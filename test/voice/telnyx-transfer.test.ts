@@ -20,7 +20,8 @@ import { answeredColdTransfer, BILLING, FRONT, SALES, transferOf as transferOfCa
 // (UpdateCall Texml) to say a line and <Dial action> the destination; the dial's signed report is
 // recorded. Warm: the caller waits in a <Conference> room while the person's own leg (InitiateCall with
 // its Texml, Timeout 30 s) hears the briefing and joins; a leg that reaches no one gives the caller back
-// to the agent; a caller gone during the hold leaves nothing ringing (UpdateCall Status=completed).
+// to the agent; a caller gone during the hold, or Telnyx refusing the caller's update, leaves nothing
+// ringing (UpdateCall Status=completed).
 
 const DEEPGRAM_KEY = 'dg-test-key-telnyx-transfer';
 const ELEVENLABS_KEY = 'xi-test-key-telnyx-transfer';
@@ -284,6 +285,50 @@ describe('a warm transfer on a Telnyx call (the caller held in a <Conference> ro
       expect(await transferOf(callId)).toMatchObject({ dialStatus: null });
     } finally {
       ringOut();
+    }
+  }, 30_000);
+});
+
+describe('Telnyx refusing a transfer', () => {
+  it('refusing the caller’s update after the leg was placed: the ringing leg is ended, nothing is recorded, the call goes on with the agent', async () => {
+    let ringOut = () => undefined as void;
+    let hangUp = () => undefined as void;
+    const ringing: TelnyxCallScript = { outcome: 'answered', ringUntil: new Promise<void>((resolve) => (ringOut = resolve)) };
+    world.deepgram.script([`call transfer_call {"destination": "${SALES.name}"}`]);
+    const { callId, caller, call } = await streamingCall(
+      agentId,
+      { outcome: 'answered', holdUntil: new Promise<void>((resolve) => (hangUp = resolve)) },
+      (to) => (to === SALES.number ? ringing : { outcome: 'answered' }),
+    );
+    try {
+      await repliesHeard(caller, 1);
+      world.telnyx.faults({ updateStatus: 500 });
+      await caller.sendAudio(callerSpeech(600, 700), 20);
+      const leg = await legOf(callId, SALES.number);
+      // Ended when the refusal came back, before the model was told: nobody answers into an empty room.
+      await eventually(
+        async () => leg.status,
+        (status) => status === 'canceled',
+        { what: 'the leg ended', everyMs: 20 },
+      );
+      expect(leg.updates).toEqual([{ Status: 'completed' }]);
+      expect(call.updates).toEqual([]);
+      expect(await transferOf(callId)).toBeNull();
+      const [events] = await world.app.sql<{ n: string | number }>(`select count(*) as n from events where type = 'call.transferred' and payload->>'id' = ?`, [
+        callId,
+      ]);
+      expect(Number(events!.n)).toBe(0);
+      // Still the agent's stream, still the call: nothing was handed on.
+      expect((await world.acme.rest.get(`/api/calls/${callId}`)).body).toMatchObject({ status: 'in_progress', transfer: null });
+      expect(call.streams).toHaveLength(1);
+      // The one refusal is the injected one; afterEach checks there is no other.
+      expect(world.telnyx.refusals().slice(refusedBefore)).toEqual([expect.objectContaining({ status: 500, problem: 'The call could not be updated now' })]);
+      refusedBefore += 1;
+      caller.stop();
+    } finally {
+      world.telnyx.faults({});
+      ringOut();
+      hangUp();
     }
   }, 30_000);
 });
