@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { eventually } from '../helpers/eventually.js';
 
@@ -35,6 +36,8 @@ export class TelnyxMediaCaller {
   readonly streamId = `${crypto.randomUUID().toUpperCase()}`;
   readonly received: Record<string, any>[] = [];
   readonly frames: TelnyxPlayedFrame[] = [];
+  /** When each `media` frame arrived (performance.now()), in order: a benchmark's relay times (test/bench/voice.ts). */
+  readonly mediaArrivals: number[] = [];
   /** The marks returned to the application, in order: the audio before each was played (or cleared). */
   readonly returnedMarks: string[] = [];
   /** What the application sent otherwise than Telnyx's page describes. */
@@ -49,11 +52,12 @@ export class TelnyxMediaCaller {
     this.closed = new Promise((resolve) => socket.once('close', (code) => resolve({ code })));
     socket.on('close', () => this.markTimers.forEach((_name, timer) => clearTimeout(timer)));
     socket.on('message', (data, isBinary) => {
+      const arrivedAt = performance.now();
       if (isBinary) {
         this.problems.push('a binary message (Telnyx takes JSON text frames)');
         return;
       }
-      this.onMessage(JSON.parse(data.toString()) as Record<string, any>);
+      this.onMessage(JSON.parse(data.toString()) as Record<string, any>, arrivedAt);
     });
   }
 
@@ -152,11 +156,12 @@ export class TelnyxMediaCaller {
     }
   }
 
-  private onMessage(message: Record<string, any>): void {
+  private onMessage(message: Record<string, any>, arrivedAt: number): void {
     this.received.push(message);
     this.check(message);
     const now = Date.now();
     if (message.event === 'media') {
+      this.mediaArrivals.push(arrivedAt);
       const payload = Buffer.from(String(message.media?.payload ?? ''), 'base64');
       const startsAt = Math.max(now, this.cursor);
       this.cursor = startsAt + (payload.length / SAMPLE_RATE) * 1000;
