@@ -27,6 +27,11 @@ export interface BenchOptions {
   voiceSteps: number[];
   /** The voice section's providers, each measured through its doubles (`--voice-providers`, default all three). */
   voiceProviders: VoiceProvider[];
+  /**
+   * How the voice section's calls arrive (`--voice-arrivals`, default all three): Twilio at every provider; Telnyx and a web call
+   * at the streaming provider only, at the same steps (their rows beside its Twilio row).
+   */
+  voiceArrivals: VoiceArrival[];
   /** The voice section on the embedded PGlite rather than PostgreSQL (`--pglite`; also when no PostgreSQL can be had). */
   pglite: boolean;
   /** Its contacts (`--scale-rows`, default 1,000,000), sequential requests per latency (`--scale-requests`, 50) and databases (`--scale-databases`, both). */
@@ -41,17 +46,22 @@ const SECTIONS = ['runner', 'voice', 'scale'];
 /** The speech-to-speech bridge to OpenAI Realtime or Gemini Live, or the streaming pipeline (Deepgram → the agent's model → ElevenLabs). */
 export const VOICE_PROVIDERS = ['openai', 'google', 'streaming'] as const;
 export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
+/** How a call reaches the gateway: Twilio's webhook and Media Streams, Telnyx's TeXML and Media Streaming, or the web-call socket (/talk/socket). */
+export const VOICE_ARRIVALS = ['twilio', 'telnyx', 'web'] as const;
+export type VoiceArrival = (typeof VOICE_ARRIVALS)[number];
 
-export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --voice-providers=openai,google,streaming --pglite --scale-rows=N --scale-requests=N --scale-import-rows=N --scale-databases=postgresql,pglite]
+export const USAGE = `Usage: npm run bench [-- --duration=S --rounds=N --connections=C --only=kind,kind --warmup=S --voice-steps=10,25,50,100 --voice-providers=openai,google,streaming --voice-arrivals=twilio,telnyx,web --pglite --scale-rows=N --scale-requests=N --scale-import-rows=N --scale-databases=postgresql,pglite]
 
 Env (argv wins): DATABASE_URL, BENCH_DURATION (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10),
 BENCH_ONLY (comma list), BENCH_WARMUP (2), BENCH_KEEP_DATABASE=1 (with DATABASE_URL:
-keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100), BENCH_VOICE_PROVIDERS (openai,google,streaming). Kinds: ${KINDS.join(', ')},
+keep gateway_bench at the end), BENCH_VOICE_STEPS (10,25,50,100), BENCH_VOICE_PROVIDERS (openai,google,streaming),
+BENCH_VOICE_ARRIVALS (twilio,telnyx,web). Kinds: ${KINDS.join(', ')},
 runner (the campaign runner section), scale (campaigns of 10k and 1M pending contacts: the claim's cost,
 the runner's CPU per call, the API's p99 while a campaign dials; only when named), voice (voice calls through the media stream: --duration is each
 step's measured seconds, --voice-steps the concurrent calls of each step, --voice-providers the doubles
 called (openai: OpenAI Realtime, google: Gemini Live, streaming: the streaming pipeline with Deepgram and
-ElevenLabs), --pglite the embedded database), scale (only with --only: a million contacts seeded in SQL on PostgreSQL
+ElevenLabs), --voice-arrivals how the calls come in (twilio at every provider; telnyx, its TeXML and
+Media Streaming, and web, the web-call socket, at the streaming provider only), --pglite the embedded database), scale (only with --only: a million contacts seeded in SQL on PostgreSQL
 and PGlite, the first and last pages of their lists, a search, an execution's snapshot and a CSV import's
 rate against the JSON import's; --scale-rows, --scale-requests (sequential requests per latency),
 --scale-import-rows (the CSV file's rows) and --scale-databases change it).`;
@@ -76,6 +86,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       warmup: { type: 'string' },
       'voice-steps': { type: 'string' },
       'voice-providers': { type: 'string' },
+      'voice-arrivals': { type: 'string' },
       pglite: { type: 'boolean' },
       'scale-rows': { type: 'string' },
       'scale-requests': { type: 'string' },
@@ -108,6 +119,18 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const unknownProviders = providers.filter((name) => !(VOICE_PROVIDERS as readonly string[]).includes(name));
   if (providers.length === 0 || unknownProviders.length > 0)
     throw new Error(`BENCH_VOICE_PROVIDERS must name ${VOICE_PROVIDERS.join(' and/or ')}, got "${providers.join(',')}"\n\n${USAGE}`);
+  const arrivals = (values['voice-arrivals'] ?? env.BENCH_VOICE_ARRIVALS ?? VOICE_ARRIVALS.join(','))
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const unknownArrivals = arrivals.filter((name) => !(VOICE_ARRIVALS as readonly string[]).includes(name));
+  if (arrivals.length === 0 || unknownArrivals.length > 0)
+    throw new Error(`BENCH_VOICE_ARRIVALS must name ${VOICE_ARRIVALS.join(' and/or ')}, got "${arrivals.join(',')}"\n\n${USAGE}`);
+  const voiceProviders = VOICE_PROVIDERS.filter((name) => providers.includes(name));
+  const voiceArrivals = VOICE_ARRIVALS.filter((name) => arrivals.includes(name));
+  // Telnyx and web calls are measured at the streaming provider only: without Twilio or streaming, nothing would be called.
+  if (!voiceArrivals.includes('twilio') && !voiceProviders.includes('streaming'))
+    throw new Error(`--voice-arrivals=${voiceArrivals.join(',')} is measured at the streaming provider only: add streaming to --voice-providers\n\n${USAGE}`);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     keepDatabase: env.BENCH_KEEP_DATABASE === '1',
@@ -119,7 +142,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     voice: only.length === 0 || only.includes('voice'),
     scale: only.includes('scale'),
     voiceSteps,
-    voiceProviders: VOICE_PROVIDERS.filter((name) => providers.includes(name)),
+    voiceProviders,
+    voiceArrivals,
     pglite: values.pglite ?? false,
     scaleRows: positive('BENCH_SCALE_ROWS', values['scale-rows'] ?? env.BENCH_SCALE_ROWS, 1_000_000, true),
     scaleRequests: positive('BENCH_SCALE_REQUESTS', values['scale-requests'] ?? env.BENCH_SCALE_REQUESTS, 50, true),

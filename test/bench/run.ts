@@ -212,7 +212,15 @@ async function scaleSection(database: BenchDatabase, options: BenchOptions): Pro
 /** The speech-to-speech section (test/bench/voice.ts), on the bench's PostgreSQL or, without one, PGlite. */
 async function voiceSection(database: BenchDatabase | null, options: BenchOptions): Promise<void> {
   const where = database && !options.pglite ? `PostgreSQL ${database.serverVersion}` : 'PGlite';
-  const summary = await voiceBench(database && !options.pglite ? database.url : null, where, options.duration, options.voiceSteps, options.voiceProviders, log);
+  const summary = await voiceBench(
+    database && !options.pglite ? database.url : null,
+    where,
+    options.duration,
+    options.voiceSteps,
+    options.voiceProviders,
+    options.voiceArrivals,
+    log,
+  );
   process.stdout.write(`\n${voiceMarkdown(summary)}\n`);
 }
 

@@ -26,6 +26,13 @@
 // gatewayMs) and, on the bench's one clock, the relay of the turn's last frame to Deepgram, the
 // time from Deepgram's final to the reply's first text at ElevenLabs (the gateway's turn handling,
 // the in-process model included) and from ElevenLabs' first audio to the caller.
+//
+// The streaming provider's calls also arrive the gateway's other two ways (--voice-arrivals, default
+// twilio,telnyx,web; voice-arrivals.ts): through Telnyx (a signed TeXML webhook of a number on a
+// Telnyx connection, then Telnyx Media Streaming's frames) and as web calls (a token, then the
+// /talk/socket). Each is its own ramp at the same steps, with the same doubles, pacing and clock; the
+// speech-to-speech providers, the back-channel and the first-message tracks arrive through Twilio.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -40,8 +47,11 @@ import { startFakeRealtime, type FakeRealtime } from '../support/fake-openai-rea
 import { startFakeGeminiLive, type FakeGeminiLive } from '../support/fake-gemini-live.js';
 import { startFakeDeepgram, type FakeDeepgram, type FakeDeepgramSession } from '../support/fake-deepgram.js';
 import { startFakeElevenLabs, type FakeElevenLabs, type FakeElevenLabsStream } from '../support/fake-elevenlabs.js';
-import type { VoiceProvider } from './options.js';
+import type { VoiceArrival, VoiceProvider } from './options.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+import { startFakeTelnyx, type FakeTelnyx } from '../support/fake-telnyx.js';
+import { TelnyxMediaCaller } from '../support/telnyx-media-caller.js';
+import { arrivalsMarkdown, WebCaller } from './voice-arrivals.js';
 import { callerSpeech, MediaStreamClient } from '../support/media-stream-client.js';
 import { freePort } from '../support/pg-cluster.js';
 import {
@@ -63,6 +73,7 @@ import {
 } from './voice-back-channel.js';
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The double's declared delay: from the end of the caller's speech to its reply's first audio. */
 export const PROVIDER_DELAY_MS = 200;
@@ -84,6 +95,12 @@ export const ADDED_P99_TARGET_MS = 20;
 export const CPU_TARGET_MS: Partial<Record<VoiceProvider, number>> = { openai: 2.5, google: 5 };
 export const RSS_TARGET_MB = 1;
 const NUMBERS: Record<VoiceProvider, string> = { openai: '+15550100100', google: '+15550100200', streaming: '+15550100300' };
+/** The streaming agent's number on the Telnyx connection (the Telnyx arrival's calls). */
+const TELNYX_NUMBER = '+15550100320';
+/** The Telnyx connection's TeXML Application (it places no call here: inbound only). */
+const TELNYX_APPLICATION_ID = '2000000000000000320';
+/** Credits granted for the web arrival's calls (a web call takes one when its token is claimed; phone calls take none). */
+const WEB_CALL_CREDITS = 1_000_000;
 /** The back-channel track's streaming agents (voice-back-channel.ts), by interruptions mode. */
 const BACK_CHANNEL_NUMBERS = { words: '+15550100310', any: '+15550100311' } as const;
 /** Concurrent calls of each back-channel track. */
@@ -169,6 +186,8 @@ export interface VoiceStep {
 
 export interface VoiceProviderRun {
   provider: VoiceProvider;
+  /** How its calls arrived (Telnyx and web: the streaming provider only). */
+  arrival: VoiceArrival;
   steps: VoiceStep[];
   /** The most concurrent calls of a step that, like every step below it, had p99 added latency ≤ 20 ms (streaming: recorded gatewayMs ≤ 30 ms) and no frame dropped (null: none). */
   maxCalls: number | null;
@@ -181,6 +200,8 @@ export interface VoiceSummary {
   streamingFirstAudioMs: number;
   cycleMs: number;
   duration: number;
+  /** How the calls arrived (--voice-arrivals). */
+  arrivals: VoiceArrival[];
   runs: VoiceProviderRun[];
   machine: string;
   /** The builtin voice's CPU per second of speech (null: not measured). */
@@ -220,10 +241,29 @@ interface DoubleSession {
   trim(): void;
 }
 
+/** A caller's side of a call, whichever way it arrived: its 20 ms frames out, the stamps of the audio it received. */
+interface BenchCaller {
+  sendAudio(frame: Buffer): unknown;
+  /** When each audio frame (a media message) arrived, performance.now(), in order. */
+  readonly mediaArrivals: number[];
+  /** The carrier's (or the page's) end of the stream, then the socket's close. */
+  stop(): void;
+  hangUp(): void;
+  /** What the gateway sent it otherwise than its protocol says (the Telnyx and web callers check; Twilio publishes no schema to check against). */
+  readonly problems?: readonly string[];
+}
+
+/** The calls' callers were sent only what their protocols take: else the setup is broken and the section fails. */
+function checkCallers(calls: Iterable<BenchCall>, arrival: VoiceArrival): void {
+  const problems = [...calls].flatMap((call) => call.client.problems ?? []);
+  if (problems.length > 0)
+    throw new Error(`the gateway sent the ${arrival} callers what their protocol does not take: ${JSON.stringify(problems.slice(0, 3))}`);
+}
+
 /** One caller: its socket, the double's session (once open), and when each of its frames was sent. */
-interface BenchCall {
+interface BenchCall<Client extends BenchCaller = BenchCaller> {
   id: string;
-  client: MediaStreamClient;
+  client: Client;
   session: DoubleSession | null;
   /** Streaming: the Deepgram session (also `session`), and the number the caller says. */
   deepgram?: FakeDeepgramSession;
@@ -279,6 +319,11 @@ interface Setup {
   api: ApiClient;
   connectionId: string;
   fakeTwilio: FakeTwilio;
+  /** The Telnyx arrival: the loopback Telnyx (every REST request checked against Telnyx's OpenAPI) and the connection its number is on. */
+  telnyx: FakeTelnyx;
+  telnyxConnectionId: string;
+  /** The web arrival: the streaming agent the tokens are for. */
+  streamingAgentId: string;
   realtime: FakeRealtime;
   gemini: FakeGeminiLive;
   deepgram: FakeDeepgram;
@@ -324,8 +369,23 @@ async function nextSession(setup: Setup, provider: VoiceProvider): Promise<Doubl
   });
 }
 
-async function setUp(databaseUrl: string | null, log: (line: string) => void): Promise<Setup> {
+/** Credits the operator's way (the CLI: on PostgreSQL beside the server, on PGlite through the running server's operator socket). */
+function grantCredits(databaseUrl: string | null, organizationId: string, amount: number): void {
+  const result = spawnSync(
+    process.execPath,
+    [`${ROOT}dist/src/cli.js`, 'credits:add', '--org', organizationId, '--amount', String(amount), '--reason', 'voice bench: web calls'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: live.dataDir }) },
+      encoding: 'utf8',
+    },
+  );
+  if (result.status !== 0) throw new Error(`credits:add failed: ${result.stderr || result.stdout}`);
+}
+
+async function setUp(databaseUrl: string | null, arrivals: VoiceArrival[], log: (line: string) => void): Promise<Setup> {
   const fakeTwilio = (live.twilio = await startFakeTwilio());
+  const telnyx = await startFakeTelnyx();
   const realtime = await startFakeRealtime();
   realtime.everyTurn = { caller: 'A bench caller’s turn.', reply: [{ text: REPLY }], delayMs: PROVIDER_DELAY_MS };
   const gemini = await startFakeGeminiLive('gemini-bench-key');
@@ -343,6 +403,10 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
     env: {
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       TWILIO_API_BASE_URL: fakeTwilio.url,
+      TELNYX_API_BASE_URL: telnyx.url,
+      // The web calls are one key's and one organization's: their live-connection places (10 and 50 by default) would cap a step.
+      LIVE_CONNECTIONS_PER_KEY: '10000',
+      LIVE_CONNECTIONS_PER_ORG: '10000',
       CREDENTIALS_KEY: randomBytes(32).toString('hex'),
       OPENAI_API_KEY: 'sk-bench-realtime',
       OPENAI_REALTIME_URL: realtime.url,
@@ -361,6 +425,16 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
     accountSid: fakeTwilio.accountSid,
     authToken: fakeTwilio.authToken,
   });
+  // Checked by the gateway against the loopback Telnyx (a request of its own, validated there) before it is stored.
+  const telnyxConnection = await api.post<{ id: string }>('/api/carrier-connections', {
+    name: 'Bench Telnyx',
+    carrier: 'telnyx',
+    accountSid: telnyx.accountSid,
+    authToken: telnyx.apiKey,
+    publicKey: telnyx.publicKey,
+    applicationId: TELNYX_APPLICATION_ID,
+  });
+  let streamingAgentId = '';
   const agents: Record<VoiceProvider, { model: string; voiceConfig: Record<string, unknown> }> = {
     openai: { model: 'openai/gpt-realtime', voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' } },
     google: { model: 'google/gemini-3.8-live', voiceConfig: { pipelineMode: 'sts', stsProvider: 'google', voiceId: 'Kore' } },
@@ -378,7 +452,12 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
     });
     await api.post(`/api/agents/${agent.id}/activate`);
     await api.post('/api/phone-numbers', { number: NUMBERS[provider], carrierConnectionId: connection.id, inboundAgentId: agent.id });
+    if (provider === 'streaming') {
+      streamingAgentId = agent.id;
+      await api.post('/api/phone-numbers', { number: TELNYX_NUMBER, carrierConnectionId: telnyxConnection.id, inboundAgentId: agent.id });
+    }
   }
+  if (arrivals.includes('web')) grantCredits(databaseUrl, (await api.get<{ id: string }>('/api/organization')).id, WEB_CALL_CREDITS);
   for (const [provider, number] of Object.entries(FIRST_MESSAGE_NUMBERS) as [VoiceProvider, string][]) {
     const { model, voiceConfig } = agents[provider];
     const agent = await api.post<{ id: string }>('/api/agents', {
@@ -404,23 +483,35 @@ async function setUp(databaseUrl: string | null, log: (line: string) => void): P
   }
   log(
     `  voice: gateway on port ${gateway.port} (log: ${gatewayLog}), ${databaseUrl ? 'PostgreSQL' : 'PGlite'}; sts agents on ${NUMBERS.openai} (openai) and ${NUMBERS.google} (google), ` +
-      `a streaming agent (builtin/echo, Deepgram, ElevenLabs) on ${NUMBERS.streaming}`,
+      `a streaming agent (builtin/echo, Deepgram, ElevenLabs) on ${NUMBERS.streaming} (Twilio), ${TELNYX_NUMBER} (Telnyx) and web calls`,
   );
-  return { gateway, api, connectionId: connection.id, fakeTwilio, realtime, gemini, deepgram, elevenlabs };
+  return {
+    gateway,
+    api,
+    connectionId: connection.id,
+    fakeTwilio,
+    telnyx,
+    telnyxConnectionId: telnyxConnection.id,
+    streamingAgentId,
+    realtime,
+    gemini,
+    deepgram,
+    elevenlabs,
+  };
 }
 
 /**
  * One call as Twilio brings it: the signed inbound webhook, then the answer's media stream, started;
  * its audio starts right after `start` (not once the provider's session is open), as Twilio's does.
  */
-async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCall>, to = NUMBERS[provider]): Promise<BenchCall> {
+async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCall>, to = NUMBERS[provider]): Promise<BenchCall<MediaStreamClient>> {
   const { gateway, fakeTwilio, connectionId } = setup;
   const callSid = `CA${randomBytes(16).toString('hex')}`;
   const url = `${gateway.base}/telephony/twilio/${connectionId}/inbound`;
   const params = {
     CallSid: callSid,
     AccountSid: fakeTwilio.accountSid,
-    From: `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
+    From: randomCaller(),
     To: to,
     CallStatus: 'ringing',
     Direction: 'inbound',
@@ -443,8 +534,22 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   if (!(client instanceof MediaStreamClient)) throw new Error(`the media stream was refused (${client.refused})`);
   const next = nextSession(setup, provider);
   client.start(callId, callSid);
-  const call: BenchCall = { id: callId, client, session: null, startedAt: performance.now(), sentAt: [], carrierMs: performance.now() - answeredAt };
+  const call: BenchCall<MediaStreamClient> = {
+    id: callId,
+    client,
+    session: null,
+    startedAt: performance.now(),
+    sentAt: [],
+    carrierMs: performance.now() - answeredAt,
+  };
   calls.add(call);
+  return joined(call, next);
+}
+
+const randomCaller = () => `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+
+/** The call's double session, once open; a streaming call's Deepgram session is told its caller's words. */
+async function joined<Client extends BenchCaller>(call: BenchCall<Client>, next: Promise<DoubleSession>): Promise<BenchCall<Client>> {
   call.session = await next;
   const deepgram = (call.session as DoubleSession & { deepgram?: FakeDeepgramSession }).deepgram;
   if (deepgram) {
@@ -454,6 +559,67 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
     deepgram.everyTurn = callerWords(call.tag);
   }
   return call;
+}
+
+/**
+ * One streaming call as Telnyx brings it: the TeXML inbound webhook of the Telnyx number, signed with
+ * the loopback Telnyx's Ed25519 key, then Telnyx's side of the answer's <Connect><Stream> (its
+ * `connected` and `start`, naming the call's call_control_id, its CallSid); audio from right after
+ * `start`, as on Twilio.
+ */
+async function dialTelnyx(setup: Setup, calls: Set<BenchCall>): Promise<BenchCall> {
+  const { gateway, telnyx, telnyxConnectionId } = setup;
+  const callSid = `v3:${randomBytes(18).toString('base64url')}`;
+  const fields = { AccountSid: telnyx.accountSid, CallSid: callSid, From: randomCaller(), To: TELNYX_NUMBER, CallStatus: 'ringing', Direction: 'inbound' };
+  const body = new URLSearchParams(fields).toString();
+  const res = await fetch(`${gateway.base}/telephony/telnyx/${telnyxConnectionId}/inbound`, { method: 'POST', headers: telnyx.signedHeaders(body), body });
+  const texml = await res.text();
+  const answeredAt = performance.now();
+  const stream = /<Connect><Stream url="([^"]+)"[^>]*bidirectionalMode="rtp"[^>]*bidirectionalCodec="PCMU"/.exec(texml);
+  if (res.status !== 200 || !stream) throw new Error(`the Telnyx inbound webhook gave no bidirectional PCMU stream (${res.status}): ${texml.slice(0, 300)}`);
+  const streamUrl = stream[1]!.replace(/&amp;/g, '&');
+  const callId = /\/media\/([^/]+)\//.exec(streamUrl)![1]!;
+  const caller = await TelnyxMediaCaller.open(streamUrl);
+  if (!(caller instanceof TelnyxMediaCaller)) throw new Error(`the Telnyx media stream was refused (${caller.refused})`);
+  const next = nextSession(setup, 'streaming');
+  caller.start(callSid, callId);
+  const client: BenchCaller = {
+    // One 20 ms frame: sent before sendAudio's first await.
+    sendAudio: (frame) => void caller.sendAudio(frame),
+    mediaArrivals: caller.mediaArrivals,
+    // Telnyx's `stop` (reason hangup), then its close: the caller's one way to hang up (again, once closed, nothing).
+    stop: () => caller.stop(),
+    hangUp: () => caller.stop(),
+    problems: caller.problems,
+  };
+  const call: BenchCall = { id: callId, client, session: null, startedAt: performance.now(), sentAt: [], carrierMs: performance.now() - answeredAt };
+  calls.add(call);
+  return joined(call, next);
+}
+
+/**
+ * One streaming call from a browser: a token for the streaming agent (POST /api/web-calls, as the
+ * page's server asks it), then the page's talk socket, opened from the gateway's own origin. The
+ * call is answered when the socket is let in (the token claimed), so the first-audio baseline has
+ * no carrier part; the page's microphone frames go out from the socket's open.
+ */
+async function dialWeb(setup: Setup, calls: Set<BenchCall>): Promise<BenchCall> {
+  const { gateway, api, streamingAgentId } = setup;
+  const { token } = await api.post<{ token: string }>('/api/web-calls', { agentId: streamingAgentId });
+  const next = nextSession(setup, 'streaming');
+  const caller = await WebCaller.open(gateway.base, token, gateway.base);
+  if (!(caller instanceof WebCaller)) throw new Error(`the talk socket was refused (${caller.refused})`);
+  const call: BenchCall = { id: '', client: caller, session: null, startedAt: performance.now(), sentAt: [], carrierMs: 0 };
+  calls.add(call);
+  call.id = await caller.ready(10_000);
+  return joined(call, next);
+}
+
+/** One call of `provider` arriving as `arrival` (Telnyx and web: streaming only). */
+function dial(setup: Setup, provider: VoiceProvider, arrival: VoiceArrival, calls: Set<BenchCall>): Promise<BenchCall> {
+  if (arrival === 'twilio') return dialIn(setup, provider, calls);
+  if (provider !== 'streaming') throw new Error(`the ${arrival} arrival is measured at the streaming provider only, not ${provider}`);
+  return arrival === 'telnyx' ? dialTelnyx(setup, calls) : dialWeb(setup, calls);
 }
 
 /** The event-loop monitors' timer (prom-client's default, and the bench's own). */
@@ -546,13 +712,22 @@ function streamingTurns(calls: BenchCall[], streams: FakeElevenLabsStream[], fro
   return out;
 }
 
-async function step(setup: Setup, provider: VoiceProvider, count: number, seconds: number, idleRssMb: number, log: (line: string) => void): Promise<VoiceStep> {
+async function step(
+  setup: Setup,
+  provider: VoiceProvider,
+  arrival: VoiceArrival,
+  count: number,
+  seconds: number,
+  idleRssMb: number,
+  log: (line: string) => void,
+): Promise<VoiceStep> {
   const { gateway, api } = setup;
   const calls = new Set<BenchCall>();
   const pacer = pace(calls);
   const opened: BenchCall[] = [];
+  const label = arrival === 'twilio' ? provider : `${provider} (${arrival})`;
   try {
-    for (let index = 0; index < count; index++) opened.push(await dialIn(setup, provider, calls));
+    for (let index = 0; index < count; index++) opened.push(await dial(setup, provider, arrival, calls));
     // A turn's time for the last calls to settle in before the window opens.
     await sleep(1000);
     await gatewayLoopDelay(gateway);
@@ -584,6 +759,7 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       call.client.hangUp();
     }
     await Promise.all(opened.map((call) => Promise.race([call.session!.closed, sleep(5000)])));
+    checkCallers(opened, arrival);
 
     const relayIn: number[] = [];
     const relayOut: number[] = [];
@@ -673,7 +849,7 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       setup.elevenlabs.streams.length = 0;
       setup.elevenlabs.texts.length = 0;
       if (streaming.recordedTurns === 0)
-        throw new Error(`the streaming pipeline recorded no turn in ${count} calls over ${seconds} s (see ${RESULTS}voice-gateway.log)`);
+        throw new Error(`the streaming pipeline recorded no turn in ${count} ${arrival} calls over ${seconds} s (see ${RESULTS}voice-gateway.log)`);
     }
     const windowSeconds = (to - from) / 1000;
     let machineCpuPercent: VoiceStep['machineCpuPercent'] = null;
@@ -730,7 +906,7 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
     const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? 'n/a' : value.toFixed(digits));
     if (streaming) {
       log(
-        `  voice streaming ${count} calls, ${windowSeconds.toFixed(1)} s: ${streaming.recordedTurns} turns recorded, gatewayMs p50 ${fmt(streaming.gatewayMs?.p50)} p99 ${fmt(streaming.gatewayMs?.p99)} max ${fmt(streaming.gatewayMs?.max)} ms ` +
+        `  voice ${label} ${count} calls, ${windowSeconds.toFixed(1)} s: ${streaming.recordedTurns} turns recorded, gatewayMs p50 ${fmt(streaming.gatewayMs?.p50)} p99 ${fmt(streaming.gatewayMs?.p99)} max ${fmt(streaming.gatewayMs?.max)} ms ` +
           `(recognizer p50 ${fmt(streaming.recognizerMs?.p50)}, model ${fmt(streaming.modelMs?.p50)}, synthesizer ${fmt(streaming.synthesizerMs?.p50)}, wait ${fmt(streaming.waitMs?.p50)}, total p50 ${fmt(streaming.totalMs?.p50)} p99 ${fmt(streaming.totalMs?.p99)}); ` +
           `on the bench's clock (${result.turns} turns): final → text p50 ${fmt(streaming.finalToTextMs?.p50)} p99 ${fmt(streaming.finalToTextMs?.p99)}, first audio → caller p50 ${fmt(streaming.firstAudioRelayMs?.p50)} p99 ${fmt(streaming.firstAudioRelayMs?.p99)}, ` +
           `added p50 ${fmt(result.addedMs?.p50)} p99 ${fmt(result.addedMs?.p99)} ms; failed calls ${streaming.failedCalls}; ` +
@@ -739,7 +915,7 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
       );
     }
     log(
-      `  voice ${provider} ${count} calls, ${windowSeconds.toFixed(1)} s: ${result.turns} turns, added p50 ${fmt(result.addedMs?.p50)} p99 ${fmt(result.addedMs?.p99)} ms ` +
+      `  voice ${label} ${count} calls, ${windowSeconds.toFixed(1)} s: ${result.turns} turns, added p50 ${fmt(result.addedMs?.p50)} p99 ${fmt(result.addedMs?.p99)} ms ` +
         `(recorded gatewayMs p99 ${fmt(result.recordedGatewayMs?.p99)}), relay p99 in ${fmt(result.relayInP99)} out ${fmt(result.relayOutP99)} ms, ` +
         `frames ${framesIn} in / ${framesOut} out, dropped ${droppedIn} / ${droppedOut}, lost at start ${lostAtStart} (of ${framesBeforeReady} sent before the session was ready), CPU ${result.cpuMsPerCallSecond.toFixed(2)} ms per call-second, ` +
         `RSS ${result.rssMb.toFixed(0)} MB (${result.rssMbPerCall.toFixed(2)} MB per call), load ${result.loadAverage.toFixed(2)}; ` +
@@ -760,7 +936,7 @@ async function step(setup: Setup, provider: VoiceProvider, count: number, second
  * firstAudioMs, against its carrier part: the doubles say a first message at once).
  */
 async function firstMessageTrack(setup: Setup, provider: VoiceProvider, log: (line: string) => void): Promise<FirstAudioNumbers> {
-  const opened: BenchCall[] = [];
+  const opened: BenchCall<MediaStreamClient>[] = [];
   const calls: FirstAudioCall[] = [];
   try {
     for (let index = 0; index < FIRST_MESSAGE_CALLS; index++) opened.push(await dialIn(setup, provider, new Set(), FIRST_MESSAGE_NUMBERS[provider]));
@@ -794,7 +970,7 @@ async function firstMessageTrack(setup: Setup, provider: VoiceProvider, log: (li
 async function backChannelTracks(setup: Setup, log: (line: string) => void): Promise<BackChannelNumbers> {
   const results = {} as Record<BackChannelTrack, (boolean | null)[]>;
   for (const { track, mode, words, speechMs } of BACK_CHANNEL_TRACKS) {
-    const opened: BenchCall[] = [];
+    const opened: BenchCall<MediaStreamClient>[] = [];
     try {
       for (let index = 0; index < BACK_CHANNEL_CALLS; index++) {
         const call = await dialIn(setup, 'streaming', new Set(), BACK_CHANNEL_NUMBERS[mode]);
@@ -826,6 +1002,7 @@ export async function voiceBench(
   duration: number,
   steps: number[],
   providers: VoiceProvider[],
+  arrivals: VoiceArrival[],
   log: (line: string) => void,
 ): Promise<VoiceSummary> {
   // Before any call, on a quiet process: what the builtin voice costs per second of speech.
@@ -833,28 +1010,39 @@ export async function voiceBench(
   log(
     `  builtin voice: ${builtinVoice.voiceMsPerSecond.toFixed(1)} ms CPU per second of speech (the modem ${builtinVoice.modemMsPerSecond.toFixed(2)} ms) over ${builtinVoice.speechSeconds.toFixed(1)} s`,
   );
-  const setup = await setUp(databaseUrl, log);
+  const setup = await setUp(databaseUrl, arrivals, log);
   const runs: VoiceProviderRun[] = [];
+  // Twilio at every provider; Telnyx and web calls at the streaming provider, after its Twilio ramp.
+  const ramps = providers.flatMap((provider) =>
+    arrivals.filter((arrival) => arrival === 'twilio' || provider === 'streaming').map((arrival) => ({ provider, arrival })),
+  );
+  const skipped = providers.filter((provider) => !ramps.some((ramp) => ramp.provider === provider));
+  if (skipped.length > 0)
+    log(`  voice ${skipped.join(', ')}: not measured (--voice-arrivals=${arrivals.join(',')}: speech to speech arrives through Twilio only)`);
+  const twilio = arrivals.includes('twilio');
   try {
-    for (const provider of providers) {
+    for (const { provider, arrival } of ramps) {
+      const label = arrival === 'twilio' ? provider : `${provider} (${arrival})`;
       // One call first, unmeasured: the JIT and the pool (and for Google the SDK's loading) warm up.
       const warm = new Set<BenchCall>();
       const pacer = pace(warm);
-      const first = await dialIn(setup, provider, warm);
+      const first = await dial(setup, provider, arrival, warm);
       await sleep(CYCLE_MS);
       pacer.stop();
+      first.client.stop();
       first.client.hangUp();
       await sleep(500);
+      checkCallers([first], arrival);
       const idleRssMb = rssMb(setup.gateway.pid) ?? 0;
       log(
-        `  voice ${provider}: steps of ${steps.join(', ')} concurrent calls, ${duration} s measured each; ` +
+        `  voice ${label}: steps of ${steps.join(', ')} concurrent calls, ${duration} s measured each; ` +
           (provider === 'streaming'
             ? `Deepgram's final after its endpointing (300 ms of silence), ElevenLabs' first audio ${STREAMING_FIRST_AUDIO_MS} ms after a reply's first text, the model builtin/echo`
             : `the double answers each turn after ${PROVIDER_DELAY_MS} ms`),
       );
       const results: VoiceStep[] = [];
       for (const calls of steps) {
-        const result = await step(setup, provider, calls, duration, idleRssMb, log);
+        const result = await step(setup, provider, arrival, calls, duration, idleRssMb, log);
         results.push(result);
         const overloaded = result.streaming
           ? (result.streaming.gatewayMs?.p99 ?? Infinity) > 10 * STREAMING_GATEWAY_P99_TARGET_MS
@@ -863,11 +1051,12 @@ export async function voiceBench(
       }
       const failed = results.findIndex((result) => !result.passed);
       const passing = (failed === -1 ? results : results.slice(0, failed)).map((result) => result.calls);
-      runs.push({ provider, steps: results, maxCalls: passing.length > 0 ? Math.max(...passing) : null, idleRssMb });
+      runs.push({ provider, arrival, steps: results, maxCalls: passing.length > 0 ? Math.max(...passing) : null, idleRssMb });
     }
-    const backChannel = providers.includes('streaming') ? await backChannelTracks(setup, log) : null;
+    // The tracks are Twilio calls.
+    const backChannel = twilio && providers.includes('streaming') ? await backChannelTracks(setup, log) : null;
     const firstMessage: VoiceSummary['firstMessage'] = [];
-    for (const provider of providers.filter((name) => FIRST_MESSAGE_NUMBERS[name]))
+    for (const provider of providers.filter((name) => twilio && FIRST_MESSAGE_NUMBERS[name]))
       firstMessage.push({ provider, calls: FIRST_MESSAGE_CALLS, numbers: await firstMessageTrack(setup, provider, log) });
     const summary: VoiceSummary = {
       database,
@@ -875,6 +1064,7 @@ export async function voiceBench(
       streamingFirstAudioMs: STREAMING_FIRST_AUDIO_MS,
       cycleMs: CYCLE_MS,
       duration,
+      arrivals,
       runs,
       machine: machineLine(),
       builtinVoice,
@@ -889,6 +1079,8 @@ export async function voiceBench(
       throw new Error(`the Deepgram double refused messages of the gateway: ${JSON.stringify(setup.deepgram.problems.slice(0, 3))}`);
     if (setup.elevenlabs.problems.length > 0)
       throw new Error(`the ElevenLabs double refused messages of the gateway: ${JSON.stringify(setup.elevenlabs.problems.slice(0, 3))}`);
+    if (setup.telnyx.refusals().length > 0)
+      throw new Error(`the Telnyx double refused requests of the gateway: ${JSON.stringify(setup.telnyx.refusals().slice(0, 3))}`);
     writeFileSync(`${RESULTS}voice.json`, `${JSON.stringify({ finishedAt: new Date().toISOString(), ...summary }, null, 2)}\n`);
     return summary;
   } finally {
@@ -899,6 +1091,7 @@ export async function voiceBench(
     await setup.deepgram.close();
     await setup.elevenlabs.close();
     await setup.fakeTwilio.close();
+    await setup.telnyx.close();
     if (live.dataDir) rmSync(live.dataDir, { recursive: true, force: true });
     live.dataDir = undefined;
   }
@@ -912,7 +1105,8 @@ export function voiceMarkdown(summary: VoiceSummary): string {
     .map(([provider, ms]) => `${provider} ${ms}`)
     .join(', ');
   const sts = summary.runs.filter((run) => run.provider !== 'streaming');
-  const streaming = summary.runs.filter((run) => run.provider === 'streaming');
+  // The streaming table is its Twilio ramp's; the other arrivals' rows are arrivalsMarkdown's, beside that one.
+  const streaming = summary.runs.filter((run) => run.provider === 'streaming' && run.arrival === 'twilio');
   const lines: string[] = [];
   if (sts.length > 0) {
     lines.push(
@@ -969,12 +1163,20 @@ export function voiceMarkdown(summary: VoiceSummary): string {
         (larger.length > 0 ? `; a larger step passed too (${larger.join(', ')})` : ''),
     );
   }
+  const arrivals = arrivalsMarkdown(summary.runs, summary);
+  if (arrivals) lines.push('', arrivals);
   const firstAudio = firstAudioMarkdown(
     [
       // The speech-to-speech ramps wait for the caller (no first message): their rows come from the first-message track.
       ...summary.runs
         .filter((run) => run.provider === 'streaming')
-        .flatMap((run) => run.steps.map((step) => ({ provider: run.provider, calls: step.calls, numbers: step.firstAudio }))),
+        .flatMap((run) =>
+          run.steps.map((step) => ({
+            provider: run.arrival === 'twilio' ? run.provider : `${run.provider} (${run.arrival})`,
+            calls: step.calls,
+            numbers: step.firstAudio,
+          })),
+        ),
       ...summary.firstMessage,
     ],
     summary.builtinVoice,
