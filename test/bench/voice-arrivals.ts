@@ -15,6 +15,7 @@
 // pipeline behind them does the same work and the rows differ by the framing and the call's set-up.
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { openSocket } from '../support/open-socket.js';
 import type { VoiceArrival } from './options.js';
 import type { Spread, VoiceProviderRun } from './voice.js';
 
@@ -54,19 +55,9 @@ export class WebCaller {
 
   /** Opens the talk socket as the page does (the subprotocols, the page's Origin): the caller, or the HTTP status it was refused with. */
   static open(base: string, token: string, origin: string): Promise<WebCaller | { refused: number }> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/talk/socket`, [TALK_PROTOCOL, token], { origin });
-      socket.once('unexpected-response', (_req, res) => {
-        resolve({ refused: res.statusCode ?? 0 });
-        socket.terminate();
-      });
-      socket.once('error', reject);
-      socket.once('open', () => {
-        socket.removeAllListeners('error');
-        socket.on('error', () => undefined);
-        resolve(new WebCaller(socket));
-      });
-    });
+    return openSocket(`${base.replace(/^http/, 'ws')}/talk/socket`, [TALK_PROTOCOL, token], { origin }).then((socket) =>
+      'refused' in socket ? socket : new WebCaller(socket),
+    );
   }
 
   /** The microphone's next 20 ms frame, as the capture worklet posts it. */

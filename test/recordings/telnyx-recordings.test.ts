@@ -6,6 +6,7 @@ import { TELNYX_SPEC_SOURCE } from '../support/telnyx-texml-spec.js';
 import { testRunner } from '../runner/fixtures.js';
 import { createAudience } from '../programs/fixtures.js';
 import { FLOW, waitForExecution } from '../telephony/fixtures.js';
+import { connectTelnyx } from '../telephony/telnyx-connection.js';
 import { download, readWav } from './fixtures.js';
 
 // Recordings through Telnyx (the loopback TeXML double, every request checked against Telnyx's
@@ -19,8 +20,6 @@ let other: TestOrganization;
 let connectionId: string;
 let fromNumberId: string;
 
-const randomNumber = () => `+1415${String(Math.floor(Math.random() * 9_000_000) + 1_000_000)}`;
-
 beforeAll(async () => {
   telnyx = await startFakeTelnyx();
   app = await startTestApp({
@@ -30,19 +29,7 @@ beforeAll(async () => {
   acme = await app.organization('Acme Telnyx recordings');
   other = await app.organization('Other Telnyx recordings');
   await acme.grantCredits(20);
-  const connection = await acme.rest.post('/api/carrier-connections', {
-    name: 'Telnyx',
-    carrier: 'telnyx',
-    accountSid: telnyx.accountSid,
-    authToken: telnyx.apiKey,
-    publicKey: telnyx.publicKey,
-    applicationId: '2000000000000000001',
-  });
-  expect(connection.status).toBe(201);
-  connectionId = connection.body.id;
-  const number = await acme.rest.post('/api/phone-numbers', { number: randomNumber(), carrierConnectionId: connectionId });
-  expect(number.status).toBe(201);
-  fromNumberId = number.body.id;
+  ({ connectionId, fromNumberId } = await connectTelnyx(acme, telnyx, '2000000000000000001'));
 }, 60_000);
 afterAll(async () => {
   await telnyx?.settled();

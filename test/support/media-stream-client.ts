@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import twilio from 'twilio';
 import WebSocket from 'ws';
+import { openSocket } from './open-socket.js';
 
 // A Twilio Media Streams caller, as Twilio's side of a <Connect><Stream>: it opens the stream's
 // WebSocket signed with X-Twilio-Signature over the wss URL, sends `connected` and `start` (with
@@ -67,19 +68,7 @@ export class MediaStreamClient {
   static open(url: string, authToken: string | null, signedUrl = url): Promise<MediaStreamClient | { refused: number }> {
     const headers: Record<string, string> = {};
     if (authToken !== null) headers['X-Twilio-Signature'] = twilio.getExpectedTwilioSignature(authToken, signedUrl, {});
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { headers });
-      socket.once('unexpected-response', (_req, res) => {
-        resolve({ refused: res.statusCode ?? 0 });
-        socket.terminate();
-      });
-      socket.once('error', (error) => reject(error));
-      socket.once('open', () => {
-        socket.removeAllListeners('error');
-        socket.on('error', () => undefined);
-        resolve(new MediaStreamClient(socket));
-      });
-    });
+    return openSocket(url, [], { headers }).then((socket) => ('refused' in socket ? socket : new MediaStreamClient(socket)));
   }
 
   /** Twilio's `start`: `callSid` is the carrier's call (a random one unless given), `callId` our custom parameter (left out when null). */

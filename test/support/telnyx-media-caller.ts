@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { openSocket } from './open-socket.js';
 import { eventually } from '../helpers/eventually.js';
 
 // Telnyx's side of a TeXML <Connect><Stream bidirectionalMode="rtp">, as Telnyx's Media Streaming
@@ -63,19 +64,7 @@ export class TelnyxMediaCaller {
 
   /** Opens the stream URL as Telnyx does (no signature header): the caller, or the HTTP status it was refused with. */
   static open(url: string): Promise<TelnyxMediaCaller | { refused: number }> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url);
-      socket.once('unexpected-response', (_req, res) => {
-        resolve({ refused: res.statusCode ?? 0 });
-        socket.terminate();
-      });
-      socket.once('error', reject);
-      socket.once('open', () => {
-        socket.removeAllListeners('error');
-        socket.on('error', () => undefined);
-        resolve(new TelnyxMediaCaller(socket));
-      });
-    });
+    return openSocket(url, []).then((socket) => ('refused' in socket ? socket : new TelnyxMediaCaller(socket)));
   }
 
   /** `connected`, then `start` naming the call (its call_control_id, TeXML's CallSid) and our call id as a custom parameter. */

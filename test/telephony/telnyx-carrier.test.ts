@@ -11,6 +11,7 @@ import { testRunner } from '../runner/fixtures.js';
 import { createVoiceAgent } from '../voice/fixtures.js';
 import { createAudience } from '../programs/fixtures.js';
 import { FLOW, waitForExecution } from './fixtures.js';
+import { randomNumber, telnyxConnectionFields } from './telnyx-connection.js';
 import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 
 // Telnyx as a second carrier, through the real doors: a connection (its API key sealed and never
@@ -30,17 +31,7 @@ let connectionId: string;
 let from: string;
 const APPLICATION_ID = '2000000000000000001';
 
-const telnyxConnection = (overrides: Record<string, unknown> = {}) => ({
-  name: 'Telnyx',
-  carrier: 'telnyx',
-  accountSid: telnyx.accountSid,
-  authToken: telnyx.apiKey,
-  publicKey: telnyx.publicKey,
-  applicationId: APPLICATION_ID,
-  ...overrides,
-});
-
-const randomNumber = () => `+1415${String(Math.floor(Math.random() * 9_000_000) + 1_000_000)}`;
+const telnyxConnection = (overrides: Record<string, unknown> = {}) => telnyxConnectionFields(telnyx, APPLICATION_ID, overrides);
 
 beforeAll(async () => {
   telnyx = await startFakeTelnyx();

@@ -6,6 +6,7 @@ import { startFakeDeepgram, type FakeDeepgram } from '../support/fake-deepgram.j
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-elevenlabs.js';
 import { TelnyxMediaCaller } from '../support/telnyx-media-caller.js';
 import { testRunner } from '../runner/fixtures.js';
+import { connectTelnyx, randomNumber } from '../telephony/telnyx-connection.js';
 import type { CampaignRunner } from '../../src/modules/programs/runner/campaign-runner.js';
 
 // What the streaming tests on Telnyx share (telnyx-streaming.test.ts, telnyx-transfer.test.ts): the
@@ -26,7 +27,7 @@ export interface TelnyxVoiceWorld {
   runner: CampaignRunner;
 }
 
-export const randomNumber = () => `+1415${String(Math.floor(Math.random() * 9_000_000) + 1_000_000)}`;
+export { randomNumber };
 
 /** The doubles, the gateway and the organizations, for a file's beforeAll; `name` tells its organizations apart. */
 export async function startTelnyxVoice(name: string, keys: { deepgram: string; elevenlabs: string }): Promise<TelnyxVoiceWorld> {
@@ -42,21 +43,10 @@ export async function startTelnyxVoice(name: string, keys: { deepgram: string; e
   const acme = await app.organization(`Acme ${name}`);
   const other = await app.organization(`Other ${name}`);
   await acme.grantCredits(20);
-  const connection = await acme.rest.post('/api/carrier-connections', {
-    name: 'Telnyx',
-    carrier: 'telnyx',
-    accountSid: telnyx.accountSid,
-    authToken: telnyx.apiKey,
-    publicKey: telnyx.publicKey,
-    applicationId: '2000000000000000002',
-  });
-  if (connection.status !== 201) throw new Error(`the Telnyx connection was refused: ${JSON.stringify(connection.body)}`);
-  const from = randomNumber();
-  const number = await acme.rest.post('/api/phone-numbers', { number: from, carrierConnectionId: connection.body.id });
-  if (number.status !== 201) throw new Error(`the number was refused: ${JSON.stringify(number.body)}`);
+  const { connectionId, from } = await connectTelnyx(acme, telnyx, '2000000000000000002');
   const runner = testRunner(app, { intervalMs: 20 });
   runner.start();
-  return { telnyx, deepgram, elevenlabs, app, acme, other, connectionId: connection.body.id, from, runner };
+  return { telnyx, deepgram, elevenlabs, app, acme, other, connectionId, from, runner };
 }
 
 /** For a file's afterAll: every call's callbacks sent, then the gateway and the doubles closed. */

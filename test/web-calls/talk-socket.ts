@@ -1,4 +1,5 @@
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
+import { openSocket } from '../support/open-socket.js';
 
 /** A page's talk socket as the browser opens it (subprotocols, Origin), for the protocol-level tests. */
 export class TalkSocket {
@@ -7,10 +8,10 @@ export class TalkSocket {
   audioBytes = 0;
   private readonly waiters: { test: () => boolean; resolve: () => void }[] = [];
 
-  private constructor(
-    readonly socket: WebSocket,
-    readonly closed: Promise<{ code: number; reason: string }>,
-  ) {
+  readonly closed: Promise<{ code: number; reason: string }>;
+
+  private constructor(readonly socket: WebSocket) {
+    this.closed = new Promise((done) => socket.on('close', (code, reason) => done({ code, reason: reason.toString() })));
     socket.on('message', (data, isBinary) => {
       if (isBinary) this.audioBytes += (data as Buffer).length;
       else {
@@ -26,18 +27,9 @@ export class TalkSocket {
 
   /** Opens the socket; answers the HTTP status of a refused upgrade instead. */
   static open(baseUrl: string, token: string, origin: string | null = baseUrl): Promise<TalkSocket | number> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/talk/socket`, ['gateway-talk.v1', token], origin ? { origin } : {});
-      const closed = new Promise<{ code: number; reason: string }>((done) => socket.on('close', (code, reason) => done({ code, reason: reason.toString() })));
-      socket.once('unexpected-response', (_req, res) => {
-        resolve(res.statusCode ?? 0);
-        socket.terminate();
-      });
-      socket.once('open', () => resolve(new TalkSocket(socket, closed)));
-      socket.once('error', (error) => {
-        if (!/Unexpected server response/.test(error.message)) reject(error);
-      });
-    });
+    return openSocket(`${baseUrl.replace(/^http/, 'ws')}/talk/socket`, ['gateway-talk.v1', token], origin ? { origin } : {}).then((socket) =>
+      'refused' in socket ? socket.refused : new TalkSocket(socket),
+    );
   }
 
   /** Resolves once `test` holds for what was received (checked on every message). */

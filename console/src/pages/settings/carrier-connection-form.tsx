@@ -20,8 +20,9 @@ function callsPerSecondOf(text: string): number | undefined {
 
 /** What the connection row shows of a field: its value, or a secret's last four characters (null: none set). */
 function shownOf(connection: CarrierConnectionRowFragment, name: string): string | null {
-  const row = connection as unknown as Record<string, string | null | undefined>;
-  return row[name] ?? null;
+  const row: Record<string, unknown> = connection;
+  const value = row[name];
+  return typeof value === 'string' ? value : null;
 }
 
 /**
