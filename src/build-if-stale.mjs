@@ -5,7 +5,7 @@
 // swc compiles each file on its own, as the test suite's transform does (package.json, jest), with
 // the same decorator settings: legacy decorators and their design-type metadata, which type-graphql
 // and MikroORM read. That takes a few seconds where tsc took over a minute on a busy machine, and it
-// checks no types: `npm run typecheck` (tsc --noEmit) does that, and `npm test` runs it first.
+// checks no types: `npm run typecheck` (tsc --noEmit) does that, and `npm test` runs it beside jest.
 // Without swc's native binary for this platform, tsc builds dist/ instead, saying so.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // The end-to-end tier: files that start the built server or CLI as processes, drive a browser, fuzz
-// every route, or play whole calls through the loopback provider doubles. Together about half the
-// suite's time (252 of 541 s in test/support/durations.json) for a tenth of its files. `npm test`
+// every route, or play whole calls through the loopback provider doubles. Together 340 of the 774 s
+// test/support/durations.json sums, for 21 of its 169 files. `npm test`
 // leaves them out (jest.core.config.mjs); `npm run test:all`, `npm run test:suite` and CI run them.
 // Each area keeps in-process tests in `npm test`: the built server is still started there
 // (test/voice/voice.test.ts), tenant isolation is still fuzzed (test/fuzz/cross-organization.test.ts).
@@ -22,6 +22,13 @@ export const END_TO_END = [
   'test/voice/sts-google.test.ts',
   'test/voice/twilio-voice.test.ts',
   'test/telephony/twilio-campaign.test.ts',
+  // Calls whose subject is turn-taking in real time or a carrier's own media framing: their audio is
+  // played at the speed of speech, so they wait more than they compute. sts.test.ts, transfer.test.ts,
+  // keypad.test.ts and tools-voice.test.ts keep live calls in `npm test`.
+  'test/voice/interruptions.test.ts',
+  'test/voice/deepgram-flux.test.ts',
+  'test/voice/telnyx-streaming.test.ts',
+  'test/voice/telnyx-transfer.test.ts',
 ];
 
 // What the PostgreSQL pass of CI leaves out (jest.postgresql.config.mjs): files whose subject does not
