@@ -8,25 +8,38 @@ import alawmulaw from 'alawmulaw';
 
 const { mulaw } = alawmulaw;
 
+// G.711 as two tables made once from alawmulaw's own codec (so every value is the codec's): the 256
+// samples a μ-law byte decodes to, and the byte each of the 65,536 samples encodes to (64 KB). A
+// table read per sample instead of the codec's function call and branches per sample.
+const DECODED = mulaw.decode(Uint8Array.from({ length: 256 }, (_, byte) => byte));
+const ENCODED = mulaw.encode(Int16Array.from({ length: 65_536 }, (_, i) => i - 32_768));
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** μ-law bytes (base64, as Twilio sends them) → 16-bit samples. */
 export function ulawToPcm(ulaw: Buffer): Int16Array {
-  return mulaw.decode(new Uint8Array(ulaw.buffer, ulaw.byteOffset, ulaw.byteLength));
+  const samples = new Int16Array(ulaw.length);
+  for (let i = 0; i < ulaw.length; i++) samples[i] = DECODED[ulaw[i]!]!;
+  return samples;
 }
 
 /** 16-bit samples → μ-law bytes. */
 export function pcmToUlaw(samples: Int16Array): Buffer {
-  return Buffer.from(mulaw.encode(samples));
+  const ulaw = Buffer.allocUnsafe(samples.length);
+  for (let i = 0; i < samples.length; i++) ulaw[i] = ENCODED[samples[i]! + 32_768]!;
+  return ulaw;
 }
 
 /** Little-endian 16-bit PCM bytes (the wire format of Gemini's `audio/pcm`) → samples; an odd last byte is dropped. */
 export function bytesToPcm(bytes: Buffer): Int16Array {
   const samples = new Int16Array(bytes.length >> 1);
-  for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
+  if (LITTLE_ENDIAN) new Uint8Array(samples.buffer).set(bytes.subarray(0, samples.length * 2));
+  else for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
   return samples;
 }
 
 /** Samples → little-endian 16-bit PCM bytes. */
 export function pcmToBytes(samples: Int16Array): Buffer {
+  if (LITTLE_ENDIAN) return Buffer.from(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
   const bytes = Buffer.alloc(samples.length * 2);
   for (let i = 0; i < samples.length; i++) bytes.writeInt16LE(samples[i]!, i * 2);
   return bytes;
@@ -59,7 +72,8 @@ export class Resampler {
   private readonly down: number;
   private readonly phases: Float64Array[];
   private readonly perPhase: number;
-  private history: Float64Array;
+  /** The last K-1 inputs, then the chunk being resampled (grown when a chunk is longer than any before). */
+  private buffer: Float64Array;
   /** The next output's index on the upsampled time line, relative to the first input of the next chunk. */
   private t = 0;
 
@@ -79,7 +93,7 @@ export class Resampler {
     this.delaySeconds = delay / (fromHz * this.up);
     // Phase p holds h[p], h[p + up], h[p + 2·up]... scaled by `up` (zero-stuffing divided the gain by it).
     this.phases = Array.from({ length: this.up }, (_, p) => Float64Array.from({ length: this.perPhase }, (_, k) => (h[p + k * this.up] ?? 0) * this.up));
-    this.history = new Float64Array(this.perPhase - 1);
+    this.buffer = new Float64Array(this.perPhase - 1 + 480);
   }
 
   /** How late the output is behind the input (the filter's group delay). */
@@ -88,22 +102,29 @@ export class Resampler {
   /** Resamples the next chunk of the stream. */
   push(input: Int16Array): Int16Array {
     const K = this.perPhase;
-    const buffer = new Float64Array(K - 1 + input.length);
-    buffer.set(this.history);
+    if (this.buffer.length < K - 1 + input.length) {
+      const grown = new Float64Array(K - 1 + input.length);
+      grown.set(this.buffer.subarray(0, K - 1));
+      this.buffer = grown;
+    }
+    const buffer = this.buffer;
     for (let i = 0; i < input.length; i++) buffer[K - 1 + i] = input[i]!;
-    const out: number[] = [];
-    // Output at upsampled index t needs input floor(t/up) (buffer index K-1 + that) and the K-1 before it.
-    while (Math.floor(this.t / this.up) < input.length) {
+    // Output at upsampled index t needs input floor(t/up) (buffer index K-1 + that) and the K-1 before it:
+    // the outputs are the t's from this.t, `down` apart, below input.length·up.
+    const end = input.length * this.up;
+    const out = new Int16Array(this.t < end ? Math.ceil((end - this.t) / this.down) : 0);
+    for (let n = 0; n < out.length; n++) {
       const phase = this.phases[this.t % this.up]!;
       const newest = K - 1 + Math.floor(this.t / this.up);
       let sum = 0;
       for (let k = 0; k < K; k++) sum += phase[k]! * buffer[newest - k]!;
-      out.push(sum > 32767 ? 32767 : sum < -32768 ? -32768 : Math.round(sum));
+      out[n] = sum > 32767 ? 32767 : sum < -32768 ? -32768 : Math.round(sum);
       this.t += this.down;
     }
-    this.t -= input.length * this.up;
-    this.history = buffer.slice(buffer.length - (K - 1));
-    return Int16Array.from(out);
+    this.t -= end;
+    // The last K-1 inputs are the next chunk's history.
+    buffer.copyWithin(0, input.length, input.length + K - 1);
+    return out;
   }
 }
 
