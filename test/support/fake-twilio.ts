@@ -22,7 +22,8 @@ import { type DetectionScript, scriptedDetection } from './scripted-detection.js
 // `Twiml` replaces what the call does from then on (the TwiML checked, twiml-check.ts), `Status=completed`
 // hangs it up. A `<Dial action>` posts its outcome (DialCallStatus, DialCallDuration; the script's `dial`)
 // to its action, signed, and follows the TwiML answered; a `<Connect><Stream>` it reaches is kept in the
-// call's `streams` (the URL and its parameters), for the test to open as Twilio would. `updateStatus`
+// call's `streams` (the URL and its parameters), for the test to open as Twilio would. `<Play digits>`
+// keeps the keys in the call's `pressed`; every document the gateway answers is checked (twiml-check.ts). `updateStatus`
 // makes UpdateCall refuse.
 
 export type CallOutcome = 'answered' | 'busy' | 'no-answer' | 'failed' | 'voicemail';
@@ -145,6 +146,8 @@ export interface FakeCall {
   heard: string[];
   /** Numbers a `<Dial>` bridged the call to. */
   transfers: string[];
+  /** The keys each `<Play digits>` pressed on the call, in order. */
+  pressed: string[];
   /** Every `<Dial action>` report the double sent: the form it posted and the status it was answered. */
   dialReports: { url: string; params: Record<string, string>; status: number | null }[];
   /** An adopted call (a test's own, `adopt`): its updates are played at once, as its TwiML is not being followed. */
@@ -359,6 +362,9 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         }
         if (answer.status !== 200) break;
         text = answer.text;
+        // Every document the gateway answers is checked as an update's is.
+        const refusal = twimlProblem(text);
+        if (refusal) twimlProblems.push(`${next.url}: ${refusal}`);
         if (first && afterAnswer) await afterAnswer();
       }
       next = null;
@@ -369,10 +375,11 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         continue;
       }
       const body = /<Response>([\s\S]*)<\/Response>/.exec(text)?.[1] ?? '';
-      for (const verb of body.matchAll(/<(Say|Gather|Redirect|Dial|Hangup|Connect|Pause|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g)) {
+      for (const verb of body.matchAll(/<(Say|Play|Gather|Redirect|Dial|Hangup|Connect|Pause|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g)) {
         const [, name, attrs, inner = ''] = verb;
         const options = attributes(attrs ?? '');
         if (name === 'Say') call.heard.push(decode(inner));
+        else if (name === 'Play' && options.digits !== undefined) call.pressed.push(options.digits);
         else if (name === 'Start') {
           const noun = /<Recording\b([^>]*?)\/?>/.exec(inner);
           if (noun) {
@@ -738,6 +745,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         documents: [],
         heard: [],
         transfers: [],
+        pressed: [],
         dialReports: [],
         adopted: null,
         hungUp: false,
@@ -832,6 +840,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         documents: [],
         heard: [],
         transfers: [],
+        pressed: [],
         dialReports: [],
         adopted: null,
         hungUp: false,
@@ -884,6 +893,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         documents: [],
         heard: [],
         transfers: [],
+        pressed: [],
         dialReports: [],
         adopted: { script },
         hungUp: false,

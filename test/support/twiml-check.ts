@@ -25,6 +25,8 @@ const VERBS = new Set([
 ]);
 const ATTRIBUTES: Record<string, Set<string>> = {
   Say: new Set(['voice', 'language', 'loop']),
+  // <Play> (twilio.com/docs/voice/twiml/play, read 2026-12-04): `loop`, and `digits`, DTMF tones with `w` a half-second pause.
+  Play: new Set(['loop', 'digits']),
   Dial: new Set([
     'action',
     'answerOnBridge',
@@ -101,7 +103,7 @@ const SIP_URI = /^sips?:[^\s@<>]+@[^\s<>]+$/;
 
 const attributesOf = (text: string) => [...text.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1]!, match[2]!] as const);
 
-/** Why Twilio would not run this document (null: it would): one `<Response>`, known verbs, and for <Say>, <Dial>, <Number>, <Sip>, <Connect> and <Stream> only their attributes. */
+/** Why Twilio would not run this document (null: it would): one `<Response>`, known verbs, and for <Say>, <Play>, <Dial>, <Number>, <Sip>, <Connect> and <Stream> only their attributes. */
 export function twimlProblem(twiml: string): string | null {
   const document = twiml.replace(/^<\?xml[^>]*\?>\s*/, '').trim();
   if (document === '<Response/>') return null;
@@ -115,6 +117,7 @@ export function twimlProblem(twiml: string): string | null {
       if (known && !known.has(attribute)) return `<${name}> has no attribute ${attribute}`;
       if (attribute === 'method' && !['GET', 'POST'].includes(value)) return `<${name} method> is GET or POST, not ${value}`;
       if (attribute === 'action' && !/^https?:\/\//.test(value)) return `<${name} action> is not an absolute URL: ${value}`;
+      if (name === 'Play' && attribute === 'digits' && !/^[0-9*#w]+$/.test(value)) return `<Play digits> holds DTMF keys and w, not ${value}`;
     }
     if (name === 'Connect') {
       // <Connect><Stream>: a bidirectional Media Stream to a wss:// URL, its custom <Parameter name value>s.

@@ -30,6 +30,12 @@ export type VoiceAction =
    * the person joins from their own leg; either leaving ends it. The caller's reports its end to `/dial`.
    */
   | { kind: 'conference'; room: string; role: 'caller' | 'person' }
+  /**
+   * Press keys on the call (a batch call's send_digits): the carrier plays their touch tones, Twilio's
+   * `<Play digits>` and TeXML's (0-9, * and #; `w` half a second's pause). Only where the carrier's
+   * callControl says it `playsDigits`.
+   */
+  | { kind: 'digits'; digits: string }
   | { kind: 'hangup' };
 
 /**

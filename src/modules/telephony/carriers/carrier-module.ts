@@ -76,6 +76,8 @@ export interface CallControlContext {
 /** A carrier's rendering of the carrier-neutral VoiceActions (TwiML for Twilio). */
 export interface CallControl {
   render(actions: VoiceAction[], context: CallControlContext): { contentType: string; body: string };
+  /** Whether `digits` actions are rendered, so a batch call's send_digits presses keys through the carrier (Twilio's `<Play digits>`, TeXML's). */
+  readonly playsDigits?: boolean;
 }
 
 /**

@@ -38,4 +38,6 @@ export function telnyxWebhooks(adapter: TelnyxCarrier, now: () => number = () =>
 
 export const texmlCallControl: CallControl = {
   render: (actions, context) => ({ contentType: 'text/xml', body: renderTexml(actions, context) }),
+  // <Play digits> (developers.telnyx.com texml-verbs/play, read 2026-12-04).
+  playsDigits: true,
 };

@@ -85,6 +85,10 @@ export function renderTexml(actions: VoiceAction[], context: CallControlContext)
         );
         break;
       }
+      case 'digits':
+        // <Play digits> (texml-verbs/play, read 2026-12-04): "DTMF tones to play ... 0-9, *, #, and w (for a 0.5 second pause)".
+        verbs.push(`<Play${attributes({ digits: action.digits })}/>`);
+        break;
       case 'hangup':
         verbs.push('<Hangup/>');
         break;

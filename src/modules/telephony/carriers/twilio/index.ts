@@ -49,7 +49,8 @@ export function twilioModule(adapter: TwilioCarrier): CarrierModule {
       // The same on each retry of one request; not signed, so a key beside what was signed, never instead of it.
       idempotencyKey: (request) => request.header('i-twilio-idempotency-token') || null,
     },
-    callControl: { render: (actions, context) => ({ contentType: 'text/xml', body: renderTwiml(actions, context) }) },
+    // <Play digits> (twilio.com/docs/voice/twiml/play, read 2026-12-04): DTMF tones, `w` a half-second pause.
+    callControl: { render: (actions, context) => ({ contentType: 'text/xml', body: renderTwiml(actions, context) }), playsDigits: true },
     media: twilioMedia,
   };
 }

@@ -83,6 +83,9 @@ export function renderTwiml(actions: VoiceAction[], context: TwimlContext): stri
         dial.conference({ startConferenceOnEnter: action.role === 'person', endConferenceOnExit: true, beep: 'false' as never }, action.room);
         break;
       }
+      case 'digits':
+        response.play({ digits: action.digits });
+        break;
       case 'hangup':
         response.hangup();
         break;
