@@ -2,6 +2,7 @@ import type { Agent } from './agent.entity.js';
 import type { ChatMessage, KnowledgePort, ModelPort, Passage, ToolPort } from './agent.ports.js';
 import type { ToolCallRecord } from '../tools/tool-call.store.js';
 import type { MessageReply } from './agent.types.js';
+import type { ModelTool } from '../models/model.types.js';
 import { buildSystemPrompt, policySection, redactPolicy, userLines } from './prompt.js';
 import { renderedPrompt, type CallContext } from './templates/call-context.js';
 
@@ -16,7 +17,8 @@ export class AgentResponder {
   /**
    * `context`: what the agent's templates are rendered from (null: its texts as written). `scope`:
    * the conversation (and call) the reply is of; its tool calls are stored there, in order (none:
-   * a test message, whose tool calls are only answered).
+   * a test message, whose tool calls are only answered). `callTools`: a phone call's own tools
+   * (a batch call's transfer_call and send_digits), offered before the agent's.
    */
   async reply(
     agent: Agent,
@@ -24,13 +26,14 @@ export class AgentResponder {
     message: string,
     context: CallContext | null = null,
     scope: { conversationId: string; callId: string | null } | null = null,
+    callTools: ModelTool[] = [],
   ): Promise<MessageReply> {
     const passages = await this.retrieve(agent, message);
     const prompt = renderedPrompt(agent, context);
     const written = [...userLines(history), message];
     const toolCalls: ToolCallRecord[] = [];
     const tools = this.tools;
-    const modelTools =
+    const ownTools =
       tools && (agent.toolIds.length > 0 || agent.mcpTools.length > 0)
         ? await tools.toolsFor(agent, {
             organizationId: agent.organization.id,
@@ -45,6 +48,7 @@ export class AgentResponder {
             },
           })
         : [];
+    const modelTools = [...callTools, ...ownTools];
     const result = await this.model.generate({
       model: agent.modelConfig.model,
       system: buildSystemPrompt(prompt.instructions, prompt.policy, passages, prompt.filled),

@@ -14,6 +14,7 @@ import { Organization } from '../organizations/organization.entity.js';
 import { Agent } from './agent.entity.js';
 import { AgentStatus, ConversationStatus, MessageRole } from './agent.enums.js';
 import type { ChatMessage, KnowledgePort, ModelPort, ToolPort } from './agent.ports.js';
+import type { ModelTool } from '../models/model.types.js';
 import { AgentResponder } from './agent.responder.js';
 import { findAgent } from './find-agent.js';
 import type { CriterionOutcome, MessageReply } from './agent.types.js';
@@ -283,7 +284,7 @@ export class ConversationService {
    * passages, the reply stored with its usage. When the model fails the user message stays and the
    * error propagates. A phone call passes the agent of the node it is on; typed messages the conversation's.
    */
-  private async turn(conversation: Conversation, agent: Agent, message: string): Promise<MessageReply> {
+  private async turn(conversation: Conversation, agent: Agent, message: string, callTools?: (agent: Agent) => ModelTool[]): Promise<MessageReply> {
     if (agent.status === AgentStatus.archived) throw new AppError('CONFLICT', 'The agent of this conversation is archived');
     if (CLOSED.has(conversation.status)) throw new AppError('CONFLICT', `The conversation is ${conversation.status}`);
     this.model.assertModelConfig(agent.modelConfig);
@@ -292,10 +293,17 @@ export class ConversationService {
     const history: ChatMessage[] = earlier.reverse().map((item) => ({ role: item.role, content: item.content }));
 
     await this.storeMessage(conversation, MessageRole.user, message);
-    const reply = await this.responder.reply(agent, history, message, contextFor(agent, conversation.context), {
-      conversationId: conversation.id,
-      callId: conversation.callId,
-    });
+    const reply = await this.responder.reply(
+      agent,
+      history,
+      message,
+      contextFor(agent, conversation.context),
+      {
+        conversationId: conversation.id,
+        callId: conversation.callId,
+      },
+      callTools?.(agent) ?? [],
+    );
     await this.storeMessage(conversation, MessageRole.assistant, reply.response, reply.usage);
     return reply;
   }
@@ -312,11 +320,17 @@ export class ConversationService {
     return conversation;
   }
 
-  /** One caller turn on a call, answered by `agentId` through the same path as typed messages. */
-  async replyOnCall(organizationId: string, conversationId: string, agentId: string, message: string): Promise<MessageReply> {
+  /** One caller turn on a call, answered by `agentId` through the same path as typed messages; `callTools`: the call's own tools for that agent (a batch call's, batch-call-tools.ts). */
+  async replyOnCall(
+    organizationId: string,
+    conversationId: string,
+    agentId: string,
+    message: string,
+    callTools?: (agent: Agent) => ModelTool[],
+  ): Promise<MessageReply> {
     const conversation = await this.em.findOneOrFail(Conversation, { id: conversationId, organization: organizationId }, { populate: ['agent'] });
     const agent = agentId === conversation.agent.id ? conversation.agent : await this.em.findOneOrFail(Agent, { id: agentId, organization: organizationId });
-    return this.turn(conversation, agent, message);
+    return this.turn(conversation, agent, message, callTools);
   }
 
   /**
