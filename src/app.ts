@@ -468,7 +468,7 @@ export async function createGateway(config: Config, database: Database, logger: 
     transferWebhookRouter({
       guard: carrierRequestGuard(webhookOptions),
       transfers,
-      armStreams: (callId, actions) => voice.armStreams(callId, actions),
+      backToAgent: (callId) => voice.armStreams(callId, [{ kind: 'stream' }]),
       publicUrl: () => config.telephony.publicUrl,
       logger,
     }),

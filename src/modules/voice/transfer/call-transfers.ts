@@ -23,6 +23,17 @@ import { transferSummary, type SummaryModelPort } from './transfer-summary.js';
 export interface TransferOutcome {
   output: Record<string, unknown>;
   transferred: { name: string; line: string; briefing: string | null } | null;
+  /** With `respond` (a batch call): what the call does now (the line and the dial, or the hold and the room), for the webhook's answer. */
+  actions?: VoiceAction[];
+}
+
+/**
+ * How the carrier is given the transfer: by updating the live call (a media-streamed call: sts,
+ * streaming), or, with `respond`, in the answer to the carrier's webhook now being answered (a batch
+ * call, whose TwiML/TeXML the gateway is writing anyway): the outcome then carries the actions.
+ */
+export interface TransferDelivery {
+  respond?: boolean;
 }
 
 /** A transfer whose dial reached no one, the caller given back to the agent: whom it dialled and the carrier's word for how it ended. */
@@ -42,6 +53,7 @@ export interface TransferPort {
     agent: Agent,
     args: Record<string, unknown>,
     sessionModel?: SummaryModelPort | null,
+    delivery?: TransferDelivery,
   ): Promise<TransferOutcome>;
   returned(call: { id: string; organizationId: string }): Promise<ReturnedTransfer | null>;
 }
@@ -103,6 +115,7 @@ export class CallTransfers implements TransferPort {
     agent: Agent,
     args: Record<string, unknown>,
     sessionModel: SummaryModelPort | null = null,
+    delivery: TransferDelivery = {},
   ): Promise<TransferOutcome> {
     const { logger } = this.options;
     const name = typeof args.destination === 'string' ? args.destination.trim() : '';
@@ -129,8 +142,8 @@ export class CallTransfers implements TransferPort {
     const carrier = carrierModuleOf(this.options.carriers, row.carrier);
     const update = carrier?.adapter.updateCall?.bind(carrier.adapter);
     const account = row.carrier_connection_id ? await this.options.account(row.carrier_connection_id) : null;
-    // A carrier transfers when it can update a live call and read the dial's report (Twilio and Telnyx both do; a web call has no carrier).
-    if (!carrier || !update || !carrier.webhooks.dialOutcome || !account || !row.carrier_call_id)
+    // A carrier transfers when it can update a live call (or, on a batch call, answer its webhook) and read the dial's report (Twilio and Telnyx both do; a web call has no carrier).
+    if (!carrier || (!update && !delivery.respond) || !carrier.webhooks.dialOutcome || !account || !row.carrier_call_id)
       return refused(`transfer is not available on this carrier (${row.carrier})`);
     // A warm transfer also places the person's own leg and reads how it ended.
     const dialLeg = carrier.adapter.dialLeg?.bind(carrier.adapter);
@@ -193,7 +206,7 @@ export class CallTransfers implements TransferPort {
           call.id,
         ]);
       }
-      await update(account, row.carrier_call_id, carrier.callControl.render(actions, context));
+      if (!delivery.respond) await update!(account, row.carrier_call_id, carrier.callControl.render(actions, context));
     } catch (error) {
       await query(this.options.em.fork(), 'update calls set transfer = ?::jsonb, updated_at = ?::timestamptz where id = ?', [
         before ? JSON.stringify(before) : null,
@@ -210,7 +223,11 @@ export class CallTransfers implements TransferPort {
       logger.error({ callId: call.id, err: error instanceof Error ? error.message : String(error) }, 'call.transferred could not be written'),
     );
     logger.info({ callId: call.id, destination: destination.name }, 'call transferred');
-    return { output: { transferred: true, destination: destination.name }, transferred: { name: destination.name, line, briefing } };
+    return {
+      output: { transferred: true, destination: destination.name },
+      transferred: { name: destination.name, line, briefing },
+      ...(delivery.respond ? { actions } : {}),
+    };
   }
 
   /**

@@ -33,6 +33,11 @@ export function returnedLine(name: string, dialStatus: string): string {
   return `${unreached(dialStatus).line(name)} I'm back with you: how else can I help?`;
 }
 
+/** A batch call's transcript line (the agent's, which its model reads with the turns) for a transfer that gave the caller back. */
+export function returnedNote(name: string, dialStatus: string): string {
+  return `[the transfer to ${name} failed: ${unreached(dialStatus).why} (dial status ${dialStatus}); the caller is back with the agent]`;
+}
+
 /**
  * What the agent's model is told, after its instructions, when a transfer gave the caller back: this
  * call so far (its transcript), to whom the transfer went, how the dial ended, and why.

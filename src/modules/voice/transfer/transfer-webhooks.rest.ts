@@ -7,8 +7,11 @@ import type { CallTransfers } from './call-transfers.js';
 export interface TransferWebhookOptions {
   guard: CarrierRequestGuard;
   transfers: Pick<CallTransfers, 'dialed' | 'legEnded'>;
-  /** Issues a stream action's single-use nonce (voice-session.ts armStreams): the call's media stream, opened again. */
-  armStreams: (callId: string, actions: VoiceAction[]) => Promise<VoiceAction[]>;
+  /**
+   * What a caller given back to the agent does next (voice-session.ts backFromTransfer): its media
+   * stream again (a new single-use nonce), or on a batch call the agent's line and a gather.
+   */
+  backToAgent: (callId: string) => Promise<VoiceAction[]>;
   /** PUBLIC_URL, read per request: where a call-control document points back to. */
   publicUrl: () => string | undefined;
   logger: Logger;
@@ -21,7 +24,8 @@ export interface TransferWebhookOptions {
  * for a call of another connection, an unknown one, one ended, one not transferred or naming another
  * carrier call is answered and changes nothing. A dial that reached no one (busy, no-answer, failed,
  * canceled) while the caller is on the line is answered with the call's media stream again (Twilio:
- * `<Connect><Stream>`, a new single-use nonce), so the agent is back with the caller and told why;
+ * `<Connect><Stream>`, a new single-use nonce), or on a batch call with the agent saying so and a
+ * `<Gather>`, so the agent is back with the caller and told why;
  * any other answer hangs up: the person had the call, and the agent left it when it transferred.
  */
 export function transferWebhookRouter(options: TransferWebhookOptions): Router {
@@ -41,7 +45,7 @@ export function transferWebhookRouter(options: TransferWebhookOptions): Router {
       if (result === 'ignored')
         logger.warn({ callSid: fields.CallSid, dialStatus: fields.DialCallStatus }, 'a transfer’s dial report for no transfer we know; ignored');
       else logger.info({ callId, dialStatus: outcome!.status }, 'transfer dial reported');
-      const actions: VoiceAction[] = result === 'returned' && callId ? await options.armStreams(callId, [{ kind: 'stream' }]) : [{ kind: 'hangup' }];
+      const actions: VoiceAction[] = result === 'returned' && callId ? await options.backToAgent(callId) : [{ kind: 'hangup' }];
       if (result === 'returned') logger.info({ callId, dialStatus: outcome!.status }, 'the transfer reached no one: the caller goes back to the agent');
       const document = carrier.callControl.render(actions, {
         publicUrl: options.publicUrl() ?? '',
@@ -59,7 +63,7 @@ export function transferWebhookRouter(options: TransferWebhookOptions): Router {
    * ended (Twilio: its status callback, CallStatus and CallDuration), signed like every callback. Recorded
    * once, for the leg the call's transfer placed; a leg that reached no one (busy, no-answer, failed,
    * canceled) gives the caller back to the agent: the caller's call, waiting in the room, is updated
-   * with its media stream again. Anything else is answered and changes nothing.
+   * with its media stream again (a batch call: the agent's line and a gather). Anything else is answered and changes nothing.
    */
   router.post('/:kind/:connectionId/transfer-leg', async (req, res, next) => {
     try {
@@ -76,7 +80,7 @@ export function transferWebhookRouter(options: TransferWebhookOptions): Router {
         return;
       }
       logger.info({ callId, legStatus: outcome!.status }, 'the warm transfer reached no one: the caller goes back to the agent');
-      const actions = await options.armStreams(callId, [{ kind: 'stream' }]);
+      const actions = await options.backToAgent(callId);
       const document = carrier.callControl.render(actions, { publicUrl: options.publicUrl() ?? '', connectionId: account.connectionId ?? '', callId });
       await carrier.adapter
         .updateCall?.(account, ended.callerCallId, document)
