@@ -96,6 +96,7 @@ import { amdWebhookRouter } from './modules/telephony/amd-webhooks.rest.js';
 import { VoicemailDrop } from './modules/voice/voicemail-drop.js';
 import { CallTransfers } from './modules/voice/transfer/call-transfers.js';
 import { transferWebhookRouter } from './modules/voice/transfer/transfer-webhooks.rest.js';
+import { BatchCallTools } from './modules/voice/batch-call-tools.js';
 import { InboundCalls } from './modules/voice/inbound.js';
 import { voiceWebhookRouter } from './modules/voice/voice.rest.js';
 import { recordingWebhookRouter } from './modules/recordings/recording-webhooks.rest.js';
@@ -463,12 +464,14 @@ export async function createGateway(config: Config, database: Database, logger: 
     logger,
   });
   voice.streamArmed = (callId) => streamPreparations.prepare(callId);
+  // A batch call's model is offered transfer_call and send_digits, done through the call's carrier in the webhook's answer.
+  voice.callTools = new BatchCallTools({ carriers: services.carrierModules, transfers, logger });
   app.use(
     '/telephony',
     transferWebhookRouter({
       guard: carrierRequestGuard(webhookOptions),
       transfers,
-      backToAgent: (callId) => voice.armStreams(callId, [{ kind: 'stream' }]),
+      backToAgent: (callId) => voice.backFromTransfer(callId),
       publicUrl: () => config.telephony.publicUrl,
       logger,
     }),

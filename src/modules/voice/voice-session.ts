@@ -20,6 +20,10 @@ import type { AgentVariable } from '../agents/templates/agent-variable.types.js'
 import { callContext, readCallSource } from '../agents/templates/call-context-reader.js';
 import { firstMessageFor } from '../agents/templates/first-message.js';
 import { keypadLine } from './keypad/keypad-presses.js';
+import { agentPressedLine } from './keypad/dtmf-tones.js';
+import type { BatchCallTools } from './batch-call-tools.js';
+import { returnedLine, returnedNote, transferredLine } from './transfer/transfer-tool.js';
+import type { StoredTransfer } from '../telephony/call-transfer.types.js';
 
 /** Where a call's voice session is, kept in calls.voice_state. */
 export interface VoiceState {
@@ -54,6 +58,7 @@ interface CallRow {
   agent_id: string | null;
   conversation_id: string | null;
   status: string;
+  carrier: string;
   voice_state: VoiceState | null;
 }
 
@@ -98,6 +103,8 @@ export class VoiceEngine {
   private readonly recordings: RecordingLedger;
   /** Told each call whose answer was just given a media stream's URL (the app prepares a streaming call's first words there). */
   streamArmed?: (callId: string) => void;
+  /** A batch call's tools (transfer_call, send_digits), set where calls reach a carrier (app.ts); none: the model is offered none (the simulator). */
+  callTools?: BatchCallTools;
 
   constructor(
     private readonly em: EntityManager,
@@ -116,7 +123,7 @@ export class VoiceEngine {
   private async load(callId: string): Promise<CallRow | null> {
     const [row] = await query<CallRow>(
       this.em.fork(),
-      'select id, organization_id, execution_id, agent_id, conversation_id, status, voice_state from calls where id = ?',
+      'select id, organization_id, execution_id, agent_id, conversation_id, status, carrier, voice_state from calls where id = ?',
       [callId],
     );
     return row ?? null;
@@ -401,6 +408,7 @@ export class VoiceEngine {
     if (!agentId) return [{ kind: 'hangup' }];
     let conversationId = call.conversation_id;
     let replyText: string;
+    const tools = this.callTools?.forTurn({ id: callId, organizationId: call.organization_id }, call.carrier);
     try {
       if (!conversationId) {
         conversationId = (await this.conversations.openForCall(call.organization_id, agentId, callId)).id;
@@ -408,9 +416,16 @@ export class VoiceEngine {
       }
       await this.conversations.addSpokenOnCall(call.organization_id, conversationId, before.said ?? []);
       // Keys alone are the model's line as on a live call ("[the caller pressed 1]", keypad-presses.ts).
-      replyText = (await this.conversations.replyOnCall(call.organization_id, conversationId, agentId, speech ?? keypadLine(digits!))).response;
+      replyText = (await this.conversations.replyOnCall(call.organization_id, conversationId, agentId, speech ?? keypadLine(digits!), tools?.tools)).response;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
+      // The transfer was claimed before the model failed: the caller still goes to the person.
+      const claimed = tools?.effect().transfer;
+      if (claimed) {
+        this.logger.warn({ callId, err: reason }, 'the agent failed after transferring the call; the transfer goes on');
+        await this.save(callId, state);
+        return claimed.actions;
+      }
       this.logger.warn({ callId, err: reason }, 'the agent could not answer on the call; the call fails');
       await this.tracker.failLive(callId, `The agent could not answer: ${reason}`);
       if (conversationId) await this.conversations.closeForCall(call.organization_id, conversationId, true);
@@ -418,6 +433,17 @@ export class VoiceEngine {
       return [{ kind: 'say', text: WORDS.apology, voice }, { kind: 'hangup' }];
     }
     const actions: VoiceAction[] = [{ kind: 'say', text: replyText, voice }];
+    const effect = tools?.effect();
+    if (effect?.transfer) {
+      // The carrier takes the call with this answer: the reply, then the line and the dial (or the hold). The node is kept, for a caller given back.
+      await this.conversations.addSpokenOnCall(call.organization_id, conversationId, [transferredLine(effect.transfer.name, effect.transfer.briefing)]);
+      await this.save(callId, state);
+      return [...actions, ...effect.transfer.actions];
+    }
+    if (effect?.digits) {
+      await this.conversations.addSpokenOnCall(call.organization_id, conversationId, [agentPressedLine(effect.digits)]);
+      actions.push({ kind: 'digits', digits: effect.digits });
+    }
     if (state.turns >= MAX_TURNS) {
       await this.save(callId, { ...state, nodeId: null });
       return [...actions, { kind: 'say', text: WORDS.turnsGoodbye, voice }, { kind: 'hangup' }];
@@ -455,6 +481,31 @@ export class VoiceEngine {
     // While the carrier fetches these instructions and opens the stream, its first words are prepared (stream-preparations.ts).
     else this.streamArmed?.(callId);
     return actions.map((action) => (action.kind === 'stream' ? (issued.length > 0 ? { kind: 'stream', nonce } : { kind: 'stream' }) : action));
+  }
+
+  /**
+   * A transfer's dial reached no one and the caller is back (transfer-webhooks.rest.ts): a call whose
+   * agent speaks over the media stream gets its stream again (a new single-use nonce); a batch call
+   * hears why and is listened to again, with the failed transfer in its transcript for the model.
+   */
+  backFromTransfer(callId: string): Promise<VoiceAction[]> {
+    return this.scoped(async () => {
+      const call = await this.load(callId);
+      const state = call?.voice_state;
+      if (!call || FINAL.has(call.status)) return [{ kind: 'hangup' }];
+      const script = state ? await this.script(call) : null;
+      const node = script?.flow?.nodes.find((item) => item.id === state?.nodeId);
+      const agent = script?.agents.get(node?.agentId ?? script.agentId ?? '');
+      if (!state || !script || isStreamed(agent)) return this.armStreams(callId, [{ kind: 'stream' }]);
+      const [row] = await query<{ transfer: StoredTransfer | string | null }>(this.em.fork(), 'select transfer from calls where id = ?', [callId]);
+      const stored = typeof row?.transfer === 'string' ? (JSON.parse(row.transfer) as StoredTransfer) : (row?.transfer ?? null);
+      const name = stored?.destinationName ?? 'the person';
+      const status = stored?.dialStatus ?? 'failed';
+      const line = returnedLine(name, status);
+      if (call.conversation_id) await this.conversations.addSpokenOnCall(call.organization_id, call.conversation_id, [returnedNote(name, status), line]);
+      await this.save(callId, { ...state, reprompts: 0, reply: null });
+      return [{ kind: 'gather', prompt: line, voice: this.context(script, state.machine).voiceOf(node?.agentId) }];
+    });
   }
 
   /** Whether the call ended `failed` by our side (failLive: its model or realtime provider failed) rather than by the carrier. */

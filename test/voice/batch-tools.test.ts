@@ -1,0 +1,152 @@
+import { TransferCallDocument } from '../generated/graphql.js';
+import type { TestApp, TestOrganization } from '../helpers/app.js';
+import { startFakeTwilio, type CallScript, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
+import { runUntilCompleted, startTwilioApp } from '../telephony/fixtures.js';
+import { callsOf, closedConversation, createVoiceAgent, messagesOf, voiceCampaign } from './fixtures.js';
+import { BILLING, transferOf, answeredColdTransfer } from './transfer-fixtures.js';
+import { WORDS } from '../../src/modules/voice/voice-actions.js';
+
+// A batch agent's call tools (issue #44), through the real doors: a one-contact Twilio campaign whose
+// callee answers each <Gather> (the Twilio double follows the TwiML the gateway answers, checking every
+// document against the TwiML reference, twiml-check.ts). The agent's model is builtin/echo, which calls
+// a tool a caller's turn names (`call <tool> <JSON>`), so the model here is offered transfer_call and
+// send_digits exactly as it would call them. A cold transfer is the turn's answer: the reply, the line
+// and a <Dial action>; the dial's report is recorded on the call; one that reaches no one brings the
+// caller back to the agent, which says so and listens again. send_digits is <Play digits> after the
+// reply. PGlite, and PostgreSQL with TEST_DATABASE_URL.
+
+const BLOCKED = { name: 'Old line', number: '+14155550177', description: 'The old support line' };
+
+let fake: FakeTwilio;
+let app: TestApp;
+let acme: TestOrganization;
+let other: TestOrganization;
+let agentId: string;
+
+beforeAll(async () => {
+  fake = await startFakeTwilio();
+  app = await startTwilioApp(fake);
+  acme = await app.organization('Acme batch tools');
+  other = await app.organization('Other batch tools');
+  agentId = await createVoiceAgent(acme, { firstMessage: 'Hello, this is Acme.', transferDestinations: [BILLING, BLOCKED] });
+  expect((await acme.rest.post('/api/do-not-call', { phone: BLOCKED.number, note: 'asked not to be called' })).status).toBe(201);
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await fake?.close();
+});
+
+afterEach(() => {
+  expect(fake.twimlProblems()).toEqual([]);
+});
+
+const toolTurn = (name: string, args: Record<string, unknown>) => `call ${name} ${JSON.stringify(args)}`;
+
+/** A one-contact campaign of the batch agent whose callee says `turns`: the call as the double heard it, its row, and its transcript. */
+async function runCall(turns: CallScript['turns'], dial?: CallScript['dial'], agent = agentId) {
+  const campaign = await voiceCampaign(acme, fake, { agentId: agent });
+  fake.script(() => ({ outcome: 'answered', durationSeconds: 30, stepMs: 5, turns, ...(dial ? { dial } : {}) }));
+  await runUntilCompleted(app, acme, campaign.executionId, fake);
+  const heard = fake.calls().find((call) => call.to === campaign.phones[0]) as FakeCall;
+  const [record] = await callsOf(app, campaign.executionId);
+  await closedConversation(acme, record!.conversation_id!, 60_000);
+  const messages = (await messagesOf(app, record!.conversation_id!)).map((message) => [message.role, message.content]);
+  return { heard, record: record!, messages };
+}
+
+describe('transfer_call on a batch call', () => {
+  it('cold: the turn is answered with the reply, the line and a <Dial action>; the dial’s report is recorded; record, transcript and event say so', async () => {
+    const { heard, record, messages } = await runCall([toolTurn('transfer_call', { destination: BILLING.name })], { status: 'completed', durationSeconds: 95 });
+    expect(heard.transfers).toEqual([BILLING.number]);
+    expect(heard.heard).toEqual([
+      'Hello, this is Acme.',
+      WORDS.filler,
+      `Echo: transfer_call answered ${JSON.stringify({ transferred: true, destination: BILLING.name })}`,
+      `Connecting you to ${BILLING.name}.`,
+    ]);
+    // The answer that transferred: the line, then the dial reporting to the connection's /dial route.
+    const answer = heard.documents.find((document) => document.twiml.includes('<Dial'))!;
+    expect(answer.url).toMatch(/\/reply\?callId=/);
+    expect(answer.twiml).toMatch(/<Dial action="[^"]+\/dial\?callId=[0-9a-f-]{36}" method="POST"><Number>\+14155550100<\/Number><\/Dial>/);
+    expect(heard.dialReports).toHaveLength(1);
+    expect(heard.dialReports[0]!.status).toBe(200);
+    expect(await transferOf(acme, record.id)).toEqual(answeredColdTransfer(BILLING, 95));
+    expect(messages.slice(-2)).toEqual([
+      ['assistant', `Echo: transfer_call answered ${JSON.stringify({ transferred: true, destination: BILLING.name })}`],
+      ['assistant', `[the call was transferred to ${BILLING.name}]`],
+    ]);
+    const events = (await acme.rest.get(`/api/events?type=call.transferred&callId=${record.id}`)).body.data as { payload: Record<string, any> }[];
+    expect(events).toHaveLength(1);
+    expect(events[0]!.payload).toMatchObject({ id: record.id, transfer: { destinationName: BILLING.name, mode: 'cold' } });
+    // Another organization sees neither the call nor its event.
+    expect((await other.rest.get(`/api/calls/${record.id}`)).status).toBe(404);
+    expect((await other.graphql.run(TransferCallDocument, { id: record.id })).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await other.rest.get(`/api/events?type=call.transferred&callId=${record.id}`)).body.data).toEqual([]);
+  });
+
+  it('a dial that nobody answers brings the caller back: the agent says so and listens again; the model reads why', async () => {
+    const { heard, record, messages } = await runCall([toolTurn('transfer_call', { destination: BILLING.name }), 'All right, thanks'], { status: 'no-answer' });
+    expect(heard.transfers).toEqual([BILLING.number]);
+    const back = `I'm sorry, ${BILLING.name} didn't answer. I'm back with you: how else can I help?`;
+    // Back with the agent: the call goes on as any batch call (here the callee then says nothing, and the call ends politely).
+    expect(heard.heard.slice(3)).toEqual([
+      `Connecting you to ${BILLING.name}.`,
+      back,
+      WORDS.filler,
+      'Echo: All right, thanks',
+      WORDS.reprompt,
+      WORDS.noInputGoodbye,
+    ]);
+    // The dial's action was answered with the agent's line and a <Gather>, not a stream.
+    expect(heard.dialReports[0]!.status).toBe(200);
+    const answer = heard.documents.find((document) => document.url.includes('/dial?'))!;
+    expect(answer.twiml).toContain('<Gather');
+    expect(answer.twiml).not.toContain('<Stream');
+    expect(await transferOf(acme, record.id)).toMatchObject({ destinationName: BILLING.name, dialStatus: 'no-answer', returnedAt: expect.any(String) });
+    expect(messages.slice(-4)).toEqual([
+      ['assistant', `[the transfer to ${BILLING.name} failed: nobody answered (dial status no-answer); the caller is back with the agent]`],
+      ['assistant', back],
+      ['user', 'All right, thanks'],
+      ['assistant', 'Echo: All right, thanks'],
+    ]);
+    const failed = (await acme.rest.get(`/api/events?type=call.transfer_failed&callId=${record.id}`)).body.data as unknown[];
+    expect(failed).toHaveLength(1);
+  });
+
+  it('a destination on the do-not-call list is refused: the model is told, nothing is dialled, the call goes on', async () => {
+    const { heard, record } = await runCall([toolTurn('transfer_call', { destination: BLOCKED.name })]);
+    expect(heard.transfers).toEqual([]);
+    expect(heard.heard[2]).toMatch(/^Echo: transfer_call failed: Old line is on the organization’s do-not-call list/);
+    expect(await transferOf(acme, record.id)).toBeNull();
+    expect((await acme.rest.get(`/api/events?type=call.transferred&callId=${record.id}`)).body.data).toEqual([]);
+  });
+
+  it('is offered only with destinations: without, the model has no such tool (its turn is words)', async () => {
+    const plain = await createVoiceAgent(acme, { firstMessage: 'Hello, this is Acme.' });
+    const turn = toolTurn('transfer_call', { destination: BILLING.name });
+    const { heard } = await runCall([turn], undefined, plain);
+    expect(heard.transfers).toEqual([]);
+    expect(heard.heard[2]).toBe(`Echo: ${turn}`);
+  });
+});
+
+describe('send_digits on a batch call', () => {
+  it('presses the keys with <Play digits> after the reply; the transcript says which; the model is told', async () => {
+    const { heard, messages } = await runCall([toolTurn('send_digits', { digits: '1w2#' }), 'Thanks']);
+    expect(heard.pressed).toEqual(['1w2#']);
+    const reply = `Echo: send_digits answered ${JSON.stringify({ sent: true, digits: '1w2#', when: 'after what you say now has been heard' })}`;
+    expect(heard.heard.slice(1, 3)).toEqual([WORDS.filler, reply]);
+    const answer = heard.documents.find((document) => document.twiml.includes('<Play'))!;
+    // The reply is said, then the keys pressed, then the agent listens.
+    expect(answer.twiml).toMatch(/<Say[^>]*>[^<]+<\/Say><Play digits="1w2#"\/><Gather /);
+    expect(messages).toContainEqual(['assistant', '[the agent pressed 1w2#]']);
+  });
+
+  it('keys outside 0-9 * # w press nothing: the model is told why', async () => {
+    const { heard, messages } = await runCall([toolTurn('send_digits', { digits: '12x' })]);
+    expect(heard.pressed).toEqual([]);
+    expect(heard.heard[2]).toMatch(/^Echo: send_digits failed: digits may only hold 0-9, \* and #, and w for a half-second pause; not "x"/);
+    expect(messages.some(([, content]) => content!.startsWith('[the agent pressed'))).toBe(false);
+  });
+});
