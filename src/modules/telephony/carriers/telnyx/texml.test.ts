@@ -24,6 +24,17 @@ describe('TeXML', () => {
     );
   });
 
+  it('presses a batch call’s keys with <Play digits> (texml-verbs/play: 0-9, *, # and w) after what is said', () => {
+    const texml = renderTexml(
+      [
+        { kind: 'say', text: 'Pressing two.', voice: null },
+        { kind: 'digits', digits: '2w#' },
+      ],
+      context,
+    );
+    expect(texml).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Say voice="Polly.Joanna">Pressing two.</Say><Play digits="2w#"/></Response>');
+  });
+
   it('starts a recording after consent with <Start><Recording>, in WAV, reporting to the call’s recording route; before a stream too', () => {
     const start =
       '<Start><Recording channels="dual" format="wav" recordingStatusCallback="https://gw.example/telephony/telnyx/c1/recording?callId=call-1" recordingStatusCallbackMethod="POST" recordingStatusCallbackEvent="in-progress completed absent"/></Start>';
