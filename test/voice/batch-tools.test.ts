@@ -3,7 +3,8 @@ import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallScript, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
 import { runUntilCompleted, startTwilioApp } from '../telephony/fixtures.js';
 import { callsOf, closedConversation, createVoiceAgent, messagesOf, voiceCampaign } from './fixtures.js';
-import { BILLING, transferOf, answeredColdTransfer } from './transfer-fixtures.js';
+import { BILLING, SALES, transferOf, answeredColdTransfer } from './transfer-fixtures.js';
+import { eventually } from './sts-fixtures.js';
 import { WORDS } from '../../src/modules/voice/voice-actions.js';
 
 // A batch agent's call tools (issue #44), through the real doors: a one-contact Twilio campaign whose
@@ -28,7 +29,7 @@ beforeAll(async () => {
   app = await startTwilioApp(fake);
   acme = await app.organization('Acme batch tools');
   other = await app.organization('Other batch tools');
-  agentId = await createVoiceAgent(acme, { firstMessage: 'Hello, this is Acme.', transferDestinations: [BILLING, BLOCKED] });
+  agentId = await createVoiceAgent(acme, { firstMessage: 'Hello, this is Acme.', transferDestinations: [BILLING, BLOCKED, SALES] });
   expect((await acme.rest.post('/api/do-not-call', { phone: BLOCKED.number, note: 'asked not to be called' })).status).toBe(201);
 }, 60_000);
 
@@ -40,6 +41,10 @@ afterAll(async () => {
 afterEach(() => {
   expect(fake.twimlProblems()).toEqual([]);
 });
+
+/** The name of the contact called at `phone` (the briefing's {{contact.name}}). */
+const contactName = async (phone: string) =>
+  (await app.sql<{ name: string }>('select name from contacts where phone = ? order by created_at desc limit 1', [phone]))[0]!.name;
 
 const toolTurn = (name: string, args: Record<string, unknown>) => `call ${name} ${JSON.stringify(args)}`;
 
@@ -130,6 +135,84 @@ describe('transfer_call on a batch call', () => {
     expect(heard.heard[2]).toBe(`Echo: ${turn}`);
   });
 });
+
+describe('a warm transfer on a batch call', () => {
+  afterEach(() => fake.script(() => ({ outcome: 'answered' })));
+
+  it('the turn is answered with the hold line and the room; the person’s leg is briefed (the agent’s text model’s summary) and joins', async () => {
+    const campaign = await voiceCampaign(acme, fake, { agentId });
+    let releaseCaller = () => undefined as void;
+    let releasePerson = () => undefined as void;
+    const callerHeld = new Promise<void>((resolve) => (releaseCaller = resolve));
+    const personHeld = new Promise<void>((resolve) => (releasePerson = resolve));
+    const turn = toolTurn('transfer_call', { destination: SALES.name });
+    fake.script((to) =>
+      to === SALES.number
+        ? { outcome: 'answered', durationSeconds: 64, stepMs: 5, holdUntil: personHeld }
+        : { outcome: 'answered', durationSeconds: 90, stepMs: 5, turns: [turn], holdUntil: callerHeld },
+    );
+    const done = runUntilCompleted(app, acme, campaign.executionId, fake);
+    // Whatever fails below, neither call is left held for the next test.
+    try {
+      await warmHeld(campaign, turn, done, releasePerson, releaseCaller);
+    } finally {
+      releasePerson();
+      releaseCaller();
+    }
+  });
+});
+
+/** The warm transfer's checks, while both calls are held, then released in turn. */
+async function warmHeld(
+  campaign: { executionId: string; phones: string[] },
+  turn: string,
+  done: Promise<void>,
+  releasePerson: () => void,
+  releaseCaller: () => void,
+) {
+  const caller = await eventually(
+    async () => fake.calls().find((call) => call.to === campaign.phones[0]),
+    (found) => found !== undefined,
+    'the campaign’s call',
+  );
+  const [record] = await eventually(
+    () => callsOf(app, campaign.executionId),
+    (rows) => rows.length === 1,
+    'the call row',
+  );
+  const room = `transfer-${record!.id}`;
+  await eventually(
+    async () => fake.room(room),
+    (state) => state?.started === true && state.participants.length === 2,
+    'the caller and the person in the room',
+  );
+  const person = fake.calls().find((call) => call.to === SALES.number && call.statusCallback?.includes(`callId=${record!.id}`))!;
+  const answer = caller.documents.find((document) => document.twiml.includes('<Conference'))!;
+  expect(answer.url).toMatch(/\/reply\?callId=/);
+  expect(answer.twiml).toContain(
+    `<Say voice="Polly.Matthew">Please hold while I connect you to Sales desk.</Say><Dial action="${app.baseUrl}/telephony/twilio/`,
+  );
+  expect(answer.twiml).toContain(`<Conference startConferenceOnEnter="false" endConferenceOnExit="true" beep="false">${room}</Conference></Dial>`);
+  // builtin/echo's summary is the caller's first line: the agent's text model wrote it, as a batch agent has one.
+  expect(person.heard).toHaveLength(1);
+  const briefing = person.heard[0]!;
+  expect(briefing).toBe(
+    `This is Ava, with a caller for Sales desk. A caller about a new order for ${await contactName(campaign.phones[0]!)}. Summary: ${turn} Connecting you now.`,
+  );
+  expect(await transferOf(acme, record!.id)).toMatchObject({ destinationName: SALES.name, mode: 'warm', briefing, summary: turn, summaryError: null });
+  releasePerson();
+  await eventually(
+    () => transferOf(acme, record!.id),
+    (value) => value?.dialStatus === 'completed',
+    'the leg’s end on the call',
+  );
+  releaseCaller();
+  await done;
+  const [ended] = await callsOf(app, campaign.executionId);
+  await closedConversation(acme, ended!.conversation_id!, 60_000);
+  const messages = (await messagesOf(app, ended!.conversation_id!)).map((message) => [message.role, message.content]);
+  expect(messages.at(-1)).toEqual(['assistant', `[the call was transferred to Sales desk; they were briefed: ${briefing}]`]);
+}
 
 describe('send_digits on a batch call', () => {
   it('presses the keys with <Play digits> after the reply; the transcript says which; the model is told', async () => {
