@@ -187,7 +187,7 @@ async function warmHeld(
     'the caller and the person in the room',
   );
   const person = fake.calls().find((call) => call.to === SALES.number && call.statusCallback?.includes(`callId=${record!.id}`))!;
-  const answer = caller.documents.find((document) => document.twiml.includes('<Conference'))!;
+  const answer = caller!.documents.find((document) => document.twiml.includes('<Conference'))!;
   expect(answer.url).toMatch(/\/reply\?callId=/);
   expect(answer.twiml).toContain(
     `<Say voice="Polly.Matthew">Please hold while I connect you to Sales desk.</Say><Dial action="${app.baseUrl}/telephony/twilio/`,
