@@ -9,7 +9,7 @@ import { type DetectionScript, scriptedDetection } from './scripted-detection.js
 // OpenAPI description, telnyx-texml-spec.ts, unknown fields refused), and each call's life told as
 // TeXML callbacks: form-encoded, signed as Telnyx signs them (Ed25519 over `telnyx-timestamp|body`,
 // developers.telnyx.com api-reference/callbacks/texml-call-*). It follows the TeXML it is answered
-// (Say, Gather, Redirect, Dial, Hangup) as a caller would, and what UpdateCall's `Texml` replaces it
+// (Say, Play — its `digits` kept in `pressed` —, Gather, Redirect, Dial, Hangup) as a caller would, and what UpdateCall's `Texml` replaces it
 // with; with AsyncAmd it posts the AMD verdicts (TexmlCallAmdWebhook) while the answer plays. With
 // Record on the call, or a <Start><Recording> in its TeXML, it records (a WAV of the channels asked), posts the signed
 // recording status callbacks (texml-recording-in-progress, texml-recording-completed), and serves
@@ -117,6 +117,8 @@ export interface FakeTelnyxCall {
   documents: { url: string; status: number | null; texml: string }[];
   heard: string[];
   transfers: string[];
+  /** The keys each `<Play digits>` pressed on the call, in order. */
+  pressed: string[];
   hungUp: boolean;
 }
 
@@ -177,7 +179,7 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const VERB = /<(Say|Gather|Redirect|Hangup|Dial|Connect|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g;
+const VERB = /<(Say|Play|Gather|Redirect|Hangup|Dial|Connect|Start)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/g;
 const attributesOf = (text: string) => Object.fromEntries([...text.matchAll(/\b(\w+)="([^"]*)"/g)].map(([, name, value]) => [name!, unescape(value!)]));
 
 /**
@@ -202,6 +204,15 @@ const CONFERENCE_ATTRIBUTES: Record<string, string[] | null> = {
   endConferenceOnExit: BOOLEAN,
   maxParticipants: null,
   beep: ['true', 'false', 'onEnter', 'onExit'],
+};
+/** <Play>'s attributes (texml-verbs/play, read 2026-12-04); `digits` is "0-9, *, #, and w (for a 0.5 second pause)". */
+const PLAY_ATTRIBUTES: Record<string, string[] | null> = {
+  loop: null,
+  mediaStorage: BOOLEAN,
+  digits: null,
+  failoverUrl: null,
+  continueOnError: BOOLEAN,
+  ringTone: null,
 };
 const attributeProblems = (given: Record<string, string>, published: Record<string, string[] | null>) =>
   Object.entries(given)
@@ -327,7 +338,13 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
       for (const [, verb, attributes = '', inner = ''] of text.matchAll(VERB)) {
         if (call.pendingTexml !== null || over(call)) break;
         if (verb === 'Say') call.heard.push(unescape(inner));
-        else if (verb === 'Dial') {
+        else if (verb === 'Play') {
+          const given = attributesOf(attributes);
+          const wrong = attributeProblems(given, PLAY_ATTRIBUTES);
+          if (given.digits !== undefined && !/^[0-9*#w]+$/.test(given.digits)) wrong.push(`digits="${given.digits}"`);
+          if (wrong.length > 0) refusals.push({ method: 'TeXML', path: '<Play>', status: 0, problem: wrong.join(', ') });
+          else if (given.digits !== undefined) call.pressed.push(given.digits);
+        } else if (verb === 'Dial') {
           const after = await dial(call, attributes, inner);
           if (after) next = after;
         } else if (verb === 'Connect') await connect(call, script, inner, source);
@@ -682,6 +699,7 @@ export async function startFakeTelnyx(): Promise<FakeTelnyx> {
           documents: [],
           heard: [],
           transfers: [],
+          pressed: [],
           hungUp: false,
         };
         calls.push(call);
