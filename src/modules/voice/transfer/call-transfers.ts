@@ -101,7 +101,8 @@ const refused = (error: string): TransferOutcome => ({ output: { transferred: fa
  * outcome comes back to `/telephony/{kind}/{connectionId}/dial` (transfer-webhooks.rest.ts); the
  * caller's media stream then ends at the carrier. A refusal by the carrier releases the claim and the
  * model is told, so the call goes on with the agent. `call.transferred` is written with the claim's
- * confirmation, once the carrier took it.
+ * confirmation, once the carrier took it. With `respond` (a batch call) no update is sent: the
+ * actions come back in the outcome for the webhook being answered, and the event is written then.
  */
 export class CallTransfers implements TransferPort {
   private readonly clock: () => Date;
