@@ -59,7 +59,7 @@ export interface Gateway {
   attach(server: Server): void;
   /** Ends the media streams still open (shutdown): their calls hang up, what was said is kept. */
   closeStreams(): void;
-  /** Streaming calls' first words prepared before their streams start (stream-preparations.ts). */
+  /** Calls' first words (streaming and speech-to-speech) prepared before their streams start (stream-preparations.ts). */
   streamPreparations: StreamPreparations;
   /** Ends the live streams (SSE and GraphQL subscriptions) so their connections do not hold up a shutdown. */
   closeLive(): void;
@@ -454,13 +454,26 @@ export async function createGateway(config: Config, database: Database, logger: 
     model: services.models,
     summaryDeadline: seams.transferSummaryDeadline,
   });
-  // A streaming call's first words, prepared while the carrier fetches the answer that opens its stream.
+  // The speech-to-speech providers, for the calls' bridges and their sessions prepared before the streams start.
+  const speechProviders = {
+    openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),
+    google: new GeminiSpeechProvider({ apiKey: config.providers.geminiApiKey, baseUrl: config.providers.geminiBaseUrl }),
+  };
+  // A call's first words (a streaming call's synthesis, a speech-to-speech call's session), prepared while the carrier fetches the answer that opens its stream.
   const streamPreparations = new StreamPreparations({
     em: database.em,
     conversations: callConversations,
     transfers,
     recognizers: services.voiceParties.recognizers,
     synthesizers: services.voiceParties.synthesizers,
+    speech: {
+      conversations: callConversations,
+      speech: speechProviders,
+      knowledge: services.agentPorts.knowledge,
+      withContext: (work) => RequestContext.create(database.orm.em, work),
+      tools: services.toolPort,
+      logger,
+    },
     logger,
   });
   voice.streamArmed = (callId) => streamPreparations.prepare(callId);
@@ -533,10 +546,8 @@ export async function createGateway(config: Config, database: Database, logger: 
         tools: services.toolPort,
         transfers,
         withContext: (work) => RequestContext.create(database.orm.em, work),
-        speech: {
-          openai: new OpenAiSpeechProvider({ url: config.providers.openaiRealtimeUrl ?? DEFAULT_OPENAI_REALTIME_URL, apiKey: config.providers.openaiApiKey }),
-          google: new GeminiSpeechProvider({ apiKey: config.providers.geminiApiKey, baseUrl: config.providers.geminiBaseUrl }),
-        },
+        speech: speechProviders,
+        preparedSpeech: (callId) => streamPreparations.takeSpeech(callId),
         streaming: {
           model: services.models,
           recognizers: services.voiceParties.recognizers,

@@ -602,6 +602,8 @@ export interface FakeRealtime {
   everyTurn: ScriptedTurn | null;
   /** When set, every new session is refused with this HTTP status. */
   refuseWith: number | null;
+  /** Handshakes refused so far (refuseWith). */
+  refused: number;
   /** Milliseconds each handshake is answered late (0: at once): the gateway's session opens that much later. */
   openDelayMs: number;
   /** When set, each handshake is answered once this settles (a test holds the session's open for as long as it needs). */
@@ -628,6 +630,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     script: [],
     everyTurn: null,
     refuseWith: null,
+    refused: 0,
     openDelayMs: 0,
     holdOpen: null,
     problems: [],
@@ -639,6 +642,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
   const waiters = sessionWaiters<FakeRealtimeSession>(fake.sessions, 'realtime');
   server.on('upgrade', (req, socket, head) => {
     if (fake.refuseWith) {
+      fake.refused++;
       socket.end(`HTTP/1.1 ${fake.refuseWith} Refused\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }

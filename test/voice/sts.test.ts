@@ -22,6 +22,10 @@ import { voiceCampaign } from './fixtures.js';
 import { eventually, stsHelpers, unescapeXml } from './sts-fixtures.js';
 import { renderStreamTwiml } from '../../src/modules/telephony/carriers/twilio/stream-twiml.js';
 import { testRunner } from '../runner/fixtures.js';
+import { createLogger } from '../../src/common/logger.js';
+import { CallConversations } from '../../src/modules/voice/realtime/call-conversation.js';
+import { OpenAiSpeechProvider } from '../../src/modules/voice/realtime/openai-realtime.js';
+import { PREPARED_FOR_MS, StreamPreparations } from '../../src/modules/voice/streaming/stream-preparations.js';
 
 // The speech-to-speech bridge end to end: the fake Twilio's account behind a carrier connection, a
 // live call of an sts agent, a Media Streams caller sending real μ-law audio, and the fake OpenAI
@@ -139,14 +143,20 @@ function closeCode(client: MediaStreamClient, ms = 3000): Promise<number | 'stil
   return Promise.race([client.closed.then((closed) => closed.code), new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), ms))]);
 }
 
-async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeRealtimeSession }> {
-  const { url, callSid } = await answeredStream(callId);
-  const opened = await MediaStreamClient.open(url, twilioFake.authToken);
-  if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
+/** The answer webhook, and the provider's session the gateway opens and configures for it meanwhile, before any stream (issue #45). */
+async function answeredWithSession(callId: string, status?: Record<string, string>) {
   const next = realtime.nextSession();
-  opened.start(callId, callSid);
+  const answered = await answeredStream(callId, ...(status ? [status] : []));
   const session = await next;
   await session.waitFor('session.update');
+  return { ...answered, session };
+}
+
+async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeRealtimeSession }> {
+  const { url, callSid, session } = await answeredWithSession(callId);
+  const opened = await MediaStreamClient.open(url, twilioFake.authToken);
+  if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
+  opened.start(callId, callSid);
   return { caller: opened, session };
 }
 
@@ -583,6 +593,8 @@ describe('faults', () => {
     twilioFake.script(() => ({ outcome: 'answered', ...(placed++ === 0 ? { holdUntil: held } : {}) }));
     const campaign = await voiceCampaign(acme, twilioFake, { agentId, maxAttempts: 2 });
     const runner = testRunner(app, { intervalMs: 20 });
+    // Opened while Twilio fetches the answer, before the stream (issue #45).
+    const next = realtime.nextSession();
     runner.start();
     try {
       // Generous waits: they end as soon as the runner gets there, and only a broken run waits them out.
@@ -604,7 +616,6 @@ describe('faults', () => {
       const url = unescapeXml(/<Stream url="([^"]+)"/.exec(twiml)![1]!);
       const caller = await MediaStreamClient.open(url, twilioFake.authToken);
       if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
-      const next = realtime.nextSession();
       caller.start(first!.id, first!.carrier_call_id);
       const session = await next;
       await session.waitFor('session.update');
@@ -649,7 +660,7 @@ describe('faults', () => {
 describe('who may open a media stream', () => {
   it('refuses a stream with a forged or missing signature before anything starts (403), the call unchanged', async () => {
     const callId = await liveCall();
-    const { url } = await answeredStream(callId);
+    const { url } = await answeredWithSession(callId);
     const before = await callRow(callId);
     const sessions = realtime.sessions.length;
     expect(await MediaStreamClient.open(url, 'not-the-auth-token')).toEqual({ refused: 403 });
@@ -673,7 +684,7 @@ describe('who may open a media stream', () => {
     });
     expect(batchAgent.status).toBe(201);
     const callId = await liveCall();
-    const { url, callSid } = await answeredStream(callId);
+    const { url, callSid, session } = await answeredWithSession(callId);
     await app.sql('update calls set agent_id = ? where id = ?', [batchAgent.body.id, callId]);
     const sessions = realtime.sessions.length;
     const opened = await MediaStreamClient.open(url, twilioFake.authToken);
@@ -682,6 +693,8 @@ describe('who may open a media stream', () => {
     await opened.sendAudio(callerSpeech(100, 0));
     expect((await opened.closed).code).toBe(1008);
     expect(opened.received).toEqual([]);
+    // The session prepared for the call's agent at the answer is not the call's now: closed, and none other opened.
+    await session.closed;
     expect(realtime.sessions.length).toBe(sessions);
     expect(await app.sql('select id from conversations where agent_id = ?', [batchAgent.body.id])).toEqual([]);
   });
@@ -695,9 +708,9 @@ describe('who may open a media stream', () => {
     });
     expect(theirAgent.status).toBe(201);
     const theirs = await liveCall({ org: other, connection: otherConnectionId, agent: theirAgent.body.id });
-    const { url: theirUrl } = await answeredStream(theirs);
+    const { url: theirUrl } = await answeredWithSession(theirs);
     const mine = await liveCall();
-    await answeredStream(mine);
+    await answeredWithSession(mine);
     const sessions = realtime.sessions.length;
     const base = mediaUrl();
     const nonce = theirUrl.split('/').at(-1)!;
@@ -781,13 +794,10 @@ describe('a captured media-stream handshake', () => {
   it('a replay of the same URL and signature is refused (403) before any WebSocket, and the first stream keeps the call', async () => {
     realtime.script.push({ caller: 'Hello, is this the shop?', reply: [{ text: 'Yes, this is the shop.' }] });
     const callId = await liveCall();
-    const { url, callSid } = await answeredStream(callId);
+    const { url, callSid, session } = await answeredWithSession(callId);
     const first = await MediaStreamClient.open(url, twilioFake.authToken);
     if (!(first instanceof MediaStreamClient)) throw new Error(`the first stream was refused: ${first.refused}`);
-    const next = realtime.nextSession();
     first.start(callId, callSid);
-    const session = await next;
-    await session.waitFor('session.update');
     const sessions = realtime.sessions.length;
 
     expect(refusedOrOpened(await MediaStreamClient.open(url, twilioFake.authToken))).toEqual({ refused: 403 });
@@ -805,8 +815,8 @@ describe('a captured media-stream handshake', () => {
   it('a handshake signed for one call cannot open another call of the connection', async () => {
     const x = await liveCall();
     const y = await liveCall();
-    const streamX = await answeredStream(x);
-    const streamY = await answeredStream(y);
+    const streamX = await answeredWithSession(x);
+    const streamY = await answeredWithSession(y);
     const sessions = realtime.sessions.length;
 
     // X's URL and signature, with a start naming Y (its id and CallSid): closed, nothing of Y touched.
@@ -826,31 +836,44 @@ describe('a captured media-stream handshake', () => {
     // Y's own stream still opens.
     const opened = await MediaStreamClient.open(streamY.url, twilioFake.authToken);
     if (!(opened instanceof MediaStreamClient)) throw new Error(`Y's own stream was refused: ${opened.refused}`);
-    const next = realtime.nextSession();
     opened.start(y, streamY.callSid);
-    await (await next).waitFor('session.update');
+    await eventually(
+      () => callRow(y),
+      (row) => row.conversation_id !== null,
+      'Y bridged',
+    );
+    // On the session prepared for Y at its answer: none other was opened.
+    expect(realtime.sessions.length).toBe(sessions);
     opened.hangUp();
+    await streamY.session.closed;
   });
 
   it('a repeated answer webhook gives no second stream URL that opens: the first one Twilio was given keeps the call', async () => {
     const callId = await liveCall();
-    const first = await answeredStream(callId);
+    const first = await answeredWithSession(callId);
     const again = await answeredStream(callId);
     expect(again.url).not.toBe(first.url);
     expect(refusedOrOpened(await MediaStreamClient.open(again.url, twilioFake.authToken))).toEqual({ refused: 403 });
+    const sessions = realtime.sessions.length;
     const opened = await MediaStreamClient.open(first.url, twilioFake.authToken);
     if (!(opened instanceof MediaStreamClient)) throw new Error(`the first URL was refused: ${opened.refused}`);
-    const next = realtime.nextSession();
     opened.start(callId, first.callSid);
-    await (await next).waitFor('session.update');
+    await eventually(
+      () => callRow(callId),
+      (row) => row.conversation_id !== null,
+      'the call bridged',
+    );
+    // The second answer prepared nothing: the call runs on the session prepared at the first.
+    expect(realtime.sessions.length).toBe(sessions);
     opened.hangUp();
+    await first.session.closed;
   });
 
   it('refuses (403) the stream of a call that is not in progress: still queued, or ended since its answer', async () => {
     const queued = await liveCall({ status: 'queued' });
-    const { url: queuedUrl } = await answeredStream(queued, {});
+    const { url: queuedUrl } = await answeredWithSession(queued, {});
     const ended = await liveCall();
-    const { url: endedUrl } = await answeredStream(ended);
+    const { url: endedUrl } = await answeredWithSession(ended);
     await app.sql(`update calls set status = 'completed', outcome = 'answered', ended_at = now() where id = ?`, [ended]);
     const sessions = realtime.sessions.length;
     for (const url of [queuedUrl, endedUrl]) expect(refusedOrOpened(await MediaStreamClient.open(url, twilioFake.authToken))).toEqual({ refused: 403 });
@@ -859,10 +882,10 @@ describe('a captured media-stream handshake', () => {
   });
 
   it('closes with a policy violation a start whose callSid or callId is not the call’s', async () => {
-    const sessions = realtime.sessions.length;
     for (const named of ['another CallSid', 'no callId'] as const) {
       const callId = await liveCall();
-      const { url, callSid } = await answeredStream(callId);
+      const { url, callSid } = await answeredWithSession(callId);
+      const sessions = realtime.sessions.length;
       const opened = await MediaStreamClient.open(url, twilioFake.authToken);
       if (!(opened instanceof MediaStreamClient)) throw new Error(`refused: ${opened.refused}`);
       if (named === 'another CallSid') opened.start(callId, `CA${'f'.repeat(32)}`);
@@ -873,8 +896,8 @@ describe('a captured media-stream handshake', () => {
       expect(code).toBe(1008);
       expect(opened.received).toEqual([]);
       expect((await callRow(callId)).conversation_id).toBeNull();
+      expect(realtime.sessions.length).toBe(sessions);
     }
-    expect(realtime.sessions.length).toBe(sessions);
   });
 });
 
@@ -937,5 +960,172 @@ describe('the first message on a speech-to-speech call', () => {
     // The same number on the call itself, on both doors.
     expect((await acme.rest.get(`/api/calls/${callId}`)).body.firstAudioMs).toBe(latency.firstAudioMs);
     expect(viaGraphql.firstAudioMs).toBe(latency.firstAudioMs);
+  });
+});
+
+describe('the session prepared while the carrier fetches the call’s instructions (issue #45)', () => {
+  const LINE = 'Hello, this is Ada from the Acme shop.';
+  let greeterId: string;
+
+  beforeAll(async () => {
+    const greeter = await acme.rest.post('/api/agents', {
+      name: 'Ada, first',
+      instructions: INSTRUCTIONS,
+      modelConfig: { model: 'openai/gpt-realtime' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'openai', voiceId: 'alloy' },
+      firstMessage: LINE,
+    });
+    expect(greeter.status).toBe(201);
+    greeterId = greeter.body.id;
+  });
+
+  /** The carrier's final status callback for the call (the caller hung up before the stream opened). */
+  async function completed(callId: string): Promise<void> {
+    const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
+    const url = `${app.baseUrl}/telephony/twilio/${connectionId}/status?callId=${callId}`;
+    const params = { AccountSid: twilioFake.accountSid, CallSid: row!.carrier_call_id, CallStatus: 'completed', CallDuration: '1' };
+    const ended = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
+    expect(ended.status).toBe(200);
+  }
+
+  it('is opened, configured and asked for the first message before the stream starts; its audio reaches the caller right after `start`', async () => {
+    const callId = await liveCall({ agent: greeterId });
+    const { url, callSid, session } = await answeredWithSession(callId);
+    const create = await session.waitFor('response.create');
+    expect(create.response).toEqual({ instructions: expect.stringContaining(JSON.stringify(LINE)), tool_choice: 'none' });
+    const words = LINE.split(' ').length;
+    // OpenAI answers a response.create with no input audio: the whole line is spoken while no stream exists.
+    await eventually(
+      async () => session.audioSentAt.length,
+      (deltas) => deltas >= words,
+      'the first message’s audio made before the stream',
+    );
+    const sessions = realtime.sessions.length;
+    const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+    const startSentAt = performance.now();
+    caller.start(callId, callSid);
+    await caller.waitFor(() => caller.events('media').length >= words, 'the first message at the carrier');
+    // Held, then sent on the start: the caller sent nothing, and the stream opened no session of its own.
+    expect(session.audioSentAt.slice(0, words).every((at) => at < startSentAt)).toBe(true);
+    expect(session.appendedAt).toEqual([]);
+    expect(realtime.sessions.length).toBe(sessions);
+    for (const frame of caller.events('media').slice(0, words))
+      expect(Math.abs(frequency(Buffer.from(String((frame.media as { payload: string }).payload), 'base64')) - FIRST_LINE_HZ)).toBeLessThan(20);
+    // Then the call goes on on that session: the caller's audio reaches it, the answer comes back.
+    realtime.script.push({ caller: 'Is the shop open?', reply: [{ text: 'Yes, until six.' }] });
+    const speech = callerSpeech(600, 400);
+    await caller.sendAudio(speech);
+    await caller.waitFor(() => caller.events('media').length >= words + 3, 'the answer');
+    expect(session.audio().equals(speech)).toBe(true);
+    const row = await callRow(callId);
+    expect(await transcript(row.conversation_id!, 3)).toEqual([
+      { role: 'assistant', content: LINE },
+      { role: 'user', content: 'Is the shop open?' },
+      { role: 'assistant', content: 'Yes, until six.' },
+    ]);
+    caller.stop();
+    caller.hangUp();
+    await session.closed;
+    const call = await eventually(
+      () => acme.rest.get(`/api/calls/${callId}`),
+      (res) => res.body.firstAudioMs !== null,
+      'the first audio recorded',
+    );
+    // Timed from the answer (5 s before the webhook, liveCall) to the first audio written to the carrier.
+    expect(call.body.firstAudioMs).toBeGreaterThanOrEqual(5000);
+    expect((await other.rest.get(`/api/calls/${callId}`)).status).toBe(404);
+  });
+
+  it('closes the prepared session on the call’s final status callback when its stream never came', async () => {
+    const callId = await liveCall({ agent: greeterId });
+    const { session } = await answeredWithSession(callId);
+    await session.waitFor('response.create');
+    await completed(callId);
+    // Closed by the gateway on the callback, before the preparation's own lifetime (PREPARED_FOR_MS) could have.
+    const closedBy = await Promise.race([
+      session.closed.then(() => 'closed' as const),
+      new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), PREPARED_FOR_MS - 5000)),
+    ]);
+    expect(closedBy).toBe('closed');
+    expect((await callRow(callId)).conversation_id).toBeNull();
+  });
+
+  it('a provider that fails during the preparation (refused, or dropped before the stream) still gives a call that speaks: its stream opens its own session', async () => {
+    // Refused at the answer, then reachable again.
+    realtime.refuseWith = 503;
+    const refusals = realtime.refused;
+    const refused = await liveCall({ agent: greeterId });
+    const first = await answeredStream(refused);
+    await eventually(
+      async () => realtime.refused,
+      (count) => count > refusals,
+      'the prepared session refused',
+    );
+    realtime.refuseWith = null;
+    // Opened and configured at the answer, then dropped by the provider before the stream.
+    const dropped = await liveCall({ agent: greeterId });
+    const second = await answeredWithSession(dropped);
+    await second.session.waitFor('response.create');
+    second.session.drop();
+    await second.session.closed;
+    for (const [callId, { url, callSid }] of [
+      [refused, first],
+      [dropped, second],
+    ] as const) {
+      const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+      if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+      const next = realtime.nextSession();
+      caller.start(callId, callSid);
+      const own = await next;
+      await own.waitFor('response.create');
+      await caller.waitFor(() => caller.events('media').length >= LINE.split(' ').length, 'the first message');
+      const row = await callRow(callId);
+      expect(row.status).toBe('in_progress');
+      expect(await transcript(row.conversation_id!, 1)).toEqual([{ role: 'assistant', content: LINE }]);
+      caller.hangUp();
+      await own.closed;
+    }
+  });
+
+  it('is held no longer than its lifetime, and no more calls are prepared at once than the bound', async () => {
+    const { database } = app.db;
+    const preparations = new StreamPreparations({
+      em: database.em,
+      conversations: new CallConversations(database.em),
+      recognizers: {},
+      synthesizers: {},
+      speech: {
+        conversations: new CallConversations(database.em),
+        speech: { openai: new OpenAiSpeechProvider({ url: realtime.url, apiKey: 'sk-test-realtime-key' }) },
+        knowledge: app.gateway.services.agentPorts.knowledge,
+        withContext: (work) => work(),
+        logger: createLogger('silent'),
+      },
+      logger: createLogger('silent'),
+      preparedForMs: 200,
+      maxPrepared: 1,
+    });
+    const firstCall = await liveCall({ agent: greeterId });
+    const secondCall = await liveCall({ agent: greeterId });
+    const sessions = realtime.sessions.length;
+    const next = realtime.nextSession();
+    preparations.prepare(firstCall);
+    preparations.prepare(secondCall);
+    expect(preparations.size).toBe(1);
+    const session = await next;
+    // Not taken within its lifetime: closed by the gateway.
+    await session.closed;
+    expect(preparations.size).toBe(0);
+    expect(preparations.takeSpeech(firstCall)).toBeNull();
+    expect(preparations.takeSpeech(secondCall)).toBeNull();
+    expect(realtime.sessions.length).toBe(sessions + 1);
   });
 });

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Agent } from '../../agents/agent.entity.js';
 import { AgentStatus, ConversationStatus, InterruptionMode, MessageRole, PipelineMode, type StsProvider } from '../../agents/agent.enums.js';
 import type { ChatMessage, KnowledgePort, Passage } from '../../agents/agent.ports.js';
-import { buildSystemPrompt, redactPolicy, saysPolicy, userLines } from '../../agents/prompt.js';
+import { redactPolicy, saysPolicy, userLines } from '../../agents/prompt.js';
 import type { CallTracker } from '../../telephony/call-tracker.js';
 import type { CallConversations } from './call-conversation.js';
 import { callToolEffect, callUserTools, declared, type CallToolsPort } from './call-tools.js';
@@ -21,6 +21,9 @@ import type { TransferOutcome, TransferPort } from '../transfer/call-transfers.j
 import { sessionSummaryModel } from '../transfer/transfer-summary.js';
 import { returnedLine, returnedSection, TRANSFER_CALL_TOOL, transferredLine } from '../transfer/transfer-tool.js';
 import { InterruptionRules, interruptionSettings } from '../interruptions.js';
+import { sessionInstructions, type PreparedSpeech } from './speech-preparation.js';
+
+export { sessionInstructions };
 
 /** μ-law at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const ULAW_BYTES_PER_MS = 8;
@@ -52,6 +55,8 @@ export interface BridgeDeps {
   tools?: CallToolsPort;
   /** The agent's transfer_call (call-transfers.ts); without it, the model is told transfers are not available. */
   transfers?: TransferPort;
+  /** The call's session, opened while the carrier fetched its instructions (speech-preparation.ts), once; without one, the stream's start opens it. */
+  preparedSpeech?: (callId: string) => Promise<PreparedSpeech | null> | null;
 }
 
 /** The call a media stream carries, as the media route checked it. */
@@ -61,6 +66,8 @@ export interface BridgedCall {
   agentId: string;
   contactId: string | null;
   to: string;
+  /** The pipeline mode of the call's agent when its stream was claimed (the media route's), when known. */
+  pipelineMode?: string | null;
 }
 
 interface SpokenTurn {
@@ -70,19 +77,6 @@ interface SpokenTurn {
   marks?: { ms: number; length: number }[];
   /** The item was cut: how much of its audio the caller heard, of how much was sent (its late words are cut when it is stored). */
   cut?: { heardMs: number; sentMs: number };
-}
-
-/**
- * The words the agent's session is given: the text replies' system prompt (rendered for the call),
- * then its memory of earlier calls, and, back from a transfer that reached no one, this call so far and why (`back`).
- */
-export function sessionInstructions(prompt: RenderedPrompt, passages: Passage[], memory: ChatMessage[], back = ''): string {
-  let instructions = buildSystemPrompt(prompt.instructions, prompt.policy, passages, prompt.filled);
-  if (memory.length > 0) {
-    const turns = memory.map((message) => `${message.role === 'user' ? 'Caller' : 'Agent'}: ${message.content}`).join('\n');
-    instructions += `\n\nEarlier calls with this caller (memory):\n${turns}`;
-  }
-  return instructions + back;
 }
 
 /**
@@ -158,6 +152,14 @@ export class CallBridge implements SpeechEvents {
   async start(refuse: (reason: string) => void): Promise<void> {
     const { conversations, logger } = this.deps;
     try {
+      // Made on this process while the carrier fetched the call's instructions: the session is open and its first message asked for.
+      const prepared = (await this.deps.preparedSpeech?.(this.call.id)) ?? null;
+      // Prepared for the agent the call had at its answer: if it has another now, or it is no longer a speech-to-speech one, the stream decides as before.
+      if (prepared && prepared.agent.id === this.call.agentId && (this.call.pipelineMode ?? PipelineMode.sts) === PipelineMode.sts) {
+        await this.adopt(prepared);
+        return;
+      }
+      prepared?.session.close();
       this.agent = await conversations.agent(this.call.organizationId, this.call.agentId);
       const voice = this.agent?.voiceConfig;
       const speech = voice?.pipelineMode === PipelineMode.sts && voice.stsProvider ? this.deps.speech[voice.stsProvider] : undefined;
@@ -225,6 +227,57 @@ export class CallBridge implements SpeechEvents {
     } catch (error) {
       this.fail(error instanceof Error ? error.message : String(error));
     }
+  }
+
+  /**
+   * The prepared session becomes the call's: what it read is the call's, what the provider said
+   * meanwhile (the first message's audio) goes to the caller at once, and the caller's audio goes to
+   * the provider from now on; the conversation is opened after, first in the queue of writes, so
+   * every turn is stored in it.
+   */
+  private async adopt(prepared: PreparedSpeech): Promise<void> {
+    const { conversations, logger } = this.deps;
+    const { agent, speech, session } = prepared;
+    if (this.finished) {
+      // The caller hung up before the stream's start was read through.
+      session.close();
+      return;
+    }
+    this.agent = agent;
+    this.prompt = prepared.prompt;
+    this.memory = prepared.memory;
+    if (speech.reportsEndOfSpeech) this.endOfSpeech = null;
+    this.speech = speech;
+    this.interruptions = new InterruptionRules(interruptionSettings(agent.voiceConfig));
+    this.decides = speech.gatewayDecides?.(agent) ?? false;
+    this.providerName = agent.voiceConfig!.stsProvider!;
+    this.modelLabel = speech.modelLabel(agent);
+    this.userTools = new Map(prepared.tools.map((tool) => [tool.name, tool]));
+    this.provider = session;
+    session.onLost((reason) => this.fail(reason));
+    if (prepared.opening) this.openingSince = (prepared.answeredAt ?? new Date()).getTime();
+    const opened = conversations.open(this.call.id, this.call.organizationId, agent.id, `Call to ${this.call.to}`, prepared.context);
+    this.writes = this.writes
+      .then(() => opened)
+      .then(
+        (id) => {
+          this.conversationId = id;
+          prepared.binding.conversationId = id;
+        },
+        () => undefined,
+      );
+    prepared.binding.queue = (work) => this.queue(work);
+    prepared.binding.callerSaid = () => this.callerLines();
+    prepared.held.adopt(this);
+    for (const audio of this.queued.splice(0)) session.appendCallerAudio(audio);
+    for (const line of this.keypad.take()) this.callerPressed(line);
+    const conversationId = await opened;
+    if (this.finished) {
+      // The caller hung up while the conversation was being opened.
+      this.queue(() => conversations.close(conversationId, ConversationStatus.ended));
+      return;
+    }
+    logger.info({ callId: this.call.id, conversationId, prepared: true }, 'speech-to-speech bridge open');
   }
 
   /** One event of the call's media stream after its `start`. */

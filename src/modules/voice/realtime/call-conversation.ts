@@ -165,16 +165,17 @@ export class CallConversations {
    * same contact (none without memory, or for a call with no contact), oldest first; the caller's
    * back-channels are left out (they answered nothing).
    */
-  async memory(agent: Agent, organizationId: string, contactId: string | null, conversationId: string): Promise<ChatMessage[]> {
+  async memory(agent: Agent, organizationId: string, contactId: string | null, conversationId: string | null): Promise<ChatMessage[]> {
     const window = memoryWindow(agent.memoryConfig);
     if (window === 0 || !contactId) return [];
+    // `conversationId`: this call's own, left out; null for a call that has none yet (a prepared session: speech-preparation.ts).
     const rows = await query<{ role: MessageRole; content: string }>(
       this.em.fork(),
       `select m.role, m.content from messages m
          join calls c on c.conversation_id = m.conversation_id
-        where c.organization_id = ? and c.contact_id = ? and c.agent_id = ? and m.conversation_id <> ? and not m.back_channel
+        where c.organization_id = ? and c.contact_id = ? and c.agent_id = ?${conversationId ? ' and m.conversation_id <> ?' : ''} and not m.back_channel
         order by m.created_at desc, m.sequence desc limit ?`,
-      [organizationId, contactId, agent.id, conversationId, window],
+      [organizationId, contactId, agent.id, ...(conversationId ? [conversationId] : []), window],
     );
     return rows.reverse().map((row) => ({ role: row.role, content: row.content }));
   }

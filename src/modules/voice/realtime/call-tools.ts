@@ -113,7 +113,8 @@ export async function callUserTools(
   call: {
     organizationId: string;
     callId: string;
-    conversationId: string;
+    /** Read when a tool is called (a prepared session's tools are made before the call's conversation is opened). */
+    conversationId: string | null;
     context: CallContext | null;
     guardPolicy: string | null;
     callerSaid: () => readonly string[];
@@ -126,7 +127,9 @@ export async function callUserTools(
     return await port.toolsFor(agent, {
       organizationId: call.organizationId,
       agentId: agent.id,
-      conversationId: call.conversationId,
+      get conversationId() {
+        return call.conversationId;
+      },
       callId: call.callId,
       context: call.context,
       guardPolicy: call.guardPolicy,

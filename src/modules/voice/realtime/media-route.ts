@@ -209,7 +209,14 @@ export function attachMediaRoute(server: Server, options: MediaRouteOptions): { 
       const link = socketLink(socket, framing, event.streamId, limits.maxBufferedBytes, (buffered) =>
         logger.warn({ connectionId, callId: row.id, buffered, limit: limits.maxBufferedBytes }, 'media stream cut: it left more audio unread than the limit'),
       );
-      const call: BridgedCall = { id: row.id, organizationId: row.organization_id, agentId: row.agent_id!, contactId: row.contact_id, to: row.to_number };
+      const call: BridgedCall = {
+        id: row.id,
+        organizationId: row.organization_id,
+        agentId: row.agent_id!,
+        contactId: row.contact_id,
+        to: row.to_number,
+        pipelineMode: row.pipeline_mode,
+      };
       const opened: MediaSession =
         row.pipeline_mode === 'streaming'
           ? new StreamingCall({ ...options, ...options.streaming, observeTurn: options.streaming.observeTurn, logger }, link, call)

@@ -5,7 +5,9 @@
 // (streaming-call.ts), so the first frames can go to the caller the moment the stream's `start` is
 // read. A call whose stream never comes (the caller hung up, the stream went to another replica, it
 // was refused) does not keep anything: its preparation is closed when the call ends, and in any case
-// PREPARED_FOR_MS after it was made; at most MAX_PREPARED are held at once.
+// PREPARED_FOR_MS after it was made; at most MAX_PREPARED are held at once. A speech-to-speech call
+// is prepared here too, under the same lifetime and the same bound (one count for both kinds): its
+// provider's session is opened and its first message asked for (realtime/speech-preparation.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { query } from '../../../db/sql.js';
@@ -14,6 +16,7 @@ import { AgentStatus, FirstMessageMode, PipelineMode } from '../../agents/agent.
 import type { CallContext } from '../../agents/templates/call-context.js';
 import { firstMessageFor } from '../../agents/templates/first-message.js';
 import type { CallConversations } from '../realtime/call-conversation.js';
+import { prepareSpeech, type PreparedSpeech, type SpeechPreparationDeps } from '../realtime/speech-preparation.js';
 import type { ReturnedTransfer, TransferPort } from '../transfer/call-transfers.js';
 import { returnedLine } from '../transfer/transfer-tool.js';
 import { WORDS } from '../voice-actions.js';
@@ -143,6 +146,7 @@ export class PreparedSynthesis {
 
 /** What a call's preparation made: what it read (so the stream reads none of it again) and the first message's synthesis, if the agent speaks first. */
 export interface PreparedOpening {
+  kind: 'streaming';
   agent: Agent;
   context: CallContext | null;
   answeredAt: Date | null;
@@ -159,18 +163,36 @@ export interface StreamPreparationDeps {
   recognizers: Partial<Record<RecognizerName, Recognizer>>;
   synthesizers: Partial<Record<SynthesizerName, Synthesizer>>;
   logger: Logger;
+  /** The speech-to-speech providers and what their sessions are opened with; without it, a speech-to-speech call is not prepared. */
+  speech?: SpeechPreparationDeps;
   preparedForMs?: number;
   maxPrepared?: number;
 }
 
+/** What a call's preparation made, of either kind. */
+export type Prepared = PreparedOpening | PreparedSpeech;
+
+/** Closes what a preparation opened (no listener is told). */
+function closePrepared(prepared: Prepared | null): void {
+  if (prepared?.kind === 'streaming') prepared.synthesis?.cancel();
+  else prepared?.session.close();
+}
+
+/** The preparation, when it is of this kind; one of the other kind (the agent changed meanwhile) is closed. */
+function ofKind<K extends Prepared['kind']>(kind: K, prepared: Prepared | null): Extract<Prepared, { kind: K }> | null {
+  if (prepared?.kind === kind) return prepared as Extract<Prepared, { kind: K }>;
+  closePrepared(prepared);
+  return null;
+}
+
 interface Entry {
-  ready: Promise<PreparedOpening | null>;
+  ready: Promise<Prepared | null>;
   timer: NodeJS.Timeout | undefined;
   /** Closed before its preparation was made: nothing is opened. */
   discarded: boolean;
 }
 
-/** The preparations of this process's streaming calls, by call id (see the top of this file). */
+/** The preparations of this process's streaming and speech-to-speech calls, by call id (see the top of this file). */
 export class StreamPreparations {
   private readonly entries = new Map<string, Entry>();
 
@@ -181,35 +203,52 @@ export class StreamPreparations {
     return this.entries.size;
   }
 
-  /** The call's answer carries its media stream's URL: its first word is prepared, if its agent is a streaming one (not awaited; never throws). */
+  /** The call's answer carries its media stream's URL: its first word is prepared, if its agent is a streaming or a speech-to-speech one (not awaited; never throws). */
   prepare(callId: string): void {
     if (this.entries.has(callId)) return;
     if (this.entries.size >= (this.deps.maxPrepared ?? MAX_PREPARED)) {
-      this.deps.logger.warn(
-        { callId, held: this.entries.size },
-        'too many streaming calls prepared at once: this one opens its providers when its stream starts',
-      );
+      this.deps.logger.warn({ callId, held: this.entries.size }, 'too many calls prepared at once: this one opens its providers when its stream starts');
       return;
     }
     const entry: Entry = { ready: Promise.resolve(null), timer: undefined, discarded: false };
     entry.ready = this.made(callId, entry).catch((error: unknown) => {
       this.deps.logger.warn(
         { callId, error: error instanceof Error ? error.message : String(error) },
-        'a streaming call’s first message could not be prepared',
+        'a call’s first message could not be prepared: its stream opens its providers',
       );
       return null;
     });
     entry.timer = setTimeout(() => this.discard(callId), this.deps.preparedForMs ?? PREPARED_FOR_MS);
     entry.timer.unref?.();
     this.entries.set(callId, entry);
-    // Nothing to hold (not a streaming agent: a speech-to-speech call's stream takes nothing): not counted against the bound until its timeout.
+    // Nothing to hold (neither kind of agent, or its provider failed): not counted against the bound until its timeout.
     void entry.ready.then((prepared) => {
       if (!prepared && this.entries.get(callId) === entry) this.discard(callId);
     });
   }
 
-  /** The call's preparation, for its stream (once: it is no longer held here); null when none was made on this process. */
+  /** The streaming call's preparation, for its stream (once: it is no longer held here); null when none was made on this process. */
   take(callId: string): Promise<PreparedOpening | null> | null {
+    return this.taken(callId)?.then((prepared) => ofKind('streaming', prepared)) ?? null;
+  }
+
+  /** The speech-to-speech call's preparation, for its bridge (once); null when none was made here. A session lost meanwhile is closed and not given. */
+  takeSpeech(callId: string): Promise<PreparedSpeech | null> | null {
+    return (
+      this.taken(callId)?.then((prepared) => {
+        const speech = ofKind('sts', prepared);
+        if (speech?.held.lostReason == null) return speech;
+        this.deps.logger.warn(
+          { callId, reason: speech.held.lostReason },
+          'a prepared speech-to-speech session was lost before its stream: the stream opens its own',
+        );
+        speech.session.close();
+        return null;
+      }) ?? null
+    );
+  }
+
+  private taken(callId: string): Promise<Prepared | null> | null {
     const entry = this.entries.get(callId);
     if (!entry) return null;
     this.entries.delete(callId);
@@ -224,7 +263,7 @@ export class StreamPreparations {
     this.entries.delete(callId);
     clearTimeout(entry.timer);
     entry.discarded = true;
-    void entry.ready.then((prepared) => prepared?.synthesis?.cancel());
+    void entry.ready.then(closePrepared);
   }
 
   /** Shutdown: every preparation is closed. */
@@ -232,15 +271,25 @@ export class StreamPreparations {
     for (const callId of [...this.entries.keys()]) this.discard(callId);
   }
 
-  private async made(callId: string, entry: Entry): Promise<PreparedOpening | null> {
+  private async made(callId: string, entry: Entry): Promise<Prepared | null> {
     const { conversations } = this.deps;
-    const [call] = await query<{ organization_id: string; agent_id: string }>(
+    const [call] = await query<{ organization_id: string; agent_id: string; contact_id: string | null; conversation_id: string | null; mode: string }>(
       this.deps.em.fork(),
-      `select c.organization_id, c.agent_id from calls c join agents a on a.id = c.agent_id and a.organization_id = c.organization_id
-        where c.id = ? and a.voice_config->>'pipelineMode' = ?`,
-      [callId, PipelineMode.streaming],
+      `select c.organization_id, c.agent_id, c.contact_id, c.conversation_id, a.voice_config->>'pipelineMode' as mode
+         from calls c join agents a on a.id = c.agent_id and a.organization_id = c.organization_id
+        where c.id = ? and a.voice_config->>'pipelineMode' in (?, ?)`,
+      [callId, PipelineMode.streaming, PipelineMode.sts],
     );
     if (!call) return null;
+    if (call.mode === PipelineMode.sts) {
+      // A call that already has a conversation (back from a transfer that reached no one) is told it at its stream's start, as before: not prepared.
+      if (!this.deps.speech || call.conversation_id) return null;
+      return prepareSpeech(
+        this.deps.speech,
+        { id: callId, organizationId: call.organization_id, agentId: call.agent_id, contactId: call.contact_id },
+        () => entry.discarded,
+      );
+    }
     const agent = await conversations.agent(call.organization_id, call.agent_id);
     if (!agent || agent.status === AgentStatus.archived || agent.voiceConfig?.pipelineMode !== PipelineMode.streaming) return null;
     const parties = streamingParties(agent, this.deps);
@@ -264,7 +313,7 @@ export class StreamPreparations {
         synthesis = null;
       }
       if (entry.discarded) return null;
-      return { agent, context, answeredAt, returned: returned ?? null, line, synthesis };
+      return { kind: 'streaming', agent, context, answeredAt, returned: returned ?? null, line, synthesis };
     } catch (error) {
       synthesis?.cancel();
       throw error;
