@@ -500,7 +500,7 @@ describe('the first word, prepared while the carrier fetches the call’s instru
     expect(elevenlabs.streams[streams]).toBe(synthesis);
   }, 30_000);
 
-  it('an agent that waits for the caller has nothing synthesized before it is spoken to, and a speech-to-speech call holds nothing', async () => {
+  it('an agent that waits for the caller has nothing synthesized before it is spoken to, and a speech-to-speech call whose provider is not configured holds nothing', async () => {
     const waiting = await acme.rest.post('/api/agents', {
       name: 'Ada, listening',
       instructions: 'You answer callers of the Acme shop.',
@@ -523,7 +523,7 @@ describe('the first word, prepared while the carrier fetches the call’s instru
     await app.sql(`update agents set status = 'active' where id = ?`, [sts.body.id]);
     const { url, callSid } = await answeredStream(quiet);
     await answeredStream(other);
-    // The speech-to-speech call's preparation found nothing to hold: only the streaming call's reads are kept, for its stream.
+    // The speech-to-speech call's preparation found no provider to open (this app has no OPENAI_API_KEY): only the streaming call's reads are kept, for its stream.
     await eventually(
       async () => app.gateway.streamPreparations.size,
       (size) => size === 1,

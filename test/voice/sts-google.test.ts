@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import { ActivateProgramDocument, ConversationDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
@@ -83,14 +84,20 @@ function liveCall(agent = agentId): Promise<string> {
   return insertLiveCall({ org: acme, agentId: agent, contactId, connectionId });
 }
 
-async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeGeminiSession }> {
-  const { url, callSid } = await answeredStream(callId);
-  const opened = await MediaStreamClient.open(url, twilioFake.authToken);
-  if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
+/** The answer webhook, and the Live session the gateway sets up for it meanwhile, before any stream (issue #45). */
+async function answeredWithSession(callId: string): Promise<{ url: string; callSid: string; session: FakeGeminiSession }> {
   const next = gemini.nextSession();
-  opened.start(callId, callSid);
+  const answered = await answeredStream(callId);
   const session = await next;
   await session.waitFor('setup');
+  return { ...answered, session };
+}
+
+async function openStream(callId: string): Promise<{ caller: MediaStreamClient; session: FakeGeminiSession }> {
+  const { url, callSid, session } = await answeredWithSession(callId);
+  const opened = await MediaStreamClient.open(url, twilioFake.authToken);
+  if (!(opened instanceof MediaStreamClient)) throw new Error(`media stream refused: ${opened.refused}`);
+  opened.start(callId, callSid);
   return { caller: opened, session };
 }
 
@@ -440,6 +447,8 @@ describe('an outbound campaign call on Gemini Live', () => {
     gemini.script.push({ caller: 'Hello, who is calling?', reply: [{ text: 'Ada from the Acme shop. Goodbye!' }], tools: [{ name: 'end_call', args: {} }] });
     const campaign = await voiceCampaign(acme, twilioFake, { agentId });
     const runner = testRunner(app, { intervalMs: 20 });
+    // Set up while Twilio fetches the answer, before the stream (issue #45).
+    const next = gemini.nextSession();
     runner.start();
     try {
       const [call] = await eventually(
@@ -459,7 +468,6 @@ describe('an outbound campaign call on Gemini Live', () => {
       const url = unescapeXml(/<Stream url="([^"]+)"/.exec(twiml!)![1]!);
       const caller = await MediaStreamClient.open(url, twilioFake.authToken);
       if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
-      const next = gemini.nextSession();
       caller.start(call!.id, call!.carrier_call_id);
       await (await next).waitFor('setup');
       await caller.sendAudio(callerSpeech(600, 400));
@@ -535,5 +543,44 @@ describe('the first message on Gemini Live', () => {
     ).body.turnLatency;
     expect(latency.firstAudioMs).toBeGreaterThanOrEqual(5000);
     expect(gemini.problems).toEqual([]);
+  });
+
+  it('is set up and asked for before the stream starts (issue #45): its audio, made meanwhile, reaches the caller right after `start`, on that one session', async () => {
+    const greeter = await acme.rest.post('/api/agents', {
+      name: 'Early greeter',
+      instructions: INSTRUCTIONS,
+      modelConfig: { model: 'google/gemini-3.8-live' },
+      voiceConfig: { pipelineMode: 'sts', stsProvider: 'google' },
+      firstMessage: 'Hello, this is the Acme shop.',
+    });
+    expect(greeter.status).toBe(201);
+    const callId = await liveCall(greeter.body.id);
+    const { url, callSid, session } = await answeredWithSession(callId);
+    await session.waitFor('realtimeInput', (message) => typeof message.realtimeInput.text === 'string');
+    // Gemini answered the realtime text with audio while no stream existed yet.
+    await eventually(
+      async () => session.audioSentAt.length,
+      (parts) => parts > 0,
+      'the first message’s audio made before the stream',
+    );
+    const sessions = gemini.sessions.length;
+    const caller = await MediaStreamClient.open(url, twilioFake.authToken);
+    if (!(caller instanceof MediaStreamClient)) throw new Error(`media stream refused: ${caller.refused}`);
+    const startSentAt = performance.now();
+    caller.start(callId, callSid);
+    await caller.waitFor(() => caller.events('media').length > 0, 'the first message at the carrier');
+    // Made before the start, held, and sent on it: the caller sent nothing, and no session of the stream's own was opened.
+    expect(session.audioSentAt[0]!).toBeLessThan(startSentAt);
+    expect(session.appendedAt).toEqual([]);
+    expect(Math.abs(frequency(Buffer.from(String(caller.events('media')[0]!.media.payload), 'base64')) - GEMINI_FIRST_LINE_HZ)).toBeLessThan(30);
+    expect(gemini.sessions.length).toBe(sessions);
+    const row = await eventually(
+      () => callRow(callId),
+      (value) => Boolean(value.conversation_id),
+      'the conversation link',
+    );
+    expect(await transcript(row.conversation_id!, 1)).toEqual([{ role: 'assistant', content: 'Hello, this is the Acme shop.' }]);
+    caller.hangUp();
+    await session.closed;
   });
 });
