@@ -107,7 +107,6 @@ const BACK_CHANNEL_NUMBERS = { words: '+15550100310', any: '+15550100311' } as c
 const BACK_CHANNEL_CALLS = 10;
 /** The speech-to-speech agents that speak first (the ramp's wait for the caller): answer → first audio, per provider. */
 const FIRST_MESSAGE_NUMBERS: Partial<Record<VoiceProvider, string>> = { openai: '+15550100110', google: '+15550100210' };
-const FIRST_MESSAGE_CALLS = 10;
 const FIRST_MESSAGE = 'Hello, this is the bench calling.';
 /** The streaming rows: the ElevenLabs double's first audio of a reply this long after its first text (its flash model's own figure is about 75 ms, plus the network). */
 export const STREAMING_FIRST_AUDIO_MS = 100;
@@ -508,6 +507,9 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   const { gateway, fakeTwilio, connectionId } = setup;
   const callSid = `CA${randomBytes(16).toString('hex')}`;
   const url = `${gateway.base}/telephony/twilio/${connectionId}/inbound`;
+  // Before the webhook: a speech-to-speech call's session is opened while its answer is made (issue #45), before its stream.
+  // The calls are dialled one after another, each once its session is open, so the next session opened is this call's.
+  const next = nextSession(setup, provider);
   const params = {
     CallSid: callSid,
     AccountSid: fakeTwilio.accountSid,
@@ -532,7 +534,6 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   const callId = /\/media\/([^/]+)\//.exec(streamUrl)![1]!;
   const client = await MediaStreamClient.open(streamUrl, fakeTwilio.authToken);
   if (!(client instanceof MediaStreamClient)) throw new Error(`the media stream was refused (${client.refused})`);
-  const next = nextSession(setup, provider);
   client.start(callId, callSid);
   const call: BenchCall<MediaStreamClient> = {
     id: callId,
@@ -931,15 +932,15 @@ async function step(
 }
 
 /**
- * Speech to speech, answer → first audio: FIRST_MESSAGE_CALLS calls at once to the provider's agent
- * that speaks first; each is read once its caller heard the first audio and it hung up (the call's
- * firstAudioMs, against its carrier part: the doubles say a first message at once).
+ * Speech to speech, answer → first audio: `count` calls at once (each of the ramp's steps) to the
+ * provider's agent that speaks first; each is read once its caller heard the first audio and it hung
+ * up (the call's firstAudioMs, against its carrier part: the doubles say a first message at once).
  */
-async function firstMessageTrack(setup: Setup, provider: VoiceProvider, log: (line: string) => void): Promise<FirstAudioNumbers> {
+async function firstMessageTrack(setup: Setup, provider: VoiceProvider, count: number, log: (line: string) => void): Promise<FirstAudioNumbers> {
   const opened: BenchCall<MediaStreamClient>[] = [];
   const calls: FirstAudioCall[] = [];
   try {
-    for (let index = 0; index < FIRST_MESSAGE_CALLS; index++) opened.push(await dialIn(setup, provider, new Set(), FIRST_MESSAGE_NUMBERS[provider]));
+    for (let index = 0; index < count; index++) opened.push(await dialIn(setup, provider, new Set(), FIRST_MESSAGE_NUMBERS[provider]));
     await Promise.all(
       opened.map((call) => call.client.waitFor(() => call.client.mediaArrivals.length > 0, 'the first message', 10_000).catch(() => undefined)),
     );
@@ -960,7 +961,7 @@ async function firstMessageTrack(setup: Setup, provider: VoiceProvider, log: (li
   }
   const numbers = firstAudioNumbers(calls, 0);
   log(
-    `  voice ${provider} first message, ${FIRST_MESSAGE_CALLS} calls: answer → first audio p50 ${numbers.firstAudioMs?.p50.toFixed(1) ?? 'n/a'} p99 ${numbers.firstAudioMs?.p99.toFixed(1) ?? 'n/a'} ms ` +
+    `  voice ${provider} first message, ${count} calls: answer → first audio p50 ${numbers.firstAudioMs?.p50.toFixed(1) ?? 'n/a'} p99 ${numbers.firstAudioMs?.p99.toFixed(1) ?? 'n/a'} ms ` +
       `(baseline p99 ${numbers.baselineMs?.p99.toFixed(1) ?? 'n/a'}, gateway share p99 ${numbers.gatewayMs?.p99.toFixed(1) ?? 'n/a'}, ${numbers.missing} without)`,
   );
   return numbers;
@@ -1056,8 +1057,9 @@ export async function voiceBench(
     // The tracks are Twilio calls.
     const backChannel = twilio && providers.includes('streaming') ? await backChannelTracks(setup, log) : null;
     const firstMessage: VoiceSummary['firstMessage'] = [];
+    // At the ramps' steps, as the streaming calls' first audio is measured.
     for (const provider of providers.filter((name) => twilio && FIRST_MESSAGE_NUMBERS[name]))
-      firstMessage.push({ provider, calls: FIRST_MESSAGE_CALLS, numbers: await firstMessageTrack(setup, provider, log) });
+      for (const calls of steps) firstMessage.push({ provider, calls, numbers: await firstMessageTrack(setup, provider, calls, log) });
     const summary: VoiceSummary = {
       database,
       providerDelayMs: PROVIDER_DELAY_MS,
