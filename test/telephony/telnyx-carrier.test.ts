@@ -377,6 +377,8 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
       tools: [{ name: 'transfer_call', arguments: { destination: 'Front desk' } }],
     });
     const to = randomNumber();
+    // The provider's session is opened while Telnyx fetches the answer, before the stream (issue #45).
+    const session = realtime.nextSession();
     const placed = await acme.rest.post('/api/calls', { to, agentId: agent.body.id, from });
     expect(placed.status).toBe(201);
 
@@ -396,7 +398,6 @@ describe('a speech-to-speech call over Telnyx media streaming', () => {
 
     const caller = await TelnyxMediaCaller.open(url);
     if (!(caller instanceof TelnyxMediaCaller)) throw new Error(`refused: ${caller.refused}`);
-    const session = realtime.nextSession();
     caller.start(call.sid, placed.body.id);
     const opened = await session;
     await opened.waitFor('session.update');
