@@ -507,9 +507,12 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   const { gateway, fakeTwilio, connectionId } = setup;
   const callSid = `CA${randomBytes(16).toString('hex')}`;
   const url = `${gateway.base}/telephony/twilio/${connectionId}/inbound`;
-  // Before the webhook: a speech-to-speech call's session is opened while its answer is made (issue #45), before its stream.
-  // The calls are dialled one after another, each once its session is open, so the next session opened is this call's.
-  const next = nextSession(setup, provider);
+  // A speech-to-speech call's session is opened while its answer is made (issue #45), before its stream: waited for from
+  // before the webhook (the calls are dialled one after another, each once its session is open, so the next one opened is
+  // this call's). A streaming call's Deepgram session opens on its stream's start, and is waited for from there.
+  const early = provider === 'streaming' ? null : nextSession(setup, provider);
+  // Awaited below; a webhook that fails first must not leave its wait unhandled.
+  void early?.catch(() => undefined);
   const params = {
     CallSid: callSid,
     AccountSid: fakeTwilio.accountSid,
@@ -534,6 +537,7 @@ async function dialIn(setup: Setup, provider: VoiceProvider, calls: Set<BenchCal
   const callId = /\/media\/([^/]+)\//.exec(streamUrl)![1]!;
   const client = await MediaStreamClient.open(streamUrl, fakeTwilio.authToken);
   if (!(client instanceof MediaStreamClient)) throw new Error(`the media stream was refused (${client.refused})`);
+  const next = early ?? nextSession(setup, provider);
   client.start(callId, callSid);
   const call: BenchCall<MediaStreamClient> = {
     id: callId,
