@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { query } from '../../db/sql.js';
+import { query, queryBound } from '../../db/sql.js';
 import { EventWriter } from '../events/event-writer.js';
 import type { ImportRow, RefusedRow } from './contact-import-rows.js';
 
@@ -72,7 +72,7 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
   const byExternal = new Map<string, Existing>();
   const suppressed = new Set<string>();
   if (good.length > 0) {
-    for (const found of await query<Existing & { met: 'phone' | 'externalId' | 'doNotCall' }>(em, MET, [phones, org, externalIds, org, phones, org])) {
+    for (const found of await queryBound<Existing & { met: 'phone' | 'externalId' | 'doNotCall' }>(em, MET, [phones, org, externalIds, org, phones, org])) {
       if (found.met === 'phone') byPhone.set(found.phone, found);
       else if (found.met === 'externalId') byExternal.set(found.external_id!, found);
       else suppressed.add(found.phone);
@@ -128,10 +128,10 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
     members.push(id);
   }
   if (creates.length > 0) {
-    await query(
+    await queryBound(
       em,
       `insert into contacts (id, created_at, updated_at, organization_id, external_id, import_id, name, phone, time_zone, attributes, opted_out)
-       select r.id, now(), now(), ?, r.external_id, ?, r.name, r.phone, r.time_zone, r.attributes, r.opted_out
+       select r.id, now(), now(), ?::uuid, r.external_id, ?::uuid, r.name, r.phone, r.time_zone, r.attributes, r.opted_out
          from jsonb_to_recordset(?::jsonb) as r(id uuid, external_id text, name text, phone text, time_zone text, attributes jsonb, opted_out boolean)`,
       [org, job.id, JSON.stringify(creates)],
     );
@@ -140,9 +140,9 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
     // The cells given overwrite; attributes merge; a number on the do-not-call list opts the contact out. Each
     // row carries the organization (`r.organization_id`): compared to a constant (`c.organization_id = ?`), it
     // would be planned on the organization's statistics, stale as MET says, and every contact read a chunk.
-    await query(
+    await queryBound(
       em,
-      `update contacts c set updated_at = now(), import_id = ?, phone = r.phone, name = coalesce(r.name, c.name),
+      `update contacts c set updated_at = now(), import_id = ?::uuid, phone = r.phone, name = coalesce(r.name, c.name),
          time_zone = coalesce(r.time_zone, c.time_zone), attributes = c.attributes || r.attributes, opted_out = c.opted_out or r.dnc
          from jsonb_to_recordset(?::jsonb) as r(id uuid, organization_id uuid, phone text, name text, time_zone text, attributes jsonb, dnc boolean)
         where c.id = r.id and c.organization_id = r.organization_id`,
@@ -150,21 +150,21 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
     );
   }
   if (job.audience_id && members.length > 0) {
-    await query(
+    await queryBound(
       em,
       `insert into audience_members (id, created_at, updated_at, organization_id, audience_id, contact_id)
        select gen_random_uuid(), now(), now(), a.organization_id, a.id, m.id::uuid
          from audiences a, jsonb_array_elements_text(?::jsonb) as m(id)
-        where a.id = ? and a.organization_id = ?
+        where a.id = ?::uuid and a.organization_id = ?::uuid
        on conflict (audience_id, contact_id) do nothing`,
       [JSON.stringify(members), job.audience_id, org],
     );
   }
   if (refused.length > 0) {
-    await query(
+    await queryBound(
       em,
       `insert into contact_import_refusals (import_id, row_number, reason, cells)
-       select ?, r.row_number, r.reason, r.cells from jsonb_to_recordset(?::jsonb) as r(row_number int, reason text, cells jsonb)
+       select ?::uuid, r.row_number, r.reason, r.cells from jsonb_to_recordset(?::jsonb) as r(row_number int, reason text, cells jsonb)
        on conflict do nothing`,
       [job.id, JSON.stringify(refused.map((row) => ({ row_number: row.row, reason: row.reason, cells: row.cells })))],
     );
