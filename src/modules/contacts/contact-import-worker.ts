@@ -28,7 +28,8 @@ type Outcome = { status: 'completed' } | { status: 'failed'; error: string } | {
  * rows is written with its counts, its refused rows and `rows_read` in one transaction, so a job cut
  * off anywhere (a crash, a deploy) is resumed by whichever worker claims it next from the first row not
  * counted: nothing lost, nothing counted twice. The file is parsed from its stored parts a part at a
- * time with csv-parse, the event loop turning between chunks. A cancelled create import (`cancelling`)
+ * time with csv-parse, the event loop turning between chunks, and each chunk is read while the one
+ * before it is written (one write at a time, in order). A cancelled create import (`cancelling`)
  * is undone here too, a chunk of its contacts per transaction, before any import is read.
  */
 export class ContactImportWorker {
@@ -196,11 +197,27 @@ export class ContactImportWorker {
     let dataRow = 0;
     let chunk: (ImportRow | RefusedRow)[] = [];
     let sinceEvent = 0;
-    // What was read before the file went wrong is written and counted, then the import ends failed.
-    const failed = async (error: string): Promise<Outcome> => {
-      if (chunk.length > 0 && !(await this.write(job, chunk, false))) return { status: 'stopped' };
-      return { status: 'failed', error };
+    // The full chunk being written while the next one is read (its rows parsed and checked here as the
+    // database writes the last): one write at a time, in order, each started after the one before it
+    // committed, since a chunk is decided against what the chunks before it wrote. Its error is kept
+    // until it is waited for, then thrown.
+    let writing: Promise<{ ok: boolean } | { error: unknown }> | null = null;
+    /** Waits for the chunk in flight: false when the import stops there (cancelled, its lease taken, or this worker stopping). */
+    const written = async (): Promise<boolean> => {
+      const pending = writing;
+      writing = null;
+      if (!pending) return true;
+      const done = await pending;
+      if ('error' in done) throw done.error;
+      if (!done.ok) return false;
+      await this.onChunk?.(job.id);
+      await turn();
+      return !this.stopped;
     };
+    /** The chunk read, and the one in flight before it: the rest of the file is not read. */
+    const last = async (): Promise<boolean> => (await written()) && (chunk.length === 0 || (await this.write(job, chunk, false)));
+    // What was read before the file went wrong is written and counted, then the import ends failed.
+    const failed = async (error: string): Promise<Outcome> => ((await last()) ? { status: 'failed', error } : { status: 'stopped' });
     /** The records parsed so far, into chunks; an outcome when the import ends here. */
     const take = async (): Promise<Outcome | null> => {
       for (const record of parsed.splice(0)) {
@@ -217,13 +234,15 @@ export class ContactImportWorker {
           return failed(`The file has more than ${this.limits.maxRows} rows (IMPORT_MAX_ROWS); the rows after row ${this.limits.maxRows + 1} were not read`);
         chunk.push(readRow(record, dataRow + 1, columns));
         if (chunk.length < IMPORT_JOB_CHUNK) continue;
+        if (!(await written())) return { status: 'stopped' };
         sinceEvent += chunk.length;
-        if (!(await this.write(job, chunk, sinceEvent >= PROGRESS_EVERY))) return { status: 'stopped' };
-        if (sinceEvent >= PROGRESS_EVERY) sinceEvent = 0;
+        const progress = sinceEvent >= PROGRESS_EVERY;
+        if (progress) sinceEvent = 0;
+        writing = this.write(job, chunk, progress).then(
+          (ok) => ({ ok }),
+          (error: unknown) => ({ error }),
+        );
         chunk = [];
-        await this.onChunk?.(job.id);
-        await turn();
-        if (this.stopped) return { status: 'stopped' };
       }
       return null;
     };
@@ -237,14 +256,15 @@ export class ContactImportWorker {
       if (!parseError) await settle((done) => parser.end(() => done()));
       const ended = await take();
       if (ended) return ended;
+      if (parseError instanceof CsvError) return await failed(parserError(parseError));
+      if (parseError) throw parseError;
+      if (!columns) return { status: 'failed', error: 'The file is empty: it has no header' };
+      return (await last()) ? { status: 'completed' } : { status: 'stopped' };
     } finally {
       parser.destroy();
+      // Left on an error: the chunk in flight ends (committed or rolled back) before the job is ended.
+      await writing;
     }
-    if (parseError instanceof CsvError) return failed(parserError(parseError));
-    if (parseError) throw parseError;
-    if (!columns) return { status: 'failed', error: 'The file is empty: it has no header' };
-    if (chunk.length > 0 && !(await this.write(job, chunk, false))) return { status: 'stopped' };
-    return { status: 'completed' };
   }
 
   /** The file's parts in order, one read per part. */
