@@ -34,6 +34,19 @@ import { waiting } from '../helpers/eventually.js';
 // (every message numbered by `sequence_id`). Deepgram does not publish how its end-of-turn model
 // decides: the double ends a turn after `eot_threshold` × FLUX_SILENCE_PER_THRESHOLD_MS of silence
 // (0.7, Deepgram's default: 350 ms), or `eot_timeout_ms` when that is shorter.
+//
+// With `eager_eot_threshold` (only then, as Deepgram documents), a pause of `eager_eot_threshold` ×
+// FLUX_SILENCE_PER_THRESHOLD_MS in a turn with words sends EagerEndOfTurn (the words so far); speech
+// again before the end of the turn sends TurnResumed, and the turn goes on. A scripted turn may come
+// in parts (a FluxTurn, or a string with ` | ` between them): each burst of speech after a pause
+// adds the next part's words, so words change only after a TurnResumed, and an EndOfTurn carries the
+// words of the EagerEndOfTurn before it when one came since (Deepgram's state machine,
+// developers.deepgram.com/docs/flux/state). A part may end without an EagerEndOfTurn (`eager:
+// false`): its EndOfTurn then follows a TurnResumed with new words, as when Flux's confidence passes
+// both thresholds at once or eot_timeout_ms ends the turn. Every TurnInfo the double sends is checked
+// against that state machine (a breach is a `sent` problem). A test may hold the session's messages
+// from one event on (`holdFrom('EndOfTurn')`) and let them go (`release()`), in order, to see what the
+// gateway does between two of Flux's events.
 
 const { mulaw } = alawmulaw;
 
@@ -110,6 +123,12 @@ const FLUX_ANY_TYPE_PARAMETERS: Record<string, (value: string) => boolean> = {
   eot_timeout_ms: (value) => /^[1-9][0-9]*$/.test(value) && Number(value) >= 500 && Number(value) <= 10_000,
   mip_opt_out: (value) => value === 'true' || value === 'false',
 };
+/** A scripted Flux turn said in parts, a pause after each: `eager[i]` false sends no EagerEndOfTurn in the pause after part i (true by default). */
+export interface FluxTurn {
+  parts: string[];
+  eager?: boolean[];
+}
+
 /** The double's end-of-turn model: silence needed per unit of `eot_threshold` (Deepgram publishes none). */
 export const FLUX_SILENCE_PER_THRESHOLD_MS = 500;
 
@@ -164,9 +183,11 @@ interface ListenSettings {
   endpointingMs: number | null;
   utteranceEndMs: number | null;
   bytesPerSecond: number;
+  /** Flux with eager_eot_threshold: the pause that sends EagerEndOfTurn; null: none is sent. */
+  eagerMs?: number | null;
 }
 
-/** Flux's: the silence that ends a turn (the double's model of eot_threshold and eot_timeout_ms). */
+/** Flux's: the silence that ends a turn (the double's model of eot_threshold and eot_timeout_ms), and the pause that sends EagerEndOfTurn. */
 function fluxSettings(query: URLSearchParams): ListenSettings {
   const value = (name: string) => query.get(name) ?? (FLUX_SPEC.queryParameters.get(name)?.default as string | undefined) ?? null;
   const endOfTurnMs = Math.min(Math.round(Number(value('eot_threshold') ?? 0.7) * FLUX_SILENCE_PER_THRESHOLD_MS), Number(value('eot_timeout_ms') ?? 5000));
@@ -174,6 +195,7 @@ function fluxSettings(query: URLSearchParams): ListenSettings {
     interimResults: true,
     vadEvents: true,
     endpointingMs: endOfTurnMs,
+    eagerMs: query.has('eager_eot_threshold') ? Math.round(Number(query.get('eager_eot_threshold')) * FLUX_SILENCE_PER_THRESHOLD_MS) : null,
     utteranceEndMs: null,
     bytesPerSecond: Number(query.get('sample_rate') ?? SAMPLE_RATE),
   };
@@ -198,7 +220,25 @@ interface HeardTurn {
   interims: number;
   /** Its words were already given in a final (after Finalize). */
   finalized: boolean;
+  /** Flux: the parts still to be said (each burst of speech after a pause adds the next), and whether each part's pause sends EagerEndOfTurn. */
+  parts: string[][];
+  eager: boolean[];
+  /** Flux: the parts said so far; an EagerEndOfTurn was sent in this pause (a TurnResumed is due if speech comes again). */
+  said: number;
+  eagerSent: boolean;
+  /** Quiet for a while within the turn: the next loud window starts the next part. */
+  paused: boolean;
 }
+
+/** A script entry's parts and their eager flags (a string's parts are separated by ` | `). */
+function turnParts(entry: string | FluxTurn): { parts: string[][]; eager: boolean[] } {
+  const parts = typeof entry === 'string' ? entry.split(' | ') : entry.parts;
+  const words = parts.map((part) => part.split(/\s+/).filter(Boolean));
+  return { parts: words, eager: words.map((_, index) => (typeof entry === 'string' ? true : (entry.eager?.[index] ?? true))) };
+}
+
+/** A pause within a turn this long (or longer) makes the next speech the next part. */
+const PART_PAUSE_MS = 100;
 
 export class FakeDeepgramSession {
   /** Every JSON message accepted, in order. */
@@ -238,13 +278,18 @@ export class FakeDeepgramSession {
   private idle: NodeJS.Timeout | undefined;
   private ended = false;
   private readonly waiters: { test: () => boolean; resolve: () => void }[] = [];
+  /** Messages held from `holdFrom`'s event on, in order, until `release()`; the event that starts holding. */
+  private held: (() => void)[] | null = null;
+  private holdEvent: string | null = null;
+  /** Flux's turn state as sent (developers.deepgram.com/docs/flux/state): the last EagerEndOfTurn's words while awaiting the end. */
+  private fluxState: { state: 'Initial' | 'TurnOngoing' | 'AwaitingEnd'; eagerWords: string } = { state: 'Initial', eagerWords: '' };
 
   constructor(
     private readonly socket: WebSocket,
     readonly query: URLSearchParams,
     readonly headers: IncomingHttpHeaders,
     private readonly fake: FakeDeepgram,
-    private readonly nextTurn: () => string | undefined,
+    private readonly nextTurn: () => string | FluxTurn | undefined,
     flux = false,
   ) {
     this.flux = flux;
@@ -279,6 +324,24 @@ export class FakeDeepgramSession {
   drop(how: 'terminate' | { code: number; reason: string } = { code: 1011, reason: 'NET-0000' }): void {
     if (how === 'terminate') this.socket.terminate();
     else this.socket.close(how.code, how.reason);
+  }
+
+  /** Holds this session's messages from the next one of this Flux event on (it included), in order, until `release()`. */
+  holdFrom(event: 'EagerEndOfTurn' | 'TurnResumed' | 'EndOfTurn'): void {
+    this.holdEvent = event;
+  }
+
+  /** Sends what was held, in order, and holds no more. */
+  release(): void {
+    this.holdEvent = null;
+    const held = this.held ?? [];
+    this.held = null;
+    for (const send of held) send();
+  }
+
+  /** Whether messages are being held (a `holdFrom` event was reached). */
+  get holding(): boolean {
+    return this.held !== null;
   }
 
   private notify(): void {
@@ -355,6 +418,7 @@ export class FakeDeepgramSession {
   private onWindow(loud: boolean): void {
     const now = this.audioMs;
     if (loud) {
+      if (this.speaking && this.flux) this.resumeIfPaused(now);
       this.quietMs = 0;
       if (!this.speaking) {
         this.loudMs += WINDOW_MS;
@@ -371,13 +435,43 @@ export class FakeDeepgramSession {
     }
     this.quietMs += WINDOW_MS;
     const endpointing = this.settings.endpointingMs;
+    if (this.flux) this.pauseInTurn(now);
     if (endpointing !== null && this.quietMs >= Math.max(endpointing, WINDOW_MS)) this.endTurn(now);
+  }
+
+  /** Flux: a pause in the turn; long enough, with words heard and the eager threshold asked for, an EagerEndOfTurn (once a pause). */
+  private pauseInTurn(now: number): void {
+    const turn = this.turn!;
+    if (this.quietMs >= PART_PAUSE_MS) turn.paused = true;
+    const eagerMs = this.settings.eagerMs;
+    if (eagerMs === null || eagerMs === undefined || turn.eagerSent || turn.finalized || this.quietMs < eagerMs) return;
+    if (turn.words.length === 0 || turn.eager[turn.said - 1] === false) return;
+    if (this.quietMs >= (this.settings.endpointingMs ?? Infinity)) return;
+    turn.eagerSent = true;
+    this.sendTurnInfo('EagerEndOfTurn', turn.words, turn.startMs, now - this.quietMs);
+  }
+
+  /** Flux: speech again in a paused turn: TurnResumed if an EagerEndOfTurn was sent in the pause, and the next part's words join the turn. */
+  private resumeIfPaused(now: number): void {
+    const turn = this.turn!;
+    if (!turn.paused) return;
+    turn.paused = false;
+    if (turn.eagerSent) {
+      turn.eagerSent = false;
+      this.sendTurnInfo('TurnResumed', turn.words, turn.startMs, now);
+    }
+    if (turn.said < turn.parts.length) {
+      turn.said += 1;
+      turn.words = turn.parts.slice(0, turn.said).flat();
+    }
   }
 
   private startTurn(startMs: number): void {
     this.speaking = true;
-    const text = this.nextTurn() ?? '';
-    this.turn = { words: text.split(/\s+/).filter(Boolean), startMs, interims: 0, finalized: false };
+    const { parts, eager } = turnParts(this.nextTurn() ?? '');
+    // Nova hears the whole entry at once; Flux hears its parts one burst of speech at a time.
+    const said = this.flux ? Math.min(1, parts.length) : parts.length;
+    this.turn = { words: parts.slice(0, said).flat(), startMs, interims: 0, finalized: false, parts, eager, said, eagerSent: false, paused: false };
     if (this.flux) return this.sendTurnInfo('StartOfTurn', [], startMs, this.audioMs);
     if (this.settings.vadEvents) this.send({ type: 'SpeechStarted', channel: [0, 1], timestamp: startMs / 1000 });
   }
@@ -432,7 +526,14 @@ export class FakeDeepgramSession {
   }
 
   /** Flux's TurnInfo for the current turn: its words so far spread over [from, to] (ms of audio). */
-  private sendTurnInfo(event: 'StartOfTurn' | 'Update' | 'EndOfTurn', words: string[], from: number, to: number, onSent?: () => void): void {
+  private sendTurnInfo(
+    event: 'StartOfTurn' | 'Update' | 'EagerEndOfTurn' | 'TurnResumed' | 'EndOfTurn',
+    words: string[],
+    from: number,
+    to: number,
+    onSent?: () => void,
+  ): void {
+    this.checkFluxOrder(event, words.join(' '));
     const span = Math.max(to - from, 0) / Math.max(words.length, 1);
     this.send(
       {
@@ -446,10 +547,46 @@ export class FakeDeepgramSession {
         audio_window_end: seconds(to),
         transcript: words.join(' '),
         words: words.map((word, index) => ({ word, confidence: 0.99, start: seconds(from + index * span), end: seconds(from + (index + 1) * span) })),
-        end_of_turn_confidence: event === 'EndOfTurn' ? 0.9 : 0.1,
+        end_of_turn_confidence: event === 'EndOfTurn' ? 0.9 : event === 'EagerEndOfTurn' ? 0.6 : 0.1,
       },
       onSent,
     );
+  }
+
+  /**
+   * Flux's state machine for what the double sends (developers.deepgram.com/docs/flux/state):
+   * StartOfTurn from Initial; EagerEndOfTurn only with eager_eot_threshold, in a turn, with words;
+   * TurnResumed only after an EagerEndOfTurn; EndOfTurn's words those of the EagerEndOfTurn before it,
+   * when one came (words change only after a TurnResumed). A breach is a `sent` problem.
+   */
+  private checkFluxOrder(event: string, transcript: string): void {
+    const flux = this.fluxState;
+    const breach = (problem: string) => this.fake.problems.push({ kind: 'sent', problem: `Flux's state machine: ${problem}`, message: { event, transcript } });
+    switch (event) {
+      case 'StartOfTurn':
+        if (flux.state !== 'Initial') breach(`StartOfTurn in ${flux.state}`);
+        flux.state = 'TurnOngoing';
+        return;
+      case 'Update':
+        if (flux.state === 'AwaitingEnd' && transcript !== flux.eagerWords) breach('the words changed after EagerEndOfTurn without TurnResumed');
+        return;
+      case 'EagerEndOfTurn':
+        if (this.settings.eagerMs === null || this.settings.eagerMs === undefined) breach('EagerEndOfTurn without eager_eot_threshold');
+        if (flux.state !== 'TurnOngoing') breach(`EagerEndOfTurn in ${flux.state}`);
+        if (!transcript) breach('EagerEndOfTurn with an empty transcript');
+        flux.state = 'AwaitingEnd';
+        flux.eagerWords = transcript;
+        return;
+      case 'TurnResumed':
+        if (flux.state !== 'AwaitingEnd') breach(`TurnResumed in ${flux.state}`);
+        flux.state = 'TurnOngoing';
+        return;
+      case 'EndOfTurn':
+        if (flux.state === 'AwaitingEnd' && transcript !== flux.eagerWords) breach('EndOfTurn words differ from the EagerEndOfTurn before it');
+        flux.state = 'Initial';
+        flux.eagerWords = '';
+        return;
+    }
   }
 
   /** CloseStream: the last words final, then Metadata, then the socket closed (1000). */
@@ -517,13 +654,21 @@ export class FakeDeepgramSession {
     if (this.flux) message.sequence_id = this.sequenceId++;
     const problem = this.flux ? FLUX_SPEC.serverMessageProblem(message) : serverMessageProblem(message);
     if (problem) this.fake.problems.push({ kind: 'sent', problem, message });
-    this.later(() => {
-      if (this.socket.readyState !== WebSocket.OPEN) return;
-      this.socket.send(JSON.stringify(message));
-      onSent?.();
-      this.sent.push(message);
+    const go = () =>
+      this.later(() => {
+        if (this.socket.readyState !== WebSocket.OPEN) return;
+        this.socket.send(JSON.stringify(message));
+        onSent?.();
+        this.sent.push(message);
+        this.notify();
+      });
+    if (this.held === null && this.holdEvent !== null && message.event === this.holdEvent) this.held = [];
+    if (this.held !== null) {
+      this.held.push(go);
       this.notify();
-    });
+      return;
+    }
+    go();
   }
 
   /** Now, or after `messageDelayMs` (timers of one delay fire in order, so the messages keep theirs). */
@@ -545,8 +690,8 @@ export interface FakeDeepgram {
   apiKey: string;
   sessions: FakeDeepgramSession[];
   problems: DeepgramProblem[];
-  /** The words of the caller's next turns, one entry a turn (a turn beyond them is heard without words, unless `everyTurn`). */
-  script(turns: string[]): void;
+  /** The words of the caller's next turns, one entry a turn (a turn beyond them is heard without words, unless `everyTurn`); Flux hears a turn's parts (FluxTurn, or ` | `) a burst of speech each. */
+  script(turns: (string | FluxTurn)[]): void;
   /** Forgets the turns scripted and not yet heard (a test that failed half-way leaves none to the next). */
   clearScript(): void;
   /** The words of every turn once the script is used up (a session's own `everyTurn` first); null: heard without words. */
@@ -575,7 +720,7 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}): Prom
   const server: Server = createServer((_request, response) => response.writeHead(426).end());
   const wss = new WebSocketServer({ noServer: true });
   const hung = new Set<Socket>();
-  const turns: string[] = [];
+  const turns: (string | FluxTurn)[] = [];
   let baseUrl = '';
   const fake: FakeDeepgram = {
     get baseUrl() {

@@ -81,3 +81,5 @@ function problem(name: string, value: unknown): string | null {
 export const chatRequestProblem = (body: unknown) => problem('CreateChatCompletionRequest', body);
 /** Why this is not a response OpenAI sends, or null (the double's own answers). */
 export const chatResponseProblem = (body: unknown) => problem('CreateChatCompletionResponse', body);
+/** Why this is not a chunk of a streamed response OpenAI sends, or null (the double's own `stream: true` answers). */
+export const chatStreamChunkProblem = (body: unknown) => problem('CreateChatCompletionStreamResponse', body);
