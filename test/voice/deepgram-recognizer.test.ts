@@ -38,6 +38,8 @@ function recorder() {
     interim: (text) => told.push(`interim ${text}`),
     final: (text, endOfTurn, audioEndMs) => told.push(`final ${text} | ${endOfTurn} | ${audioEndMs}`),
     utteranceEnd: (audioEndMs) => told.push(`utteranceEnd ${audioEndMs}`),
+    eagerEndOfTurn: (text, audioEndMs) => told.push(`eager ${text} | ${audioEndMs}`),
+    turnResumed: () => told.push('turnResumed'),
     lost: (reason) => told.push(`lost ${reason}`),
   };
   const until = async (test: (told: string[]) => boolean, what: string) => {
@@ -253,13 +255,58 @@ describe('DeepgramRecognizer on Flux (/v2/listen)', () => {
     const session = await recognizer().open(FLUX, events);
     const heard = await opened;
     expect(heard.flux).toBe(true);
-    expect(Object.fromEntries(heard.query)).toEqual({ model: 'flux-general-en', encoding: 'mulaw', sample_rate: '8000', keyterm: 'Acme' });
+    // auto: Deepgram's default eot_threshold (0.7), and the eager one under it.
+    expect(Object.fromEntries(heard.query)).toEqual({
+      model: 'flux-general-en',
+      encoding: 'mulaw',
+      sample_rate: '8000',
+      eager_eot_threshold: '0.5',
+      keyterm: 'Acme',
+    });
     for (const frame of TWO_TURNS) session.send(frame);
     await until((told) => count('final')(told) === 2, 'the second EndOfTurn');
-    expect(told).toEqual(TWO_TURNS_TOLD.filter((event) => !event.startsWith('utteranceEnd')));
+    // Each turn's EagerEndOfTurn (the words so far, and a likely end) comes before its EndOfTurn.
+    const eager = (words: string, endMs: number) => [`interim ${words}`, `eager ${words} | ${endMs}`];
+    expect(told).toEqual([
+      ...TWO_TURNS_TOLD.slice(0, 3),
+      ...eager('Hello there', 600),
+      ...TWO_TURNS_TOLD.slice(3, 4),
+      ...TWO_TURNS_TOLD.slice(5, 8),
+      ...eager('Yes please', 2500),
+      TWO_TURNS_TOLD[8],
+    ]);
     session.close();
     await heard.closed;
     expect(heard.received.map((message) => message.type)).toEqual(['CloseStream']);
+  });
+
+  it('tells TurnResumed when the caller goes on after an EagerEndOfTurn, and the whole turn’s words at its EndOfTurn', async () => {
+    fake.script(['one two | three four']);
+    const { told, events, until } = recorder();
+    const opened = fake.nextSession();
+    const session = await recognizer().open({ ...FLUX, turnDetection: { type: 'semantic', eagerness: 'high' } }, events);
+    const heard = await opened;
+    expect(heard.query.get('eot_threshold')).toBe('0.6');
+    expect(heard.query.get('eager_eot_threshold')).toBe('0.4');
+    // A pause of 250 ms: past the eager threshold's 200 ms, short of the end of turn's 300 ms (the double's 500 ms per unit of threshold).
+    for (const frame of frames(Buffer.concat([tone(250), silence(250), tone(250), silence(1000)]))) session.send(frame);
+    await until((told) => count('final')(told) === 1, 'the EndOfTurn');
+    expect(told).toEqual([
+      'speechStarted',
+      'interim one',
+      'interim one two',
+      'interim one two',
+      'eager one two | 260',
+      'interim one two',
+      'turnResumed',
+      'interim one two three',
+      'interim one two three four',
+      'interim one two three four',
+      'eager one two three four | 760',
+      'final one two three four | true | 760',
+    ]);
+    session.close();
+    await heard.closed;
   });
 
   it('makes the turn’s words so far final on finalize() (Flux has no Finalize), and tells only the words after them when the turn goes on', async () => {

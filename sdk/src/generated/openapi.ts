@@ -3805,6 +3805,10 @@ export interface components {
             maxMs: number;
             /** @description Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call */
             bargeIns: number | null;
+            /** @description Streaming calls on Deepgram Flux: replies started at Flux’s EagerEndOfTurn, before the end of the turn (kept or cancelled); null on other calls */
+            eagerReplies: number | null;
+            /** @description Of eagerReplies, those cancelled unheard: the caller went on (TurnResumed), the final words differed, or the call ended first; null on other calls */
+            eagerCancelled: number | null;
             /** @description The first message: milliseconds from the call’s answer to the first audio of the agent’s first line sent to the carrier (media stream set-up included); null when the agent waited for the caller. Not among the turns, nor in p50Ms and maxMs */
             firstAudioMs: number | null;
         };
@@ -4719,6 +4723,8 @@ export interface components {
             synthesizerMs: number | null;
             /** @description Streaming calls: time the first audio was held for the grace period after the end of speech (a natural pause; zero when the providers took longer); null on a speech-to-speech call */
             waitMs: number | null;
+            /** @description Streaming calls on Deepgram Flux: true when the reply was started at Flux’s EagerEndOfTurn, before the turn ended (modelMs and synthesizerMs then count only what was left of their work after the end of the turn); null otherwise */
+            eagerStart: boolean | null;
         };
         /** @description One try at sending a delivery */
         WebhookDeliveryAttempt: {
@@ -32652,12 +32658,15 @@ export interface operations {
                      *                 "recognizerMs": 3,
                      *                 "modelMs": 3,
                      *                 "synthesizerMs": 3,
-                     *                 "waitMs": 3
+                     *                 "waitMs": 3,
+                     *                 "eagerStart": true
                      *               }
                      *             ],
                      *             "p50Ms": 3,
                      *             "maxMs": 3,
                      *             "bargeIns": 3,
+                     *             "eagerReplies": 3,
+                     *             "eagerCancelled": 3,
                      *             "firstAudioMs": 3
                      *           },
                      *           "firstAudioMs": 3,
@@ -32929,12 +32938,15 @@ export interface operations {
                      *             "recognizerMs": 3,
                      *             "modelMs": 3,
                      *             "synthesizerMs": 3,
-                     *             "waitMs": 3
+                     *             "waitMs": 3,
+                     *             "eagerStart": true
                      *           }
                      *         ],
                      *         "p50Ms": 3,
                      *         "maxMs": 3,
                      *         "bargeIns": 3,
+                     *         "eagerReplies": 3,
+                     *         "eagerCancelled": 3,
                      *         "firstAudioMs": 3
                      *       },
                      *       "firstAudioMs": 3,
@@ -33288,12 +33300,15 @@ export interface operations {
                      *             "recognizerMs": 3,
                      *             "modelMs": 3,
                      *             "synthesizerMs": 3,
-                     *             "waitMs": 3
+                     *             "waitMs": 3,
+                     *             "eagerStart": true
                      *           }
                      *         ],
                      *         "p50Ms": 3,
                      *         "maxMs": 3,
                      *         "bargeIns": 3,
+                     *         "eagerReplies": 3,
+                     *         "eagerCancelled": 3,
                      *         "firstAudioMs": 3
                      *       },
                      *       "firstAudioMs": 3,

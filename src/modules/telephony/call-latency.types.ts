@@ -52,6 +52,13 @@ export class CallTurnTiming {
       'Streaming calls: time the first audio was held for the grace period after the end of speech (a natural pause; zero when the providers took longer); null on a speech-to-speech call',
   })
   waitMs?: number | null;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      'Streaming calls on Deepgram Flux: true when the reply was started at Flux’s EagerEndOfTurn, before the turn ended (modelMs and synthesizerMs then count only what was left of their work after the end of the turn); null otherwise',
+  })
+  eagerStart?: boolean | null;
 }
 
 /** The turns of a speech-to-speech call, written once when its media stream ends. */
@@ -77,6 +84,20 @@ export class CallTurnLatency {
     description: 'Streaming calls: how many times the caller spoke over the agent and its audio was cut; null on a speech-to-speech call',
   })
   bargeIns?: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Streaming calls on Deepgram Flux: replies started at Flux’s EagerEndOfTurn, before the end of the turn (kept or cancelled); null on other calls',
+  })
+  eagerReplies?: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Of eagerReplies, those cancelled unheard: the caller went on (TurnResumed), the final words differed, or the call ended first; null on other calls',
+  })
+  eagerCancelled?: number | null;
 
   @Field(() => Float, {
     nullable: true,

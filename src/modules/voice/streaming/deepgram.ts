@@ -47,6 +47,15 @@ export interface DeepgramRecognizerOptions {
 export const FLUX_MODELS = ['flux-general-en', 'flux-general-multi'] as const;
 /** Flux's `eot_threshold` per eagerness: Deepgram's default 0.7 for medium and auto; higher waits for more confidence (its range is 0.5–0.9). */
 export const FLUX_EOT_THRESHOLD = { low: '0.8', medium: '0.7', auto: '0.7', high: '0.6' } as const;
+/**
+ * Flux's `eager_eot_threshold` per eagerness, sent with turnDetection semantic: Flux then sends
+ * EagerEndOfTurn (a likely end, the words so far) before EndOfTurn, and the reply is prepared from it
+ * (streaming-call.ts). Deepgram's range is 0.3–0.9, not above `eot_threshold`; each is 0.2 below its
+ * eagerness's `eot_threshold` (auto: under Deepgram's default 0.7). Lower starts earlier and is
+ * cancelled more often (Telnyx's Flux reference: 0.3–0.5 saves about 150–250 ms for 50–70% more
+ * model requests); low keeps 0.6, so a patient agent rarely asks for a reply it drops.
+ */
+export const FLUX_EAGER_EOT_THRESHOLD = { low: '0.6', medium: '0.5', auto: '0.5', high: '0.4' } as const;
 
 export function isFluxModel(model: string): boolean {
   return /^flux-/.test(model);
@@ -62,12 +71,19 @@ export function sessionModel(options: RecognizerOptions): string {
   return /^en(-|$)/i.test(options.language) ? 'flux-general-en' : 'flux-general-multi';
 }
 
-/** Flux's handshake query (`/v2/listen`): μ-law 8 kHz, the model, its end-of-turn threshold by the agent's eagerness, key terms; the language as a hint to the multilingual model. */
+/**
+ * Flux's handshake query (`/v2/listen`): μ-law 8 kHz, the model, its end-of-turn threshold by the
+ * agent's eagerness and, with turnDetection semantic, the eager one (EagerEndOfTurn and TurnResumed
+ * come only with it); key terms; the language as a hint to the multilingual model. A Flux sttModel
+ * without turnDetection semantic asks for neither threshold: Deepgram's defaults, no eager events.
+ */
 export function fluxQuery(options: RecognizerOptions): URLSearchParams {
   const model = sessionModel(options);
   const query = new URLSearchParams({ model, encoding: 'mulaw', sample_rate: '8000' });
-  const eagerness = options.turnDetection?.type === 'semantic' ? options.turnDetection.eagerness : null;
+  const semantic = options.turnDetection?.type === 'semantic';
+  const eagerness = semantic ? (options.turnDetection!.eagerness ?? 'auto') : null;
   if (eagerness && eagerness !== 'auto') query.set('eot_threshold', FLUX_EOT_THRESHOLD[eagerness]);
+  if (eagerness) query.set('eager_eot_threshold', FLUX_EAGER_EOT_THRESHOLD[eagerness]);
   if (model === 'flux-general-multi') query.set('language_hint', options.language.split('-')[0]!.toLowerCase());
   for (const term of options.keyterms ?? []) if (term.trim()) query.append('keyterm', term.trim());
   return query;
@@ -278,7 +294,12 @@ class DeepgramSession implements RecognizerSession {
     }
   }
 
-  /** Flux: StartOfTurn (speech began), Update / EagerEndOfTurn / TurnResumed (the turn's words so far), EndOfTurn (its words, final: the turn is over). */
+  /**
+   * Flux: StartOfTurn (speech began), Update (the turn's words so far), EagerEndOfTurn (its words so
+   * far, and a likely end: `eagerEndOfTurn`), TurnResumed (the caller went on: `turnResumed`),
+   * EndOfTurn (its words, final: the turn is over; Deepgram: always the last EagerEndOfTurn's words
+   * when one came since the last TurnResumed).
+   */
   private onTurnInfo(message: DeepgramMessage): void {
     const whole = typeof message.transcript === 'string' ? message.transcript.trim() : '';
     const turn = typeof message.turn_index === 'number' ? message.turn_index : -1;
@@ -295,6 +316,8 @@ class DeepgramSession implements RecognizerSession {
       return;
     }
     if (transcript) this.events.interim(transcript);
+    if (event === 'EagerEndOfTurn' && transcript) this.events.eagerEndOfTurn?.(transcript, endMs);
+    if (event === 'TurnResumed') this.events.turnResumed?.();
   }
 
   /** A Flux transcript of `turn` less the words already told as final of that turn. */

@@ -30,6 +30,14 @@ export interface RecognizerEvents {
    * word ended, in milliseconds of the audio sent since the session opened, when the provider says.
    */
   final(text: string, endOfTurn: boolean, audioEndMs?: number): void;
+  /**
+   * The recognizer judges the turn likely over, not yet surely (Flux `EagerEndOfTurn`, only asked for
+   * with turnDetection semantic): `text` is the turn's words so far, as its `final` would tell them.
+   * Either `turnResumed` or `final(…, true)` follows. Recognizers without it never call it.
+   */
+  eagerEndOfTurn?(text: string, audioEndMs?: number): void;
+  /** The caller went on after `eagerEndOfTurn` (Flux `TurnResumed`): the turn is not over. */
+  turnResumed?(): void;
   /** No words for a while after the last final (Deepgram `UtteranceEnd`): the turn is over if it was not already. */
   utteranceEnd(audioEndMs?: number): void;
   /** The session ended without our closing it (a refused key, a dropped socket): the provider's words, no secret. */

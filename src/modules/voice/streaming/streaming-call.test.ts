@@ -385,3 +385,54 @@ describe('StreamingCall with a slow model', () => {
     line.call.carrierClosed();
   });
 });
+
+describe('StreamingCall and an eager end of turn', () => {
+  /** builtin/echo, recording what each request answered and whether it was aborted. */
+  function recordingEcho() {
+    const requests: { said: string; signal: AbortSignal }[] = [];
+    const model = {
+      stream(request: StreamRequest) {
+        requests.push({ said: request.messages.at(-1)!.content, signal: request.signal });
+        return echo.stream(request);
+      },
+    };
+    return { requests, model };
+  }
+  const waits = { agent: { firstMessageMode: FirstMessageMode.wait_for_caller } as Partial<Agent> };
+
+  it('answers afresh when the end of turn brings other words than the eager end of turn, even without a TurnResumed between', async () => {
+    const { requests, model } = recordingEcho();
+    const line = harness({}, undefined, { ...waits, model });
+    await line.call.start(() => undefined);
+    line.call.interim('Move it');
+    line.call.eagerEndOfTurn('Move it');
+    await line.until(() => requests.length === 1, 'the early request');
+    expect(line.stored).toEqual([]);
+    line.call.final('Move it to Monday', true);
+    await line.until(() => line.stored.length >= 2, 'the turn answered');
+    expect(requests.map((request) => [request.said, request.signal.aborted])).toEqual([
+      ['Move it', true],
+      ['Move it to Monday', false],
+    ]);
+    expect(line.stored).toEqual([
+      { role: MessageRole.user, content: 'Move it to Monday' },
+      { role: MessageRole.assistant, content: 'Echo: Move it to Monday' },
+    ]);
+  });
+
+  it('keeps the early reply when the end of turn brings the same words: one request, stored after the end of turn', async () => {
+    const { requests, model } = recordingEcho();
+    const line = harness({}, undefined, { ...waits, model });
+    await line.call.start(() => undefined);
+    line.call.interim('Move it');
+    line.call.eagerEndOfTurn('Move it');
+    await line.until(() => requests.length === 1, 'the early request');
+    line.call.final('Move it', true);
+    await line.until(() => line.stored.length >= 2, 'the turn answered');
+    expect(requests.map((request) => [request.said, request.signal.aborted])).toEqual([['Move it', false]]);
+    expect(line.stored).toEqual([
+      { role: MessageRole.user, content: 'Move it' },
+      { role: MessageRole.assistant, content: 'Echo: Move it' },
+    ]);
+  });
+});

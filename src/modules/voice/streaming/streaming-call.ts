@@ -24,7 +24,7 @@ import type {
   Synthesizer,
   SynthesizerName,
 } from './speech-ports.js';
-import { StreamingTurnClock } from './streaming-latency.js';
+import { StreamingTurnClock, type EagerStamps } from './streaming-latency.js';
 import { openingLine, streamingParties, type PreparedSynthesis, type StreamPreparations } from './stream-preparations.js';
 import { renderedPrompt, type RenderedPrompt } from '../../agents/templates/call-context.js';
 import { isKey } from '../keypad/keypad-presses.js';
@@ -144,6 +144,29 @@ interface Reply {
   holdTimer: NodeJS.Timeout | null;
   /** The caller's back-channels said over it: stored after it (the order they were said in against what was heard). */
   backChannels: string[];
+  /**
+   * Started at the recognizer's eager end of turn (Flux EagerEndOfTurn) and not yet confirmed by its
+   * end of turn: the model and the synthesizer work, but nothing reaches the caller (its audio is
+   * held), nothing is stored, and its tool calls wait (heldTools).
+   */
+  speculative: boolean;
+  /** The caller's words it answers while they are not yet in the model's memory of the call (a speculative reply's). */
+  pendingUser: string | null;
+  /** When a speculative reply reached its stages before its turn ended (the turn's clock counts from the end of the turn). */
+  eagerStamps: EagerStamps;
+}
+
+/** A reply started at an eager end of turn, waiting for the turn's end: kept if the caller's words are the same then, else cancelled. */
+interface Speculation {
+  /** The caller's turn as it would be answered (callerTurnText), compared with the turn's at its end. */
+  said: string;
+  reply: Reply;
+  /** The length of the model's memory of the call when it started: a reply stored since makes it stale. */
+  historyLength: number;
+  synthesis: Promise<SynthesisStream | null> | null;
+  /** Resolves true when the turn's end adopts it, false when it is cancelled. */
+  confirmed: Promise<boolean>;
+  settle(confirmed: boolean): void;
 }
 
 /** The caller's words and keys of one turn, as the model is given them (the keys as their lines: "[the caller pressed 42#]"). */
@@ -219,6 +242,8 @@ export class StreamingCall implements RecognizerEvents {
   /** The agent's own tools (HTTP and MCP), read once the conversation is open. */
   private userTools: StreamTool[] = [];
   private reply: Reply | null = null;
+  /** The reply started at the recognizer's eager end of turn, while the turn has not ended (at most one). */
+  private speculation: Speculation | null = null;
   private replies = 0;
   /** Where in the caller's audio the agent last finished speaking (the silence counted from there); null while someone speaks. */
   private silenceFrom: number | null = null;
@@ -406,6 +431,27 @@ export class StreamingCall implements RecognizerEvents {
     if (!this.finished) this.endTurn(audioEndMs);
   }
 
+  /**
+   * The recognizer judges the turn likely over (Flux EagerEndOfTurn): the reply to the words so far is
+   * started now, unheard, and kept if the turn ends with the same words. Not while the agent speaks
+   * (those words are a barge-in or a back-channel, decided at the end of the turn), a turn cut at its
+   * limit is being answered, or keys are held: those turns are answered at their end, as before.
+   */
+  eagerEndOfTurn(words: string): void {
+    if (this.finished || !this.agent || !this.prompt || !this.conversationId) return;
+    if (this.reply || this.cutting || this.keypad.held().length > 0 || this.turnEndWaiting !== undefined) return;
+    const heard = words.trim();
+    const said = callerTurnText(this.turnWords && heard ? `${this.turnWords} ${heard}` : this.turnWords || heard, '');
+    if (!said || this.speculation?.said === said) return;
+    this.cancelSpeculation();
+    this.speculate(said);
+  }
+
+  /** The caller went on after an eager end of turn (Flux TurnResumed): the reply started for it is cancelled, unheard and unstored. */
+  turnResumed(): void {
+    if (!this.finished) this.cancelSpeculation();
+  }
+
   lost(reason: string): void {
     this.fail(reason);
   }
@@ -474,13 +520,19 @@ export class StreamingCall implements RecognizerEvents {
   private endTurn(audioEndMs?: number): void {
     const keys = this.keypad.held().join(' ');
     const said = callerTurnText(this.turnWords, keys);
-    if (!said || this.finished) return;
+    if (this.finished) return;
+    if (!said) {
+      this.cancelSpeculation();
+      return;
+    }
     if (this.reply && !keys && this.interruptions.backChannel(this.turnWords)) {
+      this.cancelSpeculation();
       this.backChannel(this.reply);
       return;
     }
     if (this.reply && !this.cutsReply(this.reply)) {
       // The agent has the floor (or the words were too few to cut it): this turn is answered once its reply has been heard.
+      this.cancelSpeculation();
       this.turnEndWaiting = audioEndMs ?? null;
       return;
     }
@@ -496,7 +548,97 @@ export class StreamingCall implements RecognizerEvents {
     this.turnEndWaiting = undefined;
     this.store(MessageRole.user, said);
     this.clock.begin(endOfSpeech, now);
+    const speculation = this.speculation;
+    // The reply started at the eager end of turn answers exactly these words, with the same memory: it is this turn's.
+    if (speculation && speculation.said === said && speculation.historyLength === this.history.length) {
+      this.speculation = null;
+      this.adopt(speculation);
+      return;
+    }
+    this.cancelSpeculation();
     void this.answer(said);
+  }
+
+  /** A reply to the words so far, started at the eager end of turn: unheard until the turn's end adopts it. */
+  private speculate(said: string): void {
+    const reply = this.newReply(false, true);
+    let settle: (confirmed: boolean) => void = () => undefined;
+    const confirmed = new Promise<boolean>((resolve) => {
+      settle = resolve;
+    });
+    const speculation: Speculation = { said, reply, historyLength: this.history.length, synthesis: null, confirmed, settle };
+    this.speculation = speculation;
+    this.clock.eagerStarted();
+    void this.answer(said, speculation);
+  }
+
+  /**
+   * The turn ended with the words the speculative reply answers: it becomes the turn's reply. The
+   * caller's words join the model's memory, the reply's timeout starts, the turn's clock counts from
+   * the end of the turn, held tool calls run, and the audio already made goes to the caller (after the
+   * grace period from the end of speech, as any reply's first audio).
+   */
+  private adopt(speculation: Speculation): void {
+    const reply = speculation.reply;
+    reply.speculative = false;
+    reply.holdsFloor = this.takeFloor;
+    this.takeFloor = false;
+    this.history.push({ role: 'user', content: speculation.said });
+    reply.historyAt = this.history.length;
+    reply.pendingUser = null;
+    this.stopSilenceTimer();
+    this.reply = reply;
+    this.armReplyTimeout(reply);
+    this.clock.adopt(reply.id, reply.eagerStamps);
+    speculation.settle(true);
+    if (reply.eagerStamps.firstChunk === null && speculation.synthesis) this.fillIfSlow(reply, speculation.synthesis);
+    if (reply.held.length > 0 || reply.synthesized) this.flushHeld(reply);
+  }
+
+  /** The speculative reply is dropped (the caller went on, the words changed, the call ended): its model request and synthesis are aborted, nothing of it was sent or is stored. */
+  private cancelSpeculation(): void {
+    const speculation = this.speculation;
+    if (!speculation) return;
+    this.speculation = null;
+    const reply = speculation.reply;
+    reply.abort.abort();
+    reply.synthesis?.cancel();
+    if (reply.holdTimer) clearTimeout(reply.holdTimer);
+    reply.held.length = 0;
+    speculation.settle(false);
+    this.clock.eagerCancelled();
+  }
+
+  /** The reply is the one the caller hears now, or the speculative one being prepared. */
+  private isLive(reply: Reply): boolean {
+    return this.reply === reply || this.speculation?.reply === reply;
+  }
+
+  /** A provider failed for `reply`: the call fails if it is the one being heard; a speculative one is dropped (its turn's end asks again). */
+  private replyFailed(reply: Reply, reason: string): void {
+    if (this.reply === reply) return this.fail(reason);
+    if (this.speculation?.reply !== reply) return;
+    this.deps.logger.warn({ callId: this.call.id, reason }, 'a reply started at an eager end of turn failed: the turn is answered afresh at its end');
+    this.cancelSpeculation();
+  }
+
+  /**
+   * The agent's tools for a speculative reply: a call the model makes waits until the turn's end
+   * confirms the reply, then runs (so no tool acts on words the caller has not finished); if the
+   * reply is cancelled meanwhile, it never runs (the model's stream is aborted with it).
+   */
+  private heldTools(speculation: Speculation): StreamTool[] {
+    return this.tools().map((tool) => ({
+      ...tool,
+      execute: async (args: Record<string, unknown>) => {
+        if (speculation.reply.speculative)
+          this.deps.logger.info(
+            { callId: this.call.id, tool: tool.name },
+            'a tool call of a reply started at an eager end of turn waits for the end of the turn',
+          );
+        return (await speculation.confirmed) ? tool.execute(args) : { error: 'the caller went on speaking: nothing was done' };
+      },
+    }));
   }
 
   /**
@@ -528,23 +670,30 @@ export class StreamingCall implements RecognizerEvents {
   // The agent's reply.
 
   /** Asks the model, streaming: each complete sentence the guard passes goes to the synthesizer while the model writes on. */
-  private async answer(said: string): Promise<void> {
+  private async answer(said: string, speculation: Speculation | null = null): Promise<void> {
     const agent = this.agent!;
-    const reply = this.newReply(false);
-    reply.holdsFloor = this.takeFloor;
-    this.takeFloor = false;
+    const reply = speculation?.reply ?? this.newReply(false);
     const window = memoryWindow(agent.memoryConfig);
     const history = window > 0 ? this.history.slice(-window) : [];
-    this.history.push({ role: 'user', content: said });
-    reply.historyAt = this.history.length;
+    if (speculation) reply.pendingUser = said;
+    else {
+      reply.holdsFloor = this.takeFloor;
+      this.takeFloor = false;
+      this.history.push({ role: 'user', content: said });
+      reply.historyAt = this.history.length;
+    }
     const synthesis = this.openSynthesis(reply);
+    if (speculation) speculation.synthesis = synthesis;
     let written = '';
     try {
       const passages = await this.retrieve(said);
-      if (this.reply !== reply) return;
+      if (!this.isLive(reply)) return;
       const chunker = new SentenceChunker();
-      this.clock.modelAsked(reply.id);
-      this.fillIfSlow(reply, synthesis);
+      // A speculative reply's turn is timed from its end (adopt()), and its filler armed there.
+      if (!reply.speculative) {
+        this.clock.modelAsked(reply.id);
+        this.fillIfSlow(reply, synthesis);
+      }
       const stream = this.deps.model.stream({
         model: agent.modelConfig.model,
         system: buildSystemPrompt(this.prompt!.instructions, this.prompt!.policy, passages, this.prompt!.filled) + this.back,
@@ -554,11 +703,11 @@ export class StreamingCall implements RecognizerEvents {
         providerOptions: agent.modelConfig.providerOptions ?? null,
         passages: passages.map((passage) => ({ content: passage.content, score: passage.score, title: passage.title })),
         signal: reply.abort.signal,
-        tools: this.tools(),
+        tools: speculation ? this.heldTools(speculation) : this.tools(),
       });
       let leaked = false;
       for await (const part of stream) {
-        if (this.reply !== reply) break;
+        if (!this.isLive(reply)) break;
         if (part.type !== 'text') continue;
         written += part.text;
         for (const chunk of chunker.push(part.text)) {
@@ -569,19 +718,22 @@ export class StreamingCall implements RecognizerEvents {
         }
         if (leaked) break;
       }
-      if (this.reply !== reply) return;
+      if (!this.isLive(reply)) return;
       const rest = leaked ? null : chunker.flush();
       if (rest) await this.speak(reply, synthesis, rest);
       const opened = await synthesis;
-      if (this.reply !== reply) return;
+      if (!this.isLive(reply)) return;
       if (!reply.spoken.trim()) {
-        // Nothing to say (an empty reply, or one the guard stopped before a word): the line stays quiet.
+        // Nothing to say (an empty reply, or one the guard stopped before a word): the line stays quiet, once the turn is over.
+        if (speculation && !(await speculation.confirmed)) return;
+        if (this.reply !== reply) return;
         opened?.cancel();
         this.replyHeard(reply);
       } else opened?.end();
     } catch (error) {
-      if (this.reply !== reply) return;
+      if (!this.isLive(reply)) return;
       const message = error instanceof Error ? error.message : String(error);
+      if (reply.speculative) return this.replyFailed(reply, message);
       this.deps.logger.warn({ callId: this.call.id, error: message, wrote: written.length }, 'the agent’s model failed during a call turn');
       this.fail(message);
     }
@@ -589,16 +741,18 @@ export class StreamingCall implements RecognizerEvents {
 
   /** Sends one chunk to the synthesizer unless, with what was already said, it says or begins the hidden policy (then false: the reply stops here). */
   private async speak(reply: Reply, synthesis: Promise<SynthesisStream | null>, chunk: string): Promise<boolean> {
-    if (this.guard.leaks(reply.spoken + chunk, userLines(this.history))) {
+    const history = reply.pendingUser === null ? this.history : [...this.history, { role: 'user' as const, content: reply.pendingUser }];
+    if (this.guard.leaks(reply.spoken + chunk, userLines(history))) {
       this.deps.logger.warn({ callId: this.call.id }, 'the agent began to say its hidden policy: the reply was stopped before it reached the synthesizer');
       reply.abort.abort();
       return false;
     }
     if (reply.fillerTimer) clearTimeout(reply.fillerTimer);
     // The model's share ends here: waiting for the synthesizer's socket to open is the synthesizer's.
-    this.clock.firstChunk(reply.id);
+    if (reply.speculative) reply.eagerStamps.firstChunk ??= performance.now();
+    else this.clock.firstChunk(reply.id);
     const opened = await synthesis;
-    if (this.reply !== reply || !opened) return true;
+    if (!this.isLive(reply) || !opened) return true;
     reply.spoken += chunk;
     opened.push(chunk);
     return true;
@@ -610,7 +764,7 @@ export class StreamingCall implements RecognizerEvents {
    * synthesizer (the turn's model time ends there), and it is not stored as the model's words.
    */
   private fillIfSlow(reply: Reply, synthesis: Promise<SynthesisStream | null>): void {
-    if (this.rules.fillerAfterMs <= 0) return;
+    if (this.rules.fillerAfterMs <= 0 || reply.fillerTimer) return;
     const timer = setTimeout(() => {
       void synthesis.then((opened) => {
         if (!opened || this.reply !== reply || reply.spoken !== '' || reply.abort.signal.aborted) return;
@@ -650,8 +804,9 @@ export class StreamingCall implements RecognizerEvents {
     });
   }
 
-  private newReply(fixed: boolean): Reply {
-    this.stopSilenceTimer();
+  /** A reply, now the one the caller hears; a speculative one is not (speculate(), adopt()). */
+  private newReply(fixed: boolean, speculative = false): Reply {
+    if (!speculative) this.stopSilenceTimer();
     const reply: Reply = {
       id: ++this.replies,
       abort: new AbortController(),
@@ -673,15 +828,23 @@ export class StreamingCall implements RecognizerEvents {
       held: [],
       holdTimer: null,
       backChannels: [],
+      speculative,
+      pendingUser: null,
+      eagerStamps: { firstChunk: null, audioArrived: null },
     };
+    if (speculative) return reply;
     this.reply = reply;
+    this.armReplyTimeout(reply);
+    return reply;
+  }
+
+  private armReplyTimeout(reply: Reply): void {
     // A model or synthesizer that never produces the reply's first audio (a hung provider) fails the call rather than leave the line silent.
     const timer = setTimeout(() => {
       if (this.reply === reply && reply.firstSentAt === null && !reply.synthesized) this.fail('The voice providers did not answer in time');
     }, this.rules.replyTimeoutMs);
     timer.unref?.();
     reply.abort.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
-    return reply;
   }
 
   /** The reply's synthesis stream, opened at once so its setup overlaps the model's first words; a failure fails the call. */
@@ -689,18 +852,16 @@ export class StreamingCall implements RecognizerEvents {
     const events: SynthesisEvents = {
       audio: (ulaw, textEnd) => this.agentAudio(reply, ulaw, textEnd),
       done: () => {
-        if (this.reply !== reply) return;
+        if (!this.isLive(reply)) return;
         reply.synthesized = true;
-        // Sends what the grace period still holds, then the reply's last mark.
+        // Sends what the grace period still holds, then the reply's last mark (a speculative reply's wait for adopt()).
         this.flushHeld(reply);
       },
-      lost: (reason) => {
-        if (this.reply === reply) this.fail(reason);
-      },
+      lost: (reason) => this.replyFailed(reply, reason),
     };
     return (prepared ? prepared.adopt(events) : this.synthesizer!.open(this.voice, events)).then(
       (opened) => {
-        if (this.reply !== reply || this.finished) {
+        if (!this.isLive(reply) || this.finished) {
           opened.cancel();
           return null;
         }
@@ -708,7 +869,7 @@ export class StreamingCall implements RecognizerEvents {
         return opened;
       },
       (error: unknown) => {
-        if (this.reply === reply) this.fail(error instanceof Error ? error.message : String(error));
+        this.replyFailed(reply, error instanceof Error ? error.message : String(error));
         return null;
       },
     );
@@ -716,7 +877,13 @@ export class StreamingCall implements RecognizerEvents {
 
   /** Synthesized audio: to the carrier, after the grace period for a reply's first audio, each chunk followed by a mark naming how much of the text it ends. */
   private agentAudio(reply: Reply, ulaw: Buffer, textEnd: number): void {
-    if (this.reply !== reply || this.finished || ulaw.length === 0) return;
+    if (!this.isLive(reply) || this.finished || ulaw.length === 0) return;
+    if (reply.speculative) {
+      // Nothing reaches the caller before the turn's end confirms the reply: held for adopt().
+      reply.eagerStamps.audioArrived ??= performance.now();
+      reply.held.push({ ulaw, textEnd });
+      return;
+    }
     this.clock.audioArrived(reply.id);
     const earliest = this.clock.earliestAudio(reply.id);
     if (reply.held.length > 0 || (earliest !== null && performance.now() < earliest)) {
@@ -959,6 +1126,7 @@ export class StreamingCall implements RecognizerEvents {
   }
 
   private stopEverything(): void {
+    this.cancelSpeculation();
     this.finished = true;
     for (const timer of [this.endTimer, this.turnTimer, this.reply?.holdTimer ?? null]) if (timer) clearTimeout(timer);
     const reply = this.reply;

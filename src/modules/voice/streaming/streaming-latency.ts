@@ -12,6 +12,14 @@ interface Pending {
   modelAsked: number | null;
   firstChunk: number | null;
   audioArrived: number | null;
+  /** Its reply was started at the recognizer's eager end of turn (adopt()). */
+  eager: boolean;
+}
+
+/** When a reply started at an eager end of turn reached its stages, before its turn ended (performance.now()). */
+export interface EagerStamps {
+  firstChunk: number | null;
+  audioArrived: number | null;
 }
 
 /**
@@ -27,6 +35,8 @@ export class StreamingTurnClock {
   private readonly timings: CallTurnTiming[] = [];
   private bargeIns = 0;
   private firstAudioMs: number | null = null;
+  /** Replies started at an eager end of turn, and those of them cancelled unheard; null: the call had no eager end of turn. */
+  private eager: { started: number; cancelled: number } | null = null;
 
   constructor(
     private readonly graceMs: number,
@@ -43,7 +53,36 @@ export class StreamingTurnClock {
       modelAsked: null,
       firstChunk: null,
       audioArrived: null,
+      eager: false,
     };
+  }
+
+  /**
+   * The pending turn is answered by a reply started before it ended (at the recognizer's eager end of
+   * turn): the caller waited only from the end of the turn, so the model's share is counted from
+   * there (zero when its first sentence came before), and the synthesizer's from the later of that
+   * and its first sentence. The gateway's share and the grace period are counted as for any reply.
+   */
+  adopt(replyId: number, stamps: EagerStamps): void {
+    const pending = this.pending;
+    if (!pending || pending.replyId !== null) return;
+    pending.replyId = replyId;
+    pending.eager = true;
+    pending.modelAsked = pending.turnEnded;
+    if (stamps.firstChunk !== null) pending.firstChunk = Math.max(stamps.firstChunk, pending.turnEnded);
+    if (stamps.audioArrived !== null) pending.audioArrived = Math.max(stamps.audioArrived, pending.firstChunk ?? pending.turnEnded);
+  }
+
+  /** A reply was started at an eager end of turn. */
+  eagerStarted(): void {
+    this.eager ??= { started: 0, cancelled: 0 };
+    this.eager.started += 1;
+  }
+
+  /** A reply started at an eager end of turn was cancelled before it was heard. */
+  eagerCancelled(): void {
+    this.eager ??= { started: 0, cancelled: 0 };
+    this.eager.cancelled += 1;
   }
 
   /** The reply that answers the pending turn asked its model. */
@@ -91,6 +130,7 @@ export class StreamingTurnClock {
       modelMs: hundredths(modelMs),
       synthesizerMs: hundredths(synthesizerMs),
       waitMs: hundredths(graceWait),
+      ...(pending.eager ? { eagerStart: true } : {}),
     };
     if (this.timings.length < MAX_RECORDED_TURNS) this.timings.push(turn);
     this.observe(turn);
@@ -108,7 +148,7 @@ export class StreamingTurnClock {
 
   /** The call's record, or null when no agent turn was completed, nobody barged in and no first message was heard. */
   summary(provider: string): CallTurnLatency | null {
-    if (this.timings.length === 0 && this.bargeIns === 0 && this.firstAudioMs === null) return null;
+    if (this.timings.length === 0 && this.bargeIns === 0 && this.firstAudioMs === null && this.eager === null) return null;
     const sorted = this.timings.map((turn) => turn.totalMs).sort((a, b) => a - b);
     return {
       provider,
@@ -117,6 +157,7 @@ export class StreamingTurnClock {
       maxMs: sorted.length ? sorted[sorted.length - 1]! : 0,
       bargeIns: this.bargeIns,
       firstAudioMs: this.firstAudioMs,
+      ...(this.eager ? { eagerReplies: this.eager.started, eagerCancelled: this.eager.cancelled } : {}),
     };
   }
 }
