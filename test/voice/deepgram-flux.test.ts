@@ -1,4 +1,4 @@
-import { CreateTurnTakingAgentDocument, TurnTakingAgentDocument } from '../generated/graphql.js';
+import { CreateTurnTakingAgentDocument, StreamingCallDocument, TurnTakingAgentDocument } from '../generated/graphql.js';
 import { graphqlCode, graphqlFields, restFields } from '../agents/fixtures.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
@@ -301,6 +301,9 @@ describe('Flux’s eager end of turn', () => {
     expect(latency).toMatchObject({ eagerReplies: 1, eagerCancelled: 0 });
     expect(latency.turns).toHaveLength(1);
     expect(latency.turns[0]).toMatchObject({ eagerStart: true, modelMs: expect.any(Number) });
+    // The same on GraphQL; another organization sees no such call.
+    expect((await acme.graphql.ok(StreamingCallDocument, { id: call.callId })).call.turnLatency).toEqual(latency);
+    expect(graphqlCode(await other.graphql.run(StreamingCallDocument, { id: call.callId }))).toBe('NOT_FOUND');
   }, 30_000);
 
   it('aborts the request on TurnResumed (nothing sent or stored), and answers the whole turn once', async () => {
