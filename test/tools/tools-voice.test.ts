@@ -206,8 +206,9 @@ describe('speech to speech (OpenAI Realtime and Gemini Live doubles)', () => {
       tools: [{ name: 'realtime_lookup', arguments: { orderId: 'A1' } }],
       afterTools: (outputs) => [{ text: `It arrives ${String((outputs[0]!.answer as { eta: string }).eta)}.` }],
     });
-    const { callId, callSid, caller } = await openCall(agentId);
+    // The provider's session is opened while the answer is made, before the stream (issue #45).
     const next = realtime.nextSession();
+    const { callId, callSid, caller } = await openCall(agentId);
     caller.start(callId, callSid);
     const session = await next;
     await session.waitFor('session.update');
@@ -260,8 +261,9 @@ describe('speech to speech (OpenAI Realtime and Gemini Live doubles)', () => {
       tools: [{ name: 'gemini_lookup', args: { orderId: 'B2' } }],
       afterTools: (responses) => [{ text: `It arrives ${String((responses[0]!.answer as { eta: string }).eta)}.` }],
     });
-    const { callId, callSid, caller } = await openCall(agentId);
+    // The provider's session is opened while the answer is made, before the stream (issue #45).
     const next = gemini.nextSession();
+    const { callId, callSid, caller } = await openCall(agentId);
     caller.start(callId, callSid);
     const session = await next;
     await session.waitFor('setup');
