@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import twilio from 'twilio';
+import { postAsTwilio } from '../support/twilio-webhook.js';
 import { recordingRetentionHook } from '../../src/modules/recordings/recording-retention.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
@@ -205,16 +206,7 @@ describe('consent, once decided', () => {
     const before = await stateOf();
     expect(before.consent).toBe('refused');
 
-    const signed = (url: string, params: Record<string, string>) =>
-      fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': twilio.getExpectedTwilioSignature(fake.authToken, url, params),
-          'i-twilio-idempotency-token': randomUUID(),
-        },
-        body: new URLSearchParams(params),
-      });
+    const signed = (url: string, params: Record<string, string>) => postAsTwilio(url, params, fake.authToken, { 'i-twilio-idempotency-token': randomUUID() });
     const replayed = await signed(answered.url, {
       AccountSid: fake.accountSid,
       CallSid: call!.carrierCallId,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import twilio from 'twilio';
+import { postAsTwilio } from '../support/twilio-webhook.js';
 import {
   CreateProgramDocument,
   ProgramVoicemailDocument,
@@ -62,9 +62,7 @@ const callsOf = (executionId: string) =>
 async function postVerdict(connectionId: string, callId: string, fields: Record<string, string>, token: string | null = fake.authToken) {
   const url = `${app.baseUrl}/telephony/twilio/${connectionId}/amd?callId=${callId}`;
   const params = { AccountSid: fake.accountSid, MachineDetectionDuration: '1200', ...fields };
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (token) headers['x-twilio-signature'] = twilio.getExpectedTwilioSignature(token, url, params);
-  return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+  return postAsTwilio(url, params, token);
 }
 
 const updatesTo = (callSid: string) => fake.requests().filter((request) => request.method === 'POST' && request.path.endsWith(`/Calls/${callSid}.json`));

@@ -1,4 +1,4 @@
-import twilio from 'twilio';
+import { postAsTwilio } from '../support/twilio-webhook.js';
 import { ActivateProgramDocument, StreamingCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
@@ -343,14 +343,7 @@ describe('an inbound call to a number answered by a streaming agent', () => {
     const callSid = `CA${'1'.repeat(16)}${Date.now().toString(16).padStart(16, '0')}`;
     const url = `${app.baseUrl}/telephony/twilio/${inboundConnection}/inbound`;
     const params = { AccountSid: twilioFake.accountSid, CallSid: callSid, From: '+15557770000', To: number, CallStatus: 'ringing', Direction: 'inbound' };
-    const answer = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
-      },
-      body: new URLSearchParams(params),
-    });
+    const answer = await postAsTwilio(url, params, twilioFake.authToken);
     expect(answer.status).toBe(200);
     const stream = /<Stream url="([^"]+)"/.exec(await answer.text());
     expect(stream).not.toBeNull();
@@ -458,14 +451,7 @@ describe('the first word, prepared while the carrier fetches the call’s instru
     const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
     const url = `${app.baseUrl}/telephony/twilio/${connectionId}/status?callId=${callId}`;
     const params = { AccountSid: twilioFake.accountSid, CallSid: row!.carrier_call_id, CallStatus: 'completed', CallDuration: '1' };
-    const ended = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
-      },
-      body: new URLSearchParams(params).toString(),
-    });
+    const ended = await postAsTwilio(url, params, twilioFake.authToken);
     expect(ended.status).toBe(200);
     // Closed by the gateway (a normal close), not by ElevenLabs' inactivity timeout (1008).
     expect(await synthesis.closed).toEqual({ code: 1000, reason: '' });
@@ -590,14 +576,7 @@ describe('faults', () => {
     // Twilio asks what next once the stream ends: the apology, then the hang-up.
     const url = `${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}`;
     const params = { CallSid: `CA${'0'.repeat(32)}`, AccountSid: twilioFake.accountSid };
-    const ended = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
-      },
-      body: new URLSearchParams(params),
-    });
+    const ended = await postAsTwilio(url, params, twilioFake.authToken);
     expect(unescapeXml(await ended.text())).toContain('Sorry, something went wrong on our side.');
   }, 20_000);
 

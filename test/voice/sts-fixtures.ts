@@ -1,6 +1,6 @@
 import { eventually as waitUntil } from '../helpers/eventually.js';
 import { randomUUID } from 'node:crypto';
-import twilio from 'twilio';
+import { postAsTwilio } from '../support/twilio-webhook.js';
 import { ConversationDocument, StsCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import type { FakeTwilio } from '../support/fake-twilio.js';
@@ -59,14 +59,7 @@ export function stsHelpers(world: () => StsWorld) {
       );
       const url = `${app.baseUrl}/telephony/twilio/${row!.carrier_connection_id}/answer?callId=${callId}`;
       const params = { CallSid: row!.carrier_call_id, AccountSid: twilioFake.accountSid, ...fields };
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
-        },
-        body: new URLSearchParams(params),
-      });
+      const res = await postAsTwilio(url, params, twilioFake.authToken);
       expect(res.status).toBe(200);
       const twiml = await res.text();
       const stream = /<Stream url="([^"]+)"/.exec(twiml);

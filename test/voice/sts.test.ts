@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { POLICY_WITHHELD } from '../../src/modules/agents/prompt.js';
 import { MEDIA_LIMITS } from '../../src/modules/voice/realtime/media-limits.js';
 import { performance } from 'node:perf_hooks';
-import twilio from 'twilio';
+import { postAsTwilio } from '../support/twilio-webhook.js';
 import { ConversationDocument, StsCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { createAudience } from '../programs/fixtures.js';
@@ -525,14 +525,7 @@ describe('a speech-to-speech call', () => {
 async function streamEnded(callId: string): Promise<string> {
   const url = `${app.baseUrl}/telephony/twilio/${connectionId}/stream-ended?callId=${callId}`;
   const params = { CallSid: `CA${'0'.repeat(32)}`, AccountSid: twilioFake.accountSid };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
-    },
-    body: new URLSearchParams(params),
-  });
+  const res = await postAsTwilio(url, params, twilioFake.authToken);
   expect(res.status).toBe(200);
   return res.text();
 }
@@ -984,14 +977,7 @@ describe('the session prepared while the carrier fetches the call’s instructio
     const [row] = await app.sql<{ carrier_call_id: string }>('select carrier_call_id from calls where id = ?', [callId]);
     const url = `${app.baseUrl}/telephony/twilio/${connectionId}/status?callId=${callId}`;
     const params = { AccountSid: twilioFake.accountSid, CallSid: row!.carrier_call_id, CallStatus: 'completed', CallDuration: '1' };
-    const ended = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
-      },
-      body: new URLSearchParams(params).toString(),
-    });
+    const ended = await postAsTwilio(url, params, twilioFake.authToken);
     expect(ended.status).toBe(200);
   }
 

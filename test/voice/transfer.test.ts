@@ -1,4 +1,4 @@
-import twilio from 'twilio';
+import { postAsTwilio } from '../support/twilio-webhook.js';
 import { CreateTransferAgentDocument, EventsDocument, TransferCallDocument, UpdateTransferAgentDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallScript, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
@@ -167,9 +167,7 @@ async function stored(callId: string, count: number) {
 async function postDial(callId: string, fields: Record<string, string>, token: string | null = twilioFake.authToken) {
   const url = `${app.baseUrl}/telephony/twilio/${connectionId}/dial?callId=${callId}`;
   const params = { AccountSid: twilioFake.accountSid, DialCallStatus: 'completed', DialCallDuration: '7', ...fields };
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (token) headers['x-twilio-signature'] = twilio.getExpectedTwilioSignature(token, url, params);
-  return fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+  return postAsTwilio(url, params, token);
 }
 
 const transferOf = (callId: string) => transferOfCall(acme, callId);
@@ -612,14 +610,7 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
       );
       const url = `${app.baseUrl}/telephony/twilio/${connectionId}/status?callId=${callId}`;
       const params = { AccountSid: twilioFake.accountSid, CallSid: fake.sid, CallStatus: 'completed', CallDuration: '31' };
-      const ended = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': twilio.getExpectedTwilioSignature(twilioFake.authToken, url, params),
-        },
-        body: new URLSearchParams(params).toString(),
-      });
+      const ended = await postAsTwilio(url, params, twilioFake.authToken);
       expect(ended.status).toBe(200);
       await eventually(
         async () => person.status,
@@ -690,15 +681,7 @@ describe('a warm transfer (Twilio: the caller held in a conference room, the per
     };
     await app.sql('update calls set transfer = ?::jsonb where id = ?', [JSON.stringify(claimed), callId]);
     const url = `${app.baseUrl}/telephony/twilio/${connectionId}/transfer-leg?callId=${callId}`;
-    const post = (params: Record<string, string>, token: string | null) =>
-      fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          ...(token ? { 'x-twilio-signature': twilio.getExpectedTwilioSignature(token, url, params) } : {}),
-        },
-        body: new URLSearchParams(params).toString(),
-      });
+    const post = (params: Record<string, string>, token: string | null) => postAsTwilio(url, params, token);
     const other = { AccountSid: twilioFake.accountSid, CallSid: `CA${'2'.repeat(32)}`, CallStatus: 'busy', CallDuration: '0' };
     expect((await post(other, null)).status).toBe(403);
     expect((await post(other, twilioFake.authToken)).status).toBe(204);
