@@ -5,7 +5,11 @@ import { chatRequestProblem, chatResponseProblem, chatStreamChunkProblem } from 
 import { waiting } from '../helpers/eventually.js';
 
 /** What the double's model answers one request with: words, or calls of the tools it was given. */
-export type ChatAnswer = { content: string } | { toolCalls: { name: string; arguments: Record<string, unknown> | string }[] };
+type SpokenAnswer = { content: string } | { toolCalls: { name: string; arguments: Record<string, unknown> | string }[] };
+export type ChatAnswer =
+  | SpokenAnswer
+  /** An error answer instead: `status` with `{error: {message, type: "api_error", param: null, code: null}}`, the shape Ollama's OpenAI-compatible endpoint answers a request it cannot serve with. */
+  | { refuse: { status: number; message: string } };
 
 /**
  * An OpenAI-compatible Chat Completions endpoint on loopback (POST /v1/chat/completions): every
@@ -72,6 +76,11 @@ export class FakeOpenAiChat {
         void Promise.resolve(this.answer(body, n)).then((answer) => {
           if (res.destroyed) return;
           answered = true;
+          if ('refuse' in answer) {
+            const error = { message: answer.refuse.message, type: 'api_error', param: null, code: null };
+            res.writeHead(answer.refuse.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error }));
+            return;
+          }
           if (body.stream === true) return this.stream(res, body, answer);
           this.respond(res, body, answer);
         });
@@ -83,7 +92,7 @@ export class FakeOpenAiChat {
   }
 
   /** The answer as server-sent chunks: a role, the words (a few at a time) or the tool calls, the finish reason, the usage, `[DONE]`. */
-  private stream(res: ServerResponse, body: Record<string, any>, answer: ChatAnswer): void {
+  private stream(res: ServerResponse, body: Record<string, any>, answer: SpokenAnswer): void {
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => {
@@ -122,7 +131,7 @@ export class FakeOpenAiChat {
     res.end('data: [DONE]\n\n');
   }
 
-  private respond(res: ServerResponse, body: Record<string, any>, answer: ChatAnswer): void {
+  private respond(res: ServerResponse, body: Record<string, any>, answer: SpokenAnswer): void {
     const message =
       'content' in answer
         ? { role: 'assistant', content: answer.content, refusal: null, annotations: [] }

@@ -2,7 +2,7 @@ import type { Agent } from './agent.entity.js';
 import type { ChatMessage, KnowledgePort, ModelPort, Passage, ToolPort } from './agent.ports.js';
 import type { ToolCallRecord } from '../tools/tool-call.store.js';
 import type { MessageReply } from './agent.types.js';
-import type { ModelTool } from '../models/model.types.js';
+import { upstreamStatusOf, type ModelTool } from '../models/model.types.js';
 import { buildSystemPrompt, policySection, redactPolicy, userLines } from './prompt.js';
 import { renderedPrompt, type CallContext } from './templates/call-context.js';
 
@@ -48,16 +48,24 @@ export class AgentResponder {
             },
           })
         : [];
-    const modelTools = [...callTools, ...ownTools];
-    const result = await this.model.generate({
-      model: agent.modelConfig.model,
-      system: buildSystemPrompt(prompt.instructions, prompt.policy, passages, prompt.filled),
-      hidden: policySection(prompt.policy),
-      messages: [...history, { role: 'user', content: message }],
-      settings: agent.modelConfig.modelSettings ?? null,
-      providerOptions: agent.modelConfig.providerOptions ?? null,
-      passages: passages.map((passage) => ({ content: passage.content, score: passage.score, title: passage.title })),
-      ...(modelTools.length > 0 ? { tools: modelTools } : {}),
+    const generate = (modelTools: ModelTool[]) =>
+      this.model.generate({
+        model: agent.modelConfig.model,
+        system: buildSystemPrompt(prompt.instructions, prompt.policy, passages, prompt.filled),
+        hidden: policySection(prompt.policy),
+        messages: [...history, { role: 'user', content: message }],
+        settings: agent.modelConfig.modelSettings ?? null,
+        providerOptions: agent.modelConfig.providerOptions ?? null,
+        passages: passages.map((passage) => ({ content: passage.content, score: passage.score, title: passage.title })),
+        ...(modelTools.length > 0 ? { tools: modelTools } : {}),
+      });
+    // A model server that takes no tools refuses the request with 400 (Ollama: "… does not support
+    // tools"). The call's own tools are the gateway's additions, not the business's: asked once more
+    // without them, the turn is answered as before they existed (no transfer, no keys). The agent's
+    // own tools are the business's choice and stay, refused or not.
+    const result = await generate([...callTools, ...ownTools]).catch((error: unknown) => {
+      if (callTools.length === 0 || upstreamStatusOf(error) !== 400) throw error;
+      return generate(ownTools);
     });
     // The user's own words are theirs: only what the model adds is judged (prompt.ts, saysPolicy).
     return { response: redactPolicy(result.text, prompt.guardPolicy, written), usage: result.usage, toolCalls };

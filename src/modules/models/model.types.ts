@@ -84,3 +84,9 @@ export class ModelOutputError extends Error {
     this.name = 'ModelOutputError';
   }
 }
+
+/** The HTTP status the model provider answered, on a failure the provider's client made of it (sdk.provider.ts, providerFailure); undefined for any other error. */
+export function upstreamStatusOf(error: unknown): number | undefined {
+  const status = (error as { upstreamStatus?: unknown } | null)?.upstreamStatus;
+  return typeof status === 'number' ? status : undefined;
+}

@@ -117,7 +117,10 @@ export function providerFailure(provider: SdkProvider, model: string, error: unk
   const message = `Model provider "${provider}" ${reason(inner, timedOut, timeoutMs)} for model "${model}"`;
   const status = APICallError.isInstance(inner) ? ` status=${inner.statusCode ?? 'none'}` : '';
   const code = networkCode(inner) ? ` code=${networkCode(inner)}` : '';
-  return Object.assign(new AppError('UNAVAILABLE', message), { cause: new Error(`${errorName(inner)}${status}${code}`) });
+  return Object.assign(new AppError('UNAVAILABLE', message), {
+    cause: new Error(`${errorName(inner)}${status}${code}`),
+    upstreamStatus: APICallError.isInstance(inner) ? inner.statusCode : undefined,
+  });
 }
 
 /**
