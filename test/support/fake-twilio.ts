@@ -19,8 +19,12 @@ import { type DetectionScript, scriptedDetection } from './scripted-detection.js
 // with `AsyncAmd=true` the answer URL is asked at once and each scripted verdict is posted, signed, to
 // `AsyncAmdStatusCallback` once the answer's TwiML arrived, before it plays. A live call is updated with
 // `POST /Calls/{Sid}.json` (checked against Twilio's published UpdateCall, twilio-calls-spec.ts): new
-// `Twiml` replaces what the call does from then on (the TwiML checked, twiml-check.ts), `Status=completed`
-// hangs it up. A `<Dial action>` posts its outcome (DialCallStatus, DialCallDuration; the script's `dial`)
+// `Twiml` (checked, twiml-check.ts) or a `Url` (fetched signed, POST or its `Method`) replaces what the
+// call does from then on, as Twilio's "Modify a call in progress" says ("immediately change the TwiML
+// it's using"), whoever placed the call: one whose document the double is running takes it at its next
+// verb; one waiting in a conference room, on a `<Connect><Stream>` or held after its last verb runs it
+// at once (its callee's remaining turns go on), and a redirect that ends in `<Hangup/>` ends the call.
+// `Status=completed` hangs it up. A `<Dial action>` posts its outcome (DialCallStatus, DialCallDuration; the script's `dial`)
 // to its action, signed, and follows the TwiML answered; a `<Connect><Stream>` it reaches is kept in the
 // call's `streams` (the URL and its parameters), for the test to open as Twilio would. `<Play digits>`
 // keeps the keys in the call's `pressed`; every document the gateway answers is checked (twiml-check.ts). `updateStatus`
@@ -127,7 +131,7 @@ export interface FakeCall {
   asyncAmd: { callback: string; method: string } | null;
   /** Every UpdateCall form the call took, in order. */
   updates: Record<string, string>[];
-  /** TwiML an update gave the call, not yet played: it replaces what the call was doing. */
+  /** TwiML an update gave the call while the double was running its document, not yet played: it replaces what the call was doing, at its next verb. */
   pendingTwiml: string | null;
   /** Twilio's status words: queued, initiated, ringing, in-progress, completed, busy, no-answer, failed. */
   status: string;
@@ -206,6 +210,8 @@ export interface FakeTwilio {
 }
 
 const API = '/2010-04-01';
+/** The document a call runs next: a URL to fetch (POST, or GET for an update's Method=GET), or TwiML given inline. */
+type NextDocument = { url: string; params: Record<string, string>; method?: 'POST' | 'GET' } | { twiml: string; from: string };
 const rfc2822 = (date: Date) => date.toUTCString().replace('GMT', '+0000');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -255,6 +261,16 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   const cancels = new Map<string, () => void>();
   /** Conference rooms by name: who is in each (and whether they start it), and whether it started (someone who starts it came). */
   const rooms = new Map<string, { participants: { sid: string; starts: boolean }[]; started: boolean }>();
+  /** The calls whose TwiML the double is running now (a fetch, a `<Say>`, a `<Gather>`, a `<Dial action>` under way). */
+  const followed = new Set<string>();
+  /** What each created call's callee has left to say at its `<Gather>`s: one list for the call's whole life, whatever document it is in. */
+  const turnsLeft = new Map<string, CallerTurn[]>();
+  /** A Url an update gave a call being followed: fetched at its next verb, as pendingTwiml is played. */
+  const pendingUrls = new Map<string, NextDocument>();
+  /** The TwiML an update started on a created call that was not being followed (the call's life waits for it before it ends). */
+  const redirected = new Map<string, Promise<void>>();
+  /** Ends the hold (holdUntil) of a call whose redirected TwiML hung up: `<Hangup/>` ends a call. */
+  const hangUps = new Map<string, () => void>();
   /** How each call's `<Dial action>` ends, from its script. */
   const dials = new Map<string, NonNullable<CallScript['dial']>>();
   /** Why the TwiML of each UpdateCall refused would not run (twiml-check.ts). */
@@ -290,20 +306,23 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     subresource_uris: {},
   });
 
-  const signedPost = async (url: string, params: Record<string, string>): Promise<{ status: number | null; text: string; signature: string }> => {
-    const signature = twilio.getExpectedTwilioSignature(authToken, url, params);
+  /** A signed request to the gateway: POST with the fields as a form, or GET with them in the query (Twilio then signs the URL alone). */
+  const signedPost = async (
+    url: string,
+    params: Record<string, string>,
+    method: 'POST' | 'GET' = 'POST',
+  ): Promise<{ status: number | null; text: string; signature: string }> => {
+    const target = method === 'GET' ? `${url}${url.includes('?') ? '&' : '?'}${new URLSearchParams(params).toString()}` : url;
+    const signature = twilio.getExpectedTwilioSignature(authToken, target, method === 'GET' ? {} : params);
     try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
-          'x-twilio-signature': signature,
-          // One token per request: Twilio repeats a request's token only on its own retries of that request.
-          'i-twilio-idempotency-token': randomUUID(),
-          'user-agent': 'TwilioProxy/1.1',
-        },
-        body: new URLSearchParams(params).toString(),
-      });
+      const headers: Record<string, string> = {
+        'x-twilio-signature': signature,
+        // One token per request: Twilio repeats a request's token only on its own retries of that request.
+        'i-twilio-idempotency-token': randomUUID(),
+        'user-agent': 'TwilioProxy/1.1',
+      };
+      if (method === 'POST') headers['content-type'] = 'application/x-www-form-urlencoded; charset=utf-8';
+      const response = await fetch(target, { method, headers, ...(method === 'POST' ? { body: new URLSearchParams(params).toString() } : {}) });
       return { status: response.status, text: await response.text(), signature };
     } catch {
       return { status: null, text: '', signature };
@@ -337,13 +356,17 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
    * turn to its action (or, on silence, goes on to the next verb), `<Redirect>` fetches its URL,
    * `<Dial>` bridges (the call ends when the bridge does), `<Hangup/>` ends the call.
    */
-  const follow = async (
-    call: FakeCall,
-    first: { url: string; params: Record<string, string> } | { twiml: string; from: string },
-    turns: CallerTurn[],
-    afterAnswer?: () => Promise<void>,
-  ) => {
-    let next: { url: string; params: Record<string, string> } | { twiml: string; from: string } | null = first;
+  const follow = async (call: FakeCall, first: NextDocument, turns: CallerTurn[], afterAnswer?: () => Promise<void>) => {
+    followed.add(call.sid);
+    try {
+      await run(call, first, turns, afterAnswer);
+    } finally {
+      followed.delete(call.sid);
+    }
+  };
+
+  const run = async (call: FakeCall, first: NextDocument, turns: CallerTurn[], afterAnswer?: () => Promise<void>) => {
+    let next: NextDocument | null = first;
     for (let hops = 0; next && hops < 60; hops++) {
       let text: string;
       const source = 'twiml' in next ? next.from : next.url;
@@ -353,7 +376,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         text = next.twiml;
         call.documents.push({ url: next.from, status: 200, twiml: text });
       } else {
-        const answer = await signedPost(next.url, next.params);
+        const answer = await signedPost(next.url, next.params, next.method);
         call.documents.push({ url: next.url, status: answer.status, twiml: answer.text });
         const first = call.twiml === null;
         if (first) {
@@ -372,6 +395,12 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       if (call.pendingTwiml !== null) {
         next = { twiml: call.pendingTwiml, from: 'UpdateCall' };
         call.pendingTwiml = null;
+        continue;
+      }
+      const redirect = pendingUrls.get(call.sid);
+      if (redirect) {
+        pendingUrls.delete(call.sid);
+        next = redirect;
         continue;
       }
       const body = /<Response>([\s\S]*)<\/Response>/.exec(text)?.[1] ?? '';
@@ -539,9 +568,29 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     call.updates.push(form);
     call.dateUpdated = new Date();
     const twiml = form.Twiml ?? (form.Status === 'completed' || form.Status === 'canceled' ? '<Response><Hangup/></Response>' : null);
-    // A call whose TwiML the double follows takes the update at its next verb; an adopted one plays it now.
-    if (twiml !== null && call.adopted) lives.push(follow(call, { twiml, from: 'UpdateCall' }, [...(call.adopted.script.turns ?? [])]));
-    else if (twiml !== null) call.pendingTwiml = twiml;
+    const document: NextDocument | null =
+      twiml !== null
+        ? { twiml, from: 'UpdateCall' }
+        : form.Url
+          ? { url: form.Url, params: baseParams(call), method: form.Method === 'GET' ? 'GET' : 'POST' }
+          : null;
+    if (document === null) return json(res, 200, resource(call));
+    // An adopted call plays it now. A call whose TwiML the double is running takes it at its next verb.
+    if (call.adopted) lives.push(follow(call, document, [...(call.adopted.script.turns ?? [])]));
+    else if (followed.has(call.sid)) {
+      if ('twiml' in document) call.pendingTwiml = document.twiml;
+      else pendingUrls.set(call.sid, document);
+    } else {
+      // Any other live call is redirected at once, as Twilio does ("Modify a call in progress": the call
+      // immediately runs the new TwiML), whoever placed it and whatever it was doing: waiting in a
+      // conference room, on a <Connect><Stream>, or held after its last verb. Its callee's turns go on
+      // where they were; a redirect that hangs up ends the call.
+      const redirect = follow(call, document, turnsLeft.get(call.sid) ?? []).then(() => {
+        if (call.hungUp) hangUps.get(call.sid)?.();
+      });
+      redirected.set(call.sid, redirect);
+      lives.push(redirect);
+    }
     return json(res, 200, resource(call));
   };
 
@@ -604,10 +653,17 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         if (call.record) await startRecording(call, 'OutboundAPI', call.record);
         // Twilio asks the answer URL what to do as soon as the call is answered, and follows what it says.
         const answer = call.createdTwiml ? { twiml: call.createdTwiml, from: 'CreateCall' } : { url: call.url, params: { ...baseParams(call), ...atAnswer } };
-        await follow(call, answer, [...(script.turns ?? [])], detect);
+        const turns = [...(script.turns ?? [])];
+        turnsLeft.set(call.sid, turns);
+        const hungUp = new Promise<void>((resolve) => hangUps.set(call.sid, resolve));
+        await follow(call, answer, turns, detect);
         const answeredBy: Record<string, string> = call.answeredBy ? { AnsweredBy: call.answeredBy } : {};
         await step('in-progress', 'answered', answeredBy);
-        if (script.holdUntil) await script.holdUntil;
+        if (script.holdUntil) await Promise.race([script.holdUntil, hungUp]);
+        // TwiML an update started runs to its end before the call ends (a later update may have replaced it).
+        for (let seen: Promise<void> | undefined; redirected.get(call.sid) !== seen;) await (seen = redirected.get(call.sid));
+        hangUps.delete(call.sid);
+        redirected.delete(call.sid);
         call.duration = script.durationSeconds ?? 1;
         call.endTime = new Date();
         await endRecordings(call);

@@ -5,6 +5,7 @@ import { CarrierError } from '../../src/modules/telephony/carrier.js';
 import { CallStatus } from '../../src/modules/telephony/telephony.enums.js';
 import { TwilioCarrier } from '../../src/modules/telephony/carriers/twilio/twilio.carrier.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
+import { eventually } from '../helpers/eventually.js';
 
 // The fake against the real SDK (through TwilioCarrier, pointed at it as TWILIO_API_BASE_URL does),
 // and its callbacks against the SDK's own signature check.
@@ -172,6 +173,52 @@ describe('asynchronous machine detection and live-call updates', () => {
     expect(call!.heard).toEqual(['Please call us back.']);
     expect(call!.hungUp).toBe(true);
     expect(received.find((r) => r.params.CallStatus === 'completed')!.params.AnsweredBy).toBe('machine_end_beep');
+  });
+
+  it('redirects a live call it is not following at once (waiting in a conference room): new Twiml plays, a Url is fetched signed; a hang-up ends the call', async () => {
+    const creates = `${fake.url}/2010-04-01/Accounts/${fake.accountSid}/Calls.json`;
+    const inRoom = (room: string) => `<Response><Dial><Conference startConferenceOnEnter="false">${room}</Conference></Dial></Response>`;
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    fake.script(() => ({ outcome: 'answered', stepMs: 5, holdUntil: held }));
+    try {
+      const twiml = (await (await post(creates, { To: '+14155550140', From: '+14155550100', Twiml: inRoom('room-a') })).json()) as { sid: string };
+      const url = (await (await post(creates, { To: '+14155550141', From: '+14155550100', Twiml: inRoom('room-b') })).json()) as { sid: string };
+      const waiting = (sid: string, room: string) =>
+        eventually(
+          () => fake.room(room)?.participants ?? [],
+          (participants) => participants.includes(sid),
+          { what: `${sid} in ${room}` },
+        );
+      await Promise.all([waiting(twiml.sid, 'room-a'), waiting(url.sid, 'room-b')]);
+      // Twiml: played now, out of the room; its <Hangup/> ends the call though the script still holds it.
+      await carrier.updateCall(account(), twiml.sid, { body: '<Response><Say>Back with you.</Say><Hangup/></Response>' });
+      // Url: fetched with the call's fields, signed, and its answer followed.
+      expect((await post(updateUrl(url.sid), { Url: `${hooksUrl}/answer-again` })).status).toBe(200);
+      const calls = () => fake.calls().filter((call) => [twiml.sid, url.sid].includes(call.sid));
+      await eventually(calls, (both) => both.every((call) => call.heard.length > 0), { what: 'both calls redirected' });
+      const [first, second] = [fake.calls().find((call) => call.sid === twiml.sid)!, fake.calls().find((call) => call.sid === url.sid)!];
+      expect(first.heard).toEqual(['Back with you.']);
+      expect(first.hungUp).toBe(true);
+      expect(fake.room('room-a')!.participants).toEqual([]);
+      expect(second.heard).toEqual(['Hello']);
+      expect(fake.room('room-b')!.participants).toEqual([]);
+      const fetched = received.find((r) => r.path === '/answer-again')!;
+      expect(fetched.params).toMatchObject({ CallSid: url.sid, CallStatus: 'in-progress', To: '+14155550141' });
+      expect(twilio.validateRequest(fake.authToken, fetched.signature!, `${hooksUrl}/answer-again`, fetched.params)).toBe(true);
+      // The hung-up call ends on its own; the other stays held until its script lets it go.
+      await eventually(
+        () => first.status,
+        (status) => status === 'completed',
+        { what: 'the hung-up call ended' },
+      );
+      expect(second.status).toBe('in-progress');
+    } finally {
+      release();
+    }
+    await fake.settled();
+    expect(fake.calls().map((call) => call.status)).toEqual(['completed', 'completed']);
+    expect(fake.twimlProblems()).toEqual([]);
   });
 
   it('refuses what Twilio does not publish: unknown or malformed detection and update fields, and an update of an ended call', async () => {
