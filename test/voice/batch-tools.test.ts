@@ -1,11 +1,13 @@
 import { TransferCallDocument } from '../generated/graphql.js';
 import type { TestApp, TestOrganization } from '../helpers/app.js';
 import { startFakeTwilio, type CallScript, type FakeCall, type FakeTwilio } from '../support/fake-twilio.js';
+import { FakeOpenAiChat } from '../support/fake-openai-chat.js';
 import { runUntilCompleted, startTwilioApp } from '../telephony/fixtures.js';
 import { callsOf, closedConversation, createVoiceAgent, messagesOf, voiceCampaign } from './fixtures.js';
 import { BILLING, SALES, transferOf, answeredColdTransfer } from './transfer-fixtures.js';
 import { eventually } from './sts-fixtures.js';
 import { WORDS } from '../../src/modules/voice/voice-actions.js';
+import { WARM_RING_SECONDS } from '../../src/modules/voice/transfer/call-transfers.js';
 
 // A batch agent's call tools (issue #44), through the real doors: a one-contact Twilio campaign whose
 // callee answers each <Gather> (the Twilio double follows the TwiML the gateway answers, checking every
@@ -13,12 +15,16 @@ import { WORDS } from '../../src/modules/voice/voice-actions.js';
 // a tool a caller's turn names (`call <tool> <JSON>`), so the model here is offered transfer_call and
 // send_digits exactly as it would call them. A cold transfer is the turn's answer: the reply, the line
 // and a <Dial action>; the dial's report is recorded on the call; one that reaches no one brings the
-// caller back to the agent, which says so and listens again. send_digits is <Play digits> after the
-// reply. PGlite, and PostgreSQL with TEST_DATABASE_URL.
+// caller back to the agent, which says so and listens again. A warm one holds the caller in a
+// conference room while the person's own leg rings; a leg nobody answers brings the caller out of the
+// room (UpdateCall, which the double plays at once on a call waiting in a room, as Twilio does), and
+// there the agent's model is the OpenAI-compatible chat double, so the test reads what it is sent on
+// its next turn. send_digits is <Play digits> after the reply. PGlite, and PostgreSQL with TEST_DATABASE_URL.
 
 const BLOCKED = { name: 'Old line', number: '+14155550177', description: 'The old support line' };
 
 let fake: FakeTwilio;
+let chat: FakeOpenAiChat;
 let app: TestApp;
 let acme: TestOrganization;
 let other: TestOrganization;
@@ -26,7 +32,8 @@ let agentId: string;
 
 beforeAll(async () => {
   fake = await startFakeTwilio();
-  app = await startTwilioApp(fake);
+  chat = await new FakeOpenAiChat().start();
+  app = await startTwilioApp(fake, undefined, { providers: { openaiCompatibleBaseUrl: chat.url, openaiCompatibleApiKey: 'sk-compatible-batch' } });
   acme = await app.organization('Acme batch tools');
   other = await app.organization('Other batch tools');
   agentId = await createVoiceAgent(acme, { firstMessage: 'Hello, this is Acme.', transferDestinations: [BILLING, BLOCKED, SALES] });
@@ -36,10 +43,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await fake?.close();
+  await chat?.close();
 });
 
 afterEach(() => {
   expect(fake.twimlProblems()).toEqual([]);
+  expect(chat.problems).toEqual([]);
 });
 
 /** The name of the contact called at `phone` (the briefing's {{contact.name}}). */
@@ -160,6 +169,130 @@ describe('a warm transfer on a batch call', () => {
       releaseCaller();
     }
   });
+});
+
+/** A warm transfer the person's leg does not take: its status, why the model is told, and the line the caller hears. */
+const UNREACHED_WARM: [string, string, string][] = [
+  ['no-answer', 'nobody answered', `I'm sorry, ${SALES.name} didn't answer.`],
+  ['busy', 'the line was busy', `I'm sorry, ${SALES.name} is busy right now.`],
+];
+
+describe('a warm transfer on a batch call that nobody takes', () => {
+  afterEach(() => {
+    fake.script(() => ({ outcome: 'answered' }));
+    chat.answer = () => ({ content: 'Hello.' });
+  });
+
+  it.each(UNREACHED_WARM)(
+    'the person’s leg ends %s: the caller is taken out of the room back to the agent (a <Gather>), the record says so, nothing rings; the model reads why',
+    async (status, why, line) => {
+      const agent = await createVoiceAgent(acme, {
+        firstMessage: 'Hello, this is Acme.',
+        modelConfig: { model: 'openai-compatible/batch-llm' },
+        // A batch model reads the call's earlier turns through its memory window (docs/voice.md, On batch calls).
+        memoryConfig: { enabled: true, lastMessages: 10 },
+        transferDestinations: [SALES],
+      });
+      const campaign = await voiceCampaign(acme, fake, { agentId: agent });
+      let ringOut = () => undefined as void;
+      let releaseCaller = () => undefined as void;
+      const ringing = new Promise<void>((resolve) => (ringOut = resolve));
+      const callerHeld = new Promise<void>((resolve) => (releaseCaller = resolve));
+      // The person's leg rings until the caller is in the room, then ends as Twilio reports a leg not taken
+      // (no-answer: its Timeout passed); the caller's call stays up (in the room, then back with the agent) until it hangs up.
+      fake.script((to) =>
+        to === SALES.number
+          ? { outcome: status as 'no-answer' | 'busy', stepMs: 5, ringUntil: ringing }
+          : { outcome: 'answered', durationSeconds: 90, stepMs: 5, turns: ['Can I talk to sales?', 'Then take a message, please.'], holdUntil: callerHeld },
+      );
+      chat.requests.length = 0;
+      chat.answer = (request) => {
+        const messages = request.messages as { role: string; content: unknown }[];
+        if (JSON.stringify(messages).includes('Summarise the call so far')) return { content: JSON.stringify({ summary: 'The caller wants to order.' }) };
+        const last = messages.at(-1)!;
+        if (last.role === 'tool') return { content: 'One moment, please.' };
+        if (last.content === 'Can I talk to sales?') return { toolCalls: [{ name: 'transfer_call', arguments: { destination: SALES.name } }] };
+        return { content: 'Of course: what should I write down?' };
+      };
+      const done = runUntilCompleted(app, acme, campaign.executionId, fake);
+      try {
+        const [record] = await eventually(
+          () => callsOf(app, campaign.executionId),
+          (rows) => rows.length === 1,
+          'the call row',
+        );
+        const callId = record!.id;
+        const room = `transfer-${callId}`;
+        const caller = await eventually(
+          async () => fake.calls().find((call) => call.to === campaign.phones[0]),
+          (found) => found !== undefined && fake.room(room)?.participants.includes(found.sid) === true,
+          'the caller held in the room',
+        );
+        const person = fake.calls().find((call) => call.to === SALES.number && call.statusCallback?.includes(`callId=${callId}`))!;
+        // The person's leg rings for the documented time (Twilio's Timeout), the caller alone in the room, which has not started.
+        expect(person.status).toBe('ringing');
+        const create = fake
+          .requests()
+          .find((request) => request.method === 'POST' && request.path.endsWith('/Calls.json') && request.form.To === SALES.number)!;
+        expect(create.form.Timeout).toBe(String(WARM_RING_SECONDS));
+        expect(fake.room(room)).toEqual({ participants: [caller!.sid], started: false });
+        ringOut();
+        await done;
+
+        // The gateway updated the caller's call (it was waiting in the room, not fetching anything): the agent's line in a <Gather>, no stream.
+        expect(caller!.updates).toHaveLength(1);
+        const back = caller!.documents.find((document) => document.url === 'UpdateCall')!;
+        expect(back.twiml).toContain(`<Gather `);
+        expect(back.twiml).toContain(`${line} I'm back with you: how else can I help?`);
+        expect(back.twiml).not.toContain('<Stream');
+        expect(fake.room(room)).toEqual({ participants: [], started: false });
+        expect(caller!.heard).toEqual([
+          'Hello, this is Acme.',
+          WORDS.filler,
+          'One moment, please.',
+          `Please hold while I connect you to ${SALES.name}.`,
+          `${line} I'm back with you: how else can I help?`,
+          WORDS.filler,
+          'Of course: what should I write down?',
+          WORDS.reprompt,
+          WORDS.noInputGoodbye,
+        ]);
+        // Nothing is left ringing: the leg ended as Twilio reported it, nobody had to cancel it; the caller's call ended by its own hang-up.
+        expect(person.status).toBe(status);
+        expect(person.updates).toEqual([]);
+        expect(caller!.hungUp).toBe(true);
+        expect(caller!.status).toBe('completed');
+
+        // The record says so (both doors), and integrators hear of it once.
+        const transfer = await transferOf(acme, callId);
+        expect(transfer).toMatchObject({
+          destinationName: SALES.name,
+          mode: 'warm',
+          dialStatus: status,
+          dialDurationSeconds: 0,
+          returnedAt: expect.any(String),
+        });
+        expect((await acme.graphql.ok(TransferCallDocument, { id: callId })).call.transfer).toEqual(transfer);
+        const failed = (await acme.rest.get(`/api/events?type=call.transfer_failed&callId=${callId}`)).body.data as { payload: Record<string, any> }[];
+        expect(failed.map((event) => event.payload.transfer)).toEqual([transfer]);
+        expect((await other.rest.get(`/api/events?type=call.transfer_failed&callId=${callId}`)).body.data).toEqual([]);
+        const [ended] = await callsOf(app, campaign.executionId);
+        expect(ended).toMatchObject({ status: 'completed', outcome: 'answered' });
+
+        // The model's next turn is sent the failed transfer and why, before the caller's words.
+        const next = chat.requests.find((request) => (request.messages as { content: unknown }[]).at(-1)?.content === 'Then take a message, please.')!;
+        const sent = (next.messages as { role: string; content: unknown }[]).slice(-3);
+        expect(sent).toEqual([
+          { role: 'assistant', content: `[the transfer to ${SALES.name} failed: ${why} (dial status ${status}); the caller is back with the agent]` },
+          { role: 'assistant', content: `${line} I'm back with you: how else can I help?` },
+          { role: 'user', content: 'Then take a message, please.' },
+        ]);
+      } finally {
+        ringOut();
+        releaseCaller();
+      }
+    },
+  );
 });
 
 /** The warm transfer's checks, while both calls are held, then released in turn. */
