@@ -10,13 +10,15 @@ import {
   telnyxVoiceHelpers,
   type TelnyxVoiceWorld,
 } from './telnyx-fixtures.js';
-import { answeredColdTransfer, BILLING, transferOf as transferOfCall } from './transfer-fixtures.js';
+import { answeredColdTransfer, BILLING, SALES, transferOf as transferOfCall } from './transfer-fixtures.js';
+import { WARM_RING_SECONDS } from '../../src/modules/voice/transfer/call-transfers.js';
 
 // A batch agent's call tools on a Telnyx call (TeXML), through the real doors, as batch-tools.test.ts
 // does on Twilio: a call placed on REST through the loopback Telnyx (every request checked against
 // Telnyx's vendored OpenAPI, the TeXML <Dial>, <Conference> and <Play> attributes against the TeXML
 // pages), which follows each document the gateway answers and answers each <Gather> with the script's
-// turns. The agent's model is builtin/echo, which calls the tool a turn names.
+// turns, and waits in a <Conference> room until an update moves it. The agent's model is builtin/echo,
+// which calls the tool a turn names.
 
 let world: TelnyxVoiceWorld;
 let agentId: string;
@@ -30,7 +32,7 @@ beforeAll(async () => {
     firstMessage: 'Hello, this is Acme on Telnyx.',
     modelConfig: { model: 'builtin/echo' },
     voiceConfig: { pipelineMode: 'batch' },
-    transferDestinations: [BILLING],
+    transferDestinations: [BILLING, SALES],
   });
   expect(agent.status).toBe(201);
   expect((await world.acme.rest.post(`/api/agents/${agent.body.id}/activate`)).status).toBe(200);
@@ -84,6 +86,62 @@ describe('batch call tools on Telnyx', () => {
     const back = `I'm sorry, ${BILLING.name} is busy right now. I'm back with you: how else can I help?`;
     expect(call.heard.slice(3)).toEqual([`Connecting you to ${BILLING.name}.`, back, WORDS.filler, 'Echo: Fine', WORDS.reprompt, WORDS.noInputGoodbye]);
     expect(await transferOfCall(world.acme, callId)).toMatchObject({ dialStatus: 'busy', returnedAt: expect.any(String) });
+  });
+
+  it('a warm transfer nobody answers: the caller leaves the room with the agent’s line in a <Gather> (UpdateCall), the record says so, nothing rings', async () => {
+    const to = randomNumber();
+    // The person's leg rings until the test says nobody answered (Telnyx's Timeout, never waited for here).
+    let ringOut = () => undefined as void;
+    const ringing = new Promise<void>((resolve) => (ringOut = resolve));
+    world.telnyx.script((number) =>
+      number === SALES.number
+        ? { outcome: 'no-answer', ringUntil: ringing }
+        : { outcome: 'answered', durationSeconds: 20, turns: [toolTurn('transfer_call', { destination: SALES.name }), 'Fine'] },
+    );
+    try {
+      const placed = await world.acme.rest.post('/api/calls', { to, agentId, from: world.from });
+      expect(placed.status).toBe(201);
+      const callId = placed.body.id as string;
+      const room = `transfer-${callId}`;
+      const call = await eventually(
+        async () => world.telnyx.calls().find((each) => each.to === to),
+        (found) => found !== undefined && world.telnyx.room(room)?.participants.includes(found.sid) === true,
+        { what: 'the caller waiting in the room', everyMs: 20 },
+      );
+      const leg = world.telnyx.calls().find((each) => each.to === SALES.number && each.statusCallback?.includes(`callId=${callId}`))!;
+      expect(leg.status).toBe('ringing');
+      expect(leg.timeoutSeconds).toBe(WARM_RING_SECONDS);
+      expect(world.telnyx.room(room)).toMatchObject({ participants: [call!.sid], started: false });
+      ringOut();
+      await callOnceItIs(callId, (value) => value.status === 'completed', 'the call ended');
+      const back = `I'm sorry, ${SALES.name} didn't answer. I'm back with you: how else can I help?`;
+      expect(call!.updates).toHaveLength(1);
+      const moved = call!.documents.find((document) => document.url === 'UpdateCall')!;
+      expect(moved.texml).toContain('<Gather ');
+      expect(moved.texml).not.toContain('<Stream');
+      expect(call!.heard.slice(-6)).toEqual([
+        `Please hold while I connect you to ${SALES.name}.`,
+        back,
+        WORDS.filler,
+        'Echo: Fine',
+        WORDS.reprompt,
+        WORDS.noInputGoodbye,
+      ]);
+      expect(world.telnyx.room(room)?.participants).toEqual([]);
+      expect(leg.status).toBe('no-answer');
+      expect(leg.updates).toEqual([]);
+      expect(await transferOfCall(world.acme, callId)).toMatchObject({ mode: 'warm', dialStatus: 'no-answer', returnedAt: expect.any(String) });
+      const failed = (await world.acme.rest.get(`/api/events?type=call.transfer_failed&callId=${callId}`)).body.data as { payload: Record<string, any> }[];
+      expect(failed.map((event) => event.payload.transfer.dialStatus)).toEqual(['no-answer']);
+      const messages = await transcript(callId, 8);
+      expect(messages).toContainEqual([
+        'assistant',
+        `[the transfer to ${SALES.name} failed: nobody answered (dial status no-answer); the caller is back with the agent]`,
+      ]);
+      expect(messages).toContainEqual(['assistant', back]);
+    } finally {
+      ringOut();
+    }
   });
 
   it('send_digits: <Play digits> after the reply, the transcript line; bad keys press nothing and the model is told', async () => {
