@@ -366,3 +366,72 @@ describe('send_digits on a batch call', () => {
     expect(messages.some(([, content]) => content!.startsWith('[the agent pressed'))).toBe(false);
   });
 });
+
+const toolNames = (request: Record<string, any>) => ((request.tools ?? []) as { function: { name: string } }[]).map((tool) => tool.function.name);
+
+// The model a real client talks to: the agent's text model is `openai-compatible/…`, served by the
+// Chat Completions double (each request checked against OpenAI's CreateChatCompletionRequest). A model
+// server that takes no tools (Ollama answers such a request 400 "… does not support tools") is asked
+// the turn again without the call tools, so the call goes on as before batch calls had tools.
+describe('a batch agent on an OpenAI-compatible model', () => {
+  beforeEach(() => {
+    chat.requests.length = 0;
+  });
+
+  it('is offered transfer_call and send_digits; the model’s transfer_call is the turn’s <Dial>', async () => {
+    const agentId = await createVoiceAgent(acme, {
+      firstMessage: 'Hello, this is Acme.',
+      modelConfig: { model: 'openai-compatible/shop-llm' },
+      transferDestinations: [BILLING],
+    });
+    chat.answer = (_request, n) =>
+      n === 0 ? { toolCalls: [{ name: 'transfer_call', arguments: { destination: BILLING.name } }] } : { content: 'One moment, please.' };
+    const { heard, record } = await runCall(['I need to talk about my bill'], undefined, agentId);
+    expect(toolNames(chat.requests[0]!)).toEqual(['send_digits', 'transfer_call']);
+    expect(heard.transfers).toEqual([BILLING.number]);
+    expect(heard.heard).toContain(`Connecting you to ${BILLING.name}.`);
+    expect(record.outcome).not.toBe('failed');
+  });
+
+  it('on a model server that takes no tools (400), the turn is asked again without them and answered: the call goes on', async () => {
+    const agentId = await createVoiceAgent(acme, {
+      firstMessage: 'Hello, this is Acme.',
+      modelConfig: { model: 'openai-compatible/gemma3:4b' },
+      transferDestinations: [BILLING],
+    });
+    chat.answer = (request) =>
+      request.tools
+        ? { refuse: { status: 400, message: 'registry.ollama.ai/library/gemma3:4b does not support tools' } }
+        : { content: 'Happy to help with that.' };
+    const { heard, record, messages } = await runCall(['Can you move my appointment?', 'Thanks'], undefined, agentId);
+    // Each turn: the request with the tools, refused; the same turn without them, answered.
+    expect(chat.requests.map((request) => toolNames(request))).toEqual([['send_digits', 'transfer_call'], [], ['send_digits', 'transfer_call'], []]);
+    expect(chat.requests[1]!.messages).toEqual(chat.requests[0]!.messages);
+    expect(heard.heard).toEqual([
+      'Hello, this is Acme.',
+      WORDS.filler,
+      'Happy to help with that.',
+      WORDS.filler,
+      'Happy to help with that.',
+      WORDS.reprompt,
+      WORDS.noInputGoodbye,
+    ]);
+    expect(record.status).toBe('completed');
+    expect(record.error_text).toBeNull();
+    // One user message per turn: the turn asked twice is stored once.
+    expect(messages.filter(([role]) => role === 'user')).toEqual([
+      ['user', 'Can you move my appointment?'],
+      ['user', 'Thanks'],
+    ]);
+  });
+
+  it('a refusal that is not a 400 is not asked again: the call fails with the apology, as before', async () => {
+    const agentId = await createVoiceAgent(acme, { firstMessage: 'Hello, this is Acme.', modelConfig: { model: 'openai-compatible/shop-llm' } });
+    chat.answer = () => ({ refuse: { status: 500, message: 'the server is down' } });
+    const { heard, record } = await runCall(['Hello?'], undefined, agentId);
+    expect(chat.requests).toHaveLength(1);
+    expect(heard.heard).toContain(WORDS.apology);
+    expect(record.status).toBe('failed');
+    expect(record.error_text).toContain('answered HTTP 500');
+  });
+});
