@@ -114,6 +114,8 @@ export class CallBridge implements SpeechEvents {
   private endRequested = false;
   private endTimer: NodeJS.Timeout | null = null;
   private finished = false;
+  /** Ended by fail(): the conversation is closed `failed` by the write fail() queues. */
+  private failed = false;
   /** Whether anything was said on the call (the agent's audio sent, or a turn stored): a call that fails before costs no credit. */
   private spoken = false;
   private writes: Promise<void> = Promise.resolve();
@@ -273,8 +275,9 @@ export class CallBridge implements SpeechEvents {
     for (const line of this.keypad.take()) this.callerPressed(line);
     const conversationId = await opened;
     if (this.finished) {
-      // The caller hung up while the conversation was being opened.
-      this.queue(() => conversations.close(conversationId, ConversationStatus.ended));
+      // The caller hung up (or the provider dropped) while the conversation was being opened: fail() closes
+      // it failed, by a write queued after the one that set its id; a hang-up closes it ended here.
+      if (!this.failed) this.queue(() => conversations.close(conversationId, ConversationStatus.ended));
       return;
     }
     logger.info({ callId: this.call.id, conversationId, prepared: true }, 'speech-to-speech bridge open');
@@ -725,6 +728,7 @@ export class CallBridge implements SpeechEvents {
     if (this.finished) return;
     this.provider?.flush?.();
     this.finished = true;
+    this.failed = true;
     if (this.endTimer) clearTimeout(this.endTimer);
     this.deps.logger.warn({ callId: this.call.id, reason }, 'speech-to-speech call failed');
     for (const itemId of [...this.turns.keys()]) this.storeTurn(itemId);
@@ -732,8 +736,9 @@ export class CallBridge implements SpeechEvents {
     this.storeKeysLeft();
     this.storeLatency();
     this.provider?.close();
-    const conversationId = this.conversationId;
     this.queue(async () => {
+      // Read when the write runs, not now: an adopted session's conversation id is set by a write queued before this one.
+      const conversationId = this.conversationId;
       if (conversationId) await this.deps.conversations.close(conversationId, ConversationStatus.failed);
       await this.deps.tracker.failLive(this.call.id, reason, { spoken: this.spoken });
     });

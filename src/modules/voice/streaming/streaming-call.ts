@@ -250,6 +250,8 @@ export class StreamingCall implements RecognizerEvents {
   private silencePrompts = 0;
   private endTimer: NodeJS.Timeout | null = null;
   private finished = false;
+  /** Ended by fail(): a conversation opened after is closed `failed`. */
+  private failed = false;
   /** Whether anything was said on the call (the agent's audio sent, or a turn stored): a call that fails before costs no credit. */
   private spoken = false;
   private writes: Promise<void> = Promise.resolve();
@@ -318,8 +320,10 @@ export class StreamingCall implements RecognizerEvents {
       this.conversationOpening = conversations.open(this.call.id, this.call.organizationId, this.agent.id, `Call to ${this.call.to}`, context);
       this.conversationId = await this.conversationOpening;
       if (this.finished) {
+        // Hung up, or failed (the opening line's synthesis), while the conversation was being opened: fail() had no id to close.
         const conversationId = this.conversationId;
-        this.queue(() => conversations.close(conversationId, ConversationStatus.ended));
+        const status = this.failed ? ConversationStatus.failed : ConversationStatus.ended;
+        this.queue(() => conversations.close(conversationId, status));
         return;
       }
       this.history = await conversations.memory(this.agent, this.call.organizationId, this.call.contactId, this.conversationId);
@@ -1165,6 +1169,7 @@ export class StreamingCall implements RecognizerEvents {
    */
   private fail(reason: string): void {
     if (this.finished) return;
+    this.failed = true;
     this.deps.logger.warn({ callId: this.call.id, reason }, 'streaming voice call failed');
     this.stopEverything();
     const conversationId = this.conversationId;
