@@ -1,6 +1,6 @@
 // The end-to-end tier: files that start the built server or CLI as processes, drive a browser, fuzz
-// every route, or play whole calls through the loopback provider doubles. Together 340 of the 774 s
-// test/support/durations.json sums, for 21 of its 169 files. `npm test`
+// every route, or play whole calls through the loopback provider doubles. Together 383 of the 774 s
+// test/support/durations.json sums, for 25 of its 169 files (and the two batch-tools files it predates). `npm test`
 // leaves them out (jest.core.config.mjs); `npm run test:all`, `npm run test:suite` and CI run them.
 // Each area keeps in-process tests in `npm test`: the built server is still started there
 // (test/voice/voice.test.ts), tenant isolation is still fuzzed (test/fuzz/cross-organization.test.ts).
@@ -23,12 +23,22 @@ export const END_TO_END = [
   'test/voice/twilio-voice.test.ts',
   'test/telephony/twilio-campaign.test.ts',
   // Calls whose subject is turn-taking in real time or a carrier's own media framing: their audio is
-  // played at the speed of speech, so they wait more than they compute. sts.test.ts, transfer.test.ts,
-  // keypad.test.ts and tools-voice.test.ts keep live calls in `npm test`.
+  // played at the speed of speech, so they wait more than they compute.
   'test/voice/interruptions.test.ts',
   'test/voice/deepgram-flux.test.ts',
   'test/voice/telnyx-streaming.test.ts',
   'test/voice/telnyx-transfer.test.ts',
+  // The rest of the live calls over a media WebSocket through the provider doubles (issue #41: `npm test`
+  // under 8 minutes on a busy 2-core laptop): speech to speech, the agent's hands (transfer, keypad, HTTP
+  // and MCP tools on the phone, batch agents' tools). `npm test` keeps one live call of each door in
+  // test/voice/voice.test.ts (the built server, inbound calls, the simulated caller) and the offline
+  // streaming campaign (test/voice/streaming-simulator.test.ts).
+  'test/voice/sts.test.ts',
+  'test/voice/transfer.test.ts',
+  'test/voice/keypad.test.ts',
+  'test/tools/tools-voice.test.ts',
+  'test/voice/batch-tools.test.ts',
+  'test/voice/telnyx-batch-tools.test.ts',
 ];
 
 // What the PostgreSQL pass of CI leaves out (jest.postgresql.config.mjs): files whose subject does not
