@@ -22,6 +22,7 @@ import { Migration20261231400000 } from './Migration20261231400000.js';
 import { Migration20261231600000 } from './Migration20261231600000.js';
 import { Migration20270101100000 } from './Migration20270101100000.js';
 import { Migration20270102090000 } from './Migration20270102090000.js';
+import { Migration20270104100000 } from './Migration20270104100000.js';
 import { Migration20261231100000 } from './Migration20261231100000.js';
 import { Migration20261231500000 } from './Migration20261231500000.js';
 import { Migration20261231200000 } from './Migration20261231200000.js';
@@ -102,4 +103,5 @@ export const MIGRATIONS: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261231600000', class: Migration20261231600000 },
   { name: 'Migration20270101100000', class: Migration20270101100000 },
   { name: 'Migration20270102090000', class: Migration20270102090000 },
+  { name: 'Migration20270104100000', class: Migration20270104100000 },
 ];

@@ -8,6 +8,10 @@ import {
 import { parse } from 'csv-parse/sync';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { startTestApp, type TestApp, type TestOrganization } from '../helpers/app.js';
+import { TEST_DATABASE_URL } from '../helpers/database.js';
+import { eventually } from '../helpers/eventually.js';
+import { ChunkBeforeFailed, writeImportChunk, type ClaimedImport } from '../../src/modules/contacts/contact-import-chunk.js';
+import type { ImportRow } from '../../src/modules/contacts/contact-import-rows.js';
 
 // CSV import jobs (issue 42) through both doors, on PGlite and (TEST_DATABASE_URL) PostgreSQL. Each
 // import is waited for by the worker going idle, never by time; the rate is the bench's (--only=scale).
@@ -258,6 +262,120 @@ describe('CSV import jobs', () => {
     expect(put.status).toBe(202);
     expect(await finished(acme, id)).toMatchObject({ status: 'completed', imported: 1 });
   });
+
+  it('writes two chunks at once on PostgreSQL, decided as one after the other: a contact the chunk before changes, a key it wrote', async () => {
+    // Ivy (lane-c) has +14155579001. Chunk 2 of the upsert moves her to +14155579002; chunk 3 gives +14155579001 to
+    // a new contact, which is free only once chunk 2 has committed; row 1501 (chunk 4) takes the phone row 1200 (chunk 3) created.
+    const seeded = await sendCsv(app, acme, 'POST', '/api/imports?key=externalId', 'externalId,name,phone\r\nlane-c,Ivy,+14155579001\r\n');
+    expect(await finished(acme, seeded.body.id)).toMatchObject({ status: 'completed', imported: 1 });
+    const phone = (row: number) => `+1415571${String(row).padStart(4, '0')}`;
+    const lines = Array.from({ length: 2000 }, (_, i) => {
+      const row = i + 1;
+      if (row === 501) return 'lane-c,Ivy moved,+14155579002';
+      if (row === 1001) return 'lane-new,Newcomer,+14155579001';
+      if (row === 1501) return `lane-late,Late,${phone(1200)}`;
+      return `lane-${row},Person ${row},${phone(row)}`;
+    });
+    const { createContactImport: job } = await acme.graphql.ok(CreateContactImportDocument, { input: { key: 'externalId' as never, mode: 'upsert' as never } });
+    let chunks = 0;
+    worker().onChunk = async (id) => {
+      if (id !== job.id || ++chunks !== 1) return;
+      // Chunk 1 committed, its hook running: on PostgreSQL chunk 2 is written beside it (its rows in a
+      // transaction of their own, waiting to commit after this), and nothing of it is seen yet.
+      if (TEST_DATABASE_URL) {
+        await eventually(
+          () =>
+            app.sql<{ count: number }>(
+              `select count(*)::int as count from pg_stat_activity
+                where datname = current_database() and state = 'idle in transaction' and backend_xid is not null`,
+            ),
+          ([row]) => Number(row!.count) >= 1,
+          { what: 'the second chunk written beside the first' },
+        );
+      }
+      expect((await acme.rest.get(`/api/imports/${id}`)).body).toMatchObject({ rowsRead: 500, imported: 500, updated: 0 });
+      expect((await contactsByPhone(acme, '+14155579001'))[0]).toMatchObject({ externalId: 'lane-c', name: 'Ivy' });
+    };
+    try {
+      await sendCsv(app, acme, 'PUT', job.uploadUrl, `externalId,name,phone\r\n${lines.join('\r\n')}\r\n`);
+      expect(await finished(acme, job.id)).toMatchObject({ status: 'completed', rowsRead: 2000, imported: 1998, updated: 1, refused: 1 });
+    } finally {
+      worker().onChunk = null;
+    }
+    expect(chunks).toBe(4);
+    expect((await contactsByPhone(acme, '+14155579002'))[0]).toMatchObject({ externalId: 'lane-c', name: 'Ivy moved' });
+    expect((await contactsByPhone(acme, '+14155579001'))[0]).toMatchObject({ externalId: 'lane-new', name: 'Newcomer' });
+    const refused = await refusedCsv(acme, job.id);
+    expect(refused.slice(1).map((cells) => [cells[0], cells[1]])).toEqual([['1502', expect.stringMatching(/^phone \+14155711200 belongs to another contact/)]]);
+    // The organization's count of contacts (kept by the chunks themselves while two are written at once) is its contacts.
+    const [{ counted, real }] = await app.sql<{ counted: number; real: number }>(
+      `select (select contacts from organization_contact_counts where organization_id = ?) as counted,
+              (select count(*)::int from contacts where organization_id = ?) as real`,
+      [acme.organizationId, acme.organizationId],
+    );
+    expect(Number(counted)).toBe(Number(real));
+  });
+
+  (TEST_DATABASE_URL ? it : it.skip)(
+    'a chunk beside the one before it decides after it on a contact both found, and never commits ahead of it (PostgreSQL)',
+    async () => {
+      // Jo has +14155579101; the chunk before moves her (here, a statement of the test's own), and this chunk gives her old number to b-new.
+      const seeded = await sendCsv(app, acme, 'POST', '/api/imports?key=externalId', 'externalId,name,phone\r\nb-jo,Jo,+14155579101\r\n');
+      expect(await finished(acme, seeded.body.id)).toMatchObject({ status: 'completed', imported: 1 });
+      const [jo] = await contactsByPhone(acme, '+14155579101');
+      const { createContactImport: created } = await acme.graphql.ok(CreateContactImportDocument, {
+        input: { key: 'externalId' as never, mode: 'upsert' as never },
+      });
+      // Running, its lease held by this test rather than the worker.
+      await app.sql(`update contact_imports set status = 'running', lease_until = now() + interval '1 hour' where id = ?`, [created.id]);
+      const job: ClaimedImport = { id: created.id, organization_id: acme.organizationId, mode: 'upsert', key: 'externalId', audience_id: null, rows_read: 0 };
+      const row = (n: number, externalId: string, phone: string): ImportRow => ({
+        row: n,
+        externalId,
+        name: externalId,
+        phone,
+        timeZone: null,
+        attributes: {},
+        cells: [],
+      });
+      const em = () => app.db.database.em.fork();
+
+      // The chunk's look-up finds Jo, whom the chunk before may change: it waits for that one's commit and looks again.
+      let lookedUp!: () => void;
+      const hasLookedUp = new Promise<void>((resolve) => (lookedUp = resolve));
+      let found!: (ids: ReadonlySet<string>) => void;
+      const foundPromise = new Promise<ReadonlySet<string>>((resolve) => (found = resolve));
+      let committed!: (ok: boolean) => void;
+      const committedPromise = new Promise<boolean>((resolve) => (committed = resolve));
+      const writing = em().transactional((tx) =>
+        writeImportChunk(tx, job, [row(2, 'b-new', '+14155579101')], false, {
+          // A thenable: told when the chunk, its look-up done, waits on what the one before it found.
+          found: { then: (done: never, failed: never) => (lookedUp(), foundPromise.then(done, failed)) } as unknown as Promise<ReadonlySet<string>>,
+          committed: () => committedPromise,
+        }),
+      );
+      await hasLookedUp;
+      await app.sql(`update contacts set phone = '+14155579102' where id = ?`, [jo!.id]);
+      found(new Set([jo!.id]));
+      committed(true);
+      expect(await writing).toBe(true);
+      expect((await contactsByPhone(acme, '+14155579101'))[0]).toMatchObject({ externalId: 'b-new' });
+      expect((await app.sql<{ rows_read: number }>('select rows_read from contact_imports where id = ?', [job.id]))[0]!.rows_read).toBe(1);
+
+      // The chunk before fails: this one, written beside it, is rolled back, its counts and contacts with it.
+      await expect(
+        em().transactional((tx) =>
+          writeImportChunk(tx, job, [row(3, 'b-after', '+14155579103')], false, {
+            found: Promise.resolve(new Set<string>()),
+            committed: () => Promise.reject(new ChunkBeforeFailed('the chunk before failed')),
+          }),
+        ),
+      ).rejects.toBeInstanceOf(ChunkBeforeFailed);
+      expect(await contactsByPhone(acme, '+14155579103')).toEqual([]);
+      expect((await app.sql<{ rows_read: number }>('select rows_read from contact_imports where id = ?', [job.id]))[0]!.rows_read).toBe(1);
+      await app.sql(`update contact_imports set status = 'cancelled', lease_until = null where id = ?`, [job.id]);
+    },
+  );
 
   it('cancels halfway (what was written stays, counted) and resumes from the first row not counted', async () => {
     const { createContactImport: job } = await acme.graphql.ok(CreateContactImportDocument, {});

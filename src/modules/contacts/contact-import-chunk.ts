@@ -48,16 +48,64 @@ const MET = `select 'phone' as met, c.id, c.phone, c.external_id, c.import_id fr
   select 'doNotCall', null::uuid, d.phone, null::varchar, null::uuid from jsonb_array_elements_text(?::jsonb) as k(value)
     cross join lateral (select phone from do_not_call_entries where organization_id = ? and phone = k.value limit 1) d`;
 
+/**
+ * What a chunk learns of the chunk before it while both are written at once (PostgreSQL: the worker's
+ * two lanes). The worker starts a chunk beside the one before it only when no phone or externalId is in
+ * both (a chunk with a key of the one before it waits for it, as it would be decided against it).
+ */
+export interface ChunkBefore {
+  /** The ids of the contacts its look-up found (every contact it may update), once it has looked up. */
+  found: Promise<ReadonlySet<string>>;
+  /** Resolves when it has committed (true) or ended writing nothing (false); rejects (ChunkBeforeFailed, ChunkBeforeRetried) otherwise. */
+  committed(): Promise<boolean>;
+}
+
+/** Thrown inside a chunk's transaction to roll it back: the job is no longer running here (writeImportChunk answers false). */
+export class ChunkNotWritten extends Error {}
+
+/** What `ChunkBefore.committed` rejects with when the chunk before failed: this one is rolled back, never committed ahead of it. */
+export class ChunkBeforeFailed extends Error {}
+
+/**
+ * What `ChunkBefore.committed` rejects with when the chunk before is decided again (a contact made
+ * meanwhile with one of its keys): this one rolls back, releasing what the new decision may need, and
+ * is written again after it.
+ */
+export class ChunkBeforeRetried extends Error {}
+
 /** The job's counts as its events carry them. */
 export const COUNTS_SQL = `id, status, rows_read as "rowsRead", imported, updated, skipped, refused, do_not_call as "doNotCall", error`;
 
 /**
  * One chunk of an import in the caller's transaction: its rows decided against the contacts there
  * (created, updated, skipped or refused), written with their refusals and the job's counts and
- * rows_read; false (nothing written) when the job is no longer running (cancelled).
+ * rows_read; false when the job is no longer running (cancelled): nothing is written (a cancel that
+ * comes while the chunk is written rolls it back, ChunkNotWritten).
+ *
+ * `before`, the chunk before it when the two are written at once, orders them as if one after the
+ * other. A contact the look-up finds that the one before it may update (`before.found`): this one
+ * waits for its commit and looks up again, so nothing it decides on is changed under it, and the
+ * two never wait for each other's rows. Its contacts, updates and refusals are written beside the
+ * one before it; then it waits for that one's commit before the rest, which is written in order: the
+ * job's counts and rows_read (which a resume reads, so they only ever count whole chunks of the start
+ * of the file), the organization's count of contacts (`gateway.contacts_counted_by_caller`: the
+ * insert trigger's one row would otherwise be locked by the first insert until its commit, and the
+ * second chunk wait for it while holding what the first may need), the audience's members and the event.
+ * `onFound` hears this chunk's own found ids, for the chunk after it.
  */
-export async function writeImportChunk(em: EntityManager, job: ClaimedImport, rows: (ImportRow | RefusedRow)[], progress: boolean): Promise<boolean> {
-  const [held] = await query<{ status: string }>(em, `select status from contact_imports where id = ? for update`, [job.id]);
+export async function writeImportChunk(
+  em: EntityManager,
+  job: ClaimedImport,
+  rows: (ImportRow | RefusedRow)[],
+  progress: boolean,
+  before?: ChunkBefore,
+  onFound?: (ids: ReadonlySet<string>) => void,
+): Promise<boolean> {
+  const [held] = await query<{ status: string }>(
+    em,
+    `select status, set_config('gateway.contacts_counted_by_caller', 'on', true) from contact_imports where id = ?`,
+    [job.id],
+  );
   if (held?.status !== 'running') return false;
   const refused: RefusedRow[] = [];
   const good: ImportRow[] = [];
@@ -71,13 +119,28 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
   const byPhone = new Map<string, Existing>();
   const byExternal = new Map<string, Existing>();
   const suppressed = new Set<string>();
-  if (good.length > 0) {
-    for (const found of await queryBound<Existing & { met: 'phone' | 'externalId' | 'doNotCall' }>(em, MET, [phones, org, externalIds, org, phones, org])) {
-      if (found.met === 'phone') byPhone.set(found.phone, found);
-      else if (found.met === 'externalId') byExternal.set(found.external_id!, found);
-      else suppressed.add(found.phone);
+  const foundIds = new Set<string>();
+  for (;;) {
+    if (good.length > 0) {
+      for (const found of await queryBound<Existing & { met: 'phone' | 'externalId' | 'doNotCall' }>(em, MET, [phones, org, externalIds, org, phones, org])) {
+        if (found.met === 'phone') byPhone.set(found.phone, found);
+        else if (found.met === 'externalId') byExternal.set(found.external_id!, found);
+        else suppressed.add(found.phone);
+        if (found.id) foundIds.add(found.id);
+      }
     }
+    if (!before) break;
+    const theirs = await before.found;
+    if (![...foundIds].some((id) => theirs.has(id))) break;
+    // A contact the chunk before this one may change: decided after it, on what it wrote.
+    if (!(await before.committed())) return false;
+    before = undefined;
+    byPhone.clear();
+    byExternal.clear();
+    suppressed.clear();
+    foundIds.clear();
   }
+  onFound?.(foundIds);
   const creates: Record<string, unknown>[] = [];
   const updates: Record<string, unknown>[] = [];
   const members: string[] = [];
@@ -149,6 +212,33 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
       [job.id, JSON.stringify(updates)],
     );
   }
+  if (refused.length > 0) {
+    await queryBound(
+      em,
+      `insert into contact_import_refusals (import_id, row_number, reason, cells)
+       select ?::uuid, r.row_number, r.reason, r.cells from jsonb_to_recordset(?::jsonb) as r(row_number int, reason text, cells jsonb)
+       on conflict do nothing`,
+      [job.id, JSON.stringify(refused.map((row) => ({ row_number: row.row, reason: row.reason, cells: row.cells })))],
+    );
+  }
+  // The rest in order: after the chunk before this one committed.
+  if (before && !(await before.committed())) throw new ChunkNotWritten();
+  const [counts] = await query<Record<string, unknown>>(
+    em,
+    `update contact_imports set rows_read = rows_read + ?, imported = imported + ?, updated = updated + ?, skipped = skipped + ?,
+       refused = refused + ?, do_not_call = do_not_call + ?, lease_until = now() + ? * interval '1 millisecond', updated_at = now()
+      where id = ? and status = 'running' returning ${COUNTS_SQL}`,
+    [rows.length, creates.length, updates.length, skipped, refused.length, doNotCall, IMPORT_JOB_LEASE_MS, job.id],
+  );
+  if (!counts) throw new ChunkNotWritten();
+  if (creates.length > 0) {
+    await query(
+      em,
+      `insert into organization_contact_counts as c (organization_id, contacts) values (?, ?)
+       on conflict (organization_id) do update set contacts = c.contacts + excluded.contacts`,
+      [org, creates.length],
+    );
+  }
   if (job.audience_id && members.length > 0) {
     await queryBound(
       em,
@@ -160,23 +250,7 @@ export async function writeImportChunk(em: EntityManager, job: ClaimedImport, ro
       [JSON.stringify(members), job.audience_id, org],
     );
   }
-  if (refused.length > 0) {
-    await queryBound(
-      em,
-      `insert into contact_import_refusals (import_id, row_number, reason, cells)
-       select ?::uuid, r.row_number, r.reason, r.cells from jsonb_to_recordset(?::jsonb) as r(row_number int, reason text, cells jsonb)
-       on conflict do nothing`,
-      [job.id, JSON.stringify(refused.map((row) => ({ row_number: row.row, reason: row.reason, cells: row.cells })))],
-    );
-  }
-  const [counts] = await query<Record<string, unknown>>(
-    em,
-    `update contact_imports set rows_read = rows_read + ?, imported = imported + ?, updated = updated + ?, skipped = skipped + ?,
-       refused = refused + ?, do_not_call = do_not_call + ?, lease_until = now() + ? * interval '1 millisecond', updated_at = now()
-      where id = ? returning ${COUNTS_SQL}`,
-    [rows.length, creates.length, updates.length, skipped, refused.length, doNotCall, IMPORT_JOB_LEASE_MS, job.id],
-  );
-  if (progress) await EventWriter.write(em, { organizationId: org, type: 'import.progress', payload: counts! });
+  if (progress) await EventWriter.write(em, { organizationId: org, type: 'import.progress', payload: counts });
   return true;
 }
 

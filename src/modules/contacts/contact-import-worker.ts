@@ -1,5 +1,5 @@
 import { setImmediate as turn } from 'node:timers/promises';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { DeadlockException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CsvError, parse } from 'csv-parse';
 import type { Logger } from 'pino';
@@ -7,12 +7,16 @@ import { query } from '../../db/sql.js';
 import { EventWriter } from '../events/event-writer.js';
 import { IMPORT_LIMITS, readHeader, readRow, type ImportColumns, type ImportFileLimits, type ImportRow, type RefusedRow } from './contact-import-rows.js';
 import {
+  ChunkBeforeFailed,
+  ChunkBeforeRetried,
+  ChunkNotWritten,
   COUNTS_SQL,
   IMPORT_JOB_CHUNK,
   IMPORT_JOB_LEASE_MS,
   undoCreated,
   undoImportChunk,
   writeImportChunk,
+  type ChunkBefore,
   type ClaimedImport,
 } from './contact-import-chunk.js';
 /** An import whose run ends on an error of the server this many times ends failed, not retried for ever. */
@@ -23,13 +27,73 @@ const PROGRESS_EVERY = 10_000;
 type Outcome = { status: 'completed' } | { status: 'failed'; error: string } | { status: 'stopped' };
 
 /**
+ * Chunks written at once: two on PostgreSQL, where each has a connection of its own and the database's
+ * writes (ten indexes of contacts) are most of an import's time, so a second backend on a second core
+ * nearly doubles what one chunk at a time wrote; one on PGlite, one connection in one thread.
+ */
+const LANES = { postgresql: 2, pglite: 1 } as const;
+
+/** A chunk being written, as the chunk after it sees it (writeImportChunk's `before`). */
+interface Flight {
+  /** Its rows' phones and externalIds (`p:…`, `e:…`): a chunk with one of them is not started beside it. */
+  keys: Set<string>;
+  /** The ids its look-up found, once it has looked up (empty if it ended first). */
+  found: Deferred<ReadonlySet<string>>;
+  /** Resolved when it is decided again (a retry): the chunk after it rolls back and waits for its end. */
+  retried: Deferred<void>;
+  /**
+   * Its end, after onChunk: ok when it committed, the hook passed and the worker goes on; the chunk after
+   * it commits only then (a test's hook acts at a known point, and a stop there stops before the next).
+   */
+  settled: Promise<{ ok: boolean } | { error: unknown }>;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((done) => (resolve = done));
+  return { promise, resolve };
+}
+
+function keysOf(rows: (ImportRow | RefusedRow)[]): Set<string> {
+  const keys = new Set<string>();
+  for (const row of rows) {
+    if ('reason' in row) continue;
+    keys.add(`p:${row.phone}`);
+    if (row.externalId) keys.add(`e:${row.externalId}`);
+  }
+  return keys;
+}
+
+function shareAKey(a: Set<string>, b: Set<string>): boolean {
+  for (const key of a) if (b.has(key)) return true;
+  return false;
+}
+
+/** The chunk before, as writeImportChunk waits for it. */
+function asBefore(flight: Flight): ChunkBefore {
+  return {
+    found: flight.found.promise,
+    committed: () =>
+      new Promise<boolean>((resolve, reject) => {
+        void flight.settled.then((done) => ('error' in done ? reject(new ChunkBeforeFailed('the chunk before failed')) : resolve(done.ok)));
+        void flight.retried.promise.then(() => reject(new ChunkBeforeRetried('the chunk before is decided again')));
+      }),
+  };
+}
+
+/**
  * Runs CSV imports in the background, one import per organization at a time (a unique index on the
  * running one) and, within one process, one at a time. A job is claimed with a lease; each chunk of
  * rows is written with its counts, its refused rows and `rows_read` in one transaction, so a job cut
  * off anywhere (a crash, a deploy) is resumed by whichever worker claims it next from the first row not
  * counted: nothing lost, nothing counted twice. The file is parsed from its stored parts a part at a
- * time with csv-parse, the event loop turning between chunks, and each chunk is read while the one
- * before it is written (one write at a time, in order). A cancelled create import (`cancelling`)
+ * time with csv-parse, the event loop turning between chunks, and each chunk is read while the ones
+ * before it are written (two at once on PostgreSQL, each committed after the one before it: LANES). A cancelled create import (`cancelling`)
  * is undone here too, a chunk of its contacts per transaction, before any import is read.
  */
 export class ContactImportWorker {
@@ -42,12 +106,17 @@ export class ContactImportWorker {
   /** Called after each chunk commits (its counts written): what a test does at a known point of an import. */
   onChunk: ((importId: string) => Promise<void> | void) | null = null;
 
+  /** Chunks of an import written at once (LANES). */
+  private readonly lanes: number;
+
   constructor(
     private readonly em: EntityManager,
     private readonly limits: ImportFileLimits,
     private readonly logger?: Logger,
     private readonly pollMs = 5000,
-  ) {}
+  ) {
+    this.lanes = em.getPlatform().constructor.name === 'PglitePlatform' ? LANES.pglite : LANES.postgresql;
+  }
 
   /** Polls for imports left by a stopped process or another replica (the server calls it at start). */
   start(): void {
@@ -197,25 +266,47 @@ export class ContactImportWorker {
     let dataRow = 0;
     let chunk: (ImportRow | RefusedRow)[] = [];
     let sinceEvent = 0;
-    // The full chunk being written while the next one is read (its rows parsed and checked here as the
-    // database writes the last): one write at a time, in order, each started after the one before it
-    // committed, since a chunk is decided against what the chunks before it wrote. Its error is kept
-    // until it is waited for, then thrown.
-    let writing: Promise<{ ok: boolean } | { error: unknown }> | null = null;
-    /** Waits for the chunk in flight: false when the import stops there (cancelled, its lease taken, or this worker stopping). */
+    // The full chunks being written while the next one is read (its rows parsed and checked here as the
+    // database writes): up to `lanes` at once, started in order, each committed after the one before it
+    // (writeImportChunk's `before`), and one that shares a phone or externalId with the one before it
+    // started only after that one committed, since a chunk is decided against what the chunks before it
+    // wrote. Their errors are kept until they are waited for, then thrown.
+    const flights: Flight[] = [];
+    /** Waits for the oldest chunk in flight: false when the import stops there (cancelled, its lease taken, or this worker stopping). */
     const written = async (): Promise<boolean> => {
-      const pending = writing;
-      writing = null;
-      if (!pending) return true;
-      const done = await pending;
+      const flight = flights.shift();
+      if (!flight) return true;
+      const done = await flight.settled;
       if ('error' in done) throw done.error;
       if (!done.ok) return false;
-      await this.onChunk?.(job.id);
       await turn();
       return !this.stopped;
     };
-    /** The chunk read, and the one in flight before it: the rest of the file is not read. */
-    const last = async (): Promise<boolean> => (await written()) && (chunk.length === 0 || (await this.write(job, chunk, false)));
+    const allWritten = async (): Promise<boolean> => {
+      while (flights.length > 0) if (!(await written())) return false;
+      return true;
+    };
+    /** Starts a full chunk beside the one in flight, or after it. */
+    const dispatch = async (rows: (ImportRow | RefusedRow)[], progress: boolean): Promise<boolean> => {
+      const keys = keysOf(rows);
+      while (flights.length >= this.lanes || (flights.length > 0 && shareAKey(keys, flights.at(-1)!.keys))) if (!(await written())) return false;
+      const before = flights.at(-1);
+      const flight: Flight = { keys, found: deferred(), retried: deferred(), settled: undefined as never };
+      flight.settled = this.write(job, rows, progress, flight, before)
+        .then(async (ok) => {
+          if (ok) await this.onChunk?.(job.id);
+          return { ok: ok && !this.stopped };
+        })
+        .then(
+          (done) => done,
+          (error: unknown) => ({ error }),
+        );
+      void flight.settled.then(() => flight.found.resolve(new Set()));
+      flights.push(flight);
+      return true;
+    };
+    /** The chunk read, and those in flight before it: the rest of the file is not read. */
+    const last = async (): Promise<boolean> => (await allWritten()) && (chunk.length === 0 || (await this.write(job, chunk, false)));
     // What was read before the file went wrong is written and counted, then the import ends failed.
     const failed = async (error: string): Promise<Outcome> => ((await last()) ? { status: 'failed', error } : { status: 'stopped' });
     /** The records parsed so far, into chunks; an outcome when the import ends here. */
@@ -234,14 +325,10 @@ export class ContactImportWorker {
           return failed(`The file has more than ${this.limits.maxRows} rows (IMPORT_MAX_ROWS); the rows after row ${this.limits.maxRows + 1} were not read`);
         chunk.push(readRow(record, dataRow + 1, columns));
         if (chunk.length < IMPORT_JOB_CHUNK) continue;
-        if (!(await written())) return { status: 'stopped' };
         sinceEvent += chunk.length;
         const progress = sinceEvent >= PROGRESS_EVERY;
         if (progress) sinceEvent = 0;
-        writing = this.write(job, chunk, progress).then(
-          (ok) => ({ ok }),
-          (error: unknown) => ({ error }),
-        );
+        if (!(await dispatch(chunk, progress))) return { status: 'stopped' };
         chunk = [];
       }
       return null;
@@ -262,8 +349,8 @@ export class ContactImportWorker {
       return (await last()) ? { status: 'completed' } : { status: 'stopped' };
     } finally {
       parser.destroy();
-      // Left on an error: the chunk in flight ends (committed or rolled back) before the job is ended.
-      await writing;
+      // Left on an error: the chunks in flight end (committed or rolled back) before the job is ended.
+      await Promise.all(flights.map((flight) => flight.settled));
     }
   }
 
@@ -276,14 +363,33 @@ export class ContactImportWorker {
     }
   }
 
-  /** One chunk in one transaction; false when the job is no longer running here (cancelled, or its lease taken). */
-  private async write(job: ClaimedImport, rows: (ImportRow | RefusedRow)[], progress: boolean): Promise<boolean> {
+  /**
+   * One chunk in one transaction; false when the job is no longer running here (cancelled, or its lease
+   * taken). `self` is this chunk as the one after it sees it, `before` the one in flight before it.
+   */
+  private async write(job: ClaimedImport, rows: (ImportRow | RefusedRow)[], progress: boolean, self?: Flight, before?: Flight): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.fork().transactional((em) => writeImportChunk(em, job, rows, progress));
+        return await this.fork().transactional((em) =>
+          writeImportChunk(em, job, rows, progress, before && asBefore(before), (ids) => self?.found.resolve(ids)),
+        );
       } catch (error) {
-        // A contact made meanwhile with one of the chunk's keys: the chunk is decided again.
-        if (error instanceof UniqueConstraintViolationException && attempt < 3) continue;
+        if (error instanceof ChunkNotWritten) return false;
+        if (error instanceof ChunkBeforeRetried && before) {
+          // Rolled back while the one before is decided again: written after it, alone.
+          const done = await before.settled;
+          if ('error' in done) throw new ChunkBeforeFailed('the chunk before failed');
+          if (!done.ok) return false;
+          before = undefined;
+          attempt--;
+          continue;
+        }
+        // A contact made meanwhile with one of the chunk's keys, or a deadlock with another writer: the chunk
+        // is decided again (the one after it first rolls back).
+        if ((error instanceof UniqueConstraintViolationException || error instanceof DeadlockException) && attempt < 3) {
+          self?.retried.resolve();
+          continue;
+        }
         throw error;
       }
     }
