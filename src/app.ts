@@ -145,7 +145,7 @@ export interface GatewaySeams {
 }
 
 export async function createGateway(config: Config, database: Database, logger: Logger, seams: GatewaySeams = {}): Promise<Gateway> {
-  const services = createServices(database.em, config, logger, { carrierModules: seams.carrierModules ?? [] });
+  const services = createServices(database.em, config, logger, { carrierModules: seams.carrierModules ?? [], databaseKind: database.kind });
   const schema = await gatewaySchema(Object.values(services.carrierModules));
   const presenter = new Presenter(schema, database.orm.getMetadata());
   const development = config.nodeEnv !== 'production';

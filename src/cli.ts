@@ -53,7 +53,7 @@ async function withServices(run: (services: Services) => Promise<unknown[]>): Pr
     preparedReads: config.db.preparedStatements,
   });
   try {
-    const services = createServices(database.em, config);
+    const services = createServices(database.em, config, undefined, { databaseKind: database.kind });
     for (const line of await RequestContext.create(database.orm.em, () => run(services))) print(line);
   } finally {
     await database.close();

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DatabaseKind } from './db/orm.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AgentService } from './modules/agents/agent.service.js';
@@ -13,7 +14,7 @@ import { ContactService } from './modules/contacts/contact.service.js';
 import { DoNotCallService } from './modules/contacts/do-not-call.service.js';
 import { OrganizationImports } from './modules/contacts/organization-imports.js';
 import { ContactImportService } from './modules/contacts/contact-import.service.js';
-import { ContactImportWorker } from './modules/contacts/contact-import-worker.js';
+import { ContactImportWorker, IMPORT_LANES } from './modules/contacts/contact-import-worker.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { KnowledgeService } from './modules/knowledge/knowledge.service.js';
@@ -63,6 +64,8 @@ import type { ToolPort } from './modules/agents/agent.ports.js';
 /** What a caller of createServices adds to the gateway: carrier modules serving their kinds in place of the built-in ones. */
 export interface ServiceExtensions {
   carrierModules?: CarrierModule[];
+  /** The database's kind: how many chunks of a CSV import are written at once (IMPORT_LANES); one when not said. */
+  databaseKind?: DatabaseKind;
 }
 
 export function createServices(em: EntityManager, config: Config, logger?: Logger, extensions: ServiceExtensions = {}) {
@@ -95,7 +98,13 @@ export function createServices(em: EntityManager, config: Config, logger?: Logge
   // One import per organization at a time, for contacts and the do-not-call list alike.
   const imports = new OrganizationImports(em);
   // CSV imports run in the background; the gateway stops the worker, main.ts starts its poll.
-  const contactImportWorker = new ContactImportWorker(em, config.contactImports, logger);
+  const contactImportWorker = new ContactImportWorker(
+    em,
+    config.contactImports,
+    logger,
+    undefined,
+    extensions.databaseKind ? IMPORT_LANES[extensions.databaseKind] : 1,
+  );
   // HTTP tools and MCP servers, and what runs them for the agents (every door and voice pipeline).
   const toolOptions = { credentialsKey: () => config.telephony.credentialsKey, allowPrivate: config.tools.allowPrivate };
   const mcpServers = new McpServerService(em, { ...toolOptions, refreshMs: config.tools.mcpRefreshMs, logger });

@@ -3,6 +3,7 @@ import { DeadlockException, UniqueConstraintViolationException } from '@mikro-or
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CsvError, parse } from 'csv-parse';
 import type { Logger } from 'pino';
+import type { DatabaseKind } from '../../db/orm.js';
 import { query } from '../../db/sql.js';
 import { EventWriter } from '../events/event-writer.js';
 import { IMPORT_LIMITS, readHeader, readRow, type ImportColumns, type ImportFileLimits, type ImportRow, type RefusedRow } from './contact-import-rows.js';
@@ -27,36 +28,25 @@ const PROGRESS_EVERY = 10_000;
 type Outcome = { status: 'completed' } | { status: 'failed'; error: string } | { status: 'stopped' };
 
 /**
- * Chunks written at once: two on PostgreSQL, where each has a connection of its own and the database's
+ * Chunks of an import written at once: two on PostgreSQL, where each has a connection of its own and the database's
  * writes (ten indexes of contacts) are most of an import's time, so a second backend on a second core
  * nearly doubles what one chunk at a time wrote; one on PGlite, one connection in one thread.
  */
-const LANES = { postgresql: 2, pglite: 1 } as const;
+export const IMPORT_LANES: Record<DatabaseKind, number> = { postgresql: 2, pglite: 1 };
 
 /** A chunk being written, as the chunk after it sees it (writeImportChunk's `before`). */
 interface Flight {
   /** Its rows' phones and externalIds (`p:…`, `e:…`): a chunk with one of them is not started beside it. */
   keys: Set<string>;
   /** The ids its look-up found, once it has looked up (empty if it ended first). */
-  found: Deferred<ReadonlySet<string>>;
+  found: PromiseWithResolvers<ReadonlySet<string>>;
   /** Resolved when it is decided again (a retry): the chunk after it rolls back and waits for its end. */
-  retried: Deferred<void>;
+  retried: PromiseWithResolvers<void>;
   /**
    * Its end, after onChunk: ok when it committed, the hook passed and the worker goes on; the chunk after
    * it commits only then (a test's hook acts at a known point, and a stop there stops before the next).
    */
   settled: Promise<{ ok: boolean } | { error: unknown }>;
-}
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => (resolve = done));
-  return { promise, resolve };
 }
 
 function keysOf(rows: (ImportRow | RefusedRow)[]): Set<string> {
@@ -93,7 +83,7 @@ function asBefore(flight: Flight): ChunkBefore {
  * off anywhere (a crash, a deploy) is resumed by whichever worker claims it next from the first row not
  * counted: nothing lost, nothing counted twice. The file is parsed from its stored parts a part at a
  * time with csv-parse, the event loop turning between chunks, and each chunk is read while the ones
- * before it are written (two at once on PostgreSQL, each committed after the one before it: LANES). A cancelled create import (`cancelling`)
+ * before it are written (two at once on PostgreSQL, each committed after the one before it: IMPORT_LANES). A cancelled create import (`cancelling`)
  * is undone here too, a chunk of its contacts per transaction, before any import is read.
  */
 export class ContactImportWorker {
@@ -106,17 +96,14 @@ export class ContactImportWorker {
   /** Called after each chunk commits (its counts written): what a test does at a known point of an import. */
   onChunk: ((importId: string) => Promise<void> | void) | null = null;
 
-  /** Chunks of an import written at once (LANES). */
-  private readonly lanes: number;
-
+  /** `lanes`: chunks of an import written at once (IMPORT_LANES of the database's kind). */
   constructor(
     private readonly em: EntityManager,
     private readonly limits: ImportFileLimits,
     private readonly logger?: Logger,
     private readonly pollMs = 5000,
-  ) {
-    this.lanes = em.getPlatform().constructor.name === 'PglitePlatform' ? LANES.pglite : LANES.postgresql;
-  }
+    private readonly lanes = 1,
+  ) {}
 
   /** Polls for imports left by a stopped process or another replica (the server calls it at start). */
   start(): void {
@@ -291,7 +278,7 @@ export class ContactImportWorker {
       const keys = keysOf(rows);
       while (flights.length >= this.lanes || (flights.length > 0 && shareAKey(keys, flights.at(-1)!.keys))) if (!(await written())) return false;
       const before = flights.at(-1);
-      const flight: Flight = { keys, found: deferred(), retried: deferred(), settled: undefined as never };
+      const flight: Flight = { keys, found: Promise.withResolvers(), retried: Promise.withResolvers(), settled: undefined as never };
       flight.settled = this.write(job, rows, progress, flight, before)
         .then(async (ok) => {
           if (ok) await this.onChunk?.(job.id);
